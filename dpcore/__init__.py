@@ -1,0 +1,25 @@
+"""dpcore: differentially private weighted ERM, outcome weighted learning and tail risk."""
+
+from .losses import huber_hinge, logistic
+from .mechanisms import attacker_posterior_bound, l2_gamma_noise, laplace_noise
+from .owl import DPOWL, agreement_test, concordance, ipw_value, reference_values, treatment_accuracy
+from .werm import ConvergenceError, DPWeightedERM, FeatureScaling, PrivacyWarning, solve_werm
+
+__all__ = [
+    "DPOWL",
+    "ConvergenceError",
+    "DPWeightedERM",
+    "FeatureScaling",
+    "PrivacyWarning",
+    "agreement_test",
+    "attacker_posterior_bound",
+    "concordance",
+    "huber_hinge",
+    "ipw_value",
+    "l2_gamma_noise",
+    "laplace_noise",
+    "logistic",
+    "reference_values",
+    "solve_werm",
+    "treatment_accuracy",
+]

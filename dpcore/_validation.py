@@ -1,0 +1,129 @@
+"""Input checks shared by the public API.
+
+Each helper raises ``TypeError`` for a value of the wrong kind and ``ValueError`` for a value
+out of range, naming the parameter and the offending value, so that a user who passes a bad
+argument learns which one and why.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+
+import numpy as np
+
+
+def check_real(value, name, *, low=None, high=None, low_open=True, allow_inf=False):
+    """Return ``value`` as a float after checking it is a real number in range.
+
+    ``low`` is an open bound by default (``value > low``); ``high`` is closed.
+    """
+    if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
+        raise TypeError(f"{name} must be a real number, got {value!r} ({type(value).__name__})")
+    value = float(value)
+    if np.isnan(value):
+        raise ValueError(f"{name} must be a number, got NaN")
+    if np.isinf(value) and not (allow_inf and value > 0):
+        raise ValueError(f"{name} must be finite, got {value}")
+    if low is not None and (value <= low if low_open else value < low):
+        relation = ">" if low_open else ">="
+        raise ValueError(f"{name} must be {relation} {low}, got {value}")
+    if high is not None and value > high:
+        raise ValueError(f"{name} must be <= {high}, got {value}")
+    return value
+
+
+def check_epsilon(epsilon, name="epsilon"):
+    """A privacy budget: a positive number, or ``np.inf`` for no privacy."""
+    return check_real(epsilon, name, low=0.0, allow_inf=True)
+
+
+def check_matrix(X, name="X"):
+    """A finite 2-D float array with at least one row and one column."""
+    try:
+        X = np.asarray(X, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be a numeric 2-D array: {exc}") from None
+    if X.ndim == 1:
+        X = X[:, None]
+    if X.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (rows x features), got shape {X.shape}")
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(f"{name} must have at least one row and one column, got shape {X.shape}")
+    bad = ~np.isfinite(X)
+    if bad.any():
+        row, col = np.argwhere(bad)[0]
+        raise ValueError(
+            f"{name} contains {int(bad.sum())} NaN or infinite value(s), "
+            f"first at row {row}, column {col}"
+        )
+    return X
+
+
+def check_vector(v, name, n, *, finite=True):
+    """A 1-D float array of length ``n``."""
+    try:
+        v = np.asarray(v, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be a numeric 1-D array: {exc}") from None
+    v = v.reshape(-1) if v.ndim == 2 and 1 in v.shape else v
+    if v.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {v.shape}")
+    if v.shape[0] != n:
+        raise ValueError(f"{name} has {v.shape[0]} entries but X has {n} rows")
+    if finite and not np.isfinite(v).all():
+        raise ValueError(f"{name} contains {int((~np.isfinite(v)).sum())} NaN or infinite value(s)")
+    return v
+
+
+def check_labels(y, n, name="y"):
+    """Labels in {-1, +1}, both classes present."""
+    y = check_vector(y, name, n)
+    if not np.isin(y, (-1.0, 1.0)).all():
+        bad = np.unique(y[~np.isin(y, (-1.0, 1.0))])[:5]
+        raise ValueError(f"{name} must contain only -1 and +1, found {bad.tolist()}")
+    if np.unique(y).size < 2:
+        raise ValueError(f"{name} contains only one class ({int(y[0]):+d}); need both -1 and +1")
+    return y
+
+
+def check_weights(w, n, bound, name="sample_weight"):
+    """Non-negative weights, clipped to the public bound ``bound`` with a warning."""
+    w = check_vector(w, name, n)
+    if (w < 0).any():
+        raise ValueError(f"{name} must be non-negative, found minimum {w.min():.6g}")
+    over = w > bound
+    if over.any():
+        warnings.warn(
+            f"{int(over.sum())} of {n} {name} values exceed the weight bound W={bound:g} "
+            f"(largest {w.max():.6g}); they were clipped to W",
+            UserWarning,
+            stacklevel=3,
+        )
+        w = np.minimum(w, bound)
+    return w
+
+
+def check_bounds(bounds, p, name):
+    """Public (lower, upper) bounds: two arrays of length ``p`` (or scalars), lower <= upper."""
+    try:
+        lower, upper = bounds
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a pair (lower, upper), got {bounds!r}") from None
+    try:
+        lower = np.broadcast_to(np.asarray(lower, dtype=float), (p,)).copy()
+        upper = np.broadcast_to(np.asarray(upper, dtype=float), (p,)).copy()
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must hold {p} lower and {p} upper values: {exc}") from None
+    if not (np.isfinite(lower).all() and np.isfinite(upper).all()):
+        raise ValueError(f"{name} must be finite")
+    if (lower > upper).any():
+        j = int(np.argmax(lower > upper))
+        raise ValueError(f"{name}: lower bound {lower[j]:g} > upper bound {upper[j]:g} for column {j}")
+    return lower, upper
+
+
+def check_choice(value, name, choices):
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {sorted(choices)}, got {value!r}")
+    return value

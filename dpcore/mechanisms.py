@@ -1,0 +1,71 @@
+"""Noise-adding mechanisms, vectorized over any leading batch shape.
+
+All samplers draw from a ``numpy.random.Generator``. They use floating-point sampling, which
+has known side channels (Mironov 2012); the app's limitations page says so.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._validation import check_epsilon, check_real
+
+
+def l2_gamma_noise(d, epsilon, sensitivity, size=(), rng=None):
+    """Noise for pure epsilon-DP release of a d-vector with L2 sensitivity ``sensitivity``.
+
+    The radius is Gamma(shape=d, rate=epsilon/sensitivity) and the direction uniform on the
+    sphere (Chaudhuri, Monteleoni and Sarwate 2011; Algorithm 1 of the DP-wERM paper). Its
+    density is proportional to exp(-epsilon ||b|| / sensitivity).
+
+    Parameters
+    ----------
+    d : int
+        Dimension of the released vector.
+    epsilon : float or array_like
+        Privacy budget(s); ``np.inf`` gives zero noise. An array broadcasts against ``size``.
+    sensitivity : float or array_like
+        L2 global sensitivity; broadcasts like ``epsilon``.
+    size : tuple of int
+        Batch shape; the result has shape ``size + (d,)``.
+    rng : None, int or Generator
+
+    Returns
+    -------
+    ndarray of shape ``size + (d,)``
+    """
+    rng = np.random.default_rng(rng)
+    size = (int(size),) if np.isscalar(size) else tuple(size)
+    epsilon = np.asarray(epsilon, dtype=float)
+    sensitivity = np.asarray(sensitivity, dtype=float)
+    for e in np.atleast_1d(epsilon).ravel():
+        check_epsilon(e)
+    if (sensitivity < 0).any():
+        raise ValueError(f"sensitivity must be >= 0, got {sensitivity.min()}")
+    z = rng.standard_normal(size + (d,))
+    direction = z / np.linalg.norm(z, axis=-1, keepdims=True)
+    scale = np.where(np.isinf(epsilon), 0.0, sensitivity / epsilon)
+    radius = rng.standard_gamma(d, size) * np.broadcast_to(scale, size)
+    return radius[..., None] * direction
+
+
+def laplace_noise(epsilon, sensitivity, size=(), rng=None):
+    """Laplace(sensitivity/epsilon) noise: pure epsilon-DP for a scalar with that L1 sensitivity."""
+    rng = np.random.default_rng(rng)
+    epsilon = check_epsilon(epsilon)
+    sensitivity = check_real(sensitivity, "sensitivity", low=0.0, low_open=False)
+    if np.isinf(epsilon):
+        return np.zeros(size)
+    return rng.laplace(0.0, sensitivity / epsilon, size)
+
+
+def attacker_posterior_bound(prior, epsilon):
+    """Largest belief an attacker can reach about one person after an epsilon-DP release.
+
+    With prior probability ``prior`` that a fact about a person holds, the posterior odds are at
+    most e^epsilon times the prior odds, so the posterior is at most
+    prior e^eps / (prior e^eps + 1 - prior).
+    """
+    prior = np.asarray(prior, dtype=float)
+    odds = np.exp(np.minimum(epsilon, 700.0)) * prior / (1.0 - prior)
+    return odds / (1.0 + odds)
