@@ -35,11 +35,16 @@ def paper_table(reps=200, seed=0):
                                                  "value_paper_sd": "value_sd"})
 
 
+def _objective(theta, X, y, w, gamma):
+    from dpcore.werm import werm_objective
+
+    f, grad, _ = werm_objective(theta[None], X, y, w, np.array([gamma]))
+    return f[0], grad[0]
+
+
 def scipy_baseline(reps, seed=0):
     """Seconds to solve every distinct (dataset, gamma) of the grid with scipy, one call each."""
     from scipy.optimize import minimize
-
-    from dpcore.werm import werm_objective
 
     scaling = FeatureScaling.from_bounds(PAPER_TRIAL.feature_bounds, PAPER_TRIAL.p)
     start = time.perf_counter()
@@ -52,11 +57,8 @@ def scipy_baseline(reps, seed=0):
         for r in range(reps):
             args = (Xt[r:r + 1], train["A"][r:r + 1], w[r:r + 1])
             for g in gammas:
-                def fun(t, g=g):
-                    f, grad, _ = werm_objective(t[None], *args, np.array([g]))
-                    return f[0], grad[0]
-                minimize(fun, np.zeros(scaling.d), jac=True, method="L-BFGS-B",
-                         options={"gtol": 1e-9, "ftol": 0, "maxiter": 10_000})
+                minimize(_objective, np.zeros(scaling.d), args=(*args, g), jac=True,
+                         method="L-BFGS-B", options={"gtol": 1e-9, "ftol": 0, "maxiter": 10_000})
                 fits += 1
     return time.perf_counter() - start, fits
 

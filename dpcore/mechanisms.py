@@ -36,17 +36,24 @@ def l2_gamma_noise(d, epsilon, sensitivity, size=(), rng=None):
     """
     rng = np.random.default_rng(rng)
     size = (int(size),) if np.isscalar(size) else tuple(size)
-    epsilon = np.asarray(epsilon, dtype=float)
-    sensitivity = np.asarray(sensitivity, dtype=float)
-    for e in np.atleast_1d(epsilon).ravel():
+    epsilon = _real_array(epsilon, "epsilon")
+    for e in np.unique(epsilon):
         check_epsilon(e)
-    if (sensitivity < 0).any():
+    sensitivity = _real_array(sensitivity, "sensitivity")
+    if (sensitivity < 0).any() or np.isnan(sensitivity).any():
         raise ValueError(f"sensitivity must be >= 0, got {sensitivity.min()}")
     z = rng.standard_normal(size + (d,))
     direction = z / np.linalg.norm(z, axis=-1, keepdims=True)
     scale = np.where(np.isinf(epsilon), 0.0, sensitivity / epsilon)
     radius = rng.standard_gamma(d, size) * np.broadcast_to(scale, size)
     return radius[..., None] * direction
+
+
+def _real_array(value, name):
+    arr = np.asarray(value)
+    if arr.dtype.kind not in "fiu":
+        raise TypeError(f"{name} must be a real number or an array of them, got {value!r}")
+    return arr.astype(float)
 
 
 def laplace_noise(epsilon, sensitivity, size=(), rng=None):

@@ -10,9 +10,15 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
-from ._validation import check_bounds, check_epsilon, check_labels, check_matrix, check_real, check_vector
+from ._validation import (
+    check_bounds,
+    check_epsilon,
+    check_labels,
+    check_matrix,
+    check_real,
+    check_vector,
+)
 from .werm import DPWeightedERM, solve_werm
-
 
 # --------------------------------------------------------------------------------------------
 # Propensities and weights

@@ -1,0 +1,127 @@
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from dpcore import agreement_test, ipw_value
+from dpcore.experiments import _TestSets, owl_monte_carlo, owl_weights, summarize
+from dpcore.simulate import PAPER_TRIAL, paper_outcome_shift
+
+
+@pytest.fixture(scope="module")
+def paper_run():
+    return owl_monte_carlo([200, 1000], [0.1, 1.0, 5.0, np.inf], gamma="paper", reps=200,
+                           test_size=2000, seed=3)
+
+
+def test_fused_metrics_equal_the_direct_formulas():
+    rng = np.random.default_rng(0)
+    test = PAPER_TRIAL.sample(500, size=3, rng=rng)
+    Xt = np.concatenate((np.ones((3, 500, 1)), test["X"]), axis=-1) / np.sqrt(5)
+    ev = _TestSets(Xt, test["A"], test["B"], test["f"], 0.5)
+    theta = rng.normal(size=(2, 3, 5))
+    ref = rng.normal(size=(3, 5))
+    got = ev.evaluate(theta, ref)
+    for e in range(2):
+        for r in range(3):
+            a = np.where(Xt[r] @ theta[e, r] > 0, 1, -1)
+            b = np.where(Xt[r] @ ref[r] > 0, 1, -1)
+            v = ipw_value(a, test["A"][r], test["B"][r])
+            assert got["accuracy"][e, r] == pytest.approx(100 * np.mean(a == np.where(test["f"][r] > 0, 1, -1)))
+            assert got["value"][e, r] == pytest.approx(v, rel=1e-10)
+            assert got["value_paper"][e, r] == pytest.approx(v + paper_outcome_shift(test["B"][r]), rel=1e-10)
+            agree = agreement_test(a, b)
+            assert got["concordance"][e, r] == pytest.approx(100 * agree["concordance"])
+            assert got["kappa"][e, r] == pytest.approx(agree["kappa"])
+
+
+def test_tidy_layout(paper_run):
+    runs = paper_run.runs
+    assert len(runs) == 2 * 4 * 200
+    assert set(runs.columns) >= {"n", "epsilon", "gamma", "h", "rep", "accuracy", "value", "value_paper",
+                                 "concordance", "kappa", "noise_norm", "clipped_share"}
+    assert (runs.loc[runs.epsilon == np.inf, "noise_norm"] == 0).all()
+    assert (runs.loc[runs.epsilon == np.inf, "concordance"] == 100).all()
+    assert runs.loc[(runs.n == 1000) & (runs.epsilon == 1.0), "gamma"].unique().tolist() == [75.0]
+    assert len(paper_run.references) == 200
+
+
+def mean_and_se(runs, n, eps, col="accuracy"):
+    x = runs.loc[(runs.n == n) & (runs.epsilon == eps), col]
+    return x.mean(), x.std(ddof=1) / np.sqrt(len(x))
+
+
+def test_nonprivate_accuracy_rises_with_n(paper_run):
+    small, se_small = mean_and_se(paper_run.runs, 200, np.inf)
+    large, se_large = mean_and_se(paper_run.runs, 1000, np.inf)
+    assert large - small > 4 * np.hypot(se_small, se_large)
+    assert 85 < small < large < 97  # the paper's non-private OWL: about 88% at n=200, 94% at n=1000
+
+
+def test_private_rule_approaches_the_nonprivate_rule_as_epsilon_grows(paper_run):
+    for n in (200, 1000):
+        means = [mean_and_se(paper_run.runs, n, e) for e in (0.1, 1.0, 5.0, np.inf)]
+        for (m1, s1), (m2, s2) in zip(means, means[1:]):
+            assert m2 - m1 > 2 * np.hypot(s1, s2), (n, means)
+        # At epsilon = 0.1 the rule is close to a coin flip.
+        assert abs(means[0][0] - 50) < 5
+    # and the value climbs towards the non-private value
+    v_low, _ = mean_and_se(paper_run.runs, 1000, 0.1, "value")
+    v_inf, _ = mean_and_se(paper_run.runs, 1000, np.inf, "value")
+    oracle = paper_run.references["oracle"].mean()
+    assert v_low < v_inf < oracle
+
+
+def test_mean_noise_norm_is_d_delta_over_epsilon(paper_run):
+    runs = paper_run.runs
+    cell = runs[(runs.n == 1000) & (runs.epsilon == 1.0)]
+    expected = 5 * (2 * 30 / 75) / 1.0  # E Gamma(d, eps/Delta) = d Delta / eps
+    se = cell.noise_norm.std(ddof=1) / np.sqrt(len(cell))
+    assert abs(cell.noise_norm.mean() - expected) < 4 * se
+
+
+def test_summary_ci_is_the_t_interval():
+    runs = pd.DataFrame({"n": 1, "epsilon": 1.0, "gamma": 2.0, "h": 0.5,
+                         "accuracy": np.arange(10.0)})
+    s = summarize(runs, metrics=("accuracy",))
+    half = stats.t.ppf(0.975, 9) * np.std(np.arange(10.0), ddof=1) / np.sqrt(10)
+    assert s.loc[0, "accuracy_mean"] == 4.5
+    assert s.loc[0, "accuracy_hi"] - 4.5 == pytest.approx(half)
+    assert s.loc[0, "reps"] == 10
+
+
+def test_reproducible_and_independent_of_the_rest_of_the_grid():
+    a = owl_monte_carlo([300], [1.0], gamma=20.0, reps=10, test_size=300, seed=5).runs
+    b = owl_monte_carlo([300], [1.0], gamma=20.0, reps=10, test_size=300, seed=5).runs
+    c = owl_monte_carlo([100, 300], [1.0], gamma=20.0, reps=10, test_size=300, seed=5).runs
+    pd.testing.assert_frame_equal(a, b)
+    np.testing.assert_allclose(c[c.n == 300].accuracy.to_numpy(), a.accuracy.to_numpy())
+
+
+def test_grids_of_gamma_and_h_and_public_outcome_bounds():
+    res = owl_monte_carlo([200], [1.0, np.inf], gamma=[5.0, 50.0], h=[0.1, 0.5], reps=5,
+                          test_size=200, outcome=(-12.0, 12.0), weight_bound=48.0)
+    runs = res.runs
+    assert len(runs) == 2 * 2 * 2 * 5
+    assert set(runs.gamma) == {5.0, 50.0} and set(runs.h) == {0.1, 0.5}
+    assert (runs.clipped_share == 0).all()  # W = 24 / 0.5 covers every benefit
+    calls = []
+    owl_monte_carlo([100, 200], [1.0], gamma=5.0, reps=2, test_size=50, progress=lambda f, m: calls.append(f))
+    assert calls == [0.5, 1.0]
+
+
+def test_owl_weights_options():
+    B = np.array([[-1.0, 0.0, 20.0]])
+    A = np.array([[1.0, -1.0, 1.0]])
+    w, clipped = owl_weights(B, A, 0.5, 30.0)
+    np.testing.assert_allclose(w, [[0.002, 2.002, 30.0]])
+    assert clipped[0] == pytest.approx(1 / 3)
+    w, _ = owl_weights(B, A, 0.5, 30.0, outcome=(-2.0, 10.0))
+    np.testing.assert_allclose(w, [[2.0, 4.0, 24.0]])
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="epsilon must be > 0"):
+        owl_monte_carlo([100], [-1.0], reps=2)
+    with pytest.raises(ValueError, match="gamma must be a positive number or 'paper'"):
+        owl_monte_carlo([100], [1.0], gamma="tuned", reps=2)

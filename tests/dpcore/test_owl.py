@@ -1,0 +1,171 @@
+import numpy as np
+import pytest
+from scipy import stats
+
+from dpcore import (
+    DPOWL,
+    DPWeightedERM,
+    agreement_test,
+    concordance,
+    ipw_value,
+    reference_values,
+    treatment_accuracy,
+)
+from dpcore.owl import benefit, default_weight_bound, fit_logistic_propensity, logistic_propensity_H
+from dpcore.simulate import PAPER_TRIAL
+
+
+def ipw_loop(A_hat, A, B, p_plus):
+    """The Hajek IPW value written as the authors' loop, independently of dpcore."""
+    top = bottom = 0.0
+    for a_hat, a, b, p in zip(A_hat, A, B, np.broadcast_to(p_plus, len(A))):
+        pi = p if a == 1 else 1 - p
+        if a_hat == a:
+            top += b / pi
+            bottom += 1 / pi
+    return top / bottom
+
+
+def test_ipw_value_matches_the_direct_formula():
+    rng = np.random.default_rng(0)
+    A = rng.choice([-1.0, 1.0], 300)
+    B = rng.normal(3, 2, 300)
+    p = rng.uniform(0.2, 0.8, 300)
+    rules = rng.choice([-1.0, 1.0], (4, 300))
+    got = ipw_value(rules, A, B, p)
+    assert got.shape == (4,)
+    for r in range(4):
+        assert got[r] == pytest.approx(ipw_loop(rules[r], A, B, p), rel=1e-12)
+    assert ipw_value(rules[0], A, B, 0.5) == pytest.approx(ipw_loop(rules[0], A, B, 0.5), rel=1e-12)
+    # Shifting outcomes shifts the (normalised) value by the same constant.
+    assert ipw_value(rules[0], A, B + 7.0, p) == pytest.approx(got[0] + 7.0, rel=1e-12)
+
+
+def test_ipw_value_is_nan_when_the_rule_matches_nobody():
+    A = np.array([1.0, 1.0, -1.0])
+    assert np.isnan(ipw_value(-A, A, np.ones(3)))
+
+
+def test_accuracy_and_concordance():
+    a = np.array([1, 1, -1, -1])
+    assert treatment_accuracy(a, np.array([1, -1, -1, -1])) == 0.75
+    assert concordance(a, a) == 1.0
+
+
+def test_agreement_test_against_scipy_and_kappa_by_hand():
+    rng = np.random.default_rng(1)
+    a = rng.choice([-1, 1], 200)
+    b = np.where(rng.random(200) < 0.8, a, -a)
+    res = agreement_test(a, b)
+    table = np.array([[np.sum((a > 0) & (b > 0)), np.sum((a > 0) & (b < 0))],
+                      [np.sum((a < 0) & (b > 0)), np.sum((a < 0) & (b < 0))]])
+    po = np.trace(table) / 200
+    pe = (table[0].sum() * table[:, 0].sum() + table[1].sum() * table[:, 1].sum()) / 200**2
+    assert res["kappa"] == pytest.approx((po - pe) / (1 - pe))
+    assert res["concordance"] == pytest.approx(po)
+    # The p-value is the hypergeometric upper tail of the (+,+) cell given the margins.
+    k, K, m = table[0, 0], table[:, 0].sum(), table[0].sum()
+    assert res["p_value"] == pytest.approx(stats.hypergeom.sf(k - 1, 200, K, m), rel=1e-9)
+    assert res["p_value"] < 1e-10
+    independent = agreement_test(rng.choice([-1, 1], 200), rng.choice([-1, 1], 200))
+    assert independent["p_value"] > 1e-3
+
+
+def test_agreement_test_with_constant_rules():
+    one_constant = agreement_test(np.ones(10), np.array([1, -1] * 5))
+    assert one_constant["kappa"] == 0.0 and one_constant["p_value"] == pytest.approx(1.0)
+    both = agreement_test(np.ones(10), np.ones(10))  # chance agreement is already 1
+    assert np.isnan(both["kappa"]) and both["p_value"] == pytest.approx(1.0)
+
+
+def test_reference_values():
+    A = np.array([1.0, -1.0, 1.0, -1.0])
+    B = np.array([4.0, 1.0, 2.0, 3.0])
+    refs = reference_values(np.array([1.0, 1.0, -1.0, -1.0]), A, B)
+    assert refs == pytest.approx({"oracle": 3.5, "treat_all": 3.0, "treat_none": 2.0})
+
+
+def test_benefit_from_public_bounds():
+    B = np.array([-5.0, 0.0, 5.0, 20.0])
+    np.testing.assert_allclose(benefit(B, (-2, 10)), [0, 2, 7, 12])
+    np.testing.assert_allclose(benefit(B, (-2, 10), larger_is_better=False), [12, 10, 5, 0])
+    with pytest.raises(ValueError, match="OWL needs B >= 0"):
+        benefit(B)
+    with pytest.raises(ValueError, match="needs outcome_bounds"):
+        benefit(np.abs(B), larger_is_better=False)
+    assert default_weight_bound((0, 12), 2 / 3) == pytest.approx(36.0)
+
+
+def test_dpowl_is_dpwerm_with_owl_weights():
+    data = PAPER_TRIAL.sample(300, rng=2)
+    X, A, B = data["X"], data["A"], data["B"]
+    bounds = (np.zeros(4), np.ones(4))
+    owl = DPOWL(epsilon=1.0, gamma=20.0, weight_bound=30.0, feature_bounds=bounds,
+                outcome_bounds=(-12, 12), rng=5).fit(X, A, B, propensity=0.5)
+    w = (np.clip(B, -12, 12) + 12) / 0.5
+    erm = DPWeightedERM(epsilon=1.0, gamma=20.0, weight_bound=30.0, feature_bounds=bounds, rng=5)
+    with pytest.warns(UserWarning, match="clipped to W"):
+        erm.fit(X, A, w)
+    np.testing.assert_allclose(owl.theta_, erm.theta_, atol=1e-12)
+    assert owl.sensitivity_ == pytest.approx(60 / 20)
+    assert owl.clipped_share_ == pytest.approx(np.mean(w > 30))
+
+
+def test_dpowl_learns_the_paper_rule_without_noise():
+    data = PAPER_TRIAL.sample(2000, rng=3)
+    test = PAPER_TRIAL.sample(5000, rng=4)
+    owl = DPOWL(epsilon=np.inf, gamma=1.0, feature_bounds=PAPER_TRIAL.feature_bounds,
+                outcome_bounds=(-12, 12)).fit(data["X"], data["A"], data["B"])
+    assert treatment_accuracy(owl.predict(test["X"]), np.sign(test["f"])) > 0.9
+
+
+def test_smaller_is_better_flips_the_rule():
+    data = PAPER_TRIAL.sample(2000, rng=3)
+    kw = dict(epsilon=np.inf, gamma=1.0, feature_bounds=PAPER_TRIAL.feature_bounds, outcome_bounds=(-12, 12))
+    larger = DPOWL(**kw).fit(data["X"], data["A"], data["B"]).predict(data["X"])
+    smaller = DPOWL(larger_is_better=False, **kw).fit(data["X"], data["A"], data["B"]).predict(data["X"])
+    assert np.mean(larger == -smaller) > 0.9
+
+
+def test_propensity_options():
+    rng = np.random.default_rng(6)
+    X = rng.uniform(0, 1, (400, 2))
+    A = np.where(rng.random(400) < 2 / 3, 1.0, -1.0)
+    B = rng.uniform(0, 5, 400)
+    kw = dict(gamma=5.0, feature_bounds=(np.zeros(2), np.ones(2)), outcome_bounds=(0, 5), epsilon=np.inf)
+    const = DPOWL(**kw).fit(X, A, B, propensity=2 / 3)
+    assert const.weight_bound_ == pytest.approx(15.0)  # (5 - 0) / min(2/3, 1/3)
+    per_row = DPOWL(weight_bound=15.0, **kw).fit(X, A, B, propensity=np.full(400, 2 / 3))
+    np.testing.assert_allclose(const.theta_, per_row.theta_, atol=1e-10)
+    with pytest.raises(ValueError, match="weight_bound is required"):
+        DPOWL(**kw).fit(X, A, B, propensity=np.full(400, 2 / 3))
+    with pytest.raises(ValueError, match="C > 0"):
+        DPOWL(weight_bound=20.0, **kw).fit(X, A, B, propensity="logistic")
+    est = DPOWL(weight_bound=20.0, C="worst-case", **kw).fit(X, A, B, propensity="logistic")
+    assert est.sensitivity_ == pytest.approx((400 * 20 + 40) / 5)
+    p_hat = fit_logistic_propensity(X, A)
+    assert abs(p_hat.mean() - np.mean(A > 0)) < 1e-6  # logistic MLE with intercept matches the share
+    with pytest.raises(ValueError, match="propensity must lie strictly between 0 and 1"):
+        DPOWL(weight_bound=20.0, **kw).fit(X, A, B, propensity=np.r_[1.0, np.full(399, 0.5)])
+    with pytest.raises(ValueError, match="propensity must be"):
+        DPOWL(weight_bound=20.0, **kw).fit(X, A, B, propensity="known")
+
+
+def test_logistic_propensity_H_formula():
+    assert logistic_propensity_H(2.0, 1.0, 0.0, 0.5) == pytest.approx(2 * 2 * 1 * 4 / 0.5)
+
+
+def test_dpowl_input_errors():
+    X = np.random.default_rng(0).uniform(0, 1, (10, 2))
+    A = np.array([1.0, -1.0] * 5)
+    kw = dict(feature_bounds=(np.zeros(2), np.ones(2)), weight_bound=10.0)
+    with pytest.raises(ValueError, match="A contains only one class"):
+        DPOWL(**kw).fit(X, np.ones(10), np.ones(10))
+    with pytest.raises(ValueError, match="A must contain only -1 and \\+1"):
+        DPOWL(**kw).fit(X, (A + 1) / 2, np.ones(10))
+    with pytest.raises(ValueError, match="B contains 1 NaN"):
+        DPOWL(**kw).fit(X, A, np.r_[np.nan, np.ones(9)])
+    with pytest.raises(ValueError, match="epsilon must be > 0"):
+        DPOWL(epsilon=-3, **kw).fit(X, A, np.ones(10))
+    with pytest.raises(ValueError, match="outcome_bounds: lower bound 5 > upper bound 1"):
+        DPOWL(outcome_bounds=(5, 1), **kw).fit(X, A, np.ones(10))

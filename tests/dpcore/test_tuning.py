@@ -1,0 +1,42 @@
+import numpy as np
+import pytest
+
+from dpcore.simulate import PAPER_TRIAL, PROXY_VARIANTS
+from dpcore.tuning import tune_gamma
+
+
+@pytest.fixture(scope="module")
+def proxy():
+    return PAPER_TRIAL.sample(1000, rng=11)
+
+
+def test_curve_rejects_tiny_gamma_under_privacy(proxy):
+    res = tune_gamma(proxy, n=500, epsilon=1.0, gammas=[1, 21, 101, 201, 401], reps=60, seed=1)
+    curve = res.curve.set_index("gamma")
+    best = curve.loc[res.best_gamma]
+    # gamma = 1 means noise of radius ~ 5 * 60 / 1 = 300: the rule is a coin flip.
+    assert curve.loc[1, "value_mean"] < best["value_mean"] - 3 * np.hypot(best["value_se"], curve.loc[1, "value_se"])
+    assert res.best_gamma >= 21
+    assert res.best_gamma == curve["value_mean"].idxmax()
+
+
+def test_without_privacy_small_gamma_is_best(proxy):
+    res = tune_gamma(proxy, n=500, epsilon=np.inf, gammas=[1, 201, 601], reps=20, metric="accuracy", seed=2)
+    curve = res.curve.set_index("gamma")
+    assert res.best_gamma == 1
+    assert curve.loc[1, "accuracy_mean"] > curve.loc[601, "accuracy_mean"]
+
+
+def test_imperfect_proxy_and_bootstrap_when_the_pool_is_small():
+    small = PROXY_VARIANTS["skewed features (Beta(2,5))"].sample(200, rng=3)
+    res = tune_gamma(small, n=500, epsilon=5.0, gammas=[1, 51], reps=4, seed=0)
+    assert set(res.curve.gamma) == {1, 51} and (res.curve.reps == 4).all()
+
+
+def test_errors(proxy):
+    with pytest.raises(ValueError, match="needs the proxy's true contrast"):
+        tune_gamma({k: proxy[k] for k in "XAB"}, 100, 1.0, metric="accuracy")
+    with pytest.raises(ValueError, match="too small to split"):
+        tune_gamma({k: v[:3] for k, v in proxy.items()}, 100, 1.0)
+    with pytest.raises(ValueError, match="gamma must be > 0"):
+        tune_gamma(proxy, 100, 1.0, gammas=[0, 1])
