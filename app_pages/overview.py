@@ -1,4 +1,80 @@
+"""Overview: what the dashboard is for, one live example of a noisy release, links to every page."""
+
+import math
+
+import numpy as np
 import streamlit as st
 
+from dpcore import laplace_noise
+from ui import charts, explain
+from ui.controls import EPS_OPTIONS, Choice, check_url_params, fmt_eps, select_slider
+
+DEMO_EPS = Choice("demo_eps", tuple(e for e in EPS_OPTIONS if math.isfinite(e)), 1.0,
+                  "Privacy budget ε for this release", fmt_eps)
+TRUE_COUNT = 412
+
 st.title("What does differential privacy cost in learning?")
-st.write("The dashboard's pages are being built; the science core `dpcore` is ready to use.")
+st.markdown(
+    "Differential privacy (DP) lets you publish what a dataset teaches (a count, a model, a "
+    "treatment rule) while limiting what anyone can learn about a single person in it. The "
+    "price is noise, and this dashboard shows how much noise costs, live, as you move the "
+    "privacy budget **ε** and the sample size **n**."
+)
+clinician, student = st.columns(2, gap="large")
+with clinician:
+    st.subheader("For clinicians", anchor=False)
+    st.markdown(
+        "A trial can tell us *which patients do better on which treatment*. Publishing that "
+        "rule can leak something about the patients who took part. A private rule adds "
+        "carefully sized noise so no single patient's data changes it much. The question is "
+        "whether the noisy rule still treats patients well: the DP-OWL page answers it in "
+        "outcome points and in *out of 100 patients*."
+    )
+with student:
+    st.subheader("For students", anchor=False)
+    st.markdown(
+        "A mechanism M is ε-DP if for any two datasets that differ in one row and any set of "
+        "outputs S, P[M(D) ∈ S] ≤ e^ε · P[M(D′) ∈ S]. Output perturbation solves a "
+        "regularized weighted ERM exactly, then adds noise scaled to the solution's "
+        "sensitivity (C + 2W)/γ. The pages put each term of that recipe on a slider and measure "
+        "its effect by Monte Carlo."
+    )
+
+st.divider()
+st.subheader("Try it: one noisy release", anchor=False)
+check_url_params([DEMO_EPS])
+
+
+@st.fragment
+def noisy_release():
+    st.markdown(
+        f"A trial has **{TRUE_COUNT}** responders. Adding or removing one patient changes that "
+        "count by at most 1, so releasing it with Laplace noise of scale 1/ε is ε-DP."
+    )
+    eps = select_slider(DEMO_EPS)
+    rng = np.random.default_rng(2026)
+    one = TRUE_COUNT + laplace_noise(eps, 1.0, rng=rng)
+    many = TRUE_COUNT + laplace_noise(eps, 1.0, size=2000, rng=rng)
+    left, right = st.columns([1, 2], gap="large")
+    with left:
+        st.metric("Released count", f"{one:.0f}", f"{one - TRUE_COUNT:+.1f} noise")
+        half_width = math.log(20) / eps  # 95% of Laplace(1/ε) draws lie within ±ln(20)/ε
+        st.markdown(f"95% of releases land within **±{half_width:.1f}** of the truth.")
+        st.info(explain.attacker_sentence(eps), icon=":material/visibility_off:")
+    with right:
+        st.plotly_chart(charts.noisy_count(TRUE_COUNT, np.round(many), eps), width="stretch",
+                        key="noisy_count")
+        st.caption("Small ε: wide spread, strong privacy. Large ε: the release is nearly exact, "
+                   "and nearly nothing is hidden.")
+
+
+noisy_release()
+
+st.divider()
+st.subheader("Pages", anchor=False)
+st.page_link("app_pages/dp_owl.py", label="DP-OWL: a private treatment rule, live",
+             icon=":material/medication:")
+st.caption("Move ε, n, γ and h on the DP-wERM paper's simulated trial; tune γ on public data.")
+st.page_link("app_pages/limitations.py", label="What the guarantee does not cover",
+             icon=":material/report:")
+st.caption("Floating-point noise, tuning on private data, side channels.")

@@ -1,0 +1,1 @@
+"""Reusable UI parts: controls, cached computations, charts and plain-language text."""

@@ -1,0 +1,192 @@
+"""Pure functions from data to plotly figures: titles, labelled axes with units, hover values,
+Monte-Carlo bands, and the Okabe-Ito colour-blind-safe palette."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import plotly.graph_objects as go
+
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
+GREY = "#7f7f7f"
+METRIC_LABELS = {
+    "accuracy": "optimal-treatment accuracy (%)",
+    "value": "value of the rule (outcome units)",
+    "value_paper": "value of the rule (authors' shifted scale)",
+    "concordance": "agreement with the non-private rule (%)",
+}
+REFERENCE_STYLE = {"oracle": ("oracle rule sign(f)", "dash"), "treat_all": ("treat everyone", "dot"),
+                   "treat_none": ("treat no one", "dashdot")}
+
+
+def _layout(fig, title, xtitle, ytitle, height=380):
+    fig.update_layout(
+        title={"text": title, "x": 0, "xanchor": "left", "font": {"size": 16}},
+        xaxis_title=xtitle, yaxis_title=ytitle, height=height, template="plotly_white",
+        margin={"l": 60, "r": 20, "t": 50, "b": 50}, hovermode="x unified",
+        legend={"orientation": "h", "yanchor": "top", "y": -0.18, "x": 0, "font": {"size": 12}},
+    )
+    return fig
+
+
+def _rgba(hex_colour, alpha):
+    h = hex_colour.lstrip("#")
+    r, g, b = (int(h[i:i + 2], 16) for i in (0, 2, 4))
+    return f"rgba({r},{g},{b},{alpha})"
+
+
+def _band(fig, x, mean, lo, hi, colour, name, hover):
+    """A mean line with its 95% Monte-Carlo band."""
+    fig.add_trace(go.Scatter(x=np.r_[x, x[::-1]], y=np.r_[hi, lo[::-1]], fill="toself", mode="lines",
+                             fillcolor=_rgba(colour, 0.18), line={"width": 0}, hoverinfo="skip",
+                             showlegend=False, legendgroup=name))
+    fig.add_trace(go.Scatter(x=x, y=mean, mode="lines+markers", name=name, legendgroup=name,
+                             line={"color": colour, "width": 2}, marker={"size": 6},
+                             customdata=np.c_[lo, hi], hovertemplate=hover))
+
+
+def _reference_lines(fig, references):
+    for key, value in references.items():
+        label, dash = REFERENCE_STYLE[key]
+        fig.add_hline(y=value, line={"color": GREY, "dash": dash, "width": 1.5},
+                      annotation_text=f"{label}: {value:.2f}", annotation_position="top left",
+                      annotation_font={"size": 11, "color": GREY})
+
+
+def curves_vs_epsilon(summary, metric, ns, current_eps, references=None):
+    """Mean metric against ε (log axis), one band per n, non-private levels as dotted lines."""
+    fig = go.Figure()
+    unit = "%" if metric in ("accuracy", "concordance") else ""
+    for k, n in enumerate(ns):
+        colour = PALETTE[k % len(PALETTE)]
+        rows = summary[(summary["n"] == n)].sort_values("epsilon")
+        private = rows[np.isfinite(rows["epsilon"])]
+        hover = (f"n = {n}<br>ε = %{{x:g}}<br>mean %{{y:.2f}}{unit}"
+                 f"<br>95% CI %{{customdata[0]:.2f}} – %{{customdata[1]:.2f}}<extra></extra>")
+        _band(fig, private["epsilon"].to_numpy(), private[f"{metric}_mean"].to_numpy(),
+              private[f"{metric}_lo"].to_numpy(), private[f"{metric}_hi"].to_numpy(), colour,
+              f"n = {n}", hover)
+        nonprivate = rows[np.isinf(rows["epsilon"])]
+        if len(nonprivate) and metric != "concordance":
+            fig.add_hline(y=float(nonprivate[f"{metric}_mean"].iloc[0]),
+                          line={"color": colour, "dash": "dot", "width": 1.5})
+    if references:
+        _reference_lines(fig, references)
+    if math.isfinite(current_eps):
+        fig.add_vline(x=current_eps, line={"color": "#444", "width": 1},
+                      annotation_text=f"ε = {current_eps:g}", annotation_position="bottom right")
+    fig.update_xaxes(type="log", tickvals=[0.1, 1, 10, 100, 1000], ticktext=["0.1", "1", "10", "100", "1000"])
+    title = f"{METRIC_LABELS[metric].split(' (')[0].capitalize()} against the privacy budget ε"
+    return _layout(fig, title, "privacy budget ε (log scale; dotted: non-private)", METRIC_LABELS[metric])
+
+
+def curve_vs_n(summary, metric, eps, references=None):
+    """Mean metric against n at one ε, with the non-private curve."""
+    fig = go.Figure()
+    unit = "%" if metric in ("accuracy", "concordance") else ""
+    settings = [(eps, f"ε = {eps:g}" if math.isfinite(eps) else "non-private", PALETTE[0])]
+    if math.isfinite(eps) and metric != "concordance":
+        settings.append((math.inf, "non-private", GREY))
+    for e, name, colour in settings:
+        rows = summary[summary["epsilon"] == e].sort_values("n")
+        hover = (f"{name}<br>n = %{{x}}<br>mean %{{y:.2f}}{unit}"
+                 f"<br>95% CI %{{customdata[0]:.2f}} – %{{customdata[1]:.2f}}<extra></extra>")
+        _band(fig, rows["n"].to_numpy(), rows[f"{metric}_mean"].to_numpy(),
+              rows[f"{metric}_lo"].to_numpy(), rows[f"{metric}_hi"].to_numpy(), colour, name, hover)
+    if references:
+        _reference_lines(fig, references)
+    title = f"{METRIC_LABELS[metric].split(' (')[0].capitalize()} against the training size n"
+    return _layout(fig, title, "training size n (patients)", METRIC_LABELS[metric])
+
+
+def distribution(private, nonprivate, metric, eps):
+    """Histogram over repetitions of the metric, private at ε against non-private."""
+    fig = go.Figure()
+    label = METRIC_LABELS[metric]
+    for values, name, colour in ((private, f"private, ε = {eps:g}", PALETTE[0]),
+                                 (nonprivate, "non-private", GREY)):
+        if values is None:
+            continue
+        fig.add_trace(go.Histogram(x=values, name=name, marker_color=colour, opacity=0.6, nbinsx=40,
+                                   bingroup=1,
+                                   hovertemplate=f"{name}<br>%{{x}}<br>%{{y}} repetitions<extra></extra>"))
+    fig.update_layout(barmode="overlay")
+    fig = _layout(fig, "Spread over repetitions at the current setting", label, "repetitions")
+    fig.update_layout(hovermode="closest")
+    return fig
+
+
+def coefficients(names, nonprivate, private, eps):
+    """Grouped bars: the released rule's coefficients against the non-private rule's."""
+    fig = go.Figure()
+    fig.add_trace(go.Bar(x=list(names), y=nonprivate, name="non-private", marker_color=GREY,
+                         hovertemplate="%{x}: %{y:.3f}<extra>non-private</extra>"))
+    fig.add_trace(go.Bar(x=list(names), y=private, name=f"private, ε = {eps:g}",
+                         marker_color=PALETTE[0],
+                         hovertemplate="%{x}: %{y:.3f}<extra>private</extra>"))
+    fig.update_layout(barmode="group")
+    return _layout(fig, "The learned rule's coefficients, private against non-private",
+                   "term of the rule: treat when intercept + Σ coef·x > 0",
+                   "coefficient (per unit of x)")
+
+
+def noise_vector(theta_hat, noise, dims=(3, 4), names=("intercept", "x1", "x2", "x3", "x4"),
+                 expected_radius=None):
+    """The exact minimiser and the released point in two coordinates, the noise as an arrow."""
+    i, j = dims
+    start, end = theta_hat[[i, j]], (theta_hat + noise)[[i, j]]
+    fig = go.Figure()
+    if expected_radius is not None and np.isfinite(expected_radius):
+        t = np.linspace(0, 2 * np.pi, 120)
+        fig.add_trace(go.Scatter(x=start[0] + expected_radius * np.cos(t),
+                                 y=start[1] + expected_radius * np.sin(t), mode="lines",
+                                 line={"color": GREY, "dash": "dot"}, hoverinfo="skip",
+                                 name="typical noise radius d·Δ/ε"))
+    fig.add_trace(go.Scatter(x=[start[0]], y=[start[1]], mode="markers", name="exact minimiser θ̂",
+                             marker={"color": GREY, "size": 12, "symbol": "circle"},
+                             hovertemplate="θ̂: (%{x:.3f}, %{y:.3f})<extra></extra>"))
+    fig.add_trace(go.Scatter(x=[end[0]], y=[end[1]], mode="markers", name="released θ* = θ̂ + noise",
+                             marker={"color": PALETTE[0], "size": 12, "symbol": "diamond"},
+                             hovertemplate="θ*: (%{x:.3f}, %{y:.3f})<extra></extra>"))
+    fig.add_annotation(x=end[0], y=end[1], ax=start[0], ay=start[1], xref="x", yref="y",
+                       axref="x", ayref="y", showarrow=True, arrowhead=3, arrowwidth=2,
+                       arrowcolor=PALETTE[5])
+    fig.update_yaxes(scaleanchor="x", scaleratio=1)
+    fig = _layout(fig, f"The noise as a vector ({names[i]}, {names[j]} coefficients, scaled space)",
+                  f"{names[i]} coefficient (scaled)", f"{names[j]} coefficient (scaled)")
+    fig.update_layout(hovermode="closest")
+    return fig
+
+
+def gamma_curve(curve, best, metric, paper_value=None):
+    """Algorithm 2's γ curve: mean validation metric with its 95% band, the pick marked."""
+    fig = go.Figure()
+    unit = "%" if metric == "accuracy" else ""
+    _band(fig, curve["gamma"].to_numpy(), curve[f"{metric}_mean"].to_numpy(),
+          curve[f"{metric}_lo"].to_numpy(), curve[f"{metric}_hi"].to_numpy(), PALETTE[2],
+          "proxy validation " + metric,
+          f"γ = %{{x:g}}<br>mean %{{y:.3f}}{unit}<br>95% CI %{{customdata[0]:.3f}} – "
+          "%{customdata[1]:.3f}<extra></extra>")
+    fig.add_vline(x=best, line={"color": PALETTE[5], "width": 2},
+                  annotation_text=f"picked γ = {best:g}", annotation_position="top right")
+    if paper_value is not None:
+        fig.add_vline(x=paper_value, line={"color": GREY, "dash": "dash"},
+                      annotation_text=f"paper table γ = {paper_value:g}", annotation_position="bottom right")
+    label = METRIC_LABELS["value"] if metric == "value" else METRIC_LABELS["accuracy"]
+    return _layout(fig, "Algorithm 2: validation score against γ on the public proxy", "regularization γ",
+                   label)
+
+
+def noisy_count(true_count, releases, eps):
+    """Overview: many possible releases of one count at ε, with the true count marked."""
+    fig = go.Figure()
+    fig.add_trace(go.Histogram(x=releases, nbinsx=40, marker_color=PALETTE[0], opacity=0.75,
+                               name="possible releases",
+                               hovertemplate="released %{x}<br>%{y} of 2000 draws<extra></extra>"))
+    fig.add_vline(x=true_count, line={"color": PALETTE[5], "width": 2},
+                  annotation_text=f"true count {true_count}", annotation_position="top right")
+    fig = _layout(fig, f"What an ε = {eps:g} release of the count could show",
+                  "released count (patients)", "how often (of 2000 draws)", height=320)
+    fig.update_layout(hovermode="closest", showlegend=False)
+    return fig
