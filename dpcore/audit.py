@@ -42,6 +42,12 @@ def audit_epsilon(sample_s, sample_sp, epsilon, n_samples=1_000_000, delta=0.0, 
     alpha : float
         False-alarm probability for a correct mechanism.
     n_thresholds, keep : candidate pooled quantiles, and how many of them to test.
+
+    Notes
+    -----
+    The Bonferroni correction counts every event tested: 4 per kept threshold, so each
+    Clopper-Pearson bound is at level a = alpha / (2 * 4 * keep). That is the union bound over
+    all events (spec §6 leaves "#events" open; counting 4 would not control alpha).
     rng : None, int or Generator
 
     Returns

@@ -98,11 +98,14 @@ def owl_monte_carlo(n_grid, eps_grid, gamma="paper", h=0.5, weight_bound=PAPER_W
         kappa, noise_norm (scaled space), clipped_share.
     """
     eps_grid = np.array([check_epsilon(e) for e in np.atleast_1d(eps_grid)], dtype=float)
-    n_grid = [int(check_real(n, "n", low=1.0)) for n in np.atleast_1d(n_grid)]
+    n_grid = list(dict.fromkeys(int(check_real(n, "n", low=1.0)) for n in np.atleast_1d(n_grid)))
     gammas = [gamma] if isinstance(gamma, str) or np.ndim(gamma) == 0 else list(gamma)
     hs = [check_real(v, "h", low=0.0) for v in np.atleast_1d(h)]
     W = check_real(weight_bound, "weight_bound", low=0.0)
-    reps = int(check_real(reps, "reps", low=0.0))
+    reps = check_real(reps, "reps", low=2.0, low_open=False)
+    if not float(reps).is_integer():
+        raise ValueError(f"reps must be a whole number, got {reps}")
+    reps = int(reps)
     seed = int(seed)
     scaling = FeatureScaling.from_bounds(design.feature_bounds, design.p)
 
@@ -115,13 +118,8 @@ def owl_monte_carlo(n_grid, eps_grid, gamma="paper", h=0.5, weight_bound=PAPER_W
         train = design.sample(n, size=reps, rng=np.random.default_rng([seed, 1, n]))
         w, clipped = owl_weights(train["B"], train["A"], design.propensity, W, outcome)
         Xt = scaling.transform(train["X"])
-        blocks = []
-        for ih, hv in enumerate(hs):
-            for ig, g_setting in enumerate(gammas):
-                rng = np.random.default_rng([seed, 2, n, ih, ig])
-                blocks.append(_cell(Xt, train["A"], w, clipped, n, hv, g_setting, eps_grid, W,
-                                    evaluator, rng))
-        return blocks
+        return [_cell(Xt, train["A"], w, clipped, n, hv, g_setting, eps_grid, W, evaluator, seed)
+                for hv in hs for g_setting in gammas]
 
     rows = []
     # numpy releases the GIL in its array kernels, so two threads use both cores.
@@ -135,15 +133,23 @@ def owl_monte_carlo(n_grid, eps_grid, gamma="paper", h=0.5, weight_bound=PAPER_W
     return MonteCarloResult(pd.concat(rows, ignore_index=True), evaluator.references())
 
 
-def _cell(Xt, A, w, clipped, n, h, g_setting, eps_grid, W, evaluator, rng):
-    """All epsilons at one (n, h, gamma rule): shared solves, one noise draw, one evaluation."""
+def _cell(Xt, A, w, clipped, n, h, g_setting, eps_grid, W, evaluator, seed):
+    """All epsilons at one (n, h, gamma rule): shared solves and one evaluation.
+
+    Each epsilon's noise comes from its own stream keyed by the cell's values (seed, n, h,
+    gamma rule, epsilon), so a cell's numbers do not change when the grids around it do.
+    """
     rule = gamma_rule(g_setting)
     g_eps = np.array([rule(e, n) for e in eps_grid])
     g_ref = rule(np.inf, n)
     theta_hat = _solve_distinct(Xt, A, w, np.append(g_eps, g_ref), h)
     reps, d = Xt.shape[0], Xt.shape[-1]
-    noise = l2_gamma_noise(d, eps_grid[:, None], sensitivity(W, g_eps)[:, None],
-                           size=(eps_grid.size, reps), rng=rng)
+    g_key = 0 if isinstance(g_setting, str) else 1 + _key(g_setting)
+    noise = np.stack([
+        l2_gamma_noise(d, e, sensitivity(W, g), size=reps,
+                       rng=np.random.default_rng([seed, 2, n, _key(h), g_key, _key(e)]))
+        for e, g in zip(eps_grid, g_eps)
+    ])
     theta = np.stack([theta_hat[g] for g in g_eps]) + noise  # (E, reps, d)
     metrics = evaluator.evaluate(theta, theta_hat[g_ref])
     return pd.DataFrame({
@@ -157,6 +163,11 @@ def _cell(Xt, A, w, clipped, n, h, g_setting, eps_grid, W, evaluator, rng):
         "noise_norm": np.linalg.norm(noise, axis=-1).ravel(),
         "clipped_share": np.tile(clipped, eps_grid.size),
     })
+
+
+def _key(value):
+    """A non-negative integer naming a float parameter in a random stream's key."""
+    return 2**62 if np.isinf(value) else int(round(float(value) * 1e6))
 
 
 def _solve_distinct(Xt, A, w, gammas, h):

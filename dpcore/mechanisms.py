@@ -23,9 +23,10 @@ def l2_gamma_noise(d, epsilon, sensitivity, size=(), rng=None):
     d : int
         Dimension of the released vector.
     epsilon : float or array_like
-        Privacy budget(s); ``np.inf`` gives zero noise. An array broadcasts against ``size``.
+        Privacy budget(s); ``np.inf`` gives zero noise. An array indexes the leading axes of
+        ``size``: shape (E,) with size (E, reps) gives row e the budget epsilon[e].
     sensitivity : float or array_like
-        L2 global sensitivity; broadcasts like ``epsilon``.
+        L2 global sensitivity; aligned with ``size`` like ``epsilon``.
     size : tuple of int
         Batch shape; the result has shape ``size + (d,)``.
     rng : None, int or Generator
@@ -44,9 +45,18 @@ def l2_gamma_noise(d, epsilon, sensitivity, size=(), rng=None):
         raise ValueError(f"sensitivity must be >= 0, got {sensitivity.min()}")
     z = rng.standard_normal(size + (d,))
     direction = z / np.linalg.norm(z, axis=-1, keepdims=True)
-    scale = np.where(np.isinf(epsilon), 0.0, sensitivity / epsilon)
-    radius = rng.standard_gamma(d, size) * np.broadcast_to(scale, size)
+    epsilon = _leading(epsilon, size)
+    with np.errstate(divide="ignore"):
+        scale = np.where(np.isinf(epsilon), 0.0, _leading(sensitivity, size) / epsilon)
+    radius = rng.standard_gamma(d, size) * scale
     return radius[..., None] * direction
+
+
+def _leading(a, size):
+    """Align an array with the leading axes of ``size`` (not numpy's trailing-axis rule)."""
+    if a.ndim > len(size) or any(s not in (1, t) for s, t in zip(a.shape, size)):
+        raise ValueError(f"an array of shape {a.shape} does not index the leading axes of size {size}")
+    return np.broadcast_to(a.reshape(a.shape + (1,) * (len(size) - a.ndim)), size)
 
 
 def _real_array(value, name):

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ._validation import check_choice, check_real
+from ._validation import check_choice, check_epsilon, check_real
 
 PAPER_N = (200, 500, 800, 1000, 1500, 2000, 2500)
 PAPER_EPSILONS = (0.1, 0.5, 1, 2, 5, 20, 50, 150, 300, 500, 800, 1000, np.inf)
@@ -39,7 +39,7 @@ def paper_gamma(epsilon, n):
     Finite epsilon above 150 use the epsilon = 150 row; only epsilon = inf uses the
     non-private row, whose tiny gamma would give enormous noise at any finite epsilon.
     """
-    epsilon = float(epsilon)
+    epsilon = check_epsilon(epsilon)
     n = check_real(n, "n", low=0.0)
     finite = [e for e in _GAMMA_ROWS if np.isfinite(e)]
     e = np.inf if np.isinf(epsilon) else min(finite, key=lambda r: abs(np.log(r / epsilon)))

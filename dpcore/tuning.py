@@ -32,7 +32,7 @@ class TuningResult:
 
 def tune_gamma(proxy, n, epsilon, gammas=PAPER_GAMMA_GRID, reps=20, metric="value",
                weight_bound=PAPER_W, h=0.5, propensity=0.5, feature_bounds=None,
-               outcome="paper", train_share=0.8, seed=0):
+               outcome="paper", train_share=0.8, C=0.0, seed=0):
     """Pick gamma for DP-OWL at a target (n, epsilon) on a public proxy dataset (Algorithm 2).
 
     Parameters
@@ -47,13 +47,18 @@ def tune_gamma(proxy, n, epsilon, gammas=PAPER_GAMMA_GRID, reps=20, metric="valu
         compares gammas on common data.
     metric : {"value", "accuracy"}
         Normalised IPW value on the validation pool, or optimal-treatment accuracy (needs f).
-    weight_bound, h, propensity : as for DP-OWL.
+    weight_bound, h : as for DP-OWL.
+    propensity : float
+        The proxy's randomization probability P(A = +1), a constant.
     feature_bounds : (lower, upper), optional
         Default [0, 1] for every feature (the paper's trial).
     outcome : "paper" or (lo, hi)
         How outcomes become benefits, see :func:`dpcore.experiments.owl_weights`.
     train_share : float
         The first ``train_share`` of D0 is the training pool, the rest the validation pool.
+    C : float
+        The paper's constant of the target release (C > 0 when its propensities are estimated
+        on the sensitive data): the proxy fits get the same noise as the release will.
     seed : int
 
     Returns
@@ -64,6 +69,8 @@ def tune_gamma(proxy, n, epsilon, gammas=PAPER_GAMMA_GRID, reps=20, metric="valu
     n = int(check_real(n, "n", low=0.0))
     epsilon = check_epsilon(epsilon)
     gammas = np.array([check_real(g, "gamma", low=0.0) for g in gammas])
+    propensity = check_real(propensity, "propensity", low=0.0, high=1 - 1e-12)
+    C = check_real(C, "C", low=0.0, low_open=False)
     if metric not in ("value", "accuracy"):
         raise ValueError(f"metric must be 'value' or 'accuracy', got {metric!r}")
     if metric == "accuracy" and "f" not in proxy:
@@ -89,7 +96,7 @@ def tune_gamma(proxy, n, epsilon, gammas=PAPER_GAMMA_GRID, reps=20, metric="valu
     noise_rng = np.random.default_rng([seed, 1])
     for g in np.sort(gammas):
         theta, _ = solve_werm(Xt, A[idx], w, g, "huber", h, theta0=theta)
-        released = theta + l2_gamma_noise(scaling.d, epsilon, sensitivity(weight_bound, g),
+        released = theta + l2_gamma_noise(scaling.d, epsilon, sensitivity(weight_bound, g, C),
                                           size=int(reps), rng=noise_rng)
         A_hat = np.where(released @ Xv.T > 0, 1.0, -1.0)
         score = (100 * np.mean(A_hat == truth, axis=-1) if metric == "accuracy"

@@ -122,7 +122,7 @@ def werm_objective(theta, X, y, w, gamma, loss="huber", h=0.5):
     return _Batch(np.asarray(X, float), y, w, gamma, loss, h)(np.asarray(theta, float))
 
 
-def solve_werm(X, y, w, gamma, loss="huber", h=0.5, *, tol=1e-9, max_iter=100, theta0=None):
+def solve_werm(X, y, w, gamma, loss="huber", h=0.5, *, tol=1e-9, max_iter=500, theta0=None):
     """Minimise sum_i w_i l(y_i theta'x_i) + gamma/2 ||theta||^2 for a batch of problems.
 
     A damped Newton method with an Armijo backtracking line search, vectorized over the batch.
@@ -159,7 +159,7 @@ def solve_werm(X, y, w, gamma, loss="huber", h=0.5, *, tol=1e-9, max_iter=100, t
         If some problem's gradient norm is above ``tol`` after ``max_iter`` iterations and
         rounding does not explain it.
     """
-    single = np.ndim(X) == 2
+    single = np.ndim(X) == 2 and np.ndim(y) == 1 and np.ndim(w) == 1 and np.ndim(gamma) == 0
     X, y, w = (np.asarray(a, dtype=float) for a in (X, y, w))
     B = max(a.shape[0] if a.ndim == k else 1 for a, k in ((X, 3), (y, 2), (w, 2)))
     B = max(B, np.size(gamma))
@@ -310,7 +310,8 @@ class DPWeightedERM:
         X = check_matrix(X)
         n, p = X.shape
         y = check_labels(y, n)
-        w = np.ones(n) if sample_weight is None else check_weights(sample_weight, n, W)
+        # Unweighted rows have weight 1: it too must respect W, or the noise would be too small.
+        w = check_weights(np.ones(n) if sample_weight is None else sample_weight, n, W)
         C = resolve_C(self.C, n, W)
         bounds = self.feature_bounds
         if bounds is None:

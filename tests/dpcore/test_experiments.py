@@ -72,10 +72,12 @@ def test_private_rule_approaches_the_nonprivate_rule_as_epsilon_grows(paper_run)
     assert v_low < v_inf < oracle
 
 
-def test_mean_noise_norm_is_d_delta_over_epsilon(paper_run):
+@pytest.mark.parametrize("n,eps,gamma", [(1000, 1.0, 75), (1000, 0.1, 110), (200, 5.0, 30)])
+def test_each_epsilon_gets_the_noise_of_its_own_gamma(paper_run, n, eps, gamma):
     runs = paper_run.runs
-    cell = runs[(runs.n == 1000) & (runs.epsilon == 1.0)]
-    expected = 5 * (2 * 30 / 75) / 1.0  # E Gamma(d, eps/Delta) = d Delta / eps
+    cell = runs[(runs.n == n) & (runs.epsilon == eps)]
+    assert (cell.gamma == gamma).all()
+    expected = 5 * (2 * 30 / gamma) / eps  # E Gamma(d, eps/Delta) = d Delta / eps
     se = cell.noise_norm.std(ddof=1) / np.sqrt(len(cell))
     assert abs(cell.noise_norm.mean() - expected) < 4 * se
 
@@ -96,6 +98,8 @@ def test_reproducible_and_independent_of_the_rest_of_the_grid():
     c = owl_monte_carlo([100, 300], [1.0], gamma=20.0, reps=10, test_size=300, seed=5).runs
     pd.testing.assert_frame_equal(a, b)
     np.testing.assert_allclose(c[c.n == 300].accuracy.to_numpy(), a.accuracy.to_numpy())
+    d = owl_monte_carlo([300], [0.5, 1.0], gamma=20.0, reps=10, test_size=300, seed=5).runs
+    np.testing.assert_allclose(d[d.epsilon == 1.0].noise_norm.to_numpy(), a.noise_norm.to_numpy())
 
 
 def test_grids_of_gamma_and_h_and_public_outcome_bounds():
@@ -105,6 +109,11 @@ def test_grids_of_gamma_and_h_and_public_outcome_bounds():
     assert len(runs) == 2 * 2 * 2 * 5
     assert set(runs.gamma) == {5.0, 50.0} and set(runs.h) == {0.1, 0.5}
     assert (runs.clipped_share == 0).all()  # W = 24 / 0.5 covers every benefit
+    paper = owl_monte_carlo([200], [1.0], gamma=5.0, reps=5, test_size=200, seed=1).runs
+    train = PAPER_TRIAL.sample(200, size=5, rng=np.random.default_rng([1, 1, 200]))
+    w = (train["B"] + paper_outcome_shift(train["B"])[:, None]) / 0.5
+    np.testing.assert_allclose(paper.clipped_share, np.mean(w > 30, axis=1))
+    assert paper.clipped_share.max() > 0  # the authors' W = 30 clips a few weights
     calls = []
     owl_monte_carlo([100, 200], [1.0], gamma=5.0, reps=2, test_size=50, progress=lambda f, m: calls.append(f))
     assert calls == [0.5, 1.0]
@@ -120,7 +129,16 @@ def test_owl_weights_options():
     np.testing.assert_allclose(w, [[2.0, 4.0, 24.0]])
 
 
+def test_duplicate_sizes_are_simulated_once():
+    res = owl_monte_carlo([100, 100], [1.0], gamma=5.0, reps=3, test_size=50)
+    assert len(res.runs) == 3
+
+
 def test_bad_arguments():
+    with pytest.raises(ValueError, match="reps must be >= 2"):
+        owl_monte_carlo([100], [1.0], reps=1)
+    with pytest.raises(ValueError, match="reps must be a whole number"):
+        owl_monte_carlo([100], [1.0], reps=2.5)
     with pytest.raises(ValueError, match="epsilon must be > 0"):
         owl_monte_carlo([100], [-1.0], reps=2)
     with pytest.raises(ValueError, match="gamma must be a positive number or 'paper'"):

@@ -36,3 +36,12 @@ def test_attacker_posterior_bound():
     p, e = 0.2, 1.3
     q = attacker_posterior_bound(p, e)
     assert q / (1 - q) == pytest.approx(np.exp(e) * p / (1 - p))
+
+
+def test_epsilon_arrays_index_the_leading_axes():
+    eps = np.array([0.1, 100.0, 1000.0])
+    b = l2_gamma_noise(3, eps, 1.0, size=(3, 3000), rng=3)  # square-ish shapes must not transpose
+    mean_radius = np.linalg.norm(b, axis=-1).mean(axis=1)
+    np.testing.assert_allclose(mean_radius, 3 / eps, rtol=0.05)
+    with pytest.raises(ValueError, match="leading axes"):
+        l2_gamma_noise(3, np.array([0.1, 1.0]), 1.0, size=(3, 2))

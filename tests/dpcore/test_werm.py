@@ -326,3 +326,50 @@ def test_predict_checks_the_number_of_columns():
     with pytest.raises(ValueError, match="fitted on 2"):
         m.predict(np.ones((3, 3)))
     assert set(np.unique(m.predict(X_OK))) <= {-1, 1}
+
+
+def test_unweighted_rows_respect_a_weight_bound_below_one():
+    """Without sample_weight every row weighs 1; W < 1 must clip them, or the noise is too small."""
+    X, y_s, y_sp, _ = designed_neighbours(1.0)
+    kw = dict(epsilon=np.inf, gamma=4.0, weight_bound=0.1, fit_intercept=False, feature_bounds=([-1], [1]))
+    with pytest.warns(UserWarning, match="clipped to W"):
+        a = DPWeightedERM(**kw).fit(X, y_s)
+    with pytest.warns(UserWarning, match="clipped to W"):
+        b = DPWeightedERM(**kw).fit(X, y_sp)
+    assert np.linalg.norm(a.theta_ - b.theta_) <= a.sensitivity_ * (1 + 1e-9)
+
+
+def test_batch_from_gamma_alone_is_not_mistaken_for_one_problem():
+    rng = np.random.default_rng(9)
+    X, y, w = random_problem(rng)
+    theta, info = solve_werm(X, y, w, np.array([1.0, 10.0, 100.0]))
+    assert theta.shape == (3, 4) and info["n_iter"].shape == (3,)
+    np.testing.assert_allclose(theta[1], solve_werm(X, y, w, 10.0)[0], atol=1e-10)
+
+
+@pytest.mark.parametrize("case", ["tiny h", "tiny gamma, separable", "huge gamma", "huge weights",
+                                  "identical rows", "zero weights but one", "large n"])
+def test_solver_stress(case):
+    rng = np.random.default_rng(12)
+    X, y, w = random_problem(rng, n=300, d=3)
+    gamma, h = 1.0, 0.5
+    if case == "tiny h":
+        h = 0.005
+    elif case == "tiny gamma, separable":
+        y = np.where(X[:, 0] > 0, 1.0, -1.0)
+        gamma, h = 1e-3, 0.01
+    elif case == "huge gamma":
+        gamma = 1e5
+    elif case == "huge weights":
+        w = w * 1e5
+    elif case == "identical rows":
+        X = np.tile(X[:1], (300, 1))
+    elif case == "zero weights but one":
+        w = np.zeros(300)
+        w[0] = 2.0
+    elif case == "large n":
+        X, y, w = random_problem(rng, n=100_000, d=3)
+    theta, info = solve_werm(X, y, w, gamma, "huber", h)
+    f = scipy_objective("huber", h)
+    # First-order optimality from an independent gradient, relative to the problem's scale.
+    assert np.linalg.norm(f(theta, X, y, w, gamma)[1]) <= max(1e-9, 1e-12 * w.sum())
