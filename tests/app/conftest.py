@@ -1,0 +1,29 @@
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+
+
+@pytest.fixture
+def app():
+    """A fresh app session started from the entrypoint, as a user would."""
+    return AppTest.from_file(APP, default_timeout=60)
+
+
+@pytest.fixture
+def open_page(app):
+    """open_page(page, **query_params): run app.py with the link's parameters, then go to page."""
+    return lambda page, **params: _open(app, page, **params)
+
+
+def _open(at, page, **params):
+    for key, value in params.items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception
+    if page != "app_pages/overview.py":
+        at.switch_page(page).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at

@@ -1,0 +1,122 @@
+"""AppTest: every page from the entrypoint, controls change what is plotted, bad links are safe."""
+
+import base64
+import json
+import math
+
+import numpy as np
+import pytest
+
+from dpcore.experiments import owl_monte_carlo
+from ui.compute import TEST_SIZE
+from ui.controls import EPS_OPTIONS
+
+FAST = {"reps": "20", "compare": ["200"]}  # keep the Monte Carlo small
+
+
+def arr(x):
+    """A plotly JSON array: a list, or numpy's base64 {"dtype", "bdata"} encoding."""
+    if isinstance(x, dict):
+        return np.frombuffer(base64.b64decode(x["bdata"]), dtype=np.dtype(x["dtype"]))
+    return np.asarray(x)
+
+
+def figure(at, key):
+    """The plotly figure JSON of the chart with this key."""
+    for chart in at.get("plotly_chart"):
+        if chart.proto.id and key in chart.proto.id or getattr(chart, "key", None) == key:
+            return json.loads(chart.proto.spec)
+    charts = at.get("plotly_chart")
+    raise AssertionError(f"no chart {key!r} among {[c.proto.id for c in charts]}")
+
+
+@pytest.mark.parametrize("page", ["app_pages/overview.py", "app_pages/dp_owl.py",
+                                  "app_pages/limitations.py"])
+def test_every_page_runs_without_exception(open_page, page):
+    at = open_page(page, **FAST)
+    assert at.title[0].value
+    assert not at.warning  # no notices on a clean link
+
+
+def test_overview_slider_changes_the_release(open_page):
+    at = open_page("app_pages/overview.py")
+    before = figure(at, "noisy_count")
+    at.select_slider(key="demo_eps").set_value(0.1).run()
+    assert not at.exception
+    after = figure(at, "noisy_count")
+    spread = lambda fig: np.std(arr(fig["data"][0]["x"]))  # noqa: E731
+    assert spread(after) > 5 * spread(before)  # ten times less ε, ten times the noise
+    assert "0.1" in at.info[0].value and "%" in at.info[0].value
+
+
+def test_epsilon_slider_changes_the_plotted_data(open_page):
+    at = open_page("app_pages/dp_owl.py", **FAST)
+    dist_before = arr(figure(at, "dist")["data"][0]["x"])
+    at.select_slider(key="eps").set_value(0.1).run()
+    assert not at.exception
+    dist_after = arr(figure(at, "dist")["data"][0]["x"])
+    assert np.mean(dist_after) < np.mean(dist_before)  # less privacy budget, less accuracy
+    assert "ε = 0.1" in at.info[0].value
+
+
+def test_curves_match_the_engine(open_page):
+    at = open_page("app_pages/dp_owl.py", **FAST)
+    engine = owl_monte_carlo([1000], EPS_OPTIONS, gamma="paper", reps=20, test_size=TEST_SIZE,
+                             seed=0).summary
+    finite = engine[np.isfinite(engine.epsilon)].sort_values("epsilon")
+    fig = figure(at, "vs_eps")
+    line = next(t for t in fig["data"] if t.get("name") == "n = 1000")
+    np.testing.assert_allclose(arr(line["x"]), finite.epsilon)
+    np.testing.assert_allclose(arr(line["y"]), finite.accuracy_mean)
+    shown = at.metric[0].value
+    assert shown == f"{finite[finite.epsilon == 1.0].accuracy_mean.iloc[0]:.1f}%"
+
+
+def test_value_view_shows_references(open_page):
+    at = open_page("app_pages/dp_owl.py", metric="value", **FAST)
+    fig = figure(at, "vs_eps")
+    texts = [a.get("text", "") for a in fig["layout"].get("annotations", [])]
+    assert any("oracle" in t for t in texts) and any("treat everyone" in t for t in texts)
+    assert "outcome units" in fig["layout"]["yaxis"]["title"]["text"]
+
+
+def test_nonprivate_setting(open_page):
+    at = open_page("app_pages/dp_owl.py", eps="non-private", **FAST)
+    assert math.isinf(at.select_slider(key="eps").value)
+    assert "Without privacy" in at.info[0].value
+
+
+@pytest.mark.parametrize("params,keys", [
+    ({"eps": "-3", "n": "abc"}, ["eps=-3", "n=abc"]),
+    ({"gamma": "12.5", "reps": "1", "seed": "x"}, ["gamma=12.5", "reps=1", "seed=x"]),
+    ({"compare": ["200", "7"], "metric": "bogus"}, ["compare=200&7", "metric=bogus"]),
+])
+def test_invalid_url_parameters_fall_back_with_a_notice(open_page, params, keys):
+    at = open_page("app_pages/dp_owl.py", **{**FAST, **params})
+    notices = " ".join(w.value for w in at.warning)
+    for key in keys:
+        assert key in notices
+    assert at.select_slider(key="eps").value == 1.0
+    assert at.select_slider(key="n").value == 1000
+
+
+def test_overview_invalid_link(open_page):
+    at = open_page("app_pages/overview.py", demo_eps="abc")
+    assert "demo_eps=abc" in at.warning[0].value
+    assert at.select_slider(key="demo_eps").value == 1.0
+
+
+def test_free_gamma_and_algorithm_2_round_trip(open_page):
+    at = open_page("app_pages/dp_owl.py", **FAST)
+    assert at.slider(key="gamma").disabled
+    at.button(key="run_tuning").click().run()
+    assert not at.exception
+    fig = figure(at, "gamma_curve")
+    assert len(arr(fig["data"][1]["x"])) == 31  # the authors' grid 1, 21, ..., 601
+    best = int(at.button(key="use_gamma").label.split("= ")[1].split(" ")[0])
+    at.button(key="use_gamma").click().run()
+    assert not at.exception
+    assert at.session_state["gamma_mode"] == "free"
+    assert not at.slider(key="gamma").disabled
+    assert at.slider(key="gamma").value == best
+    assert f"γ used at this setting: **{best}**" in " ".join(c.value for c in at.caption)
