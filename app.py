@@ -2,6 +2,8 @@
 
 import streamlit as st
 
+from ui.safety import friendly_errors
+
 st.set_page_config(page_title="What privacy costs in learning", page_icon=":material/shield_lock:",
                    layout="wide")
 
@@ -20,4 +22,5 @@ with st.sidebar:
                "These pages measure what that noise costs, live.")
     st.caption(f"You are on: **{page.title}**")
 
-page.run()
+with friendly_errors("This page"):
+    page.run()

@@ -19,6 +19,7 @@ from ui.controls import (
     int_input,
     select_slider,
 )
+from ui.safety import guarded
 
 EPS = Choice("eps", EPS_OPTIONS, 1.0, "Privacy budget ε", fmt_eps)
 N = Choice("n", N_OPTIONS, 1000, "Patients in the trial (n)")
@@ -59,6 +60,7 @@ def use_gamma(value):
 
 
 @st.fragment
+@guarded("The DP-OWL study")
 def study():
     with st.container(border=True):
         left, right = st.columns([3, 2], gap="large")

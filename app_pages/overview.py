@@ -8,6 +8,7 @@ import streamlit as st
 from dpcore import laplace_noise
 from ui import charts, explain
 from ui.controls import EPS_OPTIONS, Choice, check_url_params, fmt_eps, select_slider
+from ui.safety import guarded
 
 DEMO_EPS = Choice("demo_eps", tuple(e for e in EPS_OPTIONS if math.isfinite(e)), 1.0,
                   "Privacy budget ε for this release", fmt_eps)
@@ -46,6 +47,7 @@ check_url_params([DEMO_EPS])
 
 
 @st.fragment
+@guarded("The noisy release")
 def noisy_release():
     st.markdown(
         f"A trial has **{TRUE_COUNT}** responders. Adding or removing one patient changes that "

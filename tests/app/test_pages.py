@@ -120,3 +120,15 @@ def test_free_gamma_and_algorithm_2_round_trip(open_page):
     assert not at.slider(key="gamma").disabled
     assert at.slider(key="gamma").value == best
     assert f"γ used at this setting: **{best}**" in " ".join(c.value for c in at.caption)
+
+
+def test_a_failing_computation_shows_a_message_not_a_traceback(open_page, monkeypatch):
+    import ui.compute
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("solver exploded")
+
+    monkeypatch.setattr(ui.compute, "sweeps", broken)
+    at = open_page("app_pages/dp_owl.py", **FAST)
+    assert "solver exploded" in at.error[0].value
+    assert "your other settings are kept" in at.error[0].value
