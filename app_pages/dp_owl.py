@@ -149,7 +149,9 @@ def study():
                    "how often a private rule is poor.")
     example = compute.example_rule(n, eps, mode, gamma, h, W, seed)
     with d:
-        st.plotly_chart(charts.coefficients(example["names"], example["nonprivate"], example["private"], eps),
+        same = example["nonprivate_same_gamma"] if example["gamma"] != example["gamma_ref"] else None
+        st.plotly_chart(charts.coefficients(example["names"], example["nonprivate"], example["private"],
+                                            eps, same, (example["gamma_ref"], example["gamma"])),
                         width="stretch", key="coef")
         agree = example["agreement"]
         p_text = f"{agree['p_value']:.1e}" if agree["p_value"] >= 1e-300 else "< 1e-300"

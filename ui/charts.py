@@ -117,14 +117,21 @@ def distribution(private, nonprivate, metric, eps):
     return fig
 
 
-def coefficients(names, nonprivate, private, eps):
-    """Grouped bars: the released rule's coefficients against the non-private rule's."""
+def coefficients(names, nonprivate, private, eps, same_gamma=None, gammas=None):
+    """Grouped bars: the released rule against the non-private rule.
+
+    With ``same_gamma`` (the exact minimiser at the private rule's γ, when the non-private
+    rule uses another γ) a middle bar separates what regularization does from what noise does.
+    """
+    g_ref, g = gammas if gammas else (None, None)
+    bars = [(nonprivate, "non-private" + (f", γ = {g_ref:g}" if g_ref else ""), GREY)]
+    if same_gamma is not None:
+        bars.append((same_gamma, f"no noise, γ = {g:g}", PALETTE[4]))
+    bars.append((private, f"private, ε = {eps:g}" + (f", γ = {g:g}" if g else ""), PALETTE[0]))
     fig = go.Figure()
-    fig.add_trace(go.Bar(x=list(names), y=nonprivate, name="non-private", marker_color=GREY,
-                         hovertemplate="%{x}: %{y:.3f}<extra>non-private</extra>"))
-    fig.add_trace(go.Bar(x=list(names), y=private, name=f"private, ε = {eps:g}",
-                         marker_color=PALETTE[0],
-                         hovertemplate="%{x}: %{y:.3f}<extra>private</extra>"))
+    for values, name, colour in bars:
+        fig.add_trace(go.Bar(x=list(names), y=values, name=name, marker_color=colour,
+                             hovertemplate=f"%{{x}}: %{{y:.3f}}<extra>{name}</extra>"))
     fig.update_layout(barmode="group")
     return _layout(fig, "The learned rule's coefficients, private against non-private",
                    "term of the rule: treat when intercept + Σ coef·x > 0",

@@ -115,10 +115,6 @@ def cell(summary, eps):
     return row.iloc[0]
 
 
-def runs_at(runs, eps):
-    return runs[(runs["epsilon"] == eps)]
-
-
 def stack_summaries(results):
     """One summary table over several n."""
     return pd.concat([s for _, s, _ in results.values()], ignore_index=True)

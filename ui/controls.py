@@ -111,11 +111,6 @@ def select_slider(spec, help=None, **kwargs):
                             **kwargs)
 
 
-def int_slider(spec, step=1, help=None):
-    return st.slider(spec.label, spec.low, spec.high, spec.default, step=step, key=spec.key,
-                     bind="query-params", help=help)
-
-
 def int_input(spec, step=1, help=None):
     return st.number_input(spec.label, spec.low, spec.high, spec.default, step=step, key=spec.key,
                            bind="query-params", help=help)
