@@ -16,8 +16,11 @@ METRIC_LABELS = {
     "value_paper": "value of the rule (authors' shifted scale)",
     "concordance": "agreement with the non-private rule (%)",
 }
-REFERENCE_STYLE = {"oracle": ("oracle rule sign(f)", "dash"), "treat_all": ("treat everyone", "dot"),
-                   "treat_none": ("treat no one", "dashdot")}
+REFERENCE_STYLE = {  # label, line dash, where the label sits (treat-all and treat-none are close)
+    "oracle": ("oracle rule sign(f)", "dash", "top left"),
+    "treat_all": ("treat everyone", "dot", "top right"),
+    "treat_none": ("treat no one", "dashdot", "bottom right"),
+}
 
 
 def _layout(fig, title, xtitle, ytitle, height=380):
@@ -48,9 +51,9 @@ def _band(fig, x, mean, lo, hi, colour, name, hover):
 
 def _reference_lines(fig, references):
     for key, value in references.items():
-        label, dash = REFERENCE_STYLE[key]
+        label, dash, position = REFERENCE_STYLE[key]
         fig.add_hline(y=value, line={"color": GREY, "dash": dash, "width": 1.5},
-                      annotation_text=f"{label}: {value:.2f}", annotation_position="top left",
+                      annotation_text=f"{label}: {value:.2f}", annotation_position=position,
                       annotation_font={"size": 11, "color": GREY})
 
 
