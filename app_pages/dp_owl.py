@@ -17,6 +17,8 @@ from ui.controls import (
     check_url_params,
     fmt_eps,
     int_input,
+    radio,
+    segmented,
     select_slider,
 )
 from ui.safety import guarded
@@ -24,14 +26,17 @@ from ui.safety import guarded
 EPS = Choice("eps", EPS_OPTIONS, 1.0, "Privacy budget ε", fmt_eps)
 N = Choice("n", N_OPTIONS, 1000, "Patients in the trial (n)")
 COMPARE = MultiChoice("compare", N_OPTIONS, (200, 500, 2500), "Also show n")
-MODE = Choice("gamma_mode", ("paper", "free"), "paper", "γ", str)
+MODE = Choice("gamma_mode", ("paper", "free"), "paper", "γ",
+              {"paper": "paper-tuned", "free": "free"}.get)
 GAMMA = IntRange("gamma", 1, 1000, 75, "Regularization γ")
 H = Choice("h", H_OPTIONS, 0.5, "Huber width h")
 W_BOUND = IntRange("W", 5, 100, int(PAPER_W), "Weight bound W")
 REPS = IntRange("reps", 20, 500, 200, "Repetitions")
 SEED = IntRange("seed", 0, 10**6, 0, "Seed")
-METRIC = Choice("metric", ("accuracy", "value", "concordance"), "accuracy", "Show", str)
-SCALE = Choice("scale", ("own", "paper"), "own", "Outcome scale", str)
+METRIC = Choice("metric", ("accuracy", "value", "concordance"), "accuracy", "Show",
+                {"accuracy": "accuracy", "value": "value", "concordance": "agreement"}.get)
+SCALE = Choice("scale", ("own", "paper"), "own", "Outcome scale",
+               {"own": "own scale", "paper": "paper scale"}.get)
 VARIANT = Choice("proxy", tuple(PROXY_VARIANTS), "same as the trial", "Public proxy D0", str)
 N0 = Choice("n0", (200, 500, 1000, 2000, 5000), 1000, "Proxy size n0")
 
@@ -50,7 +55,8 @@ st.caption(
 check_url_params([EPS, N, COMPARE, MODE, GAMMA, H, W_BOUND, REPS, SEED, METRIC, SCALE, VARIANT, N0])
 
 
-st.session_state.setdefault("gamma_mode", MODE.default)
+for spec in (MODE, METRIC, SCALE):
+    st.session_state.setdefault(spec.key, spec.default)
 st.session_state.setdefault("gamma", GAMMA.default)
 
 
@@ -68,10 +74,8 @@ def study():
             eps = select_slider(EPS, help="Smaller ε means more noise and stronger privacy.")
             n = select_slider(N)
         with right:
-            mode = st.segmented_control(
-                "γ", MODE.options, key="gamma_mode", bind="query-params",
-                format_func={"paper": "paper-tuned", "free": "free"}.get, required=True,
-                help="Paper-tuned: the authors' Algorithm 2 choice for the nearest (ε, n) cell.")
+            mode = segmented(MODE, help="Paper-tuned: the authors' Algorithm 2 choice for the "
+                                        "nearest (ε, n) cell.")
             gamma = st.slider(GAMMA.label, GAMMA.low, GAMMA.high, key="gamma", bind="query-params",
                               disabled=mode == "paper",
                               help="Larger γ means a smaller, smoother rule and less noise.")
@@ -114,13 +118,9 @@ def study():
                                      nonprivate[value_key + "_mean"], scale_note)
             + " " + explain.attacker_sentence(eps), icon=":material/groups:")
 
-    shown = st.segmented_control(METRIC.label, METRIC.options, default="accuracy", key="metric",
-                                 bind="query-params", required=True,
-                                 format_func={"accuracy": "accuracy", "value": "value",
-                                              "concordance": "agreement"}.get)
-    scale = st.radio(SCALE.label, SCALE.options, key="scale", bind="query-params", horizontal=True,
-                     format_func={"own": "outcome's own scale", "paper": "authors' shifted scale"}.get,
-                     help="The authors shift each test set's outcomes by its own minimum; values then differ by that constant.")
+    shown = segmented(METRIC)
+    scale = radio(SCALE, help="Own scale: the outcome as measured. Paper scale: the authors shift "
+                              "each test set's outcomes by its own minimum, which adds a constant.")
     metric = ("value" if scale == "own" else "value_paper") if shown == "value" else shown
     references = None
     if shown == "value":
@@ -183,7 +183,8 @@ def tuning_panel(n, eps, h, W):
         return
     c1, c2, c3 = st.columns([2, 1, 1])
     with c1:
-        variant = st.selectbox(VARIANT.label, VARIANT.options, key="proxy", bind="query-params")
+        variant = st.selectbox(VARIANT.label, VARIANT.options, key="proxy", bind="query-params",
+                               format_func=VARIANT.fmt)
     with c2:
         n0 = select_slider(N0)
     with c3:

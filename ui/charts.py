@@ -25,9 +25,10 @@ REFERENCE_STYLE = {  # label, line dash, where the label sits (treat-all and tre
 
 def _layout(fig, title, xtitle, ytitle, height=380):
     fig.update_layout(
-        title={"text": title, "x": 0, "xanchor": "left", "font": {"size": 16}},
+        title={"text": title, "x": 0, "xanchor": "left", "y": 0.98, "yanchor": "top",
+               "font": {"size": 16}},
         xaxis_title=xtitle, yaxis_title=ytitle, height=height, template="plotly_white",
-        margin={"l": 60, "r": 20, "t": 50, "b": 50}, hovermode="x unified",
+        margin={"l": 60, "r": 20, "t": 70, "b": 50}, hovermode="x unified",
         legend={"orientation": "h", "yanchor": "top", "y": -0.18, "x": 0, "font": {"size": 12}},
     )
     return fig
@@ -47,6 +48,18 @@ def _band(fig, x, mean, lo, hi, colour, name, hover):
     fig.add_trace(go.Scatter(x=x, y=mean, mode="lines+markers", name=name, legendgroup=name,
                              line={"color": colour, "width": 2}, marker={"size": 6},
                              customdata=np.c_[lo, hi], hovertemplate=hover))
+
+
+def _marker(fig, x, text, colour="#444", dash="solid", log_x=False, row=0):
+    """A vertical line at x with its label above the plot area, clear of the data.
+
+    On a log axis plotly places annotations at log10(x), so the label is added by hand.
+    ``row`` stacks labels of nearby markers.
+    """
+    fig.add_vline(x=x, line={"color": colour, "dash": dash, "width": 1.5})
+    fig.add_annotation(x=math.log10(x) if log_x else x, y=1.0, yref="paper", yanchor="bottom",
+                       yshift=2 + 16 * row, text=text, showarrow=False,
+                       font={"size": 11, "color": colour})
 
 
 def _reference_lines(fig, references):
@@ -77,8 +90,7 @@ def curves_vs_epsilon(summary, metric, ns, current_eps, references=None):
     if references:
         _reference_lines(fig, references)
     if math.isfinite(current_eps):
-        fig.add_vline(x=current_eps, line={"color": "#444", "width": 1},
-                      annotation_text=f"ε = {current_eps:g}", annotation_position="bottom right")
+        _marker(fig, current_eps, f"ε = {current_eps:g}", log_x=True)
     fig.update_xaxes(type="log", tickvals=[0.1, 1, 10, 100, 1000], ticktext=["0.1", "1", "10", "100", "1000"])
     title = f"{METRIC_LABELS[metric].split(' (')[0].capitalize()} against the privacy budget ε"
     return _layout(fig, title, "privacy budget ε (log scale; dotted: non-private)", METRIC_LABELS[metric])
@@ -178,11 +190,9 @@ def gamma_curve(curve, best, metric, paper_value=None):
           "proxy validation " + metric,
           f"γ = %{{x:g}}<br>mean %{{y:.3f}}{unit}<br>95% CI %{{customdata[0]:.3f}} – "
           "%{customdata[1]:.3f}<extra></extra>")
-    fig.add_vline(x=best, line={"color": PALETTE[5], "width": 2},
-                  annotation_text=f"picked γ = {best:g}", annotation_position="top right")
+    _marker(fig, best, f"picked γ = {best:g}", colour=PALETTE[5])
     if paper_value is not None:
-        fig.add_vline(x=paper_value, line={"color": GREY, "dash": "dash"},
-                      annotation_text=f"paper table γ = {paper_value:g}", annotation_position="bottom right")
+        _marker(fig, paper_value, f"paper table γ = {paper_value:g}", colour=GREY, dash="dash", row=1)
     label = METRIC_LABELS["value"] if metric == "value" else METRIC_LABELS["accuracy"]
     return _layout(fig, "Algorithm 2: validation score against γ on the public proxy", "regularization γ",
                    label)
@@ -194,8 +204,7 @@ def noisy_count(true_count, releases, eps):
     fig.add_trace(go.Histogram(x=releases, nbinsx=40, marker_color=PALETTE[0], opacity=0.75,
                                name="possible releases",
                                hovertemplate="released %{x}<br>%{y} of 2000 draws<extra></extra>"))
-    fig.add_vline(x=true_count, line={"color": PALETTE[5], "width": 2},
-                  annotation_text=f"true count {true_count}", annotation_position="top right")
+    _marker(fig, true_count, f"true count {true_count}", colour=PALETTE[5])
     fig = _layout(fig, f"What an ε = {eps:g} release of the count could show",
                   "released count (patients)", "how often (of 2000 draws)", height=320)
     fig.update_layout(hovermode="closest", showlegend=False)

@@ -28,7 +28,11 @@ def fmt_number(x):
 
 @dataclass(frozen=True)
 class Choice:
-    """A widget with a finite list of options (select_slider, selectbox, radio, pills)."""
+    """A widget with a finite list of options (select_slider, selectbox, radio, segmented).
+
+    ``fmt`` is the widget's format_func: Streamlit writes the formatted label to the URL, so
+    labels are what a link carries and what the check accepts.
+    """
 
     key: str
     options: tuple
@@ -46,7 +50,11 @@ class Choice:
 
 @dataclass(frozen=True)
 class IntRange:
-    """An integer slider or number input."""
+    """An integer slider or number input.
+
+    Like Streamlit, a number with a fraction is truncated (gamma=10.5 gives 10); a value
+    outside [low, high] or not a number is ignored.
+    """
 
     key: str
     low: int
@@ -58,8 +66,6 @@ class IntRange:
         try:
             value = float(raw)
         except ValueError:
-            return f"{self.label} must be a whole number"
-        if not value.is_integer():
             return f"{self.label} must be a whole number"
         if not self.low <= value <= self.high:
             return f"{self.label} must be between {self.low} and {self.high}"
@@ -92,10 +98,14 @@ def check_url_params(params):
         if spec.key not in st.query_params:
             continue
         multi = isinstance(spec, MultiChoice)
-        raw = st.query_params.get_all(spec.key) if multi else st.query_params[spec.key]
-        reason = spec.problem(raw)
+        values = st.query_params.get_all(spec.key)
+        if multi:
+            raw, reason = "&".join(values), spec.problem(values)
+        elif len(values) > 1:
+            raw, reason = "&".join(values), f"{spec.key} was given {len(values)} times"
+        else:
+            raw, reason = values[0], spec.problem(values[0])
         if reason:
-            raw = "&".join(raw) if multi else raw
             del st.query_params[spec.key]
             default = (", ".join(spec.fmt(v) for v in spec.default) if isinstance(spec, MultiChoice)
                        else getattr(spec, "fmt", fmt_number)(spec.default))
@@ -103,6 +113,16 @@ def check_url_params(params):
     for text in notices:
         st.warning(text, icon=":material/link_off:")
     return notices
+
+
+def segmented(spec, help=None):
+    return st.segmented_control(spec.label, spec.options, format_func=spec.fmt, key=spec.key,
+                                bind="query-params", required=True, help=help)
+
+
+def radio(spec, help=None):
+    return st.radio(spec.label, spec.options, format_func=spec.fmt, key=spec.key,
+                    bind="query-params", horizontal=True, help=help)
 
 
 def select_slider(spec, help=None, **kwargs):

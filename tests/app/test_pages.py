@@ -88,8 +88,9 @@ def test_nonprivate_setting(open_page):
 
 @pytest.mark.parametrize("params,keys", [
     ({"eps": "-3", "n": "abc"}, ["eps=-3", "n=abc"]),
-    ({"gamma": "12.5", "reps": "1", "seed": "x"}, ["gamma=12.5", "reps=1", "seed=x"]),
-    ({"compare": ["200", "7"], "metric": "bogus"}, ["compare=200&7", "metric=bogus"]),
+    ({"gamma": "0", "reps": "1", "seed": "x"}, ["gamma=0", "reps=1", "seed=x"]),
+    ({"compare": ["200", "7"], "metric": "concordance"}, ["compare=200&7", "metric=concordance"]),
+    ({"eps": ["5", "10"], "scale": "authors"}, ["eps=5&10", "scale=authors"]),
 ])
 def test_invalid_url_parameters_fall_back_with_a_notice(open_page, params, keys):
     at = open_page("app_pages/dp_owl.py", **{**FAST, **params})
@@ -98,6 +99,14 @@ def test_invalid_url_parameters_fall_back_with_a_notice(open_page, params, keys)
         assert key in notices
     assert at.select_slider(key="eps").value == 1.0
     assert at.select_slider(key="n").value == 1000
+
+
+def test_links_carry_the_labels_the_widgets_write(open_page):
+    at = open_page("app_pages/dp_owl.py", metric="agreement", scale="paper scale",
+                   gamma_mode="free", gamma="10.5", **FAST)
+    assert not at.warning
+    assert at.session_state["metric"] == "concordance" and at.radio(key="scale").value == "paper"
+    assert at.slider(key="gamma").value == 10  # truncated, as Streamlit does
 
 
 def test_overview_invalid_link(open_page):

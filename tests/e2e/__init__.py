@@ -1,0 +1,1 @@
+"""Real-browser end-to-end tests (a package, so test_pages.py does not clash with tests/app/)."""

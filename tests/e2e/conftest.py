@@ -1,0 +1,257 @@
+"""Real-browser end-to-end tests: a fresh `streamlit run app.py` driven by Chromium.
+
+Fixtures:
+    streamlit_server  session: base URL of a Streamlit server started from the repo root
+    browser           session: headless Debian Chromium (/usr/bin/chromium)
+    page              per test: a fresh browser context and page, viewport 1400x1000
+    app               per test: an `AppDriver` on that page (goto, wait_idle, screenshot, ...)
+    screenshot_dir    session: $SCREENSHOT_DIR or <repo>/screenshots/
+
+Every test collected under tests/e2e is marked `e2e`; run the rest with `-m "not e2e"`.
+If /usr/bin/chromium or the playwright package is missing, the e2e tests are skipped.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+try:
+    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+    from playwright.sync_api import expect, sync_playwright
+except ImportError:  # pragma: no cover - depends on the environment
+    sync_playwright = expect = None
+    PlaywrightTimeoutError = TimeoutError
+
+E2E_DIR = Path(__file__).resolve().parent
+REPO_ROOT = E2E_DIR.parents[1]
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+VIEWPORT = {"width": 1400, "height": 1000}
+SERVER_START_TIMEOUT_S = 60
+# The first visit to /dp-owl runs the Monte-Carlo sweeps (several seconds on 2 cores).
+FIRST_LOAD_TIMEOUT_MS = 90_000
+RERUN_TIMEOUT_MS = 60_000
+
+APP_READY = "[data-testid='stApp'][data-test-script-state='notRunning']"
+EXCEPTION = "[data-testid='stException']"
+
+
+def _skip_reason():
+    if sync_playwright is None:
+        return "the playwright Python package is not installed"
+    if not CHROMIUM.exists():
+        return f"{CHROMIUM} not found: install Debian's chromium to run the browser tests"
+    return None
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark every test under tests/e2e as `e2e`, and skip them when no browser is available."""
+    reason = _skip_reason()
+    for item in items:
+        if E2E_DIR not in Path(str(item.path)).resolve().parents:
+            continue
+        item.add_marker(pytest.mark.e2e)
+        if reason:
+            item.add_marker(pytest.mark.skip(reason=reason))
+
+
+def _free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _healthy(url):
+    try:
+        with urllib.request.urlopen(url, timeout=2) as response:
+            return response.status == 200 and response.read().decode().strip() == "ok"
+    except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
+        return False
+
+
+@pytest.fixture(scope="session")
+def screenshot_dir():
+    path = Path(os.environ.get("SCREENSHOT_DIR") or REPO_ROOT / "screenshots")
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@pytest.fixture(scope="session")
+def streamlit_server(tmp_path_factory):
+    """Start `streamlit run app.py` on a free port; yield its base URL; stop it afterwards."""
+    reason = _skip_reason()
+    if reason:
+        pytest.skip(reason)
+    port = _free_port()
+    log_path = tmp_path_factory.mktemp("streamlit") / "server.log"
+    env = dict(os.environ, STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", "app.py",
+             "--server.port", str(port), "--server.headless", "true",
+             "--server.address", "127.0.0.1"],
+            cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+        )
+    base_url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + SERVER_START_TIMEOUT_S
+        while not _healthy(f"{base_url}/_stcore/health"):
+            if proc.poll() is not None:
+                pytest.fail(f"streamlit exited with code {proc.returncode}:\n"
+                            + log_path.read_text(errors="replace")[-3000:])
+            if time.monotonic() > deadline:
+                pytest.fail(f"streamlit did not answer /_stcore/health within "
+                            f"{SERVER_START_TIMEOUT_S} s:\n"
+                            + log_path.read_text(errors="replace")[-3000:])
+            time.sleep(0.25)
+        yield base_url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    reason = _skip_reason()
+    if reason:
+        pytest.skip(reason)
+    expect.set_options(timeout=20_000)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    try:
+        yield page
+    finally:
+        context.close()
+
+
+class AppDriver:
+    """Small helpers for driving a Streamlit page and waiting for its reruns."""
+
+    def __init__(self, page, base_url, shot_dir):
+        self.page = page
+        self.base_url = base_url
+        self.shot_dir = shot_dir
+
+    # -- navigation and waiting ---------------------------------------------------------------
+    def goto(self, path, timeout=FIRST_LOAD_TIMEOUT_MS):
+        self.page.goto(self.base_url + path)
+        self.wait_idle(timeout=timeout)
+
+    def wait_idle(self, timeout=RERUN_TIMEOUT_MS, stable_ms=600):
+        """Wait until the script is not running, nothing is stale, no spinner or progress bar
+        is shown and every Plotly chart has drawn, and all of that has held for `stable_ms`."""
+        self.page.wait_for_selector(APP_READY, timeout=timeout)
+        # Start the stability clock afresh: an earlier wait on this page must not count.
+        self.page.evaluate("() => { window.__e2eIdleSince = undefined; }")
+        self.page.wait_for_function(
+            """(stableMs) => {
+                const app = document.querySelector("[data-testid='stApp']");
+                const visible = (sel) => [...document.querySelectorAll(sel)]
+                    .some((e) => e.offsetParent !== null || e.getClientRects().length > 0);
+                const charts = [...document.querySelectorAll("[data-testid='stPlotlyChart']")];
+                const idle = app
+                    && app.getAttribute("data-test-script-state") === "notRunning"
+                    && !document.querySelector("[data-stale='true']")
+                    && !visible("[data-testid='stSpinner']")
+                    && !visible("[data-testid='stProgress']")
+                    && charts.every((c) => c.querySelector(".main-svg"));
+                const now = performance.now();
+                if (!idle) { window.__e2eIdleSince = undefined; return false; }
+                if (window.__e2eIdleSince === undefined) window.__e2eIdleSince = now;
+                return now - window.__e2eIdleSince >= stableMs;
+            }""",
+            arg=stable_ms, polling=100, timeout=timeout,
+        )
+
+    def wait_rerun(self, timeout=RERUN_TIMEOUT_MS, start_timeout_ms=2_000):
+        """After an interaction: give the rerun a moment to start, then wait until idle.
+
+        The script state can still read `notRunning` right after the event, so first wait
+        (briefly, tolerating a rerun too fast to observe) for it to leave `notRunning`.
+        """
+        try:
+            self.page.wait_for_selector(
+                "[data-testid='stApp']:not([data-test-script-state='notRunning'])",
+                timeout=start_timeout_ms)
+        except PlaywrightTimeoutError:  # a very fast rerun may finish before we look
+            pass
+        self.wait_idle(timeout=timeout)
+
+    # -- queries -------------------------------------------------------------------------------
+    def slider(self, label):
+        """The stSlider container whose label is exactly `label`."""
+        return self.page.locator("[data-testid='stSlider']").filter(
+            has=self.page.locator("[data-testid='stWidgetLabel']").get_by_text(label, exact=True))
+
+    def slider_value(self, label):
+        return self.slider(label).locator("[data-testid='stSliderThumbValue']")
+
+    def slider_thumb(self, label):
+        # Streamlit >= 1.5x renders the thumb as a visually hidden <input type="range">, whose
+        # slider role is implicit (no role attribute), so match by ARIA role, not by attribute.
+        return self.slider(label).get_by_role("slider")
+
+    def warnings(self):
+        return self.page.locator("[data-testid='stAlertContentWarning']")
+
+    def expect_no_exception(self):
+        expect(self.page.locator(EXCEPTION)).to_have_count(0)
+
+    # -- screenshots ---------------------------------------------------------------------------
+    def screenshot(self, name, full=True):
+        """Save <shot_dir>/<name>. Streamlit scrolls inside stMain, not the document, so for a
+        full-page picture the viewport is made as tall as the content first."""
+        original = self.page.viewport_size
+        if full:
+            height = self.page.evaluate(
+                """() => {
+                    const main = document.querySelector("[data-testid='stMain']");
+                    const side = document.querySelector("[data-testid='stSidebarContent']");
+                    return Math.max(main ? main.scrollHeight : 0, side ? side.scrollHeight : 0,
+                                    document.documentElement.scrollHeight);
+                }""")
+            height = int(min(max(height, original["height"]), 12_000))
+            if height != original["height"]:
+                self.page.set_viewport_size({"width": original["width"], "height": height})
+                self.wait_idle(stable_ms=800)
+        path = self.shot_dir / name
+        self.page.screenshot(path=str(path), full_page=True)
+        if full and self.page.viewport_size != original:
+            self.page.set_viewport_size(original)
+        return path
+
+
+@pytest.fixture
+def app(page, streamlit_server, screenshot_dir):
+    return AppDriver(page, streamlit_server, screenshot_dir)
