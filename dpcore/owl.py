@@ -17,6 +17,7 @@ from ._validation import (
     check_matrix,
     check_real,
     check_vector,
+    check_weights,
 )
 from .werm import DPWeightedERM, solve_werm
 
@@ -167,6 +168,7 @@ class DPOWL:
         W = check_real(W, "weight_bound", low=0.0)
         w = benefit(B, self.outcome_bounds, self.larger_is_better) / arm_propensity(A, propensity)
         self.clipped_share_ = float(np.mean(w > W))
+        w = check_weights(w, n, W, name="OWL weights (benefit / propensity)")
         self.estimator_ = DPWeightedERM(
             epsilon=self.epsilon, gamma=self.gamma, weight_bound=W, loss="huber",
             huber_h=self.huber_h, C=self.C, feature_bounds=self.feature_bounds,

@@ -100,8 +100,9 @@ def test_dpowl_is_dpwerm_with_owl_weights():
     data = PAPER_TRIAL.sample(300, rng=2)
     X, A, B = data["X"], data["A"], data["B"]
     bounds = (np.zeros(4), np.ones(4))
-    owl = DPOWL(epsilon=1.0, gamma=20.0, weight_bound=30.0, feature_bounds=bounds,
-                outcome_bounds=(-12, 12), rng=5).fit(X, A, B, propensity=0.5)
+    with pytest.warns(UserWarning, match="OWL weights \\(benefit / propensity\\) values exceed"):
+        owl = DPOWL(epsilon=1.0, gamma=20.0, weight_bound=30.0, feature_bounds=bounds,
+                    outcome_bounds=(-12, 12), rng=5).fit(X, A, B, propensity=0.5)
     w = (np.clip(B, -12, 12) + 12) / 0.5
     erm = DPWeightedERM(epsilon=1.0, gamma=20.0, weight_bound=30.0, feature_bounds=bounds, rng=5)
     with pytest.warns(UserWarning, match="clipped to W"):
