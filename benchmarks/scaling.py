@@ -34,7 +34,7 @@ def main():
     print(f"{'n':>10} {'seconds':>9} {'peak MiB':>9}")
     for n in (10**3, 10**4, 10**5, 10**6):
         data = PAPER_TRIAL.sample(n, rng=0)
-        model = DPOWL(epsilon=1.0, gamma=75.0, weight_bound=30.0, outcome_bounds=(-12, 12),
+        model = DPOWL(epsilon=1.0, gamma=75.0, outcome_bounds=(-12, 12),
                       feature_bounds=PAPER_TRIAL.feature_bounds, rng=1)
         s, mib = measure(lambda m=model, d=data: m.fit(d["X"], d["A"], d["B"]))
         print(f"{n:>10} {s:>9.3f} {mib:>9.1f}")

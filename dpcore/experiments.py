@@ -199,14 +199,32 @@ class _TestSets:
         self.shift = paper_outcome_shift(B)
         self.V = np.stack((self.A_opt, np.ones_like(A), A * inv * B, A * inv), axis=-1)
 
-    def recommend(self, theta):
-        """+/-1 recommendations of rules theta (reps, E, d), as an array (reps, E, T)."""
-        scores = np.matmul(theta, self.XT)
+    def recommend(self, theta, XT):
+        """+/-1 recommendations of rules theta (reps, E, d) on test sets XT (reps, d, T)."""
+        scores = np.matmul(theta, XT)
         positive = scores > 0
         np.copyto(scores, positive)  # reuse the buffer: 2 * 1(score > 0) - 1
         scores *= 2.0
         scores -= 1.0
         return scores
+
+    def _means(self, theta, theta_ref, chunk=25):
+        """Means over each test set of a * [A_opt, 1, A B/pi, A/pi, a_ref], per (rep, rule).
+
+        Repetitions go in chunks so the (chunk, E, T) arrays stay a few MB: reused by the
+        allocator instead of freshly mapped (and page-faulted) for every cell.
+        """
+        E, reps = theta.shape[:2]
+        S, treated_ref = np.empty((reps, E, 5)), np.empty(reps)
+        for start in range(0, reps, chunk):
+            part = slice(start, start + chunk)
+            XT = self.XT[part]
+            a_ref = self.recommend(theta_ref[part, None, :], XT)[:, 0, :]
+            V = np.concatenate((self.V[part], a_ref[..., None]), axis=-1)
+            a = self.recommend(np.swapaxes(theta[:, part], 0, 1), XT)
+            S[part] = np.matmul(a, V) / self.T
+            treated_ref[part] = np.mean(a_ref > 0, axis=-1)
+        return S, treated_ref[:, None]
 
     def evaluate(self, theta, theta_ref):
         """Metrics of rules theta (E, reps, d) against the reference rules theta_ref (reps, d).
@@ -214,10 +232,7 @@ class _TestSets:
         Returns arrays of shape (E, reps): accuracy and concordance in percent, the value on
         the raw scale and on the authors' test-shifted scale, and Cohen's kappa.
         """
-        a_ref = self.recommend(theta_ref[:, None, :])[:, 0, :]  # (reps, T)
-        V = np.concatenate((self.V, a_ref[..., None]), axis=-1)
-        a = self.recommend(np.swapaxes(theta, 0, 1))  # (reps, E, T)
-        S = np.matmul(a, V) / self.T  # (reps, E, 5): mean of a * column
+        S, treated_ref = self._means(theta, theta_ref)
         accuracy = 50.0 * (1.0 + S[..., 0])
         treated = 0.5 * (1.0 + S[..., 1])
         num = 0.5 * (self.num_sum[:, None] + self.T * S[..., 2])
@@ -225,7 +240,6 @@ class _TestSets:
         with np.errstate(invalid="ignore", divide="ignore"):
             value = np.where(den > 0, num / den, np.nan)
         po = 0.5 * (1.0 + S[..., 4])
-        treated_ref = np.mean(a_ref > 0, axis=-1)[:, None]
         pe = treated * treated_ref + (1 - treated) * (1 - treated_ref)
         with np.errstate(invalid="ignore", divide="ignore"):
             kappa = np.where(pe < 1, (po - pe) / (1 - pe), np.nan)
