@@ -107,7 +107,7 @@ def study():
     metric_cols = st.columns(4)
     metric_cols[0].metric("Accuracy (best treatment)", f"{here.accuracy_mean:.1f}%",
                           f"{here.accuracy_mean - nonprivate.accuracy_mean:+.1f} pts vs non-private")
-    value_key = "value" if st.session_state.get("scale", "own") == "own" else "value_paper"
+    value_key = "value" if st.session_state["scale"] == "own" else "value_paper"  # radio below
     metric_cols[1].metric("Value of the rule", f"{here[value_key + '_mean']:.2f}",
                           f"{here[value_key + '_mean'] - nonprivate[value_key + '_mean']:+.2f} vs non-private")
     metric_cols[2].metric("Agrees with the non-private rule", f"{here.concordance_mean:.1f}%")
@@ -137,16 +137,17 @@ def study():
     with b:
         st.plotly_chart(charts.curve_vs_n(all_summary, metric, eps, references), width="stretch",
                         key="vs_n")
-        st.caption("At a fixed ε, more patients shrink the noise (its scale is 2W/γ, spread over a "
-                   "sum that grows with n) and the gap to the non-private rule closes.")
+        st.caption("At a fixed ε the noise, of size 2W/(γε), does not grow with n but the signal "
+                   "does: more patients outweigh the penalty γ‖θ‖²/2, the coefficients grow, and "
+                   "the same noise flips fewer recommendations.")
 
     c, d = st.columns(2)
     with c:
         cell_runs = runs[runs.epsilon == eps][metric]
         base = None if math.isinf(eps) else runs[np.isinf(runs.epsilon)][metric]
         st.plotly_chart(charts.distribution(cell_runs, base, metric, eps), width="stretch", key="dist")
-        st.caption("One bar per group of simulated trials. Privacy widens the spread: the mean hides "
-                   "how often a private rule is poor.")
+        st.caption("Each bar counts the simulated trials whose rule scored in that range. Privacy "
+                   "widens the spread: the mean hides how often a private rule is poor.")
     example = compute.example_rule(n, eps, mode, gamma, h, W, seed)
     with d:
         same = example["nonprivate_same_gamma"] if example["gamma"] != example["gamma_ref"] else None

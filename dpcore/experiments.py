@@ -17,7 +17,7 @@ from scipy.special import stdtrit
 
 from ._validation import check_epsilon, check_real
 from .mechanisms import l2_gamma_noise
-from .owl import arm_propensity, ipw_value
+from .owl import arm_propensity, benefit, ipw_value
 from .simulate import PAPER_TRIAL, PAPER_W, optimal_treatment, paper_gamma, paper_outcome_shift
 from .werm import FeatureScaling, sensitivity, solve_werm
 
@@ -53,11 +53,12 @@ def owl_weights(B, A, propensity, weight_bound, outcome="paper"):
     by the guarantee); a pair (lo, hi) clips to public bounds and shifts by lo.
     """
     if isinstance(outcome, str):
-        benefit = B + paper_outcome_shift(B)[..., None]
+        if outcome != "paper":
+            raise ValueError(f"outcome must be 'paper' or public bounds (lo, hi), got {outcome!r}")
+        gain = B + paper_outcome_shift(B)[..., None]
     else:
-        lo, hi = outcome
-        benefit = np.clip(B, lo, hi) - lo
-    w = benefit / arm_propensity(A, propensity)
+        gain = benefit(B, outcome)
+    w = gain / arm_propensity(A, propensity)
     return np.minimum(w, weight_bound), np.mean(w > weight_bound, axis=-1)
 
 
