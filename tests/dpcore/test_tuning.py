@@ -40,3 +40,10 @@ def test_errors(proxy):
         tune_gamma({k: v[:3] for k, v in proxy.items()}, 100, 1.0)
     with pytest.raises(ValueError, match="gamma must be > 0"):
         tune_gamma(proxy, 100, 1.0, gammas=[0, 1])
+
+
+def test_the_target_release_constant_C_adds_its_noise(proxy):
+    kw = dict(n=500, epsilon=5.0, gammas=[201], reps=40, seed=4)
+    plain = tune_gamma(proxy, **kw).curve.iloc[0]
+    noisy = tune_gamma(proxy, C=5_000.0, **kw).curve.iloc[0]  # Delta grows from 0.3 to 25
+    assert noisy.value_mean < plain.value_mean - 3 * np.hypot(plain.value_se, noisy.value_se)
