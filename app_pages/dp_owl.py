@@ -101,6 +101,7 @@ def study():
                              progress=lambda f, m: bar.progress(f, text=f"Simulated n = {m}"))
     bar.empty()
     runs, summary, refs = results[n]
+    runs_here = runs[runs.epsilon == eps]
     all_summary = compute.stack_summaries(results)
     here, nonprivate = compute.cell(summary, eps), compute.cell(summary, math.inf)
 
@@ -111,7 +112,7 @@ def study():
     metric_cols[1].metric("Value of the rule", f"{here[value_key + '_mean']:.2f}",
                           f"{here[value_key + '_mean'] - nonprivate[value_key + '_mean']:+.2f} vs non-private")
     metric_cols[2].metric("Agrees with the non-private rule", f"{here.concordance_mean:.1f}%")
-    metric_cols[3].metric("Noise radius (mean)", f"{runs[runs.epsilon == eps].noise_norm.mean():.3g}",
+    metric_cols[3].metric("Noise radius (mean)", f"{runs_here.noise_norm.mean():.3g}",
                           help="Length of the noise vector added to the scaled coefficients.")
     scale_note = "on the outcome's own scale" if value_key == "value" else "on the authors' test-shifted scale"
     st.info(explain.clinical_summary(eps, n, here.concordance_mean, here[value_key + "_mean"],
@@ -143,9 +144,9 @@ def study():
 
     c, d = st.columns(2)
     with c:
-        cell_runs = runs[runs.epsilon == eps][metric]
         base = None if math.isinf(eps) else runs[np.isinf(runs.epsilon)][metric]
-        st.plotly_chart(charts.distribution(cell_runs, base, metric, eps), width="stretch", key="dist")
+        st.plotly_chart(charts.distribution(runs_here[metric], base, metric, eps), width="stretch",
+                        key="dist")
         st.caption("Each bar counts the simulated trials whose rule scored in that range. Privacy "
                    "widens the spread: the mean hides how often a private rule is poor.")
     example = compute.example_rule(n, eps, mode, gamma, h, W, seed)
@@ -156,7 +157,7 @@ def study():
                         width="stretch", key="coef")
         agree = example["agreement"]
         p_text = f"{agree['p_value']:.1e}" if agree["p_value"] >= 1e-300 else "< 1e-300"
-        st.caption(f"One simulated trial. On 5000 new patients this private rule agrees with the "
+        st.caption(f"One simulated trial; the rule treats when intercept + Σ coef·x > 0. On 5000 new patients this private rule agrees with the "
                    f"non-private one for {100 * agree['concordance']:.1f}% (Cohen's κ = "
                    f"{agree['kappa']:.2f}; Fisher's exact one-sided p = {p_text} for agreement "
                    "beyond chance).")

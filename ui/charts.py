@@ -29,7 +29,7 @@ def _layout(fig, title, xtitle, ytitle, height=380):
                "font": {"size": 16}},
         xaxis_title=xtitle, yaxis_title=ytitle, height=height, template="plotly_white",
         margin={"l": 60, "r": 20, "t": 70, "b": 50}, hovermode="x unified",
-        legend={"orientation": "h", "yanchor": "top", "y": -0.18, "x": 0, "font": {"size": 12}},
+        legend={"orientation": "h", "yanchor": "top", "y": -0.22, "x": 0, "font": {"size": 12}},
     )
     return fig
 
@@ -149,7 +149,7 @@ def coefficients(names, nonprivate, private, eps, same_gamma=None, gammas=None):
                              hovertemplate=f"%{{x}}: %{{y:.3f}}<extra>{name}</extra>"))
     fig.update_layout(barmode="group")
     return _layout(fig, "The learned rule's coefficients, private against non-private",
-                   "term of the rule: treat when intercept + Σ coef·x > 0",
+                   "term of the rule",
                    "coefficient (per unit of x)")
 
 

@@ -78,7 +78,7 @@ def example_rule(n, eps, mode, gamma, h, W, seed):
         warnings.simplefilter("ignore")  # weights above W are clipped, as in the authors' code
         private = fit(eps, rng=rng)
         exact = fit(np.inf)
-        reference = fit(np.inf, gamma=g_ref)
+        reference = exact if g_ref == g else fit(np.inf, gamma=g_ref)
     a_priv, a_ref = private.predict(test["X"]), reference.predict(test["X"])
     truth = optimal_treatment(test["f"])
     return {

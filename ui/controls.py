@@ -66,21 +66,15 @@ class IntRange:
         try:
             value = float(raw)
         except ValueError:
-            return f"{self.label} must be a whole number"
+            return f"{self.label} must be a number"
         if not self.low <= value <= self.high:
             return f"{self.label} must be between {self.low} and {self.high}"
         return None
 
 
 @dataclass(frozen=True)
-class MultiChoice:
-    """A multiselect bound to the URL as comma-separated option labels."""
-
-    key: str
-    options: tuple
-    default: tuple
-    label: str
-    fmt: callable = fmt_number
+class MultiChoice(Choice):
+    """A multiselect: the URL repeats the parameter once per chosen label (n=200&n=500)."""
 
     def problem(self, raw):
         allowed = [self.fmt(o) for o in self.options]
