@@ -5,7 +5,8 @@ import math
 import numpy as np
 import streamlit as st
 
-from dpcore.simulate import PAPER_W, PROXY_VARIANTS, paper_gamma
+from dpcore.paper import PAPER_W, paper_gamma
+from dpcore.simulate import PROXY_VARIANTS
 from ui import charts, compute, explain
 from ui.controls import (
     EPS_OPTIONS,

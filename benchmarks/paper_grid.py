@@ -18,8 +18,10 @@ import time
 
 import numpy as np
 
-from dpcore.experiments import owl_monte_carlo, owl_weights
-from dpcore.simulate import PAPER_TRIAL, PAPER_W, paper_gamma
+from dpcore.experiments import owl_monte_carlo
+from dpcore.owl import owl_weights
+from dpcore.paper import PAPER_W, paper_gamma
+from dpcore.simulate import PAPER_TRIAL
 from dpcore.werm import FeatureScaling
 
 N_GRID = (200, 500, 800, 1000)
@@ -51,7 +53,7 @@ def scipy_baseline(reps, seed=0):
     fits = 0
     for n in N_GRID:
         train = PAPER_TRIAL.sample(n, size=reps, rng=np.random.default_rng([seed, 1, n]))
-        w, _ = owl_weights(train["B"], train["A"], PAPER_TRIAL.propensity, PAPER_W)
+        w, _ = owl_weights(train["B"], train["A"], PAPER_TRIAL.propensity, PAPER_W, "paper")
         Xt = scaling.transform(train["X"])
         gammas = sorted({paper_gamma(e, n) for e in EPS_GRID})
         for r in range(reps):

@@ -16,7 +16,8 @@ import numpy as np
 
 from dpcore import DPOWL
 from dpcore.experiments import owl_monte_carlo
-from dpcore.simulate import PAPER_EPSILONS, PAPER_TRIAL
+from dpcore.paper import PAPER_EPSILONS
+from dpcore.simulate import PAPER_TRIAL
 
 
 def measure(fn):

@@ -1,24 +1,36 @@
 """dpcore: differentially private weighted ERM, outcome weighted learning and tail risk."""
 
+from ._estimator import ConvergenceError, NotFittedError, PrivacyWarning
 from .losses import huber_hinge, logistic
-from .mechanisms import attacker_posterior_bound, l2_gamma_noise, laplace_noise
+from .mechanisms import (
+    attacker_posterior_bound,
+    expected_noise_radius,
+    l2_gamma_noise,
+    laplace_interval_halfwidth,
+    laplace_noise,
+    output_perturbation,
+)
 from .owl import DPOWL, agreement_test, concordance, ipw_value, reference_values, treatment_accuracy
-from .werm import ConvergenceError, DPWeightedERM, FeatureScaling, PrivacyWarning, solve_werm
+from .werm import DPWeightedERM, FeatureScaling, solve_werm
 
 __all__ = [
     "DPOWL",
     "ConvergenceError",
     "DPWeightedERM",
     "FeatureScaling",
+    "NotFittedError",
     "PrivacyWarning",
     "agreement_test",
     "attacker_posterior_bound",
     "concordance",
+    "expected_noise_radius",
     "huber_hinge",
     "ipw_value",
     "l2_gamma_noise",
+    "laplace_interval_halfwidth",
     "laplace_noise",
     "logistic",
+    "output_perturbation",
     "reference_values",
     "solve_werm",
     "treatment_accuracy",

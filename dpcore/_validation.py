@@ -88,20 +88,24 @@ def check_labels(y, n, name="y"):
 
 
 def check_weights(w, n, bound, name="sample_weight"):
-    """Non-negative weights, clipped to the public bound ``bound`` with a warning."""
+    """Non-negative weights clipped to the public bound ``bound``, and the share clipped.
+
+    The warning says only that clipping happened: how many weights, or how large, is a fact
+    about the sensitive data. The share is returned for analyst-only diagnostics.
+    """
     w = check_vector(w, name, n)
     if (w < 0).any():
-        raise ValueError(f"{name} must be non-negative, found minimum {w.min():.6g}")
+        raise ValueError(f"{name} must be non-negative; found a negative value")
     over = w > bound
     if over.any():
         warnings.warn(
-            f"{int(over.sum())} of {n} {name} values exceed the weight bound W={bound:g} "
-            f"(largest {w.max():.6g}); they were clipped to W",
+            f"some {name} values exceed the weight bound W={bound:g}; they were clipped to W "
+            "(the share clipped is an analyst-only diagnostic)",
             UserWarning,
             stacklevel=3,
         )
         w = np.minimum(w, bound)
-    return w
+    return w, float(over.mean())
 
 
 def check_bounds(bounds, p, name):

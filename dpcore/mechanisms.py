@@ -7,6 +7,7 @@ has known side channels (Mironov 2012); the app's limitations page says so.
 from __future__ import annotations
 
 import numpy as np
+from scipy.special import expit
 
 from ._validation import check_epsilon, check_real
 
@@ -52,6 +53,33 @@ def l2_gamma_noise(d, epsilon, sensitivity, size=(), rng=None):
     return radius[..., None] * direction
 
 
+def output_perturbation(theta_hat, epsilon, sensitivity, rng=None):
+    """Release minimisers with pure epsilon-DP: theta_hat + l2_gamma_noise (Algorithm 1).
+
+    Parameters
+    ----------
+    theta_hat : ndarray of shape ``batch + (d,)``
+        Exact minimisers (one per leading index).
+    epsilon, sensitivity : float or array_like
+        Budget and L2 sensitivity, scalars or aligned with the leading axes of ``theta_hat``
+        (see :func:`l2_gamma_noise`); ``np.inf`` releases theta_hat unchanged.
+    rng : None, int or Generator
+
+    Returns
+    -------
+    ndarray of the shape of ``theta_hat``
+    """
+    theta_hat = np.asarray(theta_hat, dtype=float)
+    return theta_hat + l2_gamma_noise(theta_hat.shape[-1], epsilon, sensitivity,
+                                      size=theta_hat.shape[:-1], rng=rng)
+
+
+def expected_noise_radius(d, epsilon, sensitivity):
+    """E||noise|| of :func:`l2_gamma_noise`: the mean of Gamma(d, epsilon/Delta), d Delta/epsilon."""
+    epsilon = check_epsilon(epsilon)
+    return 0.0 if np.isinf(epsilon) else d * float(sensitivity) / epsilon
+
+
 def _leading(a, size):
     """Align an array with the leading axes of ``size`` (not numpy's trailing-axis rule)."""
     if a.ndim > len(size) or any(s not in (1, t) for s, t in zip(a.shape, size)):
@@ -76,13 +104,24 @@ def laplace_noise(epsilon, sensitivity, size=(), rng=None):
     return rng.laplace(0.0, sensitivity / epsilon, size)
 
 
+def laplace_interval_halfwidth(epsilon, sensitivity, level=0.95):
+    """t with P(|Laplace(sensitivity/epsilon)| <= t) = level: (sensitivity/epsilon) ln(1/(1-level))."""
+    epsilon = check_epsilon(epsilon)
+    level = check_real(level, "level", low=0.0)
+    if level >= 1:
+        raise ValueError(f"level must be < 1, got {level}")
+    return 0.0 if np.isinf(epsilon) else float(sensitivity) / epsilon * np.log(1.0 / (1.0 - level))
+
+
 def attacker_posterior_bound(prior, epsilon):
     """Largest belief an attacker can reach about one person after an epsilon-DP release.
 
     With prior probability ``prior`` that a fact about a person holds, the posterior odds are at
-    most e^epsilon times the prior odds, so the posterior is at most
-    prior e^eps / (prior e^eps + 1 - prior).
+    most e^epsilon times the prior odds. Computed in log-odds, so a prior of 0 or 1 stays put
+    and a large epsilon saturates at 1 without overflow.
     """
     prior = np.asarray(prior, dtype=float)
-    odds = np.exp(np.minimum(epsilon, 700.0)) * prior / (1.0 - prior)
-    return odds / (1.0 + odds)
+    epsilon = check_real(epsilon, "epsilon", low=0.0, low_open=False, allow_inf=True)
+    with np.errstate(divide="ignore", invalid="ignore"):  # prior 0 with epsilon = inf
+        log_odds = np.log(prior) - np.log1p(-prior) + epsilon
+    return np.where(prior <= 0.0, 0.0, expit(log_odds))

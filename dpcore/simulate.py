@@ -1,8 +1,9 @@
-"""The DP-wERM paper's synthetic trial (spec §7), "imperfect proxy" variants, paper constants.
+"""The DP-wERM paper's synthetic trial (spec §7) and "imperfect proxy" variants.
 
 x_j ~ U[0, 1] (p = 4), A = +/-1 with probability 1/2, optimal rule sign(f) with
 f(x) = 1 + x1 + x2 - 1.8 x3 - 2.2 x4, outcome B ~ N(0.01 + 0.02 x4 + 3 A f(x), 0.5^2).
-Everything is vectorized over a leading batch of independent datasets.
+Everything is vectorized over a leading batch of independent datasets. The authors' constants
+and preprocessing live in :mod:`dpcore.paper`.
 """
 
 from __future__ import annotations
@@ -11,40 +12,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ._validation import check_choice, check_epsilon, check_real
-
-PAPER_N = (200, 500, 800, 1000, 1500, 2000, 2500)
-PAPER_EPSILONS = (0.1, 0.5, 1, 2, 5, 20, 50, 150, 300, 500, 800, 1000, np.inf)
-PAPER_W = 30.0
-PAPER_H = 0.5
-
-# gamma tuned by the authors with Algorithm 2, rows epsilon, columns PAPER_N (spec §7).
-_GAMMA_ROWS = {
-    0.1: (50, 75, 75, 110, 110, 175, 225),
-    0.5: (90, 150, 145, 125, 125, 225, 250),
-    1: (150, 115, 75, 75, 125, 225, 250),
-    2: (105, 55, 100, 150, 125, 225, 300),
-    5: (30, 60, 50, 75, 75, 125, 225),
-    20: (20, 30, 50, 60, 60, 100, 100),
-    50: (10, 30, 30, 30, 30, 35, 40),
-    150: (10, 15, 15, 15, 30, 20, 25),
-    np.inf: (2, 1, 1, 1, 2, 2, 1),
-}
-PAPER_GAMMA = {(e, n): float(g) for e, row in _GAMMA_ROWS.items() for n, g in zip(PAPER_N, row)}
-
-
-def paper_gamma(epsilon, n):
-    """The authors' tuned gamma at the table cell nearest (log scale) to (epsilon, n).
-
-    Finite epsilon above 150 use the epsilon = 150 row; only epsilon = inf uses the
-    non-private row, whose tiny gamma would give enormous noise at any finite epsilon.
-    """
-    epsilon = check_epsilon(epsilon)
-    n = check_real(n, "n", low=0.0)
-    finite = [e for e in _GAMMA_ROWS if np.isfinite(e)]
-    e = np.inf if np.isinf(epsilon) else min(finite, key=lambda r: abs(np.log(r / epsilon)))
-    nn = min(PAPER_N, key=lambda m: abs(np.log(m / n)))
-    return PAPER_GAMMA[(e, nn)]
+from ._validation import check_choice, check_real
 
 
 @dataclass(frozen=True)
@@ -125,16 +93,6 @@ PROXY_VARIANTS = {
     "2:1 randomization": replace(PAPER_TRIAL, propensity=2 / 3),
     "6 extra noise features": replace(PAPER_TRIAL, p=10),
 }
-
-
-def paper_outcome_shift(B):
-    """The authors' data-dependent shift: |min B| + 0.001 if min B < 0, else 0, per dataset.
-
-    This makes every benefit positive but depends on the data, so the privacy guarantee does
-    not cover it (spec §5). It is reproduced only as the labelled "paper's preprocessing".
-    """
-    m = np.min(B, axis=-1)
-    return np.where(m < 0, -m + 0.001, 0.0)
 
 
 def optimal_treatment(f):

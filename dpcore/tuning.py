@@ -12,13 +12,12 @@ import numpy as np
 import pandas as pd
 
 from ._validation import check_epsilon, check_real
-from .experiments import owl_weights, summarize
-from .mechanisms import l2_gamma_noise
-from .owl import ipw_value
-from .simulate import PAPER_W, optimal_treatment
+from .mechanisms import output_perturbation
+from .montecarlo import Stream, stream, summarize
+from .owl import ipw_value, owl_weights
+from .paper import PAPER_GAMMA_GRID, PAPER_W
+from .simulate import optimal_treatment
 from .werm import FeatureScaling, sensitivity, solve_werm
-
-PAPER_GAMMA_GRID = tuple(range(1, 602, 20))
 
 
 @dataclass
@@ -53,7 +52,7 @@ def tune_gamma(proxy, n, epsilon, gammas=PAPER_GAMMA_GRID, reps=20, metric="valu
     feature_bounds : (lower, upper), optional
         Default [0, 1] for every feature (the paper's trial).
     outcome : "paper" or (lo, hi)
-        How outcomes become benefits, see :func:`dpcore.experiments.owl_weights`.
+        How outcomes become benefits, see :func:`dpcore.owl.owl_weights`.
     train_share : float
         The first ``train_share`` of D0 is the training pool, the rest the validation pool.
     C : float
@@ -79,7 +78,7 @@ def tune_gamma(proxy, n, epsilon, gammas=PAPER_GAMMA_GRID, reps=20, metric="valu
     cut = int(np.floor(train_share * n0))
     if cut < 2 or n0 - cut < 2:
         raise ValueError(f"the proxy dataset is too small to split (n0 = {n0})")
-    rng = np.random.default_rng(seed)
+    rng = stream(seed, Stream.TUNE_SAMPLE)
     replace = cut < n  # the authors bootstrap when the pool is smaller than n
     idx = np.stack([rng.choice(cut, size=n, replace=replace) for _ in range(int(reps))])
 
@@ -93,11 +92,11 @@ def tune_gamma(proxy, n, epsilon, gammas=PAPER_GAMMA_GRID, reps=20, metric="valu
 
     theta = None
     rows = []
-    noise_rng = np.random.default_rng([seed, 1])
+    noise_rng = stream(seed, Stream.TUNE_NOISE)
     for g in np.sort(gammas):
         theta, _ = solve_werm(Xt, A[idx], w, g, "huber", h, theta0=theta)
-        released = theta + l2_gamma_noise(scaling.d, epsilon, sensitivity(weight_bound, g, C),
-                                          size=int(reps), rng=noise_rng)
+        released = output_perturbation(theta, epsilon, sensitivity(weight_bound, g, C),
+                                       rng=noise_rng)
         A_hat = np.where(released @ Xv.T > 0, 1.0, -1.0)
         score = (100 * np.mean(A_hat == truth, axis=-1) if metric == "accuracy"
                  else ipw_value(A_hat, Av, Bv, propensity))

@@ -5,7 +5,9 @@ The objective, in the reference code's scaling (spec §1), is
     F(theta) = sum_i w_i l(y_i theta' x~_i) + (gamma / 2) ||theta||^2,
 
 which is gamma-strongly convex; replacing one record (||x~|| <= 1, |l'| <= 1, w <= W) moves
-the minimiser by at most 2W/gamma, so Delta = (C + 2W)/gamma with the paper's constant C.
+the minimiser by at most 2W/gamma, so Delta = (C + 2W)/gamma with the paper's constant C. A
+point whose gradient norm is at most g lies within g/gamma of the exact minimiser, so releasing
+solver output with g <= RELEASE_TOL adds 2 RELEASE_TOL/gamma to Delta (one slack per dataset).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._estimator import ConvergenceError, PrivacyWarning, PrivateEstimator
 from ._validation import (
     check_bounds,
     check_choice,
@@ -25,15 +28,12 @@ from ._validation import (
     check_weights,
 )
 from .losses import LOSSES, margin_loss
-from .mechanisms import l2_gamma_noise
+from .mechanisms import output_perturbation
 
-
-class PrivacyWarning(UserWarning):
-    """A choice that voids or weakens the differential-privacy guarantee."""
-
-
-class ConvergenceError(RuntimeError):
-    """The weighted-ERM solver did not reach the exact minimiser the privacy proof assumes."""
+# The solver aims at this gradient norm; a release accepts at most RELEASE_TOL (fixed in
+# advance, never read from the data) and widens the sensitivity by the slack that allows.
+SOLVER_TOL = 1e-9
+RELEASE_TOL = 1e-6
 
 
 # --------------------------------------------------------------------------------------------
@@ -122,7 +122,7 @@ def werm_objective(theta, X, y, w, gamma, loss="huber", h=0.5):
     return _Batch(np.asarray(X, float), y, w, gamma, loss, h)(np.asarray(theta, float))
 
 
-def solve_werm(X, y, w, gamma, loss="huber", h=0.5, *, tol=1e-9, max_iter=500, theta0=None):
+def solve_werm(X, y, w, gamma, loss="huber", h=0.5, *, tol=SOLVER_TOL, max_iter=500, theta0=None):
     """Minimise sum_i w_i l(y_i theta'x_i) + gamma/2 ||theta||^2 for a batch of problems.
 
     A damped Newton method with an Armijo backtracking line search, vectorized over the batch.
@@ -228,8 +228,13 @@ def _armijo(f_new, f, t, slope):
 
 
 def sensitivity(weight_bound, gamma, C=0.0):
-    """L2 global sensitivity of the weighted-ERM minimiser: (C + 2W)/gamma (Theorem 7)."""
-    return (C + 2.0 * weight_bound) / gamma
+    """L2 sensitivity of a released weighted-ERM solution: (C + 2W + 2 RELEASE_TOL)/gamma.
+
+    (C + 2W)/gamma bounds how far replacing one record moves the exact minimiser (Theorem 7);
+    the solver's stopping rule leaves each released point within RELEASE_TOL/gamma of its
+    exact minimiser, hence the slack.
+    """
+    return (C + 2.0 * weight_bound + 2.0 * RELEASE_TOL) / gamma
 
 
 def resolve_C(C, n, weight_bound):
@@ -251,40 +256,86 @@ def data_bounds_with_warning(X, name):
     return X.min(axis=0), X.max(axis=0)
 
 
-class DPWeightedERM:
+def solve_for_release(X, y, w, gamma, loss, h):
+    """The exact minimiser and the solver's diagnostics, refused past RELEASE_TOL."""
+    theta_hat, info = solve_werm(X, y, w, gamma, loss, h)
+    if info["grad_norm"] > RELEASE_TOL:
+        raise ConvergenceError(
+            f"the solver's gradient norm {info['grad_norm']:.3g} exceeds the release tolerance "
+            f"{RELEASE_TOL:g} that the sensitivity allows for; nothing was released"
+        )
+    return theta_hat, {"n_iter": int(info["n_iter"]), "grad_norm": float(info["grad_norm"])}
+
+
+class DPWeightedERM(PrivateEstimator):
     """Differentially private weighted ERM by output perturbation (Algorithm 1).
+
+    Minimises sum_i w_i l(y_i theta' x~_i) + (gamma/2) ||theta||^2 on features scaled into the
+    unit ball with public bounds, then adds noise with density proportional to
+    exp(-epsilon ||b|| / Delta), Delta = (C + 2W + 2 RELEASE_TOL)/gamma.
 
     Parameters
     ----------
-    epsilon : float
+    epsilon : float, default 1.0
         Privacy budget (pure epsilon-DP, replace-one neighbours); ``np.inf`` fits without noise.
-    gamma : float
+    gamma : float, default 1.0
         Regularization constant in the sum-form objective (the paper's gamma; lambda = gamma/n).
-    weight_bound : float
+    weight_bound : float, default 1.0
         Public upper bound W on the weights; larger weights are clipped, with a warning.
-    loss : {"huber", "logistic"}
-    huber_h : float
+    loss : {"huber", "logistic"}, default "huber"
+    huber_h : float, default 0.5
         Smoothing width h of the Huber hinge.
-    C : float or "worst-case"
+    C : float or "worst-case", default 0.0
         The paper's constant for data-dependent weights: 0 if the weights are known or come
         from a model trained elsewhere, H/n for a propensity model fitted on the same data
         (see :func:`dpcore.owl.logistic_propensity_H`), "worst-case" for n W.
     feature_bounds : (lower, upper), optional
         Public per-feature bounds. If omitted they are read from the data and a
         :class:`PrivacyWarning` says the guarantee is void.
-    fit_intercept : bool
+    fit_intercept : bool, default True
     rng : None, int or Generator
 
     Attributes
     ----------
-    coef_, intercept_ : coefficients of the released rule in original units
-    theta_ : released coefficients in the scaled space (intercept first)
-    sensitivity_ : float, the L2 sensitivity Delta used for the noise
-    scaling_ : FeatureScaling
-    n_iter_ : int, Newton iterations
+    coef_, intercept_ : the released rule's coefficients in original units
+    theta_ : the released coefficients in the scaled space (intercept first)
+    sensitivity_ : float, the L2 sensitivity Delta used for the noise (public: it depends only
+        on the hyper-parameters and n)
+    scaling_ : FeatureScaling, the public preprocessing
+    diagnostics_ : dict, analyst-only: ``n_iter`` and ``grad_norm`` of the solver and, when
+        weights were clipped, ``clipped_share``. They are computed from the sensitive data and
+        are not covered by the guarantee; never publish them with the release.
+
+    Notes
+    -----
+    The privacy proof assumes the exact minimiser. The solver stops at a gradient norm of
+    ``SOLVER_TOL`` and a release is refused (:class:`ConvergenceError`) above ``RELEASE_TOL``;
+    a point with gradient norm g is within g/gamma of the minimiser (strong convexity), so
+    the sensitivity carries 2 RELEASE_TOL/gamma of slack and the guarantee holds exactly.
+
+    References
+    ----------
+    .. [1] Giddings, Zhou et al., "A differentially private weighted empirical risk
+       minimization procedure and its application to outcome weighted learning",
+       arXiv:2307.13127 (Algorithm 1, Theorem 7).
+    .. [2] Chaudhuri, Monteleoni and Sarwate, "Differentially private empirical risk
+       minimization", JMLR 12 (2011).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpcore import DPWeightedERM
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, (500, 2))
+    >>> y = np.where(X[:, 0] + X[:, 1] > 0, 1, -1)
+    >>> model = DPWeightedERM(epsilon=1.0, gamma=20.0, feature_bounds=([-1, -1], [1, 1]), rng=1)
+    >>> model.fit(X, y).predict(X[:3]).tolist()
+    [-1, 1, -1]
     """
 
-    def __init__(self, epsilon=1.0, gamma=1.0, weight_bound=1.0, loss="huber", huber_h=0.5,
+    _released = ("coef_", "intercept_", "theta_", "sensitivity_")
+
+    def __init__(self, *, epsilon=1.0, gamma=1.0, weight_bound=1.0, loss="huber", huber_h=0.5,
                  C=0.0, feature_bounds=None, fit_intercept=True, rng=None):
         self.epsilon = epsilon
         self.gamma = gamma
@@ -297,21 +348,43 @@ class DPWeightedERM:
         self.rng = rng
 
     def _check_params(self):
-        eps = check_epsilon(self.epsilon)
-        gamma = check_real(self.gamma, "gamma", low=0.0)
-        W = check_real(self.weight_bound, "weight_bound", low=0.0)
+        """Every hyper-parameter checked in one place; returns the validated numbers."""
         check_choice(self.loss, "loss", LOSSES)
-        h = check_real(self.huber_h, "huber_h", low=0.0)
-        return eps, gamma, W, h
+        if not isinstance(self.fit_intercept, (bool, np.bool_)):
+            raise TypeError(f"fit_intercept must be True or False, got {self.fit_intercept!r}")
+        if isinstance(self.C, str):
+            check_choice(self.C, "C", {"worst-case"})
+        else:
+            check_real(self.C, "C", low=0.0, low_open=False)
+        return {
+            "epsilon": check_epsilon(self.epsilon),
+            "gamma": check_real(self.gamma, "gamma", low=0.0),
+            "W": check_real(self.weight_bound, "weight_bound", low=0.0),
+            "h": check_real(self.huber_h, "huber_h", low=0.0),
+        }
 
     def fit(self, X, y, sample_weight=None):
-        """Fit the private rule; ``y`` in {-1, +1}, ``sample_weight`` in [0, W]."""
-        eps, gamma, W, h = self._check_params()
+        """Fit and release the private rule.
+
+        Parameters
+        ----------
+        X : array of shape (n, p)
+        y : array of shape (n,), labels in {-1, +1}
+        sample_weight : array of shape (n,), optional
+            Non-negative weights; values above ``weight_bound`` are clipped with a warning.
+            Without weights every row has weight 1, which must respect W as well.
+
+        Returns
+        -------
+        self
+        """
+        params = self._check_params()
+        eps, W = params["epsilon"], params["W"]
         X = check_matrix(X)
         n, p = X.shape
         y = check_labels(y, n)
-        # Unweighted rows have weight 1: it too must respect W, or the noise would be too small.
-        w = check_weights(np.ones(n) if sample_weight is None else sample_weight, n, W)
+        w = np.ones(n) if sample_weight is None else sample_weight
+        w, clipped = check_weights(w, n, W)
         C = resolve_C(self.C, n, W)
         bounds = self.feature_bounds
         if bounds is None:
@@ -320,18 +393,19 @@ class DPWeightedERM:
             else:
                 bounds = (X.min(axis=0), X.max(axis=0))
         self.scaling_ = FeatureScaling.from_bounds(bounds, p, self.fit_intercept)
-        theta_hat, info = solve_werm(self.scaling_.transform(X), y, w, gamma, self.loss, h)
-        self.sensitivity_ = sensitivity(W, gamma, C)
-        noise = l2_gamma_noise(theta_hat.size, eps, self.sensitivity_, rng=self.rng)
-        self.theta_ = theta_hat + noise
-        self.intercept_, self.coef_ = self.scaling_.to_original(self.theta_)
-        self.intercept_ = float(self.intercept_)
-        self.n_iter_ = int(info["n_iter"])
+        theta_hat, self.diagnostics_ = solve_for_release(
+            self.scaling_.transform(X), y, w, params["gamma"], self.loss, params["h"])
+        self.diagnostics_["clipped_share"] = clipped
+        self.sensitivity_ = sensitivity(W, params["gamma"], C)
+        self.theta_ = output_perturbation(theta_hat, eps, self.sensitivity_, rng=self.rng)
+        intercept, self.coef_ = self.scaling_.to_original(self.theta_)
+        self.intercept_ = float(intercept)
         self.n_features_in_ = p
         return self
 
     def decision_function(self, X):
         """x~' theta for new rows (features clipped to the same public bounds)."""
+        self._check_fitted()
         X = check_matrix(X)
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} columns; the model was fitted on {self.n_features_in_}")

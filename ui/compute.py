@@ -14,13 +14,8 @@ import streamlit as st
 
 from dpcore import DPOWL, agreement_test, ipw_value, treatment_accuracy
 from dpcore.experiments import owl_monte_carlo
-from dpcore.simulate import (
-    PAPER_TRIAL,
-    PROXY_VARIANTS,
-    optimal_treatment,
-    paper_gamma,
-    paper_outcome_shift,
-)
+from dpcore.paper import paper_gamma, paper_outcome_shift
+from dpcore.simulate import PAPER_TRIAL, PROXY_VARIANTS, optimal_treatment
 from dpcore.tuning import tune_gamma
 
 from .controls import EPS_OPTIONS

@@ -68,3 +68,49 @@ def test_dp_werm_audit_in_three_dimensions_projected_on_a_fixed_direction():
     broken = audit_epsilon(werm_release(1.0, eps, 0.4, d_extra=2), werm_release(-1.0, eps, 0.4, d_extra=2),
                            eps, 1_000_000, alpha=ALPHA, rng=5)
     assert not broken.passed
+
+
+def test_false_alarm_rate_of_a_correct_mechanism_is_at_most_alpha():
+    """200 seeded audits of the exact Laplace mechanism at alpha = 0.05: at most 5% false alarms.
+
+    A false alarm is a lower bound above the true epsilon. Under the union bound each audit
+    raises one with probability at most alpha, so 200 audits raise more than 20 with
+    probability below 1.2%; dropping the multiple-testing correction raises far more.
+    """
+    eps, alpha, audits = 1.0, 0.05, 200
+    gen = np.random.default_rng(2026)
+    alarms = sum(
+        not audit_epsilon(laplace_count(0.0, eps), laplace_count(1.0, eps), eps, 20_000,
+                          alpha=alpha, rng=gen).passed
+        for _ in range(audits)
+    )
+    assert alarms <= stats.binom.ppf(0.99, audits, alpha)
+
+
+def test_the_estimate_uses_only_samples_the_selection_did_not_see():
+    """A sampler whose first half is wildly non-private and whose second half is identical on
+    both sides: an audit that reuses its selection samples would report a huge epsilon."""
+    calls = {"s": 0, "sp": 0}
+
+    def sampler(side, shift):
+        def draw(size, rng):
+            calls[side] += 1
+            first = calls[side] == 1
+            return rng.normal(shift if first else 0.0, 1.0, size)
+        return draw
+
+    res = audit_epsilon(sampler("s", 0.0), sampler("sp", 8.0), 1.0, 200_000, alpha=0.05, rng=7)
+    assert calls == {"s": 2, "sp": 2}
+    assert res.epsilon_lb <= 0.0  # the fresh halves are identical: no privacy loss is seen
+
+
+def test_every_event_is_bounded_at_the_union_bound_level():
+    """Randomized response with exact counts: the audit's number is the Clopper-Pearson ratio
+    at level alpha / (2 * #events), by hand (two thresholds, four events each)."""
+    half, k, kp, alpha = 10_000, 7_311, 2_689, 0.05  # about e^1 : 1 odds, as at epsilon = 1
+    ones = lambda count: lambda size, rng: (np.arange(size) < count).astype(float)  # noqa: E731
+    res = audit_epsilon(ones(k), ones(kp), 1.0, 2 * half, alpha=alpha, rng=0)
+    a = alpha / (2 * 4 * 2)  # thresholds {0, 1}; {o > 1} is empty on both sides
+    lower = stats.beta.ppf(a, k, half - k + 1)
+    upper = stats.beta.ppf(1 - a, kp + 1, half - kp)
+    assert res.epsilon_lb == pytest.approx(np.log(lower / upper), rel=1e-9)

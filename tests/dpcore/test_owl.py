@@ -1,3 +1,5 @@
+import warnings
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -5,13 +7,21 @@ from scipy import stats
 from dpcore import (
     DPOWL,
     DPWeightedERM,
+    NotFittedError,
+    PrivacyWarning,
     agreement_test,
     concordance,
     ipw_value,
     reference_values,
     treatment_accuracy,
 )
-from dpcore.owl import benefit, default_weight_bound, fit_logistic_propensity, logistic_propensity_H
+from dpcore.owl import (
+    benefit,
+    default_weight_bound,
+    fit_logistic_propensity,
+    logistic_propensity_H,
+    owl_weights,
+)
 from dpcore.simulate import PAPER_TRIAL
 
 
@@ -100,7 +110,7 @@ def test_dpowl_is_dpwerm_with_owl_weights():
     data = PAPER_TRIAL.sample(300, rng=2)
     X, A, B = data["X"], data["A"], data["B"]
     bounds = (np.zeros(4), np.ones(4))
-    with pytest.warns(UserWarning, match="OWL weights \\(benefit / propensity\\) values exceed"):
+    with pytest.warns(UserWarning, match="some OWL weights \\(benefit / propensity\\) exceed") as caught:
         owl = DPOWL(epsilon=1.0, gamma=20.0, weight_bound=30.0, feature_bounds=bounds,
                     outcome_bounds=(-12, 12), rng=5).fit(X, A, B, propensity=0.5)
     w = (np.clip(B, -12, 12) + 12) / 0.5
@@ -109,7 +119,11 @@ def test_dpowl_is_dpwerm_with_owl_weights():
         erm.fit(X, A, w)
     np.testing.assert_allclose(owl.theta_, erm.theta_, atol=1e-12)
     assert owl.sensitivity_ == pytest.approx(60 / 20)
-    assert owl.clipped_share_ == pytest.approx(np.mean(w > 30))
+    assert owl.diagnostics_["clipped_share"] == pytest.approx(np.mean(w > 30))
+    # The warning says that clipping happened, never how many weights or how large.
+    message = str(caught[0].message)
+    assert str(int(np.sum(w > 30))) not in message.replace("W=30", "")
+    assert f"{w.max():.4g}"[:4] not in message
 
 
 def test_dpowl_learns_the_paper_rule_without_noise():
@@ -142,7 +156,11 @@ def test_propensity_options():
         DPOWL(**kw).fit(X, A, B, propensity=np.full(400, 2 / 3))
     with pytest.raises(ValueError, match="C > 0"):
         DPOWL(weight_bound=20.0, **kw).fit(X, A, B, propensity="logistic")
-    est = DPOWL(weight_bound=20.0, C="worst-case", **kw).fit(X, A, B, propensity="logistic")
+    with pytest.warns(PrivacyWarning, match="C='worst-case'"):
+        DPOWL(weight_bound=20.0, C=0.01, **kw).fit(X, A, B, propensity="logistic")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # worst-case C covers any propensity model: no warning
+        est = DPOWL(weight_bound=20.0, C="worst-case", **kw).fit(X, A, B, propensity="logistic")
     assert est.sensitivity_ == pytest.approx((400 * 20 + 40) / 5)
     p_hat = fit_logistic_propensity(X, A)
     assert abs(p_hat.mean() - np.mean(A > 0)) < 1e-6  # logistic MLE with intercept matches the share
@@ -170,3 +188,69 @@ def test_dpowl_input_errors():
         DPOWL(epsilon=-3, **kw).fit(X, A, np.ones(10))
     with pytest.raises(ValueError, match="outcome_bounds: lower bound 5 > upper bound 1"):
         DPOWL(outcome_bounds=(5, 1), **kw).fit(X, A, np.ones(10))
+
+
+def test_owl_weights_options():
+    B = np.array([[-1.0, 0.0, 20.0]])
+    A = np.array([[1.0, -1.0, 1.0]])
+    w, clipped = owl_weights(B, A, 0.5, 30.0, outcome="paper")
+    np.testing.assert_allclose(w, [[0.002, 2.002, 30.0]])
+    assert clipped[0] == pytest.approx(1 / 3)
+    w, _ = owl_weights(B, A, 0.5, 30.0, outcome=(-2.0, 10.0))
+    np.testing.assert_allclose(w, [[2.0, 4.0, 24.0]])
+
+
+def test_owl_weights_divide_by_the_propensity_of_the_arm_received():
+    # 2:1 randomization: P(A = +1) = 2/3, so a treated row has weight benefit / (2/3) and an
+    # untreated one benefit / (1/3), by hand.
+    B = np.array([4.0, 4.0, 1.0, 7.0])
+    A = np.array([1.0, -1.0, 1.0, -1.0])
+    w, clipped = owl_weights(B, A, 2 / 3, 100.0, outcome=(0.0, 10.0))
+    np.testing.assert_allclose(w, [4 * 1.5, 4 * 3.0, 1 * 1.5, 7 * 3.0])
+    assert clipped == 0.0
+    # Per-row propensities P(A = +1 | x_i): the weight uses p_i for treated rows, 1 - p_i otherwise.
+    p = np.array([0.2, 0.9, 0.6, 0.25])
+    w, _ = owl_weights(B, A, p, 100.0, outcome=(0.0, 10.0))
+    np.testing.assert_allclose(w, [4 / 0.2, 4 / 0.1, 1 / 0.6, 7 / 0.75])
+    # Smaller-is-better outcomes: benefit hi - B.
+    w, _ = owl_weights(B, A, 0.5, 100.0, outcome=(0.0, 10.0), larger_is_better=False)
+    np.testing.assert_allclose(w, [12.0, 12.0, 18.0, 6.0])
+
+
+def test_dpowl_uses_the_weights_of_owl_weights_with_per_row_propensities():
+    trial = PAPER_TRIAL.sample(300, rng=4)
+    p = np.clip(0.3 + 0.4 * trial["X"][:, 0], 0.05, 0.95)
+    rule = DPOWL(epsilon=np.inf, gamma=10.0, weight_bound=200.0, outcome_bounds=(-12, 12),
+                 feature_bounds=PAPER_TRIAL.feature_bounds).fit(trial["X"], trial["A"], trial["B"], p)
+    by_hand = np.where(trial["A"] > 0, np.clip(trial["B"], -12, 12) + 12, np.nan) / p
+    by_hand = np.where(trial["A"] > 0, by_hand, (np.clip(trial["B"], -12, 12) + 12) / (1 - p))
+    direct = DPWeightedERM(epsilon=np.inf, gamma=10.0, weight_bound=200.0,
+                           feature_bounds=PAPER_TRIAL.feature_bounds).fit(trial["X"], trial["A"], by_hand)
+    np.testing.assert_allclose(rule.theta_, direct.theta_, atol=1e-10)
+
+
+def test_estimators_follow_scikit_learn_conventions():
+    with pytest.raises(TypeError):
+        DPOWL(1.0)  # hyper-parameters are keyword-only
+    rule = DPOWL(epsilon=0.5, gamma=75, outcome_bounds=(-12, 12))
+    assert rule.get_params()["gamma"] == 75 and set(rule.get_params()) >= {"epsilon", "rng", "C"}
+    assert repr(rule) == "DPOWL(epsilon=0.5, gamma=75, outcome_bounds=(-12, 12))"
+    assert repr(DPWeightedERM()) == "DPWeightedERM()"
+    assert rule.set_params(gamma=10).gamma == 10
+    with pytest.raises(ValueError, match="'gama' is not a parameter of DPOWL"):
+        rule.set_params(gama=1)
+    for est in (rule, DPWeightedERM()):
+        with pytest.raises(NotFittedError, match="not fitted yet: call fit first"):
+            est.predict(np.zeros((2, 4)))
+        with pytest.raises(NotFittedError):
+            est.decision_function(np.zeros((2, 4)))
+    with pytest.raises(ValueError, match="larger_is_better=False needs outcome_bounds"):
+        DPOWL(larger_is_better=False, weight_bound=5.0).fit(np.zeros((4, 1)), [1, -1, 1, -1], np.ones(4))
+
+
+def test_released_attributes_are_apart_from_the_analyst_only_diagnostics():
+    data = PAPER_TRIAL.sample(200, rng=1)
+    rule = DPOWL(epsilon=1.0, gamma=20.0, outcome_bounds=(-12, 12),
+                 feature_bounds=PAPER_TRIAL.feature_bounds, rng=2).fit(data["X"], data["A"], data["B"])
+    assert set(rule.diagnostics_) == {"n_iter", "grad_norm", "clipped_share"}
+    assert not hasattr(rule, "n_iter_") and not hasattr(rule, "clipped_share_")

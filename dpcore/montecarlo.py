@@ -1,0 +1,141 @@
+"""Monte-Carlo machinery shared by every sweep: named random streams, summaries, evaluators.
+
+Nothing here knows which study it serves: metrics are passed in by name, and the streams are
+keyed by the values that define a cell, so a cell's numbers never depend on the grid around it.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+import numpy as np
+import pandas as pd
+from scipy.special import stdtrit
+
+from .owl import arm_propensity, ipw_value
+from .paper import paper_outcome_shift
+from .simulate import optimal_treatment
+
+
+class Stream(IntEnum):
+    """Tags that separate the random streams of one seed (the second entry of every key)."""
+
+    TEST = 0        # test sets, one per repetition
+    TRAIN = 1       # training sets, keyed by n
+    NOISE = 2       # output-perturbation noise, keyed by (n, h, gamma rule, epsilon)
+    EXAMPLE = 7     # the single example trial shown next to the curves
+    PROXY = 11      # public proxy data sets for tuning
+    TUNE_SAMPLE = 12  # Algorithm 2's draws of n rows from the proxy's training pool
+    TUNE_NOISE = 13   # Algorithm 2's output-perturbation noise
+
+
+def stream(seed, tag, *keys):
+    """A Generator for ``(seed, tag, *keys)``; float keys go through :func:`key`."""
+    return np.random.default_rng([int(seed), int(tag), *(key(k) for k in keys)])
+
+
+def key(value):
+    """A non-negative integer naming a parameter in a random stream's key (floats to 1e-6)."""
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    return 2**62 if np.isinf(value) else int(round(float(value) * 1e6))
+
+
+class RuleEvaluator:
+    """One fresh test set per repetition, and every metric of many rules on them at once.
+
+    For +/-1 recommendations a, every metric is an inner product of a with a per-test-set
+    vector: 1(a = b) = (1 + a b)/2 turns accuracy, concordance, the share treated and both
+    sums of the Hajek value into a single batched matrix product.
+    """
+
+    def __init__(self, Xt, A, B, f, propensity):
+        self.XT = np.ascontiguousarray(np.swapaxes(Xt, -1, -2))  # (reps, d, T)
+        self.A, self.B = A, B
+        self.A_opt = optimal_treatment(f)
+        self.propensity = propensity
+        self.T = A.shape[-1]
+        inv = 1.0 / arm_propensity(A, propensity)
+        self.inv_sum, self.num_sum = inv.sum(-1), (inv * B).sum(-1)
+        self.shift = paper_outcome_shift(B)
+        self.V = np.stack((self.A_opt, np.ones_like(A), A * inv * B, A * inv), axis=-1)
+
+    def recommend(self, theta, XT):
+        """+/-1 recommendations of rules theta (reps, E, d) on test sets XT (reps, d, T)."""
+        scores = np.matmul(theta, XT)
+        positive = scores > 0
+        np.copyto(scores, positive)  # reuse the buffer: 2 * 1(score > 0) - 1
+        scores *= 2.0
+        scores -= 1.0
+        return scores
+
+    def _means(self, theta, theta_ref, chunk=25):
+        """Means over each test set of a * [A_opt, 1, A B/pi, A/pi, a_ref], per (rep, rule).
+
+        Repetitions go in chunks so the (chunk, E, T) arrays stay a few MB: reused by the
+        allocator instead of freshly mapped (and page-faulted) for every cell.
+        """
+        E, reps = theta.shape[:2]
+        S, treated_ref = np.empty((reps, E, 5)), np.empty(reps)
+        for start in range(0, reps, chunk):
+            part = slice(start, start + chunk)
+            XT = self.XT[part]
+            a_ref = self.recommend(theta_ref[part, None, :], XT)[:, 0, :]
+            V = np.concatenate((self.V[part], a_ref[..., None]), axis=-1)
+            a = self.recommend(np.swapaxes(theta[:, part], 0, 1), XT)
+            S[part] = np.matmul(a, V) / self.T
+            treated_ref[part] = np.mean(a_ref > 0, axis=-1)
+        return S, treated_ref[:, None]
+
+    def evaluate(self, theta, theta_ref):
+        """Metrics of rules theta (E, reps, d) against the reference rules theta_ref (reps, d).
+
+        Returns arrays of shape (E, reps): accuracy and concordance in percent, the value on
+        the raw scale and on the authors' test-shifted scale, and Cohen's kappa.
+        """
+        S, treated_ref = self._means(theta, theta_ref)
+        accuracy = 50.0 * (1.0 + S[..., 0])
+        treated = 0.5 * (1.0 + S[..., 1])
+        num = 0.5 * (self.num_sum[:, None] + self.T * S[..., 2])
+        den = 0.5 * (self.inv_sum[:, None] + self.T * S[..., 3])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            value = np.where(den > 0, num / den, np.nan)
+        po = 0.5 * (1.0 + S[..., 4])
+        pe = treated * treated_ref + (1 - treated) * (1 - treated_ref)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            kappa = np.where(pe < 1, (po - pe) / (1 - pe), np.nan)
+        out = {"accuracy": accuracy, "value": value, "value_paper": value + self.shift[:, None],
+               "concordance": 100.0 * po, "kappa": kappa}
+        return {k: v.T for k, v in out.items()}
+
+    def references(self):
+        """Per-repetition values of the oracle, treat-all and treat-none rules."""
+        out = {"rep": np.arange(self.A.shape[0])}
+        for name, rule in (("oracle", self.A_opt), ("treat_all", np.ones_like(self.A)),
+                           ("treat_none", -np.ones_like(self.A))):
+            v = ipw_value(rule, self.A, self.B, self.propensity)
+            out[name], out[name + "_paper"] = v, v + self.shift
+        return pd.DataFrame(out)
+
+
+def summarize(runs, by, metrics):
+    """Mean, standard deviation, Monte-Carlo standard error and 95% CI per cell.
+
+    ``by`` names the columns that define a cell (absent ones are skipped) and ``metrics`` the
+    columns to summarise; each metric m gets m_mean, m_sd, m_se, m_lo and m_hi, plus ``reps``.
+
+    The CI is mean +/- t_{0.975, R-1} * sd / sqrt(R) over the R repetitions of a cell.
+    """
+    by = [c for c in by if c in runs.columns]
+    g = runs.groupby(by, sort=True, dropna=False)
+    parts = {}
+    for m in metrics:
+        if m not in runs.columns:
+            continue
+        mean, sd, count = g[m].mean(), g[m].std(ddof=1), g[m].count()
+        se = sd / np.sqrt(count)
+        half = stdtrit(np.maximum(count - 1, 1), 0.975) * se
+        parts.update({f"{m}_mean": mean, f"{m}_sd": sd, f"{m}_se": se,
+                      f"{m}_lo": mean - half, f"{m}_hi": mean + half})
+    parts["reps"] = g.size()
+    return pd.DataFrame(parts).reset_index()
