@@ -2,7 +2,10 @@
 
 import streamlit as st
 
+from ui.controls import check_link
+
 st.title("What the guarantee covers, and what it does not")
+check_link([])
 st.markdown(
     """
 **Covered.** Each private release here is ε-differentially private with respect to one

@@ -5,9 +5,10 @@ import math
 import numpy as np
 import streamlit as st
 
-from dpcore import laplace_noise
+from dpcore import laplace_interval_halfwidth, laplace_noise
 from ui import charts, explain
-from ui.controls import EPS_OPTIONS, Choice, check_url_params, fmt_eps, select_slider
+from ui.controls import Choice, check_link
+from ui.grids import EPS_OPTIONS, fmt_eps
 from ui.safety import guarded
 
 DEMO_EPS = Choice("demo_eps", tuple(e for e in EPS_OPTIONS if math.isfinite(e)), 1.0,
@@ -43,7 +44,7 @@ with student:
 
 st.divider()
 st.subheader("Try it: one noisy release", anchor=False)
-check_url_params([DEMO_EPS])
+check_link([DEMO_EPS])
 
 
 @st.fragment
@@ -53,14 +54,14 @@ def noisy_release():
         f"A trial has **{TRUE_COUNT}** responders. Adding or removing one patient changes that "
         "count by at most 1, so releasing it with Laplace noise of scale 1/ε is ε-DP."
     )
-    eps = select_slider(DEMO_EPS)
+    eps = DEMO_EPS.widget()
     rng = np.random.default_rng(2026)
     one = TRUE_COUNT + laplace_noise(eps, 1.0, rng=rng)
     many = TRUE_COUNT + laplace_noise(eps, 1.0, size=2000, rng=rng)
     left, right = st.columns([1, 2], gap="large")
     with left:
         st.metric("Released count", f"{one:.0f}", f"{one - TRUE_COUNT:+.1f} noise")
-        half_width = math.log(20) / eps  # 95% of Laplace(1/ε) draws lie within ±ln(20)/ε
+        half_width = laplace_interval_halfwidth(eps, 1.0, level=0.95)
         st.markdown(f"95% of releases land within **±{half_width:.1f}** of the truth.")
         st.info(explain.attacker_sentence(eps), icon=":material/visibility_off:")
     with right:

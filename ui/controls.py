@@ -1,37 +1,70 @@
-"""Shared widgets, each bound to the URL so that a link reproduces the view.
+"""Control specs: every widget of every page, bound to the URL so that a link reproduces the view.
 
-Streamlit drops a URL value it cannot use and silently falls back to the default; the
-helpers here check the URL first so the user is told which parameter was ignored and why.
+A spec knows its options, its default, how its values are written in a link and how to read
+them back. Before a page creates its widgets, :func:`check_link` reads the link: a value that
+is not exactly one the widget could have written is replaced (in the address bar and in what
+the widget is seeded with) by the value actually used, and a notice names both. Widgets never
+hand ``None`` to the computation.
 """
 
 from __future__ import annotations
 
+import difflib
 import math
+import re
 from dataclasses import dataclass
 
 import streamlit as st
 
-EPS_OPTIONS = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0,
-               1000.0, math.inf)
-N_OPTIONS = (100, 200, 300, 500, 800, 1000, 1500, 2000, 2500, 3000, 4000, 5000)
-H_OPTIONS = (0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 2.0)
+from .grids import fmt_number
+from .safety import plain
+
+_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")  # ASCII only: no ５００, 1_000
+_SHOWN = 40  # characters of a link's value echoed in a notice
 
 
-def fmt_eps(eps):
-    """ε as a short label: 0.05, 1, 1000, or "non-private"."""
-    return "non-private" if math.isinf(eps) else f"{eps:g}"
+class Control:
+    """What every spec has: ``key`` (the URL parameter), ``label``, ``default``, ``help``."""
 
+    key: str
+    label: str
+    default: object
+    help: str | None
 
-def fmt_number(x):
-    return f"{x:g}" if isinstance(x, float) else str(x)
+    def to_url(self, value):
+        """The URL value(s) the widget writes for ``value``."""
+        return self.fmt(value)
+
+    def from_url(self, raw):
+        """(value, problem) from the link's values for this key; problem is None when valid."""
+        raise NotImplementedError
+
+    def widget(self, **kwargs):
+        """Create the widget and return its value, never None."""
+        value = self._create(**kwargs)
+        last = st.session_state.setdefault("_last_good", {})
+        if value is None:  # a transient empty value from the browser: keep the last good one
+            return last.get(self.key, self.default)
+        last[self.key] = value
+        return value
+
+    def _create(self, **kwargs):
+        raise NotImplementedError
+
+    def _single(self, raw):
+        """The one value of a single-valued parameter, or a problem."""
+        if len(raw) > 1:
+            given = ", ".join(raw)
+            return None, f"{self.label} was given {len(raw)} times ({given})"
+        return raw[0], None
 
 
 @dataclass(frozen=True)
-class Choice:
-    """A widget with a finite list of options (select_slider, selectbox, radio, segmented).
+class Choice(Control):
+    """One of a finite list of options: select slider, segmented control, radio or selectbox.
 
-    ``fmt`` is the widget's format_func: Streamlit writes the formatted label to the URL, so
-    labels are what a link carries and what the check accepts.
+    ``fmt`` is the widget's format_func; Streamlit writes the formatted label to the URL, so
+    labels are what a link carries.
     """
 
     key: str
@@ -39,21 +72,69 @@ class Choice:
     default: object
     label: str
     fmt: callable = fmt_number
+    kind: str = "select_slider"
+    help: str | None = None
 
-    def problem(self, raw):
-        allowed = [self.fmt(o) for o in self.options]
-        if raw in allowed:
-            return None
-        shown = ", ".join(allowed) if len(allowed) <= 8 else f"{allowed[0]} … {allowed[-1]}"
-        return f"{self.label} must be one of {shown}"
+    def from_url(self, raw):
+        value, problem = self._single(raw)
+        if problem:
+            return self.default, problem
+        labels = {self.fmt(o): o for o in self.options}
+        if value in labels:
+            return labels[value], None
+        shown = list(labels)
+        allowed = ", ".join(shown) if len(shown) <= 8 else f"{shown[0]} … {shown[-1]}"
+        return self.default, f"{self.label} must be one of {allowed}"
+
+    def _create(self, **kwargs):
+        common = dict(format_func=self.fmt, key=self.key, bind="query-params", help=self.help,
+                      **kwargs)
+        if self.kind == "select_slider":
+            return st.select_slider(self.label, options=self.options, value=self.default, **common)
+        if self.kind == "segmented":
+            return st.segmented_control(self.label, self.options, default=self.default,
+                                        required=True, **common)
+        index = self.options.index(self.default)
+        if self.kind == "radio":
+            return st.radio(self.label, self.options, index=index, horizontal=True, **common)
+        return st.selectbox(self.label, self.options, index=index, **common)
 
 
 @dataclass(frozen=True)
-class IntRange:
-    """An integer slider or number input.
+class MultiChoice(Choice):
+    """A multiselect: the URL repeats the parameter once per chosen label (n=200&n=500).
 
-    Like Streamlit, a number with a fraction is truncated (gamma=10.5 gives 10); a value
-    outside [low, high] or not a number is ignored.
+    An empty value (``compare=``) is the empty selection, which the widget itself writes.
+    """
+
+    kind: str = "multiselect"
+
+    def to_url(self, value):
+        return [self.fmt(v) for v in value] or [""]
+
+    def from_url(self, raw):
+        labels = {self.fmt(o): o for o in self.options}
+        if raw in ([], [""]):
+            return (), None
+        good = [labels[v] for v in dict.fromkeys(raw) if v in labels]
+        bad = [v for v in raw if v not in labels]
+        if not bad:
+            return tuple(good), None
+        problem = f"{self.label} accepts only {', '.join(labels)}; {', '.join(bad)} is not one"
+        return (tuple(good) if good else self.default), problem
+
+    def _create(self, **kwargs):
+        return tuple(st.multiselect(self.label, self.options, default=list(self.default),
+                                    format_func=self.fmt, key=self.key, bind="query-params",
+                                    help=self.help, **kwargs))
+
+
+@dataclass(frozen=True)
+class IntRange(Control):
+    """A whole number in [low, high]: a number input, or a slider with ``kind="slider"``.
+
+    A link may write it as 500, 500.0 or 5e2 (normalised to 500); fractions, non-ASCII digits,
+    digit separators, infinities and values outside the range are refused.
     """
 
     key: str
@@ -61,70 +142,108 @@ class IntRange:
     high: int
     default: int
     label: str
+    step: int = 1
+    kind: str = "number"
+    help: str | None = None
 
-    def problem(self, raw):
-        try:
-            value = float(raw)
-        except ValueError:
-            return f"{self.label} must be a number"
-        if not self.low <= value <= self.high:
-            return f"{self.label} must be between {self.low} and {self.high}"
-        return None
+    def fmt(self, value):
+        return str(int(value))
+
+    def from_url(self, raw):
+        value, problem = self._single(raw)
+        if problem:
+            return self.default, problem
+        value = value.strip()
+        if not _NUMBER.fullmatch(value):
+            return self.default, f"{self.label} must be a whole number written with digits 0-9"
+        number = float(value)
+        if not math.isfinite(number) or not number.is_integer():
+            return self.default, f"{self.label} must be a whole number"
+        if not self.low <= number <= self.high:
+            return self.default, f"{self.label} must be between {self.low} and {self.high}"
+        return int(number), None
+
+    def _create(self, **kwargs):
+        common = dict(key=self.key, bind="query-params", help=self.help, step=self.step, **kwargs)
+        if self.kind == "slider":
+            return st.slider(self.label, self.low, self.high, self.default, **common)
+        return st.number_input(self.label, self.low, self.high, self.default, **common)
 
 
-@dataclass(frozen=True)
-class MultiChoice(Choice):
-    """A multiselect: the URL repeats the parameter once per chosen label (n=200&n=500)."""
-
-    def problem(self, raw):
-        allowed = [self.fmt(o) for o in self.options]
-        bad = [v for v in raw if v not in allowed]
-        return f"{self.label} accepts only {', '.join(allowed)}, one parameter each" if bad else None
+# --------------------------------------------------------------------------------------------
+# Reading a link
 
 
-def check_url_params(params):
-    """Drop URL parameters the page's widgets cannot use, with a notice naming each one.
+def check_link(controls):
+    """Read the link's parameters before the page's widgets exist; returns the notices shown.
 
-    Must run before the widgets are created. Returns the list of notices shown.
+    Every value is checked against its spec. A value the widget could not have written is
+    replaced by the value used (the default, or the valid part of a multiselect), both in the
+    address bar and in what the bound widget is seeded with, so the notice, the widgets and a
+    reloaded link all agree. A value written another way (5e2 for 500) is rewritten in its
+    widget's form. Parameters no control on this page reads are removed, with a notice.
     """
+    specs = {c.key: c for c in controls}
     notices = []
-    for spec in params:
-        if spec.key not in st.query_params:
+    for key in list(st.query_params):
+        raw = st.query_params.get_all(key)
+        spec = specs.get(key)
+        if spec is None:
+            guess = difflib.get_close_matches(key, list(specs), n=1)
+            hint = f" (did you mean {guess[0]}?)" if guess else ""
+            notices.append(f"Ignored the link's unknown parameter {_quote(key)}{hint}.")
+            _set_link(key, None)
             continue
-        multi = isinstance(spec, MultiChoice)
-        values = st.query_params.get_all(spec.key)
-        if multi:
-            raw, reason = "&".join(values), spec.problem(values)
-        elif len(values) > 1:
-            raw, reason = "&".join(values), f"{spec.key} was given {len(values)} times"
-        else:
-            raw, reason = values[0], spec.problem(values[0])
-        if reason:
-            del st.query_params[spec.key]
-            default = (", ".join(spec.fmt(v) for v in spec.default) if isinstance(spec, MultiChoice)
-                       else getattr(spec, "fmt", fmt_number)(spec.default))
-            notices.append(f"Ignored the link's `{spec.key}={raw[:40]}`: {reason}. Using the default, {default}.")
+        value, problem = spec.from_url(raw)
+        if problem:
+            notices.append(f"Ignored the link's {_quote(key + '=' + '&'.join(raw))}: {problem}. "
+                           f"Using {_shown(spec, value)}.")
+        canonical = None if _same(value, spec.default) else spec.to_url(value)
+        if problem or _listed(canonical) != raw:
+            _set_link(key, canonical)
     for text in notices:
-        st.warning(text, icon=":material/link_off:")
+        st.warning(plain(text), icon=":material/link_off:")
     return notices
 
 
-def segmented(spec, help=None):
-    return st.segmented_control(spec.label, spec.options, format_func=spec.fmt, key=spec.key,
-                                bind="query-params", required=True, help=help)
+def _same(value, default):
+    return tuple(value) == tuple(default) if isinstance(default, tuple) else value == default
 
 
-def radio(spec, help=None):
-    return st.radio(spec.label, spec.options, format_func=spec.fmt, key=spec.key,
-                    bind="query-params", horizontal=True, help=help)
+def _listed(url_value):
+    if url_value is None:
+        return None
+    return list(url_value) if isinstance(url_value, list) else [url_value]
 
 
-def select_slider(spec, help=None, **kwargs):
-    return st.select_slider(spec.label, options=spec.options, value=spec.default,
-                            format_func=spec.fmt, key=spec.key, bind="query-params", help=help,
-                            **kwargs)
+def _shown(spec, value):
+    if isinstance(spec, MultiChoice):
+        return ", ".join(spec.fmt(v) for v in value) if value else "none"
+    words = spec.fmt(value)
+    return f"the default, {words}" if _same(value, spec.default) else words
 
 
-def int_input(spec, step=1, help=None):
-    return st.number_input(spec.label, spec.low, spec.high, spec.default, step=step, key=spec.key,
-                           bind="query-params", help=help)
+def _quote(text):
+    """A link's text as it will be echoed: shortened, one line, in plain quotes."""
+    text = " ".join(str(text).split())  # newlines and tabs become spaces
+    return "“" + (text if len(text) <= _SHOWN else text[:_SHOWN] + "…") + "”"
+
+
+def _set_link(key, url_value):
+    """Make ``key`` read ``url_value`` (None: absent) in the address bar and for the widget.
+
+    Streamlit seeds a bound widget from its snapshot of the URL at load, not from
+    st.query_params, so the snapshot is corrected too (streamlit's QueryParams keeps it in
+    ``_initial_query_params``; tests/ui/test_controls.py fails if that ever changes).
+    """
+    from streamlit.runtime.state import get_session_state
+
+    if url_value is None:
+        del st.query_params[key]
+    else:
+        st.query_params[key] = url_value
+    with get_session_state().query_params() as qp:
+        if url_value is None:
+            qp._initial_query_params.pop(key, None)
+        else:
+            qp._initial_query_params[key] = _listed(url_value)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
 from contextlib import contextmanager
 
 import streamlit as st
@@ -19,10 +20,10 @@ _LOG = logging.getLogger(__name__)
 def friendly_errors(what="This view"):
     try:
         yield
-    except Exception as exc:  # noqa: BLE001 - the user gets the message, the log gets the type
-        _LOG.error("%s failed: %s", what, type(exc).__name__)
-        st.error(f"{what} could not be computed: {exc}. Change a setting and try again; "
-                 "your other settings are kept.", icon=":material/error:")
+    except Exception as exc:  # noqa: BLE001 - the user gets the message, the log the traceback
+        _LOG.exception("%s failed", what)
+        st.error(plain(f"{what} could not be computed: {exc}. Change a setting and try again; "
+                       "your other settings are kept."), icon=":material/error:")
 
 
 def guarded(what):
@@ -34,3 +35,12 @@ def guarded(what):
                 return fn(*args, **kwargs)
         return inner
     return wrap
+
+
+_MARKUP = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:=^&@])")
+
+
+def plain(text):
+    """Text shown as text: every character markdown (or Streamlit's :directives:) could read
+    as markup is backslash-escaped, and line breaks become spaces."""
+    return _MARKUP.sub(r"\\\1", " ".join(str(text).split()))

@@ -19,11 +19,13 @@ def open_page(app):
 
 
 def _open(at, page, **params):
+    """Open a deep link to ``page`` (app.py runs first, as with a shared link)."""
+    if page != "app_pages/overview.py":
+        at.run()  # AppTest knows st.navigation's pages only after a first run
+        assert not at.exception, [e.value for e in at.exception]
+        at.switch_page(page)
     for key, value in params.items():
         at.query_params[key] = value
     at.run()
-    assert not at.exception
-    if page != "app_pages/overview.py":
-        at.switch_page(page).run()
     assert not at.exception, [e.value for e in at.exception]
     return at

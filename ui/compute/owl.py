@@ -1,0 +1,150 @@
+"""Cached computations for the DP-OWL page, keyed by plain values (ints, floats, strings).
+
+Each function returns plain data (DataFrames, arrays, frozen dataclasses) that Streamlit can
+hash and copy; dpcore does the science.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from dpcore import DPOWL, agreement_test, ipw_value, treatment_accuracy
+from dpcore.experiments import owl_monte_carlo
+from dpcore.montecarlo import Stream, stream
+from dpcore.paper import paper_outcome_shift, resolve_gamma
+from dpcore.simulate import PAPER_TRIAL, PROXY_VARIANTS, optimal_treatment
+from dpcore.tuning import tune_gamma
+
+from ..grids import EPS_OPTIONS
+from .limits import SIMULATIONS
+
+TEST_SIZE = 5000
+FEATURES = ("x1", "x2", "x3", "x4")
+
+
+def gamma_setting(mode, gamma):
+    """The engine's gamma argument: "paper" or the free value."""
+    return "paper" if mode == "paper" else float(gamma)
+
+
+def gamma_used(mode, gamma, eps, n):
+    """The γ a release at (ε, n) uses in this mode."""
+    return resolve_gamma(gamma_setting(mode, gamma), eps, n)
+
+
+@st.cache_data(max_entries=48, show_spinner=False)
+def owl_sweep(n, mode, gamma, h, W, reps, seed):
+    """Monte-Carlo study of DP-OWL on the paper's trial at one n, over the whole ε grid.
+
+    Returns (runs, summary, references); one call serves every position of the ε slider.
+    Uncached calls from all sessions run one at a time (see limits.SIMULATIONS).
+    """
+    with SIMULATIONS.slot():
+        res = owl_monte_carlo([int(n)], EPS_OPTIONS, gamma=gamma_setting(mode, gamma),
+                              h=float(h), weight_bound=float(W), reps=int(reps),
+                              test_size=TEST_SIZE, seed=int(seed))
+    return res.runs, res.summary, res.references
+
+
+def sweeps(ns, mode, gamma, h, W, reps, seed, progress=None):
+    """owl_sweep for several n; ``progress(fraction, text)`` before and after each."""
+    out = {}
+    for k, n in enumerate(ns):
+        if progress is not None:
+            waiting = " (waiting for other users' simulations)" if SIMULATIONS.busy() else ""
+            progress(k / len(ns), f"Simulating n = {n}{waiting}…")
+        out[n] = owl_sweep(n, mode, gamma, h, W, reps, seed)
+    if progress is not None:
+        progress(1.0, "Done")
+    return out
+
+
+@dataclass(frozen=True)
+class ExampleRule:
+    """One simulated trial's non-private and private rules, side by side.
+
+    Coefficients are in original units, intercept first; ``theta_hat`` and ``noise`` are in
+    the scaled space the noise is added in.
+    """
+
+    gamma: float
+    gamma_ref: float
+    names: tuple
+    nonprivate: np.ndarray
+    nonprivate_same_gamma: np.ndarray
+    private: np.ndarray
+    theta_hat: np.ndarray
+    noise: np.ndarray
+    sensitivity: float
+    agreement: dict
+    accuracy_private: float
+    accuracy_nonprivate: float
+    value_private: float
+    value_nonprivate: float
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def example_rule(n, eps, mode, gamma, h, W, seed):
+    """One training set of the paper's trial, its non-private and private rules."""
+    g, g_ref = gamma_used(mode, gamma, eps, n), gamma_used(mode, gamma, np.inf, n)
+    rng = stream(seed, Stream.EXAMPLE, int(n))
+    train = PAPER_TRIAL.sample(int(n), rng=rng)
+    test = PAPER_TRIAL.sample(TEST_SIZE, rng=rng)
+    B_train = train["B"] + paper_outcome_shift(train["B"])  # the authors' preprocessing
+    kw = dict(gamma=g, huber_h=float(h), weight_bound=float(W),
+              feature_bounds=PAPER_TRIAL.feature_bounds)
+
+    def fit(epsilon, **overrides):
+        return DPOWL(epsilon=epsilon, **{**kw, **overrides}).fit(train["X"], train["A"], B_train)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # weights above W are clipped, as in the authors' code
+        private = fit(eps, rng=rng)
+        exact = fit(np.inf)
+        reference = exact if g_ref == g else fit(np.inf, gamma=g_ref)
+    a_priv, a_ref = private.predict(test["X"]), reference.predict(test["X"])
+    truth = optimal_treatment(test["f"])
+    return ExampleRule(
+        gamma=g,
+        gamma_ref=g_ref,
+        names=("intercept",) + FEATURES,
+        nonprivate=np.r_[reference.intercept_, reference.coef_],
+        nonprivate_same_gamma=np.r_[exact.intercept_, exact.coef_],
+        private=np.r_[private.intercept_, private.coef_],
+        theta_hat=exact.theta_,
+        noise=private.theta_ - exact.theta_,
+        sensitivity=private.sensitivity_,
+        agreement=agreement_test(a_priv, a_ref),
+        accuracy_private=100 * float(treatment_accuracy(a_priv, truth)),
+        accuracy_nonprivate=100 * float(treatment_accuracy(a_ref, truth)),
+        value_private=float(ipw_value(a_priv, test["A"], test["B"])),
+        value_nonprivate=float(ipw_value(a_ref, test["A"], test["B"])),
+    )
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def gamma_tuning(n, eps, variant, n0, reps, h, W, seed=0):
+    """Algorithm 2 on a public proxy drawn from one of the "imperfect proxy" designs."""
+    design = PROXY_VARIANTS[variant]
+    proxy = design.sample(int(n0), rng=stream(seed, Stream.PROXY))
+    with SIMULATIONS.slot():
+        res = tune_gamma(proxy, int(n), float(eps), reps=int(reps), weight_bound=float(W),
+                         h=float(h), propensity=design.propensity,
+                         feature_bounds=design.feature_bounds, seed=int(seed))
+    return res.curve, res.best_gamma
+
+
+def cell(summary, eps):
+    """The summary row at one ε (the grid holds every slider value)."""
+    row = summary[np.isclose(summary["epsilon"], eps) | ((summary["epsilon"] == eps) & np.isinf(eps))]
+    return row.iloc[0]
+
+
+def stack_summaries(results):
+    """One summary table over several n."""
+    return pd.concat([s for _, s, _ in results.values()], ignore_index=True)
