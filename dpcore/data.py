@@ -488,7 +488,7 @@ def _check_text(raw, text):
 
 def _sniff(raw, complete):
     """Encoding, delimiter, decimal mark, header and sample rows from the file's head."""
-    if not raw.strip():
+    if not raw or raw.isspace():  # isspace stops at the first other byte; strip would copy
         raise TrialDataError("the file is empty")
     encoding, skip = _detect_encoding(raw if complete else raw[:_SAMPLE_BYTES], complete)
     head = raw[skip:skip + _SAMPLE_BYTES]
@@ -553,14 +553,16 @@ def _sniff_decimal(rows, delimiter):
 
 
 def _parse(raw, fmt):
-    data = io.BytesIO(memoryview(raw)[fmt["skip"]:])
+    data = io.BytesIO(raw[fmt["skip"]:] if fmt["skip"] else raw)  # BytesIO shares, not copies, raw
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", pd.errors.ParserWarning)
+            # Mixed types across the parser's chunks (numbers, then "NA ") are cleaned below.
+            warnings.simplefilter("ignore", pd.errors.DtypeWarning)
             df = pd.read_csv(
                 data, sep=fmt["delimiter"], decimal=fmt["decimal"], encoding=fmt["encoding"],
                 encoding_errors="replace", skipinitialspace=True, index_col=False,
-                na_values=["."], keep_default_na=True, low_memory=False, engine="c",
+                na_values=["."], keep_default_na=True, engine="c",
             )
     except pd.errors.EmptyDataError:
         raise TrialDataError("the file is empty") from None
@@ -592,12 +594,21 @@ def _clean(s):
     """Text cells stripped, missing-value words to NaN, numbers as numbers when all are."""
     if _is_numeric(s) and s.dtype != object:
         return s
-    t = s.astype(object).map(_strip_label, na_action="ignore")
+    t = _strip_text(s)
     t = t.mask(t.isin(_NA_TOKENS))
+    filled = t.dropna()
+    # Converting a million labels is slow; a text column shows itself in its first values.
+    if filled.empty or pd.to_numeric(filled.iloc[:100], errors="coerce").isna().any():
+        return t
     num = pd.to_numeric(t, errors="coerce")
-    if num.notna().sum() == t.notna().sum():
-        return num
-    return t
+    return num if num.notna().sum() == len(filled) else t
+
+
+def _strip_text(s):
+    """Spaces around text cells removed; other cells (numbers among text) kept as they are."""
+    if isinstance(s.dtype, pd.StringDtype):
+        return s.str.strip().astype(object)
+    return s.astype(object).map(_strip_label, na_action="ignore")
 
 
 def _is_numeric(s):
@@ -704,7 +715,7 @@ def _encode_covariates(frame, covariates, categorical):
         for lev in levels[1:]:
             cols.append((key == str(lev)).to_numpy(dtype=float))
             names.append(f"{c}={lev}")
-    X = np.column_stack(cols) if cols else np.empty((len(next(iter(frame.values()))), 0))
+    X = np.stack(cols, axis=1) if cols else np.empty((len(next(iter(frame.values()))), 0))
     return np.ascontiguousarray(X, dtype=float), names, categories
 
 

@@ -543,7 +543,7 @@ BREAKS = {
                                   test_categorical_one_hot_drop_first_sorted_levels),
     "other minimum per arm": ("MIN_ROWS_PER_ARM", 20, test_too_few_rows_per_arm),
     "NA words not missing": ("_NA_TOKENS", frozenset([""]), test_quoted_fields_spaces_and_missing_words),
-    "cells not stripped": ("_strip_label", lambda v: v, test_quoted_fields_spaces_and_missing_words),
+    "cells not stripped": ("_strip_text", lambda s: s.astype(object), test_quoted_fields_spaces_and_missing_words),
 }
 
 
