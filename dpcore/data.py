@@ -175,8 +175,9 @@ def read_trial(source, *, treatment, outcome, covariates=None, propensity=None, 
     ----------
     source : str, path, bytes or file object
         A path, the file's bytes, or an open binary or text file (a Streamlit upload works).
-        Comma, semicolon, tab and pipe delimiters are recognised from the first 64 KB; the
-        encoding is UTF-8 (with or without BOM), UTF-16 with BOM, or else Windows-1252/Latin-1.
+        Comma, semicolon, tab and pipe delimiters are recognised from the first 64 KB (or
+        from Excel's ``sep=;`` first line); the encoding is UTF-8 (with or without BOM),
+        UTF-16 with BOM, or else Windows-1252/Latin-1.
         With a semicolon or tab delimiter and only decimal commas in the sample ("1,5"), the
         comma is read as the decimal mark. Spaces around names and values are ignored;
         ``""``, ``NA``, ``.``, ``NaN``, ``null`` and the like are missing values.
@@ -498,7 +499,11 @@ def _sniff(raw, complete):
     if len(raw) > skip + _SAMPLE_BYTES and "\n" in text:
         text = text[: text.rfind("\n") + 1]  # the last line may be cut
     text = text.lstrip("\ufeff")
-    delimiter = _sniff_delimiter(text)
+    # Excel writes "sep=;" as a first line to name the delimiter.
+    declared = re.match(r"sep=([,;\t|])\r?\n", text)
+    if declared:
+        text = text[declared.end():]
+    delimiter = declared[1] if declared else _sniff_delimiter(text)
     rows = _rows(text, delimiter)
     if not rows:
         raise TrialDataError("the file is empty")
@@ -515,7 +520,8 @@ def _sniff(raw, complete):
                 f"data row {i + 1} has {len(r)} fields but the header names {len(header)} columns; "
                 f"check the delimiter ({_DELIMITER_NAMES[delimiter]}) and the quoting"
             )
-    return {"encoding": encoding, "skip": skip, "delimiter": delimiter, "header": header,
+    return {"encoding": encoding, "skip": skip, "skiprows": int(bool(declared)),
+            "delimiter": delimiter, "header": header,
             "rows": rows[1:], "decimal": _sniff_decimal(rows[1:], delimiter)}
 
 
@@ -561,6 +567,7 @@ def _parse(raw, fmt):
             warnings.simplefilter("ignore", pd.errors.DtypeWarning)
             df = pd.read_csv(
                 data, sep=fmt["delimiter"], decimal=fmt["decimal"], encoding=fmt["encoding"],
+                skiprows=fmt["skiprows"],
                 encoding_errors="replace", skipinitialspace=True, index_col=False,
                 na_values=["."], keep_default_na=True, engine="c",
             )

@@ -83,6 +83,12 @@ def test_semicolon_file_with_decimal_commas():
     assert t.X[0, 0] == 40.5 and t.B[1] == 1.25
 
 
+def test_excel_sep_line_names_the_delimiter():
+    t = read("sep=;\r\n" + rows(sep=";").replace("\n", "\r\n"))
+    assert t.delimiter == ";" and t.n == 24
+    np.testing.assert_array_equal(t.B, read(rows()).B)
+
+
 def test_bom_latin1_and_utf16_files_read_alike():
     text = rows(arms=("médicament", "placebo"))
     base = read(text.encode("utf-8"), treated="médicament")
