@@ -24,6 +24,7 @@ __all__ = [
     "empirical_var",
     "hard_two_point",
     "laplace_privacy_error",
+    "laplace_release",
     "private_cvar",
     "private_quantile",
     "ru_objective",
@@ -231,9 +232,7 @@ def private_cvar(x, tau, epsilon, bound, rng=None, *, method="laplace", quantile
     x = np.clip(x, 0.0, bound)
     n = x.shape[-1]
     if method == "laplace":
-        rho = _cvar_var(x, tau)[0]
-        noisy = rho + laplace_noise(epsilon, cvar_sensitivity(n, tau, bound), rho.shape, rng)
-        return _scalar(np.clip(noisy, 0.0, bound))
+        return laplace_release(_cvar_var(x, tau)[0], n, tau, epsilon, bound, rng)
     share = check_real(quantile_share, "quantile_share", low=0.0, high=1.0 - 1e-12)
     eps_q, eps_cvar = share * epsilon / 2.0, (1.0 - share) * epsilon
     q1 = private_quantile(x, max(0.0, 1.0 - 2.0 * tau), eps_q, bound, rng)
@@ -242,6 +241,17 @@ def private_cvar(x, tau, epsilon, bound, rng=None, *, method="laplace", quantile
     rho = _cvar_var(np.clip(x, np.expand_dims(lo, -1), np.expand_dims(hi, -1)), tau)[0]
     noise = laplace_noise(eps_cvar, cvar_sensitivity(n, tau, 1.0), rho.shape, rng)
     return _scalar(np.clip(rho + (hi - lo) * noise, lo, hi))
+
+
+def laplace_release(rho_hat, n, tau, epsilon, bound, rng=None):
+    """The release step of the Laplace plug-in: clip(rho_hat + Lap(Delta/epsilon), 0, B).
+
+    ``rho_hat`` (any shape) must be the empirical CVaR of n values in [0, B]; a Monte-Carlo
+    study that knows rho_hat in closed form (Bernoulli data) can call this directly.
+    """
+    rho_hat = np.asarray(rho_hat, dtype=float)
+    noise = laplace_noise(epsilon, cvar_sensitivity(n, tau, bound), rho_hat.shape, rng)
+    return _scalar(np.clip(rho_hat + noise, 0.0, bound))
 
 
 def private_quantile(x, q, epsilon, bound, rng=None):
