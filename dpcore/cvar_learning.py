@@ -238,8 +238,9 @@ def dp_gd_cvar(X, y, tau, epsilon, delta, *, loss="absolute", radius=1.0, x_boun
         Step size c_eta D_theta / sqrt(T (L^2 + (d+1) sigma^2)); public, any value is private.
     reps : int or None
         Independent runs on the same data, vectorised (leading axis of the output).
-    output : {"suffix", "last"}
-        Average of the last ceil(T/2) iterates, or the last iterate.
+    output : {"suffix", "average", "last"}
+        Average of the last ceil(T/2) iterates, of all T iterates (the iterate the worst-case
+        bound :func:`dp_gd_excess_bound` is for), or the last iterate.
     rng : None, int or Generator
 
     Returns
@@ -275,7 +276,7 @@ def dp_gd_cvar(X, y, tau, epsilon, delta, *, loss="absolute", radius=1.0, x_boun
     tau, epsilon = check_tau(tau), check_epsilon(epsilon)
     delta = check_real(delta, "delta", low=0.0, low_open=False, high=1.0 - 1e-12)
     check_choice(loss, "loss", {"absolute", "hinge"})
-    check_choice(output, "output", {"suffix", "last"})
+    check_choice(output, "output", {"suffix", "average", "last"})
     R, G = check_real(radius, "radius", low=0.0), check_real(x_bound, "x_bound", low=0.0)
     steps = int(check_real(steps, "steps", low=0.0))
     rng = np.random.default_rng(rng)
@@ -298,7 +299,7 @@ def dp_gd_cvar(X, y, tau, epsilon, delta, *, loss="absolute", radius=1.0, x_boun
 
     shape = () if reps is None else (int(reps),)
     w, u = np.zeros(shape + (d,)), np.zeros(shape)
-    keep = -(-steps // 2) if output == "suffix" else 1
+    keep = {"suffix": -(-steps // 2), "average": steps, "last": 1}[output]
     w_sum, u_sum = np.zeros_like(w), np.zeros_like(u)
     for t in range(steps):  # steps are sequential; runs are vectorised inside
         g_w, g_u = lifted_subgradient(w, u, X, y, tau, lam, loss)
