@@ -262,7 +262,8 @@ def private_quantile(x, q, epsilon, bound, rng=None):
     to its length times exp(epsilon score / 2); the output is uniform in the chosen gap.
     Vectorised over a leading axis like :func:`private_cvar`.
     """
-    x, bound = np.clip(check_samples(x), 0.0, check_bound(bound)), bound
+    bound = check_bound(bound)
+    x = np.clip(check_samples(x), 0.0, bound)
     q, epsilon = check_real(q, "q", low=0.0, low_open=False, high=1.0), check_epsilon(epsilon)
     rng = np.random.default_rng(rng)
     n = x.shape[-1]

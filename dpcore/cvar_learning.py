@@ -53,6 +53,15 @@ def _class_cvars(losses, tau, bound):
     return rho, cvar_sensitivity(losses.shape[1], tau, bound)
 
 
+def _em_logits(losses, tau, epsilon, bound):
+    """(rho, logits) of the exponential mechanism; logits is None when epsilon = inf."""
+    rho, sens = _class_cvars(losses, tau, bound)
+    epsilon = check_epsilon(epsilon)
+    if np.isinf(epsilon):
+        return rho, None
+    return rho, exponential_mechanism_logits(-rho, epsilon, sens)
+
+
 def em_probabilities(losses, tau, epsilon, bound):
     """Exact selection probabilities of the exponential mechanism with score -CVaR.
 
@@ -80,12 +89,10 @@ def em_probabilities(losses, tau, epsilon, bound):
     F. McSherry and K. Talwar, "Mechanism design via differential privacy", FOCS 2007.
     E. M. Mansouri (2026), Theorem 4.3.
     """
-    rho, sens = _class_cvars(losses, tau, bound)
-    epsilon = check_epsilon(epsilon)
-    if np.isinf(epsilon):
+    rho, logits = _em_logits(losses, tau, epsilon, bound)
+    if logits is None:
         best = rho == rho.min()
         return best / best.sum()
-    logits = exponential_mechanism_logits(-rho, epsilon, sens)
     return np.exp(logits - logsumexp(logits))
 
 
@@ -97,11 +104,9 @@ def private_select(losses, tau, epsilon, bound, size=None, rng=None):
     """
     rng = np.random.default_rng(rng)
     if size is None:
-        rho, sens = _class_cvars(losses, tau, bound)
-        epsilon = check_epsilon(epsilon)
-        if np.isinf(epsilon):
+        rho, logits = _em_logits(losses, tau, epsilon, bound)
+        if logits is None:
             return int(np.argmin(rho))
-        logits = exponential_mechanism_logits(-rho, epsilon, sens)
         return int(np.argmax(logits + gumbel_noise(logits.shape, rng)))
     cdf = np.cumsum(em_probabilities(losses, tau, epsilon, bound))
     draws = np.searchsorted(cdf, rng.random(int(size)) * cdf[-1], side="right")
@@ -194,6 +199,14 @@ def lifted_objective(w, u, X, y, tau, lam, loss="absolute"):
     value, _ = _loss_and_slope(loss, np.asarray(w) @ X.T, y)
     u = np.asarray(u, dtype=float)
     return lam * u + np.maximum(value - lam * u[..., None], 0.0).mean(axis=-1) / tau
+
+
+def _dp_gd_scales(n, tau, epsilon, delta, G, B, D, steps):
+    """(lam, L, D_theta, Delta_2, mu, sigma): the public constants of a DP-GD run."""
+    lam, L, D_theta = lifted_constants(G, B, D, tau)
+    sens = lifted_sensitivity(n, tau, G, lam)
+    mu = np.inf if np.isinf(epsilon) else gdp_mu(epsilon, delta)
+    return lam, L, D_theta, sens, mu, gaussian_gdp_scale(sens, mu, steps)
 
 
 @dataclass(frozen=True)
@@ -291,10 +304,7 @@ def dp_gd_cvar(X, y, tau, epsilon, delta, *, loss="absolute", radius=1.0, x_boun
         Y = check_real(y_bound, "y_bound", low=0.0)
         y, B = np.clip(y, -Y, Y), Y + R * G
 
-    lam, L, D_theta = lifted_constants(G, B, 2.0 * R, tau)
-    sens = lifted_sensitivity(n, tau, G, lam)
-    mu = np.inf if np.isinf(epsilon) else gdp_mu(epsilon, delta)
-    sigma = gaussian_gdp_scale(sens, mu, steps)
+    lam, L, D_theta, sens, mu, sigma = _dp_gd_scales(n, tau, epsilon, delta, G, B, 2 * R, steps)
     eta = c_eta * D_theta / np.sqrt(steps * (L * L + (d + 1) * sigma * sigma))
 
     shape = () if reps is None else (int(reps),)
@@ -317,7 +327,5 @@ def dp_gd_cvar(X, y, tau, epsilon, delta, *, loss="absolute", radius=1.0, x_boun
 def dp_gd_excess_bound(n, d, tau, epsilon, delta, *, G=1.0, B=2.0, D=2.0, steps=100):
     """Worst-case E[F(theta_bar)] - F* <= D_theta sqrt(L^2 + (d+1) sigma^2) / sqrt(T) of
     :func:`dp_gd_cvar` with c_eta = 1 and full averaging (spec §4.2)."""
-    lam, L, D_theta = lifted_constants(G, B, D, tau)
-    mu = np.inf if np.isinf(epsilon) else gdp_mu(epsilon, delta)
-    sigma = gaussian_gdp_scale(lifted_sensitivity(n, tau, G, lam), mu, steps)
+    _, L, D_theta, _, _, sigma = _dp_gd_scales(n, tau, epsilon, delta, G, B, D, steps)
     return float(D_theta * np.sqrt(L * L + (d + 1) * sigma * sigma) / np.sqrt(steps))
