@@ -1,6 +1,7 @@
 """dpcore: differentially private weighted ERM, outcome weighted learning and tail risk."""
 
 from ._estimator import ConvergenceError, NotFittedError, PrivacyWarning
+from .cvar import empirical_cvar, private_cvar
 from .losses import huber_hinge, logistic
 from .mechanisms import (
     attacker_posterior_bound,
@@ -24,6 +25,7 @@ __all__ = [
     "attacker_posterior_bound",
     "concordance",
     "expected_noise_radius",
+    "empirical_cvar",
     "huber_hinge",
     "ipw_value",
     "l2_gamma_noise",
@@ -31,6 +33,7 @@ __all__ = [
     "laplace_noise",
     "logistic",
     "output_perturbation",
+    "private_cvar",
     "reference_values",
     "solve_werm",
     "treatment_accuracy",

@@ -125,3 +125,46 @@ def attacker_posterior_bound(prior, epsilon):
     with np.errstate(divide="ignore", invalid="ignore"):  # prior 0 with epsilon = inf
         log_odds = np.log(prior) - np.log1p(-prior) + epsilon
     return np.where(prior <= 0.0, 0.0, expit(log_odds))
+
+
+# --------------------------------------------------------------------------------------------
+# Gaussian and Gumbel samplers (private CVaR: DP-GD and the exponential mechanism)
+
+
+def gaussian_gdp_scale(sensitivity, mu, steps=1):
+    """Standard deviation sigma = sensitivity * sqrt(steps) / mu of the Gaussian noise.
+
+    Adding N(0, sigma^2 I) to a vector with L2 sensitivity ``sensitivity`` is
+    (sensitivity / sigma)-GDP, and ``steps`` adaptive releases compose to
+    sqrt(steps) * sensitivity / sigma (Dong, Roth and Su 2022), which this makes equal to mu.
+    ``mu = np.inf`` means no privacy and gives sigma = 0.
+    """
+    sensitivity = check_real(sensitivity, "sensitivity", low=0.0, low_open=False)
+    mu = check_real(mu, "mu", low=0.0, allow_inf=True)
+    if np.isinf(mu):
+        return 0.0
+    return sensitivity * np.sqrt(int(steps)) / mu
+
+
+def gaussian_noise(sigma, size=(), rng=None):
+    """N(0, sigma^2) noise of shape ``size``; the scale comes from :func:`gaussian_gdp_scale`."""
+    rng = np.random.default_rng(rng)
+    sigma = check_real(sigma, "sigma", low=0.0, low_open=False)
+    return sigma * rng.standard_normal(size)
+
+
+def exponential_mechanism_logits(scores, epsilon, sensitivity):
+    """Logits epsilon * score / (2 sensitivity) of the exponential mechanism (McSherry-Talwar).
+
+    Sampling with probability proportional to exp(logit) is epsilon-DP when each score has
+    sensitivity ``sensitivity`` under the neighbouring relation.
+    """
+    epsilon = check_epsilon(epsilon)
+    sensitivity = check_real(sensitivity, "sensitivity", low=0.0)
+    return np.asarray(scores, dtype=float) * (epsilon / (2.0 * sensitivity))
+
+
+def gumbel_noise(size=(), rng=None):
+    """Standard Gumbel(0, 1) noise: argmax(logits + noise) samples softmax(logits) exactly."""
+    rng = np.random.default_rng(rng)
+    return rng.gumbel(0.0, 1.0, size)
