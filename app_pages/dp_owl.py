@@ -8,10 +8,11 @@ import streamlit as st
 from dpcore import expected_noise_radius
 from dpcore.paper import PAPER_W, paper_gamma
 from dpcore.simulate import PROXY_VARIANTS
-from ui import charts, explain
+from ui import explain
+from ui.charts import owl as charts
 from ui.compute import owl as compute
 from ui.compute.limits import cap_work
-from ui.controls import Choice, IntRange, MultiChoice, check_link
+from ui.controls import Choice, IntRange, MultiChoice, check_link, row
 from ui.grids import EPS_OPTIONS, H_OPTIONS, N_OPTIONS, fmt_eps
 from ui.safety import guarded
 
@@ -55,15 +56,7 @@ def settings_panel():
             gamma = GAMMA.widget(disabled=mode == "paper")
             compare = COMPARE.widget()
         with st.expander("Simulation settings: h, W, repetitions, seed"):
-            c1, c2, c3, c4 = st.columns(4)
-            with c1:
-                h = H.widget()
-            with c2:
-                W = W_BOUND.widget()
-            with c3:
-                reps = REPS.widget()
-            with c4:
-                seed = SEED.widget()
+            h, W, reps, seed = row(H, W_BOUND, REPS, SEED)
     g = compute.gamma_used(mode, gamma, eps, n)
     st.caption(f"γ used at this setting: **{g:g}**" + (" (paper-tuned; the slider is ignored)" if mode == "paper" else ""))
     return dict(eps=eps, n=n, compare=compare, mode=mode, gamma=gamma, h=h, W=W, reps=reps, seed=seed)
@@ -154,13 +147,7 @@ def tuning_panel(n, eps, h, W):
     if math.isinf(eps):
         st.caption("Without privacy the best γ is simply the smallest; pick a finite ε to tune.")
         return
-    c1, c2, c3 = st.columns([2, 1, 1])
-    with c1:
-        variant = VARIANT.widget()
-    with c2:
-        n0 = N0.widget()
-    with c3:
-        reps = TUNE_REPS.widget()
+    variant, n0, reps = row(VARIANT, N0, TUNE_REPS, widths=[2, 1, 1])
     request = (n, eps, variant, n0, reps, h, W)
     if st.button(f"Run Algorithm 2 for n = {n}, ε = {fmt_eps(eps)}", key="run_tuning"):
         st.session_state["tuning_request"] = request

@@ -6,7 +6,8 @@ import numpy as np
 import streamlit as st
 
 from dpcore import laplace_interval_halfwidth, laplace_noise
-from ui import charts, explain
+from ui import explain
+from ui.charts import overview as charts
 from ui.controls import Choice, check_link
 from ui.grids import EPS_OPTIONS, fmt_eps
 from ui.safety import guarded

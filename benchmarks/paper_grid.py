@@ -21,8 +21,8 @@ import numpy as np
 from dpcore.experiments import owl_monte_carlo
 from dpcore.owl import owl_weights
 from dpcore.paper import PAPER_W, paper_gamma
+from dpcore.preprocessing import FeatureScaling
 from dpcore.simulate import PAPER_TRIAL
-from dpcore.werm import FeatureScaling
 
 N_GRID = (200, 500, 800, 1000)
 EPS_GRID = (0.1, 0.5, 1, 2, 5, np.inf)

@@ -12,7 +12,8 @@ from .mechanisms import (
     output_perturbation,
 )
 from .owl import DPOWL, agreement_test, concordance, ipw_value, reference_values, treatment_accuracy
-from .werm import DPWeightedERM, FeatureScaling, solve_werm
+from .preprocessing import FeatureScaling
+from .werm import DPWeightedERM, solve_werm
 
 __all__ = [
     "DPOWL",

@@ -26,6 +26,11 @@ class PrivateEstimator:
 
     _released = ("coef_", "intercept_")
 
+    def _store_params(self, params):
+        """Called by ``__init__`` with ``locals()``: keep every hyper-parameter unchanged."""
+        for name in self._param_names():
+            setattr(self, name, params[name])
+
     @classmethod
     def _param_names(cls):
         params = inspect.signature(cls.__init__).parameters.values()

@@ -19,8 +19,9 @@ from .mechanisms import output_perturbation
 from .montecarlo import RuleEvaluator, Stream, key, stream, summarize
 from .owl import owl_weights
 from .paper import PAPER_W, resolve_gamma
+from .preprocessing import FeatureScaling
 from .simulate import PAPER_TRIAL
-from .werm import FeatureScaling, sensitivity, solve_werm
+from .werm import sensitivity, solve_werm
 
 METRICS = ("accuracy", "value", "value_paper", "concordance", "kappa")
 CELL = ("n", "epsilon", "gamma_rule", "gamma", "h")

@@ -12,10 +12,10 @@ import warnings
 import numpy as np
 from scipy.special import expit
 
+from . import _validation
 from ._estimator import PrivacyWarning, PrivateEstimator
 from ._validation import (
     check_bounds,
-    check_choice,
     check_epsilon,
     check_labels,
     check_matrix,
@@ -179,16 +179,7 @@ class DPOWL(PrivateEstimator):
     def __init__(self, *, epsilon=1.0, gamma=1.0, weight_bound=None, huber_h=0.5, C=0.0,
                  feature_bounds=None, outcome_bounds=None, larger_is_better=True,
                  fit_intercept=True, rng=None):
-        self.epsilon = epsilon
-        self.gamma = gamma
-        self.weight_bound = weight_bound
-        self.huber_h = huber_h
-        self.C = C
-        self.feature_bounds = feature_bounds
-        self.outcome_bounds = outcome_bounds
-        self.larger_is_better = larger_is_better
-        self.fit_intercept = fit_intercept
-        self.rng = rng
+        self._store_params(locals())
 
     def _check_params(self):
         """The OWL-specific hyper-parameters (the rest are checked by DPWeightedERM)."""
@@ -257,7 +248,7 @@ class DPOWL(PrivateEstimator):
         if propensity != "logistic":
             raise ValueError(f"propensity must be a number, an array or 'logistic', got {propensity!r}")
         if isinstance(self.C, str):  # "worst-case" (n W) covers any propensity model
-            check_choice(self.C, "C", {"worst-case"})
+            _validation.check_choice(self.C, "C", {"worst-case"})
         elif self.C == 0:
             raise ValueError(
                 "propensity='logistic' is estimated on the same data, which the privacy "

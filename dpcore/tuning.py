@@ -16,8 +16,9 @@ from .mechanisms import output_perturbation
 from .montecarlo import Stream, stream, summarize
 from .owl import ipw_value, owl_weights
 from .paper import PAPER_GAMMA_GRID, PAPER_W
+from .preprocessing import FeatureScaling
 from .simulate import optimal_treatment
-from .werm import FeatureScaling, sensitivity, solve_werm
+from .werm import sensitivity, solve_werm
 
 
 @dataclass

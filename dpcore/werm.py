@@ -13,13 +13,11 @@ solver output with g <= RELEASE_TOL adds 2 RELEASE_TOL/gamma to Delta (one slack
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
 
 import numpy as np
 
 from ._estimator import ConvergenceError, PrivacyWarning, PrivateEstimator
 from ._validation import (
-    check_bounds,
     check_choice,
     check_epsilon,
     check_labels,
@@ -29,63 +27,12 @@ from ._validation import (
 )
 from .losses import LOSSES, margin_loss
 from .mechanisms import output_perturbation
+from .preprocessing import FeatureScaling
 
 # The solver aims at this gradient norm; a release accepts at most RELEASE_TOL (fixed in
 # advance, never read from the data) and widens the sensitivity by the slack that allows.
 SOLVER_TOL = 1e-9
 RELEASE_TOL = 1e-6
-
-
-# --------------------------------------------------------------------------------------------
-# Preprocessing with public bounds (spec §3)
-
-
-@dataclass(frozen=True)
-class FeatureScaling:
-    """Map features into the unit ball using public bounds only.
-
-    Columns are clipped to [lower, upper], divided by max(|lower|, |upper|), and the row by
-    sqrt(d), d counting the intercept column (bounds [1, 1]) when there is one.
-    """
-
-    lower: np.ndarray
-    upper: np.ndarray
-    fit_intercept: bool = True
-
-    @classmethod
-    def from_bounds(cls, bounds, p, fit_intercept=True, name="feature_bounds"):
-        lower, upper = check_bounds(bounds, p, name)
-        span = np.maximum(np.abs(lower), np.abs(upper))
-        if (span == 0).any():
-            j = int(np.argmax(span == 0))
-            raise ValueError(f"{name}: column {j} has bounds [0, 0]; it carries no information")
-        return cls(lower, upper, bool(fit_intercept))
-
-    @property
-    def d(self):
-        return self.lower.size + self.fit_intercept
-
-    @property
-    def scale(self):
-        """Divisor of each column of the augmented design (intercept first)."""
-        span = np.maximum(np.abs(self.lower), np.abs(self.upper))
-        if self.fit_intercept:
-            span = np.concatenate(([1.0], span))
-        return span * np.sqrt(self.d)
-
-    def transform(self, X):
-        """Clip, add the intercept column, scale; works on (..., n, p) arrays."""
-        X = np.clip(X, self.lower, self.upper)
-        if self.fit_intercept:
-            X = np.concatenate((np.ones(X.shape[:-1] + (1,)), X), axis=-1)
-        return X / self.scale
-
-    def to_original(self, theta):
-        """Coefficients (intercept, coef) in original units from scaled ones, shape (..., d)."""
-        theta = np.asarray(theta) / self.scale
-        if self.fit_intercept:
-            return theta[..., 0], theta[..., 1:]
-        return np.zeros(theta.shape[:-1]), theta
 
 
 # --------------------------------------------------------------------------------------------
@@ -337,15 +284,7 @@ class DPWeightedERM(PrivateEstimator):
 
     def __init__(self, *, epsilon=1.0, gamma=1.0, weight_bound=1.0, loss="huber", huber_h=0.5,
                  C=0.0, feature_bounds=None, fit_intercept=True, rng=None):
-        self.epsilon = epsilon
-        self.gamma = gamma
-        self.weight_bound = weight_bound
-        self.loss = loss
-        self.huber_h = huber_h
-        self.C = C
-        self.feature_bounds = feature_bounds
-        self.fit_intercept = fit_intercept
-        self.rng = rng
+        self._store_params(locals())
 
     def _check_params(self):
         """Every hyper-parameter checked in one place; returns the validated numbers."""

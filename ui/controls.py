@@ -170,6 +170,15 @@ class IntRange(Control):
         return st.number_input(self.label, self.low, self.high, self.default, **common)
 
 
+def row(*controls, widths=None):
+    """Controls side by side, one column each; returns their values in order."""
+    values = []
+    for column, control in zip(st.columns(widths or len(controls)), controls):
+        with column:
+            values.append(control.widget())
+    return values
+
+
 # --------------------------------------------------------------------------------------------
 # Reading a link
 

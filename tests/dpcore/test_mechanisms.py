@@ -2,14 +2,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpcore import (
-    attacker_posterior_bound,
-    expected_noise_radius,
-    l2_gamma_noise,
-    laplace_interval_halfwidth,
-    laplace_noise,
-    output_perturbation,
-)
+from dpcore import attacker_posterior_bound, l2_gamma_noise, laplace_noise
+from dpcore.mechanisms import expected_noise_radius, laplace_interval_halfwidth, output_perturbation
 
 
 def test_laplace_scale_and_infinity():

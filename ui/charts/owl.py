@@ -1,5 +1,4 @@
-"""Pure functions from data to plotly figures: titles, labelled axes with units, hover values,
-Monte-Carlo bands, and the Okabe-Ito colour-blind-safe palette."""
+"""Charts of the DP-OWL page."""
 
 from __future__ import annotations
 
@@ -8,8 +7,8 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
-GREY = "#7f7f7f"
+from . import GREY, PALETTE, band, layout, marker
+
 METRIC_LABELS = {
     "accuracy": "optimal-treatment accuracy (%)",
     "value": "value of the rule (outcome units)",
@@ -23,51 +22,14 @@ REFERENCE_STYLE = {  # label, line dash, where the label sits (treat-all and tre
 }
 
 
-def _layout(fig, title, xtitle, ytitle, height=380):
-    fig.update_layout(
-        title={"text": title, "x": 0, "xanchor": "left", "y": 0.98, "yanchor": "top",
-               "font": {"size": 16}},
-        xaxis_title=xtitle, yaxis_title=ytitle, height=height, template="plotly_white",
-        margin={"l": 60, "r": 20, "t": 70, "b": 50}, hovermode="x unified",
-        legend={"orientation": "h", "yanchor": "top", "y": -0.22, "x": 0, "font": {"size": 12}},
-    )
-    return fig
-
-
-def _rgba(hex_colour, alpha):
-    h = hex_colour.lstrip("#")
-    r, g, b = (int(h[i:i + 2], 16) for i in (0, 2, 4))
-    return f"rgba({r},{g},{b},{alpha})"
-
-
-def _band(fig, x, mean, lo, hi, colour, name, hover):
-    """A mean line with its 95% Monte-Carlo band."""
-    fig.add_trace(go.Scatter(x=np.r_[x, x[::-1]], y=np.r_[hi, lo[::-1]], fill="toself", mode="lines",
-                             fillcolor=_rgba(colour, 0.18), line={"width": 0}, hoverinfo="skip",
-                             showlegend=False, legendgroup=name))
-    fig.add_trace(go.Scatter(x=x, y=mean, mode="lines+markers", name=name, legendgroup=name,
-                             line={"color": colour, "width": 2}, marker={"size": 6},
-                             customdata=np.c_[lo, hi], hovertemplate=hover))
-
-
-def _marker(fig, x, text, colour="#444", dash="solid", log_x=False, row=0):
-    """A vertical line at x with its label above the plot area, clear of the data.
-
-    On a log axis plotly places annotations at log10(x), so the label is added by hand.
-    ``row`` stacks labels of nearby markers.
-    """
-    fig.add_vline(x=x, line={"color": colour, "dash": dash, "width": 1.5})
-    fig.add_annotation(x=math.log10(x) if log_x else x, y=1.0, yref="paper", yanchor="bottom",
-                       yshift=2 + 16 * row, text=text, showarrow=False,
-                       font={"size": 11, "color": colour})
-
-
 def _reference_lines(fig, references):
     for key, value in references.items():
         label, dash, position = REFERENCE_STYLE[key]
         fig.add_hline(y=value, line={"color": GREY, "dash": dash, "width": 1.5},
                       annotation_text=f"{label}: {value:.2f}", annotation_position=position,
                       annotation_font={"size": 11, "color": GREY})
+
+
 
 
 def curves_vs_epsilon(summary, metric, ns, current_eps, references=None):
@@ -80,7 +42,7 @@ def curves_vs_epsilon(summary, metric, ns, current_eps, references=None):
         private = rows[np.isfinite(rows["epsilon"])]
         hover = (f"n = {n}<br>ε = %{{x:g}}<br>mean %{{y:.2f}}{unit}"
                  f"<br>95% CI %{{customdata[0]:.2f}} – %{{customdata[1]:.2f}}<extra></extra>")
-        _band(fig, private["epsilon"].to_numpy(), private[f"{metric}_mean"].to_numpy(),
+        band(fig, private["epsilon"].to_numpy(), private[f"{metric}_mean"].to_numpy(),
               private[f"{metric}_lo"].to_numpy(), private[f"{metric}_hi"].to_numpy(), colour,
               f"n = {n}", hover)
         nonprivate = rows[np.isinf(rows["epsilon"])]
@@ -90,10 +52,10 @@ def curves_vs_epsilon(summary, metric, ns, current_eps, references=None):
     if references:
         _reference_lines(fig, references)
     if math.isfinite(current_eps):
-        _marker(fig, current_eps, f"ε = {current_eps:g}", log_x=True)
+        marker(fig, current_eps, f"ε = {current_eps:g}", log_x=True)
     fig.update_xaxes(type="log", tickvals=[0.1, 1, 10, 100, 1000], ticktext=["0.1", "1", "10", "100", "1000"])
     title = f"{METRIC_LABELS[metric].split(' (')[0].capitalize()} against the privacy budget ε"
-    return _layout(fig, title, "privacy budget ε (log scale; dotted: non-private)", METRIC_LABELS[metric])
+    return layout(fig, title, "privacy budget ε (log scale; dotted: non-private)", METRIC_LABELS[metric])
 
 
 def curve_vs_n(summary, metric, eps, references=None):
@@ -107,12 +69,12 @@ def curve_vs_n(summary, metric, eps, references=None):
         rows = summary[summary["epsilon"] == e].sort_values("n")
         hover = (f"{name}<br>n = %{{x}}<br>mean %{{y:.2f}}{unit}"
                  f"<br>95% CI %{{customdata[0]:.2f}} – %{{customdata[1]:.2f}}<extra></extra>")
-        _band(fig, rows["n"].to_numpy(), rows[f"{metric}_mean"].to_numpy(),
+        band(fig, rows["n"].to_numpy(), rows[f"{metric}_mean"].to_numpy(),
               rows[f"{metric}_lo"].to_numpy(), rows[f"{metric}_hi"].to_numpy(), colour, name, hover)
     if references:
         _reference_lines(fig, references)
     title = f"{METRIC_LABELS[metric].split(' (')[0].capitalize()} against the training size n"
-    return _layout(fig, title, "training size n (patients)", METRIC_LABELS[metric])
+    return layout(fig, title, "training size n (patients)", METRIC_LABELS[metric])
 
 
 def distribution(private, nonprivate, metric, eps):
@@ -127,7 +89,7 @@ def distribution(private, nonprivate, metric, eps):
                                    bingroup=1,
                                    hovertemplate=f"{name}<br>%{{x}}<br>%{{y}} repetitions<extra></extra>"))
     fig.update_layout(barmode="overlay")
-    fig = _layout(fig, "Spread over repetitions at the current setting", label, "repetitions")
+    fig = layout(fig, "Spread over repetitions at the current setting", label, "repetitions")
     fig.update_layout(hovermode="closest")
     return fig
 
@@ -148,7 +110,7 @@ def coefficients(names, nonprivate, private, eps, same_gamma=None, gammas=None):
         fig.add_trace(go.Bar(x=list(names), y=values, name=name, marker_color=colour,
                              hovertemplate=f"%{{x}}: %{{y:.3f}}<extra>{name}</extra>"))
     fig.update_layout(barmode="group")
-    return _layout(fig, "The learned rule's coefficients, private against non-private",
+    return layout(fig, "The learned rule's coefficients, private against non-private",
                    "term of the rule",
                    "coefficient (per unit of x)")
 
@@ -175,7 +137,7 @@ def noise_vector(theta_hat, noise, dims=(3, 4), names=("intercept", "x1", "x2", 
                        axref="x", ayref="y", showarrow=True, arrowhead=3, arrowwidth=2,
                        arrowcolor=PALETTE[5])
     fig.update_yaxes(scaleanchor="x", scaleratio=1)
-    fig = _layout(fig, f"The noise as a vector ({names[i]}, {names[j]} coefficients, scaled space)",
+    fig = layout(fig, f"The noise as a vector ({names[i]}, {names[j]} coefficients, scaled space)",
                   f"{names[i]} coefficient (scaled)", f"{names[j]} coefficient (scaled)")
     fig.update_layout(hovermode="closest")
     return fig
@@ -185,27 +147,14 @@ def gamma_curve(curve, best, metric, paper_value=None):
     """Algorithm 2's γ curve: mean validation metric with its 95% band, the pick marked."""
     fig = go.Figure()
     unit = "%" if metric == "accuracy" else ""
-    _band(fig, curve["gamma"].to_numpy(), curve[f"{metric}_mean"].to_numpy(),
+    band(fig, curve["gamma"].to_numpy(), curve[f"{metric}_mean"].to_numpy(),
           curve[f"{metric}_lo"].to_numpy(), curve[f"{metric}_hi"].to_numpy(), PALETTE[2],
           "proxy validation " + metric,
           f"γ = %{{x:g}}<br>mean %{{y:.3f}}{unit}<br>95% CI %{{customdata[0]:.3f}} – "
           "%{customdata[1]:.3f}<extra></extra>")
-    _marker(fig, best, f"picked γ = {best:g}", colour=PALETTE[5])
+    marker(fig, best, f"picked γ = {best:g}", colour=PALETTE[5])
     if paper_value is not None:
-        _marker(fig, paper_value, f"paper table γ = {paper_value:g}", colour=GREY, dash="dash", row=1)
+        marker(fig, paper_value, f"paper table γ = {paper_value:g}", colour=GREY, dash="dash", row=1)
     label = METRIC_LABELS["value"] if metric == "value" else METRIC_LABELS["accuracy"]
-    return _layout(fig, "Algorithm 2: validation score against γ on the public proxy", "regularization γ",
+    return layout(fig, "Algorithm 2: validation score against γ on the public proxy", "regularization γ",
                    label)
-
-
-def noisy_count(true_count, releases, eps):
-    """Overview: many possible releases of one count at ε, with the true count marked."""
-    fig = go.Figure()
-    fig.add_trace(go.Histogram(x=releases, nbinsx=40, marker_color=PALETTE[0], opacity=0.75,
-                               name="possible releases",
-                               hovertemplate="released %{x}<br>%{y} of 2000 draws<extra></extra>"))
-    _marker(fig, true_count, f"true count {true_count}", colour=PALETTE[5])
-    fig = _layout(fig, f"What an ε = {eps:g} release of the count could show",
-                  "released count (patients)", "how often (of 2000 draws)", height=320)
-    fig.update_layout(hovermode="closest", showlegend=False)
-    return fig
