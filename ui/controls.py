@@ -10,16 +10,16 @@ hand ``None`` to the computation.
 from __future__ import annotations
 
 import difflib
-import math
 import re
 from dataclasses import dataclass
+from decimal import Decimal
 
 import streamlit as st
 
 from .grids import fmt_number
 from .safety import plain
 
-_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")  # ASCII only: no ５００, 1_000
+_NUMBER = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")  # ASCII only: no ５００, 1_000
 _SHOWN = 40  # characters of a link's value echoed in a notice
 
 
@@ -156,11 +156,11 @@ class IntRange(Control):
         value = value.strip()
         if not _NUMBER.fullmatch(value):
             return self.default, f"{self.label} must be a whole number written with digits 0-9"
-        number = float(value)
-        if not math.isfinite(number) or not number.is_integer():
-            return self.default, f"{self.label} must be a whole number"
+        number = Decimal(value)  # exact: 1e309 and a 400-digit number stay what they are
         if not self.low <= number <= self.high:
             return self.default, f"{self.label} must be between {self.low} and {self.high}"
+        if number != number.to_integral_value():
+            return self.default, f"{self.label} must be a whole number"
         return int(number), None
 
     def _create(self, **kwargs):
@@ -227,8 +227,9 @@ def _listed(url_value):
 
 def _shown(spec, value):
     if isinstance(spec, MultiChoice):
-        return ", ".join(spec.fmt(v) for v in value) if value else "none"
-    words = spec.fmt(value)
+        words = ", ".join(spec.fmt(v) for v in value) if value else "none"
+    else:
+        words = spec.fmt(value)
     return f"the default, {words}" if _same(value, spec.default) else words
 
 
@@ -241,18 +242,20 @@ def _quote(text):
 def _set_link(key, url_value):
     """Make ``key`` read ``url_value`` (None: absent) in the address bar and for the widget.
 
-    Streamlit seeds a bound widget from its snapshot of the URL at load, not from
-    st.query_params, so the snapshot is corrected too (streamlit's QueryParams keeps it in
-    ``_initial_query_params``; tests/ui/test_controls.py fails if that ever changes).
+    Streamlit seeds a bound widget from its snapshot of the URL at load (or at Back and
+    Forward), not from st.query_params, and refuses st.query_params edits of a parameter
+    already bound to a widget; so the correction goes through its QueryParams object: the
+    address bar via remove_param / set_corrected_value (what Streamlit itself uses to correct
+    a bound parameter) and the snapshot ``_initial_query_params``.
+    tests/ui/test_controls.py fails if those ever change.
     """
     from streamlit.runtime.state import get_session_state
 
-    if url_value is None:
-        del st.query_params[key]
-    else:
-        st.query_params[key] = url_value
     with get_session_state().query_params() as qp:
         if url_value is None:
+            qp.remove_param(key)
             qp._initial_query_params.pop(key, None)
         else:
+            kind = "string_array_value" if isinstance(url_value, list) else "string_value"
+            qp.set_corrected_value(key, url_value, kind)
             qp._initial_query_params[key] = _listed(url_value)

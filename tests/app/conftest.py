@@ -1,3 +1,4 @@
+import re
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,12 @@ def open_page(app):
     return lambda page, **params: _open(app, page, **params)
 
 
+@pytest.fixture
+def open_fresh():
+    """open_fresh(page, **query_params): like open_page, in a new session each call."""
+    return lambda page, **params: _open(AppTest.from_file(APP, default_timeout=60), page, **params)
+
+
 def _open(at, page, **params):
     """Open a deep link to ``page`` (app.py runs first, as with a shared link)."""
     if page != "app_pages/overview.py":
@@ -29,3 +36,9 @@ def _open(at, page, **params):
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     return at
+
+
+@pytest.fixture
+def words():
+    """words(elements): the text of notices as a user reads it (markdown escapes removed)."""
+    return lambda elements: " ".join(re.sub(r"\\(.)", r"\1", e.value) for e in elements)

@@ -3,7 +3,6 @@
 import base64
 import json
 import math
-import re
 
 import numpy as np
 import pytest
@@ -13,11 +12,6 @@ from ui.compute.owl import TEST_SIZE
 from ui.grids import EPS_OPTIONS
 
 FAST = {"reps": "20", "compare": ["200"]}  # keep the Monte Carlo small
-
-
-def text(elements):
-    """The words of notices as a user reads them (markdown escapes removed)."""
-    return " ".join(re.sub(r"\\(.)", r"\1", e.value) for e in elements)
 
 
 def arr(x):
@@ -98,9 +92,9 @@ def test_nonprivate_setting(open_page):
     ({"compare": ["200", "7"], "metric": "concordance"}, ["compare=200&7", "metric=concordance"]),
     ({"eps": ["5", "10"], "scale": "authors"}, ["eps=5&10", "scale=authors"]),
 ])
-def test_invalid_url_parameters_fall_back_with_a_notice(open_page, params, keys):
+def test_invalid_url_parameters_fall_back_with_a_notice(open_page, words, params, keys):
     at = open_page("app_pages/dp_owl.py", **{**FAST, **params})
-    notices = text(at.warning)
+    notices = words(at.warning)
     for key in keys:
         assert key in notices
     assert at.select_slider(key="eps").value == 1.0
@@ -115,9 +109,9 @@ def test_links_carry_the_labels_the_widgets_write(open_page):
     assert at.slider(key="gamma").value == 10
 
 
-def test_overview_invalid_link(open_page):
+def test_overview_invalid_link(open_page, words):
     at = open_page("app_pages/overview.py", demo_eps="abc")
-    assert "demo_eps=abc" in text(at.warning)
+    assert "demo_eps=abc" in words(at.warning)
     assert at.select_slider(key="demo_eps").value == 1.0
 
 

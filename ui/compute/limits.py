@@ -25,9 +25,10 @@ class Workload:
     notice: str | None = None
 
 
-def cap_work(reps, sizes, keep, max_work=MAX_WORK):
-    """Fit ``reps`` x sum(``sizes``) under ``max_work``: fewer repetitions first (not below
-    MIN_REPS), then drop the largest sizes other than ``keep``."""
+def cap_work(reps, sizes, keep, max_work=None):
+    """Fit ``reps`` x sum(``sizes``) under ``max_work`` (default MAX_WORK): fewer repetitions
+    first (not below MIN_REPS), then drop the largest sizes other than ``keep``."""
+    max_work = MAX_WORK if max_work is None else max_work
     sizes = tuple(sorted(set(sizes)))
     asked = (int(reps), sizes)
     reps = int(min(reps, max(MIN_REPS, max_work // sum(sizes) // 10 * 10)))

@@ -1,0 +1,114 @@
+"""Control specs without a browser: how a link's values are read, written and shown."""
+
+import math
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ui.compute.limits import MIN_REPS, _Gate, cap_work
+from ui.controls import Choice, IntRange, MultiChoice
+from ui.grids import EPS_OPTIONS, N_OPTIONS, fmt_eps
+from ui.safety import plain
+
+EPS = Choice("eps", EPS_OPTIONS, 1.0, "Privacy budget ε", fmt_eps)
+COMPARE = MultiChoice("compare", N_OPTIONS, (200, 500), "Also show n")
+REPS = IntRange("reps", 20, 500, 200, "Repetitions")
+
+HOSTILE = ["", " ", "-5", "NaN", "nan", "inf", "-inf", "Infinity", "1e309", "9" * 400, "５００",
+           "1_000", "0x10", "10.5", "<script>alert(1)</script>", "`` [x](https://evil.example) ``",
+           "![b](https://evil.example/b.png)", "# heading\n## more", "\u0000", "ε"]
+
+
+def test_a_choice_reads_exactly_the_labels_its_widget_writes():
+    assert EPS.from_url(["0.5"]) == (0.5, None)
+    assert EPS.from_url(["non-private"]) == (math.inf, None)
+    for raw in (["0.50"], ["inf"], ["1e0"], ["0.3"]):
+        value, problem = EPS.from_url(raw)
+        assert value == 1.0 and "must be one of 0.05 … non-private" in problem
+
+
+def test_a_repeated_parameter_is_refused_and_the_default_used():
+    for spec in (EPS, REPS):
+        value, problem = spec.from_url(["40", "60"])
+        assert value == spec.default and "was given 2 times (40, 60)" in problem
+
+
+@pytest.mark.parametrize("raw,expected", [("500", 500), ("500.0", 500), ("5e2", 500), (" 60 ", 60),
+                                          ("+40", 40)])
+def test_whole_numbers_written_another_way_are_read(raw, expected):
+    assert REPS.from_url([raw]) == (expected, None)
+    assert REPS.to_url(expected) == str(expected)
+
+
+@pytest.mark.parametrize("raw", HOSTILE + ["19", "501", "-20", "1e3"])
+def test_anything_else_gives_the_default_and_a_reason(raw):
+    value, problem = REPS.from_url([raw])
+    assert value == 200 and problem.startswith("Repetitions must be")
+
+
+def test_a_multiselect_keeps_its_valid_part_and_reads_the_empty_selection():
+    assert COMPARE.from_url(["500", "200"]) == ((500, 200), None)
+    assert COMPARE.from_url([""]) == ((), None)  # what the widget writes when cleared
+    value, problem = COMPARE.from_url(["500", "abc"])
+    assert value == (500,) and "abc is not one" in problem
+    value, problem = COMPARE.from_url(["abc", "7"])
+    assert value == (200, 500) and "abc, 7 is not one" in problem
+    assert COMPARE.to_url(()) == [""] and COMPARE.to_url((200,)) == ["200"]
+
+
+@given(st.lists(st.text(max_size=30), min_size=1, max_size=3))
+def test_no_link_value_can_make_a_spec_fail_or_leave_its_options(raw):
+    for spec in (EPS, REPS):
+        value, _ = spec.from_url(raw)
+        assert value in EPS_OPTIONS if spec is EPS else 20 <= value <= 500
+    value, _ = COMPARE.from_url(raw)
+    assert set(value) <= set(N_OPTIONS)
+
+
+_UNESCAPED = re.compile(r"(?<!\\)[`\[\]()!#<>*_:$|~]")
+
+
+@given(st.text(max_size=80))
+def test_plain_text_has_no_markup_left(text):
+    shown = plain(text)
+    assert "\n" not in shown
+    # Every markup character is escaped (an escaped backslash is itself escaped).
+    assert not _UNESCAPED.search(shown.replace("\\\\", ""))
+    assert re.sub(r"\\(.)", r"\1", shown) == " ".join(text.split())
+
+
+def test_work_per_view_is_capped_with_a_notice():
+    assert cap_work(200, {1000, 200, 500, 2500}, keep=1000).notice is None
+    work = cap_work(500, set(N_OPTIONS), keep=5000)  # fewer repetitions first
+    assert work.reps == 90 and len(work.sizes) == len(N_OPTIONS) and "90 repetitions" in work.notice
+    work = cap_work(500, set(N_OPTIONS), keep=5000, max_work=300_000)  # then fewer sizes
+    assert work.reps == MIN_REPS and work.reps * sum(work.sizes) <= 300_000
+    assert 5000 in work.sizes and 4000 not in work.sizes and 3000 not in work.sizes
+    assert "without n = 3000, 4000" in work.notice
+    work = cap_work(500, {5000}, keep=5000)
+    assert work.sizes == (5000,) and work.reps == 400 and "400 repetitions instead of 500" in work.notice
+
+
+def test_the_gate_says_when_a_caller_would_wait():
+    gate = _Gate(1)
+    assert not gate.busy()
+    with gate.slot():
+        assert gate.busy()
+    assert not gate.busy()
+
+
+def test_streamlit_still_seeds_bound_widgets_from_the_snapshot_the_link_check_corrects():
+    """check_link rewrites Streamlit's private snapshot of the URL; fail loudly if it moves."""
+    from streamlit.runtime.state.query_params import QueryParams
+
+    qp = QueryParams()
+    qp.set_initial_query_params("eps=0.5&eps=2")
+    assert qp._initial_query_params == {"eps": ["0.5", "2"]}
+    assert qp.get_initial_value("eps") == ["0.5", "2"]
+    qp._send_query_param_msg = lambda: None  # no session to message here
+    qp.set_corrected_value("compare", ["200", "500"], "string_array_value")
+    qp.set_corrected_value("eps", "2", "string_value")
+    assert qp.get_all("compare") == ["200", "500"] and qp["eps"] == "2"
+    assert qp.remove_param("eps") and not qp.has_param("eps")
