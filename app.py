@@ -1,10 +1,14 @@
 """Entry point: `streamlit run app.py`."""
 
+from pathlib import Path
+
 import streamlit as st
 
 from ui.safety import friendly_errors
 
-st.set_page_config(page_title="What privacy costs in learning", page_icon=":material/shield_lock:",
+ICON = str(Path(__file__).parent / "assets" / "icon.png")  # local: nothing fetched online
+
+st.set_page_config(page_title="What privacy costs in learning", page_icon=ICON,
                    layout="wide")
 
 pages = [

@@ -193,6 +193,7 @@ def check_link(controls):
     widget's form. Parameters no control on this page reads are removed, with a notice.
     """
     specs = {c.key: c for c in controls}
+    _restore_on_back(specs)
     notices = []
     for key in list(st.query_params):
         raw = st.query_params.get_all(key)
@@ -212,7 +213,34 @@ def check_link(controls):
             _set_link(key, canonical)
     for text in notices:
         st.warning(plain(text), icon=":material/link_off:")
+    _remember(specs)
     return notices
+
+
+def _remember(specs):
+    """Keep this page's link (after corrections) for :func:`_restore_on_back`."""
+    if specs:
+        links = st.session_state.setdefault("_page_links", {})
+        links[tuple(sorted(specs))] = {k: st.query_params.get_all(k) for k in specs
+                                       if k in st.query_params}
+
+
+def _restore_on_back(specs):
+    """Back or Forward to an entry of this page without its parameters: restore the link the
+    page last had in this session.
+
+    Leaving a page makes the browser record the page's address stripped of its parameters, so
+    Back would otherwise land on the defaults instead of the view the user left.
+    """
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    if not specs or ctx is None or not getattr(ctx, "is_history_navigation", False):
+        return
+    if any(k in st.query_params for k in specs):
+        return
+    for key, values in st.session_state.get("_page_links", {}).get(tuple(sorted(specs)), {}).items():
+        _set_link(key, values if len(values) > 1 or isinstance(specs[key], MultiChoice) else values[0])
 
 
 def _same(value, default):

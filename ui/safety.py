@@ -38,9 +38,14 @@ def guarded(what):
 
 
 _MARKUP = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:=^&@])")
+_AUTOLINK = re.compile(r"(://|(?i:www)\.|@)")  # what GFM turns into links even when escaped
+_BREAK = "\u200b"  # zero-width space: invisible, but no scheme, www. or e-mail can match
 
 
 def plain(text):
     """Text shown as text: every character markdown (or Streamlit's :directives:) could read
-    as markup is backslash-escaped, and line breaks become spaces."""
-    return _MARKUP.sub(r"\\\1", " ".join(str(text).split()))
+    as markup is backslash-escaped, URLs and e-mail addresses are broken up invisibly so they
+    are not turned into links, and line breaks become spaces."""
+    text = " ".join(str(text).split())
+    text = _AUTOLINK.sub(lambda m: m.group(0)[0] + _BREAK + m.group(0)[1:], text)
+    return _MARKUP.sub(r"\\\1", text)
