@@ -23,7 +23,9 @@ from .preprocessing import FeatureScaling
 from .simulate import PAPER_TRIAL
 from .werm import sensitivity, solve_werm
 
-METRICS = ("accuracy", "value", "value_paper", "concordance", "kappa")
+SAME_GAMMA = ("accuracy", "value", "value_paper", "concordance")
+METRICS = ("accuracy", "value", "value_paper", "concordance", "kappa",
+           *(f"{m}_same_gamma" for m in SAME_GAMMA))
 CELL = ("n", "epsilon", "gamma_rule", "gamma", "h")
 
 
@@ -73,7 +75,11 @@ def owl_monte_carlo(n_grid, eps_grid, gamma="paper", h=0.5, weight_bound=PAPER_W
         n, epsilon, gamma, h, rep, accuracy (percent), value (raw outcome scale),
         value_paper (test set shifted by its own minimum, the authors' scale), concordance
         (percent agreement with the non-private rule at the same n, gamma rule and h),
-        kappa, noise_norm (scaled space), clipped_share.
+        kappa, noise_norm (scaled space), clipped_share, and accuracy_same_gamma,
+        value_same_gamma, value_paper_same_gamma, concordance_same_gamma: the same metrics
+        of the exact (noiseless) minimiser at the gamma that epsilon uses. The gap to the
+        non-private rule splits exactly into noise (metric - metric_same_gamma) and
+        regularization (metric_same_gamma - non-private metric).
     """
     eps_grid = np.array([check_epsilon(e) for e in np.atleast_1d(eps_grid)], dtype=float)
     n_grid = list(dict.fromkeys(int(check_real(n, "n", low=1.0)) for n in np.atleast_1d(n_grid)))
@@ -126,9 +132,15 @@ def _cell(Xt, A, w, clipped, n, h, g_setting, eps_grid, W, evaluator, seed):
                             rng=stream(seed, Stream.NOISE, n, h, g_key, e))
         for e, g in zip(eps_grid, g_eps)
     ])
-    noise = theta - np.stack([theta_hat[g] for g in g_eps])
+    exact = np.stack([theta_hat[g] for g in g_eps])
+    noise = theta - exact
     reps = Xt.shape[0]
     metrics = evaluator.evaluate(theta, theta_hat[g_ref])
+    # The same rules without their noise: how far the larger gamma alone moves each metric.
+    distinct = sorted(set(g_eps.tolist()))
+    same = evaluator.evaluate(np.stack([theta_hat[g] for g in distinct]), theta_hat[g_ref])
+    row = [distinct.index(g) for g in g_eps]
+    metrics.update({f"{k}_same_gamma": same[k][row] for k in SAME_GAMMA})
     return pd.DataFrame({
         "n": n,
         "epsilon": np.repeat(eps_grid, reps),

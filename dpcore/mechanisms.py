@@ -7,7 +7,7 @@ has known side channels (Mironov 2012); the app's limitations page says so.
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import expit
+from scipy.special import betaln, expit
 
 from ._validation import check_epsilon, check_real
 
@@ -74,10 +74,20 @@ def output_perturbation(theta_hat, epsilon, sensitivity, rng=None):
                                       size=theta_hat.shape[:-1], rng=rng)
 
 
-def expected_noise_radius(d, epsilon, sensitivity):
-    """E||noise|| of :func:`l2_gamma_noise`: the mean of Gamma(d, epsilon/Delta), d Delta/epsilon."""
+def expected_noise_radius(d, epsilon, sensitivity, k=None):
+    """E||noise|| of :func:`l2_gamma_noise`: the mean of Gamma(d, epsilon/Delta), d Delta/epsilon.
+
+    With ``k`` < d, the mean length of the noise's projection on k coordinates: the radius is
+    independent of the uniform direction u, and ||u_{1..k}||^2 ~ Beta(k/2, (d-k)/2), so
+    E||u_{1..k}|| = B((k+1)/2, (d-k)/2) / B(k/2, (d-k)/2).
+    """
     epsilon = check_epsilon(epsilon)
-    return 0.0 if np.isinf(epsilon) else d * float(sensitivity) / epsilon
+    if np.isinf(epsilon):
+        return 0.0
+    radius = d * float(sensitivity) / epsilon
+    if k is None or k >= d:
+        return radius
+    return radius * float(np.exp(betaln((k + 1) / 2, (d - k) / 2) - betaln(k / 2, (d - k) / 2)))
 
 
 def _leading(a, size):

@@ -23,11 +23,28 @@ from .werm import sensitivity, solve_werm
 
 @dataclass
 class TuningResult:
-    """The gamma curve (mean, sd, standard error and 95% CI per gamma) and the chosen gamma."""
+    """The gamma curve (mean, sd, standard error and 95% CI per gamma) and the choice.
+
+    ``best_gamma`` follows the one-standard-error rule: the largest gamma whose mean is within
+    one Monte-Carlo standard error of the best mean (larger gamma: less noise, a simpler
+    rule). ``top_gamma`` is the gamma with the best mean, and ``near_best`` the share of the
+    grid within that one standard error: a large share means the curve is flat there.
+    """
 
     curve: pd.DataFrame
     best_gamma: float
     metric: str
+    top_gamma: float
+    near_best: float
+
+
+def one_se_choice(curve, metric):
+    """(chosen gamma, top gamma, share within one SE of the top) for a summarised curve."""
+    means, se = curve[f"{metric}_mean"].to_numpy(), curve[f"{metric}_se"].to_numpy()
+    top = int(np.nanargmax(means))
+    near = means >= means[top] - se[top]
+    gammas = curve["gamma"].to_numpy()
+    return float(gammas[near].max()), float(gammas[top]), float(near.mean())
 
 
 def tune_gamma(proxy, n, epsilon, gammas=PAPER_GAMMA_GRID, reps=20, metric="value",
@@ -104,5 +121,5 @@ def tune_gamma(proxy, n, epsilon, gammas=PAPER_GAMMA_GRID, reps=20, metric="valu
         rows.append(pd.DataFrame({"gamma": g, "rep": np.arange(int(reps)), metric: score}))
     runs = pd.concat(rows, ignore_index=True)
     curve = summarize(runs, by=("gamma",), metrics=(metric,))
-    best = float(curve.loc[curve[f"{metric}_mean"].idxmax(), "gamma"])
-    return TuningResult(curve, best, metric)
+    best, top, near = one_se_choice(curve, metric)
+    return TuningResult(curve, best, metric, top, near)

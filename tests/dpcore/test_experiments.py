@@ -101,3 +101,30 @@ def test_bad_arguments():
         owl_monte_carlo([100], [-1.0], reps=2)
     with pytest.raises(ValueError, match="gamma must be a positive number or 'paper'"):
         owl_monte_carlo([100], [1.0], gamma="tuned", reps=2)
+
+
+def test_the_gap_to_the_nonprivate_rule_splits_into_noise_and_regularization(paper_run):
+    runs = paper_run.runs
+    for n in (200, 1000):
+        cell = runs[runs.n == n].set_index(["epsilon", "rep"])
+        best = cell.loc[np.inf]
+        # Without noise the rule is its own noiseless twin.
+        np.testing.assert_array_equal(best.accuracy, best.accuracy_same_gamma)
+        for eps in (0.1, 1.0, 5.0):
+            here = cell.loc[eps]
+            noise = here.accuracy - here.accuracy_same_gamma
+            regularization = here.accuracy_same_gamma - best.accuracy
+            np.testing.assert_allclose(noise + regularization, here.accuracy - best.accuracy)
+            assert here.gamma.iloc[0] > best.gamma.iloc[0]  # paper-tuned: a larger gamma
+    # At the paper's gamma, more regularization costs accuracy on average at n = 1000.
+    big = runs[(runs.n == 1000) & (runs.epsilon == 1.0)]
+    nonprivate = runs[(runs.n == 1000) & np.isinf(runs.epsilon)]
+    assert big.accuracy_same_gamma.mean() < nonprivate.accuracy.mean()
+
+
+def test_same_gamma_metrics_are_the_noiseless_minimisers(paper_run):
+    """Free gamma: the noiseless twin at every epsilon is the non-private rule itself."""
+    res = owl_monte_carlo([300], [0.5, np.inf], gamma=20.0, reps=8, test_size=400, seed=2)
+    cell = res.runs.set_index(["epsilon", "rep"])
+    np.testing.assert_array_equal(cell.loc[0.5].accuracy_same_gamma, cell.loc[np.inf].accuracy)
+    np.testing.assert_array_equal(cell.loc[0.5].concordance_same_gamma, 100.0)

@@ -101,3 +101,12 @@ def test_attacker_posterior_bound_at_the_edges():
         np.testing.assert_array_equal(attacker_posterior_bound([0.0, 1.0], np.inf), [0.0, 1.0])
         assert attacker_posterior_bound(1e-12, 1000.0) == pytest.approx(1.0)
         assert attacker_posterior_bound(0.5, 0.0) == 0.5
+
+
+@pytest.mark.parametrize("d,k", [(5, 2), (3, 1), (6, 4)])
+def test_expected_length_of_the_noise_on_k_coordinates(d, k):
+    b = l2_gamma_noise(d, 0.5, 2.0, size=40_000, rng=12)
+    length = np.linalg.norm(b[:, :k], axis=1)
+    se = length.std(ddof=1) / np.sqrt(length.size)
+    assert abs(length.mean() - expected_noise_radius(d, 0.5, 2.0, k=k)) < 4 * se
+    assert expected_noise_radius(d, 0.5, 2.0, k=d) == expected_noise_radius(d, 0.5, 2.0)

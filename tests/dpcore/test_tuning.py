@@ -1,8 +1,9 @@
 import numpy as np
+import pandas as pd
 import pytest
 
 from dpcore.simulate import PAPER_TRIAL, PROXY_VARIANTS
-from dpcore.tuning import tune_gamma
+from dpcore.tuning import one_se_choice, tune_gamma
 
 
 @pytest.fixture(scope="module")
@@ -17,7 +18,9 @@ def test_curve_rejects_tiny_gamma_under_privacy(proxy):
     # gamma = 1 means noise of radius ~ 5 * 60 / 1 = 300: the rule is a coin flip.
     assert curve.loc[1, "value_mean"] < best["value_mean"] - 3 * np.hypot(best["value_se"], curve.loc[1, "value_se"])
     assert res.best_gamma >= 21
-    assert res.best_gamma == curve["value_mean"].idxmax()
+    assert res.top_gamma == curve["value_mean"].idxmax()
+    assert curve.loc[res.best_gamma, "value_mean"] >= curve.loc[res.top_gamma, "value_mean"] - curve.loc[res.top_gamma, "value_se"]
+    assert res.best_gamma >= res.top_gamma
 
 
 def test_without_privacy_small_gamma_is_best(proxy):
@@ -47,3 +50,15 @@ def test_the_target_release_constant_C_adds_its_noise(proxy):
     plain = tune_gamma(proxy, **kw).curve.iloc[0]
     noisy = tune_gamma(proxy, C=5_000.0, **kw).curve.iloc[0]  # Delta grows from 0.3 to 25
     assert noisy.value_mean < plain.value_mean - 3 * np.hypot(plain.value_se, noisy.value_se)
+
+
+def test_one_standard_error_rule_by_hand():
+    curve = pd.DataFrame({"gamma": [1.0, 21.0, 41.0, 61.0, 81.0],
+                          "value_mean": [5.0, 9.6, 10.0, 9.5, 8.0],
+                          "value_se": [0.5, 0.5, 0.5, 0.5, 0.5]})
+    best, top, near = one_se_choice(curve, "value")
+    assert top == 41.0
+    assert best == 61.0  # 9.5 >= 10 - 0.5; 81 (8.0) is not
+    assert near == pytest.approx(3 / 5)  # 21, 41 and 61 are within one standard error
+    flat = curve.assign(value_mean=[9.8, 9.9, 10.0, 9.7, 9.6])
+    assert one_se_choice(flat, "value") == (81.0, 41.0, 1.0)
