@@ -211,10 +211,19 @@ def check_link(controls):
         canonical = None if _same(value, spec.default) else spec.to_url(value)
         if problem or _listed(canonical) != raw:
             _set_link(key, canonical)
+    if st.session_state.pop("_keep_notices", False):  # a rerun the page asked for itself
+        notices = st.session_state.get("_link_notices", []) + notices
+    st.session_state["_link_notices"] = notices
     for text in notices:
         st.warning(plain(text), icon=":material/link_off:")
     _remember(specs)
     return notices
+
+
+def rerun():
+    """st.rerun() for a page that reruns itself: the link's notices stay on screen."""
+    st.session_state["_keep_notices"] = True
+    st.rerun()
 
 
 def _remember(specs):

@@ -126,14 +126,15 @@ def test_a_control_that_loses_its_value_keeps_the_last_one(open_page):
     mode = next(b for b in at.get("button_group") if b.key == "gamma_mode")
     mode.set_value(None)
     at.run()
-    assert not at.error and at.slider(key="gamma").disabled  # still paper-tuned, not free
+    assert not at.error and "the authors' tuned value" in " ".join(c.value for c in at.caption)
+    assert not [s for s in at.slider if s.key == "gamma"]  # still paper-tuned, not fixed
 
 
 @pytest.mark.parametrize("params,notice,expected", [
     ({"reps": ["40", "60"]}, "“reps=40&60”: Repetitions was given 2 times (40, 60). Using the default, 200.",
      {"reps": 200}),
     ({"compare": ["500", "abc"]}, "abc is not one. Using 500.", {"compare": [500]}),
-    ({"W": "inf"}, "Using the default, 30.", {"W": 30}),
+    ({"W": "inf"}, "Using the default, auto.", {"W": "auto"}),
     ({"seed": "Infinity"}, "Using the default, 0.", {"seed": 0}),
     ({"seed": "1" * 400}, "Seed must be between 0 and 1000000. Using the default, 0.", {"seed": 0}),
     ({"reps": "1e309"}, "Using the default, 200.", {"reps": 200}),
@@ -158,11 +159,11 @@ def test_links_the_app_writes_reproduce_the_view(open_fresh):
     """The browser drops a bound widget's value from the URL when it equals the widget's own
     default; every widget's default is its spec's, so a dropped value reloads as itself. The
     browser test clicks through the same link; here: free γ at its minimum, no comparison."""
-    at = open_fresh(OWL, gamma_mode="free", gamma="1", compare="", reps="20")
+    at = open_fresh(OWL, gamma_mode="fixed", gamma="1", compare="", reps="20")
     assert not at.warning and not at.error
     assert at.session_state["gamma"] == 1 and list(at.session_state["compare"]) == []
     assert at.slider(key="gamma").proto.default == [75]  # what a link without gamma means
-    assert "γ used at this setting: **1**" in " ".join(c.value for c in at.caption)
+    assert "γ in use: **1**" in " ".join(c.value for c in at.caption)
 
 
 def test_work_per_view_is_capped_with_a_notice(open_fresh, monkeypatch, words):

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from dpcore.experiments import owl_monte_carlo
-from ui.compute.owl import TEST_SIZE
+from ui.compute.owl import PUBLIC_OUTCOME, TEST_SIZE
 from ui.grids import EPS_OPTIONS
 
 FAST = {"reps": "20", "compare": ["200"]}  # keep the Monte Carlo small
@@ -62,10 +62,10 @@ def test_epsilon_slider_changes_the_plotted_data(open_page):
 def test_curves_match_the_engine(open_page):
     at = open_page("app_pages/dp_owl.py", **FAST)
     engine = owl_monte_carlo([1000], EPS_OPTIONS, gamma="paper", reps=20, test_size=TEST_SIZE,
-                             seed=0).summary
+                             seed=0, outcome=PUBLIC_OUTCOME, weight_bound=48.0).summary
     finite = engine[np.isfinite(engine.epsilon)].sort_values("epsilon")
     fig = figure(at, "vs_eps")
-    line = next(t for t in fig["data"] if t.get("name") == "n = 1000")
+    line = next(t for t in fig["data"] if t.get("name") == "private, n = 1000")
     np.testing.assert_allclose(arr(line["x"]), finite.epsilon)
     np.testing.assert_allclose(arr(line["y"]), finite.accuracy_mean)
     shown = at.metric[0].value
@@ -102,10 +102,11 @@ def test_invalid_url_parameters_fall_back_with_a_notice(open_page, words, params
 
 
 def test_links_carry_the_labels_the_widgets_write(open_page):
-    at = open_page("app_pages/dp_owl.py", metric="agreement", scale="paper scale",
-                   gamma_mode="free", gamma="10", **FAST)
+    at = open_page("app_pages/dp_owl.py", metric="value", scale="paper scale", prep="authors' shift",
+                   gamma_mode="fixed", gamma="10", **FAST)
     assert not at.warning
-    assert at.session_state["metric"] == "concordance" and at.radio(key="scale").value == "paper"
+    assert at.session_state["metric"] == "value" and at.radio(key="scale").value == "paper"
+    assert at.session_state["prep"] == "paper" and at.session_state["gamma_mode"] == "free"
     assert at.slider(key="gamma").value == 10
 
 
@@ -117,7 +118,7 @@ def test_overview_invalid_link(open_page, words):
 
 def test_free_gamma_and_algorithm_2_round_trip(open_page):
     at = open_page("app_pages/dp_owl.py", **FAST)
-    assert at.slider(key="gamma").disabled
+    assert not [s for s in at.slider if s.key == "gamma"]  # paper-tuned: no slider to ignore
     at.button(key="run_tuning").click().run()
     assert not at.exception
     fig = figure(at, "gamma_curve")
@@ -126,9 +127,8 @@ def test_free_gamma_and_algorithm_2_round_trip(open_page):
     at.button(key="use_gamma").click().run()
     assert not at.exception
     assert at.session_state["gamma_mode"] == "free"
-    assert not at.slider(key="gamma").disabled
     assert at.slider(key="gamma").value == best
-    assert f"γ used at this setting: **{best}**" in " ".join(c.value for c in at.caption)
+    assert f"γ in use: **{best}**" in " ".join(c.value for c in at.caption)
 
 
 def test_a_failing_computation_shows_a_message_not_a_traceback(open_page, monkeypatch):

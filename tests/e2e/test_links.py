@@ -28,7 +28,7 @@ def remote_requests(page):
 def test_a_link_the_app_writes_reproduces_the_view(app):
     """Clear the comparison, move free γ to its minimum, reload the address: same view."""
     app.goto(f"/dp-owl?{FAST}")
-    app.page.get_by_role("radio", name="free", exact=True).click()
+    app.page.get_by_role("radio", name="fixed", exact=True).click()
     app.wait_rerun()
     thumb = app.slider_thumb(GAMMA_LABEL)
     thumb.focus()
@@ -39,7 +39,7 @@ def test_a_link_the_app_writes_reproduces_the_view(app):
     clear.click()
     app.wait_rerun()
     shared = app.page.url
-    assert "gamma=1" in shared and "compare=" in shared and "gamma_mode=free" in shared
+    assert "gamma=1" in shared and "compare=" in shared and "gamma_mode=fixed" in shared
     app.goto(shared.removeprefix(app.base_url))
     expect(app.slider_value(GAMMA_LABEL)).to_have_text("1")
     expect(app.warnings()).to_have_count(0)

@@ -16,15 +16,33 @@ import streamlit as st
 from dpcore import DPOWL, agreement_test, ipw_value, treatment_accuracy
 from dpcore.experiments import owl_monte_carlo
 from dpcore.montecarlo import Stream, stream
-from dpcore.paper import paper_outcome_shift, resolve_gamma
+from dpcore.owl import default_weight_bound
+from dpcore.paper import PAPER_GAMMA, PAPER_N, PAPER_W, paper_outcome_shift, resolve_gamma
 from dpcore.simulate import PAPER_TRIAL, PROXY_VARIANTS, optimal_treatment
 from dpcore.tuning import tune_gamma
 
-from ..grids import EPS_OPTIONS
+from ..grids import EPS_OPTIONS, fmt_eps
 from .limits import SIMULATIONS
 
 TEST_SIZE = 5000
 FEATURES = ("x1", "x2", "x3", "x4")
+QUICK_REPS = 40  # a first estimate while the full sweep runs
+# Public outcome bounds of the simulated trial, fixed before any data: |3 f(x)| <= 9 and the
+# noise sd is 0.5, so [-12, 12] holds every outcome but with probability ~1e-9.
+PUBLIC_OUTCOME = (-12.0, 12.0)
+_computed = set()  # sweeps already in the cache (an evicted one is only recomputed)
+
+
+def preprocessing(prep, W):
+    """(outcome argument of the engine, W) for "public" bounds or the "paper"'s shift.
+
+    ``W="auto"``: (hi - lo)/min(pi) with public bounds, so no weight is ever clipped; the
+    authors' 30 with their preprocessing.
+    """
+    if prep == "paper":
+        return "paper", float(PAPER_W if W == "auto" else W)
+    auto = default_weight_bound(PUBLIC_OUTCOME, PAPER_TRIAL.propensity)
+    return PUBLIC_OUTCOME, float(auto if W == "auto" else W)
 
 
 def gamma_setting(mode, gamma):
@@ -38,27 +56,34 @@ def gamma_used(mode, gamma, eps, n):
 
 
 @st.cache_data(max_entries=48, show_spinner=False)
-def owl_sweep(n, mode, gamma, h, W, reps, seed):
+def owl_sweep(n, mode, gamma, h, W, reps, seed, prep="public"):
     """Monte-Carlo study of DP-OWL on the paper's trial at one n, over the whole ε grid.
 
     Returns (runs, summary, references); one call serves every position of the ε slider.
     Uncached calls from all sessions run one at a time (see limits.SIMULATIONS).
     """
+    outcome, W = preprocessing(prep, W)
     with SIMULATIONS.slot():
         res = owl_monte_carlo([int(n)], EPS_OPTIONS, gamma=gamma_setting(mode, gamma),
-                              h=float(h), weight_bound=float(W), reps=int(reps),
-                              test_size=TEST_SIZE, seed=int(seed))
+                              h=float(h), weight_bound=W, reps=int(reps),
+                              test_size=TEST_SIZE, seed=int(seed), outcome=outcome)
     return res.runs, res.summary, res.references
 
 
-def sweeps(ns, mode, gamma, h, W, reps, seed, progress=None):
+def is_computed(ns, *args):
+    """Whether owl_sweep(n, *args) has run for every n (so the view needs no simulation)."""
+    return all((n, *args) in _computed for n in ns)
+
+
+def sweeps(ns, mode, gamma, h, W, reps, seed, prep="public", progress=None, what="Simulating"):
     """owl_sweep for several n; ``progress(fraction, text)`` before and after each."""
     out = {}
     for k, n in enumerate(ns):
         if progress is not None:
             waiting = " (waiting for other users' simulations)" if SIMULATIONS.busy() else ""
-            progress(k / len(ns), f"Simulating n = {n}{waiting}…")
-        out[n] = owl_sweep(n, mode, gamma, h, W, reps, seed)
+            progress(k / len(ns), f"{what} n = {n}{waiting}…")
+        out[n] = owl_sweep(n, mode, gamma, h, W, reps, seed, prep)
+        _computed.add((n, mode, gamma, h, W, reps, seed, prep))
     if progress is not None:
         progress(1.0, "Done")
     return out
@@ -81,6 +106,7 @@ class ExampleRule:
     theta_hat: np.ndarray
     noise: np.ndarray
     sensitivity: float
+    weight_bound: float
     agreement: dict
     accuracy_private: float
     accuracy_nonprivate: float
@@ -89,21 +115,25 @@ class ExampleRule:
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def example_rule(n, eps, mode, gamma, h, W, seed):
+def example_rule(n, eps, mode, gamma, h, W, seed, prep="public"):
     """One training set of the paper's trial, its non-private and private rules."""
     g, g_ref = gamma_used(mode, gamma, eps, n), gamma_used(mode, gamma, np.inf, n)
+    outcome, W = preprocessing(prep, W)
     rng = stream(seed, Stream.EXAMPLE, int(n))
     train = PAPER_TRIAL.sample(int(n), rng=rng)
     test = PAPER_TRIAL.sample(TEST_SIZE, rng=rng)
-    B_train = train["B"] + paper_outcome_shift(train["B"])  # the authors' preprocessing
-    kw = dict(gamma=g, huber_h=float(h), weight_bound=float(W),
+    if prep == "paper":  # the authors' shift by the data's own minimum
+        B_train, bounds = train["B"] + paper_outcome_shift(train["B"]), None
+    else:
+        B_train, bounds = train["B"], outcome
+    kw = dict(gamma=g, huber_h=float(h), weight_bound=W, outcome_bounds=bounds,
               feature_bounds=PAPER_TRIAL.feature_bounds)
 
     def fit(epsilon, **overrides):
         return DPOWL(epsilon=epsilon, **{**kw, **overrides}).fit(train["X"], train["A"], B_train)
 
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # weights above W are clipped, as in the authors' code
+        warnings.simplefilter("ignore")  # weights above W are clipped; the page reports the share
         private = fit(eps, rng=rng)
         exact = fit(np.inf)
         reference = exact if g_ref == g else fit(np.inf, gamma=g_ref)
@@ -119,6 +149,7 @@ def example_rule(n, eps, mode, gamma, h, W, seed):
         theta_hat=exact.theta_,
         noise=private.theta_ - exact.theta_,
         sensitivity=private.sensitivity_,
+        weight_bound=W,
         agreement=agreement_test(a_priv, a_ref),
         accuracy_private=100 * float(treatment_accuracy(a_priv, truth)),
         accuracy_nonprivate=100 * float(treatment_accuracy(a_ref, truth)),
@@ -128,21 +159,46 @@ def example_rule(n, eps, mode, gamma, h, W, seed):
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def gamma_tuning(n, eps, variant, n0, reps, h, W, seed=0):
-    """Algorithm 2 on a public proxy drawn from one of the "imperfect proxy" designs."""
+def gamma_tuning(n, eps, variant, n0, reps, h, W, prep="public", seed=0):
+    """Algorithm 2 on a public proxy drawn from one of the "imperfect proxy" designs.
+
+    The proxy is public, so its outcomes may be shifted by its own minimum (the authors' way);
+    the proxy fits get the noise the release will get: the same W.
+    """
     design = PROXY_VARIANTS[variant]
     proxy = design.sample(int(n0), rng=stream(seed, Stream.PROXY))
+    _, W = preprocessing(prep, W)
     with SIMULATIONS.slot():
-        res = tune_gamma(proxy, int(n), float(eps), reps=int(reps), weight_bound=float(W),
-                         h=float(h), propensity=design.propensity,
-                         feature_bounds=design.feature_bounds, seed=int(seed))
-    return res.curve, res.best_gamma
+        return tune_gamma(proxy, int(n), float(eps), reps=int(reps), weight_bound=W,
+                          h=float(h), propensity=design.propensity,
+                          feature_bounds=design.feature_bounds, seed=int(seed))
+
+
+def view_numbers(summary, n, eps):
+    """The current view's numbers (one row per shown setting) for a download."""
+    keep = [c for c in summary.columns if not c.endswith(("_sd",))]
+    here = summary[(summary["n"] == n) & (np.isclose(summary["epsilon"], eps)
+                                            | (np.isinf(summary["epsilon"]) & np.isinf(eps)))]
+    best = summary[(summary["n"] == n) & np.isinf(summary["epsilon"])]
+    return pd.concat([here, best]).drop_duplicates()[keep]
 
 
 def cell(summary, eps):
     """The summary row at one ε (the grid holds every slider value)."""
     row = summary[np.isclose(summary["epsilon"], eps) | ((summary["epsilon"] == eps) & np.isinf(eps))]
     return row.iloc[0]
+
+
+def paper_gamma_table():
+    """The authors' tuned γ as a table: rows n, columns ε."""
+    epsilons = sorted({e for e, _ in PAPER_GAMMA})
+    return pd.DataFrame({fmt_eps(e): [PAPER_GAMMA[(e, n)] for n in PAPER_N] for e in epsilons},
+                        index=pd.Index(PAPER_N, name="n"))
+
+
+def stack_runs(runs):
+    """One table of per-repetition rows over several n."""
+    return pd.concat(list(runs.values()), ignore_index=True)
 
 
 def stack_summaries(results):
