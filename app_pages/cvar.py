@@ -30,6 +30,17 @@ CLASS_M = Choice("M", compute.M_GRID, 31, "Candidates M", help="Slopes θ on a g
 DIMS = MultiChoice("d", compute.D_GRID, (2, 10, 50), "Dimensions d")
 EPS_RULE = Choice("eps_rule", EPS_OPTIONS[:-1], 2.0, "ε₁ for the treatment rule", fmt_eps)
 CONTROLS = (EPS, N, TAU, KIND, BOUND, REPS, SEED, XAXIS, CLASS_M, DIMS, EPS_RULE)
+CAPTIONS = {
+    "epsilon": "The privacy part falls like 1/ε until it meets the statistical part; beyond, the total "
+               "settles on the statistical part, which no budget removes. Bands: 95% Monte-Carlo intervals.",
+    "n": "In the rate the sampling term falls like 1/√n and the privacy term like 1/n: with more "
+         "patients, privacy becomes cheap first.",
+    "tau": "A smaller τ leaves fewer records nτ in the tail: both terms of the rate grow as τ shrinks.",
+    "eps_n_tau": "Privacy acts on εnτ, the private tail sample size, not on εn: every τ follows B/(εnτ) "
+                 "once the noise is small against the tail mean's distance to 0 and B. Before that the "
+                 "clip to [0, B] pulls the curves down (at once for the hard two-point law, whose tail "
+                 "mean is B/2).",
+}
 PRESETS = {
     "Clinical tail: 2000 patients, worst 5%, ε = 1": dict(n=2000, tau=0.05, eps=1.0, loss="uniform"),
     "Hard instance, ε = 0.5": dict(n=1000, tau=0.05, eps=0.5, loss="two-point"),
@@ -77,15 +88,7 @@ def error_panel(s, summary):
     rows = compute.curve(summary, x_axis, s["n"], s["tau"], s["eps"])
     current = {"epsilon": s["eps"], "n": s["n"], "tau": s["tau"], "eps_n_tau": None}[x_axis]
     st.plotly_chart(charts.error_curves(rows, x_axis, current, s["bound"]), width="stretch", key="errors")
-    st.caption({
-        "epsilon": "Left of the crossing the privacy part (∝ 1/ε) dominates; to the right the total "
-                   "settles on the statistical part, which no budget can remove. Bands: 95% Monte-Carlo intervals.",
-        "n": "Both parts shrink with n, the privacy part faster (1/n against 1/√n).",
-        "tau": "A smaller τ leaves fewer records in the tail: both parts grow as τ shrinks.",
-        "eps_n_tau": "Each τ moves along the same curve: privacy acts on εnτ, the private tail "
-                     "sample size, not on εn. The curves bend below B/(εnτ) only where the clip "
-                     "to [0, B] cuts the noise.",
-    }[x_axis])
+    st.caption(CAPTIONS[x_axis])
     st.download_button("Download these numbers (CSV)", rows.to_csv(index=False), f"cvar_error_vs_{x_axis}.csv",
                        "text/csv", key="dl_errors")
 
