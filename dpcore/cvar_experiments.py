@@ -186,6 +186,7 @@ class ClassStudy:
     excess_pop: np.ndarray
     gap_bound: np.ndarray
     rate: np.ndarray
+    bound: float
 
 
 def class_study(n, tau, M, eps_grid, bound=1.0, seed=0, population_size=50_000):
@@ -213,6 +214,7 @@ def class_study(n, tau, M, eps_grid, bound=1.0, seed=0, population_size=50_000):
         excess_pop=probs @ (rho_pop - rho_pop.min()),
         gap_bound=np.minimum(bound, em_gap_bound(M, n, tau, eps, bound)),
         rate=finite_class_rate(M, n, tau, eps, bound),
+        bound=bound,
     )
 
 

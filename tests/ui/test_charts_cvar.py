@@ -37,6 +37,7 @@ def test_error_curves_draw_the_parts_and_the_rate(summary, x_axis, current):
     np.testing.assert_allclose(total.x, rows[x_axis])
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
     assert fig.layout.title.text and fig.layout.xaxis.title.text and "B = 1" in fig.layout.yaxis.title.text
+    assert fig.layout.legend.y < -0.25  # clear of the x-axis title when it wraps
     assert any(a.text == f"{charts.X_AXES[x_axis][1]} = {current:g}" for a in fig.layout.annotations)
 
 
@@ -68,6 +69,8 @@ def test_exponential_mechanism_charts():
     ex = charts.class_excess(study, 0.5)
     assert len(ex.data) == 4 and len(ex.data[0].x) == 2      # the non-private point is left out
     np.testing.assert_allclose(ex.data[1].y, study.excess_emp[:2])
+    tiny = class_study(2000, 0.5, 5, (1000.0,))   # an excess of ~1e-300: a gap, not 10^-300
+    assert np.isnan(charts.class_excess(tiny, 1000.0).data[1].y).all()
 
 
 def test_phase_transition_chart():

@@ -22,6 +22,17 @@ PARTS = (  # column, legend name, colour
 )
 
 
+def _finish(fig, log_x=True, log_y=True):
+    """Decade ticks written as powers of ten on log axes, and the legend clear of the x-axis
+    title even when it wraps onto several lines on a phone."""
+    if log_x:
+        fig.update_xaxes(type="log", dtick=1, exponentformat="power")
+    if log_y:
+        fig.update_yaxes(type="log", dtick=1, exponentformat="power")
+    fig.update_layout(legend={"y": -0.3}, margin={"b": 60})
+    return fig
+
+
 def _positive(values):
     """Log axes cannot show 0: zeros and negatives become gaps."""
     values = np.asarray(values, dtype=float)
@@ -54,10 +65,8 @@ def error_curves(rows, x_axis, current, bound):
                              hovertemplate=f"rate<br>{symbol} = %{{x:g}}<br>%{{y:.3g}}<extra></extra>"))
     if current is not None and math.isfinite(current):
         marker(fig, current, f"{symbol} = {current:g}", log_x=True)
-    fig.update_xaxes(type="log")
-    fig.update_yaxes(type="log")
-    return layout(fig, f"Error of the private CVaR against {symbol}", title_x,
-                  f"mean absolute error (loss units, B = {bound:g})", height=420)
+    return _finish(layout(fig, f"Error of the private CVaR against {symbol}", title_x,
+                          f"mean absolute error (B = {bound:g})", height=460))
 
 
 def collapse(rows, bound):
@@ -73,12 +82,10 @@ def collapse(rows, bound):
     fig.add_trace(go.Scatter(x=x, y=bound * np.minimum(1.0, 1.0 / x), mode="lines",
                              name="B·min{1, 1/(εnτ)}", line={"color": GREY, "dash": "dash", "width": 2},
                              hovertemplate="B·min{1, 1/(εnτ)}<br>%{y:.3g}<extra></extra>"))
-    fig.update_xaxes(type="log")
-    fig.update_yaxes(type="log")
     fig = layout(fig, "Privacy part against εnτ: one curve for every τ", X_AXES["eps_n_tau"][0],
-                 f"E|ρ̃ − ρ̂| (loss units, B = {bound:g})", height=420)
+                 f"privacy part E|ρ̃ − ρ̂| (B = {bound:g})", height=460)
     fig.update_layout(hovermode="closest")
-    return fig
+    return _finish(fig)
 
 
 def selection_probabilities(study, eps_index):
@@ -92,14 +99,15 @@ def selection_probabilities(study, eps_index):
     marker(fig, study.mean_erm_theta, f"lowest mean loss θ = {study.mean_erm_theta:.2f}",
            colour=GREY, dash="dash", row=1)
     label = "non-private" if math.isinf(eps) else f"ε = {eps:g}"
-    fig = layout(fig, f"Which slope the exponential mechanism releases ({label})",
+    fig = layout(fig, f"Which slope is released ({label})",
                  "slope θ of the predictor θx", "probability of release")
     fig.update_layout(hovermode="closest", margin={"t": 100})
     return fig
 
 
 def class_excess(study, current_eps):
-    """Exact expected excess CVaR of the released slope against ε, with the bounds."""
+    """Exact expected excess CVaR of the released slope against ε, with the bounds; excesses
+    below 1e-4 B (the empirical one vanishes exponentially fast in ε) are left out."""
     finite = np.isfinite(study.epsilons)
     x = study.epsilons[finite]
     fig = go.Figure()
@@ -109,16 +117,16 @@ def class_excess(study, current_eps):
         (study.gap_bound, "bound 2Δ(ln M + 1)/ε", GREY, "dash"),
         (study.rate, "rate B·min{1, √(log 2M/(nτ)) + log 2M/(εnτ)}", GREY, "dot"),
     ):
-        fig.add_trace(go.Scatter(x=x, y=_positive(values[finite]), mode="lines+markers"
+        shown = np.where(values[finite] >= 1e-4 * study.bound, values[finite], np.nan)
+        fig.add_trace(go.Scatter(x=x, y=shown, mode="lines+markers"
                                  if dash == "solid" else "lines", name=name,
                                  line={"color": colour, "dash": dash, "width": 2},
                                  hovertemplate=f"{name}<br>ε = %{{x:g}}<br>%{{y:.3g}}<extra></extra>"))
     if math.isfinite(current_eps):
         marker(fig, current_eps, f"ε = {current_eps:g}", log_x=True)
-    fig.update_xaxes(type="log")
-    fig.update_yaxes(type="log")
-    return layout(fig, "Excess CVaR of the released slope against ε", "privacy budget ε (log scale)",
-                  "expected excess CVaR (loss units)")
+    fig = layout(fig, "Excess CVaR of the released slope", "privacy budget ε (log scale)",
+                 "expected excess CVaR", height=460)
+    return _finish(fig)
 
 
 def phase_transition(summary):
@@ -131,9 +139,9 @@ def phase_transition(summary):
              name, _hover(name, "εnτ/√d"))
     fig.add_hline(y=0.0, line={"color": GREY, "width": 1})
     marker(fig, 1.0, "εnτ = √d", log_x=True)
-    fig.update_xaxes(type="log")
-    return layout(fig, "Convex learning: excess CVaR of DP-GD against εnτ/√d", "εnτ/√d (log scale)",
-                  "excess test CVaR over non-private (loss units)")
+    fig = layout(fig, "DP-GD: excess CVaR against εnτ/√d", "εnτ/√d (log scale)",
+                 "excess test CVaR over non-private")
+    return _finish(fig, log_y=False)
 
 
 def rule_tail(result, eps_rule, eps_cvar):
@@ -144,13 +152,13 @@ def rule_tail(result, eps_rule, eps_cvar):
     values = [result.best_rule, result.nonprivate_rule, result.private_rule, result.released]
     colours = [GREY, PALETTE[2], PALETTE[0], PALETTE[5]]
     errors = [0.0, 0.0, 0.0, result.halfwidth]
-    fig = go.Figure(go.Bar(
-        x=values, y=names, orientation="h", marker_color=colours,
-        error_x={"type": "data", "array": errors, "visible": True, "color": "#444"},
+    fig = go.Figure(go.Scatter(
+        x=values, y=names, mode="markers", marker={"color": colours, "size": 14},
+        error_x={"type": "data", "array": errors, "visible": True, "color": "#444", "width": 6},
         hovertemplate="%{y}: %{x:.2f}<extra></extra>"))
     fig.update_yaxes(autorange="reversed")
-    fig = layout(fig, f"Mean outcome of the worst-off {100 * tau:g}% of new patients",
-                 "mean outcome (points; larger is better)", "", height=330)
+    fig = layout(fig, f"Worst-off {100 * tau:g}% of new patients", "mean outcome (points, higher is better)",
+                 "", height=330)
     fig.update_layout(hovermode="closest", margin={"l": 10}, showlegend=False)
     fig.update_yaxes(automargin=True)
     return fig
