@@ -139,3 +139,12 @@ def test_rule_tail_risk_ledger_and_order():
 def test_rule_tail_risk_bad_input(kwargs, name):
     with pytest.raises(ValueError, match=name):
         rule_tail_risk(**{**dict(n=200, tau=0.1, eps_rule=1.0, eps_cvar=1.0), **kwargs})
+
+
+def test_parts_are_consistent_per_repetition():
+    runs = cvar_sweep("beta", (300,), (0.1,), (0.2, 2.0, np.inf), reps=50, seed=1)
+    by_eps = runs.pivot(index="rep", columns="epsilon", values="statistical")
+    assert (by_eps.nunique(axis=1) == 1).all()                 # sampling error ignores the budget
+    np.testing.assert_allclose(runs.statistical, np.abs(runs.rho_hat - runs.truth))
+    assert (runs.total <= runs.statistical + runs.privacy + 1e-12).all()
+    assert (runs.total >= np.abs(runs.statistical - runs.privacy) - 1e-12).all()
