@@ -12,14 +12,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpcore.cvar_experiments import (
-    class_study,
-    convex_study,
-    cvar_regime,
-    cvar_sweep,
-    rule_tail_risk,
-    sweep_summary,
-)
+from dpcore import cvar_experiments as studies
 from dpcore.montecarlo import summarize
 
 from ..grids import EPS_OPTIONS
@@ -35,7 +28,7 @@ CONVEX_N, CONVEX_TAU, CONVEX_REPS = 2000, 0.1, 10
 KIND_LABELS = {"uniform": "uniform on [0, B]", "beta": "concentrated (Beta)",
                "two-point": "hard two-point", "heavy-tailed": "heavy-tailed (Pareto)"}
 
-regime = cvar_regime
+regime = studies.cvar_regime
 
 
 def workload(reps):
@@ -52,8 +45,8 @@ def waiting():
 def scalar_summary(kind, bound, reps, seed):
     """Mean errors with 95% Monte-Carlo bands on the full (n, τ, ε) grid, one row per cell."""
     with SIMULATIONS.slot():
-        runs = cvar_sweep(kind, N_GRID, TAU_GRID, EPS_OPTIONS, float(bound), int(reps), int(seed))
-    return sweep_summary(runs, float(bound))
+        runs = studies.cvar_sweep(kind, N_GRID, TAU_GRID, EPS_OPTIONS, float(bound), int(reps), int(seed))
+    return studies.sweep_summary(runs, float(bound))
 
 
 def cell(summary, n, tau, eps):
@@ -78,7 +71,7 @@ def curve(summary, x_axis, n, tau, eps):
 @st.cache_data(max_entries=48, show_spinner=False)
 def finite_class(n, tau, M, bound, seed):
     """The exponential-mechanism study over the page's ε grid (exact, no sampling)."""
-    return class_study(int(n), float(tau), int(M), EPS_OPTIONS, float(bound), int(seed))
+    return studies.class_study(int(n), float(tau), int(M), EPS_OPTIONS, float(bound), int(seed))
 
 
 def class_table(study):
@@ -96,7 +89,7 @@ def class_table(study):
 def convex(ds, seed):
     """DP-GD's excess CVaR against εnτ/√d for each d (n = 2000, τ = 0.1, T = 100)."""
     with SIMULATIONS.slot():
-        runs = convex_study(CONVEX_N, CONVEX_TAU, sorted(ds), RATIO_GRID, reps=CONVEX_REPS,
+        runs = studies.convex_study(CONVEX_N, CONVEX_TAU, sorted(ds), RATIO_GRID, reps=CONVEX_REPS,
                             seed=int(seed))
     return summarize(runs, ("d", "ratio"), ("excess", "epsilon"))
 
@@ -105,7 +98,7 @@ def convex(ds, seed):
 def rule_tail(n, tau, eps_rule, eps_cvar, seed):
     """The DP-OWL bridge: tail outcomes of the private and non-private rules, and the ledger
     total (a frozen dataclass; the ledger is summarised as plain values)."""
-    res = rule_tail_risk(int(n), float(tau), float(eps_rule), float(eps_cvar), int(seed))
+    res = studies.rule_tail_risk(int(n), float(tau), float(eps_rule), float(eps_cvar), int(seed))
     total = res.ledger.total()[0]
     spent = math.inf if math.isinf(eps_cvar) or math.isinf(eps_rule) else total
     entries = tuple((e.mechanism, e.epsilon) for e in res.ledger.entries)
