@@ -30,17 +30,6 @@ CLASS_M = Choice("M", compute.M_GRID, 31, "Candidates M", help="Slopes θ on a g
 DIMS = MultiChoice("d", compute.D_GRID, (2, 10, 50), "Dimensions d")
 EPS_RULE = Choice("eps_rule", EPS_OPTIONS[:-1], 2.0, "ε₁ for the treatment rule", fmt_eps)
 CONTROLS = (EPS, N, TAU, KIND, BOUND, REPS, SEED, XAXIS, CLASS_M, DIMS, EPS_RULE)
-CAPTIONS = {
-    "epsilon": "The privacy part falls like 1/ε until it meets the statistical part; beyond, the total "
-               "settles on the statistical part, which no budget removes. Bands: 95% Monte-Carlo intervals.",
-    "n": "In the rate the sampling term falls like 1/√n and the privacy term like 1/n: with more "
-         "patients, privacy becomes cheap first.",
-    "tau": "A smaller τ leaves fewer records nτ in the tail: both terms of the rate grow as τ shrinks.",
-    "eps_n_tau": "Privacy acts on εnτ, the private tail sample size, not on εn: every τ follows B/(εnτ) "
-                 "once the noise is small against the tail mean's distance to 0 and B. Before that the "
-                 "clip to [0, B] pulls the curves down (at once for the hard two-point law, whose tail "
-                 "mean is B/2).",
-}
 PRESETS = {
     "Clinical tail: 2000 patients, worst 5%, ε = 1": dict(n=2000, tau=0.05, eps=1.0, loss="uniform"),
     "Hard instance, ε = 0.5": dict(n=1000, tau=0.05, eps=0.5, loss="two-point"),
@@ -88,13 +77,13 @@ def error_panel(s, summary):
     rows = compute.curve(summary, x_axis, s["n"], s["tau"], s["eps"])
     current = {"epsilon": s["eps"], "n": s["n"], "tau": s["tau"], "eps_n_tau": None}[x_axis]
     st.plotly_chart(charts.error_curves(rows, x_axis, current, s["bound"]), width="stretch", key="errors")
-    st.caption(CAPTIONS[x_axis])
+    st.caption(explain.CVAR_CAPTIONS[x_axis])
     st.download_button("Download these numbers (CSV)", rows.to_csv(index=False), f"cvar_error_vs_{x_axis}.csv",
                        "text/csv", key="dl_errors")
 
 
-def formulas_panel():
-    with st.expander("Statistician detail: the mechanism and the rate"):
+def formulas_panel(s):
+    with st.expander("Statistician detail: the mechanism, the rate, an instance-adaptive variant"):
         st.markdown("CVaR at level τ of n losses (the mean of the worst τ share; a fractional "
                     "weight on the boundary record), released by the Laplace plug-in:")
         st.latex(r"\tilde\rho=\operatorname{clip}\Big(\hat\rho_\tau+\mathrm{Lap}\big(\tfrac{\Delta}{\varepsilon}\big),0,B\Big),"
@@ -104,6 +93,9 @@ def formulas_panel():
         st.markdown("Losses outside [0, B] are clipped record by record before the release (a "
                     "data-dependent error message would itself leak). Unit of privacy: one "
                     "record; neighbours differ by replacing one. Pure ε-DP, δ = 0.")
+        if math.isfinite(s["eps"]):
+            table = compute.methods(s["kind"], s["n"], s["tau"], s["eps"], s["bound"], s["reps"], s["seed"])
+            st.markdown(explain.adaptive_sentence(*table.total_mean, *table.total_se))
 
 
 def class_panel(s):
@@ -180,7 +172,7 @@ def study():
         summary = compute.scalar_summary(s["kind"], s["bound"], work.reps, s["seed"])
     verdict_panel(s, compute.cell(summary, s["n"], s["tau"], s["eps"]))
     error_panel(s, summary)
-    formulas_panel()
+    formulas_panel({**s, "reps": work.reps})
     class_panel(s)
     convex_panel(s)
     rule_panel(s)

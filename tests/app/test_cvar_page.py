@@ -187,3 +187,9 @@ def test_a_failing_computation_shows_a_message(open_page, monkeypatch):
     at = open_page(PAGE, **FAST)
     assert "sweep exploded" in at.error[0].value
     assert "your other settings are kept" in at.error[0].value
+
+
+def test_instance_adaptive_comparison_reads_true(open_page):
+    at = open_page(PAGE, loss="hard two-point", **FAST)
+    words = text(at.markdown)
+    assert "it hurts here" in words and "try the hard two-point law" in words

@@ -13,6 +13,7 @@ from dpcore.cvar_experiments import (
     convex_study,
     cvar_regime,
     cvar_sweep,
+    method_comparison,
     rule_tail_risk,
     sweep_summary,
 )
@@ -148,3 +149,15 @@ def test_parts_are_consistent_per_repetition():
     np.testing.assert_allclose(runs.statistical, np.abs(runs.rho_hat - runs.truth))
     assert (runs.total <= runs.statistical + runs.privacy + 1e-12).all()
     assert (runs.total >= np.abs(runs.statistical - runs.privacy) - 1e-12).all()
+
+
+def test_instance_adaptive_variant_helps_on_concentrated_data_only():
+    # spec §2.2: better on Beta(20, 20) data, much worse on the two-point worst case
+    beta = method_comparison("beta", 5000, 0.05, 0.2, reps=100).set_index("method")
+    hard = method_comparison("two-point", 2000, 0.05, 1.0, reps=100).set_index("method")
+    for table, better, worse in ((beta, "instance-adaptive", "laplace"),
+                                 (hard, "laplace", "instance-adaptive")):
+        gap = table.total_mean[worse] - table.total_mean[better]
+        assert gap > Z * math.hypot(*table.total_se), table
+    plain = cvar_sweep("beta", (5000,), (0.05,), (0.2,), reps=100)
+    assert beta.total_mean["laplace"] == pytest.approx(plain.total.mean(), rel=0.25)  # same data

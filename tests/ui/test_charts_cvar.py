@@ -88,3 +88,10 @@ def test_rule_tail_chart(eps_cvar):
     np.testing.assert_allclose(bars.x, [res.best_rule, res.nonprivate_rule, res.private_rule, res.released])
     assert bars.error_x.array[-1] == res.halfwidth
     assert "10%" in fig.layout.title.text
+
+
+@pytest.mark.parametrize("laplace,adaptive,word", [(0.05, 0.01, "helps"), (0.01, 0.05, "hurts"),
+                                                   (0.05, 0.049, "is on par")])
+def test_adaptive_sentence_says_what_the_numbers_say(laplace, adaptive, word):
+    from ui.explain import adaptive_sentence
+    assert f"it {word}" in adaptive_sentence(laplace, adaptive, 0.001, 0.001)

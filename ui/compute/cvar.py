@@ -49,6 +49,12 @@ def scalar_summary(kind, bound, reps, seed):
     return studies.sweep_summary(runs, float(bound))
 
 
+@st.cache_data(max_entries=64, show_spinner=False)
+def methods(kind, n, tau, eps, bound, reps, seed):
+    """The Laplace plug-in against the instance-adaptive variant at one finite ε."""
+    return studies.method_comparison(kind, int(n), float(tau), float(eps), float(bound), int(reps), int(seed))
+
+
 def cell(summary, n, tau, eps):
     """The summary row of one (n, τ, ε) cell."""
     rows = summary[(summary.n == n) & np.isclose(summary.tau, tau)
