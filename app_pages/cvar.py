@@ -83,7 +83,9 @@ def error_panel(s, summary):
 
 
 def formulas_panel(s):
-    with st.expander("Statistician detail: the mechanism, the rate, an instance-adaptive variant"):
+    detail = st.expander("Statistician detail: the mechanism, the rate, an instance-adaptive variant",
+                         key="detail", on_change="rerun")  # lazy: the comparison runs only when open
+    with detail:
         st.markdown("CVaR at level τ of n losses (the mean of the worst τ share; a fractional "
                     "weight on the boundary record), released by the Laplace plug-in:")
         st.latex(r"\tilde\rho=\operatorname{clip}\Big(\hat\rho_\tau+\mathrm{Lap}\big(\tfrac{\Delta}{\varepsilon}\big),0,B\Big),"
@@ -93,7 +95,7 @@ def formulas_panel(s):
         st.markdown("Losses outside [0, B] are clipped record by record before the release (a "
                     "data-dependent error message would itself leak). Unit of privacy: one "
                     "record; neighbours differ by replacing one. Pure ε-DP, δ = 0.")
-        if math.isfinite(s["eps"]):
+        if detail.open and math.isfinite(s["eps"]):
             table = compute.methods(s["kind"], s["n"], s["tau"], s["eps"], s["bound"], s["reps"], s["seed"])
             st.markdown(explain.adaptive_sentence(*table.total_mean, *table.total_se))
 

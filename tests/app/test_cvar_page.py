@@ -191,5 +191,9 @@ def test_a_failing_computation_shows_a_message(open_page, monkeypatch):
 
 def test_instance_adaptive_comparison_reads_true(open_page):
     at = open_page(PAGE, loss="hard two-point", **FAST)
+    assert "instance-adaptive variant spends" not in text(at.markdown)  # lazy: only when open
+    at.session_state["detail"] = True
+    at.run()
+    clean(at)
     words = text(at.markdown)
     assert "it hurts here" in words and "try the hard two-point law" in words
