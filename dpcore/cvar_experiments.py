@@ -355,7 +355,8 @@ def rule_tail_risk(n, tau, eps_rule, eps_cvar, seed=0, test_size=5000, outcome_b
         nonprivate_rule=hi - empirical_cvar(loss(a_exact), tau),
         best_rule=hi - empirical_cvar(loss(a_best), tau),
         released=hi - released,
-        halfwidth=laplace_interval_halfwidth(eps_cvar, cvar_sensitivity(test_size, tau, hi - lo)),
+        # a release and the exact value both lie in the range, so no error exceeds hi - lo
+        halfwidth=min(hi - lo, laplace_interval_halfwidth(eps_cvar, cvar_sensitivity(test_size, tau, hi - lo))),
         mean_private=float(outcomes(a_priv).mean()),
         mean_nonprivate=float(outcomes(a_exact).mean()),
         agreement=float(np.mean(a_priv == a_exact)),

@@ -52,8 +52,9 @@ def _records(count):
 
 def cvar_verdict(n, tau, eps, total, statistical, bound):
     """How far the private tail mean is off at this setting, against the sampling error."""
-    tail = (f"all {n} patients count (τ = 100% is the plain mean)" if tau >= 1 else
-            f"only {_records(n * tau)} form the tail")
+    k = round(n * tau)
+    tail = (f"all {n} patients count (the plain mean)" if tau >= 1 else
+            f"only {_records(k)} {'forms' if k == 1 else 'form'} the tail")
     scale = f"on a loss scale from 0 to {bound:g}"
     if math.isinf(eps):
         return (f"With {n} patients and τ = {_share(tau)}, {tail}; without privacy the estimate "
@@ -95,7 +96,8 @@ def rule_tail_sentence(res, eps_rule, eps_cvar, spent):
                else f"released at ε₂ = {eps_cvar:g} as {res.released:.2f}; at least 95% of such "
                   f"releases land within ±{res.halfwidth:.2f} of the exact value")
     change = res.private_rule - res.nonprivate_rule
-    word = "worse" if change < 0 else "better"
+    compared = ("the same to two decimals" if abs(change) < 0.005 else
+                f"{abs(change):.2f} points {'worse' if change < 0 else 'better'}")
     budget = ("Privacy spent: not private (a release with ε = non-private has no guarantee)."
               if math.isinf(spent) else
               f"Privacy spent: ε₁ + ε₂ = {eps_rule:g} + {eps_cvar:g} = {spent:g} by basic "
@@ -103,7 +105,7 @@ def rule_tail_sentence(res, eps_rule, eps_cvar, spent):
               "by that release's ε.")
     return (f"Under the private rule (ε₁ = {eps_rule:g}) {who} have a mean outcome of "
             f"{res.private_rule:.2f} points ({release}); under the non-private rule, "
-            f"{res.nonprivate_rule:.2f}: {abs(change):.2f} points {word}. {budget}")
+            f"{res.nonprivate_rule:.2f}: {compared}. {budget}")
 
 
 CVAR_CAPTIONS = {

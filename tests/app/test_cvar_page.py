@@ -89,7 +89,7 @@ def test_epsilon_slider_moves_the_verdict_and_the_regime(open_page, engine):
 
 @pytest.mark.parametrize("params,words", [
     ({"eps": "non-private"}, ["without privacy", "all of it sampling error"]),
-    ({"n": "100", "tau": "0.01", "eps": "0.05"}, ["only 1 patient form", "Worst case over all"]),
+    ({"n": "100", "tau": "0.01", "eps": "0.05"}, ["only 1 patient forms the tail", "Worst case over all"]),
     ({"tau": "1"}, ["all 2000 patients count"]),
     ({"loss": "hard two-point", "B": "10"}, ["loss scale from 0 to 10"]),
     ({"loss": "heavy-tailed", "x": "εnτ"}, ["private tail sample size"]),

@@ -1,5 +1,6 @@
-"""Chart functions of the private CVaR page: pure data in, plotly figure out."""
+"""Chart functions and sentences of the private CVaR page: pure data in, figure or words out."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -95,3 +96,16 @@ def test_rule_tail_chart(eps_cvar):
 def test_adaptive_sentence_says_what_the_numbers_say(laplace, adaptive, word):
     from ui.explain import adaptive_sentence
     assert f"it {word}" in adaptive_sentence(laplace, adaptive, 0.001, 0.001)
+
+
+def test_rule_sentence_handles_equal_rules_and_wide_intervals():
+    from ui.explain import cvar_verdict, rule_tail_sentence
+    res = rule_tail_risk(300, 0.1, 2.0, 1.0)
+    same = dataclasses.replace(res, private_rule=res.nonprivate_rule + 0.001)
+    assert "the same to two decimals" in rule_tail_sentence(same, 2.0, 1.0, 3.0)
+    worse = dataclasses.replace(res, private_rule=res.nonprivate_rule - 0.5)
+    assert "0.50 points worse" in rule_tail_sentence(worse, 2.0, 1.0, 3.0)
+    wide = rule_tail_risk(100, 0.01, 1.0, 0.05)
+    assert wide.halfwidth == 24.0                      # capped at the outcome range hi - lo
+    assert "only 1 patient forms the tail" in cvar_verdict(100, 0.01, 1.0, 0.4, 0.01, 1.0)
+    assert "all 100 patients count" in cvar_verdict(100, 1.0, 1.0, 0.4, 0.01, 1.0)
