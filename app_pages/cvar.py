@@ -156,8 +156,8 @@ def rule_panel(s):
     eps_rule = EPS_RULE.widget()
     res, spent, _ = compute.rule_tail(s["n"], s["tau"], eps_rule, s["eps"], s["seed"])
     st.plotly_chart(charts.rule_tail(res, eps_rule, s["eps"]), width="stretch", key="rule_tail")
-    st.caption("Simulated patients, so the exact tail means are shown beside the release (a teaching "
-               "view). The bar around the release holds at least 95% of releases at this ε₂.")
+    st.caption("Higher is better. Simulated patients, so the exact tail means are shown beside the "
+               "release (a teaching view). The bar around the release holds at least 95% of releases at this ε₂.")
     st.info(explain.rule_tail_sentence(res, eps_rule, s["eps"], spent), icon=":material/medication:")
     st.download_button("Download these numbers (CSV)", compute.rule_table(res, eps_rule, s["eps"], spent).to_csv(index=False),
                        "cvar_rule_tail.csv", "text/csv", key="dl_rule")

@@ -157,7 +157,7 @@ def rule_tail(result, eps_rule, eps_cvar):
         error_x={"type": "data", "array": errors, "visible": True, "color": "#444", "width": 6},
         hovertemplate="%{y}: %{x:.2f}<extra></extra>"))
     fig.update_yaxes(autorange="reversed")
-    fig = layout(fig, f"Worst-off {100 * tau:g}% of new patients", "mean outcome (points, higher is better)",
+    fig = layout(fig, f"Worst-off {100 * tau:g}% of new patients", "mean outcome (points)",
                  "", height=330)
     fig.update_layout(hovermode="closest", margin={"l": 10}, showlegend=False)
     fig.update_yaxes(automargin=True)
