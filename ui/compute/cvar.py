@@ -52,7 +52,9 @@ def scalar_summary(kind, bound, reps, seed):
 @st.cache_data(max_entries=64, show_spinner=False)
 def methods(kind, n, tau, eps, bound, reps, seed):
     """The Laplace plug-in against the instance-adaptive variant at one finite ε."""
-    return studies.method_comparison(kind, int(n), float(tau), float(eps), float(bound), int(reps), int(seed))
+    with SIMULATIONS.slot():
+        return studies.method_comparison(kind, int(n), float(tau), float(eps), float(bound), int(reps),
+                                         int(seed))
 
 
 def cell(summary, n, tau, eps):
@@ -77,7 +79,8 @@ def curve(summary, x_axis, n, tau, eps):
 @st.cache_data(max_entries=48, show_spinner=False)
 def finite_class(n, tau, M, bound, seed):
     """The exponential-mechanism study over the page's ε grid (exact, no sampling)."""
-    return studies.class_study(int(n), float(tau), int(M), EPS_OPTIONS, float(bound), int(seed))
+    with SIMULATIONS.slot():  # M = 301 slopes on the public sample take about a second
+        return studies.class_study(int(n), float(tau), int(M), EPS_OPTIONS, float(bound), int(seed))
 
 
 def class_table(study):
