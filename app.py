@@ -15,6 +15,8 @@ pages = [
     st.Page("app_pages/overview.py", title="Overview", icon=":material/home:", default=True),
     st.Page("app_pages/dp_owl.py", title="DP-OWL treatment rule", icon=":material/medication:",
             url_path="dp-owl"),
+    st.Page("app_pages/cvar.py", title="Private CVaR (tail risk)", icon=":material/warning:",
+            url_path="cvar"),
     st.Page("app_pages/limitations.py", title="Limitations", icon=":material/report:",
             url_path="limitations"),
 ]

@@ -79,6 +79,9 @@ st.subheader("Pages", anchor=False)
 st.page_link("app_pages/dp_owl.py", label="DP-OWL: a private treatment rule, live",
              icon=":material/medication:")
 st.caption("Move ε, n, γ and h on the DP-wERM paper's simulated trial; tune γ on public data.")
+st.page_link("app_pages/cvar.py", label="Private CVaR: the privacy price of tail risk",
+             icon=":material/warning:")
+st.caption("Estimate and learn the mean of the worst τ share under ε-DP: privacy acts on εnτ.")
 st.page_link("app_pages/limitations.py", label="What the guarantee does not cover",
              icon=":material/report:")
 st.caption("Floating-point noise, tuning on private data, side channels.")

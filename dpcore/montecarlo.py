@@ -27,6 +27,11 @@ class Stream(IntEnum):
     PROXY = 11      # public proxy data sets for tuning
     TUNE_SAMPLE = 12  # Algorithm 2's draws of n rows from the proxy's training pool
     TUNE_NOISE = 13   # Algorithm 2's output-perturbation noise
+    CVAR_DATA = 20    # CVaR sweeps' losses, keyed by (loss law, n)
+    CVAR_NOISE = 21   # CVaR releases' noise, keyed by (loss law, n, tau, epsilon)
+    CVAR_CLASS = 22   # the finite-class demo's data set and its public population sample
+    CVAR_GD = 23      # the convex study's data and DP-GD noise, keyed by (d, ratio)
+    CVAR_RULE = 24    # the treatment-rule bridge: trial, rule noise, test patients, release
 
 
 def stream(seed, tag, *keys):
