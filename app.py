@@ -11,6 +11,8 @@ pages = [
     st.Page("app_pages/overview.py", title="Overview", icon=":material/home:", default=True),
     st.Page("app_pages/dp_owl.py", title="DP-OWL treatment rule", icon=":material/medication:",
             url_path="dp-owl"),
+    st.Page("app_pages/bounds.py", title="Theory bounds", icon=":material/functions:",
+            url_path="bounds"),
     st.Page("app_pages/limitations.py", title="Limitations", icon=":material/report:",
             url_path="limitations"),
 ]

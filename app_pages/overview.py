@@ -79,6 +79,9 @@ st.subheader("Pages", anchor=False)
 st.page_link("app_pages/dp_owl.py", label="DP-OWL: a private treatment rule, live",
              icon=":material/medication:")
 st.caption("Move ε, n, γ and h on the DP-wERM paper's simulated trial; tune γ on public data.")
+st.page_link("app_pages/bounds.py", label="Theory bounds: what the theorems promise",
+             icon=":material/functions:")
+st.caption("Every term of both papers' bounds, live, against the mechanisms' measured errors.")
 st.page_link("app_pages/limitations.py", label="What the guarantee does not cover",
              icon=":material/report:")
 st.caption("Floating-point noise, tuning on private data, side channels.")
