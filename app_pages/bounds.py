@@ -84,7 +84,7 @@ def werm_panel(s, G, m, terms):
     for col, over, current, pick, key in ((a, "gamma", s["gamma"], best[form]["gamma"], "vs_gamma"),
                                           (b, "h", s["h"], best[form]["h"], "vs_h")):
         curve = compute.terms_curve(s["n"], s["eps"], s["gamma"], s["h"], s["W"], s["C"], s["rho"],
-                                    m.theta0_norm, G, over)
+                                    m.theta0_norm, G, over, reach=pick)
         measured = m.vs_gamma if over == "gamma" else m.vs_h
         with col:
             st.plotly_chart(charts.bound_terms(curve, measured, over, form, current, pick, s["rho"],
@@ -122,8 +122,8 @@ def sample_size_panel(s, theta0_norm):
     st.plotly_chart(charts.sample_size(df, s["eps"], alpha), width="stretch", key="sample_size")
     tex, sentence = explain.SAMPLE_SIZE_FORMULA
     st.latex(tex)
-    st.caption(sentence + " Shaded: which of the three terms rules. At small ε the privacy terms "
-               "dominate and n grows like 1/ε; at large ε only the statistical term is left.")
+    st.caption(sentence + " " + explain.sample_size_caption(df.epsilon.to_numpy(), df.regime.to_numpy())
+               + " Both privacy terms fall like 1/ε; the statistical term does not depend on ε.")
     st.download_button("Download the numbers (CSV)", df.to_csv(index=False), "sample_size.csv",
                        "text/csv", key="dl_sample_size")
 
@@ -137,7 +137,7 @@ def cvar_panel(s, seed):
         st.plotly_chart(charts.phase_diagram(ns, taus, regime, s["n"], tau, s["eps"], d),
                         width="stretch", key="phase")
         st.caption("Grey: no private learner beats a constant (εnτ ≤ √d or nτ ≤ 1). Blue: the "
-                   "privacy term rules. Green: privacy is almost free. The cross is the page's n "
+                   "privacy term rules. Green: privacy costs less than sampling error. The cross is the page's n "
                    "and τ.")
         grid = pd.DataFrame(regime, index=pd.Index(taus, name="tau"), columns=ns)
         st.download_button("Download the regime grid (CSV)", grid.to_csv(), "cvar_regimes.csv",

@@ -128,3 +128,14 @@ CVAR_FORMULAS = (
      r"\quad \text{nontrivial only when } \varepsilon n\tau \gg \sqrt d",
      "Learning a d-dimensional model: below εnτ ≈ √d no private learner beats a constant."),
 )
+
+
+def sample_size_caption(epsilon, regime):
+    """Which of Corollary 12's terms rules over which range of ε, read off the curve."""
+    parts, start = [], 0
+    for i in range(1, len(regime) + 1):
+        if i == len(regime) or regime[i] != regime[start]:
+            lo, hi = epsilon[start], epsilon[i - 1]
+            parts.append(f"the {regime[start]} term for ε from {lo:.2g} to {hi:.2g}")
+            start = i
+    return "Shaded: the term that rules, " + "; ".join(parts) + "."

@@ -50,12 +50,19 @@ def bound_terms(curve, measured, over, form, current, best, rho, paper_gamma=Non
     if paper_gamma is not None:
         marker(fig, paper_gamma, f"paper table γ = {paper_gamma:g}", colour=GREY, dash="dash",
                log_x=True, row=2)
-    title = f"Theorem 10 ({form}) against {'γ' if over == 'gamma' else 'the Huber width h'}"
+    title = f"Theorem 10 ({form}) against {'γ' if over == 'gamma' else 'h'}"
     xtitle = "regularization γ (log scale; λ = γ/n)" if over == "gamma" else "Huber width h (log scale)"
     fig = layout(fig, title, xtitle, "excess weighted hinge risk (log scale)", height=440)
     fig.update_xaxes(type="log")
+    if over == "h":
+        fig.update_xaxes(tickvals=[0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50])
     fig.update_yaxes(type="log", exponentformat="power")
-    fig.update_layout(margin={"t": 110})
+    return _below(fig, top=110)
+
+
+def _below(fig, top=70):
+    """Room for the marker labels above the plot and for the legend clear of the x title."""
+    fig.update_layout(margin={"t": top, "b": 60}, legend={"y": -0.3})
     return fig
 
 
@@ -67,9 +74,12 @@ def sample_size(df, eps, alpha):
     starts, ends = np.r_[0, edges], np.r_[edges, len(x)]
     for a, b in zip(starts, ends):
         regime = df.regime.iloc[a]
-        fig.add_vrect(x0=x[a], x1=x[b - 1] if b == len(x) else x[b], fillcolor=rgba(REGIME_COLOURS[regime], 0.12),
-                      line_width=0, annotation_text=f"{regime} rules", annotation_position="top left",
-                      annotation_font={"size": 11, "color": REGIME_COLOURS[regime]})
+        x0, x1 = x[a], x[b - 1] if b == len(x) else x[b]
+        fig.add_vrect(x0=x0, x1=x1, fillcolor=rgba(REGIME_COLOURS[regime], 0.12), line_width=0)
+        # On a log axis plotly places annotations at log10(x).
+        fig.add_annotation(x=0.5 * (math.log10(x0) + math.log10(x1)), y=0.0, yref="paper",
+                           yanchor="bottom", text=regime, showarrow=False,
+                           font={"size": 11, "color": REGIME_COLOURS[regime]})
     for k in ("statistical", "privacy", "smoothing"):
         fig.add_trace(go.Scatter(x=x, y=df[k], mode="lines", name=f"{k} term",
                                  line={"color": REGIME_COLOURS[k], "dash": "dot"},
@@ -79,12 +89,11 @@ def sample_size(df, eps, alpha):
                              hovertemplate="ε = %{x:.3g}<br>n ≳ %{y:.3g}<extra>n needed</extra>"))
     if math.isfinite(eps):
         marker(fig, eps, f"current ε = {eps:g}", log_x=True)
-    fig = layout(fig, f"Corollary 12: patients needed for excess risk α = {alpha:g}", "privacy budget ε (log scale)",
+    fig = layout(fig, f"Corollary 12: n needed for α = {alpha:g}", "privacy budget ε (log scale)",
                  "patients n (log scale, up to constants)", height=420)
     fig.update_xaxes(type="log")
     fig.update_yaxes(type="log", exponentformat="power")
-    fig.update_layout(margin={"t": 90})
-    return fig
+    return _below(fig, top=90)
 
 
 def phase_diagram(ns, taus, regime, n, tau, eps, d):
@@ -106,12 +115,12 @@ def phase_diagram(ns, taus, regime, n, tau, eps, d):
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=name,
                                  marker={"color": colour, "size": 12, "symbol": "square"}))
     eps_text = "non-private" if not math.isfinite(eps) else f"ε = {eps:g}"
-    fig = layout(fig, f"Private CVaR regimes at {eps_text}, d = {d}", "sample size n (log scale)",
+    fig = layout(fig, f"CVaR regimes, {eps_text}, d = {d}", "sample size n (log scale)",
                  "tail fraction τ (log scale)", height=420)
     fig.update_xaxes(type="log", range=[1, 6])
     fig.update_yaxes(type="log", range=[-3, 0])
     fig.update_layout(hovermode="closest")
-    return fig
+    return _below(fig)
 
 
 def cvar_rates(rates, measured, tau, eps):
@@ -132,8 +141,8 @@ def cvar_rates(rates, measured, tau, eps):
         band(fig, m.n.to_numpy(), m.privacy_mean.to_numpy(), m.privacy_lo.to_numpy(),
              m.privacy_hi.to_numpy(), PALETTE[4], "its privacy part", hover)
     eps_text = "non-private" if not math.isfinite(eps) else f"ε = {eps:g}"
-    fig = layout(fig, f"CVaR error against n at τ = {tau:g}, {eps_text}", "sample size n (log scale)",
+    fig = layout(fig, f"CVaR error, τ = {tau:g}, {eps_text}", "sample size n (log scale)",
                  "error (losses in [0, 1], log scale)", height=420)
     fig.update_xaxes(type="log")
     fig.update_yaxes(type="log", exponentformat="power")
-    return fig
+    return _below(fig)

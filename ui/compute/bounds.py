@@ -91,9 +91,13 @@ def terms(n, eps, gamma, h, W, C, rho, theta0_norm, G=0.0):
             for form in bounds.FORMS}
 
 
-def terms_curve(n, eps, gamma, h, W, C, rho, theta0_norm, G, over):
-    """Every term of both forms on a fine grid of γ (``over="gamma"``) or h (``over="h"``)."""
-    x = np.geomspace(1, 1000, 160) if over == "gamma" else np.geomspace(0.02, 3.0, 160)
+def terms_curve(n, eps, gamma, h, W, C, rho, theta0_norm, G, over, reach=0.0):
+    """Every term of both forms on a fine grid of γ (``over="gamma"``) or h (``over="h"``),
+    wide enough to reach ``reach`` (a minimiser to be marked on it)."""
+    top = 1000.0 if over == "gamma" else 3.0
+    if math.isfinite(reach) and reach > 0:
+        top = max(top, 1.5 * reach)
+    x = np.geomspace(1, top, 160) if over == "gamma" else np.geomspace(0.02, top, 160)
     g, hh = (x, h) if over == "gamma" else (gamma, x)
     out = {over: x}
     for form in bounds.FORMS:
