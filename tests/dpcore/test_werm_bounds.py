@@ -132,6 +132,10 @@ def test_sample_size():
     assert out["statistical"] == pytest.approx([3600.0] * 3)
     assert out["privacy"] == pytest.approx([common / 0.1, common, 0.0])
     assert out["smoothing"][1] == pytest.approx(math.sqrt(30 / (1 / 30)) * common)
+    half = bounds.sample_size(0.5, 1.0, W, 0.0, d, delta, t0)  # h = alpha/W = 1/60
+    assert half["smoothing"] == pytest.approx(math.sqrt(30 * 60) * common / 0.5**1.5)
+    assert half["privacy"] == pytest.approx(common / 0.5)
+    assert half["statistical"] == pytest.approx(900 * 4 / 0.25)
     assert out["n"][2] == 3600.0  # no privacy: the statistical term alone
     assert np.all(np.diff(out["n"]) < 0)
 
@@ -143,6 +147,7 @@ def test_cvar_regimes():
     assert [bounds.REGIMES[r] for r in regime] == [
         "trivial", "trivial", "privacy-dominated", "statistical", "statistical"]
     assert bounds.cvar_regime(1000, 0.05, 0.01, 9) == 2  # eps n tau = 0.5 < 3
+    assert bounds.cvar_regime(10, 0.05, 1000.0, 9) == 2  # n tau = 0.5: no tail to learn from
 
 
 # --------------------------------------------------------------------------------------------
