@@ -5,7 +5,6 @@ import pandas as pd
 import streamlit as st
 
 from ui import explain
-from ui.charts import bounds as charts
 from ui.compute import bounds as compute
 from ui.controls import Choice, IntRange, check_link, row
 from ui.grids import EPS_OPTIONS, H_OPTIONS, N_OPTIONS, fmt_eps
@@ -87,8 +86,8 @@ def werm_panel(s, G, m, terms):
                                     m.theta0_norm, G, over, reach=pick)
         measured = m.vs_gamma if over == "gamma" else m.vs_h
         with col:
-            st.plotly_chart(charts.bound_terms(curve, measured, over, form, current, pick, s["rho"],
-                                               best["paper"] if over == "gamma" else None),
+            st.plotly_chart(compute.figure("bound_terms", curve, measured, over, form, current, pick,
+                                           s["rho"], best["paper"] if over == "gamma" else None),
                             width="stretch", key=key)
             both = curve.merge(measured, on=over, how="outer").sort_values(over)
             st.download_button(f"Download the numbers (CSV, against {over})", both.to_csv(index=False),
@@ -119,7 +118,7 @@ def sample_size_panel(s, theta0_norm):
     st.subheader("Sample complexity: patients needed for a target excess risk", anchor=False)
     alpha = ALPHA.widget()
     df = compute.sample_sizes(alpha, s["W"], s["C"], s["rho"], theta0_norm)
-    st.plotly_chart(charts.sample_size(df, s["eps"], alpha), width="stretch", key="sample_size")
+    st.plotly_chart(compute.figure("sample_size", df, s["eps"], alpha), width="stretch", key="sample_size")
     tex, sentence = explain.SAMPLE_SIZE_FORMULA
     st.latex(tex)
     st.caption(sentence + " " + explain.sample_size_caption(df.epsilon.to_numpy(), df.regime.to_numpy())
@@ -134,7 +133,7 @@ def cvar_panel(s, seed):
     ns, taus, regime = compute.phase_grid(s["eps"], d)
     a, b = st.columns(2)
     with a:
-        st.plotly_chart(charts.phase_diagram(ns, taus, regime, s["n"], tau, s["eps"], d),
+        st.plotly_chart(compute.figure("phase_diagram", ns, taus, regime, s["n"], tau, s["eps"], d),
                         width="stretch", key="phase")
         st.caption("Grey: no private learner beats a constant (εnτ ≤ √d or nτ ≤ 1). Blue: the "
                    "privacy term rules. Green: privacy costs less than sampling error. The cross is the page's n "
@@ -145,7 +144,7 @@ def cvar_panel(s, seed):
     rates = compute.cvar_rates(tau, s["eps"], d)
     measured = compute.cvar_measured(tau, s["eps"], seed)
     with b:
-        st.plotly_chart(charts.cvar_rates(rates, measured, tau, s["eps"]), width="stretch", key="rates")
+        st.plotly_chart(compute.figure("cvar_rates", rates, measured, tau, s["eps"]), width="stretch", key="rates")
         st.caption("Lines: the papers' rates with constants set to 1; red band: the Laplace plug-in's "
                    f"mean error over {compute.CVAR_REPS} samples of the hard two-point law per n. "
                    "The measured error follows the scalar rate's shape.")

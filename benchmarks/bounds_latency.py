@@ -12,16 +12,10 @@ a browser triggers. Goals: first load < 1.5 s, redraw < 0.5 s.
 from __future__ import annotations
 
 import statistics
-import time
 from pathlib import Path
 
+from app_latency import timed  # benchmarks/ is on the path when this script runs
 from streamlit.testing.v1 import AppTest
-
-
-def timed(action):
-    start = time.perf_counter()
-    action()
-    return time.perf_counter() - start
 
 
 def main():

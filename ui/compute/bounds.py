@@ -19,6 +19,7 @@ from dpcore import bounds
 from dpcore.montecarlo import summarize
 from dpcore.paper import paper_gamma, resolve_gamma
 
+from ..charts import bounds as charts
 from .limits import SIMULATIONS, cap_work
 
 TRIALS = 20  # simulated trials per setting; each gets DRAWS/TRIALS noise draws
@@ -165,3 +166,11 @@ def cvar_measured(tau, eps, seed):
 
 def busy():
     return SIMULATIONS.busy()
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def figure(builder, *args):
+    """``charts.<builder>(*args)``, built once per distinct input and shared: a plotly figure
+    takes tens of milliseconds to build and st.plotly_chart only reads it, so a redraw rebuilds
+    just the charts whose inputs changed."""
+    return getattr(charts, builder)(*args)
