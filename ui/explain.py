@@ -42,7 +42,9 @@ def clinical_summary(eps, n, concordance, value_private, value_nonprivate, scale
 
 
 def _times(ratio):
-    return f"{ratio:.0f}" if ratio >= 10 else f"{ratio:.1f}"
+    if ratio >= 1e6:
+        return f"{ratio:.1e}"
+    return f"{ratio:,.0f}" if ratio >= 10 else f"{ratio:.1f}"
 
 
 def bound_verdict(eps, terms, q_measured, rho):

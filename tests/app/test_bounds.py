@@ -55,6 +55,8 @@ def test_default_view_numbers_agree(open_page):
     for form in bounds.FORMS:
         share = 100 * np.mean(m.here.excess <= m.here[f"bound_{form}"])
         assert f"The {form} bound held in {share:.1f}%" in ok
+    lo, hi = compute.rate_ratio(compute.cvar_measured(0.05, 1.0, 0), 0.05, 1.0)
+    assert f"between {lo:.2g} and {hi:.2g} across n" in words(at.caption)
     fig = figure(at, "vs_gamma")
     names = [tr.get("name") for tr in fig["data"]]
     assert "T2 privacy noise" in names and "printed bound (total)" in names
@@ -83,8 +85,12 @@ def test_smallest_eps_largest_n(open_page):
     at = open_page(PAGE, eps="0.05", n="5000", rho="0.01", C="60", G="5")
     check_clean(at)
     assert "patient-repetitions per view" in words(at.info)  # the work cap's notice
-    # Theorem 11: the stacked chart carries the 2G term.
+    # Theorem 11: the stacked chart carries the 2G term; the verdict and cards stay Theorem 10.
     assert "2G generalization" in [tr.get("name") for tr in figure(at, "vs_gamma")["data"]]
+    g = compute.gamma_used("paper", 75, 0.05, 5000)
+    m = compute.measure(5000, 0.05, g, 0.5, 30, 60.0, 0.01, 0)
+    t = compute.terms(5000, 0.05, g, 0.5, 30, 60.0, 0.01, m.theta0_norm)["re-derived"]
+    assert metric(at, "Bound (re-derived)") == pytest.approx(t["total"], rel=1e-2)
 
 
 def test_preset_button_and_form_switch(open_page):

@@ -18,6 +18,7 @@ from dpcore import bound_check as check
 from dpcore import bounds
 from dpcore.montecarlo import summarize
 from dpcore.paper import paper_gamma, resolve_gamma
+from dpcore.werm import sensitivity
 
 from ..charts import bounds as charts
 from .limits import SIMULATIONS, cap_work
@@ -122,8 +123,16 @@ def minimisers(n, eps, gamma, h, W, C, rho, theta0_norm):
 
 
 def sensitivities(W, gamma, C):
+    """Theorem 7's (C + 2W)/γ, the unweighted 2/γ, and what the engine's release uses."""
     return {"weighted": float(bounds.weighted_sensitivity(W, gamma, C)),
-            "unweighted": float(bounds.unweighted_sensitivity(gamma))}
+            "unweighted": float(bounds.unweighted_sensitivity(gamma)),
+            "released": float(sensitivity(W, gamma, C))}
+
+
+def rate_ratio(measured, tau, eps):
+    """Measured mean error over the scalar rate at each measured n: (smallest, largest)."""
+    ratio = measured.total_mean / bounds.scalar_cvar_rate(measured.n.to_numpy(), tau, eps)
+    return float(ratio.min()), float(ratio.max())
 
 
 def sample_sizes(alpha, W, C, rho, theta0_norm):
