@@ -44,7 +44,7 @@ def test_default_view_numbers_agree(open_page):
     m = compute.measure(500, 1.0, 115.0, 0.5, 30, 0.0, 0.05, 0)
     t = compute.terms(500, 1.0, 115.0, 0.5, 30, 0.0, 0.05, m.theta0_norm)["re-derived"]
     share = round(100 * t["T2"] / t["total"])
-    assert f"privacy-noise term is {share}% of the bound" in verdict
+    assert f"privacy-noise term is {share}% of the bound (re-derived form)" in verdict
     assert f"at most {t['total']:.3g} with probability 95%" in verdict
     q = m.here.excess.quantile(0.95)
     assert f"stayed below {q:.3g}" in verdict

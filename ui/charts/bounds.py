@@ -62,7 +62,7 @@ def bound_terms(curve, measured, over, form, current, best, rho, paper_gamma=Non
 
 def _below(fig, top=70):
     """Room for the marker labels above the plot and for the legend clear of the x title."""
-    fig.update_layout(margin={"t": top, "b": 60}, legend={"y": -0.3})
+    fig.update_layout(margin={"t": top, "b": 60}, legend={"y": -0.38})
     return fig
 
 
