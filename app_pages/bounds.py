@@ -101,6 +101,9 @@ def werm_panel(s, G, m, terms):
                           for f, v in best.items() if f != "paper"]).set_index("form")
     with st.expander("Bound-minimising γ and h, sensitivities and conventions"):
         st.dataframe(joint, width="stretch")
+        st.caption(f"Against the authors' Algorithm 2 picks at n = {s['n']} (h = {s['h']:g}, same θ₀):")
+        st.dataframe(compute.gamma_table(s["n"], s["h"], s["W"], s["C"], s["rho"], m.theta0_norm),
+                     width="stretch")
         sens = compute.sensitivities(s["W"], s["gamma"], s["C"])
         st.markdown(f"The paper's table picks γ = {best['paper']:g} for the nearest (ε, n) cell "
                     f"(Algorithm 2 on public data; run it on the DP-OWL page). Sensitivity "

@@ -127,6 +127,8 @@ SAMPLE_SIZE_FORMULA = (
 CVAR_FORMULAS = (
     (r"\text{scalar: } B\min\Big\{1,\ \frac{1}{\sqrt{n\tau}} + \frac{1}{\varepsilon n\tau}\Big\}",
      "Private CVaR of a bounded loss: the tail holds nτ records, and privacy acts on εnτ of them."),
+    (r"\text{finite class: } B\min\Big\{1,\ \sqrt{\frac{\log 2M}{n\tau}} + \frac{\log 2M}{\varepsilon n\tau}\Big\}",
+     "Choosing the best of M models: both parts grow with log 2M (drawn for M = 10)."),
     (r"\begin{aligned}&\text{convex lower: } R_0\min\Big\{1,\ \frac{1}{\sqrt{n\tau}} + \frac{\sqrt d}{\varepsilon n\tau}\Big\}\\"
      r"&\text{nontrivial only when } \varepsilon n\tau \gg \sqrt d\end{aligned}",
      "Learning a d-dimensional model: below εnτ ≈ √d no private learner beats a constant."),

@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 from scipy import optimize
 
-from dpcore import bounds
+from dpcore import DPWeightedERM, bounds
 from dpcore.bound_check import (
+    bounds_release,
     comparator,
     coverage,
     cvar_errors,
@@ -193,6 +194,22 @@ def test_coverage_rederived_holds_printed_fails_at_small_W():
         assert coverage(runs["within_re-derived"])["hi"] >= 1 - rho
         printed = coverage(runs["within_printed"])
         assert (printed["hi"] >= 1 - rho) == expect_printed, printed
+
+
+def test_release_is_the_estimators_release():
+    """bounds_release on the solver's minimiser is DPWeightedERM's release, draw for draw."""
+    from dpcore.owl import owl_weights
+    from dpcore.simulate import PAPER_TRIAL
+
+    data = PAPER_TRIAL.sample(300, rng=11)
+    w, _ = owl_weights(data["B"], data["A"], 0.5, 30.0, "paper")
+    model = DPWeightedERM(epsilon=0.5, gamma=40.0, weight_bound=30.0, huber_h=0.5,
+                          feature_bounds=PAPER_TRIAL.feature_bounds, rng=12)
+    model.fit(data["X"], data["A"], sample_weight=w)
+    X = model.scaling_.transform(data["X"])
+    theta, _ = solve_werm(X, data["A"], w, 40.0, "huber", 0.5)
+    ours = bounds_release(theta[None], 0.5, sensitivity(30.0, 40.0), 1, np.random.default_rng(12))
+    assert ours[0, 0] == pytest.approx(model.theta_, abs=1e-8)
 
 
 def test_excess_risk_uses_common_noise_across_gamma(trials):

@@ -17,7 +17,7 @@ import streamlit as st
 from dpcore import bound_check as check
 from dpcore import bounds
 from dpcore.montecarlo import summarize
-from dpcore.paper import paper_gamma, resolve_gamma
+from dpcore.paper import PAPER_EPSILONS, paper_gamma, resolve_gamma
 from dpcore.werm import sensitivity
 
 from ..charts import bounds as charts
@@ -120,6 +120,16 @@ def minimisers(n, eps, gamma, h, W, C, rho, theta0_norm):
         }
     out["paper"] = paper_gamma(eps, n)
     return out
+
+
+def gamma_table(n, h, W, C, rho, theta0_norm):
+    """The paper's tuned γ against the bound-minimising γ (at this h) for each finite ε of the
+    paper's table, at this n."""
+    rows = [{"ε": e, "paper table γ": paper_gamma(e, n),
+             **{f"bound-minimising γ ({f})": bounds.best_gamma(n, h, e, rho, W, C, D, theta0_norm, f)
+                for f in bounds.FORMS}}
+            for e in PAPER_EPSILONS if math.isfinite(e) and e <= 150]
+    return pd.DataFrame(rows).set_index("ε")
 
 
 def sensitivities(W, gamma, C):
