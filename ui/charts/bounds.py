@@ -53,7 +53,7 @@ def bound_terms(curve, measured, over, form, current, best, rho, paper_gamma=Non
     title = f"Theorem 10 ({form}) against {'γ' if over == 'gamma' else 'h'}"
     xtitle = "regularization γ (log scale; λ = γ/n)" if over == "gamma" else "Huber width h (log scale)"
     fig = layout(fig, title, xtitle, "excess weighted hinge risk (log scale)", height=440)
-    fig.update_xaxes(type="log")
+    fig.update_xaxes(type="log", dtick=1)  # powers of ten only: no crowded 2, 5 labels
     if over == "h":
         fig.update_xaxes(tickvals=[0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50])
     fig.update_yaxes(type="log", exponentformat="power")
@@ -77,7 +77,7 @@ def sample_size(df, eps, alpha):
         x0, x1 = x[a], x[b - 1] if b == len(x) else x[b]
         fig.add_vrect(x0=x0, x1=x1, fillcolor=rgba(REGIME_COLOURS[regime], 0.12), line_width=0)
         # On a log axis plotly places annotations at log10(x).
-        fig.add_annotation(x=0.5 * (math.log10(x0) + math.log10(x1)), y=0.0, yref="paper",
+        fig.add_annotation(x=math.log10(x0), xanchor="left", xshift=4, y=0.0, yref="paper",
                            yanchor="bottom", text=regime, showarrow=False,
                            font={"size": 11, "color": REGIME_COLOURS[regime]})
     for k in ("statistical", "privacy", "smoothing"):
@@ -91,7 +91,7 @@ def sample_size(df, eps, alpha):
         marker(fig, eps, f"current ε = {eps:g}", log_x=True)
     fig = layout(fig, f"Corollary 12: n needed for α = {alpha:g}", "privacy budget ε (log scale)",
                  "patients n (log scale, up to constants)", height=420)
-    fig.update_xaxes(type="log")
+    fig.update_xaxes(type="log", tickvals=[0.05, 0.1, 0.5, 1, 5, 10, 50, 100, 500, 1000])
     fig.update_yaxes(type="log", exponentformat="power")
     return _below(fig, top=90)
 
