@@ -17,6 +17,8 @@ pages = [
             url_path="dp-owl"),
     st.Page("app_pages/cvar.py", title="Private CVaR (tail risk)", icon=":material/warning:",
             url_path="cvar"),
+    st.Page("app_pages/bounds.py", title="Theory bounds", icon=":material/functions:",
+            url_path="bounds"),
     st.Page("app_pages/limitations.py", title="Limitations", icon=":material/report:",
             url_path="limitations"),
 ]

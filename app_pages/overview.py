@@ -82,6 +82,9 @@ st.caption("Move ε, n, γ and h on the DP-wERM paper's simulated trial; tune γ
 st.page_link("app_pages/cvar.py", label="Private CVaR: the privacy price of tail risk",
              icon=":material/warning:")
 st.caption("Estimate and learn the mean of the worst τ share under ε-DP: privacy acts on εnτ.")
+st.page_link("app_pages/bounds.py", label="Theory bounds: what the theorems promise",
+             icon=":material/functions:")
+st.caption("Every term of both papers' bounds, live, against the mechanisms' measured errors.")
 st.page_link("app_pages/limitations.py", label="What the guarantee does not cover",
              icon=":material/report:")
 st.caption("Floating-point noise, tuning on private data, side channels.")

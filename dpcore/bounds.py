@@ -1,14 +1,212 @@
 """Theoretical rates and bounds drawn as overlays next to measured errors.
 
-Rates are orders of magnitude (constants set to 1 unless the theorem gives them); present
-them as bounds, and measured curves as measurements.
+Two parts: the DP-wERM paper's utility bound (Theorem 10, its population version Theorem 11,
+Corollary 12's sample size, spec dp_owl.md §9), and the private CVaR paper's rates (spec
+cvar.md §4.6). Rates are orders of magnitude (constants set to 1 unless the theorem gives
+them); present them as bounds, and measured curves as measurements.
+
+Convention for DP-wERM: the code's objective is sum_i w_i l + (gamma/2)||theta||^2, i.e.
+(1/n) sum_i w_i l + (lambda/2)||theta||^2 with lambda = gamma/n (the paper's text writes
+lambda = 2 gamma/n, which does not match its own sensitivity (C + 2W)/gamma). ``d`` is the
+dimension of theta (the paper's p): the number of features plus one for the intercept.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from scipy import optimize, stats
 
 from .cvar import cvar_sensitivity, hard_two_point
+
+# --------------------------------------------------------------------------------------------
+# DP-wERM: Theorem 10 (empirical), Theorem 11 (population), Corollary 12 (sample size)
+
+FORMS = ("printed", "re-derived")
+
+
+def lam_from_gamma(gamma, n):
+    """lambda = gamma / n: the mean-form ridge constant of the code's sum-form gamma."""
+    return np.asarray(gamma, dtype=float) / np.asarray(n, dtype=float)
+
+
+def weighted_sensitivity(weight_bound, gamma, C=0.0):
+    """Theorem 7: (C + 2W)/gamma, the L2 sensitivity of the weighted-ERM minimiser."""
+    return (C + 2.0 * np.asarray(weight_bound, dtype=float)) / np.asarray(gamma, dtype=float)
+
+
+def unweighted_sensitivity(gamma):
+    """Chaudhuri et al. (2011): 2/gamma for unweighted ERM (every weight 1, C = 0)."""
+    return 2.0 / np.asarray(gamma, dtype=float)
+
+
+def a_p(d, rho):
+    """The paper's a_p(rho) = sqrt(p + 2 sqrt(p log(1/rho)) + log(1/rho)), with p = d.
+
+    It is the Laurent-Massart bound on the (1 - rho) quantile of the norm of a standard
+    Gaussian vector, not of the Gamma(d, 1) radius that Algorithm 1 draws.
+    """
+    L = np.log(1.0 / np.asarray(rho, dtype=float))
+    return np.sqrt(d + 2.0 * np.sqrt(d * L) + L)
+
+
+def radius_quantile(d, rho):
+    """r_rho: the (1 - rho) quantile of Gamma(d, 1); the noise radius is r Delta/epsilon."""
+    return stats.gamma.isf(np.asarray(rho, dtype=float), d)
+
+
+def regularization_term(lam, theta0_norm):
+    """T1 = (lambda/2) ||theta0||^2."""
+    return 0.5 * np.asarray(lam, dtype=float) * np.asarray(theta0_norm, dtype=float) ** 2
+
+
+def huber_term(weight_bound, h):
+    """T3 = W h / 4: the Huber hinge exceeds the hinge by at most h/4, so a weighted mean by
+    at most W h/4."""
+    return np.asarray(weight_bound, dtype=float) * np.asarray(h, dtype=float) / 4.0
+
+
+def noise_term(n, lam, h, epsilon, rho, weight_bound, C, d, form="re-derived"):
+    """T2 = E(n, lambda, h, epsilon, rho), the privacy-noise term, in either form.
+
+    "printed" (the paper): [(lambda + W/(2h)) (C + 2W) a_p(rho)]^2 / (2 n lambda epsilon)^2.
+    "re-derived": (lambda + W/(2h)) [(C + 2W) r_rho]^2 / (2 (n lambda epsilon)^2), from
+    J(theta_hat + b) - J(theta_hat) <= (beta/2)||b||^2 with the smoothness
+    beta = lambda + W/(2h) of the mean-form objective J and ||b|| <= (C + 2W) r_rho/(n lambda
+    epsilon) with probability 1 - rho. Zero when epsilon is infinite. Vectorised.
+    """
+    if form not in FORMS:
+        raise ValueError(f"form must be one of {FORMS}, got {form!r}")
+    n, lam, h, eps = (np.asarray(v, dtype=float) for v in (n, lam, h, epsilon))
+    beta = lam + weight_bound / (2.0 * h)
+    span = C + 2.0 * weight_bound
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if form == "printed":
+            out = (beta * span * a_p(d, rho)) ** 2 / (2.0 * n * lam * eps) ** 2
+        else:
+            out = beta * (span * radius_quantile(d, rho)) ** 2 / (2.0 * (n * lam * eps) ** 2)
+    return np.where(np.isinf(eps), 0.0, out)
+
+
+def werm_bound(n, gamma, h, epsilon, rho, weight_bound, C, d, theta0_norm, form="re-derived",
+               G=0.0):
+    """Theorem 10's bound on L0_hat(theta*) - L0_hat(theta0) with probability >= 1 - rho, and
+    with ``G`` > 0 Theorem 11's bound on the population excess L0(theta*) - L0(theta0), which
+    adds 2 G_{n,h}(delta0) (a uniform-deviation term the user supplies).
+
+    Returns a dict of arrays: T1, T2, T3, G (the 2G term) and total. ``gamma`` is the code's
+    sum-form constant; lambda = gamma/n.
+    """
+    lam = lam_from_gamma(gamma, n)
+    t1 = regularization_term(lam, theta0_norm)
+    t2 = noise_term(n, lam, h, epsilon, rho, weight_bound, C, d, form)
+    t3 = huber_term(weight_bound, h)
+    g2 = 2.0 * np.asarray(G, dtype=float)
+    return {"T1": t1, "T2": t2, "T3": t3, "G": g2, "total": t1 + t2 + t3 + g2}
+
+
+def sample_size(alpha, epsilon, weight_bound, C, d, delta, theta0_norm, h=None, c=1.0):
+    """Corollary 12: the n that makes L0(theta*) <= L0(theta0) + alpha with high probability,
+    up to constants: the largest of
+
+    statistical  W^2 ||theta0||^2 / alpha^2,
+    privacy      (C + 2W) p log(p/delta) ||theta0|| / (epsilon alpha),
+    smoothing    sqrt(W/h) ||theta0|| (C + 2W) p log(p/delta) / (epsilon alpha^{3/2}),
+
+    with p = d and h = c alpha / W by default (the corollary needs h <= c alpha / W).
+    Returns a dict of arrays with the three terms and ``n`` (their maximum). Vectorised.
+    """
+    alpha, eps = np.asarray(alpha, dtype=float), np.asarray(epsilon, dtype=float)
+    W, t0 = float(weight_bound), float(theta0_norm)
+    h = c * alpha / W if h is None else np.asarray(h, dtype=float)
+    common = (C + 2.0 * W) * d * np.log(d / delta) * t0
+    stat = np.broadcast_to(W**2 * t0**2 / alpha**2, np.broadcast(alpha, eps).shape)
+    with np.errstate(divide="ignore"):
+        priv = np.where(np.isinf(eps), 0.0, common / (eps * alpha))
+        smooth = np.where(np.isinf(eps), 0.0, np.sqrt(W / h) * common / (eps * alpha**1.5))
+    return {"statistical": stat, "privacy": priv, "smoothing": smooth,
+            "n": np.maximum(stat, np.maximum(priv, smooth))}
+
+
+def _positive_root(cubic, linear, constant):
+    """The one positive root of cubic x^3 + linear x + constant (cubic > 0 >= linear, constant)."""
+    roots = np.roots([cubic, 0.0, linear, constant])
+    real = roots[np.abs(roots.imag) <= 1e-9 * np.abs(roots).max()].real
+    return float(real.max())
+
+
+def _noise_constant(n, epsilon, rho, weight_bound, C, d, form):
+    """T2 = q (lambda + b)^2 / lambda^2 (printed) or c (lambda + b) / lambda^2 (re-derived)."""
+    span = C + 2.0 * weight_bound
+    if form == "printed":
+        return (span * a_p(d, rho)) ** 2 / (4.0 * n**2 * epsilon**2)
+    return (span * radius_quantile(d, rho)) ** 2 / (2.0 * n**2 * epsilon**2)
+
+
+def best_gamma(n, h, epsilon, rho, weight_bound, C, d, theta0_norm, form="re-derived"):
+    """The gamma minimising Theorem 10's bound at fixed h (closed form: a cubic's root).
+
+    With a = ||theta0||^2/2 and b = W/(2h), the re-derived bound a lambda + c (lambda + b)/
+    lambda^2 + Wh/4 is minimal where a lambda^3 - c lambda - 2 b c = 0; the printed one,
+    a lambda + q (1 + b/lambda)^2 + Wh/4, where a lambda^3 - 2 q b lambda - 2 q b^2 = 0.
+    Returns gamma = n lambda; 0 without privacy, inf when ||theta0|| = 0.
+    """
+    if np.isinf(epsilon):
+        return 0.0
+    a = 0.5 * theta0_norm**2
+    if a == 0:
+        return np.inf
+    k = _noise_constant(n, epsilon, rho, weight_bound, C, d, form)
+    b = weight_bound / (2.0 * h)
+    if form == "printed":
+        lam = _positive_root(a, -2.0 * k * b, -2.0 * k * b * b)
+    else:
+        lam = _positive_root(a, -k, -2.0 * b * k)
+    return n * lam
+
+
+def best_h(n, gamma, epsilon, rho, weight_bound, C, d, form="re-derived"):
+    """The h minimising Theorem 10's bound at fixed gamma (closed form).
+
+    Re-derived: h = sqrt(2c)/lambda. Printed: the positive root of
+    lambda h^3 - 4 q h - 2 q W/lambda = 0. 0 without privacy (T3 alone is then minimal at h -> 0).
+    """
+    if np.isinf(epsilon):
+        return 0.0
+    lam = gamma / n
+    k = _noise_constant(n, epsilon, rho, weight_bound, C, d, form)
+    if form == "printed":
+        return _positive_root(lam, -4.0 * k, -2.0 * k * weight_bound / lam)
+    return float(np.sqrt(2.0 * k) / lam)
+
+
+def best_gamma_h(n, epsilon, rho, weight_bound, C, d, theta0_norm, form="re-derived"):
+    """The (gamma, h) minimising Theorem 10's bound jointly.
+
+    Re-derived, closed form: with h = sqrt(2c)/lambda the h-dependent part is W sqrt(c/2)/
+    lambda, so lambda = sqrt((c + W sqrt(c/2))/a). Printed: a 1-D search over log lambda with
+    h at its best for each lambda.
+    """
+    if np.isinf(epsilon):
+        return 0.0, 0.0
+    a = 0.5 * theta0_norm**2
+    if a == 0:
+        return np.inf, 0.0
+    k = _noise_constant(n, epsilon, rho, weight_bound, C, d, form)
+    if form == "re-derived":
+        lam = np.sqrt((k + weight_bound * np.sqrt(k / 2.0)) / a)
+        return float(n * lam), float(np.sqrt(2.0 * k) / lam)
+
+    def total(log_lam):
+        lam = np.exp(log_lam)
+        h = best_h(n, n * lam, epsilon, rho, weight_bound, C, d, form)
+        return float(werm_bound(n, n * lam, h, epsilon, rho, weight_bound, C, d, theta0_norm,
+                                form)["total"])
+
+    start = np.log(best_gamma(n, 1.0, epsilon, rho, weight_bound, C, d, theta0_norm, form) / n)
+    res = optimize.minimize_scalar(total, bracket=(start - 3.0, start, start + 3.0))
+    lam = float(np.exp(res.x))
+    return n * lam, best_h(n, n * lam, epsilon, rho, weight_bound, C, d, form)
+
 
 # --------------------------------------------------------------------------------------------
 # CVaR rates (private CVaR paper, spec cvar.md §4.6, §5)
@@ -81,3 +279,16 @@ def phase_transition_ratio(n, tau, epsilon, d):
 def phase_transition_epsilon(n, tau, d):
     """The epsilon at which epsilon n tau = sqrt(d), the threshold of Corollary 6.6."""
     return np.sqrt(d) / (np.asarray(n, dtype=float) * tau)
+
+
+REGIMES = ("statistical", "privacy-dominated", "trivial")
+
+
+def cvar_regime(n, tau, epsilon, d):
+    """Which part of the convex lower rate min{1, 1/sqrt(n tau) + sqrt(d)/(epsilon n tau)}
+    rules at (n, tau): 2 "trivial" where a term reaches the cap 1 (n tau <= 1 or
+    epsilon n tau <= sqrt(d), Corollary 6.6), else 1 "privacy-dominated" where
+    sqrt(d)/(epsilon n tau) > 1/sqrt(n tau), else 0 "statistical". Index into REGIMES."""
+    m, em = effective_sizes(n, tau, epsilon)
+    stat, priv = 1.0 / np.sqrt(m), np.sqrt(d) / em
+    return np.where(np.maximum(stat, priv) >= 1.0, 2, np.where(priv > stat, 1, 0))

@@ -1,0 +1,113 @@
+"""AppTest: the Theory bounds page from the entrypoint; its sentences against its numbers."""
+
+import json
+import math
+import re
+
+import numpy as np
+import pytest
+
+from dpcore import bounds
+from dpcore.bound_check import coverage
+from ui.compute import bounds as compute
+
+PAGE = "app_pages/bounds.py"
+FAILS = {"eps": "1", "n": "200", "gamma_mode": "free", "gamma": "1", "h": "2", "W": "1"}
+
+
+def words(elements):
+    return " ".join(re.sub(r"\\(.)", r"\1", e.value) for e in elements)
+
+
+def metric(at, label):
+    return float(next(m.value for m in at.metric if m.label.startswith(label)))
+
+
+def figure(at, key):
+    for chart in at.get("plotly_chart"):
+        if chart.proto.id and key in chart.proto.id:
+            return json.loads(chart.proto.spec)
+    raise AssertionError(f"no chart {key!r}")
+
+
+def check_clean(at):
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error or all("violated" in e.value for e in at.error)
+    assert not at.warning, words(at.warning)
+
+
+def test_default_view_numbers_agree(open_page):
+    at = open_page(PAGE)
+    check_clean(at)
+    assert "Theory bounds" in at.title[0].value
+    verdict = words(at.info)
+    m = compute.measure(500, 1.0, 115.0, 0.5, 30, 0.0, 0.05, 0)
+    t = compute.terms(500, 1.0, 115.0, 0.5, 30, 0.0, 0.05, m.theta0_norm)["re-derived"]
+    share = round(100 * t["T2"] / t["total"])
+    assert f"privacy-noise term is {share}% of the bound (re-derived form)" in verdict
+    assert f"at most {t['total']:.3g} with probability 95%" in verdict
+    q = m.here.excess.quantile(0.95)
+    assert f"stayed below {q:.3g}" in verdict
+    assert metric(at, "Bound (re-derived)") == pytest.approx(t["total"], rel=1e-2)
+    assert metric(at, "T2 privacy noise") == pytest.approx(t["T2"], rel=1e-2)
+    # Both coverage sentences, with the share computed independently from the draws.
+    ok = words(at.success)
+    for form in bounds.FORMS:
+        share = 100 * np.mean(m.here.excess <= m.here[f"bound_{form}"])
+        assert f"The {form} bound held in {share:.1f}%" in ok
+    lo, hi = compute.rate_ratio(compute.cvar_measured(0.05, 1.0, 0), 0.05, 1.0)
+    assert f"between {lo:.2g} and {hi:.2g} across n" in words(at.caption)
+    fig = figure(at, "vs_gamma")
+    names = [tr.get("name") for tr in fig["data"]]
+    assert "T2 privacy noise" in names and "printed bound (total)" in names
+
+
+def test_printed_bound_failure_is_said_plainly(open_page):
+    at = open_page(PAGE, **FAILS)
+    check_clean(at)
+    errors = words(at.error)
+    assert "The printed bound is violated by measurement at these settings." in errors
+    assert "re-derived bound held" in words(at.success)
+    m = compute.measure(200, 1.0, 1.0, 2.0, 1, 0.0, 0.05, 0)
+    cov = coverage(m.here["within_printed"])
+    assert cov["hi"] < 0.95
+    assert f"held in {100 * cov['share']:.1f}%" in errors
+
+
+def test_non_private_smallest_n(open_page):
+    at = open_page(PAGE, eps="non-private", n="100")
+    check_clean(at)
+    assert "Without privacy there is no noise term" in words(at.info)
+    assert metric(at, "T2 privacy noise") == 0
+
+
+def test_smallest_eps_largest_n(open_page):
+    at = open_page(PAGE, eps="0.05", n="5000", rho="0.01", C="60", G="5")
+    check_clean(at)
+    assert "patient-repetitions per view" in words(at.info)  # the work cap's notice
+    # Theorem 11: the stacked chart carries the 2G term; the verdict and cards stay Theorem 10.
+    assert "2G generalization" in [tr.get("name") for tr in figure(at, "vs_gamma")["data"]]
+    g = compute.gamma_used("paper", 75, 0.05, 5000)
+    m = compute.measure(5000, 0.05, g, 0.5, 30, 60.0, 0.01, 0)
+    t = compute.terms(5000, 0.05, g, 0.5, 30, 60.0, 0.01, m.theta0_norm)["re-derived"]
+    assert metric(at, "Bound (re-derived)") == pytest.approx(t["total"], rel=1e-2)
+
+
+def test_preset_button_and_form_switch(open_page):
+    at = open_page(PAGE)
+    next(b for b in at.button if b.label.startswith("Where the printed")).click().run()
+    check_clean(at)
+    assert at.query_params["W"] == "1" and at.query_params["h"] == "2"
+    assert "violated" in words(at.error)
+    at.segmented_control(key="form").set_value("printed").run()
+    check_clean(at)
+    assert "Theorem 10 (printed)" in figure(at, "vs_gamma")["layout"]["title"]["text"]
+
+
+def test_bad_link_warns_and_falls_back(open_page):
+    at = open_page(PAGE, eps="-3", tau="abc", zzz="1")
+    assert not at.exception
+    notices = words(at.warning)
+    assert "eps" in notices and "tau" in notices and "zzz" in notices
+    assert at.select_slider(key="eps").value == 1.0
+    assert not math.isnan(metric(at, "Bound (re-derived)"))

@@ -1,0 +1,202 @@
+"""Cached computations for the Theory bounds page, keyed by plain values.
+
+The formulas are cheap and computed on every run; the Monte-Carlo measurements (the engine's
+releases on simulated trials, private CVaR on demo losses) are cached and run one at a time
+across sessions (limits.SIMULATIONS).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from dpcore import bound_check as check
+from dpcore import bounds
+from dpcore.montecarlo import summarize
+from dpcore.paper import PAPER_EPSILONS, paper_gamma, resolve_gamma
+from dpcore.werm import sensitivity
+
+from ..charts import bounds as charts
+from .limits import SIMULATIONS, cap_work
+
+TRIALS = 20  # simulated trials per setting; each gets DRAWS/TRIALS noise draws
+DRAWS = 2000  # noise draws per point of a curve (before the work cap)
+D = 5  # dimension of theta: 4 features and the intercept
+GAMMA_GRID = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
+H_GRID = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0)
+CVAR_N = (100, 300, 1000, 3000, 10_000, 30_000)
+CVAR_REPS = 100
+
+
+def gamma_used(mode, gamma, eps, n):
+    """The γ of the current setting: the paper's table or the free value."""
+    return resolve_gamma("paper" if mode == "paper" else float(gamma), eps, n)
+
+
+def draws_per_trial(n):
+    """Noise draws per trial, and a notice when the work cap lowered them."""
+    work = cap_work(DRAWS, (int(n),), keep=int(n))
+    return max(1, work.reps // TRIALS), work.notice
+
+
+@dataclass(frozen=True)
+class Measured:
+    """The measurement at one setting: per-draw rows at the current (γ, h) and summaries of
+    the curves against γ and against h (mean with 95% band and the (1 - ρ) quantile)."""
+
+    here: pd.DataFrame
+    vs_gamma: pd.DataFrame
+    vs_h: pd.DataFrame
+    theta0_norm: float
+
+
+def _curve(runs, by, rho):
+    s = summarize(runs, [by], ["excess"])
+    q = runs.groupby(by).excess.quantile(1 - rho).rename("excess_q").reset_index()
+    return s.merge(q, on=by)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def measure(n, eps, gamma, h, W, C, rho, seed):
+    """Excess empirical hinge risk of the engine's releases at (n, ε, γ, h, W, C).
+
+    The comparator θ0 is the regularized-hinge minimiser at the current γ, kept fixed along
+    both curves, so every point checks the same inequality for the same θ0.
+    """
+    n, draws = int(n), draws_per_trial(n)[0]
+    with SIMULATIONS.slot():
+        trials = check.paper_trials(n, TRIALS, float(W), seed=int(seed))
+        theta0 = check.comparator(trials, gamma)
+        args = dict(weight_bound=float(W), C=float(C), draws=draws, seed=int(seed))
+        gammas = sorted(set(GAMMA_GRID) | {float(gamma)})
+        runs_g = check.werm_excess_risk(trials, theta0, eps, gammas, h, **args)
+        runs_h = pd.concat([check.werm_excess_risk(trials, theta0, eps, [gamma], v, **args)
+                            for v in sorted(set(H_GRID) | {float(h)})], ignore_index=True)
+    here = check.with_bounds(runs_g[runs_g.gamma == float(gamma)], n, eps, rho, W, C, D)
+    return Measured(here.reset_index(drop=True), _curve(runs_g, "gamma", rho),
+                    _curve(runs_h, "h", rho), float(np.mean(np.linalg.norm(theta0, axis=-1))))
+
+
+def coverages(here):
+    """Coverage of each bound form at the current setting (share within, 95% CI)."""
+    return {form: check.coverage(here[f"within_{form}"]) for form in bounds.FORMS}
+
+
+def terms(n, eps, gamma, h, W, C, rho, theta0_norm, G=0.0):
+    """Both forms' terms at the current setting: {form: {T1, T2, T3, G, total}} as floats."""
+    return {form: {k: float(v) for k, v in bounds.werm_bound(n, gamma, h, eps, rho, W, C, D,
+                                                             theta0_norm, form, G).items()}
+            for form in bounds.FORMS}
+
+
+def terms_curve(n, eps, gamma, h, W, C, rho, theta0_norm, G, over, reach=0.0):
+    """Every term of both forms on a fine grid of γ (``over="gamma"``) or h (``over="h"``),
+    wide enough to reach ``reach`` (a minimiser to be marked on it)."""
+    top = 1000.0 if over == "gamma" else 3.0
+    if math.isfinite(reach) and reach > 0:
+        top = max(top, 1.5 * reach)
+    x = np.geomspace(1, top, 160) if over == "gamma" else np.geomspace(0.02, top, 160)
+    g, hh = (x, h) if over == "gamma" else (gamma, x)
+    out = {over: x}
+    for form in bounds.FORMS:
+        t = bounds.werm_bound(n, g, hh, eps, rho, W, C, D, theta0_norm, form, G)
+        out.update({f"{k}_{form}": np.broadcast_to(v, x.shape) for k, v in t.items()})
+    return pd.DataFrame(out)
+
+
+def minimisers(n, eps, gamma, h, W, C, rho, theta0_norm):
+    """The bound-minimising γ (at this h), h (at this γ) and joint (γ, h), per form, with the
+    paper's table γ for comparison."""
+    out = {}
+    for form in bounds.FORMS:
+        out[form] = {
+            "gamma": bounds.best_gamma(n, h, eps, rho, W, C, D, theta0_norm, form),
+            "h": bounds.best_h(n, gamma, eps, rho, W, C, D, form),
+            "joint": bounds.best_gamma_h(n, eps, rho, W, C, D, theta0_norm, form),
+        }
+    out["paper"] = paper_gamma(eps, n)
+    return out
+
+
+def gamma_table(n, h, W, C, rho, theta0_norm):
+    """The paper's tuned γ against the bound-minimising γ (at this h) for each finite ε of the
+    paper's table, at this n."""
+    rows = [{"ε": e, "paper table γ": paper_gamma(e, n),
+             **{f"bound-minimising γ ({f})": bounds.best_gamma(n, h, e, rho, W, C, D, theta0_norm, f)
+                for f in bounds.FORMS}}
+            for e in PAPER_EPSILONS if math.isfinite(e) and e <= 150]
+    return pd.DataFrame(rows).set_index("ε")
+
+
+def sensitivities(W, gamma, C):
+    """Theorem 7's (C + 2W)/γ, the unweighted 2/γ, and what the engine's release uses."""
+    return {"weighted": float(bounds.weighted_sensitivity(W, gamma, C)),
+            "unweighted": float(bounds.unweighted_sensitivity(gamma)),
+            "released": float(sensitivity(W, gamma, C))}
+
+
+def rate_ratio(measured, tau, eps):
+    """Measured mean error over the scalar rate at each measured n: (smallest, largest)."""
+    ratio = measured.total_mean / bounds.scalar_cvar_rate(measured.n.to_numpy(), tau, eps)
+    return float(ratio.min()), float(ratio.max())
+
+
+def sample_sizes(alpha, W, C, rho, theta0_norm):
+    """Corollary 12's n against ε (h = α/W), each term and which one rules."""
+    eps = np.geomspace(0.05, 1000, 120)
+    out = bounds.sample_size(alpha, eps, W, C, D, rho, theta0_norm)
+    df = pd.DataFrame({"epsilon": eps, **{k: np.asarray(v) for k, v in out.items()}})
+    parts = df[["statistical", "privacy", "smoothing"]].to_numpy()
+    df["regime"] = np.array(["statistical", "privacy", "smoothing"])[parts.argmax(axis=1)]
+    return df
+
+
+def phase_grid(eps, d):
+    """The CVaR regime over a log grid of (n, τ) at ε and d."""
+    ns, taus = np.geomspace(10, 1e6, 81), np.geomspace(1e-3, 1.0, 61)
+    N, T = np.meshgrid(ns, taus)
+    return ns, taus, bounds.cvar_regime(N, T, eps, d)
+
+
+def cvar_rates(tau, eps, d):
+    """Rate curves against n at (τ, ε, d), B = 1, constants 1."""
+    ns = np.geomspace(10, 1e6, 120)
+    return pd.DataFrame({
+        "n": ns,
+        "scalar": bounds.scalar_cvar_rate(ns, tau, eps),
+        "finite_class_M10": bounds.finite_class_rate(10, ns, tau, eps),
+        "convex_lower": bounds.convex_lower_rate(ns, tau, eps, d, G=1.0, D=1.0, B=1.0),
+        "statistical_part": np.minimum(1.0, 1.0 / np.sqrt(ns * tau)),
+        "privacy_part": np.minimum(1.0, 1.0 / (eps * ns * tau)) if math.isfinite(eps) else 0.0,
+    })
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def cvar_empirical(tau, seed):
+    """Samples' empirical CVaR per n on the hard two-point instance; one set serves every ε."""
+    with SIMULATIONS.slot():
+        return check.cvar_empirical(CVAR_N, tau, reps=CVAR_REPS, seed=int(seed))
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def cvar_measured(tau, eps, seed):
+    """Mean error of the Laplace plug-in on the hard two-point instance, with its parts."""
+    runs = check.cvar_errors(CVAR_N, tau, eps, reps=CVAR_REPS, seed=int(seed),
+                             empirical=cvar_empirical(tau, seed))
+    return summarize(runs, ["n"], ["total", "statistical", "privacy"])
+
+
+def busy():
+    return SIMULATIONS.busy()
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def figure(builder, *args):
+    """``charts.<builder>(*args)``, built once per distinct input and shared: a plotly figure
+    takes tens of milliseconds to build and st.plotly_chart only reads it, so a redraw rebuilds
+    just the charts whose inputs changed."""
+    return getattr(charts, builder)(*args)
