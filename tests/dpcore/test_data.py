@@ -541,24 +541,25 @@ def test_swapping_the_treated_arm_is_caught():
 
 
 BREAKS = {
-    "treated default flipped": ("_default_treated", lambda labels: sorted(labels, key=str)[0],
+    "treated default flipped": ("columns._default_treated", lambda labels: sorted(labels, key=str)[0],
                                 lambda: test_treatment_codings(("0", "1"), None, (1, 0))),
-    "no delimiter sniffing": ("_sniff_delimiter", lambda text: ",",
+    "no delimiter sniffing": ("csv_io._sniff_delimiter", lambda text: ",",
                               lambda: test_other_delimiters_are_sniffed(";")),
-    "baseline level not sorted": ("_level_key", lambda v: (0, 0, "") if v == "B" else (1, 0, str(v)),
+    "baseline level not sorted": ("columns._level_key", lambda v: (0, 0, "") if v == "B" else (1, 0, str(v)),
                                   test_categorical_one_hot_drop_first_sorted_levels),
-    "other minimum per arm": ("MIN_ROWS_PER_ARM", 20, test_too_few_rows_per_arm),
-    "NA words not missing": ("_NA_TOKENS", frozenset([""]), test_quoted_fields_spaces_and_missing_words),
-    "cells not stripped": ("_strip_text", lambda s: s.astype(object), test_quoted_fields_spaces_and_missing_words),
+    "other minimum per arm": ("data.MIN_ROWS_PER_ARM", 20, test_too_few_rows_per_arm),
+    "NA words not missing": ("columns._NA_TOKENS", frozenset([""]), test_quoted_fields_spaces_and_missing_words),
+    "cells not stripped": ("columns._strip_text", lambda s: s.astype(object), test_quoted_fields_spaces_and_missing_words),
 }
 
 
 @pytest.mark.parametrize("broken", list(BREAKS))
 def test_a_broken_reader_fails_the_checks(monkeypatch, broken):
-    import dpcore.data as data
+    import importlib
 
-    name, replacement, check = BREAKS[broken]
+    target, replacement, check = BREAKS[broken]
+    module, name = target.split(".")
     check()  # passes on the real reader
-    monkeypatch.setattr(data, name, replacement)
+    monkeypatch.setattr(importlib.import_module(f"dpcore.{module}"), name, replacement)
     with pytest.raises((AssertionError, TrialDataError)):
         check()
