@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from ui import ledger
 from ui.safety import friendly_errors
 
 st.set_page_config(page_title="What privacy costs in learning", page_icon=":material/shield_lock:",
@@ -13,6 +14,8 @@ pages = [
             url_path="dp-owl"),
     st.Page("app_pages/limitations.py", title="Limitations", icon=":material/report:",
             url_path="limitations"),
+    st.Page("app_pages/your_data.py", title="Your data", icon=":material/upload_file:",
+            url_path="your-data"),
 ]
 page = st.navigation(pages)
 
@@ -21,6 +24,8 @@ with st.sidebar:
     st.caption("Differential privacy adds noise to protect each person in the data. "
                "These pages measure what that noise costs, live.")
     st.caption(f"You are on: **{page.title}**")
+    st.divider()
+    ledger.sidebar()
 
 with friendly_errors("This page"):
     page.run()

@@ -22,7 +22,9 @@ from .columns import (
     _encode_covariates,
     _encode_treatment,
     _is_numeric,
+    _level_key,
     _numeric,
+    _plain,
     _row_number,
     _strip_label,
     guess_columns,
@@ -39,8 +41,8 @@ from .csv_io import (
     preview_csv,
 )
 
-__all__ = ["MIN_ROWS_PER_ARM", "CsvPreview", "Trial", "TrialDataError", "guess_columns",
-           "preview_csv", "read_trial"]
+__all__ = ["MIN_ROWS_PER_ARM", "CsvPreview", "Trial", "TrialDataError", "column_labels",
+           "guess_columns", "preview_csv", "read_table", "read_trial"]
 
 #: Fewest rows each arm needs after rows with missing values are dropped.
 MIN_ROWS_PER_ARM = 10
@@ -73,6 +75,9 @@ class Trial:
         The two labels, treated first: ``(treated, control)``.
     n_dropped : int
         Rows dropped because a used column was missing in them.
+    rows : ndarray (n,)
+        The 1-based data row (header not counted) of each row of ``X``, to join results back
+        to the file.
     propensity_column : str or None
     categories : dict
         For each one-hot encoded column, its levels with the baseline first.
@@ -95,6 +100,7 @@ class Trial:
     delimiter: str = ","
     encoding: str = "utf-8"
     decimal: str = "."
+    rows: np.ndarray | None = None
 
     @property
     def n(self):
@@ -250,14 +256,55 @@ def read_trial(source, *, treatment, outcome, covariates=None, propensity=None, 
                 + ("; if it is a percentage, divide it by 100" if 1 < p[i] <= 100 else "")
             )
     _check_arm_sizes(A, arms, n_dropped)
-    for a in (X, A, B) + ((p,) if p is not None else ()):
+    rows = np.flatnonzero(keep) + 1
+    for a in (X, A, B, rows) + ((p,) if p is not None else ()):
         a.setflags(write=False)
     return Trial(
         X=X, A=A, B=B, propensity=p, covariates=tuple(names), treatment=treatment,
         outcome=outcome, treated=arms[0], arms=arms, n_dropped=n_dropped,
         propensity_column=propensity, categories=categories, delimiter=fmt["delimiter"],
-        encoding=fmt["encoding"], decimal=fmt["decimal"],
+        encoding=fmt["encoding"], decimal=fmt["decimal"], rows=rows,
     )
+
+
+def column_labels(source, column, limit=20):
+    """The distinct non-missing labels of one column, as :func:`read_trial` reads them.
+
+    For a screen that asks which arm is the treated one. Labels are data: show them only to
+    the person who uploaded the file.
+
+    Parameters
+    ----------
+    source : str, path, bytes or file object
+    column : str
+    limit : int
+        At most this many labels are returned (sorted); a treatment column with more is an
+        error in :func:`read_trial` anyway.
+
+    Returns
+    -------
+    tuple of labels (int, float, bool or str)
+
+    Examples
+    --------
+    >>> column_labels(b"arm,y\\ndrug,1\\nplacebo,2\\n drug ,3\\n", "arm")
+    ('drug', 'placebo')
+    """
+    df = read_table(source)
+    _check_names(column, "column", single=True)
+    if column not in df.columns:
+        raise TrialDataError(f"no column named {_q(column)}; the columns are {_name_list(df.columns, 25)}")
+    labels = pd.unique(_clean(df[column]).dropna())
+    return tuple(sorted((_plain(v) for v in labels), key=_level_key)[: int(limit)])
+
+
+def read_table(source):
+    """The whole file as a DataFrame (numbers where pandas reads numbers, text elsewhere).
+
+    The format is sniffed as in :func:`read_trial`; column names are stripped and unique.
+    """
+    raw = _read_source(source)
+    return _parse(raw, _sniff(raw, complete=True))
 
 
 # --------------------------------------------------------------------------------------------

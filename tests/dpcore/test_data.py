@@ -14,8 +14,10 @@ from dpcore.data import (
     MIN_ROWS_PER_ARM,
     Trial,
     TrialDataError,
+    column_labels,
     guess_columns,
     preview_csv,
+    read_table,
     read_trial,
 )
 
@@ -563,3 +565,18 @@ def test_a_broken_reader_fails_the_checks(monkeypatch, broken):
     monkeypatch.setattr(importlib.import_module(f"dpcore.{module}"), name, replacement)
     with pytest.raises((AssertionError, TrialDataError)):
         check()
+
+
+def test_rows_join_the_trial_back_to_the_file():
+    text = rows(24).replace("\n41,", "\n,", 1)  # data row 2 loses its age
+    trial = read(text)
+    assert trial.n_dropped == 1 and trial.rows.tolist() == [1] + list(range(3, 25))
+    table = read_table(text.encode())
+    np.testing.assert_array_equal(table["age"].to_numpy()[trial.rows - 1], trial.X[:, 0])
+
+
+def test_column_labels_read_like_read_trial():
+    assert column_labels(b"arm;y\n drug ;1\nplacebo;2\nNA;3\n", "arm") == ("drug", "placebo")
+    assert column_labels(rows(24).encode(), "arm") == (0, 1)
+    with pytest.raises(TrialDataError, match="columns are 'age', 'arm', 'y'"):
+        column_labels(rows(24).encode(), "group")
