@@ -138,6 +138,12 @@ def _encode_treatment(s, name, treated):
     return A, (treated, control)
 
 
+def default_treated(labels):
+    """The label read as treated without asking (1 of 0/1 or -1/+1, True, drug of drug/placebo),
+    or None when the user must say."""
+    return _default_treated(list(labels))
+
+
 def _default_treated(labels):
     key = {str(v).lower() for v in labels}
     if all(isinstance(v, bool) for v in labels):
