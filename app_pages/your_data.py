@@ -60,6 +60,10 @@ def design_panel(source, trial_columns, m):
     if design == "column":
         column = upload_form.propensity_column(
             source, trial_columns, (m["treatment"], m["outcome"]) + m["covariates"])
+        if column is None:
+            raise TrialDataError("every column already has a role, so none is left to hold the "
+                                 "propensities: take one out of the covariates, or choose a "
+                                 "randomization ratio or 'unknown: estimate'")
     if design == "estimated":
         st.caption("An estimated propensity is fitted on the same patients, so the noise is sized "
                    "for the worst case (C = n W): pure ε-DP holds, at the cost of much more noise.")
