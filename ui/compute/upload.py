@@ -214,12 +214,13 @@ class AnalystView:
 
 
 def fit_release(trial, file_name, bounds, outcome_bounds, larger_is_better, eps, gamma,
-                gamma_source, W, propensity, private):
+                gamma_source, W, propensity, private, rng=None):
     """Fit DP-OWL with fresh randomness; returns (Release, recommendations, AnalystView).
 
     Not cached: every call is a new release (record it in the ledger first). ``propensity``
     is a float (known randomization), "column" (the trial's propensity column) or "logistic"
-    (estimated, with C = "worst-case" so that pure ε-DP still holds).
+    (estimated, with C = "worst-case" so that pure ε-DP still holds). ``rng`` is for tests:
+    the page leaves it None, so each release draws fresh noise from the operating system.
     """
     lower, upper = trial.feature_bounds(bounds)
     p = trial.propensity if propensity == "column" else propensity
@@ -228,7 +229,7 @@ def fit_release(trial, file_name, bounds, outcome_bounds, larger_is_better, eps,
               outcome_bounds=outcome_bounds, larger_is_better=larger_is_better)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # clipped weights are reported in the analyst view
-        rule = DPOWL(epsilon=eps, rng=np.random.default_rng(), **kw).fit(trial.X, trial.A, trial.B, p)
+        rule = DPOWL(epsilon=eps, rng=np.random.default_rng(rng), **kw).fit(trial.X, trial.A, trial.B, p)
         exact = DPOWL(epsilon=math.inf, **kw).fit(trial.X, trial.A, trial.B, p)
     rec = rule.predict(trial.X)
     p_eval = {"column": trial.propensity, "logistic": None}.get(propensity, propensity)

@@ -119,8 +119,8 @@ def rows_csv(release, trial, recommendations, identifiers=None):
     df = pd.DataFrame(frame)
     df.columns = [neutral(str(c)) for c in df.columns]
     for c in df.columns:
-        if df[c].dtype == object:
-            df[c] = df[c].map(neutral)
+        if not pd.api.types.is_numeric_dtype(df[c]):
+            df[c] = df[c].map(neutral).astype(object)
     out = io.StringIO()
     df.to_csv(out, index=False, float_format="%.10g")
     return out.getvalue()
