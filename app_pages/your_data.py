@@ -80,8 +80,8 @@ def privacy_panel(n, W):
     st.markdown(f"γ = **{gamma:.4g}** from {where}, scaled by W/30 = {W / 30:.3g} from the paper's "
                 f"weight bound (γ = {g0:g} there). W = **{W:.4g}** follows from the outcome bounds "
                 "and the smallest propensity.")
-    st.latex(r"W = \frac{\text{outcome upper} - \text{outcome lower}}{\min_{a,x}\,\pi(a\mid x)}"
-             r",\qquad \Delta = \frac{C + 2W}{\gamma}")
+    st.latex(r"W = \frac{\text{outcome upper} - \text{outcome lower}}{\min_{a,x}\,\pi(a\mid x)}")
+    st.latex(r"\text{noise scale } \Delta = \frac{C + 2W}{\gamma}")
     return eps, gamma, where
 
 
@@ -106,9 +106,9 @@ def result_panel(release, rec, analyst, trial, source):
     treated = int((rec > 0).sum())
     a, b = st.columns(2)
     a.metric(plain(f"Recommended {release.treated}"), f"{100 * treated / len(rec):.1f}%",
-             f"{treated} of {len(rec)} patients", delta_color="off")
+             f"{treated} of {len(rec)} patients", delta_color="off", delta_arrow="off")
     b.metric(plain(f"Recommended {release.control}"), f"{100 * (1 - treated / len(rec)):.1f}%",
-             f"{len(rec) - treated} of {len(rec)} patients", delta_color="off")
+             f"{len(rec) - treated} of {len(rec)} patients", delta_color="off", delta_arrow="off")
     st.caption("Shares counted on your uploaded patients: the count is not covered by ε, so it "
                "is for you, not for the report.")
     st.info(explain.release_statement(release), icon=":material/shield_lock:")
@@ -131,12 +131,13 @@ def result_panel(release, rec, analyst, trial, source):
 def downloads_panel(release, rec, trial, source):
     columns = compute.preview(source.digest, source.data).columns
     ids = compute.id_columns(columns, (trial.treatment, trial.outcome, trial.propensity_column))
+    id_values = compute.identifiers(source.digest, source.data, ids, tuple(trial.rows))
     a, b, c = st.columns(3)
     a.download_button("Rule (JSON)", files.rule_json(release), "private_rule.json",
                       "application/json", key="dl_rule", on_click="ignore", width="stretch")
-    b.download_button("Per-row recommendations (CSV)", lambda: files.rows_csv(
-        release, trial, rec, compute.identifiers(source.digest, source.data, tuple(ids),
-                                                 tuple(trial.rows))),
+    # Deferred downloads run outside the script thread: they may not call session caches.
+    b.download_button("Per-row recommendations (CSV)",
+                      lambda: files.rows_csv(release, trial, rec, id_values),
         "recommendations.csv", "text/csv", key="dl_rows", on_click="ignore", width="stretch")
     c.download_button("Report (HTML, opens offline)", lambda: files.report_html(
         release, charts.rule_effects(release.names, release.effects(), release.treated,

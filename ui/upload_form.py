@@ -129,7 +129,7 @@ def clear_bounds(source, names):
 def bound_inputs(source, name, unit=""):
     """Lower and upper public bound for one column; (lo, hi) or None while incomplete/invalid."""
     a, b = st.columns(2)
-    label = plain(name) + (f" ({plain(unit)})" if unit else "")
+    label = plain(name) + (f" ({plain(unit)})" if unit and unit != "none" else "")
     lo = a.number_input(f"{label}: lower", value=None, key=key(source, f"lo:{name}"),
                         placeholder="public lower bound", format="%g")
     hi = b.number_input(f"{label}: upper", value=None, key=key(source, f"hi:{name}"),
@@ -167,7 +167,8 @@ def bounds(source, trial):
     if trial.categories:
         st.caption("One-hot columns need no bounds: they are 0 or 1.")
     st.markdown("**Outcome**")
-    out = bound_inputs(source, trial.outcome)
+    out = bound_inputs(source, trial.outcome,
+                       (_dictionary_column(source, trial.outcome) or {}).get("unit", ""))
     if out is None or any(v is None for v in got.values()):
         return None, None, from_data
     return got, out, from_data
