@@ -34,7 +34,7 @@ GAMMA_FROM = Choice("gamma_from", ("paper", "proxy"), "paper", "γ from",
 PROXY = Choice("proxy", tuple(PROXY_VARIANTS), "same as the trial", "Simulated public proxy D0",
                str, kind="selectbox")
 CONTROLS = (FILE, BETTER, DESIGN, P_MIN, EPS, GAMMA_FROM, PROXY)
-RELEASE = "your_data_release"
+RELEASE, COMPARE = "your_data_release", "your_data_compare"
 
 
 def source_panel():
@@ -96,11 +96,11 @@ def release_panel(source, trial, settings):
             st.error(refused, icon=":material/block:")
             return
         st.session_state[RELEASE] = (*compute.fit_release(trial, source.name, **settings),
-                                     source.digest)
+                                     settings, source.digest)
         st.rerun()  # the sidebar's ledger shows the new total
 
 
-def result_panel(release, rec, analyst, trial, source):
+def result_panel(release, rec, diagnostics, settings, trial, source):
     st.subheader(release.title(), anchor=False)
     st.markdown(plain(explain.rule_sentence(release)))
     treated = int((rec > 0).sum())
@@ -118,14 +118,22 @@ def result_panel(release, rec, analyst, trial, source):
                "lower to its upper public bound; the longest bars drive the recommendation.")
     downloads_panel(release, rec, trial, source)
     with st.expander("Analyst only: computed on your data, NOT private, never in a download"):
-        st.markdown(f"- Estimated value (IPW) of the private rule: **{analyst.value_private:.3g}**, "
-                    f"of the non-private rule: **{analyst.value_nonprivate:.3g}** (outcome units)\n"
+        analyst_panel(release, rec, diagnostics, settings, trial)
+
+
+def analyst_panel(release, rec, diagnostics, settings, trial):
+    st.markdown(f"- Weights clipped at W: **{100 * diagnostics['clipped_share']:.1f}%** of rows\n"
+                f"- Solver: {diagnostics['n_iter']} iterations, gradient norm "
+                f"{diagnostics['grad_norm']:.1e}")
+    if st.button("Compare with the non-private rule (one more fit on your data)", key="compare"):
+        st.session_state[COMPARE] = (release, compute.compare_nonprivate(trial, rec, **settings))
+    shown, view = st.session_state.get(COMPARE, (None, None))
+    if shown is release:
+        st.markdown(f"- Estimated value (IPW) of the private rule: **{view.value_private:.3g}**, "
+                    f"of the non-private rule: **{view.value_nonprivate:.3g}** (outcome units)\n"
                     f"- The private rule agrees with the non-private one for "
-                    f"**{100 * analyst.agreement['concordance']:.1f}%** of patients "
-                    f"(Cohen's κ = {analyst.agreement['kappa']:.2f})\n"
-                    f"- Weights clipped at W: **{100 * analyst.clipped_share:.1f}%** of rows\n"
-                    f"- Solver: {analyst.diagnostics.get('n_iter')} iterations, gradient norm "
-                    f"{analyst.diagnostics.get('grad_norm', math.nan):.1e}")
+                    f"**{100 * view.agreement['concordance']:.1f}%** of patients "
+                    f"(Cohen's κ = {view.agreement['kappa']:.2f})")
 
 
 def downloads_panel(release, rec, trial, source):

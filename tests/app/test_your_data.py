@@ -144,7 +144,7 @@ def demo_release(at, **params):
 
 def test_release_is_recorded_and_the_json_reproduces_the_screen(page):
     at = demo_release(page)
-    rel, rec, analyst, _ = at.session_state[RELEASE]
+    rel, rec, diagnostics, settings, _ = at.session_state[RELEASE]
     assert at.subheader[-1].value == "Private treatment rule (ε = 1)"
     entries = at.session_state["privacy_ledger"].entries
     assert [(e.mechanism, e.epsilon, e.delta) for e in entries] == [("DP-OWL rule on paper_trial.csv", 1.0, 0.0)]
@@ -156,9 +156,15 @@ def test_release_is_recorded_and_the_json_reproduces_the_screen(page):
     assert at.metric[0].value == share and at.metric[0].label.endswith("1")
     for analyst_only in ("value", "clipped", "diagnostic", "agree", "kappa", "n_iter"):
         assert analyst_only not in " ".join(rule).lower()
+    at.button(key="compare").click().run()
+    assert not at.exception
+    analyst = at.session_state["your_data_compare"][1]
+    shown = words(at.markdown)
+    assert f"{analyst.value_private:.3g}" in shown and "agrees with the non-private" in shown
     text = json.dumps(rule)
     for number in (analyst.value_private, analyst.value_nonprivate):
         assert repr(number) not in text
+    assert "clipped_share" in diagnostics and "clipped_share" not in text
 
 
 def test_second_release_adds_up_and_a_cap_refuses(page):

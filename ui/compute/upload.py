@@ -204,37 +204,38 @@ class Release:
 
 @dataclass(frozen=True)
 class AnalystView:
-    """Computed on the sensitive data outside the guarantee: shown to the analyst only."""
+    """The private rule against the non-private one on the sensitive data: analyst only."""
 
     value_private: float
     value_nonprivate: float
     agreement: dict
-    clipped_share: float
-    diagnostics: dict
 
 
-def fit_release(trial, file_name, bounds, outcome_bounds, larger_is_better, eps, gamma,
-                gamma_source, W, propensity, private, rng=None):
-    """Fit DP-OWL with fresh randomness; returns (Release, recommendations, AnalystView).
-
-    Not cached: every call is a new release (record it in the ledger first). ``propensity``
-    is a float (known randomization), "column" (the trial's propensity column) or "logistic"
-    (estimated, with C = "worst-case" so that pure ε-DP still holds). ``rng`` is for tests:
-    the page leaves it None, so each release draws fresh noise from the operating system.
-    """
+def _owl_setup(trial, bounds, outcome_bounds, larger_is_better, gamma, W, propensity):
+    """DPOWL's keyword arguments and the propensity for ``fit``, from the page's settings."""
     lower, upper = trial.feature_bounds(bounds)
     p = trial.propensity if propensity == "column" else propensity
     C = "worst-case" if propensity == "logistic" else 0.0
     kw = dict(gamma=gamma, weight_bound=W, C=C, feature_bounds=(lower, upper),
               outcome_bounds=outcome_bounds, larger_is_better=larger_is_better)
+    return kw, p
+
+
+def fit_release(trial, file_name, bounds, outcome_bounds, larger_is_better, eps, gamma,
+                gamma_source, W, propensity, private, rng=None):
+    """Fit DP-OWL with fresh randomness; returns (Release, recommendations, diagnostics).
+
+    Not cached: every call is a new release (record it in the ledger first). ``propensity``
+    is a float (known randomization), "column" (the trial's propensity column) or "logistic"
+    (estimated, with C = "worst-case" so that pure ε-DP still holds). ``rng`` is for tests:
+    the page leaves it None, so each release draws fresh noise from the operating system.
+    The diagnostics (clipped share, solver iterations) are analyst-only.
+    """
+    kw, p = _owl_setup(trial, bounds, outcome_bounds, larger_is_better, gamma, W, propensity)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # clipped weights are reported in the analyst view
         rule = DPOWL(epsilon=eps, rng=np.random.default_rng(rng), **kw).fit(trial.X, trial.A, trial.B, p)
-        exact = DPOWL(epsilon=math.inf, **kw).fit(trial.X, trial.A, trial.B, p)
-    rec = rule.predict(trial.X)
-    p_eval = {"column": trial.propensity, "logistic": None}.get(propensity, propensity)
-    if p_eval is None:
-        p_eval = fit_logistic_propensity(trial.X, trial.A)
+    lower, upper = kw["feature_bounds"]
     release = Release(
         file_name=file_name, names=tuple(trial.covariates), intercept=float(rule.intercept_),
         coef=tuple(float(c) for c in rule.coef_), lower=tuple(map(float, lower)),
@@ -243,19 +244,28 @@ def fit_release(trial, file_name, bounds, outcome_bounds, larger_is_better, eps,
         treatment=trial.treatment, treated=_json_label(trial.arms[0]),
         control=_json_label(trial.arms[1]), outcome=trial.outcome,
         outcome_bounds=tuple(map(float, outcome_bounds)), larger_is_better=bool(larger_is_better),
-        epsilon=float(eps), gamma=float(gamma), gamma_source=gamma_source, W=float(W), C=C,
+        epsilon=float(eps), gamma=float(gamma), gamma_source=gamma_source, W=float(W), C=kw["C"],
         sensitivity=float(rule.sensitivity_), propensity=_propensity_text(propensity, trial),
         private=bool(private), n=int(trial.n),
         time=np.datetime_as_string(np.datetime64("now"), unit="s") + "Z",
     )
-    analyst = AnalystView(
-        value_private=float(ipw_value(rec, trial.A, trial.B, p_eval)),
-        value_nonprivate=float(ipw_value(exact.predict(trial.X), trial.A, trial.B, p_eval)),
-        agreement=agreement_test(rec, exact.predict(trial.X)),
-        clipped_share=float(rule.diagnostics_["clipped_share"]),
-        diagnostics={k: v for k, v in rule.diagnostics_.items() if k != "clipped_share"},
-    )
-    return release, rec, analyst
+    return release, rule.predict(trial.X), dict(rule.diagnostics_)
+
+
+def compare_nonprivate(trial, rec, bounds, outcome_bounds, larger_is_better, gamma, W, propensity,
+                       **_):
+    """Value (IPW) of the private and the non-private rule and their agreement: analyst only.
+
+    One more fit on the sensitive data, run only when the analyst asks for it.
+    """
+    kw, p = _owl_setup(trial, bounds, outcome_bounds, larger_is_better, gamma, W, propensity)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        exact = DPOWL(epsilon=math.inf, **kw).fit(trial.X, trial.A, trial.B, p).predict(trial.X)
+    p_eval = fit_logistic_propensity(trial.X, trial.A) if propensity == "logistic" else p
+    return AnalystView(value_private=float(ipw_value(rec, trial.A, trial.B, p_eval)),
+                       value_nonprivate=float(ipw_value(exact, trial.A, trial.B, p_eval)),
+                       agreement=agreement_test(rec, exact))
 
 
 def _json_label(v):

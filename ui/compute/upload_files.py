@@ -114,15 +114,16 @@ def rows_csv(release, trial, recommendations, identifiers=None):
     frame.update(identifiers or {})
     frame.update({c: trial.X[:, j] for j, c in enumerate(trial.covariates)})
     frame["score"] = score
-    labels = np.array([release.control, release.treated], dtype=object)
+    labels = np.array([neutral(release.control), neutral(release.treated)], dtype=object)
     frame["recommendation"] = labels[(np.asarray(recommendations) > 0).astype(int)]
     df = pd.DataFrame(frame)
     df.columns = [neutral(str(c)) for c in df.columns]
-    for c in df.columns:
+    for c in df.columns[1:len(identifiers or {}) + 1]:
         if not pd.api.types.is_numeric_dtype(df[c]):
-            df[c] = df[c].map(neutral).astype(object)
+            values = df[c].astype(object)
+            df[c] = values.map({v: neutral(v) for v in pd.unique(values)})
     out = io.StringIO()
-    df.to_csv(out, index=False, float_format="%.10g")
+    df.to_csv(out, index=False)  # shortest round-trip floats: the file reproduces the scores
     return out.getvalue()
 
 
