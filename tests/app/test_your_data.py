@@ -3,6 +3,9 @@
 import json
 import logging
 import re
+import tempfile
+import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -268,6 +271,7 @@ def test_a_second_session_sees_neither_the_data_nor_the_ledger(open_page, monkey
     marker = b"zqxj_marker"
     data = trial_csv(arms=(marker.decode(), "placebo"))
     caplog.set_level(logging.DEBUG)
+    start = time.time() - 1
     first = upload(open_page(PAGE), data)
     fill_bounds(first, [(0, 100), (-5, 5)])
     release(first)
@@ -284,3 +288,32 @@ def test_a_second_session_sees_neither_the_data_nor_the_ledger(open_page, monkey
     upload(second, data)  # the same bytes: a global cache would answer without reading
     assert calls == [1, 1]
     assert marker.decode() not in caplog.text
+    for folder in (Path(tempfile.gettempdir()), Path(APP).parent):  # nothing written to disk
+        for path in folder.rglob("*"):
+            try:
+                fresh = path.is_file() and path.stat().st_mtime >= start and path.stat().st_size < 10**7
+                assert not fresh or marker not in path.read_bytes(), path
+            except OSError:  # another process's file, gone or unreadable
+                continue
+
+
+def test_bad_link_values_fall_back_with_a_notice(open_page):
+    at = open_page(PAGE, file="../../etc/passwd", eps="0", design="9:1", bounds="1")
+    notices = words(at.warning)
+    for key in ("file=../../etc/passwd", "eps=0", "design=9:1", "unknown parameter"):
+        assert key in notices
+    assert at.radio(key="file").value == "upload" and "No trial yet" in words(at.info)
+
+
+def test_gamma_and_W_follow_the_public_settings(page):
+    """Hospital demo, 2:1: W = 20 / (1/3) = 60; γ is the paper's, scaled by W / 30."""
+    from dpcore.paper import paper_gamma
+
+    at = page
+    at.radio(key="file").set_value("hospital_trial").run()
+    at.button(key="fill_dictionary").click().run()
+    gamma = paper_gamma(1.0, 1181) * 60 / 30
+    assert f"γ = **{gamma:.4g}**" in words(at.markdown) and "W = **60**" in words(at.markdown)
+    rel = release(at).session_state[RELEASE][0]
+    assert (rel.W, rel.gamma, rel.C) == (60.0, gamma, 0.0)
+    assert rel.sensitivity == pytest.approx(2 * 60 / gamma, rel=1e-6)
