@@ -7,9 +7,9 @@ import streamlit as st
 from dpcore.data import TrialDataError
 from dpcore.simulate import PROXY_VARIANTS
 from ui import explain, ledger, upload_form
+from ui import upload_results as results
 from ui.charts import upload as charts
 from ui.compute import upload as compute
-from ui.compute import upload_files as files
 from ui.controls import Choice, check_link, row
 from ui.grids import EPS_OPTIONS, fmt_eps
 from ui.safety import guarded, plain
@@ -28,13 +28,14 @@ P_MIN = Choice("p_min", (0.01, 0.02, 0.05, 0.1, 0.2, 0.25), 0.05, "Smallest prop
                help="A public lower bound on P(arm | x); it sets W. Smaller rows' weights are clipped.")
 EPS = Choice("eps", tuple(e for e in EPS_OPTIONS if math.isfinite(e)), 1.0, "Privacy budget ε",
              fmt_eps, help="Smaller ε means more noise and stronger privacy.")
-GAMMA_FROM = Choice("gamma_from", ("paper", "proxy"), "paper", "γ from",
-                    {"paper": "the paper's table", "proxy": "Algorithm 2 on a proxy"}.get,
+GAMMA_FROM = Choice("gamma_from", ("paper", "proxy", "d0"), "paper", "γ from",
+                    {"paper": "the paper's table", "proxy": "Algorithm 2 on a simulated proxy",
+                     "d0": "Algorithm 2 on your public D0"}.get,
                     kind="segmented")
 PROXY = Choice("proxy", tuple(PROXY_VARIANTS), "same as the trial", "Simulated public proxy D0",
                str, kind="selectbox")
 CONTROLS = (FILE, BETTER, DESIGN, P_MIN, EPS, GAMMA_FROM, PROXY)
-RELEASE, COMPARE = "your_data_release", "your_data_compare"
+RELEASE = "your_data_release"
 
 
 def source_panel():
@@ -70,16 +71,26 @@ def design_panel(source, trial_columns, m):
     return better == "larger", RATIOS[design], p_min, column
 
 
-def privacy_panel(n, W):
-    """ε and γ; returns (ε, γ, where γ came from)."""
+def privacy_panel(source, m, trial, W, settings):
+    """ε and γ; returns (ε, γ, where γ came from), or None while D0 is missing or unreadable."""
     eps, gamma_from = row(EPS, GAMMA_FROM)
-    variant = PROXY.widget() if gamma_from == "proxy" else PROXY.default
-    if gamma_from == "proxy" and compute.SIMULATIONS.busy():
-        st.caption("Waiting for other users' simulations…")
-    gamma, g0, where = compute.tuned_gamma(gamma_from, variant, n, eps, W)
-    st.markdown(f"γ = **{gamma:.4g}** from {where}, scaled by W/30 = {W / 30:.3g} from the paper's "
-                f"weight bound (γ = {g0:g} there). W = **{W:.4g}** follows from the outcome bounds "
-                "and the smallest propensity.")
+    if gamma_from == "d0":
+        d0 = upload_form.d0_source(source, m)
+        if d0 is None:
+            return None
+        gamma, where = compute.d0_gamma(d0.digest, d0.trial, trial.n, eps, W, settings["propensity"],
+                                        *trial.feature_bounds(settings["bounds"]),
+                                        settings["outcome_bounds"], settings["larger_is_better"])
+        st.markdown(f"γ = **{gamma:.4g}** from {where}. W = **{W:.4g}** follows from the outcome "
+                    "bounds and the smallest propensity.")
+    else:
+        variant = PROXY.widget() if gamma_from == "proxy" else PROXY.default
+        if gamma_from == "proxy" and compute.SIMULATIONS.busy():
+            st.caption("Waiting for other users' simulations…")
+        gamma, g0, where = compute.tuned_gamma(gamma_from, variant, trial.n, eps, W)
+        st.markdown(f"γ = **{gamma:.4g}** from {where}, scaled by W/30 = {W / 30:.3g} from the "
+                    f"paper's weight bound (γ = {g0:g} there). W = **{W:.4g}** follows from the "
+                    "outcome bounds and the smallest propensity.")
     st.latex(r"W = \frac{\text{outcome upper} - \text{outcome lower}}{\min_{a,x}\,\pi(a\mid x)}")
     st.latex(r"\text{noise scale } \Delta = \frac{C + 2W}{\gamma}")
     return eps, gamma, where
@@ -116,43 +127,9 @@ def result_panel(release, rec, diagnostics, settings, trial, source):
                                         release.control), width="stretch", key="rule_effects")
     st.caption("Each bar is how much the rule's score moves when that covariate goes from its "
                "lower to its upper public bound; the longest bars drive the recommendation.")
-    downloads_panel(release, rec, trial, source)
+    results.downloads_panel(release, rec, trial, source)
     with st.expander("Analyst only: computed on your data, NOT private, never in a download"):
-        analyst_panel(release, rec, diagnostics, settings, trial)
-
-
-def analyst_panel(release, rec, diagnostics, settings, trial):
-    st.markdown(f"- Weights clipped at W: **{100 * diagnostics['clipped_share']:.1f}%** of rows\n"
-                f"- Solver: {diagnostics['n_iter']} iterations, gradient norm "
-                f"{diagnostics['grad_norm']:.1e}")
-    if st.button("Compare with the non-private rule (one more fit on your data)", key="compare"):
-        st.session_state[COMPARE] = (release, compute.compare_nonprivate(trial, rec, **settings))
-    shown, view = st.session_state.get(COMPARE, (None, None))
-    if shown is release:
-        st.markdown(f"- Estimated value (IPW) of the private rule: **{view.value_private:.3g}**, "
-                    f"of the non-private rule: **{view.value_nonprivate:.3g}** (outcome units)\n"
-                    f"- The private rule agrees with the non-private one for "
-                    f"**{100 * view.agreement['concordance']:.1f}%** of patients "
-                    f"(Cohen's κ = {view.agreement['kappa']:.2f})")
-
-
-def downloads_panel(release, rec, trial, source):
-    columns = compute.preview(source.digest, source.data).columns
-    ids = compute.id_columns(columns, (trial.treatment, trial.outcome, trial.propensity_column))
-    id_values = compute.identifiers(source.digest, source.data, ids, tuple(trial.rows))
-    a, b, c = st.columns(3)
-    a.download_button("Rule (JSON)", files.rule_json(release), "private_rule.json",
-                      "application/json", key="dl_rule", on_click="ignore", width="stretch")
-    # Deferred downloads run outside the script thread: they may not call session caches.
-    b.download_button("Per-row recommendations (CSV)",
-                      lambda: files.rows_csv(release, trial, rec, id_values),
-        "recommendations.csv", "text/csv", key="dl_rows", on_click="ignore", width="stretch")
-    c.download_button("Report (HTML, opens offline)", lambda: files.report_html(
-        release, charts.rule_effects(release.names, release.effects(), release.treated,
-                                     release.control)),
-        "private_rule_report.html", "text/html", key="dl_report", on_click="ignore", width="stretch")
-    st.caption("Share the rule file and the report. The per-row file holds your patients' rows: "
-               "keep it as you keep the data.")
+        results.analyst_panel(release, rec, diagnostics, settings, trial)
 
 
 @st.fragment
@@ -178,11 +155,17 @@ def study(verdict):
         return verdict.info(explain.upload_verdict("bounds", trial.n), icon=":material/rule:")
     st.subheader("Privacy", anchor=False)
     W = compute.weight_bound(outcome_bounds, propensity, p_min)
-    eps, gamma, where = privacy_panel(trial.n, W)
+    settings = dict(bounds=feature_bounds, outcome_bounds=outcome_bounds, larger_is_better=larger,
+                    W=W, propensity=propensity, private=not from_data)
+    try:
+        chosen = privacy_panel(source, m, trial, W, settings)
+    except TrialDataError as exc:
+        return st.error(plain(exc), icon=":material/error:")
+    if chosen is None:
+        return verdict.info(explain.upload_verdict("bounds", trial.n), icon=":material/rule:")
+    eps, gamma, where = chosen
     verdict.info(explain.upload_verdict("ready", trial.n, eps), icon=":material/check_circle:")
-    release_panel(source, trial, dict(
-        bounds=feature_bounds, outcome_bounds=outcome_bounds, larger_is_better=larger, eps=eps,
-        gamma=gamma, gamma_source=where, W=W, propensity=propensity, private=not from_data))
+    release_panel(source, trial, dict(settings, eps=eps, gamma=gamma, gamma_source=where))
     last = st.session_state.get(RELEASE)
     if last and last[-1] == source.digest:
         result_panel(*last[:-1], trial, source)

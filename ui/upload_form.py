@@ -9,6 +9,7 @@ Column names and labels are shown as plain text (``plain``) or in dataframes, ne
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import streamlit as st
 
@@ -87,6 +88,19 @@ def _dictionary_column(source, name):
 def trial_args(source, m, propensity):
     return (source.digest, source.data, m["treatment"], m["outcome"], m["covariates"],
             _categorical_levels(source, m), propensity, m["treated"])
+
+
+def d0_source(source, m):
+    """The public proxy D0 for Algorithm 2: a file with the trial's columns; None until read."""
+    up = st.file_uploader("Public proxy D0: a CSV with the same columns (e.g. an earlier, "
+                          "published trial). Its rows spend no privacy.", type=["csv", "tsv", "txt"],
+                          key="upload_d0")
+    if up is None:
+        st.info("Upload D0 to tune γ on it, or take γ from the paper's table.",
+                icon=":material/upload_file:")
+        return None
+    d0 = compute.upload_source(up.name, up.getvalue())
+    return SimpleNamespace(digest=d0.digest, trial=compute.load_trial(*trial_args(d0, m, None)))
 
 
 # --------------------------------------------------------------------------------------------

@@ -318,3 +318,25 @@ def test_gamma_and_W_follow_the_public_settings(page):
     assert rel.C == 0.0
     np.testing.assert_allclose([rel.W, rel.gamma], [60.0, gamma], rtol=1e-12)
     assert rel.sensitivity == pytest.approx(2 * 60 / gamma, rel=1e-6)
+
+
+@pytest.mark.parametrize("demo,design,expect", [
+    ("paper_trial", None, "Algorithm 2 on your public file D0 (1000 rows"),
+    ("hospital_trial", None, "Algorithm 2 on your public file D0 (1181 rows"),
+    ("paper_trial", "estimated", "needs a known randomization ratio"),
+])
+def test_gamma_tuned_on_a_public_file_d0(page, demo, design, expect):
+    at = page
+    at.radio(key="file").set_value(demo).run()
+    at.button(key="fill_dictionary").click().run()
+    if design:
+        at.selectbox(key="design").set_value(design).run()
+    at.button_group(key="gamma_from").set_value("d0").run()
+    assert "Upload D0" in words(at.info) and all(b.key != "release" for b in at.button)
+    data = (Path(APP).parent / "demo_data" / f"{demo}.csv").read_bytes()
+    at.file_uploader(key="upload_d0").set_value(("d0.csv", data, "text/csv")).run()
+    assert not at.exception
+    assert expect in words(at.markdown) + words(at.error)
+    if not design:
+        release(at)
+        assert "your public file D0" in at.session_state[RELEASE][0].gamma_source

@@ -20,7 +20,14 @@ import pandas as pd
 import streamlit as st
 
 from dpcore import DPOWL, agreement_test, ipw_value
-from dpcore.data import column_labels, guess_columns, preview_csv, read_table, read_trial
+from dpcore.data import (
+    TrialDataError,
+    column_labels,
+    guess_columns,
+    preview_csv,
+    read_table,
+    read_trial,
+)
 from dpcore.montecarlo import Stream, stream
 from dpcore.owl import default_weight_bound, fit_logistic_propensity
 from dpcore.paper import PAPER_W, paper_gamma
@@ -158,6 +165,28 @@ def tuned_gamma(source, variant, n, eps, W):
         where = (f"Algorithm 2 on a simulated public proxy ({variant}, n0 = {PROXY_N0}, "
                  f"{PROXY_REPS} fits per γ); no privacy spent")
     return g0 * gamma_scale(W), g0, where
+
+
+@st.cache_data(scope="session", max_entries=4, show_spinner="Running Algorithm 2 on D0…")
+def d0_gamma(digest, _proxy, n, eps, W, propensity, lower, upper, outcome_bounds, larger_is_better):
+    """(γ, where) from Algorithm 2 on the user's public file D0, in the trial's own units.
+
+    D0 is public, so it is tuned with the release's own W, bounds and direction and needs no
+    rescaling. A smaller-is-better outcome is negated (with its bounds) so the benefit is the
+    same hi − B that DPOWL uses.
+    """
+    if not isinstance(propensity, float):
+        raise TrialDataError("Algorithm 2 on D0 needs a known randomization ratio (D0's arms are "
+                             "weighted by it); choose a ratio, or take γ from the paper's table")
+    lo, hi = outcome_bounds
+    B, bounds = (_proxy.B, (lo, hi)) if larger_is_better else (-_proxy.B, (-hi, -lo))
+    proxy = {"X": _proxy.X, "A": _proxy.A, "B": B}
+    with SIMULATIONS.slot():
+        g = tune_gamma(proxy, int(n), float(eps), reps=PROXY_REPS, weight_bound=float(W),
+                       propensity=propensity, feature_bounds=(np.array(lower), np.array(upper)),
+                       outcome=bounds, seed=0).best_gamma
+    return g, (f"Algorithm 2 on your public file D0 ({_proxy.n} rows, {PROXY_REPS} fits per γ); "
+               "no privacy spent on the trial")
 
 
 # --------------------------------------------------------------------------------------------
