@@ -168,6 +168,8 @@ def study(verdict):
     release_panel(source, trial, dict(settings, eps=eps, gamma=gamma, gamma_source=where))
     last = st.session_state.get(RELEASE)
     if last and last[-1] == source.digest:
+        verdict.success(explain.released_verdict(last[0], ledger.session_ledger().total()[0]),
+                        icon=":material/verified_user:")
         result_panel(*last[:-1], trial, source)
 
 

@@ -75,3 +75,14 @@ def upload_verdict(stage, n=None, eps=None):
         return f"{n} patients read. Enter the public bounds below before a rule can be released."
     return (f"{n} patients read. A rule can be released at ε = {eps:g}: it will spend "
             f"ε = {eps:g} of this session's privacy budget.")
+
+
+def released_verdict(release, spent):
+    """The page's verdict once a rule is out: what was released and what the session spent."""
+    if not release.private:
+        return (f"Released a rule at ε = {release.epsilon:g} WITHOUT a privacy guarantee (bounds "
+                f"read from the data). This session has recorded ε = {spent:g} in total.")
+    return (f"Released a private treatment rule at ε = {release.epsilon:g}: a patient's data "
+            f"moves the chance of this rule by at most a factor "
+            f"{math.exp(min(release.epsilon, 700)):.3g}. This session has spent ε = {spent:g} "
+            "in total.")

@@ -152,6 +152,8 @@ def test_release_is_recorded_and_the_json_reproduces_the_screen(page):
     entries = at.session_state["privacy_ledger"].entries
     assert [(e.mechanism, e.epsilon, e.delta) for e in entries] == [("DP-OWL rule on paper_trial.csv", 1.0, 0.0)]
     assert "ε = 1 over 1 release" in words(at.sidebar.markdown)
+    assert "Released a private treatment rule at ε = 1: a patient's data moves the chance of " \
+           "this rule by at most a factor 2.72. This session has spent ε = 1 in total." in words(at.success)
     rule = json.loads(files.rule_json(rel))
     recommended, _ = files.apply_rule(rule, read_table(DEMO))
     np.testing.assert_array_equal(recommended == rule["treated"], rec > 0)
@@ -191,6 +193,7 @@ def test_data_range_shortcut_warns_and_says_not_private(page):
     assert "voids the privacy guarantee" in words(at.warning)
     release(at)
     assert at.subheader[-1].value.startswith("NOT PRIVATE treatment rule")
+    assert "WITHOUT a privacy guarantee" in words(at.success)
     rel = at.session_state[RELEASE][0]
     assert not json.loads(files.rule_json(rel))["private"]
     assert "NOT PRIVATE" in at.session_state["privacy_ledger"].entries[0].mechanism.upper()
