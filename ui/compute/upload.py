@@ -19,15 +19,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpcore import DPOWL, agreement_test, ipw_value
-from dpcore.data import (
-    TrialDataError,
-    column_labels,
-    guess_columns,
-    preview_csv,
-    read_table,
-    read_trial,
-)
+from dpcore import DPOWL, agreement_test, ipw_value, read_trial
+from dpcore.data import TrialDataError, column_labels, guess_columns, preview_csv, read_table
 from dpcore.montecarlo import Stream, stream
 from dpcore.owl import default_weight_bound, fit_logistic_propensity
 from dpcore.paper import PAPER_W, paper_gamma
