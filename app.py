@@ -4,6 +4,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from ui import ledger
 from ui.safety import friendly_errors
 
 ICON = str(Path(__file__).parent / "assets" / "icon.png")  # local: nothing fetched online
@@ -21,6 +22,8 @@ pages = [
             url_path="bounds"),
     st.Page("app_pages/limitations.py", title="Limitations", icon=":material/report:",
             url_path="limitations"),
+    st.Page("app_pages/your_data.py", title="Your data", icon=":material/upload_file:",
+            url_path="your-data"),
 ]
 page = st.navigation(pages)
 
@@ -29,6 +32,8 @@ with st.sidebar:
     st.caption("Differential privacy adds noise to protect each person in the data. "
                "These pages measure what that noise costs, live.")
     st.caption(f"You are on: **{page.title}**")
+    st.divider()
+    ledger.sidebar()
 
 with friendly_errors("This page"):
     page.run()

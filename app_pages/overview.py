@@ -88,3 +88,6 @@ st.caption("Every term of both papers' bounds, live, against the mechanisms' mea
 st.page_link("app_pages/limitations.py", label="What the guarantee does not cover",
              icon=":material/report:")
 st.caption("Floating-point noise, tuning on private data, side channels.")
+st.page_link("app_pages/your_data.py", label="Your data: a private rule from your trial",
+             icon=":material/upload_file:")
+st.caption("Upload a trial CSV; release a private treatment rule, with its privacy spend and files to share.")

@@ -2,6 +2,7 @@
 
 from ._estimator import ConvergenceError, NotFittedError, PrivacyWarning
 from .cvar import empirical_cvar, private_cvar
+from .data import TrialDataError, read_trial
 from .losses import huber_hinge, logistic
 from .mechanisms import (
     attacker_posterior_bound,
@@ -22,6 +23,7 @@ __all__ = [
     "FeatureScaling",
     "NotFittedError",
     "PrivacyWarning",
+    "TrialDataError",
     "agreement_test",
     "attacker_posterior_bound",
     "concordance",
@@ -35,6 +37,7 @@ __all__ = [
     "logistic",
     "output_perturbation",
     "private_cvar",
+    "read_trial",
     "reference_values",
     "solve_werm",
     "treatment_accuracy",

@@ -12,47 +12,40 @@ the data beyond the arrays themselves and the number of rows dropped for missing
 
 from __future__ import annotations
 
-import codecs
-import csv
-import io
-import os
-import re
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
+from .columns import (
+    _clean,
+    _encode_covariates,
+    _encode_treatment,
+    _is_numeric,
+    _level_key,
+    _numeric,
+    _plain,
+    _row_number,
+    _strip_label,
+    guess_columns,
+)
+from .csv_io import (
+    CsvPreview,
+    TrialDataError,
+    _duplicates,
+    _name_list,
+    _parse,
+    _q,
+    _read_source,
+    _sniff,
+    preview_csv,
+)
+
+__all__ = ["MIN_ROWS_PER_ARM", "CsvPreview", "Trial", "TrialDataError", "column_labels",
+           "guess_columns", "preview_csv", "read_table", "read_trial"]
+
 #: Fewest rows each arm needs after rows with missing values are dropped.
 MIN_ROWS_PER_ARM = 10
-
-_SAMPLE_BYTES = 64 * 1024
-_DELIMITERS = (",", ";", "\t", "|")
-_DELIMITER_NAMES = {",": "comma", ";": "semicolon", "\t": "tab", "|": "pipe"}
-_NA_TOKENS = frozenset(
-    ["", ".", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
-     "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"]
-)
-_BINARY_MAGIC = {
-    b"PK\x03\x04": "a zip archive (an Excel .xlsx or .ods workbook is one)",
-    b"\xd0\xcf\x11\xe0": "an old Excel .xls workbook",
-    b"%PDF": "a PDF document",
-    b"\x89PNG": "a PNG image",
-    b"\xff\xd8\xff": "a JPEG image",
-    b"\x1f\x8b": "a gzip archive",
-    b"PAR1": "a Parquet file",
-}
-# Label pairs read as (treated, control) without asking, compared in lower case.
-_TREATED_WORDS = frozenset(["treated", "treatment", "active", "drug", "intervention", "yes", "true", "t", "y"])
-_CONTROL_WORDS = frozenset(["control", "placebo", "standard", "usual care", "no", "false", "c", "n"])
-
-
-class TrialDataError(ValueError):
-    """A CSV file or a column choice that cannot be read as a two-arm randomized trial.
-
-    The message is plain text meant for the person who uploaded the file; it quotes at most a
-    short excerpt of the data (a column name, a label or one value).
-    """
 
 
 @dataclass(frozen=True, eq=False)
@@ -82,6 +75,9 @@ class Trial:
         The two labels, treated first: ``(treated, control)``.
     n_dropped : int
         Rows dropped because a used column was missing in them.
+    rows : ndarray (n,)
+        The 1-based data row (header not counted) of each row of ``X``, to join results back
+        to the file.
     propensity_column : str or None
     categories : dict
         For each one-hot encoded column, its levels with the baseline first.
@@ -104,6 +100,7 @@ class Trial:
     delimiter: str = ","
     encoding: str = "utf-8"
     decimal: str = "."
+    rows: np.ndarray | None = None
 
     @property
     def n(self):
@@ -142,25 +139,6 @@ class Trial:
             lower.append(float(lo))
             upper.append(float(hi))
         return np.array(lower), np.array(upper)
-
-
-@dataclass(frozen=True)
-class CsvPreview:
-    """The first rows of a CSV file as text, for a column-mapping screen (nothing converted).
-
-    Attributes
-    ----------
-    columns : tuple of str
-    rows : tuple of tuples of str
-        Up to ``n_rows`` data rows, each padded or cut to the number of columns.
-    delimiter, encoding, decimal : str
-    """
-
-    columns: tuple
-    rows: tuple
-    delimiter: str
-    encoding: str
-    decimal: str
 
 
 # --------------------------------------------------------------------------------------------
@@ -278,75 +256,55 @@ def read_trial(source, *, treatment, outcome, covariates=None, propensity=None, 
                 + ("; if it is a percentage, divide it by 100" if 1 < p[i] <= 100 else "")
             )
     _check_arm_sizes(A, arms, n_dropped)
-    for a in (X, A, B) + ((p,) if p is not None else ()):
+    rows = np.flatnonzero(keep) + 1
+    for a in (X, A, B, rows) + ((p,) if p is not None else ()):
         a.setflags(write=False)
     return Trial(
         X=X, A=A, B=B, propensity=p, covariates=tuple(names), treatment=treatment,
         outcome=outcome, treated=arms[0], arms=arms, n_dropped=n_dropped,
         propensity_column=propensity, categories=categories, delimiter=fmt["delimiter"],
-        encoding=fmt["encoding"], decimal=fmt["decimal"],
+        encoding=fmt["encoding"], decimal=fmt["decimal"], rows=rows,
     )
 
 
-def preview_csv(source, n_rows=5):
-    """Column names and the first rows of a CSV file as text, read from its first 64 KB.
+def column_labels(source, column, limit=20):
+    """The distinct non-missing labels of one column, as :func:`read_trial` reads them.
 
-    Cheap: values are not converted, and a path or seekable file is not read past its head
-    (a seekable file is put back where it was).
+    For a screen that asks which arm is the treated one. Labels are data: show them only to
+    the person who uploaded the file.
 
     Parameters
     ----------
     source : str, path, bytes or file object
-    n_rows : int
+    column : str
+    limit : int
+        At most this many labels are returned (sorted); a treatment column with more is an
+        error in :func:`read_trial` anyway.
 
     Returns
     -------
-    CsvPreview
+    tuple of labels (int, float, bool or str)
 
     Examples
     --------
-    >>> preview_csv(b"arm;y\\ndrug;3,5\\nplacebo;4\\n").columns
-    ('arm', 'y')
+    >>> column_labels(b"arm,y\\ndrug,1\\nplacebo,2\\n drug ,3\\n", "arm")
+    ('drug', 'placebo')
     """
-    n_rows = int(n_rows)
-    raw = _read_source(source, limit=_SAMPLE_BYTES)
-    fmt = _sniff(raw, complete=len(raw) < _SAMPLE_BYTES)
-    width = len(fmt["header"])
-    rows = tuple(tuple((list(map(str.strip, r)) + [""] * width)[:width]) for r in fmt["rows"][:n_rows])
-    return CsvPreview(tuple(fmt["header"]), rows, fmt["delimiter"], fmt["encoding"], fmt["decimal"])
+    df = read_table(source)
+    _check_names(column, "column", single=True)
+    if column not in df.columns:
+        raise TrialDataError(f"no column named {_q(column)}; the columns are {_name_list(df.columns, 25)}")
+    labels = pd.unique(_clean(df[column]).dropna())
+    return tuple(sorted((_plain(v) for v in labels), key=_level_key)[: int(limit)])
 
 
-def guess_columns(columns):
-    """Guess the role of each column from its name alone (defaults for a mapping screen).
+def read_table(source):
+    """The whole file as a DataFrame (numbers where pandas reads numbers, text elsewhere).
 
-    Parameters
-    ----------
-    columns : sequence of str
-
-    Returns
-    -------
-    dict with ``treatment``, ``outcome`` and ``propensity`` (a column name or None) and
-    ``covariates`` (the remaining columns, leaving out identifiers such as ``id`` or
-    ``patient_id`` and unnamed columns). Names only: whether a column is numeric is checked
-    by :func:`read_trial`.
-
-    Examples
-    --------
-    >>> guess_columns(["patient_id", "age", "site", "arm", "days_in_hospital"])
-    {'treatment': 'arm', 'outcome': 'days_in_hospital', 'propensity': None, 'covariates': ['age', 'site']}
+    The format is sniffed as in :func:`read_trial`; column names are stripped and unique.
     """
-    columns = [str(c) for c in columns]
-    guess = {"treatment": None, "outcome": None, "propensity": None}
-    for tier in (0, 1):
-        for role in ("propensity", "treatment", "outcome"):
-            if guess[role] is None:
-                guess[role] = next(
-                    (c for c in columns if c not in guess.values() and _role_match(c, role, tier)),
-                    None,
-                )
-    taken = set(guess.values())
-    guess["covariates"] = [c for c in columns if c not in taken and not _is_identifier(c)]
-    return guess
+    raw = _read_source(source)
+    return _parse(raw, _sniff(raw, complete=True))
 
 
 # --------------------------------------------------------------------------------------------
@@ -428,304 +386,6 @@ def _default_covariates(df, treatment, outcome, propensity, categorical):
     return out
 
 
-# --------------------------------------------------------------------------------------------
-# Reading bytes, sniffing the format, parsing
-
-
-def _read_source(source, limit=None):
-    if isinstance(source, (bytes, bytearray, memoryview)):
-        data = bytes(source[:limit] if limit else source)
-    elif isinstance(source, (str, os.PathLike)):
-        if isinstance(source, str) and "\n" in source:
-            raise TypeError("source looks like CSV text, not a path: wrap it in io.StringIO")
-        try:
-            with open(source, "rb") as fh:
-                data = fh.read(-1 if limit is None else limit)
-        except OSError as exc:
-            raise TrialDataError(f"cannot open {_q(os.fspath(source))}: {exc.strerror}") from None
-    elif hasattr(source, "getvalue"):
-        data = source.getvalue()
-        data = data[:limit] if limit else data
-    elif hasattr(source, "read"):
-        pos = source.tell() if limit and source.seekable() else None
-        data = source.read(-1 if limit is None else limit)
-        if pos is not None:
-            source.seek(pos)
-    else:
-        raise TypeError(f"source must be a path, bytes or a file object, got {type(source).__name__}")
-    if isinstance(data, str):
-        data = data.encode("utf-8")
-    return data
-
-
-def _detect_encoding(raw, complete):
-    """(encoding, bytes to skip): a BOM wins, then UTF-8, then Windows-1252, then Latin-1."""
-    if raw.startswith(codecs.BOM_UTF8):
-        return "utf-8", 3
-    if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        return "utf-16", 0
-    if raw.isascii():
-        return "utf-8", 0
-    for enc in ("utf-8", "cp1252"):
-        try:
-            codecs.getincrementaldecoder(enc)().decode(raw, final=complete)
-            return enc, 0
-        except UnicodeDecodeError:
-            pass
-    return "latin-1", 0
-
-
-def _check_text(raw, text):
-    for magic, what in _BINARY_MAGIC.items():
-        if raw.startswith(magic):
-            raise TrialDataError(f"this is {what}, not a CSV file; save or export it as CSV first")
-    control = sum(1 for ch in text if (ord(ch) < 32 and ch not in "\t\n\r\f\v") or 127 <= ord(ch) < 160)
-    if control > max(2, len(text) // 1000):
-        raise TrialDataError(
-            "this does not look like a CSV text file (it holds binary data); "
-            "upload a comma-, semicolon- or tab-separated text file"
-        )
-
-
-def _sniff(raw, complete):
-    """Encoding, delimiter, decimal mark, header and sample rows from the file's head."""
-    if not raw or raw.isspace():  # isspace stops at the first other byte; strip would copy
-        raise TrialDataError("the file is empty")
-    encoding, skip = _detect_encoding(raw if complete else raw[:_SAMPLE_BYTES], complete)
-    head = raw[skip:skip + _SAMPLE_BYTES]
-    dec = codecs.getincrementaldecoder(encoding)(errors="replace")
-    text = dec.decode(head, final=len(raw) <= skip + _SAMPLE_BYTES)
-    _check_text(raw, text)
-    if len(raw) > skip + _SAMPLE_BYTES and "\n" in text:
-        text = text[: text.rfind("\n") + 1]  # the last line may be cut
-    text = text.lstrip("\ufeff")
-    # Excel writes "sep=;" as a first line to name the delimiter.
-    declared = re.match(r"sep=([,;\t|])\r?\n", text)
-    if declared:
-        text = text[declared.end():]
-    delimiter = declared[1] if declared else _sniff_delimiter(text)
-    rows = _rows(text, delimiter)
-    if not rows:
-        raise TrialDataError("the file is empty")
-    header = [h.strip() for h in rows[0]]
-    header = [h if h else f"Unnamed: {i}" for i, h in enumerate(header)]
-    dup = _duplicates(header)
-    if dup:
-        raise TrialDataError(
-            f"the header names {_name_list(dup)} more than once; give every column a different name"
-        )
-    for i, r in enumerate(rows[1:]):
-        if len(r) > len(header) and any(v.strip() for v in r[len(header):]):
-            raise TrialDataError(
-                f"data row {i + 1} has {len(r)} fields but the header names {len(header)} columns; "
-                f"check the delimiter ({_DELIMITER_NAMES[delimiter]}) and the quoting"
-            )
-    return {"encoding": encoding, "skip": skip, "skiprows": int(bool(declared)),
-            "delimiter": delimiter, "header": header,
-            "rows": rows[1:], "decimal": _sniff_decimal(rows[1:], delimiter)}
-
-
-def _rows(text, delimiter):
-    try:
-        return [r for r in csv.reader(io.StringIO(text), delimiter=delimiter, skipinitialspace=True) if r]
-    except csv.Error as exc:
-        raise TrialDataError(f"cannot read the file as CSV: {exc}") from None
-
-
-def _sniff_delimiter(text):
-    """The candidate giving the most rows with the header's field count (>= 2), then most fields."""
-    lines = text.splitlines()[:50]
-    best, best_score = ",", (0.0, 0)
-    for d in _DELIMITERS:
-        try:
-            counts = [len(r) for r in csv.reader(lines, delimiter=d, skipinitialspace=True) if r]
-        except csv.Error:
-            continue
-        if not counts or counts[0] < 2:
-            continue
-        score = (round(np.mean([c == counts[0] for c in counts]), 2), counts[0])
-        if score > best_score:
-            best, best_score = d, score
-    return best
-
-
-def _sniff_decimal(rows, delimiter):
-    if delimiter == ",":
-        return "."
-    cells = [v.strip() for r in rows[:200] for v in r]
-    comma = sum(bool(re.fullmatch(r"[+-]?\d*,\d+", v)) for v in cells)
-    dot = sum(bool(re.fullmatch(r"[+-]?\d*\.\d+([eE][+-]?\d+)?", v)) for v in cells)
-    return "," if comma and not dot else "."
-
-
-def _parse(raw, fmt):
-    data = io.BytesIO(raw[fmt["skip"]:] if fmt["skip"] else raw)  # BytesIO shares, not copies, raw
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", pd.errors.ParserWarning)
-            # Mixed types across the parser's chunks (numbers, then "NA ") are cleaned below.
-            warnings.simplefilter("ignore", pd.errors.DtypeWarning)
-            df = pd.read_csv(
-                data, sep=fmt["delimiter"], decimal=fmt["decimal"], encoding=fmt["encoding"],
-                skiprows=fmt["skiprows"],
-                encoding_errors="replace", skipinitialspace=True, index_col=False,
-                na_values=["."], keep_default_na=True, engine="c",
-            )
-    except pd.errors.EmptyDataError:
-        raise TrialDataError("the file is empty") from None
-    except pd.errors.ParserError as exc:
-        m = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc))
-        detail = (f"line {m[2]} has {m[3]} fields where {m[1]} were expected" if m
-                  else "its rows do not split into the same columns")
-        raise TrialDataError(
-            f"cannot read the file as CSV: {detail}; check the delimiter "
-            f"({_DELIMITER_NAMES[fmt['delimiter']]}) and the quoting"
-        ) from None
-    except (ValueError, UnicodeError, csv.Error) as exc:
-        raise TrialDataError(f"cannot read the file as CSV ({type(exc).__name__})") from None
-    if df.shape[1] != len(fmt["header"]):
-        raise TrialDataError("cannot read the header row; check the delimiter and the quoting")
-    df.columns = fmt["header"]
-    if len(df) == 0:
-        raise TrialDataError(
-            f"the file has a header ({_name_list(fmt['header'], limit=8)}) but no data rows"
-        )
-    return df
-
-
-# --------------------------------------------------------------------------------------------
-# Columns to arrays
-
-
-def _clean(s):
-    """Text cells stripped, missing-value words to NaN, numbers as numbers when all are."""
-    if _is_numeric(s) and s.dtype != object:
-        return s
-    t = _strip_text(s)
-    t = t.mask(t.isin(_NA_TOKENS))
-    filled = t.dropna()
-    # Converting a million labels is slow; a text column shows itself in its first values.
-    if filled.empty or pd.to_numeric(filled.iloc[:100], errors="coerce").isna().any():
-        return t
-    num = pd.to_numeric(t, errors="coerce")
-    return num if num.notna().sum() == len(filled) else t
-
-
-def _strip_text(s):
-    """Spaces around text cells removed; other cells (numbers among text) kept as they are."""
-    if isinstance(s.dtype, pd.StringDtype):
-        return s.str.strip().astype(object)
-    return s.astype(object).map(_strip_label, na_action="ignore")
-
-
-def _is_numeric(s):
-    return pd.api.types.is_numeric_dtype(s.dtype) or pd.api.types.is_bool_dtype(s.dtype)
-
-
-def _numeric(s, name, role):
-    if not _is_numeric(s):
-        num = pd.to_numeric(s, errors="coerce")
-        i = int(np.argmax(num.isna().to_numpy()))
-        hint = ("; name it in categorical to one-hot encode it, or leave it out" if role == "covariate"
-                else "")
-        raise TrialDataError(
-            f"{role} {_q(name)} is not numeric: data row {_row_number(s, i)} holds {_q(s.iloc[i])}{hint}"
-        )
-    v = s.to_numpy(dtype=float)
-    bad = ~np.isfinite(v)
-    if bad.any():
-        i = int(np.argmax(bad))
-        raise TrialDataError(f"{role} {_q(name)} has an infinite value in data row {_row_number(s, i)}")
-    return v
-
-
-def _encode_treatment(s, name, treated):
-    labels = [_plain(v) for v in pd.unique(s)]
-    if len(labels) > 2:
-        shown = ", ".join(_q(v) for v in sorted(labels, key=str)[:6])
-        more = f" and {len(labels) - 6} more" if len(labels) > 6 else ""
-        raise TrialDataError(
-            f"treatment {_q(name)} has {len(labels)} arms ({shown}{more}); OWL compares two. "
-            "Keep only the rows of the two arms you want to compare (filter the file) and upload it again"
-        )
-    if len(labels) < 2:
-        raise TrialDataError(
-            f"treatment {_q(name)} has one arm only ({_q(labels[0])}); a rule needs rows from both arms"
-        )
-    if treated is None:
-        treated = _default_treated(labels)
-        if treated is None:
-            raise TrialDataError(
-                f"treatment {_q(name)} has arms {_q(labels[0])} and {_q(labels[1])}: "
-                "say which one is the treated arm (treated=...)"
-            )
-    else:
-        match = [v for v in labels if _same_label(v, treated)]
-        if not match:
-            raise TrialDataError(
-                f"treated={_q(treated)} is not an arm of {_q(name)}; its arms are "
-                f"{_q(labels[0])} and {_q(labels[1])}"
-            )
-        treated = match[0]
-    control = labels[1] if labels[0] == treated else labels[0]
-    if _is_numeric(s):
-        is_treated = s.to_numpy(dtype=float) == float(treated)
-    else:
-        is_treated = (s == treated).to_numpy(dtype=bool)
-    A = np.where(is_treated, 1.0, -1.0)
-    return A, (treated, control)
-
-
-def _default_treated(labels):
-    key = {str(v).lower() for v in labels}
-    if all(isinstance(v, bool) for v in labels):
-        return True
-    if key in ({"0", "1"}, {"-1", "1"}):
-        return next(v for v in labels if str(v) == "1")
-    low = {str(v).lower(): v for v in labels}
-    t = [v for k, v in low.items() if k in _TREATED_WORDS]
-    c = [v for k, v in low.items() if k in _CONTROL_WORDS]
-    return t[0] if len(t) == 1 and len(c) == 1 and t[0] != c[0] else None
-
-
-def _same_label(v, treated):
-    if isinstance(treated, str):
-        return str(v) == treated.strip()
-    if isinstance(v, str):
-        return v == str(treated)
-    try:
-        return float(v) == float(treated)
-    except (TypeError, ValueError):
-        return False
-
-
-def _encode_covariates(frame, covariates, categorical):
-    cols, names, categories = [], [], {}
-    for c in covariates:
-        s = frame[c]
-        if c not in categorical:
-            cols.append(_numeric(s, c, "covariate"))
-            names.append(c)
-            continue
-        key = s.map(_plain).astype(str)
-        levels = categorical[c]
-        if levels is None:
-            levels = tuple(sorted(pd.unique(s.map(_plain)), key=_level_key))
-        outside = ~key.isin([str(v) for v in levels]).to_numpy()
-        if outside.any():
-            i = int(np.argmax(outside))
-            raise TrialDataError(
-                f"categorical column {_q(c)} holds {_q(key.iloc[i])} in data row "
-                f"{_row_number(s, i)}, which is not one of its levels {_name_list(levels, 8)}"
-            )
-        categories[c] = levels
-        for lev in levels[1:]:
-            cols.append((key == str(lev)).to_numpy(dtype=float))
-            names.append(f"{c}={lev}")
-    X = np.stack(cols, axis=1) if cols else np.empty((len(next(iter(frame.values()))), 0))
-    return np.ascontiguousarray(X, dtype=float), names, categories
-
-
 def _check_arm_sizes(A, arms, n_dropped):
     for label, sign in zip(arms, (1.0, -1.0)):
         k = int(np.sum(A == sign))
@@ -736,93 +396,9 @@ def _check_arm_sizes(A, arms, n_dropped):
             )
 
 
-# --------------------------------------------------------------------------------------------
-# Small helpers
-
-
-def _strip_label(v):
-    return v.strip() if isinstance(v, str) else v
-
-
-def _plain(v):
-    """A label as a plain Python value: integral floats as int, numpy scalars unwrapped."""
-    if isinstance(v, (bool, np.bool_)):
-        return bool(v)
-    if isinstance(v, (int, float, np.integer, np.floating)):
-        v = float(v)
-        return int(v) if v.is_integer() else v
-    return v
-
-
-def _level_key(v):
-    return (0, v, "") if isinstance(v, (int, float)) else (1, 0, str(v))
-
-
-def _row_number(s, i):
-    """1-based data row of position ``i`` of a filtered column."""
-    return int(s.index[i]) + 1
-
-
 def _looks_numeric(name):
     try:
         float(name)
         return True
     except ValueError:
         return False
-
-
-def _duplicates(values):
-    seen, dup = set(), []
-    for v in values:
-        if v in seen and v not in dup:
-            dup.append(v)
-        seen.add(v)
-    return dup
-
-
-def _q(value, limit=40):
-    """A short, printable, quoted excerpt of a user value."""
-    text = "".join(ch if ch.isprintable() else "?" for ch in str(value))
-    return f"'{text[:limit]}…'" if len(text) > limit else f"'{text}'"
-
-
-def _name_list(names, limit=10):
-    names = list(names)
-    shown = ", ".join(_q(c) for c in names[:limit])
-    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
-
-
-_ID_NAMES = frozenset(["id", "patient", "patient_id", "subject", "subject_id", "record", "record_id",
-                       "index", "row", "row_id", "participant", "participant_id", "study_id"])
-_ROLE_WORDS = {
-    "treatment": (
-        {"treatment", "treated", "treat", "trt", "tx", "arm", "group", "assignment", "allocation",
-         "randomized", "randomised", "intervention", "a"},
-        {"treatment", "treated", "treat", "trt", "arm", "group", "allocation", "assignment",
-         "assigned", "randomized", "randomised"},
-    ),
-    "outcome": (
-        {"outcome", "y", "b", "response", "result", "reward", "endpoint", "los", "length_of_stay"},
-        {"outcome", "response", "result", "reward", "endpoint", "days", "los", "stay", "score", "y"},
-    ),
-    "propensity": (
-        {"propensity", "ps", "pscore", "propensity_score", "p_treat", "p_treated", "prob_treat",
-         "p_treatment", "pi"},
-        {"propensity", "pscore", "ps", "probability", "prob"},
-    ),
-}
-
-
-def _norm(name):
-    return re.sub(r"[^0-9a-z]+", "_", str(name).strip().lower()).strip("_")
-
-
-def _role_match(name, role, tier):
-    exact, tokens = _ROLE_WORDS[role]
-    n = _norm(name)
-    return n in exact if tier == 0 else bool(set(n.split("_")) & tokens)
-
-
-def _is_identifier(name):
-    n = _norm(name)
-    return n in _ID_NAMES or n.endswith("_id") or n.startswith("unnamed") or n == ""

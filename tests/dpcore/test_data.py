@@ -14,8 +14,10 @@ from dpcore.data import (
     MIN_ROWS_PER_ARM,
     Trial,
     TrialDataError,
+    column_labels,
     guess_columns,
     preview_csv,
+    read_table,
     read_trial,
 )
 
@@ -541,24 +543,40 @@ def test_swapping_the_treated_arm_is_caught():
 
 
 BREAKS = {
-    "treated default flipped": ("_default_treated", lambda labels: sorted(labels, key=str)[0],
+    "treated default flipped": ("columns._default_treated", lambda labels: sorted(labels, key=str)[0],
                                 lambda: test_treatment_codings(("0", "1"), None, (1, 0))),
-    "no delimiter sniffing": ("_sniff_delimiter", lambda text: ",",
+    "no delimiter sniffing": ("csv_io._sniff_delimiter", lambda text: ",",
                               lambda: test_other_delimiters_are_sniffed(";")),
-    "baseline level not sorted": ("_level_key", lambda v: (0, 0, "") if v == "B" else (1, 0, str(v)),
+    "baseline level not sorted": ("columns._level_key", lambda v: (0, 0, "") if v == "B" else (1, 0, str(v)),
                                   test_categorical_one_hot_drop_first_sorted_levels),
-    "other minimum per arm": ("MIN_ROWS_PER_ARM", 20, test_too_few_rows_per_arm),
-    "NA words not missing": ("_NA_TOKENS", frozenset([""]), test_quoted_fields_spaces_and_missing_words),
-    "cells not stripped": ("_strip_text", lambda s: s.astype(object), test_quoted_fields_spaces_and_missing_words),
+    "other minimum per arm": ("data.MIN_ROWS_PER_ARM", 20, test_too_few_rows_per_arm),
+    "NA words not missing": ("columns._NA_TOKENS", frozenset([""]), test_quoted_fields_spaces_and_missing_words),
+    "cells not stripped": ("columns._strip_text", lambda s: s.astype(object), test_quoted_fields_spaces_and_missing_words),
 }
 
 
 @pytest.mark.parametrize("broken", list(BREAKS))
 def test_a_broken_reader_fails_the_checks(monkeypatch, broken):
-    import dpcore.data as data
+    import importlib
 
-    name, replacement, check = BREAKS[broken]
+    target, replacement, check = BREAKS[broken]
+    module, name = target.split(".")
     check()  # passes on the real reader
-    monkeypatch.setattr(data, name, replacement)
+    monkeypatch.setattr(importlib.import_module(f"dpcore.{module}"), name, replacement)
     with pytest.raises((AssertionError, TrialDataError)):
         check()
+
+
+def test_rows_join_the_trial_back_to_the_file():
+    text = rows(24).replace("\n41,", "\n,", 1)  # data row 2 loses its age
+    trial = read(text)
+    assert trial.n_dropped == 1 and trial.rows.tolist() == [1] + list(range(3, 25))
+    table = read_table(text.encode())
+    np.testing.assert_array_equal(table["age"].to_numpy()[trial.rows - 1], trial.X[:, 0])
+
+
+def test_column_labels_read_like_read_trial():
+    assert column_labels(b"arm;y\n drug ;1\nplacebo;2\nNA;3\n", "arm") == ("drug", "placebo")
+    assert column_labels(rows(24).encode(), "arm") == (0, 1)
+    with pytest.raises(TrialDataError, match="columns are 'age', 'arm', 'y'"):
+        column_labels(rows(24).encode(), "group")

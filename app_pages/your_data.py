@@ -1,0 +1,183 @@
+"""Your data: upload a trial CSV, leave with a private treatment rule and an honest account."""
+
+import math
+
+import streamlit as st
+
+from dpcore.data import TrialDataError
+from dpcore.simulate import PROXY_VARIANTS
+from ui import explain, ledger, upload_form
+from ui import upload_results as results
+from ui.charts import upload as charts
+from ui.compute import upload as compute
+from ui.controls import Choice, check_link, row
+from ui.grids import EPS_OPTIONS, fmt_eps
+from ui.safety import guarded, plain
+
+RATIOS = {"1:1": 1 / 2, "2:1": 2 / 3, "1:2": 1 / 3, "3:1": 3 / 4, "1:3": 1 / 4,
+          "column": "column", "estimated": "logistic"}
+FILE = Choice("file", ("upload",) + compute.DEMOS, "upload", "Trial data",
+              {"upload": "upload a CSV", "paper_trial": "demo: paper's trial (1:1)",
+               "hospital_trial": "demo: hospital stay (2:1)"}.get, kind="radio")
+BETTER = Choice("better", ("larger", "smaller"), "larger", "Which outcome is better?",
+                {"larger": "larger", "smaller": "smaller"}.get, kind="segmented")
+DESIGN = Choice("design", tuple(RATIOS), "1:1", "Randomization (treated : control)",
+                {**{k: k for k in RATIOS}, "column": "a propensity column",
+                 "estimated": "unknown: estimate (logistic)"}.get, kind="selectbox")
+P_MIN = Choice("p_min", (0.01, 0.02, 0.05, 0.1, 0.2, 0.25), 0.05, "Smallest propensity (public)",
+               help="A public lower bound on P(arm | x); it sets W. Smaller rows' weights are clipped.")
+EPS = Choice("eps", tuple(e for e in EPS_OPTIONS if math.isfinite(e)), 1.0, "Privacy budget ε",
+             fmt_eps, help="Smaller ε means more noise and stronger privacy.")
+GAMMA_FROM = Choice("gamma_from", ("paper", "proxy", "d0"), "paper", "γ from",
+                    {"paper": "the paper's table", "proxy": "Algorithm 2 on a simulated proxy",
+                     "d0": "Algorithm 2 on your public D0"}.get,
+                    kind="segmented")
+PROXY = Choice("proxy", tuple(PROXY_VARIANTS), "same as the trial", "Simulated public proxy D0",
+               str, kind="selectbox")
+CONTROLS = (FILE, BETTER, DESIGN, P_MIN, EPS, GAMMA_FROM, PROXY)
+RELEASE = "your_data_release"
+
+
+def source_panel():
+    """Pick a demo file or upload one; returns a Source or None."""
+    kind = FILE.widget()
+    if kind != "upload":
+        return compute.demo_source(kind)
+    up = st.file_uploader(f"Trial CSV (comma, semicolon or tab; at most {compute.max_upload_mb()} MB)",
+                          type=["csv", "tsv", "txt"], key="upload")
+    st.caption("The file stays in this session's memory: it is never written to disk, logged or "
+               "shared with other users, and it is gone when you close the tab.")
+    if up is None:
+        return None
+    return compute.upload_source(up.name, up.getvalue())
+
+
+def design_panel(source, trial_columns, m):
+    """Outcome direction and how treatment was assigned; returns (larger_is_better, π, p_min, column)."""
+    better, design = row(BETTER, DESIGN)
+    p_min, column = P_MIN.default, None
+    if RATIOS[design] in ("column", "logistic"):
+        p_min = P_MIN.widget()
+    if design == "column":
+        column = upload_form.propensity_column(
+            source, trial_columns, (m["treatment"], m["outcome"]) + m["covariates"])
+        if column is None:
+            raise TrialDataError("every column already has a role, so none is left to hold the "
+                                 "propensities: take one out of the covariates, or choose a "
+                                 "randomization ratio or 'unknown: estimate'")
+    if design == "estimated":
+        st.caption("An estimated propensity is fitted on the same patients, so the noise is sized "
+                   "for the worst case (C = n W): pure ε-DP holds, at the cost of much more noise.")
+    return better == "larger", RATIOS[design], p_min, column
+
+
+def privacy_panel(source, m, trial, W, settings):
+    """ε and γ; returns (ε, γ, where γ came from), or None while D0 is missing or unreadable."""
+    eps, gamma_from = row(EPS, GAMMA_FROM)
+    if gamma_from == "d0":
+        d0 = upload_form.d0_source(source, m)
+        if d0 is None:
+            return None
+        gamma, where = compute.d0_gamma(d0.digest, d0.trial, trial.n, eps, W, settings["propensity"],
+                                        *trial.feature_bounds(settings["bounds"]),
+                                        settings["outcome_bounds"], settings["larger_is_better"])
+        st.markdown(f"γ = **{gamma:.4g}** from {where}. W = **{W:.4g}** follows from the outcome "
+                    "bounds and the smallest propensity.")
+    else:
+        variant = PROXY.widget() if gamma_from == "proxy" else PROXY.default
+        if gamma_from == "proxy" and compute.SIMULATIONS.busy():
+            st.caption("Waiting for other users' simulations…")
+        gamma, g0, where = compute.tuned_gamma(gamma_from, variant, trial.n, eps, W)
+        st.markdown(f"γ = **{gamma:.4g}** from {where}, scaled by W/30 = {W / 30:.3g} from the "
+                    f"paper's weight bound (γ = {g0:g} there). W = **{W:.4g}** follows from the "
+                    "outcome bounds and the smallest propensity.")
+    st.latex(r"W = \frac{\text{outcome upper} - \text{outcome lower}}{\min_{a,x}\,\pi(a\mid x)}")
+    st.latex(r"\text{noise scale } \Delta = \frac{C + 2W}{\gamma}")
+    return eps, gamma, where
+
+
+def release_panel(source, trial, settings):
+    """The release button: the ledger records the spend first, or refuses it."""
+    eps = settings["eps"]
+    label = "Release private rule" if settings["private"] else "Release rule (NOT PRIVATE)"
+    if st.button(f"{label} at ε = {eps:g}", type="primary", key="release"):
+        refused = ledger.record_release(
+            f"DP-OWL rule on {source.name}" + ("" if settings["private"] else " (not private)"), eps)
+        if refused:
+            st.error(refused, icon=":material/block:")
+            return
+        st.session_state[RELEASE] = (*compute.fit_release(trial, source.name, **settings),
+                                     settings, source.digest)
+        st.rerun()  # the sidebar's ledger shows the new total
+
+
+def result_panel(release, rec, diagnostics, settings, trial, source):
+    st.subheader(release.title(), anchor=False)
+    st.markdown(plain(explain.rule_sentence(release)))
+    treated = int((rec > 0).sum())
+    a, b = st.columns(2)
+    a.metric(plain(f"Recommended {release.treated}"), f"{100 * treated / len(rec):.1f}%",
+             f"{treated} of {len(rec)} patients", delta_color="off", delta_arrow="off")
+    b.metric(plain(f"Recommended {release.control}"), f"{100 * (1 - treated / len(rec)):.1f}%",
+             f"{len(rec) - treated} of {len(rec)} patients", delta_color="off", delta_arrow="off")
+    st.caption("Shares counted on your uploaded patients: the count is not covered by ε, so it "
+               "is for you, not for the report.")
+    st.info(explain.release_statement(release), icon=":material/shield_lock:")
+    st.plotly_chart(charts.rule_effects(release.names, release.effects(), release.treated,
+                                        release.control), width="stretch", key="rule_effects")
+    st.caption("Each bar is how much the rule's score moves when that covariate goes from its "
+               "lower to its upper public bound; the longest bars drive the recommendation.")
+    results.downloads_panel(release, rec, trial, source)
+    with st.expander("Analyst only: computed on your data, NOT private, never in a download"):
+        results.analyst_panel(release, rec, diagnostics, settings, trial)
+
+
+@st.fragment
+@guarded("The Your data page")
+def study(verdict):
+    source = source_panel()
+    if source is None:
+        return verdict.info(explain.upload_verdict("none"), icon=":material/upload_file:")
+    try:
+        preview = compute.preview(source.digest, source.data)
+        st.dataframe(compute.preview_frame(preview), hide_index=True, width="stretch")
+        st.subheader("Columns", anchor=False)
+        m = upload_form.mapping(source, preview)
+        larger, propensity, p_min, column = design_panel(source, preview.columns, m)
+        trial = compute.load_trial(*upload_form.trial_args(source, m, column))
+    except (TrialDataError, compute.UploadTooLarge) as exc:
+        verdict.warning(explain.upload_verdict("error"), icon=":material/error:")
+        return st.error(plain(exc), icon=":material/error:")
+    st.caption(plain(compute.read_summary(trial)))
+    st.subheader("Public bounds", anchor=False)
+    feature_bounds, outcome_bounds, from_data = upload_form.bounds(source, trial)
+    if feature_bounds is None:
+        return verdict.info(explain.upload_verdict("bounds", trial.n), icon=":material/rule:")
+    st.subheader("Privacy", anchor=False)
+    W = compute.weight_bound(outcome_bounds, propensity, p_min)
+    settings = dict(bounds=feature_bounds, outcome_bounds=outcome_bounds, larger_is_better=larger,
+                    W=W, propensity=propensity, private=not from_data)
+    try:
+        chosen = privacy_panel(source, m, trial, W, settings)
+    except TrialDataError as exc:
+        return st.error(plain(exc), icon=":material/error:")
+    if chosen is None:
+        return verdict.info(explain.upload_verdict("bounds", trial.n), icon=":material/rule:")
+    eps, gamma, where = chosen
+    verdict.info(explain.upload_verdict("ready", trial.n, eps), icon=":material/check_circle:")
+    release_panel(source, trial, dict(settings, eps=eps, gamma=gamma, gamma_source=where))
+    last = st.session_state.get(RELEASE)
+    if last and last[-1] == source.digest:
+        verdict.success(explain.released_verdict(last[0], ledger.session_ledger().total()[0]),
+                        icon=":material/verified_user:")
+        result_panel(*last[:-1], trial, source)
+
+
+st.title("Your data: a private treatment rule from your trial")
+st.markdown("Upload a randomized trial (covariates, treatment arm, outcome) and release a rule "
+            "*treat when …* with ε-differential privacy: what it recommends, what it spent, and "
+            "files to share.")
+st.caption("Unit of privacy: one patient (one row); neighbouring trials differ by replacing one "
+           "patient. Every release is recorded in the privacy ledger in the sidebar.")
+check_link(CONTROLS)
+study(st.empty())

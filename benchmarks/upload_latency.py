@@ -1,0 +1,74 @@
+"""Seconds from an uploaded 10^6-row, 10-column CSV to a released rule, along the page's path.
+
+    python benchmarks/upload_latency.py [n]
+
+Builds the CSV in memory (never on disk, as an upload), then times the "Your data" page's own
+calls outside Streamlit: the source digest (upload_source), the preview, the treated-arm
+labels, read_trial, and the release (fit_release: the private fit plus the analyst-only
+non-private fit), then the three downloads. The goal: read and fitted in under 10 s.
+"""
+
+from __future__ import annotations
+
+import io
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's packages
+
+from dpcore.data import column_labels, preview_csv, read_trial  # noqa: E402
+from dpcore.simulate import PAPER_TRIAL  # noqa: E402
+from ui.charts.upload import rule_effects  # noqa: E402
+from ui.compute import upload as compute  # noqa: E402
+from ui.compute import upload_files as files  # noqa: E402
+
+DESIGN = replace(PAPER_TRIAL, p=8)
+
+
+def timed(label, fn, log):
+    start = time.perf_counter()
+    out = fn()
+    log.append((label, time.perf_counter() - start))
+    return out
+
+
+def make_csv(n):
+    s = DESIGN.sample(n, rng=0)
+    df = pd.DataFrame(np.round(s["X"], 4), columns=[f"x{j + 1}" for j in range(DESIGN.p)])
+    df["arm"] = np.where(s["A"] > 0, "drug", "placebo")
+    df["outcome"] = np.round(s["B"], 4)
+    out = io.StringIO()
+    df.to_csv(out, index=False)
+    return out.getvalue().encode()
+
+
+def main(n=10**6):
+    data = make_csv(n)
+    print(f"{n}-row, 10-column CSV in memory: {len(data) / 1e6:.0f} MB")
+    log = []
+    src = timed("digest (upload_source)", lambda: compute.upload_source("big.csv", data), log)
+    timed("preview", lambda: preview_csv(src.data), log)
+    timed("arm labels", lambda: column_labels(src.data, "arm"), log)
+    trial = timed("read_trial", lambda: read_trial(src.data, treatment="arm", outcome="outcome",
+                                                   treated="drug"), log)
+    bounds = {f"x{j + 1}": (0.0, 1.0) for j in range(DESIGN.p)}
+    W = compute.weight_bound((-12.0, 12.0), 0.5, 0.05)
+    release, rec, _ = timed("release (private + analyst fit)", lambda: compute.fit_release(
+        trial, "big.csv", bounds, (-12.0, 12.0), True, 1.0, 75.0, "benchmark", W, 0.5, True), log)
+    timed("rule JSON", lambda: files.rule_json(release), log)
+    timed("per-row CSV", lambda: files.rows_csv(release, trial, rec), log)
+    timed("HTML report", lambda: files.report_html(release, rule_effects(
+        release.names, release.effects(), release.treated, release.control)), log)
+    for label, seconds in log:
+        print(f"  {label:<34} {seconds:6.2f} s")
+    core = sum(s for label, s in log[:5])
+    print(f"read and fitted (upload to released rule): {core:.2f} s (goal < 10 s)")
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 10**6)

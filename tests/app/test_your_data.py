@@ -1,0 +1,345 @@
+"""AppTest: the "Your data" page with awkward files, parameter choices, the ledger and sessions."""
+
+import json
+import logging
+import re
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from dpcore.data import read_table
+from tests.app.conftest import APP
+from ui.compute import upload_files as files
+
+PAGE = "app_pages/your_data.py"
+DEMO = "demo_data/paper_trial.csv"
+RELEASE = "your_data_release"
+
+
+def words(elements):
+    """What the user reads (markdown escapes removed)."""
+    return " ".join(re.sub(r"\\(.)", r"\1", str(e.value)) for e in elements)
+
+
+def upload(at, data, name="trial.csv"):
+    at.file_uploader(key="upload").set_value((name, data, "text/csv")).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def trial_csv(n=40, arms=("1", "0"), sep=",", header=("age", "arm", "y"), extra=""):
+    rng = np.random.default_rng(1)
+    body = "".join(f"{40 + i % 30}{sep}{arms[i % 2]}{sep}{rng.normal():.4f}{extra}\n" for i in range(n))
+    return (sep.join(header) + "\n" + body).encode()
+
+
+def fill_bounds(at, values):
+    """Type public bounds into the bound inputs, in page order: [(lo, hi), ...]."""
+    inputs = [n for n in at.number_input if ": lower" in n.label or ": upper" in n.label]
+    for widget, value in zip(inputs, [v for pair in values for v in pair]):
+        widget.set_value(value)
+    at.run()
+    assert not at.exception
+    return at
+
+
+def release(at):
+    at.button(key="release").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+@pytest.fixture
+def page(open_page):
+    return open_page(PAGE)
+
+
+# --------------------------------------------------------------------------------------------
+# Awkward and malformed files: each ends in a clear message or a correct result
+
+GOOD = trial_csv()
+CASES = {
+    # name: (bytes, expected words in an error, or None for a readable trial)
+    "plain comma file": (GOOD, None),
+    "semicolon": (trial_csv(sep=";"), None),
+    "tab": (trial_csv(sep="\t"), None),
+    "utf-8 with BOM": (b"\xef\xbb\xbf" + GOOD, None),
+    "latin-1 header": (GOOD.replace(b"age", b"\xe2ge"), None),
+    "trailing spaces": (GOOD.replace(b",", b" , "), None),
+    "quoted fields": (GOOD.replace(b"age,arm,y", b'"age","arm","y"'), None),
+    "drug/placebo labels": (trial_csv(arms=("drug", "placebo")), None),
+    "1/2 labels need a choice": (trial_csv(arms=("1", "2")), None),
+    "missing values dropped": (GOOD.replace(b"\n41,", b"\nNA,", 1), None),
+    "windows line ends": (GOOD.replace(b"\n", b"\r\n"), None),
+    "excel sep line": (b"sep=;\n" + trial_csv(sep=";"), None),
+    "empty file": (b"", "the file is empty"),
+    "only spaces": (b"   \n  \n", "the file is empty"),
+    "header only": (b"age,arm,y\n", "no data rows"),
+    "not a csv (zip)": (b"PK\x03\x04" + b"\x00" * 200, "not a CSV file"),
+    "binary junk": (bytes(range(256)) * 20, "CSV"),
+    "pdf": (b"%PDF-1.4 junk", "PDF"),
+    "three arms": (trial_csv(arms=("a", "b")).replace(b",a,", b",c,", 3), "3 arms"),
+    "one arm": (trial_csv(arms=("1", "1")), "one arm only"),
+    "too few rows": (trial_csv(n=12), "at least 10"),
+    "constant outcome": (b"age,arm,y\n" + b"".join(b"%d,%d,5\n" % (i, i % 2) for i in range(30)),
+                         "same value in every row"),
+    "duplicate header": (GOOD.replace(b"age,arm,y", b"age,arm,arm"), "more than once"),
+    "ragged rows": (GOOD + b"1,2,3,4,5\n", "fields"),
+    "non-numeric covariate": (GOOD.replace(b"\n41,", b"\nforty,", 1), "not numeric"),
+    "all rows missing outcome": (b"age,arm,y\n" + b"".join(b"%d,%d,\n" % (i, i % 2) for i in range(30)),
+                                 "missing value"),
+    "infinite covariate": (GOOD.replace(b"\n41,", b"\ninf,", 1), "infinite"),
+    "markup in names and labels": (trial_csv(arms=("<b>x</b>", "**y**"), header=("[a](http://e)", "arm", "y")),
+                                   None),
+}
+
+
+@pytest.fixture(scope="module")
+def shared_page():
+    """One session for the file cases: each upload replaces the previous file."""
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    at.switch_page(PAGE)
+    at.run()
+    return at
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_awkward_and_malformed_files(shared_page, case):
+    data, expected = CASES[case]
+    at = upload(shared_page, data, name=f"{case}.csv")
+    errors = words(at.error)
+    if expected is None:
+        assert not at.error, errors
+        assert "patients read" in words(at.info)
+    else:
+        assert expected in errors, errors
+        assert "could not be read" in words(at.warning)
+        assert "Traceback" not in errors and "could not be computed" not in errors
+
+
+def test_markup_in_the_file_is_shown_as_text(shared_page):
+    at = upload(shared_page, CASES["markup in names and labels"][0])
+    treated = next(r for r in at.radio if r.label.startswith("Treated arm"))
+    assert set(treated.options) == {"\\<b\\>x\\</b\\>", "\\*\\*y\\*\\*"}  # options render markdown
+    shown = " ".join(e.value for e in at.caption)
+    assert "\\<b\\>x\\</b\\>" in shown and "\\*\\*y\\*\\*" in shown  # escaped by plain()
+    assert not any("<b>" in m.value for m in at.markdown)
+
+
+# --------------------------------------------------------------------------------------------
+# The demo flow: dictionary, release, ledger, downloads
+
+
+def demo_release(at, **params):
+    """Open the paper's demo, fill in the dictionary's bounds, release once."""
+    for key, value in params.items():
+        at.query_params[key] = value
+    at.radio(key="file").set_value("paper_trial").run()
+    at.button(key="fill_dictionary").click().run()
+    assert "A rule can be released" in words(at.info)
+    return release(at)
+
+
+def test_release_is_recorded_and_the_json_reproduces_the_screen(page):
+    at = demo_release(page)
+    rel, rec, diagnostics, settings, _ = at.session_state[RELEASE]
+    assert at.subheader[-1].value == "Private treatment rule (ε = 1)"
+    entries = at.session_state["privacy_ledger"].entries
+    assert [(e.mechanism, e.epsilon, e.delta) for e in entries] == [("DP-OWL rule on paper_trial.csv", 1.0, 0.0)]
+    assert "ε = 1 over 1 release" in words(at.sidebar.markdown)
+    assert "Released a private treatment rule at ε = 1: a patient's data moves the chance of " \
+           "this rule by at most a factor 2.72. This session has spent ε = 1 in total." in words(at.success)
+    rule = json.loads(files.rule_json(rel))
+    recommended, _ = files.apply_rule(rule, read_table(DEMO))
+    np.testing.assert_array_equal(recommended == rule["treated"], rec > 0)
+    share = f"{100 * np.mean(recommended == rule['treated']):.1f}%"
+    assert at.metric[0].value == share and at.metric[0].label.endswith("1")
+    for analyst_only in ("value", "clipped", "diagnostic", "agree", "kappa", "n_iter"):
+        assert analyst_only not in " ".join(rule).lower()
+    at.button(key="compare").click().run()
+    assert not at.exception
+    analyst = at.session_state["your_data_compare"][1]
+    shown = words(at.markdown)
+    assert f"{analyst.value_private:.3g}" in shown and "agrees with the non-private" in shown
+    text = json.dumps(rule)
+    for number in (analyst.value_private, analyst.value_nonprivate):
+        assert repr(number) not in text
+    assert "clipped_share" in diagnostics and "clipped_share" not in text
+
+
+def test_second_release_adds_up_and_a_cap_refuses(page):
+    at = demo_release(page, eps="0.5")
+    at.sidebar.toggle(key="ledger_cap_on").set_value(True).run()
+    at.sidebar.number_input(key="ledger_cap").set_value(0.8).run()
+    release(at)
+    assert "Refused" in words(at.error) and "0.8" in words(at.error)
+    assert len(at.session_state["privacy_ledger"].entries) == 1
+    at.select_slider(key="eps").set_value(0.2).run()
+    release(at)
+    assert not at.error
+    assert [e.epsilon for e in at.session_state["privacy_ledger"].entries] == [0.5, 0.2]
+    assert "ε = 0.7 over 2 releases (cap ε = 0.8)" in words(at.sidebar.markdown)
+
+
+def test_data_range_shortcut_warns_and_says_not_private(page):
+    at = page
+    at.radio(key="file").set_value("hospital_trial").run()
+    at.button(key="fill_data").click().run()
+    assert "voids the privacy guarantee" in words(at.warning)
+    release(at)
+    assert at.subheader[-1].value.startswith("NOT PRIVATE treatment rule")
+    assert "WITHOUT a privacy guarantee" in words(at.success)
+    rel = at.session_state[RELEASE][0]
+    assert not json.loads(files.rule_json(rel))["private"]
+    assert "NOT PRIVATE" in at.session_state["privacy_ledger"].entries[0].mechanism.upper()
+
+
+@pytest.mark.parametrize("settings,expect", [
+    ({"design": "estimated"}, "C = n W"),
+    ({"design": "column"}, "none is left to hold the propensities"),
+    ({"eps": 0.05, "gamma_from": "proxy"}, "Algorithm 2 on a simulated public proxy"),
+    ({"eps": 1000.0, "better": "smaller"}, "the paper's table"),
+    ({"design": "2:1"}, "W = **60**"),
+    ({"design": "estimated", "p_min": 0.01}, "W = **2000**"),
+])
+def test_parameter_choices(page, settings, expect):
+    at = page
+    at.radio(key="file").set_value("paper_trial").run()
+    at.button(key="fill_dictionary").click().run()
+    kinds = {"design": "selectbox", "eps": "select_slider", "gamma_from": "button_group",
+             "better": "button_group", "p_min": "select_slider"}
+    for key, value in settings.items():
+        getattr(at, kinds[key])(key=key).set_value(value).run()
+    assert not at.exception
+    shown = words(at.caption) + words(at.markdown) + words(at.error)
+    assert expect in shown, shown[-600:]
+    if settings.get("design") != "column":  # the demo has no propensity column to pick
+        release(at)
+        assert not at.error, words(at.error)
+        assert at.session_state[RELEASE][0].epsilon == settings.get("eps", 1.0)
+
+
+def test_incomplete_or_reversed_bounds_block_the_release(page):
+    at = page
+    at.radio(key="file").set_value("paper_trial").run()
+    assert "Enter the public bounds" in words(at.info)
+    assert all(b.key != "release" for b in at.button)
+    at.button(key="fill_dictionary").click().run()
+    lower = next(n for n in at.number_input if n.label.startswith("x1") and "lower" in n.label)
+    lower.set_value(2.0).run()
+    assert "upper bound must be above" in words(at.warning)
+    assert all(b.key != "release" for b in at.button)
+
+
+def test_a_file_over_the_upload_limit_is_refused(page):
+    big = b"a,b\n" + b"1,2\n" * (26 * 1024 * 1024)  # 104 MB, over the configured 100 MB
+    at = upload(page, big)
+    assert "largest file this app accepts is 100 MB" in words(at.error)
+
+
+# --------------------------------------------------------------------------------------------
+# Uploaded data stay in their session
+
+
+@pytest.fixture
+def own_session_ids(monkeypatch):
+    """Give every AppTest its own session id, as the server gives every browser tab.
+
+    AppTest runs all its instances as "test session id", so without this every AppTest would
+    share one session-scoped cache; the id is keyed by the AppTest's session state.
+    """
+    from streamlit.runtime.scriptrunner.script_runner import ScriptRunner
+
+    real = ScriptRunner.__init__
+
+    def init(self, *args, session_id, session_state, **kwargs):
+        real(self, *args, session_id=f"test-{id(session_state)}", session_state=session_state,
+             **kwargs)
+
+    monkeypatch.setattr(ScriptRunner, "__init__", init)
+
+
+def test_a_second_session_sees_neither_the_data_nor_the_ledger(open_page, monkeypatch, caplog,
+                                                               own_session_ids):
+    import ui.compute.upload as compute
+
+    calls = []
+    real = compute.read_trial
+    monkeypatch.setattr(compute, "read_trial", lambda *a, **k: calls.append(1) or real(*a, **k))
+    marker = b"zqxj_marker"
+    data = trial_csv(arms=(marker.decode(), "placebo"))
+    caplog.set_level(logging.DEBUG)
+    start = time.time() - 1
+    first = upload(open_page(PAGE), data)
+    fill_bounds(first, [(0, 100), (-5, 5)])
+    release(first)
+    assert len(first.session_state["privacy_ledger"].entries) == 1 and calls == [1]
+
+    second = AppTest.from_file(APP, default_timeout=60)
+    second.run()
+    second.switch_page(PAGE)
+    second.run()
+    assert "No trial yet" in words(second.info)
+    assert "privacy_ledger" not in second.session_state or not second.session_state["privacy_ledger"].entries
+    assert RELEASE not in second.session_state
+    assert "ε = 0: no private release" in words(second.sidebar.markdown)
+    upload(second, data)  # the same bytes: a global cache would answer without reading
+    assert calls == [1, 1]
+    assert marker.decode() not in caplog.text
+    for folder in (Path(tempfile.gettempdir()), Path(APP).parent):  # nothing written to disk
+        for path in folder.rglob("*"):
+            try:
+                fresh = path.is_file() and path.stat().st_mtime >= start and path.stat().st_size < 10**7
+                assert not fresh or marker not in path.read_bytes(), path
+            except OSError:  # another process's file, gone or unreadable
+                continue
+
+
+def test_bad_link_values_fall_back_with_a_notice(open_page):
+    at = open_page(PAGE, file="../../etc/passwd", eps="0", design="9:1", bounds="1")
+    notices = words(at.warning)
+    for key in ("file=../../etc/passwd", "eps=0", "design=9:1", "unknown parameter"):
+        assert key in notices
+    assert at.radio(key="file").value == "upload" and "No trial yet" in words(at.info)
+
+
+def test_gamma_and_W_follow_the_public_settings(page):
+    """Hospital demo, 2:1: W = 20 / (1/3) = 60; γ is the paper's, scaled by W / 30."""
+    from dpcore.paper import paper_gamma
+
+    at = page
+    at.radio(key="file").set_value("hospital_trial").run()
+    at.button(key="fill_dictionary").click().run()
+    gamma = paper_gamma(1.0, 1181) * 60 / 30
+    assert f"γ = **{gamma:.4g}**" in words(at.markdown) and "W = **60**" in words(at.markdown)
+    rel = release(at).session_state[RELEASE][0]
+    assert rel.C == 0.0
+    np.testing.assert_allclose([rel.W, rel.gamma], [60.0, gamma], rtol=1e-12)
+    assert rel.sensitivity == pytest.approx(2 * 60 / gamma, rel=1e-6)
+
+
+@pytest.mark.parametrize("demo,design,expect", [
+    ("paper_trial", None, "Algorithm 2 on your public file D0 (1000 rows"),
+    ("hospital_trial", None, "Algorithm 2 on your public file D0 (1181 rows"),
+    ("paper_trial", "estimated", "needs a known randomization ratio"),
+])
+def test_gamma_tuned_on_a_public_file_d0(page, demo, design, expect):
+    at = page
+    at.radio(key="file").set_value(demo).run()
+    at.button(key="fill_dictionary").click().run()
+    if design:
+        at.selectbox(key="design").set_value(design).run()
+    at.button_group(key="gamma_from").set_value("d0").run()
+    assert "Upload D0" in words(at.info) and all(b.key != "release" for b in at.button)
+    data = (Path(APP).parent / "demo_data" / f"{demo}.csv").read_bytes()
+    at.file_uploader(key="upload_d0").set_value(("d0.csv", data, "text/csv")).run()
+    assert not at.exception
+    assert expect in words(at.markdown) + words(at.error)
+    if not design:
+        release(at)
+        assert "your public file D0" in at.session_state[RELEASE][0].gamma_source

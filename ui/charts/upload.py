@@ -1,0 +1,32 @@
+"""Charts of the "Your data" page: the released rule (public numbers only)."""
+
+from __future__ import annotations
+
+import html
+
+import numpy as np
+import plotly.graph_objects as go
+
+from . import GREY, PALETTE, layout
+
+
+def rule_effects(names, effects, treated, control, title="What the released rule weighs"):
+    """Each covariate's pull on the score across its public bounds: coef × (upper − lower).
+
+    Bars to the right favour the treated arm, to the left the control arm; the axis is in
+    score units (the rule treats when the score is above 0), so bars compare across covariates
+    measured in different units.
+    """
+    effects = np.asarray(effects, dtype=float)
+    order = np.argsort(np.abs(effects))
+    names = [html.escape(str(names[i])) for i in order]  # plotly reads tags in labels
+    values = effects[order]
+    colours = [PALETTE[0] if v > 0 else PALETTE[1] for v in values]
+    fig = go.Figure(go.Bar(
+        x=values, y=names, orientation="h", marker={"color": colours},
+        customdata=np.abs(values), hovertemplate="%{y}: %{x:.3g} score units<extra></extra>"))
+    fig.add_vline(x=0, line={"color": GREY, "width": 1})
+    treated, control = html.escape(str(treated)), html.escape(str(control))
+    layout(fig, title, f"score change across the bounds (→ {treated}, ← {control})", None, height=max(260, 90 + 34 * len(names)))
+    fig.update_layout(hovermode="closest", showlegend=False, yaxis={"automargin": True})
+    return fig

@@ -1,0 +1,178 @@
+"""The three downloads of a release: the rule as JSON, per-row recommendations as CSV, a report.
+
+Only the release and its public settings go into them (privacy rule 7): no value estimate,
+no comparison with the non-private rule, no clipped share, no solver diagnostics.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import json
+
+import numpy as np
+import pandas as pd
+
+import dpcore
+
+from .. import explain
+
+FORMULA_START = ("=", "+", "-", "−", "@", "\t", "\r")
+
+#: How to apply the rule elsewhere; written into the JSON file verbatim.
+APPLY_RECIPE = [
+    "For each patient, build x in the order of 'covariates': a numeric covariate is its value;",
+    "a one-hot column 'col=level' is 1 when the patient's 'col' equals 'level', else 0.",
+    "Clip each x_j to [lower_j, upper_j] (the public bounds).",
+    "score = intercept + sum_j coef_j * x_j.",
+    "Recommend 'treated' when score > 0, otherwise 'control' (a score of exactly 0 goes to control).",
+]
+APPLY_PYTHON = '''import json, numpy as np
+rule = json.load(open("rule.json"))
+def recommend(rows):  # rows: list of dicts {column: value}, or a pandas DataFrame's records
+    x = np.array([[float(str(r[c.split("=", 1)[0]]).strip() == c.split("=", 1)[1])
+                   if c in rule["one_hot"] else float(r[c]) for c in rule["covariates"]]
+                  for r in rows])
+    score = rule["intercept"] + np.clip(x, rule["lower"], rule["upper"]) @ np.array(rule["coef"])
+    return np.where(score > 0, rule["treated"], rule["control"])'''
+
+
+def rule_dict(release):
+    """The released rule with everything needed to apply it elsewhere and to judge it."""
+    one_hot = [f"{c}={lev}" for c, levels in release.categories.items() for lev in levels[1:]]
+    return {
+        "title": release.title(),
+        "private": release.private,
+        "rule": f"treat with '{release.treated}' when score > 0, else '{release.control}'",
+        "covariates": list(release.names),
+        "one_hot": one_hot,
+        "categories": release.categories,
+        "intercept": release.intercept,
+        "coef": list(release.coef),
+        "lower": list(release.lower),
+        "upper": list(release.upper),
+        "treatment": release.treatment,
+        "treated": release.treated,
+        "control": release.control,
+        "outcome": release.outcome,
+        "outcome_bounds": list(release.outcome_bounds),
+        "larger_is_better": release.larger_is_better,
+        "epsilon": release.epsilon,
+        "delta": 0.0,
+        "gamma": release.gamma,
+        "gamma_source": release.gamma_source,
+        "W": release.W,
+        "C": release.C,
+        "sensitivity": release.sensitivity,
+        "propensity": release.propensity,
+        "n": release.n,
+        "mechanism": "DP-OWL: Huber-hinge weighted ERM, output perturbation (pure ε-DP, "
+                     "replace-one neighbours)",
+        "privacy_statement": explain.release_statement(release),
+        "released_at": release.time,
+        "package": "dpcore",
+        "package_version": getattr(dpcore, "__version__", "unversioned"),
+        "apply": APPLY_RECIPE,
+        "apply_python": APPLY_PYTHON,
+    }
+
+
+def rule_json(release):
+    return json.dumps(rule_dict(release), indent=2, ensure_ascii=False)
+
+
+def apply_rule(rule, table):
+    """The rule file's recipe, as code: recommendations for a DataFrame with the file's columns."""
+    cols = []
+    for c in rule["covariates"]:
+        if c in rule["one_hot"]:
+            col, level = c.split("=", 1)
+            cols.append((table[col].astype(str).str.strip() == level).to_numpy(dtype=float))
+        else:
+            cols.append(pd.to_numeric(table[c]).to_numpy(dtype=float))
+    x = np.clip(np.column_stack(cols), rule["lower"], rule["upper"])
+    score = rule["intercept"] + x @ np.asarray(rule["coef"])
+    return np.where(score > 0, rule["treated"], rule["control"]).astype(object), score
+
+
+def neutral(cell):
+    """A text cell a spreadsheet will not run as a formula: a leading =, +, -, @ gets a quote."""
+    if isinstance(cell, str) and cell.startswith(FORMULA_START):
+        return "'" + cell
+    return cell
+
+
+def rows_csv(release, trial, recommendations, identifiers=None):
+    """Per-row recommendations: data row, identifiers, covariates used, score, recommendation.
+
+    ``identifiers`` maps a column name to its values on the rows used. Text cells and headers
+    are neutralised against formula injection; numbers stay numbers.
+    """
+    x = np.clip(trial.X, release.lower, release.upper)
+    score = release.intercept + x @ np.asarray(release.coef)
+    frame = {"data_row": trial.rows}
+    frame.update(identifiers or {})
+    frame.update({c: trial.X[:, j] for j, c in enumerate(trial.covariates)})
+    frame["score"] = score
+    labels = np.array([neutral(release.control), neutral(release.treated)], dtype=object)
+    frame["recommendation"] = labels[(np.asarray(recommendations) > 0).astype(int)]
+    df = pd.DataFrame(frame)
+    df.columns = [neutral(str(c)) for c in df.columns]
+    for c in df.columns[1:len(identifiers or {}) + 1]:
+        if not pd.api.types.is_numeric_dtype(df[c]):
+            values = df[c].astype(object)
+            df[c] = values.map({v: neutral(v) for v in pd.unique(values)})
+    out = io.StringIO()
+    df.to_csv(out, index=False)  # shortest round-trip floats: the file reproduces the scores
+    return out.getvalue()
+
+
+def report_html(release, figure):
+    """One self-contained page for stakeholders: the rule, the privacy statement, the chart.
+
+    plotly.js is inlined, so the page opens offline; every text from the file is escaped.
+    """
+    e = html.escape
+    chart = figure.to_html(full_html=False, include_plotlyjs=True, config={"displaylogo": False})
+    rows = "".join(
+        f"<tr><td>{e(n)}</td><td>{c:.6g}</td><td>[{lo:g}, {hi:g}]</td></tr>"
+        for n, c, lo, hi in zip(release.names, release.coef, release.lower, release.upper))
+    settings = {
+        "ε (privacy budget)": f"{release.epsilon:g} (δ = 0)",
+        "γ (regularization)": f"{release.gamma:.4g}, from {release.gamma_source}",
+        "W (weight bound)": f"{release.W:.4g}",
+        "C": str(release.C),
+        "Noise scale Δ = (C + 2W)/γ": f"{release.sensitivity:.4g}",
+        "Propensity": release.propensity,
+        f"Outcome '{release.outcome}' bounds": f"[{release.outcome_bounds[0]:g}, "
+                                                f"{release.outcome_bounds[1]:g}], "
+                                                + ("larger is better" if release.larger_is_better
+                                                   else "smaller is better"),
+        "Patients": str(release.n),
+        "Released at (UTC)": release.time,
+    }
+    table = "".join(f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in settings.items())
+    warn = "" if release.private else (
+        "<p class='warn'><b>Not private.</b> Some bounds were read from the data, which voids "
+        "the differential-privacy guarantee.</p>")
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{e(release.title())}</title>
+<style>body{{font-family:system-ui,sans-serif;max-width:60rem;margin:1rem auto;padding:0 1rem;
+color:#222}} table{{border-collapse:collapse;margin:.5rem 0}} td,th{{border:1px solid #ccc;
+padding:.2rem .5rem;text-align:left}} .warn{{background:#fde8e8;padding:.5rem}}
+code{{background:#f3f3f3;padding:.1rem .3rem}}</style></head><body>
+<h1>{e(release.title())}</h1>
+<p>File: {e(release.file_name)}</p>
+{warn}
+<h2>The rule</h2>
+<p>{e(explain.rule_sentence(release))}</p>
+<table><tr><th>covariate</th><th>coefficient</th><th>public bounds</th></tr>
+<tr><td>intercept</td><td>{release.intercept:.6g}</td><td></td></tr>{rows}</table>
+{chart}
+<h2>Privacy</h2>
+<p>{e(explain.release_statement(release))}</p>
+<table>{table}</table>
+</body></html>"""
+
