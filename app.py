@@ -20,10 +20,10 @@ pages = [
             url_path="cvar"),
     st.Page("app_pages/bounds.py", title="Theory bounds", icon=":material/functions:",
             url_path="bounds"),
-    st.Page("app_pages/limitations.py", title="Limitations", icon=":material/report:",
-            url_path="limitations"),
     st.Page("app_pages/your_data.py", title="Your data", icon=":material/upload_file:",
             url_path="your-data"),
+    st.Page("app_pages/limitations.py", title="Limitations", icon=":material/report:",
+            url_path="limitations"),
 ]
 page = st.navigation(pages)
 
@@ -35,5 +35,5 @@ with st.sidebar:
     st.divider()
     ledger.sidebar()
 
-with friendly_errors("This page"):
+with friendly_errors("This page", sensitive=page.url_path == "your-data"):
     page.run()

@@ -11,7 +11,7 @@ from ui.safety import guarded
 
 EPS = Choice("eps", EPS_OPTIONS, 1.0, "Privacy budget ε", fmt_eps, help="Smaller ε: more noise, stronger privacy.")
 N = Choice("n", N_OPTIONS, 500, "Patients in the trial (n)")
-MODE = Choice("gamma_mode", ("paper", "free"), "paper", "γ", {"paper": "paper-tuned", "free": "free"}.get,
+MODE = Choice("gamma_mode", ("paper", "free"), "paper", "γ", {"paper": "paper-tuned", "free": "fixed"}.get,
               kind="segmented", help="Paper-tuned: the authors' Algorithm 2 choice for the nearest (ε, n) cell.")
 GAMMA = IntRange("gamma", 1, 1000, 75, "Regularization γ", kind="slider")
 H = Choice("h", H_OPTIONS, 0.5, "Huber width h")

@@ -8,30 +8,40 @@ st.title("What the guarantee covers, and what it does not")
 check_link([])
 st.markdown(
     """
-**Covered.** Each private release here is ε-differentially private with respect to one
+**Covered.** Each private release here is differentially private with respect to one
 patient: two datasets that differ by *replacing* one row give output distributions whose
-probabilities differ by a factor of at most e^ε (δ = 0 for DP-OWL). This holds whatever an
-attacker already knows, for the released coefficients and anything computed from them.
+probabilities differ by a factor of at most e^ε. DP-OWL, the Laplace plug-in CVaR and the
+exponential mechanism are pure ε-DP (δ = 0); the convex CVaR learner (noisy gradient descent)
+is (ε, δ)-DP, with δ stated next to it. This holds whatever an attacker already knows, for the
+released numbers and anything computed from them.
 
 **Not covered.**
 
 - **Bounds derived from the data.** Feature bounds, outcome bounds and the weight bound W
   must be fixed in advance (public). The paper's simulation shifts outcomes by the data's own
-  minimum; the dashboard reproduces that as the labelled *paper's preprocessing*, which is
-  outside the guarantee.
+  minimum; the DP-OWL page reproduces that only as the labelled *authors' shift*, which is
+  outside the guarantee. On uploaded data, "use the data's range" voids the guarantee and the
+  release then says *not private*.
 - **Hyper-parameters tuned on the private data.** γ, h, W and the features used must be
   chosen without looking at the sensitive data (for example with Algorithm 2 on public
   proxy data). Tuning on the private data leaks privacy that is not accounted for.
 - **Several releases.** Each release spends its own ε; releasing k rules from the same
-  patients costs up to k·ε in total.
+  patients costs up to k·ε in total. The sidebar's privacy ledger adds up the releases made on
+  uploaded data in this browser session by basic composition; it cannot know about releases
+  made elsewhere, and it adds releases on different files as if they were on the same patients
+  (an upper bound).
 - **Estimated propensities.** Weights that use a propensity model fitted on the same data
-  need the paper's constant C > 0; the guarantee assumes the model's stability constant H is
-  right.
+  are covered only with C = "worst-case" (n·W); the paper's C = H/n assumes large n and a
+  stability constant H that is right, and the code warns when it is used.
 - **Floating-point noise.** Noise is sampled in floating point, which has known theoretical
   side channels (Mironov 2012). Fine for teaching and analysis, not a hardened deployment.
-- **Exactness of the solver.** The sensitivity bound assumes the exact minimiser; the solver
-  stops only when the gradient norm is below 1e-9 and otherwise refuses to release.
-- **Side channels.** Timing, memory use and error messages are not protected.
+- **Exactness of the solver.** The proof is about the exact minimiser. The solver stops at a
+  gradient norm of 10⁻⁹ and refuses to release above 10⁻⁶; a point with gradient norm g lies
+  within g/γ of the minimiser, so the sensitivity used for the noise includes 2·10⁻⁶/γ of
+  slack and the guarantee holds for what is actually released.
+- **Side channels.** Timing, memory use and error messages are not protected. Diagnostics
+  computed on uploaded data (the share of clipped weights, iteration counts, the comparison
+  with the non-private rule) are analyst-only and never part of a release or a download.
 - **Group privacy.** Families or repeated visits that span several rows are protected only
   at k·ε for a group of k rows.
 """

@@ -12,11 +12,24 @@ from ui.controls import Choice, check_link
 from ui.grids import EPS_OPTIONS, fmt_eps
 from ui.safety import guarded
 
+PAGES = (
+    ("app_pages/dp_owl.py", "DP-OWL: a private treatment rule, live", ":material/medication:",
+     "Move ε, n, γ and h on the DP-wERM paper's simulated trial; tune γ on public data."),
+    ("app_pages/cvar.py", "Private CVaR: the privacy price of tail risk", ":material/warning:",
+     "Estimate and learn the mean of the worst τ share under ε-DP: privacy acts on εnτ."),
+    ("app_pages/bounds.py", "Theory bounds: what the theorems promise", ":material/functions:",
+     "Every term of both papers' bounds, live, against the mechanisms' measured errors."),
+    ("app_pages/your_data.py", "Your data: a private rule from your trial", ":material/upload_file:",
+     "Upload a trial CSV; release a private treatment rule, with its privacy spend and files to share."),
+    ("app_pages/limitations.py", "What the guarantee does not cover", ":material/report:",
+     "Floating-point noise, tuning on private data, side channels."),
+)
 DEMO_EPS = Choice("demo_eps", tuple(e for e in EPS_OPTIONS if math.isfinite(e)), 1.0,
                   "Privacy budget ε for this release", fmt_eps)
 TRUE_COUNT = 412
 
 st.title("What does differential privacy cost in learning?")
+check_link([DEMO_EPS])
 st.markdown(
     "Differential privacy (DP) lets you publish what a dataset teaches (a count, a model, a "
     "treatment rule) while limiting what anyone can learn about a single person in it. The "
@@ -39,20 +52,20 @@ with student:
         "A mechanism M is ε-DP if for any two datasets that differ in one row and any set of "
         "outputs S, P[M(D) ∈ S] ≤ e^ε · P[M(D′) ∈ S]. Output perturbation solves a "
         "regularized weighted ERM exactly, then adds noise scaled to the solution's "
-        "sensitivity (C + 2W)/γ. The pages put each term of that recipe on a slider and measure "
-        "its effect by Monte Carlo."
+        "sensitivity (C + 2W)/γ: W bounds any one patient's weight, γ is the regularization, and "
+        "C is 0 when the treatment probabilities are fixed by the trial's design. The pages put "
+        "each term of that recipe on a slider and measure its effect by Monte Carlo."
     )
 
 st.divider()
 st.subheader("Try it: one noisy release", anchor=False)
-check_link([DEMO_EPS])
 
 
 @st.fragment
 @guarded("The noisy release")
 def noisy_release():
     st.markdown(
-        f"A trial has **{TRUE_COUNT}** responders. Adding or removing one patient changes that "
+        f"A trial has **{TRUE_COUNT}** responders. Replacing one patient by another changes that "
         "count by at most 1, so releasing it with Laplace noise of scale 1/ε is ε-DP."
     )
     eps = DEMO_EPS.widget()
@@ -61,10 +74,11 @@ def noisy_release():
     many = TRUE_COUNT + laplace_noise(eps, 1.0, size=2000, rng=rng)
     left, right = st.columns([1, 2], gap="large")
     with left:
-        st.metric("Released count", f"{one:.0f}", f"{one - TRUE_COUNT:+.1f} noise")
+        st.metric("Released count", f"{one:.0f}", f"{one - TRUE_COUNT:+.1f} noise", delta_color="off",
+                  delta_arrow="off")
         half_width = laplace_interval_halfwidth(eps, 1.0, level=0.95)
         st.markdown(f"95% of releases land within **±{half_width:.1f}** of the truth.")
-        st.info(explain.attacker_sentence(eps), icon=":material/visibility_off:")
+        st.info(explain.attacker_sentence(eps, what="the released count"), icon=":material/visibility_off:")
     with right:
         st.plotly_chart(charts.noisy_count(TRUE_COUNT, np.round(many), eps), width="stretch",
                         key="noisy_count")
@@ -76,18 +90,6 @@ noisy_release()
 
 st.divider()
 st.subheader("Pages", anchor=False)
-st.page_link("app_pages/dp_owl.py", label="DP-OWL: a private treatment rule, live",
-             icon=":material/medication:")
-st.caption("Move ε, n, γ and h on the DP-wERM paper's simulated trial; tune γ on public data.")
-st.page_link("app_pages/cvar.py", label="Private CVaR: the privacy price of tail risk",
-             icon=":material/warning:")
-st.caption("Estimate and learn the mean of the worst τ share under ε-DP: privacy acts on εnτ.")
-st.page_link("app_pages/bounds.py", label="Theory bounds: what the theorems promise",
-             icon=":material/functions:")
-st.caption("Every term of both papers' bounds, live, against the mechanisms' measured errors.")
-st.page_link("app_pages/limitations.py", label="What the guarantee does not cover",
-             icon=":material/report:")
-st.caption("Floating-point noise, tuning on private data, side channels.")
-st.page_link("app_pages/your_data.py", label="Your data: a private rule from your trial",
-             icon=":material/upload_file:")
-st.caption("Upload a trial CSV; release a private treatment rule, with its privacy spend and files to share.")
+for page, label, icon, what in PAGES:
+    st.page_link(page, label=label, icon=icon)
+    st.caption(what)

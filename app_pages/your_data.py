@@ -133,7 +133,7 @@ def result_panel(release, rec, diagnostics, settings, trial, source):
 
 
 @st.fragment
-@guarded("The Your data page")
+@guarded("The Your data page", sensitive=True)
 def study(verdict):
     source = source_panel()
     if source is None:

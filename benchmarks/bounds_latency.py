@@ -12,17 +12,12 @@ a browser triggers. Goals: first load < 1.5 s, redraw < 0.5 s.
 from __future__ import annotations
 
 import statistics
-from pathlib import Path
 
-from app_latency import timed  # benchmarks/ is on the path when this script runs
-from streamlit.testing.v1 import AppTest
+from apptest_timing import open_page, timed  # benchmarks/ is on the path
 
 
 def main():
-    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"), default_timeout=600)
-    at.run()
-    cold = timed(lambda: at.switch_page("app_pages/bounds.py").run())
-    assert not at.exception, [e.value for e in at.exception]
+    at, cold = open_page("app_pages/bounds.py")
     print(f"first load of the Theory bounds page (cold caches): {cold:.2f} s")
     form = [timed(lambda v=v: at.segmented_control(key="form").set_value(v).run())
             for v in ("printed", "re-derived") * 3]

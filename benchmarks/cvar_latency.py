@@ -9,34 +9,11 @@ fragment reruns a browser triggers. The machine is shared: figures are medians.
 
 from __future__ import annotations
 
-import statistics
-import time
-from pathlib import Path
-
-from streamlit.testing.v1 import AppTest
-
-
-def timed(action):
-    start = time.perf_counter()
-    action()
-    return time.perf_counter() - start
-
-
-def moves(at, key, values, kind="select_slider"):
-    widget = getattr(at, kind)(key=key)
-    return [timed(lambda v=v: widget.set_value(v).run()) for v in values]
-
-
-def report(name, times):
-    print(f"{name}: median {statistics.median(times):.3f} s, max {max(times):.3f} s "
-          f"over {len(times)} moves")
+from apptest_timing import moves, open_page, report, timed  # benchmarks/ is on the path
 
 
 def main():
-    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"), default_timeout=600)
-    at.run()
-    cold = timed(lambda: at.switch_page("app_pages/cvar.py").run())
-    assert not at.exception, [e.value for e in at.exception]
+    at, cold = open_page("app_pages/cvar.py")
     print(f"first load of the CVaR page at its defaults (cold caches): {cold:.2f} s")
     report("ε slider move (cached)", moves(at, "eps", (0.5, 2.0, 5.0, 0.1, 1.0, 10.0, 0.2, 1.0)))
     report("n slider move (cached)", moves(at, "n", (500, 5000, 100, 2000)))

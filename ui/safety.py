@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import logging
 import re
+import traceback
 from contextlib import contextmanager
 
 import streamlit as st
@@ -17,21 +18,32 @@ _LOG = logging.getLogger(__name__)
 
 
 @contextmanager
-def friendly_errors(what="This view"):
+def friendly_errors(what="This view", sensitive=False):
+    """Show a caught error as a message; log it with its traceback for the maintainers.
+
+    ``sensitive``: the view works on uploaded data, whose values an error message may quote,
+    and uploaded data never reach the logs; the log then keeps the error's type and the
+    traceback's frames, not its message.
+    """
     try:
         yield
     except Exception as exc:  # noqa: BLE001 - the user gets the message, the log the traceback
-        _LOG.exception("%s failed", what)
+        if sensitive:
+            frames = "".join(traceback.format_tb(exc.__traceback__))
+            _LOG.error("%s failed with %s (message withheld: uploaded data)\n%s", what,
+                       type(exc).__name__, frames)
+        else:
+            _LOG.exception("%s failed", what)
         st.error(plain(f"{what} could not be computed: {exc}. Change a setting and try again; "
                        "your other settings are kept."), icon=":material/error:")
 
 
-def guarded(what):
+def guarded(what, sensitive=False):
     """Decorator form of :func:`friendly_errors`, for fragments."""
     def wrap(fn):
         @functools.wraps(fn)
         def inner(*args, **kwargs):
-            with friendly_errors(what):
+            with friendly_errors(what, sensitive):
                 return fn(*args, **kwargs)
         return inner
     return wrap

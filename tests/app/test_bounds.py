@@ -12,7 +12,7 @@ from dpcore.bound_check import coverage
 from ui.compute import bounds as compute
 
 PAGE = "app_pages/bounds.py"
-FAILS = {"eps": "1", "n": "200", "gamma_mode": "free", "gamma": "1", "h": "2", "W": "1"}
+FAILS = {"eps": "1", "n": "200", "gamma_mode": "fixed", "gamma": "1", "h": "2", "W": "1"}
 
 
 def words(elements):

@@ -1,0 +1,147 @@
+"""Sentences of the DP-OWL page."""
+
+from __future__ import annotations
+
+import math
+
+
+def out_of_100(percent):
+    return f"{round(percent):.0f} of 100"
+
+
+def owl_verdict(eps, n, accuracy, accuracy_nonprivate, lo, hi):
+    """The page's first sentence: the private rule against none, out of 100 patients."""
+    if math.isinf(eps):
+        return (f"Without privacy, a rule learned from {n} patients picks the better treatment "
+                f"for {out_of_100(accuracy)} new patients.")
+    sentence = (f"At ε = {eps:g} and {n} patients, the private rule picks the better treatment "
+                f"for {out_of_100(accuracy)} new patients, against "
+                f"{out_of_100(accuracy_nonprivate)} without privacy")
+    if lo <= 50 <= hi:
+        return sentence + ": no better than a coin flip."
+    return sentence + "."
+
+
+def gap_text(total, noise, regularization, unit="pts", digits=1):
+    """The gap to the best non-private rule, split into its two causes."""
+    f = f"{{:+.{digits}f}}"
+    if abs(regularization) < 0.5 * 10**-digits:
+        return f"{f.format(total)} {unit}, all from noise"
+    return (f"{f.format(total)} {unit}: {f.format(noise)} from noise, "
+            f"{f.format(regularization)} from the larger γ")
+
+
+def coverage(prep, W, bounds, clipped_share):
+    """What the privacy guarantee covers in this preprocessing mode (a caption)."""
+    unit = ("Unit of privacy: one patient (one row); neighbouring trials differ by replacing "
+            "one patient.")
+    if prep == "paper":
+        return (f"{unit} **Paper's preprocessing: not covered by the guarantee.** As in the "
+                "authors' code, each training set's outcomes are shifted by their own minimum "
+                f"and weights are capped at W = {W:g}; that shift reads the data, so these curves "
+                "reproduce the paper rather than a private release.")
+    lo, hi = bounds
+    clipped = ("no weight is clipped" if clipped_share == 0 else
+               f"{100 * clipped_share:.1f}% of the weights are clipped at W (the guarantee still "
+               "holds; clipped patients count for less)")
+    return (f"{unit} **Pure ε-DP (δ = 0) for the released coefficients.** Outcomes are clipped to "
+            f"the public range [{lo:g}, {hi:g}] fixed before the data, weights are benefit / "
+            f"propensity with W = {W:g}, and {clipped}.")
+
+
+def eps_curve_caption(metric):
+    if metric == "concordance":
+        return ("Agreement with the non-private rule at the same n (100% means the same "
+                "recommendations); the dash-dot line is a coin flip.")
+    return ("Each band is one trial size. Grey dotted: the best non-private rule. Grey dashed "
+            "(paper-tuned γ only): the non-private rule at the γ each ε uses. The band's distance "
+            "to the dashed line is the cost of the noise; dashed to dotted, the cost of the larger γ.")
+
+
+def n_curve_caption(eps):
+    if math.isinf(eps):
+        return "Without noise, more patients give a rule closer to the best one."
+    return ("At a fixed ε the noise, of typical length dΔ/ε with Δ = 2W/γ, does not grow with n "
+            "but the signal does: the coefficients grow with n and the same noise flips fewer "
+            "recommendations.")
+
+
+def agreement_text(agree):
+    p = f"p = {agree['p_value']:.1e}" if agree["p_value"] >= 1e-300 else "p below 10⁻³⁰⁰"
+    return (f"On 5000 new patients this example's private rule agrees with the non-private one "
+            f"for {100 * agree['concordance']:.1f}% (Cohen's κ = {agree['kappa']:.2f}; Fisher's "
+            f"exact one-sided test of agreement beyond chance: {p}).")
+
+
+def noise_caption(d, sensitivity, radius):
+    return (f"The exact minimiser θ̂ moves by noise of length Gamma(d = {d}, rate ε/Δ), Δ = "
+            f"{sensitivity:.3g}, in a uniform direction; the picture shows its part on two of the "
+            f"{d} coordinates, and the circle that part's mean length, {radius:.3g}.")
+
+
+def tuning_caption(res, reps, n, variant, n0):
+    """What Algorithm 2's curve says, with its uncertainty."""
+    flat = (f" The curve is flat here: {100 * res.near_best:.0f}% of the γ grid is within one "
+            "standard error of the best, so many γ are about as good." if res.near_best >= 0.25 else "")
+    return (f"Mean validation value of {reps} private fits per γ, each on n = {n} rows drawn from D0 "
+            f"({variant}, n0 = {n0}), with 95% bands. The pick is the largest γ within one standard "
+            f"error of the best mean (γ = {res.top_gamma:g}): larger γ means less noise, and the data "
+            f"cannot tell these apart.{flat}")
+
+
+GLOSSARY = """
+- **Accuracy**: out of 100 new patients, for how many the rule recommends the treatment that
+  is truly better for them (known here because the trial is simulated).
+- **Value**: the average outcome if every new patient were treated as the rule says (higher is
+  better), estimated from the trial by inverse-probability weighting.
+- **Agreement**: out of 100 new patients, for how many the private rule recommends the same
+  treatment as the rule learned without privacy.
+- **ε (privacy budget)**: how much one patient's data may change what is released. Smaller
+  means more noise and stronger protection; at ε = 1 no release can make any outcome more than
+  e ≈ 2.7 times as likely because of one patient.
+- **γ (regularization)**: how strongly the rule is pulled towards zero. A larger γ makes the
+  rule less sensitive to any one patient, so less noise is needed, but it also blurs the rule.
+"""
+
+OWL_INTRO = (
+    "**How much worse does a treatment rule get when it is learned with differential privacy?** "
+    "A randomized trial of two treatments is simulated as in the DP-wERM paper: four patient "
+    "features and a true best treatment that depends on them. The rule *treat when intercept + "
+    "Σ coef·x > 0* is learned by outcome weighted learning and released with ε-differential "
+    "privacy by adding noise to its coefficients. Every number is a Monte-Carlo mean over "
+    "repeated trials."
+)
+
+OWL_FORMULAS = (
+    (r"\hat\theta = \arg\min_\theta \sum_{i=1}^n \frac{B_i - b_{lo}}{\pi(A_i)}\,"
+     r"\ell_h\big(A_i\,\theta^\top \tilde x_i\big) + \frac{\gamma}{2}\lVert\theta\rVert^2",
+     "The rule: a weighted classification of the treatment received, each patient weighted by "
+     "their benefit over the chance of the arm they got (W bounds these weights)."),
+    (r"\Delta = \frac{C + 2W}{\gamma}",
+     "How far replacing one patient can move the exact rule (C = 0 here: the randomization "
+     "probabilities are known); the code adds a 2·10⁻⁶/γ solver slack."),
+    (r"\theta^* = \hat\theta + b,\quad p(b) \propto e^{-\varepsilon \lVert b\rVert / \Delta}",
+     "The release: noise whose length is Gamma(d, ε/Δ) in a uniform direction, so its mean "
+     "length is dΔ/ε."),
+)
+
+PRACTICE = (
+    "For scale: the US Census Bureau's 2020 redistricting data used ε = 17.14 for the persons "
+    "file (US Census Bureau, 2021 privacy-loss budget allocation); Apple reports ε from 2 to 8 "
+    "per day for the features it collects (Apple, *Differential Privacy Overview*); in the DP "
+    "literature ε ≤ 1 is usually called strong privacy (Dwork and Roth, 2014)."
+)
+
+
+def clinical_summary(eps, n, concordance, value_private, value_nonprivate, scale):
+    """The private rule against the non-private rule, out of 100 patients, in outcome units."""
+    if math.isinf(eps):
+        return (f"Without privacy, a rule learned from {n} patients reaches an expected outcome of "
+                f"{value_nonprivate:.2f} points ({scale}).")
+    same = int(round(concordance))
+    change = value_private - value_nonprivate
+    direction = "drops" if change < 0 else "rises" if change > 0 else "stays"
+    return (f"At ε = {eps:g}, with {n} patients to learn from, out of 100 new patients the private "
+            f"rule recommends the same treatment as the non-private rule for about {same}; the "
+            f"expected outcome under the rule {direction} from {value_nonprivate:.2f} to "
+            f"{value_private:.2f} points ({scale}).")

@@ -1,0 +1,52 @@
+"""Sentences of the your-data page: a released rule in words (plain text: callers escape it for markdown or HTML)."""
+
+from __future__ import annotations
+
+import math
+
+
+def rule_sentence(release):
+    """The released rule as a sentence in the covariates' original units."""
+    terms = " ".join(f"{'−' if c < 0 else '+'} {abs(c):.4g}·{name}"
+                     for name, c in zip(release.names, release.coef))
+    return (f"Treat with '{release.treated}' when {release.intercept:.4g} {terms} > 0; otherwise "
+            f"give '{release.control}'. Each covariate is first clipped to its public bounds; a "
+            "one-hot column 'col=level' is 1 for patients with that level and 0 otherwise.")
+
+
+def release_statement(release):
+    """What was released, under which ε, and what the guarantee covers."""
+    if not release.private:
+        return (f"The rule's coefficients were released with ε = {release.epsilon:g} noise, but "
+                "some bounds were read from the data, so there is NO differential-privacy "
+                "guarantee: treat this rule as if it were computed without privacy.")
+    return (f"Only the rule's {len(release.coef) + 1} coefficients were released, with pure "
+            f"ε-differential privacy at ε = {release.epsilon:g} (δ = 0): replacing any one "
+            f"patient's row among the {release.n} changes the chance of any released rule by at "
+            f"most a factor e^{release.epsilon:g} = {math.exp(min(release.epsilon, 700)):.3g}. "
+            "The bounds, γ, W and C are public settings chosen without looking at the data. The "
+            "guarantee does not cover floating-point effects of the noise sampler, settings tuned "
+            "on the same data, or side channels.")
+
+
+def upload_verdict(stage, n=None, eps=None):
+    """The page's opening verdict for where the user is."""
+    if stage == "none":
+        return "No trial yet: pick a demo file or upload a CSV to begin."
+    if stage == "error":
+        return "The file could not be read as a trial yet: the message below says what to change."
+    if stage == "bounds":
+        return f"{n} patients read. Enter the public bounds below before a rule can be released."
+    return (f"{n} patients read. A rule can be released at ε = {eps:g}: it will spend "
+            f"ε = {eps:g} of this session's privacy budget.")
+
+
+def released_verdict(release, spent):
+    """The page's verdict once a rule is out: what was released and what the session spent."""
+    if not release.private:
+        return (f"Released a rule at ε = {release.epsilon:g} WITHOUT a privacy guarantee (bounds "
+                f"read from the data). This session has recorded ε = {spent:g} in total.")
+    return (f"Released a private treatment rule at ε = {release.epsilon:g}: a patient's data "
+            f"moves the chance of this rule by at most a factor "
+            f"{math.exp(min(release.epsilon, 700)):.3g}. This session has spent ε = {spent:g} "
+            "in total.")
