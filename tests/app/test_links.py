@@ -40,10 +40,11 @@ def walk(node):
 
 
 def bound_keys(open_fresh, page):
-    """The keys of the page's widgets (each is a URL parameter), from one clean run."""
+    """The keys of the page's widgets (each is a URL parameter), from one clean run. The
+    sidebar's controls (the privacy ledger's cap) belong to the session, not to a link."""
     if page not in _keys:
         at = open_fresh(page, **FAST.get(page, {}))
-        _keys[page] = sorted({n.key for n in walk(at._tree)
+        _keys[page] = sorted({n.key for n in walk(at.main)
                               if type(n).__name__ in WIDGETS and getattr(n, "key", None)})
     return _keys[page]
 

@@ -43,7 +43,7 @@ def test_a_link_the_app_writes_reproduces_the_view(app):
     app.goto(shared.removeprefix(app.base_url))
     expect(app.slider_value(GAMMA_LABEL)).to_have_text("1")
     expect(app.warnings()).to_have_count(0)
-    caption = app.page.get_by_text(re.compile(r"γ used at this setting: 1\b"))
+    caption = app.page.get_by_text(re.compile(r"γ in use: 1\b"))
     expect(caption).to_be_visible()
     assert app.page.url == shared
     app.expect_no_exception()

@@ -31,11 +31,13 @@ def expect_path(page, path):
 
 
 def expect_charts_drawn(page):
-    """Every Plotly chart on the page has drawn at least one trace (no empty chart frames)."""
+    """Every Plotly chart on the page has at least one trace (no empty chart frames), and every
+    chart not folded away in a closed expander has drawn."""
     charts = page.locator("[data-testid='stPlotlyChart']")
     for i in range(charts.count()):
         chart = charts.nth(i)
-        expect(chart.locator(".main-svg").first).to_be_visible()
+        if chart.is_visible():
+            expect(chart.locator(".main-svg").first).to_be_visible()
         traces = chart.locator(".js-plotly-plot").evaluate("el => (el.data || []).length")
         assert traces > 0, f"Plotly chart #{i} has no data"
 

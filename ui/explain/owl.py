@@ -25,10 +25,10 @@ def owl_verdict(eps, n, accuracy, accuracy_nonprivate, lo, hi):
 def gap_text(total, noise, regularization, unit="pts", digits=1):
     """The gap to the best non-private rule, split into its two causes."""
     f = f"{{:+.{digits}f}}"
+    head = f"{f.format(total)} {unit}".rstrip()
     if abs(regularization) < 0.5 * 10**-digits:
-        return f"{f.format(total)} {unit}, all from noise"
-    return (f"{f.format(total)} {unit}: {f.format(noise)} from noise, "
-            f"{f.format(regularization)} from the larger γ")
+        return f"{head}, all from noise"
+    return f"{head}: {f.format(noise)} from noise, {f.format(regularization)} from the larger γ"
 
 
 def coverage(prep, W, bounds, clipped_share):
