@@ -7,12 +7,15 @@ reruns a browser triggers. The machine may be shared: the figures are medians.
 from __future__ import annotations
 
 import statistics
+import sys
 import time
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
+ROOT = Path(__file__).resolve().parents[1]
+APP = str(ROOT / "app.py")
+sys.path.insert(0, str(ROOT))  # the app's own packages (ui), as `streamlit run app.py` sees them
 
 
 def timed(action):
