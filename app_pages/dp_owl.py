@@ -91,6 +91,7 @@ def headline_panel(s, here, best, runs_here):
     if private:
         cols[2].metric("Agrees with the non-private rule", f"{here.concordance_mean:.1f}%",
                        help=f"95% interval: {here.concordance_lo:.1f} – {here.concordance_hi:.1f}%.")
+    st.caption(explain.intervals(here, vk, private))
     outcome, W = compute.preprocessing(s["prep"], s["W"])
     st.caption(explain.coverage(s["prep"], W, outcome, float(runs_here.clipped_share.mean())))
     scale = "on the outcome's own scale" if vk == "value" else "on the authors' test-shifted scale"

@@ -61,6 +61,7 @@ def test_the_cards_split_the_gap_exactly_as_the_engine_does(open_fresh):
     assert numbers[1] + numbers[2] == pytest.approx(numbers[0], abs=0.11)  # rounding only
     assert card.value == f"{here.accuracy_mean:.1f}%"
     assert "from noise" in card.delta and "from the larger γ" in card.delta
+    assert f"accuracy {here.accuracy_lo:.1f}–{here.accuracy_hi:.1f}%" in everything(at)  # the card's 95% CI
 
 
 def test_the_verdict_counts_patients_out_of_100(open_fresh):

@@ -28,6 +28,7 @@ from .owl import (
     coverage,
     eps_curve_caption,
     gap_text,
+    intervals,
     n_curve_caption,
     noise_caption,
     out_of_100,
@@ -37,6 +38,7 @@ from .owl import (
 from .upload import release_statement, released_verdict, rule_sentence, upload_verdict
 
 __all__ = [
+    "intervals",
     "CVAR_CAPTIONS",
     "CVAR_FORMULAS",
     "GLOSSARY",

@@ -31,6 +31,15 @@ def gap_text(total, noise, regularization, unit="pts", digits=1):
     return f"{head}: {f.format(noise)} from noise, {f.format(regularization)} from the larger γ"
 
 
+def intervals(here, value_key, private):
+    """The cards' 95% Monte-Carlo intervals, in one line."""
+    parts = [f"accuracy {here.accuracy_lo:.1f}–{here.accuracy_hi:.1f}%",
+             f"value {here[value_key + '_lo']:.2f}–{here[value_key + '_hi']:.2f}"]
+    if private:
+        parts.append(f"agreement {here.concordance_lo:.1f}–{here.concordance_hi:.1f}%")
+    return f"95% intervals over {int(here.reps)} simulated trials: " + ", ".join(parts) + "."
+
+
 def coverage(prep, W, bounds, clipped_share):
     """What the privacy guarantee covers in this preprocessing mode (a caption)."""
     unit = ("Unit of privacy: one patient (one row); neighbouring trials differ by replacing "
