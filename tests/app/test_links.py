@@ -210,15 +210,21 @@ def test_uncached_sweeps_run_one_at_a_time(monkeypatch):
     monkeypatch.setattr(owl, "owl_monte_carlo", fake)
     errors = []
 
-    def call(seed):
+    def call(seed, reps):
         try:
-            owl.owl_sweep(100, "paper", 75, 0.5, 30, 20, 10_000 + seed)
+            owl.owl_sweep(100, "paper", 75, 0.5, 30, reps, 10_000 + seed)
         except RuntimeError as exc:
             errors.append(exc)
 
-    threads = [threading.Thread(target=call, args=(k,)) for k in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    def crowd(reps, offset):
+        threads = [threading.Thread(target=call, args=(offset + k, reps)) for k in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+
+    crowd(200, 0)
     assert len(errors) == 4 and worst[0] == 1
+    worst[0] = 0
+    crowd(owl.QUICK_REPS, 100)  # first estimates do not wait in the queue
+    assert len(errors) == 8 and worst[0] > 1
