@@ -47,12 +47,6 @@ def refusal(epsilon):
             "your data's owner allows it, or release with a smaller ε.")
 
 
-def would_exceed(epsilon):
-    """True when the cap is set and a release of ``epsilon`` would pass it."""
-    ledger = session_ledger()
-    return ledger.budget is not None and ledger.total()[0] + epsilon > ledger.budget * (1 + 1e-12)
-
-
 def entries_table():
     """The releases as a table (mechanism, ε, δ, time in UTC), oldest first."""
     rows = [{"mechanism": e.mechanism, "ε": e.epsilon, "δ": e.delta,

@@ -23,10 +23,6 @@ def key(source, name):
     return f"{name}_{source.digest[:12]}"
 
 
-def _fmt(v):
-    return plain(v) if v is not None else "(none)"
-
-
 def mapping(source, preview):
     """Treatment, treated label, outcome, covariates, categorical, propensity column."""
     cols = list(preview.columns)

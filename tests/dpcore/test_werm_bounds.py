@@ -227,3 +227,18 @@ def test_cvar_errors_parts():
     se = out[out.n == 100_000].statistical.std() / math.sqrt(200)
     assert abs(m.loc[100_000, "statistical"] - 0.557 / math.sqrt(5000)) < 4 * se + 1e-4
     assert np.all(m.total <= bounds.scalar_cvar_rate(m.index.to_numpy(), 0.05, 1.0))
+
+
+def test_convex_cvar_rates_and_the_phase_transition_by_hand():
+    # Theorem 5.4 at n = 10^4, tau = 0.1, eps = 1, delta = 1e-6, d = 9, G = 1, D = 2, B = 2:
+    # (GD + B)/tau * (1/sqrt(n) + sqrt((d + 1) log(1/delta)) / (eps n)) = 40 * (0.01 + sqrt(10 ln 1e6) / 1e4)
+    upper = bounds.convex_upper_rate(10_000, 0.1, 1.0, 1e-6, 9)
+    assert upper == pytest.approx(40 * (0.01 + math.sqrt(10 * math.log(1e6)) / 1e4))
+    # Halving epsilon doubles only the privacy term.
+    half = bounds.convex_upper_rate(10_000, 0.1, 0.5, 1e-6, 9)
+    assert half - upper == pytest.approx(40 * math.sqrt(10 * math.log(1e6)) / 1e4)
+    # The threshold: eps n tau / sqrt(d) = 1 exactly at eps = sqrt(d)/(n tau).
+    eps_star = bounds.phase_transition_epsilon(2000, 0.05, 16)
+    assert eps_star == pytest.approx(4 / 100)
+    assert bounds.phase_transition_ratio(2000, 0.05, eps_star, 16) == pytest.approx(1.0)
+    assert bounds.phase_transition_ratio(2000, 0.05, 10 * eps_star, 16) == pytest.approx(10.0)
