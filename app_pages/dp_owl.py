@@ -129,9 +129,8 @@ def rule_panel(s, runs, metric):
         best = runs[np.isinf(runs.epsilon)][metric]
         st.plotly_chart(charts.distribution(runs[runs.epsilon == eps][metric] if private else None, best,
                                             metric, eps), width="stretch", key="dist")
-        st.caption("Each bar counts simulated trials whose rule scored in that range"
-                   + (": privacy widens the spread, and the mean hides how often a private rule is poor."
-                      if private else "."))
+        st.caption(explain.spread_caption(runs[runs.epsilon == eps][metric].std() if private else None,
+                                          best.std()))
     ex = compute.example_rule(s["n"], eps, s["mode"], s["gamma"], s["h"], s["W"], s["seed"], s["prep"])
     with d:
         same = ex.nonprivate_same_gamma if ex.gamma != ex.gamma_ref and private else None

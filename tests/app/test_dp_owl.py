@@ -122,3 +122,23 @@ def test_algorithm_2_confirms_the_change(open_fresh):
     assert at.session_state["gamma_mode"] == "free" and at.slider(key="gamma").value == best
     assert any(f"γ = {best}" in t.value for t in at.toast)
     assert np.isfinite(best)
+
+
+@pytest.mark.parametrize("eps,widens", [("0.5", True), ("1000", False)])
+def test_the_spread_caption_matches_the_spread_drawn(open_fresh, eps, widens):
+    import json
+
+    at = open_fresh(PAGE, eps=eps, **FAST)
+    fig = json.loads(next(c for c in at.get("plotly_chart") if "dist" in c.proto.id).proto.spec)
+    private, nonprivate = (np.std(values(trace["x"]), ddof=1) for trace in fig["data"])
+    text = everything(at)
+    assert ("privacy widens the spread" in text) == widens == (private > 1.2 * nonprivate)
+
+
+def values(x):
+    """A plotly JSON array: a list, or numpy's base64 encoding."""
+    import base64
+
+    if isinstance(x, dict):
+        return np.frombuffer(base64.b64decode(x["bdata"]), dtype=np.dtype(x["dtype"]))
+    return np.asarray(x, dtype=float)

@@ -33,11 +33,13 @@ from .owl import (
     noise_caption,
     out_of_100,
     owl_verdict,
+    spread_caption,
     tuning_caption,
 )
 from .upload import release_statement, released_verdict, rule_sentence, upload_verdict
 
 __all__ = [
+    "spread_caption",
     "intervals",
     "CVAR_CAPTIONS",
     "CVAR_FORMULAS",

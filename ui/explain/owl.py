@@ -75,6 +75,18 @@ def n_curve_caption(eps):
             "recommendations.")
 
 
+def spread_caption(sd_private, sd_nonprivate):
+    """What the histogram shows, judged from the two spreads actually drawn."""
+    text = "Each bar counts simulated trials whose rule scored in that range"
+    if sd_private is None:
+        return text + "."
+    if sd_private > 1.2 * sd_nonprivate:
+        return (text + f": privacy widens the spread (standard deviation {sd_private:.2f} against "
+                f"{sd_nonprivate:.2f}), and the mean hides how often a private rule is poor.")
+    return (text + f": at this ε the private rules spread about as much as the non-private ones "
+            f"(standard deviation {sd_private:.2f} against {sd_nonprivate:.2f}).")
+
+
 def agreement_text(agree):
     p = f"p = {agree['p_value']:.1e}" if agree["p_value"] >= 1e-300 else "p below 10⁻³⁰⁰"
     return (f"On 5000 new patients this example's private rule agrees with the non-private one "
