@@ -32,6 +32,8 @@ def test_the_page_fits_both_widths(app, width, shot):
     app.goto(f"/dp-owl?{FAST}")
     expect(verdict(app)).to_have_text(re.compile(r"At ε = 1 and 1000 patients, the private rule picks "
                                                  r"the better treatment for \d+ of 100 new patients"))
+    expect(app.page.locator("[data-testid='stPlotlyChart'] .main-svg").first).to_be_visible()
+    app.wait_idle()  # the charts draw after the text: measure them once they are there
     app.expect_no_exception()
     expect_charts_drawn(app.page)
     overflow = app.page.evaluate(
