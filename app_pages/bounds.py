@@ -48,13 +48,13 @@ def settings_panel():
         with left:
             mode = MODE.widget()
         with right:
-            gamma = GAMMA.widget(disabled=mode == "paper")
+            gamma = GAMMA.widget() if mode == "free" else GAMMA.default  # shown only when it is used
         with st.expander("More settings: h, W, C, ρ, G, seed"):
             h, w, c, rho = row(H, W, C, RHO)
             g, seed = row(G, SEED)
     s = dict(n=n, eps=eps, gamma=compute.gamma_used(mode, gamma, eps, n), h=h, W=w, C=c, rho=rho)
-    st.caption(f"γ used: **{s['gamma']:g}** (λ = γ/n = {s['gamma'] / n:.3g})"
-               + (" — paper-tuned; the slider is ignored" if mode == "paper" else ""))
+    st.caption(f"γ in use: **{s['gamma']:g}** (λ = γ/n = {s['gamma'] / n:.3g})"
+               + (" — the authors' tuned value for the nearest (ε, n) of their table" if mode == "paper" else ""))
     return s, g, seed
 
 
