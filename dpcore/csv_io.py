@@ -94,6 +94,15 @@ def preview_csv(source, n_rows=5):
 # Reading bytes, sniffing the format, parsing
 
 
+def read_table(source):
+    """The whole file as a DataFrame (numbers where pandas reads numbers, text elsewhere).
+
+    The format is sniffed as in :func:`read_trial`; column names are stripped and unique.
+    """
+    raw = _read_source(source)
+    return _parse(raw, _sniff(raw, complete=True))
+
+
 def _read_source(source, limit=None):
     if isinstance(source, (bytes, bytearray, memoryview)):
         data = bytes(source[:limit] if limit else source)

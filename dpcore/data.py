@@ -39,6 +39,7 @@ from .csv_io import (
     _read_source,
     _sniff,
     preview_csv,
+    read_table,
 )
 
 __all__ = ["MIN_ROWS_PER_ARM", "CsvPreview", "Trial", "TrialDataError", "column_labels",
@@ -296,15 +297,6 @@ def column_labels(source, column, limit=20):
         raise TrialDataError(f"no column named {_q(column)}; the columns are {_name_list(df.columns, 25)}")
     labels = pd.unique(_clean(df[column]).dropna())
     return tuple(sorted((_plain(v) for v in labels), key=_level_key)[: int(limit)])
-
-
-def read_table(source):
-    """The whole file as a DataFrame (numbers where pandas reads numbers, text elsewhere).
-
-    The format is sniffed as in :func:`read_trial`; column names are stripped and unique.
-    """
-    raw = _read_source(source)
-    return _parse(raw, _sniff(raw, complete=True))
 
 
 # --------------------------------------------------------------------------------------------
