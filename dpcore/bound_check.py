@@ -23,13 +23,6 @@ import pandas as pd
 from scipy import stats
 
 from . import bounds
-from .cvar import (
-    demo_losses,
-    demo_population_cvar,
-    laplace_privacy_error,
-    laplace_release,
-    private_cvar,
-)
 from .mechanisms import output_perturbation
 from .montecarlo import Stream, stream
 from .owl import owl_weights
@@ -158,49 +151,5 @@ def coverage(within, level=0.95):
 # CVaR: the Laplace plug-in's error against the scalar rate
 
 
-def cvar_empirical(n_grid, tau, reps=100, seed=0, kind="two-point", bound=1.0):
-    """Non-private empirical CVaR of ``reps`` samples per n: {n: array (reps,)}.
-
-    Keyed by (seed, n, tau) only, so one set of samples serves every epsilon.
-    """
-    out = {}
-    for n in n_grid:
-        rng = stream(seed, Stream.TRAIN, int(n), tau, _TAG + 1)
-        x = demo_losses(kind, (int(reps), int(n)), bound, p=tau / 2, rng=rng)
-        out[int(n)] = np.atleast_1d(private_cvar(x, tau, np.inf, bound))
-    return out
-
-
-def cvar_errors(n_grid, tau, epsilon, reps=100, seed=0, kind="two-point", bound=1.0,
-                empirical=None):
-    """Mean absolute error of private CVaR over ``reps`` samples per n, and its parts.
-
-    The two-point law B Bernoulli(tau/2) is the scalar lower bound's hard instance. The
-    release is the Laplace plug-in's (:func:`dpcore.cvar.laplace_release`, what
-    :func:`dpcore.cvar.private_cvar` does) applied to the samples' empirical CVaR, which
-    ``empirical`` (from :func:`cvar_empirical`) may supply.
-
-    Returns
-    -------
-    DataFrame, one row per (n, rep): n, total |private - truth|, statistical
-    |empirical - truth| and privacy (the exact E|private - empirical| given the sample).
-    """
-    truth = demo_population_cvar(kind, tau, bound, p=tau / 2)
-    if empirical is None:
-        empirical = cvar_empirical(n_grid, tau, reps, seed, kind, bound)
-    frames = []
-    for n in n_grid:
-        n = int(n)
-        rho_hat = empirical[n]
-        rng = stream(seed, Stream.NOISE, n, tau, epsilon, _TAG + 1)
-        released = np.atleast_1d(laplace_release(rho_hat, n, tau, epsilon, bound, rng))
-        frames.append(pd.DataFrame({
-            "n": n, "rep": np.arange(rho_hat.size),
-            "total": np.abs(released - truth), "statistical": np.abs(rho_hat - truth),
-            "privacy": np.atleast_1d(laplace_privacy_error(rho_hat, n, tau, epsilon, bound)),
-        }))
-    return pd.concat(frames, ignore_index=True)
-
-
 __all__ = ["COMPARATOR_H", "Trials", "paper_trials", "hinge_risk", "comparator", "werm_excess_risk",
-           "bounds_release", "with_bounds", "coverage", "cvar_empirical", "cvar_errors"]
+           "bounds_release", "with_bounds", "coverage"]
