@@ -32,6 +32,7 @@ QUICK_REPS = 40  # a first estimate while the full sweep runs
 # noise sd is 0.5, so [-12, 12] holds every outcome but with probability ~1e-9.
 PUBLIC_OUTCOME = (-12.0, 12.0)
 _computed = set()  # sweeps already in the cache (an evicted one is only recomputed)
+_COMPUTED_MAX = 4096  # forgetting is harmless (a first estimate shown again), growing forever is not
 
 
 def preprocessing(prep, W):
@@ -85,6 +86,8 @@ def sweeps(ns, mode, gamma, h, W, reps, seed, prep="public", progress=None, what
             waiting = " (waiting for other users' simulations)" if SIMULATIONS.busy() else ""
             progress(k / len(ns), f"{what} n = {n}{waiting}…")
         out[n] = owl_sweep(n, mode, gamma, h, W, reps, seed, prep)
+        if len(_computed) >= _COMPUTED_MAX:
+            _computed.clear()
         _computed.add((n, mode, gamma, h, W, reps, seed, prep))
     if progress is not None:
         progress(1.0, "Done")
