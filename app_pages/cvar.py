@@ -4,7 +4,7 @@ import math
 
 import streamlit as st
 
-from dpcore.cvar_experiments import KINDS
+from dpcore.cvar.experiments import KINDS
 from ui import explain
 from ui.charts import cvar as charts
 from ui.compute import cvar as compute

@@ -4,8 +4,8 @@ import math
 
 import streamlit as st
 
-from dpcore.data import TrialDataError
-from dpcore.simulate import PROXY_VARIANTS
+from dpcore.data.trial import TrialDataError
+from dpcore.owl.simulate import PROXY_VARIANTS
 from ui import explain, ledger, upload_form
 from ui import upload_results as results
 from ui.charts import upload as charts

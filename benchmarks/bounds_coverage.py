@@ -11,8 +11,14 @@ from __future__ import annotations
 
 import time
 
-from dpcore.bound_check import comparator, coverage, paper_trials, werm_excess_risk, with_bounds
-from dpcore.paper import PAPER_H, PAPER_W, paper_gamma
+from dpcore.owl.paper import PAPER_H, PAPER_W, paper_gamma
+from dpcore.theory.measurement import (
+    comparator,
+    coverage,
+    paper_trials,
+    werm_excess_risk,
+    with_bounds,
+)
 
 RHO, D = 0.05, 5
 

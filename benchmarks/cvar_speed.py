@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 from dpcore import private_cvar
-from dpcore.cvar_learning import dp_gd_cvar, minority_regression, private_select, slope_class_losses
+from dpcore.cvar.learning import dp_gd_cvar, minority_regression, private_select, slope_class_losses
 
 
 def best_of(fn, repeat=5):

@@ -18,11 +18,11 @@ import time
 
 import numpy as np
 
-from dpcore.experiments import owl_monte_carlo
-from dpcore.owl import owl_weights
-from dpcore.paper import PAPER_W, paper_gamma
-from dpcore.preprocessing import FeatureScaling
-from dpcore.simulate import PAPER_TRIAL
+from dpcore.owl.experiments import owl_monte_carlo
+from dpcore.owl.owl import owl_weights
+from dpcore.owl.paper import PAPER_W, paper_gamma
+from dpcore.owl.preprocessing import FeatureScaling
+from dpcore.owl.simulate import PAPER_TRIAL
 
 N_GRID = (200, 500, 800, 1000)
 EPS_GRID = (0.1, 0.5, 1, 2, 5, np.inf)
@@ -38,7 +38,7 @@ def paper_table(reps=200, seed=0):
 
 
 def _objective(theta, X, y, w, gamma):
-    from dpcore.werm import werm_objective
+    from dpcore.owl.werm import werm_objective
 
     f, grad, _ = werm_objective(theta[None], X, y, w, np.array([gamma]))
     return f[0], grad[0]

@@ -23,8 +23,8 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's dpcore
 
 from dpcore import DPOWL  # noqa: E402
-from dpcore.data import read_trial  # noqa: E402
-from dpcore.simulate import PAPER_TRIAL  # noqa: E402
+from dpcore.data.trial import read_trial  # noqa: E402
+from dpcore.owl.simulate import PAPER_TRIAL  # noqa: E402
 
 DESIGN = replace(PAPER_TRIAL, p=8)
 

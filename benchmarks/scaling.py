@@ -15,9 +15,9 @@ import tracemalloc
 import numpy as np
 
 from dpcore import DPOWL
-from dpcore.experiments import owl_monte_carlo
-from dpcore.paper import PAPER_EPSILONS
-from dpcore.simulate import PAPER_TRIAL
+from dpcore.owl.experiments import owl_monte_carlo
+from dpcore.owl.paper import PAPER_EPSILONS
+from dpcore.owl.simulate import PAPER_TRIAL
 
 
 def measure(fn):

@@ -21,8 +21,8 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's packages
 
-from dpcore.data import column_labels, preview_csv, read_trial  # noqa: E402
-from dpcore.simulate import PAPER_TRIAL  # noqa: E402
+from dpcore.data.trial import column_labels, preview_csv, read_trial  # noqa: E402
+from dpcore.owl.simulate import PAPER_TRIAL  # noqa: E402
 from ui.charts.upload import rule_effects  # noqa: E402
 from ui.compute import upload as compute  # noqa: E402
 from ui.compute import upload_files as files  # noqa: E402

@@ -16,7 +16,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT.parent))  # this checkout's dpcore, not an installed one
 
-from dpcore.simulate import PAPER_TRIAL  # noqa: E402
+from dpcore.owl.simulate import PAPER_TRIAL  # noqa: E402
 
 SEED_PAPER = 20240501
 SEED_HOSPITAL = 20240502

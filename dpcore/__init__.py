@@ -1,44 +1,70 @@
-"""dpcore: differentially private weighted ERM, outcome weighted learning and tail risk."""
+"""dpcore: differentially private weighted ERM, outcome weighted learning and tail risk.
 
-from ._estimator import ConvergenceError, NotFittedError, PrivacyWarning
-from .cvar import empirical_cvar, private_cvar
-from .data import TrialDataError, read_trial
-from .losses import huber_hinge, logistic
-from .mechanisms import (
-    attacker_posterior_bound,
-    expected_noise_radius,
-    l2_gamma_noise,
-    laplace_interval_halfwidth,
-    laplace_noise,
-    output_perturbation,
-)
-from .owl import DPOWL, agreement_test, concordance, ipw_value, reference_values, treatment_accuracy
-from .preprocessing import FeatureScaling
-from .werm import DPWeightedERM, solve_werm
+Subpackages, by concept:
 
-__all__ = [
-    "DPOWL",
-    "ConvergenceError",
-    "DPWeightedERM",
-    "FeatureScaling",
-    "NotFittedError",
-    "PrivacyWarning",
-    "TrialDataError",
-    "agreement_test",
-    "attacker_posterior_bound",
-    "concordance",
-    "expected_noise_radius",
-    "empirical_cvar",
-    "huber_hinge",
-    "ipw_value",
-    "l2_gamma_noise",
-    "laplace_interval_halfwidth",
-    "laplace_noise",
-    "logistic",
-    "output_perturbation",
-    "private_cvar",
-    "read_trial",
-    "reference_values",
-    "solve_werm",
-    "treatment_accuracy",
-]
+- :mod:`dpcore.privacy`: noise mechanisms, accounting (the privacy ledger), the DP audit.
+- :mod:`dpcore.owl`: weighted ERM, DP-OWL, the paper's constants, simulations, sweeps, Algorithm 2.
+- :mod:`dpcore.cvar`: empirical and private CVaR, private CVaR learning, their studies.
+- :mod:`dpcore.theory`: both papers' bounds and their measurement.
+- :mod:`dpcore.data`: reading a trial CSV.
+- :mod:`dpcore.montecarlo`: random streams, summaries and evaluators shared by every sweep.
+
+The public names below are importable from ``dpcore`` itself; each subpackage is imported
+only when one of its names is first used, so ``import dpcore`` stays cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+from importlib.metadata import PackageNotFoundError, version
+
+try:
+    __version__ = version("dpcore")
+except PackageNotFoundError:  # running from a source tree that was never installed
+    __version__ = "0+unknown"
+
+_EXPORTS = {
+    "ConvergenceError": "dpcore._estimator",
+    "NotFittedError": "dpcore._estimator",
+    "PrivacyWarning": "dpcore._estimator",
+    "BudgetExceededError": "dpcore.privacy.accounting",
+    "PrivacyLedger": "dpcore.privacy.accounting",
+    "attacker_posterior_bound": "dpcore.privacy.mechanisms",
+    "expected_noise_radius": "dpcore.privacy.mechanisms",
+    "l2_gamma_noise": "dpcore.privacy.mechanisms",
+    "laplace_interval_halfwidth": "dpcore.privacy.mechanisms",
+    "laplace_noise": "dpcore.privacy.mechanisms",
+    "output_perturbation": "dpcore.privacy.mechanisms",
+    "DPOWL": "dpcore.owl.owl",
+    "agreement_test": "dpcore.owl.owl",
+    "concordance": "dpcore.owl.owl",
+    "ipw_value": "dpcore.owl.owl",
+    "reference_values": "dpcore.owl.owl",
+    "treatment_accuracy": "dpcore.owl.owl",
+    "DPWeightedERM": "dpcore.owl.werm",
+    "solve_werm": "dpcore.owl.werm",
+    "FeatureScaling": "dpcore.owl.preprocessing",
+    "huber_hinge": "dpcore.owl.losses",
+    "logistic": "dpcore.owl.losses",
+    "tune_gamma": "dpcore.owl.tuning",
+    "empirical_cvar": "dpcore.cvar.estimation",
+    "private_cvar": "dpcore.cvar.estimation",
+    "Trial": "dpcore.data.trial",
+    "TrialDataError": "dpcore.data.csv_io",
+    "read_trial": "dpcore.data.trial",
+}
+
+__all__ = sorted(_EXPORTS) + ["__version__"]
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'dpcore' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

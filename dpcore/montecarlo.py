@@ -12,9 +12,9 @@ import numpy as np
 import pandas as pd
 from scipy.special import stdtrit
 
-from .owl import arm_propensity, ipw_value
-from .paper import paper_outcome_shift
-from .simulate import optimal_treatment
+from .owl.owl import arm_propensity, ipw_value
+from .owl.paper import paper_outcome_shift
+from .owl.simulate import optimal_treatment
 
 
 class Stream(IntEnum):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dpcore.accounting import BudgetExceededError, PrivacyLedger
+from dpcore.privacy.accounting import BudgetExceededError, PrivacyLedger
 
 _KEY = "privacy_ledger"
 CAP_ON = "ledger_cap_on"

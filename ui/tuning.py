@@ -6,7 +6,7 @@ import math
 
 import streamlit as st
 
-from dpcore.simulate import PROXY_VARIANTS
+from dpcore.owl.simulate import PROXY_VARIANTS
 
 from . import explain
 from .charts import owl as charts

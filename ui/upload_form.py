@@ -13,7 +13,7 @@ from types import SimpleNamespace
 
 import streamlit as st
 
-from dpcore.columns import default_treated
+from dpcore.data.columns import default_treated
 
 from .compute import upload as compute
 from .safety import plain

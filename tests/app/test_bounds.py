@@ -7,8 +7,8 @@ import re
 import numpy as np
 import pytest
 
-from dpcore import bounds
-from dpcore.bound_check import coverage
+from dpcore.theory import bounds
+from dpcore.theory.measurement import coverage
 from ui.compute import bounds as compute
 
 PAGE = "app_pages/bounds.py"

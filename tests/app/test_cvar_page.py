@@ -9,7 +9,7 @@ import re
 import numpy as np
 import pytest
 
-from dpcore.cvar_experiments import cvar_sweep, sweep_summary
+from dpcore.cvar.experiments import cvar_sweep, sweep_summary
 from ui.compute.cvar import N_GRID, TAU_GRID
 from ui.grids import EPS_OPTIONS
 

@@ -6,7 +6,7 @@ import re
 import numpy as np
 import pytest
 
-from dpcore.experiments import owl_monte_carlo
+from dpcore.owl.experiments import owl_monte_carlo
 from ui.compute.owl import PUBLIC_OUTCOME, TEST_SIZE
 from ui.grids import EPS_OPTIONS
 

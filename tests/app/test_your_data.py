@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dpcore.data import read_table
+from dpcore.data.trial import read_table
 from tests.app.conftest import APP
 from ui.compute import upload_files as files
 
@@ -310,7 +310,7 @@ def test_bad_link_values_fall_back_with_a_notice(open_page):
 
 def test_gamma_and_W_follow_the_public_settings(page):
     """Hospital demo, 2:1: W = 20 / (1/3) = 60; γ is the paper's, scaled by W / 30."""
-    from dpcore.paper import paper_gamma
+    from dpcore.owl.paper import paper_gamma
 
     at = page
     at.radio(key="file").set_value("hospital_trial").run()

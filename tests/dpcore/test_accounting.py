@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats
 
-from dpcore.accounting import (
+from dpcore.privacy.accounting import (
     BudgetExceededError,
     LedgerEntry,
     PrivacyLedger,

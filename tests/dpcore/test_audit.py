@@ -5,7 +5,7 @@ import pytest
 from scipy import stats
 
 from dpcore import DPWeightedERM, l2_gamma_noise, laplace_noise
-from dpcore.audit import audit_epsilon, clopper_pearson_lower, clopper_pearson_upper
+from dpcore.privacy.audit import audit_epsilon, clopper_pearson_lower, clopper_pearson_upper
 
 ALPHA = 1e-3  # false-alarm probability of each audit of a correct mechanism
 

@@ -7,16 +7,9 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from scipy.optimize import linprog
 
-import dpcore.cvar as cvar_mod
+import dpcore.cvar.estimation as cvar_mod
 from dpcore import empirical_cvar, private_cvar
-from dpcore.audit import audit_epsilon
-from dpcore.bounds import (
-    effective_sizes,
-    scalar_cvar_rate,
-    scalar_statistical_constant,
-    two_point_lower_bound,
-)
-from dpcore.cvar import (
+from dpcore.cvar.estimation import (
     cvar_sensitivity,
     demo_losses,
     demo_population_cvar,
@@ -28,6 +21,13 @@ from dpcore.cvar import (
     ru_objective,
     tail_embedding,
     weighted_cvar,
+)
+from dpcore.privacy.audit import audit_epsilon
+from dpcore.theory.bounds import (
+    effective_sizes,
+    scalar_cvar_rate,
+    scalar_statistical_constant,
+    two_point_lower_bound,
 )
 
 ALPHA = 1e-3

@@ -6,8 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from dpcore.bounds import scalar_statistical_constant
-from dpcore.cvar_experiments import (
+from dpcore.cvar.experiments import (
     KINDS,
     class_study,
     convex_study,
@@ -17,6 +16,7 @@ from dpcore.cvar_experiments import (
     rule_tail_risk,
     sweep_summary,
 )
+from dpcore.theory.bounds import scalar_statistical_constant
 
 Z = 4.0  # Monte-Carlo tolerance in standard errors
 

@@ -7,12 +7,10 @@ from scipy import stats
 from scipy.optimize import linprog
 from scipy.special import softmax
 
-import dpcore.cvar_learning as learn
+import dpcore.cvar.learning as learn
 from dpcore import empirical_cvar
-from dpcore.audit import audit_epsilon
-from dpcore.bounds import em_gap_bound
-from dpcore.cvar import empirical_var
-from dpcore.cvar_learning import (
+from dpcore.cvar.estimation import empirical_var
+from dpcore.cvar.learning import (
     dp_gd_cvar,
     dp_gd_excess_bound,
     em_expected_gap,
@@ -27,7 +25,9 @@ from dpcore.cvar_learning import (
     private_select,
     slope_class_losses,
 )
-from dpcore.mechanisms import gaussian_gdp_scale, gaussian_noise, gumbel_noise
+from dpcore.privacy.audit import audit_epsilon
+from dpcore.privacy.mechanisms import gaussian_gdp_scale, gaussian_noise, gumbel_noise
+from dpcore.theory.bounds import em_gap_bound
 
 ALPHA = 1e-3
 THETAS = np.linspace(-1.5, 1.5, 31)
@@ -48,7 +48,7 @@ def em_pair(M, n=20, B=1.0):
 
 
 # --------------------------------------------------------------------------------------------
-# Samplers added to dpcore.mechanisms
+# Samplers added to dpcore.privacy.mechanisms
 
 
 def test_gaussian_and_gumbel_samplers():

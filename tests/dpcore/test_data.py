@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dpcore import DPOWL
-from dpcore.data import (
+from dpcore.data.trial import (
     MIN_ROWS_PER_ARM,
     Trial,
     TrialDataError,
@@ -549,7 +549,7 @@ BREAKS = {
                               lambda: test_other_delimiters_are_sniffed(";")),
     "baseline level not sorted": ("columns._level_key", lambda v: (0, 0, "") if v == "B" else (1, 0, str(v)),
                                   test_categorical_one_hot_drop_first_sorted_levels),
-    "other minimum per arm": ("data.MIN_ROWS_PER_ARM", 20, test_too_few_rows_per_arm),
+    "other minimum per arm": ("trial.MIN_ROWS_PER_ARM", 20, test_too_few_rows_per_arm),
     "NA words not missing": ("columns._NA_TOKENS", frozenset([""]), test_quoted_fields_spaces_and_missing_words),
     "cells not stripped": ("columns._strip_text", lambda s: s.astype(object), test_quoted_fields_spaces_and_missing_words),
 }
@@ -562,7 +562,7 @@ def test_a_broken_reader_fails_the_checks(monkeypatch, broken):
     target, replacement, check = BREAKS[broken]
     module, name = target.split(".")
     check()  # passes on the real reader
-    monkeypatch.setattr(importlib.import_module(f"dpcore.{module}"), name, replacement)
+    monkeypatch.setattr(importlib.import_module(f"dpcore.data.{module}"), name, replacement)
     with pytest.raises((AssertionError, TrialDataError)):
         check()
 

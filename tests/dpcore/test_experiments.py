@@ -2,9 +2,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcore.experiments import owl_monte_carlo
-from dpcore.paper import paper_outcome_shift
-from dpcore.simulate import PAPER_TRIAL
+from dpcore.owl.experiments import owl_monte_carlo
+from dpcore.owl.paper import paper_outcome_shift
+from dpcore.owl.simulate import PAPER_TRIAL
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import approx_fprime
 
-from dpcore.losses import curvature_bound, huber_hinge, logistic, margin_loss
+from dpcore.owl.losses import curvature_bound, huber_hinge, logistic, margin_loss
 
 
 def huber_scalar(z, h):

@@ -3,7 +3,11 @@ import pytest
 from scipy import stats
 
 from dpcore import attacker_posterior_bound, l2_gamma_noise, laplace_noise
-from dpcore.mechanisms import expected_noise_radius, laplace_interval_halfwidth, output_perturbation
+from dpcore.privacy.mechanisms import (
+    expected_noise_radius,
+    laplace_interval_halfwidth,
+    output_perturbation,
+)
 
 
 def test_laplace_scale_and_infinity():

@@ -5,8 +5,8 @@ from scipy import stats
 
 from dpcore import agreement_test, ipw_value
 from dpcore.montecarlo import RuleEvaluator, Stream, key, stream, summarize
-from dpcore.paper import paper_outcome_shift
-from dpcore.simulate import PAPER_TRIAL
+from dpcore.owl.paper import paper_outcome_shift
+from dpcore.owl.simulate import PAPER_TRIAL
 
 
 def test_fused_metrics_equal_the_direct_formulas():

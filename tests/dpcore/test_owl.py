@@ -15,14 +15,14 @@ from dpcore import (
     reference_values,
     treatment_accuracy,
 )
-from dpcore.owl import (
+from dpcore.owl.owl import (
     benefit,
     default_weight_bound,
     fit_logistic_propensity,
     logistic_propensity_H,
     owl_weights,
 )
-from dpcore.simulate import PAPER_TRIAL
+from dpcore.owl.simulate import PAPER_TRIAL
 
 
 def ipw_loop(A_hat, A, B, p_plus):

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from dpcore.paper import PAPER_GAMMA, paper_gamma, paper_outcome_shift, resolve_gamma
+from dpcore.owl.paper import PAPER_GAMMA, paper_gamma, paper_outcome_shift, resolve_gamma
 
 
 def test_data_min_shift_is_the_authors():

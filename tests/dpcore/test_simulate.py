@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from dpcore.simulate import PAPER_TRIAL, PROXY_VARIANTS, TrialDesign, optimal_treatment
+from dpcore.owl.simulate import PAPER_TRIAL, PROXY_VARIANTS, TrialDesign, optimal_treatment
 
 
 def test_paper_trial_follows_the_spec():

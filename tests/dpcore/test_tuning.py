@@ -2,8 +2,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcore.simulate import PAPER_TRIAL, PROXY_VARIANTS
-from dpcore.tuning import one_se_choice, tune_gamma
+from dpcore.owl.simulate import PAPER_TRIAL, PROXY_VARIANTS
+from dpcore.owl.tuning import one_se_choice, tune_gamma
 
 
 @pytest.fixture(scope="module")

@@ -7,8 +7,12 @@ import numpy as np
 import pytest
 from scipy import optimize
 
-from dpcore import DPWeightedERM, bounds
-from dpcore.bound_check import (
+from dpcore import DPWeightedERM
+from dpcore.cvar.experiments import cvar_sweep
+from dpcore.owl.werm import RELEASE_TOL, sensitivity, solve_werm, werm_objective
+from dpcore.privacy.mechanisms import l2_gamma_noise
+from dpcore.theory import bounds
+from dpcore.theory.measurement import (
     bounds_release,
     comparator,
     coverage,
@@ -17,9 +21,6 @@ from dpcore.bound_check import (
     werm_excess_risk,
     with_bounds,
 )
-from dpcore.cvar_experiments import cvar_sweep
-from dpcore.mechanisms import l2_gamma_noise
-from dpcore.werm import RELEASE_TOL, sensitivity, solve_werm, werm_objective
 
 SETTING = dict(n=1000, gamma=75.0, h=0.5, epsilon=5.0, rho=0.05, weight_bound=30.0, C=0.0, d=5,
                theta0_norm=2.0)
@@ -198,8 +199,8 @@ def test_coverage_rederived_holds_printed_fails_at_small_W():
 
 def test_release_is_the_estimators_release():
     """bounds_release on the solver's minimiser is DPWeightedERM's release, draw for draw."""
-    from dpcore.owl import owl_weights
-    from dpcore.simulate import PAPER_TRIAL
+    from dpcore.owl.owl import owl_weights
+    from dpcore.owl.simulate import PAPER_TRIAL
 
     data = PAPER_TRIAL.sample(300, rng=11)
     w, _ = owl_weights(data["B"], data["A"], 0.5, 30.0, "paper")

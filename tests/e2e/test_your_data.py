@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 from playwright.sync_api import expect
 
-from dpcore.data import read_table
+from dpcore.data.trial import read_table
 from ui.compute.upload_files import apply_rule
 
 pytestmark = pytest.mark.e2e

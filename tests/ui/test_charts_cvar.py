@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from dpcore.cvar_experiments import (
+from dpcore.cvar.experiments import (
     class_study,
     convex_study,
     cvar_sweep,

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from dpcore import expected_noise_radius
-from dpcore.experiments import owl_monte_carlo
+from dpcore.owl.experiments import owl_monte_carlo
 from ui.charts import GREY
 from ui.charts import owl as charts
 

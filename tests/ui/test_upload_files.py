@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcore.data import read_table
+from dpcore.data.trial import read_table
 from ui.charts.upload import rule_effects
 from ui.compute import upload as compute
 from ui.compute import upload_files as files

@@ -14,12 +14,12 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpcore import bound_check as check
-from dpcore import bounds
-from dpcore.cvar_experiments import cvar_sweep
+from dpcore.cvar.experiments import cvar_sweep
 from dpcore.montecarlo import summarize
-from dpcore.paper import PAPER_EPSILONS, paper_gamma, resolve_gamma
-from dpcore.werm import sensitivity
+from dpcore.owl.paper import PAPER_EPSILONS, paper_gamma, resolve_gamma
+from dpcore.owl.werm import sensitivity
+from dpcore.theory import bounds
+from dpcore.theory import measurement as check
 
 from ..charts import bounds as charts
 from ..grids import EPS_OPTIONS

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpcore import cvar_experiments as studies
+from dpcore.cvar import experiments as studies
 from dpcore.montecarlo import summarize
 
 from ..grids import EPS_OPTIONS

@@ -15,12 +15,12 @@ import pandas as pd
 import streamlit as st
 
 from dpcore import DPOWL, agreement_test, ipw_value, treatment_accuracy
-from dpcore.experiments import owl_monte_carlo
 from dpcore.montecarlo import Stream, stream
-from dpcore.owl import default_weight_bound
-from dpcore.paper import PAPER_GAMMA, PAPER_N, PAPER_W, paper_outcome_shift, resolve_gamma
-from dpcore.simulate import PAPER_TRIAL, PROXY_VARIANTS, optimal_treatment
-from dpcore.tuning import tune_gamma
+from dpcore.owl.experiments import owl_monte_carlo
+from dpcore.owl.owl import default_weight_bound
+from dpcore.owl.paper import PAPER_GAMMA, PAPER_N, PAPER_W, paper_outcome_shift, resolve_gamma
+from dpcore.owl.simulate import PAPER_TRIAL, PROXY_VARIANTS, optimal_treatment
+from dpcore.owl.tuning import tune_gamma
 
 from ..grids import EPS_OPTIONS, fmt_eps
 from .limits import SIMULATIONS

@@ -20,12 +20,12 @@ import pandas as pd
 import streamlit as st
 
 from dpcore import DPOWL, agreement_test, ipw_value, read_trial
-from dpcore.data import TrialDataError, column_labels, guess_columns, preview_csv, read_table
+from dpcore.data.trial import TrialDataError, column_labels, guess_columns, preview_csv, read_table
 from dpcore.montecarlo import Stream, stream
-from dpcore.owl import default_weight_bound, fit_logistic_propensity
-from dpcore.paper import PAPER_W, paper_gamma
-from dpcore.simulate import PROXY_VARIANTS
-from dpcore.tuning import tune_gamma
+from dpcore.owl.owl import default_weight_bound, fit_logistic_propensity
+from dpcore.owl.paper import PAPER_W, paper_gamma
+from dpcore.owl.simulate import PROXY_VARIANTS
+from dpcore.owl.tuning import tune_gamma
 
 from .limits import SIMULATIONS
 

@@ -3,7 +3,7 @@
 x_j ~ U[0, 1] (p = 4), A = +/-1 with probability 1/2, optimal rule sign(f) with
 f(x) = 1 + x1 + x2 - 1.8 x3 - 2.2 x4, outcome B ~ N(0.01 + 0.02 x4 + 3 A f(x), 0.5^2).
 Everything is vectorized over a leading batch of independent datasets. The authors' constants
-and preprocessing live in :mod:`dpcore.paper`.
+and preprocessing live in :mod:`dpcore.owl.paper`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ._validation import check_choice, check_real
+from .._validation import check_choice, check_real
 
 
 @dataclass(frozen=True)

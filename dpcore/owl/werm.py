@@ -16,8 +16,8 @@ import warnings
 
 import numpy as np
 
-from ._estimator import ConvergenceError, PrivacyWarning, PrivateEstimator
-from ._validation import (
+from .._estimator import ConvergenceError, PrivacyWarning, PrivateEstimator
+from .._validation import (
     check_choice,
     check_epsilon,
     check_labels,
@@ -25,8 +25,8 @@ from ._validation import (
     check_real,
     check_weights,
 )
+from ..privacy.mechanisms import output_perturbation
 from .losses import LOSSES, margin_loss
-from .mechanisms import output_perturbation
 from .preprocessing import FeatureScaling
 
 # The solver aims at this gradient norm; a release accepts at most RELEASE_TOL (fixed in

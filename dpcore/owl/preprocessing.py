@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import check_bounds
+from .._validation import check_bounds
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import optimize, stats
 
-from .cvar import cvar_sensitivity, hard_two_point
+from ..cvar.estimation import cvar_sensitivity, hard_two_point
 
 # --------------------------------------------------------------------------------------------
 # DP-wERM: Theorem 10 (empirical), Theorem 11 (population), Corollary 12 (sample size)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import check_epsilon, check_real
+from .._validation import check_epsilon, check_real
 
 PAPER_N = (200, 500, 800, 1000, 1500, 2000, 2500)
 PAPER_EPSILONS = (0.1, 0.5, 1, 2, 5, 20, 50, 150, 300, 500, 800, 1000, np.inf)

@@ -12,9 +12,9 @@ import warnings
 import numpy as np
 from scipy.special import expit
 
-from . import _validation
-from ._estimator import PrivacyWarning, PrivateEstimator
-from ._validation import (
+from .. import _validation
+from .._estimator import PrivacyWarning, PrivateEstimator
+from .._validation import (
     check_bounds,
     check_epsilon,
     check_labels,
@@ -166,7 +166,7 @@ class DPOWL(PrivateEstimator):
     Examples
     --------
     >>> from dpcore import DPOWL
-    >>> from dpcore.simulate import PAPER_TRIAL
+    >>> from dpcore.owl.simulate import PAPER_TRIAL
     >>> trial = PAPER_TRIAL.sample(1000, rng=0)
     >>> rule = DPOWL(epsilon=1.0, gamma=75, outcome_bounds=(-12, 12),
     ...              feature_bounds=PAPER_TRIAL.feature_bounds, rng=1)

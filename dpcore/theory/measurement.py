@@ -1,4 +1,4 @@
-"""Monte-Carlo measurements held against the theory bounds of :mod:`dpcore.bounds`.
+"""Monte-Carlo measurements held against the theory bounds of :mod:`dpcore.theory.bounds`.
 
 DP-wERM: Theorem 10 bounds, with probability at least 1 - rho over the noise and for any
 fixed theta0, the excess empirical hinge risk L0_hat(theta*) - L0_hat(theta0), where
@@ -11,7 +11,7 @@ regularized hinge risk L0_hat + (lambda/2)||theta||^2 (approximated by a Huber h
 most demanding check.
 
 CVaR: the Laplace plug-in's error against the scalar rate, split into its statistical and
-privacy parts, on the demo loss laws of :mod:`dpcore.cvar`.
+privacy parts, on the demo loss laws of :mod:`dpcore.cvar.estimation`.
 """
 
 from __future__ import annotations
@@ -22,14 +22,14 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ..montecarlo import Stream, stream
+from ..owl.owl import owl_weights
+from ..owl.paper import PAPER_W
+from ..owl.preprocessing import FeatureScaling
+from ..owl.simulate import PAPER_TRIAL
+from ..owl.werm import sensitivity, solve_werm
+from ..privacy.mechanisms import output_perturbation
 from . import bounds
-from .mechanisms import output_perturbation
-from .montecarlo import Stream, stream
-from .owl import owl_weights
-from .paper import PAPER_W
-from .preprocessing import FeatureScaling
-from .simulate import PAPER_TRIAL
-from .werm import sensitivity, solve_werm
 
 COMPARATOR_H = 1e-3  # the hinge comparator's Huber width: within W h/4 of the exact minimum
 _TAG = 10  # separates these noise streams from the DP-OWL sweep's (same seed, same tag)

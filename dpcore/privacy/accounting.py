@@ -14,7 +14,7 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.stats import norm
 
-from ._validation import check_epsilon, check_real
+from .._validation import check_epsilon, check_real
 
 __all__ = [
     "BudgetExceededError",

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import integrate, stats
 
-from ._validation import check_choice, check_epsilon, check_real
-from .mechanisms import gumbel_noise, laplace_noise
+from .._validation import check_choice, check_epsilon, check_real
+from ..privacy.mechanisms import gumbel_noise, laplace_noise
 
 __all__ = [
     "cvar_sensitivity",

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ._validation import check_epsilon, check_real
-from .mechanisms import output_perturbation
-from .montecarlo import RuleEvaluator, Stream, key, stream, summarize
+from .._validation import check_epsilon, check_real
+from ..montecarlo import RuleEvaluator, Stream, key, stream, summarize
+from ..privacy.mechanisms import output_perturbation
 from .owl import owl_weights
 from .paper import PAPER_W, resolve_gamma
 from .preprocessing import FeatureScaling

@@ -13,15 +13,15 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import logsumexp
 
-from ._validation import check_choice, check_epsilon, check_matrix, check_real
-from .accounting import gdp_mu
-from .cvar import _cvar_var, check_bound, check_samples, check_tau, cvar_sensitivity
-from .mechanisms import (
+from .._validation import check_choice, check_epsilon, check_matrix, check_real
+from ..privacy.accounting import gdp_mu
+from ..privacy.mechanisms import (
     exponential_mechanism_logits,
     gaussian_gdp_scale,
     gaussian_noise,
     gumbel_noise,
 )
+from .estimation import _cvar_var, check_bound, check_samples, check_tau, cvar_sensitivity
 
 __all__ = [
     "DPGDResult",

@@ -3,7 +3,7 @@
 The first stage of :func:`dpcore.data.read_trial`: bytes (from a path, a buffer or a file
 object) become a pandas DataFrame of text and numbers, with every way a file can fail to be a
 CSV reported as a :class:`TrialDataError` the user can act on. Nothing here knows about
-treatments or outcomes; :mod:`dpcore.columns` turns the columns into arrays.
+treatments or outcomes; :mod:`dpcore.data.columns` turns the columns into arrays.
 """
 
 from __future__ import annotations

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ._validation import check_epsilon, check_real
-from .mechanisms import output_perturbation
-from .montecarlo import Stream, stream, summarize
+from .._validation import check_epsilon, check_real
+from ..montecarlo import Stream, stream, summarize
+from ..privacy.mechanisms import output_perturbation
 from .owl import ipw_value, owl_weights
 from .paper import PAPER_GAMMA_GRID, PAPER_W
 from .preprocessing import FeatureScaling

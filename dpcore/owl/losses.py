@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
-from ._validation import check_choice, check_real
+from .._validation import check_choice, check_real
 
 LOSSES = ("huber", "logistic")
 

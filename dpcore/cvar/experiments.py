@@ -16,10 +16,15 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ._validation import check_epsilon, check_real
-from .accounting import PrivacyLedger
-from .bounds import effective_sizes, em_gap_bound, finite_class_rate, scalar_cvar_rate
-from .cvar import (
+from .._validation import check_epsilon, check_real
+from ..montecarlo import Stream, key, stream, summarize
+from ..owl.owl import DPOWL
+from ..owl.paper import PAPER_W, resolve_gamma
+from ..owl.simulate import PAPER_TRIAL
+from ..privacy.accounting import PrivacyLedger
+from ..privacy.mechanisms import laplace_interval_halfwidth
+from ..theory.bounds import effective_sizes, em_gap_bound, finite_class_rate, scalar_cvar_rate
+from .estimation import (
     check_bound,
     check_tau,
     cvar_sensitivity,
@@ -30,17 +35,12 @@ from .cvar import (
     laplace_release,
     private_cvar,
 )
-from .cvar_learning import (
+from .learning import (
     dp_gd_cvar,
     em_probabilities,
     minority_regression,
     slope_class_losses,
 )
-from .mechanisms import laplace_interval_halfwidth
-from .montecarlo import Stream, key, stream, summarize
-from .owl import DPOWL
-from .paper import PAPER_W, resolve_gamma
-from .simulate import PAPER_TRIAL
 
 __all__ = [
     "KINDS",

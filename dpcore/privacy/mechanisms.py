@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import betaln, expit
 
-from ._validation import check_epsilon, check_real
+from .._validation import check_epsilon, check_real
 
 
 def l2_gamma_noise(d, epsilon, sensitivity, size=(), rng=None):
