@@ -300,7 +300,10 @@ class CheckOutsideTransactionLedger(PrivacyLedger):
 
 def _attempt(cls, path, barrier):
     """One release attempt on its own connection; True when recorded."""
-    ledger = cls.open(path, "shared trial")
+    return _record_once(cls.open(path, "shared trial"), barrier)
+
+
+def _record_once(ledger, barrier):
     barrier.wait(timeout=60)
     try:
         ledger.record("DP-OWL rule", 1.0)
@@ -364,14 +367,5 @@ def test_two_writers_of_one_release_index_fail_loudly(tmp_path):
 def test_memory_ledger_threads_cannot_overspend():
     ledger = PrivacyLedger(budget=5.0)
     barrier = threading.Barrier(20)
-
-    def attempt(_):
-        barrier.wait(timeout=60)
-        try:
-            ledger.record("m", 1.0)
-        except BudgetExceededError:
-            return False
-        return True
-
     with ThreadPoolExecutor(20) as pool:
-        assert sum(pool.map(attempt, range(20))) == 5
+        assert sum(pool.map(lambda _: _record_once(ledger, barrier), range(20))) == 5
