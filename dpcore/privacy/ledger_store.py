@@ -108,6 +108,12 @@ class MemoryStore:
         self._cap = cap
         self._lock = threading.Lock()
 
+    def __getstate__(self):  # a ledger inside a cached result is pickled; a lock cannot be
+        return {"_rows": list(self._rows), "_cap": self._cap}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state, _lock=threading.Lock())
+
     @contextmanager
     def transaction(self, write=True):
         with self._lock:

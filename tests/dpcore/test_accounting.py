@@ -3,6 +3,7 @@
 import dataclasses
 import hashlib
 import multiprocessing
+import pickle
 import sqlite3
 import threading
 import time
@@ -369,3 +370,14 @@ def test_memory_ledger_threads_cannot_overspend():
     barrier = threading.Barrier(20)
     with ThreadPoolExecutor(20) as pool:
         assert sum(pool.map(lambda _: _record_once(ledger, barrier), range(20))) == 5
+
+
+def test_ledgers_pickle_with_their_records(tmp_path):
+    memory = PrivacyLedger(budget=2.0)
+    memory.record("a", 1.0)
+    copy = pickle.loads(pickle.dumps(memory))
+    assert copy.total() == (1.0, 0.0) and copy.budget == 2.0
+    copy.record("b", 1.0)  # the copy has a working lock of its own
+    durable = PrivacyLedger.open(tmp_path / "l.sqlite", "k")
+    durable.record("a", 0.5)
+    assert pickle.loads(pickle.dumps(durable)).total() == (0.5, 0.0)
