@@ -43,9 +43,13 @@ def server(ledger_file, log_path):
         proc.wait(timeout=20)
 
 
-def open_demo(app):
-    """Open Your data on the paper's demo and fill in its public dictionary."""
-    app.goto("/your-data")
+def open_demo(app, reload=False):
+    """Open (or reload) Your data on the paper's demo and fill in its public dictionary."""
+    if reload:
+        app.page.reload()
+        app.wait_idle()
+    else:
+        app.goto("/your-data")
     app.page.get_by_text("demo: paper's trial (1:1)").click()
     app.wait_rerun()
     app.page.get_by_role("button", name="Fill in from the data dictionary").click()
@@ -64,9 +68,10 @@ def test_the_ledger_total_survives_a_server_restart(page, tmp_path, screenshot_d
         app.wait_rerun()
         expect(sidebar.get_by_text("ε = 1 over 1 release")).to_be_visible()
         expect(page.get_by_text("Release no. 1 on this dataset")).to_be_visible()
+        open_demo(app, reload=True)  # a reload is a new session
+        expect(sidebar.get_by_text("ε = 1 over 1 release")).to_be_visible()
     with server(ledger_file, log) as url:  # a fresh process: nothing in memory survives
         app = AppDriver(page, url, screenshot_dir)
-        page.reload()
         open_demo(app)
         expect(sidebar.get_by_text("ε = 1 over 1 release")).to_be_visible()
         page.get_by_role("button", name="Release private rule at ε = 1").click()
