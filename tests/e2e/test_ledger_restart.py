@@ -57,6 +57,16 @@ def open_demo(app, reload=False):
     app.wait_idle()
 
 
+def release(app, total):
+    """Release at ε = 1; the sidebar and the verdict then state the dataset's running total."""
+    app.page.get_by_role("button", name="Release private rule at ε = 1").click()
+    app.wait_rerun()
+    plural = "s" if total > 1 else ""
+    sidebar = app.page.locator("[data-testid='stSidebar']")
+    expect(sidebar.get_by_text(f"ε = {total} over {total} release{plural}")).to_be_visible()
+    expect(app.page.get_by_text(f"Release no. {total} on this dataset")).to_be_visible()
+
+
 def test_the_ledger_total_survives_a_server_restart(page, tmp_path, screenshot_dir):
     ledger_file, log = tmp_path / "ledger.sqlite", tmp_path / "server.log"
     sidebar = page.locator("[data-testid='stSidebar']")
@@ -64,18 +74,12 @@ def test_the_ledger_total_survives_a_server_restart(page, tmp_path, screenshot_d
         app = AppDriver(page, url, screenshot_dir)
         open_demo(app)
         expect(sidebar.get_by_text("ε = 0: no private release on this dataset yet")).to_be_visible()
-        page.get_by_role("button", name="Release private rule at ε = 1").click()
-        app.wait_rerun()
-        expect(sidebar.get_by_text("ε = 1 over 1 release")).to_be_visible()
-        expect(page.get_by_text("Release no. 1 on this dataset")).to_be_visible()
+        release(app, 1)
         open_demo(app, reload=True)  # a reload is a new session
         expect(sidebar.get_by_text("ε = 1 over 1 release")).to_be_visible()
     with server(ledger_file, log) as url:  # a fresh process: nothing in memory survives
         app = AppDriver(page, url, screenshot_dir)
         open_demo(app)
         expect(sidebar.get_by_text("ε = 1 over 1 release")).to_be_visible()
-        page.get_by_role("button", name="Release private rule at ε = 1").click()
-        app.wait_rerun()
-        expect(sidebar.get_by_text("ε = 2 over 2 releases")).to_be_visible()
-        expect(page.get_by_text("Release no. 2 on this dataset")).to_be_visible()
+        release(app, 2)
         app.expect_no_exception()
