@@ -26,10 +26,11 @@ released numbers and anything computed from them.
   chosen without looking at the sensitive data (for example with Algorithm 2 on public
   proxy data). Tuning on the private data leaks privacy that is not accounted for.
 - **Several releases.** Each release spends its own ε; releasing k rules from the same
-  patients costs up to k·ε in total. The sidebar's privacy ledger adds up the releases made on
-  uploaded data in this browser session by basic composition; it cannot know about releases
-  made elsewhere, and it adds releases on different files as if they were on the same patients
-  (an upper bound).
+  patients costs up to k·ε in total. The sidebar's privacy ledger adds up, per file, the
+  releases made with this app's ledger file over every session and restart (basic
+  composition; a release made of disjoint parts counts its largest part). It knows a file by
+  its exact bytes: it cannot know about releases made elsewhere, or on a copy of the same
+  patients saved differently.
 - **Estimated propensities.** Weights that use a propensity model fitted on the same data
   are covered only with C = "worst-case" (n·W); the paper's C = H/n assumes large n and a
   stability constant H that is right, and the code warns when it is used.

@@ -36,6 +36,7 @@ PROXY = Choice("proxy", tuple(PROXY_VARIANTS), "same as the trial", "Simulated p
                str, kind="selectbox")
 CONTROLS = (FILE, BETTER, DESIGN, P_MIN, EPS, GAMMA_FROM, PROXY)
 RELEASE = "your_data_release"
+RECEIPT = "your_data_receipt"  # the ledger's receipt of that release (index, dataset totals)
 
 
 def source_panel():
@@ -100,14 +101,16 @@ def release_panel(source, trial, settings):
     """The release button: the ledger records the spend first, or refuses it."""
     eps = settings["eps"]
     label = "Release private rule" if settings["private"] else "Release rule (NOT PRIVATE)"
+    key = ledger.dataset_key(source)  # the sidebar shows this dataset's durable total
     if st.button(f"{label} at ε = {eps:g}", type="primary", key="release"):
-        refused = ledger.record_release(
-            f"DP-OWL rule on {source.name}" + ("" if settings["private"] else " (not private)"), eps)
-        if refused:
-            st.error(refused, icon=":material/block:")
+        receipt = ledger.record_release(
+            key, "DP-OWL rule" + ("" if settings["private"] else " (NOT PRIVATE)"), eps)
+        if isinstance(receipt, str):
+            st.error(receipt, icon=":material/block:")
             return
         st.session_state[RELEASE] = (*compute.fit_release(trial, source.name, **settings),
                                      settings, source.digest)
+        st.session_state[RECEIPT] = receipt
         st.rerun()  # the sidebar's ledger shows the new total
 
 
@@ -168,8 +171,9 @@ def study(verdict):
     release_panel(source, trial, dict(settings, eps=eps, gamma=gamma, gamma_source=where))
     last = st.session_state.get(RELEASE)
     if last and last[-1] == source.digest:
-        verdict.success(explain.released_verdict(last[0], ledger.session_ledger().total()[0]),
-                        icon=":material/verified_user:")
+        receipt = st.session_state[RECEIPT]
+        verdict.success(explain.released_verdict(last[0], receipt.epsilon_total) + " "
+                        + ledger.release_number(receipt), icon=":material/verified_user:")
         result_panel(*last[:-1], trial, source)
 
 

@@ -1,88 +1,190 @@
-"""The session's privacy ledger: every private release on a user's data, and the composed total.
+"""The sidebar's view of the durable privacy ledger, and the one door releases go through.
 
-One :class:`dpcore.accounting.PrivacyLedger` per browser session lives in ``st.session_state``
-(never in a cache, so no other session can see it). The sidebar shows it on every page: the
-total ε always, each release (mechanism, ε, δ, time) in a table, and an optional budget cap
-that makes the ledger refuse a release past it.
+The ledger is one SQLite file (``$DPCORE_LEDGER``, else a per-user data path; see
+:func:`dpcore.privacy.accounting.default_ledger_path`) shared by every session and kept across
+restarts. Each dataset has its own total, keyed by a salted digest of the file (plus an
+optional name); ``st.session_state`` holds only that key, never the data. The sidebar shows
+the dataset in use on the Your-data page: its cumulative ε (and δ) over every session, its
+releases, and its cap, which the sidebar may set or lower but never raise or remove.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pandas as pd
 import streamlit as st
 
+from dpcore.privacy import accounting
 from dpcore.privacy.accounting import BudgetExceededError, PrivacyLedger
 
-_KEY = "privacy_ledger"
-CAP_ON = "ledger_cap_on"
+IN_USE = "ledger_dataset"  # the key of the dataset in use (a salted digest), never the data
+_MEMO = "ledger_key_memo"  # (file digest, name, ledger path, key): the file is hashed once
 CAP = "ledger_cap"
+_CAP_MESSAGE = "ledger_cap_message"
+RAISE_WHERE = ("A cap is raised only on the command line, by whoever keeps the ledger: "
+               "`dpcore ledger cap …`.")
 
 
-def session_ledger():
-    """This session's ledger, created empty on first use."""
-    if _KEY not in st.session_state:
-        st.session_state[_KEY] = PrivacyLedger()
-    return st.session_state[_KEY]
+@dataclass(frozen=True)
+class Receipt:
+    """A recorded release: its index on the dataset and the dataset's totals once it is in."""
+
+    index: int
+    epsilon: float
+    delta: float
+    epsilon_total: float
+    delta_total: float
+    dataset: str
 
 
-def record_release(mechanism, epsilon, delta=0.0):
-    """Record a release before it is shown; returns None, or the refusal message.
+def ledger_path():
+    """The ledger file every session uses (read at each call, so a test can point it elsewhere)."""
+    return accounting.default_ledger_path()
 
-    The release must not be computed or shown when a message is returned.
+
+def dataset_ledger(key):
+    """The durable ledger of the dataset with this key."""
+    return PrivacyLedger.open(ledger_path(), key)
+
+
+def dataset_key(source, name=""):
+    """The ledger key of ``source`` (a Source with ``.data`` and ``.digest``), now the one in use.
+
+    The salted digest is computed once per file and session; when the dataset in use changes,
+    the app reruns so that the sidebar, drawn before the page, shows the new one.
     """
+    path = str(ledger_path())
+    memo = st.session_state.get(_MEMO)
+    if memo is not None and memo[:3] == (source.digest, name, path):
+        key = memo[3]
+    else:
+        key = accounting.dataset_key(source.data, name, path=path)
+        st.session_state[_MEMO] = (source.digest, name, path, key)
+    if st.session_state.get(IN_USE) != key:
+        st.session_state[IN_USE] = key
+        st.rerun()
+    return key
+
+
+def record_release(dataset_key, mechanism, epsilon, delta=0.0):
+    """Record a release on the whole dataset before it is computed or shown.
+
+    Returns
+    -------
+    Receipt or str
+        The receipt, or the refusal message (then nothing may be computed or shown).
+    """
+    return _spend(dataset_key, lambda ledger: ledger.record(mechanism, epsilon, delta), epsilon)
+
+
+def record_parallel_release(dataset_key, mechanism, parts, delta=0.0):
+    """Record one release made of disjoint parts ``{name: ε}`` of the dataset (it costs the
+    largest ε); returns a Receipt or the refusal message, like :func:`record_release`."""
+    return _spend(dataset_key, lambda ledger: ledger.record_parallel(mechanism, parts, delta),
+                  max(parts.values()))
+
+
+def _spend(key, record, epsilon):
+    ledger = dataset_ledger(key)
     try:
-        session_ledger().record(mechanism, epsilon, delta)
+        entry = record(ledger)
     except BudgetExceededError:
-        return refusal(epsilon)
-    return None
+        return refusal(ledger, epsilon)
+    st.session_state[IN_USE] = key
+    eps_total, delta_total = ledger.total(through=entry.index)
+    return Receipt(entry.index, entry.epsilon, entry.delta, eps_total, delta_total, key)
 
 
-def refusal(epsilon):
-    """Why a release of ``epsilon`` is refused under the session's cap, in plain words."""
-    ledger = session_ledger()
+def refusal(ledger, epsilon):
+    """Why a release of ``epsilon`` is refused under the dataset's cap, in plain words."""
     spent = ledger.total()[0]
-    return (f"Refused: this release would spend ε = {epsilon:g}, but the session's budget cap is "
-            f"ε = {ledger.budget:g} and ε = {spent:g} is already spent (the total would be "
-            f"{spent + epsilon:g}). Nothing was computed. Raise the cap in the sidebar if "
-            "your data's owner allows it, or release with a smaller ε.")
+    return (f"Refused: this release would spend ε = {epsilon:g}, but this dataset's budget cap "
+            f"is ε = {ledger.budget:g} and ε = {spent:g} is already spent on it, over every "
+            f"session (the total would be {spent + epsilon:g}). Nothing was computed. Release "
+            f"with a smaller ε, or ask whoever keeps the ledger. {RAISE_WHERE}")
 
 
-def entries_table():
-    """The releases as a table (mechanism, ε, δ, time in UTC), oldest first."""
-    rows = [{"mechanism": e.mechanism, "ε": e.epsilon, "δ": e.delta,
-             "time (UTC)": e.timestamp.strftime("%H:%M:%S")} for e in session_ledger().entries]
-    return pd.DataFrame(rows, columns=["mechanism", "ε", "δ", "time (UTC)"])
+def receipt_sentence(receipt):
+    """What every release shows: its index and the dataset's cumulative spend."""
+    delta = f", δ = {receipt.delta_total:g}" if receipt.delta_total else ""
+    return (f"Release no. {receipt.index} on this dataset; with it the dataset's cumulative "
+            f"spend is ε = {receipt.epsilon_total:g}{delta}, over every session.")
 
 
-def _apply_cap():
-    ledger = session_ledger()
-    on = st.session_state.get(CAP_ON, False)
-    ledger.budget = float(st.session_state.get(CAP, 1.0)) if on else None
+def release_number(receipt):
+    """The short form, beside a sentence that already gives the total: which release this is."""
+    return f"Release no. {receipt.index} on this dataset."
+
+
+def entries_table(ledger):
+    """The releases as a table (index, mechanism, ε, δ, parts, time in UTC), oldest first."""
+    rows = [{"no.": e.index, "mechanism": e.mechanism, "ε": e.epsilon, "δ": e.delta,
+             "parts": ", ".join(f"{name} ε = {eps:g}" for name, eps in e.parts),
+             "time (UTC)": e.timestamp.strftime("%Y-%m-%d %H:%M")} for e in ledger.entries]
+    return pd.DataFrame(rows, columns=["no.", "mechanism", "ε", "δ", "parts", "time (UTC)"])
+
+
+def _summary(ledger):
+    eps, delta = ledger.total()
+    n = len(ledger.entries)
+    cap = "" if ledger.budget is None else f" (cap ε = {ledger.budget:g})"
+    if not n:
+        return f"ε = 0: no private release on this dataset yet{cap}"
+    total = f"ε = {eps:g}" + (f", δ = {delta:g}" if delta else "")
+    return f"{total} over {n} release{'s' if n != 1 else ''}{cap}"
+
+
+def _set_cap():
+    """The sidebar's cap button: set the first cap or lower it; never raise it."""
+    ledger = dataset_ledger(st.session_state[IN_USE])
+    try:
+        ledger.set_budget(float(st.session_state[CAP]))
+    except ValueError:
+        st.session_state[_CAP_MESSAGE] = (
+            f"The cap stays at ε = {ledger.budget:g}: here it can only be lowered. {RAISE_WHERE}")
+    else:
+        st.session_state[_CAP_MESSAGE] = None
+
+
+def _cap_panel(ledger, eps):
+    cap = ledger.budget
+    if cap is None:
+        st.number_input("Budget cap ε for this dataset", min_value=0.01, max_value=1000.0,
+                        value=1.0, step=0.5, key=CAP)
+        st.button("Set the cap", key="ledger_set_cap", on_click=_set_cap)
+        st.caption("A release that would take this dataset's total past the cap is refused, in "
+                   "every session. Once set, the cap can be lowered here but never raised or "
+                   f"switched off. {RAISE_WHERE}")
+        return
+    st.number_input("Lower the cap to ε", min_value=0.01, max_value=1000.0, value=cap,
+                    step=0.1, key=CAP)
+    st.button("Lower the cap", key="ledger_set_cap", on_click=_set_cap)
+    if st.session_state.get(_CAP_MESSAGE):
+        st.caption(st.session_state[_CAP_MESSAGE])
+    else:
+        st.caption(f"The cap can be lowered here, never raised. {RAISE_WHERE}")
+    if eps > cap:
+        st.caption(f"Already ε = {eps:g} spent, past the cap: every further release is refused.")
 
 
 def sidebar():
-    """The ledger in the sidebar: total always visible, releases and the optional cap."""
-    ledger = session_ledger()
-    eps, delta = ledger.total()
-    n = len(ledger.entries)
-    st.markdown("**Privacy spent this session**")
-    total = f"ε = {eps:g}" + (f", δ = {delta:g}" if delta else "")
-    if n:
-        st.markdown(f"{total} over {n} release{'s' if n != 1 else ''}"
-                    + (f" (cap ε = {ledger.budget:g})" if ledger.budget is not None else ""))
+    """The ledger in the sidebar: the dataset's cumulative total, its releases and its cap."""
+    st.markdown("**Privacy spent on this dataset**")
+    key = st.session_state.get(IN_USE)
+    if key is None:
+        st.markdown("ε = 0: no private release on your data yet")
+        st.caption("Once a file is ready to release on the Your data page, its total over every "
+                   "session shows here; the ledger keeps it across reloads and restarts.")
+        return
+    ledger = dataset_ledger(key)
+    st.markdown(_summary(ledger))
+    st.caption(f"Dataset {key[:10]} (a salted digest of the file). Kept in the durable ledger: "
+               "every session, reload and restart adds to the same total.")
+    if ledger.entries:
         with st.expander("Releases"):
-            st.dataframe(entries_table(), hide_index=True, width="stretch")
-            st.caption("Total by basic composition: the ε of every release add up. Releases on "
-                       "different files share no patients, so for each file the total is an "
-                       "upper bound.")
-    else:
-        st.markdown(f"{total}: no private release on your data yet"
-                    + (f" (cap ε = {ledger.budget:g})" if ledger.budget is not None else ""))
-    st.toggle("Cap this session's ε", key=CAP_ON, on_change=_apply_cap,
-              help="With a cap, a release that would take the total past it is refused.")
-    if st.session_state.get(CAP_ON):
-        st.number_input("Budget cap ε", min_value=0.01, max_value=1000.0, value=1.0, step=0.5,
-                        key=CAP, on_change=_apply_cap)
-        _apply_cap()
-        if eps > ledger.budget:
-            st.caption(f"Already ε = {eps:g} spent, past the cap: every further release is refused.")
+            st.dataframe(entries_table(ledger), hide_index=True, width="stretch")
+            st.caption("Total by composition: the ε of releases on this dataset add up; a "
+                       "release made of disjoint parts (each patient in one part) counts its "
+                       "largest part's ε. Releases on other files share no patients.")
+    _cap_panel(ledger, ledger.total()[0])

@@ -13,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from dpcore.data.trial import read_table
 from tests.app.conftest import APP
+from ui import ledger
 from ui.compute import upload_files as files
 
 PAGE = "app_pages/your_data.py"
@@ -51,6 +52,11 @@ def release(at):
     at.button(key="release").click().run()
     assert not at.exception, [e.value for e in at.exception]
     return at
+
+
+def ledger_entries(at):
+    """The durable ledger's releases on the dataset the session has in use."""
+    return ledger.dataset_ledger(at.session_state[ledger.IN_USE]).entries
 
 
 @pytest.fixture
@@ -149,11 +155,12 @@ def test_release_is_recorded_and_the_json_reproduces_the_screen(page):
     at = demo_release(page)
     rel, rec, diagnostics, settings, _ = at.session_state[RELEASE]
     assert at.subheader[-1].value == "Private treatment rule (ε = 1)"
-    entries = at.session_state["privacy_ledger"].entries
-    assert [(e.mechanism, e.epsilon, e.delta) for e in entries] == [("DP-OWL rule on paper_trial.csv", 1.0, 0.0)]
+    entries = ledger_entries(at)
+    assert [(e.mechanism, e.epsilon, e.delta) for e in entries] == [("DP-OWL rule", 1.0, 0.0)]
     assert "ε = 1 over 1 release" in words(at.sidebar.markdown)
     assert "Released a private treatment rule at ε = 1: a patient's data moves the chance of " \
-           "this rule by at most a factor 2.72. This session has spent ε = 1 in total." in words(at.success)
+           "this rule by at most a factor 2.72. This dataset has spent ε = 1 in total, over every " \
+           "session. Release no. 1 on this dataset." in words(at.success)
     rule = json.loads(files.rule_json(rel))
     recommended, _ = files.apply_rule(rule, read_table(DEMO))
     np.testing.assert_array_equal(recommended == rule["treated"], rec > 0)
@@ -174,15 +181,15 @@ def test_release_is_recorded_and_the_json_reproduces_the_screen(page):
 
 def test_second_release_adds_up_and_a_cap_refuses(page):
     at = demo_release(page, eps="0.5")
-    at.sidebar.toggle(key="ledger_cap_on").set_value(True).run()
-    at.sidebar.number_input(key="ledger_cap").set_value(0.8).run()
+    at.sidebar.number_input(key="ledger_cap").set_value(0.8)
+    at.sidebar.button(key="ledger_set_cap").click().run()
     release(at)
     assert "Refused" in words(at.error) and "0.8" in words(at.error)
-    assert len(at.session_state["privacy_ledger"].entries) == 1
+    assert len(ledger_entries(at)) == 1
     at.select_slider(key="eps").set_value(0.2).run()
     release(at)
     assert not at.error
-    assert [e.epsilon for e in at.session_state["privacy_ledger"].entries] == [0.5, 0.2]
+    assert [e.epsilon for e in ledger_entries(at)] == [0.5, 0.2]
     assert "ε = 0.7 over 2 releases (cap ε = 0.8)" in words(at.sidebar.markdown)
 
 
@@ -196,7 +203,7 @@ def test_data_range_shortcut_warns_and_says_not_private(page):
     assert "WITHOUT a privacy guarantee" in words(at.success)
     rel = at.session_state[RELEASE][0]
     assert not json.loads(files.rule_json(rel))["private"]
-    assert "NOT PRIVATE" in at.session_state["privacy_ledger"].entries[0].mechanism.upper()
+    assert "NOT PRIVATE" in ledger_entries(at)[0].mechanism.upper()
 
 
 @pytest.mark.parametrize("settings,expect", [
@@ -278,14 +285,14 @@ def test_a_second_session_sees_neither_the_data_nor_the_ledger(open_page, monkey
     first = upload(open_page(PAGE), data)
     fill_bounds(first, [(0, 100), (-5, 5)])
     release(first)
-    assert len(first.session_state["privacy_ledger"].entries) == 1 and calls == [1]
+    assert len(ledger_entries(first)) == 1 and calls == [1]
 
     second = AppTest.from_file(APP, default_timeout=60)
     second.run()
     second.switch_page(PAGE)
     second.run()
     assert "No trial yet" in words(second.info)
-    assert "privacy_ledger" not in second.session_state or not second.session_state["privacy_ledger"].entries
+    assert ledger.IN_USE not in second.session_state  # the ledger itself is shared (per file)
     assert RELEASE not in second.session_state
     assert "ε = 0: no private release" in words(second.sidebar.markdown)
     upload(second, data)  # the same bytes: a global cache would answer without reading

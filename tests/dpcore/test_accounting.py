@@ -1,6 +1,13 @@
-"""GDP accounting (spec cvar.md §4.2, §5.5) and the session privacy ledger."""
+"""GDP accounting (spec cvar.md §4.2, §5.5) and the privacy ledger, in memory and durable."""
 
 import dataclasses
+import hashlib
+import multiprocessing
+import pickle
+import sqlite3
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 
 import numpy as np
@@ -13,6 +20,8 @@ from dpcore.privacy.accounting import (
     BudgetExceededError,
     LedgerEntry,
     PrivacyLedger,
+    dataset_key,
+    default_ledger_path,
     gdp_compose,
     gdp_delta,
     gdp_epsilon,
@@ -133,3 +142,242 @@ def test_ledger_never_exceeds_its_budget(spends):
             pass
     assert ledger.total()[0] <= 2.0 * (1 + 1e-12)
     assert sum(e.epsilon for e in ledger.entries) == pytest.approx(ledger.total()[0])
+
+
+def test_total_through_an_index_and_the_entry_returned():
+    ledger = PrivacyLedger()
+    first = ledger.record("a", 0.5)
+    assert (first.index, first.epsilon, first.parts) == (1, 0.5, ())
+    assert ledger.record("b", 0.25, delta=1e-6).index == 2
+    assert ledger.total(through=1) == (0.5, 0.0) and ledger.total() == (0.75, 1e-6)
+
+
+# --------------------------------------------------------------------------------------------
+# Parallel composition (issue 16 §3): disjoint parts of one dataset cost their largest ε
+
+
+@pytest.mark.parametrize("durable", [False, True])
+def test_parallel_parts_cost_their_largest_epsilon_and_sequential_releases_add(durable, tmp_path):
+    make = (lambda: PrivacyLedger.open(tmp_path / "l.sqlite", "k")) if durable else PrivacyLedger
+    parallel, sequential = make(), (PrivacyLedger.open(tmp_path / "l.sqlite", "other")
+                                    if durable else PrivacyLedger())
+    entry = parallel.record_parallel("rule + evaluation", {"fit": 1.0, "evaluation": 1.0})
+    assert parallel.total() == (1.0, 0.0)
+    assert entry.epsilon == 1.0 and entry.parts == (("fit", 1.0), ("evaluation", 1.0))
+    sequential.record("rule", 1.0)
+    sequential.record("evaluation", 1.0)
+    assert sequential.total() == (2.0, 0.0)
+    second = parallel.record_parallel("again", {"fit": 0.5, "evaluation": 0.25}, delta=1e-6)
+    assert second.index == 2 and parallel.total() == (1.5, 1e-6)
+    reread = PrivacyLedger.open(tmp_path / "l.sqlite", "k") if durable else parallel
+    assert [e.parts for e in reread.entries] == [entry.parts, second.parts]
+
+
+def test_a_parallel_release_is_checked_against_the_cap_by_its_largest_part():
+    ledger = PrivacyLedger(budget=1.0)
+    ledger.record_parallel("r", {"a": 0.6, "b": 0.6})  # costs 0.6, not 1.2
+    with pytest.raises(BudgetExceededError):
+        ledger.record_parallel("s", {"a": 0.1, "b": 0.5})
+    assert ledger.total() == (0.6, 0.0)
+
+
+@pytest.mark.parametrize("parts,exc,word", [({}, TypeError, "parts"), ([1.0], TypeError, "parts"),
+                                            ({"": 1.0}, TypeError, "name"),
+                                            ({"a": 0.0}, ValueError, "part 'a'"),
+                                            ({"a": np.inf}, ValueError, "finite")])
+def test_parallel_validation(parts, exc, word):
+    ledger = PrivacyLedger()
+    with pytest.raises(exc, match=word):
+        ledger.record_parallel("m", parts)
+    assert ledger.entries == ()
+
+
+# --------------------------------------------------------------------------------------------
+# The durable ledger (SQLite)
+
+
+def test_durable_ledger_survives_reopening_and_keeps_datasets_apart(tmp_path):
+    path = tmp_path / "sub" / "ledger.sqlite"  # folder and file created on first use
+    ledger = PrivacyLedger.open(path, "dataset-a")
+    ledger.record("DP-OWL rule", 1.0)
+    ledger.record("private CVaR", 0.5, delta=1e-6)
+    PrivacyLedger.open(path, "dataset-b").record("other file", 3.0)
+    again = PrivacyLedger.open(path, "dataset-a")
+    assert again.total() == (1.5, 1e-6) and [e.index for e in again.entries] == [1, 2]
+    assert [(e.mechanism, e.epsilon, e.delta) for e in again.entries] == [
+        ("DP-OWL rule", 1.0, 0.0), ("private CVaR", 0.5, 1e-6)]
+    assert again.entries[0].timestamp.tzinfo is not None
+    assert PrivacyLedger.open(path, "dataset-b").total() == (3.0, 0.0)
+    with sqlite3.connect(path) as con:
+        assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        columns = [c[1] for c in con.execute("PRAGMA table_info(releases)")]
+    assert columns == ["id", "dataset", "release", "mechanism", "epsilon", "delta", "part", "time"]
+    assert "path" not in repr(again) and "dataset" in repr(again)
+
+
+def test_a_cap_is_stored_per_dataset_and_only_lowered_without_allow_raise(tmp_path):
+    path = tmp_path / "ledger.sqlite"
+    ledger = PrivacyLedger.open(path, "k")
+    assert ledger.budget is None
+    ledger.set_budget(2.0)  # the first time
+    ledger.set_budget(1.5)  # lowering
+    for higher in (1.6, None):
+        with pytest.raises(ValueError, match="only be lowered.*dpcore ledger cap"):
+            PrivacyLedger.open(path, "k").set_budget(higher)
+    assert PrivacyLedger.open(path, "k", budget=5.0).budget == 1.5  # opening never raises it
+    assert PrivacyLedger.open(path, "k", budget=1.0).budget == 1.0  # but lowers it
+    assert PrivacyLedger.open(path, "other").budget is None
+    with pytest.raises(AttributeError):
+        ledger.budget = None  # no switching the cap off by assignment
+    ledger.record("a", 1.0)
+    with pytest.raises(BudgetExceededError):
+        PrivacyLedger.open(path, "k").record("b", 0.1)
+    ledger.set_budget(3.0, allow_raise=True)  # the command line's path
+    assert PrivacyLedger.open(path, "k").record("b", 0.1).index == 2
+    memory = PrivacyLedger(budget=1.0)
+    with pytest.raises(ValueError, match="only be lowered"):
+        memory.set_budget(2.0)
+
+
+def test_dataset_key_is_salted_per_ledger_and_depends_on_bytes_and_name(tmp_path):
+    a, b = tmp_path / "a.sqlite", tmp_path / "b.sqlite"
+    data = b"age,arm,y\n40,1,0.5\n"
+    key = dataset_key(data, path=a)
+    assert key == dataset_key(data, path=a) and len(key) == 64
+    assert key != dataset_key(data, path=b)  # another ledger, another salt
+    assert key != hashlib.sha256(data).hexdigest()  # not the public digest of the file
+    assert key != dataset_key(data + b"41,0,0.1\n", path=a)
+    assert key != dataset_key(data, "trial 2", path=a)
+    assert dataset_key(data, path=None) == dataset_key(data, path=default_ledger_path())
+    with pytest.raises(TypeError, match="bytes"):
+        dataset_key("age,arm", path=a)
+
+
+def test_default_ledger_path_reads_the_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("DPCORE_LEDGER", str(tmp_path / "x.sqlite"))
+    assert default_ledger_path() == tmp_path / "x.sqlite"
+    monkeypatch.delenv("DPCORE_LEDGER")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    assert default_ledger_path() == tmp_path / "dpcore" / "ledger.sqlite"
+
+
+def test_the_ledger_never_stores_the_data(tmp_path):
+    path = tmp_path / "ledger.sqlite"
+    data = b"id,arm,y\nzqxj_secret,1,0.5\n"
+    PrivacyLedger.open(path, dataset_key(data, path=path)).record("DP-OWL rule", 1.0)
+    stored = b"".join(p.read_bytes() for p in tmp_path.iterdir())
+    assert b"zqxj_secret" not in stored and hashlib.sha256(data).hexdigest().encode() not in stored
+
+
+# --------------------------------------------------------------------------------------------
+# Concurrent releases against a cap: the check and the record are one transaction
+
+PAUSE_S = 0.05  # widens the window between the check and the write, so a race shows
+
+
+class SlowLedger(PrivacyLedger):
+    """The real ledger, pausing after its check (inside the transaction) before it writes."""
+
+    @staticmethod
+    def _admit(*args):
+        rows = PrivacyLedger._admit(*args)
+        time.sleep(PAUSE_S)
+        return rows
+
+
+class CheckOutsideTransactionLedger(PrivacyLedger):
+    """Deliberately broken twin: reads the total in one transaction and writes in another
+    (numbering the release when it writes, so the unique index does not stop it)."""
+
+    def _spend(self, mechanism, parts, delta):
+        with self._store.transaction(write=False) as tx:
+            rows = self._admit(tx.rows(), tx.cap(), mechanism, parts, delta)
+        time.sleep(PAUSE_S)
+        with self._store.transaction() as tx:
+            index = len({row[0] for row in tx.rows()}) + 1
+            tx.insert([(index, *row[1:]) for row in rows])
+        return rows
+
+
+def _attempt(cls, path, barrier):
+    """One release attempt on its own connection; True when recorded."""
+    return _record_once(cls.open(path, "shared trial"), barrier)
+
+
+def _record_once(ledger, barrier):
+    barrier.wait(timeout=60)
+    try:
+        ledger.record("DP-OWL rule", 1.0)
+    except BudgetExceededError:
+        return False
+    return True
+
+
+def _threads(cls, path, barrier, count):
+    with ThreadPoolExecutor(count) as pool:
+        return sum(pool.map(lambda _: _attempt(cls, path, barrier), range(count)))
+
+
+def _process_main(cls, path, barrier, count, results):
+    results.put(_threads(cls, path, barrier, count))
+
+
+def _race_threads(cls, path):
+    PrivacyLedger.open(path, "shared trial", budget=5.0)
+    return _threads(cls, path, threading.Barrier(20), 20)
+
+
+def _race_processes(cls, path, processes=4):
+    """20 attempts: 4 processes of 5 threads, every attempt with its own connection."""
+    PrivacyLedger.open(path, "shared trial", budget=5.0)
+    ctx = multiprocessing.get_context("spawn")
+    barrier, results = ctx.Barrier(20), ctx.Queue()
+    workers = [ctx.Process(target=_process_main, args=(cls, path, barrier, 20 // processes, results))
+               for _ in range(processes)]
+    for w in workers:
+        w.start()
+    recorded = sum(results.get(timeout=120) for _ in workers)
+    for w in workers:
+        w.join(timeout=60)
+        assert w.exitcode == 0
+    return recorded
+
+
+@pytest.mark.parametrize("race", [_race_threads, _race_processes])
+def test_twenty_concurrent_releases_against_a_cap_of_five_record_exactly_five(race, tmp_path):
+    path = tmp_path / "ledger.sqlite"
+    assert race(SlowLedger, path) == 5
+    ledger = PrivacyLedger.open(path, "shared trial")
+    assert ledger.total() == (5.0, 0.0) and [e.index for e in ledger.entries] == [1, 2, 3, 4, 5]
+
+
+@pytest.mark.parametrize("race", [_race_threads, _race_processes])
+def test_the_concurrency_test_catches_a_check_outside_the_transaction(race, tmp_path):
+    path = tmp_path / "ledger.sqlite"
+    assert race(CheckOutsideTransactionLedger, path) > 5
+    assert PrivacyLedger.open(path, "shared trial").total()[0] > 5.0
+
+
+def test_two_writers_of_one_release_index_fail_loudly(tmp_path):
+    ledger = PrivacyLedger.open(tmp_path / "ledger.sqlite", "k")
+    ledger.record("a", 1.0)
+    with pytest.raises(sqlite3.IntegrityError), ledger._store.transaction() as tx:
+        tx.insert([(1, "b", 1.0, 0.0, "", "2026-01-01T00:00:00+00:00")])
+
+
+def test_memory_ledger_threads_cannot_overspend():
+    ledger = PrivacyLedger(budget=5.0)
+    barrier = threading.Barrier(20)
+    with ThreadPoolExecutor(20) as pool:
+        assert sum(pool.map(lambda _: _record_once(ledger, barrier), range(20))) == 5
+
+
+def test_ledgers_pickle_with_their_records(tmp_path):
+    memory = PrivacyLedger(budget=2.0)
+    memory.record("a", 1.0)
+    copy = pickle.loads(pickle.dumps(memory))
+    assert copy.total() == (1.0, 0.0) and copy.budget == 2.0
+    copy.record("b", 1.0)  # the copy has a working lock of its own
+    durable = PrivacyLedger.open(tmp_path / "l.sqlite", "k")
+    durable.record("a", 0.5)
+    assert pickle.loads(pickle.dumps(durable)).total() == (0.5, 0.0)

@@ -42,11 +42,12 @@ def upload_verdict(stage, n=None, eps=None):
 
 
 def released_verdict(release, spent):
-    """The page's verdict once a rule is out: what was released and what the session spent."""
+    """The page's verdict once a rule is out: what was released and what the dataset spent."""
     if not release.private:
         return (f"Released a rule at ε = {release.epsilon:g} WITHOUT a privacy guarantee (bounds "
-                f"read from the data). This session has recorded ε = {spent:g} in total.")
+                f"read from the data). This dataset has recorded ε = {spent:g} in total, over every "
+                "session.")
     return (f"Released a private treatment rule at ε = {release.epsilon:g}: a patient's data "
             f"moves the chance of this rule by at most a factor "
-            f"{math.exp(min(release.epsilon, 700)):.3g}. This session has spent ε = {spent:g} "
-            "in total.")
+            f"{math.exp(min(release.epsilon, 700)):.3g}. This dataset has spent ε = {spent:g} "
+            "in total, over every session.")

@@ -1,0 +1,100 @@
+"""AppTest: the durable ledger outlives the session; the sidebar's cap goes only down."""
+
+import re
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from dpcore.privacy.accounting import PrivacyLedger, dataset_key, default_ledger_path
+from tests.app.conftest import APP
+from tests.app.test_your_data import (
+    PAGE,
+    demo_release,
+    ledger_entries,
+    own_session_ids,
+    release,
+    words,
+)
+from ui import ledger
+
+__all__ = ["own_session_ids"]  # a fixture, imported so these sessions get their own ids too
+
+
+def session():
+    """A new browser session (its own id and state), opened on the Your data page."""
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    at.switch_page(PAGE)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def sidebar_text(at):
+    return words(at.sidebar.markdown) + " " + words(at.sidebar.caption)
+
+
+def test_two_sessions_on_the_same_demo_file_share_its_total(own_session_ids):
+    first = demo_release(session())
+    assert "ε = 1 over 1 release" in sidebar_text(first)
+    second = session()
+    assert ledger.IN_USE not in second.session_state  # no dataset chosen yet in this session
+    second.radio(key="file").set_value("paper_trial").run()
+    second.button(key="fill_dictionary").click().run()
+    assert second.session_state[ledger.IN_USE] == first.session_state[ledger.IN_USE]
+    assert "ε = 1 over 1 release" in sidebar_text(second)  # the first session's release
+    release(second)
+    assert "ε = 2 over 2 releases" in sidebar_text(second)
+    assert "Release no. 2 on this dataset" in words(second.success)
+    assert "has spent ε = 2 in total, over every session" in words(second.success)
+    assert [e.index for e in ledger_entries(first)] == [1, 2]
+    first.run()  # a reload of the first tab sees the second's release
+    assert "ε = 2 over 2 releases" in sidebar_text(first)
+
+
+def test_the_session_keeps_the_key_not_the_data(own_session_ids):
+    at = demo_release(session())
+    key = at.session_state[ledger.IN_USE]
+    assert re.fullmatch(r"[0-9a-f]{64}", key)
+    data = open("demo_data/paper_trial.csv", "rb").read()
+    assert key == dataset_key(data, path=default_ledger_path())
+    memo = at.session_state["ledger_key_memo"]
+    assert all(isinstance(v, str) for v in memo) and data.decode()[:40] not in "".join(memo)
+    assert isinstance(at.session_state["your_data_receipt"], ledger.Receipt)
+
+
+def test_the_sidebar_sets_and_lowers_a_cap_but_never_raises_it(own_session_ids):
+    at = demo_release(session(), eps="0.5")
+    assert "`dpcore ledger cap …`" in words(at.sidebar.caption)
+    at.sidebar.number_input(key="ledger_cap").set_value(2.0)
+    at.sidebar.button(key="ledger_set_cap").click().run()
+    assert "(cap ε = 2)" in sidebar_text(at)
+    at.sidebar.number_input(key="ledger_cap").set_value(5.0)
+    at.sidebar.button(key="ledger_set_cap").click().run()
+    assert "(cap ε = 2)" in sidebar_text(at) and "can only be lowered" in sidebar_text(at)
+    at.sidebar.number_input(key="ledger_cap").set_value(0.6)
+    at.sidebar.button(key="ledger_set_cap").click().run()
+    assert "(cap ε = 0.6)" in sidebar_text(at)
+    assert not at.sidebar.toggle  # no switch that turns the cap off
+    other = session()  # the cap belongs to the dataset: another session is refused too
+    other.radio(key="file").set_value("paper_trial").run()
+    other.button(key="fill_dictionary").click().run()
+    other.select_slider(key="eps").set_value(0.2).run()
+    release(other)
+    assert "Refused" in words(other.error) and "dpcore ledger cap" in words(other.error)
+    assert [e.epsilon for e in ledger_entries(other)] == [0.5]
+
+
+def test_record_release_gives_a_receipt_or_a_refusal(tmp_path, monkeypatch):
+    monkeypatch.setenv("DPCORE_LEDGER", str(tmp_path / "l.sqlite"))
+    PrivacyLedger.open(tmp_path / "l.sqlite", "k", budget=2.0)
+    first = ledger.record_release("k", "DP-OWL rule", 1.0, delta=1e-6)
+    assert first == ledger.Receipt(1, 1.0, 1e-6, 1.0, 1e-6, "k")
+    both = ledger.record_parallel_release("k", "rule + evaluation", {"fit": 1.0, "evaluation": 0.5})
+    assert (both.index, both.epsilon, both.epsilon_total) == (2, 1.0, 2.0)
+    refused = ledger.record_release("k", "again", 0.5)
+    assert isinstance(refused, str) and "cap is ε = 2" in refused and "ε = 2 is already spent" in refused
+    assert "Release no. 2" in ledger.receipt_sentence(both)
+    assert "ε = 2" in ledger.receipt_sentence(both)
+    with pytest.raises(AttributeError):
+        first.index = 3

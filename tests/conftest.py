@@ -1,0 +1,32 @@
+"""Every test writes its privacy ledger into a temporary file, never into the home directory.
+
+``DPCORE_LEDGER`` is pointed at a file in a fresh temporary directory when pytest starts (so
+subprocesses such as the browser tests' ``streamlit run`` inherit it, whatever the shell had
+set), and each test then gets a ledger file of its own, so releases in one test never count
+in another.
+"""
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+LEDGER_ENV = "DPCORE_LEDGER"
+_FOLDER = pytest.StashKey[str]()
+
+
+def pytest_configure(config):
+    folder = tempfile.mkdtemp(prefix="dpcore-ledger-")
+    config.stash[_FOLDER] = folder
+    os.environ[LEDGER_ENV] = str(Path(folder) / "ledger.sqlite")
+
+
+def pytest_unconfigure(config):
+    shutil.rmtree(config.stash.get(_FOLDER, ""), ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def _own_ledger_file(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv(LEDGER_ENV, str(tmp_path_factory.mktemp("ledger") / "ledger.sqlite"))
