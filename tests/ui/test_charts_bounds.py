@@ -23,7 +23,7 @@ def test_bound_terms_stacks_the_chosen_form_and_skips_empty_terms():
     stacked = [t for t in fig.data if t.stackgroup == "terms"]
     assert [t.name for t in stacked] == ["T1 regularization", "T2 privacy noise", "T3 Huber-to-hinge"]
     assert np.allclose(stacked[1].y, curve["T2_printed"])
-    assert any(t.name == "re-derived bound (total)" for t in fig.data)  # the other form, dashed
+    assert any(t.name == "re-derived, λ = γ/n bound (total)" for t in fig.data)  # the other form, dashed
     texts = [a.text for a in fig.layout.annotations]
     assert any("bound-minimising γ = 900" in t for t in texts) and any("paper table" in t for t in texts)
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"

@@ -3,12 +3,15 @@ module per page."""
 
 from .bounds import (
     CVAR_FORMULAS,
+    FORM_NAMES,
     SAMPLE_SIZE_FORMULA,
     WERM_FORMULAS,
     bound_verdict,
     coverage_sentence,
+    phase_caption,
     rate_ratio_sentence,
     sample_size_caption,
+    terms_caption,
 )
 from .common import attacker_sentence, eps_text
 from .cvar import (
@@ -43,6 +46,7 @@ __all__ = [
     "intervals",
     "CVAR_CAPTIONS",
     "CVAR_FORMULAS",
+    "FORM_NAMES",
     "GLOSSARY",
     "OWL_FORMULAS",
     "OWL_INTRO",
@@ -64,6 +68,7 @@ __all__ = [
     "n_curve_caption",
     "noise_caption",
     "out_of_100",
+    "phase_caption",
     "owl_verdict",
     "rate_ratio_sentence",
     "release_statement",
@@ -71,6 +76,7 @@ __all__ = [
     "rule_sentence",
     "rule_tail_sentence",
     "sample_size_caption",
+    "terms_caption",
     "tuning_caption",
     "upload_verdict",
 ]
