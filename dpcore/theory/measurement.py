@@ -241,21 +241,35 @@ def coverage(within, trial=None, identical=False, level=0.95):
 # Convex CVaR: where DP-GD's excess actually falls against epsilon n tau / sqrt(d)
 
 
+# Measured by `PYTHONPATH=$PWD python benchmarks/convex_transition.py --reps 20` (the CVaR page's
+# convex study, n = 2000, tau = 0.1, T = 100, delta = 1e-5, seed 0, 13 ratios from 1 to 1000):
+# the epsilon n tau / sqrt(d) at which the mean excess falls to half and to a tenth of its peak.
+CONVEX_TRANSITION = {
+    "half": {1: 26.4, 2: 22.9, 5: 25.9, 10: 29.8, 20: 36.4, 50: 48.7},
+    "tenth": {1: 55.6, 2: 45.6, 5: 50.8, 10: 64.4, 20: 77.9, 50: 98.8},
+    "median_half": 28.1,
+    "median_tenth": 60.0,
+}
+
+
 def transition_ratio(summary, level=0.5):
     """The epsilon n tau / sqrt(d) at which DP-GD's mean excess CVaR falls to ``level`` times
-    its saturated value (its mean at the smallest ratio measured), per d.
+    its largest value, beyond that largest value, per d.
 
-    ``summary`` has columns d, ratio and excess_mean (the convex study summarised by d and
-    ratio). The crossing is interpolated linearly in log ratio between the two grid points
-    around it. Returns a Series indexed by d (NaN where the excess never falls that far).
+    The largest value, not the first: with very large noise DP-GD's step size shrinks and its
+    iterate stays near the data-independent start, so the excess first rises with epsilon
+    before it falls. ``summary`` has columns d, ratio and excess_mean (the convex study
+    summarised by d and ratio). The crossing is interpolated linearly in log ratio between the
+    two grid points around it. Returns a Series indexed by d (NaN where it never falls that far).
     """
     out = {}
     for d, part in summary.sort_values("ratio").groupby("d", sort=True):
         x = np.log(part.ratio.to_numpy(float))
         y = part.excess_mean.to_numpy(float)
-        target = level * y[0]
-        below = np.flatnonzero(y <= target)
-        if y[0] <= 0 or below.size == 0 or below[0] == 0:
+        top = int(np.argmax(y))
+        target = level * y[top]
+        below = np.flatnonzero(y[top:] <= target) + top
+        if y[top] <= 0 or below.size == 0:
             out[d] = np.nan
             continue
         j = below[0]
@@ -264,6 +278,6 @@ def transition_ratio(summary, level=0.5):
     return pd.Series(out, name="transition_ratio", dtype=float).rename_axis("d")
 
 
-__all__ = ["COMPARATOR_H", "Comparator", "Trials", "paper_trials", "hinge_risk", "comparator",
+__all__ = ["COMPARATOR_H", "CONVEX_TRANSITION", "Comparator", "Trials", "paper_trials", "hinge_risk", "comparator",
            "comparators", "werm_excess_risk", "bounds_release", "check_name", "with_bounds",
            "coverage", "transition_ratio"]

@@ -283,12 +283,15 @@ def test_transition_ratio_interpolates_the_half_drop():
     import pandas as pd
 
     ratio = np.array([1.0, 10.0, 100.0, 1000.0])
-    summary = pd.DataFrame({"d": [1] * 4 + [5] * 4, "ratio": np.tile(ratio, 2),
-                            "excess_mean": [1.0, 0.9, 0.3, 0.0, 0.5, 0.5, 0.5, 0.5]})
+    summary = pd.DataFrame({"d": [1] * 4 + [5] * 4 + [9] * 4, "ratio": np.tile(ratio, 3),
+                            "excess_mean": [1.0, 0.9, 0.3, 0.0, 0.5, 0.5, 0.5, 0.5,
+                                            0.2, 1.0, 0.1, 0.0]})
     out = transition_ratio(summary)
     # 0.5 lies 0.4/0.6 of the way from 0.9 (ratio 10) to 0.3 (ratio 100), in log ratio.
     assert out[1] == pytest.approx(10 ** (1 + 0.4 / 0.6))
     assert math.isnan(out[5])
+    # The excess rises before it falls: the half point is after the peak (not at ratio 1).
+    assert out[9] == pytest.approx(10 ** (1 + 0.5 / 0.9))
 
 
 def test_release_is_the_estimators_release():

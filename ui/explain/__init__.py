@@ -17,6 +17,8 @@ from .common import attacker_sentence, eps_text
 from .cvar import (
     CVAR_CAPTIONS,
     adaptive_sentence,
+    class_caption,
+    convex_caption,
     cvar_regime_sentence,
     cvar_verdict,
     rule_tail_sentence,
@@ -57,7 +59,9 @@ __all__ = [
     "agreement_text",
     "attacker_sentence",
     "bound_verdict",
+    "class_caption",
     "clinical_summary",
+    "convex_caption",
     "coverage",
     "coverage_sentence",
     "cvar_regime_sentence",
