@@ -88,6 +88,11 @@ def test_non_private_smallest_n(open_page):
     coverage_text = words(at.success) + words(at.error)
     assert f"of {compute.TRIALS} simulated trials" in coverage_text and "releases" not in coverage_text
     assert "CI" not in coverage_text
+    assert any(mm.label == "Measured, largest over trials" for mm in at.metric)
+    # The chart's band counts trials, not their identical draws.
+    m = compute.measure(100, float("inf"), compute.gamma_used("paper", 75, float("inf"), 100), 0.5, 30,
+                        0.0, 0.05, 0)
+    assert (m.curve("gamma", "re-derived").reps == compute.TRIALS).all()
 
 
 def test_smallest_eps_largest_n(open_page):
@@ -110,7 +115,7 @@ def test_preset_button_and_form_switch(open_page):
     assert "transcribed formula fails by measurement" in words(at.error)
     at.segmented_control(key="form").set_value("printed").run()
     check_clean(at)
-    assert "Theorem 10 (transcribed, λ = 2γ/n)" in figure(at, "vs_gamma")["layout"]["title"]["text"]
+    assert "Theorem 10, transcribed, λ = 2γ/n" in figure(at, "vs_gamma")["layout"]["title"]["text"]
 
 
 def test_bad_link_warns_and_falls_back(open_page):

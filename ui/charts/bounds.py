@@ -52,7 +52,9 @@ def bound_terms(curve, measured, over, form, current, best, rho, paper_gamma=Non
     if paper_gamma is not None:
         marker(fig, paper_gamma, f"paper table γ = {paper_gamma:g}", colour=GREY, dash="dash",
                log_x=True, row=2)
-    title = f"Theorem 10 ({FORM_LABELS[form]}) against {'γ' if over == 'gamma' else 'h'}"
+    theorem = ("Theorem 11 (probability 1 − δ₀ − ρ)" if np.any(curve[f"G_{form}"].to_numpy() > 0)
+               else "Theorem 10")
+    title = f"{theorem}, {FORM_LABELS[form]}, against {'γ' if over == 'gamma' else 'h'}"
     xtitle = "regularization γ (log scale)" if over == "gamma" else "Huber width h (log scale)"
     fig = layout(fig, title, xtitle, "excess weighted hinge risk (log scale)", height=440)
     fig.update_xaxes(type="log", dtick=1)  # powers of ten only: no crowded 2, 5 labels
@@ -117,7 +119,7 @@ def phase_diagram(ns, taus, regime, n, tau, eps, d):
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=name,
                                  marker={"color": colour, "size": 12, "symbol": "square"}))
     eps_text = "non-private" if not math.isfinite(eps) else f"ε = {eps:g}"
-    fig = layout(fig, f"CVaR regimes, {eps_text}, d = {d}", "sample size n (log scale)",
+    fig = layout(fig, f"CVaR regimes (indicative, up to constants), {eps_text}, d = {d}", "sample size n (log scale)",
                  "tail fraction τ (log scale)", height=420)
     fig.update_xaxes(type="log", range=[1, 6])
     fig.update_yaxes(type="log", range=[-3, 0])
