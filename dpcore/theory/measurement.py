@@ -202,8 +202,10 @@ def coverage(within, trial=None, identical=False, level=0.95):
         The trial of each draw. Draws of one trial share its data, so they are clustered:
         the interval uses Kish's effective size m / deff with the design effect
         deff = 1 + (R - 1) ICC (R draws per trial, ICC from the one-way ANOVA of ``within``
-        on ``trial``, at least 0), then Clopper-Pearson on the effective counts. None: one
-        trial (independent draws).
+        on ``trial``, at least 0), then Clopper-Pearson on the effective counts. When every
+        draw agrees (share 0 or 1) the ICC is not estimable and deff = 1: given the trials'
+        data the draws are independent, so the interval is then for these trials' average.
+        None: one trial (independent draws).
     identical : bool
         Every draw of a trial is the same release (no noise, epsilon = inf): the count is
         of trials, one value each, and there is no probability over the noise.

@@ -70,6 +70,7 @@ def test_regime_sentence_matches_the_one_rule_on_every_cell(privacy, statistical
             assert shown_root == pytest.approx(math.sqrt(m), rel=1e-2)
             assert (regime == "privacy-dominated") == (eps * m < math.sqrt(m))
             assert "indicative" in text
+        assert ("proven for ε ≤ 1" in text) == (math.isfinite(eps) and eps > 1)
         if math.isfinite(eps):
             said = re.search(r"the (privacy|sampling) part is the larger|about equal", text).group()
             if "about equal" not in said:

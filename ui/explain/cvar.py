@@ -69,6 +69,8 @@ def cvar_regime_sentence(regime, n, tau, eps, privacy, statistical):
                 f"sampling term 1/√(nτ) outweighs the privacy term 1/(εnτ) ({INDICATIVE}).")
     if math.isinf(eps):
         return text
+    if eps > 1:
+        text += f" The rate is proven for ε ≤ 1; here ε = {eps:g}."
     if f"{privacy:.2g}" == f"{statistical:.2g}":
         larger = "the two are about equal"
     else:
