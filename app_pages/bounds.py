@@ -21,7 +21,8 @@ C = Choice("C", (0.0, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0), 0.0, "Constant C",
 RHO = Choice("rho", (0.01, 0.05, 0.1, 0.2), 0.05, "Failure probability ρ")
 G = Choice("G", (0.0, 0.1, 0.5, 1.0, 2.0, 5.0), 0.0, "Generalization term G (Theorem 11)")
 SEED = IntRange("seed", 0, 10**6, 0, "Seed")
-FORM = Choice("form", ("re-derived", "printed"), "re-derived", "Bound to stack", str, kind="segmented")
+FORM = Choice("form", ("re-derived", "printed"), "re-derived", "Bound to stack", explain.FORM_NAMES.get,
+              kind="segmented", help="Transcribed: the formula as the seed text prints it, at its stated λ = 2γ/n.")
 ALPHA = Choice("alpha", (0.1, 0.2, 0.5, 1.0, 2.0, 5.0), 1.0, "Target excess risk α")
 TAU = Choice("tau", (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0), 0.05, "Tail fraction τ")
 DIM = Choice("d", (1, 2, 5, 10, 20, 50, 100), 5, "Model dimension d")
@@ -30,7 +31,7 @@ PRESETS = {
     "Paper: n = 500, ε = 1": dict(eps=1.0, n=500, gamma_mode="paper", h=0.5, W=30),
     "Strict privacy: n = 200, ε = 0.1": dict(eps=0.1, n=200, gamma_mode="paper", h=0.5, W=30),
     "Large trial: n = 1000, ε = 5": dict(eps=5.0, n=1000, gamma_mode="paper", h=0.5, W=30),
-    "Where the printed bound fails": dict(eps=1.0, n=200, gamma_mode="free", gamma=1, h=2.0, W=1),
+    "Where the transcribed formula fails": dict(eps=1.0, n=200, gamma_mode="free", gamma=1, h=2.0, W=1),
 }
 
 
@@ -53,17 +54,19 @@ def settings_panel():
             h, w, c, rho = row(H, W, C, RHO)
             g, seed = row(G, SEED)
     s = dict(n=n, eps=eps, gamma=compute.gamma_used(mode, gamma, eps, n), h=h, W=w, C=c, rho=rho)
-    st.caption(f"γ in use: **{s['gamma']:g}** (λ = γ/n = {s['gamma'] / n:.3g})"
+    st.caption(f"γ in use: **{s['gamma']:g}** (λ = γ/n = {s['gamma'] / n:.3g} for the re-derived form, "
+               f"2γ/n = {2 * s['gamma'] / n:.3g} for the transcribed one)"
                + (" — the authors' tuned value for the nearest (ε, n) of their table" if mode == "paper" else ""))
     return s, g, seed
 
 
 def verdict_panel(s, terms, m):
-    q = float(m.here.excess.quantile(1 - s["rho"]))
-    st.info(explain.bound_verdict(s["eps"], terms["re-derived"], q, s["rho"]), icon=":material/balance:")
+    excess = m.excess("re-derived")
+    st.info(explain.bound_verdict(s["eps"], terms["re-derived"], float(excess.quantile(1 - s["rho"])),
+                                  s["rho"], float(excess.max()), compute.TRIALS), icon=":material/balance:")
     show = {"holds": st.success, "unclear": st.info, "violated": st.error}
-    for form, cov in compute.coverages(m.here).items():
-        status, sentence = explain.coverage_sentence(form, cov, s["rho"])
+    for form, cov in compute.coverages(m.here, s["eps"]).items():
+        status, sentence = explain.coverage_sentence(form, cov, s["rho"], s["eps"])
         show[status](sentence)
 
 
@@ -74,17 +77,17 @@ def werm_panel(s, G, m, terms):
     t = terms[form]
     cols = st.columns(5)
     for col, (label, value) in zip(cols, (("T1 regularization", t["T1"]), ("T2 privacy noise", t["T2"]),
-                                          ("T3 Huber-to-hinge", t["T3"]), (f"Bound ({form})", t["total"]),
-                                          (f"Measured, {1 - s['rho']:.0%} quantile",
-                                           float(m.here.excess.quantile(1 - s["rho"]))))):
+                                          ("T3 Huber-to-hinge", t["T3"]),
+                                          (f"Bound ({explain.FORM_NAMES[form]})", t["total"]),
+                                          compute.measured_card(s["eps"], s["rho"], m.excess(form)))):
         col.metric(label, f"{value:.3g}")
-    best = compute.minimisers(s["n"], s["eps"], s["gamma"], s["h"], s["W"], s["C"], s["rho"], m.theta0_norm)
+    best = compute.minimisers(s["n"], s["eps"], s["gamma"], s["h"], s["W"], s["C"], s["rho"], m.norms)
     a, b = st.columns(2)
     for col, over, current, pick, key in ((a, "gamma", s["gamma"], best[form]["gamma"], "vs_gamma"),
                                           (b, "h", s["h"], best[form]["h"], "vs_h")):
         curve = compute.terms_curve(s["n"], s["eps"], s["gamma"], s["h"], s["W"], s["C"], s["rho"],
-                                    m.theta0_norm, G, over, reach=pick)
-        measured = m.vs_gamma if over == "gamma" else m.vs_h
+                                    m.norms, G, over, reach=pick)
+        measured = m.curve(over, form)
         with col:
             st.plotly_chart(compute.figure("bound_terms", curve, measured, over, form, current, pick,
                                            s["rho"], best["paper"] if over == "gamma" else None),
@@ -92,23 +95,21 @@ def werm_panel(s, G, m, terms):
             both = curve.merge(measured, on=over, how="outer").sort_values(over)
             st.download_button(f"Download the numbers (CSV, against {over})", both.to_csv(index=False),
                                f"bounds_vs_{over}.csv", "text/csv", key=f"dl_{key}")
-    st.caption("Shaded: the terms of the chosen form, stacked; dashed: the other form's total; red: "
-               "the excess hinge risk of the engine's actual releases against θ₀, the regularized "
-               "hinge fit at the current γ (the comparison that makes the bound hardest to meet). "
-               "Smaller γ lowers T1 but raises T2; smaller h lowers T3 but raises T2.")
+    st.caption(explain.terms_caption(form))
     joint = pd.DataFrame([{"form": f, "best γ at this h": v["gamma"], "best h at this γ": v["h"],
                            "best γ jointly": v["joint"][0], "best h jointly": v["joint"][1]}
                           for f, v in best.items() if f != "paper"]).set_index("form")
     with st.expander("Bound-minimising γ and h, sensitivities and conventions"):
         st.dataframe(joint, width="stretch")
         st.caption(f"Against the authors' Algorithm 2 picks at n = {s['n']} (h = {s['h']:g}, same θ₀):")
-        st.dataframe(compute.gamma_table(s["n"], s["h"], s["W"], s["C"], s["rho"], m.theta0_norm),
+        st.dataframe(compute.gamma_table(s["n"], s["h"], s["W"], s["C"], s["rho"], m.norms),
                      width="stretch")
         sens = compute.sensitivities(s["W"], s["gamma"], s["C"])
         st.markdown(f"The paper's table picks γ = {best['paper']:g} for the nearest (ε, n) cell "
                     f"(Algorithm 2 on public data; run it on the DP-OWL page). Sensitivity "
                     f"(C + 2W)/γ = {sens['weighted']:.3g} against {sens['unweighted']:.3g} for "
-                    f"unweighted ERM. θ₀ here has ‖θ₀‖ = {m.theta0_norm:.3g} (mean over "
+                    f"unweighted ERM. θ₀ here has ‖θ₀‖ = {m.norms['code']:.3g} at λ = γ/n and "
+                    f"{m.norms['stated']:.3g} at λ = 2γ/n (mean over "
                     f"{compute.TRIALS} simulated trials; d = {compute.D}: four features and the "
                     f"intercept). The release itself uses {sens['released']:.6g}, which adds the "
                     "engine's solver slack 2·10⁻⁶/γ (a relative change of "
@@ -139,9 +140,7 @@ def cvar_panel(s, seed):
     with a:
         st.plotly_chart(compute.figure("phase_diagram", ns, taus, regime, s["n"], tau, s["eps"], d),
                         width="stretch", key="phase")
-        st.caption("Grey: no private learner beats a constant (εnτ ≤ √d or nτ ≤ 1). Blue: the "
-                   "privacy term rules. Green: privacy costs less than sampling error. The cross "
-                   "is the page's n and τ.")
+        st.caption(explain.phase_caption(s["eps"], d))
         grid = pd.DataFrame(regime, index=pd.Index(taus, name="tau"), columns=ns)
         st.download_button("Download the regime grid (CSV)", grid.to_csv(), "cvar_regimes.csv",
                            "text/csv", key="dl_phase")
@@ -150,9 +149,10 @@ def cvar_panel(s, seed):
     with b:
         st.plotly_chart(compute.figure("cvar_rates", rates, measured, tau, s["eps"]), width="stretch", key="rates")
         lo, hi = compute.rate_ratio(measured, tau, s["eps"])
-        st.caption("Lines: the papers' rates with constants set to 1; red band: the Laplace plug-in's "
-                   f"mean error over {compute.CVAR_REPS} samples of the hard two-point law per n. "
-                   + explain.rate_ratio_sentence(lo, hi))
+        st.caption("Lines: the papers' rates with constants set to 1 (so only their shape is "
+                   f"meaningful); red band: the Laplace plug-in's mean error over {compute.CVAR_REPS} "
+                   "samples of the page's two-point law (B with probability τ/2) per n. "
+                   + explain.rate_ratio_sentence(lo, hi, s["eps"]))
         both = pd.concat([rates.assign(source="rate"), measured.assign(source="measured")])
         st.download_button("Download the numbers (CSV)", both.to_csv(index=False), "cvar_rates.csv",
                            "text/csv", key="dl_rates")
@@ -172,21 +172,23 @@ def study():
     with st.spinner(f"Simulating releases{waiting}…"):
         m = compute.measure(s["n"], s["eps"], s["gamma"], s["h"], s["W"], s["C"], s["rho"], seed)
     terms = compute.terms(s["n"], s["eps"], s["gamma"], s["h"], s["W"], s["C"], s["rho"],
-                          m.theta0_norm)  # Theorem 10; the charts add Theorem 11's 2G
+                          m.norms)  # Theorem 10; the charts add Theorem 11's 2G
     verdict_panel(s, terms, m)
     werm_panel(s, G, m, terms)
     sample_size_panel(s, m.theta0_norm)
     cvar_panel(s, seed)
 
 
-st.title("Theory bounds: what the theorems promise, next to what the mechanisms do")
+st.title("Theory bounds: what the bounds say, next to what the mechanisms do")
 st.markdown(
     "This page answers one question: how large can the cost of privacy be according to the two "
-    "papers' theorems, and do the actual mechanisms stay within those bounds? Each bound is "
+    "papers' theorems (as transcribed, and as this project re-derives one of them), and do the "
+    "actual mechanisms stay within those bounds? Each bound is "
     "split into its terms, so you can see which one dominates where."
 )
 st.caption("Unit of privacy: one patient (one row); neighbouring trials differ by replacing one "
-           "patient; pure ε-DP (δ = 0). Measurements are on simulated trials (the DP-wERM paper's "
+           "patient. DP-wERM and the Laplace CVaR release are pure ε-DP (δ = 0); the convex CVaR "
+           "rates are for (ε, δ)-DP learners. Measurements are on simulated trials (the DP-wERM paper's "
            "design) and demo losses, never on real patients.")
 check_link(CONTROLS)
 study()

@@ -61,7 +61,7 @@ def verdict_panel(s, here):
     st.info(explain.cvar_verdict(s["n"], s["tau"], s["eps"], here.total_mean, here.statistical_mean,
                                  s["bound"]), icon=":material/groups:")
     colour = {"statistical": "green", "privacy-dominated": "orange", "trivial": "red"}[regime]
-    st.badge(f"Worst-case regime: {regime}", color=colour)
+    st.badge(f"Indicative regime, up to constants: {regime}", color=colour)
     st.caption(explain.cvar_regime_sentence(regime, s["n"], s["tau"], s["eps"], here.privacy_exact_mean,
                                             here.statistical_mean))
     cols = st.columns(4)
@@ -76,7 +76,8 @@ def error_panel(s, summary):
     x_axis = XAXIS.widget()
     rows = compute.curve(summary, x_axis, s["n"], s["tau"], s["eps"])
     current = {"epsilon": s["eps"], "n": s["n"], "tau": s["tau"], "eps_n_tau": None}[x_axis]
-    st.plotly_chart(charts.error_curves(rows, x_axis, current, s["bound"]), width="stretch", key="errors")
+    st.plotly_chart(charts.error_curves(rows, x_axis, current, s["bound"], s["eps"]), width="stretch",
+                    key="errors")
     st.caption(explain.CVAR_CAPTIONS[x_axis])
     st.download_button("Download these numbers (CSV)", rows.to_csv(index=False), f"cvar_error_vs_{x_axis}.csv",
                        "text/csv", key="dl_errors")
@@ -91,13 +92,14 @@ def formulas_panel(s):
         st.latex(r"\tilde\rho=\operatorname{clip}\Big(\hat\rho_\tau+\mathrm{Lap}\big(\tfrac{\Delta}{\varepsilon}\big),0,B\Big),"
                  r"\quad \Delta=B\min\{1,\tfrac{1}{n\tau}\}")
         st.latex(r"\mathbb E|\tilde\rho-\hat\rho|=b-\tfrac b2\big(e^{-\hat\rho/b}+e^{-(B-\hat\rho)/b}\big),\ b=\Delta/\varepsilon;"
-                 r"\qquad \text{rate } B\min\Big\{1,\tfrac{1}{\sqrt{n\tau}}+\tfrac{1}{\varepsilon n\tau}\Big\}")
+                 r"\qquad \text{rate } B\min\Big\{1,\tfrac{1}{\sqrt{n\tau}}+\tfrac{1}{\varepsilon n\tau}\Big\}"
+                 r"\text{ up to constants}")
         st.markdown("Losses outside [0, B] are clipped record by record before the release (a "
                     "data-dependent error message would itself leak). Unit of privacy: one "
                     "record; neighbours differ by replacing one. Pure ε-DP, δ = 0.")
         if detail.open and math.isfinite(s["eps"]):
             table = compute.methods(s["kind"], s["n"], s["tau"], s["eps"], s["bound"], s["reps"], s["seed"])
-            st.markdown(explain.adaptive_sentence(*table.total_mean, *table.total_se))
+            st.markdown(explain.adaptive_sentence(*table.total_mean, *table.total_se, s["n"], s["tau"], s["eps"]))
 
 
 def class_panel(s):
@@ -109,10 +111,7 @@ def class_panel(s):
     a, b = st.columns(2)
     a.plotly_chart(charts.selection_probabilities(study, i), width="stretch", key="em_probs")
     b.plotly_chart(charts.class_excess(study, s["eps"]), width="stretch", key="em_excess")
-    st.caption("90% of records follow y = x, a 10% minority y = −x. The slope with the lowest mean "
-               "loss serves the majority; the lowest CVaR protects the minority. The exponential "
-               "mechanism releases a slope with probability ∝ exp(−εnτ·CVaR/(2B)); expectations "
-               "are exact, on one simulated data set.")
+    st.caption(explain.class_caption(s["tau"]))
     per_theta, per_eps = compute.class_table(study)
     c, d = st.columns(2)
     c.download_button("Probabilities per slope (CSV)", per_theta.to_csv(index=False), "cvar_em_probabilities.csv",
@@ -123,8 +122,8 @@ def class_panel(s):
 
 
 def convex_panel(s):
-    """DP-GD's phase transition, run on request."""
-    st.subheader("Convex learning: the phase transition at εnτ ≈ √d")
+    """DP-GD's phase transition, run on request, with the transition where it is measured."""
+    st.subheader("Convex learning: where privacy stops costing, measured against εnτ/√d")
     ds = DIMS.widget()
     if not ds:
         st.caption("Choose at least one dimension d.")
@@ -139,10 +138,9 @@ def convex_panel(s):
         return
     with st.spinner("Running DP-GD" + compute.waiting() + "…"):
         summary = compute.convex(*request)
-    st.plotly_chart(charts.phase_transition(summary), width="stretch", key="convex")
-    st.caption("Up to εnτ/√d of a few tens the excess stays high; by a few hundred it is nearly "
-               "gone, and against εnτ/√d the drop comes at the same place for every d: privacy is "
-               "cheap once εnτ ≫ √d (Corollary 6.6). Bands: 95% Monte-Carlo intervals.")
+    transition = compute.convex_transition(summary)
+    st.plotly_chart(charts.phase_transition(summary, transition["benchmark"]), width="stretch", key="convex")
+    st.caption(explain.convex_caption(transition, request[0]))
     st.download_button("Download these numbers (CSV)", summary.to_csv(index=False), "cvar_convex.csv",
                        "text/csv", key="dl_convex")
 

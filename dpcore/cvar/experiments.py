@@ -23,7 +23,13 @@ from ..owl.paper import PAPER_W, resolve_gamma
 from ..owl.simulate import PAPER_TRIAL
 from ..privacy.accounting import PrivacyLedger
 from ..privacy.mechanisms import laplace_interval_halfwidth
-from ..theory.bounds import effective_sizes, em_gap_bound, finite_class_rate, scalar_cvar_rate
+from ..theory.bounds import (
+    cvar_regime_name,
+    effective_sizes,
+    em_gap_bound,
+    finite_class_rate,
+    scalar_cvar_rate,
+)
 from .estimation import (
     check_bound,
     check_tau,
@@ -171,18 +177,8 @@ def method_comparison(kind, n, tau, epsilon, bound=1.0, reps=200, seed=0):
     return pd.DataFrame(rows)
 
 
-def cvar_regime(n, tau, epsilon):
-    """Which term of the rate min{1, 1/sqrt(n tau) + 1/(epsilon n tau)} governs the error.
-
-    Returns "trivial" when the sum reaches 1 (no estimate beats a fixed guess by more than a
-    constant), "privacy-dominated" when 1/(epsilon n tau) > 1/sqrt(n tau), i.e.
-    epsilon sqrt(n tau) < 1, and "statistical" otherwise (always when epsilon = inf).
-    """
-    m, em = effective_sizes(n, check_tau(tau), check_epsilon(epsilon))
-    stat, priv = 1.0 / math.sqrt(m), 1.0 / em
-    if stat + priv >= 1.0:
-        return "trivial"
-    return "privacy-dominated" if priv > stat else "statistical"
+# One regime rule for every page: the theory module's (d = 1 here, the scalar rate).
+cvar_regime = cvar_regime_name
 
 
 # --------------------------------------------------------------------------------------------

@@ -329,3 +329,19 @@ def dp_gd_excess_bound(n, d, tau, epsilon, delta, *, G=1.0, B=2.0, D=2.0, steps=
     :func:`dp_gd_cvar` with c_eta = 1 and full averaging (spec §4.2)."""
     _, L, D_theta, _, _, sigma = _dp_gd_scales(n, tau, epsilon, delta, G, B, D, steps)
     return float(D_theta * np.sqrt(L * L + (d + 1) * sigma * sigma) / np.sqrt(steps))
+
+
+def dp_gd_privacy_constant(n, d, tau, epsilon, delta, *, G=1.0, B=2.0, D=2.0):
+    """The c with which the noise part of :func:`dp_gd_excess_bound`,
+    D_theta sqrt(d+1) sigma / sqrt(T), equals c sqrt(d) / (epsilon n tau).
+
+    c = D_theta (n tau Delta_2) (epsilon / mu) sqrt((d+1)/d): the lifted diameter
+    D_theta = sqrt(D^2 + (B/lam)^2) and the sensitivity n tau Delta_2 = max(2G, sqrt(G^2 +
+    lam^2)) carry (GD + B), and epsilon/mu(epsilon, delta) is the Gaussian-DP calibration
+    (about 3.7 at epsilon = 1, delta = 1e-5). It does not depend on T. Returns a dict with
+    c, mu and the calibration epsilon/mu.
+    """
+    _, _, D_theta, sens, mu, _ = _dp_gd_scales(n, tau, epsilon, delta, G, B, D, 1)
+    calibration = epsilon / mu
+    c = D_theta * n * tau * sens * calibration * np.sqrt((d + 1) / d)
+    return {"c": float(c), "mu": float(mu), "calibration": float(calibration)}

@@ -5,10 +5,14 @@ Corollary 12's sample size, spec dp_owl.md §9), and the private CVaR paper's ra
 cvar.md §4.6). Rates are orders of magnitude (constants set to 1 unless the theorem gives
 them); present them as bounds, and measured curves as measurements.
 
-Convention for DP-wERM: the code's objective is sum_i w_i l + (gamma/2)||theta||^2, i.e.
-(1/n) sum_i w_i l + (lambda/2)||theta||^2 with lambda = gamma/n (the paper's text writes
-lambda = 2 gamma/n, which does not match its own sensitivity (C + 2W)/gamma). ``d`` is the
-dimension of theta (the paper's p): the number of features plus one for the intercept.
+Conventions for DP-wERM: the code's objective is sum_i w_i l + (gamma/2)||theta||^2, i.e.
+(1/n) sum_i w_i l + (lambda/2)||theta||^2 with lambda = gamma/n ("code"); the theorem as
+transcribed states lambda = 2 gamma/n ("stated"), which does not match its own sensitivity
+(C + 2W)/gamma. Each form of Theorem 10 is evaluated at its own convention by default
+(:data:`FORM_CONVENTION`): the transcribed ("printed") formula at the theorem's stated
+lambda = 2 gamma/n, the re-derived one (this project's derivation, not a theorem of the paper)
+at the code's lambda = gamma/n, for which it was derived. ``d`` is the dimension of theta (the
+paper's p): the number of features plus one for the intercept.
 """
 
 from __future__ import annotations
@@ -22,11 +26,24 @@ from ..cvar.estimation import cvar_sensitivity, hard_two_point
 # DP-wERM: Theorem 10 (empirical), Theorem 11 (population), Corollary 12 (sample size)
 
 FORMS = ("printed", "re-derived")
+CONVENTIONS = {"code": 1.0, "stated": 2.0}  # lambda = factor * gamma / n
+FORM_CONVENTION = {"printed": "stated", "re-derived": "code"}
 
 
-def lam_from_gamma(gamma, n):
-    """lambda = gamma / n: the mean-form ridge constant of the code's sum-form gamma."""
-    return np.asarray(gamma, dtype=float) / np.asarray(n, dtype=float)
+def convention_of(form, convention=None):
+    """The convention a form is evaluated at: ``convention`` if given, else the form's own."""
+    if form not in FORMS:
+        raise ValueError(f"form must be one of {FORMS}, got {form!r}")
+    convention = FORM_CONVENTION[form] if convention is None else convention
+    if convention not in CONVENTIONS:
+        raise ValueError(f"convention must be one of {tuple(CONVENTIONS)}, got {convention!r}")
+    return convention
+
+
+def lam_from_gamma(gamma, n, convention="code"):
+    """lambda = gamma/n ("code") or 2 gamma/n ("stated"): the mean-form ridge constant that a
+    convention reads off the code's sum-form gamma."""
+    return CONVENTIONS[convention] * np.asarray(gamma, dtype=float) / np.asarray(n, dtype=float)
 
 
 def weighted_sensitivity(weight_bound, gamma, C=0.0):
@@ -42,8 +59,14 @@ def unweighted_sensitivity(gamma):
 def a_p(d, rho):
     """The paper's a_p(rho) = sqrt(p + 2 sqrt(p log(1/rho)) + log(1/rho)), with p = d.
 
-    It is the Laurent-Massart bound on the (1 - rho) quantile of the norm of a standard
-    Gaussian vector, not of the Gamma(d, 1) radius that Algorithm 1 draws.
+    a_p(rho)^2 = p + 2 sqrt(p L) + L (L = log 1/rho) is Laurent and Massart's bound on the
+    (1 - rho) quantile of a chi-square with p degrees of freedom, and it is also a valid bound
+    on the (1 - rho) quantile of the Gamma(p, 1) radius that Algorithm 1 draws (Gamma(p, 1)
+    is sub-gamma with variance p, so its quantile is at most p + sqrt(2 p L) + L). a_p itself
+    is below that quantile (for p >= 3 at every rho, and for every p at rho <= 0.05): the
+    transcribed T2, which has a_p where the radius belongs, most
+    plausibly misses a square. The paper's own Corollary 12 is linear in (lambda + W/(2h)),
+    like the re-derived form.
     """
     L = np.log(1.0 / np.asarray(rho, dtype=float))
     return np.sqrt(d + 2.0 * np.sqrt(d * L) + L)
@@ -66,10 +89,13 @@ def huber_term(weight_bound, h):
 
 
 def noise_term(n, lam, h, epsilon, rho, weight_bound, C, d, form="re-derived"):
-    """T2 = E(n, lambda, h, epsilon, rho), the privacy-noise term, in either form.
+    """T2 = E(n, lambda, h, epsilon, rho), the privacy-noise term, in either form, at a given
+    lambda (the convention is the caller's: see :func:`werm_bound`).
 
-    "printed" (the paper): [(lambda + W/(2h)) (C + 2W) a_p(rho)]^2 / (2 n lambda epsilon)^2.
-    "re-derived": (lambda + W/(2h)) [(C + 2W) r_rho]^2 / (2 (n lambda epsilon)^2), from
+    "printed" (as transcribed from the paper):
+    [(lambda + W/(2h)) (C + 2W) a_p(rho)]^2 / (2 n lambda epsilon)^2.
+    "re-derived" (this project's derivation for lambda = gamma/n):
+    (lambda + W/(2h)) [(C + 2W) r_rho]^2 / (2 (n lambda epsilon)^2), from
     J(theta_hat + b) - J(theta_hat) <= (beta/2)||b||^2 with the smoothness
     beta = lambda + W/(2h) of the mean-form objective J and ||b|| <= (C + 2W) r_rho/(n lambda
     epsilon) with probability 1 - rho. Zero when epsilon is infinite. Vectorised.
@@ -88,15 +114,17 @@ def noise_term(n, lam, h, epsilon, rho, weight_bound, C, d, form="re-derived"):
 
 
 def werm_bound(n, gamma, h, epsilon, rho, weight_bound, C, d, theta0_norm, form="re-derived",
-               G=0.0):
+               G=0.0, convention=None):
     """Theorem 10's bound on L0_hat(theta*) - L0_hat(theta0) with probability >= 1 - rho, and
     with ``G`` > 0 Theorem 11's bound on the population excess L0(theta*) - L0(theta0), which
-    adds 2 G_{n,h}(delta0) (a uniform-deviation term the user supplies).
+    adds 2 G_{n,h}(delta0) (a uniform-deviation term the user supplies) and holds with
+    probability >= 1 - delta0 - rho.
 
     Returns a dict of arrays: T1, T2, T3, G (the 2G term) and total. ``gamma`` is the code's
-    sum-form constant; lambda = gamma/n.
+    sum-form constant; lambda = gamma/n or 2 gamma/n by ``convention`` (default: the form's
+    own, :data:`FORM_CONVENTION`).
     """
-    lam = lam_from_gamma(gamma, n)
+    lam = lam_from_gamma(gamma, n, convention_of(form, convention))
     t1 = regularization_term(lam, theta0_norm)
     t2 = noise_term(n, lam, h, epsilon, rho, weight_bound, C, d, form)
     t3 = huber_term(weight_bound, h)
@@ -110,10 +138,22 @@ def sample_size(alpha, epsilon, weight_bound, C, d, delta, theta0_norm, h=None, 
 
     statistical  W^2 ||theta0||^2 / alpha^2,
     privacy      (C + 2W) p log(p/delta) ||theta0|| / (epsilon alpha),
-    smoothing    sqrt(W/h) ||theta0|| (C + 2W) p log(p/delta) / (epsilon alpha^{3/2}),
+    smoothing    sqrt(W/h) ||theta0||^2 (C + 2W) p log(p/delta) / (epsilon alpha^{3/2}),
 
     with p = d and h = c alpha / W by default (the corollary needs h <= c alpha / W).
     Returns a dict of arrays with the three terms and ``n`` (their maximum). Vectorised.
+
+    Notes
+    -----
+    The corollary's display bounds the excess by (lambda/2)||theta0||^2 + (lambda + W/(2h))
+    (C + 2W)^2 P^2 / (lambda^2 n^2 epsilon^2) + W h/4 + W^2/(lambda n), P = p log(p/delta),
+    and picks lambda ~ alpha/||theta0||^2. Asking each part to be at most alpha:
+    W^2/(lambda n) <= alpha gives n >= W^2 ||theta0||^2/alpha^2; the lambda part of the noise,
+    (C + 2W)^2 P^2/(lambda n^2 epsilon^2) <= alpha, gives n >= (C + 2W) P ||theta0||/(epsilon
+    alpha); the W/(2h) part, (W/(2h)) (C + 2W)^2 P^2 ||theta0||^4/(alpha^2 n^2 epsilon^2)
+    <= alpha, gives n >= sqrt(W/(2h)) (C + 2W) P ||theta0||^2/(epsilon alpha^{3/2}). So the
+    smoothing term carries ||theta0||^2 (the constant 1/sqrt 2 dropped); the printed
+    corollary has ||theta0||.
     """
     alpha, eps = np.asarray(alpha, dtype=float), np.asarray(epsilon, dtype=float)
     W, t0 = float(weight_bound), float(theta0_norm)
@@ -122,7 +162,7 @@ def sample_size(alpha, epsilon, weight_bound, C, d, delta, theta0_norm, h=None, 
     stat = np.broadcast_to(W**2 * t0**2 / alpha**2, np.broadcast(alpha, eps).shape)
     with np.errstate(divide="ignore"):
         priv = np.where(np.isinf(eps), 0.0, common / (eps * alpha))
-        smooth = np.where(np.isinf(eps), 0.0, np.sqrt(W / h) * common / (eps * alpha**1.5))
+        smooth = np.where(np.isinf(eps), 0.0, np.sqrt(W / h) * common * t0 / (eps * alpha**1.5))
     return {"statistical": stat, "privacy": priv, "smoothing": smooth,
             "n": np.maximum(stat, np.maximum(priv, smooth))}
 
@@ -142,13 +182,15 @@ def _noise_constant(n, epsilon, rho, weight_bound, C, d, form):
     return (span * radius_quantile(d, rho)) ** 2 / (2.0 * n**2 * epsilon**2)
 
 
-def best_gamma(n, h, epsilon, rho, weight_bound, C, d, theta0_norm, form="re-derived"):
+def best_gamma(n, h, epsilon, rho, weight_bound, C, d, theta0_norm, form="re-derived",
+               convention=None):
     """The gamma minimising Theorem 10's bound at fixed h (closed form: a cubic's root).
 
     With a = ||theta0||^2/2 and b = W/(2h), the re-derived bound a lambda + c (lambda + b)/
     lambda^2 + Wh/4 is minimal where a lambda^3 - c lambda - 2 b c = 0; the printed one,
     a lambda + q (1 + b/lambda)^2 + Wh/4, where a lambda^3 - 2 q b lambda - 2 q b^2 = 0.
-    Returns gamma = n lambda; 0 without privacy, inf when ||theta0|| = 0.
+    Returns gamma = n lambda / factor of the convention (default: the form's own); 0 without
+    privacy, inf when ||theta0|| = 0.
     """
     if np.isinf(epsilon):
         return 0.0
@@ -161,10 +203,10 @@ def best_gamma(n, h, epsilon, rho, weight_bound, C, d, theta0_norm, form="re-der
         lam = _positive_root(a, -2.0 * k * b, -2.0 * k * b * b)
     else:
         lam = _positive_root(a, -k, -2.0 * b * k)
-    return n * lam
+    return n * lam / CONVENTIONS[convention_of(form, convention)]
 
 
-def best_h(n, gamma, epsilon, rho, weight_bound, C, d, form="re-derived"):
+def best_h(n, gamma, epsilon, rho, weight_bound, C, d, form="re-derived", convention=None):
     """The h minimising Theorem 10's bound at fixed gamma (closed form).
 
     Re-derived: h = sqrt(2c)/lambda. Printed: the positive root of
@@ -172,14 +214,15 @@ def best_h(n, gamma, epsilon, rho, weight_bound, C, d, form="re-derived"):
     """
     if np.isinf(epsilon):
         return 0.0
-    lam = gamma / n
+    lam = float(lam_from_gamma(gamma, n, convention_of(form, convention)))
     k = _noise_constant(n, epsilon, rho, weight_bound, C, d, form)
     if form == "printed":
         return _positive_root(lam, -4.0 * k, -2.0 * k * weight_bound / lam)
     return float(np.sqrt(2.0 * k) / lam)
 
 
-def best_gamma_h(n, epsilon, rho, weight_bound, C, d, theta0_norm, form="re-derived"):
+def best_gamma_h(n, epsilon, rho, weight_bound, C, d, theta0_norm, form="re-derived",
+                 convention=None):
     """The (gamma, h) minimising Theorem 10's bound jointly.
 
     Re-derived, closed form: with h = sqrt(2c)/lambda the h-dependent part is W sqrt(c/2)/
@@ -191,21 +234,24 @@ def best_gamma_h(n, epsilon, rho, weight_bound, C, d, theta0_norm, form="re-deri
     a = 0.5 * theta0_norm**2
     if a == 0:
         return np.inf, 0.0
+    conv = convention_of(form, convention)
+    to_gamma = n / CONVENTIONS[conv]
     k = _noise_constant(n, epsilon, rho, weight_bound, C, d, form)
     if form == "re-derived":
         lam = np.sqrt((k + weight_bound * np.sqrt(k / 2.0)) / a)
-        return float(n * lam), float(np.sqrt(2.0 * k) / lam)
+        return float(to_gamma * lam), float(np.sqrt(2.0 * k) / lam)
 
     def total(log_lam):
-        lam = np.exp(log_lam)
-        h = best_h(n, n * lam, epsilon, rho, weight_bound, C, d, form)
-        return float(werm_bound(n, n * lam, h, epsilon, rho, weight_bound, C, d, theta0_norm,
-                                form)["total"])
+        g = to_gamma * np.exp(log_lam)
+        h = best_h(n, g, epsilon, rho, weight_bound, C, d, form, conv)
+        return float(werm_bound(n, g, h, epsilon, rho, weight_bound, C, d, theta0_norm, form,
+                                convention=conv)["total"])
 
-    start = np.log(best_gamma(n, 1.0, epsilon, rho, weight_bound, C, d, theta0_norm, form) / n)
+    start = np.log(best_gamma(n, 1.0, epsilon, rho, weight_bound, C, d, theta0_norm, form, conv)
+                   / to_gamma)
     res = optimize.minimize_scalar(total, bracket=(start - 3.0, start, start + 3.0))
-    lam = float(np.exp(res.x))
-    return n * lam, best_h(n, n * lam, epsilon, rho, weight_bound, C, d, form)
+    g = float(to_gamma * np.exp(res.x))
+    return g, best_h(n, g, epsilon, rho, weight_bound, C, d, form, conv)
 
 
 # --------------------------------------------------------------------------------------------
@@ -271,24 +317,35 @@ def convex_lower_rate(n, tau, epsilon, d, G=1.0, D=2.0, B=2.0):
 
 
 def phase_transition_ratio(n, tau, epsilon, d):
-    """epsilon n tau / sqrt(d). Privacy is cheap once this is >> 1 (Corollary 6.6); in the
-    spec's measurements excess saturates below about 20-40 and is negligible above 200."""
+    """epsilon n tau / sqrt(d). Corollary 6.6: nontrivial private learning needs this >> 1, up
+    to logarithmic factors; the constant is not given (the page measures where DP-GD's excess
+    actually falls, :func:`dpcore.theory.measurement.transition_ratio`)."""
     return effective_sizes(n, tau, epsilon)[1] / np.sqrt(d)
 
 
-def phase_transition_epsilon(n, tau, d):
-    """The epsilon at which epsilon n tau = sqrt(d), the threshold of Corollary 6.6."""
-    return np.sqrt(d) / (np.asarray(n, dtype=float) * tau)
+def phase_transition_epsilon(n, tau, d, ratio=1.0):
+    """The epsilon at which epsilon n tau / sqrt(d) = ``ratio``."""
+    return ratio * np.sqrt(d) / (np.asarray(n, dtype=float) * tau)
 
 
 REGIMES = ("statistical", "privacy-dominated", "trivial")
 
 
-def cvar_regime(n, tau, epsilon, d):
-    """Which part of the convex lower rate min{1, 1/sqrt(n tau) + sqrt(d)/(epsilon n tau)}
-    rules at (n, tau): 2 "trivial" where a term reaches the cap 1 (n tau <= 1 or
-    epsilon n tau <= sqrt(d), Corollary 6.6), else 1 "privacy-dominated" where
-    sqrt(d)/(epsilon n tau) > 1/sqrt(n tau), else 0 "statistical". Index into REGIMES."""
+def cvar_regime(n, tau, epsilon, d=1):
+    """The indicative regime of the worst-case CVaR rate at (n, tau, epsilon), up to constants.
+
+    One rule for every page: the rate min{1, 1/sqrt(n tau) + sqrt(d)/(epsilon n tau)} with
+    its constants set to 1 (d = 1: the scalar rate of Theorem 3.4; d > 1: the convex lower
+    rate of Corollary 6.5). 2 "trivial" where the sum reaches the cap 1, else 1
+    "privacy-dominated" where sqrt(d)/(epsilon n tau) > 1/sqrt(n tau), else 0 "statistical"
+    (always so without privacy once n tau > 1). The theorems' unknown constants move every
+    boundary, so the labels are indicative. Vectorised; an index into :data:`REGIMES`.
+    """
     m, em = effective_sizes(n, tau, epsilon)
     stat, priv = 1.0 / np.sqrt(m), np.sqrt(d) / em
-    return np.where(np.maximum(stat, priv) >= 1.0, 2, np.where(priv > stat, 1, 0))
+    return np.where(stat + priv >= 1.0, 2, np.where(priv > stat, 1, 0))
+
+
+def cvar_regime_name(n, tau, epsilon, d=1):
+    """:func:`cvar_regime` at one setting, as its name."""
+    return REGIMES[int(cvar_regime(n, tau, epsilon, d))]

@@ -7,8 +7,12 @@ from the engine itself (:func:`dpcore.werm.solve_werm`, :func:`dpcore.werm.sensi
 :func:`dpcore.mechanisms.output_perturbation`), so the measurement is of the actual mechanism,
 including the solver slack in its sensitivity. The comparator theta0 is the minimiser of the
 regularized hinge risk L0_hat + (lambda/2)||theta||^2 (approximated by a Huber hinge of width
-``COMPARATOR_H``): the bound holds for every theta0 iff it holds for that one, so it is the
-most demanding check.
+``COMPARATOR_H``) at the lambda of the convention the bound is read at: the bound holds for
+every theta0 iff it holds for that one, so it is the most demanding check at that gamma.
+
+Coverage is counted per noise draw but the draws are clustered within a trial (they share
+the data), and without noise (epsilon = inf) every draw of a trial is the same release; the
+interval of :func:`coverage` accounts for both.
 
 CVaR: the Laplace plug-in's error against the scalar rate, split into its statistical and
 privacy parts, on the demo loss laws of :mod:`dpcore.cvar.estimation`.
@@ -68,11 +72,33 @@ def hinge_risk(theta, trials):
 
 
 def comparator(trials, gamma):
-    """theta0: the regularized-hinge minimiser at gamma for each trial, shape (D, d)."""
+    """theta0: the regularized-hinge minimiser at sum-form gamma (lambda = gamma/n) for each
+    trial, shape (D, d)."""
     start, _ = solve_werm(trials.X, trials.y, trials.w, float(gamma), "huber", 0.5)
     theta0, _ = solve_werm(trials.X, trials.y, trials.w, float(gamma), "huber", COMPARATOR_H,
                            theta0=start, max_iter=2000)
     return theta0
+
+
+@dataclass(frozen=True)
+class Comparator:
+    """theta0 for one convention: the regularized-hinge minimiser at lambda = factor gamma/n,
+    its hinge risk ``risk`` (D,) and norm ``norm`` (D,) per trial."""
+
+    theta0: np.ndarray
+    risk: np.ndarray
+    norm: np.ndarray
+
+
+def comparators(trials, gamma, conventions=tuple(bounds.CONVENTIONS)):
+    """{convention: Comparator} at the code's gamma: lambda = gamma/n ("code") is the
+    regularized fit at gamma, lambda = 2 gamma/n ("stated") the fit at 2 gamma."""
+    out = {}
+    for conv in conventions:
+        theta0 = comparator(trials, bounds.CONVENTIONS[conv] * float(gamma))
+        out[conv] = Comparator(theta0, hinge_risk(theta0[:, None, :], trials)[:, 0],
+                               np.linalg.norm(theta0, axis=-1))
+    return out
 
 
 def werm_excess_risk(trials, theta0, epsilon, gammas, h, weight_bound=PAPER_W, C=0.0, draws=200,
@@ -97,8 +123,8 @@ def werm_excess_risk(trials, theta0, epsilon, gammas, h, weight_bound=PAPER_W, C
 
     Returns
     -------
-    DataFrame with one row per (gamma, trial, draw): gamma, h, trial, draw, excess,
-    theta0_norm, radius (the noise's length).
+    DataFrame with one row per (gamma, trial, draw): gamma, h, trial, draw, risk (L0_hat of
+    the release), excess (risk minus theta0's), theta0_norm, radius (the noise's length).
     """
     n = trials.X.shape[-2]
     base = hinge_risk(theta0[:, None, :], trials)
@@ -109,10 +135,11 @@ def werm_excess_risk(trials, theta0, epsilon, gammas, h, weight_bound=PAPER_W, C
         theta, _ = solve_werm(trials.X, trials.y, trials.w, g, "huber", float(h), theta0=theta)
         rng = stream(seed, Stream.NOISE, n, h, epsilon, _TAG)  # same draws for every gamma
         released = bounds_release(theta, epsilon, sensitivity(weight_bound, g, C), R, rng)
+        risk = hinge_risk(released, trials)
         frames.append(pd.DataFrame({
             "gamma": g, "h": float(h),
             "trial": np.repeat(np.arange(D), R), "draw": np.tile(np.arange(R), D),
-            "excess": (hinge_risk(released, trials) - base).ravel(),
+            "risk": risk.ravel(), "excess": (risk - base).ravel(),
             "theta0_norm": np.repeat(norms, R),
             "radius": np.linalg.norm(released - theta[:, None, :], axis=-1).ravel(),
         }))
@@ -125,31 +152,134 @@ def bounds_release(theta_hat, epsilon, delta, draws, rng):
     return output_perturbation(batch, epsilon, delta, rng=rng)
 
 
-def with_bounds(runs, n, epsilon, rho, weight_bound, C, d):
-    """Add each form's Theorem 10 bound (T1 from the row's own theta0) and whether the
-    measured excess stayed within it: columns bound_<form> and within_<form>."""
+def check_name(form, convention=None):
+    """Column suffix of one check: the form alone at its own convention, else form_convention."""
+    conv = bounds.convention_of(form, convention)
+    return form if conv == bounds.FORM_CONVENTION[form] else f"{form}_{conv}"
+
+
+def with_bounds(runs, comps, n, epsilon, rho, weight_bound, C, d, checks=None):
+    """Add, for each (form, convention) of ``checks`` (default: each form at its own
+    convention), the excess against that convention's comparator, the bound (T1 from that
+    comparator's norm) and whether the excess stayed within it: columns excess_<conv>,
+    bound_<name> and within_<name> (:func:`check_name`).
+
+    ``runs`` come from :func:`werm_excess_risk` at the one gamma that ``comps``
+    (:func:`comparators`) were fitted at.
+    """
+    if runs.gamma.nunique() > 1:
+        raise ValueError("with_bounds needs runs at a single gamma (the comparators' gamma)")
     runs = runs.copy()
-    for form in bounds.FORMS:
+    trial = runs.trial.to_numpy()
+    checks = [(f, None) for f in bounds.FORMS] if checks is None else checks
+    for form, conv in checks:
+        conv = bounds.convention_of(form, conv)
+        comp, name = comps[conv], check_name(form, conv)
+        excess = runs.risk.to_numpy() - comp.risk[trial]
         b = bounds.werm_bound(n, runs.gamma.to_numpy(), runs.h.to_numpy(), epsilon, rho,
-                              weight_bound, C, d, runs.theta0_norm.to_numpy(), form)["total"]
-        runs[f"bound_{form}"] = b
-        runs[f"within_{form}"] = runs.excess.to_numpy() <= b
+                              weight_bound, C, d, comp.norm[trial], form, convention=conv)["total"]
+        runs[f"excess_{conv}"] = excess
+        runs[f"bound_{name}"] = b
+        runs[f"within_{name}"] = excess <= b
     return runs
 
 
-def coverage(within, level=0.95):
-    """Share of draws within the bound and its Clopper-Pearson interval (a binomial count)."""
-    within = np.asarray(within, dtype=bool)
-    k, m = int(within.sum()), within.size
+def _clopper_pearson(k, m, level):
+    """Clopper-Pearson interval for k successes in m (k, m may be fractional: effective)."""
     a = (1 - level) / 2
-    lo = 0.0 if k == 0 else stats.beta.ppf(a, k, m - k + 1)
-    hi = 1.0 if k == m else stats.beta.ppf(1 - a, k + 1, m - k)
-    return {"share": k / m, "lo": float(lo), "hi": float(hi), "draws": m}
+    lo = 0.0 if k <= 0 else float(stats.beta.ppf(a, k, m - k + 1))
+    hi = 1.0 if k >= m else float(stats.beta.ppf(1 - a, k + 1, m - k))
+    return lo, hi
+
+
+def coverage(within, trial=None, identical=False, level=0.95):
+    """Share of draws within the bound and a 95% interval that respects the trials.
+
+    Parameters
+    ----------
+    within : array of bool, one per draw
+    trial : array of int or None
+        The trial of each draw. Draws of one trial share its data, so they are clustered:
+        the interval uses Kish's effective size m / deff with the design effect
+        deff = 1 + (R - 1) ICC (R draws per trial, ICC from the one-way ANOVA of ``within``
+        on ``trial``, at least 0), then Clopper-Pearson on the effective counts. When every
+        draw agrees (share 0 or 1) the ICC is not estimable and deff = 1: given the trials'
+        data the draws are independent, so the interval is then for these trials' average.
+        None: one trial (independent draws).
+    identical : bool
+        Every draw of a trial is the same release (no noise, epsilon = inf): the count is
+        of trials, one value each, and there is no probability over the noise.
+
+    Returns
+    -------
+    dict with share, lo, hi, draws (all draws), trials (clusters), effective (the size the
+    interval counts as independent).
+    """
+    within = np.asarray(within, dtype=float)
+    m = within.size
+    trial = np.zeros(m, dtype=int) if trial is None else np.asarray(trial)
+    labels, idx = np.unique(trial, return_inverse=True)
+    D = labels.size
+    per = np.bincount(idx, weights=within) / np.bincount(idx)
+    share = float(within.mean())
+    if identical:
+        eff = float(D)
+        k = float(per.sum())
+    else:
+        R = m / D
+        deff = 1.0
+        if D > 1 and R > 1:
+            msb = R * np.sum((per - share) ** 2) / (D - 1)
+            msw = np.sum((within - per[idx]) ** 2) / (m - D)
+            icc = 0.0 if msb + (R - 1) * msw == 0 else (msb - msw) / (msb + (R - 1) * msw)
+            deff = 1.0 + (R - 1) * max(0.0, float(icc))
+        eff = m / deff
+        k = share * eff
+    lo, hi = _clopper_pearson(k, eff, level)
+    return {"share": share, "lo": lo, "hi": hi, "draws": m, "trials": int(D), "effective": eff}
 
 
 # --------------------------------------------------------------------------------------------
-# CVaR: the Laplace plug-in's error against the scalar rate
+# Convex CVaR: where DP-GD's excess actually falls against epsilon n tau / sqrt(d)
 
 
-__all__ = ["COMPARATOR_H", "Trials", "paper_trials", "hinge_risk", "comparator", "werm_excess_risk",
-           "bounds_release", "with_bounds", "coverage"]
+# Measured by `PYTHONPATH=$PWD python benchmarks/convex_transition.py --reps 20` (the CVaR page's
+# convex study, n = 2000, tau = 0.1, T = 100, delta = 1e-5, seed 0, 13 ratios from 1 to 1000):
+# the epsilon n tau / sqrt(d) at which the mean excess falls to half and to a tenth of its peak.
+CONVEX_TRANSITION = {
+    "half": {1: 26.4, 2: 22.9, 5: 25.9, 10: 29.8, 20: 36.4, 50: 48.7},
+    "tenth": {1: 55.6, 2: 45.6, 5: 50.8, 10: 64.4, 20: 77.9, 50: 98.8},
+    "median_half": 28.1,
+    "median_tenth": 60.0,
+}
+
+
+def transition_ratio(summary, level=0.5):
+    """The epsilon n tau / sqrt(d) at which DP-GD's mean excess CVaR falls to ``level`` times
+    its largest value, beyond that largest value, per d.
+
+    The largest value, not the first: with very large noise DP-GD's step size shrinks and its
+    iterate stays near the data-independent start, so the excess first rises with epsilon
+    before it falls. ``summary`` has columns d, ratio and excess_mean (the convex study
+    summarised by d and ratio). The crossing is interpolated linearly in log ratio between the
+    two grid points around it. Returns a Series indexed by d (NaN where it never falls that far).
+    """
+    out = {}
+    for d, part in summary.sort_values("ratio").groupby("d", sort=True):
+        x = np.log(part.ratio.to_numpy(float))
+        y = part.excess_mean.to_numpy(float)
+        top = int(np.argmax(y))
+        target = level * y[top]
+        below = np.flatnonzero(y[top:] <= target) + top
+        if y[top] <= 0 or below.size == 0:
+            out[d] = np.nan
+            continue
+        j = below[0]
+        t = (y[j - 1] - target) / (y[j - 1] - y[j])
+        out[d] = float(np.exp(x[j - 1] + t * (x[j] - x[j - 1])))
+    return pd.Series(out, name="transition_ratio", dtype=float).rename_axis("d")
+
+
+__all__ = ["COMPARATOR_H", "CONVEX_TRANSITION", "Comparator", "Trials", "paper_trials", "hinge_risk", "comparator",
+           "comparators", "werm_excess_risk", "bounds_release", "check_name", "with_bounds",
+           "coverage", "transition_ratio"]

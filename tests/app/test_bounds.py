@@ -32,7 +32,8 @@ def figure(at, key):
 
 def check_clean(at):
     assert not at.exception, [e.value for e in at.exception]
-    assert not at.error or all("violated" in e.value for e in at.error)
+    assert not at.error or all("fails by measurement" in e.value or "It fails on the data" in e.value
+                               for e in at.error)
     assert not at.warning, words(at.warning)
 
 
@@ -42,34 +43,37 @@ def test_default_view_numbers_agree(open_page):
     assert "Theory bounds" in at.title[0].value
     verdict = words(at.info)
     m = compute.measure(500, 1.0, 115.0, 0.5, 30, 0.0, 0.05, 0)
-    t = compute.terms(500, 1.0, 115.0, 0.5, 30, 0.0, 0.05, m.theta0_norm)["re-derived"]
+    t = compute.terms(500, 1.0, 115.0, 0.5, 30, 0.0, 0.05, m.norms)["re-derived"]
     share = round(100 * t["T2"] / t["total"])
-    assert f"privacy-noise term is {share}% of the bound (re-derived form)" in verdict
-    assert f"at most {t['total']:.3g} with probability 95%" in verdict
+    assert f"privacy-noise term is {share}% of the re-derived bound" in verdict
+    assert f"at most {t['total']:.3g} with probability at least 95%" in verdict
+    assert "this project's derivation, not a theorem of the paper" in verdict
     q = m.here.excess.quantile(0.95)
     assert f"stayed below {q:.3g}" in verdict
     assert metric(at, "Bound (re-derived)") == pytest.approx(t["total"], rel=1e-2)
     assert metric(at, "T2 privacy noise") == pytest.approx(t["T2"], rel=1e-2)
     # Both coverage sentences, with the share computed independently from the draws.
     ok = words(at.success)
-    for form in bounds.FORMS:
-        share = 100 * np.mean(m.here.excess <= m.here[f"bound_{form}"])
-        assert f"The {form} bound held in {share:.1f}%" in ok
+    for form, name in (("printed", "transcribed"), ("re-derived", "re-derived")):
+        excess = m.here[f"excess_{bounds.FORM_CONVENTION[form]}"]
+        share = 100 * np.mean(excess <= m.here[f"bound_{form}"])
+        assert f"The {name} bound held in {share:.1f}%" in ok
+    assert f"over {compute.TRIALS} trials" in ok
     lo, hi = compute.rate_ratio(compute.cvar_measured(0.05, 1.0, 0), 0.05, 1.0)
     assert f"between {lo:.2g} and {hi:.2g} across n" in words(at.caption)
     fig = figure(at, "vs_gamma")
     names = [tr.get("name") for tr in fig["data"]]
-    assert "T2 privacy noise" in names and "printed bound (total)" in names
+    assert "T2 privacy noise" in names and "transcribed, λ = 2γ/n bound (total)" in names
 
 
 def test_printed_bound_failure_is_said_plainly(open_page):
     at = open_page(PAGE, **FAILS)
     check_clean(at)
     errors = words(at.error)
-    assert "The printed bound is violated by measurement at these settings." in errors
+    assert "At these settings the transcribed formula fails by measurement." in errors
     assert "re-derived bound held" in words(at.success)
     m = compute.measure(200, 1.0, 1.0, 2.0, 1, 0.0, 0.05, 0)
-    cov = coverage(m.here["within_printed"])
+    cov = coverage(m.here["within_printed"], m.here.trial)
     assert cov["hi"] < 0.95
     assert f"held in {100 * cov['share']:.1f}%" in errors
 
@@ -77,8 +81,18 @@ def test_printed_bound_failure_is_said_plainly(open_page):
 def test_non_private_smallest_n(open_page):
     at = open_page(PAGE, eps="non-private", n="100")
     check_clean(at)
-    assert "Without privacy there is no noise term" in words(at.info)
+    verdict = words(at.info)
+    assert "Without privacy there is no noise term" in verdict
+    assert "probability" not in verdict.replace("no probability", "")
     assert metric(at, "T2 privacy noise") == 0
+    coverage_text = words(at.success) + words(at.error)
+    assert f"of {compute.TRIALS} simulated trials" in coverage_text and "releases" not in coverage_text
+    assert "CI" not in coverage_text
+    assert any(mm.label == "Measured, largest over trials" for mm in at.metric)
+    # The chart's band counts trials, not their identical draws.
+    m = compute.measure(100, float("inf"), compute.gamma_used("paper", 75, float("inf"), 100), 0.5, 30,
+                        0.0, 0.05, 0)
+    assert (m.curve("gamma", "re-derived").reps == compute.TRIALS).all()
 
 
 def test_smallest_eps_largest_n(open_page):
@@ -89,19 +103,19 @@ def test_smallest_eps_largest_n(open_page):
     assert "2G generalization" in [tr.get("name") for tr in figure(at, "vs_gamma")["data"]]
     g = compute.gamma_used("paper", 75, 0.05, 5000)
     m = compute.measure(5000, 0.05, g, 0.5, 30, 60.0, 0.01, 0)
-    t = compute.terms(5000, 0.05, g, 0.5, 30, 60.0, 0.01, m.theta0_norm)["re-derived"]
+    t = compute.terms(5000, 0.05, g, 0.5, 30, 60.0, 0.01, m.norms)["re-derived"]
     assert metric(at, "Bound (re-derived)") == pytest.approx(t["total"], rel=1e-2)
 
 
 def test_preset_button_and_form_switch(open_page):
     at = open_page(PAGE)
-    next(b for b in at.button if b.label.startswith("Where the printed")).click().run()
+    next(b for b in at.button if b.label == "Where the transcribed formula fails").click().run()
     check_clean(at)
     assert at.query_params["W"] == "1" and at.query_params["h"] == "2"
-    assert "violated" in words(at.error)
+    assert "transcribed formula fails by measurement" in words(at.error)
     at.segmented_control(key="form").set_value("printed").run()
     check_clean(at)
-    assert "Theorem 10 (printed)" in figure(at, "vs_gamma")["layout"]["title"]["text"]
+    assert "Theorem 10, transcribed, λ = 2γ/n" in figure(at, "vs_gamma")["layout"]["title"]["text"]
 
 
 def test_bad_link_warns_and_falls_back(open_page):

@@ -82,14 +82,15 @@ def test_epsilon_slider_moves_the_verdict_and_the_regime(open_page, engine):
     clean(at)
     here = engine[(engine.n == 2000) & (engine.tau == 0.05) & (engine.epsilon == 0.05)].iloc[0]
     assert "at ε = 0.05" in at.info[0].value and f"{here.total_mean:.2g}" in at.info[0].value
-    assert ":orange-badge[Worst-case regime: privacy-dominated]" in badges(at)
+    assert ":orange-badge[Indicative regime, up to constants: privacy-dominated]" in badges(at)
     assert "εnτ = 5 is below √(nτ) = 10" in text(at.caption)
     assert "the privacy part is the larger" in text(at.caption)
 
 
 @pytest.mark.parametrize("params,words", [
     ({"eps": "non-private"}, ["without privacy", "all of it sampling error"]),
-    ({"n": "100", "tau": "0.01", "eps": "0.05"}, ["only 1 patient forms the tail", "Worst case over all"]),
+    ({"n": "100", "tau": "0.01", "eps": "0.05"}, ["only 1 patient forms the tail",
+                                                  "Up to constants, in the worst case over all"]),
     ({"tau": "1"}, ["all 2000 patients count"]),
     ({"loss": "hard two-point", "B": "10"}, ["loss scale from 0 to 10"]),
     ({"loss": "heavy-tailed", "x": "εnτ"}, ["private tail sample size"]),
@@ -107,8 +108,9 @@ def test_extremes_and_views_run_and_read_true(open_page, params, words):
 
 def test_trivial_regime_at_one_tail_record(open_page):
     at = open_page(PAGE, n="100", tau="0.01", **FAST)
-    assert ":red-badge[Worst-case regime: trivial]" in badges(at)
-    assert "the rate is B itself" in text(at.caption)
+    assert ":red-badge[Indicative regime, up to constants: trivial]" in badges(at)
+    assert "the rate is of the order of B itself" in text(at.caption)
+    assert "indicative label" in text(at.caption)
 
 
 @pytest.mark.parametrize("loss,start", [("hard two-point", 10), ("uniform", 500)])
@@ -144,6 +146,11 @@ def test_convex_panel_runs_on_request(open_page):
     clean(at)
     fig = figure(at, "convex")
     assert [t["name"] for t in fig["data"] if t.get("name")] == ["d = 2", "d = 10"]
+    labels = [a["text"] for a in fig["layout"]["annotations"]]
+    assert any(t.startswith("measured: halves at ≈ 28") for t in labels)
+    caption = text(at.caption)
+    assert "Measured in this run: the excess falls to half its peak" in caption
+    assert "εnτ ≈ √d is far from enough" in caption
 
 
 @pytest.mark.parametrize("params,words", [
@@ -196,4 +203,5 @@ def test_instance_adaptive_comparison_reads_true(open_page):
     at.run()
     clean(at)
     words = text(at.markdown)
-    assert "it hurts here" in words and "try the hard two-point law" in words
+    assert "try the hard two-point law" not in words and "on this one law" in words
+    assert "Theorem 3.2" in words and "a different law" in words

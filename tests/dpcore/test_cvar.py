@@ -169,8 +169,18 @@ def test_private_cvar_validation(kwargs, exc, word):
 def test_validation_messages_name_the_value():
     with pytest.raises(ValueError, match=r"tau must be <= 1.0, got 1.5"):
         empirical_cvar([1.0], 1.5)
-    with pytest.raises(ValueError, match=r"x contains 1 NaN"):
+    with pytest.raises(ValueError, match=r"x: non-finite values present"):
         empirical_cvar([1.0, np.nan], 0.5)
+
+
+def test_non_finite_message_says_nothing_about_the_data():
+    """Neither the count nor the position of the bad values: on uploaded data both leak."""
+    messages = set()
+    for x in ([np.nan, 1.0, 1.0], [1.0, 1.0, np.inf], [np.nan, -np.inf, np.nan]):
+        with pytest.raises(ValueError) as err:
+            empirical_cvar(x, 0.5)
+        messages.add(str(err.value))
+    assert messages == {"x: non-finite values present (NaN or infinite)"}
 
 
 def test_records_are_clipped_to_the_public_bound():

@@ -15,9 +15,11 @@ from dpcore.theory import bounds
 from dpcore.theory.measurement import (
     bounds_release,
     comparator,
+    comparators,
     coverage,
     hinge_risk,
     paper_trials,
+    transition_ratio,
     werm_excess_risk,
     with_bounds,
 )
@@ -34,19 +36,25 @@ def gamma_isf(rho, d):
 
 
 def test_hand_worked_values():
-    lam = 75 / 1000
-    beta = lam + 30 / (2 * 0.5)
+    """The re-derived form at the code's lambda = gamma/n, the transcribed one at the theorem's
+    stated lambda = 2 gamma/n; either at the other convention on request."""
     L = math.log(20)
     ap = math.sqrt(5 + 2 * math.sqrt(5 * L) + L)
     r = gamma_isf(0.05, 5)
-    out = {f: bounds.werm_bound(**SETTING, form=f) for f in bounds.FORMS}
-    for f in bounds.FORMS:
-        assert out[f]["T1"] == pytest.approx(lam / 2 * 4)
-        assert out[f]["T3"] == pytest.approx(30 * 0.5 / 4)
-    assert out["printed"]["T2"] == pytest.approx((beta * 60 * ap) ** 2 / (2 * 1000 * lam * 5) ** 2)
-    assert out["re-derived"]["T2"] == pytest.approx(beta * (60 * r) ** 2 / (2 * (1000 * lam * 5) ** 2))
-    assert out["re-derived"]["total"] == pytest.approx(0.15 + 3.75 + out["re-derived"]["T2"])
+    for form, conv, lam in (("re-derived", None, 0.075), ("printed", None, 0.15),
+                            ("re-derived", "stated", 0.15), ("printed", "code", 0.075)):
+        beta = lam + 30 / (2 * 0.5)
+        out = bounds.werm_bound(**SETTING, form=form, convention=conv)
+        assert out["T1"] == pytest.approx(lam / 2 * 4)
+        assert out["T3"] == pytest.approx(30 * 0.5 / 4)
+        t2 = ((beta * 60 * ap) ** 2 / (2 * 1000 * lam * 5) ** 2 if form == "printed"
+              else beta * (60 * r) ** 2 / (2 * (1000 * lam * 5) ** 2))
+        assert out["T2"] == pytest.approx(t2)
+        assert out["total"] == pytest.approx(lam / 2 * 4 + 3.75 + t2)
     assert bounds.radius_quantile(5, 0.05) == pytest.approx(r, rel=1e-9)
+    assert bounds.lam_from_gamma(75, 1000, "stated") == 2 * bounds.lam_from_gamma(75, 1000)
+    with pytest.raises(ValueError, match="convention"):
+        bounds.werm_bound(**SETTING, convention="paper")
 
 
 def test_theorem11_adds_twice_G():
@@ -83,11 +91,17 @@ def test_printed_against_rederived_ratio():
     assert ratio == pytest.approx(beta * bounds.a_p(5, 0.05) ** 2 / (2 * gamma_isf(0.05, 5) ** 2))
 
 
-def test_a_p_bounds_the_gaussian_norm_not_the_gamma_radius():
+def test_a_p_squared_bounds_the_gamma_radius_a_p_does_not():
+    """What the page says of a_p: a_p(rho)^2 bounds the (1 - rho) quantile of the Gamma(p, 1)
+    radius the mechanism draws, a_p alone falls short of it (the transcription most plausibly
+    misses a square)."""
+    d, rho = np.meshgrid(np.arange(1, 101), np.geomspace(1e-6, 0.5, 40))
+    assert np.all(bounds.a_p(d, rho) ** 2 >= bounds.radius_quantile(d, rho))
+    short = bounds.a_p(d, rho) < bounds.radius_quantile(d, rho)
+    assert np.all(short[:, 2:]) and np.all(short[rho <= 0.05])  # p >= 3, or rho <= 0.05
     rng = np.random.default_rng(0)
     gauss = np.quantile(np.linalg.norm(rng.standard_normal((200_000, 5)), axis=1), 0.95)
     assert gauss <= bounds.a_p(5, 0.05)
-    assert bounds.a_p(5, 0.05) < bounds.radius_quantile(5, 0.05) / 2
 
 
 def test_noise_radius_quantile_matches_the_engine():
@@ -133,9 +147,10 @@ def test_sample_size():
     common = 60 * 5 * math.log(5 / 0.05) * 2
     assert out["statistical"] == pytest.approx([3600.0] * 3)
     assert out["privacy"] == pytest.approx([common / 0.1, common, 0.0])
-    assert out["smoothing"][1] == pytest.approx(math.sqrt(30 / (1 / 30)) * common)
+    # The smoothing term carries ||theta0||^2 (the corollary's display with lambda ~ alpha/||theta0||^2).
+    assert out["smoothing"][1] == pytest.approx(math.sqrt(30 / (1 / 30)) * common * t0)
     half = bounds.sample_size(0.5, 1.0, W, 0.0, d, delta, t0)  # h = alpha/W = 1/60
-    assert half["smoothing"] == pytest.approx(math.sqrt(30 * 60) * common / 0.5**1.5)
+    assert half["smoothing"] == pytest.approx(math.sqrt(30 * 60) * common * t0 / 0.5**1.5)
     assert half["privacy"] == pytest.approx(common / 0.5)
     assert half["statistical"] == pytest.approx(900 * 4 / 0.25)
     assert out["n"][2] == 3600.0  # no privacy: the statistical term alone
@@ -143,13 +158,29 @@ def test_sample_size():
 
 
 def test_cvar_regimes():
-    # tau = 0.05, eps = 1, d = 9: n tau <= 1 or eps n tau <= 3 is trivial; privacy rules while
-    # 3/(n tau) > 1/sqrt(n tau), i.e. n tau < 9.
-    regime = bounds.cvar_regime(np.array([10, 40, 100, 1000, 10_000]), 0.05, 1.0, 9)
+    # tau = 0.05, eps = 1, d = 9: trivial while 1/sqrt(n tau) + 3/(n tau) >= 1 (n tau <= 5.3);
+    # privacy rules while 3/(n tau) > 1/sqrt(n tau), i.e. n tau < 9.
+    regime = bounds.cvar_regime(np.array([10, 100, 120, 1000, 10_000]), 0.05, 1.0, 9)
     assert [bounds.REGIMES[r] for r in regime] == [
         "trivial", "trivial", "privacy-dominated", "statistical", "statistical"]
     assert bounds.cvar_regime(1000, 0.05, 0.01, 9) == 2  # eps n tau = 0.5 < 3
     assert bounds.cvar_regime(10, 0.05, 1000.0, 9) == 2  # n tau = 0.5: no tail to learn from
+    assert bounds.cvar_regime_name(10_000, 0.1, math.inf) == "statistical"
+
+
+def test_one_regime_rule_for_both_pages():
+    """n = 400, tau = 0.01, eps = 0.5 was "trivial" on the CVaR page and "statistical" on the
+    Theory page: 1/sqrt(n tau) + 1/(eps n tau) = 0.5 + 0.5 reaches the cap, on both."""
+    from dpcore.cvar.experiments import cvar_regime as page_rule
+    from ui.compute import bounds as theory_page
+    from ui.compute import cvar as cvar_page
+
+    assert page_rule(400, 0.01, 0.5) == cvar_page.regime(400, 0.01, 0.5) == "trivial"
+    ns, taus, grid = theory_page.phase_grid(0.5, 1)
+    i, j = np.argmin(abs(np.log(taus / 0.01))), np.argmin(abs(np.log(ns / 400)))
+    assert bounds.REGIMES[grid[i, j]] == page_rule(ns[j], taus[i], 0.5)
+    for n, tau, eps in ((100, 0.01, 1.0), (5000, 0.5, 0.05), (2000, 0.05, math.inf), (500, 1.0, 0.01)):
+        assert page_rule(n, tau, eps) == bounds.REGIMES[int(bounds.cvar_regime(n, tau, eps, 1))]
 
 
 # --------------------------------------------------------------------------------------------
@@ -184,17 +215,83 @@ def test_comparator_is_the_regularized_hinge_minimiser(trials):
                       + 30 * 1e-3 / 4)
 
 
-def test_coverage_rederived_holds_printed_fails_at_small_W():
-    """Seeded: the re-derived bound covers >= 1 - rho; the printed one, at W = 1 and h = 2
-    (smoothness below 1, so squaring it shrinks the bound), covers far less than 1 - rho."""
-    n, eps, rho = 200, 1.0, 0.05
-    for W, h, gamma, expect_printed in ((30.0, 0.5, 90.0, True), (1.0, 2.0, 1.0, False)):
-        tr = paper_trials(n, 10, W, seed=7)
-        runs = werm_excess_risk(tr, comparator(tr, gamma), eps, [gamma], h, W, draws=200, seed=7)
-        runs = with_bounds(runs, n, eps, rho, W, 0.0, 5)
-        assert coverage(runs["within_re-derived"])["hi"] >= 1 - rho
-        printed = coverage(runs["within_printed"])
-        assert (printed["hi"] >= 1 - rho) == expect_printed, printed
+CHECKS = [(f, c) for f in bounds.FORMS for c in bounds.CONVENTIONS]
+
+
+def _coverages(n, eps, gamma, h, W, trials=10, draws=200, seed=7):
+    tr = paper_trials(n, trials, W, seed=seed)
+    comps = comparators(tr, gamma)
+    runs = werm_excess_risk(tr, comps["code"].theta0, eps, [gamma], h, W, draws=draws, seed=seed)
+    runs = with_bounds(runs, comps, n, eps, 0.05, W, 0.0, 5, checks=CHECKS)
+    names = {(f, c): f if c == bounds.FORM_CONVENTION[f] else f"{f}_{c}" for f, c in CHECKS}
+    return {k: coverage(runs[f"within_{v}"], runs.trial) for k, v in names.items()}
+
+
+def test_transcribed_formula_fails_where_the_page_says_and_no_smoothness_rule_predicts_it():
+    """Seeded. The re-derived bound covers >= 1 - rho everywhere here. The transcribed one fails
+    at the preset (W = 1, h = 2, gamma = 1, eps = 1, n = 200) under both conventions; the old
+    rule "violated when lambda + W/(2h) < 1" is false both ways: smoothness 0.255 at eps = 5 and
+    it holds; smoothness 1.255 at the stated lambda (W = 5, n = 400, eps = 5) and it fails."""
+    preset = _coverages(200, 1.0, 1.0, 2.0, 1.0)
+    small_s_holds = _coverages(200, 5.0, 1.0, 2.0, 1.0)
+    large_s_fails = _coverages(400, 5.0, 1.0, 2.0, 5.0)
+    paper = _coverages(200, 1.0, 90.0, 0.5, 30.0)
+    for cov in (preset, small_s_holds, large_s_fails, paper):
+        assert cov[("re-derived", "code")]["hi"] >= 0.95
+    assert preset[("printed", "code")]["hi"] < 0.95 and preset[("printed", "stated")]["hi"] < 0.95
+    assert small_s_holds[("printed", "code")]["lo"] > 0.95  # S = 0.255 < 1, and it holds
+    assert large_s_fails[("printed", "stated")]["hi"] < 0.95  # S = 1.255 > 1, and it fails
+    assert paper[("printed", "stated")]["hi"] >= 0.95
+
+
+def test_each_convention_has_its_own_comparator(trials):
+    comps = comparators(trials, 40.0)
+    assert comps["code"].theta0 == pytest.approx(comparator(trials, 40.0))
+    assert comps["stated"].theta0 == pytest.approx(comparator(trials, 80.0))
+    assert np.all(comps["stated"].norm < comps["code"].norm)  # more regularized
+    runs = werm_excess_risk(trials, comps["code"].theta0, 1.0, [40.0], 0.5, draws=20)
+    out = with_bounds(runs, comps, 300, 1.0, 0.05, 30.0, 0.0, 5)
+    assert out.excess_code.to_numpy() == pytest.approx(out.excess.to_numpy())
+    t0 = comps["stated"].norm[out.trial.to_numpy()]
+    assert out.bound_printed.to_numpy() == pytest.approx(
+        bounds.werm_bound(300, 40.0, 0.5, 1.0, 0.05, 30.0, 0.0, 5, t0, "printed")["total"])
+    with pytest.raises(ValueError, match="single gamma"):
+        with_bounds(werm_excess_risk(trials, comps["code"].theta0, 1.0, [20.0, 40.0], 0.5, draws=2),
+                    comps, 300, 1.0, 0.05, 30.0, 0.0, 5)
+
+
+def test_coverage_counts_trials_when_draws_are_identical_or_clustered():
+    trial = np.repeat(np.arange(20), 100)
+    # No noise: 20 trials, one value each, repeated 100 times.
+    same = coverage(np.ones(2000, bool), trial, identical=True)
+    assert same["effective"] == 20 and same["lo"] == pytest.approx(0.025 ** (1 / 20))
+    # Perfectly clustered: each trial all in or all out; the interval is that of 20 trials.
+    clustered = np.repeat(np.arange(20) < 16, 100)
+    cl = coverage(clustered, trial)
+    assert cl["effective"] == pytest.approx(20, rel=1e-9)
+    assert cl["hi"] - cl["lo"] > 0.3
+    # Independent draws: close to the pooled binomial interval.
+    rng = np.random.default_rng(0)
+    ind = coverage(rng.random(2000) < 0.8, trial)
+    assert ind["effective"] > 1000 and ind["hi"] - ind["lo"] < 0.05
+    # The broken twin: treating clustered draws as independent is far too narrow.
+    naive = coverage(clustered)
+    assert naive["hi"] - naive["lo"] < (cl["hi"] - cl["lo"]) / 5
+
+
+def test_transition_ratio_interpolates_the_half_drop():
+    import pandas as pd
+
+    ratio = np.array([1.0, 10.0, 100.0, 1000.0])
+    summary = pd.DataFrame({"d": [1] * 4 + [5] * 4 + [9] * 4, "ratio": np.tile(ratio, 3),
+                            "excess_mean": [1.0, 0.9, 0.3, 0.0, 0.5, 0.5, 0.5, 0.5,
+                                            0.2, 1.0, 0.1, 0.0]})
+    out = transition_ratio(summary)
+    # 0.5 lies 0.4/0.6 of the way from 0.9 (ratio 10) to 0.3 (ratio 100), in log ratio.
+    assert out[1] == pytest.approx(10 ** (1 + 0.4 / 0.6))
+    assert math.isnan(out[5])
+    # The excess rises before it falls: the half point is after the peak (not at ratio 1).
+    assert out[9] == pytest.approx(10 ** (1 + 0.5 / 0.9))
 
 
 def test_release_is_the_estimators_release():
@@ -239,6 +336,7 @@ def test_convex_cvar_rates_and_the_phase_transition_by_hand():
     half = bounds.convex_upper_rate(10_000, 0.1, 0.5, 1e-6, 9)
     assert half - upper == pytest.approx(40 * math.sqrt(10 * math.log(1e6)) / 1e4)
     # The threshold: eps n tau / sqrt(d) = 1 exactly at eps = sqrt(d)/(n tau).
+    assert bounds.phase_transition_epsilon(2000, 0.05, 16, ratio=30) == pytest.approx(30 * 4 / 100)
     eps_star = bounds.phase_transition_epsilon(2000, 0.05, 16)
     assert eps_star == pytest.approx(4 / 100)
     assert bounds.phase_transition_ratio(2000, 0.05, eps_star, 16) == pytest.approx(1.0)

@@ -25,10 +25,10 @@ def test_bounds_page_renders(app, width):
     app.screenshot(f"bounds-{width}.png")
 
 
-def test_bounds_deep_link_shows_the_printed_bound_failing(app):
+def test_bounds_deep_link_shows_the_transcribed_formula_failing(app):
     app.goto("/bounds?eps=1&n=200&gamma_mode=fixed&gamma=1&h=2&W=1")
     errors = app.page.locator("[data-testid='stAlertContentError']")
-    expect(errors.filter(has_text="printed bound is violated")).to_have_count(1)
+    expect(errors.filter(has_text="transcribed formula fails by measurement")).to_have_count(1)
     expect(app.warnings()).to_have_count(0)
     app.expect_no_exception()
     expect_charts_drawn(app.page)

@@ -23,10 +23,11 @@ def test_bound_terms_stacks_the_chosen_form_and_skips_empty_terms():
     stacked = [t for t in fig.data if t.stackgroup == "terms"]
     assert [t.name for t in stacked] == ["T1 regularization", "T2 privacy noise", "T3 Huber-to-hinge"]
     assert np.allclose(stacked[1].y, curve["T2_printed"])
-    assert any(t.name == "re-derived bound (total)" for t in fig.data)  # the other form, dashed
+    assert any(t.name == "re-derived, λ = γ/n bound (total)" for t in fig.data)  # the other form, dashed
     texts = [a.text for a in fig.layout.annotations]
     assert any("bound-minimising γ = 900" in t for t in texts) and any("paper table" in t for t in texts)
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
+    assert fig.layout.title.text.startswith("Theorem 10, transcribed, λ = 2γ/n")
 
 
 def test_bound_terms_with_G_and_without_privacy():
@@ -34,6 +35,7 @@ def test_bound_terms_with_G_and_without_privacy():
     fig = charts.bound_terms(curve, measured("h", [0.5]), "h", "re-derived", 0.5, 0.0, 0.05)
     names = [t.name for t in fig.data if t.stackgroup == "terms"]
     assert names == ["T1 regularization", "T3 Huber-to-hinge", "2G generalization"]
+    assert fig.layout.title.text.startswith("Theorem 11 (probability 1 − δ₀ − ρ)")
     assert not any("bound-minimising" in a.text for a in fig.layout.annotations)
 
 
@@ -67,3 +69,6 @@ def test_phase_diagram_and_rates():
     fig = charts.cvar_rates(rates, m, 0.05, math.inf)
     assert "its privacy part" not in [t.name for t in fig.data]  # no privacy, no privacy band
     assert "non-private" in fig.layout.title.text
+    assert not any("proven for ε ≤ 1" in (t.name or "") for t in fig.data)
+    beyond = charts.cvar_rates(compute.cvar_rates(0.05, 5.0, 5), m, 0.05, 5.0)
+    assert all("proven for ε ≤ 1 only" in t.name for t in beyond.data[:3])

@@ -1,6 +1,5 @@
 """Chart functions and sentences of the private CVaR page: pure data in, figure or words out."""
 
-import dataclasses
 import math
 
 import numpy as np
@@ -76,9 +75,20 @@ def test_exponential_mechanism_charts():
 
 def test_phase_transition_chart():
     runs = convex_study(500, 0.2, (2, 4), (1.0, 100.0), reps=3, steps=10)
-    fig = charts.phase_transition(summarize(runs, ("d", "ratio"), ("excess",)))
+    fig = charts.phase_transition(summarize(runs, ("d", "ratio"), ("excess",)), 28.1)
     assert names(fig) == ["d = 2", "d = 4"]
     assert fig.layout.xaxis.type == "log"
+    lines = {s.x0 for s in fig.layout.shapes if s.x0 == s.x1}  # vertical lines only
+    assert lines == {1.0, 28.1}  # Corollary 6.6's scale and the measured transition
+    assert any(a.text == "measured: halves at ≈ 28" for a in fig.layout.annotations)
+
+
+def test_rates_beyond_their_proven_range_are_marked():
+    study = class_study(500, 0.1, 11, (0.5, 5.0, 1000.0))
+    shaded = [s for s in charts.class_excess(study, 0.5).layout.shapes if s.type == "rect"]
+    assert len(shaded) == 1 and shaded[0].x0 == 1.0 and shaded[0].x1 == 1000.0
+    small = class_study(500, 0.1, 11, (0.05, 0.5))
+    assert not [s for s in charts.class_excess(small, 0.5).layout.shapes if s.type == "rect"]
 
 
 @pytest.mark.parametrize("eps_cvar", [1.0, math.inf])
@@ -89,23 +99,3 @@ def test_rule_tail_chart(eps_cvar):
     np.testing.assert_allclose(bars.x, [res.best_rule, res.nonprivate_rule, res.private_rule, res.released])
     assert bars.error_x.array[-1] == res.halfwidth
     assert "10%" in fig.layout.title.text
-
-
-@pytest.mark.parametrize("laplace,adaptive,word", [(0.05, 0.01, "helps"), (0.01, 0.05, "hurts"),
-                                                   (0.05, 0.049, "is on par")])
-def test_adaptive_sentence_says_what_the_numbers_say(laplace, adaptive, word):
-    from ui.explain import adaptive_sentence
-    assert f"it {word}" in adaptive_sentence(laplace, adaptive, 0.001, 0.001)
-
-
-def test_rule_sentence_handles_equal_rules_and_wide_intervals():
-    from ui.explain import cvar_verdict, rule_tail_sentence
-    res = rule_tail_risk(300, 0.1, 2.0, 1.0)
-    same = dataclasses.replace(res, private_rule=res.nonprivate_rule + 0.001)
-    assert "the same to two decimals" in rule_tail_sentence(same, 2.0, 1.0, 3.0)
-    worse = dataclasses.replace(res, private_rule=res.nonprivate_rule - 0.5)
-    assert "0.50 points worse" in rule_tail_sentence(worse, 2.0, 1.0, 3.0)
-    wide = rule_tail_risk(100, 0.01, 1.0, 0.05)
-    assert wide.halfwidth == 24.0                      # capped at the outcome range hi - lo
-    assert "only 1 patient forms the tail" in cvar_verdict(100, 0.01, 1.0, 0.4, 0.01, 1.0)
-    assert "all 100 patients count" in cvar_verdict(100, 1.0, 1.0, 0.4, 0.01, 1.0)

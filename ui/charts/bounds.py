@@ -13,6 +13,7 @@ from . import GREY, PALETTE, band, layout, marker, rgba
 TERM_NAMES = {"T1": "T1 regularization", "T2": "T2 privacy noise", "T3": "T3 Huber-to-hinge",
               "G": "2G generalization"}
 TERM_COLOURS = {"T1": PALETTE[2], "T2": PALETTE[0], "T3": PALETTE[1], "G": PALETTE[3]}
+FORM_LABELS = {"printed": "transcribed, λ = 2γ/n", "re-derived": "re-derived, λ = γ/n"}
 REGIME_COLOURS = {"statistical": PALETTE[2], "privacy-dominated": PALETTE[0], "trivial": GREY,
                   "privacy": PALETTE[0], "smoothing": PALETTE[1]}
 
@@ -32,9 +33,10 @@ def bound_terms(curve, measured, over, form, current, best, rho, paper_gamma=Non
                                  fillcolor=rgba(TERM_COLOURS[k], 0.45),
                                  hovertemplate=f"{unit}<br>%{{y:.3g}}<extra>{TERM_NAMES[k]}</extra>"))
     other = "printed" if form == "re-derived" else "re-derived"
-    fig.add_trace(go.Scatter(x=x, y=curve[f"total_{other}"], mode="lines", name=f"{other} bound (total)",
+    name = FORM_LABELS[other]
+    fig.add_trace(go.Scatter(x=x, y=curve[f"total_{other}"], mode="lines", name=f"{name} bound (total)",
                              line={"color": "#000", "dash": "dash", "width": 1.5},
-                             hovertemplate=f"{unit}<br>%{{y:.3g}}<extra>{other} bound</extra>"))
+                             hovertemplate=f"{unit}<br>%{{y:.3g}}<extra>{name} bound</extra>"))
     m = measured
     band(fig, m[over].to_numpy(), m.excess_mean.to_numpy(), m.excess_lo.to_numpy(),
          m.excess_hi.to_numpy(), PALETTE[5], "measured excess risk (mean, 95% band)",
@@ -50,8 +52,10 @@ def bound_terms(curve, measured, over, form, current, best, rho, paper_gamma=Non
     if paper_gamma is not None:
         marker(fig, paper_gamma, f"paper table γ = {paper_gamma:g}", colour=GREY, dash="dash",
                log_x=True, row=2)
-    title = f"Theorem 10 ({form}) against {'γ' if over == 'gamma' else 'h'}"
-    xtitle = "regularization γ (log scale; λ = γ/n)" if over == "gamma" else "Huber width h (log scale)"
+    theorem = ("Theorem 11 (probability 1 − δ₀ − ρ)" if np.any(curve[f"G_{form}"].to_numpy() > 0)
+               else "Theorem 10")
+    title = f"{theorem}, {FORM_LABELS[form]}, against {'γ' if over == 'gamma' else 'h'}"
+    xtitle = "regularization γ (log scale)" if over == "gamma" else "Huber width h (log scale)"
     fig = layout(fig, title, xtitle, "excess weighted hinge risk (log scale)", height=440)
     fig.update_xaxes(type="log", dtick=1)  # powers of ten only: no crowded 2, 5 labels
     if over == "h":
@@ -115,7 +119,7 @@ def phase_diagram(ns, taus, regime, n, tau, eps, d):
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=name,
                                  marker={"color": colour, "size": 12, "symbol": "square"}))
     eps_text = "non-private" if not math.isfinite(eps) else f"ε = {eps:g}"
-    fig = layout(fig, f"CVaR regimes, {eps_text}, d = {d}", "sample size n (log scale)",
+    fig = layout(fig, f"CVaR regimes (indicative, up to constants), {eps_text}, d = {d}", "sample size n (log scale)",
                  "tail fraction τ (log scale)", height=420)
     fig.update_xaxes(type="log", range=[1, 6])
     fig.update_yaxes(type="log", range=[-3, 0])
@@ -129,7 +133,9 @@ def cvar_rates(rates, measured, tau, eps):
     lines = (("scalar", "scalar rate (Thm 3.4)", PALETTE[0], "solid"),
              ("finite_class_M10", "finite class, M = 10 (Thm 4.5)", PALETTE[3], "dot"),
              ("convex_lower", "convex lower rate (Cor 6.5)", PALETTE[1], "dash"))
+    beyond = math.isfinite(eps) and eps > 1  # the rates are proven for ε ≤ 1 only
     for k, name, colour, dash in lines:
+        name = name + (", proven for ε ≤ 1 only" if beyond else "") + ", constants 1"
         fig.add_trace(go.Scatter(x=rates.n, y=rates[k], mode="lines", name=name,
                                  line={"color": colour, "dash": dash},
                                  hovertemplate="n = %{x:.3g}<br>%{y:.3g}<extra>" + name + "</extra>"))

@@ -44,7 +44,16 @@ def _hover(name, symbol, digits=".3g"):
             f"%{{customdata[0]:{digits}}} – %{{customdata[1]:{digits}}}<extra></extra>")
 
 
-def error_curves(rows, x_axis, current, bound):
+def _unproven(fig, x_max):
+    """Shade ε > 1: the papers' rates and lower bounds are proven for ε ≤ 1 only."""
+    if x_max > 1:
+        fig.add_vrect(x0=1.0, x1=x_max, fillcolor="rgba(128, 128, 128, 0.10)", line_width=0)
+        fig.add_annotation(x=0.0, xanchor="left", xshift=4, y=0.0, yref="paper", yanchor="bottom",
+                           text="ε > 1: rate not proven here", showarrow=False,
+                           font={"size": 11, "color": GREY})
+
+
+def error_curves(rows, x_axis, current, bound, eps=None):
     """Mean error of the private CVaR with 95% bands, its two parts and the rate.
 
     ``rows`` come from ``ui.compute.cvar.curve``; ``current`` is the value of the x-axis
@@ -60,7 +69,11 @@ def error_curves(rows, x_axis, current, bound):
             continue  # non-private: no privacy part to draw
         band(fig, x, _positive(rows[f"{column}_mean"]), _positive(rows[f"{column}_lo"]),
              _positive(rows[f"{column}_hi"]), colour, name, _hover(name, symbol))
-    fig.add_trace(go.Scatter(x=x, y=rows["rate"], mode="lines", name="rate B·min{1, 1/√(nτ) + 1/(εnτ)}",
+    beyond = x_axis != "epsilon" and eps is not None and math.isfinite(eps) and eps > 1
+    rate_name = "rate B·min{1, 1/√(nτ) + 1/(εnτ)}, up to constants" + (", proven for ε ≤ 1 only" if beyond else "")
+    if x_axis == "epsilon":
+        _unproven(fig, float(np.nanmax(x)))
+    fig.add_trace(go.Scatter(x=x, y=rows["rate"], mode="lines", name=rate_name,
                              line={"color": GREY, "dash": "dash", "width": 2},
                              hovertemplate=f"rate<br>{symbol} = %{{x:g}}<br>%{{y:.3g}}<extra></extra>"))
     if current is not None and math.isfinite(current):
@@ -115,13 +128,14 @@ def class_excess(study, current_eps):
         (study.excess_pop, "excess population CVaR", PALETTE[0], "solid"),
         (study.excess_emp, "excess empirical CVaR", PALETTE[5], "solid"),
         (study.gap_bound, "bound 2Δ(ln M + 1)/ε", GREY, "dash"),
-        (study.rate, "rate B·min{1, √(log 2M/(nτ)) + log 2M/(εnτ)}", GREY, "dot"),
+        (study.rate, "rate B·min{1, √(log 2M/(nτ)) + log 2M/(εnτ)}, up to constants", GREY, "dot"),
     ):
         shown = np.where(values[finite] >= 1e-4 * study.bound, values[finite], np.nan)
         fig.add_trace(go.Scatter(x=x, y=shown, mode="lines+markers"
                                  if dash == "solid" else "lines", name=name,
                                  line={"color": colour, "dash": dash, "width": 2},
                                  hovertemplate=f"{name}<br>ε = %{{x:g}}<br>%{{y:.3g}}<extra></extra>"))
+    _unproven(fig, float(np.nanmax(x)))
     if math.isfinite(current_eps):
         marker(fig, current_eps, f"ε = {current_eps:g}", log_x=True)
     fig = layout(fig, "Excess CVaR of the released slope", "privacy budget ε (log scale)",
@@ -129,8 +143,9 @@ def class_excess(study, current_eps):
     return _finish(fig)
 
 
-def phase_transition(summary):
-    """DP-GD's excess CVaR against εnτ/√d, one band per d: the curves drop together near 1."""
+def phase_transition(summary, measured=None):
+    """DP-GD's excess CVaR against εnτ/√d, one band per d, with the measured transition
+    ``measured`` (where the excess halves, from the benchmark) and Corollary 6.6's scale 1."""
     fig = go.Figure()
     for k, (d, part) in enumerate(summary.groupby("d", sort=True)):
         name = f"d = {d}"
@@ -138,7 +153,10 @@ def phase_transition(summary):
              part["excess_lo"].to_numpy(), part["excess_hi"].to_numpy(), PALETTE[k % len(PALETTE)],
              name, _hover(name, "εnτ/√d"))
     fig.add_hline(y=0.0, line={"color": GREY, "width": 1})
-    marker(fig, 1.0, "εnτ = √d", log_x=True)
+    marker(fig, 1.0, "εnτ = √d (Cor. 6.6's scale)", colour=GREY, dash="dash", log_x=True)
+    if measured is not None:
+        marker(fig, measured, f"measured: halves at ≈ {measured:.0f}", colour=PALETTE[5], dash="dot",
+               log_x=True, row=1)
     fig = layout(fig, "DP-GD: excess CVaR against εnτ/√d", "εnτ/√d (log scale)",
                  "excess test CVaR over non-private")
     return _finish(fig, log_y=False)

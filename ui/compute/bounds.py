@@ -48,50 +48,93 @@ def draws_per_trial(n):
 @dataclass(frozen=True)
 class Measured:
     """The measurement at one setting: per-draw rows at the current (γ, h) and summaries of
-    the curves against γ and against h (mean with 95% band and the (1 - ρ) quantile)."""
+    the curves against γ and against h (mean with 95% band and the (1 - ρ) quantile), one
+    per convention (the excess against that convention's comparator θ0)."""
 
     here: pd.DataFrame
-    vs_gamma: pd.DataFrame
-    vs_h: pd.DataFrame
-    theta0_norm: float
+    vs_gamma: dict
+    vs_h: dict
+    norms: dict  # convention -> mean ‖θ0‖ over the trials
+
+    @property
+    def theta0_norm(self):
+        """‖θ0‖ of the code's convention (λ = γ/n), the one the re-derived form uses."""
+        return self.norms["code"]
+
+    def curve(self, over, form):
+        """The measured curve against ``over`` that the ``form`` is held against."""
+        return (self.vs_gamma if over == "gamma" else self.vs_h)[bounds.FORM_CONVENTION[form]]
+
+    def excess(self, form):
+        """Per-draw excess at the current setting against the form's comparator."""
+        return self.here[f"excess_{bounds.FORM_CONVENTION[form]}"]
 
 
-def _curve(runs, by, rho):
-    s = summarize(runs, [by], ["excess"])
-    q = runs.groupby(by).excess.quantile(1 - rho).rename("excess_q").reset_index()
-    return s.merge(q, on=by)
+def _norm(theta0_norm, form):
+    """‖θ0‖ for a form: a number, or a {convention: number} dict read at the form's own."""
+    return theta0_norm[bounds.FORM_CONVENTION[form]] if isinstance(theta0_norm, dict) else theta0_norm
+
+
+def _curves(runs, comps, by, rho):
+    """Per convention: the mean excess with a 95% band over the trials (each trial's draws
+    averaged first: they share the trial's data, and without noise they are identical), and
+    the (1 - ρ) quantile over all releases."""
+    out = {}
+    trial = runs.trial.to_numpy()
+    for conv, comp in comps.items():
+        r = runs.assign(excess=runs.risk.to_numpy() - comp.risk[trial])
+        per_trial = r.groupby([by, "trial"], as_index=False).excess.mean()
+        s = summarize(per_trial, [by], ["excess"])
+        q = r.groupby(by).excess.quantile(1 - rho).rename("excess_q").reset_index()
+        out[conv] = s.merge(q, on=by)
+    return out
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def measure(n, eps, gamma, h, W, C, rho, seed):
     """Excess empirical hinge risk of the engine's releases at (n, ε, γ, h, W, C).
 
-    The comparator θ0 is the regularized-hinge minimiser at the current γ, kept fixed along
-    both curves, so every point checks the same inequality for the same θ0.
+    The comparator θ0 of each convention is the regularized-hinge minimiser at the current
+    γ (λ = γ/n, and λ = 2γ/n for the transcribed form), kept fixed along both curves, so
+    every point checks the same inequality for the same θ0; only at the current γ is it the
+    hardest θ0.
     """
     n, draws = int(n), draws_per_trial(n)[0]
     with SIMULATIONS.slot():
         trials = check.paper_trials(n, TRIALS, float(W), seed=int(seed))
-        theta0 = check.comparator(trials, gamma)
+        comps = check.comparators(trials, gamma)
+        theta0 = comps["code"].theta0
         args = dict(weight_bound=float(W), C=float(C), draws=draws, seed=int(seed))
         gammas = sorted(set(GAMMA_GRID) | {float(gamma)})
         runs_g = check.werm_excess_risk(trials, theta0, eps, gammas, h, **args)
         runs_h = pd.concat([check.werm_excess_risk(trials, theta0, eps, [gamma], v, **args)
                             for v in sorted(set(H_GRID) | {float(h)})], ignore_index=True)
-    here = check.with_bounds(runs_g[runs_g.gamma == float(gamma)], n, eps, rho, W, C, D)
-    return Measured(here.reset_index(drop=True), _curve(runs_g, "gamma", rho),
-                    _curve(runs_h, "h", rho), float(np.mean(np.linalg.norm(theta0, axis=-1))))
+    here = check.with_bounds(runs_g[runs_g.gamma == float(gamma)], comps, n, eps, rho, W, C, D)
+    return Measured(here.reset_index(drop=True), _curves(runs_g, comps, "gamma", rho),
+                    _curves(runs_h, comps, "h", rho),
+                    {conv: float(np.mean(c.norm)) for conv, c in comps.items()})
 
 
-def coverages(here):
-    """Coverage of each bound form at the current setting (share within, 95% CI)."""
-    return {form: check.coverage(here[f"within_{form}"]) for form in bounds.FORMS}
+def measured_card(eps, rho, excess):
+    """(label, value) of the measured card: the (1 - ρ) quantile over releases, or without
+    noise (one release per trial) the largest excess over the trials."""
+    if math.isinf(eps):
+        return "Measured, largest over trials", float(excess.max())
+    return f"Measured, {1 - rho:.0%} quantile", float(excess.quantile(1 - rho))
+
+
+def coverages(here, eps):
+    """Coverage of each bound form at the current setting (share within, 95% CI with the
+    draws clustered by trial; without noise one value per trial)."""
+    return {form: check.coverage(here[f"within_{form}"], here.trial, identical=math.isinf(eps))
+            for form in bounds.FORMS}
 
 
 def terms(n, eps, gamma, h, W, C, rho, theta0_norm, G=0.0):
-    """Both forms' terms at the current setting: {form: {T1, T2, T3, G, total}} as floats."""
-    return {form: {k: float(v) for k, v in bounds.werm_bound(n, gamma, h, eps, rho, W, C, D,
-                                                             theta0_norm, form, G).items()}
+    """Both forms' terms at the current setting, each at its own convention and with its own
+    comparator's ‖θ0‖: {form: {T1, T2, T3, G, total}} as floats."""
+    return {form: {k: float(v) for k, v in bounds.werm_bound(
+                n, gamma, h, eps, rho, W, C, D, _norm(theta0_norm, form), form, G).items()}
             for form in bounds.FORMS}
 
 
@@ -105,7 +148,7 @@ def terms_curve(n, eps, gamma, h, W, C, rho, theta0_norm, G, over, reach=0.0):
     g, hh = (x, h) if over == "gamma" else (gamma, x)
     out = {over: x}
     for form in bounds.FORMS:
-        t = bounds.werm_bound(n, g, hh, eps, rho, W, C, D, theta0_norm, form, G)
+        t = bounds.werm_bound(n, g, hh, eps, rho, W, C, D, _norm(theta0_norm, form), form, G)
         out.update({f"{k}_{form}": np.broadcast_to(v, x.shape) for k, v in t.items()})
     return pd.DataFrame(out)
 
@@ -116,9 +159,9 @@ def minimisers(n, eps, gamma, h, W, C, rho, theta0_norm):
     out = {}
     for form in bounds.FORMS:
         out[form] = {
-            "gamma": bounds.best_gamma(n, h, eps, rho, W, C, D, theta0_norm, form),
+            "gamma": bounds.best_gamma(n, h, eps, rho, W, C, D, _norm(theta0_norm, form), form),
             "h": bounds.best_h(n, gamma, eps, rho, W, C, D, form),
-            "joint": bounds.best_gamma_h(n, eps, rho, W, C, D, theta0_norm, form),
+            "joint": bounds.best_gamma_h(n, eps, rho, W, C, D, _norm(theta0_norm, form), form),
         }
     out["paper"] = paper_gamma(eps, n)
     return out
@@ -128,7 +171,8 @@ def gamma_table(n, h, W, C, rho, theta0_norm):
     """The paper's tuned γ against the bound-minimising γ (at this h) for each finite ε of the
     paper's table, at this n."""
     rows = [{"ε": e, "paper table γ": paper_gamma(e, n),
-             **{f"bound-minimising γ ({f})": bounds.best_gamma(n, h, e, rho, W, C, D, theta0_norm, f)
+             **{f"bound-minimising γ ({f})": bounds.best_gamma(n, h, e, rho, W, C, D,
+                                                               _norm(theta0_norm, f), f)
                 for f in bounds.FORMS}}
             for e in PAPER_EPSILONS if math.isfinite(e) and e <= 150]
     return pd.DataFrame(rows).set_index("ε")

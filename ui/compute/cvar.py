@@ -13,7 +13,9 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.cvar import experiments as studies
+from dpcore.cvar.learning import dp_gd_privacy_constant
 from dpcore.montecarlo import summarize
+from dpcore.theory.measurement import CONVEX_TRANSITION, transition_ratio
 
 from ..grids import EPS_OPTIONS
 from .limits import SIMULATIONS, cap_work
@@ -101,6 +103,17 @@ def convex(ds, seed):
         runs = studies.convex_study(CONVEX_N, CONVEX_TAU, sorted(ds), RATIO_GRID, reps=CONVEX_REPS,
                             seed=int(seed))
     return summarize(runs, ("d", "ratio"), ("excess", "epsilon"))
+
+
+def convex_transition(summary, delta=1e-5):
+    """Where this run's excess falls to half its peak, per d, and DP-GD's worst-case noise
+    constant c (noise part c √d/(εnτ)) with its Gaussian-DP calibration ε/μ at that point."""
+    half = transition_ratio(summary)
+    consts = [dp_gd_privacy_constant(CONVEX_N, d, CONVEX_TAU, r * math.sqrt(d) / (CONVEX_N * CONVEX_TAU), delta)
+              for d, r in half.dropna().items()]
+    return {"half": half, "c": [k["c"] for k in consts], "calibration": [k["calibration"] for k in consts],
+            "benchmark": CONVEX_TRANSITION["median_half"],
+            "max_epsilon": float(summary.epsilon_mean.max()) if "epsilon_mean" in summary else math.nan}
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

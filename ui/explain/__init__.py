@@ -3,17 +3,22 @@ module per page."""
 
 from .bounds import (
     CVAR_FORMULAS,
+    FORM_NAMES,
     SAMPLE_SIZE_FORMULA,
     WERM_FORMULAS,
     bound_verdict,
     coverage_sentence,
+    phase_caption,
     rate_ratio_sentence,
     sample_size_caption,
+    terms_caption,
 )
 from .common import attacker_sentence, eps_text
 from .cvar import (
     CVAR_CAPTIONS,
     adaptive_sentence,
+    class_caption,
+    convex_caption,
     cvar_regime_sentence,
     cvar_verdict,
     rule_tail_sentence,
@@ -43,6 +48,7 @@ __all__ = [
     "intervals",
     "CVAR_CAPTIONS",
     "CVAR_FORMULAS",
+    "FORM_NAMES",
     "GLOSSARY",
     "OWL_FORMULAS",
     "OWL_INTRO",
@@ -53,7 +59,9 @@ __all__ = [
     "agreement_text",
     "attacker_sentence",
     "bound_verdict",
+    "class_caption",
     "clinical_summary",
+    "convex_caption",
     "coverage",
     "coverage_sentence",
     "cvar_regime_sentence",
@@ -64,6 +72,7 @@ __all__ = [
     "n_curve_caption",
     "noise_caption",
     "out_of_100",
+    "phase_caption",
     "owl_verdict",
     "rate_ratio_sentence",
     "release_statement",
@@ -71,6 +80,7 @@ __all__ = [
     "rule_sentence",
     "rule_tail_sentence",
     "sample_size_caption",
+    "terms_caption",
     "tuning_caption",
     "upload_verdict",
 ]
