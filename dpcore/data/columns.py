@@ -251,6 +251,11 @@ def _role_match(name, role, tier):
     return n in exact if tier == 0 else bool(set(n.split("_")) & tokens)
 
 
+def is_identifier(name):
+    """Whether a column's name reads as a patient identifier (id, patient_id, …_id)."""
+    return _is_identifier(name)
+
+
 def _is_identifier(name):
     n = _norm(name)
     return n in _ID_NAMES or n.endswith("_id") or n.startswith("unnamed") or n == ""

@@ -1,5 +1,6 @@
 """AppTest: the "Your data" page with awkward files, parameter choices, the ledger and sessions."""
 
+import hashlib
 import json
 import logging
 import re
@@ -18,6 +19,7 @@ from ui.compute import upload_files as files
 
 PAGE = "app_pages/your_data.py"
 DEMO = "demo_data/paper_trial.csv"
+DATA = (Path(__file__).resolve().parents[2] / DEMO).read_bytes()
 RELEASE = "your_data_release"
 
 
@@ -38,14 +40,34 @@ def trial_csv(n=40, arms=("1", "0"), sep=",", header=("age", "arm", "y"), extra=
     return (sep.join(header) + "\n" + body).encode()
 
 
-def fill_bounds(at, values):
-    """Type public bounds into the bound inputs, in page order: [(lo, hi), ...]."""
-    inputs = [n for n in at.number_input if ": lower" in n.label or ": upper" in n.label]
-    for widget, value in zip(inputs, [v for pair in values for v in pair]):
-        widget.set_value(value)
+def fill_table(at, data, rows):
+    """Type public metadata into the page's table: {column: {lower, upper, type, levels}}.
+
+    AppTest cannot edit a data_editor; the page keeps the table's entries in the session
+    state by column name, which is what typing into the table changes.
+    """
+    digest = hashlib.sha256(data).hexdigest()[:12]
+    typed = {c: {"type": "numeric", "lower": None, "upper": None, "levels": "", "unit": "", **r}
+             for c, r in rows.items()}
+    at.session_state[f"meta_rows_{digest}"] = typed
+    at.session_state[f"meta_version_{digest}"] = at.session_state[f"meta_version_{digest}"] + 1 \
+        if f"meta_version_{digest}" in at.session_state else 1
     at.run()
-    assert not at.exception
+    assert not at.exception, [e.value for e in at.exception]
     return at
+
+
+def edit_row(at, data, column, **values):
+    """Change one row of the page's table, keeping the others (as typing into one cell)."""
+    digest = hashlib.sha256(data).hexdigest()[:12]
+    rows = dict(at.session_state[f"meta_rows_{digest}"])
+    rows[column] = {**rows.get(column, {}), **values}
+    return fill_table(at, data, rows)
+
+
+def fill_bounds(at, values, data, names=("age", "y")):
+    """Public bounds for the columns ``names``, in that order: [(lo, hi), ...]."""
+    return fill_table(at, data, {n: {"lower": lo, "upper": hi} for n, (lo, hi) in zip(names, values)})
 
 
 def release(at):
@@ -153,7 +175,8 @@ def demo_release(at, **params):
 
 def test_release_is_recorded_and_the_json_reproduces_the_screen(page):
     at = demo_release(page)
-    rel, rec, diagnostics, settings, _ = at.session_state[RELEASE]
+    last = at.session_state[RELEASE]
+    rel, rec, diagnostics = last.release, last.rec, last.diagnostics
     assert at.subheader[-1].value == "Private treatment rule (ε = 1)"
     entries = ledger_entries(at)
     assert [(e.mechanism, e.epsilon, e.delta) for e in entries] == [("DP-OWL rule", 1.0, 0.0)]
@@ -201,7 +224,7 @@ def test_data_range_shortcut_warns_and_says_not_private(page):
     release(at)
     assert at.subheader[-1].value.startswith("NOT PRIVATE treatment rule")
     assert "WITHOUT a privacy guarantee" in words(at.success)
-    rel = at.session_state[RELEASE][0]
+    rel = at.session_state[RELEASE].release
     assert not json.loads(files.rule_json(rel))["private"]
     assert "NOT PRIVATE" in ledger_entries(at)[0].mechanism.upper()
 
@@ -228,7 +251,7 @@ def test_parameter_choices(page, settings, expect):
     if settings.get("design") != "column":  # the demo has no propensity column to pick
         release(at)
         assert not at.error, words(at.error)
-        assert at.session_state[RELEASE][0].epsilon == settings.get("eps", 1.0)
+        assert at.session_state[RELEASE].release.epsilon == settings.get("eps", 1.0)
 
 
 def test_incomplete_or_reversed_bounds_block_the_release(page):
@@ -237,9 +260,8 @@ def test_incomplete_or_reversed_bounds_block_the_release(page):
     assert "Enter the public bounds" in words(at.info)
     assert all(b.key != "release" for b in at.button)
     at.button(key="fill_dictionary").click().run()
-    lower = next(n for n in at.number_input if n.label.startswith("x1") and "lower" in n.label)
-    lower.set_value(2.0).run()
-    assert "upper bound must be above" in words(at.warning)
+    edit_row(at, DATA, "x1", lower=2.0)
+    assert "upper bound must be above" in words(at.info)
     assert all(b.key != "release" for b in at.button)
 
 
@@ -283,7 +305,7 @@ def test_a_second_session_sees_neither_the_data_nor_the_ledger(open_page, monkey
     caplog.set_level(logging.DEBUG)
     start = time.time() - 1
     first = upload(open_page(PAGE), data)
-    fill_bounds(first, [(0, 100), (-5, 5)])
+    fill_bounds(first, [(0, 100), (-5, 5)], data)
     release(first)
     assert len(ledger_entries(first)) == 1 and calls == [1]
 
@@ -322,31 +344,47 @@ def test_gamma_and_W_follow_the_public_settings(page):
     at = page
     at.radio(key="file").set_value("hospital_trial").run()
     at.button(key="fill_dictionary").click().run()
-    gamma = paper_gamma(1.0, 1181) * 60 / 30
+    gamma = paper_gamma(1.0, 1200) * 60 / 30  # n = the file's 1200 rows, 19 of them incomplete
     assert f"γ = **{gamma:.4g}**" in words(at.markdown) and "W = **60**" in words(at.markdown)
-    rel = release(at).session_state[RELEASE][0]
+    rel = release(at).session_state[RELEASE].release
     assert rel.C == 0.0
     np.testing.assert_allclose([rel.W, rel.gamma], [60.0, gamma], rtol=1e-12)
     assert rel.sensitivity == pytest.approx(2 * 60 / gamma, rel=1e-6)
 
 
-@pytest.mark.parametrize("demo,design,expect", [
-    ("paper_trial", None, "Algorithm 2 on your public file D0 (1000 rows"),
-    ("hospital_trial", None, "Algorithm 2 on your public file D0 (1181 rows"),
-    ("paper_trial", "estimated", "needs a known randomization ratio"),
+def public_d0(n=400, seed=7):
+    """A file with the paper demo's columns and none of its rows (a stand-in public D0)."""
+    from dpcore.owl.simulate import PAPER_TRIAL
+
+    s = PAPER_TRIAL.sample(n, rng=seed)
+    lines = ["x1,x2,x3,x4,treatment,outcome"] + [
+        ",".join(f"{v:.4f}" for v in x) + f",{int(a > 0)},{b:.4f}" for x, a, b in zip(s["X"], s["A"], s["B"])]
+    return ("\n".join(lines) + "\n").encode()
+
+
+@pytest.mark.parametrize("d0,design,expect", [
+    ("public", None, "Algorithm 2 on a file D0 (400 rows"),
+    ("public", "estimated", "needs a known randomization ratio"),
+    ("trial", None, "D0 is the trial itself"),
+    ("shares rows", None, "D0 shares 1 rows with the trial"),
 ])
-def test_gamma_tuned_on_a_public_file_d0(page, demo, design, expect):
+def test_gamma_tuned_on_a_public_file_d0(page, d0, design, expect):
     at = page
-    at.radio(key="file").set_value(demo).run()
+    at.radio(key="file").set_value("paper_trial").run()
     at.button(key="fill_dictionary").click().run()
     if design:
         at.selectbox(key="design").set_value(design).run()
     at.button_group(key="gamma_from").set_value("d0").run()
     assert "Upload D0" in words(at.info) and all(b.key != "release" for b in at.button)
-    data = (Path(APP).parent / "demo_data" / f"{demo}.csv").read_bytes()
+    data = {"public": public_d0(), "trial": DATA,
+            "shares rows": public_d0() + DATA.splitlines(keepends=True)[5]}[d0]
     at.file_uploader(key="upload_d0").set_value(("d0.csv", data, "text/csv")).run()
     assert not at.exception
     assert expect in words(at.markdown) + words(at.error)
-    if not design:
+    if d0 == "public" and not design:
         release(at)
-        assert "your public file D0" in at.session_state[RELEASE][0].gamma_source
+        source = at.session_state[RELEASE].release.gamma_source
+        assert "the analyst declares public" in source and "analyst's assertion" in source
+        assert "analyst's assertion" in json.loads(files.rule_json(at.session_state[RELEASE].release))["gamma_source"]
+    else:
+        assert all(b.key != "release" for b in at.button)
