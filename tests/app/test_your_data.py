@@ -388,3 +388,141 @@ def test_gamma_tuned_on_a_public_file_d0(page, d0, design, expect):
         assert "analyst's assertion" in json.loads(files.rule_json(at.session_state[RELEASE].release))["gamma_source"]
     else:
         assert all(b.key != "release" for b in at.button)
+
+
+# --------------------------------------------------------------------------------------------
+# Issue 14: public levels and n, stale releases, chosen identifiers, small cache keys, width
+
+
+def site_csv(change=None, n=60, extra_columns=""):
+    """patient_id, age, site (text), arm, y, response (a second outcome); row 7 may change."""
+    rng = np.random.default_rng(3)
+    rows = [[f"P{i}", str(30 + i % 50), "ABC"[i % 3], "drug" if i % 2 else "placebo",
+             f"{rng.uniform(0, 10):.3f}", f"{rng.uniform():.2f}"] for i in range(n)]
+    for j, v in (change or {}).items():
+        rows[7][j] = v
+    head = "patient_id,age,site,arm,y,response" + extra_columns + "\n"
+    return (head + "".join(",".join(r) + "," * extra_columns.count(",") + "\n" for r in rows)).encode()
+
+
+SITE_TABLE = {"age": {"lower": 18.0, "upper": 90.0},
+              "site": {"type": "categorical", "levels": "A, B, C"},
+              "y": {"lower": 0.0, "upper": 10.0}}
+
+
+def site_release(at, data):
+    upload(at, data)
+    at.multiselect(key=f"covs_{hashlib.sha256(data).hexdigest()[:12]}").set_value(["age", "site"]).run()
+    fill_table(at, data, SITE_TABLE)
+    return release(at)
+
+
+def test_levels_come_from_the_table_not_the_data(page):
+    at = page
+    data = site_csv({2: "RARE_one_patient"})
+    upload(at, data)
+    at.multiselect(key=f"covs_{hashlib.sha256(data).hexdigest()[:12]}").set_value(["age", "site"]).run()
+    assert "Type the public levels" in words(at.info)  # guessed categorical, no levels yet
+    assert all(b.key != "release" for b in at.button)
+    fill_table(at, data, SITE_TABLE)
+    rel = release(at).session_state[RELEASE].release
+    assert rel.names == ("age", "site=B", "site=C") and rel.private
+    assert "RARE" not in files.rule_json(rel)
+
+
+def test_levels_read_from_the_data_title_the_release_not_private(page):
+    at = page
+    data = site_csv({2: "RARE_one_patient"})
+    upload(at, data)
+    at.multiselect(key=f"covs_{hashlib.sha256(data).hexdigest()[:12]}").set_value(["age", "site"]).run()
+    at.button(key="fill_data").click().run()
+    assert "voids the privacy" in words(at.warning)
+    rel = release(at).session_state[RELEASE].release
+    assert "site=RARE_one_patient" in rel.names
+    assert rel.title() == ("NOT PRIVATE treatment rule (ε = 1): bounds or levels read from the "
+                           "data void the guarantee")
+
+
+def test_n_is_the_files_row_count_and_the_complete_count_is_analyst_only(page):
+    at = site_release(page, site_csv({1: "NA"}))
+    last = at.session_state[RELEASE]
+    assert last.release.n == 60 and "patient's row among the 60" in words(at.info)
+    assert "1 of them miss a value" in words(at.caption) and "for you only" in words(at.caption)
+    assert "59" not in files.rule_json(last.release)
+
+
+def test_a_release_is_hidden_when_its_settings_change(page):
+    data = site_csv()
+    at = site_release(page, data)
+    assert at.subheader[-1].value == "Private treatment rule (ε = 1)"
+    covs = at.multiselect(key=f"covs_{hashlib.sha256(data).hexdigest()[:12]}")
+    covs.set_value(["age"]).run()
+    assert not at.exception
+    assert all(not s.value.startswith("Private treatment rule") for s in at.subheader)
+    assert "computed from earlier settings" in words(at.caption)
+    assert not [b for b in at.get("download_button")]
+    at.multiselect(key=f"covs_{hashlib.sha256(data).hexdigest()[:12]}").set_value(["age", "site"]).run()
+    fill_table(at, data, SITE_TABLE)
+    assert at.subheader[-1].value == "Private treatment rule (ε = 1)"  # the same settings again
+    at.select_slider(key="eps").set_value(0.5).run()
+    assert "computed from earlier settings" in words(at.caption)
+
+
+def test_only_ticked_identifiers_reach_the_per_row_file(page):
+    data = site_csv()
+    at = site_release(page, data)
+    ids = at.multiselect(key=f"ids_{hashlib.sha256(data).hexdigest()[:12]}")
+    assert ids.value == ["patient_id"] and "response" in ids.options
+    last = at.session_state[RELEASE]
+    rows = next(v for k, v in last.files.items() if k[0] == "rows")
+    header = rows.splitlines()[0]
+    assert '"patient_id"' in header and "response" not in header
+    ids.set_value([]).run()
+    rows = last.files[("rows", ())]
+    assert "patient_id" not in rows.splitlines()[0]
+
+
+def test_a_rerun_after_a_release_reads_nothing_again(page, monkeypatch):
+    import ui.compute.upload as compute
+    import ui.compute.upload_files as upload_files
+
+    data = site_csv()
+    at = site_release(page, data)
+    calls = []
+    for module, name in ((compute, "read_table"), (compute, "read_trial"), (upload_files, "rows_csv")):
+        real = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda *a, _real=real, _n=name, **k: calls.append(_n) or _real(*a, **k))
+    for _ in range(3):
+        at.run()
+    assert not at.exception and calls == []
+    assert at.subheader[-1].value == "Private treatment rule (ε = 1)"
+
+
+def test_a_failed_download_says_so_on_the_page(page, monkeypatch):
+    import ui.compute.upload_files as upload_files
+
+    monkeypatch.setattr(upload_files, "rows_csv", lambda *a, **k: 1 / 0)
+    at = site_release(page, site_csv())
+    assert "Per-row recommendations (CSV) download could not be built (ZeroDivisionError)" in words(at.error)
+    assert len(at.get("download_button")) == 2  # the other two files are still offered
+
+
+def test_a_wide_file_has_one_table_and_no_preselected_covariates(page):
+    names = [f"c{j}" for j in range(2000)]
+    head = ",".join(names + ["arm", "y"]) + "\n"
+    body = "".join(",".join(["1"] * 2000 + [str(i % 2), str(i % 5)]) + "\n" for i in range(30))
+    data = (head + body).encode()
+    at = upload(page, data)
+    key = f"covs_{hashlib.sha256(data).hexdigest()[:12]}"
+    assert at.multiselect(key=key).value == [] and "none is pre-selected" in words(at.caption)
+    assert not at.number_input  # bounds live in one table, not 2 inputs per column
+    at.multiselect(key=key).set_value(names[:3]).run()
+    assert not at.exception
+
+
+def test_a_file_over_the_workable_size_is_refused(page, monkeypatch):
+    import ui.compute.upload as compute
+
+    monkeypatch.setattr(compute, "MAX_ROWS", 50)
+    at = upload(page, site_csv())
+    assert "this page works with at most 50" in words(at.error)
