@@ -21,15 +21,6 @@ from ui.compute.upload_files import apply_rule
 pytestmark = pytest.mark.e2e
 
 DEMO = Path(__file__).resolve().parents[2] / "demo_data" / "paper_trial.csv"
-BOUNDS = {"x1": (0, 1), "x2": (0, 1), "x3": (0, 1), "x4": (0, 1), "outcome (score)": (-10, 10)}
-
-
-def type_bound(app, label, value):
-    box = app.page.get_by_label(label, exact=True)
-    box.fill(str(value))
-    box.press("Enter")
-    app.wait_rerun()
-
 
 def download(app, label):
     with app.page.expect_download() as info:
@@ -46,12 +37,13 @@ def test_upload_map_release_and_download(app, browser):
     app.expect_no_exception()
     expect(app.page.get_by_text("1000 patients read")).to_be_visible()
 
-    # Map: the treated arm is 1; covariates x1..x4 were guessed; type every public bound.
+    # Map: the treated arm is 1; covariates x1..x4 were guessed. The file is the demo's, so
+    # its public dictionary fills the metadata table (bounds, units) in one click.
     app.page.get_by_role("radiogroup").filter(has_text="0").get_by_text("1", exact=True).click()
     app.wait_rerun()
-    for name, (lo, hi) in BOUNDS.items():
-        type_bound(app, f"{name}: lower", lo)
-        type_bound(app, f"{name}: upper", hi)
+    expect(app.page.locator("[data-testid='stDataFrame']").last).to_be_visible()
+    app.page.get_by_role("button", name="Fill in from the data dictionary").click()
+    app.wait_rerun()
     expect(app.page.get_by_text("A rule can be released at ε = 1")).to_be_visible()
     app.screenshot("your-data-before-release.png")
 
