@@ -42,13 +42,7 @@ def source_panel():
     kind = FILE.widget()
     if kind != "upload":
         return compute.demo_source(kind)
-    up = st.file_uploader(f"Trial CSV (comma, semicolon or tab; at most {compute.max_upload_mb()} MB)",
-                          type=["csv", "tsv", "txt"], key="upload")
-    st.caption("The file stays in this session's memory: it is never written to disk, logged or "
-               "shared with other users, and it is gone when you close the tab.")
-    if up is None:
-        return None
-    return compute.upload_source(up.name, up.getvalue())
+    return upload_form.uploaded_source()
 
 
 def design_panel(source, trial_columns, m):

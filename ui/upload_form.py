@@ -18,9 +18,61 @@ import streamlit as st
 
 from dpcore.data.columns import default_treated
 
+from . import explain
 from .compute import upload as compute
 from .compute import upload_meta as meta
 from .safety import plain
+
+UPLOADED = "your_data_uploaded"
+
+
+def _forget_upload():
+    st.session_state.pop(UPLOADED, None)
+
+
+def uploaded_source():
+    """The uploaded file as a Source, or None; kept while the analyst looks at a demo.
+
+    The Source (bytes and digest, computed once per file) is kept in this session's state, so
+    switching to a demo and back finds the file, its mapping and its table again.
+    """
+    up = st.file_uploader(f"Trial CSV (comma, semicolon or tab; at most {compute.max_upload_mb()} MB)",
+                          type=["csv", "tsv", "txt"], key="upload", on_change=_forget_upload)
+    st.caption(explain.upload_caption(st.get_option("server.disconnectedSessionTTL")))
+    kept = st.session_state.get(UPLOADED)
+    if up is not None:
+        if kept is None or kept[0] != up.file_id:
+            kept = (up.file_id, compute.upload_source(up.name, up.getvalue()))
+            st.session_state[UPLOADED] = kept
+        return kept[1]
+    if kept is None:
+        return None
+    st.caption(plain(f"Using {kept[1].name}, uploaded earlier in this session; upload another "
+                     "file to replace it."))
+    st.button("Forget this file", on_click=_forget_upload, key="forget_upload")
+    return kept[1]
+
+
+def keep(widget_key, options, many=False):
+    """Restore a widget's value kept from a run where it was drawn; True when restored.
+
+    Streamlit drops a widget's state in a run that does not draw it (the analyst looking at
+    a demo), so the page keeps a copy under another key; a copy no longer among the options
+    is not restored.
+    """
+    if widget_key in st.session_state or f"_kept_{widget_key}" not in st.session_state:
+        return False
+    value = st.session_state[f"_kept_{widget_key}"]
+    if not (set(value) <= set(options) if many else value in options):
+        return False
+    st.session_state[widget_key] = value
+    return True
+
+
+def kept(widget_key, value):
+    """Keep a widget's value for :func:`keep` (returns the value)."""
+    st.session_state[f"_kept_{widget_key}"] = value
+    return value
 
 
 def key(source, name):
@@ -36,25 +88,30 @@ def mapping(source, preview):
         return cols.index(value) if value in cols else 0
 
     a, b = st.columns(2)
+    k = key(source, "treat")
     with a:
-        treatment = st.selectbox("Treatment column", cols, index=index(guess["treatment"]),
-                                 key=key(source, "treat"))
+        treatment = kept(k, st.selectbox("Treatment column", cols, key=k, index=None if keep(
+            k, cols) else index(guess["treatment"])))
     with b:
         rest = [c for c in cols if c != treatment]
-        outcome = st.selectbox("Outcome column", rest, key=key(source, "outcome"),
-                               index=rest.index(guess["outcome"]) if guess["outcome"] in rest else 0)
+        k = key(source, "outcome")
+        outcome = kept(k, st.selectbox("Outcome column", rest, key=k, index=None if keep(k, rest) else (
+            rest.index(guess["outcome"]) if guess["outcome"] in rest else 0)))
     labels = compute.arm_labels(source.digest, source.data, treatment)
     treated = None
     if len(labels) == 2:
         guessed = default_treated(labels)
-        treated = st.radio("Treated arm (the rule's “treat” recommendation)", labels,
-                           index=labels.index(guessed) if guessed in labels else 0,
-                           horizontal=True, format_func=plain, key=key(source, "treated"))
+        k = key(source, "treated")
+        treated = kept(k, st.radio(
+            "Treated arm (the rule's “treat” recommendation)", labels, horizontal=True,
+            index=None if keep(k, labels) else (labels.index(guessed) if guessed in labels else 0),
+            format_func=plain, key=k))
     options = [c for c in cols if c not in (treatment, outcome)]
     candidates = [c for c in guess["covariates"] if c in options]
     default = meta.default_covariates(candidates)
-    covariates = st.multiselect("Covariates the rule may use", options, key=key(source, "covs"),
-                                default=default)
+    k = key(source, "covs")
+    covariates = kept(k, st.multiselect("Covariates the rule may use", options, key=k,
+                                        default=None if keep(k, options, many=True) else default))
     if len(candidates) > len(default):
         st.caption(f"{len(candidates)} columns could be covariates: none is pre-selected in a "
                    "file this wide. Pick the ones the rule may use.")

@@ -16,6 +16,7 @@ from .charts import upload as charts
 from .compute import upload as compute
 from .compute import upload_files as files
 from .safety import log_withheld, plain
+from .upload_form import keep, kept
 
 COMPARE = "your_data_compare"
 
@@ -60,9 +61,10 @@ def identifier_choice(released, source):
     """Which columns the per-row file carries as identifiers: only those the analyst ticks."""
     columns = compute.preview(source.digest, source.data).columns
     options, ticked = compute.id_options(columns, released.columns)
-    return tuple(st.multiselect(
+    k = f"ids_{source.digest[:12]}"
+    return tuple(kept(k, st.multiselect(
         "Identifier columns written into the per-row file (only these; ID-like names start ticked)",
-        options, default=list(ticked), key=f"ids_{source.digest[:12]}"))
+        options, default=None if keep(k, options, many=True) else list(ticked), key=k)))
 
 
 def downloads_panel(released, source):

@@ -286,7 +286,7 @@ def read_trial(source, *, treatment, outcome, covariates=None, propensity=None, 
         worst = missing.sum().sort_values(ascending=False)
         raise TrialDataError(
             f"every one of the {len(df)} rows has a missing value in a used column "
-            f"(most often {_q(worst.index[0])}, missing in {int(worst.iloc[0])} rows); "
+            f"(most often {_q(worst.index[0])}, missing in {_rows(int(worst.iloc[0]))}); "
             "leave that column out or fill it in"
         )
     # Checks and encodings run on the complete rows; with incomplete="keep" their results are
@@ -461,10 +461,14 @@ def _check_arm_sizes(A, arms, n_dropped):
     for label, sign in zip(arms, (1.0, -1.0)):
         k = int(np.sum(A == sign))
         if k < MIN_ROWS_PER_ARM:
-            after = f" after dropping {n_dropped} rows with missing values" if n_dropped else ""
+            after = f" after dropping {_rows(n_dropped)} with missing values" if n_dropped else ""
             raise TrialDataError(
-                f"arm {_q(label)} has {k} rows{after}; each arm needs at least {MIN_ROWS_PER_ARM}"
+                f"arm {_q(label)} has {_rows(k)}{after}; each arm needs at least {MIN_ROWS_PER_ARM}"
             )
+
+
+def _rows(k):
+    return f"{k} row" if k == 1 else f"{k} rows"
 
 
 def _looks_numeric(name):

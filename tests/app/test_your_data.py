@@ -366,7 +366,7 @@ def public_d0(n=400, seed=7):
     ("public", None, "Algorithm 2 on a file D0 (400 rows"),
     ("public", "estimated", "needs a known randomization ratio"),
     ("trial", None, "D0 is the trial itself"),
-    ("shares rows", None, "D0 shares 1 rows with the trial"),
+    ("shares rows", None, "D0 shares 1 row with the trial"),
 ])
 def test_gamma_tuned_on_a_public_file_d0(page, d0, design, expect):
     at = page
@@ -498,12 +498,19 @@ def test_a_rerun_after_a_release_reads_nothing_again(page, monkeypatch):
     assert at.subheader[-1].value == "Private treatment rule (ε = 1)"
 
 
-def test_a_failed_download_says_so_on_the_page(page, monkeypatch):
+def test_a_failed_download_says_so_on_the_page_and_logs_no_data(page, monkeypatch, caplog):
     import ui.compute.upload_files as upload_files
 
-    monkeypatch.setattr(upload_files, "rows_csv", lambda *a, **k: 1 / 0)
+    secret = "zqxj" + "_secret"  # the source line shown in the traceback does not spell it
+
+    def broken(*a, **k):
+        raise ValueError("cell value " + secret)
+
+    monkeypatch.setattr(upload_files, "rows_csv", broken)
+    caplog.set_level(logging.DEBUG)
     at = site_release(page, site_csv())
-    assert "Per-row recommendations (CSV) download could not be built (ZeroDivisionError)" in words(at.error)
+    assert "Per-row recommendations (CSV) download could not be built (ValueError)" in words(at.error)
+    assert "zqxj_secret" not in caplog.text and "message withheld" in caplog.text
     assert len(at.get("download_button")) == 2  # the other two files are still offered
 
 
@@ -526,3 +533,44 @@ def test_a_file_over_the_workable_size_is_refused(page, monkeypatch):
     monkeypatch.setattr(compute, "MAX_ROWS", 50)
     at = upload(page, site_csv())
     assert "this page works with at most 50" in words(at.error)
+
+
+def test_switching_to_a_demo_and_back_keeps_the_upload_mapping_and_table(page):
+    data = site_csv()
+    at = page
+    upload(at, data)
+    covs = f"covs_{hashlib.sha256(data).hexdigest()[:12]}"
+    at.multiselect(key=covs).set_value(["age", "site"]).run()
+    fill_table(at, data, SITE_TABLE)
+    at.radio(key="file").set_value("paper_trial").run()
+    at.radio(key="file").set_value("upload").run()
+    assert not at.exception
+    assert "uploaded earlier in this session" in words(at.caption)
+    assert at.multiselect(key=covs).value == ["age", "site"]
+    assert any(b.key == "release" for b in at.button)  # the typed table is still there
+    at.button(key="forget_upload").click().run()
+    assert "No trial yet" in words(at.info)
+
+
+def test_option_lists_show_column_names_as_typed(page):
+    at = upload(page, site_csv())
+    assert "patient_id" in at.selectbox(key=f"treat_{hashlib.sha256(site_csv()).hexdigest()[:12]}").options
+    assert not any("\\_" in o for s in at.selectbox for o in s.options)
+    assert not any("\\_" in o for m in at.multiselect for o in m.options)
+
+
+def test_an_estimated_propensity_warns_before_the_release(page):
+    at = page
+    at.radio(key="file").set_value("paper_trial").run()
+    at.button(key="fill_dictionary").click().run()
+    at.selectbox(key="design").set_value("estimated").run()
+    assert "essentially noise" in words(at.warning) and RELEASE not in at.session_state
+    at.selectbox(key="design").set_value("1:1").run()
+    assert "essentially noise" not in words(at.warning)
+
+
+def test_the_upload_caption_states_how_long_files_and_links_live(page):
+    at = page
+    caption = words(at.caption)
+    assert "about 120 s after you close the tab" in caption  # server.disconnectedSessionTTL
+    assert "share the downloaded files, not the links" in caption

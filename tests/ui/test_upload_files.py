@@ -266,3 +266,24 @@ def test_the_report_holds_no_file_name_unless_a_title_is_typed(released):
     html = files.report_html(untitled, rule_effects(release.names, release.effects(),
                                                     release.treated, release.control))
     assert "=evil.csv" not in html and "hospital_trial" not in html
+
+
+def test_chart_labels_keep_quotes_and_escape_tags():
+    fig = rule_effects(['say "hi"', "<b>x</b>"], [1.0, -1.0], 'a"', "b")
+    assert 'say "hi"' in fig.data[0].y and "&lt;b&gt;x&lt;/b&gt;" in fig.data[0].y
+    assert "&quot;" not in json.dumps(fig.to_plotly_json(), default=str)
+
+
+def test_a_d0_with_other_levels_gets_the_trials_columns():
+    d0_data = neighbour_csv({"site": "D"}, n=80)
+    d0 = compute.load_trial.__wrapped__("d0", d0_data, "arm", "y", ("age", "site"),
+                                        (("site", SITES),), None, "drug", False)
+    assert d0.covariates == ("age", "site=B", "site=C")
+
+
+@pytest.mark.parametrize("k,text", [(1, "1 patient"), (2, "2 patients")])
+def test_counts_agree_in_number(k, text):
+    from ui import explain
+
+    assert explain.patients(k) == text
+    assert explain.patients(1, 1) == "1 of 1 patient"

@@ -252,7 +252,7 @@ def check_d0(trial_source, d0_source, columns):
                      row_hashes(trial_source.digest, trial_source.data, columns))
     if shared.any():
         raise TrialDataError(
-            f"D0 shares {int(shared.sum())} rows with the trial (equal in every used column): a "
+            f"D0 shares {int(shared.sum())} {rows_word(int(shared.sum()))} with the trial (equal in every used column): a "
             "public D0 must not hold the trial's patients. Remove them from D0, or take γ from "
             "the paper's table")
 

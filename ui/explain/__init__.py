@@ -47,6 +47,7 @@ from .upload import (
     released_verdict,
     rule_sentence,
     stale_release,
+    upload_caption,
     upload_verdict,
 )
 
@@ -92,4 +93,5 @@ __all__ = [
     "upload_verdict",
     "patients",
     "stale_release",
+    "upload_caption",
 ]

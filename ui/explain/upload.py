@@ -68,3 +68,12 @@ def stale_release(release):
             "earlier settings (file, columns, design, bounds, levels, ε or γ), so it is not "
             "shown next to these: return to those settings to see it and its downloads again, "
             "or release a new rule. It stays recorded in the privacy ledger.")
+
+
+def upload_caption(ttl_seconds):
+    """Where an uploaded file lives, and for how long (true for the server's settings)."""
+    return ("The file stays in this server's memory for your session only: it is never written "
+            "to disk, logged or shared with other users. It is dropped when your session ends, "
+            f"about {ttl_seconds:g} s after you close the tab. A download link is an unguessable "
+            "address on this server that answers whoever holds it until the server clears it "
+            "(after later page runs, or a restart): share the downloaded files, not the links.")
