@@ -67,13 +67,22 @@ def identifier_choice(released, source):
         options, default=None if keep(k, options, many=True) else list(ticked), key=k)))
 
 
+#: Above this many rows the per-row file is built when the analyst asks (seconds at 10^6).
+EAGER_ROWS = 50_000
+
+
 def downloads_panel(released, source):
     release, trial = released.release, released.trial
     ids = identifier_choice(released, source)
     rule = built(released, ("rule",), lambda: files.rule_json(release))
-    rows = built(released, ("rows", ids), lambda: files.rows_csv(
-        release, trial, released.rec, compute.identifiers(source.data, ids, trial.rows)))
     report = built(released, ("report",), lambda: files.report_html(release, _figure(release)))
+    name = ("rows", ids)
+    if name in released.files or trial.n <= EAGER_ROWS or st.button(
+            f"Prepare the per-row file ({trial.n:,} rows, a few seconds)", key="prepare_rows"):
+        rows = built(released, name, lambda: files.rows_csv(
+            release, trial, released.rec, compute.identifiers(source.data, ids, trial.rows)))
+    else:
+        rows = None
     marker = "" if release.private else "_NOT_PRIVATE"
     a, b, c = st.columns(3)
     for column, content, label, name, mime, wkey in (
@@ -82,6 +91,8 @@ def downloads_panel(released, source):
              "dl_rows"),
             (c, report, "Report (HTML, opens offline)", f"private_rule_report{marker}.html",
              "text/html", "dl_report")):
+        if content is None:
+            continue
         if isinstance(content, Failed):
             column.error(plain(f"The {label} download could not be built ({content}); the other "
                                "files are fine. Release again, or report the problem."),

@@ -574,3 +574,16 @@ def test_the_upload_caption_states_how_long_files_and_links_live(page):
     caption = words(at.caption)
     assert "about 120 s after you close the tab" in caption  # server.disconnectedSessionTTL
     assert "share the downloaded files, not the links" in caption
+
+
+def test_a_large_per_row_file_is_built_when_asked(page, monkeypatch):
+    import ui.upload_results as upload_results
+
+    monkeypatch.setattr(upload_results, "EAGER_ROWS", 10)
+    at = site_release(page, site_csv())
+    last = at.session_state[RELEASE]
+    assert not any(k[0] == "rows" for k in last.files) and len(at.get("download_button")) == 2
+    at.button(key="prepare_rows").click().run()
+    assert any(k[0] == "rows" for k in last.files) and len(at.get("download_button")) == 3
+    at.run()
+    assert len(at.get("download_button")) == 3
