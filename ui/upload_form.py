@@ -215,7 +215,8 @@ def metadata(source, m):
                  args=(source, [*names, m["outcome"]]), key="fill_dictionary", type="primary",
                  help="The demo file's dictionary gives bounds, levels, the outcome's direction "
                       "and the randomization from its design, not from its data.")
-    numeric = [n for n in names if n not in got.categorical and rows_type(edited, n) != "categorical"]
+    types = dict(zip(edited["column"], edited["type"]))
+    numeric = [n for n in names if types.get(n) != "categorical"]
     b.button("Use the data's ranges and levels", on_click=fill_from_data, key="fill_data",
              args=(source, numeric, [n for n in names if n not in numeric], m["outcome"]),
              help="Reads bounds and levels off the data: the guarantee is then void.")
@@ -229,8 +230,3 @@ def metadata(source, m):
     st.caption("One-hot columns need no bounds: they are 0 or 1. A missing value makes a row "
                "count with weight 0; n stays the file's row count.")
     return got, from_data
-
-
-def rows_type(frame, name):
-    hit = frame.loc[frame["column"] == name, "type"]
-    return hit.iloc[0] if len(hit) else "numeric"

@@ -9,16 +9,21 @@ import plotly.graph_objects as go
 
 from . import GREY, PALETTE, layout
 
+#: Most bars drawn: a wide rule shows its largest effects (the rule file holds them all).
+TOP = 30
+
 
 def rule_effects(names, effects, treated, control, title="What the released rule weighs"):
     """Each covariate's pull on the score across its public bounds: coef × (upper − lower).
 
     Bars to the right favour the treated arm, to the left the control arm; the axis is in
     score units (the rule treats when the score is above 0), so bars compare across covariates
-    measured in different units.
+    measured in different units. With more than ``TOP`` covariates, the ``TOP`` largest.
     """
     effects = np.asarray(effects, dtype=float)
-    order = np.argsort(np.abs(effects))
+    order = np.argsort(np.abs(effects), kind="stable")[-TOP:]
+    if len(effects) > TOP:
+        title = f"{title} (the {TOP} largest of {len(effects)})"
     # plotly reads tags in labels; it shows &quot; literally, so quotes stay as they are
     names = [html.escape(str(names[i]), quote=False) for i in order]
     values = effects[order]
