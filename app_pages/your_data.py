@@ -161,7 +161,8 @@ def study(verdict):
     label = st.text_input("Title for the report (optional; printed in the downloads)",
                           key="report_title", max_chars=120)
     settings = dict(settings, eps=eps, gamma=gamma, gamma_source=where, label=label)
-    rkey = compute.settings_key(source.digest, m, settings)
+    rkey = compute.settings_key(source.digest, dict(m, levels=tuple(table.categorical.items())),
+                                settings)
     verdict.info(explain.upload_verdict("ready", trial.n, eps), icon=":material/check_circle:")
     release_panel(source, trial, settings, m, rkey)
     last = st.session_state.get(RELEASE)

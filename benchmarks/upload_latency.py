@@ -65,7 +65,7 @@ def main(n=10**6):
     bounds = {f"x{j + 1}": (0.0, 1.0) for j in range(DESIGN.p)}
     W = compute.weight_bound((-12.0, 12.0), 0.5, 0.05)
     release, rec, _ = timed("release (private fit)", lambda: compute.fit_release(
-        trial, "big.csv", bounds, (-12.0, 12.0), True, 1.0, 75.0, "benchmark", W, 0.5, True), log)
+        trial, "", bounds, (-12.0, 12.0), True, 1.0, 75.0, "benchmark", W, 0.5, True), log)
     timed("rule JSON", lambda: files.rule_json(release), log)
     timed("per-row CSV", lambda: files.rows_csv(release, trial, rec), log)
     timed("HTML report", lambda: files.report_html(release, rule_effects(

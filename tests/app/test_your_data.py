@@ -464,6 +464,10 @@ def test_a_release_is_hidden_when_its_settings_change(page):
     at.multiselect(key=f"covs_{hashlib.sha256(data).hexdigest()[:12]}").set_value(["age", "site"]).run()
     fill_table(at, data, SITE_TABLE)
     assert at.subheader[-1].value == "Private treatment rule (ε = 1)"  # the same settings again
+    edit_row(at, data, "site", levels="B, A, C")  # another baseline: other columns
+    assert "computed from earlier settings" in words(at.caption)
+    edit_row(at, data, "site", levels="A, B, C")
+    assert at.subheader[-1].value == "Private treatment rule (ε = 1)"
     at.select_slider(key="eps").set_value(0.5).run()
     assert "computed from earlier settings" in words(at.caption)
 
