@@ -576,7 +576,8 @@ def test_an_estimated_propensity_warns_before_the_release(page):
 def test_the_upload_caption_states_how_long_files_and_links_live(page):
     at = page
     caption = words(at.caption)
-    assert "about 120 s after you close the tab" in caption  # server.disconnectedSessionTTL
+    assert "keeps your session 120 s" in caption  # server.disconnectedSessionTTL
+    assert "gone when you close the tab" not in caption  # not true: the session outlives it
     assert "share the downloaded files, not the links" in caption
 
 

@@ -71,9 +71,15 @@ def stale_release(release):
 
 
 def upload_caption(ttl_seconds):
-    """Where an uploaded file lives, and for how long (true for the server's settings)."""
+    """Where an uploaded file lives, and for how long (true for the server's settings).
+
+    Streamlit keeps a closed tab's session ``server.disconnectedSessionTTL`` seconds for a
+    reconnect and removes it at its next clean-up after that; download links are files in
+    the server's memory that answer any request holding their address until they are cleared.
+    """
     return ("The file stays in this server's memory for your session only: it is never written "
-            "to disk, logged or shared with other users. It is dropped when your session ends, "
-            f"about {ttl_seconds:g} s after you close the tab. A download link is an unguessable "
-            "address on this server that answers whoever holds it until the server clears it "
-            "(after later page runs, or a restart): share the downloaded files, not the links.")
+            "to disk, logged or shared with other users. After you close the tab the server "
+            f"keeps your session {ttl_seconds:g} s (so that a reconnect finds it) and drops it, "
+            "with the file, at its next clean-up after that; a restart drops everything. A "
+            "download link is an unguessable address on this server that answers whoever holds "
+            "it until the server clears it: share the downloaded files, not the links.")
