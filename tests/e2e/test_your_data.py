@@ -22,9 +22,13 @@ pytestmark = pytest.mark.e2e
 
 DEMO = Path(__file__).resolve().parents[2] / "demo_data" / "paper_trial.csv"
 
+LINKS = []
+
+
 def download(app, label):
     with app.page.expect_download() as info:
         app.page.get_by_role("button", name=label).click()
+    LINKS.append(info.value.url)
     return Path(info.value.path()).read_bytes()
 
 
@@ -69,6 +73,13 @@ def test_upload_map_release_and_download(app, browser):
     assert rule["epsilon"] == 1.0 and rule["private"] and rule["lower"] == [0.0] * 4
     for analyst_only in ("clipped_share", "diagnostics", "value_private"):
         assert analyst_only not in json.dumps(rule) and analyst_only not in report
+
+    # The page's caption is true: a download link answers a request from outside the session.
+    assert "share the downloaded files, not the links" in app.page.get_by_text(
+        "A download link is an unguessable address").first.inner_text()
+    outsider = browser.new_context()
+    assert outsider.request.get(LINKS[-1]).status == 200
+    outsider.close()
 
     # The report opens with the network cut off and draws its chart.
     offline = browser.new_context()
