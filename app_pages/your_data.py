@@ -101,8 +101,9 @@ def release_panel(source, trial, settings, m, rkey):
             st.error(receipt, icon=":material/block:")
             return
         release, rec, diagnostics = compute.fit_release(trial, **settings)
-        st.session_state[RELEASE] = compute.Released(release, rec, diagnostics, settings, trial,
-                                                     rkey, mapping=m, receipt=receipt)
+        st.session_state[RELEASE] = compute.Released(compute.with_receipt(release, receipt), rec,
+                                                     diagnostics, settings, trial, rkey,
+                                                     mapping=m, receipt=receipt)
         st.rerun()  # the sidebar's ledger shows the new total
 
 

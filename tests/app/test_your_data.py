@@ -592,3 +592,19 @@ def test_a_large_per_row_file_is_built_when_asked(page, monkeypatch):
     assert any(k[0] == "rows" for k in last.files) and len(at.get("download_button")) == 3
     at.run()
     assert len(at.get("download_button")) == 3
+
+
+def test_downloads_carry_the_release_index_and_the_files_total(page):
+    at = demo_release(page, eps="0.5")
+    first = at.session_state[RELEASE].release
+    at.select_slider(key="eps").set_value(0.2).run()
+    release(at)
+    second = at.session_state[RELEASE].release
+    spent = {e.index: e.epsilon for e in ledger_entries(at)}
+    for rel in (first, second):
+        got = json.loads(files.rule_json(rel))["ledger"]
+        assert got["epsilon_total"] == pytest.approx(sum(v for k, v in spent.items() if k <= got["release_index"]))
+    assert json.loads(files.rule_json(second))["ledger"]["release_index"] == \
+        json.loads(files.rule_json(first))["ledger"]["release_index"] + 1
+    report = at.session_state[RELEASE].files[("report",)]
+    assert f"release no. {second.ledger_index} on this file" in report

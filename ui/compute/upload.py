@@ -35,6 +35,7 @@ from .upload_release import (  # noqa: F401 - the page's compute API
     fit_release,
     noise_warning,
     settings_key,
+    with_receipt,
 )
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "demo_data"

@@ -72,11 +72,31 @@ def rule_dict(release):
                      "replace-one neighbours)",
         "privacy_statement": explain.release_statement(release),
         "released_at": release.time,
+        "ledger": _ledger(release),
         "package": "dpcore",
         "package_version": getattr(dpcore, "__version__", "unversioned"),
         "apply": APPLY_RECIPE,
         "apply_python": APPLY_PYTHON,
     }
+
+
+def _ledger(release):
+    """The ledger's record of the release: its index and the file's cumulative spend."""
+    if release.ledger_index is None:
+        return None
+    return {"release_index": release.ledger_index, "epsilon_total": release.epsilon_total,
+            "delta_total": release.delta_total,
+            "meaning": "this release's number among the releases on this file, and the privacy "
+                       "spent on the file by all of them (basic composition)"}
+
+
+def ledger_text(release):
+    """The same record in words (report), or '' before it is recorded."""
+    if release.ledger_index is None:
+        return ""
+    delta = f", δ = {release.delta_total:g}" if release.delta_total else ""
+    return (f"release no. {release.ledger_index} on this file; with it the file's cumulative "
+            f"spend is ε = {release.epsilon_total:g}{delta}")
 
 
 def rule_json(release):
@@ -180,6 +200,7 @@ def report_html(release, figure):
                                                 + ("larger is better" if release.larger_is_better
                                                    else "smaller is better"),
         "Patients": str(release.n),
+        "Privacy ledger": ledger_text(release) or "not recorded",
         "Released at (UTC)": release.time,
     }
     table = "".join(f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in settings.items())

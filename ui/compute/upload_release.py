@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -50,6 +50,11 @@ class Release:
     n: int
     time: str
     void: str = VOID["bounds"]
+    #: The ledger's record of this release (index on the file, the file's totals with it),
+    #: copied from its receipt at release time; None before it is recorded.
+    ledger_index: int | None = None
+    epsilon_total: float | None = None
+    delta_total: float | None = None
 
     def title(self):
         head = "Private treatment rule" if self.private else "NOT PRIVATE treatment rule"
@@ -169,6 +174,13 @@ def compare_nonprivate(trial, rec, bounds, outcome_bounds, larger_is_better, gam
         value_private=float(ipw_value(rec[ok], trial.A[ok], trial.B[ok], p_ok)),
         value_nonprivate=float(ipw_value(exact[ok], trial.A[ok], trial.B[ok], p_ok)),
         agreement=agreement_test(rec[ok], exact[ok]))
+
+
+def with_receipt(release, receipt):
+    """The release with the ledger's receipt (index, the file's cumulative ε and δ) in it."""
+    return replace(release, ledger_index=int(receipt.index),
+                   epsilon_total=float(receipt.epsilon_total),
+                   delta_total=float(receipt.delta_total))
 
 
 def noise_warning(n, W, gamma, propensity):
