@@ -117,7 +117,7 @@ def ready(source, verdict):
         larger, propensity, p_min, column = design_panel(source, preview.columns, m)
         st.subheader("Public metadata: bounds, levels, units", anchor=False)
         table, from_data = upload_form.metadata(source, m)
-        if any("levels" in p for p in table.problems):
+        if not table.levels_ready:
             verdict.info(explain.upload_verdict("levels"), icon=":material/rule:")
             return None
         trial = compute.load_trial(*upload_form.trial_args(source, m, column, table))
@@ -162,8 +162,9 @@ def study(verdict):
     label = st.text_input("Title for the report (optional; printed in the downloads)",
                           key="report_title", max_chars=120)
     settings = dict(settings, eps=eps, gamma=gamma, gamma_source=where, label=label)
+    # The report's title is not an input of the fit: the release keeps the one it was made with.
     rkey = compute.settings_key(source.digest, dict(m, levels=tuple(table.categorical.items())),
-                                settings)
+                                {k: v for k, v in settings.items() if k != "label"})
     verdict.info(explain.upload_verdict("ready", trial.n, eps), icon=":material/check_circle:")
     release_panel(source, trial, settings, m, rkey)
     last = st.session_state.get(RELEASE)

@@ -287,3 +287,36 @@ def test_counts_agree_in_number(k, text):
 
     assert explain.patients(k) == text
     assert explain.patients(1, 1) == "1 of 1 patient"
+
+
+# --------------------------------------------------------------------------------------------
+# The public metadata table (items 1 and 9)
+
+
+def test_the_table_reads_back_levels_bounds_and_what_is_missing():
+    from ui.compute import upload_meta as meta
+
+    rows = {"age": {"lower": 18.0, "upper": 90.0}, "site": {"type": "categorical", "levels": " A, B ,C"},
+            "levels": {"lower": 1.0}}
+    frame = meta.table(["age", "site", "levels"], "y", rows, guessed_categorical=("site",))
+    assert list(frame.columns) == ["column", "type", "lower", "upper", "levels", "unit"]
+    got = meta.read(frame, "y")
+    assert got.categorical == {"site": ("A", "B", "C")} and got.bounds == {"age": (18.0, 90.0)}
+    assert got.levels_ready and not got.complete  # the bounds of 'levels' and y are missing
+    assert any("'levels'" in p for p in got.problems) and any("'y'" in p for p in got.problems)
+    dup = meta.read(meta.table(["site"], "y", {"site": {"type": "categorical", "levels": "A, A"}}), "y")
+    assert not dup.levels_ready
+    assert meta.rows_of(frame)["y"]["type"] == "outcome"
+
+
+def test_the_table_fills_from_a_dictionary_and_from_the_data():
+    from ui.compute import upload_meta as meta
+
+    d = json.loads((DEMO / "hospital_trial.json").read_text())
+    rows = meta.from_dictionary(d, ["site", "age", "days_in_hospital"])
+    got = meta.read(meta.table(["site", "age"], "days_in_hospital", rows), "days_in_hospital")
+    assert got.complete and got.categorical == {"site": ("A", "B", "C")}
+    filled = meta.from_data({}, {"age": (40.0, 40.0)}, {"site": ("A", "Z")})
+    assert filled["age"]["upper"] == 41.0 and filled["site"]["levels"] == "A, Z"
+    assert meta.default_covariates(list("abc")) == list("abc") and meta.default_covariates(
+        [str(i) for i in range(meta.WIDE + 1)]) == []

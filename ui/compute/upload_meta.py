@@ -34,12 +34,15 @@ class Meta:
     outcome_bounds : (lower, upper) or None
     problems : tuple of str
         Plain-text sentences saying what is still missing or invalid; empty when complete.
+    levels_ready : bool
+        Every categorical covariate has valid public levels, so the trial can be read.
     """
 
     categorical: dict
     bounds: dict
     outcome_bounds: tuple | None
     problems: tuple
+    levels_ready: bool = True
 
     @property
     def complete(self):
@@ -97,16 +100,18 @@ def parse_levels(text):
 
 def read(frame, outcome):
     """The table as a :class:`Meta` (categorical levels, bounds, what is still missing)."""
-    categorical, bounds, problems, outcome_bounds = {}, {}, [], None
+    categorical, bounds, problems, outcome_bounds, levels_ready = {}, {}, [], None, True
     for name, row in rows_of(frame).items():
         if name == outcome:
             outcome_bounds = _bounds(name, row, problems)
         elif row["type"] == "categorical":
             levels = parse_levels(row["levels"])
             if not levels:
+                levels_ready = False
                 problems.append(f"type the public levels of {name!r} (comma-separated, "
                                 "baseline first)")
             elif len(set(levels)) < len(levels):
+                levels_ready = False
                 problems.append(f"the levels of {name!r} name a level more than once")
             else:
                 categorical[name] = levels
@@ -116,7 +121,7 @@ def read(frame, outcome):
             got = _bounds(name, row, problems)
             if got is not None:
                 bounds[name] = got
-    return Meta(categorical, bounds, outcome_bounds, tuple(problems))
+    return Meta(categorical, bounds, outcome_bounds, tuple(problems), levels_ready)
 
 
 def _bounds(name, row, problems):

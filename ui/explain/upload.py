@@ -40,7 +40,7 @@ def upload_verdict(stage, n=None, eps=None):
     if stage == "bounds":
         return f"{patients(n)} read. Enter the public bounds below before a rule can be released."
     return (f"{patients(n)} read. A rule can be released at ε = {eps:g}: it will spend "
-            f"ε = {eps:g} of this session's privacy budget.")
+            f"ε = {eps:g} of this file's privacy budget, recorded in the ledger for every session.")
 
 
 def released_verdict(release, spent):
