@@ -608,3 +608,22 @@ def test_downloads_carry_the_release_index_and_the_files_total(page):
         json.loads(files.rule_json(first))["ledger"]["release_index"] + 1
     report = at.session_state[RELEASE].files[("report",)]
     assert f"release no. {second.ledger_index} on this file" in report
+
+
+@pytest.mark.parametrize("change", [{2: "RARE_one_patient"}, {1: "NA"}, {4: ""}],
+                         ids=["a rare site", "a missing age", "a missing outcome"])
+def test_neighbouring_files_on_the_page_publish_the_same_fields(open_fresh, change):
+    """The page's own plumbing (table, levels, n, γ, release, downloads) on two files that
+    differ in one row: every published field but the noisy coefficients is the same."""
+    import dataclasses
+
+    published = []
+    for data in (site_csv(), site_csv(change)):
+        at = site_release(open_fresh(PAGE), data)
+        last = at.session_state[RELEASE]
+        rel = dataclasses.replace(last.release, intercept=0.0, coef=(0.0,) * len(last.release.coef),
+                                  time="T")
+        published.append((files.rule_dict(rel), last.files[("rows", ("patient_id",))].splitlines()[0],
+                          at.subheader[-1].value, words(at.info)))
+    assert published[0] == published[1]
+    assert published[0][0]["n"] == 60 and published[0][0]["covariates"] == ["age", "site=B", "site=C"]
