@@ -244,7 +244,8 @@ def test_hostile_cells_stay_one_row_per_patient_and_are_neutralised(hostile):
 
 def test_file_columns_named_like_the_files_own_are_kept_apart(hostile):
     trial, release, rec, _ = hostile
-    ids = {"score": np.arange(trial.n), "data_row": np.full(trial.n, "x", object)}
+    ids = {"score": np.arange(trial.n), "data_row": np.full(trial.n, "x", object),
+           "=a": np.zeros(trial.n), "'=a": np.ones(trial.n)}
     out = list(csv.reader(io.StringIO(files.rows_csv(release, trial, rec, ids))))
     header = out[0]
     assert len(set(header)) == len(header)

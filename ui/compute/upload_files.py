@@ -134,7 +134,8 @@ OWN_COLUMNS = ("data_row", "score", "recommendation")
 
 
 def _unique(name, taken):
-    name = str(name)
+    """A header neutralised, then made unique among the file's headers."""
+    name = neutral(str(name))
     while name in taken:
         name = f"{name} (from the file)"
     taken.add(name)
@@ -171,7 +172,7 @@ def rows_csv(release, trial, recommendations, identifiers=None):
     columns += [(_unique(c, taken), trial.X[:, j]) for j, c in enumerate(trial.covariates)]
     columns += [("score", score), ("recommendation", rec)]
     df = pd.DataFrame(dict(enumerate(v for _, v in columns)))
-    df.columns = [neutral(c) for c, _ in columns]
+    df.columns = [c for c, _ in columns]
     out = io.StringIO()
     # Shortest round-trip floats: the file reproduces the scores.
     df.to_csv(out, index=False, quoting=csv.QUOTE_ALL, lineterminator="\r\n")
