@@ -61,6 +61,8 @@ def identifier_choice(released, source):
     """Which columns the per-row file carries as identifiers: only those the analyst ticks."""
     columns = compute.preview(source.digest, source.data).columns
     options, ticked = compute.id_options(columns, released.columns)
+    if not options:  # every column has a role: nothing to choose
+        return ()
     k = f"ids_{source.digest[:12]}"
     return tuple(kept(k, st.multiselect(
         "Identifier columns written into the per-row file (only these; ID-like names start ticked)",
