@@ -139,7 +139,9 @@ def study(verdict):
     if got is None:
         return None
     m, table, from_data, larger, propensity, p_min, trial = got
-    st.caption(plain(compute.read_summary(trial)))
+    with st.expander(f"Analyst only: how the file was read (n = {trial.n}, the public row count; "
+                     "other counts are not covered by ε and never in a download)"):
+        st.caption(plain(compute.read_summary(trial)))
     if not table.complete:
         st.info(plain("Still needed: " + "; ".join(table.problems[:5])
                       + (f"; and {len(table.problems) - 5} more" if len(table.problems) > 5 else "")),
