@@ -8,7 +8,6 @@ from dpcore.data.trial import TrialDataError
 from dpcore.owl.simulate import PROXY_VARIANTS
 from ui import explain, ledger, upload_form
 from ui import upload_results as results
-from ui.charts import upload as charts
 from ui.compute import upload as compute
 from ui.controls import Choice, check_link, row
 from ui.grids import EPS_OPTIONS, fmt_eps
@@ -36,7 +35,6 @@ PROXY = Choice("proxy", tuple(PROXY_VARIANTS), "same as the trial", "Simulated p
                str, kind="selectbox")
 CONTROLS = (FILE, BETTER, DESIGN, P_MIN, EPS, GAMMA_FROM, PROXY)
 RELEASE = "your_data_release"
-RECEIPT = "your_data_receipt"  # the ledger's receipt of that release (index, dataset totals)
 
 
 def source_panel():
@@ -44,13 +42,7 @@ def source_panel():
     kind = FILE.widget()
     if kind != "upload":
         return compute.demo_source(kind)
-    up = st.file_uploader(f"Trial CSV (comma, semicolon or tab; at most {compute.max_upload_mb()} MB)",
-                          type=["csv", "tsv", "txt"], key="upload")
-    st.caption("The file stays in this session's memory: it is never written to disk, logged or "
-               "shared with other users, and it is gone when you close the tab.")
-    if up is None:
-        return None
-    return compute.upload_source(up.name, up.getvalue())
+    return upload_form.uploaded_source()
 
 
 def design_panel(source, trial_columns, m):
@@ -72,11 +64,11 @@ def design_panel(source, trial_columns, m):
     return better == "larger", RATIOS[design], p_min, column
 
 
-def privacy_panel(source, m, trial, W, settings):
+def privacy_panel(source, m, table, trial, W, settings):
     """ε and γ; returns (ε, γ, where γ came from), or None while D0 is missing or unreadable."""
     eps, gamma_from = row(EPS, GAMMA_FROM)
     if gamma_from == "d0":
-        d0 = upload_form.d0_source(source, m)
+        d0 = upload_form.d0_source(source, m, table)
         if d0 is None:
             return None
         gamma, where = compute.d0_gamma(d0.digest, d0.trial, trial.n, eps, W, settings["propensity"],
@@ -97,7 +89,7 @@ def privacy_panel(source, m, trial, W, settings):
     return eps, gamma, where
 
 
-def release_panel(source, trial, settings):
+def release_panel(source, trial, settings, m, rkey):
     """The release button: the ledger records the spend first, or refuses it."""
     eps = settings["eps"]
     label = "Release private rule" if settings["private"] else "Release rule (NOT PRIVATE)"
@@ -108,31 +100,33 @@ def release_panel(source, trial, settings):
         if isinstance(receipt, str):
             st.error(receipt, icon=":material/block:")
             return
-        st.session_state[RELEASE] = (*compute.fit_release(trial, source.name, **settings),
-                                     settings, source.digest)
-        st.session_state[RECEIPT] = receipt
+        release, rec, diagnostics = compute.fit_release(trial, **settings)
+        st.session_state[RELEASE] = compute.Released(compute.with_receipt(release, receipt), rec,
+                                                     diagnostics, settings, trial, rkey,
+                                                     mapping=m, receipt=receipt)
         st.rerun()  # the sidebar's ledger shows the new total
 
 
-def result_panel(release, rec, diagnostics, settings, trial, source):
-    st.subheader(release.title(), anchor=False)
-    st.markdown(plain(explain.rule_sentence(release)))
-    treated = int((rec > 0).sum())
-    a, b = st.columns(2)
-    a.metric(plain(f"Recommended {release.treated}"), f"{100 * treated / len(rec):.1f}%",
-             f"{treated} of {len(rec)} patients", delta_color="off", delta_arrow="off")
-    b.metric(plain(f"Recommended {release.control}"), f"{100 * (1 - treated / len(rec)):.1f}%",
-             f"{len(rec) - treated} of {len(rec)} patients", delta_color="off", delta_arrow="off")
-    st.caption("Shares counted on your uploaded patients: the count is not covered by ε, so it "
-               "is for you, not for the report.")
-    st.info(explain.release_statement(release), icon=":material/shield_lock:")
-    st.plotly_chart(charts.rule_effects(release.names, release.effects(), release.treated,
-                                        release.control), width="stretch", key="rule_effects")
-    st.caption("Each bar is how much the rule's score moves when that covariate goes from its "
-               "lower to its upper public bound; the longest bars drive the recommendation.")
-    results.downloads_panel(release, rec, trial, source)
-    with st.expander("Analyst only: computed on your data, NOT private, never in a download"):
-        results.analyst_panel(release, rec, diagnostics, settings, trial)
+def ready(source, verdict):
+    """Preview, mapping, design, public metadata and the trial; None when not ready."""
+    try:
+        preview = compute.preview(source.digest, source.data)
+        st.dataframe(compute.preview_frame(preview), hide_index=True, width="stretch")
+        st.subheader("Columns", anchor=False)
+        m = upload_form.mapping(source, preview)
+        larger, propensity, p_min, column = design_panel(source, preview.columns, m)
+        st.subheader("Public metadata: bounds, levels, units", anchor=False)
+        table, from_data = upload_form.metadata(source, m)
+        if not table.levels_ready:
+            verdict.info(explain.upload_verdict("levels"), icon=":material/rule:")
+            return None
+        trial = compute.load_trial(*upload_form.trial_args(source, m, column, table))
+    except (TrialDataError, compute.UploadTooLarge) as exc:
+        verdict.warning(explain.upload_verdict("error"), icon=":material/error:")
+        st.error(plain(exc), icon=":material/error:")
+        return None
+    mapping = dict(m, propensity_column=column, p_min=p_min)
+    return mapping, table, from_data, larger, propensity, p_min, trial
 
 
 @st.fragment
@@ -141,40 +135,47 @@ def study(verdict):
     source = source_panel()
     if source is None:
         return verdict.info(explain.upload_verdict("none"), icon=":material/upload_file:")
-    try:
-        preview = compute.preview(source.digest, source.data)
-        st.dataframe(compute.preview_frame(preview), hide_index=True, width="stretch")
-        st.subheader("Columns", anchor=False)
-        m = upload_form.mapping(source, preview)
-        larger, propensity, p_min, column = design_panel(source, preview.columns, m)
-        trial = compute.load_trial(*upload_form.trial_args(source, m, column))
-    except (TrialDataError, compute.UploadTooLarge) as exc:
-        verdict.warning(explain.upload_verdict("error"), icon=":material/error:")
-        return st.error(plain(exc), icon=":material/error:")
-    st.caption(plain(compute.read_summary(trial)))
-    st.subheader("Public bounds", anchor=False)
-    feature_bounds, outcome_bounds, from_data = upload_form.bounds(source, trial)
-    if feature_bounds is None:
+    got = ready(source, verdict)
+    if got is None:
+        return None
+    m, table, from_data, larger, propensity, p_min, trial = got
+    with st.expander(f"Analyst only: how the file was read (n = {trial.n}, the public row count; "
+                     "other counts are not covered by ε and never in a download)"):
+        st.caption(plain(compute.read_summary(trial)))
+    if not table.complete:
+        st.info(plain("Still needed: " + "; ".join(table.problems[:5])
+                      + (f"; and {len(table.problems) - 5} more" if len(table.problems) > 5 else "")),
+                icon=":material/rule:")
         return verdict.info(explain.upload_verdict("bounds", trial.n), icon=":material/rule:")
     st.subheader("Privacy", anchor=False)
-    W = compute.weight_bound(outcome_bounds, propensity, p_min)
-    settings = dict(bounds=feature_bounds, outcome_bounds=outcome_bounds, larger_is_better=larger,
-                    W=W, propensity=propensity, private=not from_data)
+    W = compute.weight_bound(table.outcome_bounds, propensity, p_min)
+    settings = dict(bounds=table.bounds, outcome_bounds=table.outcome_bounds,
+                    larger_is_better=larger, W=W, propensity=propensity, private=not from_data)
     try:
-        chosen = privacy_panel(source, m, trial, W, settings)
+        chosen = privacy_panel(source, m, table, trial, W, settings)
     except TrialDataError as exc:
         return st.error(plain(exc), icon=":material/error:")
     if chosen is None:
         return verdict.info(explain.upload_verdict("bounds", trial.n), icon=":material/rule:")
     eps, gamma, where = chosen
+    noise = compute.noise_warning(trial.n, W, gamma, propensity)
+    if noise:
+        st.warning(noise, icon=":material/blur_on:")
+    label = st.text_input("Title for the report (optional; printed in the downloads)",
+                          key="report_title", max_chars=120)
+    settings = dict(settings, eps=eps, gamma=gamma, gamma_source=where, label=label)
+    # The report's title is not an input of the fit: the release keeps the one it was made with.
+    rkey = compute.settings_key(source.digest, dict(m, levels=tuple(table.categorical.items())),
+                                {k: v for k, v in settings.items() if k != "label"})
     verdict.info(explain.upload_verdict("ready", trial.n, eps), icon=":material/check_circle:")
-    release_panel(source, trial, dict(settings, eps=eps, gamma=gamma, gamma_source=where))
+    release_panel(source, trial, settings, m, rkey)
     last = st.session_state.get(RELEASE)
-    if last and last[-1] == source.digest:
-        receipt = st.session_state[RECEIPT]
-        verdict.success(explain.released_verdict(last[0], receipt.epsilon_total) + " "
-                        + ledger.release_number(receipt), icon=":material/verified_user:")
-        result_panel(*last[:-1], trial, source)
+    if last is not None and last.key == rkey:
+        verdict.success(explain.released_verdict(last.release, last.receipt.epsilon_total) + " "
+                        + ledger.release_number(last.receipt), icon=":material/verified_user:")
+        results.result_panel(last, source)
+    elif last is not None:
+        st.caption(explain.stale_release(last.release))
 
 
 st.title("Your data: a private treatment rule from your trial")

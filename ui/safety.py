@@ -29,13 +29,18 @@ def friendly_errors(what="This view", sensitive=False):
         yield
     except Exception as exc:  # noqa: BLE001 - the user gets the message, the log the traceback
         if sensitive:
-            frames = "".join(traceback.format_tb(exc.__traceback__))
-            _LOG.error("%s failed with %s (message withheld: uploaded data)\n%s", what,
-                       type(exc).__name__, frames)
+            log_withheld(what, exc)
         else:
             _LOG.exception("%s failed", what)
         st.error(plain(f"{what} could not be computed: {exc}. Change a setting and try again; "
                        "your other settings are kept."), icon=":material/error:")
+
+
+def log_withheld(what, exc):
+    """Log an error on uploaded data: its type and traceback frames, never its message."""
+    frames = "".join(traceback.format_tb(exc.__traceback__))
+    _LOG.error("%s failed with %s (message withheld: uploaded data)\n%s", what,
+               type(exc).__name__, frames)
 
 
 def guarded(what, sensitive=False):

@@ -3,20 +3,76 @@
 Their options are the file's own column names and labels, which are data: they are kept out of
 the URL (a shared link must carry nothing from the data), so these widgets are not bound to
 query parameters. Their keys carry the file's digest, so a new file starts from fresh guesses.
-Column names and labels are shown as plain text (``plain``) or in dataframes, never as markup.
+Column names and labels are shown as plain text: escaped by ``plain`` where a widget renders
+markdown (radio options, labels), as they are where it does not (selectbox and multiselect
+options, table cells), never as markup. The public metadata (bounds, levels, units) is one
+``st.data_editor`` table whose entries are kept in ``st.session_state`` by column name.
 """
 
 from __future__ import annotations
 
-import math
+import hashlib
 from types import SimpleNamespace
 
 import streamlit as st
 
 from dpcore.data.columns import default_treated
 
+from . import explain
 from .compute import upload as compute
+from .compute import upload_meta as meta
 from .safety import plain
+
+UPLOADED = "your_data_uploaded"
+
+
+def _forget_upload():
+    st.session_state.pop(UPLOADED, None)
+
+
+def uploaded_source():
+    """The uploaded file as a Source, or None; kept while the analyst looks at a demo.
+
+    The Source (bytes and digest, computed once per file) is kept in this session's state, so
+    switching to a demo and back finds the file, its mapping and its table again.
+    """
+    up = st.file_uploader(f"Trial CSV (comma, semicolon or tab; at most {compute.max_upload_mb()} MB)",
+                          type=["csv", "tsv", "txt"], key="upload", on_change=_forget_upload)
+    st.caption(explain.upload_caption(st.get_option("server.disconnectedSessionTTL")))
+    kept = st.session_state.get(UPLOADED)
+    if up is not None:
+        if kept is None or kept[0] != up.file_id:
+            kept = (up.file_id, compute.upload_source(up.name, up.getvalue()))
+            st.session_state[UPLOADED] = kept
+        return kept[1]
+    if kept is None:
+        return None
+    st.caption(plain(f"Using {kept[1].name}, uploaded earlier in this session; upload another "
+                     "file to replace it."))
+    st.button("Forget this file", on_click=_forget_upload, key="forget_upload")
+    return kept[1]
+
+
+def keep(widget_key, options, many=False):
+    """Restore a widget's value kept from a run where it was drawn; True when restored.
+
+    Streamlit drops a widget's state in a run that does not draw it (the analyst looking at
+    a demo), so the page keeps a copy under another key; a copy no longer among the options
+    is not restored.
+    """
+    if widget_key in st.session_state or f"_kept_{widget_key}" not in st.session_state:
+        return False
+    value = st.session_state[f"_kept_{widget_key}"]
+    if not (set(value) <= set(options) if many else value in options):
+        return False
+    st.session_state[widget_key] = value
+    return True
+
+
+def kept(widget_key, value):
+    """Keep a widget's value for :func:`keep` (returns the value)."""
+    st.session_state[f"_kept_{widget_key}"] = value
+    return value
 
 
 def key(source, name):
@@ -24,7 +80,7 @@ def key(source, name):
 
 
 def mapping(source, preview):
-    """Treatment, treated label, outcome, covariates, categorical, propensity column."""
+    """Treatment, treated label, outcome, covariates, and the guessed categorical columns."""
     cols = list(preview.columns)
     guess = compute.guesses(cols, preview.rows)
 
@@ -32,62 +88,56 @@ def mapping(source, preview):
         return cols.index(value) if value in cols else 0
 
     a, b = st.columns(2)
+    k = key(source, "treat")
     with a:
-        treatment = st.selectbox("Treatment column", cols, index=index(guess["treatment"]),
-                                 key=key(source, "treat"), format_func=plain)
+        treatment = kept(k, st.selectbox("Treatment column", cols, key=k, index=None if keep(
+            k, cols) else index(guess["treatment"])))
     with b:
         rest = [c for c in cols if c != treatment]
-        outcome = st.selectbox("Outcome column", rest, format_func=plain, key=key(source, "outcome"),
-                               index=rest.index(guess["outcome"]) if guess["outcome"] in rest else 0)
+        k = key(source, "outcome")
+        outcome = kept(k, st.selectbox("Outcome column", rest, key=k, index=None if keep(k, rest) else (
+            rest.index(guess["outcome"]) if guess["outcome"] in rest else 0)))
     labels = compute.arm_labels(source.digest, source.data, treatment)
     treated = None
     if len(labels) == 2:
         guessed = default_treated(labels)
-        treated = st.radio("Treated arm (the rule's “treat” recommendation)", labels,
-                           index=labels.index(guessed) if guessed in labels else 0,
-                           horizontal=True, format_func=plain, key=key(source, "treated"))
+        k = key(source, "treated")
+        treated = kept(k, st.radio(
+            "Treated arm (the rule's “treat” recommendation)", labels, horizontal=True,
+            index=None if keep(k, labels) else (labels.index(guessed) if guessed in labels else 0),
+            format_func=plain, key=k))
     options = [c for c in cols if c not in (treatment, outcome)]
-    covariates = st.multiselect(
-        "Covariates the rule may use", options, format_func=plain, key=key(source, "covs"),
-        default=[c for c in guess["covariates"] if c in options])
-    categorical = st.multiselect(
-        "Categorical covariates (one-hot encoded, first level is the baseline)", covariates,
-        format_func=plain, key=key(source, "cats"),
-        default=[c for c in guess["categorical"] if c in covariates])
+    candidates = [c for c in guess["covariates"] if c in options]
+    default = meta.default_covariates(candidates)
+    k = key(source, "covs")
+    covariates = kept(k, st.multiselect("Covariates the rule may use", options, key=k,
+                                        default=None if keep(k, options, many=True) else default))
+    if len(candidates) > len(default):
+        st.caption(f"{len(candidates)} columns could be covariates: none is pre-selected in a "
+                   "file this wide. Pick the ones the rule may use.")
     return dict(treatment=treatment, outcome=outcome, treated=treated,
-                covariates=tuple(covariates), categorical=tuple(categorical))
+                covariates=tuple(covariates), guessed_categorical=tuple(guess["categorical"]))
 
 
 def propensity_column(source, columns, used):
     options = [c for c in columns if c not in used]
     if not options:
         return None
-    return st.selectbox("Propensity column, P(treated) per row", options, format_func=plain,
-                        key=key(source, "prop"))
+    return st.selectbox("Propensity column, P(treated) per row", options, key=key(source, "prop"))
 
 
-def _categorical_levels(source, m):
-    """Public levels for categorical covariates: the dictionary's, or read from the file."""
-    levels = {}
-    for c in m["categorical"]:
-        entry = _dictionary_column(source, c)
-        levels[c] = tuple(entry["levels"]) if entry and "levels" in entry else None
-    return tuple(levels.items())
-
-
-def _dictionary_column(source, name):
-    if not source.demo:
-        return None
-    return next((c for c in source.dictionary["columns"] if c["name"] == name), None)
-
-
-def trial_args(source, m, propensity):
+def trial_args(source, m, propensity, table, public_n=True):
+    """load_trial's arguments: the mapping and the table's public levels."""
     return (source.digest, source.data, m["treatment"], m["outcome"], m["covariates"],
-            _categorical_levels(source, m), propensity, m["treated"])
+            tuple(table.categorical.items()), propensity, m["treated"], public_n)
 
 
-def d0_source(source, m):
-    """The public proxy D0 for Algorithm 2: a file with the trial's columns; None until read."""
+def d0_source(source, m, table):
+    """The public proxy D0 for Algorithm 2: a file with the trial's columns; None until read.
+
+    Read with the trial's public levels (so its columns match) and refused when it is the
+    trial or shares a row with it.
+    """
     up = st.file_uploader("Public proxy D0: a CSV with the same columns (e.g. an earlier, "
                           "published trial). Its rows spend no privacy.", type=["csv", "tsv", "txt"],
                           key="upload_d0")
@@ -96,89 +146,87 @@ def d0_source(source, m):
                 icon=":material/upload_file:")
         return None
     d0 = compute.upload_source(up.name, up.getvalue())
-    return SimpleNamespace(digest=d0.digest, trial=compute.load_trial(*trial_args(d0, m, None)))
+    compute.check_d0(source, d0, [m["treatment"], m["outcome"], *m["covariates"]])
+    return SimpleNamespace(digest=d0.digest,
+                           trial=compute.load_trial(*trial_args(d0, m, None, table, public_n=False)))
 
 
 # --------------------------------------------------------------------------------------------
-# Public bounds
+# Public metadata: bounds, levels and units in one table
 
 
-def numeric_covariates(trial):
-    return list(compute.data_ranges(trial))
+def _rows(source):
+    return st.session_state.setdefault(key(source, "meta_rows"), {})
 
 
-def fill_from_dictionary(source, names, outcome):
-    """Button callback: the demo dictionary's public bounds, outcome direction and design."""
+def _refresh(source, rows, from_data):
+    """Replace the table's entries and start a fresh editor over them."""
+    st.session_state[key(source, "meta_rows")] = rows
+    st.session_state[key(source, "meta_version")] = st.session_state.get(key(source, "meta_version"), 0) + 1
+    st.session_state[key(source, "from_data")] = from_data
+
+
+def fill_from_dictionary(source, names):
+    """Button callback: the demo dictionary's public bounds, levels, outcome direction, design."""
     d = source.dictionary
     st.session_state["better"] = "larger" if d["larger_is_better"] else "smaller"
     st.session_state["design"] = d["randomization"]
-    for name in names + [outcome]:
-        entry = _dictionary_column(source, name) or {}
-        lo, hi = entry.get("bounds", (None, None))
-        st.session_state[key(source, f"lo:{name}")] = lo
-        st.session_state[key(source, f"hi:{name}")] = hi
-    st.session_state[key(source, "from_data")] = False
+    _refresh(source, {**_rows(source), **meta.from_dictionary(d, names)}, False)
 
 
-def fill_from_data(source, trial):
-    """Button callback: the data's own range (voids the guarantee; the page says so)."""
-    ranges = {**compute.data_ranges(trial), trial.outcome: compute.outcome_range(trial)}
-    for name, (lo, hi) in ranges.items():
-        st.session_state[key(source, f"lo:{name}")] = lo
-        st.session_state[key(source, f"hi:{name}")] = hi if hi > lo else lo + 1.0
-    st.session_state[key(source, "from_data")] = True
+def fill_from_data(source, numeric, categorical, outcome):
+    """Button callback: the data's own ranges and levels (voids the guarantee; the page says so)."""
+    ranges, levels = compute.data_metadata(source.digest, source.data, tuple(numeric),
+                                           tuple(categorical), outcome)
+    _refresh(source, meta.from_data(_rows(source), ranges, levels), True)
 
 
-def clear_bounds(source, names):
-    for name in names:
-        st.session_state[key(source, f"lo:{name}")] = None
-        st.session_state[key(source, f"hi:{name}")] = None
-    st.session_state[key(source, "from_data")] = False
+def clear_table(source):
+    _refresh(source, {}, False)
 
 
-def bound_inputs(source, name, unit=""):
-    """Lower and upper public bound for one column; (lo, hi) or None while incomplete/invalid."""
-    a, b = st.columns(2)
-    label = plain(name) + (f" ({plain(unit)})" if unit and unit != "none" else "")
-    lo = a.number_input(f"{label}: lower", value=None, key=key(source, f"lo:{name}"),
-                        placeholder="public lower bound", format="%g")
-    hi = b.number_input(f"{label}: upper", value=None, key=key(source, f"hi:{name}"),
-                        placeholder="public upper bound", format="%g")
-    if lo is None or hi is None or not (math.isfinite(lo) and math.isfinite(hi)):
-        return None
-    if hi <= lo:
-        st.warning(plain(f"{name}: the upper bound must be above the lower bound."),
-                   icon=":material/rule:")
-        return None
-    return float(lo), float(hi)
-
-
-def bounds(source, trial):
-    """Every public bound: ({covariate: (lo, hi)}, outcome (lo, hi), read_from_data) or Nones."""
-    names = numeric_covariates(trial)
+def metadata(source, m):
+    """The public metadata table: returns (upload_meta.Meta, read_from_data)."""
+    names = list(m["covariates"])
+    rows = _rows(source)
+    frame = meta.table(names, m["outcome"], rows, m["guessed_categorical"])
+    version = st.session_state.get(key(source, "meta_version"), 0)
+    # The editor keeps edits by row position: a different set of rows gets a fresh editor
+    # (the entries are kept by column name in the session state).
+    sig = hashlib.sha256("\0".join([*names, m["outcome"]]).encode()).hexdigest()[:12]
+    edited = st.data_editor(
+        frame, key=f"{key(source, 'meta')}_{version}_{sig}", hide_index=True, num_rows="fixed",
+        disabled=["column"], width="stretch",
+        column_config={
+            "column": st.column_config.TextColumn("column"),
+            "type": st.column_config.SelectboxColumn("type", options=list(meta.TYPES),
+                                                     required=True),
+            "lower": st.column_config.NumberColumn("lower", format="%g"),
+            "upper": st.column_config.NumberColumn("upper", format="%g"),
+            "levels": st.column_config.TextColumn(
+                "levels", help="Categorical columns: the public levels, comma-separated, baseline "
+                               "first. A value outside them counts as the baseline."),
+            "unit": st.column_config.TextColumn("unit")})
+    st.session_state[key(source, "meta_rows")] = {**rows, **meta.rows_of(edited)}
+    got = meta.read(edited, m["outcome"])
     a, b, c = st.columns(3)
     if source.demo:
         a.button("Fill in from the data dictionary", on_click=fill_from_dictionary,
-                 args=(source, names, trial.outcome), key="fill_dictionary", type="primary",
-                 help="The demo file's dictionary gives bounds, the outcome's direction and the "
-                      "randomization from its design, not from its data.")
-    b.button("Use the data's range", on_click=fill_from_data, args=(source, trial),
-             key="fill_data", help="Reads the bounds off the data: the guarantee is then void.")
-    c.button("Clear the bounds", on_click=clear_bounds, args=(source, names + [trial.outcome]),
-             key="clear_bounds")
+                 args=(source, [*names, m["outcome"]]), key="fill_dictionary", type="primary",
+                 help="The demo file's dictionary gives bounds, levels, the outcome's direction "
+                      "and the randomization from its design, not from its data.")
+    types = dict(zip(edited["column"], edited["type"]))
+    numeric = [n for n in names if types.get(n) != "categorical"]
+    b.button("Use the data's ranges and levels", on_click=fill_from_data, key="fill_data",
+             args=(source, numeric, [n for n in names if n not in numeric], m["outcome"]),
+             help="Reads bounds and levels off the data: the guarantee is then void.")
+    c.button("Clear the table", on_click=clear_table, args=(source,), key="clear_bounds")
     from_data = st.session_state.get(key(source, "from_data"), False)
     if from_data:
-        st.warning("These bounds were read from the data. That voids the privacy guarantee: the "
-                   "release will be titled NOT PRIVATE. Enter bounds known before seeing the "
-                   "data (a measuring range, an inclusion criterion) to keep it.",
-                   icon=":material/gpp_bad:")
-    got = {n: bound_inputs(source, n, (_dictionary_column(source, n) or {}).get("unit", ""))
-           for n in names}
-    if trial.categories:
-        st.caption("One-hot columns need no bounds: they are 0 or 1.")
-    st.markdown("**Outcome**")
-    out = bound_inputs(source, trial.outcome,
-                       (_dictionary_column(source, trial.outcome) or {}).get("unit", ""))
-    if out is None or any(v is None for v in got.values()):
-        return None, None, from_data
-    return got, out, from_data
+        st.warning("These bounds and levels were read from the data. That voids the privacy "
+                   "guarantee: the release will be titled NOT PRIVATE. Enter bounds and levels "
+                   "known before seeing the data (a measuring range, an inclusion criterion, "
+                   "the sites of the protocol) to keep it.", icon=":material/gpp_bad:")
+    st.caption("One-hot columns need no bounds: they are 0 or 1. A missing value makes a row "
+               "count with weight 0; n stays the file's row count.")
+    return got, from_data

@@ -1,29 +1,36 @@
 """The "Your data" page's release parts: the three downloads and the analyst-only view.
 
-Downloads hold the release and its public settings only; the analyst-only view (the
-comparison with the non-private rule, clipped weights, solver diagnostics) is computed on the
-sensitive data and appears only on screen, inside the expander titled as analyst-only.
+Downloads hold the release and its public settings only, built once from the values captured
+with the release (``compute.Released``), never from the page's current settings; the
+analyst-only view (the comparison with the non-private rule, clipped weights, solver
+diagnostics) is computed on the sensitive data and appears only on screen, inside the
+expander titled as analyst-only.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
+from . import explain
 from .charts import upload as charts
 from .compute import upload as compute
 from .compute import upload_files as files
+from .safety import log_withheld, plain
+from .upload_form import keep, kept
 
 COMPARE = "your_data_compare"
 
 
-def analyst_panel(release, rec, diagnostics, settings, trial):
+def analyst_panel(released):
+    diagnostics = released.diagnostics
     st.markdown(f"- Weights clipped at W: **{100 * diagnostics['clipped_share']:.1f}%** of rows\n"
                 f"- Solver: {diagnostics['n_iter']} iterations, gradient norm "
                 f"{diagnostics['grad_norm']:.1e}")
     if st.button("Compare with the non-private rule (one more fit on your data)", key="compare"):
-        st.session_state[COMPARE] = (release, compute.compare_nonprivate(trial, rec, **settings))
+        st.session_state[COMPARE] = (released.release, compute.compare_nonprivate(
+            released.trial, released.rec, **released.settings))
     shown, view = st.session_state.get(COMPARE, (None, None))
-    if shown is release:
+    if shown is released.release:
         st.markdown(f"- Estimated value (IPW) of the private rule: **{view.value_private:.3g}**, "
                     f"of the non-private rule: **{view.value_nonprivate:.3g}** (outcome units)\n"
                     f"- The private rule agrees with the non-private one for "
@@ -31,20 +38,93 @@ def analyst_panel(release, rec, diagnostics, settings, trial):
                     f"(Cohen's κ = {view.agreement['kappa']:.2f})")
 
 
-def downloads_panel(release, rec, trial, source):
+class Failed(str):
+    """A download that could not be built: the error's type (its message may quote data)."""
+
+
+def built(released, name, build):
+    """A download's content, built once per release (and identifier choice), or Failed."""
+    if name not in released.files:
+        try:
+            released.files[name] = build()
+        except Exception as exc:  # noqa: BLE001 - said on the page, logged without the message
+            log_withheld(f"The download {name[0]!r}", exc)
+            released.files[name] = Failed(type(exc).__name__)
+    return released.files[name]
+
+
+def _figure(release):
+    return charts.rule_effects(release.names, release.effects(), release.treated, release.control)
+
+
+def identifier_choice(released, source):
+    """Which columns the per-row file carries as identifiers: only those the analyst ticks."""
     columns = compute.preview(source.digest, source.data).columns
-    ids = compute.id_columns(columns, (trial.treatment, trial.outcome, trial.propensity_column))
-    id_values = compute.identifiers(source.digest, source.data, ids, tuple(trial.rows))
+    options, ticked = compute.id_options(columns, released.columns)
+    if not options:  # every column has a role: nothing to choose
+        return ()
+    k = f"ids_{source.digest[:12]}"
+    return tuple(kept(k, st.multiselect(
+        "Identifier columns written into the per-row file (only these; ID-like names start ticked)",
+        options, default=None if keep(k, options, many=True) else list(ticked), key=k)))
+
+
+#: Above this many rows the per-row file is built when the analyst asks (seconds at 10^6).
+EAGER_ROWS = 50_000
+
+
+def downloads_panel(released, source):
+    release, trial = released.release, released.trial
+    ids = identifier_choice(released, source)
+    rule = built(released, ("rule",), lambda: files.rule_json(release))
+    report = built(released, ("report",), lambda: files.report_html(release, _figure(release)))
+    name = ("rows", ids)
+    if name in released.files or trial.n <= EAGER_ROWS or st.button(
+            f"Prepare the per-row file ({trial.n:,} rows, a few seconds)", key="prepare_rows"):
+        rows = built(released, name, lambda: files.rows_csv(
+            release, trial, released.rec, compute.identifiers(source.data, ids, trial.rows)))
+    else:
+        rows = None
+    marker = "" if release.private else "_NOT_PRIVATE"
     a, b, c = st.columns(3)
-    a.download_button("Rule (JSON)", files.rule_json(release), "private_rule.json",
-                      "application/json", key="dl_rule", on_click="ignore", width="stretch")
-    # Deferred downloads run outside the script thread: they may not call session caches.
-    b.download_button("Per-row recommendations (CSV)",
-                      lambda: files.rows_csv(release, trial, rec, id_values),
-        "recommendations.csv", "text/csv", key="dl_rows", on_click="ignore", width="stretch")
-    c.download_button("Report (HTML, opens offline)", lambda: files.report_html(
-        release, charts.rule_effects(release.names, release.effects(), release.treated,
-                                     release.control)),
-        "private_rule_report.html", "text/html", key="dl_report", on_click="ignore", width="stretch")
+    for column, content, label, name, mime, wkey in (
+            (a, rule, "Rule (JSON)", f"private_rule{marker}.json", "application/json", "dl_rule"),
+            (b, rows, "Per-row recommendations (CSV)", f"recommendations{marker}.csv", "text/csv",
+             "dl_rows"),
+            (c, report, "Report (HTML, opens offline)", f"private_rule_report{marker}.html",
+             "text/html", "dl_report")):
+        if content is None:
+            continue
+        if isinstance(content, Failed):
+            column.error(plain(f"The {label} download could not be built ({content}); the other "
+                               "files are fine. Release again, or report the problem."),
+                         icon=":material/error:")
+            continue
+        # Built in the script run above; the button only hands the captured bytes over.
+        column.download_button(label, lambda content=content: content, name, mime, key=wkey,
+                               on_click="ignore", width="stretch")
     st.caption("Share the rule file and the report. The per-row file holds your patients' rows: "
                "keep it as you keep the data.")
+
+
+def result_panel(released, source):
+    release, rec, trial = released.release, released.rec, released.trial
+    st.subheader(release.title(), anchor=False)
+    st.markdown(plain(explain.rule_sentence(release)))
+    scored = rec if trial.covariates_complete is None else rec[trial.covariates_complete]
+    treated, n = int((scored > 0).sum()), len(scored)
+    a, b = st.columns(2)
+    a.metric(plain(f"Recommended {release.treated}"), f"{100 * treated / n:.1f}%",
+             explain.patients(treated, n), delta_color="off", delta_arrow="off")
+    b.metric(plain(f"Recommended {release.control}"), f"{100 * (1 - treated / n):.1f}%",
+             explain.patients(n - treated, n), delta_color="off", delta_arrow="off")
+    st.caption("Shares counted on your uploaded patients with every covariate: the count is not "
+               "covered by ε, so it is for you, not for the report.")
+    st.info(explain.release_statement(release), icon=":material/shield_lock:")
+    st.plotly_chart(charts.rule_effects(release.names, release.effects(), release.treated,
+                                        release.control), width="stretch", key="rule_effects")
+    st.caption("Each bar is how much the rule's score moves when that covariate goes from its "
+               "lower to its upper public bound; the longest bars drive the recommendation.")
+    downloads_panel(released, source)
+    with st.expander("Analyst only: computed on your data, NOT private, never in a download"):
+        analyst_panel(released)

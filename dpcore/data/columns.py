@@ -167,7 +167,7 @@ def _same_label(v, treated):
         return False
 
 
-def _encode_covariates(frame, covariates, categorical):
+def _encode_covariates(frame, covariates, categorical, unknown_levels="error"):
     cols, names, categories = [], [], {}
     for c in covariates:
         s = frame[c]
@@ -180,7 +180,9 @@ def _encode_covariates(frame, covariates, categorical):
         if levels is None:
             levels = tuple(sorted(pd.unique(s.map(_plain)), key=_level_key))
         outside = ~key.isin([str(v) for v in levels]).to_numpy()
-        if outside.any():
+        # "baseline": an unlisted value reads as the baseline (all one-hot columns 0), a
+        # per-row map that needs nothing from the other rows.
+        if outside.any() and unknown_levels != "baseline":
             i = int(np.argmax(outside))
             raise TrialDataError(
                 f"categorical column {_q(c)} holds {_q(key.iloc[i])} in data row "
@@ -191,6 +193,7 @@ def _encode_covariates(frame, covariates, categorical):
             cols.append((key == str(lev)).to_numpy(dtype=float))
             names.append(f"{c}={lev}")
     X = np.stack(cols, axis=1) if cols else np.empty((len(next(iter(frame.values()))), 0))
+    X = X.reshape(len(next(iter(frame.values()))), len(cols))
     return np.ascontiguousarray(X, dtype=float), names, categories
 
 
@@ -246,6 +249,11 @@ def _role_match(name, role, tier):
     exact, tokens = _ROLE_WORDS[role]
     n = _norm(name)
     return n in exact if tier == 0 else bool(set(n.split("_")) & tokens)
+
+
+def is_identifier(name):
+    """Whether a column's name reads as a patient identifier (id, patient_id, …_id)."""
+    return _is_identifier(name)
 
 
 def _is_identifier(name):

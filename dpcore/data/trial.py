@@ -47,6 +47,10 @@ __all__ = ["MIN_ROWS_PER_ARM", "CsvPreview", "Trial", "TrialDataError", "column_
 
 #: Fewest rows each arm needs after rows with missing values are dropped.
 MIN_ROWS_PER_ARM = 10
+#: How an incomplete row (a used column missing) is treated, and a value outside the public
+#: levels of a categorical column.
+INCOMPLETE = ("drop", "keep")
+UNKNOWN_LEVELS = ("error", "baseline")
 
 
 @dataclass(frozen=True, eq=False)
@@ -79,6 +83,13 @@ class Trial:
     rows : ndarray (n,)
         The 1-based data row (header not counted) of each row of ``X``, to join results back
         to the file.
+    complete : ndarray (n,) of bool or None
+        With ``incomplete="keep"``: which rows have every used column. An incomplete row's
+        missing cells hold a fixed fill value (0, the treated arm, propensity 0.5) and must get
+        OWL weight 0 (:meth:`outcomes_for_fit`). None when incomplete rows were dropped.
+    covariates_complete : ndarray (n,) of bool or None
+        With ``incomplete="keep"``: which rows have every covariate, so that the rule can
+        score them (a row missing only its outcome still gets a recommendation).
     propensity_column : str or None
     categories : dict
         For each one-hot encoded column, its levels with the baseline first.
@@ -102,11 +113,40 @@ class Trial:
     encoding: str = "utf-8"
     decimal: str = "."
     rows: np.ndarray | None = None
+    complete: np.ndarray | None = None
+    covariates_complete: np.ndarray | None = None
 
     @property
     def n(self):
-        """Number of rows used."""
+        """Number of rows used: with ``incomplete="keep"``, the file's row count (public)."""
         return self.X.shape[0]
+
+    @property
+    def n_incomplete(self):
+        """Rows kept with a missing value (data: analyst-only, never published)."""
+        return 0 if self.complete is None else int((~self.complete).sum())
+
+    def outcomes_for_fit(self, outcome_bounds, larger_is_better=True):
+        """Outcomes with each incomplete row at the worst public bound, so its OWL weight is 0.
+
+        The benefit of the worst bound is 0 (B - lo, or hi - B), so the row's weight
+        benefit / π is 0 whatever its other cells hold. This is a per-row, data-independent
+        map: replacing one patient's row still changes one (x, a, w) with w in [0, W], so the
+        sensitivity 2W/γ of the release on the public n rows covers a row with a missing value.
+
+        Parameters
+        ----------
+        outcome_bounds : (lo, hi), public
+        larger_is_better : bool
+
+        Returns
+        -------
+        ndarray (n,)
+        """
+        if self.complete is None:
+            return self.B
+        worst = float(outcome_bounds[0] if larger_is_better else outcome_bounds[1])
+        return np.where(self.complete, self.B, worst)
 
     def feature_bounds(self, bounds):
         """Public feature bounds in the column order of ``X``.
@@ -147,7 +187,7 @@ class Trial:
 
 
 def read_trial(source, *, treatment, outcome, covariates=None, propensity=None, treated=None,
-               categorical=None):
+               categorical=None, incomplete="drop", unknown_levels="error"):
     """Read a two-arm randomized trial from a CSV file.
 
     Parameters
@@ -178,8 +218,18 @@ def read_trial(source, *, treatment, outcome, covariates=None, propensity=None, 
     categorical : list of str or dict, optional
         Covariates to one-hot encode (drop-first). A list reads the levels from the file and
         sorts them; a dict ``{column: [levels]}`` gives the levels publicly, baseline first, and
-        a value outside them is an error. Levels read from the file are data: prefer the dict
-        when the encoded column names will be shown next to a private release.
+        a value outside them is an error (see ``unknown_levels``). Levels read from the file
+        are data: prefer the dict when the encoded column names will be shown next to a
+        private release.
+    incomplete : {"drop", "keep"}
+        "drop" (default) drops a row with a missing value in a used column and counts it in
+        ``Trial.n_dropped``. "keep" keeps every row, so that ``Trial.n`` is the file's row
+        count (public), fills the missing cells with fixed values and marks the row in
+        ``Trial.complete``: fit with :meth:`Trial.outcomes_for_fit` to give it weight 0. Use
+        "keep" for a private release (ARCHITECTURE.md, privacy rule 8).
+    unknown_levels : {"error", "baseline"}
+        A value of a categorical column outside its public levels: an error, or read as the
+        baseline (every one-hot column 0), which does not depend on the other rows.
 
     Returns
     -------
@@ -214,6 +264,8 @@ def read_trial(source, *, treatment, outcome, covariates=None, propensity=None, 
     if propensity is not None:
         _check_names(propensity, "propensity", single=True)
     categorical = _check_categorical(categorical)
+    _check_choice(incomplete, "incomplete", INCOMPLETE)
+    _check_choice(unknown_levels, "unknown_levels", UNKNOWN_LEVELS)
     raw = _read_source(source)
     fmt = _sniff(raw, complete=True)
     df = _parse(raw, fmt)
@@ -229,43 +281,65 @@ def read_trial(source, *, treatment, outcome, covariates=None, propensity=None, 
     frame = {c: _clean(df[c]) for c in used}
     missing = pd.DataFrame({c: s.isna() for c, s in frame.items()})
     keep = ~missing.any(axis=1).to_numpy()
-    n_dropped = int((~keep).sum())
+    n_dropped = int((~keep).sum()) if incomplete == "drop" else 0
     if not keep.any():
         worst = missing.sum().sort_values(ascending=False)
         raise TrialDataError(
             f"every one of the {len(df)} rows has a missing value in a used column "
-            f"(most often {_q(worst.index[0])}, missing in {int(worst.iloc[0])} rows); "
+            f"(most often {_q(worst.index[0])}, missing in {_rows(int(worst.iloc[0]))}); "
             "leave that column out or fill it in"
         )
-    frame = {c: s[keep] for c, s in frame.items()}
-    A, arms = _encode_treatment(frame[treatment], treatment, treated)
-    B = _numeric(frame[outcome], outcome, "outcome")
+    # Checks and encodings run on the complete rows; with incomplete="keep" their results are
+    # spread back over every row, with fixed fill values where a cell is missing.
+    sub = {c: s[keep] for c, s in frame.items()}
+    A, arms = _encode_treatment(sub[treatment], treatment, treated)
+    B = _numeric(sub[outcome], outcome, "outcome")
     if np.ptp(B) == 0:
         raise TrialDataError(
             f"outcome {_q(outcome)} has the same value in every row used; there is nothing to learn"
         )
-    X, names, categories = _encode_covariates(frame, covariates, categorical)
+    xkeep = ~missing[list(covariates)].any(axis=1).to_numpy()
+    X, names, categories = _encode_covariates(
+        {c: frame[c][xkeep if incomplete == "keep" else keep] for c in covariates},
+        covariates, categorical, unknown_levels)
     p = None
     if propensity is not None:
-        p = _numeric(frame[propensity], propensity, "propensity")
+        p = _numeric(sub[propensity], propensity, "propensity")
         bad = (p <= 0) | (p >= 1)
         if bad.any():
             i = int(np.argmax(bad))
             raise TrialDataError(
                 f"propensity column {_q(propensity)} must hold P(treated) strictly between 0 and 1, "
-                f"found {p[i]:.4g} in data row {_row_number(frame[propensity], i)}"
+                f"found {p[i]:.4g} in data row {_row_number(sub[propensity], i)}"
                 + ("; if it is a percentage, divide it by 100" if 1 < p[i] <= 100 else "")
             )
     _check_arm_sizes(A, arms, n_dropped)
-    rows = np.flatnonzero(keep) + 1
-    for a in (X, A, B, rows) + ((p,) if p is not None else ()):
-        a.setflags(write=False)
+    complete = covariates_complete = None
+    if incomplete == "keep":
+        A, B = _spread(A, keep, 1.0), _spread(B, keep, 0.0)
+        X = _spread(X, xkeep, 0.0)
+        p = None if p is None else _spread(p, keep, 0.5)
+        complete, covariates_complete = keep, xkeep
+        rows = np.arange(1, len(keep) + 1)
+    else:
+        rows = np.flatnonzero(keep) + 1
+    for a in (X, A, B, rows, complete, covariates_complete, p):
+        if a is not None:
+            a.setflags(write=False)
     return Trial(
         X=X, A=A, B=B, propensity=p, covariates=tuple(names), treatment=treatment,
         outcome=outcome, treated=arms[0], arms=arms, n_dropped=n_dropped,
         propensity_column=propensity, categories=categories, delimiter=fmt["delimiter"],
-        encoding=fmt["encoding"], decimal=fmt["decimal"], rows=rows,
+        encoding=fmt["encoding"], decimal=fmt["decimal"], rows=rows, complete=complete,
+        covariates_complete=covariates_complete,
     )
+
+
+def _spread(values, mask, fill):
+    """Values computed on the rows of ``mask``, placed back among all rows (``fill`` elsewhere)."""
+    out = np.full((len(mask),) + values.shape[1:], fill, dtype=float)
+    out[mask] = values
+    return out
 
 
 def column_labels(source, column, limit=20):
@@ -315,6 +389,11 @@ def _check_names(value, name, single=False):
     if dup:
         raise TrialDataError(f"{name} names {_name_list(dup)} more than once")
     return value
+
+
+def _check_choice(value, name, options):
+    if value not in options:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, options))}, got {value!r}")
 
 
 def _check_categorical(categorical):
@@ -382,10 +461,14 @@ def _check_arm_sizes(A, arms, n_dropped):
     for label, sign in zip(arms, (1.0, -1.0)):
         k = int(np.sum(A == sign))
         if k < MIN_ROWS_PER_ARM:
-            after = f" after dropping {n_dropped} rows with missing values" if n_dropped else ""
+            after = f" after dropping {_rows(n_dropped)} with missing values" if n_dropped else ""
             raise TrialDataError(
-                f"arm {_q(label)} has {k} rows{after}; each arm needs at least {MIN_ROWS_PER_ARM}"
+                f"arm {_q(label)} has {_rows(k)}{after}; each arm needs at least {MIN_ROWS_PER_ARM}"
             )
+
+
+def _rows(k):
+    return f"{k} row" if k == 1 else f"{k} rows"
 
 
 def _looks_numeric(name):

@@ -60,7 +60,7 @@ def test_the_session_keeps_the_key_not_the_data(own_session_ids):
     assert key == dataset_key(data, path=default_ledger_path())
     memo = at.session_state["ledger_key_memo"]
     assert all(isinstance(v, str) for v in memo) and data.decode()[:40] not in "".join(memo)
-    assert isinstance(at.session_state["your_data_receipt"], ledger.Receipt)
+    assert isinstance(at.session_state["your_data_release"].receipt, ledger.Receipt)
 
 
 def test_the_sidebar_sets_and_lowers_a_cap_but_never_raises_it(own_session_ids):

@@ -1,5 +1,6 @@
 """AppTest: the "Your data" page with awkward files, parameter choices, the ledger and sessions."""
 
+import hashlib
 import json
 import logging
 import re
@@ -18,6 +19,7 @@ from ui.compute import upload_files as files
 
 PAGE = "app_pages/your_data.py"
 DEMO = "demo_data/paper_trial.csv"
+DATA = (Path(__file__).resolve().parents[2] / DEMO).read_bytes()
 RELEASE = "your_data_release"
 
 
@@ -38,14 +40,34 @@ def trial_csv(n=40, arms=("1", "0"), sep=",", header=("age", "arm", "y"), extra=
     return (sep.join(header) + "\n" + body).encode()
 
 
-def fill_bounds(at, values):
-    """Type public bounds into the bound inputs, in page order: [(lo, hi), ...]."""
-    inputs = [n for n in at.number_input if ": lower" in n.label or ": upper" in n.label]
-    for widget, value in zip(inputs, [v for pair in values for v in pair]):
-        widget.set_value(value)
+def fill_table(at, data, rows):
+    """Type public metadata into the page's table: {column: {lower, upper, type, levels}}.
+
+    AppTest cannot edit a data_editor; the page keeps the table's entries in the session
+    state by column name, which is what typing into the table changes.
+    """
+    digest = hashlib.sha256(data).hexdigest()[:12]
+    typed = {c: {"type": "numeric", "lower": None, "upper": None, "levels": "", "unit": "", **r}
+             for c, r in rows.items()}
+    at.session_state[f"meta_rows_{digest}"] = typed
+    at.session_state[f"meta_version_{digest}"] = at.session_state[f"meta_version_{digest}"] + 1 \
+        if f"meta_version_{digest}" in at.session_state else 1
     at.run()
-    assert not at.exception
+    assert not at.exception, [e.value for e in at.exception]
     return at
+
+
+def edit_row(at, data, column, **values):
+    """Change one row of the page's table, keeping the others (as typing into one cell)."""
+    digest = hashlib.sha256(data).hexdigest()[:12]
+    rows = dict(at.session_state[f"meta_rows_{digest}"])
+    rows[column] = {**rows.get(column, {}), **values}
+    return fill_table(at, data, rows)
+
+
+def fill_bounds(at, values, data, names=("age", "y")):
+    """Public bounds for the columns ``names``, in that order: [(lo, hi), ...]."""
+    return fill_table(at, data, {n: {"lower": lo, "upper": hi} for n, (lo, hi) in zip(names, values)})
 
 
 def release(at):
@@ -153,7 +175,8 @@ def demo_release(at, **params):
 
 def test_release_is_recorded_and_the_json_reproduces_the_screen(page):
     at = demo_release(page)
-    rel, rec, diagnostics, settings, _ = at.session_state[RELEASE]
+    last = at.session_state[RELEASE]
+    rel, rec, diagnostics = last.release, last.rec, last.diagnostics
     assert at.subheader[-1].value == "Private treatment rule (ε = 1)"
     entries = ledger_entries(at)
     assert [(e.mechanism, e.epsilon, e.delta) for e in entries] == [("DP-OWL rule", 1.0, 0.0)]
@@ -201,7 +224,7 @@ def test_data_range_shortcut_warns_and_says_not_private(page):
     release(at)
     assert at.subheader[-1].value.startswith("NOT PRIVATE treatment rule")
     assert "WITHOUT a privacy guarantee" in words(at.success)
-    rel = at.session_state[RELEASE][0]
+    rel = at.session_state[RELEASE].release
     assert not json.loads(files.rule_json(rel))["private"]
     assert "NOT PRIVATE" in ledger_entries(at)[0].mechanism.upper()
 
@@ -228,7 +251,7 @@ def test_parameter_choices(page, settings, expect):
     if settings.get("design") != "column":  # the demo has no propensity column to pick
         release(at)
         assert not at.error, words(at.error)
-        assert at.session_state[RELEASE][0].epsilon == settings.get("eps", 1.0)
+        assert at.session_state[RELEASE].release.epsilon == settings.get("eps", 1.0)
 
 
 def test_incomplete_or_reversed_bounds_block_the_release(page):
@@ -237,9 +260,8 @@ def test_incomplete_or_reversed_bounds_block_the_release(page):
     assert "Enter the public bounds" in words(at.info)
     assert all(b.key != "release" for b in at.button)
     at.button(key="fill_dictionary").click().run()
-    lower = next(n for n in at.number_input if n.label.startswith("x1") and "lower" in n.label)
-    lower.set_value(2.0).run()
-    assert "upper bound must be above" in words(at.warning)
+    edit_row(at, DATA, "x1", lower=2.0)
+    assert "upper bound must be above" in words(at.info)
     assert all(b.key != "release" for b in at.button)
 
 
@@ -283,7 +305,7 @@ def test_a_second_session_sees_neither_the_data_nor_the_ledger(open_page, monkey
     caplog.set_level(logging.DEBUG)
     start = time.time() - 1
     first = upload(open_page(PAGE), data)
-    fill_bounds(first, [(0, 100), (-5, 5)])
+    fill_bounds(first, [(0, 100), (-5, 5)], data)
     release(first)
     assert len(ledger_entries(first)) == 1 and calls == [1]
 
@@ -322,31 +344,286 @@ def test_gamma_and_W_follow_the_public_settings(page):
     at = page
     at.radio(key="file").set_value("hospital_trial").run()
     at.button(key="fill_dictionary").click().run()
-    gamma = paper_gamma(1.0, 1181) * 60 / 30
+    gamma = paper_gamma(1.0, 1200) * 60 / 30  # n = the file's 1200 rows, 19 of them incomplete
     assert f"γ = **{gamma:.4g}**" in words(at.markdown) and "W = **60**" in words(at.markdown)
-    rel = release(at).session_state[RELEASE][0]
+    rel = release(at).session_state[RELEASE].release
     assert rel.C == 0.0
     np.testing.assert_allclose([rel.W, rel.gamma], [60.0, gamma], rtol=1e-12)
     assert rel.sensitivity == pytest.approx(2 * 60 / gamma, rel=1e-6)
 
 
-@pytest.mark.parametrize("demo,design,expect", [
-    ("paper_trial", None, "Algorithm 2 on your public file D0 (1000 rows"),
-    ("hospital_trial", None, "Algorithm 2 on your public file D0 (1181 rows"),
-    ("paper_trial", "estimated", "needs a known randomization ratio"),
+def public_d0(n=400, seed=7):
+    """A file with the paper demo's columns and none of its rows (a stand-in public D0)."""
+    from dpcore.owl.simulate import PAPER_TRIAL
+
+    s = PAPER_TRIAL.sample(n, rng=seed)
+    lines = ["x1,x2,x3,x4,treatment,outcome"] + [
+        ",".join(f"{v:.4f}" for v in x) + f",{int(a > 0)},{b:.4f}" for x, a, b in zip(s["X"], s["A"], s["B"])]
+    return ("\n".join(lines) + "\n").encode()
+
+
+@pytest.mark.parametrize("d0,design,expect", [
+    ("public", None, "Algorithm 2 on a file D0 (400 rows"),
+    ("public", "estimated", "needs a known randomization ratio"),
+    ("trial", None, "D0 is the trial itself"),
+    ("shares rows", None, "D0 shares 1 row with the trial"),
 ])
-def test_gamma_tuned_on_a_public_file_d0(page, demo, design, expect):
+def test_gamma_tuned_on_a_public_file_d0(page, d0, design, expect):
     at = page
-    at.radio(key="file").set_value(demo).run()
+    at.radio(key="file").set_value("paper_trial").run()
     at.button(key="fill_dictionary").click().run()
     if design:
         at.selectbox(key="design").set_value(design).run()
     at.button_group(key="gamma_from").set_value("d0").run()
     assert "Upload D0" in words(at.info) and all(b.key != "release" for b in at.button)
-    data = (Path(APP).parent / "demo_data" / f"{demo}.csv").read_bytes()
+    data = {"public": public_d0(), "trial": DATA,
+            "shares rows": public_d0() + DATA.splitlines(keepends=True)[5]}[d0]
     at.file_uploader(key="upload_d0").set_value(("d0.csv", data, "text/csv")).run()
     assert not at.exception
     assert expect in words(at.markdown) + words(at.error)
-    if not design:
+    if d0 == "public" and not design:
         release(at)
-        assert "your public file D0" in at.session_state[RELEASE][0].gamma_source
+        source = at.session_state[RELEASE].release.gamma_source
+        assert "the analyst declares public" in source and "analyst's assertion" in source
+        assert "analyst's assertion" in json.loads(files.rule_json(at.session_state[RELEASE].release))["gamma_source"]
+    else:
+        assert all(b.key != "release" for b in at.button)
+
+
+# --------------------------------------------------------------------------------------------
+# Issue 14: public levels and n, stale releases, chosen identifiers, small cache keys, width
+
+
+def site_csv(change=None, n=60, extra_columns=""):
+    """patient_id, age, site (text), arm, y, response (a second outcome); row 7 may change."""
+    rng = np.random.default_rng(3)
+    rows = [[f"P{i}", str(30 + i % 50), "ABC"[i % 3], "drug" if i % 2 else "placebo",
+             f"{rng.uniform(0, 10):.3f}", f"{rng.uniform():.2f}"] for i in range(n)]
+    for j, v in (change or {}).items():
+        rows[7][j] = v
+    head = "patient_id,age,site,arm,y,response" + extra_columns + "\n"
+    return (head + "".join(",".join(r) + "," * extra_columns.count(",") + "\n" for r in rows)).encode()
+
+
+SITE_TABLE = {"age": {"lower": 18.0, "upper": 90.0},
+              "site": {"type": "categorical", "levels": "A, B, C"},
+              "y": {"lower": 0.0, "upper": 10.0}}
+
+
+def site_release(at, data):
+    upload(at, data)
+    at.multiselect(key=f"covs_{hashlib.sha256(data).hexdigest()[:12]}").set_value(["age", "site"]).run()
+    fill_table(at, data, SITE_TABLE)
+    return release(at)
+
+
+def test_levels_come_from_the_table_not_the_data(page):
+    at = page
+    data = site_csv({2: "RARE_one_patient"})
+    upload(at, data)
+    at.multiselect(key=f"covs_{hashlib.sha256(data).hexdigest()[:12]}").set_value(["age", "site"]).run()
+    assert "Type the public levels" in words(at.info)  # guessed categorical, no levels yet
+    assert all(b.key != "release" for b in at.button)
+    fill_table(at, data, SITE_TABLE)
+    rel = release(at).session_state[RELEASE].release
+    assert rel.names == ("age", "site=B", "site=C") and rel.private
+    assert "RARE" not in files.rule_json(rel)
+
+
+def test_levels_read_from_the_data_title_the_release_not_private(page):
+    at = page
+    data = site_csv({2: "RARE_one_patient"})
+    upload(at, data)
+    at.multiselect(key=f"covs_{hashlib.sha256(data).hexdigest()[:12]}").set_value(["age", "site"]).run()
+    at.button(key="fill_data").click().run()
+    assert "voids the privacy" in words(at.warning)
+    rel = release(at).session_state[RELEASE].release
+    assert "site=RARE_one_patient" in rel.names
+    assert rel.title() == ("NOT PRIVATE treatment rule (ε = 1): bounds or levels read from the "
+                           "data void the guarantee")
+
+
+def test_n_is_the_files_row_count_and_the_complete_count_is_analyst_only(page):
+    at = site_release(page, site_csv({1: "NA"}))
+    last = at.session_state[RELEASE]
+    assert last.release.n == 60 and "patient's row among the 60" in words(at.info)
+    assert "1 of them miss a value" in words(at.caption) and "for you only" in words(at.caption)
+    assert "59" not in files.rule_json(last.release)
+
+
+def test_a_release_is_hidden_when_its_settings_change(page):
+    data = site_csv()
+    at = site_release(page, data)
+    assert at.subheader[-1].value == "Private treatment rule (ε = 1)"
+    covs = at.multiselect(key=f"covs_{hashlib.sha256(data).hexdigest()[:12]}")
+    covs.set_value(["age"]).run()
+    assert not at.exception
+    assert all(not s.value.startswith("Private treatment rule") for s in at.subheader)
+    assert "computed from earlier settings" in words(at.caption)
+    assert not [b for b in at.get("download_button")]
+    at.multiselect(key=f"covs_{hashlib.sha256(data).hexdigest()[:12]}").set_value(["age", "site"]).run()
+    fill_table(at, data, SITE_TABLE)
+    assert at.subheader[-1].value == "Private treatment rule (ε = 1)"  # the same settings again
+    edit_row(at, data, "site", levels="B, A, C")  # another baseline: other columns
+    assert "computed from earlier settings" in words(at.caption)
+    edit_row(at, data, "site", levels="A, B, C")
+    assert at.subheader[-1].value == "Private treatment rule (ε = 1)"
+    at.select_slider(key="eps").set_value(0.5).run()
+    assert "computed from earlier settings" in words(at.caption)
+
+
+def test_only_ticked_identifiers_reach_the_per_row_file(page):
+    data = site_csv()
+    at = site_release(page, data)
+    ids = at.multiselect(key=f"ids_{hashlib.sha256(data).hexdigest()[:12]}")
+    assert ids.value == ["patient_id"] and "response" in ids.options
+    last = at.session_state[RELEASE]
+    rows = next(v for k, v in last.files.items() if k[0] == "rows")
+    header = rows.splitlines()[0]
+    assert '"patient_id"' in header and "response" not in header
+    ids.set_value([]).run()
+    rows = last.files[("rows", ())]
+    assert "patient_id" not in rows.splitlines()[0]
+
+
+def test_a_rerun_after_a_release_reads_nothing_again(page, monkeypatch):
+    import ui.compute.upload as compute
+    import ui.compute.upload_files as upload_files
+
+    data = site_csv()
+    at = site_release(page, data)
+    calls = []
+    for module, name in ((compute, "read_table"), (compute, "read_trial"), (upload_files, "rows_csv")):
+        real = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda *a, _real=real, _n=name, **k: calls.append(_n) or _real(*a, **k))
+    for _ in range(3):
+        at.run()
+    assert not at.exception and calls == []
+    assert at.subheader[-1].value == "Private treatment rule (ε = 1)"
+
+
+def test_a_failed_download_says_so_on_the_page_and_logs_no_data(page, monkeypatch, caplog):
+    import ui.compute.upload_files as upload_files
+
+    secret = "zqxj" + "_secret"  # the source line shown in the traceback does not spell it
+
+    def broken(*a, **k):
+        raise ValueError("cell value " + secret)
+
+    monkeypatch.setattr(upload_files, "rows_csv", broken)
+    caplog.set_level(logging.DEBUG)
+    at = site_release(page, site_csv())
+    assert "Per-row recommendations (CSV) download could not be built (ValueError)" in words(at.error)
+    assert "zqxj_secret" not in caplog.text and "message withheld" in caplog.text
+    assert len(at.get("download_button")) == 2  # the other two files are still offered
+
+
+def test_a_wide_file_has_one_table_and_no_preselected_covariates(page):
+    names = [f"c{j}" for j in range(2000)]
+    head = ",".join(names + ["arm", "y"]) + "\n"
+    body = "".join(",".join(["1"] * 2000 + [str(i % 2), str(i % 5)]) + "\n" for i in range(30))
+    data = (head + body).encode()
+    at = upload(page, data)
+    key = f"covs_{hashlib.sha256(data).hexdigest()[:12]}"
+    assert at.multiselect(key=key).value == [] and "none is pre-selected" in words(at.caption)
+    assert not at.number_input  # bounds live in one table, not 2 inputs per column
+    at.multiselect(key=key).set_value(names[:3]).run()
+    assert not at.exception
+
+
+def test_a_file_over_the_workable_size_is_refused(page, monkeypatch):
+    import ui.compute.upload as compute
+
+    monkeypatch.setattr(compute, "MAX_ROWS", 50)
+    at = upload(page, site_csv())
+    assert "this page works with at most 50" in words(at.error)
+
+
+def test_switching_to_a_demo_and_back_keeps_the_upload_mapping_and_table(page):
+    data = site_csv()
+    at = page
+    upload(at, data)
+    covs = f"covs_{hashlib.sha256(data).hexdigest()[:12]}"
+    at.multiselect(key=covs).set_value(["age", "site"]).run()
+    fill_table(at, data, SITE_TABLE)
+    at.radio(key="file").set_value("paper_trial").run()
+    at.radio(key="file").set_value("upload").run()
+    assert not at.exception
+    assert "uploaded earlier in this session" in words(at.caption)
+    assert at.multiselect(key=covs).value == ["age", "site"]
+    assert any(b.key == "release" for b in at.button)  # the typed table is still there
+    at.button(key="forget_upload").click().run()
+    assert "No trial yet" in words(at.info)
+
+
+def test_option_lists_show_column_names_as_typed(page):
+    at = upload(page, site_csv())
+    assert "patient_id" in at.selectbox(key=f"treat_{hashlib.sha256(site_csv()).hexdigest()[:12]}").options
+    assert not any("\\_" in o for s in at.selectbox for o in s.options)
+    assert not any("\\_" in o for m in at.multiselect for o in m.options)
+
+
+def test_an_estimated_propensity_warns_before_the_release(page):
+    at = page
+    at.radio(key="file").set_value("paper_trial").run()
+    at.button(key="fill_dictionary").click().run()
+    at.selectbox(key="design").set_value("estimated").run()
+    assert "essentially noise" in words(at.warning) and RELEASE not in at.session_state
+    at.selectbox(key="design").set_value("1:1").run()
+    assert "essentially noise" not in words(at.warning)
+
+
+def test_the_upload_caption_states_how_long_files_and_links_live(page):
+    at = page
+    caption = words(at.caption)
+    assert "keeps your session 120 s" in caption  # server.disconnectedSessionTTL
+    assert "gone when you close the tab" not in caption  # not true: the session outlives it
+    assert "share the downloaded files, not the links" in caption
+
+
+def test_a_large_per_row_file_is_built_when_asked(page, monkeypatch):
+    import ui.upload_results as upload_results
+
+    monkeypatch.setattr(upload_results, "EAGER_ROWS", 10)
+    at = site_release(page, site_csv())
+    last = at.session_state[RELEASE]
+    assert not any(k[0] == "rows" for k in last.files) and len(at.get("download_button")) == 2
+    at.button(key="prepare_rows").click().run()
+    assert any(k[0] == "rows" for k in last.files) and len(at.get("download_button")) == 3
+    at.run()
+    assert len(at.get("download_button")) == 3
+
+
+def test_downloads_carry_the_release_index_and_the_files_total(page):
+    at = demo_release(page, eps="0.5")
+    first = at.session_state[RELEASE].release
+    at.select_slider(key="eps").set_value(0.2).run()
+    release(at)
+    second = at.session_state[RELEASE].release
+    spent = {e.index: e.epsilon for e in ledger_entries(at)}
+    for rel in (first, second):
+        got = json.loads(files.rule_json(rel))["ledger"]
+        assert got["epsilon_total"] == pytest.approx(sum(v for k, v in spent.items() if k <= got["release_index"]))
+    assert json.loads(files.rule_json(second))["ledger"]["release_index"] == \
+        json.loads(files.rule_json(first))["ledger"]["release_index"] + 1
+    report = at.session_state[RELEASE].files[("report",)]
+    assert f"release no. {second.ledger_index} on this file" in report
+
+
+@pytest.mark.parametrize("change", [{2: "RARE_one_patient"}, {1: "NA"}, {4: ""}],
+                         ids=["a rare site", "a missing age", "a missing outcome"])
+def test_neighbouring_files_on_the_page_publish_the_same_fields(open_fresh, change):
+    """The page's own plumbing (table, levels, n, γ, release, downloads) on two files that
+    differ in one row: every published field but the noisy coefficients is the same."""
+    import dataclasses
+
+    published = []
+    for data in (site_csv(), site_csv(change)):
+        at = site_release(open_fresh(PAGE), data)
+        last = at.session_state[RELEASE]
+        rel = dataclasses.replace(last.release, intercept=0.0, coef=(0.0,) * len(last.release.coef),
+                                  time="T")
+        published.append((files.rule_dict(rel), last.files[("rows", ("patient_id",))].splitlines()[0],
+                          at.subheader[-1].value, words(at.info)))
+    assert published[0] == published[1]
+    assert published[0][0]["n"] == 60 and published[0][0]["covariates"] == ["age", "site=B", "site=C"]

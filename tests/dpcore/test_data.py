@@ -580,3 +580,47 @@ def test_column_labels_read_like_read_trial():
     assert column_labels(rows(24).encode(), "arm") == (0, 1)
     with pytest.raises(TrialDataError, match="columns are 'age', 'arm', 'y'"):
         column_labels(rows(24).encode(), "group")
+
+
+# --------------------------------------------------------------------------------------------
+# Public n and public levels (privacy rule 8)
+
+
+def _with_site(change=None, n=30):
+    lines = ["age,site,arm,y"] + [f"{40 + i},{'ABC'[i % 3]},{i % 2},{i % 7}" for i in range(n)]
+    if change:
+        lines[4] = change
+    return "\n".join(lines) + "\n"
+
+
+def test_keep_incomplete_rows_gives_the_files_row_count():
+    t = read(_with_site("NA,B,1,3"), covariates=["age", "site"], categorical={"site": ["A", "B", "C"]},
+             incomplete="keep", unknown_levels="baseline")
+    assert t.n == 30 and t.n_dropped == 0 and t.n_incomplete == 1
+    assert not t.complete[3] and t.complete.sum() == 29 and not t.covariates_complete[3]
+    assert t.rows.tolist() == list(range(1, 31))
+    np.testing.assert_array_equal(t.outcomes_for_fit((0, 10))[3], 0.0)
+    np.testing.assert_array_equal(t.outcomes_for_fit((0, 10), larger_is_better=False)[3], 10.0)
+    np.testing.assert_array_equal(t.outcomes_for_fit((0, 10))[t.complete], t.B[t.complete])
+    dropped = read(_with_site("NA,B,1,3"), covariates=["age", "site"], categorical={"site": ["A", "B", "C"]})
+    assert dropped.n == 29 and dropped.n_dropped == 1 and dropped.complete is None
+
+
+def test_a_missing_outcome_keeps_the_rows_covariates():
+    t = read(_with_site("43,B,1,"), covariates=["age", "site"], categorical={"site": ["A", "B", "C"]},
+             incomplete="keep")
+    assert not t.complete[3] and t.covariates_complete[3] and t.X[3].tolist() == [43, 1, 0]
+
+
+def test_a_value_outside_the_public_levels_reads_as_the_baseline():
+    kw = dict(covariates=["age", "site"], categorical={"site": ["A", "B", "C"]})
+    t = read(_with_site("43,RARE,1,3"), unknown_levels="baseline", **kw)
+    assert t.covariates == ("age", "site=B", "site=C") and t.X[3].tolist() == [43, 0, 0]
+    assert "not one of its levels" in error(_with_site("43,RARE,1,3"), **kw)
+
+
+def test_bad_modes_are_refused():
+    with pytest.raises(ValueError, match="incomplete"):
+        read(rows(), incomplete="impute")
+    with pytest.raises(ValueError, match="unknown_levels"):
+        read(rows(), unknown_levels="other")

@@ -21,19 +21,14 @@ from ui.compute.upload_files import apply_rule
 pytestmark = pytest.mark.e2e
 
 DEMO = Path(__file__).resolve().parents[2] / "demo_data" / "paper_trial.csv"
-BOUNDS = {"x1": (0, 1), "x2": (0, 1), "x3": (0, 1), "x4": (0, 1), "outcome (score)": (-10, 10)}
 
-
-def type_bound(app, label, value):
-    box = app.page.get_by_label(label, exact=True)
-    box.fill(str(value))
-    box.press("Enter")
-    app.wait_rerun()
+LINKS = []
 
 
 def download(app, label):
     with app.page.expect_download() as info:
         app.page.get_by_role("button", name=label).click()
+    LINKS.append(info.value.url)
     return Path(info.value.path()).read_bytes()
 
 
@@ -46,12 +41,13 @@ def test_upload_map_release_and_download(app, browser):
     app.expect_no_exception()
     expect(app.page.get_by_text("1000 patients read")).to_be_visible()
 
-    # Map: the treated arm is 1; covariates x1..x4 were guessed; type every public bound.
+    # Map: the treated arm is 1; covariates x1..x4 were guessed. The file is the demo's, so
+    # its public dictionary fills the metadata table (bounds, units) in one click.
     app.page.get_by_role("radiogroup").filter(has_text="0").get_by_text("1", exact=True).click()
     app.wait_rerun()
-    for name, (lo, hi) in BOUNDS.items():
-        type_bound(app, f"{name}: lower", lo)
-        type_bound(app, f"{name}: upper", hi)
+    expect(app.page.locator("[data-testid='stDataFrame']").last).to_be_visible()
+    app.page.get_by_role("button", name="Fill in from the data dictionary").click()
+    app.wait_rerun()
     expect(app.page.get_by_text("A rule can be released at ε = 1")).to_be_visible()
     app.screenshot("your-data-before-release.png")
 
@@ -77,6 +73,13 @@ def test_upload_map_release_and_download(app, browser):
     assert rule["epsilon"] == 1.0 and rule["private"] and rule["lower"] == [0.0] * 4
     for analyst_only in ("clipped_share", "diagnostics", "value_private"):
         assert analyst_only not in json.dumps(rule) and analyst_only not in report
+
+    # The page's caption is true: a download link answers a request from outside the session.
+    assert "share the downloaded files, not the links" in app.page.get_by_text(
+        "A download link is an unguessable address").first.inner_text()
+    outsider = browser.new_context()
+    assert outsider.request.get(LINKS[-1]).status == 200
+    outsider.close()
 
     # The report opens with the network cut off and draws its chart.
     offline = browser.new_context()

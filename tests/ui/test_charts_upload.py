@@ -23,3 +23,9 @@ def test_height_grows_with_the_number_of_covariates():
     few = rule_effects(["a"], [1.0], "t", "c").layout.height
     many = rule_effects([f"x{i}" for i in range(20)], np.ones(20), "t", "c").layout.height
     assert many > few
+
+
+def test_a_wide_rule_draws_its_largest_effects():
+    fig = rule_effects([f"x{i}" for i in range(2000)], np.arange(2000.0), "t", "c")
+    assert len(fig.data[0].y) == 30 and fig.data[0].y[-1] == "x1999"
+    assert "30 largest of 2000" in fig.layout.title.text

@@ -1,6 +1,8 @@
 """The three downloads: the JSON rule reproduces DPOWL's recommendations, the CSV is safe to
 open in a spreadsheet, the report opens offline and holds nothing analyst-only."""
 
+import csv
+import dataclasses
 import io
 import json
 import pathlib
@@ -71,7 +73,7 @@ def test_report_is_one_offline_page_with_escaped_user_text(released):
                                                    release.treated, release.control))
     assert not re.search(r"<script[^>]+src=", html) and not re.search(r"<link[^>]+href=", html)
     assert "Plotly.newPlot" in html and len(html) > 1_000_000  # plotly.js inlined
-    assert "=evil.csv" in html and "<h1>Private treatment rule (ε = 50)</h1>" in html
+    assert "=evil.csv" in html and "<h1>Private treatment rule (ε = 50)</h1>" in html  # typed title
     assert "e^50" in html
 
 
@@ -96,4 +98,226 @@ def test_neutral(cell, expected):
 def test_headers_are_neutralised_too(released):
     trial, release, rec, _ = released
     head = files.rows_csv(release, trial, rec, {"=cmd": np.zeros(trial.n)}).splitlines()[0]
-    assert "'=cmd" in head.split(",")
+    assert "'=cmd" in next(csv.reader([head]))
+
+
+# --------------------------------------------------------------------------------------------
+# Neighbouring files (privacy rules 8 and 10): two files that differ in one row give releases
+# whose every published field except the noisy coefficients is identical.
+
+SITES = ("A", "B", "C")
+
+
+def neighbour_csv(change=None, n=60):
+    """A small 1:1 trial with a categorical site; ``change`` replaces row 7's cells."""
+    rng = np.random.default_rng(3)
+    rows = [{"patient_id": f"P{i}", "age": str(30 + i % 50), "site": SITES[i % 3],
+             "arm": "drug" if i % 2 else "placebo", "y": f"{rng.uniform(0, 10):.3f}"}
+            for i in range(n)]
+    rows[7].update(change or {})
+    head = "patient_id,age,site,arm,y\n"
+    return (head + "".join(",".join(r.values()) + "\n" for r in rows)).encode()
+
+
+def published(data, gamma_from="paper", d0=None):
+    """Every published field of the page's release on ``data``, coefficients zeroed.
+
+    The page's own calls: load_trial with the public levels (public n), γ from the page's
+    choice, fit_release, then the three downloads.
+    """
+    trial = compute.load_trial.__wrapped__(
+        "digest", data, "arm", "y", ("age", "site"), (("site", SITES),), None, "drug", True)
+    W = compute.weight_bound((0.0, 10.0), 0.5, 0.05)
+    if gamma_from == "d0":
+        gamma, where = compute.d0_gamma.__wrapped__(
+            "d0", d0, trial.n, 1.0, W, 0.5, *trial.feature_bounds({"age": (18.0, 90.0)}),
+            (0.0, 10.0), True)
+    else:
+        gamma, _, where = compute.tuned_gamma.__wrapped__("paper", "same as the trial", trial.n, 1.0, W)
+    release, rec, _ = compute.fit_release(
+        trial, "", {"age": (18.0, 90.0)}, (0.0, 10.0), True, 1.0, gamma, where, W, 0.5, True, rng=0)
+    release = dataclasses.replace(release, intercept=0.0, coef=(0.0,) * len(release.coef),
+                                  time="2026-01-01T00:00:00Z")
+    report = files.report_html(release, rule_effects(release.names, release.effects(),
+                                                     release.treated, release.control))
+    report = re.sub(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", "", report)
+    header = files.rows_csv(release, trial, rec).splitlines()[0]
+    return {"rule": files.rule_dict(release), "report": report, "csv header": header,
+            "n, γ, Δ, W": (release.n, release.gamma, release.sensitivity, release.W)}
+
+
+NEIGHBOURS = {
+    # item 1: a level held by one patient, a value outside the public levels
+    "a rare site": {"site": "RARE_site_of_one_patient"},
+    # item 2: a missing covariate, a missing outcome, a missing site (n stays the row count)
+    "a missing age": {"age": "NA"},
+    "a missing outcome": {"y": ""},
+    "a missing site": {"site": ""},
+}
+
+
+@pytest.mark.parametrize("case", list(NEIGHBOURS))
+def test_neighbouring_files_publish_the_same_fields(case):
+    base, other = published(neighbour_csv()), published(neighbour_csv(NEIGHBOURS[case]))
+    for field in base:
+        assert base[field] == other[field], field
+    rule = base["rule"]
+    assert rule["n"] == 60 and rule["covariates"] == ["age", "site=B", "site=C"]
+    assert "RARE" not in json.dumps(published(neighbour_csv(NEIGHBOURS["a rare site"])))
+
+
+def test_the_neighbouring_check_has_teeth():
+    """The comparison sees a change: another n, or levels read off the data, differ."""
+    assert published(neighbour_csv()) != published(neighbour_csv(n=61))
+    trial = compute.read_trial(neighbour_csv(NEIGHBOURS["a rare site"]), treatment="arm",
+                               outcome="y", covariates=["age", "site"], categorical=["site"])
+    assert "site=RARE_site_of_one_patient" in trial.covariates  # what the old page published
+
+
+def test_neighbouring_files_with_a_public_d0_publish_the_same_fields():
+    d0 = compute.load_trial.__wrapped__("d0", neighbour_csv(n=80).replace(b"P", b"Q"), "arm", "y",
+                                        ("age", "site"), (("site", SITES),), None, "drug", False)
+    base = published(neighbour_csv(), "d0", d0)
+    other = published(neighbour_csv(NEIGHBOURS["a missing age"]), "d0", d0)
+    assert base == other
+    assert "analyst's assertion" in base["rule"]["gamma_source"]
+
+
+def test_an_incomplete_row_gets_weight_zero_and_a_blank_recommendation(released):
+    data = neighbour_csv({"age": "NA"})
+    trial = compute.load_trial.__wrapped__("d", data, "arm", "y", ("age", "site"),
+                                           (("site", SITES),), None, "drug", True)
+    assert trial.n == 60 and trial.n_incomplete == 1 and not trial.complete[7]
+    B = trial.outcomes_for_fit((0.0, 10.0), True)
+    assert B[7] == 0.0  # the worst bound: benefit 0, so weight 0
+    release, rec, _ = compute.fit_release(trial, "", {"age": (18.0, 90.0)}, (0.0, 10.0), True,
+                                          1.0, 10.0, "t", 20.0, 0.5, True, rng=0)
+    out = list(csv.DictReader(io.StringIO(files.rows_csv(release, trial, rec))))
+    assert len(out) == 60 and out[7]["recommendation"] == "" and out[7]["score"] == ""
+    assert out[8]["recommendation"] in ("drug", "placebo")
+
+
+# --------------------------------------------------------------------------------------------
+# A hostile file's per-row CSV (items 6, 7 and 11)
+
+HOSTILE = ["=cmd|' /C calc'!A0", "a\rb", "line\n=1+1", "  =SUM(A1)", "\uff1dHYPERLINK(1)",
+           "+1", "-2", "@x", "\tx", "\r=x", "ok", "\u3000=x"]
+
+
+@pytest.fixture
+def hostile():
+    data = neighbour_csv()
+    trial = compute.load_trial.__wrapped__("d", data, "arm", "y", ("age", "site"),
+                                           (("site", SITES),), None, "drug", True)
+    release, rec, _ = compute.fit_release(trial, "", {"age": (18.0, 90.0)}, (0.0, 10.0), True,
+                                          1.0, 10.0, "t", 20.0, 0.5, True, rng=0)
+    release = dataclasses.replace(release, treated="=drug\r\n", control="\uff0b1")
+    ids = {"\uff1dcmd header": np.array([HOSTILE[i % len(HOSTILE)] for i in range(trial.n)],
+                                        dtype=object),
+           "\r\nsecond": np.array([" -x\n"] * trial.n, dtype=object)}
+    return trial, release, rec, ids
+
+
+def test_hostile_cells_stay_one_row_per_patient_and_are_neutralised(hostile):
+    trial, release, rec, ids = hostile
+    text = files.rows_csv(release, trial, rec, ids)
+    rows = list(csv.reader(io.StringIO(text, newline="")))
+    header, body = rows[0], rows[1:]
+    assert len(body) == trial.n and all(len(r) == len(header) for r in body)
+    formula = tuple("=+-@\t\r")
+    import unicodedata
+
+    def dangerous(cell):
+        try:
+            float(cell)  # a number (a negative score) is a number, not a formula
+            return False
+        except ValueError:
+            return unicodedata.normalize("NFKC", cell).lstrip().startswith(formula)
+
+    for r in rows:
+        for cell in r:
+            assert not dangerous(cell) or cell.startswith("'"), cell
+    assert [r[1] for r in body] == [files.neutral(v) for v in ids["\uff1dcmd header"]]
+    assert header[1] == "'\uff1dcmd header" and header[2] == "'\r\nsecond"
+    assert [int(r[0]) for r in body] == trial.rows.tolist()
+
+
+def test_file_columns_named_like_the_files_own_are_kept_apart(hostile):
+    trial, release, rec, _ = hostile
+    ids = {"score": np.arange(trial.n), "data_row": np.full(trial.n, "x", object),
+           "=a": np.zeros(trial.n), "'=a": np.ones(trial.n)}
+    out = list(csv.reader(io.StringIO(files.rows_csv(release, trial, rec, ids))))
+    header = out[0]
+    assert len(set(header)) == len(header)
+    assert header.count("score") == 1 and "score (from the file)" in header
+    assert [r[header.index("data_row")] for r in out[1:]] == [str(i) for i in trial.rows]
+
+
+def test_a_not_private_release_says_so_in_every_row(hostile):
+    trial, release, rec, _ = hostile
+    void = dataclasses.replace(release, private=False)
+    rows = list(csv.reader(io.StringIO(files.rows_csv(void, trial, rec))))
+    assert rows[0][0] == "NOT PRIVATE" and all(r[0].startswith("NOT PRIVATE") for r in rows[1:])
+    assert "NOT PRIVATE" not in files.rows_csv(release, trial, rec)
+
+
+def test_the_report_holds_no_file_name_unless_a_title_is_typed(released):
+    _, release, _, _ = released
+    untitled = dataclasses.replace(release, label="")
+    html = files.report_html(untitled, rule_effects(release.names, release.effects(),
+                                                    release.treated, release.control))
+    assert "=evil.csv" not in html and "hospital_trial" not in html
+
+
+def test_chart_labels_keep_quotes_and_escape_tags():
+    fig = rule_effects(['say "hi"', "<b>x</b>"], [1.0, -1.0], 'a"', "b")
+    assert 'say "hi"' in fig.data[0].y and "&lt;b&gt;x&lt;/b&gt;" in fig.data[0].y
+    assert "&quot;" not in json.dumps(fig.to_plotly_json(), default=str)
+
+
+def test_a_d0_with_other_levels_gets_the_trials_columns():
+    d0_data = neighbour_csv({"site": "D"}, n=80)
+    d0 = compute.load_trial.__wrapped__("d0", d0_data, "arm", "y", ("age", "site"),
+                                        (("site", SITES),), None, "drug", False)
+    assert d0.covariates == ("age", "site=B", "site=C")
+
+
+@pytest.mark.parametrize("k,text", [(1, "1 patient"), (2, "2 patients")])
+def test_counts_agree_in_number(k, text):
+    from ui import explain
+
+    assert explain.patients(k) == text
+    assert explain.patients(1, 1) == "1 of 1 patient"
+
+
+# --------------------------------------------------------------------------------------------
+# The public metadata table (items 1 and 9)
+
+
+def test_the_table_reads_back_levels_bounds_and_what_is_missing():
+    from ui.compute import upload_meta as meta
+
+    rows = {"age": {"lower": 18.0, "upper": 90.0}, "site": {"type": "categorical", "levels": " A, B ,C"},
+            "levels": {"lower": 1.0}}
+    frame = meta.table(["age", "site", "levels"], "y", rows, guessed_categorical=("site",))
+    assert list(frame.columns) == ["column", "type", "lower", "upper", "levels", "unit"]
+    got = meta.read(frame, "y")
+    assert got.categorical == {"site": ("A", "B", "C")} and got.bounds == {"age": (18.0, 90.0)}
+    assert got.levels_ready and not got.complete  # the bounds of 'levels' and y are missing
+    assert any("'levels'" in p for p in got.problems) and any("'y'" in p for p in got.problems)
+    dup = meta.read(meta.table(["site"], "y", {"site": {"type": "categorical", "levels": "A, A"}}), "y")
+    assert not dup.levels_ready
+    assert meta.rows_of(frame)["y"]["type"] == "outcome"
+
+
+def test_the_table_fills_from_a_dictionary_and_from_the_data():
+    from ui.compute import upload_meta as meta
+
+    d = json.loads((DEMO / "hospital_trial.json").read_text())
+    rows = meta.from_dictionary(d, ["site", "age", "days_in_hospital"])
+    got = meta.read(meta.table(["site", "age"], "days_in_hospital", rows), "days_in_hospital")
+    assert got.complete and got.categorical == {"site": ("A", "B", "C")}
+    filled = meta.from_data({}, {"age": (40.0, 40.0)}, {"site": ("A", "Z")})
+    assert filled["age"]["upper"] == 41.0 and filled["site"]["levels"] == "A, Z"
+    assert meta.default_covariates(list("abc")) == list("abc") and meta.default_covariates(
+        [str(i) for i in range(meta.WIDE + 1)]) == []

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,19 +17,35 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpcore import DPOWL, agreement_test, ipw_value, read_trial
+from dpcore import read_trial
+from dpcore.data.columns import _clean, _is_numeric, is_identifier
 from dpcore.data.trial import TrialDataError, column_labels, guess_columns, preview_csv, read_table
 from dpcore.montecarlo import Stream, stream
-from dpcore.owl.owl import default_weight_bound, fit_logistic_propensity
+from dpcore.owl.owl import default_weight_bound
 from dpcore.owl.paper import PAPER_W, paper_gamma
 from dpcore.owl.simulate import PROXY_VARIANTS
 from dpcore.owl.tuning import tune_gamma
 
 from .limits import SIMULATIONS
+from .upload_release import (  # noqa: F401 - the page's compute API
+    AnalystView,
+    Release,
+    Released,
+    compare_nonprivate,
+    fit_release,
+    noise_warning,
+    settings_key,
+    with_receipt,
+)
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "demo_data"
 DEMOS = ("paper_trial", "hospital_trial")
 PROXY_N0, PROXY_REPS = 1000, 20
+#: The workable size: read, fitted and released in about 10 s on one core at 10^6 rows
+#: (benchmarks/upload_latency.py); larger files are refused with a message.
+MAX_ROWS, MAX_COLUMNS = 1_000_000, 5_000
+#: Most distinct values read off a column for the NOT PRIVATE "levels from the data" shortcut.
+MAX_LEVELS = 50
 
 
 class UploadTooLarge(ValueError):
@@ -83,6 +97,11 @@ def upload_source(name, data):
         raise UploadTooLarge(
             f"this file is {len(data) / 1024 / 1024:.0f} MB; the largest file this app accepts is "
             f"{limit} MB. Upload the columns you need only (or a random subset of rows)")
+    lines = data.count(b"\n") - 1
+    if lines > MAX_ROWS:
+        raise UploadTooLarge(
+            f"this file has about {lines:,} rows; this page works with at most {MAX_ROWS:,} "
+            "(about 10 s to read and fit). Upload a random subset of rows")
     digest = _digest(data)
     known = {_demo_bytes(d)[1]: _demo_bytes(d)[2] for d in DEMOS}
     return Source(str(name), data, digest, known.get(digest))
@@ -94,7 +113,11 @@ def upload_source(name, data):
 
 @st.cache_data(scope="session", max_entries=8, show_spinner=False)
 def preview(digest, _data):
-    return preview_csv(_data, n_rows=5)
+    out = preview_csv(_data, n_rows=5)
+    if len(out.columns) > MAX_COLUMNS:
+        raise UploadTooLarge(f"this file has {len(out.columns):,} columns; this page works with "
+                             f"at most {MAX_COLUMNS:,}. Upload the columns you need only")
+    return out
 
 
 @st.cache_data(scope="session", max_entries=16, show_spinner=False)
@@ -103,13 +126,34 @@ def arm_labels(digest, _data, column):
 
 
 @st.cache_data(scope="session", max_entries=8, show_spinner="Reading the trial…")
-def load_trial(digest, _data, treatment, outcome, covariates, categorical, propensity, treated):
-    """read_trial on the session's bytes; ``categorical`` is a tuple of (column, levels or None)."""
-    cat = {c: (list(levels) if levels is not None else None) for c, levels in categorical}
-    if all(levels is None for levels in cat.values()):
-        cat = list(cat)
+def load_trial(digest, _data, treatment, outcome, covariates, categorical, propensity, treated,
+               public_n=True):
+    """read_trial on the session's bytes; ``categorical`` is a tuple of (column, levels).
+
+    ``public_n``: every row is kept (n is the file's row count; an incomplete row gets weight
+    0) and a value outside the public levels reads as the baseline, so n, the covariate names
+    and the release's dimension never depend on the data (privacy rule 8). A public D0 is
+    read with ``public_n=False`` (its incomplete rows dropped).
+    """
     return read_trial(_data, treatment=treatment, outcome=outcome, covariates=list(covariates),
-                      propensity=propensity, treated=treated, categorical=cat or None)
+                      propensity=propensity, treated=treated,
+                      categorical={c: list(levels) for c, levels in categorical} or None,
+                      incomplete="keep" if public_n else "drop", unknown_levels="baseline")
+
+
+@st.cache_data(scope="session", max_entries=4, show_spinner="Reading the data's ranges…")
+def data_metadata(digest, _data, numeric, categorical, outcome):
+    """The data's own ranges and levels (voids the guarantee: the NOT PRIVATE shortcut)."""
+    table = read_table(_data)
+    ranges, levels = {}, {}
+    for c in (*numeric, outcome):
+        s = _clean(table[c]).dropna() if c in table else pd.Series(dtype=float)
+        if len(s) and _is_numeric(s):
+            ranges[c] = (float(s.min()), float(s.max()))
+    for c in categorical:
+        if c in table:
+            levels[c] = column_labels(_data, c, limit=MAX_LEVELS)
+    return ranges, levels
 
 
 def data_ranges(trial):
@@ -166,7 +210,8 @@ def d0_gamma(digest, _proxy, n, eps, W, propensity, lower, upper, outcome_bounds
 
     D0 is public, so it is tuned with the release's own W, bounds and direction and needs no
     rescaling. A smaller-is-better outcome is negated (with its bounds) so the benefit is the
-    same hi − B that DPOWL uses.
+    same hi − B that DPOWL uses. That D0 is public is the analyst's assertion; the page checks
+    only that it is not the trial and shares no row with it (:func:`check_d0`).
     """
     if not isinstance(propensity, float):
         raise TrialDataError("Algorithm 2 on D0 needs a known randomization ratio (D0's arms are "
@@ -178,134 +223,46 @@ def d0_gamma(digest, _proxy, n, eps, W, propensity, lower, upper, outcome_bounds
         g = tune_gamma(proxy, int(n), float(eps), reps=PROXY_REPS, weight_bound=float(W),
                        propensity=propensity, feature_bounds=(np.array(lower), np.array(upper)),
                        outcome=bounds, seed=0).best_gamma
-    return g, (f"Algorithm 2 on your public file D0 ({_proxy.n} rows, {PROXY_REPS} fits per γ); "
-               "no privacy spent on the trial")
+    return g, (f"Algorithm 2 on a file D0 ({_proxy.n} rows, {PROXY_REPS} fits per γ) that the "
+               "analyst declares public; that D0 is public is the analyst's assertion, not "
+               "checked by the app. No privacy is spent on the trial if it is")
 
 
-# --------------------------------------------------------------------------------------------
-# The release and the analyst-only view
-
-
-@dataclass(frozen=True)
-class Release:
-    """What was released, and the public settings that define it: everything a download holds."""
-
-    file_name: str
-    names: tuple
-    intercept: float
-    coef: tuple
-    lower: tuple
-    upper: tuple
-    categories: dict
-    treatment: str
-    treated: object
-    control: object
-    outcome: str
-    outcome_bounds: tuple
-    larger_is_better: bool
-    epsilon: float
-    gamma: float
-    gamma_source: str
-    W: float
-    C: object
-    sensitivity: float
-    propensity: str
-    private: bool
-    n: int
-    time: str
-
-    def title(self):
-        head = "Private treatment rule" if self.private else "NOT PRIVATE treatment rule"
-        return f"{head} (ε = {self.epsilon:g})" + ("" if self.private else
-                                                  ": bounds read from the data void the guarantee")
-
-    def effects(self):
-        """coef × (upper − lower): how far each covariate moves the score across its bounds."""
-        return np.asarray(self.coef) * (np.asarray(self.upper) - np.asarray(self.lower))
-
-
-@dataclass(frozen=True)
-class AnalystView:
-    """The private rule against the non-private one on the sensitive data: analyst only."""
-
-    value_private: float
-    value_nonprivate: float
-    agreement: dict
-
-
-def _owl_setup(trial, bounds, outcome_bounds, larger_is_better, gamma, W, propensity):
-    """DPOWL's keyword arguments and the propensity for ``fit``, from the page's settings."""
-    lower, upper = trial.feature_bounds(bounds)
-    p = trial.propensity if propensity == "column" else propensity
-    C = "worst-case" if propensity == "logistic" else 0.0
-    kw = dict(gamma=gamma, weight_bound=W, C=C, feature_bounds=(lower, upper),
-              outcome_bounds=outcome_bounds, larger_is_better=larger_is_better)
-    return kw, p
-
-
-def fit_release(trial, file_name, bounds, outcome_bounds, larger_is_better, eps, gamma,
-                gamma_source, W, propensity, private, rng=None):
-    """Fit DP-OWL with fresh randomness; returns (Release, recommendations, diagnostics).
-
-    Not cached: every call is a new release (record it in the ledger first). ``propensity``
-    is a float (known randomization), "column" (the trial's propensity column) or "logistic"
-    (estimated, with C = "worst-case" so that pure ε-DP still holds). ``rng`` is for tests:
-    the page leaves it None, so each release draws fresh noise from the operating system.
-    The diagnostics (clipped share, solver iterations) are analyst-only.
-    """
-    kw, p = _owl_setup(trial, bounds, outcome_bounds, larger_is_better, gamma, W, propensity)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # clipped weights are reported in the analyst view
-        rule = DPOWL(epsilon=eps, rng=np.random.default_rng(rng), **kw).fit(trial.X, trial.A, trial.B, p)
-    lower, upper = kw["feature_bounds"]
-    release = Release(
-        file_name=file_name, names=tuple(trial.covariates), intercept=float(rule.intercept_),
-        coef=tuple(float(c) for c in rule.coef_), lower=tuple(map(float, lower)),
-        upper=tuple(map(float, upper)),
-        categories={c: [_json_label(v) for v in levels] for c, levels in trial.categories.items()},
-        treatment=trial.treatment, treated=_json_label(trial.arms[0]),
-        control=_json_label(trial.arms[1]), outcome=trial.outcome,
-        outcome_bounds=tuple(map(float, outcome_bounds)), larger_is_better=bool(larger_is_better),
-        epsilon=float(eps), gamma=float(gamma), gamma_source=gamma_source, W=float(W), C=kw["C"],
-        sensitivity=float(rule.sensitivity_), propensity=_propensity_text(propensity, trial),
-        private=bool(private), n=int(trial.n),
-        time=np.datetime_as_string(np.datetime64("now"), unit="s") + "Z",
-    )
-    return release, rule.predict(trial.X), dict(rule.diagnostics_)
-
-
-def compare_nonprivate(trial, rec, bounds, outcome_bounds, larger_is_better, gamma, W, propensity,
-                       **_):
-    """Value (IPW) of the private and the non-private rule and their agreement: analyst only.
-
-    One more fit on the sensitive data, run only when the analyst asks for it.
-    """
-    kw, p = _owl_setup(trial, bounds, outcome_bounds, larger_is_better, gamma, W, propensity)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        exact = DPOWL(epsilon=math.inf, **kw).fit(trial.X, trial.A, trial.B, p).predict(trial.X)
-    p_eval = fit_logistic_propensity(trial.X, trial.A) if propensity == "logistic" else p
-    return AnalystView(value_private=float(ipw_value(rec, trial.A, trial.B, p_eval)),
-                       value_nonprivate=float(ipw_value(exact, trial.A, trial.B, p_eval)),
-                       agreement=agreement_test(rec, exact))
-
-
-def _json_label(v):
-    return v.item() if isinstance(v, np.generic) else v
-
-
-def _propensity_text(propensity, trial):
-    if propensity == "column":
-        return f"per-row propensity column '{trial.propensity_column}'"
-    if propensity == "logistic":
-        return "estimated by logistic regression on the same data (C = worst-case, n W)"
-    return f"known randomization probability P(treated) = {propensity:.4g}"
-
-
-@st.cache_data(scope="session", max_entries=4, show_spinner=False)
-def identifiers(digest, _data, id_columns, rows):
-    """The identifier columns' values on the rows used (for the per-row download)."""
+@st.cache_data(scope="session", max_entries=4, show_spinner="Comparing D0 with the trial…")
+def row_hashes(digest, _data, columns):
+    """One 64-bit hash per row of the used columns (cells cleaned as read_trial reads them)."""
     table = read_table(_data)
+    missing = [c for c in columns if c not in table]
+    if missing:
+        raise TrialDataError(f"D0 has no column named {missing[0]!r}; it needs the trial's columns")
+    frame = pd.DataFrame({c: _clean(table[c]).astype(str) for c in columns})
+    return pd.util.hash_pandas_object(frame, index=False).to_numpy()
+
+
+def check_d0(trial_source, d0_source, columns):
+    """Refuse a D0 that is the trial, or that shares a row with it (privacy rule 8).
+
+    Refusing, rather than releasing with a NOT PRIVATE title, keeps the release's title
+    independent of which rows the trial holds.
+    """
+    if d0_source.digest == trial_source.digest:
+        raise TrialDataError("D0 is the trial itself: tuning γ on it spends privacy that no "
+                             "release accounts for. Upload a different, public file, or take γ "
+                             "from the paper's table")
+    shared = np.isin(row_hashes(d0_source.digest, d0_source.data, columns),
+                     row_hashes(trial_source.digest, trial_source.data, columns))
+    if shared.any():
+        raise TrialDataError(
+            f"D0 shares {int(shared.sum())} {rows_word(int(shared.sum()))} with the trial (equal in every used column): a "
+            "public D0 must not hold the trial's patients. Remove them from D0, or take γ from "
+            "the paper's table")
+
+
+def identifiers(data, id_columns, rows):
+    """The ticked identifier columns' values on the given 1-based data rows (per-row file)."""
+    if not id_columns:
+        return {}
+    table = read_table(data)
     return {c: table[c].to_numpy()[np.asarray(rows) - 1] for c in id_columns}
 
 
@@ -329,10 +286,14 @@ def _is_number(text):
         return False
 
 
-def id_columns(columns, used):
-    """Columns named like identifiers (id, patient_id, …) that play no role in the trial."""
-    covariates = set(guess_columns(list(columns))["covariates"])
-    return tuple(c for c in columns if c not in covariates and c not in used)
+def id_options(columns, used):
+    """Columns that may go into the per-row file as identifiers, and the pre-ticked ones.
+
+    Only the columns the analyst ticks are written; ID-like names (id, patient_id, …) start
+    ticked. Columns with a role in the trial are not offered.
+    """
+    options = tuple(c for c in columns if c not in used)
+    return options, tuple(c for c in options if is_identifier(c))
 
 
 def preview_frame(preview):
@@ -341,12 +302,17 @@ def preview_frame(preview):
 
 
 def read_summary(trial):
-    """How the file was read and what was kept, in one sentence."""
+    """How the file was read and what was kept, in one sentence (analyst only)."""
     names = {",": "comma", ";": "semicolon", "\t": "tab", "|": "pipe"}
-    k = int((trial.A > 0).sum())
-    dropped = (f"; {trial.n_dropped} rows dropped for a missing value in a used column"
-               if trial.n_dropped else "")
-    return (f"Read {trial.n} patients{dropped}: '{trial.treated}' (treated) {k}, "
-            f"'{trial.arms[1]}' {trial.n - k}; {names.get(trial.delimiter, trial.delimiter)}-"
-            f"separated, {trial.encoding}, decimal mark '{trial.decimal}'; "
-            f"{len(trial.covariates)} covariate columns.")
+    k = int((trial.A[trial.complete] > 0).sum()) if trial.complete is not None else int((trial.A > 0).sum())
+    complete = trial.n - trial.n_incomplete
+    incomplete = (f"; for you only (not in any release): {trial.n_incomplete} of them miss a "
+                  "value in a used column and get weight 0" if trial.n_incomplete else "")
+    return (f"Read {trial.n} {rows_word(trial.n)}, the public n{incomplete}. Complete rows: "
+            f"'{trial.treated}' (treated) {k}, '{trial.arms[1]}' {complete - k}; "
+            f"{names.get(trial.delimiter, trial.delimiter)}-separated, {trial.encoding}, decimal "
+            f"mark '{trial.decimal}'; {len(trial.covariates)} covariate columns.")
+
+
+def rows_word(n, word="row"):
+    return word if n == 1 else word + "s"

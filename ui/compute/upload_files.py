@@ -6,9 +6,11 @@ no comparison with the non-private rule, no clipped share, no solver diagnostics
 
 from __future__ import annotations
 
+import csv
 import html
 import io
 import json
+import unicodedata
 
 import numpy as np
 import pandas as pd
@@ -70,11 +72,31 @@ def rule_dict(release):
                      "replace-one neighbours)",
         "privacy_statement": explain.release_statement(release),
         "released_at": release.time,
+        "ledger": _ledger(release),
         "package": "dpcore",
         "package_version": getattr(dpcore, "__version__", "unversioned"),
         "apply": APPLY_RECIPE,
         "apply_python": APPLY_PYTHON,
     }
+
+
+def _ledger(release):
+    """The ledger's record of the release: its index and the file's cumulative spend."""
+    if release.ledger_index is None:
+        return None
+    return {"release_index": release.ledger_index, "epsilon_total": release.epsilon_total,
+            "delta_total": release.delta_total,
+            "meaning": "this release's number among the releases on this file, and the privacy "
+                       "spent on the file by all of them (basic composition)"}
+
+
+def ledger_text(release):
+    """The same record in words (report), or '' before it is recorded."""
+    if release.ledger_index is None:
+        return ""
+    delta = f", δ = {release.delta_total:g}" if release.delta_total else ""
+    return (f"release no. {release.ledger_index} on this file; with it the file's cumulative "
+            f"spend is ε = {release.epsilon_total:g}{delta}")
 
 
 def rule_json(release):
@@ -96,34 +118,64 @@ def apply_rule(rule, table):
 
 
 def neutral(cell):
-    """A text cell a spreadsheet will not run as a formula: a leading =, +, -, @ gets a quote."""
-    if isinstance(cell, str) and cell.startswith(FORMULA_START):
+    """A text cell a spreadsheet will not run as a formula: a leading =, +, -, @ gets a quote.
+
+    The check runs on the cell's NFKC form with leading whitespace stripped, so a full-width
+    ``＝`` or `` =cmd`` is caught too; the cell itself is kept, behind the quote.
+    """
+    if isinstance(cell, str) and (cell.startswith(FORMULA_START) or
+                                  unicodedata.normalize("NFKC", cell).lstrip().startswith(FORMULA_START)):
         return "'" + cell
     return cell
 
 
-def rows_csv(release, trial, recommendations, identifiers=None):
-    """Per-row recommendations: data row, identifiers, covariates used, score, recommendation.
+#: The per-row file's own columns; a file column of the same name is renamed, never overwritten.
+OWN_COLUMNS = ("data_row", "score", "recommendation")
 
-    ``identifiers`` maps a column name to its values on the rows used. Text cells and headers
-    are neutralised against formula injection; numbers stay numbers.
+
+def _unique(name, taken):
+    """A header neutralised, then made unique among the file's headers."""
+    name = neutral(str(name))
+    while name in taken:
+        name = f"{name} (from the file)"
+    taken.add(name)
+    return name
+
+
+def rows_csv(release, trial, recommendations, identifiers=None):
+    """Per-row recommendations: data row, ticked identifiers, covariates, score, recommendation.
+
+    ``trial`` and ``recommendations`` are the ones captured with the release; ``identifiers``
+    maps each column the analyst ticked to its values on the trial's rows. Every field is
+    quoted, so a carriage return or line feed inside a cell stays in that cell; text cells and
+    headers are neutralised against formula injection; numbers stay numbers. A row whose
+    covariates are incomplete gets no score and no recommendation. A NOT PRIVATE release
+    says so in a first column of every row.
     """
     x = np.clip(trial.X, release.lower, release.upper)
     score = release.intercept + x @ np.asarray(release.coef)
-    frame = {"data_row": trial.rows}
-    frame.update(identifiers or {})
-    frame.update({c: trial.X[:, j] for j, c in enumerate(trial.covariates)})
-    frame["score"] = score
     labels = np.array([neutral(release.control), neutral(release.treated)], dtype=object)
-    frame["recommendation"] = labels[(np.asarray(recommendations) > 0).astype(int)]
-    df = pd.DataFrame(frame)
-    df.columns = [neutral(str(c)) for c in df.columns]
-    for c in df.columns[1:len(identifiers or {}) + 1]:
-        if not pd.api.types.is_numeric_dtype(df[c]):
-            values = df[c].astype(object)
-            df[c] = values.map({v: neutral(v) for v in pd.unique(values)})
+    rec = labels[(np.asarray(recommendations) > 0).astype(int)]
+    scored = trial.covariates_complete
+    if scored is not None:
+        score = np.where(scored, score, np.nan)
+        rec = np.where(scored, rec, "")
+    taken = set(OWN_COLUMNS)
+    columns = [] if release.private else [("NOT PRIVATE", np.full(trial.n, release.title(), object))]
+    taken.update(c for c, _ in columns)
+    columns.append(("data_row", trial.rows))
+    for c, values in (identifiers or {}).items():
+        if not pd.api.types.is_numeric_dtype(np.asarray(values).dtype):
+            values = pd.Series(values, dtype=object)
+            values = values.map({v: neutral(v) for v in pd.unique(values)}).to_numpy()
+        columns.append((_unique(c, taken), values))
+    columns += [(_unique(c, taken), trial.X[:, j]) for j, c in enumerate(trial.covariates)]
+    columns += [("score", score), ("recommendation", rec)]
+    df = pd.DataFrame(dict(enumerate(v for _, v in columns)))
+    df.columns = [c for c, _ in columns]
     out = io.StringIO()
-    df.to_csv(out, index=False)  # shortest round-trip floats: the file reproduces the scores
+    # Shortest round-trip floats: the file reproduces the scores.
+    df.to_csv(out, index=False, quoting=csv.QUOTE_ALL, lineterminator="\r\n")
     return out.getvalue()
 
 
@@ -149,12 +201,14 @@ def report_html(release, figure):
                                                 + ("larger is better" if release.larger_is_better
                                                    else "smaller is better"),
         "Patients": str(release.n),
+        "Privacy ledger": ledger_text(release) or "not recorded",
         "Released at (UTC)": release.time,
     }
     table = "".join(f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in settings.items())
     warn = "" if release.private else (
-        "<p class='warn'><b>Not private.</b> Some bounds were read from the data, which voids "
-        "the differential-privacy guarantee.</p>")
+        f"<p class='warn'><b>Not private.</b> {e(release.void[0].upper() + release.void[1:])} "
+        "void the differential-privacy guarantee.</p>")
+    label = f"<p>{e(release.label)}</p>" if release.label else ""  # typed, never the file name
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -164,7 +218,7 @@ color:#222}} table{{border-collapse:collapse;margin:.5rem 0}} td,th{{border:1px 
 padding:.2rem .5rem;text-align:left}} .warn{{background:#fde8e8;padding:.5rem}}
 code{{background:#f3f3f3;padding:.1rem .3rem}}</style></head><body>
 <h1>{e(release.title())}</h1>
-<p>File: {e(release.file_name)}</p>
+{label}
 {warn}
 <h2>The rule</h2>
 <p>{e(explain.rule_sentence(release))}</p>

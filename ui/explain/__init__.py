@@ -41,7 +41,15 @@ from .owl import (
     spread_caption,
     tuning_caption,
 )
-from .upload import release_statement, released_verdict, rule_sentence, upload_verdict
+from .upload import (
+    patients,
+    release_statement,
+    released_verdict,
+    rule_sentence,
+    stale_release,
+    upload_caption,
+    upload_verdict,
+)
 
 __all__ = [
     "spread_caption",
@@ -83,4 +91,7 @@ __all__ = [
     "terms_caption",
     "tuning_caption",
     "upload_verdict",
+    "patients",
+    "stale_release",
+    "upload_caption",
 ]

@@ -18,8 +18,8 @@ def release_statement(release):
     """What was released, under which ε, and what the guarantee covers."""
     if not release.private:
         return (f"The rule's coefficients were released with ε = {release.epsilon:g} noise, but "
-                "some bounds were read from the data, so there is NO differential-privacy "
-                "guarantee: treat this rule as if it were computed without privacy.")
+                f"{release.void}, so there is NO differential-privacy guarantee: treat this "
+                "rule as if it were computed without privacy.")
     return (f"Only the rule's {len(release.coef) + 1} coefficients were released, with pure "
             f"ε-differential privacy at ε = {release.epsilon:g} (δ = 0): replacing any one "
             f"patient's row among the {release.n} changes the chance of any released rule by at "
@@ -35,19 +35,51 @@ def upload_verdict(stage, n=None, eps=None):
         return "No trial yet: pick a demo file or upload a CSV to begin."
     if stage == "error":
         return "The file could not be read as a trial yet: the message below says what to change."
+    if stage == "levels":
+        return "Type the public levels of each categorical covariate in the table below."
     if stage == "bounds":
-        return f"{n} patients read. Enter the public bounds below before a rule can be released."
-    return (f"{n} patients read. A rule can be released at ε = {eps:g}: it will spend "
-            f"ε = {eps:g} of this session's privacy budget.")
+        return f"{patients(n)} read. Enter the public bounds below before a rule can be released."
+    return (f"{patients(n)} read. A rule can be released at ε = {eps:g}: it will spend "
+            f"ε = {eps:g} of this file's privacy budget, recorded in the ledger for every session.")
 
 
 def released_verdict(release, spent):
     """The page's verdict once a rule is out: what was released and what the dataset spent."""
     if not release.private:
-        return (f"Released a rule at ε = {release.epsilon:g} WITHOUT a privacy guarantee (bounds "
-                f"read from the data). This dataset has recorded ε = {spent:g} in total, over every "
+        return (f"Released a rule at ε = {release.epsilon:g} WITHOUT a privacy guarantee "
+                f"({release.void}). This dataset has recorded ε = {spent:g} in total, over every "
                 "session.")
     return (f"Released a private treatment rule at ε = {release.epsilon:g}: a patient's data "
             f"moves the chance of this rule by at most a factor "
             f"{math.exp(min(release.epsilon, 700)):.3g}. This dataset has spent ε = {spent:g} "
             "in total, over every session.")
+
+
+def patients(k, n=None):
+    """'1 patient', '3 patients', or '1 of 5 patients'."""
+    total = k if n is None else n
+    word = "patient" if total == 1 else "patients"
+    return f"{k} {word}" if n is None else f"{k} of {n} {word}"
+
+
+def stale_release(release):
+    """What the page says when the last release was computed from other settings."""
+    return (f"Your last release (ε = {release.epsilon:g}, {release.time}) was computed from "
+            "earlier settings (file, columns, design, bounds, levels, ε or γ), so it is not "
+            "shown next to these: return to those settings to see it and its downloads again, "
+            "or release a new rule. It stays recorded in the privacy ledger.")
+
+
+def upload_caption(ttl_seconds):
+    """Where an uploaded file lives, and for how long (true for the server's settings).
+
+    Streamlit keeps a closed tab's session ``server.disconnectedSessionTTL`` seconds for a
+    reconnect and removes it at its next clean-up after that; download links are files in
+    the server's memory that answer any request holding their address until they are cleared.
+    """
+    return ("The file stays in this server's memory for your session only: it is never written "
+            "to disk, logged or shared with other users. After you close the tab the server "
+            f"keeps your session {ttl_seconds:g} s (so that a reconnect finds it) and drops it, "
+            "with the file, at its next clean-up after that; a restart drops everything. A "
+            "download link is an unguessable address on this server that answers whoever holds "
+            "it until the server clears it: share the downloaded files, not the links.")
