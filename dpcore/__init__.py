@@ -38,7 +38,7 @@ _EXPORTS = {
     "laplace_interval_halfwidth": "dpcore.privacy.mechanisms",
     "laplace_noise": "dpcore.privacy.mechanisms",
     "output_perturbation": "dpcore.privacy.mechanisms",
-    "DPOWL": "dpcore.owl.owl",
+    "DPOWL": "dpcore.owl.dpowl",
     "agreement_test": "dpcore.owl.owl",
     "concordance": "dpcore.owl.owl",
     "ipw_value": "dpcore.owl.owl",

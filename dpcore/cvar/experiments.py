@@ -324,8 +324,8 @@ def rule_tail_risk(n, tau, eps_rule, eps_cvar, seed=0, test_size=5000, outcome_b
               outcome_bounds=(lo, hi))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # weights above W are clipped, as on the DP-OWL page
-        private = DPOWL(epsilon=eps_rule, rng=rng, **kw).fit(train["X"], train["A"], train["B"])
-        exact = DPOWL(epsilon=np.inf, **kw).fit(train["X"], train["A"], train["B"])
+        private = DPOWL(epsilon=eps_rule, rng=rng, **kw).fit(train["X"], train["A"], train["B"], 0.5)
+        exact = DPOWL(epsilon=np.inf, **kw).fit(train["X"], train["A"], train["B"], 0.5)
     test = PAPER_TRIAL.sample(int(test_size), rng=stream(seed, Stream.CVAR_RULE, 0))
     baseline = 0.01 + 0.02 * test["X"][:, 3]  # the design's outcome mean without the A f term
     noise = 0.5 * stream(seed, Stream.CVAR_RULE, 1).standard_normal(int(test_size))

@@ -7,23 +7,18 @@ recommends sign(x' theta).
 
 from __future__ import annotations
 
-import warnings
+from typing import Any
 
 import numpy as np
 from scipy.special import expit
 
-from .. import _validation
-from .._estimator import PrivacyWarning, PrivateEstimator
 from .._validation import (
     check_bounds,
-    check_epsilon,
-    check_labels,
-    check_matrix,
     check_real,
     check_vector,
 )
 from .paper import paper_outcome_shift
-from .werm import DPWeightedERM, solve_werm
+from .werm import solve_werm
 
 # --------------------------------------------------------------------------------------------
 # Propensities and weights
@@ -127,154 +122,6 @@ def default_weight_bound(outcome_bounds, propensity):
 
 
 # --------------------------------------------------------------------------------------------
-# The estimator
-
-
-class DPOWL(PrivateEstimator):
-    """Differentially private outcome weighted learning (DP-OWL).
-
-    OWL as DP-wERM: labels y_i = A_i, weights w_i = benefit_i / pi(A_i | X_i), released by
-    output perturbation (pure epsilon-DP, replace-one neighbours).
-
-    Parameters
-    ----------
-    epsilon, gamma, huber_h, C, feature_bounds, fit_intercept, rng
-        As in :class:`dpcore.DPWeightedERM` (Huber-hinge loss).
-    weight_bound : float, optional
-        Public bound W on benefit / propensity; weights above it are clipped with a warning.
-        Default (hi - lo) / min(p, 1 - p), which needs outcome_bounds and a constant propensity.
-    outcome_bounds : (lo, hi), optional
-        Public bounds of the outcome. Without them the outcome must already be a
-        non-negative benefit.
-    larger_is_better : bool, default True
-        False for outcomes such as length of stay: the benefit is then hi - B.
-
-    Attributes
-    ----------
-    coef_, intercept_, theta_, sensitivity_, scaling_ : the release, as in DPWeightedERM
-    weight_bound_ : float, the W used
-    estimator_ : the fitted DPWeightedERM
-    diagnostics_ : dict, analyst-only (solver iterations, gradient norm, ``clipped_share``);
-        computed from the sensitive data, never to be published with the release
-
-    References
-    ----------
-    .. [1] Giddings, Zhou et al., arXiv:2307.13127, Section 3 (DP-OWL).
-    .. [2] Zhao, Zeng, Rush and Kosorok, "Estimating individualized treatment rules using
-       outcome weighted learning", JASA 107 (2012).
-
-    Examples
-    --------
-    >>> from dpcore import DPOWL
-    >>> from dpcore.owl.simulate import PAPER_TRIAL
-    >>> trial = PAPER_TRIAL.sample(1000, rng=0)
-    >>> rule = DPOWL(epsilon=1.0, gamma=75, outcome_bounds=(-12, 12),
-    ...              feature_bounds=PAPER_TRIAL.feature_bounds, rng=1)
-    >>> rule.fit(trial["X"], trial["A"], trial["B"], propensity=0.5).predict(trial["X"][:4]).shape
-    (4,)
-    """
-
-    _released = ("coef_", "intercept_", "theta_", "sensitivity_")
-
-    def __init__(self, *, epsilon=1.0, gamma=1.0, weight_bound=None, huber_h=0.5, C=0.0,
-                 feature_bounds=None, outcome_bounds=None, larger_is_better=True,
-                 fit_intercept=True, rng=None):
-        self._store_params(locals())
-
-    def _check_params(self):
-        """The OWL-specific hyper-parameters (the rest are checked by DPWeightedERM)."""
-        check_epsilon(self.epsilon)
-        if self.outcome_bounds is not None:
-            check_bounds(self.outcome_bounds, 1, "outcome_bounds")
-        elif not self.larger_is_better:
-            raise ValueError("larger_is_better=False needs outcome_bounds to turn outcomes into benefits")
-        if self.weight_bound is not None:
-            check_real(self.weight_bound, "weight_bound", low=0.0)
-        if not isinstance(self.larger_is_better, (bool, np.bool_)):
-            raise TypeError(f"larger_is_better must be True or False, got {self.larger_is_better!r}")
-
-    def fit(self, X, A, B, propensity=0.5):
-        """Fit and release the private rule.
-
-        Parameters
-        ----------
-        X : array (n, p)
-        A : array (n,), treatments in {-1, +1}
-        B : array (n,), outcomes
-        propensity : float, array (n,) or "logistic"
-            P(A = +1 | X): a known constant (0.5 for 1:1, 2/3 for 2:1 randomization), one value
-            per row, or "logistic" to estimate it on the same data. An estimated propensity is
-            covered by pure epsilon-DP only with ``C="worst-case"``; any other C > 0 relies on
-            the paper's large-n constant H and raises a :class:`PrivacyWarning`.
-
-        Returns
-        -------
-        self
-        """
-        self._check_params()
-        X = check_matrix(X)
-        n = X.shape[0]
-        A = check_labels(A, n, "A")
-        B = check_vector(B, "B", n)
-        if isinstance(propensity, str):
-            propensity = self._estimated_propensity(X, A, propensity)
-        propensity = check_propensity(propensity, n)
-        W = self.weight_bound
-        if W is None:
-            if self.outcome_bounds is None or np.ndim(propensity) != 0:
-                raise ValueError(
-                    "weight_bound is required unless outcome_bounds are given and the propensity is a constant"
-                )
-            W = default_weight_bound(self.outcome_bounds, propensity)
-        w, clipped = owl_weights(B, A, propensity, W, self.outcome_bounds, self.larger_is_better)
-        if clipped > 0:
-            warnings.warn(
-                f"some OWL weights (benefit / propensity) exceed the weight bound W={W:g}; they "
-                "were clipped to W (the share clipped is an analyst-only diagnostic)",
-                UserWarning, stacklevel=2,
-            )
-        self.estimator_ = DPWeightedERM(
-            epsilon=self.epsilon, gamma=self.gamma, weight_bound=W, loss="huber",
-            huber_h=self.huber_h, C=self.C, feature_bounds=self.feature_bounds,
-            fit_intercept=self.fit_intercept, rng=self.rng,
-        ).fit(X, A, w)
-        self.weight_bound_ = W
-        for attr in ("coef_", "intercept_", "theta_", "sensitivity_", "scaling_", "n_features_in_"):
-            setattr(self, attr, getattr(self.estimator_, attr))
-        self.diagnostics_ = {**self.estimator_.diagnostics_, "clipped_share": float(clipped)}
-        return self
-
-    def _estimated_propensity(self, X, A, propensity):
-        if propensity != "logistic":
-            raise ValueError(f"propensity must be a number, an array or 'logistic', got {propensity!r}")
-        if isinstance(self.C, str):  # "worst-case" (n W) covers any propensity model
-            _validation.check_choice(self.C, "C", {"worst-case"})
-        elif self.C == 0:
-            raise ValueError(
-                "propensity='logistic' is estimated on the same data, which the privacy "
-                "guarantee covers only with C > 0 ('worst-case', or H/n for large n)"
-            )
-        else:
-            warnings.warn(
-                "propensity='logistic' with a numeric C is epsilon-DP only if C bounds the "
-                "propensity model's influence, which the paper's C = H/n does for large n and "
-                "known constants; use C='worst-case' for a guarantee that always holds",
-                PrivacyWarning, stacklevel=3,
-            )
-        return fit_logistic_propensity(X, A)
-
-    def decision_function(self, X):
-        """x~' theta for new rows (features clipped to the public bounds)."""
-        self._check_fitted()
-        return self.estimator_.decision_function(X)
-
-    def predict(self, X):
-        """Recommended treatment, +1 or -1 (ties go to -1)."""
-        self._check_fitted()
-        return self.estimator_.predict(X)
-
-
-# --------------------------------------------------------------------------------------------
 # Metrics (vectorized over leading axes: rules of shape (..., n) against one test set)
 
 
@@ -346,3 +193,12 @@ def reference_values(A_opt, A, B, propensity=0.5):
         "treat_all": float(ipw_value(np.ones_like(A), A, B, propensity)),
         "treat_none": float(ipw_value(-np.ones_like(A), A, B, propensity)),
     }
+
+
+def __getattr__(name: str) -> Any:
+    # DPOWL lives in dpcore.owl.dpowl (it imports this module); the old path keeps working.
+    if name == "DPOWL":
+        from .dpowl import DPOWL
+
+        return DPOWL
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

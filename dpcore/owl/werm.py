@@ -13,14 +13,16 @@ solver output with g <= RELEASE_TOL adds 2 RELEASE_TOL/gamma to Delta (one slack
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._estimator import ConvergenceError, PrivacyWarning, PrivateEstimator
 from .._validation import (
+    check_binary_labels,
     check_choice,
     check_epsilon,
-    check_labels,
     check_matrix,
     check_real,
     check_weights,
@@ -244,6 +246,9 @@ class DPWeightedERM(PrivateEstimator):
 
     Attributes
     ----------
+    classes_ : ndarray of shape (2,), the two labels, sorted; ``classes_[1]`` is the +1 class
+    feature_names_in_ : ndarray of str, set when ``X`` is a DataFrame with string column names
+    n_features_in_ : int
     coef_, intercept_ : the released rule's coefficients in original units
     theta_ : the released coefficients in the scaled space (intercept first)
     sensitivity_ : float, the L2 sensitivity Delta used for the noise (public: it depends only
@@ -260,6 +265,13 @@ class DPWeightedERM(PrivateEstimator):
     a point with gradient norm g is within g/gamma of the minimiser (strong convexity), so
     the sensitivity carries 2 RELEASE_TOL/gamma of slack and the guarantee holds exactly.
 
+    The estimator follows scikit-learn's protocol (``clone``, ``Pipeline``, ``cross_val_score``,
+    ``GridSearchCV``, ``is_classifier``) without depending on scikit-learn. Each ``fit`` on the
+    sensitive data is a release of epsilon: k-fold cross-validation spends k epsilon on the
+    training rows, a grid search over g settings spends g k epsilon, and the scores it
+    compares are read off the sensitive data outside any guarantee. Choose hyper-parameters
+    on public or simulated data instead, as Algorithm 2 does (:func:`dpcore.tune_gamma`).
+
     References
     ----------
     .. [1] Giddings, Zhou et al., "A differentially private weighted empirical risk
@@ -274,19 +286,25 @@ class DPWeightedERM(PrivateEstimator):
     >>> from dpcore import DPWeightedERM
     >>> rng = np.random.default_rng(0)
     >>> X = rng.uniform(-1, 1, (500, 2))
-    >>> y = np.where(X[:, 0] + X[:, 1] > 0, 1, -1)
+    >>> y = np.where(X[:, 0] + X[:, 1] > 0, "yes", "no")
     >>> model = DPWeightedERM(epsilon=1.0, gamma=20.0, feature_bounds=([-1, -1], [1, 1]), rng=1)
-    >>> model.fit(X, y).predict(X[:3]).tolist()
-    [-1, 1, -1]
+    >>> model.fit(X, y).classes_.tolist()
+    ['no', 'yes']
+    >>> round(model.sensitivity_, 6)  # public: it depends on W, gamma and C only
+    0.1
+    >>> bool(model.score(X, y) > 0.9)  # accuracy on the training rows: analyst-only
+    True
     """
 
     _released = ("coef_", "intercept_", "theta_", "sensitivity_")
 
-    def __init__(self, *, epsilon=1.0, gamma=1.0, weight_bound=1.0, loss="huber", huber_h=0.5,
-                 C=0.0, feature_bounds=None, fit_intercept=True, rng=None):
+    def __init__(self, *, epsilon: float = 1.0, gamma: float = 1.0, weight_bound: float = 1.0,
+                 loss: str = "huber", huber_h: float = 0.5, C: float | str = 0.0,
+                 feature_bounds: tuple[ArrayLike, ArrayLike] | None = None,
+                 fit_intercept: bool = True, rng: Any = None) -> None:
         self._store_params(locals())
 
-    def _check_params(self):
+    def _check_params(self) -> dict[str, float]:
         """Every hyper-parameter checked in one place; returns the validated numbers."""
         check_choice(self.loss, "loss", LOSSES)
         if not isinstance(self.fit_intercept, (bool, np.bool_)):
@@ -302,13 +320,17 @@ class DPWeightedERM(PrivateEstimator):
             "h": check_real(self.huber_h, "huber_h", low=0.0),
         }
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X: ArrayLike, y: ArrayLike,
+            sample_weight: ArrayLike | None = None) -> DPWeightedERM:
         """Fit and release the private rule.
 
         Parameters
         ----------
-        X : array of shape (n, p)
-        y : array of shape (n,), labels in {-1, +1}
+        X : array-like of shape (n, p)
+            A DataFrame's string column names become ``feature_names_in_``.
+        y : array-like of shape (n,)
+            Two class labels of any kind; ``classes_`` holds them sorted and ``classes_[1]`` is
+            the positive class (+1 in the objective).
         sample_weight : array of shape (n,), optional
             Non-negative weights; values above ``weight_bound`` are clipped with a warning.
             Without weights every row has weight 1, which must respect W as well.
@@ -319,11 +341,14 @@ class DPWeightedERM(PrivateEstimator):
         """
         params = self._check_params()
         eps, W = params["epsilon"], params["W"]
-        X = check_matrix(X)
+        self._set_feature_names(X)
+        X = check_matrix(X, allow_1d=False)
         n, p = X.shape
-        y = check_labels(y, n)
+        self.classes_, y = check_binary_labels(y, n)
         w = np.ones(n) if sample_weight is None else sample_weight
         w, clipped = check_weights(w, n, W)
+        if not w.any():
+            raise ValueError("sample_weight is zero for every row; there is nothing to fit")
         C = resolve_C(self.C, n, W)
         bounds = self.feature_bounds
         if bounds is None:
@@ -342,14 +367,32 @@ class DPWeightedERM(PrivateEstimator):
         self.n_features_in_ = p
         return self
 
-    def decision_function(self, X):
-        """x~' theta for new rows (features clipped to the same public bounds)."""
+    def decision_function(self, X: ArrayLike) -> np.ndarray:
+        """x~' theta for new rows (features clipped to the same public bounds).
+
+        Positive values favour ``classes_[1]``.
+        """
         self._check_fitted()
-        X = check_matrix(X)
+        self._check_feature_names(X)
+        X = check_matrix(X, allow_1d=False)
         if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} columns; the model was fitted on {self.n_features_in_}")
+            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is "
+                             f"expecting {self.n_features_in_} features as input")
         return self.scaling_.transform(X) @ self.theta_
 
-    def predict(self, X):
-        """+1 where the decision function is positive, else -1 (ties go to -1)."""
-        return np.where(self.decision_function(X) > 0, 1, -1)
+    def predict(self, X: ArrayLike) -> np.ndarray:
+        """``classes_[1]`` where the decision function is positive, else ``classes_[0]``.
+
+        Ties go to ``classes_[0]`` (-1 for labels -1 / +1).
+        """
+        positive = self.decision_function(X) > 0  # checks the fit first
+        return self.classes_[positive.astype(int)]
+
+    def score(self, X: ArrayLike, y: ArrayLike,
+              sample_weight: ArrayLike | None = None) -> float:
+        """Share of rows predicted correctly (weighted by ``sample_weight`` when given).
+
+        Scoring on the sensitive data is not covered by the guarantee: see the class Notes.
+        """
+        hits = (self.predict(X) == np.asarray(y).reshape(-1)).astype(float)
+        return float(np.average(hits, weights=sample_weight))

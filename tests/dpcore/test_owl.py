@@ -130,15 +130,15 @@ def test_dpowl_learns_the_paper_rule_without_noise():
     data = PAPER_TRIAL.sample(2000, rng=3)
     test = PAPER_TRIAL.sample(5000, rng=4)
     owl = DPOWL(epsilon=np.inf, gamma=1.0, feature_bounds=PAPER_TRIAL.feature_bounds,
-                outcome_bounds=(-12, 12)).fit(data["X"], data["A"], data["B"])
+                outcome_bounds=(-12, 12)).fit(data["X"], data["A"], data["B"], 0.5)
     assert treatment_accuracy(owl.predict(test["X"]), np.sign(test["f"])) > 0.9
 
 
 def test_smaller_is_better_flips_the_rule():
     data = PAPER_TRIAL.sample(2000, rng=3)
     kw = dict(epsilon=np.inf, gamma=1.0, feature_bounds=PAPER_TRIAL.feature_bounds, outcome_bounds=(-12, 12))
-    larger = DPOWL(**kw).fit(data["X"], data["A"], data["B"]).predict(data["X"])
-    smaller = DPOWL(larger_is_better=False, **kw).fit(data["X"], data["A"], data["B"]).predict(data["X"])
+    larger = DPOWL(**kw).fit(data["X"], data["A"], data["B"], 0.5).predict(data["X"])
+    smaller = DPOWL(larger_is_better=False, **kw).fit(data["X"], data["A"], data["B"], 0.5).predict(data["X"])
     assert np.mean(larger == -smaller) > 0.9
 
 
@@ -179,15 +179,21 @@ def test_dpowl_input_errors():
     A = np.array([1.0, -1.0] * 5)
     kw = dict(feature_bounds=(np.zeros(2), np.ones(2)), weight_bound=10.0)
     with pytest.raises(ValueError, match="A contains only one class"):
-        DPOWL(**kw).fit(X, np.ones(10), np.ones(10))
-    with pytest.raises(ValueError, match="A must contain only -1 and \\+1"):
-        DPOWL(**kw).fit(X, (A + 1) / 2, np.ones(10))
+        DPOWL(**kw).fit(X, np.ones(10), np.ones(10), 0.5)
+    with pytest.raises(ValueError, match="Only binary classification"):
+        DPOWL(**kw).fit(X, np.arange(10) % 3, np.ones(10), 0.5)
     with pytest.raises(ValueError, match="B contains 1 NaN"):
-        DPOWL(**kw).fit(X, A, np.r_[np.nan, np.ones(9)])
+        DPOWL(**kw).fit(X, A, np.r_[np.nan, np.ones(9)], 0.5)
     with pytest.raises(ValueError, match="epsilon must be > 0"):
-        DPOWL(epsilon=-3, **kw).fit(X, A, np.ones(10))
+        DPOWL(epsilon=-3, **kw).fit(X, A, np.ones(10), 0.5)
     with pytest.raises(ValueError, match="outcome_bounds: lower bound 5 > upper bound 1"):
-        DPOWL(outcome_bounds=(5, 1), **kw).fit(X, A, np.ones(10))
+        DPOWL(outcome_bounds=(5, 1), **kw).fit(X, A, np.ones(10), 0.5)
+    with pytest.raises(TypeError, match="propensity"):
+        DPOWL(**kw).fit(X, A, np.ones(10))  # never a silent 1:1
+    with pytest.raises(TypeError, match="propensity is required"):
+        DPOWL(**kw).fit(X, A, np.ones(10), None)
+    with pytest.raises(ValueError, match="treated='x' is not a label of A"):
+        DPOWL(**kw).fit(X, A, np.ones(10), 0.5, treated="x")
 
 
 def test_owl_weights_options():
@@ -245,12 +251,12 @@ def test_estimators_follow_scikit_learn_conventions():
         with pytest.raises(NotFittedError):
             est.decision_function(np.zeros((2, 4)))
     with pytest.raises(ValueError, match="larger_is_better=False needs outcome_bounds"):
-        DPOWL(larger_is_better=False, weight_bound=5.0).fit(np.zeros((4, 1)), [1, -1, 1, -1], np.ones(4))
+        DPOWL(larger_is_better=False, weight_bound=5.0).fit(np.zeros((4, 1)), [1, -1, 1, -1], np.ones(4), 0.5)
 
 
 def test_released_attributes_are_apart_from_the_analyst_only_diagnostics():
     data = PAPER_TRIAL.sample(200, rng=1)
     rule = DPOWL(epsilon=1.0, gamma=20.0, outcome_bounds=(-12, 12),
-                 feature_bounds=PAPER_TRIAL.feature_bounds, rng=2).fit(data["X"], data["A"], data["B"])
+                 feature_bounds=PAPER_TRIAL.feature_bounds, rng=2).fit(data["X"], data["A"], data["B"], 0.5)
     assert set(rule.diagnostics_) == {"n_iter", "grad_norm", "clipped_share"}
     assert not hasattr(rule, "n_iter_") and not hasattr(rule, "clipped_share_")
