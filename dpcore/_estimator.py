@@ -56,6 +56,12 @@ def not_fitted_error(message: str) -> NotFittedError:
     return cls(message)
 
 
+def conversion_warning() -> type[Warning]:
+    """scikit-learn's ``DataConversionWarning`` when it is loaded, else ``UserWarning``."""
+    exceptions = sys.modules.get("sklearn.exceptions")
+    return exceptions.DataConversionWarning if exceptions is not None else UserWarning
+
+
 class PrivateEstimator:
     """Keyword-only hyper-parameters stored unchanged by ``__init__`` (as in scikit-learn).
 

@@ -46,8 +46,11 @@ def check_matrix(X: Any, name: str = "X", *, allow_1d: bool = True) -> np.ndarra
     A 1-D array is read as one column unless ``allow_1d`` is False (scikit-learn's
     convention for estimators: a 1-D ``X`` is ambiguous, so it is an error).
     """
-    if np.iscomplexobj(X):
-        raise ValueError(f"{name} must be real; complex values are not supported")
+    if hasattr(X, "tocsr"):  # a scipy.sparse matrix or array
+        raise TypeError(f"{name} is sparse; sparse input is not supported: pass a dense array "
+                        "(X.toarray())")
+    if np.asarray(X).dtype.kind == "c":
+        raise ValueError(f"Complex data not supported: {name} must be real")
     try:
         X = np.asarray(X, dtype=float)
     except (TypeError, ValueError) as exc:
@@ -55,12 +58,15 @@ def check_matrix(X: Any, name: str = "X", *, allow_1d: bool = True) -> np.ndarra
     if X.ndim == 1:
         if not allow_1d:
             raise ValueError(f"{name} must be 2-D (rows x features), got a 1-D array of shape "
-                             f"{X.shape}; reshape it with X.reshape(-1, 1) for one feature")
+                             f"{X.shape}. Reshape your data with X.reshape(-1, 1) for one feature "
+                             "or X.reshape(1, -1) for one row")
         X = X[:, None]
     if X.ndim != 2:
         raise ValueError(f"{name} must be 2-D (rows x features), got shape {X.shape}")
-    if X.shape[0] == 0 or X.shape[1] == 0:
-        raise ValueError(f"{name} must have at least one row and one column, got shape {X.shape}")
+    if X.shape[1] == 0:
+        raise ValueError(f"{name} has 0 feature(s) (shape={X.shape}) while a minimum of 1 is required.")
+    if X.shape[0] == 0:
+        raise ValueError(f"{name} has 0 sample(s) (shape={X.shape}) while a minimum of 1 is required.")
     bad = ~np.isfinite(X)
     if bad.any():
         row, col = np.argwhere(bad)[0]
@@ -89,6 +95,8 @@ def check_vector(v: Any, name: str, n: int, *, finite: bool = True) -> np.ndarra
 
 def check_binary_labels(y: Any, n: int, name: str = "y") -> tuple[np.ndarray, np.ndarray]:
     """Any two labels: their sorted ``classes`` and ``y`` coded -1 / +1 (``classes[1]`` is +1)."""
+    if y is None:
+        raise ValueError(f"this estimator requires y to be passed, but the target {name} is None")
     y = np.asarray(y)
     y = y.reshape(-1) if y.ndim == 2 and 1 in y.shape else y
     if y.ndim != 1:

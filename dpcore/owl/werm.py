@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._estimator import ConvergenceError, PrivacyWarning, PrivateEstimator
+from .._estimator import ConvergenceError, PrivacyWarning, PrivateEstimator, conversion_warning
 from .._validation import (
     check_binary_labels,
     check_choice,
@@ -344,6 +344,10 @@ class DPWeightedERM(PrivateEstimator):
         self._set_feature_names(X)
         X = check_matrix(X, allow_1d=False)
         n, p = X.shape
+        if np.asarray(y).ndim == 2:
+            warnings.warn("A column-vector y was passed when a 1d array was expected; it is "
+                          "read as shape (n,): pass y.ravel()",
+                          conversion_warning(), stacklevel=2)
         self.classes_, y = check_binary_labels(y, n)
         w = np.ones(n) if sample_weight is None else sample_weight
         w, clipped = check_weights(w, n, W)

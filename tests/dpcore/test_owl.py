@@ -1,6 +1,7 @@
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 
@@ -260,3 +261,41 @@ def test_released_attributes_are_apart_from_the_analyst_only_diagnostics():
                  feature_bounds=PAPER_TRIAL.feature_bounds, rng=2).fit(data["X"], data["A"], data["B"], 0.5)
     assert set(rule.diagnostics_) == {"n_iter", "grad_norm", "clipped_share"}
     assert not hasattr(rule, "n_iter_") and not hasattr(rule, "clipped_share_")
+
+
+def test_fit_trial_needs_the_design_and_recommends_arm_labels():
+    """The 2:1 demo trial: no silent 1:1 (W would be 40 instead of 60), arms by their names."""
+    import json
+    from pathlib import Path
+
+    from dpcore import read_trial
+
+    demo = Path(__file__).resolve().parents[2] / "demo_data"
+    d = json.loads((demo / "hospital_trial.json").read_text())
+    trial = read_trial(demo / "hospital_trial.csv", treatment="arm", outcome="days_in_hospital",
+                       covariates=["age", "biomarker", "severity", "frailty"], treated="drug")
+    bounds = trial.feature_bounds({c["name"]: c["bounds"] for c in d["columns"] if "bounds" in c})
+    rule = DPOWL(epsilon=1.0, gamma=50.0, feature_bounds=bounds, outcome_bounds=(0, 20),
+                 larger_is_better=False, rng=0)
+    with pytest.raises(TypeError, match="no propensity column"):
+        rule.fit_trial(trial)
+    rule.fit_trial(trial, propensity=d["propensity"])
+    assert rule.weight_bound_ == pytest.approx(60.0)  # (20 - 0) / min(2/3, 1/3)
+    assert rule.arms_ == ("drug", "placebo")
+    assert rule.feature_names_in_.tolist() == list(trial.covariates)
+    labels = rule.recommend(pd.DataFrame(trial.X[:20], columns=trial.covariates))
+    assert set(labels) <= {"drug", "placebo"}
+    signs = rule.predict(pd.DataFrame(trial.X[:20], columns=trial.covariates))
+    np.testing.assert_array_equal(labels == "drug", signs > 0)
+
+
+def test_treated_label_decides_the_sign():
+    rng = np.random.default_rng(1)
+    X = rng.uniform(0, 1, (200, 2))
+    A = np.where(rng.random(200) < 0.5, "drug", "placebo")
+    B = rng.uniform(0, 1, 200)
+    kw = dict(epsilon=np.inf, weight_bound=10.0, feature_bounds=([0, 0], [1, 1]))
+    a = DPOWL(**kw).fit(X, A, B, 0.5, treated="drug")
+    b = DPOWL(**kw).fit(X, np.where(A == "drug", 1, -1), B, 0.5)
+    np.testing.assert_allclose(a.theta_, b.theta_)
+    assert a.classes_.tolist() == ["placebo", "drug"] and a.arms_ == ("drug", "placebo")
