@@ -24,7 +24,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from ..montecarlo import Stream, stream
 from ..owl.owl import owl_weights
@@ -32,6 +31,7 @@ from ..owl.paper import PAPER_W
 from ..owl.preprocessing import FeatureScaling
 from ..owl.simulate import PAPER_TRIAL
 from ..owl.werm import sensitivity, solve_werm
+from ..privacy.audit import clopper_pearson_lower, clopper_pearson_upper
 from ..privacy.mechanisms import output_perturbation
 from . import bounds
 
@@ -184,14 +184,6 @@ def with_bounds(runs, comps, n, epsilon, rho, weight_bound, C, d, checks=None):
     return runs
 
 
-def _clopper_pearson(k, m, level):
-    """Clopper-Pearson interval for k successes in m (k, m may be fractional: effective)."""
-    a = (1 - level) / 2
-    lo = 0.0 if k <= 0 else float(stats.beta.ppf(a, k, m - k + 1))
-    hi = 1.0 if k >= m else float(stats.beta.ppf(1 - a, k + 1, m - k))
-    return lo, hi
-
-
 def coverage(within, trial=None, identical=False, level=0.95):
     """Share of draws within the bound and a 95% interval that respects the trials.
 
@@ -235,7 +227,8 @@ def coverage(within, trial=None, identical=False, level=0.95):
             deff = 1.0 + (R - 1) * max(0.0, float(icc))
         eff = m / deff
         k = share * eff
-    lo, hi = _clopper_pearson(k, eff, level)
+    a = (1 - level) / 2  # one Clopper-Pearson, the audit's (fractional counts allowed)
+    lo, hi = float(clopper_pearson_lower(k, eff, a)), float(clopper_pearson_upper(k, eff, a))
     return {"share": share, "lo": lo, "hi": hi, "draws": m, "trials": int(D), "effective": eff}
 
 
