@@ -260,13 +260,17 @@ class DPOWL(PrivateEstimator):
         return np.where(self.decision_function(X) > 0, treated, control).astype(object)
 
     def score(self, X: ArrayLike, A: ArrayLike, B: ArrayLike,
-              propensity: Propensity = None) -> float:
+              propensity: Propensity = None, sample_weight: None = None) -> float:
         """Normalised IPW value of the rule's benefit on (X, A, B): larger is better.
 
         The benefit is the one ``fit`` learns from (outcomes clipped to ``outcome_bounds`` and,
         when ``larger_is_better=False``, turned into hi - B). ``propensity`` defaults to the
         constant used in ``fit``. A score read on the sensitive data is outside the guarantee.
+        ``sample_weight`` exists for scikit-learn's Pipeline, which always passes it; the
+        weights of an IPW value are the propensities, so other weights are refused.
         """
+        if sample_weight is not None:
+            raise ValueError("DPOWL.score weighs rows by 1 / propensity; sample_weight is not supported")
         self._check_fitted()
         X = check_matrix(X, allow_1d=False)
         n = X.shape[0]
@@ -290,4 +294,5 @@ class DPOWL(PrivateEstimator):
         for method in (request.fit, request.score):
             for param in ("B", "propensity"):
                 method.add_request(param=param, alias=True)
+        request.score.add_request(param="sample_weight", alias=True)
         return request
