@@ -70,6 +70,7 @@ class PrivateEstimator:
     """
 
     _released: tuple[str, ...] = ("coef_", "intercept_")
+    feature_names_in_: np.ndarray
 
     def _store_params(self, params: dict[str, Any]) -> None:
         """Called by ``__init__`` with ``locals()``: keep every hyper-parameter unchanged."""
@@ -111,7 +112,8 @@ class PrivateEstimator:
         """
         from sklearn.utils import ClassifierTags, InputTags, Tags, TargetTags
 
-        private = not (isinstance(self.epsilon, (int, float)) and np.isinf(self.epsilon))
+        epsilon = getattr(self, "epsilon", 1.0)
+        private = not (isinstance(epsilon, (int, float)) and np.isinf(epsilon))
         return Tags(
             estimator_type="classifier",
             target_tags=TargetTags(required=True),

@@ -106,6 +106,16 @@ class DPOWL(PrivateEstimator):
     """
 
     _released = ("coef_", "intercept_", "theta_", "sensitivity_")
+    epsilon: float
+    gamma: float
+    weight_bound: float | None
+    huber_h: float
+    C: float | str
+    feature_bounds: tuple[ArrayLike, ArrayLike] | None
+    outcome_bounds: tuple[float, float] | None
+    larger_is_better: bool
+    fit_intercept: bool
+    rng: Any
 
     def __init__(self, *, epsilon: float = 1.0, gamma: float = 1.0,
                  weight_bound: float | None = None, huber_h: float = 0.5, C: float | str = 0.0,
@@ -172,7 +182,7 @@ class DPOWL(PrivateEstimator):
             raise TypeError("propensity is required: the randomization probability P(treated) "
                             "(0.5 for 1:1, 2/3 for 2:1), one value per row, or 'logistic'")
         propensity = check_propensity(propensity, n)
-        self.propensity_ = float(propensity) if np.ndim(propensity) == 0 else None
+        self.propensity_ = float(np.asarray(propensity)) if np.ndim(propensity) == 0 else None
         W = self.weight_bound
         if W is None:
             if self.outcome_bounds is None or np.ndim(propensity) != 0:

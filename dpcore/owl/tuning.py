@@ -115,8 +115,8 @@ def tune_gamma(proxy: Trial | Mapping[str, Any], n: int, epsilon: float,
         B = -B  # the paper's shift of -B by its own minimum is max(B) - B
     n = int(check_real(n, "n", low=0.0))
     epsilon = check_epsilon(epsilon)
-    gammas = np.array([check_real(g, "gamma", low=0.0) for g in gammas])
-    propensity = check_propensity(propensity, X.shape[0])
+    grid = np.array([check_real(g, "gamma", low=0.0) for g in gammas])
+    prop = np.asarray(check_propensity(propensity, X.shape[0]))
     C = check_real(C, "C", low=0.0, low_open=False)
     if metric not in ("value", "accuracy"):
         raise ValueError(f"metric must be 'value' or 'accuracy', got {metric!r}")
@@ -133,9 +133,9 @@ def tune_gamma(proxy: Trial | Mapping[str, Any], n: int, epsilon: float,
     bounds = feature_bounds if feature_bounds is not None else (np.zeros(p), np.ones(p))
     scaling = FeatureScaling.from_bounds(bounds, p)
     Xt = scaling.transform(X[idx])
-    per_row = np.ndim(propensity) == 1
-    p_train = propensity[idx] if per_row else propensity
-    p_valid = propensity[cut:] if per_row else propensity
+    per_row = prop.ndim == 1
+    p_train = prop[idx] if per_row else float(prop)
+    p_valid = prop[cut:] if per_row else float(prop)
     w, _ = owl_weights(B[idx], A[idx], p_train, weight_bound, outcome, larger_is_better)
     Xv = scaling.transform(X[cut:])
     Av = A[cut:]
@@ -145,7 +145,7 @@ def tune_gamma(proxy: Trial | Mapping[str, Any], n: int, epsilon: float,
     theta = None
     rows = []
     noise_rng = stream(seed, Stream.TUNE_NOISE)
-    for g in np.sort(gammas):
+    for g in np.sort(grid):
         theta, _ = solve_werm(Xt, A[idx], w, g, "huber", h, theta0=theta)
         released = output_perturbation(theta, epsilon, sensitivity(weight_bound, g, C),
                                        rng=noise_rng)

@@ -297,6 +297,15 @@ class DPWeightedERM(PrivateEstimator):
     """
 
     _released = ("coef_", "intercept_", "theta_", "sensitivity_")
+    epsilon: float
+    gamma: float
+    weight_bound: float
+    loss: str
+    huber_h: float
+    C: float | str
+    feature_bounds: tuple[ArrayLike, ArrayLike] | None
+    fit_intercept: bool
+    rng: Any
 
     def __init__(self, *, epsilon: float = 1.0, gamma: float = 1.0, weight_bound: float = 1.0,
                  loss: str = "huber", huber_h: float = 0.5, C: float | str = 0.0,
@@ -399,4 +408,5 @@ class DPWeightedERM(PrivateEstimator):
         Scoring on the sensitive data is not covered by the guarantee: see the class Notes.
         """
         hits = (self.predict(X) == np.asarray(y).reshape(-1)).astype(float)
-        return float(np.average(hits, weights=sample_weight))
+        weights = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
+        return float(np.average(hits, weights=weights))
