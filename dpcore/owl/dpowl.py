@@ -189,7 +189,7 @@ class DPOWL(PrivateEstimator):
                 raise ValueError(
                     "weight_bound is required unless outcome_bounds are given and the propensity is a constant"
                 )
-            W = default_weight_bound(self.outcome_bounds, propensity)
+            W = default_weight_bound(self.outcome_bounds, float(np.asarray(propensity)))
         w, clipped = owl_weights(B, A, propensity, W, self.outcome_bounds, self.larger_is_better)
         if clipped > 0:
             warnings.warn(

@@ -10,8 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import expit
 
+from .._typing import FloatOrArray
 from .._validation import (
     check_bounds,
     check_real,
@@ -24,13 +26,13 @@ from .werm import solve_werm
 # Propensities and weights
 
 
-def arm_propensity(A, propensity):
+def arm_propensity(A: ArrayLike, propensity: ArrayLike) -> np.ndarray:
     """pi(A_i | X_i) from P(A = +1 | X), given as a constant or one value per row."""
     p_plus = np.asarray(propensity, dtype=float)
     return np.where(np.asarray(A) > 0, p_plus, 1.0 - p_plus)
 
 
-def check_propensity(propensity, n):
+def check_propensity(propensity: ArrayLike, n: int) -> float | np.ndarray:
     """A constant in (0, 1) or a per-row array in (0, 1): P(A = +1 | X_i)."""
     if np.ndim(propensity) == 0:
         return check_real(propensity, "propensity", low=0.0, high=1.0 - 1e-12)
@@ -40,7 +42,7 @@ def check_propensity(propensity, n):
     return p
 
 
-def fit_logistic_propensity(X, A):
+def fit_logistic_propensity(X: np.ndarray, A: np.ndarray) -> np.ndarray:
     """P(A = +1 | X) from an (unpenalised, intercept) logistic regression of A on X.
 
     Used when the trial's randomization probabilities are unknown. It is fitted on the same
@@ -53,7 +55,8 @@ def fit_logistic_propensity(X, A):
     return expit((Xa / scale) @ beta)
 
 
-def logistic_propensity_H(outcome_bound, feature_norm_bound, M, b_x):
+def logistic_propensity_H(outcome_bound: float, feature_norm_bound: float, M: float,
+                          b_x: float) -> float:
     """The paper's H for a logistic propensity model (Theorem 7): 2 C_B C_x^2 (1 + e^M)^2 / b_x.
 
     ``outcome_bound`` is C_B (benefits in [0, C_B]), ``feature_norm_bound`` is C_x (||x|| <= C_x),
@@ -62,7 +65,8 @@ def logistic_propensity_H(outcome_bound, feature_norm_bound, M, b_x):
     return 2.0 * outcome_bound * feature_norm_bound**2 * (1.0 + np.exp(M)) ** 2 / b_x
 
 
-def benefit(B, outcome_bounds=None, larger_is_better=True):
+def benefit(B: ArrayLike, outcome_bounds: tuple[float, float] | None = None,
+            larger_is_better: bool = True) -> np.ndarray:
     """Non-negative benefit from outcomes, using public bounds when given (spec §5).
 
     With bounds [lo, hi], outcomes are clipped and shifted: B - lo, or hi - B when smaller
@@ -83,7 +87,9 @@ def benefit(B, outcome_bounds=None, larger_is_better=True):
     return B - lo if larger_is_better else hi - B
 
 
-def owl_weights(B, A, propensity, weight_bound, outcome=None, larger_is_better=True):
+def owl_weights(B: ArrayLike, A: ArrayLike, propensity: ArrayLike, weight_bound: float,
+                outcome: str | tuple[float, float] | None = None,
+                larger_is_better: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """OWL weights benefit / pi(A | X) clipped at W, and the share clipped, for trials in a batch.
 
     Parameters
@@ -114,7 +120,7 @@ def owl_weights(B, A, propensity, weight_bound, outcome=None, larger_is_better=T
     return np.minimum(w, weight_bound), np.mean(w > weight_bound, axis=-1)
 
 
-def default_weight_bound(outcome_bounds, propensity):
+def default_weight_bound(outcome_bounds: tuple[float, float], propensity: float) -> float:
     """W = (hi - lo) / min pi for a constant propensity and public outcome bounds."""
     lo, hi = (float(v[0]) for v in check_bounds(outcome_bounds, 1, "outcome_bounds"))
     p = float(propensity)
@@ -125,12 +131,13 @@ def default_weight_bound(outcome_bounds, propensity):
 # Metrics (vectorized over leading axes: rules of shape (..., n) against one test set)
 
 
-def treatment_accuracy(A_hat, A_opt):
+def treatment_accuracy(A_hat: ArrayLike, A_opt: ArrayLike) -> FloatOrArray:
     """Share of rows where the rule recommends the optimal treatment (simulation only)."""
     return np.mean(np.asarray(A_hat) == np.asarray(A_opt), axis=-1)
 
 
-def ipw_value(A_hat, A, B, propensity=0.5):
+def ipw_value(A_hat: ArrayLike, A: ArrayLike, B: ArrayLike,
+              propensity: ArrayLike = 0.5) -> FloatOrArray:
     """Normalised (Hajek) IPW value: sum 1(A_hat = A) B / pi over sum 1(A_hat = A) / pi.
 
     ``A_hat`` may carry leading axes (several rules on one test set). Returns NaN where the
@@ -152,12 +159,12 @@ def _rowdot(a, b):
     return np.matmul(a[..., None, :], np.broadcast_to(b, a.shape)[..., :, None])[..., 0, 0]
 
 
-def concordance(a, b):
+def concordance(a: ArrayLike, b: ArrayLike) -> FloatOrArray:
     """Share of rows where two rules recommend the same treatment."""
     return np.mean(np.asarray(a) == np.asarray(b), axis=-1)
 
 
-def agreement_test(a, b):
+def agreement_test(a: ArrayLike, b: ArrayLike) -> dict[str, float]:
     """Agreement beyond chance between two rules: Cohen's kappa and a one-sided exact p-value.
 
     The p-value is Fisher's exact test of positive association in the 2x2 table of
@@ -185,7 +192,8 @@ def agreement_test(a, b):
     return {"concordance": float(po), "kappa": float(kappa), "p_value": float(p_value)}
 
 
-def reference_values(A_opt, A, B, propensity=0.5):
+def reference_values(A_opt: ArrayLike, A: ArrayLike, B: ArrayLike,
+                     propensity: ArrayLike = 0.5) -> dict[str, float]:
     """Value of the oracle rule sign(f), of treating everybody (+1) and of treating nobody (-1)."""
     A = np.asarray(A)
     return {

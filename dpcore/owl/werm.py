@@ -19,6 +19,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._estimator import ConvergenceError, PrivacyWarning, PrivateEstimator, conversion_warning
+from .._typing import FloatOrArray
 from .._validation import (
     check_binary_labels,
     check_choice,
@@ -66,12 +67,16 @@ class _Batch:
         return f, grad, hess
 
 
-def werm_objective(theta, X, y, w, gamma, loss="huber", h=0.5):
+def werm_objective(theta: ArrayLike, X: ArrayLike, y: ArrayLike, w: ArrayLike, gamma: ArrayLike,
+                   loss: str = "huber",
+                   h: float = 0.5) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Objective F, gradient and Hessian for a batch; shapes (B, d), (B, n, d), (B, n), (B,)."""
     return _Batch(np.asarray(X, float), y, w, gamma, loss, h)(np.asarray(theta, float))
 
 
-def solve_werm(X, y, w, gamma, loss="huber", h=0.5, *, tol=SOLVER_TOL, max_iter=500, theta0=None):
+def solve_werm(X: ArrayLike, y: ArrayLike, w: ArrayLike, gamma: ArrayLike, loss: str = "huber",
+               h: float = 0.5, *, tol: float = SOLVER_TOL, max_iter: int = 500,
+               theta0: ArrayLike | None = None) -> tuple[np.ndarray, dict[str, Any]]:
     """Minimise sum_i w_i l(y_i theta'x_i) + gamma/2 ||theta||^2 for a batch of problems.
 
     A damped Newton method with an Armijo backtracking line search, vectorized over the batch.
@@ -176,7 +181,7 @@ def _armijo(f_new, f, t, slope):
 # Sensitivity and the estimator
 
 
-def sensitivity(weight_bound, gamma, C=0.0):
+def sensitivity(weight_bound: FloatOrArray, gamma: FloatOrArray, C: FloatOrArray = 0.0) -> FloatOrArray:
     """L2 sensitivity of a released weighted-ERM solution: (C + 2W + 2 RELEASE_TOL)/gamma.
 
     (C + 2W)/gamma bounds how far replacing one record moves the exact minimiser (Theorem 7);
@@ -186,7 +191,7 @@ def sensitivity(weight_bound, gamma, C=0.0):
     return (C + 2.0 * weight_bound + 2.0 * RELEASE_TOL) / gamma
 
 
-def resolve_C(C, n, weight_bound):
+def resolve_C(C: float | str, n: int, weight_bound: float) -> float:
     """The paper's constant C from a number or "worst-case" (= n W, Theorem 7 case iii)."""
     if isinstance(C, str):
         check_choice(C, "C", {"worst-case"})
@@ -194,7 +199,7 @@ def resolve_C(C, n, weight_bound):
     return check_real(C, "C", low=0.0, low_open=False)
 
 
-def data_bounds_with_warning(X, name):
+def data_bounds_with_warning(X: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
     """Bounds read off the data: allowed only with a warning that the guarantee is void."""
     warnings.warn(
         f"{name} were not given, so they were taken from the data; a bound derived from the "
@@ -205,7 +210,8 @@ def data_bounds_with_warning(X, name):
     return X.min(axis=0), X.max(axis=0)
 
 
-def solve_for_release(X, y, w, gamma, loss, h):
+def solve_for_release(X: np.ndarray, y: np.ndarray, w: np.ndarray, gamma: float, loss: str,
+                      h: float) -> tuple[np.ndarray, dict[str, Any]]:
     """The exact minimiser and the solver's diagnostics, refused past RELEASE_TOL."""
     theta_hat, info = solve_werm(X, y, w, gamma, loss, h)
     if info["grad_norm"] > RELEASE_TOL:
