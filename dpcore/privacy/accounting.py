@@ -12,11 +12,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from typing import overload
 
 import numpy as np
 from scipy.optimize import brentq
 from scipy.stats import norm
 
+from .._typing import FloatOrArray
 from .._validation import check_epsilon, check_real
 from .ledger_store import MemoryStore, SQLiteStore, dataset_key, default_ledger_path
 
@@ -37,7 +39,11 @@ __all__ = [
 # Gaussian differential privacy
 
 
-def gdp_delta(epsilon, mu):
+@overload
+def gdp_delta(epsilon: float, mu: float) -> float: ...
+@overload
+def gdp_delta(epsilon: np.ndarray, mu: float) -> np.ndarray: ...
+def gdp_delta(epsilon: FloatOrArray, mu: float) -> FloatOrArray:
     """The smallest delta with mu-GDP => (epsilon, delta)-DP (Balle and Wang 2018).
 
     delta(epsilon) = Phi(-epsilon/mu + mu/2) - e^epsilon Phi(-epsilon/mu - mu/2).
@@ -52,7 +58,7 @@ def gdp_delta(epsilon, mu):
     return float(delta) if delta.ndim == 0 else delta
 
 
-def gdp_epsilon(mu, delta):
+def gdp_epsilon(mu: float, delta: float) -> float:
     """The smallest epsilon with mu-GDP => (epsilon, delta)-DP."""
     mu = check_real(mu, "mu", low=0.0)
     delta = check_real(delta, "delta", low=0.0, high=1.0)
@@ -64,7 +70,7 @@ def gdp_epsilon(mu, delta):
     return brentq(lambda e: gdp_delta(e, mu) - delta, 0.0, hi, xtol=1e-14, rtol=1e-14)
 
 
-def gdp_mu(epsilon, delta):
+def gdp_mu(epsilon: float, delta: float) -> float:
     """Calibrate mu: the largest mu for which mu-GDP implies (epsilon, delta)-DP.
 
     Examples
@@ -83,7 +89,7 @@ def gdp_mu(epsilon, delta):
     return brentq(lambda m: gdp_delta(epsilon, m) - delta, 1e-12, hi, xtol=1e-15, rtol=1e-14)
 
 
-def gdp_compose(*mus):
+def gdp_compose(*mus: float) -> float:
     """mu of the adaptive composition of mu_1-, mu_2-, ... GDP mechanisms: sqrt(sum mu_i^2)."""
     return float(np.sqrt(np.sum(np.square(np.asarray(mus, dtype=float)))))
 
