@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import math
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -144,7 +145,7 @@ def cvar_sweep(kind, n_grid, tau_grid, eps_grid, bound=1.0, reps=200, seed=0):
     return pd.concat(frames, ignore_index=True)
 
 
-def sweep_summary(runs, bound=1.0):
+def sweep_summary(runs: pd.DataFrame, bound: float = 1.0) -> pd.DataFrame:
     """Per-cell mean, SE and 95% CI of each error (:func:`dpcore.montecarlo.summarize`),
     with the effective sizes n tau and epsilon n tau and the rates of Theorem 3.4 beside them:
     rate = B min{1, 1/sqrt(n tau) + 1/(epsilon n tau)} and its two parts."""
@@ -159,7 +160,8 @@ def sweep_summary(runs, bound=1.0):
     return out
 
 
-def method_comparison(kind, n, tau, epsilon, bound=1.0, reps=200, seed=0):
+def method_comparison(kind: str, n: int, tau: float, epsilon: float, bound: float = 1.0,
+                      reps: int = 200, seed: int = 0) -> pd.DataFrame:
     """Mean |released - truth| of the Laplace plug-in and of the instance-adaptive variant
     (spec §2.2) on the same data sets as :func:`cvar_sweep`'s cell (n, tau).
 
@@ -251,8 +253,9 @@ def _test_cvar(coef, X, y, tau):
     return empirical_cvar(np.abs(y - np.atleast_2d(coef) @ X.T), tau)
 
 
-def convex_study(n, tau, d_grid, ratio_grid, reps=10, seed=0, steps=100, delta=1e-5,
-                 test_size=20_000):
+def convex_study(n: int, tau: float, d_grid: Sequence[int], ratio_grid: Sequence[float],
+                 reps: int = 10, seed: int = 0, steps: int = 100, delta: float = 1e-5,
+                 test_size: int = 20_000) -> pd.DataFrame:
     """Excess CVaR of DP-GD (:func:`dpcore.cvar_learning.dp_gd_cvar`, absolute loss, unit
     ball) over the non-private run, on a fresh test set, at epsilon = ratio sqrt(d)/(n tau).
 

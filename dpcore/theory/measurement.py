@@ -25,11 +25,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .._typing import Seed
 from ..montecarlo import Stream, stream
 from ..owl.owl import owl_weights
 from ..owl.paper import PAPER_W
 from ..owl.preprocessing import FeatureScaling
-from ..owl.simulate import PAPER_TRIAL
+from ..owl.simulate import PAPER_TRIAL, TrialDesign
 from ..owl.werm import sensitivity, solve_werm
 from ..privacy.audit import clopper_pearson_lower, clopper_pearson_upper
 from ..privacy.mechanisms import output_perturbation
@@ -48,11 +49,14 @@ class Trials:
     w: np.ndarray
 
     @property
-    def d(self):
+    def d(self) -> int:
+        """Columns of the scaled design."""
         return self.X.shape[-1]
 
 
-def paper_trials(n, datasets, weight_bound=PAPER_W, seed=0, design=PAPER_TRIAL, outcome="paper"):
+def paper_trials(n: int, datasets: int, weight_bound: float = PAPER_W, seed: int = 0,
+                 design: TrialDesign = PAPER_TRIAL,
+                 outcome: str | tuple[float, float] = "paper") -> Trials:
     """``datasets`` trials of n patients from ``design``, weights B/pi clipped at W.
 
     The same stream as the DP-OWL sweep (seed, TRAIN, n), so these are its first trials.
@@ -63,7 +67,7 @@ def paper_trials(n, datasets, weight_bound=PAPER_W, seed=0, design=PAPER_TRIAL, 
     return Trials(scaling.transform(train["X"]), train["A"], w)
 
 
-def hinge_risk(theta, trials):
+def hinge_risk(theta: np.ndarray, trials: Trials) -> np.ndarray:
     """L0_hat for rules theta of shape (D, R, d) on the D trials: array (D, R)."""
     z = trials.y[:, None, :] * np.matmul(theta, np.swapaxes(trials.X, -1, -2))
     np.subtract(1.0, z, out=z)
@@ -71,7 +75,7 @@ def hinge_risk(theta, trials):
     return np.matmul(z, trials.w[..., None])[..., 0] / trials.X.shape[-2]
 
 
-def comparator(trials, gamma):
+def comparator(trials: Trials, gamma: float) -> np.ndarray:
     """theta0: the regularized-hinge minimiser at sum-form gamma (lambda = gamma/n) for each
     trial, shape (D, d)."""
     start, _ = solve_werm(trials.X, trials.y, trials.w, float(gamma), "huber", 0.5)
@@ -146,7 +150,8 @@ def werm_excess_risk(trials, theta0, epsilon, gammas, h, weight_bound=PAPER_W, C
     return pd.concat(frames, ignore_index=True)
 
 
-def bounds_release(theta_hat, epsilon, delta, draws, rng):
+def bounds_release(theta_hat: np.ndarray, epsilon: float, delta: float, draws: int,
+                   rng: Seed) -> np.ndarray:
     """``draws`` releases of each exact minimiser: output_perturbation, shape (D, R, d)."""
     batch = np.broadcast_to(theta_hat[:, None, :], (theta_hat.shape[0], draws, theta_hat.shape[1]))
     return output_perturbation(batch, epsilon, delta, rng=rng)
