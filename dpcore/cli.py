@@ -271,14 +271,20 @@ def build_parser() -> argparse.ArgumentParser:
     app = sub.add_parser("app", help="start the dashboard (needs dpcore[app])",
                          description="Start the Streamlit dashboard; extra arguments go to "
                                      "'streamlit run' (e.g. --server.port 8502).")
-    app.add_argument("streamlit_args", nargs=argparse.REMAINDER)
+    app.add_argument("streamlit_args", nargs="*", metavar="STREAMLIT_ARG",
+                     help="passed to 'streamlit run' unchanged")
     app.set_defaults(run=cmd_app)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``dpcore``; returns the exit code."""
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["app"] and not {"-h", "--help"} & set(argv[1:2]):
+        # Streamlit's own options (--server.port 8502) are not dpcore's: pass them unparsed.
+        args = argparse.Namespace(command="app", run=cmd_app, streamlit_args=argv[1:])
+    else:
+        args = build_parser().parse_args(argv)
     try:
         code = args.run(args)
     except CliError as exc:

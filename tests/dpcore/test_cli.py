@@ -84,3 +84,16 @@ def test_fit_apply_round_trip_recorded_in_the_ledger(tmp_path):
                    "--epsilon", "1", "--ledger", ledger, "--out", tmp_path / "rule2.json")
     assert again.returncode == 1 and "exceeded" in again.stderr
     assert not (tmp_path / "rule2.json").exists()  # refused: nothing released
+
+
+def test_app_passes_streamlit_options_through(monkeypatch):
+    """`dpcore app --server.port 8502` runs `streamlit run app.py ... --server.port 8502`."""
+    pytest.importorskip("streamlit")
+    from dpcore import cli
+
+    seen = {}
+    monkeypatch.setattr(cli.subprocess, "call", lambda cmd, cwd: seen.update(cmd=cmd, cwd=cwd) or 0)
+    assert cli.main(["app", "--server.port", "8502"]) == 0
+    assert seen["cmd"][1:4] == ["-m", "streamlit", "run"]
+    assert Path(seen["cmd"][4]).name == "app.py" and Path(seen["cwd"]) == Path(seen["cmd"][4]).parent
+    assert seen["cmd"][-2:] == ["--server.port", "8502"]
