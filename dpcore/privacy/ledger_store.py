@@ -48,11 +48,11 @@ _SCHEMA = (
         time TEXT NOT NULL)""",
     "CREATE TABLE IF NOT EXISTS settings (name TEXT PRIMARY KEY, value BLOB NOT NULL)",
 )
-_READY = set()  # ledger files this process has already created or checked
+_READY: set[Path] = set()  # ledger files this process has already created or checked
 _READY_LOCK = threading.Lock()
 
 
-def default_ledger_path():
+def default_ledger_path() -> Path:
     """The ledger file: ``$DPCORE_LEDGER`` if set, else a per-user data directory.
 
     Linux ``$XDG_DATA_HOME/dpcore/ledger.sqlite`` (``~/.local/share`` by default), macOS
@@ -71,7 +71,7 @@ def default_ledger_path():
     return base / "dpcore" / "ledger.sqlite"
 
 
-def dataset_key(data, name="", *, path=None):
+def dataset_key(data: bytes, name: str = "", *, path: str | os.PathLike[str] | None = None) -> str:
     """The ledger's key for a dataset: HMAC-SHA-256 of its bytes (and name) under the ledger's salt.
 
     Parameters
