@@ -48,7 +48,9 @@ def _ledger(path: str | None, data: bytes, name: str, budget: float | None = Non
     if not hasattr(PrivacyLedger, "open"):
         raise CliError("the durable privacy ledger (PrivacyLedger.open) is not in this version "
                        "of dpcore; refusing to release without recording it", EXIT_MISSING)
-    return PrivacyLedger.open(path or default_path(), dataset_key(data, name), budget=budget)
+    path = path or default_path()
+    # the key is salted by the ledger file, so a key made for one file never matches another
+    return PrivacyLedger.open(path, dataset_key(data, name, path=path), budget=budget)
 
 
 def _read_bytes(path: str) -> bytes:

@@ -97,3 +97,19 @@ def test_app_passes_streamlit_options_through(monkeypatch):
     assert seen["cmd"][1:4] == ["-m", "streamlit", "run"]
     assert Path(seen["cmd"][4]).name == "app.py" and Path(seen["cwd"]) == Path(seen["cmd"][4]).parent
     assert seen["cmd"][-2:] == ["--server.port", "8502"]
+
+
+@pytest.mark.skipif(not has("dpcore.privacy.accounting", "dataset_key"),
+                    reason="the durable ledger is not in this version")
+def test_ledger_cap_and_show(tmp_path):
+    ledger, data = tmp_path / "ledger.sqlite", DEMO / "paper_trial.csv"
+    empty = dpcore("ledger", "show", data, "--ledger", ledger)
+    assert empty.returncode == 0 and "over 0 release(s); cap none" in empty.stdout
+    assert dpcore("ledger", "cap", data, "2", "--ledger", ledger).returncode == 0
+    raised = dpcore("ledger", "cap", data, "3", "--ledger", ledger)
+    assert raised.returncode == 1 and len(raised.stderr.strip().splitlines()) == 1
+    assert dpcore("ledger", "cap", data, "3", "--allow-raise", "--ledger", ledger).returncode == 0
+    shown = dpcore("ledger", "show", data, "--ledger", ledger, "--name", "")
+    assert "cap 3" in shown.stdout
+    other = dpcore("ledger", "show", data, "--ledger", ledger, "--name", "trial B")
+    assert "cap none" in other.stdout  # another name, another dataset
