@@ -341,7 +341,8 @@ def dp_gd_excess_bound(n: FloatOrArray, d: int, tau: FloatOrArray, epsilon: Floa
     return float(D_theta * np.sqrt(L * L + (d + 1) * sigma * sigma) / np.sqrt(steps))
 
 
-def dp_gd_privacy_constant(n, d, tau, epsilon, delta, *, G=1.0, B=2.0, D=2.0):
+def dp_gd_privacy_constant(n: int, d: int, tau: float, epsilon: float, delta: float, *,
+                           G: float = 1.0, B: float = 2.0, D: float = 2.0) -> dict[str, float]:
     """The c with which the noise part of :func:`dp_gd_excess_bound`,
     D_theta sqrt(d+1) sigma / sqrt(T), equals c sqrt(d) / (epsilon n tau).
 

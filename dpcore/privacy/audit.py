@@ -96,14 +96,14 @@ def _upper_counts(samples, thresholds):
     return samples.size - np.searchsorted(np.sort(samples), thresholds, side="right")
 
 
-def clopper_pearson_lower(k: ArrayLike, n: int | np.ndarray, a: float) -> np.ndarray:
+def clopper_pearson_lower(k: ArrayLike, n: float | np.ndarray, a: float) -> np.ndarray:
     """One-sided lower confidence bound (level 1 - a) of a binomial proportion."""
     k = np.asarray(k, dtype=float)
     # k may be fractional (an effective count); the placeholder 1 only fills the k = 0 branch
     return np.where(k > 0, betaincinv(np.where(k > 0, k, 1.0), n - k + 1, a), 0.0)
 
 
-def clopper_pearson_upper(k: ArrayLike, n: int | np.ndarray, a: float) -> np.ndarray:
+def clopper_pearson_upper(k: ArrayLike, n: float | np.ndarray, a: float) -> np.ndarray:
     """One-sided upper confidence bound (level 1 - a) of a binomial proportion."""
     k = np.asarray(k, dtype=float)
     return np.where(k < n, betaincinv(k + 1, np.where(k < n, n - k, 1.0), 1 - a), 1.0)

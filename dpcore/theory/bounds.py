@@ -31,7 +31,7 @@ CONVENTIONS = {"code": 1.0, "stated": 2.0}  # lambda = factor * gamma / n
 FORM_CONVENTION = {"printed": "stated", "re-derived": "code"}
 
 
-def convention_of(form, convention=None):
+def convention_of(form: str, convention: str | None = None) -> str:
     """The convention a form is evaluated at: ``convention`` if given, else the form's own."""
     if form not in FORMS:
         raise ValueError(f"form must be one of {FORMS}, got {form!r}")
@@ -41,7 +41,7 @@ def convention_of(form, convention=None):
     return convention
 
 
-def lam_from_gamma(gamma, n, convention="code"):
+def lam_from_gamma(gamma: FloatOrArray, n: FloatOrArray, convention: str = "code") -> FloatOrArray:
     """lambda = gamma/n ("code") or 2 gamma/n ("stated"): the mean-form ridge constant that a
     convention reads off the code's sum-form gamma."""
     return CONVENTIONS[convention] * np.asarray(gamma, dtype=float) / np.asarray(n, dtype=float)
@@ -187,8 +187,9 @@ def _noise_constant(n, epsilon, rho, weight_bound, C, d, form):
     return (span * radius_quantile(d, rho)) ** 2 / (2.0 * n**2 * epsilon**2)
 
 
-def best_gamma(n, h, epsilon, rho, weight_bound, C, d, theta0_norm, form="re-derived",
-               convention=None):
+def best_gamma(n: float, h: float, epsilon: float, rho: float, weight_bound: float, C: float,
+               d: int, theta0_norm: float, form: str = "re-derived",
+               convention: str | None = None) -> float:
     """The gamma minimising Theorem 10's bound at fixed h (closed form: a cubic's root).
 
     With a = ||theta0||^2/2 and b = W/(2h), the re-derived bound a lambda + c (lambda + b)/
@@ -211,7 +212,8 @@ def best_gamma(n, h, epsilon, rho, weight_bound, C, d, theta0_norm, form="re-der
     return n * lam / CONVENTIONS[convention_of(form, convention)]
 
 
-def best_h(n, gamma, epsilon, rho, weight_bound, C, d, form="re-derived", convention=None):
+def best_h(n: float, gamma: float, epsilon: float, rho: float, weight_bound: float, C: float,
+           d: int, form: str = "re-derived", convention: str | None = None) -> float:
     """The h minimising Theorem 10's bound at fixed gamma (closed form).
 
     Re-derived: h = sqrt(2c)/lambda. Printed: the positive root of
@@ -226,8 +228,9 @@ def best_h(n, gamma, epsilon, rho, weight_bound, C, d, form="re-derived", conven
     return float(np.sqrt(2.0 * k) / lam)
 
 
-def best_gamma_h(n, epsilon, rho, weight_bound, C, d, theta0_norm, form="re-derived",
-                 convention=None):
+def best_gamma_h(n: float, epsilon: float, rho: float, weight_bound: float, C: float, d: int,
+                 theta0_norm: float, form: str = "re-derived",
+                 convention: str | None = None) -> tuple[float, float]:
     """The (gamma, h) minimising Theorem 10's bound jointly.
 
     Re-derived, closed form: with h = sqrt(2c)/lambda the h-dependent part is W sqrt(c/2)/
@@ -331,7 +334,7 @@ def phase_transition_ratio(n: FloatOrArray, tau: FloatOrArray, epsilon: FloatOrA
     return effective_sizes(n, tau, epsilon)[1] / np.sqrt(d)
 
 
-def phase_transition_epsilon(n, tau, d, ratio=1.0):
+def phase_transition_epsilon(n: FloatOrArray, tau: FloatOrArray, d: FloatOrArray, ratio: float = 1.0) -> FloatOrArray:
     """The epsilon at which epsilon n tau / sqrt(d) = ``ratio``."""
     return ratio * np.sqrt(d) / (np.asarray(n, dtype=float) * tau)
 
@@ -339,7 +342,7 @@ def phase_transition_epsilon(n, tau, d, ratio=1.0):
 REGIMES = ("statistical", "privacy-dominated", "trivial")
 
 
-def cvar_regime(n, tau, epsilon, d=1):
+def cvar_regime(n: FloatOrArray, tau: FloatOrArray, epsilon: FloatOrArray, d: FloatOrArray = 1) -> np.ndarray:
     """The indicative regime of the worst-case CVaR rate at (n, tau, epsilon), up to constants.
 
     One rule for every page: the rate min{1, 1/sqrt(n tau) + sqrt(d)/(epsilon n tau)} with
@@ -354,6 +357,6 @@ def cvar_regime(n, tau, epsilon, d=1):
     return np.where(stat + priv >= 1.0, 2, np.where(priv > stat, 1, 0))
 
 
-def cvar_regime_name(n, tau, epsilon, d=1):
+def cvar_regime_name(n: float, tau: float, epsilon: float, d: float = 1) -> str:
     """:func:`cvar_regime` at one setting, as its name."""
     return REGIMES[int(cvar_regime(n, tau, epsilon, d))]

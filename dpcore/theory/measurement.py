@@ -20,12 +20,13 @@ privacy parts, on the demo loss laws of :mod:`dpcore.cvar.estimation`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from .._typing import Seed
+from .._typing import ArrayLike, Seed
 from ..montecarlo import Stream, stream
 from ..owl.owl import owl_weights
 from ..owl.paper import PAPER_W
@@ -94,7 +95,8 @@ class Comparator:
     norm: np.ndarray
 
 
-def comparators(trials, gamma, conventions=tuple(bounds.CONVENTIONS)):
+def comparators(trials: Trials, gamma: float,
+                conventions: Sequence[str] = tuple(bounds.CONVENTIONS)) -> dict[str, Comparator]:
     """{convention: Comparator} at the code's gamma: lambda = gamma/n ("code") is the
     regularized fit at gamma, lambda = 2 gamma/n ("stated") the fit at 2 gamma."""
     out = {}
@@ -157,7 +159,7 @@ def bounds_release(theta_hat: np.ndarray, epsilon: float, delta: float, draws: i
     return output_perturbation(batch, epsilon, delta, rng=rng)
 
 
-def check_name(form, convention=None):
+def check_name(form: str, convention: str | None = None) -> str:
     """Column suffix of one check: the form alone at its own convention, else form_convention."""
     conv = bounds.convention_of(form, convention)
     return form if conv == bounds.FORM_CONVENTION[form] else f"{form}_{conv}"
@@ -189,7 +191,8 @@ def with_bounds(runs, comps, n, epsilon, rho, weight_bound, C, d, checks=None):
     return runs
 
 
-def coverage(within, trial=None, identical=False, level=0.95):
+def coverage(within: ArrayLike, trial: ArrayLike | None = None, identical: bool = False,
+             level: float = 0.95) -> dict[str, float]:
     """Share of draws within the bound and a 95% interval that respects the trials.
 
     Parameters

@@ -129,3 +129,13 @@ def test_one_clopper_pearson_pinned_to_scipy_binomtest(k, n):
     assert float(clopper_pearson_upper(k, n, 0.025)) == pytest.approx(ci.high, abs=1e-12)
     got = coverage(np.arange(n) < k)
     assert (got["lo"], got["hi"]) == pytest.approx((ci.low, ci.high), abs=1e-12)
+
+
+def test_clopper_pearson_with_effective_counts_is_the_beta_quantile():
+    """Clustered coverage passes fractional (effective) counts: the bounds stay the exact beta
+    quantiles, including counts below 1 and within 1 of n (a max(k, 1) would break both)."""
+    from dpcore.privacy.audit import clopper_pearson_lower, clopper_pearson_upper
+
+    for k, n in [(0.4, 10.3), (2.5, 10.3), (9.9, 10.3)]:
+        assert float(clopper_pearson_lower(k, n, 0.025)) == pytest.approx(stats.beta.ppf(0.025, k, n - k + 1))
+        assert float(clopper_pearson_upper(k, n, 0.025)) == pytest.approx(stats.beta.ppf(0.975, k + 1, n - k))
