@@ -107,8 +107,9 @@ def comparators(trials: Trials, gamma: float,
     return out
 
 
-def werm_excess_risk(trials, theta0, epsilon, gammas, h, weight_bound=PAPER_W, C=0.0, draws=200,
-                     seed=0):
+def werm_excess_risk(trials: Trials, theta0: np.ndarray, epsilon: float,
+                     gammas: Sequence[float], h: float, weight_bound: float = PAPER_W,
+                     C: float = 0.0, draws: int = 200, seed: int = 0) -> pd.DataFrame:
     """Excess empirical hinge risk of Algorithm 1's release against theta0.
 
     Parameters
@@ -152,7 +153,7 @@ def werm_excess_risk(trials, theta0, epsilon, gammas, h, weight_bound=PAPER_W, C
     return pd.concat(frames, ignore_index=True)
 
 
-def bounds_release(theta_hat: np.ndarray, epsilon: float, delta: float, draws: int,
+def bounds_release(theta_hat: np.ndarray, epsilon: float, delta: ArrayLike, draws: int,
                    rng: Seed) -> np.ndarray:
     """``draws`` releases of each exact minimiser: output_perturbation, shape (D, R, d)."""
     batch = np.broadcast_to(theta_hat[:, None, :], (theta_hat.shape[0], draws, theta_hat.shape[1]))
@@ -165,7 +166,9 @@ def check_name(form: str, convention: str | None = None) -> str:
     return form if conv == bounds.FORM_CONVENTION[form] else f"{form}_{conv}"
 
 
-def with_bounds(runs, comps, n, epsilon, rho, weight_bound, C, d, checks=None):
+def with_bounds(runs: pd.DataFrame, comps: dict[str, Comparator], n: int, epsilon: float,
+                rho: float, weight_bound: float, C: float, d: int,
+                checks: Sequence[tuple[str, str]] | None = None) -> pd.DataFrame:
     """Add, for each (form, convention) of ``checks`` (default: each form at its own
     convention), the excess against that convention's comparator, the bound (T1 from that
     comparator's norm) and whether the excess stayed within it: columns excess_<conv>,
@@ -255,7 +258,7 @@ CONVEX_TRANSITION = {
 }
 
 
-def transition_ratio(summary, level=0.5):
+def transition_ratio(summary: pd.DataFrame, level: float = 0.5) -> pd.Series:
     """The epsilon n tau / sqrt(d) at which DP-GD's mean excess CVaR falls to ``level`` times
     its largest value, beyond that largest value, per d.
 
