@@ -206,7 +206,8 @@ class ClassStudy:
     bound: float
 
 
-def class_study(n, tau, M, eps_grid, bound=1.0, seed=0, population_size=50_000):
+def class_study(n: int, tau: float, M: int, eps_grid: Sequence[float], bound: float = 1.0,
+                seed: int = 0, population_size: int = 50_000) -> ClassStudy:
     """Exponential mechanism over M slopes theta x, theta on a grid in [-1.5, 1.5], on the
     minority-regression data (90% y = x, 10% y = -x, noise 0.1); loss min(B, |y - theta x|/2).
 
@@ -220,8 +221,8 @@ def class_study(n, tau, M, eps_grid, bound=1.0, seed=0, population_size=50_000):
     x, y = minority_regression(n, rng=stream(seed, Stream.CVAR_CLASS, n))
     losses = slope_class_losses(x, y, thetas, bound)
     xp, yp = minority_regression(int(population_size), rng=stream(seed, Stream.CVAR_CLASS, 0))
-    rho_emp = empirical_cvar(losses, tau)
-    rho_pop = empirical_cvar(slope_class_losses(xp, yp, thetas, bound), tau)
+    rho_emp = np.asarray(empirical_cvar(losses, tau))  # one CVaR per slope
+    rho_pop = np.asarray(empirical_cvar(slope_class_losses(xp, yp, thetas, bound), tau))
     probs = np.stack([em_probabilities(losses, tau, e, bound) for e in eps])
     return ClassStudy(
         thetas=thetas, rho_emp=rho_emp, rho_pop=rho_pop,
@@ -230,7 +231,7 @@ def class_study(n, tau, M, eps_grid, bound=1.0, seed=0, population_size=50_000):
         excess_emp=probs @ (rho_emp - rho_emp.min()),
         excess_pop=probs @ (rho_pop - rho_pop.min()),
         gap_bound=np.minimum(bound, em_gap_bound(M, n, tau, eps, bound)),
-        rate=finite_class_rate(M, n, tau, eps, bound),
+        rate=np.asarray(finite_class_rate(M, n, tau, eps, bound)),
         bound=bound,
     )
 
@@ -308,7 +309,9 @@ class RuleTailRisk:
     ledger: PrivacyLedger
 
 
-def rule_tail_risk(n, tau, eps_rule, eps_cvar, seed=0, test_size=5000, outcome_bounds=(-12.0, 12.0)):
+def rule_tail_risk(n: int, tau: float, eps_rule: float, eps_cvar: float, seed: int = 0,
+                   test_size: int = 5000,
+                   outcome_bounds: tuple[float, float] = (-12.0, 12.0)) -> RuleTailRisk:
     """A DP-OWL rule released at ``eps_rule`` on the paper's simulated trial of n patients,
     then the private CVaR (``eps_cvar``) of the worst-off tau share of ``test_size`` new
     patients' outcomes under it, against the non-private rule's.
@@ -350,10 +353,10 @@ def rule_tail_risk(n, tau, eps_rule, eps_cvar, seed=0, test_size=5000, outcome_b
         ledger.record("private CVaR of outcomes (new patients)", eps_cvar)
     return RuleTailRisk(
         tau=tau, gamma=float(gamma), outcome_bounds=(lo, hi),
-        private_rule=hi - empirical_cvar(loss(a_priv), tau),
-        nonprivate_rule=hi - empirical_cvar(loss(a_exact), tau),
-        best_rule=hi - empirical_cvar(loss(a_best), tau),
-        released=hi - released,
+        private_rule=hi - float(empirical_cvar(loss(a_priv), tau)),
+        nonprivate_rule=hi - float(empirical_cvar(loss(a_exact), tau)),
+        best_rule=hi - float(empirical_cvar(loss(a_best), tau)),
+        released=hi - float(released),
         # a release and the exact value both lie in the range, so no error exceeds hi - lo
         halfwidth=min(hi - lo, laplace_interval_halfwidth(eps_cvar, cvar_sensitivity(test_size, tau, hi - lo))),
         mean_private=float(outcomes(a_priv).mean()),
