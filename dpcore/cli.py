@@ -93,9 +93,11 @@ def cmd_fit(args: argparse.Namespace) -> None:
             raise CliError("give --weight-bound (or min_propensity in the dictionary): the "
                            "propensity is per row")
         W = default_weight_bound(d.outcome_bounds, p_min)
+    # n is public: the file's row count, never the count after incomplete rows are dropped.
+    n = trial.n + trial.n_dropped
     # The paper's tuned gamma is for W = 30; scaling W, the weights and gamma together
     # leaves the release's distribution unchanged.
-    gamma = args.gamma if args.gamma is not None else paper_gamma(args.epsilon, trial.n) * W / PAPER_W
+    gamma = args.gamma if args.gamma is not None else paper_gamma(args.epsilon, n) * W / PAPER_W
     rule = DPOWL(epsilon=args.epsilon, gamma=gamma, weight_bound=W, C=args.C,
                  feature_bounds=trial.feature_bounds(d.bounds), outcome_bounds=d.outcome_bounds,
                  larger_is_better=bool(d.larger_is_better is not False), rng=args.seed)
@@ -104,7 +106,7 @@ def cmd_fit(args: argparse.Namespace) -> None:
         rule.fit_trial(trial, propensity)
     ledger = _ledger(args.ledger, data, args.name)
     ledger.record("DP-OWL rule (dpcore fit)", args.epsilon)  # raises past the cap: no file
-    released = rule_from_dpowl(rule, trial, gamma_source="dpcore fit",
+    released = rule_from_dpowl(rule, trial, n=n, gamma_source="dpcore fit",
                                propensity=propensity if np.ndim(propensity) == 0 else "per row")
     write_rule(released, args.out)
     eps, _ = ledger.total()

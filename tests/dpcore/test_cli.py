@@ -113,3 +113,28 @@ def test_ledger_cap_and_show(tmp_path):
     assert "cap 3" in shown.stdout
     other = dpcore("ledger", "show", data, "--ledger", ledger, "--name", "trial B")
     assert "cap none" in other.stdout  # another name, another dataset
+
+
+@needs_release
+@pytest.mark.parametrize("change", ["values", "missing"])
+def test_fit_on_neighbouring_files_differs_only_in_the_noisy_part(tmp_path, change):
+    """Privacy rule 10: two files that differ in one row give rule files whose every field but
+    the released coefficients (and the release time) is identical."""
+    import json
+
+    rows = (DEMO / "paper_trial.csv").read_text().splitlines()
+    fields = rows[7].split(",")
+    fields[0] = "" if change == "missing" else "0.99"
+    fields[-1] = "-9.5" if change == "values" else fields[-1]
+    neighbour = tmp_path / "neighbour.csv"
+    neighbour.write_text("\n".join(rows[:7] + [",".join(fields)] + rows[8:]) + "\n")
+    out = {}
+    for name, data in (("original", DEMO / "paper_trial.csv"), ("neighbour", neighbour)):
+        fit = dpcore("fit", data, "--dictionary", DEMO / "paper_trial.json", "--epsilon", "1",
+                     "--ledger", tmp_path / f"{name}.sqlite", "--out", tmp_path / f"{name}.json")
+        assert fit.returncode == 0, fit.stderr
+        out[name] = json.loads((tmp_path / f"{name}.json").read_text())
+    noisy = {"coef", "intercept", "released_at"}
+    assert out["original"].keys() == out["neighbour"].keys()
+    differ = {k for k in out["original"] if out["original"][k] != out["neighbour"][k]}
+    assert differ <= noisy, differ
