@@ -79,7 +79,10 @@ def cmd_fit(args: argparse.Namespace) -> None:
                                         "fit")
     data = _read_bytes(args.data)
     d = read_dictionary(Path(args.dictionary))
-    trial = read_trial(data, **d.read_trial_kwargs())
+    # Every row kept, as the app does: n is the file's row count and an incomplete row gets
+    # weight 0; a level outside the dictionary's public list reads as the baseline.
+    trial = read_trial(data, **{**d.read_trial_kwargs(), "incomplete": "keep",
+                                "unknown_levels": "baseline"})
     propensity = d.propensity if trial.propensity is None else trial.propensity
     if propensity is None:
         raise CliError("the dictionary gives no randomization probability (propensity) and the "

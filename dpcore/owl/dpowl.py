@@ -214,7 +214,9 @@ class DPOWL(PrivateEstimator):
         Parameters
         ----------
         trial : Trial
-            From :func:`dpcore.read_trial`; ``A`` is +1 for ``trial.arms[0]`` (treated).
+            From :func:`dpcore.read_trial`; ``A`` is +1 for ``trial.arms[0]`` (treated). Rows
+            kept with a missing value (``incomplete="keep"``, n the file's public row count)
+            get weight 0 (:meth:`dpcore.Trial.outcomes_for_fit`).
         propensity : float, array (n,) or "logistic", optional
             Needed when the trial has no propensity column; overrides it otherwise.
 
@@ -226,8 +228,14 @@ class DPOWL(PrivateEstimator):
         if p is None:
             raise TypeError("this trial has no propensity column: pass its randomization "
                             "probability, e.g. fit_trial(trial, propensity=2/3) for 2:1")
+        B = trial.B
+        if getattr(trial, "n_incomplete", 0):
+            if self.outcome_bounds is None:
+                raise ValueError("this trial keeps rows with a missing value; their OWL weight is "
+                                 "0 only with public outcome_bounds")
+            B = trial.outcomes_for_fit(self.outcome_bounds, self.larger_is_better)
         X = pd.DataFrame(np.asarray(trial.X), columns=list(trial.covariates))
-        self.fit(X, trial.A, trial.B, p)
+        self.fit(X, trial.A, B, p)
         self.arms_ = tuple(trial.arms)
         return self
 

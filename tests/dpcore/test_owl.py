@@ -299,3 +299,25 @@ def test_treated_label_decides_the_sign():
     b = DPOWL(**kw).fit(X, np.where(A == "drug", 1, -1), B, 0.5)
     np.testing.assert_allclose(a.theta_, b.theta_)
     assert a.classes_.tolist() == ["placebo", "drug"] and a.arms_ == ("drug", "placebo")
+
+
+def test_fit_trial_gives_incomplete_rows_weight_zero():
+    """A trial read with incomplete="keep" (public n): fit_trial uses outcomes_for_fit."""
+    from pathlib import Path
+
+    from dpcore import read_trial
+
+    demo = Path(__file__).resolve().parents[2] / "demo_data"
+    trial = read_trial(demo / "hospital_trial.csv", treatment="arm", outcome="days_in_hospital",
+                       covariates=["age", "biomarker", "severity", "frailty"], treated="drug",
+                       incomplete="keep")
+    assert trial.n_incomplete > 0
+    kw = dict(epsilon=np.inf, gamma=50.0, feature_bounds=([40, 0, 0, 0], [80, 1, 10, 1]),
+              outcome_bounds=(0, 20), larger_is_better=False)
+    by_trial = DPOWL(**kw).fit_trial(trial, propensity=2 / 3)
+    B = trial.outcomes_for_fit((0, 20), larger_is_better=False)
+    by_hand = DPOWL(**kw).fit(trial.X, trial.A, B, 2 / 3)
+    np.testing.assert_allclose(by_trial.theta_, by_hand.theta_)
+    with pytest.raises(ValueError, match="missing value"):
+        DPOWL(epsilon=np.inf, weight_bound=60.0, gamma=50.0,
+              feature_bounds=kw["feature_bounds"]).fit_trial(trial, propensity=2 / 3)
