@@ -29,6 +29,8 @@ DEMO = Path(__file__).resolve().parents[1] / "demo_data"
 meta = json.loads((DEMO / "hospital_trial.json").read_text())
 covariates = [c["name"] for c in meta["columns"] if c["role"] == "covariate"]
 levels = {c["name"]: c["levels"] for c in meta["columns"] if c.get("type") == "categorical"}
+# Rows with a missing value are dropped here, for cross-validation on a demo. A release keeps
+# them (incomplete="keep": n is the file's public row count, their weight 0), as `dpcore fit` does.
 trial = read_trial(DEMO / "hospital_trial.csv", treatment=meta["treatment"],
                    outcome=meta["outcome"], covariates=covariates, treated=meta["treated"],
                    categorical=levels)
