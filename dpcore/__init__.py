@@ -44,7 +44,7 @@ _EXPORTS = {
     "ipw_value": "dpcore.owl.owl",
     "reference_values": "dpcore.owl.owl",
     "treatment_accuracy": "dpcore.owl.owl",
-    "DPWeightedERM": "dpcore.owl.werm",
+    "DPWeightedERM": "dpcore.owl.dpwerm",
     "solve_werm": "dpcore.owl.werm",
     "FeatureScaling": "dpcore.owl.preprocessing",
     "huber_hinge": "dpcore.owl.losses",

@@ -1,6 +1,7 @@
 """Weighted ERM and outcome weighted learning (the DP-wERM paper).
 
-- :mod:`dpcore.owl.werm`: the weighted objective, its Newton solver and :class:`DPWeightedERM`.
+- :mod:`dpcore.owl.werm`: the weighted objective and its Newton solver; :mod:`dpcore.owl.dpwerm`:
+  :class:`DPWeightedERM`.
 - :mod:`dpcore.owl.dpowl`: :class:`DPOWL`; :mod:`dpcore.owl.owl`: the OWL weights and the rule metrics.
 - :mod:`dpcore.owl.losses`, :mod:`dpcore.owl.preprocessing`: margin losses, public scaling.
 - :mod:`dpcore.owl.paper`: the authors' constants and tuned-γ table.
@@ -9,6 +10,7 @@
 """
 
 from .dpowl import DPOWL
+from .dpwerm import DPWeightedERM
 from .losses import huber_hinge, logistic
 from .owl import (
     agreement_test,
@@ -19,7 +21,7 @@ from .owl import (
     treatment_accuracy,
 )
 from .preprocessing import FeatureScaling
-from .werm import DPWeightedERM, solve_werm
+from .werm import solve_werm
 
 __all__ = [
     "DPOWL",

@@ -22,6 +22,7 @@ from .._validation import (
     check_real,
     check_vector,
 )
+from .dpwerm import DPWeightedERM
 from .owl import (
     benefit,
     check_propensity,
@@ -30,7 +31,6 @@ from .owl import (
     ipw_value,
     owl_weights,
 )
-from .werm import DPWeightedERM
 
 if TYPE_CHECKING:
     from ..data.trial import Trial
