@@ -37,7 +37,7 @@ def main():
         data = PAPER_TRIAL.sample(n, rng=0)
         model = DPOWL(epsilon=1.0, gamma=75.0, outcome_bounds=(-12, 12),
                       feature_bounds=PAPER_TRIAL.feature_bounds, rng=1)
-        s, mib = measure(lambda m=model, d=data: m.fit(d["X"], d["A"], d["B"]))
+        s, mib = measure(lambda m=model, d=data: m.fit(d["X"], d["A"], d["B"], 0.5))
         print(f"{n:>10} {s:>9.3f} {mib:>9.1f}")
 
     print(f"\nMonte-Carlo sweep, n = 1000, {len(PAPER_EPSILONS)} epsilons, paper gamma, "

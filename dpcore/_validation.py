@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import numbers
 import warnings
+from typing import Any
 
 import numpy as np
 
 
-def check_real(value, name, *, low=None, high=None, low_open=True, allow_inf=False):
+def check_real(value: Any, name: str, *, low: float | None = None, high: float | None = None,
+               low_open: bool = True, allow_inf: bool = False) -> float:
     """Return ``value`` as a float after checking it is a real number in range.
 
     ``low`` is an open bound by default (``value > low``); ``high`` is closed.
@@ -33,23 +35,38 @@ def check_real(value, name, *, low=None, high=None, low_open=True, allow_inf=Fal
     return value
 
 
-def check_epsilon(epsilon, name="epsilon"):
+def check_epsilon(epsilon: Any, name: str = "epsilon") -> float:
     """A privacy budget: a positive number, or ``np.inf`` for no privacy."""
     return check_real(epsilon, name, low=0.0, allow_inf=True)
 
 
-def check_matrix(X, name="X"):
-    """A finite 2-D float array with at least one row and one column."""
+def check_matrix(X: Any, name: str = "X", *, allow_1d: bool = True) -> np.ndarray:
+    """A finite 2-D float array with at least one row and one column.
+
+    A 1-D array is read as one column unless ``allow_1d`` is False (scikit-learn's
+    convention for estimators: a 1-D ``X`` is ambiguous, so it is an error).
+    """
+    if hasattr(X, "tocsr"):  # a scipy.sparse matrix or array
+        raise TypeError(f"{name} is sparse; sparse input is not supported: pass a dense array "
+                        "(X.toarray())")
+    if np.asarray(X).dtype.kind == "c":
+        raise ValueError(f"Complex data not supported: {name} must be real")
     try:
         X = np.asarray(X, dtype=float)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"{name} must be a numeric 2-D array: {exc}") from None
     if X.ndim == 1:
+        if not allow_1d:
+            raise ValueError(f"{name} must be 2-D (rows x features), got a 1-D array of shape "
+                             f"{X.shape}. Reshape your data with X.reshape(-1, 1) for one feature "
+                             "or X.reshape(1, -1) for one row")
         X = X[:, None]
     if X.ndim != 2:
         raise ValueError(f"{name} must be 2-D (rows x features), got shape {X.shape}")
-    if X.shape[0] == 0 or X.shape[1] == 0:
-        raise ValueError(f"{name} must have at least one row and one column, got shape {X.shape}")
+    if X.shape[1] == 0:
+        raise ValueError(f"{name} has 0 feature(s) (shape={X.shape}) while a minimum of 1 is required.")
+    if X.shape[0] == 0:
+        raise ValueError(f"{name} has 0 sample(s) (shape={X.shape}) while a minimum of 1 is required.")
     bad = ~np.isfinite(X)
     if bad.any():
         row, col = np.argwhere(bad)[0]
@@ -60,7 +77,7 @@ def check_matrix(X, name="X"):
     return X
 
 
-def check_vector(v, name, n, *, finite=True):
+def check_vector(v: Any, name: str, n: int, *, finite: bool = True) -> np.ndarray:
     """A 1-D float array of length ``n``."""
     try:
         v = np.asarray(v, dtype=float)
@@ -76,7 +93,37 @@ def check_vector(v, name, n, *, finite=True):
     return v
 
 
-def check_labels(y, n, name="y"):
+def check_binary_labels(y: Any, n: int, name: str = "y") -> tuple[np.ndarray, np.ndarray]:
+    """Any two labels: their sorted ``classes`` and ``y`` coded -1 / +1 (``classes[1]`` is +1)."""
+    if y is None:
+        raise ValueError(f"this estimator requires y to be passed, but the target {name} is None")
+    y = np.asarray(y)
+    y = y.reshape(-1) if y.ndim == 2 and 1 in y.shape else y
+    if y.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {y.shape}")
+    if y.shape[0] != n:
+        raise ValueError(f"{name} has {y.shape[0]} entries but X has {n} rows")
+    if y.dtype.kind == "f":
+        if not np.isfinite(y).all():
+            raise ValueError(f"{name} contains {int((~np.isfinite(y)).sum())} NaN or infinite value(s)")
+        if (y != np.round(y)).any():
+            raise ValueError(f"Unknown label type: {name} holds continuous values; a classifier "
+                             "needs two class labels")
+    elif y.dtype.kind == "O" and any(v is None or (isinstance(v, float) and np.isnan(v)) for v in y):
+        raise ValueError(f"{name} contains missing labels")
+    try:
+        classes, coded = np.unique(y, return_inverse=True)
+    except TypeError:
+        raise TypeError(f"{name} mixes label types that cannot be sorted") from None
+    if classes.size == 1:
+        raise ValueError(f"{name} contains only one class ({classes[0]!r}); need two classes")
+    if classes.size > 2:
+        raise ValueError(f"Only binary classification is supported. {name} has {classes.size} "
+                         f"classes: {classes[:5].tolist()}")
+    return classes, np.where(coded.reshape(-1) == 1, 1.0, -1.0)
+
+
+def check_labels(y: Any, n: int, name: str = "y") -> np.ndarray:
     """Labels in {-1, +1}, both classes present."""
     y = check_vector(y, name, n)
     if not np.isin(y, (-1.0, 1.0)).all():
@@ -87,7 +134,8 @@ def check_labels(y, n, name="y"):
     return y
 
 
-def check_weights(w, n, bound, name="sample_weight"):
+def check_weights(w: Any, n: int, bound: float,
+                  name: str = "sample_weight") -> tuple[np.ndarray, float]:
     """Non-negative weights clipped to the public bound ``bound``, and the share clipped.
 
     The warning says only that clipping happened: how many weights, or how large, is a fact
@@ -108,7 +156,7 @@ def check_weights(w, n, bound, name="sample_weight"):
     return w, float(over.mean())
 
 
-def check_bounds(bounds, p, name):
+def check_bounds(bounds: Any, p: int, name: str) -> tuple[np.ndarray, np.ndarray]:
     """Public (lower, upper) bounds: two arrays of length ``p`` (or scalars), lower <= upper."""
     try:
         lower, upper = bounds
@@ -127,7 +175,8 @@ def check_bounds(bounds, p, name):
     return lower, upper
 
 
-def check_choice(value, name, choices):
+def check_choice(value: Any, name: str, choices: Any) -> Any:
+    """``value`` if it is one of ``choices``, else a ValueError listing them."""
     if value not in choices:
         raise ValueError(f"{name} must be one of {sorted(choices)}, got {value!r}")
     return value

@@ -6,12 +6,15 @@ keyed by the values that define a cell, so a cell's numbers never depend on the 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import IntEnum
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy.special import stdtrit
 
+from ._typing import ArrayLike
 from .owl.owl import arm_propensity, ipw_value
 from .owl.paper import paper_outcome_shift
 from .owl.simulate import optimal_treatment
@@ -34,12 +37,12 @@ class Stream(IntEnum):
     CVAR_RULE = 24    # the treatment-rule bridge: trial, rule noise, test patients, release
 
 
-def stream(seed, tag, *keys):
+def stream(seed: int, tag: int, *keys: float) -> np.random.Generator:
     """A Generator for ``(seed, tag, *keys)``; float keys go through :func:`key`."""
     return np.random.default_rng([int(seed), int(tag), *(key(k) for k in keys)])
 
 
-def key(value):
+def key(value: float) -> int:
     """A non-negative integer naming a parameter in a random stream's key (floats to 1e-6)."""
     if isinstance(value, (int, np.integer)):
         return int(value)
@@ -54,7 +57,8 @@ class RuleEvaluator:
     sums of the Hajek value into a single batched matrix product.
     """
 
-    def __init__(self, Xt, A, B, f, propensity):
+    def __init__(self, Xt: np.ndarray, A: np.ndarray, B: np.ndarray, f: np.ndarray,
+                 propensity: ArrayLike) -> None:
         self.XT = np.ascontiguousarray(np.swapaxes(Xt, -1, -2))  # (reps, d, T)
         self.A, self.B = A, B
         self.A_opt = optimal_treatment(f)
@@ -65,7 +69,7 @@ class RuleEvaluator:
         self.shift = paper_outcome_shift(B)
         self.V = np.stack((self.A_opt, np.ones_like(A), A * inv * B, A * inv), axis=-1)
 
-    def recommend(self, theta, XT):
+    def recommend(self, theta: np.ndarray, XT: np.ndarray) -> np.ndarray:
         """+/-1 recommendations of rules theta (reps, E, d) on test sets XT (reps, d, T)."""
         scores = np.matmul(theta, XT)
         positive = scores > 0
@@ -92,7 +96,7 @@ class RuleEvaluator:
             treated_ref[part] = np.mean(a_ref > 0, axis=-1)
         return S, treated_ref[:, None]
 
-    def evaluate(self, theta, theta_ref):
+    def evaluate(self, theta: np.ndarray, theta_ref: np.ndarray) -> dict[str, np.ndarray]:
         """Metrics of rules theta (E, reps, d) against the reference rules theta_ref (reps, d).
 
         Returns arrays of shape (E, reps): accuracy and concordance in percent, the value on
@@ -113,9 +117,9 @@ class RuleEvaluator:
                "concordance": 100.0 * po, "kappa": kappa}
         return {k: v.T for k, v in out.items()}
 
-    def references(self):
+    def references(self) -> pd.DataFrame:
         """Per-repetition values of the oracle, treat-all and treat-none rules."""
-        out = {"rep": np.arange(self.A.shape[0])}
+        out: dict[str, Any] = {"rep": np.arange(self.A.shape[0])}
         for name, rule in (("oracle", self.A_opt), ("treat_all", np.ones_like(self.A)),
                            ("treat_none", -np.ones_like(self.A))):
             v = ipw_value(rule, self.A, self.B, self.propensity)
@@ -123,7 +127,7 @@ class RuleEvaluator:
         return pd.DataFrame(out)
 
 
-def summarize(runs, by, metrics):
+def summarize(runs: pd.DataFrame, by: Sequence[str], metrics: Sequence[str]) -> pd.DataFrame:
     """Mean, standard deviation, Monte-Carlo standard error and 95% CI per cell.
 
     ``by`` names the columns that define a cell (absent ones are skipped) and ``metrics`` the

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import integrate, stats
 
+from .._typing import ArrayLike, FloatOrArray, Seed, Shape
 from .._validation import check_choice, check_epsilon, check_real
 from ..privacy.mechanisms import gumbel_noise, laplace_noise
 
@@ -37,17 +38,17 @@ __all__ = [
 # Input checks
 
 
-def check_tau(tau, name="tau"):
+def check_tau(tau: float, name: str = "tau") -> float:
     """A tail level in (0, 1]."""
     return check_real(tau, name, low=0.0, high=1.0)
 
 
-def check_bound(bound, name="bound"):
+def check_bound(bound: float, name: str = "bound") -> float:
     """A public loss bound B > 0."""
     return check_real(bound, name, low=0.0)
 
 
-def check_samples(x, name="x"):
+def check_samples(x: ArrayLike, name: str = "x") -> np.ndarray:
     """Finite losses as a float array of shape (n,) or (reps, n), n >= 1."""
     try:
         x = np.asarray(x, dtype=float)
@@ -85,7 +86,7 @@ def _cvar_var(x, tau):
     return (top + (m - k) * boundary) / m, boundary
 
 
-def empirical_cvar(x, tau):
+def empirical_cvar(x: ArrayLike, tau: float) -> FloatOrArray:
     """Exact empirical conditional value-at-risk (upper tail) at level ``tau``.
 
     Parameters
@@ -123,7 +124,7 @@ def empirical_cvar(x, tau):
     return _scalar(_cvar_var(check_samples(x), check_tau(tau))[0])
 
 
-def empirical_var(x, tau):
+def empirical_var(x: ArrayLike, tau: float) -> FloatOrArray:
     """Empirical upper tau-quantile x_(k+1) (min(x) when tau = 1): a minimiser of
     :func:`ru_objective`, the unique one when n tau is not an integer.
 
@@ -135,7 +136,7 @@ def empirical_var(x, tau):
     return _scalar(_cvar_var(check_samples(x), check_tau(tau))[1])
 
 
-def ru_objective(eta, x, tau):
+def ru_objective(eta: ArrayLike, x: ArrayLike, tau: float) -> FloatOrArray:
     """Rockafellar-Uryasev objective eta + mean((x - eta)_+) / tau, for an array of ``eta``.
 
     Returns an array of ``np.shape(eta)`` (1-D ``x``), or (reps,) + shape for 2-D ``x``.
@@ -146,7 +147,7 @@ def ru_objective(eta, x, tau):
     return _scalar((eta.reshape(-1) + excess).reshape(x.shape[:-1] + eta.shape))
 
 
-def weighted_cvar(x, weights, tau):
+def weighted_cvar(x: ArrayLike, weights: ArrayLike, tau: float) -> FloatOrArray:
     """CVaR of the discrete distribution putting mass weights_i / sum(weights) on x_i.
 
     Integer weights give the same value as :func:`empirical_cvar` on rows repeated that many
@@ -169,7 +170,7 @@ def weighted_cvar(x, weights, tau):
     return float(take @ x[order] / tau)
 
 
-def cvar_sensitivity(n, tau, bound):
+def cvar_sensitivity(n: float, tau: float, bound: float) -> float:
     """Replace-one sensitivity B min{1, 1/(n tau)} of empirical CVaR (Lemma 3.1; tight)."""
     return bound * min(1.0, 1.0 / (n * tau))
 
@@ -178,7 +179,8 @@ def cvar_sensitivity(n, tau, bound):
 # Private scalar CVaR (spec §2)
 
 
-def private_cvar(x, tau, epsilon, bound, rng=None, *, method="laplace", quantile_share=0.5):
+def private_cvar(x: ArrayLike, tau: float, epsilon: float, bound: float, rng: Seed = None, *,
+                 method: str = "laplace", quantile_share: float = 0.5) -> FloatOrArray:
     """epsilon-DP estimate of CVaR_tau of losses known to lie in [0, bound].
 
     Parameters
@@ -242,7 +244,8 @@ def private_cvar(x, tau, epsilon, bound, rng=None, *, method="laplace", quantile
     return _scalar(np.clip(rho + (hi - lo) * noise, lo, hi))
 
 
-def laplace_release(rho_hat, n, tau, epsilon, bound, rng=None):
+def laplace_release(rho_hat: FloatOrArray, n: int, tau: float, epsilon: float, bound: float,
+                    rng: Seed = None) -> FloatOrArray:
     """The release step of the Laplace plug-in: clip(rho_hat + Lap(Delta/epsilon), 0, B).
 
     ``rho_hat`` (any shape) must be the empirical CVaR of n values in [0, B]; a Monte-Carlo
@@ -253,7 +256,8 @@ def laplace_release(rho_hat, n, tau, epsilon, bound, rng=None):
     return _scalar(np.clip(rho_hat + noise, 0.0, bound))
 
 
-def private_quantile(x, q, epsilon, bound, rng=None):
+def private_quantile(x: ArrayLike, q: float, epsilon: float, bound: float,
+                     rng: Seed = None) -> FloatOrArray:
     """epsilon-DP q-quantile of values in [0, bound] by the exponential mechanism (Smith 2011).
 
     The gap between consecutive order statistics with i values below it has score
@@ -283,7 +287,8 @@ def private_quantile(x, q, epsilon, bound, rng=None):
     return _scalar(left + (right - left) * rng.random(lead))
 
 
-def laplace_privacy_error(rho_hat, n, tau, epsilon, bound):
+def laplace_privacy_error(rho_hat: FloatOrArray, n: float, tau: float, epsilon: float,
+                          bound: float) -> FloatOrArray:
     """Exact E|clip(rho_hat + Lap(b), 0, B) - rho_hat| with b = Delta/epsilon (spec §2.1).
 
     Equals b - (b/2)(exp(-r/b) + exp(-(B - r)/b)) for r = rho_hat in [0, B]: at most b, the
@@ -309,7 +314,8 @@ class TwoPoint:
     gap: float
 
 
-def hard_two_point(n, tau, epsilon, bound=1.0, c1=0.1):
+def hard_two_point(n: int, tau: float, epsilon: float, bound: float = 1.0,
+                   c1: float = 0.1) -> TwoPoint:
     """The scalar lower-bound instance: p = c1 min{tau, 1/(epsilon n)}, gap = p B / tau.
 
     Any epsilon-DP estimator errs by at least gap/16 on one of P0, P1 (needs c1 < 0.1645).
@@ -334,7 +340,8 @@ def _demo_ppf(kind, bound, p):
     return lambda u: np.minimum(bound, 0.05 * bound * stats.lomax(2.0).ppf(u))
 
 
-def demo_losses(kind, size, bound=1.0, *, p=0.05, rng=None):
+def demo_losses(kind: str, size: Shape, bound: float = 1.0, *, p: float = 0.05,
+                rng: Seed = None) -> np.ndarray:
     """Draw demo losses in [0, bound]: "uniform", "beta" (B(0.25 + 0.5 Beta(20, 20))),
     "two-point" (B Bernoulli(p), the hard instance with p = tau/2) or "heavy-tailed"
     (min(B, 0.05 B Lomax(2)))."""
@@ -348,7 +355,7 @@ def demo_losses(kind, size, bound=1.0, *, p=0.05, rng=None):
     return _demo_ppf(kind, bound, p)(rng.random(size))
 
 
-def demo_population_cvar(kind, tau, bound=1.0, *, p=0.05):
+def demo_population_cvar(kind: str, tau: float, bound: float = 1.0, *, p: float = 0.05) -> float:
     """Population CVaR_tau of a :func:`demo_losses` law: (1/tau) times the integral of the
     quantile function over [1 - tau, 1]."""
     check_choice(kind, "kind", set(_DEMO_KINDS))
@@ -361,7 +368,7 @@ def demo_population_cvar(kind, tau, bound=1.0, *, p=0.05):
     return value / tau
 
 
-def tail_embedding(a, tau, rng=None):
+def tail_embedding(a: ArrayLike, tau: float, rng: Seed = None) -> np.ndarray:
     """Theorem 6.1's embedding l = T a with T ~ Bernoulli(tau): CVaR_tau(l) = E[a] for a >= 0.
 
     Turns a mean-estimation problem on ``a`` into a CVaR problem with n tau effective records.

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import math
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -144,7 +145,7 @@ def cvar_sweep(kind, n_grid, tau_grid, eps_grid, bound=1.0, reps=200, seed=0):
     return pd.concat(frames, ignore_index=True)
 
 
-def sweep_summary(runs, bound=1.0):
+def sweep_summary(runs: pd.DataFrame, bound: float = 1.0) -> pd.DataFrame:
     """Per-cell mean, SE and 95% CI of each error (:func:`dpcore.montecarlo.summarize`),
     with the effective sizes n tau and epsilon n tau and the rates of Theorem 3.4 beside them:
     rate = B min{1, 1/sqrt(n tau) + 1/(epsilon n tau)} and its two parts."""
@@ -159,7 +160,8 @@ def sweep_summary(runs, bound=1.0):
     return out
 
 
-def method_comparison(kind, n, tau, epsilon, bound=1.0, reps=200, seed=0):
+def method_comparison(kind: str, n: int, tau: float, epsilon: float, bound: float = 1.0,
+                      reps: int = 200, seed: int = 0) -> pd.DataFrame:
     """Mean |released - truth| of the Laplace plug-in and of the instance-adaptive variant
     (spec §2.2) on the same data sets as :func:`cvar_sweep`'s cell (n, tau).
 
@@ -204,7 +206,8 @@ class ClassStudy:
     bound: float
 
 
-def class_study(n, tau, M, eps_grid, bound=1.0, seed=0, population_size=50_000):
+def class_study(n: int, tau: float, M: int, eps_grid: Sequence[float], bound: float = 1.0,
+                seed: int = 0, population_size: int = 50_000) -> ClassStudy:
     """Exponential mechanism over M slopes theta x, theta on a grid in [-1.5, 1.5], on the
     minority-regression data (90% y = x, 10% y = -x, noise 0.1); loss min(B, |y - theta x|/2).
 
@@ -218,8 +221,8 @@ def class_study(n, tau, M, eps_grid, bound=1.0, seed=0, population_size=50_000):
     x, y = minority_regression(n, rng=stream(seed, Stream.CVAR_CLASS, n))
     losses = slope_class_losses(x, y, thetas, bound)
     xp, yp = minority_regression(int(population_size), rng=stream(seed, Stream.CVAR_CLASS, 0))
-    rho_emp = empirical_cvar(losses, tau)
-    rho_pop = empirical_cvar(slope_class_losses(xp, yp, thetas, bound), tau)
+    rho_emp = np.asarray(empirical_cvar(losses, tau))  # one CVaR per slope
+    rho_pop = np.asarray(empirical_cvar(slope_class_losses(xp, yp, thetas, bound), tau))
     probs = np.stack([em_probabilities(losses, tau, e, bound) for e in eps])
     return ClassStudy(
         thetas=thetas, rho_emp=rho_emp, rho_pop=rho_pop,
@@ -228,7 +231,7 @@ def class_study(n, tau, M, eps_grid, bound=1.0, seed=0, population_size=50_000):
         excess_emp=probs @ (rho_emp - rho_emp.min()),
         excess_pop=probs @ (rho_pop - rho_pop.min()),
         gap_bound=np.minimum(bound, em_gap_bound(M, n, tau, eps, bound)),
-        rate=finite_class_rate(M, n, tau, eps, bound),
+        rate=np.asarray(finite_class_rate(M, n, tau, eps, bound)),
         bound=bound,
     )
 
@@ -251,8 +254,9 @@ def _test_cvar(coef, X, y, tau):
     return empirical_cvar(np.abs(y - np.atleast_2d(coef) @ X.T), tau)
 
 
-def convex_study(n, tau, d_grid, ratio_grid, reps=10, seed=0, steps=100, delta=1e-5,
-                 test_size=20_000):
+def convex_study(n: int, tau: float, d_grid: Sequence[int], ratio_grid: Sequence[float],
+                 reps: int = 10, seed: int = 0, steps: int = 100, delta: float = 1e-5,
+                 test_size: int = 20_000) -> pd.DataFrame:
     """Excess CVaR of DP-GD (:func:`dpcore.cvar_learning.dp_gd_cvar`, absolute loss, unit
     ball) over the non-private run, on a fresh test set, at epsilon = ratio sqrt(d)/(n tau).
 
@@ -305,7 +309,9 @@ class RuleTailRisk:
     ledger: PrivacyLedger
 
 
-def rule_tail_risk(n, tau, eps_rule, eps_cvar, seed=0, test_size=5000, outcome_bounds=(-12.0, 12.0)):
+def rule_tail_risk(n: int, tau: float, eps_rule: float, eps_cvar: float, seed: int = 0,
+                   test_size: int = 5000,
+                   outcome_bounds: tuple[float, float] = (-12.0, 12.0)) -> RuleTailRisk:
     """A DP-OWL rule released at ``eps_rule`` on the paper's simulated trial of n patients,
     then the private CVaR (``eps_cvar``) of the worst-off tau share of ``test_size`` new
     patients' outcomes under it, against the non-private rule's.
@@ -324,8 +330,8 @@ def rule_tail_risk(n, tau, eps_rule, eps_cvar, seed=0, test_size=5000, outcome_b
               outcome_bounds=(lo, hi))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # weights above W are clipped, as on the DP-OWL page
-        private = DPOWL(epsilon=eps_rule, rng=rng, **kw).fit(train["X"], train["A"], train["B"])
-        exact = DPOWL(epsilon=np.inf, **kw).fit(train["X"], train["A"], train["B"])
+        private = DPOWL(epsilon=eps_rule, rng=rng, **kw).fit(train["X"], train["A"], train["B"], 0.5)
+        exact = DPOWL(epsilon=np.inf, **kw).fit(train["X"], train["A"], train["B"], 0.5)
     test = PAPER_TRIAL.sample(int(test_size), rng=stream(seed, Stream.CVAR_RULE, 0))
     baseline = 0.01 + 0.02 * test["X"][:, 3]  # the design's outcome mean without the A f term
     noise = 0.5 * stream(seed, Stream.CVAR_RULE, 1).standard_normal(int(test_size))
@@ -347,10 +353,10 @@ def rule_tail_risk(n, tau, eps_rule, eps_cvar, seed=0, test_size=5000, outcome_b
         ledger.record("private CVaR of outcomes (new patients)", eps_cvar)
     return RuleTailRisk(
         tau=tau, gamma=float(gamma), outcome_bounds=(lo, hi),
-        private_rule=hi - empirical_cvar(loss(a_priv), tau),
-        nonprivate_rule=hi - empirical_cvar(loss(a_exact), tau),
-        best_rule=hi - empirical_cvar(loss(a_best), tau),
-        released=hi - released,
+        private_rule=hi - float(empirical_cvar(loss(a_priv), tau)),
+        nonprivate_rule=hi - float(empirical_cvar(loss(a_exact), tau)),
+        best_rule=hi - float(empirical_cvar(loss(a_best), tau)),
+        released=hi - float(released),
         # a release and the exact value both lie in the range, so no error exceeds hi - lo
         halfwidth=min(hi - lo, laplace_interval_halfwidth(eps_cvar, cvar_sensitivity(test_size, tau, hi - lo))),
         mean_private=float(outcomes(a_priv).mean()),

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import logsumexp
 
+from .._typing import ArrayLike, FloatOrArray, Seed
 from .._validation import check_choice, check_epsilon, check_matrix, check_real
 from ..privacy.accounting import gdp_mu
 from ..privacy.mechanisms import (
@@ -62,7 +63,7 @@ def _em_logits(losses, tau, epsilon, bound):
     return rho, exponential_mechanism_logits(-rho, epsilon, sens)
 
 
-def em_probabilities(losses, tau, epsilon, bound):
+def em_probabilities(losses: ArrayLike, tau: float, epsilon: float, bound: float) -> np.ndarray:
     """Exact selection probabilities of the exponential mechanism with score -CVaR.
 
     Parameters
@@ -96,7 +97,8 @@ def em_probabilities(losses, tau, epsilon, bound):
     return np.exp(logits - logsumexp(logits))
 
 
-def private_select(losses, tau, epsilon, bound, size=None, rng=None):
+def private_select(losses: ArrayLike, tau: float, epsilon: float, bound: float,
+                   size: int | None = None, rng: Seed = None) -> int | np.ndarray:
     """Draw candidate indices from the exponential mechanism (:func:`em_probabilities`).
 
     ``size=None`` returns one index by Gumbel-max (never exponentiates); an integer ``size``
@@ -113,7 +115,7 @@ def private_select(losses, tau, epsilon, bound, size=None, rng=None):
     return np.minimum(draws, cdf.size - 1)
 
 
-def em_expected_gap(losses, tau, epsilon, bound):
+def em_expected_gap(losses: ArrayLike, tau: float, epsilon: float, bound: float) -> float:
     """Exact E[rho(f_hat) - min_f rho(f)] of the exponential mechanism, from its probabilities.
 
     At most 2 Delta (ln M + 1) / epsilon (:func:`dpcore.bounds.em_gap_bound`).
@@ -122,7 +124,8 @@ def em_expected_gap(losses, tau, epsilon, bound):
     return float(em_probabilities(losses, tau, epsilon, bound) @ (rho - rho.min()))
 
 
-def minority_regression(n, minority=0.1, noise=0.1, rng=None):
+def minority_regression(n: int, minority: float = 0.1, noise: float = 0.1,
+                        rng: Seed = None) -> tuple[np.ndarray, np.ndarray]:
     """Demo data for CVaR versus mean learning: x ~ U[0, 1]; y = x + noise N(0, 1) for the
     majority and y = -x + noise N(0, 1) for a ``minority`` share."""
     rng = np.random.default_rng(rng)
@@ -131,19 +134,20 @@ def minority_regression(n, minority=0.1, noise=0.1, rng=None):
     return x, sign * x + noise * rng.standard_normal(n)
 
 
-def slope_class_losses(x, y, thetas, bound=1.0):
+def slope_class_losses(x: ArrayLike, y: ArrayLike, thetas: ArrayLike,
+                       bound: float = 1.0) -> np.ndarray:
     """Loss matrix (M, n) of the slope class f_theta(x) = theta x: min(B, |y - theta x| / 2)."""
     thetas = np.asarray(thetas, dtype=float)[:, None]
     return np.minimum(bound, 0.5 * np.abs(np.asarray(y) - thetas * np.asarray(x)))
 
 
-def packing_sample(n, j, p, rng=None):
+def packing_sample(n: int, j: int, p: float, rng: Seed = None) -> np.ndarray:
     """Theorem 4.4's P_j: z = j with probability p, else z = 0."""
     rng = np.random.default_rng(rng)
     return np.where(rng.random(n) < p, j, 0)
 
 
-def packing_losses(z, M, bound=1.0):
+def packing_losses(z: ArrayLike, M: int, bound: float = 1.0) -> np.ndarray:
     """Loss matrix (M, n) of the packing class: l(f_r; z) = B 1{z in 1..M, z != r}, r = 1..M.
 
     Under P_j, rho(f_j) = 0 and rho(f_r) = B min{1, p / tau} for r != j.
@@ -157,14 +161,14 @@ def packing_losses(z, M, bound=1.0):
 # Convex learning on the lifted objective g(w, u; z) = lam u + (l(w; z) - lam u)_+ / tau
 
 
-def lifted_constants(G, B, D, tau):
+def lifted_constants(G: float, B: float, D: float, tau: float) -> tuple[float, float, float]:
     """(lam, L, D_theta) with lam = sqrt(G B / D), L = sqrt(G^2 + lam^2) / tau and
     D_theta = sqrt(D^2 + (B / lam)^2); then L D_theta = (G D + B) / tau exactly."""
     lam = np.sqrt(G * B / D)
     return lam, np.sqrt(G * G + lam * lam) / tau, np.sqrt(D * D + (B / lam) ** 2)
 
 
-def lifted_sensitivity(n, tau, G, lam):
+def lifted_sensitivity(n: int, tau: float, G: float, lam: float) -> float:
     """Replace-one L2 sensitivity max(2G, sqrt(G^2 + lam^2)) / (n tau) of the averaged lifted
     subgradient (spec §4.1): both records active gives 2G / tau, one active sqrt(G^2 +
     lam^2) / tau, and the lam in the u-coordinate cancels."""
@@ -180,7 +184,8 @@ def _loss_and_slope(kind, pred, y):
     return np.maximum(margin, 0.0), np.where(margin > 0, -y, 0.0)
 
 
-def lifted_subgradient(w, u, X, y, tau, lam, loss="absolute"):
+def lifted_subgradient(w: np.ndarray, u: np.ndarray, X: np.ndarray, y: np.ndarray, tau: float,
+                       lam: float, loss: str = "absolute") -> tuple[np.ndarray, np.ndarray]:
     """Averaged subgradient of the lifted objective at (w, u) of shape (reps, d), (reps,).
 
     Returns (g_w, g_u): g_w = (1/(n tau)) sum_i s_i dl_i x_i and g_u = lam (1 - sum s / (n tau))
@@ -193,7 +198,8 @@ def lifted_subgradient(w, u, X, y, tau, lam, loss="absolute"):
     return g_w, lam * (1.0 - active.sum(axis=-1) / (n * tau))
 
 
-def lifted_objective(w, u, X, y, tau, lam, loss="absolute"):
+def lifted_objective(w: np.ndarray, u: np.ndarray, X: np.ndarray, y: np.ndarray, tau: float,
+                     lam: float, loss: str = "absolute") -> np.ndarray:
     """Empirical lifted objective lam u + mean((l(w) - lam u)_+) / tau; its minimum over u is
     the empirical CVaR of l(w; .), attained at u = VaR / lam."""
     value, _ = _loss_and_slope(loss, np.asarray(w) @ X.T, y)
@@ -224,8 +230,10 @@ class DPGDResult:
     loss_bound: float
 
 
-def dp_gd_cvar(X, y, tau, epsilon, delta, *, loss="absolute", radius=1.0, x_bound=1.0,
-               y_bound=1.0, steps=100, c_eta=4.0, reps=None, output="suffix", rng=None):
+def dp_gd_cvar(X: ArrayLike, y: ArrayLike, tau: float, epsilon: float, delta: float, *,
+               loss: str = "absolute", radius: float = 1.0, x_bound: float = 1.0,
+               y_bound: float = 1.0, steps: int = 100, c_eta: float = 4.0,
+               reps: int | None = None, output: str = "suffix", rng: Seed = None) -> DPGDResult:
     """(epsilon, delta)-DP minimisation of empirical CVaR over a ball of linear predictors.
 
     Full-batch noisy projected subgradient descent on the lifted objective (algorithm C1 of
@@ -324,14 +332,17 @@ def dp_gd_cvar(X, y, tau, epsilon, delta, *, loss="absolute", radius=1.0, x_boun
                       loss_bound=float(B))
 
 
-def dp_gd_excess_bound(n, d, tau, epsilon, delta, *, G=1.0, B=2.0, D=2.0, steps=100):
+def dp_gd_excess_bound(n: FloatOrArray, d: int, tau: FloatOrArray, epsilon: FloatOrArray,
+                       delta: float, *, G: float = 1.0, B: float = 2.0, D: float = 2.0,
+                       steps: int = 100) -> FloatOrArray:
     """Worst-case E[F(theta_bar)] - F* <= D_theta sqrt(L^2 + (d+1) sigma^2) / sqrt(T) of
     :func:`dp_gd_cvar` with c_eta = 1 and full averaging (spec §4.2)."""
     _, L, D_theta, _, _, sigma = _dp_gd_scales(n, tau, epsilon, delta, G, B, D, steps)
     return float(D_theta * np.sqrt(L * L + (d + 1) * sigma * sigma) / np.sqrt(steps))
 
 
-def dp_gd_privacy_constant(n, d, tau, epsilon, delta, *, G=1.0, B=2.0, D=2.0):
+def dp_gd_privacy_constant(n: int, d: int, tau: float, epsilon: float, delta: float, *,
+                           G: float = 1.0, B: float = 2.0, D: float = 2.0) -> dict[str, float]:
     """The c with which the noise part of :func:`dp_gd_excess_bound`,
     D_theta sqrt(d+1) sigma / sqrt(T), equals c sqrt(d) / (epsilon n tau).
 

@@ -7,6 +7,8 @@ the role of each column from its name for a column-mapping screen.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -22,7 +24,7 @@ _TREATED_WORDS = frozenset(["treated", "treatment", "active", "drug", "intervent
 _CONTROL_WORDS = frozenset(["control", "placebo", "standard", "usual care", "no", "false", "c", "n"])
 
 
-def guess_columns(columns):
+def guess_columns(columns: Sequence[str]) -> dict[str, Any]:
     """Guess the role of each column from its name alone (defaults for a mapping screen).
 
     Parameters
@@ -42,7 +44,7 @@ def guess_columns(columns):
     {'treatment': 'arm', 'outcome': 'days_in_hospital', 'propensity': None, 'covariates': ['age', 'site']}
     """
     columns = [str(c) for c in columns]
-    guess = {"treatment": None, "outcome": None, "propensity": None}
+    guess: dict[str, Any] = {"treatment": None, "outcome": None, "propensity": None}
     for tier in (0, 1):
         for role in ("propensity", "treatment", "outcome"):
             if guess[role] is None:
@@ -138,7 +140,7 @@ def _encode_treatment(s, name, treated):
     return A, (treated, control)
 
 
-def default_treated(labels):
+def default_treated(labels: Sequence[Any]) -> Any:
     """The label read as treated without asking (1 of 0/1 or -1/+1, True, drug of drug/placebo),
     or None when the user must say."""
     return _default_treated(list(labels))

@@ -15,9 +15,13 @@ import os
 import re
 import warnings
 from dataclasses import dataclass
+from typing import IO, Any, Union
 
 import numpy as np
 import pandas as pd
+
+#: What the readers accept: a path, the bytes of a file, or an open binary or text file.
+Source = Union[str, "os.PathLike[str]", bytes, IO[Any]]
 
 _SAMPLE_BYTES = 64 * 1024
 _DELIMITERS = (",", ";", "\t", "|")
@@ -62,7 +66,7 @@ class CsvPreview:
 
 
 
-def preview_csv(source, n_rows=5):
+def preview_csv(source: Source, n_rows: int = 5) -> CsvPreview:
     """Column names and the first rows of a CSV file as text, read from its first 64 KB.
 
     Cheap: values are not converted, and a path or seekable file is not read past its head
@@ -94,7 +98,7 @@ def preview_csv(source, n_rows=5):
 # Reading bytes, sniffing the format, parsing
 
 
-def read_table(source):
+def read_table(source: Source) -> pd.DataFrame:
     """The whole file as a DataFrame (numbers where pandas reads numbers, text elsewhere).
 
     The format is sniffed as in :func:`read_trial`; column names are stripped and unique.

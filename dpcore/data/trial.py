@@ -12,7 +12,9 @@ the data beyond the arrays themselves and the number of rows dropped for missing
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -31,6 +33,7 @@ from .columns import (
 )
 from .csv_io import (
     CsvPreview,
+    Source,
     TrialDataError,
     _duplicates,
     _name_list,
@@ -117,16 +120,17 @@ class Trial:
     covariates_complete: np.ndarray | None = None
 
     @property
-    def n(self):
+    def n(self) -> int:
         """Number of rows used: with ``incomplete="keep"``, the file's row count (public)."""
         return self.X.shape[0]
 
     @property
-    def n_incomplete(self):
+    def n_incomplete(self) -> int:
         """Rows kept with a missing value (data: analyst-only, never published)."""
         return 0 if self.complete is None else int((~self.complete).sum())
 
-    def outcomes_for_fit(self, outcome_bounds, larger_is_better=True):
+    def outcomes_for_fit(self, outcome_bounds: tuple[float, float],
+                         larger_is_better: bool = True) -> np.ndarray:
         """Outcomes with each incomplete row at the worst public bound, so its OWL weight is 0.
 
         The benefit of the worst bound is 0 (B - lo, or hi - B), so the row's weight
@@ -148,7 +152,7 @@ class Trial:
         worst = float(outcome_bounds[0] if larger_is_better else outcome_bounds[1])
         return np.where(self.complete, self.B, worst)
 
-    def feature_bounds(self, bounds):
+    def feature_bounds(self, bounds: Mapping[str, tuple[float, float]]) -> tuple[np.ndarray, np.ndarray]:
         """Public feature bounds in the column order of ``X``.
 
         Parameters
@@ -186,8 +190,11 @@ class Trial:
 # Public functions
 
 
-def read_trial(source, *, treatment, outcome, covariates=None, propensity=None, treated=None,
-               categorical=None, incomplete="drop", unknown_levels="error"):
+def read_trial(source: Source, *, treatment: str, outcome: str,
+               covariates: Sequence[str] | None = None, propensity: str | None = None,
+               treated: Any = None,
+               categorical: Sequence[str] | Mapping[str, Sequence[Any]] | None = None,
+               incomplete: str = "drop", unknown_levels: str = "error") -> Trial:
     """Read a two-arm randomized trial from a CSV file.
 
     Parameters
@@ -342,7 +349,7 @@ def _spread(values, mask, fill):
     return out
 
 
-def column_labels(source, column, limit=20):
+def column_labels(source: Source, column: str, limit: int = 20) -> tuple[Any, ...]:
     """The distinct non-missing labels of one column, as :func:`read_trial` reads them.
 
     For a screen that asks which arm is the treated one. Labels are data: show them only to

@@ -1,16 +1,18 @@
 """Weighted ERM and outcome weighted learning (the DP-wERM paper).
 
-- :mod:`dpcore.owl.werm`: the weighted objective, its Newton solver and :class:`DPWeightedERM`.
-- :mod:`dpcore.owl.owl`: :class:`DPOWL`, the OWL weights and the rule metrics.
+- :mod:`dpcore.owl.werm`: the weighted objective and its Newton solver; :mod:`dpcore.owl.dpwerm`:
+  :class:`DPWeightedERM`.
+- :mod:`dpcore.owl.dpowl`: :class:`DPOWL`; :mod:`dpcore.owl.owl`: the OWL weights and the rule metrics.
 - :mod:`dpcore.owl.losses`, :mod:`dpcore.owl.preprocessing`: margin losses, public scaling.
 - :mod:`dpcore.owl.paper`: the authors' constants and tuned-γ table.
 - :mod:`dpcore.owl.simulate`: the paper's synthetic trial and its variants.
 - :mod:`dpcore.owl.experiments`: Monte-Carlo sweeps; :mod:`dpcore.owl.tuning`: Algorithm 2.
 """
 
+from .dpowl import DPOWL
+from .dpwerm import DPWeightedERM
 from .losses import huber_hinge, logistic
 from .owl import (
-    DPOWL,
     agreement_test,
     concordance,
     ipw_value,
@@ -19,7 +21,7 @@ from .owl import (
     treatment_accuracy,
 )
 from .preprocessing import FeatureScaling
-from .werm import DPWeightedERM, solve_werm
+from .werm import solve_werm
 
 __all__ = [
     "DPOWL",

@@ -37,7 +37,7 @@ class MonteCarloResult:
     references: pd.DataFrame
 
     @property
-    def summary(self):
+    def summary(self) -> pd.DataFrame:
         return summarize(self.runs, CELL, METRICS)
 
 

@@ -7,7 +7,11 @@ at most its weight; the second derivative is what the Newton solver needs.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import expit
 
 from .._validation import check_choice, check_real
@@ -15,7 +19,8 @@ from .._validation import check_choice, check_real
 LOSSES = ("huber", "logistic")
 
 
-def huber_hinge(z, h=0.5, derivatives=True):
+def huber_hinge(z: ArrayLike, h: float = 0.5,
+                derivatives: bool = True) -> np.ndarray | tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Huber-smoothed hinge loss of the paper (spec §2) and its derivatives.
 
     l(z) = 0 for z > 1 + h; (1 + h - z)^2 / (4h) for |1 - z| <= h; 1 - z for z < 1 - h.
@@ -37,7 +42,8 @@ def huber_hinge(z, h=0.5, derivatives=True):
     return value, d1, d2
 
 
-def logistic(z, derivatives=True):
+def logistic(z: ArrayLike,
+             derivatives: bool = True) -> np.ndarray | tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Logistic loss log(1 + e^{-z}) and its derivatives, computed without overflow."""
     z = np.asarray(z, dtype=float)
     value = np.logaddexp(0.0, -z)
@@ -47,7 +53,7 @@ def logistic(z, derivatives=True):
     return value, -s, s * (1.0 - s)
 
 
-def margin_loss(name, h=0.5):
+def margin_loss(name: str, h: float = 0.5) -> Callable[..., Any]:
     """The loss ``(z, derivatives=True) -> (value, d1, d2)`` named "huber" or "logistic"."""
     check_choice(name, "loss", LOSSES)
     if name == "huber":
@@ -56,6 +62,6 @@ def margin_loss(name, h=0.5):
     return logistic
 
 
-def curvature_bound(name, h=0.5):
+def curvature_bound(name: str, h: float = 0.5) -> float:
     """sup l''(z): 1/(2h) for the Huber hinge, 1/4 for the logistic loss."""
     return 1.0 / (2.0 * h) if name == "huber" else 0.25

@@ -7,35 +7,32 @@ recommends sign(x' theta).
 
 from __future__ import annotations
 
-import warnings
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import expit
 
-from .. import _validation
-from .._estimator import PrivacyWarning, PrivateEstimator
+from .._typing import FloatOrArray
 from .._validation import (
     check_bounds,
-    check_epsilon,
-    check_labels,
-    check_matrix,
     check_real,
     check_vector,
 )
 from .paper import paper_outcome_shift
-from .werm import DPWeightedERM, solve_werm
+from .werm import solve_werm
 
 # --------------------------------------------------------------------------------------------
 # Propensities and weights
 
 
-def arm_propensity(A, propensity):
+def arm_propensity(A: ArrayLike, propensity: ArrayLike) -> np.ndarray:
     """pi(A_i | X_i) from P(A = +1 | X), given as a constant or one value per row."""
     p_plus = np.asarray(propensity, dtype=float)
     return np.where(np.asarray(A) > 0, p_plus, 1.0 - p_plus)
 
 
-def check_propensity(propensity, n):
+def check_propensity(propensity: ArrayLike, n: int) -> float | np.ndarray:
     """A constant in (0, 1) or a per-row array in (0, 1): P(A = +1 | X_i)."""
     if np.ndim(propensity) == 0:
         return check_real(propensity, "propensity", low=0.0, high=1.0 - 1e-12)
@@ -45,7 +42,7 @@ def check_propensity(propensity, n):
     return p
 
 
-def fit_logistic_propensity(X, A):
+def fit_logistic_propensity(X: np.ndarray, A: np.ndarray) -> np.ndarray:
     """P(A = +1 | X) from an (unpenalised, intercept) logistic regression of A on X.
 
     Used when the trial's randomization probabilities are unknown. It is fitted on the same
@@ -58,7 +55,8 @@ def fit_logistic_propensity(X, A):
     return expit((Xa / scale) @ beta)
 
 
-def logistic_propensity_H(outcome_bound, feature_norm_bound, M, b_x):
+def logistic_propensity_H(outcome_bound: float, feature_norm_bound: float, M: float,
+                          b_x: float) -> float:
     """The paper's H for a logistic propensity model (Theorem 7): 2 C_B C_x^2 (1 + e^M)^2 / b_x.
 
     ``outcome_bound`` is C_B (benefits in [0, C_B]), ``feature_norm_bound`` is C_x (||x|| <= C_x),
@@ -67,7 +65,8 @@ def logistic_propensity_H(outcome_bound, feature_norm_bound, M, b_x):
     return 2.0 * outcome_bound * feature_norm_bound**2 * (1.0 + np.exp(M)) ** 2 / b_x
 
 
-def benefit(B, outcome_bounds=None, larger_is_better=True):
+def benefit(B: ArrayLike, outcome_bounds: tuple[float, float] | None = None,
+            larger_is_better: bool = True) -> np.ndarray:
     """Non-negative benefit from outcomes, using public bounds when given (spec §5).
 
     With bounds [lo, hi], outcomes are clipped and shifted: B - lo, or hi - B when smaller
@@ -88,7 +87,9 @@ def benefit(B, outcome_bounds=None, larger_is_better=True):
     return B - lo if larger_is_better else hi - B
 
 
-def owl_weights(B, A, propensity, weight_bound, outcome=None, larger_is_better=True):
+def owl_weights(B: ArrayLike, A: ArrayLike, propensity: ArrayLike, weight_bound: float,
+                outcome: str | tuple[float, float] | None = None,
+                larger_is_better: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """OWL weights benefit / pi(A | X) clipped at W, and the share clipped, for trials in a batch.
 
     Parameters
@@ -119,7 +120,7 @@ def owl_weights(B, A, propensity, weight_bound, outcome=None, larger_is_better=T
     return np.minimum(w, weight_bound), np.mean(w > weight_bound, axis=-1)
 
 
-def default_weight_bound(outcome_bounds, propensity):
+def default_weight_bound(outcome_bounds: tuple[float, float], propensity: float) -> float:
     """W = (hi - lo) / min pi for a constant propensity and public outcome bounds."""
     lo, hi = (float(v[0]) for v in check_bounds(outcome_bounds, 1, "outcome_bounds"))
     p = float(propensity)
@@ -127,163 +128,16 @@ def default_weight_bound(outcome_bounds, propensity):
 
 
 # --------------------------------------------------------------------------------------------
-# The estimator
-
-
-class DPOWL(PrivateEstimator):
-    """Differentially private outcome weighted learning (DP-OWL).
-
-    OWL as DP-wERM: labels y_i = A_i, weights w_i = benefit_i / pi(A_i | X_i), released by
-    output perturbation (pure epsilon-DP, replace-one neighbours).
-
-    Parameters
-    ----------
-    epsilon, gamma, huber_h, C, feature_bounds, fit_intercept, rng
-        As in :class:`dpcore.DPWeightedERM` (Huber-hinge loss).
-    weight_bound : float, optional
-        Public bound W on benefit / propensity; weights above it are clipped with a warning.
-        Default (hi - lo) / min(p, 1 - p), which needs outcome_bounds and a constant propensity.
-    outcome_bounds : (lo, hi), optional
-        Public bounds of the outcome. Without them the outcome must already be a
-        non-negative benefit.
-    larger_is_better : bool, default True
-        False for outcomes such as length of stay: the benefit is then hi - B.
-
-    Attributes
-    ----------
-    coef_, intercept_, theta_, sensitivity_, scaling_ : the release, as in DPWeightedERM
-    weight_bound_ : float, the W used
-    estimator_ : the fitted DPWeightedERM
-    diagnostics_ : dict, analyst-only (solver iterations, gradient norm, ``clipped_share``);
-        computed from the sensitive data, never to be published with the release
-
-    References
-    ----------
-    .. [1] Giddings, Zhou et al., arXiv:2307.13127, Section 3 (DP-OWL).
-    .. [2] Zhao, Zeng, Rush and Kosorok, "Estimating individualized treatment rules using
-       outcome weighted learning", JASA 107 (2012).
-
-    Examples
-    --------
-    >>> from dpcore import DPOWL
-    >>> from dpcore.owl.simulate import PAPER_TRIAL
-    >>> trial = PAPER_TRIAL.sample(1000, rng=0)
-    >>> rule = DPOWL(epsilon=1.0, gamma=75, outcome_bounds=(-12, 12),
-    ...              feature_bounds=PAPER_TRIAL.feature_bounds, rng=1)
-    >>> rule.fit(trial["X"], trial["A"], trial["B"], propensity=0.5).predict(trial["X"][:4]).shape
-    (4,)
-    """
-
-    _released = ("coef_", "intercept_", "theta_", "sensitivity_")
-
-    def __init__(self, *, epsilon=1.0, gamma=1.0, weight_bound=None, huber_h=0.5, C=0.0,
-                 feature_bounds=None, outcome_bounds=None, larger_is_better=True,
-                 fit_intercept=True, rng=None):
-        self._store_params(locals())
-
-    def _check_params(self):
-        """The OWL-specific hyper-parameters (the rest are checked by DPWeightedERM)."""
-        check_epsilon(self.epsilon)
-        if self.outcome_bounds is not None:
-            check_bounds(self.outcome_bounds, 1, "outcome_bounds")
-        elif not self.larger_is_better:
-            raise ValueError("larger_is_better=False needs outcome_bounds to turn outcomes into benefits")
-        if self.weight_bound is not None:
-            check_real(self.weight_bound, "weight_bound", low=0.0)
-        if not isinstance(self.larger_is_better, (bool, np.bool_)):
-            raise TypeError(f"larger_is_better must be True or False, got {self.larger_is_better!r}")
-
-    def fit(self, X, A, B, propensity=0.5):
-        """Fit and release the private rule.
-
-        Parameters
-        ----------
-        X : array (n, p)
-        A : array (n,), treatments in {-1, +1}
-        B : array (n,), outcomes
-        propensity : float, array (n,) or "logistic"
-            P(A = +1 | X): a known constant (0.5 for 1:1, 2/3 for 2:1 randomization), one value
-            per row, or "logistic" to estimate it on the same data. An estimated propensity is
-            covered by pure epsilon-DP only with ``C="worst-case"``; any other C > 0 relies on
-            the paper's large-n constant H and raises a :class:`PrivacyWarning`.
-
-        Returns
-        -------
-        self
-        """
-        self._check_params()
-        X = check_matrix(X)
-        n = X.shape[0]
-        A = check_labels(A, n, "A")
-        B = check_vector(B, "B", n)
-        if isinstance(propensity, str):
-            propensity = self._estimated_propensity(X, A, propensity)
-        propensity = check_propensity(propensity, n)
-        W = self.weight_bound
-        if W is None:
-            if self.outcome_bounds is None or np.ndim(propensity) != 0:
-                raise ValueError(
-                    "weight_bound is required unless outcome_bounds are given and the propensity is a constant"
-                )
-            W = default_weight_bound(self.outcome_bounds, propensity)
-        w, clipped = owl_weights(B, A, propensity, W, self.outcome_bounds, self.larger_is_better)
-        if clipped > 0:
-            warnings.warn(
-                f"some OWL weights (benefit / propensity) exceed the weight bound W={W:g}; they "
-                "were clipped to W (the share clipped is an analyst-only diagnostic)",
-                UserWarning, stacklevel=2,
-            )
-        self.estimator_ = DPWeightedERM(
-            epsilon=self.epsilon, gamma=self.gamma, weight_bound=W, loss="huber",
-            huber_h=self.huber_h, C=self.C, feature_bounds=self.feature_bounds,
-            fit_intercept=self.fit_intercept, rng=self.rng,
-        ).fit(X, A, w)
-        self.weight_bound_ = W
-        for attr in ("coef_", "intercept_", "theta_", "sensitivity_", "scaling_", "n_features_in_"):
-            setattr(self, attr, getattr(self.estimator_, attr))
-        self.diagnostics_ = {**self.estimator_.diagnostics_, "clipped_share": float(clipped)}
-        return self
-
-    def _estimated_propensity(self, X, A, propensity):
-        if propensity != "logistic":
-            raise ValueError(f"propensity must be a number, an array or 'logistic', got {propensity!r}")
-        if isinstance(self.C, str):  # "worst-case" (n W) covers any propensity model
-            _validation.check_choice(self.C, "C", {"worst-case"})
-        elif self.C == 0:
-            raise ValueError(
-                "propensity='logistic' is estimated on the same data, which the privacy "
-                "guarantee covers only with C > 0 ('worst-case', or H/n for large n)"
-            )
-        else:
-            warnings.warn(
-                "propensity='logistic' with a numeric C is epsilon-DP only if C bounds the "
-                "propensity model's influence, which the paper's C = H/n does for large n and "
-                "known constants; use C='worst-case' for a guarantee that always holds",
-                PrivacyWarning, stacklevel=3,
-            )
-        return fit_logistic_propensity(X, A)
-
-    def decision_function(self, X):
-        """x~' theta for new rows (features clipped to the public bounds)."""
-        self._check_fitted()
-        return self.estimator_.decision_function(X)
-
-    def predict(self, X):
-        """Recommended treatment, +1 or -1 (ties go to -1)."""
-        self._check_fitted()
-        return self.estimator_.predict(X)
-
-
-# --------------------------------------------------------------------------------------------
 # Metrics (vectorized over leading axes: rules of shape (..., n) against one test set)
 
 
-def treatment_accuracy(A_hat, A_opt):
+def treatment_accuracy(A_hat: ArrayLike, A_opt: ArrayLike) -> FloatOrArray:
     """Share of rows where the rule recommends the optimal treatment (simulation only)."""
     return np.mean(np.asarray(A_hat) == np.asarray(A_opt), axis=-1)
 
 
-def ipw_value(A_hat, A, B, propensity=0.5):
+def ipw_value(A_hat: ArrayLike, A: ArrayLike, B: ArrayLike,
+              propensity: ArrayLike = 0.5) -> FloatOrArray:
     """Normalised (Hajek) IPW value: sum 1(A_hat = A) B / pi over sum 1(A_hat = A) / pi.
 
     ``A_hat`` may carry leading axes (several rules on one test set). Returns NaN where the
@@ -305,12 +159,12 @@ def _rowdot(a, b):
     return np.matmul(a[..., None, :], np.broadcast_to(b, a.shape)[..., :, None])[..., 0, 0]
 
 
-def concordance(a, b):
+def concordance(a: ArrayLike, b: ArrayLike) -> FloatOrArray:
     """Share of rows where two rules recommend the same treatment."""
     return np.mean(np.asarray(a) == np.asarray(b), axis=-1)
 
 
-def agreement_test(a, b):
+def agreement_test(a: ArrayLike, b: ArrayLike) -> dict[str, float]:
     """Agreement beyond chance between two rules: Cohen's kappa and a one-sided exact p-value.
 
     The p-value is Fisher's exact test of positive association in the 2x2 table of
@@ -338,7 +192,8 @@ def agreement_test(a, b):
     return {"concordance": float(po), "kappa": float(kappa), "p_value": float(p_value)}
 
 
-def reference_values(A_opt, A, B, propensity=0.5):
+def reference_values(A_opt: ArrayLike, A: ArrayLike, B: ArrayLike,
+                     propensity: ArrayLike = 0.5) -> dict[str, float]:
     """Value of the oracle rule sign(f), of treating everybody (+1) and of treating nobody (-1)."""
     A = np.asarray(A)
     return {
@@ -346,3 +201,12 @@ def reference_values(A_opt, A, B, propensity=0.5):
         "treat_all": float(ipw_value(np.ones_like(A), A, B, propensity)),
         "treat_none": float(ipw_value(-np.ones_like(A), A, B, propensity)),
     }
+
+
+def __getattr__(name: str) -> Any:
+    # DPOWL lives in dpcore.owl.dpowl (it imports this module); the old path keeps working.
+    if name == "DPOWL":
+        from .dpowl import DPOWL
+
+        return DPOWL
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -8,6 +8,7 @@ gamma grid of their Algorithm 2, and their data-dependent outcome shift. Everyth
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._validation import check_epsilon, check_real
 
@@ -32,7 +33,7 @@ _GAMMA_ROWS = {
 PAPER_GAMMA = {(e, n): float(g) for e, row in _GAMMA_ROWS.items() for n, g in zip(PAPER_N, row)}
 
 
-def paper_gamma(epsilon, n):
+def paper_gamma(epsilon: float, n: int) -> float:
     """The authors' tuned gamma at the table cell nearest (log scale) to (epsilon, n).
 
     Finite epsilon above 150 use the epsilon = 150 row; only epsilon = inf uses the
@@ -46,7 +47,7 @@ def paper_gamma(epsilon, n):
     return PAPER_GAMMA[(e, nn)]
 
 
-def resolve_gamma(gamma, epsilon, n):
+def resolve_gamma(gamma: float | str, epsilon: float, n: int) -> float:
     """The gamma a release at (epsilon, n) uses: a fixed number, or "paper" for the table.
 
     Parameters
@@ -69,7 +70,7 @@ def resolve_gamma(gamma, epsilon, n):
     return check_real(gamma, "gamma", low=0.0)
 
 
-def paper_outcome_shift(B):
+def paper_outcome_shift(B: ArrayLike) -> np.ndarray:
     """The authors' data-dependent shift: |min B| + 0.001 if min B < 0, else 0, per dataset.
 
     This makes every benefit positive but depends on the data, so the privacy guarantee does

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from .._typing import ArrayLike, Seed, Shape
 from .._validation import check_choice, check_real
 
 
@@ -52,14 +53,14 @@ class TrialDesign:
         check_real(self.noise_sd, "noise_sd", low=0.0, low_open=False)
 
     @property
-    def feature_bounds(self):
+    def feature_bounds(self) -> tuple[np.ndarray, np.ndarray]:
         return np.zeros(self.p), np.ones(self.p)
 
-    def f(self, X):
+    def f(self, X: np.ndarray) -> np.ndarray:
         """The contrast f(x); the optimal treatment is sign(f)."""
         return self.intercept + X[..., :4] @ np.asarray(self.coef, dtype=float)
 
-    def sample(self, n, size=(), rng=None):
+    def sample(self, n: int, size: Shape = (), rng: Seed = None) -> dict[str, np.ndarray]:
         """Draw ``size`` independent trials of ``n`` rows.
 
         Returns
@@ -67,7 +68,7 @@ class TrialDesign:
         dict with X (size + (n, p)), A, B (raw outcomes), f (the contrast), all float arrays.
         """
         rng = np.random.default_rng(rng)
-        size = (int(size),) if np.isscalar(size) else tuple(size)
+        size = (int(size),) if isinstance(size, (int, np.integer)) else tuple(size)
         shape = size + (int(n), self.p)
         if self.features == "uniform":
             X = rng.random(shape)
@@ -95,6 +96,6 @@ PROXY_VARIANTS = {
 }
 
 
-def optimal_treatment(f):
+def optimal_treatment(f: ArrayLike) -> np.ndarray:
     """sign(f) as +/-1 (f = 0 has probability zero; it goes to -1 like the rule's ties)."""
-    return np.where(f > 0, 1.0, -1.0)
+    return np.where(np.asarray(f) > 0, 1.0, -1.0)

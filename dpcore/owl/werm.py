@@ -13,21 +13,18 @@ solver output with g <= RELEASE_TOL adds 2 RELEASE_TOL/gamma to Delta (one slack
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from .._estimator import ConvergenceError, PrivacyWarning, PrivateEstimator
+from .._estimator import ConvergenceError, PrivacyWarning
+from .._typing import FloatOrArray
 from .._validation import (
     check_choice,
-    check_epsilon,
-    check_labels,
-    check_matrix,
     check_real,
-    check_weights,
 )
-from ..privacy.mechanisms import output_perturbation
-from .losses import LOSSES, margin_loss
-from .preprocessing import FeatureScaling
+from .losses import margin_loss
 
 # The solver aims at this gradient norm; a release accepts at most RELEASE_TOL (fixed in
 # advance, never read from the data) and widens the sensitivity by the slack that allows.
@@ -64,12 +61,16 @@ class _Batch:
         return f, grad, hess
 
 
-def werm_objective(theta, X, y, w, gamma, loss="huber", h=0.5):
+def werm_objective(theta: ArrayLike, X: ArrayLike, y: ArrayLike, w: ArrayLike, gamma: ArrayLike,
+                   loss: str = "huber",
+                   h: float = 0.5) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Objective F, gradient and Hessian for a batch; shapes (B, d), (B, n, d), (B, n), (B,)."""
     return _Batch(np.asarray(X, float), y, w, gamma, loss, h)(np.asarray(theta, float))
 
 
-def solve_werm(X, y, w, gamma, loss="huber", h=0.5, *, tol=SOLVER_TOL, max_iter=500, theta0=None):
+def solve_werm(X: ArrayLike, y: ArrayLike, w: ArrayLike, gamma: ArrayLike, loss: str = "huber",
+               h: float = 0.5, *, tol: float = SOLVER_TOL, max_iter: int = 500,
+               theta0: ArrayLike | None = None) -> tuple[np.ndarray, dict[str, Any]]:
     """Minimise sum_i w_i l(y_i theta'x_i) + gamma/2 ||theta||^2 for a batch of problems.
 
     A damped Newton method with an Armijo backtracking line search, vectorized over the batch.
@@ -174,7 +175,7 @@ def _armijo(f_new, f, t, slope):
 # Sensitivity and the estimator
 
 
-def sensitivity(weight_bound, gamma, C=0.0):
+def sensitivity(weight_bound: FloatOrArray, gamma: FloatOrArray, C: FloatOrArray = 0.0) -> FloatOrArray:
     """L2 sensitivity of a released weighted-ERM solution: (C + 2W + 2 RELEASE_TOL)/gamma.
 
     (C + 2W)/gamma bounds how far replacing one record moves the exact minimiser (Theorem 7);
@@ -184,7 +185,7 @@ def sensitivity(weight_bound, gamma, C=0.0):
     return (C + 2.0 * weight_bound + 2.0 * RELEASE_TOL) / gamma
 
 
-def resolve_C(C, n, weight_bound):
+def resolve_C(C: float | str, n: int, weight_bound: float) -> float:
     """The paper's constant C from a number or "worst-case" (= n W, Theorem 7 case iii)."""
     if isinstance(C, str):
         check_choice(C, "C", {"worst-case"})
@@ -192,7 +193,7 @@ def resolve_C(C, n, weight_bound):
     return check_real(C, "C", low=0.0, low_open=False)
 
 
-def data_bounds_with_warning(X, name):
+def data_bounds_with_warning(X: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
     """Bounds read off the data: allowed only with a warning that the guarantee is void."""
     warnings.warn(
         f"{name} were not given, so they were taken from the data; a bound derived from the "
@@ -203,7 +204,8 @@ def data_bounds_with_warning(X, name):
     return X.min(axis=0), X.max(axis=0)
 
 
-def solve_for_release(X, y, w, gamma, loss, h):
+def solve_for_release(X: np.ndarray, y: np.ndarray, w: np.ndarray, gamma: float, loss: str,
+                      h: float) -> tuple[np.ndarray, dict[str, Any]]:
     """The exact minimiser and the solver's diagnostics, refused past RELEASE_TOL."""
     theta_hat, info = solve_werm(X, y, w, gamma, loss, h)
     if info["grad_norm"] > RELEASE_TOL:
@@ -214,142 +216,10 @@ def solve_for_release(X, y, w, gamma, loss, h):
     return theta_hat, {"n_iter": int(info["n_iter"]), "grad_norm": float(info["grad_norm"])}
 
 
-class DPWeightedERM(PrivateEstimator):
-    """Differentially private weighted ERM by output perturbation (Algorithm 1).
+def __getattr__(name: str) -> Any:
+    # DPWeightedERM lives in dpcore.owl.dpwerm (it imports this module); the old path works.
+    if name == "DPWeightedERM":
+        from .dpwerm import DPWeightedERM
 
-    Minimises sum_i w_i l(y_i theta' x~_i) + (gamma/2) ||theta||^2 on features scaled into the
-    unit ball with public bounds, then adds noise with density proportional to
-    exp(-epsilon ||b|| / Delta), Delta = (C + 2W + 2 RELEASE_TOL)/gamma.
-
-    Parameters
-    ----------
-    epsilon : float, default 1.0
-        Privacy budget (pure epsilon-DP, replace-one neighbours); ``np.inf`` fits without noise.
-    gamma : float, default 1.0
-        Regularization constant in the sum-form objective (the paper's gamma; lambda = gamma/n).
-    weight_bound : float, default 1.0
-        Public upper bound W on the weights; larger weights are clipped, with a warning.
-    loss : {"huber", "logistic"}, default "huber"
-    huber_h : float, default 0.5
-        Smoothing width h of the Huber hinge.
-    C : float or "worst-case", default 0.0
-        The paper's constant for data-dependent weights: 0 if the weights are known or come
-        from a model trained elsewhere, H/n for a propensity model fitted on the same data
-        (see :func:`dpcore.owl.logistic_propensity_H`), "worst-case" for n W.
-    feature_bounds : (lower, upper), optional
-        Public per-feature bounds. If omitted they are read from the data and a
-        :class:`PrivacyWarning` says the guarantee is void.
-    fit_intercept : bool, default True
-    rng : None, int or Generator
-
-    Attributes
-    ----------
-    coef_, intercept_ : the released rule's coefficients in original units
-    theta_ : the released coefficients in the scaled space (intercept first)
-    sensitivity_ : float, the L2 sensitivity Delta used for the noise (public: it depends only
-        on the hyper-parameters and n)
-    scaling_ : FeatureScaling, the public preprocessing
-    diagnostics_ : dict, analyst-only: ``n_iter`` and ``grad_norm`` of the solver and, when
-        weights were clipped, ``clipped_share``. They are computed from the sensitive data and
-        are not covered by the guarantee; never publish them with the release.
-
-    Notes
-    -----
-    The privacy proof assumes the exact minimiser. The solver stops at a gradient norm of
-    ``SOLVER_TOL`` and a release is refused (:class:`ConvergenceError`) above ``RELEASE_TOL``;
-    a point with gradient norm g is within g/gamma of the minimiser (strong convexity), so
-    the sensitivity carries 2 RELEASE_TOL/gamma of slack and the guarantee holds exactly.
-
-    References
-    ----------
-    .. [1] Giddings, Zhou et al., "A differentially private weighted empirical risk
-       minimization procedure and its application to outcome weighted learning",
-       arXiv:2307.13127 (Algorithm 1, Theorem 7).
-    .. [2] Chaudhuri, Monteleoni and Sarwate, "Differentially private empirical risk
-       minimization", JMLR 12 (2011).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from dpcore import DPWeightedERM
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.uniform(-1, 1, (500, 2))
-    >>> y = np.where(X[:, 0] + X[:, 1] > 0, 1, -1)
-    >>> model = DPWeightedERM(epsilon=1.0, gamma=20.0, feature_bounds=([-1, -1], [1, 1]), rng=1)
-    >>> model.fit(X, y).predict(X[:3]).tolist()
-    [-1, 1, -1]
-    """
-
-    _released = ("coef_", "intercept_", "theta_", "sensitivity_")
-
-    def __init__(self, *, epsilon=1.0, gamma=1.0, weight_bound=1.0, loss="huber", huber_h=0.5,
-                 C=0.0, feature_bounds=None, fit_intercept=True, rng=None):
-        self._store_params(locals())
-
-    def _check_params(self):
-        """Every hyper-parameter checked in one place; returns the validated numbers."""
-        check_choice(self.loss, "loss", LOSSES)
-        if not isinstance(self.fit_intercept, (bool, np.bool_)):
-            raise TypeError(f"fit_intercept must be True or False, got {self.fit_intercept!r}")
-        if isinstance(self.C, str):
-            check_choice(self.C, "C", {"worst-case"})
-        else:
-            check_real(self.C, "C", low=0.0, low_open=False)
-        return {
-            "epsilon": check_epsilon(self.epsilon),
-            "gamma": check_real(self.gamma, "gamma", low=0.0),
-            "W": check_real(self.weight_bound, "weight_bound", low=0.0),
-            "h": check_real(self.huber_h, "huber_h", low=0.0),
-        }
-
-    def fit(self, X, y, sample_weight=None):
-        """Fit and release the private rule.
-
-        Parameters
-        ----------
-        X : array of shape (n, p)
-        y : array of shape (n,), labels in {-1, +1}
-        sample_weight : array of shape (n,), optional
-            Non-negative weights; values above ``weight_bound`` are clipped with a warning.
-            Without weights every row has weight 1, which must respect W as well.
-
-        Returns
-        -------
-        self
-        """
-        params = self._check_params()
-        eps, W = params["epsilon"], params["W"]
-        X = check_matrix(X)
-        n, p = X.shape
-        y = check_labels(y, n)
-        w = np.ones(n) if sample_weight is None else sample_weight
-        w, clipped = check_weights(w, n, W)
-        C = resolve_C(self.C, n, W)
-        bounds = self.feature_bounds
-        if bounds is None:
-            if np.isfinite(eps):
-                bounds = data_bounds_with_warning(X, "feature_bounds")
-            else:
-                bounds = (X.min(axis=0), X.max(axis=0))
-        self.scaling_ = FeatureScaling.from_bounds(bounds, p, self.fit_intercept)
-        theta_hat, self.diagnostics_ = solve_for_release(
-            self.scaling_.transform(X), y, w, params["gamma"], self.loss, params["h"])
-        self.diagnostics_["clipped_share"] = clipped
-        self.sensitivity_ = sensitivity(W, params["gamma"], C)
-        self.theta_ = output_perturbation(theta_hat, eps, self.sensitivity_, rng=self.rng)
-        intercept, self.coef_ = self.scaling_.to_original(self.theta_)
-        self.intercept_ = float(intercept)
-        self.n_features_in_ = p
-        return self
-
-    def decision_function(self, X):
-        """x~' theta for new rows (features clipped to the same public bounds)."""
-        self._check_fitted()
-        X = check_matrix(X)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} columns; the model was fitted on {self.n_features_in_}")
-        return self.scaling_.transform(X) @ self.theta_
-
-    def predict(self, X):
-        """+1 where the decision function is positive, else -1 (ties go to -1)."""
-        return np.where(self.decision_function(X) > 0, 1, -1)
+        return DPWeightedERM
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

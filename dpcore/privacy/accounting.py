@@ -10,13 +10,18 @@ live in memory or, durably, in SQLite (:mod:`dpcore.privacy.ledger_store`).
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from pathlib import Path
+from typing import overload
 
 import numpy as np
 from scipy.optimize import brentq
 from scipy.stats import norm
 
+from .._typing import FloatOrArray
 from .._validation import check_epsilon, check_real
 from .ledger_store import MemoryStore, SQLiteStore, dataset_key, default_ledger_path
 
@@ -37,7 +42,11 @@ __all__ = [
 # Gaussian differential privacy
 
 
-def gdp_delta(epsilon, mu):
+@overload
+def gdp_delta(epsilon: float, mu: float) -> float: ...
+@overload
+def gdp_delta(epsilon: np.ndarray, mu: float) -> np.ndarray: ...
+def gdp_delta(epsilon: FloatOrArray, mu: float) -> FloatOrArray:
     """The smallest delta with mu-GDP => (epsilon, delta)-DP (Balle and Wang 2018).
 
     delta(epsilon) = Phi(-epsilon/mu + mu/2) - e^epsilon Phi(-epsilon/mu - mu/2).
@@ -52,7 +61,7 @@ def gdp_delta(epsilon, mu):
     return float(delta) if delta.ndim == 0 else delta
 
 
-def gdp_epsilon(mu, delta):
+def gdp_epsilon(mu: float, delta: float) -> float:
     """The smallest epsilon with mu-GDP => (epsilon, delta)-DP."""
     mu = check_real(mu, "mu", low=0.0)
     delta = check_real(delta, "delta", low=0.0, high=1.0)
@@ -64,7 +73,7 @@ def gdp_epsilon(mu, delta):
     return brentq(lambda e: gdp_delta(e, mu) - delta, 0.0, hi, xtol=1e-14, rtol=1e-14)
 
 
-def gdp_mu(epsilon, delta):
+def gdp_mu(epsilon: float, delta: float) -> float:
     """Calibrate mu: the largest mu for which mu-GDP implies (epsilon, delta)-DP.
 
     Examples
@@ -83,7 +92,7 @@ def gdp_mu(epsilon, delta):
     return brentq(lambda m: gdp_delta(epsilon, m) - delta, 1e-12, hi, xtol=1e-15, rtol=1e-14)
 
 
-def gdp_compose(*mus):
+def gdp_compose(*mus: float) -> float:
     """mu of the adaptive composition of mu_1-, mu_2-, ... GDP mechanisms: sqrt(sum mu_i^2)."""
     return float(np.sqrt(np.sum(np.square(np.asarray(mus, dtype=float)))))
 
@@ -150,14 +159,19 @@ class PrivacyLedger:
     1.0
     """
 
-    def __init__(self, budget=None):
+    _store: MemoryStore | SQLiteStore
+    dataset: str | None
+    path: Path | None
+
+    def __init__(self, budget: float | None = None) -> None:
         budget = None if budget is None else check_real(budget, "budget", low=0.0)
         self._store = MemoryStore(budget)
         self.dataset = None
         self.path = None
 
     @classmethod
-    def open(cls, path, dataset, *, budget=None):
+    def open(cls, path: str | os.PathLike[str], dataset: str, *,
+             budget: float | None = None) -> PrivacyLedger:
         """The durable ledger of ``dataset`` in the SQLite file ``path`` (created on first use).
 
         Parameters
@@ -173,9 +187,8 @@ class PrivacyLedger:
         if not isinstance(dataset, str) or not dataset:
             raise TypeError(f"dataset must be a non-empty key string, got {dataset!r}")
         ledger = cls.__new__(cls)
-        ledger._store = SQLiteStore(path, dataset)
-        ledger.dataset = dataset
-        ledger.path = ledger._store.path
+        store = SQLiteStore(path, dataset)
+        ledger._store, ledger.dataset, ledger.path = store, dataset, store.path
         if budget is not None:
             budget = check_real(budget, "budget", low=0.0)
             with ledger._store.transaction() as tx:
@@ -183,31 +196,31 @@ class PrivacyLedger:
                     tx.set_cap(budget, _now().isoformat())
         return ledger
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         eps, delta = self.total()
-        where = "" if self.path is None else f"{str(self.path)!r}, {self.dataset[:12]!r}, "
+        where = "" if self.path is None else f"{str(self.path)!r}, {str(self.dataset)[:12]!r}, "
         return (f"PrivacyLedger({where}budget={self.budget!r}, releases={len(self.entries)}, "
                 f"epsilon={eps:g}, delta={delta:g})")
 
     @property
-    def budget(self):
+    def budget(self) -> float | None:
         """The dataset's cap on the total epsilon, or None; change it with :meth:`set_budget`."""
         with self._store.transaction(write=False) as tx:
             return tx.cap()
 
     @property
-    def entries(self):
+    def entries(self) -> tuple[LedgerEntry, ...]:
         """The recorded releases, oldest first, as a tuple of frozen :class:`LedgerEntry`."""
         with self._store.transaction(write=False) as tx:
             return _entries(tx.rows())
 
-    def total(self, through=None):
+    def total(self, through: int | None = None) -> tuple[float, float]:
         """(epsilon_total, delta_total) of releases 1..``through`` (all by default); (0.0, 0.0)
         when empty. Sequential releases add; a parallel release counts its largest part."""
         chosen = [e for e in self.entries if through is None or e.index <= through]
         return float(sum(e.epsilon for e in chosen)), float(sum(e.delta for e in chosen))
 
-    def set_budget(self, cap, *, allow_raise=False):
+    def set_budget(self, cap: float | None, *, allow_raise: bool = False) -> None:
         """Set the dataset's cap on the total epsilon, or lower it.
 
         A cap, once set, is only lowered: raising it (or removing it with ``cap=None``) needs
@@ -230,7 +243,7 @@ class PrivacyLedger:
                                  "(dpcore ledger cap), where allow_raise=True is passed")
             tx.set_cap(cap, _now().isoformat())
 
-    def record(self, mechanism, epsilon, delta=0.0):
+    def record(self, mechanism: str, epsilon: float, delta: float = 0.0) -> LedgerEntry:
         """Record a release on the whole dataset, or raise and record nothing.
 
         Returns
@@ -248,7 +261,8 @@ class PrivacyLedger:
         return self._spend(_check_mechanism(mechanism), (("", _check_spend(epsilon)),),
                            _check_delta(delta))
 
-    def record_parallel(self, mechanism, parts, delta=0.0):
+    def record_parallel(self, mechanism: str, parts: Mapping[str, float],
+                        delta: float = 0.0) -> LedgerEntry:
         """Record one release made of disjoint parts of the dataset (each patient in one part).
 
         Parameters

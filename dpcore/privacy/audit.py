@@ -8,10 +8,13 @@ epsilon-DP mechanism yields a lower bound above epsilon with probability at most
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import betaincinv
+
+from .._typing import ArrayLike, Seed
 
 
 @dataclass
@@ -22,12 +25,14 @@ class AuditResult:
     epsilon_claimed: float
 
     @property
-    def passed(self):
+    def passed(self) -> bool:
         return self.epsilon_lb <= self.epsilon_claimed
 
 
-def audit_epsilon(sample_s, sample_sp, epsilon, n_samples=1_000_000, delta=0.0, alpha=0.05,
-                  n_thresholds=200, keep=20, rng=None):
+def audit_epsilon(sample_s: Callable[..., np.ndarray], sample_sp: Callable[..., np.ndarray],
+                  epsilon: float, n_samples: int = 1_000_000, delta: float = 0.0,
+                  alpha: float = 0.05, n_thresholds: int = 200, keep: int = 20,
+                  rng: Seed = None) -> AuditResult:
     """Lower-bound the epsilon of a mechanism from samples of its output on neighbours.
 
     Parameters
@@ -91,13 +96,14 @@ def _upper_counts(samples, thresholds):
     return samples.size - np.searchsorted(np.sort(samples), thresholds, side="right")
 
 
-def clopper_pearson_lower(k, n, a):
+def clopper_pearson_lower(k: ArrayLike, n: float | np.ndarray, a: float) -> np.ndarray:
     """One-sided lower confidence bound (level 1 - a) of a binomial proportion."""
     k = np.asarray(k, dtype=float)
-    return np.where(k > 0, betaincinv(np.maximum(k, 1), n - k + 1, a), 0.0)
+    # k may be fractional (an effective count); the placeholder 1 only fills the k = 0 branch
+    return np.where(k > 0, betaincinv(np.where(k > 0, k, 1.0), n - k + 1, a), 0.0)
 
 
-def clopper_pearson_upper(k, n, a):
+def clopper_pearson_upper(k: ArrayLike, n: float | np.ndarray, a: float) -> np.ndarray:
     """One-sided upper confidence bound (level 1 - a) of a binomial proportion."""
     k = np.asarray(k, dtype=float)
-    return np.where(k < n, betaincinv(k + 1, np.maximum(n - k, 1), 1 - a), 1.0)
+    return np.where(k < n, betaincinv(k + 1, np.where(k < n, n - k, 1.0), 1 - a), 1.0)

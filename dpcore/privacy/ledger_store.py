@@ -21,8 +21,10 @@ import sqlite3
 import sys
 import threading
 import time
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 __all__ = ["MemoryStore", "SQLiteStore", "dataset_key", "default_ledger_path"]
 
@@ -48,11 +50,11 @@ _SCHEMA = (
         time TEXT NOT NULL)""",
     "CREATE TABLE IF NOT EXISTS settings (name TEXT PRIMARY KEY, value BLOB NOT NULL)",
 )
-_READY = set()  # ledger files this process has already created or checked
+_READY: set[Path] = set()  # ledger files this process has already created or checked
 _READY_LOCK = threading.Lock()
 
 
-def default_ledger_path():
+def default_ledger_path() -> Path:
     """The ledger file: ``$DPCORE_LEDGER`` if set, else a per-user data directory.
 
     Linux ``$XDG_DATA_HOME/dpcore/ledger.sqlite`` (``~/.local/share`` by default), macOS
@@ -71,7 +73,7 @@ def default_ledger_path():
     return base / "dpcore" / "ledger.sqlite"
 
 
-def dataset_key(data, name="", *, path=None):
+def dataset_key(data: bytes, name: str = "", *, path: str | os.PathLike[str] | None = None) -> str:
     """The ledger's key for a dataset: HMAC-SHA-256 of its bytes (and name) under the ledger's salt.
 
     Parameters
@@ -103,8 +105,8 @@ def dataset_key(data, name="", *, path=None):
 class MemoryStore:
     """Rows in a list, for simulations and tests; gone with the process."""
 
-    def __init__(self, cap=None):
-        self._rows = []
+    def __init__(self, cap: float | None = None) -> None:
+        self._rows: list[tuple[Any, ...]] = []
         self._cap = cap
         self._lock = threading.Lock()
 
@@ -115,20 +117,20 @@ class MemoryStore:
         self.__dict__.update(state, _lock=threading.Lock())
 
     @contextmanager
-    def transaction(self, write=True):
+    def transaction(self, write: bool = True) -> Iterator[MemoryStore]:
         with self._lock:
             yield self
 
-    def rows(self):
+    def rows(self) -> list[tuple[Any, ...]]:
         return list(self._rows)
 
-    def cap(self):
+    def cap(self) -> float | None:
         return self._cap
 
-    def insert(self, rows):
+    def insert(self, rows: Iterable[tuple[Any, ...]]) -> None:
         self._rows.extend(rows)
 
-    def set_cap(self, cap, when):
+    def set_cap(self, cap: float | None, when: str) -> None:
         self._cap = cap
 
 
@@ -139,7 +141,7 @@ class SQLiteStore:
     every process or thread that opens the file has its own connection.
     """
 
-    def __init__(self, path, dataset):
+    def __init__(self, path: str | os.PathLike[str], dataset: str) -> None:
         self.path = Path(path).expanduser()
         self.dataset = dataset
         self._create()
@@ -170,7 +172,7 @@ class SQLiteStore:
             _READY.add(self.path)
 
     @contextmanager
-    def transaction(self, write=True):
+    def transaction(self, write: bool = True) -> Iterator[_SQLiteTransaction]:
         """One transaction on a fresh connection; ``write`` takes the write lock at BEGIN."""
         con = self._connect()
         try:
@@ -184,7 +186,7 @@ class SQLiteStore:
         finally:
             con.close()
 
-    def salt(self):
+    def salt(self) -> bytes:
         with self.transaction(write=False) as tx:
             (value,), = tx.con.execute("SELECT value FROM settings WHERE name = 'salt'")
         return bytes(value)

@@ -9,10 +9,12 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import betaln, expit
 
+from .._typing import ArrayLike, FloatOrArray, Seed, Shape
 from .._validation import check_epsilon, check_real
 
 
-def l2_gamma_noise(d, epsilon, sensitivity, size=(), rng=None):
+def l2_gamma_noise(d: int, epsilon: ArrayLike, sensitivity: ArrayLike, size: Shape = (),
+                   rng: Seed = None) -> np.ndarray:
     """Noise for pure epsilon-DP release of a d-vector with L2 sensitivity ``sensitivity``.
 
     The radius is Gamma(shape=d, rate=epsilon/sensitivity) and the direction uniform on the
@@ -37,7 +39,7 @@ def l2_gamma_noise(d, epsilon, sensitivity, size=(), rng=None):
     ndarray of shape ``size + (d,)``
     """
     rng = np.random.default_rng(rng)
-    size = (int(size),) if np.isscalar(size) else tuple(size)
+    size = (int(size),) if isinstance(size, (int, np.integer)) else tuple(size)
     epsilon = _real_array(epsilon, "epsilon")
     for e in np.unique(epsilon):
         check_epsilon(e)
@@ -53,7 +55,8 @@ def l2_gamma_noise(d, epsilon, sensitivity, size=(), rng=None):
     return radius[..., None] * direction
 
 
-def output_perturbation(theta_hat, epsilon, sensitivity, rng=None):
+def output_perturbation(theta_hat: ArrayLike, epsilon: ArrayLike, sensitivity: ArrayLike,
+                        rng: Seed = None) -> np.ndarray:
     """Release minimisers with pure epsilon-DP: theta_hat + l2_gamma_noise (Algorithm 1).
 
     Parameters
@@ -74,7 +77,8 @@ def output_perturbation(theta_hat, epsilon, sensitivity, rng=None):
                                       size=theta_hat.shape[:-1], rng=rng)
 
 
-def expected_noise_radius(d, epsilon, sensitivity, k=None):
+def expected_noise_radius(d: int, epsilon: float, sensitivity: float,
+                          k: int | None = None) -> float:
     """E||noise|| of :func:`l2_gamma_noise`: the mean of Gamma(d, epsilon/Delta), d Delta/epsilon.
 
     With ``k`` < d, the mean length of the noise's projection on k coordinates: the radius is
@@ -104,7 +108,8 @@ def _real_array(value, name):
     return arr.astype(float)
 
 
-def laplace_noise(epsilon, sensitivity, size=(), rng=None):
+def laplace_noise(epsilon: float, sensitivity: float, size: Shape = (),
+                  rng: Seed = None) -> np.ndarray:
     """Laplace(sensitivity/epsilon) noise: pure epsilon-DP for a scalar with that L1 sensitivity."""
     rng = np.random.default_rng(rng)
     epsilon = check_epsilon(epsilon)
@@ -114,7 +119,7 @@ def laplace_noise(epsilon, sensitivity, size=(), rng=None):
     return rng.laplace(0.0, sensitivity / epsilon, size)
 
 
-def laplace_interval_halfwidth(epsilon, sensitivity, level=0.95):
+def laplace_interval_halfwidth(epsilon: float, sensitivity: float, level: float = 0.95) -> float:
     """t with P(|Laplace(sensitivity/epsilon)| <= t) = level: (sensitivity/epsilon) ln(1/(1-level))."""
     epsilon = check_epsilon(epsilon)
     level = check_real(level, "level", low=0.0)
@@ -123,7 +128,7 @@ def laplace_interval_halfwidth(epsilon, sensitivity, level=0.95):
     return 0.0 if np.isinf(epsilon) else float(sensitivity) / epsilon * np.log(1.0 / (1.0 - level))
 
 
-def attacker_posterior_bound(prior, epsilon):
+def attacker_posterior_bound(prior: FloatOrArray, epsilon: FloatOrArray) -> FloatOrArray:
     """Largest belief an attacker can reach about one person after an epsilon-DP release.
 
     With prior probability ``prior`` that a fact about a person holds, the posterior odds are at
@@ -141,7 +146,7 @@ def attacker_posterior_bound(prior, epsilon):
 # Gaussian and Gumbel samplers (private CVaR: DP-GD and the exponential mechanism)
 
 
-def gaussian_gdp_scale(sensitivity, mu, steps=1):
+def gaussian_gdp_scale(sensitivity: float, mu: float, steps: int = 1) -> float:
     """Standard deviation sigma = sensitivity * sqrt(steps) / mu of the Gaussian noise.
 
     Adding N(0, sigma^2 I) to a vector with L2 sensitivity ``sensitivity`` is
@@ -156,14 +161,15 @@ def gaussian_gdp_scale(sensitivity, mu, steps=1):
     return sensitivity * np.sqrt(int(steps)) / mu
 
 
-def gaussian_noise(sigma, size=(), rng=None):
+def gaussian_noise(sigma: float, size: Shape = (), rng: Seed = None) -> np.ndarray:
     """N(0, sigma^2) noise of shape ``size``; the scale comes from :func:`gaussian_gdp_scale`."""
     rng = np.random.default_rng(rng)
     sigma = check_real(sigma, "sigma", low=0.0, low_open=False)
     return sigma * rng.standard_normal(size)
 
 
-def exponential_mechanism_logits(scores, epsilon, sensitivity):
+def exponential_mechanism_logits(scores: ArrayLike, epsilon: float,
+                                 sensitivity: float) -> np.ndarray:
     """Logits epsilon * score / (2 sensitivity) of the exponential mechanism (McSherry-Talwar).
 
     Sampling with probability proportional to exp(logit) is epsilon-DP when each score has
@@ -174,7 +180,7 @@ def exponential_mechanism_logits(scores, epsilon, sensitivity):
     return np.asarray(scores, dtype=float) * (epsilon / (2.0 * sensitivity))
 
 
-def gumbel_noise(size=(), rng=None):
+def gumbel_noise(size: Shape = (), rng: Seed = None) -> np.ndarray:
     """Standard Gumbel(0, 1) noise: argmax(logits + noise) samples softmax(logits) exactly."""
     rng = np.random.default_rng(rng)
     return rng.gumbel(0.0, 1.0, size)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import optimize, stats
 
+from .._typing import FloatOrArray
 from ..cvar.estimation import cvar_sensitivity, hard_two_point
 
 # --------------------------------------------------------------------------------------------
@@ -30,7 +31,7 @@ CONVENTIONS = {"code": 1.0, "stated": 2.0}  # lambda = factor * gamma / n
 FORM_CONVENTION = {"printed": "stated", "re-derived": "code"}
 
 
-def convention_of(form, convention=None):
+def convention_of(form: str, convention: str | None = None) -> str:
     """The convention a form is evaluated at: ``convention`` if given, else the form's own."""
     if form not in FORMS:
         raise ValueError(f"form must be one of {FORMS}, got {form!r}")
@@ -40,23 +41,23 @@ def convention_of(form, convention=None):
     return convention
 
 
-def lam_from_gamma(gamma, n, convention="code"):
+def lam_from_gamma(gamma: FloatOrArray, n: FloatOrArray, convention: str = "code") -> FloatOrArray:
     """lambda = gamma/n ("code") or 2 gamma/n ("stated"): the mean-form ridge constant that a
     convention reads off the code's sum-form gamma."""
     return CONVENTIONS[convention] * np.asarray(gamma, dtype=float) / np.asarray(n, dtype=float)
 
 
-def weighted_sensitivity(weight_bound, gamma, C=0.0):
+def weighted_sensitivity(weight_bound: FloatOrArray, gamma: FloatOrArray, C: FloatOrArray = 0.0) -> FloatOrArray:
     """Theorem 7: (C + 2W)/gamma, the L2 sensitivity of the weighted-ERM minimiser."""
     return (C + 2.0 * np.asarray(weight_bound, dtype=float)) / np.asarray(gamma, dtype=float)
 
 
-def unweighted_sensitivity(gamma):
+def unweighted_sensitivity(gamma: FloatOrArray) -> FloatOrArray:
     """Chaudhuri et al. (2011): 2/gamma for unweighted ERM (every weight 1, C = 0)."""
     return 2.0 / np.asarray(gamma, dtype=float)
 
 
-def a_p(d, rho):
+def a_p(d: int, rho: FloatOrArray) -> FloatOrArray:
     """The paper's a_p(rho) = sqrt(p + 2 sqrt(p log(1/rho)) + log(1/rho)), with p = d.
 
     a_p(rho)^2 = p + 2 sqrt(p L) + L (L = log 1/rho) is Laurent and Massart's bound on the
@@ -72,23 +73,24 @@ def a_p(d, rho):
     return np.sqrt(d + 2.0 * np.sqrt(d * L) + L)
 
 
-def radius_quantile(d, rho):
+def radius_quantile(d: int, rho: FloatOrArray) -> FloatOrArray:
     """r_rho: the (1 - rho) quantile of Gamma(d, 1); the noise radius is r Delta/epsilon."""
     return stats.gamma.isf(np.asarray(rho, dtype=float), d)
 
 
-def regularization_term(lam, theta0_norm):
+def regularization_term(lam: FloatOrArray, theta0_norm: float) -> FloatOrArray:
     """T1 = (lambda/2) ||theta0||^2."""
     return 0.5 * np.asarray(lam, dtype=float) * np.asarray(theta0_norm, dtype=float) ** 2
 
 
-def huber_term(weight_bound, h):
+def huber_term(weight_bound: FloatOrArray, h: FloatOrArray) -> FloatOrArray:
     """T3 = W h / 4: the Huber hinge exceeds the hinge by at most h/4, so a weighted mean by
     at most W h/4."""
     return np.asarray(weight_bound, dtype=float) * np.asarray(h, dtype=float) / 4.0
 
 
-def noise_term(n, lam, h, epsilon, rho, weight_bound, C, d, form="re-derived"):
+def noise_term(n: FloatOrArray, lam: FloatOrArray, h: FloatOrArray, epsilon: FloatOrArray, rho: float, weight_bound: FloatOrArray,
+               C: FloatOrArray, d: int, form: str = "re-derived") -> FloatOrArray:
     """T2 = E(n, lambda, h, epsilon, rho), the privacy-noise term, in either form, at a given
     lambda (the convention is the caller's: see :func:`werm_bound`).
 
@@ -113,8 +115,9 @@ def noise_term(n, lam, h, epsilon, rho, weight_bound, C, d, form="re-derived"):
     return np.where(np.isinf(eps), 0.0, out)
 
 
-def werm_bound(n, gamma, h, epsilon, rho, weight_bound, C, d, theta0_norm, form="re-derived",
-               G=0.0, convention=None):
+def werm_bound(n: FloatOrArray, gamma: FloatOrArray, h: FloatOrArray, epsilon: FloatOrArray, rho: float, weight_bound: FloatOrArray,
+               C: FloatOrArray, d: int, theta0_norm: float, form: str = "re-derived",
+               G: float = 0.0, convention: str | None = None) -> dict[str, FloatOrArray]:
     """Theorem 10's bound on L0_hat(theta*) - L0_hat(theta0) with probability >= 1 - rho, and
     with ``G`` > 0 Theorem 11's bound on the population excess L0(theta*) - L0(theta0), which
     adds 2 G_{n,h}(delta0) (a uniform-deviation term the user supplies) and holds with
@@ -132,7 +135,9 @@ def werm_bound(n, gamma, h, epsilon, rho, weight_bound, C, d, theta0_norm, form=
     return {"T1": t1, "T2": t2, "T3": t3, "G": g2, "total": t1 + t2 + t3 + g2}
 
 
-def sample_size(alpha, epsilon, weight_bound, C, d, delta, theta0_norm, h=None, c=1.0):
+def sample_size(alpha: FloatOrArray, epsilon: FloatOrArray, weight_bound: float, C: float,
+                d: int, delta: float, theta0_norm: float, h: FloatOrArray | None = None,
+                c: float = 1.0) -> dict[str, np.ndarray]:
     """Corollary 12: the n that makes L0(theta*) <= L0(theta0) + alpha with high probability,
     up to constants: the largest of
 
@@ -182,8 +187,9 @@ def _noise_constant(n, epsilon, rho, weight_bound, C, d, form):
     return (span * radius_quantile(d, rho)) ** 2 / (2.0 * n**2 * epsilon**2)
 
 
-def best_gamma(n, h, epsilon, rho, weight_bound, C, d, theta0_norm, form="re-derived",
-               convention=None):
+def best_gamma(n: float, h: float, epsilon: float, rho: float, weight_bound: float, C: float,
+               d: int, theta0_norm: float, form: str = "re-derived",
+               convention: str | None = None) -> float:
     """The gamma minimising Theorem 10's bound at fixed h (closed form: a cubic's root).
 
     With a = ||theta0||^2/2 and b = W/(2h), the re-derived bound a lambda + c (lambda + b)/
@@ -206,7 +212,8 @@ def best_gamma(n, h, epsilon, rho, weight_bound, C, d, theta0_norm, form="re-der
     return n * lam / CONVENTIONS[convention_of(form, convention)]
 
 
-def best_h(n, gamma, epsilon, rho, weight_bound, C, d, form="re-derived", convention=None):
+def best_h(n: float, gamma: float, epsilon: float, rho: float, weight_bound: float, C: float,
+           d: int, form: str = "re-derived", convention: str | None = None) -> float:
     """The h minimising Theorem 10's bound at fixed gamma (closed form).
 
     Re-derived: h = sqrt(2c)/lambda. Printed: the positive root of
@@ -221,8 +228,9 @@ def best_h(n, gamma, epsilon, rho, weight_bound, C, d, form="re-derived", conven
     return float(np.sqrt(2.0 * k) / lam)
 
 
-def best_gamma_h(n, epsilon, rho, weight_bound, C, d, theta0_norm, form="re-derived",
-                 convention=None):
+def best_gamma_h(n: float, epsilon: float, rho: float, weight_bound: float, C: float, d: int,
+                 theta0_norm: float, form: str = "re-derived",
+                 convention: str | None = None) -> tuple[float, float]:
     """The (gamma, h) minimising Theorem 10's bound jointly.
 
     Re-derived, closed form: with h = sqrt(2c)/lambda the h-dependent part is W sqrt(c/2)/
@@ -258,32 +266,33 @@ def best_gamma_h(n, epsilon, rho, weight_bound, C, d, theta0_norm, form="re-deri
 # CVaR rates (private CVaR paper, spec cvar.md §4.6, §5)
 
 
-def effective_sizes(n, tau, epsilon):
+def effective_sizes(n: FloatOrArray, tau: FloatOrArray, epsilon: FloatOrArray) -> tuple[FloatOrArray, FloatOrArray]:
     """The paper's effective tail sample sizes: n tau (statistical) and epsilon n tau (privacy)."""
     m = np.asarray(n, dtype=float) * tau
     return m, epsilon * m
 
 
-def scalar_cvar_rate(n, tau, epsilon, bound=1.0):
+def scalar_cvar_rate(n: FloatOrArray, tau: FloatOrArray, epsilon: FloatOrArray, bound: float = 1.0) -> FloatOrArray:
     """Minimax error of private scalar CVaR (Theorem 3.4):
     B min{1, 1/sqrt(n tau) + 1/(epsilon n tau)}, up to constants. Vectorised."""
     m, em = effective_sizes(n, tau, epsilon)
     return bound * np.minimum(1.0, 1.0 / np.sqrt(m) + 1.0 / em)
 
 
-def scalar_statistical_constant(tau):
+def scalar_statistical_constant(tau: FloatOrArray) -> FloatOrArray:
     """sqrt(n tau) E|rho_hat - rho| on the hard instance B Bernoulli(tau/2), as n grows:
     sqrt(1/2) sqrt(2/pi) sqrt(1 - tau/2) (normal approximation of the binomial count)."""
     return np.sqrt(0.5) * np.sqrt(2.0 / np.pi) * np.sqrt(1.0 - np.asarray(tau) / 2.0)
 
 
-def two_point_lower_bound(n, tau, epsilon, bound=1.0, c1=0.1):
+def two_point_lower_bound(n: int, tau: float, epsilon: float, bound: float = 1.0,
+                          c1: float = 0.1) -> float:
     """Theorem 3.2: every epsilon-DP estimator has max_j E_j|err| >= gap/16 on the two-point
     pair, gap = c1 B min{1, 1/(epsilon n tau)}."""
     return hard_two_point(n, tau, epsilon, bound, c1).gap / 16.0
 
 
-def finite_class_rate(M, n, tau, epsilon, bound=1.0):
+def finite_class_rate(M: int, n: FloatOrArray, tau: FloatOrArray, epsilon: FloatOrArray, bound: float = 1.0) -> FloatOrArray:
     """Minimax excess CVaR over M predictors (Theorem 4.5), up to constants:
     B min{1, sqrt(log 2M / (n tau)) + log 2M / (epsilon n tau)}."""
     m, em = effective_sizes(n, tau, epsilon)
@@ -291,13 +300,14 @@ def finite_class_rate(M, n, tau, epsilon, bound=1.0):
     return bound * np.minimum(1.0, np.sqrt(log2m / m) + log2m / em)
 
 
-def em_gap_bound(M, n, tau, epsilon, bound=1.0):
+def em_gap_bound(M: int, n: float, tau: float, epsilon: FloatOrArray, bound: float = 1.0) -> FloatOrArray:
     """McSherry-Talwar: E[rho(f_hat)] - min rho <= 2 Delta (ln M + 1) / epsilon for the
     exponential mechanism with Delta = B min{1, 1/(n tau)}."""
     return 2.0 * cvar_sensitivity(n, tau, bound) * (np.log(M) + 1.0) / epsilon
 
 
-def convex_upper_rate(n, tau, epsilon, delta, d, G=1.0, D=2.0, B=2.0):
+def convex_upper_rate(n: FloatOrArray, tau: FloatOrArray, epsilon: FloatOrArray, delta: float, d: FloatOrArray, G: float = 1.0,
+                      D: float = 2.0, B: float = 2.0) -> FloatOrArray:
     """Theorem 5.4, up to polylog factors:
     (GD + B)/tau (1/sqrt(n) + sqrt((d+1) log(1/delta)) / (epsilon n)).
 
@@ -308,7 +318,8 @@ def convex_upper_rate(n, tau, epsilon, delta, d, G=1.0, D=2.0, B=2.0):
     return (G * D + B) / tau * (1.0 / np.sqrt(n) + np.sqrt((d + 1) * np.log(1.0 / delta)) / (epsilon * n))
 
 
-def convex_lower_rate(n, tau, epsilon, d, G=1.0, D=2.0, B=2.0):
+def convex_lower_rate(n: FloatOrArray, tau: FloatOrArray, epsilon: FloatOrArray, d: FloatOrArray, G: float = 1.0, D: float = 2.0,
+                      B: float = 2.0) -> FloatOrArray:
     """Corollary 6.5 without its constants: R0 min{1, 1/sqrt(n tau) + sqrt(d)/(epsilon n tau)},
     R0 = min(B, GD). The paper's correction -B exp(-c' n tau) has an unspecified c' and is
     dropped; it matters only for n tau of order 1."""
@@ -316,14 +327,14 @@ def convex_lower_rate(n, tau, epsilon, d, G=1.0, D=2.0, B=2.0):
     return min(B, G * D) * np.minimum(1.0, 1.0 / np.sqrt(m) + np.sqrt(d) / em)
 
 
-def phase_transition_ratio(n, tau, epsilon, d):
+def phase_transition_ratio(n: FloatOrArray, tau: FloatOrArray, epsilon: FloatOrArray, d: FloatOrArray) -> FloatOrArray:
     """epsilon n tau / sqrt(d). Corollary 6.6: nontrivial private learning needs this >> 1, up
     to logarithmic factors; the constant is not given (the page measures where DP-GD's excess
     actually falls, :func:`dpcore.theory.measurement.transition_ratio`)."""
     return effective_sizes(n, tau, epsilon)[1] / np.sqrt(d)
 
 
-def phase_transition_epsilon(n, tau, d, ratio=1.0):
+def phase_transition_epsilon(n: FloatOrArray, tau: FloatOrArray, d: FloatOrArray, ratio: float = 1.0) -> FloatOrArray:
     """The epsilon at which epsilon n tau / sqrt(d) = ``ratio``."""
     return ratio * np.sqrt(d) / (np.asarray(n, dtype=float) * tau)
 
@@ -331,7 +342,7 @@ def phase_transition_epsilon(n, tau, d, ratio=1.0):
 REGIMES = ("statistical", "privacy-dominated", "trivial")
 
 
-def cvar_regime(n, tau, epsilon, d=1):
+def cvar_regime(n: FloatOrArray, tau: FloatOrArray, epsilon: FloatOrArray, d: FloatOrArray = 1) -> np.ndarray:
     """The indicative regime of the worst-case CVaR rate at (n, tau, epsilon), up to constants.
 
     One rule for every page: the rate min{1, 1/sqrt(n tau) + sqrt(d)/(epsilon n tau)} with
@@ -346,6 +357,6 @@ def cvar_regime(n, tau, epsilon, d=1):
     return np.where(stat + priv >= 1.0, 2, np.where(priv > stat, 1, 0))
 
 
-def cvar_regime_name(n, tau, epsilon, d=1):
+def cvar_regime_name(n: float, tau: float, epsilon: float, d: float = 1) -> str:
     """:func:`cvar_regime` at one setting, as its name."""
     return REGIMES[int(cvar_regime(n, tau, epsilon, d))]

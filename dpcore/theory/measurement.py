@@ -20,18 +20,20 @@ privacy parts, on the demo loss laws of :mod:`dpcore.cvar.estimation`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
+from .._typing import ArrayLike, Seed
 from ..montecarlo import Stream, stream
 from ..owl.owl import owl_weights
 from ..owl.paper import PAPER_W
 from ..owl.preprocessing import FeatureScaling
-from ..owl.simulate import PAPER_TRIAL
+from ..owl.simulate import PAPER_TRIAL, TrialDesign
 from ..owl.werm import sensitivity, solve_werm
+from ..privacy.audit import clopper_pearson_lower, clopper_pearson_upper
 from ..privacy.mechanisms import output_perturbation
 from . import bounds
 
@@ -48,11 +50,14 @@ class Trials:
     w: np.ndarray
 
     @property
-    def d(self):
+    def d(self) -> int:
+        """Columns of the scaled design."""
         return self.X.shape[-1]
 
 
-def paper_trials(n, datasets, weight_bound=PAPER_W, seed=0, design=PAPER_TRIAL, outcome="paper"):
+def paper_trials(n: int, datasets: int, weight_bound: float = PAPER_W, seed: int = 0,
+                 design: TrialDesign = PAPER_TRIAL,
+                 outcome: str | tuple[float, float] = "paper") -> Trials:
     """``datasets`` trials of n patients from ``design``, weights B/pi clipped at W.
 
     The same stream as the DP-OWL sweep (seed, TRAIN, n), so these are its first trials.
@@ -63,7 +68,7 @@ def paper_trials(n, datasets, weight_bound=PAPER_W, seed=0, design=PAPER_TRIAL, 
     return Trials(scaling.transform(train["X"]), train["A"], w)
 
 
-def hinge_risk(theta, trials):
+def hinge_risk(theta: np.ndarray, trials: Trials) -> np.ndarray:
     """L0_hat for rules theta of shape (D, R, d) on the D trials: array (D, R)."""
     z = trials.y[:, None, :] * np.matmul(theta, np.swapaxes(trials.X, -1, -2))
     np.subtract(1.0, z, out=z)
@@ -71,7 +76,7 @@ def hinge_risk(theta, trials):
     return np.matmul(z, trials.w[..., None])[..., 0] / trials.X.shape[-2]
 
 
-def comparator(trials, gamma):
+def comparator(trials: Trials, gamma: float) -> np.ndarray:
     """theta0: the regularized-hinge minimiser at sum-form gamma (lambda = gamma/n) for each
     trial, shape (D, d)."""
     start, _ = solve_werm(trials.X, trials.y, trials.w, float(gamma), "huber", 0.5)
@@ -90,7 +95,8 @@ class Comparator:
     norm: np.ndarray
 
 
-def comparators(trials, gamma, conventions=tuple(bounds.CONVENTIONS)):
+def comparators(trials: Trials, gamma: float,
+                conventions: Sequence[str] = tuple(bounds.CONVENTIONS)) -> dict[str, Comparator]:
     """{convention: Comparator} at the code's gamma: lambda = gamma/n ("code") is the
     regularized fit at gamma, lambda = 2 gamma/n ("stated") the fit at 2 gamma."""
     out = {}
@@ -101,8 +107,9 @@ def comparators(trials, gamma, conventions=tuple(bounds.CONVENTIONS)):
     return out
 
 
-def werm_excess_risk(trials, theta0, epsilon, gammas, h, weight_bound=PAPER_W, C=0.0, draws=200,
-                     seed=0):
+def werm_excess_risk(trials: Trials, theta0: np.ndarray, epsilon: float,
+                     gammas: Sequence[float], h: float, weight_bound: float = PAPER_W,
+                     C: float = 0.0, draws: int = 200, seed: int = 0) -> pd.DataFrame:
     """Excess empirical hinge risk of Algorithm 1's release against theta0.
 
     Parameters
@@ -146,19 +153,22 @@ def werm_excess_risk(trials, theta0, epsilon, gammas, h, weight_bound=PAPER_W, C
     return pd.concat(frames, ignore_index=True)
 
 
-def bounds_release(theta_hat, epsilon, delta, draws, rng):
+def bounds_release(theta_hat: np.ndarray, epsilon: float, delta: ArrayLike, draws: int,
+                   rng: Seed) -> np.ndarray:
     """``draws`` releases of each exact minimiser: output_perturbation, shape (D, R, d)."""
     batch = np.broadcast_to(theta_hat[:, None, :], (theta_hat.shape[0], draws, theta_hat.shape[1]))
     return output_perturbation(batch, epsilon, delta, rng=rng)
 
 
-def check_name(form, convention=None):
+def check_name(form: str, convention: str | None = None) -> str:
     """Column suffix of one check: the form alone at its own convention, else form_convention."""
     conv = bounds.convention_of(form, convention)
     return form if conv == bounds.FORM_CONVENTION[form] else f"{form}_{conv}"
 
 
-def with_bounds(runs, comps, n, epsilon, rho, weight_bound, C, d, checks=None):
+def with_bounds(runs: pd.DataFrame, comps: dict[str, Comparator], n: int, epsilon: float,
+                rho: float, weight_bound: float, C: float, d: int,
+                checks: Sequence[tuple[str, str]] | None = None) -> pd.DataFrame:
     """Add, for each (form, convention) of ``checks`` (default: each form at its own
     convention), the excess against that convention's comparator, the bound (T1 from that
     comparator's norm) and whether the excess stayed within it: columns excess_<conv>,
@@ -184,15 +194,8 @@ def with_bounds(runs, comps, n, epsilon, rho, weight_bound, C, d, checks=None):
     return runs
 
 
-def _clopper_pearson(k, m, level):
-    """Clopper-Pearson interval for k successes in m (k, m may be fractional: effective)."""
-    a = (1 - level) / 2
-    lo = 0.0 if k <= 0 else float(stats.beta.ppf(a, k, m - k + 1))
-    hi = 1.0 if k >= m else float(stats.beta.ppf(1 - a, k + 1, m - k))
-    return lo, hi
-
-
-def coverage(within, trial=None, identical=False, level=0.95):
+def coverage(within: ArrayLike, trial: ArrayLike | None = None, identical: bool = False,
+             level: float = 0.95) -> dict[str, float]:
     """Share of draws within the bound and a 95% interval that respects the trials.
 
     Parameters
@@ -235,7 +238,8 @@ def coverage(within, trial=None, identical=False, level=0.95):
             deff = 1.0 + (R - 1) * max(0.0, float(icc))
         eff = m / deff
         k = share * eff
-    lo, hi = _clopper_pearson(k, eff, level)
+    a = (1 - level) / 2  # one Clopper-Pearson, the audit's (fractional counts allowed)
+    lo, hi = float(clopper_pearson_lower(k, eff, a)), float(clopper_pearson_upper(k, eff, a))
     return {"share": share, "lo": lo, "hi": hi, "draws": m, "trials": int(D), "effective": eff}
 
 
@@ -254,7 +258,7 @@ CONVEX_TRANSITION = {
 }
 
 
-def transition_ratio(summary, level=0.5):
+def transition_ratio(summary: pd.DataFrame, level: float = 0.5) -> pd.Series:
     """The epsilon n tau / sqrt(d) at which DP-GD's mean excess CVaR falls to ``level`` times
     its largest value, beyond that largest value, per d.
 

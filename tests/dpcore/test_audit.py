@@ -114,3 +114,28 @@ def test_every_event_is_bounded_at_the_union_bound_level():
     lower = stats.beta.ppf(a, k, half - k + 1)
     upper = stats.beta.ppf(1 - a, kp + 1, half - kp)
     assert res.epsilon_lb == pytest.approx(np.log(lower / upper), rel=1e-9)
+
+
+@pytest.mark.parametrize("k,n", [(0, 20), (1, 20), (7, 20), (20, 20), (480, 500)])
+def test_one_clopper_pearson_pinned_to_scipy_binomtest(k, n):
+    """The audit's interval and the bound measurement's coverage are scipy's exact interval."""
+    from scipy.stats import binomtest
+
+    from dpcore.privacy.audit import clopper_pearson_lower, clopper_pearson_upper
+    from dpcore.theory.measurement import coverage
+
+    ci = binomtest(k, n).proportion_ci(0.95, method="exact")
+    assert float(clopper_pearson_lower(k, n, 0.025)) == pytest.approx(ci.low, abs=1e-12)
+    assert float(clopper_pearson_upper(k, n, 0.025)) == pytest.approx(ci.high, abs=1e-12)
+    got = coverage(np.arange(n) < k)
+    assert (got["lo"], got["hi"]) == pytest.approx((ci.low, ci.high), abs=1e-12)
+
+
+def test_clopper_pearson_with_effective_counts_is_the_beta_quantile():
+    """Clustered coverage passes fractional (effective) counts: the bounds stay the exact beta
+    quantiles, including counts below 1 and within 1 of n (a max(k, 1) would break both)."""
+    from dpcore.privacy.audit import clopper_pearson_lower, clopper_pearson_upper
+
+    for k, n in [(0.4, 10.3), (2.5, 10.3), (9.9, 10.3)]:
+        assert float(clopper_pearson_lower(k, n, 0.025)) == pytest.approx(stats.beta.ppf(0.025, k, n - k + 1))
+        assert float(clopper_pearson_upper(k, n, 0.025)) == pytest.approx(stats.beta.ppf(0.975, k + 1, n - k))

@@ -1,6 +1,7 @@
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 
@@ -130,15 +131,15 @@ def test_dpowl_learns_the_paper_rule_without_noise():
     data = PAPER_TRIAL.sample(2000, rng=3)
     test = PAPER_TRIAL.sample(5000, rng=4)
     owl = DPOWL(epsilon=np.inf, gamma=1.0, feature_bounds=PAPER_TRIAL.feature_bounds,
-                outcome_bounds=(-12, 12)).fit(data["X"], data["A"], data["B"])
+                outcome_bounds=(-12, 12)).fit(data["X"], data["A"], data["B"], 0.5)
     assert treatment_accuracy(owl.predict(test["X"]), np.sign(test["f"])) > 0.9
 
 
 def test_smaller_is_better_flips_the_rule():
     data = PAPER_TRIAL.sample(2000, rng=3)
     kw = dict(epsilon=np.inf, gamma=1.0, feature_bounds=PAPER_TRIAL.feature_bounds, outcome_bounds=(-12, 12))
-    larger = DPOWL(**kw).fit(data["X"], data["A"], data["B"]).predict(data["X"])
-    smaller = DPOWL(larger_is_better=False, **kw).fit(data["X"], data["A"], data["B"]).predict(data["X"])
+    larger = DPOWL(**kw).fit(data["X"], data["A"], data["B"], 0.5).predict(data["X"])
+    smaller = DPOWL(larger_is_better=False, **kw).fit(data["X"], data["A"], data["B"], 0.5).predict(data["X"])
     assert np.mean(larger == -smaller) > 0.9
 
 
@@ -179,15 +180,21 @@ def test_dpowl_input_errors():
     A = np.array([1.0, -1.0] * 5)
     kw = dict(feature_bounds=(np.zeros(2), np.ones(2)), weight_bound=10.0)
     with pytest.raises(ValueError, match="A contains only one class"):
-        DPOWL(**kw).fit(X, np.ones(10), np.ones(10))
-    with pytest.raises(ValueError, match="A must contain only -1 and \\+1"):
-        DPOWL(**kw).fit(X, (A + 1) / 2, np.ones(10))
+        DPOWL(**kw).fit(X, np.ones(10), np.ones(10), 0.5)
+    with pytest.raises(ValueError, match="Only binary classification"):
+        DPOWL(**kw).fit(X, np.arange(10) % 3, np.ones(10), 0.5)
     with pytest.raises(ValueError, match="B contains 1 NaN"):
-        DPOWL(**kw).fit(X, A, np.r_[np.nan, np.ones(9)])
+        DPOWL(**kw).fit(X, A, np.r_[np.nan, np.ones(9)], 0.5)
     with pytest.raises(ValueError, match="epsilon must be > 0"):
-        DPOWL(epsilon=-3, **kw).fit(X, A, np.ones(10))
+        DPOWL(epsilon=-3, **kw).fit(X, A, np.ones(10), 0.5)
     with pytest.raises(ValueError, match="outcome_bounds: lower bound 5 > upper bound 1"):
-        DPOWL(outcome_bounds=(5, 1), **kw).fit(X, A, np.ones(10))
+        DPOWL(outcome_bounds=(5, 1), **kw).fit(X, A, np.ones(10), 0.5)
+    with pytest.raises(TypeError, match="propensity"):
+        DPOWL(**kw).fit(X, A, np.ones(10))  # never a silent 1:1
+    with pytest.raises(TypeError, match="propensity is required"):
+        DPOWL(**kw).fit(X, A, np.ones(10), None)
+    with pytest.raises(ValueError, match="treated='x' is not a label of A"):
+        DPOWL(**kw).fit(X, A, np.ones(10), 0.5, treated="x")
 
 
 def test_owl_weights_options():
@@ -245,12 +252,72 @@ def test_estimators_follow_scikit_learn_conventions():
         with pytest.raises(NotFittedError):
             est.decision_function(np.zeros((2, 4)))
     with pytest.raises(ValueError, match="larger_is_better=False needs outcome_bounds"):
-        DPOWL(larger_is_better=False, weight_bound=5.0).fit(np.zeros((4, 1)), [1, -1, 1, -1], np.ones(4))
+        DPOWL(larger_is_better=False, weight_bound=5.0).fit(np.zeros((4, 1)), [1, -1, 1, -1], np.ones(4), 0.5)
 
 
 def test_released_attributes_are_apart_from_the_analyst_only_diagnostics():
     data = PAPER_TRIAL.sample(200, rng=1)
     rule = DPOWL(epsilon=1.0, gamma=20.0, outcome_bounds=(-12, 12),
-                 feature_bounds=PAPER_TRIAL.feature_bounds, rng=2).fit(data["X"], data["A"], data["B"])
+                 feature_bounds=PAPER_TRIAL.feature_bounds, rng=2).fit(data["X"], data["A"], data["B"], 0.5)
     assert set(rule.diagnostics_) == {"n_iter", "grad_norm", "clipped_share"}
     assert not hasattr(rule, "n_iter_") and not hasattr(rule, "clipped_share_")
+
+
+def test_fit_trial_needs_the_design_and_recommends_arm_labels():
+    """The 2:1 demo trial: no silent 1:1 (W would be 40 instead of 60), arms by their names."""
+    import json
+    from pathlib import Path
+
+    from dpcore import read_trial
+
+    demo = Path(__file__).resolve().parents[2] / "demo_data"
+    d = json.loads((demo / "hospital_trial.json").read_text())
+    trial = read_trial(demo / "hospital_trial.csv", treatment="arm", outcome="days_in_hospital",
+                       covariates=["age", "biomarker", "severity", "frailty"], treated="drug")
+    bounds = trial.feature_bounds({c["name"]: c["bounds"] for c in d["columns"] if "bounds" in c})
+    rule = DPOWL(epsilon=1.0, gamma=50.0, feature_bounds=bounds, outcome_bounds=(0, 20),
+                 larger_is_better=False, rng=0)
+    with pytest.raises(TypeError, match="no propensity column"):
+        rule.fit_trial(trial)
+    rule.fit_trial(trial, propensity=d["propensity"])
+    assert rule.weight_bound_ == pytest.approx(60.0)  # (20 - 0) / min(2/3, 1/3)
+    assert rule.arms_ == ("drug", "placebo")
+    assert rule.feature_names_in_.tolist() == list(trial.covariates)
+    labels = rule.recommend(pd.DataFrame(trial.X[:20], columns=trial.covariates))
+    assert set(labels) <= {"drug", "placebo"}
+    signs = rule.predict(pd.DataFrame(trial.X[:20], columns=trial.covariates))
+    np.testing.assert_array_equal(labels == "drug", signs > 0)
+
+
+def test_treated_label_decides_the_sign():
+    rng = np.random.default_rng(1)
+    X = rng.uniform(0, 1, (200, 2))
+    A = np.where(rng.random(200) < 0.5, "drug", "placebo")
+    B = rng.uniform(0, 1, 200)
+    kw = dict(epsilon=np.inf, weight_bound=10.0, feature_bounds=([0, 0], [1, 1]))
+    a = DPOWL(**kw).fit(X, A, B, 0.5, treated="drug")
+    b = DPOWL(**kw).fit(X, np.where(A == "drug", 1, -1), B, 0.5)
+    np.testing.assert_allclose(a.theta_, b.theta_)
+    assert a.classes_.tolist() == ["placebo", "drug"] and a.arms_ == ("drug", "placebo")
+
+
+def test_fit_trial_gives_incomplete_rows_weight_zero():
+    """A trial read with incomplete="keep" (public n): fit_trial uses outcomes_for_fit."""
+    from pathlib import Path
+
+    from dpcore import read_trial
+
+    demo = Path(__file__).resolve().parents[2] / "demo_data"
+    trial = read_trial(demo / "hospital_trial.csv", treatment="arm", outcome="days_in_hospital",
+                       covariates=["age", "biomarker", "severity", "frailty"], treated="drug",
+                       incomplete="keep")
+    assert trial.n_incomplete > 0
+    kw = dict(epsilon=np.inf, gamma=50.0, feature_bounds=([40, 0, 0, 0], [80, 1, 10, 1]),
+              outcome_bounds=(0, 20), larger_is_better=False)
+    by_trial = DPOWL(**kw).fit_trial(trial, propensity=2 / 3)
+    B = trial.outcomes_for_fit((0, 20), larger_is_better=False)
+    by_hand = DPOWL(**kw).fit(trial.X, trial.A, B, 2 / 3)
+    np.testing.assert_allclose(by_trial.theta_, by_hand.theta_)
+    with pytest.raises(ValueError, match="missing value"):
+        DPOWL(epsilon=np.inf, weight_bound=60.0, gamma=50.0,
+              feature_bounds=kw["feature_bounds"]).fit_trial(trial, propensity=2 / 3)

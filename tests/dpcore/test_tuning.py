@@ -62,3 +62,25 @@ def test_one_standard_error_rule_by_hand():
     assert near == pytest.approx(3 / 5)  # 21, 41 and 61 are within one standard error
     flat = curve.assign(value_mean=[9.8, 9.9, 10.0, 9.7, 9.6])
     assert one_se_choice(flat, "value") == (81.0, 41.0, 1.0)
+
+
+def test_tune_gamma_takes_a_trial_and_an_outcome_direction():
+    from types import SimpleNamespace
+
+    proxy = PAPER_TRIAL.sample(400, rng=5)
+    kw = dict(n=200, epsilon=2.0, gammas=[1, 51, 201], reps=4, seed=3)
+    as_dict = tune_gamma({k: proxy[k] for k in "XAB"}, **kw)
+    trial = SimpleNamespace(X=proxy["X"], A=proxy["A"], B=proxy["B"], propensity=None)
+    with pytest.raises(TypeError, match="propensity is required"):
+        tune_gamma(trial, propensity=None, **kw)
+    as_trial = tune_gamma(trial, propensity=0.5, **kw)
+    pd.testing.assert_frame_equal(as_dict.curve, as_trial.curve)
+    per_row = SimpleNamespace(**{**vars(trial), "propensity": np.full(400, 0.5)})
+    pd.testing.assert_frame_equal(tune_gamma(per_row, propensity=None, **kw).curve, as_dict.curve)
+    # smaller-is-better on B is larger-is-better on lo + hi - B: same weights, value shifted
+    bounds = (-12.0, 12.0)
+    smaller = tune_gamma(trial, outcome=bounds, larger_is_better=False, **kw)
+    flipped = SimpleNamespace(**{**vars(trial), "B": bounds[0] + bounds[1] - proxy["B"]})
+    larger = tune_gamma(flipped, outcome=bounds, propensity=0.5, **kw)
+    np.testing.assert_allclose(smaller.curve["value_mean"], larger.curve["value_mean"])  # lo + hi = 0
+    assert smaller.best_gamma == larger.best_gamma

@@ -289,7 +289,10 @@ B_OK = (np.zeros(2), np.ones(2))
     ({"huber_h": -0.5}, X_OK, Y_OK, None, ValueError, "huber_h must be > 0"),
     ({"weight_bound": 0.0}, X_OK, Y_OK, None, ValueError, "weight_bound must be > 0"),
     ({"loss": "hinge"}, X_OK, Y_OK, None, ValueError, "loss must be one of"),
-    ({}, X_OK, np.array([1.0, 0.0, 1.0, 0.0]), None, ValueError, "y must contain only -1 and \\+1"),
+    ({}, X_OK, np.array([1.0, 0.0, 2.0, 0.0]), None, ValueError, "Only binary classification"),
+    ({}, X_OK, np.array([1.0, 0.5, 1.0, 0.0]), None, ValueError, "Unknown label type"),
+    ({}, X_OK[:, 0], Y_OK, None, ValueError, "X must be 2-D"),
+    ({}, X_OK, Y_OK, np.zeros(4), ValueError, "sample_weight is zero for every row"),
     ({}, X_OK, np.ones(4), None, ValueError, "y contains only one class"),
     ({}, X_OK, Y_OK, np.array([1.0, -0.1, 1.0, 1.0]), ValueError, "sample_weight must be non-negative"),
     ({}, X_OK, Y_OK, np.array([1.0, np.nan, 1.0, 1.0]), ValueError, "sample_weight contains 1 NaN"),
@@ -310,7 +313,7 @@ def test_bad_input_raises_a_clear_error(kwargs, X, y, w, exc, match):
 
 def test_predict_checks_the_number_of_columns():
     m = DPWeightedERM(epsilon=np.inf, feature_bounds=B_OK).fit(X_OK, Y_OK)
-    with pytest.raises(ValueError, match="fitted on 2"):
+    with pytest.raises(ValueError, match="expecting 2 features"):
         m.predict(np.ones((3, 3)))
     assert set(np.unique(m.predict(X_OK))) <= {-1, 1}
 

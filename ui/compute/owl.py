@@ -135,7 +135,8 @@ def example_rule(n, eps, mode, gamma, h, W, seed, prep="public"):
               feature_bounds=PAPER_TRIAL.feature_bounds)
 
     def fit(epsilon, **overrides):
-        return DPOWL(epsilon=epsilon, **{**kw, **overrides}).fit(train["X"], train["A"], B_train)
+        return DPOWL(epsilon=epsilon, **{**kw, **overrides}).fit(
+            train["X"], train["A"], B_train, PAPER_TRIAL.propensity)
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # weights above W are clipped; the page reports the share

@@ -1,0 +1,316 @@
+"""The DP-OWL estimator: outcome weighted learning released by DP-wERM (spec dp_owl.md §2).
+
+The weights, propensities and rule metrics it uses live in :mod:`dpcore.owl.owl`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike
+
+from .. import _validation
+from .._estimator import PrivacyWarning, PrivateEstimator
+from .._validation import (
+    check_binary_labels,
+    check_bounds,
+    check_epsilon,
+    check_matrix,
+    check_real,
+    check_vector,
+)
+from .dpwerm import DPWeightedERM
+from .owl import (
+    benefit,
+    check_propensity,
+    default_weight_bound,
+    fit_logistic_propensity,
+    ipw_value,
+    owl_weights,
+)
+
+if TYPE_CHECKING:
+    from ..data.trial import Trial
+
+__all__ = ["DPOWL", "Propensity"]
+
+#: A propensity as ``fit`` takes it: a constant, one value per row, or "logistic".
+Propensity = float | ArrayLike | str | None
+
+
+class DPOWL(PrivateEstimator):
+    """Differentially private outcome weighted learning (DP-OWL).
+
+    OWL as DP-wERM: labels y_i = A_i, weights w_i = benefit_i / pi(A_i | X_i), released by
+    output perturbation (pure epsilon-DP, replace-one neighbours).
+
+    Parameters
+    ----------
+    epsilon, gamma, huber_h, C, feature_bounds, fit_intercept, rng
+        As in :class:`dpcore.DPWeightedERM` (Huber-hinge loss).
+    weight_bound : float, optional
+        Public bound W on benefit / propensity; weights above it are clipped with a warning.
+        Default (hi - lo) / min(p, 1 - p), which needs outcome_bounds and a constant propensity.
+    outcome_bounds : (lo, hi), optional
+        Public bounds of the outcome. Without them the outcome must already be a
+        non-negative benefit.
+    larger_is_better : bool, default True
+        False for outcomes such as length of stay: the benefit is then hi - B.
+
+    Attributes
+    ----------
+    classes_ : ndarray (2,), the treatment labels of ``A``, control first and treated second
+    arms_ : tuple, (treated, control) as :meth:`recommend` names them (a trial's arm labels
+        after :meth:`fit_trial`)
+    propensity_ : float or None, the constant P(treated) used in ``fit`` (None if per row)
+    coef_, intercept_, theta_, sensitivity_, scaling_ : the release, as in DPWeightedERM
+    weight_bound_ : float, the W used
+    estimator_ : the fitted DPWeightedERM
+    diagnostics_ : dict, analyst-only (solver iterations, gradient norm, ``clipped_share``);
+        computed from the sensitive data, never to be published with the release
+
+    Notes
+    -----
+    The randomization is never assumed: ``fit`` needs the propensity (a 2:1 trial weighted as
+    1:1 gets wrong weights and a wrong W). :meth:`fit_trial` takes it from a
+    :class:`dpcore.Trial` with a propensity column, or from the argument.
+
+    With scikit-learn (optional extra ``dpcore[sklearn]``), ``clone``, ``Pipeline`` and
+    ``GridSearchCV`` work; ``B`` and ``propensity`` reach ``fit`` and :meth:`score` through
+    metadata routing (``sklearn.set_config(enable_metadata_routing=True)`` and
+    ``cross_val_score(rule, X, A, params={"B": B, "propensity": 0.5})``). Every fit on the
+    sensitive data spends epsilon again and every score read on it is outside the guarantee:
+    cross-validation or a grid search on the trial spends many times epsilon. Tune gamma on
+    public data with Algorithm 2 (:func:`dpcore.tune_gamma`).
+
+    References
+    ----------
+    .. [1] Giddings, Zhou et al., arXiv:2307.13127, Section 3 (DP-OWL).
+    .. [2] Zhao, Zeng, Rush and Kosorok, "Estimating individualized treatment rules using
+       outcome weighted learning", JASA 107 (2012).
+
+    Examples
+    --------
+    >>> from dpcore import DPOWL
+    >>> from dpcore.owl.simulate import PAPER_TRIAL
+    >>> trial = PAPER_TRIAL.sample(1000, rng=0)
+    >>> rule = DPOWL(epsilon=1.0, gamma=75, outcome_bounds=(-12, 12),
+    ...              feature_bounds=PAPER_TRIAL.feature_bounds, rng=1)
+    >>> rule.fit(trial["X"], trial["A"], trial["B"], propensity=0.5).predict(trial["X"][:4]).shape
+    (4,)
+    >>> rule.classes_.tolist(), rule.weight_bound_
+    ([-1.0, 1.0], 48.0)
+    """
+
+    _released = ("coef_", "intercept_", "theta_", "sensitivity_")
+    epsilon: float
+    gamma: float
+    weight_bound: float | None
+    huber_h: float
+    C: float | str
+    feature_bounds: tuple[ArrayLike, ArrayLike] | None
+    outcome_bounds: tuple[float, float] | None
+    larger_is_better: bool
+    fit_intercept: bool
+    rng: Any
+
+    def __init__(self, *, epsilon: float = 1.0, gamma: float = 1.0,
+                 weight_bound: float | None = None, huber_h: float = 0.5, C: float | str = 0.0,
+                 feature_bounds: tuple[ArrayLike, ArrayLike] | None = None,
+                 outcome_bounds: tuple[float, float] | None = None,
+                 larger_is_better: bool = True, fit_intercept: bool = True,
+                 rng: Any = None) -> None:
+        self._store_params(locals())
+
+    def _check_params(self) -> None:
+        """The OWL-specific hyper-parameters (the rest are checked by DPWeightedERM)."""
+        check_epsilon(self.epsilon)
+        if self.outcome_bounds is not None:
+            check_bounds(self.outcome_bounds, 1, "outcome_bounds")
+        elif not self.larger_is_better:
+            raise ValueError("larger_is_better=False needs outcome_bounds to turn outcomes into benefits")
+        if self.weight_bound is not None:
+            check_real(self.weight_bound, "weight_bound", low=0.0)
+        if not isinstance(self.larger_is_better, (bool, np.bool_)):
+            raise TypeError(f"larger_is_better must be True or False, got {self.larger_is_better!r}")
+
+    def fit(self, X: ArrayLike, A: ArrayLike, B: ArrayLike, propensity: Propensity,
+            *, treated: Any = None) -> DPOWL:
+        """Fit and release the private rule.
+
+        Parameters
+        ----------
+        X : array-like (n, p)
+            A DataFrame's string column names become ``feature_names_in_``.
+        A : array-like (n,)
+            Treatments: two labels of any kind.
+        B : array-like (n,)
+            Outcomes.
+        propensity : float, array (n,) or "logistic"
+            Required. P(A = treated | X): a known constant (0.5 for 1:1, 2/3 for 2:1
+            randomization), one value per row, or "logistic" to estimate it on the same data.
+            An estimated propensity is covered by pure epsilon-DP only with
+            ``C="worst-case"``; any other C > 0 relies on the paper's large-n constant H and
+            raises a :class:`PrivacyWarning`.
+        treated : label, optional
+            Which label of ``A`` is the treated arm (the one ``propensity`` is about). Default
+            the larger label: +1, 1 or True.
+
+        Returns
+        -------
+        self
+        """
+        self._check_params()
+        self._set_feature_names(X)
+        X = check_matrix(X, allow_1d=False)
+        n = X.shape[0]
+        classes, A = check_binary_labels(A, n, "A")
+        if treated is not None:
+            if treated not in classes.tolist():
+                raise ValueError(f"treated={treated!r} is not a label of A ({classes.tolist()})")
+            if treated == classes[0]:
+                classes, A = classes[::-1], -A
+        self.classes_ = classes
+        self.arms_ = (classes[1], classes[0])
+        B = check_vector(B, "B", n)
+        if isinstance(propensity, str):
+            propensity = self._estimated_propensity(X, A, propensity)
+        elif propensity is None:
+            raise TypeError("propensity is required: the randomization probability P(treated) "
+                            "(0.5 for 1:1, 2/3 for 2:1), one value per row, or 'logistic'")
+        propensity = check_propensity(propensity, n)
+        self.propensity_ = float(np.asarray(propensity)) if np.ndim(propensity) == 0 else None
+        W = self.weight_bound
+        if W is None:
+            if self.outcome_bounds is None or np.ndim(propensity) != 0:
+                raise ValueError(
+                    "weight_bound is required unless outcome_bounds are given and the propensity is a constant"
+                )
+            W = default_weight_bound(self.outcome_bounds, float(np.asarray(propensity)))
+        w, clipped = owl_weights(B, A, propensity, W, self.outcome_bounds, self.larger_is_better)
+        if clipped > 0:
+            warnings.warn(
+                f"some OWL weights (benefit / propensity) exceed the weight bound W={W:g}; they "
+                "were clipped to W (the share clipped is an analyst-only diagnostic)",
+                UserWarning, stacklevel=2,
+            )
+        self.estimator_ = DPWeightedERM(
+            epsilon=self.epsilon, gamma=self.gamma, weight_bound=W, loss="huber",
+            huber_h=self.huber_h, C=self.C, feature_bounds=self.feature_bounds,
+            fit_intercept=self.fit_intercept, rng=self.rng,
+        ).fit(X, A, w)
+        self.weight_bound_ = W
+        for attr in ("coef_", "intercept_", "theta_", "sensitivity_", "scaling_", "n_features_in_"):
+            setattr(self, attr, getattr(self.estimator_, attr))
+        self.diagnostics_ = {**self.estimator_.diagnostics_, "clipped_share": float(clipped)}
+        return self
+
+    def fit_trial(self, trial: Trial, propensity: Propensity = None) -> DPOWL:
+        """Fit on a :class:`dpcore.Trial`: its arrays, column names, arms and propensity.
+
+        Parameters
+        ----------
+        trial : Trial
+            From :func:`dpcore.read_trial`; ``A`` is +1 for ``trial.arms[0]`` (treated). Rows
+            kept with a missing value (``incomplete="keep"``, n the file's public row count)
+            get weight 0 (:meth:`dpcore.Trial.outcomes_for_fit`).
+        propensity : float, array (n,) or "logistic", optional
+            Needed when the trial has no propensity column; overrides it otherwise.
+
+        Returns
+        -------
+        self, with ``arms_ == trial.arms`` so that :meth:`recommend` returns arm labels.
+        """
+        p = trial.propensity if propensity is None else propensity
+        if p is None:
+            raise TypeError("this trial has no propensity column: pass its randomization "
+                            "probability, e.g. fit_trial(trial, propensity=2/3) for 2:1")
+        B = trial.B
+        if getattr(trial, "n_incomplete", 0):
+            if self.outcome_bounds is None:
+                raise ValueError("this trial keeps rows with a missing value; their OWL weight is "
+                                 "0 only with public outcome_bounds")
+            B = trial.outcomes_for_fit(self.outcome_bounds, self.larger_is_better)
+        X = pd.DataFrame(np.asarray(trial.X), columns=list(trial.covariates))
+        self.fit(X, trial.A, B, p)
+        self.arms_ = tuple(trial.arms)
+        return self
+
+    def _estimated_propensity(self, X: np.ndarray, A: np.ndarray, propensity: str) -> np.ndarray:
+        if propensity != "logistic":
+            raise ValueError(f"propensity must be a number, an array or 'logistic', got {propensity!r}")
+        if isinstance(self.C, str):  # "worst-case" (n W) covers any propensity model
+            _validation.check_choice(self.C, "C", {"worst-case"})
+        elif self.C == 0:
+            raise ValueError(
+                "propensity='logistic' is estimated on the same data, which the privacy "
+                "guarantee covers only with C > 0 ('worst-case', or H/n for large n)"
+            )
+        else:
+            warnings.warn(
+                "propensity='logistic' with a numeric C is epsilon-DP only if C bounds the "
+                "propensity model's influence, which the paper's C = H/n does for large n and "
+                "known constants; use C='worst-case' for a guarantee that always holds",
+                PrivacyWarning, stacklevel=3,
+            )
+        return fit_logistic_propensity(X, A)
+
+    def decision_function(self, X: ArrayLike) -> np.ndarray:
+        """x~' theta for new rows (features clipped to the public bounds); > 0 favours treating."""
+        self._check_fitted()
+        self._check_feature_names(X)
+        return self.estimator_.decision_function(np.asarray(X, dtype=float))
+
+    def predict(self, X: ArrayLike) -> np.ndarray:
+        """The treatment label of ``A`` to give: ``classes_[1]`` (treated) or ``classes_[0]``.
+
+        Ties go to ``classes_[0]``; for treatments coded -1 / +1 the result is -1 or +1.
+        """
+        positive = self.decision_function(X) > 0  # checks the fit first
+        return self.classes_[positive.astype(int)]
+
+    def recommend(self, X: ArrayLike) -> np.ndarray:
+        """The arm to give each row, by its label in ``arms_`` (a trial's own arm names)."""
+        treated, control = self.arms_
+        return np.where(self.decision_function(X) > 0, treated, control).astype(object)
+
+    def score(self, X: ArrayLike, A: ArrayLike, B: ArrayLike,
+              propensity: Propensity = None, sample_weight: None = None) -> float:
+        """Normalised IPW value of the rule's benefit on (X, A, B): larger is better.
+
+        The benefit is the one ``fit`` learns from (outcomes clipped to ``outcome_bounds`` and,
+        when ``larger_is_better=False``, turned into hi - B). ``propensity`` defaults to the
+        constant used in ``fit``. A score read on the sensitive data is outside the guarantee.
+        ``sample_weight`` exists for scikit-learn's Pipeline, which always passes it; the
+        weights of an IPW value are the propensities, so other weights are refused.
+        """
+        if sample_weight is not None:
+            raise ValueError("DPOWL.score weighs rows by 1 / propensity; sample_weight is not supported")
+        self._check_fitted()
+        X = check_matrix(X, allow_1d=False)
+        n = X.shape[0]
+        p = self.propensity_ if propensity is None else propensity
+        if p is None or isinstance(p, str):
+            raise TypeError("score needs the propensity of these rows: the fit used one per row")
+        p = check_propensity(p, n)
+        A = np.asarray(A).reshape(-1)
+        if A.shape[0] != n:
+            raise ValueError(f"A has {A.shape[0]} entries but X has {n} rows")
+        A_pm = np.where(A == self.classes_[1], 1.0, -1.0)
+        gain = benefit(check_vector(B, "B", n), self.outcome_bounds, self.larger_is_better)
+        A_hat = np.where(self.decision_function(X) > 0, 1.0, -1.0)
+        return float(ipw_value(A_hat, A_pm, gain, p))
+
+    def get_metadata_routing(self) -> Any:
+        """scikit-learn's metadata request: ``fit`` and ``score`` take ``B`` and ``propensity``."""
+        from sklearn.utils.metadata_routing import MetadataRequest
+
+        request = MetadataRequest(owner=type(self).__name__)
+        for method in (request.fit, request.score):
+            for param in ("B", "propensity"):
+                method.add_request(param=param, alias=True)
+        request.score.add_request(param="sample_weight", alias=True)
+        return request
