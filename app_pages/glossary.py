@@ -1,0 +1,10 @@
+"""Glossary: every symbol and term the pages show, in one place."""
+
+import streamlit as st
+
+from ui import glossary
+
+st.title("Glossary")
+st.markdown("Every symbol and term the pages show, in words. Each page's “What the words mean” "
+            "expander shows its own share of this list.")
+st.markdown(glossary.markdown())

@@ -1,0 +1,4 @@
+"""Lessons."""
+import streamlit as st
+
+st.title("Lessons")
