@@ -47,6 +47,12 @@ class Report:
     notes: list = field(default_factory=list)
 
 
+def app_base():
+    """The app's address as the browser sees it (empty when unknown: links stay relative)."""
+    url = str(getattr(st.context, "url", "") or "").split("?")[0]
+    return url.rsplit("/", 1)[0] if url.count("/") > 2 else url
+
+
 def link(page_path):
     """The reproducing link: this page's address with the current URL parameters."""
     pairs = [(k, v) for k in st.query_params for v in st.query_params.get_all(k)]
@@ -96,7 +102,10 @@ def page(report):
     cards = "".join(f"<div class='card'><div class='l'>{e(a)}</div><div class='v'>{e(b)}</div>"
                     f"<div class='s'>{e(c)}</div></div>" for a, b, c in report.cards)
     settings = "".join(f"<tr><th>{e(str(k))}</th><td>{e(str(v))}</td></tr>" for k, v in report.settings.items())
-    chart = report.figure.to_html(full_html=False, include_plotlyjs=True) if report.figure is not None else ""
+    chart = ""
+    if report.figure is not None:  # printed on white, whatever the app's theme
+        fig = report.figure.update_layout(template="plotly_white")
+        chart = fig.to_html(full_html=False, include_plotlyjs=True, config={"displaylogo": False})
     table = report.table.to_html(index=False, border=0) if report.table is not None else ""
     notes = "".join(f"<p class='s'>{e(n)}</p>" for n in report.notes)
     return f"""<!doctype html><html lang="en"><head><meta charset="utf-8">
@@ -115,3 +124,24 @@ border-bottom:1px solid #ddd}}@media print{{a{{color:#000}}}}</style></head><bod
 <table>{settings}</table>
 <p class="s">Simulated data: every number is a Monte-Carlo mean over repeated simulated trials.</p>
 </body></html>"""
+
+
+def lessons_page(lessons, base=""):
+    """The lessons as one printable, self-contained HTML page with their links."""
+    e = html.escape
+    items = []
+    for k, lesson in enumerate(lessons, start=1):
+        url = lesson.link(base)
+        caveat = f"<p class='s'>Caveat: {e(lesson.caveat)}</p>" if lesson.caveat else ""
+        items.append(f"<section><h2>{k}. {e(lesson.title)}</h2><p><b>Question.</b> {e(lesson.question)}</p>"
+                     f"<p><b>Open.</b> <a href='{e(url, quote=True)}'>{e(url)}</a></p>"
+                     f"<p><b>Look at.</b> {e(lesson.look)}</p>{caveat}"
+                     "<p><b>Your prediction, then the answer:</b></p><div class='box'></div></section>")
+    return f"""<!doctype html><html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1"><title>Lessons: what privacy costs</title>
+<style>body{{font-family:system-ui,sans-serif;max-width:48rem;margin:1.5rem auto;padding:0 1rem;color:#222}}
+section{{break-inside:avoid;border-top:1px solid #ccc;padding-top:.5rem}}.s{{font-size:.85rem;color:#555}}
+.box{{border:1px dashed #999;height:4rem}}a{{word-break:break-all}}</style></head><body>
+<h1>Lessons: what privacy costs in learning</h1>
+<p>Each link opens the dashboard with the whole experiment set. Predict, then check.</p>
+{"".join(items)}</body></html>"""

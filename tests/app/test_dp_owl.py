@@ -273,3 +273,4 @@ def test_downloads_carry_their_settings_and_the_handout_is_offline(open_fresh):
                                 {"seed": 0, "W": 48, "link": "dp-owl?eps=1"})
     assert csv.startswith("# settings\n# seed = 0\n# W = 48\n# link = dp-owl?eps=1\n# data dictionary")
     assert "# _mean/_sd/_se/_lo/_hi:" in csv
+
