@@ -92,7 +92,7 @@ def curves_panel(s, sizes, results, refs, reps, target_mark):
     references = ({k: float(refs[k + suffix].mean()) for k in ("oracle", "treat_all", "treat_none")}
                   if shown == "value" else targets.fixed_rule_accuracy() if shown == "accuracy" else None)
     summary = compute.stack_summaries(results)
-    all_n = st.checkbox("Non-private references for every n", key="all_refs")
+    all_n = st.checkbox("Non-private references for every n")  # a view detail, not in the link
     ref_ns = tuple(sizes) if all_n else (s["n"],)
     best = {m: float(decide.best_reference(s, summary, reps, m)[f"{metric}_mean"]) for m in ref_ns} \
         if metric != "concordance" else None

@@ -20,8 +20,8 @@ st.download_button("Printable handout of the lessons (HTML, works offline)",
 
 @st.fragment
 @guarded("This lesson")
-def answer(lesson):
-    if st.toggle("Show the answer", key=f"answer_{lesson.key}"):
+def answer(number, lesson):
+    if st.toggle(f"Show the answer to lesson {number}"):  # no key: a key would be a URL parameter
         with st.spinner("Reading the live numbers…"):
             st.markdown(lesson.answer())
 
@@ -33,7 +33,7 @@ for number, lesson in enumerate(LESSONS, start=1):
         st.page_link(lesson.page, label="Open the experiment", icon=":material/science:",
                      query_params=lesson.params)
         st.markdown(f"**Look at.** {lesson.look}")
-        answer(lesson)
+        answer(number, lesson)
         if lesson.caveat:
             st.caption(f"Caveat: {lesson.caveat}")
         if lesson.terms:

@@ -274,3 +274,12 @@ def test_downloads_carry_their_settings_and_the_handout_is_offline(open_fresh):
     assert csv.startswith("# settings\n# seed = 0\n# W = 48\n# link = dp-owl?eps=1\n# data dictionary")
     assert "# _mean/_sd/_se/_lo/_hi:" in csv
 
+
+
+@pytest.mark.slow
+def test_the_readme_quotes_the_verdict_the_page_shows(open_fresh):
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    quoted = re.search(r'\("(At ε = 1 and 1000 patients.*?)", at the default settings\)', readme, re.S).group(1)
+    assert verdict(open_fresh(PAGE))[1] == " ".join(quoted.split())

@@ -1,0 +1,62 @@
+"""End-to-end: walk every lesson from the Lessons page, and open the handouts offline."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from ui.lessons import LESSONS
+
+pytestmark = pytest.mark.e2e
+
+
+def test_every_lesson_opens_its_experiment(app):
+    for number, lesson in enumerate(LESSONS, start=1):
+        app.goto("/lessons")
+        app.page.get_by_role("link", name="Open the experiment").nth(number - 1).click()
+        app.wait_rerun(timeout=180_000)
+        assert f"/{lesson.url_path}" in app.page.url, app.page.url
+        for key in lesson.params:
+            assert re.search(rf"[?&]{key}=", app.page.url) or lesson.params[key] in ("", "0"), (key, app.page.url)
+        app.expect_no_exception()
+        expect(app.page.locator("[data-testid='stAlertContentWarning']").filter(
+            has_text="Ignored the link")).to_have_count(0)
+
+
+def _download(app, name):
+    with app.page.expect_download() as info:
+        app.page.get_by_role("button", name=name).click()
+    return info.value.path()
+
+
+def _open_offline(browser, path):
+    context = browser.new_context(offline=True)
+    page = context.new_page()
+    page.goto(f"file://{path}")
+    return context, page
+
+
+def test_the_handouts_open_offline(app, browser):
+    app.goto("/lessons")
+    context, page = _open_offline(browser, _download(app, "Printable handout of the lessons (HTML, works offline)"))
+    try:
+        expect(page.locator("h2")).to_have_count(len(LESSONS))
+        expect(page.get_by_role("link").first).to_have_attribute("href", re.compile(r"/dp-owl\?"))
+    finally:
+        context.close()
+    app.goto("/dp-owl?reps=40&compare=200")
+    context, page = _open_offline(browser, _download(app, "Handout (HTML, offline)"))
+    try:
+        expect(page.locator(".verdict")).to_contain_text("At ε = 1 and 1000 patients")
+        expect(page.locator(".main-svg").first).to_be_visible()  # plotly drew without a network
+        expect(page.get_by_text("At what ε can we publish?")).to_be_visible()
+    finally:
+        context.close()
+    app.goto("/cvar")
+    context, page = _open_offline(browser, _download(app, "Handout of this view (HTML, offline)"))
+    try:
+        expect(page.locator(".verdict")).to_contain_text("With 2000 patients")
+    finally:
+        context.close()
