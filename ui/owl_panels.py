@@ -43,14 +43,15 @@ def cards(s, here, best, runs_here, value_key):
     split = private or s["mode"] == "free"
     vk = value_key
     gammas = (compute.gamma_used(s["mode"], s["gamma"], eps, s["n"]), decide.best_gamma(s["n"]))
-    cols = st.columns(3)
+    cols, splits = st.columns(3), []
     for col, (label, m, unit, digits, word) in zip(cols, (
             ("Accuracy (better treatment)", "accuracy", "pts", 1, "percentage points (pts) of accuracy"),
             ("Value of the rule", vk, "", 2, "outcome units; value: the average outcome of patients "
                                               "treated as the rule says"))):
         total, noise = here[f"{m}_mean"] - best[f"{m}_mean"], here[f"{m}_mean"] - here[f"{m}_same_gamma_mean"]
+        splits.append(f"{label.split(' (')[0].lower()} {explain.gap_text(total, noise, total - noise, unit, digits, gammas)}")
         col.metric(label, f"{here[f'{m}_mean']:.{digits}f}{'%' if m == 'accuracy' else ''}",
-                   explain.gap_text(total, noise, total - noise, unit, digits, gammas) if split else None,
+                   f"{total:+.{digits}f} {unit} vs best non-private".replace("  ", " ") if split else None,
                    help=f"95% interval over {int(here.reps)} simulated trials: {here[f'{m}_lo']:.{digits}f} – "
                         f"{here[f'{m}_hi']:.{digits}f}. The change, in {word}, is against the best non-private "
                         f"rule (γ = {gammas[1]:g}); “from regularization” is what the γ in use costs even "
@@ -58,6 +59,8 @@ def cards(s, here, best, runs_here, value_key):
     if private:
         cols[2].metric("Agrees with the non-private rule", f"{here.concordance_mean:.1f}%",
                        help=f"At the same γ. 95% interval: {here.concordance_lo:.1f} – {here.concordance_hi:.1f}%.")
+    if split:
+        st.markdown("**The gap to the best non-private rule, by cause:** " + "; ".join(splits) + ".")
     st.caption(explain.intervals(here, vk, private))
     outcome, W = compute.preprocessing(s["prep"], s["W"])
     st.caption(explain.coverage(s["prep"], W, outcome, float(runs_here.clipped_share.mean())))

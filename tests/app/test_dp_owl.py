@@ -71,11 +71,13 @@ def test_the_cards_split_the_gap_exactly_as_the_engine_does(open_fresh):
     total = here.accuracy_mean - best.accuracy_mean
     noise = here.accuracy_mean - here.accuracy_same_gamma_mean
     card = at.metric[0]
-    numbers = [float(x) for x in re.findall(r"[+-]\d+\.\d", card.delta)]
+    split = next(m.value for m in at.markdown if "by cause" in m.value).split(";")[0]
+    numbers = [float(x) for x in re.findall(r"[+-]\d+\.\d", split)]
     assert numbers == pytest.approx([round(total, 1), round(noise, 1), round(total - noise, 1)], abs=0.051)
     assert numbers[1] + numbers[2] == pytest.approx(numbers[0], abs=0.11)  # rounding only
     assert card.value == f"{here.accuracy_mean:.1f}%"
-    assert "from noise" in card.delta and "from regularization (γ = " in card.delta
+    assert card.delta == f"{total:+.1f} pts vs best non-private"
+    assert "from noise" in split and "from regularization (γ = " in split
     assert f"accuracy {here.accuracy_lo:.1f}–{here.accuracy_hi:.1f}%" in everything(at)  # the card's 95% CI
 
 
@@ -172,7 +174,7 @@ def test_fixed_gamma_1000_compares_with_the_best_nonprivate_rule(open_fresh):
     private, nonprivate = map(int, re.findall(r"(\d+) of 100", text)[:2])
     assert nonprivate == round(best.accuracy_mean) and nonprivate - private > 20
     assert "best non-private rule" in text and "fixed γ = 1000" in text and kind != "success"
-    card = at.metric[0].delta
+    card = next(m.value for m in at.markdown if "by cause" in m.value).split(";")[0]
     assert "all from noise" not in card and "from regularization (γ = 1000 instead of" in card
     numbers = [float(x) for x in re.findall(r"[+-]\d+\.\d", card)]
     assert numbers[0] == pytest.approx(float(at.metric[0].value[:-1]) - best.accuracy_mean, abs=0.11)
@@ -254,10 +256,10 @@ def test_words_scale_references_and_names(open_fresh):
     assert re.search(r"at most almost 100% sure [^.]*promises little[^.]*17\.14", sentence)
     at = open_fresh(PAGE, **FAST)
     texts = [a.get("text", "") for a in chart(at, "vs_eps")["layout"]["annotations"]]
-    assert any(t.startswith("treat everyone: 49.") for t in texts) and any("treat no one: 50." in t for t in texts)
+    assert any(t.startswith("coin flip: 50%<br>treat everyone: 49.") and "treat no one: 50." in t for t in texts)
     grey = [t for t in chart(at, "vs_eps")["data"] if t.get("legendgroup", "").startswith(("best", "non-private"))]
     assert len(grey) == 2  # the current n only; "for every n" on request
-    assert "age (x1)" in chart(at, "coef")["data"][0]["x"]
+    assert "age<br>(x1)" in chart(at, "coef")["data"][0]["x"]
     help_text = at.metric[0].proto.help
     assert "percentage points" in help_text and "from regularization" in help_text
     assert "value: the average outcome" in at.metric[1].proto.help

@@ -19,8 +19,9 @@ def layout(fig, title, xtitle, ytitle, height=400):
     """The shared layout, with the toolbar vertical in a right margin and the legend clear of
     the x-axis title (it grows downwards on a narrow screen)."""
     fig = _layout(fig, title, xtitle, ytitle, height)
-    fig.update_layout(modebar={"orientation": "v"}, margin={"r": 36},
-                      legend={"y": -0.25, "yanchor": "top"}, xaxis={"automargin": True})
+    fig.update_layout(modebar={"orientation": "v"}, margin={"r": 40, "b": 20},
+                      legend={"yref": "container", "y": 0, "yanchor": "bottom"},
+                      xaxis={"automargin": True})
     return fig
 
 
@@ -51,11 +52,16 @@ def _reference_lines(fig, references, unit=""):
                       annotation_font={"size": 11, "color": INK})
 
 
-def _chance_line(fig, metric):
-    """Accuracy and agreement of a coin flip: 50%."""
+def _chance_line(fig, metric, references=None):
+    """Accuracy and agreement of a coin flip: 50%. On the accuracy view the rules that need no
+    data (treat everyone, treat no one) land within a point of it, so one label names all three."""
     if metric in ("accuracy", "concordance"):
+        text = "coin flip: 50%"
+        if metric == "accuracy" and references:
+            text += (f"<br>treat everyone: {references['treat_all']:.1f}%, "
+                     f"treat no one: {references['treat_none']:.1f}%")
         fig.add_hline(y=50, line={"color": INK, "dash": "dashdot", "width": 1},
-                      annotation_text="coin flip: 50%", annotation_position="bottom left",
+                      annotation_text=text, annotation_position="bottom left", annotation_align="left",
                       annotation_font={"size": 11, "color": INK})
 
 
@@ -101,8 +107,8 @@ def curves_vs_epsilon(summary, metric, ns, current_eps, references=None, *, mode
         if not np.allclose(same, level):
             _level(fig, x, same, dashed, "dash", first,
                    f"{dashed}, n = {n}: %{{y:.2f}}{unit}<extra></extra>")
-    _chance_line(fig, metric)
-    if references:
+    _chance_line(fig, metric, references)
+    if references and metric != "accuracy":
         _reference_lines(fig, references, unit)
     if target is not None:
         threshold, hit = target
@@ -133,8 +139,8 @@ def curve_vs_n(summary, metric, eps, references=None, nonprivate_name="non-priva
                  f"<br>95% CI %{{customdata[0]:.2f}} – %{{customdata[1]:.2f}}<extra></extra>")
         band(fig, rows["n"].to_numpy(), rows[f"{metric}_mean"].to_numpy(),
              rows[f"{metric}_lo"].to_numpy(), rows[f"{metric}_hi"].to_numpy(), colour, name, hover)
-    _chance_line(fig, metric)
-    if references:
+    _chance_line(fig, metric, references)
+    if references and metric != "accuracy":
         _reference_lines(fig, references, unit)
     title = f"{METRIC_LABELS[metric].split(' (')[0].capitalize()} against n"
     return layout(fig, title, "training size n (patients)", METRIC_LABELS[metric])
@@ -170,13 +176,15 @@ def coefficients(names, nonprivate, private=None, eps=None, same_gamma=None, gam
     if private is not None:
         bars.append((private, f"private, ε = {eps:g}" + (f", γ = {g:g}" if g else ""), PALETTE[0], ""))
     fig = go.Figure()
+    ticks = [n.replace(" ", "<br>") for n in names]  # stacked words: a phone need not tilt them
     for values, name, colour, pattern in bars:
-        fig.add_trace(go.Bar(x=list(names), y=values, name=name, marker_color=colour,
+        fig.add_trace(go.Bar(x=ticks, y=values, name=name, marker_color=colour,
                              marker_pattern_shape=pattern,
                              hovertemplate=f"%{{x}}: %{{y:.3f}}<extra>{name}</extra>"))
     fig.update_layout(barmode="group")
-    return layout(fig, "The learned rule's coefficients", "term of the rule",
-                  "coefficient (per unit of x)")
+    fig = layout(fig, "The learned rule's coefficients", "term of the rule", "coefficient (per unit of x)")
+    fig.update_xaxes(tickangle=0)
+    return fig
 
 
 def noise_vector(theta_hat, noise, radius, dims=(3, 4), names=("intercept", "x1", "x2", "x3", "x4")):

@@ -64,8 +64,9 @@ def eps_curve_caption(metric, mode="paper", gamma=None, all_n=False):
         lines = (f"Grey dashed: the non-private rule at the fixed γ = {gamma:g}. Grey dotted: the "
                  "best non-private rule (the authors' tuned γ). The band's distance to the dashed "
                  "line is the cost of the noise; dashed to dotted, the cost of fixing γ")
-    refs = (" Thin black lines: rules that need no data (treat everyone, treat no one)"
-            + (", and the oracle that knows the truth." if metric != "accuracy" else "."))
+    refs = (" The dash-dot line at 50% is a coin flip; treating everyone or no one lands within a "
+            "point of it (labelled)." if metric == "accuracy" else " Thin labelled lines: the rules "
+            "that need no data (treat everyone, treat no one) and the oracle that knows the truth.")
     return f"Each band is one trial size. {lines}, drawn for {which}.{refs}"
 
 
