@@ -147,7 +147,7 @@ LESSONS = (
            "Privacy costs accuracy twice: the noise itself, and the larger γ that keeps the noise "
            "small. Which part costs more at ε = 0.5, and at ε = 5?",
            OWL, "dp-owl", {**_OWL_BASE, "eps": "0.5", "compare": ""},
-           "The accuracy card's split into “from noise” and “from regularization”, and on the ε chart "
+           "The line under the cards that splits the gap into “from noise” and “from regularization”, and on the ε chart "
            "the band's distance to the grey dashed line (noise) and dashed to dotted (γ).",
            answer_noise, "The split uses the authors' γ table; a γ tuned for your own setting "
            "(Algorithm 2 on the same page) moves the balance.", ("gamma", "points")),

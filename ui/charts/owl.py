@@ -212,7 +212,7 @@ def noise_vector(theta_hat, noise, radius, dims=(3, 4), names=("intercept", "x1"
     reach = max(radius, float(np.max(np.abs(end - start)))) * 1.15
     fig.update_xaxes(range=[start[0] - reach, start[0] + reach])
     fig.update_yaxes(range=[start[1] - reach, start[1] + reach], scaleanchor="x", scaleratio=1)
-    fig = layout(fig, f"The noise on {names[i]} and {names[j]}", f"{names[i]} coefficient (scaled)",
+    fig = layout(fig, "The noise on two coefficients", f"{names[i]} coefficient (scaled)",
                  f"{names[j]} coefficient (scaled)")
     fig.update_layout(hovermode="closest")
     return fig
