@@ -47,7 +47,7 @@ CONTROLS = (EPS, N, COMPARE, MODE, GAMMA, PREP, H, W_BOUND, REPS, SEED, METRIC, 
 STATE = (EPS, N, COMPARE, MODE, GAMMA, PREP, H, W_BOUND, REPS, SEED)  # what a preset sets, all of it
 PRESETS = decide.presets(STATE, {
     "Strong privacy (ε = 0.1)": {"eps": 0.1}, "Moderate (ε = 1)": {"eps": 1.0}, "Weak (ε = 10)": {"eps": 10.0},
-    "Clean experiment: fixed γ = 75, ε = 1": {"gamma_mode": "free", "gamma": 75}})
+    "Clean: fixed γ = 75": {"gamma_mode": "free", "gamma": 75}})
 
 
 def set_values(values, message=None):

@@ -67,3 +67,20 @@ def test_the_handouts_open_offline(app, browser, tmp_path):
         expect(page.locator(".verdict")).to_contain_text("With 2000 patients")
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_lessons_fit_a_phone(browser, streamlit_server, screenshot_dir, scheme):
+    from .test_dp_owl import phone
+
+    context, app = phone(browser, streamlit_server, screenshot_dir, scheme)
+    try:
+        app.goto("/lessons")
+        app.expect_no_exception()
+        overflow = app.page.evaluate(
+            "() => document.querySelector(\"[data-testid='stMain']\").scrollWidth - window.innerWidth")
+        assert overflow <= 0
+        expect(app.page.get_by_role("link", name="Open the experiment")).to_have_count(len(LESSONS))
+        app.screenshot(f"lessons-390-{scheme}.png")
+    finally:
+        context.close()
