@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
 from urllib.parse import parse_qs, urlparse
 
 import pytest
@@ -38,35 +39,31 @@ def _download(app, name, folder):
     return path
 
 
-def _open_offline(browser, path):
+@contextmanager
+def offline(browser, path):
+    """The downloaded file in a browser context with no network."""
     context = browser.new_context(offline=True)
     page = context.new_page()
     page.goto(f"file://{path}")
-    return context, page
+    try:
+        yield page
+    finally:
+        context.close()
 
 
 def test_the_handouts_open_offline(app, browser, tmp_path):
     app.goto("/lessons")
-    context, page = _open_offline(browser, _download(app, "Printable handout of the lessons (HTML, works offline)", tmp_path))
-    try:
+    with offline(browser, _download(app, "Printable handout of the lessons (HTML, works offline)", tmp_path)) as page:
         expect(page.locator("h2")).to_have_count(len(LESSONS))
         expect(page.get_by_role("link").first).to_have_attribute("href", re.compile(r"/dp-owl\?"))
-    finally:
-        context.close()
     app.goto("/dp-owl?reps=40&compare=200")
-    context, page = _open_offline(browser, _download(app, "Handout (HTML, offline)", tmp_path))
-    try:
+    with offline(browser, _download(app, "Handout (HTML, offline)", tmp_path)) as page:
         expect(page.locator(".verdict")).to_contain_text("At ε = 1 and 1000 patients")
         expect(page.locator(".main-svg").first).to_be_visible()  # plotly drew without a network
         expect(page.get_by_text("At what ε can we publish?")).to_be_visible()
-    finally:
-        context.close()
     app.goto("/cvar")
-    context, page = _open_offline(browser, _download(app, "Handout of this view (HTML, offline)", tmp_path))
-    try:
+    with offline(browser, _download(app, "Handout of this view (HTML, offline)", tmp_path)) as page:
         expect(page.locator(".verdict")).to_contain_text("With 2000 patients")
-    finally:
-        context.close()
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
