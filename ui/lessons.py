@@ -104,9 +104,9 @@ def answer_theory():
                                          ("γ = 1, h = 2, W = 1, n = 200", (200, 1.0, 1.0, 2.0, 1))):
         g = bounds_compute.gamma_used("paper" if gamma is None else "free", gamma or 75, eps, n)
         m = bounds_compute.measure(n, eps, g, h, W, 0.0, 0.05, 0)
-        terms = bounds_compute.terms(n, eps, g, h, W, 0.0, 0.05, m.theta0_norm)
-        q = float(m.here.excess.quantile(0.95))
-        cov = bounds_compute.coverages(m.here)
+        terms = bounds_compute.terms(n, eps, g, h, W, 0.0, 0.05, m.norms)
+        q = float(m.excess("re-derived").quantile(0.95))
+        cov = bounds_compute.coverages(m.here, eps)
         held = ", ".join(f"the {form} bound held in {100 * c['share']:.1f}% of releases "
                          f"(95% interval {100 * c['lo']:.1f}–{100 * c['hi']:.1f}%)" for form, c in cov.items())
         failed += [f"{form} bound at {label}" for form, c in cov.items() if c["hi"] < 0.95]
@@ -131,13 +131,20 @@ def answer_shift():
 
 
 def answer_ledger():
-    eps, delta = ledger.session_ledger().total()
-    count = len(ledger.session_ledger().entries)
+    import streamlit as st
+
+    key = st.session_state.get(ledger.IN_USE)
+    if key is None:
+        return ("No dataset in use yet: open the experiment, release a rule on the Your data page, "
+                "then come back. Each release adds its ε to the dataset's ledger.")
+    book = ledger.dataset_ledger(key)
+    eps, delta = book.total()
+    count = len(book.entries)
     if not count:
-        return ("No private release yet in this session: release a rule on the Your data page, "
-                "then come back. Each release adds its ε to the ledger.")
-    return (f"This session has made {count} private release(s), ε = {eps:g} in total (δ = {delta:g}). "
-            "Releases compose: the total bounds what all of them together reveal about one patient.")
+        return f"The dataset in use ({key[:10]}) has no private release yet: release one, then look again."
+    return (f"The dataset in use ({key[:10]}) has {count} private release(s), ε = {eps:g} in total "
+            f"(δ = {delta:g}), over every session and restart. Releases on the same patients compose: "
+            "the total bounds what all of them together reveal about one patient.")
 
 
 OWL = "app_pages/dp_owl.py"
@@ -184,6 +191,6 @@ LESSONS = (
            "does that total protect?",
            "app_pages/your_data.py", "your-data", {"file": "demo: paper's trial (1:1)", "eps": "1"},
            "The sidebar's privacy ledger after each release.",
-           answer_ledger, "The total is basic composition: an upper bound. Releases on different "
-           "people do not add up; releases on the same people do.", ("ledger", "epsilon")),
+           answer_ledger, "The total is basic composition, an upper bound; the ledger is durable and "
+           "per dataset, so other sessions' releases on the same file count too.", ("ledger", "epsilon")),
 )
