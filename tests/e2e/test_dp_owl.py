@@ -77,7 +77,8 @@ OVERLAPS = """() => {
         .map((c) => {
             const title = box(c.querySelector(".gtitle")), bar = box(c.querySelector(".modebar"));
             const legend = box(c.querySelector(".legend")), xt = box(c.querySelector(".xtitle"));
-            return {toolbar: meet(title, bar), legend: meet(legend, xt)};
+            const name = c.querySelector(".gtitle");
+            return {toolbar: meet(title, bar), legend: meet(legend, xt), title: name && name.textContent};
         });
 }"""
 

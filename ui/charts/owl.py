@@ -10,16 +10,15 @@ import plotly.graph_objects as go
 from . import GREY, PALETTE, band, marker
 from . import layout as _layout
 
-# Plotly's toolbar, kept short and vertical in the right margin: on a phone a horizontal one
-# covers the chart's title.
+# Plotly's toolbar, kept short (the shared layout puts it vertical in the right margin).
 CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["select2d", "lasso2d", "autoScale2d"]}
 
 
 def layout(fig, title, xtitle, ytitle, height=400):
-    """The shared layout, with the toolbar vertical in a right margin and the legend clear of
-    the x-axis title (it grows downwards on a narrow screen)."""
+    """The shared layout, with the legend clear of the x-axis title (it grows downwards on a
+    narrow screen, so it is anchored to the bottom of the figure)."""
     fig = _layout(fig, title, xtitle, ytitle, height)
-    fig.update_layout(modebar={"orientation": "v"}, margin={"r": 40, "b": 20},
+    fig.update_layout(margin={"b": 20},
                       legend={"yref": "container", "y": 0, "yanchor": "bottom"},
                       xaxis={"automargin": True})
     return fig
