@@ -190,7 +190,7 @@ def show(s, sizes, results, target, verdict_slot, reps, first=False):
     rule_panel(s, runs, metric)
     if not first:
         report = handout.owl_report(s, here, best, v["text"], all_summary, sizes, reps, v["verdict"],
-                                    explain.privacy_statement(s["eps"]))
+                                    explain.privacy_statement(s["eps"]), (v["threshold"], v["answer"].first))
         panels.downloads(results, all_summary, s, report)
 
 

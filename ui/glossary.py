@@ -61,6 +61,17 @@ TERMS = {
     "interval": ("95% interval", "Monte-Carlo interval of a mean over simulated trials: mean ± t·sd/√R."),
     "Algorithm 2": ("Algorithm 2", "Tuning γ on public proxy data D0: the largest γ whose validation "
                     "score is within one standard error of the best."),
+    "M": ("M", "The number of candidate predictors the exponential mechanism chooses among."),
+    "alpha": ("α", "A target excess risk: the sample-size chart asks how many patients reach it."),
+    "T terms": ("T1, T2, T3", "Theorem 10's three terms: regularization (T1), privacy noise (T2) and the "
+                "Huber-to-hinge gap (T3)."),
+    "theta": ("θ, θ̂, θ*, θ0", "Coefficients of the rule: θ̂ the exact minimiser, θ* = θ̂ + noise the "
+              "release, θ0 the comparator a bound is measured against."),
+    "D0": ("D0 (public proxy)", "Data that share no patients with the trial, used to tune γ without "
+           "spending privacy; a “public” D0 is never the trial itself."),
+    "propensity": ("Propensity", "The probability of the arm a patient received; known in a "
+                   "randomized trial (1/2 for 1:1)."),
+    "n_tau": ("nτ", "Patients in the tail: the sampling error of CVaR scales like 1/√(nτ)."),
     "ledger": ("Privacy ledger", "The running record of every private release on a dataset; the ε of "
                "releases add up (composition)."),
 }

@@ -71,7 +71,7 @@ def with_settings(df, settings, dictionary=DICTIONARY):
     return "\n".join(head) + "\n" + df.to_csv(index=False)
 
 
-def owl_report(s, here, best, answer_text, summary, sizes, reps, verdict_text, privacy_text):
+def owl_report(s, here, best, answer_text, summary, sizes, reps, verdict_text, privacy_text, mark=None):
     """The DP-OWL page's current view as a :class:`Report`."""
     from .charts import owl as charts
 
@@ -90,10 +90,12 @@ def owl_report(s, here, best, answer_text, summary, sizes, reps, verdict_text, p
                 "h": s["h"], "W": s["W"], "preprocessing": s["prep"], "repetitions": reps,
                 "seed": s["seed"], "link": link("dp-owl")}
     fig = charts.curves_vs_epsilon(summary, "accuracy", sizes, eps, mode=s["mode"], gamma=s["gamma"],
-                                   reference_ns=(s["n"],))
-    rows = summary[summary["n"] == s["n"]][["epsilon", "accuracy_mean", "accuracy_lo", "accuracy_hi"]]
+                                   best={s["n"]: float(best.accuracy_mean)}, reference_ns=(s["n"],), target=mark)
+    rows = summary[summary["n"] == s["n"]][["epsilon", "accuracy_mean", "accuracy_lo", "accuracy_hi"]].round(2)
+    rows = rows.assign(epsilon=[("non-private" if math.isinf(e) else f"{e:g}") for e in rows.epsilon])
+    rows.columns = [f"ε (n = {s['n']})", "accuracy %", "95% interval from", "to"]
     return Report("DP-OWL: what privacy costs a treatment rule", verdict_text, cards, answer_text,
-                  privacy_text, settings["link"], settings, fig, rows.round(2))
+                  privacy_text, settings["link"], settings, fig, rows)
 
 
 def page(report):

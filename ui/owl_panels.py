@@ -60,7 +60,9 @@ def cards(s, here, best, runs_here, value_key):
         cols[2].metric("Agrees with the non-private rule", f"{here.concordance_mean:.1f}%",
                        help=f"At the same γ. 95% interval: {here.concordance_lo:.1f} – {here.concordance_hi:.1f}%.")
     if split:
-        st.markdown("**The gap to the best non-private rule, by cause:** " + "; ".join(splits) + ".")
+        st.markdown("**The gap to the best non-private rule, by cause:** " + "; ".join(splits)
+                    + ". (pts: percentage points of accuracy; value in outcome units; regularization: "
+                    "what the γ in use costs even without noise.)")
     st.caption(explain.intervals(here, vk, private))
     outcome, W = compute.preprocessing(s["prep"], s["W"])
     st.caption(explain.coverage(s["prep"], W, outcome, float(runs_here.clipped_share.mean())))

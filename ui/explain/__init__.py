@@ -25,7 +25,6 @@ from .cvar import (
 )
 from .owl import (
     FEATURE_NAMES,
-    GLOSSARY,
     OWL_FORMULAS,
     OWL_INTRO,
     agreement_text,
@@ -64,7 +63,6 @@ __all__ = [
     "CVAR_CAPTIONS",
     "CVAR_FORMULAS",
     "FORM_NAMES",
-    "GLOSSARY",
     "OWL_FORMULAS",
     "OWL_INTRO",
     "SAMPLE_SIZE_FORMULA",

@@ -113,20 +113,6 @@ def tuning_caption(res, reps, n, variant, n0):
             f"cannot tell these apart.{flat}")
 
 
-GLOSSARY = """
-- **Accuracy**: out of 100 new patients, for how many the rule recommends the treatment that
-  is truly better for them (known here because the trial is simulated).
-- **Value**: the average outcome if every new patient were treated as the rule says (higher is
-  better), estimated from the trial by inverse-probability weighting.
-- **Agreement**: out of 100 new patients, for how many the private rule recommends the same
-  treatment as the rule learned without privacy.
-- **ε (privacy budget)**: how much one patient's data may change what is released. Smaller
-  means more noise and stronger protection; at ε = 1 no release can make any outcome more than
-  e ≈ 2.7 times as likely because of one patient.
-- **γ (regularization)**: how strongly the rule is pulled towards zero. A larger γ makes the
-  rule less sensitive to any one patient, so less noise is needed, but it also blurs the rule.
-"""
-
 OWL_INTRO = (
     "**How much worse does a treatment rule get when it is learned with differential privacy?** "
     "A randomized trial of two treatments is simulated as in the DP-wERM paper: four patient "
