@@ -122,3 +122,16 @@ def test_fixed_gamma_and_presets_in_the_browser(app):
     expect(app.page.get_by_text("Active preset: Moderate (ε = 1)")).to_be_visible()
     expect(app.page.locator("[data-testid='stToast']").first).to_contain_text("At ε = 1")
     app.expect_no_exception()
+
+
+def test_a_first_estimate_says_so_until_final(app):
+    app.page.goto(app.base_url + "/dp-owl?compare=200&seed=11")  # a setting nobody computed yet
+    first = app.page.get_by_text("First estimate")
+    try:
+        expect(first.first).to_be_visible(timeout=60_000)
+    except AssertionError:  # the results store answered at once: the first number is final
+        pass
+    app.wait_idle(timeout=180_000)
+    expect(verdict(app)).not_to_contain_text("First estimate")
+    expect(verdict(app)).to_contain_text("95% interval")
+    app.expect_no_exception()
