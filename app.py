@@ -22,8 +22,10 @@ pages = [
             url_path="bounds"),
     st.Page("app_pages/your_data.py", title="Your data", icon=":material/upload_file:",
             url_path="your-data"),
+    st.Page("app_pages/lessons.py", title="Lessons", icon=":material/school:", url_path="lessons"),
     st.Page("app_pages/limitations.py", title="Limitations", icon=":material/report:",
             url_path="limitations"),
+    st.Page("app_pages/glossary.py", title="Glossary", icon=":material/menu_book:", url_path="glossary"),
 ]
 page = st.navigation(pages)
 

@@ -5,7 +5,7 @@ import math
 import streamlit as st
 
 from dpcore.cvar.experiments import KINDS
-from ui import explain
+from ui import cvar_handout, explain
 from ui.charts import cvar as charts
 from ui.compute import cvar as compute
 from ui.controls import Choice, IntRange, MultiChoice, check_link, row
@@ -186,3 +186,4 @@ st.caption("Unit of privacy: one patient (one record); neighbouring data sets di
            "Pure ε-DP (δ = 0) except DP-GD, which is (ε, 10⁻⁵)-DP.")
 check_link(CONTROLS)
 study()
+cvar_handout.download(CONTROLS)

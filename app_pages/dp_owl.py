@@ -6,9 +6,12 @@ import numpy as np
 import streamlit as st
 
 from dpcore import expected_noise_radius
-from ui import explain, tuning
+from ui import explain, handout, tuning
+from ui import owl_decide as decide
+from ui import owl_panels as panels
 from ui.charts import owl as charts
 from ui.compute import owl as compute
+from ui.compute import owl_decide as targets
 from ui.compute.limits import cap_work
 from ui.controls import Choice, IntRange, MultiChoice, check_link, rerun, row
 from ui.grids import EPS_OPTIONS, H_OPTIONS, N_OPTIONS, fmt_eps, fmt_number
@@ -39,9 +42,12 @@ METRIC = Choice("metric", ("accuracy", "value", "concordance"), "accuracy", "Sho
 SCALE = Choice("scale", ("own", "paper"), "own", "Outcome scale", {"own": "own scale", "paper": "paper scale"}.get,
                kind="radio", help="Own scale: the outcome as measured. Paper scale: the authors shift each "
                                   "test set's outcomes by its own minimum, which adds a constant.")
-CONTROLS = (EPS, N, COMPARE, MODE, GAMMA, PREP, H, W_BOUND, REPS, SEED, METRIC, SCALE, *tuning.CONTROLS)
-PRESETS = {"Strong privacy (ε = 0.1)": {"eps": 0.1}, "Moderate (ε = 1)": {"eps": 1.0},
-           "Weak (ε = 10)": {"eps": 10.0}, "Clean experiment: fixed γ = 75": {"gamma_mode": "free", "gamma": 75}}
+CONTROLS = (EPS, N, COMPARE, MODE, GAMMA, PREP, H, W_BOUND, REPS, SEED, METRIC, SCALE, *tuning.CONTROLS,
+            *decide.CONTROLS)
+STATE = (EPS, N, COMPARE, MODE, GAMMA, PREP, H, W_BOUND, REPS, SEED)  # what a preset sets, all of it
+PRESETS = decide.presets(STATE, {
+    "Strong privacy (ε = 0.1)": {"eps": 0.1}, "Moderate (ε = 1)": {"eps": 1.0}, "Weak (ε = 10)": {"eps": 10.0},
+    "Clean: fixed γ = 75": {"gamma_mode": "free", "gamma": 75}})
 
 
 def set_values(values, message=None):
@@ -51,9 +57,13 @@ def set_values(values, message=None):
 
 
 def presets_panel():
-    for column, (label, values) in zip(st.columns(len(PRESETS)), PRESETS.items()):
-        column.button(label, on_click=set_values, args=(values,), width="stretch")
-    st.caption(explain.PRACTICE)
+    """Preset buttons; the active one is highlighted and named."""
+    now = decide.active(PRESETS, STATE)
+    for i, (column, (label, values)) in enumerate(zip(st.columns(len(PRESETS)), PRESETS.items())):
+        column.button(label, on_click=decide.apply, args=(values, label), width="stretch", key=f"preset_{i}",
+                      type="primary" if label == now else "secondary")
+    st.caption(f"Active preset: **{now}**. A preset sets every control above the simulation settings."
+               if now else "Custom settings (no preset). A preset sets every control of the study.")
 
 
 def settings_panel():
@@ -74,51 +84,35 @@ def settings_panel():
     return dict(eps=eps, n=n, compare=compare, mode=mode, gamma=gamma, prep=prep, h=h, W=W, reps=reps, seed=seed)
 
 
-def headline_panel(s, here, best, runs_here):
-    """The verdict, the metric cards with the gap split into its causes, the coverage caption."""
-    eps, private = s["eps"], math.isfinite(s["eps"])
-    st.success(explain.owl_verdict(eps, s["n"], here.accuracy_mean, best.accuracy_mean, here.accuracy_lo,
-                                   here.accuracy_hi), icon=":material/medical_services:")
-    vk = "value" if st.session_state.get("scale", SCALE.default) == "own" else "value_paper"
-    cols = st.columns(3)
-    for col, (label, m, unit, digits) in zip(cols, (("Accuracy (better treatment)", "accuracy", "pts", 1),
-                                                   ("Value of the rule", vk, "", 2))):
-        total, noise = here[f"{m}_mean"] - best[f"{m}_mean"], here[f"{m}_mean"] - here[f"{m}_same_gamma_mean"]
-        col.metric(label, f"{here[f'{m}_mean']:.{digits}f}{'%' if m == 'accuracy' else ''}",
-                   explain.gap_text(total, noise, total - noise, unit, digits) if private else None,
-                   help=f"95% interval over {int(here.reps)} simulated trials: {here[f'{m}_lo']:.{digits}f} – "
-                        f"{here[f'{m}_hi']:.{digits}f}. The change is against the best non-private rule.")
-    if private:
-        cols[2].metric("Agrees with the non-private rule", f"{here.concordance_mean:.1f}%",
-                       help=f"95% interval: {here.concordance_lo:.1f} – {here.concordance_hi:.1f}%.")
-    st.caption(explain.intervals(here, vk, private))
-    outcome, W = compute.preprocessing(s["prep"], s["W"])
-    st.caption(explain.coverage(s["prep"], W, outcome, float(runs_here.clipped_share.mean())))
-    scale = "on the outcome's own scale" if vk == "value" else "on the authors' test-shifted scale"
-    st.info(explain.clinical_summary(eps, s["n"], here.concordance_mean, here[vk + "_mean"],
-                                     best[vk + "_mean"], scale) + " " + explain.attacker_sentence(eps),
-            icon=":material/groups:")
-    with st.expander("What the words mean"):
-        st.markdown(explain.GLOSSARY)
-
-
-def curves_panel(s, sizes, results, refs):
+def curves_panel(s, sizes, results, refs, reps, target_mark):
     shown = METRIC.widget()
     scale = SCALE.widget() if shown == "value" else "own"
     metric = ("value" if scale == "own" else "value_paper") if shown == "value" else shown
     suffix = "" if scale == "own" else "_paper"
     references = ({k: float(refs[k + suffix].mean()) for k in ("oracle", "treat_all", "treat_none")}
-                  if shown == "value" else None)
+                  if shown == "value" else targets.fixed_rule_accuracy() if shown == "accuracy" else None)
     summary = compute.stack_summaries(results)
+    all_n = st.checkbox("Non-private references for every n")  # a view detail, not in the link
+    ref_ns = tuple(sizes) if all_n else (s["n"],)
+    best = {m: float(decide.best_reference(s, summary, reps, m)[f"{metric}_mean"]) for m in ref_ns} \
+        if metric != "concordance" else None
     a, b = st.columns(2)
     with a:
-        st.plotly_chart(charts.curves_vs_epsilon(summary, metric, sizes, s["eps"], references),
-                        width="stretch", key="vs_eps")
-        st.caption(explain.eps_curve_caption(metric))
+        st.plotly_chart(charts.curves_vs_epsilon(summary, metric, sizes, s["eps"], references, mode=s["mode"],
+                                                 gamma=s["gamma"], best=best, reference_ns=ref_ns,
+                                                 target=target_mark if metric == "accuracy" else None),
+                        width="stretch", key="vs_eps", config=charts.CONFIG)
+        st.caption(explain.eps_curve_caption(metric, s["mode"], s["gamma"], all_n)
+                   + (" Green: the target and the smallest ε reaching it." if metric == "accuracy" else ""))
     with b:
-        st.plotly_chart(charts.curve_vs_n(summary, metric, s["eps"], references), width="stretch", key="vs_n")
+        st.plotly_chart(charts.curve_vs_n(summary, metric, s["eps"], references, _nonprivate_name(s)),
+                        width="stretch", key="vs_n", config=charts.CONFIG)
         st.caption(explain.n_curve_caption(s["eps"]))
     return metric, summary
+
+
+def _nonprivate_name(s):
+    return "non-private" if s["mode"] == "paper" else f"non-private, fixed γ = {s['gamma']:g}"
 
 
 def rule_panel(s, runs, metric):
@@ -128,20 +122,25 @@ def rule_panel(s, runs, metric):
     with c:
         best = runs[np.isinf(runs.epsilon)][metric]
         st.plotly_chart(charts.distribution(runs[runs.epsilon == eps][metric] if private else None, best,
-                                            metric, eps), width="stretch", key="dist")
+                                            metric, eps, _nonprivate_name(s)), width="stretch", key="dist",
+                        config=charts.CONFIG)
         st.caption(explain.spread_caption(runs[runs.epsilon == eps][metric].std() if private else None,
                                           best.std()))
     ex = compute.example_rule(s["n"], eps, s["mode"], s["gamma"], s["h"], s["W"], s["seed"], s["prep"])
+    names = explain.feature_names(ex.names)
     with d:
         same = ex.nonprivate_same_gamma if ex.gamma != ex.gamma_ref and private else None
-        st.plotly_chart(charts.coefficients(ex.names, ex.nonprivate, ex.private if private else None, eps,
-                                            same, (ex.gamma_ref, ex.gamma)), width="stretch", key="coef")
-        st.caption("One simulated trial; the rule treats when intercept + Σ coef·x > 0.")
+        st.plotly_chart(charts.coefficients(names, ex.nonprivate, ex.private if private else None, eps,
+                                            same, (ex.gamma_ref, ex.gamma)), width="stretch", key="coef",
+                        config=charts.CONFIG)
+        st.caption("One simulated trial; the rule treats when intercept + Σ coef·x > 0. The feature names "
+                   "are illustrative labels of the simulation's x1…x4, each scaled to [0, 1].")
     with st.expander("For statisticians: agreement test, noise geometry, formulas, the paper's γ table"):
         if private:
             st.markdown(explain.agreement_text(ex.agreement))
             radius = expected_noise_radius(len(ex.theta_hat), eps, ex.sensitivity, k=2)
-            st.plotly_chart(charts.noise_vector(ex.theta_hat, ex.noise, radius), width="stretch", key="noise")
+            st.plotly_chart(charts.noise_vector(ex.theta_hat, ex.noise, radius, names=names), width="stretch",
+                            key="noise", config=charts.CONFIG)
             st.caption(explain.noise_caption(len(ex.theta_hat), ex.sensitivity, radius))
         for formula, meaning in explain.OWL_FORMULAS:
             st.latex(formula)
@@ -150,50 +149,52 @@ def rule_panel(s, runs, metric):
         st.caption("The authors' tuned γ for each trial size n (rows) and ε (columns).")
 
 
-def downloads_panel(results, summary, s):
-    runs = {n: r for n, (r, _, _) in results.items()}
-    a, b, c = st.columns(3)
-    a.download_button("Runs (CSV)", lambda: compute.stack_runs(runs).to_csv(index=False), "dp_owl_runs.csv",
-                      "text/csv", on_click="ignore", width="stretch")
-    b.download_button("Summary (CSV)", lambda: summary.to_csv(index=False), "dp_owl_summary.csv", "text/csv",
-                      on_click="ignore", width="stretch")
-    c.download_button("This view (CSV)", lambda: compute.view_numbers(summary, s["n"], s["eps"]).to_csv(index=False),
-                      "dp_owl_view.csv", "text/csv", on_click="ignore", width="stretch")
-
-
 @st.fragment
 @guarded("The DP-OWL study")
 def study():
+    presets_box, top = st.container(), st.container()  # filled below: above the controls on a phone
+    with top:
+        verdict_slot = st.container()
+        target = decide.target_widgets()
     s = settings_panel()
+    with presets_box:
+        presets_panel()
     work = cap_work(s["reps"], set(s["compare"]) | {s["n"]}, keep=s["n"])
     if work.notice:
         st.info(work.notice, icon=":material/speed:")
     args = (s["mode"], s["gamma"], s["h"], s["W"], work.reps, s["seed"], s["prep"])
     bar = st.progress(0.0, text="Simulating…")
     refine = not compute.is_computed(work.sizes, *args) and work.reps > compute.QUICK_REPS
-    if refine:  # a first estimate from fewer repetitions, shown while the full sweep runs
+    if refine:  # a first estimate from fewer repetitions, shown (and labelled) while the full sweep runs
         quick = (*args[:4], compute.QUICK_REPS, *args[5:])
-        show(s, work.sizes, compute.sweeps(work.sizes, *quick, progress=bar.progress))
+        show(s, work.sizes, compute.sweeps(work.sizes, *quick, progress=bar.progress), target, verdict_slot,
+             compute.QUICK_REPS, first=True)
         bar.progress(0.0, f"First estimate from {compute.QUICK_REPS} repetitions; refining to {work.reps}…")
     results = compute.sweeps(work.sizes, *args, progress=bar.progress, what="Refining" if refine else "Simulating")
     if refine:
         rerun()
     bar.empty()
-    show(s, work.sizes, results)
+    show(s, work.sizes, results, target, verdict_slot, work.reps)
     tuning.panel(s["n"], s["eps"], s["h"], s["W"], s["prep"], on_use=set_values)
 
 
-def show(s, sizes, results):
+def show(s, sizes, results, target, verdict_slot, reps, first=False):
     runs, summary, refs = results[s["n"]]
-    here, best = compute.cell(summary, s["eps"]), compute.cell(summary, math.inf)
-    headline_panel(s, here, best, runs[runs.epsilon == s["eps"]])
-    metric, all_summary = curves_panel(s, sizes, results, refs)
+    all_summary = compute.stack_summaries(results)
+    here, best = compute.cell(summary, s["eps"]), decide.best_reference(s, all_summary, reps)
+    with verdict_slot:
+        v = panels.verdict(s, here, best, all_summary, sizes, target, reps, first)
+    panels.cards(s, here, best, runs[runs.epsilon == s["eps"]],
+                 "value" if st.session_state.get("scale", SCALE.default) == "own" else "value_paper")
+    metric, all_summary = curves_panel(s, sizes, results, refs, reps, (v["threshold"], v["answer"].first))
     rule_panel(s, runs, metric)
-    downloads_panel(results, all_summary, s)
+    if not first:
+        report = handout.owl_report(s, here, best, v["text"], all_summary, sizes, reps, v["verdict"],
+                                    explain.privacy_statement(s["eps"]), (v["threshold"], v["answer"].first))
+        panels.downloads(results, all_summary, s, report)
 
 
 st.title("DP-OWL: what privacy costs a treatment rule")
 st.markdown(explain.OWL_INTRO)
 check_link(CONTROLS)
-presets_panel()
 study()

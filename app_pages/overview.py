@@ -6,7 +6,7 @@ import numpy as np
 import streamlit as st
 
 from dpcore import laplace_interval_halfwidth, laplace_noise
-from ui import explain
+from ui import explain, glossary
 from ui.charts import overview as charts
 from ui.controls import Choice, check_link
 from ui.grids import EPS_OPTIONS, fmt_eps
@@ -21,8 +21,11 @@ PAGES = (
      "Every term of both papers' bounds, live, against the mechanisms' measured errors."),
     ("app_pages/your_data.py", "Your data: a private rule from your trial", ":material/upload_file:",
      "Upload a trial CSV; release a private treatment rule, with its privacy spend and files to share."),
+    ("app_pages/lessons.py", "Lessons: six guided experiments, with a printable handout", ":material/school:",
+     "For a lecture or alone: each lesson sets a page for you, says what to look at, and shows the answer."),
     ("app_pages/limitations.py", "What the guarantee does not cover", ":material/report:",
      "Floating-point noise, tuning on private data, side channels."),
+    ("app_pages/glossary.py", "Glossary", ":material/menu_book:", "Every symbol and term the pages use."),
 )
 DEMO_EPS = Choice("demo_eps", tuple(e for e in EPS_OPTIONS if math.isfinite(e)), 1.0,
                   "Privacy budget ε for this release", fmt_eps)
@@ -56,6 +59,8 @@ with student:
         "C is 0 when the treatment probabilities are fixed by the trial's design. The pages put "
         "each term of that recipe on a slider and measure its effect by Monte Carlo."
     )
+    st.page_link("app_pages/lessons.py", label="Teaching? Start with the Lessons (printable handout)",
+                 icon=":material/school:")
 
 st.divider()
 st.subheader("Try it: one noisy release", anchor=False)
@@ -87,6 +92,7 @@ def noisy_release():
 
 
 noisy_release()
+glossary.panel(("epsilon", "Laplace", "n"))
 
 st.divider()
 st.subheader("Pages", anchor=False)

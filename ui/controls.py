@@ -10,11 +10,13 @@ hand ``None`` to the computation.
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from dataclasses import dataclass
 from decimal import Decimal
 
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
 from .grids import fmt_number
 from .safety import plain
@@ -82,6 +84,15 @@ class Choice(Control):
         labels = {self.fmt(o): o for o in self.options}
         if value in labels:
             return labels[value], None
+        aliases = {ascii_form(label): o for label, o in labels.items() if not label.isascii()}
+        if ascii_form(value) in aliases:  # x=eps_n_tau for x=εnτ
+            return aliases[ascii_form(value)], None
+        near = _nearest(self.options, value)
+        if near is not None:
+            if near == _number(value):  # the same number written another way (0.50, 1e0)
+                return near, None
+            return near, (f"{self.label} has no option {value.strip()}; the nearest on its grid is "
+                          f"{self.fmt(near)}")
         shown = list(labels)
         allowed = ", ".join(shown) if len(shown) <= 8 else f"{shown[0]} … {shown[-1]}"
         return self.default, f"{self.label} must be one of {allowed}"
@@ -170,6 +181,38 @@ class IntRange(Control):
         return st.number_input(self.label, self.low, self.high, self.default, **common)
 
 
+_GREEK = {"ε": "eps", "τ": "tau", "γ": "gamma", "ρ": "rho", "λ": "lambda", "κ": "kappa",
+          "δ": "delta", "Δ": "Delta", "θ": "theta", "α": "alpha", "√": "sqrt"}
+
+
+def ascii_form(text):
+    """A label as plain ASCII for a link: εnτ → eps_n_tau, √d → sqrt_d (case-insensitive)."""
+    spelled = "".join(f"_{_GREEK[c]}_" if c in _GREEK else c for c in str(text))
+    return re.sub(r"[^0-9a-z]+", "_", spelled.lower()).strip("_")
+
+
+def _number(raw):
+    """A finite number written with ASCII digits, or None."""
+    raw = str(raw).strip()
+    if not _NUMBER.fullmatch(raw):
+        return None
+    x = float(Decimal(raw))
+    return x if math.isfinite(x) else None
+
+
+def _nearest(options, raw):
+    """The option nearest to a number inside the numeric options' range (log scale when all
+    are positive), or None: off-grid values snap, values outside the grid do not."""
+    x = _number(raw)
+    numbers = [o for o in options if isinstance(o, (int, float)) and not isinstance(o, bool)
+               and math.isfinite(o)]
+    if x is None or not numbers or not min(numbers) <= x <= max(numbers):
+        return None
+    if min(numbers) > 0:
+        return min(numbers, key=lambda o: abs(math.log(o / x)))
+    return min(numbers, key=lambda o: abs(o - x))
+
+
 def row(*controls, widths=None):
     """Controls side by side, one column each; returns their values in order."""
     values = []
@@ -194,7 +237,7 @@ def check_link(controls):
     """
     specs = {c.key: c for c in controls}
     _restore_on_back(specs)
-    notices = []
+    notices, edited = [], False
     for key in list(st.query_params):
         raw = st.query_params.get_all(key)
         spec = specs.get(key)
@@ -202,7 +245,7 @@ def check_link(controls):
             guess = difflib.get_close_matches(key, list(specs), n=1)
             hint = f" (did you mean {guess[0]}?)" if guess else ""
             notices.append(f"Ignored the link's unknown parameter {_quote(key)}{hint}.")
-            _set_link(key, None)
+            edited |= _set_link(key, None)
             continue
         value, problem = spec.from_url(raw)
         if problem:
@@ -210,10 +253,19 @@ def check_link(controls):
                            f"Using {_shown(spec, value)}.")
         canonical = None if _same(value, spec.default) else spec.to_url(value)
         if problem or _listed(canonical) != raw:
-            _set_link(key, canonical)
+            edited |= _set_link(key, canonical)
     if st.session_state.pop("_keep_notices", False):  # a rerun the page asked for itself
         notices = st.session_state.get("_link_notices", []) + notices
     st.session_state["_link_notices"] = notices
+    if edited:  # the corrected address seeds the widgets only from the next run on
+        tries = st.session_state.get("_link_reruns", 0)
+        if tries < 2:  # never a loop: a correction that did not take goes the private way
+            st.session_state["_link_reruns"] = tries + 1
+            rerun()
+        for key in list(st.query_params):
+            if key not in specs or specs[key].from_url(st.query_params.get_all(key))[1]:
+                _set_bound_link(key, None)
+    st.session_state["_link_reruns"] = 0
     for text in notices:
         st.warning(plain(text), icon=":material/link_off:")
     _remember(specs)
@@ -241,15 +293,22 @@ def _restore_on_back(specs):
     Leaving a page makes the browser record the page's address stripped of its parameters, so
     Back would otherwise land on the defaults instead of the view the user left.
     """
-    from streamlit.runtime.scriptrunner import get_script_run_ctx
-
-    ctx = get_script_run_ctx()
-    if not specs or ctx is None or not getattr(ctx, "is_history_navigation", False):
+    if not specs or not _is_history_navigation():
         return
     if any(k in st.query_params for k in specs):
         return
     for key, values in st.session_state.get("_page_links", {}).get(tuple(sorted(specs)), {}).items():
         _set_link(key, values if len(values) > 1 or isinstance(specs[key], MultiChoice) else values[0])
+
+
+def _is_history_navigation():
+    """Whether this run is the browser's Back or Forward: Streamlit has no public API for it,
+    so this reads ScriptRunContext.is_history_navigation (tests/ui/test_controls.py fails
+    loudly if it moves; here a missing attribute only disables the restore)."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    return ctx is not None and bool(getattr(ctx, "is_history_navigation", False))
 
 
 def _same(value, default):
@@ -279,12 +338,31 @@ def _quote(text):
 def _set_link(key, url_value):
     """Make ``key`` read ``url_value`` (None: absent) in the address bar and for the widget.
 
-    Streamlit seeds a bound widget from its snapshot of the URL at load (or at Back and
-    Forward), not from st.query_params, and refuses st.query_params edits of a parameter
-    already bound to a widget; so the correction goes through its QueryParams object: the
-    address bar via remove_param / set_corrected_value (what Streamlit itself uses to correct
-    a bound parameter) and the snapshot ``_initial_query_params``.
-    tests/ui/test_controls.py fails if those ever change.
+    Returns True when the caller must rerun. A parameter no widget is bound to yet (a link
+    opened in a new session) is corrected with the public API: the edit rewrites the address
+    the next run starts from, and Streamlit seeds bound widgets from that address, so a rerun
+    before any widget exists finishes the job. Streamlit refuses that edit once a widget of
+    this session is bound to the parameter (Back and Forward, a link followed inside the
+    app); only then does :func:`_set_bound_link` touch private state.
+    """
+    try:
+        if url_value is None:
+            if key in st.query_params:
+                del st.query_params[key]
+        else:
+            st.query_params[key] = url_value
+    except StreamlitAPIException:
+        _set_bound_link(key, url_value)
+        return False
+    return True
+
+
+def _set_bound_link(key, url_value):
+    """The one case public APIs cannot do: correct a parameter already bound to a widget.
+
+    Streamlit seeds a bound widget from its snapshot of the URL (``_initial_query_params``)
+    and corrects a bound parameter with remove_param / set_corrected_value (what it uses
+    itself after clamping a value). tests/ui/test_controls.py fails if those move.
     """
     from streamlit.runtime.state import get_session_state
 

@@ -22,6 +22,21 @@ def everything(at):
     return re.sub(r"\\(.)", r"\1", " ".join(str(p) for p in parts))
 
 
+def verdict(at):
+    """(colour, text) of the page's verdict."""
+    for kind in ("success", "warning", "info"):
+        for e in getattr(at, kind):
+            if e.icon == ":material/medical_services:":
+                return kind, e.value
+    raise AssertionError("no verdict on the page")
+
+
+def chart(at, key):
+    import json
+
+    return json.loads(next(c for c in at.get("plotly_chart") if key in c.proto.id).proto.spec)
+
+
 @pytest.mark.parametrize("params", [
     {},
     {"eps": "non-private"},
@@ -33,8 +48,8 @@ def everything(at):
 def test_states_render_without_error(open_fresh, params):
     at = open_fresh(PAGE, **{**FAST, **params})
     assert not at.error, [e.value for e in at.error]
-    assert not at.warning
-    assert at.success[0].value.startswith(("At ε =", "Without privacy"))
+    assert not [w for w in at.warning if w.icon == ":material/link_off:"]
+    assert verdict(at)[1].startswith(("At ε =", "Without privacy"))
 
 
 def test_the_nonprivate_state_reads_as_such(open_fresh):
@@ -45,7 +60,7 @@ def test_the_nonprivate_state_reads_as_such(open_fresh):
     assert all(m.delta in (None, "") for m in at.metric)
     keys = [c.proto.id for c in at.get("plotly_chart")]
     assert not any("noise" in k for k in keys)
-    assert "Without privacy, a rule learned from 1000 patients" in at.success[0].value
+    assert "Without privacy, a rule learned from 1000 patients" in verdict(at)[1]
 
 
 def test_the_cards_split_the_gap_exactly_as_the_engine_does(open_fresh):
@@ -56,25 +71,26 @@ def test_the_cards_split_the_gap_exactly_as_the_engine_does(open_fresh):
     total = here.accuracy_mean - best.accuracy_mean
     noise = here.accuracy_mean - here.accuracy_same_gamma_mean
     card = at.metric[0]
-    numbers = [float(x) for x in re.findall(r"[+-]\d+\.\d", card.delta)]
+    split = next(m.value for m in at.markdown if "by cause" in m.value).split(";")[0]
+    numbers = [float(x) for x in re.findall(r"[+-]\d+\.\d", split)]
     assert numbers == pytest.approx([round(total, 1), round(noise, 1), round(total - noise, 1)], abs=0.051)
     assert numbers[1] + numbers[2] == pytest.approx(numbers[0], abs=0.11)  # rounding only
     assert card.value == f"{here.accuracy_mean:.1f}%"
-    assert "from noise" in card.delta and "from the larger γ" in card.delta
+    assert card.delta == f"{total:+.1f} pts vs best non-private"
+    assert "from noise" in split and "from regularization (γ = " in split
     assert f"accuracy {here.accuracy_lo:.1f}–{here.accuracy_hi:.1f}%" in everything(at)  # the card's 95% CI
 
 
 def test_the_verdict_counts_patients_out_of_100(open_fresh):
     at = open_fresh(PAGE, **FAST)
-    verdict = at.success[0].value
-    private, nonprivate = map(int, re.findall(r"(\d+) of 100", verdict))
+    private, nonprivate = map(int, re.findall(r"(\d+) of 100", verdict(at)[1])[:2])
     assert f"{private}" == at.metric[0].value.split(".")[0] or abs(private - float(at.metric[0].value[:-1])) <= 0.5
     assert nonprivate > private
 
 
 def test_a_coin_flip_is_called_a_coin_flip(open_fresh):
     at = open_fresh(PAGE, eps="0.05", n="100", reps="40", compare=["200"])
-    assert "no better than a coin flip" in at.success[0].value
+    assert verdict(at) == ("warning", verdict(at)[1]) and "no better than a coin flip" in verdict(at)[1]
 
 
 def test_the_paper_preprocessing_is_labelled_not_covered(open_fresh):
@@ -96,12 +112,13 @@ def test_charts_show_the_references(open_fresh):
     at = open_fresh(PAGE, **FAST)
     fig = json.loads(next(c for c in at.get("plotly_chart") if "vs_eps" in c.proto.id).proto.spec)
     names = {t.get("name") for t in fig["data"]}
-    assert {"non-private (best γ)", "non-private at the same γ"} <= names
+    assert {"best non-private rule", "non-private at the same γ"} <= names
     texts = [a.get("text", "") for a in fig["layout"].get("annotations", [])]
     assert any("coin flip" in t for t in texts)
     fixed = open_fresh(PAGE, gamma_mode="fixed", **FAST)
     fig = json.loads(next(c for c in fixed.get("plotly_chart") if "vs_eps" in c.proto.id).proto.spec)
-    assert "non-private at the same γ" not in {t.get("name") for t in fig["data"]}  # it is the best
+    names = {t.get("name") for t in fig["data"]}
+    assert "non-private at the same γ" not in names and "non-private at the fixed γ = 75" in names
 
 
 def test_downloads_and_the_scale_control_only_when_it_matters(open_fresh):
@@ -142,3 +159,129 @@ def values(x):
     if isinstance(x, dict):
         return np.frombuffer(base64.b64decode(x["bdata"]), dtype=np.dtype(x["dtype"]))
     return np.asarray(x, dtype=float)
+
+
+# ---- the page decides (issue 19, first section) ------------------------------------------------
+
+
+def test_fixed_gamma_1000_compares_with_the_best_nonprivate_rule(open_fresh):
+    """At γ = 1000 the old page said "58 of 100 against 58 without privacy, +0.0 pts, all from
+    noise" over a legend "non-private (best γ)" drawn at 57%."""
+    at = open_fresh(PAGE, gamma_mode="fixed", gamma="1000", **FAST)
+    best = owl_monte_carlo([1000], [math.inf], gamma="paper", reps=40, test_size=TEST_SIZE, seed=0,
+                           outcome=PUBLIC_OUTCOME, weight_bound=48.0).summary.iloc[0]
+    kind, text = verdict(at)
+    private, nonprivate = map(int, re.findall(r"(\d+) of 100", text)[:2])
+    assert nonprivate == round(best.accuracy_mean) and nonprivate - private > 20
+    assert "best non-private rule" in text and "fixed γ = 1000" in text and kind != "success"
+    card = next(m.value for m in at.markdown if "by cause" in m.value).split(";")[0]
+    assert "all from noise" not in card and "from regularization (γ = 1000 instead of" in card
+    numbers = [float(x) for x in re.findall(r"[+-]\d+\.\d", card)]
+    assert numbers[0] == pytest.approx(float(at.metric[0].value[:-1]) - best.accuracy_mean, abs=0.11)
+    fig = chart(at, "vs_eps")
+    lines = {t["name"]: t for t in fig["data"] if t.get("name", "").startswith(("best", "non-private"))}
+    assert set(lines) == {"best non-private rule", "non-private at the fixed γ = 1000"}
+    assert values(lines["best non-private rule"]["y"])[0] == pytest.approx(best.accuracy_mean)
+    names = {t.get("name") for t in chart(at, "vs_n")["data"]} | {t.get("name") for t in chart(at, "dist")["data"]}
+    assert "non-private, fixed γ = 1000" in names and "non-private" not in names
+    assert "fixed γ = 1000" in everything(at) and "Grey dotted: the best non-private rule" in everything(at)
+
+
+def test_eps_01_is_not_green(open_fresh):
+    kind, text = verdict(open_fresh(PAGE, eps="0.1", **FAST))
+    assert kind in ("warning", "info") and "Target not met" in text or "coin flip" in text
+
+
+def test_green_only_when_the_target_is_met():
+    from ui.explain import verdict as say
+
+    def cell(mean, lo, hi):
+        return {"accuracy_mean": mean, "accuracy_lo": lo, "accuracy_hi": hi}
+
+    best = cell(90, 89, 91)
+    assert say(1.0, 1000, cell(85, 83, 87), best, 80, "t")[0] == "success"
+    assert say(1.0, 1000, cell(81, 79, 83), best, 80, "t")[0] == "info"  # met on average only
+    assert say(1.0, 1000, cell(70, 68, 72), best, 80, "t")[0] == "info"
+    kind, text = say(0.1, 1000, cell(51.0, 50.04, 52.3), best, 50, "t")  # prints as 50.0
+    assert kind == "warning" and text.endswith("no better than a coin flip.") and "50.0–52.3%" in text
+    assert say(0.1, 1000, cell(51.0, 50.06, 52.3), best, 80, "t")[0] == "info"  # prints as 50.1
+    assert say(1.0, 1000, cell(85, 83, 87), best, 80, "t", first=True)[1].startswith("**First estimate**")
+
+
+def test_at_what_eps_matches_the_engine(open_fresh):
+    at = open_fresh(PAGE, k="85", **FAST)
+    engine = owl_monte_carlo([1000], EPS_OPTIONS, gamma="paper", reps=40, test_size=TEST_SIZE, seed=0,
+                             outcome=PUBLIC_OUTCOME, weight_bound=48.0).summary
+    private = engine[np.isfinite(engine.epsilon)].sort_values("epsilon")
+    first = private[private.accuracy_mean >= 85].epsilon.iloc[0]
+    answer = next(m.value for m in at.markdown if "At what ε can we publish?" in m.value)
+    assert f"smallest ε on the grid reaching an accuracy of 85.0% is ε = {first:g} (" in answer
+    star = [t for t in chart(at, "vs_eps")["data"] if "smallest ε" in t.get("name", "")]
+    assert values(star[0]["x"])[0] == pytest.approx(first)
+    points = open_fresh(PAGE, target="within p points", p="5", **FAST)
+    best = engine[np.isinf(engine.epsilon)].accuracy_mean.iloc[0]
+    answer = next(m.value for m in points.markdown if "At what ε can we publish?" in m.value)
+    assert f"reaching an accuracy of {best - 5:.1f}%" in answer
+
+
+def test_the_n_it_would_take_at_the_current_eps(open_fresh):
+    at = open_fresh(PAGE, eps="5", n="200", k="75", reps="40", compare=["1000", "2500"])
+    answer = next(m.value for m in at.markdown if "At what ε can we publish?" in m.value)
+    assert re.search(r"At ε = 5 (it would take n = \d+ patients|, the current 200 patients are enough|, none)",
+                     answer)
+
+
+def test_presets_set_a_whole_state(open_fresh):
+    """Strong → Clean → Moderate gives the numbers of Moderate alone, and says which is active."""
+    def numbers(at):
+        return [m.value for m in at.metric], verdict(at)[1]
+
+    alone = open_fresh(PAGE)
+    alone.button(key="preset_1").click().run()
+    seq = open_fresh(PAGE, reps="40", n="500", h="1")
+    for key in ("preset_0", "preset_3", "preset_1"):
+        seq.button(key=key).click().run()
+    assert numbers(seq) == numbers(alone)
+    assert seq.button(key="preset_1").proto.type == "primary"
+    assert any("Active preset: **Moderate (ε = 1)**" in c.value for c in seq.caption)
+    assert any("Moderate (ε = 1): At ε = 1" in t.value for t in seq.toast)  # the verdict, even off-screen
+    clean = open_fresh(PAGE)
+    clean.button(key="preset_3").click().run()
+    assert "best non-private rule (γ = " in verdict(clean)[1]
+
+
+def test_words_scale_references_and_names(open_fresh):
+    text = everything(open_fresh(PAGE, eps="10", **FAST))
+    sentence = next(s for s in text.split("\n") if "17.14" in s) if "\n" in text else text
+    assert re.search(r"at most almost 100% sure [^.]*promises little[^.]*17\.14", sentence)
+    at = open_fresh(PAGE, **FAST)
+    texts = [a.get("text", "") for a in chart(at, "vs_eps")["layout"]["annotations"]]
+    assert any(t.startswith("coin flip: 50%<br>treat everyone: 49.") and "treat no one: 50." in t for t in texts)
+    grey = [t for t in chart(at, "vs_eps")["data"] if t.get("legendgroup", "").startswith(("best", "non-private"))]
+    assert len(grey) == 2  # the current n only; "for every n" on request
+    assert "age<br>(x1)" in chart(at, "coef")["data"][0]["x"]
+    help_text = at.metric[0].proto.help
+    assert "percentage points" in help_text and "from regularization" in help_text
+    assert "value: the average outcome" in at.metric[1].proto.help
+
+
+def test_downloads_carry_their_settings_and_the_handout_is_offline(open_fresh):
+    from ui import handout
+
+    at = open_fresh(PAGE, **FAST)
+    keys = [b.proto.id for b in at.get("download_button")]
+    assert any("handout" in k for k in keys)
+    csv = handout.with_settings(__import__("pandas").DataFrame({"accuracy_mean": [1.0]}),
+                                {"seed": 0, "W": 48, "link": "dp-owl?eps=1"})
+    assert csv.startswith("# settings\n# seed = 0\n# W = 48\n# link = dp-owl?eps=1\n# data dictionary")
+    assert "# _mean/_sd/_se/_lo/_hi:" in csv
+
+
+
+@pytest.mark.slow
+def test_the_readme_quotes_the_verdict_the_page_shows(open_fresh):
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    quoted = re.search(r'\("(At ε = 1 and 1000 patients.*?)", at the default settings\)', readme, re.S).group(1)
+    assert verdict(open_fresh(PAGE))[1] == " ".join(quoted.split())

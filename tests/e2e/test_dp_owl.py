@@ -23,7 +23,9 @@ TITLES_FIT = """() => [...document.querySelectorAll("[data-testid='stPlotlyChart
 
 
 def verdict(app):
-    return app.page.locator("[data-testid='stAlertContentSuccess']")
+    """The verdict, in whichever colour the verdict gives it."""
+    return app.page.locator("[data-testid^='stAlertContent']").filter(
+        has_text=re.compile(r"picks the better treatment|Without privacy, a rule")).first
 
 
 @pytest.mark.parametrize("width,shot", [(1440, "dp-owl-1440.png"), (390, "dp-owl-390.png")])
@@ -64,3 +66,72 @@ def test_presets_move_epsilon(app):
     assert "eps=0.1" in app.page.url
     app.expect_no_exception()
     app.screenshot("dp-owl-strong-privacy.png", full=False)
+
+
+OVERLAPS = """() => {
+    const box = (e) => e && e.getBoundingClientRect();
+    const meet = (a, b) => a && b && a.width && b.width && a.left < b.right && b.left < a.right
+        && a.top < b.bottom && b.top < a.bottom;
+    return [...document.querySelectorAll("[data-testid='stPlotlyChart']")]
+        .filter((c) => c.getClientRects().length)
+        .map((c) => {
+            const title = box(c.querySelector(".gtitle")), bar = box(c.querySelector(".modebar"));
+            const legend = box(c.querySelector(".legend")), xt = box(c.querySelector(".xtitle"));
+            const name = c.querySelector(".gtitle");
+            return {toolbar: meet(title, bar), legend: meet(legend, xt), title: name && name.textContent};
+        });
+}"""
+
+
+def phone(browser, streamlit_server, screenshot_dir, scheme="light"):
+    from .conftest import AppDriver
+
+    context = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True,
+                                  color_scheme=scheme)
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    return context, AppDriver(page, streamlit_server, screenshot_dir)
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_a_phone_sees_the_verdict_first_and_charts_keep_clear(browser, streamlit_server, screenshot_dir, scheme):
+    context, app = phone(browser, streamlit_server, screenshot_dir, scheme)
+    try:
+        app.goto(f"/dp-owl?{FAST}&eps=0.1")
+        expect(verdict(app)).to_be_visible()
+        app.expect_no_exception()
+        top = verdict(app).bounding_box()["y"]
+        assert top < app.slider(EPS_LABEL).bounding_box()["y"], "the verdict sits below the controls"
+        for chart in app.page.evaluate(OVERLAPS):
+            assert not chart["toolbar"], "Plotly's toolbar covers a chart title"
+            assert not chart["legend"], "a legend overlaps an axis title"
+        for group in app.page.locator("[data-testid='stButtonGroup']").all():
+            for option in group.locator("button").all():
+                b = option.bounding_box()
+                assert b and b["x"] >= 0 and b["x"] + b["width"] <= 390, "an option is cut off"
+        app.screenshot(f"dp-owl-390-{scheme}.png")
+    finally:
+        context.close()
+
+
+def test_fixed_gamma_and_presets_in_the_browser(app):
+    app.goto(f"/dp-owl?{FAST}&gamma_mode=fixed&gamma=1000")
+    expect(verdict(app)).to_have_text(re.compile(r"for the best non-private rule \(γ = \d+; at the fixed γ = 1000"))
+    app.page.get_by_role("button", name="Moderate (ε = 1)").click()
+    app.wait_rerun(timeout=120_000)
+    expect(app.page.get_by_text("Active preset: Moderate (ε = 1)")).to_be_visible()
+    expect(app.page.locator("[data-testid='stToast']").first).to_contain_text("At ε = 1")
+    app.expect_no_exception()
+
+
+def test_a_first_estimate_says_so_until_final(app):
+    app.page.goto(app.base_url + "/dp-owl?compare=200&seed=11")  # a setting nobody computed yet
+    first = app.page.get_by_text("First estimate")
+    try:
+        expect(first.first).to_be_visible(timeout=60_000)
+    except AssertionError:  # the results store answered at once: the first number is final
+        pass
+    app.wait_idle(timeout=180_000)
+    expect(verdict(app)).not_to_contain_text("First estimate")
+    expect(verdict(app)).to_contain_text("95% interval")
+    app.expect_no_exception()

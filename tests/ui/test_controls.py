@@ -24,9 +24,28 @@ HOSTILE = ["", " ", "-5", "NaN", "nan", "inf", "-inf", "Infinity", "1e309", "9" 
 def test_a_choice_reads_exactly_the_labels_its_widget_writes():
     assert EPS.from_url(["0.5"]) == (0.5, None)
     assert EPS.from_url(["non-private"]) == (math.inf, None)
-    for raw in (["0.50"], ["inf"], ["1e0"], ["0.3"]):
+    for raw in (["inf"], ["-1"], ["2000"], ["1e309"]):
         value, problem = EPS.from_url(raw)
         assert value == 1.0 and "must be one of 0.05 … non-private" in problem
+
+
+def test_off_grid_values_snap_to_the_nearest_option_with_a_reason():
+    assert EPS.from_url(["0.50"]) == (0.5, None) and EPS.from_url(["1e0"]) == (1.0, None)
+    value, problem = EPS.from_url(["0.3"])  # used to reset to 1
+    assert value == 0.2 and "has no option 0.3; the nearest on its grid is 0.2" in problem
+    assert EPS.from_url(["700"])[0] == 500.0 and EPS.from_url(["800"])[0] == 1000.0  # log scale
+    W = Choice("W", ("auto", 10, 20, 30, 48), "auto", "Weight bound W")
+    assert W.from_url(["25"])[0] == 30 and W.from_url(["5"])[0] == "auto"  # outside: the default
+
+
+def test_greek_labels_have_ascii_aliases():
+    from ui.controls import ascii_form
+
+    X = Choice("x", ("ε", "n", "τ", "εnτ"), "ε", "x-axis", str)
+    assert X.from_url(["eps_n_tau"]) == ("εnτ", None) and X.from_url(["TAU"]) == ("τ", None)
+    assert X.from_url(["eps"]) == ("ε", None) and X.to_url("εnτ") == "εnτ"
+    assert ascii_form("√d") == "sqrt_d"
+    assert X.from_url(["epsntau"])[1]  # near misses are still refused
 
 
 def test_a_repeated_parameter_is_refused_and_the_default_used():
@@ -100,8 +119,12 @@ def test_the_gate_says_when_a_caller_would_wait():
     assert not gate.busy()
 
 
-def test_streamlit_still_seeds_bound_widgets_from_the_snapshot_the_link_check_corrects():
-    """check_link rewrites Streamlit's private snapshot of the URL; fail loudly if it moves."""
+def test_streamlit_still_has_the_private_hooks_check_link_falls_back_on():
+    """The one private use left: correcting a parameter already bound to a widget, and telling
+    Back/Forward from a fresh load. Fail loudly if Streamlit moves either."""
+    import dataclasses
+
+    from streamlit.runtime.scriptrunner_utils.script_run_context import ScriptRunContext
     from streamlit.runtime.state.query_params import QueryParams
 
     qp = QueryParams()
@@ -113,3 +136,32 @@ def test_streamlit_still_seeds_bound_widgets_from_the_snapshot_the_link_check_co
     qp.set_corrected_value("eps", "2", "string_value")
     assert qp.get_all("compare") == ["200", "500"] and qp["eps"] == "2"
     assert qp.remove_param("eps") and not qp.has_param("eps")
+    assert "is_history_navigation" in {f.name for f in dataclasses.fields(ScriptRunContext)}
+
+
+def test_a_fresh_link_is_corrected_with_public_apis_only(monkeypatch):
+    """Overflow values, repeats, off-grid values and unknown parameters on a link opened in a
+    new session: st.query_params edits and a rerun, never the private fallback."""
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    import ui.controls
+
+    def private(*args):
+        raise AssertionError("the private fallback was used")
+
+    monkeypatch.setattr(ui.controls, "_set_bound_link", private)
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=60)
+    at.run()
+    at.switch_page("app_pages/dp_owl.py")
+    for key, value in {"reps": "1e309", "seed": ["3", "4"], "eps": "0.3", "compare": "200", "bogus": "1",
+                       "n": "5e2"}.items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    link = {k: v if isinstance(v, list) else [v] for k, v in at.query_params.items()}
+    assert link == {"eps": ["0.2"], "compare": ["200"], "n": ["500"]}
+    assert at.session_state["eps"] == 0.2 and at.session_state["reps"] == 200 and at.session_state["n"] == 500
+    text = re.sub(r"\\(.)", r"\1", " ".join(w.value for w in at.warning))
+    assert "1e309" in text and "given 2 times" in text and "bogus" in text and "nearest on its grid is 0.2" in text

@@ -17,8 +17,9 @@ def layout(fig, title, xtitle, ytitle, height=380):
     fig.update_layout(
         title={"text": title, "x": 0, "xanchor": "left", "y": 0.98, "yanchor": "top",
                "font": {"size": 16}},
-        xaxis_title=xtitle, yaxis_title=ytitle, height=height, template="plotly_white",
-        margin={"l": 60, "r": 20, "t": 70, "b": 50}, hovermode="x unified",
+        xaxis_title=xtitle, yaxis_title=ytitle, height=height,  # theme: Streamlit's, light or dark
+        margin={"l": 60, "r": 40, "t": 70, "b": 50}, hovermode="x unified",
+        modebar={"orientation": "v"},  # in the right margin: a horizontal one covers the title on a phone
         legend={"orientation": "h", "yanchor": "top", "y": -0.22, "x": 0, "font": {"size": 12}},
     )
     return fig

@@ -119,7 +119,7 @@ def phase_diagram(ns, taus, regime, n, tau, eps, d):
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=name,
                                  marker={"color": colour, "size": 12, "symbol": "square"}))
     eps_text = "non-private" if not math.isfinite(eps) else f"ε = {eps:g}"
-    fig = layout(fig, f"CVaR regimes (indicative, up to constants), {eps_text}, d = {d}", "sample size n (log scale)",
+    fig = layout(fig, f"CVaR regimes, {eps_text}, d = {d}", "sample size n (log scale)",
                  "tail fraction τ (log scale)", height=420)
     fig.update_xaxes(type="log", range=[1, 6])
     fig.update_yaxes(type="log", range=[-3, 0])

@@ -24,23 +24,23 @@ from .cvar import (
     rule_tail_sentence,
 )
 from .owl import (
-    GLOSSARY,
+    FEATURE_NAMES,
     OWL_FORMULAS,
     OWL_INTRO,
-    PRACTICE,
     agreement_text,
     clinical_summary,
     coverage,
     eps_curve_caption,
+    feature_names,
     gap_text,
     intervals,
     n_curve_caption,
     noise_caption,
     out_of_100,
-    owl_verdict,
     spread_caption,
     tuning_caption,
 )
+from .owl_decide import eps_answer_sentence, is_coin_flip, privacy_statement, verdict
 from .upload import (
     patients,
     release_statement,
@@ -52,15 +52,19 @@ from .upload import (
 )
 
 __all__ = [
+    "FEATURE_NAMES",
+    "feature_names",
+    "eps_answer_sentence",
+    "is_coin_flip",
+    "privacy_statement",
+    "verdict",
     "spread_caption",
     "intervals",
     "CVAR_CAPTIONS",
     "CVAR_FORMULAS",
     "FORM_NAMES",
-    "GLOSSARY",
     "OWL_FORMULAS",
     "OWL_INTRO",
-    "PRACTICE",
     "SAMPLE_SIZE_FORMULA",
     "WERM_FORMULAS",
     "adaptive_sentence",
@@ -81,7 +85,6 @@ __all__ = [
     "noise_caption",
     "out_of_100",
     "phase_caption",
-    "owl_verdict",
     "rate_ratio_sentence",
     "release_statement",
     "released_verdict",

@@ -9,26 +9,18 @@ def out_of_100(percent):
     return f"{round(percent):.0f} of 100"
 
 
-def owl_verdict(eps, n, accuracy, accuracy_nonprivate, lo, hi):
-    """The page's first sentence: the private rule against none, out of 100 patients."""
-    if math.isinf(eps):
-        return (f"Without privacy, a rule learned from {n} patients picks the better treatment "
-                f"for {out_of_100(accuracy)} new patients.")
-    sentence = (f"At ε = {eps:g} and {n} patients, the private rule picks the better treatment "
-                f"for {out_of_100(accuracy)} new patients, against "
-                f"{out_of_100(accuracy_nonprivate)} without privacy")
-    if lo <= 50 <= hi:
-        return sentence + ": no better than a coin flip."
-    return sentence + "."
+def gap_text(total, noise, regularization, unit="pts", digits=1, gammas=None):
+    """The gap to the best non-private rule, split into its two causes.
 
-
-def gap_text(total, noise, regularization, unit="pts", digits=1):
-    """The gap to the best non-private rule, split into its two causes."""
+    ``gammas`` = (γ in use, best non-private γ) names the regularization part.
+    """
     f = f"{{:+.{digits}f}}"
     head = f"{f.format(total)} {unit}".rstrip()
     if abs(regularization) < 0.5 * 10**-digits:
         return f"{head}, all from noise"
-    return f"{head}: {f.format(noise)} from noise, {f.format(regularization)} from the larger γ"
+    why = (f"γ = {gammas[0]:g} instead of the best non-private γ = {gammas[1]:g}" if gammas
+           else "a larger γ than the best non-private rule's")
+    return f"{head}: {f.format(noise)} from noise, {f.format(regularization)} from regularization ({why})"
 
 
 def intervals(here, value_key, private):
@@ -58,13 +50,24 @@ def coverage(prep, W, bounds, clipped_share):
             f"propensity with W = {W:g}, and {clipped}.")
 
 
-def eps_curve_caption(metric):
+def eps_curve_caption(metric, mode="paper", gamma=None, all_n=False):
+    """What the ε chart draws, in the mode it is drawn in."""
     if metric == "concordance":
-        return ("Agreement with the non-private rule at the same n (100% means the same "
+        return ("Agreement with the non-private rule at the same n and γ (100% means the same "
                 "recommendations); the dash-dot line is a coin flip.")
-    return ("Each band is one trial size. Grey dotted: the best non-private rule. Grey dashed "
-            "(paper-tuned γ only): the non-private rule at the γ each ε uses. The band's distance "
-            "to the dashed line is the cost of the noise; dashed to dotted, the cost of the larger γ.")
+    which = "every trial size" if all_n else "the current n only (tick the box for every n)"
+    if mode == "paper":
+        lines = ("Grey dotted: the best non-private rule. Grey dashed: the non-private rule at the "
+                 "γ each ε uses. The band's distance to the dashed line is the cost of the noise; "
+                 "dashed to dotted, the cost of the larger γ that privacy calls for")
+    else:
+        lines = (f"Grey dashed: the non-private rule at the fixed γ = {gamma:g}. Grey dotted: the "
+                 "best non-private rule (the authors' tuned γ). The band's distance to the dashed "
+                 "line is the cost of the noise; dashed to dotted, the cost of fixing γ")
+    refs = (" The dash-dot line at 50% is a coin flip; treating everyone or no one lands within a "
+            "point of it (labelled)." if metric == "accuracy" else " Thin labelled lines: the rules "
+            "that need no data (treat everyone, treat no one) and the oracle that knows the truth.")
+    return f"Each band is one trial size. {lines}, drawn for {which}.{refs}"
 
 
 def n_curve_caption(eps):
@@ -110,24 +113,11 @@ def tuning_caption(res, reps, n, variant, n0):
             f"cannot tell these apart.{flat}")
 
 
-GLOSSARY = """
-- **Accuracy**: out of 100 new patients, for how many the rule recommends the treatment that
-  is truly better for them (known here because the trial is simulated).
-- **Value**: the average outcome if every new patient were treated as the rule says (higher is
-  better), estimated from the trial by inverse-probability weighting.
-- **Agreement**: out of 100 new patients, for how many the private rule recommends the same
-  treatment as the rule learned without privacy.
-- **ε (privacy budget)**: how much one patient's data may change what is released. Smaller
-  means more noise and stronger protection; at ε = 1 no release can make any outcome more than
-  e ≈ 2.7 times as likely because of one patient.
-- **γ (regularization)**: how strongly the rule is pulled towards zero. A larger γ makes the
-  rule less sensitive to any one patient, so less noise is needed, but it also blurs the rule.
-"""
-
 OWL_INTRO = (
     "**How much worse does a treatment rule get when it is learned with differential privacy?** "
     "A randomized trial of two treatments is simulated as in the DP-wERM paper: four patient "
-    "features and a true best treatment that depends on them. The rule *treat when intercept + "
+    "features (shown as age, a biomarker, blood pressure and kidney risk, each scaled to [0, 1]; "
+    "the names are illustrative) and a true best treatment that depends on them. The rule *treat when intercept + "
     "Σ coef·x > 0* is learned by outcome weighted learning and released with ε-differential "
     "privacy by adding noise to its coefficients. Every number is a Monte-Carlo mean over "
     "repeated trials."
@@ -146,23 +136,28 @@ OWL_FORMULAS = (
      "length is dΔ/ε."),
 )
 
-PRACTICE = (
-    "For scale: the US Census Bureau's 2020 redistricting data used ε = 17.14 for the persons "
-    "file (US Census Bureau, 2021 privacy-loss budget allocation); Apple reports ε from 2 to 8 "
-    "per day for the features it collects (Apple, *Differential Privacy Overview*); in the DP "
-    "literature ε ≤ 1 is usually called strong privacy (Dwork and Roth, 2014)."
-)
-
-
-def clinical_summary(eps, n, concordance, value_private, value_nonprivate, scale):
-    """The private rule against the non-private rule, out of 100 patients, in outcome units."""
+def clinical_summary(eps, n, concordance, value_private, value_best, scale):
+    """The private rule against the best non-private rule, out of 100 patients, in outcome units."""
     if math.isinf(eps):
-        return (f"Without privacy, a rule learned from {n} patients reaches an expected outcome of "
-                f"{value_nonprivate:.2f} points ({scale}).")
+        return (f"Without privacy, a rule learned from {n} patients reaches an average outcome of "
+                f"{value_private:.2f} outcome units ({scale}; the best non-private rule: "
+                f"{value_best:.2f}).")
     same = int(round(concordance))
-    change = value_private - value_nonprivate
+    change = value_private - value_best
     direction = "drops" if change < 0 else "rises" if change > 0 else "stays"
     return (f"At ε = {eps:g}, with {n} patients to learn from, out of 100 new patients the private "
-            f"rule recommends the same treatment as the non-private rule for about {same}; the "
-            f"expected outcome under the rule {direction} from {value_nonprivate:.2f} to "
-            f"{value_private:.2f} points ({scale}).")
+            f"rule recommends the same treatment as the non-private rule at its γ for about {same}; "
+            f"the average outcome of patients treated by the rule (its value) {direction} from "
+            f"{value_best:.2f} for the best non-private rule to {value_private:.2f} outcome units "
+            f"({scale}).")
+
+
+# Display names for the simulated trial's features x1..x4 (each uniform on [0, 1]); invented
+# so that a rule reads like one, the simulation itself is the paper's.
+FEATURE_NAMES = {"x1": "age (x1)", "x2": "biomarker (x2)", "x3": "blood pressure (x3)",
+                 "x4": "kidney risk (x4)"}
+
+
+def feature_names(names):
+    """The rule's terms as the charts show them."""
+    return tuple(FEATURE_NAMES.get(x, x) for x in names)

@@ -1,0 +1,36 @@
+"""The offline handouts of the DP-OWL and CVaR pages: one self-contained page each, with the
+verdict, the cards with intervals, the "at what ε" answer, the privacy statement and the link."""
+
+import math
+import re
+
+from ui import handout
+
+
+def test_the_cvar_page_offers_its_handout(open_fresh):
+    from ui import cvar_handout
+    from ui.compute import cvar as compute
+
+    at = open_fresh("app_pages/cvar.py")
+    assert not at.exception and any("cvar_handout" in b.proto.id for b in at.get("download_button"))
+    spec = {"eps": 1.0, "n": 2000, "tau": 0.05, "loss": "uniform", "B": 1.0, "reps": 200, "seed": 0}
+    work = compute.workload(200)
+    page = handout.page(cvar_handout._report(spec, work.reps, compute.scalar_summary("uniform", 1.0, work.reps, 0)))
+    assert "smallest ε on the grid at which privacy adds no more error than sampling" in page
+    assert "<script" not in page and "http" not in page.split("Reproduce this view")[0]
+
+
+def test_the_dp_owl_handout_is_one_offline_page():
+    from ui.compute import owl as compute
+
+    s = dict(eps=0.1, n=1000, mode="paper", gamma=75, h=0.5, W="auto", prep="public", seed=0)
+    results = compute.sweeps([1000], "paper", 75, 0.5, "auto", 40, 0, "public")
+    summary = compute.stack_summaries(results)
+    here, best = compute.cell(summary, 0.1), compute.cell(summary, math.inf)
+    report = handout.owl_report(s, here, best, "For n = 1000, the smallest ε …", summary, [1000], 40,
+                                "At ε = 0.1 and 1000 patients …", "An attacker 50% sure …")
+    page = handout.page(report)
+    assert "At ε = 0.1 and 1000 patients" in page and "At what ε can we publish?" in page
+    assert f"95% interval {here.accuracy_lo:.1f}–{here.accuracy_hi:.1f}%" in page
+    assert "An attacker 50% sure" in page and "Reproduce this view" in page and "dp-owl" in page
+    assert "<script" in page and not re.search(r"<script[^>]+src=", page)  # plotly inline: offline

@@ -1,0 +1,39 @@
+"""The Lessons page: every lesson's link sets a valid whole state on its page, and every
+answer reads the live numbers of the same computation that page runs."""
+
+import re
+
+import pytest
+
+from ui import handout
+from ui.lessons import LESSONS
+
+PAGE = "app_pages/lessons.py"
+
+
+def test_the_page_lists_every_lesson_with_its_link(open_fresh):
+    at = open_fresh(PAGE)
+    assert not at.exception and not at.error
+    titles = [h.value for h in at.subheader]
+    assert len(LESSONS) >= 5 and titles == [f"{k}. {lesson.title}" for k, lesson in enumerate(LESSONS, 1)]
+    links = [p for p in at.get("page_link")]
+    assert len([p for p in links if p.proto.label == "Open the experiment"]) == len(LESSONS)
+
+
+@pytest.mark.parametrize("number,lesson", list(enumerate(LESSONS, 1)), ids=[lesson.key for lesson in LESSONS])
+def test_a_lessons_link_sets_a_state_its_page_accepts_and_the_answer_is_live(open_fresh, number, lesson):
+    target = open_fresh(lesson.page, **lesson.params)
+    assert not [w for w in target.warning if w.icon == ":material/link_off:"], [w.value for w in target.warning]
+    assert not target.exception and not [e for e in target.error if e.icon == ":material/error:"]
+    at = open_fresh(PAGE)
+    next(t for t in at.toggle if t.label == f"Show the answer to lesson {number}").set_value(True).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]  # a caught failure is an error
+    text = " ".join(m.value for m in at.markdown)
+    assert re.search(r"\d+\.\d", text) or "No private release yet" in text
+
+
+def test_the_lessons_handout_is_offline_and_carries_every_link():
+    page = handout.lessons_page(LESSONS, "http://localhost:8501")
+    for lesson in LESSONS:
+        assert lesson.link("http://localhost:8501").replace("&", "&amp;") in page
+    assert "http" not in page.replace("http://localhost:8501", "")  # nothing else fetched

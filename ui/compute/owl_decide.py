@@ -1,0 +1,121 @@
+"""What the DP-OWL page decides from a sweep: the smallest ε (and n) reaching a publication
+target, the best non-private rule a fixed-γ study is compared with, and the accuracy of the
+two rules that need no data (treat everyone, treat no one).
+
+Pure functions of the cached sweeps (plus two small cached computations); no widgets.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import streamlit as st
+
+from dpcore.montecarlo import Stream, stream
+from dpcore.owl.experiments import owl_monte_carlo
+from dpcore.owl.simulate import PAPER_TRIAL, optimal_treatment
+
+from .owl import TEST_SIZE, preprocessing
+
+
+@dataclass(frozen=True)
+class Target:
+    """A publication target on accuracy: "patients" (at least ``level`` of 100 new patients get
+    the better treatment) or "points" (within ``level`` percentage points of the best
+    non-private rule's accuracy)."""
+
+    kind: str
+    level: float
+
+    def threshold(self, best_accuracy):
+        """The accuracy (%) that meets the target, given the best non-private rule's."""
+        return float(self.level) if self.kind == "patients" else float(best_accuracy) - float(self.level)
+
+    def words(self):
+        if self.kind == "patients":
+            return f"at least {self.level:g} of 100 new patients get the better treatment"
+        return f"within {self.level:g} percentage points of the best non-private rule's accuracy"
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A grid point (ε or n) and the accuracy measured there with its 95% Monte-Carlo interval."""
+
+    at: float
+    mean: float
+    lo: float
+    hi: float
+
+
+@dataclass(frozen=True)
+class EpsAnswer:
+    """Smallest ε on the grid whose mean accuracy meets the threshold (``first``), and the
+    Monte-Carlo uncertainty of that ε: the smallest ε whose interval lies above the threshold
+    (``sure``) and the smallest whose interval reaches it (``possible``). None: not on the grid."""
+
+    threshold: float
+    first: Hit | None
+    sure: Hit | None
+    possible: Hit | None
+
+
+def _hit(row, at):
+    return Hit(float(at), float(row.accuracy_mean), float(row.accuracy_lo), float(row.accuracy_hi))
+
+
+def smallest_eps(summary, n, threshold):
+    """The private ε grid at one n, scanned from the smallest ε (non-private excluded)."""
+    rows = summary[(summary["n"] == n) & np.isfinite(summary["epsilon"])].sort_values("epsilon")
+
+    def first(condition):
+        for row in rows.itertuples():
+            if condition(row):
+                return _hit(row, row.epsilon)
+        return None
+
+    return EpsAnswer(float(threshold), first(lambda r: r.accuracy_mean >= threshold),
+                     first(lambda r: r.accuracy_lo >= threshold),
+                     first(lambda r: r.accuracy_hi >= threshold))
+
+
+def smallest_n(summary, eps, thresholds):
+    """Among the simulated sizes, the smallest n whose mean accuracy at ε meets its threshold.
+
+    ``thresholds`` maps each n to its threshold (a "points" target depends on n).
+    Returns (Hit or None, the sizes looked at, in order).
+    """
+    sizes = sorted(int(n) for n in thresholds)
+    for n in sizes:
+        rows = summary[(summary["n"] == n) & (np.isclose(summary["epsilon"], eps)
+                                             | (np.isinf(summary["epsilon"]) & math.isinf(eps)))]
+        if len(rows) and rows.iloc[0].accuracy_mean >= thresholds[n]:
+            return _hit(rows.iloc[0], n), sizes
+    return None, sizes
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def best_nonprivate(n, h, W, reps, seed, prep="public"):
+    """The best non-private rule (the authors' tuned γ at ε = ∞) on the same simulated trials
+    as any sweep with this (n, h, W, reps, seed, prep): its summary row as a dict.
+
+    A fixed-γ study compares with this rule, so the cost of regularization stays visible.
+    The engine's streams are keyed by (seed, n), so these are the very trials of the sweep.
+    """
+    outcome, W = preprocessing(prep, W)
+    res = owl_monte_carlo([int(n)], [math.inf], gamma="paper", h=float(h), weight_bound=W,
+                          reps=int(reps), test_size=TEST_SIZE, seed=int(seed), outcome=outcome)
+    row = res.summary.iloc[0]
+    return {k: float(row[k]) for k in row.index if k.endswith(("_mean", "_lo", "_hi")) or k == "gamma"}
+
+
+@st.cache_data(show_spinner=False)
+def fixed_rule_accuracy(size=400_000):
+    """Accuracy (%) of treating everyone and of treating no one in the simulated trial.
+
+    A fixed seeded sample of ``size`` patients: the Monte-Carlo error is below 0.2 points.
+    """
+    f = PAPER_TRIAL.sample(int(size), rng=stream(0, Stream.TEST, 999))["f"]
+    share = 100.0 * float(np.mean(optimal_treatment(f) > 0))
+    return {"treat_all": share, "treat_none": 100.0 - share}
