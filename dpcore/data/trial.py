@@ -23,19 +23,16 @@ from .columns import (
     _clean,
     _encode_covariates,
     _encode_treatment,
-    _is_numeric,
     _level_key,
     _numeric,
     _plain,
     _row_number,
-    _strip_label,
     guess_columns,
 )
 from .csv_io import (
     CsvPreview,
     Source,
     TrialDataError,
-    _duplicates,
     _name_list,
     _parse,
     _q,
@@ -44,6 +41,7 @@ from .csv_io import (
     preview_csv,
     read_table,
 )
+from .roles import check_categorical, check_choice, check_names, check_roles, default_covariates
 
 __all__ = ["MIN_ROWS_PER_ARM", "CsvPreview", "Trial", "TrialDataError", "column_labels",
            "guess_columns", "preview_csv", "read_table", "read_trial"]
@@ -264,21 +262,21 @@ def read_trial(source: Source, *, treatment: str, outcome: str,
     ...              outcome_bounds=(0, 30), larger_is_better=False, rng=0)
     >>> rule = rule.fit(trial.X, trial.A, trial.B, propensity=2 / 3)
     """
-    _check_names(treatment, "treatment", single=True)
-    _check_names(outcome, "outcome", single=True)
+    check_names(treatment, "treatment", single=True)
+    check_names(outcome, "outcome", single=True)
     if covariates is not None:
-        covariates = _check_names(covariates, "covariates")
+        covariates = check_names(covariates, "covariates")
     if propensity is not None:
-        _check_names(propensity, "propensity", single=True)
-    categorical = _check_categorical(categorical)
-    _check_choice(incomplete, "incomplete", INCOMPLETE)
-    _check_choice(unknown_levels, "unknown_levels", UNKNOWN_LEVELS)
+        check_names(propensity, "propensity", single=True)
+    categorical = check_categorical(categorical)
+    check_choice(incomplete, "incomplete", INCOMPLETE)
+    check_choice(unknown_levels, "unknown_levels", UNKNOWN_LEVELS)
     raw = _read_source(source)
     fmt = _sniff(raw, complete=True)
     df = _parse(raw, fmt)
-    _check_roles(df.columns, treatment, outcome, propensity, covariates, categorical)
+    check_roles(df.columns, treatment, outcome, propensity, covariates, categorical)
     if covariates is None:
-        covariates = _default_covariates(df, treatment, outcome, propensity, categorical)
+        covariates = default_covariates(df, treatment, outcome, propensity, categorical)
     if not covariates:
         raise TrialDataError(
             "no covariates to learn a rule from: the file has no other numeric column; "
@@ -373,95 +371,11 @@ def column_labels(source: Source, column: str, limit: int = 20) -> tuple[Any, ..
     ('drug', 'placebo')
     """
     df = read_table(source)
-    _check_names(column, "column", single=True)
+    check_names(column, "column", single=True)
     if column not in df.columns:
         raise TrialDataError(f"no column named {_q(column)}; the columns are {_name_list(df.columns, 25)}")
     labels = pd.unique(_clean(df[column]).dropna())
     return tuple(sorted((_plain(v) for v in labels), key=_level_key)[: int(limit)])
-
-
-# --------------------------------------------------------------------------------------------
-# Argument checks
-
-
-def _check_names(value, name, single=False):
-    if single:
-        if not isinstance(value, str):
-            raise TypeError(f"{name} must be a column name (str), got {type(value).__name__}")
-        return value
-    if isinstance(value, str) or not all(isinstance(v, str) for v in value):
-        raise TypeError(f"{name} must be a list of column names, got {value!r:.80}")
-    value = list(value)
-    dup = _duplicates(value)
-    if dup:
-        raise TrialDataError(f"{name} names {_name_list(dup)} more than once")
-    return value
-
-
-def _check_choice(value, name, options):
-    if value not in options:
-        raise ValueError(f"{name} must be one of {', '.join(map(repr, options))}, got {value!r}")
-
-
-def _check_categorical(categorical):
-    if categorical is None:
-        return {}
-    if isinstance(categorical, dict):
-        out = {}
-        for col, levels in categorical.items():
-            _check_names(col, "categorical", single=True)
-            levels = [_strip_label(v) for v in levels]
-            if len(levels) < 1 or _duplicates(levels):
-                raise TrialDataError(f"categorical levels of {_q(col)} must be distinct and not empty")
-            out[col] = tuple(levels)
-        return out
-    return {c: None for c in _check_names(categorical, "categorical")}
-
-
-def _check_roles(columns, treatment, outcome, propensity, covariates, categorical):
-    """Every named column exists and plays one role."""
-    named = [("treatment", treatment), ("outcome", outcome)]
-    if propensity is not None:
-        named.append(("propensity", propensity))
-    named += [("covariate", c) for c in covariates or ()]
-    named += [("categorical column", c) for c in categorical]
-    unknown = [c for _, c in named if c not in columns]
-    if unknown:
-        hint = ""
-        if all(_looks_numeric(c) for c in columns):
-            hint = " The first row looks like data: add a header row with column names."
-        elif len(columns) == 1:
-            hint = " The file has a single column: is it separated by something other than comma, semicolon, tab or pipe?"
-        raise TrialDataError(
-            f"no column named {_name_list(unknown)} in the file; its columns are "
-            f"{_name_list(columns, limit=25)}.{hint}"
-        )
-    roles = {}
-    for role, c in named[: 2 + (propensity is not None)]:
-        if c in roles:
-            raise TrialDataError(f"column {_q(c)} is chosen both as {roles[c]} and as {role}")
-        roles[c] = role
-    for c in list(covariates or ()) + list(categorical):
-        if c in roles:
-            raise TrialDataError(f"column {_q(c)} is the {roles[c]}; it cannot also be a covariate")
-    if covariates is not None:
-        extra = [c for c in categorical if c not in covariates]
-        if extra:
-            raise TrialDataError(f"categorical column {_name_list(extra)} is not among the covariates")
-
-
-def _default_covariates(df, treatment, outcome, propensity, categorical):
-    out = []
-    for c in df.columns:
-        if c in (treatment, outcome, propensity) or c.startswith("Unnamed: "):
-            continue
-        if c in categorical:
-            out.append(c)
-            continue
-        s = _clean(df[c])
-        if s.notna().any() and _is_numeric(s):
-            out.append(c)
-    return out
 
 
 def _check_arm_sizes(A, arms, n_dropped):
@@ -476,11 +390,3 @@ def _check_arm_sizes(A, arms, n_dropped):
 
 def _rows(k):
     return f"{k} row" if k == 1 else f"{k} rows"
-
-
-def _looks_numeric(name):
-    try:
-        float(name)
-        return True
-    except ValueError:
-        return False
