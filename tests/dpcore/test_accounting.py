@@ -11,7 +11,7 @@ import threading
 import time
 import types
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import numpy as np
 import pytest
@@ -93,7 +93,7 @@ def test_calibration_rejects_bad_epsilon(bad, exc):
 def test_ledger_records_entries_and_composes():
     ledger = PrivacyLedger()
     assert ledger.total() == (0.0, 0.0) and ledger.entries == ()
-    before = datetime.now(timezone.utc)
+    before = datetime.now(UTC)
     ledger.record("private CVaR", 0.5)
     ledger.record("DP-GD", 1.0, delta=1e-5)
     eps, delta = ledger.total()
