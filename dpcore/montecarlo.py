@@ -142,7 +142,7 @@ def summarize(runs: pd.DataFrame, by: Sequence[str], metrics: Sequence[str]) -> 
         if m not in runs.columns:
             continue
         mean, sd, count = g[m].mean(), g[m].std(ddof=1), g[m].count()
-        se = sd / np.sqrt(count)
+        se: pd.Series = sd / np.sqrt(count)
         half = stdtrit(np.maximum(count - 1, 1), 0.975) * se
         parts.update({f"{m}_mean": mean, f"{m}_sd": sd, f"{m}_se": se,
                       f"{m}_lo": mean - half, f"{m}_hi": mean + half})
