@@ -4,6 +4,10 @@
 subprocesses such as the browser tests' ``streamlit run`` inherit it, whatever the shell had
 set), and each test then gets a ledger file of its own, so releases in one test never count
 in another.
+
+``DPCORE_STORE`` (the shared results store) is pointed at one fresh temporary directory for the
+whole session at import, before any test module or server subprocess reads it, and removed at
+the end: nothing a test computes lands in the user's store.
 """
 
 import os
@@ -15,6 +19,8 @@ import pytest
 
 LEDGER_ENV = "DPCORE_LEDGER"
 _FOLDER = pytest.StashKey[str]()
+_STORE = tempfile.mkdtemp(prefix="dpcore-test-store-")
+os.environ["DPCORE_STORE"] = _STORE
 
 
 def pytest_configure(config):
@@ -25,6 +31,7 @@ def pytest_configure(config):
 
 def pytest_unconfigure(config):
     shutil.rmtree(config.stash.get(_FOLDER, ""), ignore_errors=True)
+    shutil.rmtree(_STORE, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)

@@ -18,12 +18,13 @@ from dpcore.cvar.experiments import cvar_sweep
 from dpcore.montecarlo import summarize
 from dpcore.owl.paper import PAPER_EPSILONS, paper_gamma, resolve_gamma
 from dpcore.owl.werm import sensitivity
+from dpcore.store import stored
 from dpcore.theory import bounds
 from dpcore.theory import measurement as check
 
 from ..charts import bounds as charts
 from ..grids import EPS_OPTIONS
-from .limits import SIMULATIONS, cap_work
+from .limits import SIMULATIONS, cap_work, executor
 
 TRIALS = 20  # simulated trials per setting; each gets DRAWS/TRIALS noise draws
 DRAWS = 2000  # noise draws per point of a curve (before the work cap)
@@ -91,6 +92,7 @@ def _curves(runs, comps, by, rho):
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
+@stored
 def measure(n, eps, gamma, h, W, C, rho, seed):
     """Excess empirical hinge risk of the engine's releases at (n, ε, γ, h, W, C).
 
@@ -107,8 +109,8 @@ def measure(n, eps, gamma, h, W, C, rho, seed):
         args = dict(weight_bound=float(W), C=float(C), draws=draws, seed=int(seed))
         gammas = sorted(set(GAMMA_GRID) | {float(gamma)})
         runs_g = check.werm_excess_risk(trials, theta0, eps, gammas, h, **args)
-        runs_h = pd.concat([check.werm_excess_risk(trials, theta0, eps, [gamma], v, **args)
-                            for v in sorted(set(H_GRID) | {float(h)})], ignore_index=True)
+        runs_h = check.werm_excess_over_h(trials, theta0, eps, gamma, sorted(set(H_GRID) | {float(h)}),
+                                          executor=executor(), **args)
     here = check.with_bounds(runs_g[runs_g.gamma == float(gamma)], comps, n, eps, rho, W, C, D)
     return Measured(here.reset_index(drop=True), _curves(runs_g, comps, "gamma", rho),
                     _curves(runs_h, comps, "h", rho),
@@ -222,11 +224,13 @@ def cvar_rates(tau, eps, d):
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
+@stored
 def cvar_runs(tau, seed):
     """The Laplace plug-in on the hard two-point instance at every ε of the grid: one sweep
     serves every ε slider position."""
     with SIMULATIONS.slot():
-        return cvar_sweep("two-point", CVAR_N, [tau], EPS_OPTIONS, reps=CVAR_REPS, seed=int(seed))
+        return cvar_sweep("two-point", CVAR_N, [tau], EPS_OPTIONS, reps=CVAR_REPS, seed=int(seed),
+                          executor=executor())
 
 
 def cvar_measured(tau, eps, seed):

@@ -8,9 +8,15 @@ that of one sweep whatever the number of users; the others wait, and their pages
 
 from __future__ import annotations
 
+import logging
+import math
+import os
 import threading
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
+
+from dpcore.montecarlo import cluster_executor
 
 MAX_WORK = 2_000_000  # repetitions x patients per view; the default DP-OWL view is 840,000
 MIN_REPS = 20
@@ -71,3 +77,28 @@ class _Gate:
 
 
 SIMULATIONS = _Gate(1)
+
+_cluster = {"address": None, "executor": None, "failed_at": -math.inf}
+_cluster_lock = threading.Lock()
+RETRY_SECONDS = 60  # after a failed connection, the local pool serves until then
+
+
+def executor():
+    """Where uncached sweeps run: the dask cluster named by ``DPCORE_SCHEDULER`` (one client
+    per server process), or None for the local pool sized to the machine, also when the
+    cluster cannot be reached (logged; tried again after RETRY_SECONDS)."""
+    address = os.environ.get("DPCORE_SCHEDULER", "").strip()
+    if not address:
+        return None
+    with _cluster_lock:
+        if _cluster["address"] == address and _cluster["executor"] is not None:
+            return _cluster["executor"]
+        if time.monotonic() - _cluster["failed_at"] < RETRY_SECONDS:
+            return None
+        try:
+            _cluster.update(address=address, executor=cluster_executor(address))
+        except Exception as err:  # unreachable, or dask not installed: compute here
+            logging.getLogger(__name__).warning("DPCORE_SCHEDULER=%s unusable (%s); sweeps run "
+                                                "on this machine", address, err)
+            _cluster.update(executor=None, failed_at=time.monotonic())
+        return _cluster["executor"]
