@@ -1,8 +1,9 @@
 """Cached computations for the Theory bounds page, keyed by plain values.
 
-The formulas are cheap and computed on every run; the Monte-Carlo measurements (the engine's
-releases on simulated trials, private CVaR on demo losses) are cached and run one at a time
-across sessions (limits.SIMULATIONS).
+The Monte-Carlo measurements (the engine's releases on simulated trials, private CVaR on demo
+losses) are read from the shared results store or run one at a time across sessions
+(limits.SIMULATIONS); the formulas' curves are cached per setting too, since together they cost
+tens of milliseconds on every rerun.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from dpcore.theory import measurement as check
 
 from ..charts import bounds as charts
 from ..grids import EPS_OPTIONS
+from . import figures
 from .limits import SIMULATIONS, cap_work, executor
 
 TRIALS = 20  # simulated trials per setting; each gets DRAWS/TRIALS noise draws
@@ -140,6 +142,7 @@ def terms(n, eps, gamma, h, W, C, rho, theta0_norm, G=0.0):
             for form in bounds.FORMS}
 
 
+@st.cache_data(max_entries=64, show_spinner=False)
 def terms_curve(n, eps, gamma, h, W, C, rho, theta0_norm, G, over, reach=0.0):
     """Every term of both forms on a fine grid of γ (``over="gamma"``) or h (``over="h"``),
     wide enough to reach ``reach`` (a minimiser to be marked on it)."""
@@ -155,6 +158,7 @@ def terms_curve(n, eps, gamma, h, W, C, rho, theta0_norm, G, over, reach=0.0):
     return pd.DataFrame(out)
 
 
+@st.cache_data(max_entries=64, show_spinner=False)
 def minimisers(n, eps, gamma, h, W, C, rho, theta0_norm):
     """The bound-minimising γ (at this h), h (at this γ) and joint (γ, h), per form, with the
     paper's table γ for comparison."""
@@ -169,6 +173,7 @@ def minimisers(n, eps, gamma, h, W, C, rho, theta0_norm):
     return out
 
 
+@st.cache_data(max_entries=64, show_spinner=False)
 def gamma_table(n, h, W, C, rho, theta0_norm):
     """The paper's tuned γ against the bound-minimising γ (at this h) for each finite ε of the
     paper's table, at this n."""
@@ -193,6 +198,7 @@ def rate_ratio(measured, tau, eps):
     return float(ratio.min()), float(ratio.max())
 
 
+@st.cache_data(max_entries=64, show_spinner=False)
 def sample_sizes(alpha, W, C, rho, theta0_norm):
     """Corollary 12's n against ε (h = α/W), each term and which one rules."""
     eps = np.geomspace(0.05, 1000, 120)
@@ -203,6 +209,7 @@ def sample_sizes(alpha, W, C, rho, theta0_norm):
     return df
 
 
+@st.cache_data(max_entries=64, show_spinner=False)
 def phase_grid(eps, d):
     """The CVaR regime over a log grid of (n, τ) at ε and d."""
     ns, taus = np.geomspace(10, 1e6, 81), np.geomspace(1e-3, 1.0, 61)
@@ -210,6 +217,7 @@ def phase_grid(eps, d):
     return ns, taus, bounds.cvar_regime(N, T, eps, d)
 
 
+@st.cache_data(max_entries=64, show_spinner=False)
 def cvar_rates(tau, eps, d):
     """Rate curves against n at (τ, ε, d), B = 1, constants 1."""
     ns = np.geomspace(10, 1e6, 120)
@@ -233,6 +241,7 @@ def cvar_runs(tau, seed):
                           executor=executor())
 
 
+@st.cache_data(max_entries=64, show_spinner=False)
 def cvar_measured(tau, eps, seed):
     """Mean error of the Laplace plug-in at ε, with its statistical and (exact) privacy parts."""
     runs = cvar_runs(tau, seed)
@@ -245,9 +254,6 @@ def busy():
     return SIMULATIONS.busy()
 
 
-@st.cache_resource(max_entries=64, show_spinner=False)
 def figure(builder, *args):
-    """``charts.<builder>(*args)``, built once per distinct input and shared: a plotly figure
-    takes tens of milliseconds to build and st.plotly_chart only reads it, so a redraw rebuilds
-    just the charts whose inputs changed."""
-    return getattr(charts, builder)(*args)
+    """``charts.<builder>(*args)``, built once per distinct input and shared (figures.py)."""
+    return figures.figure(getattr(charts, builder), *args)
