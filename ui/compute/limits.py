@@ -53,27 +53,40 @@ def cap_work(reps, sizes, keep, max_work=None):
 
 
 class _Gate:
-    """A semaphore that can also say whether a caller would have to wait."""
+    """A counting gate that can also say whether a caller would have to wait, and be widened
+    (the warm-up, a process of its own, lets its threads through together)."""
 
     def __init__(self, slots):
-        self._slots = threading.BoundedSemaphore(slots)
-        self._lock = threading.Lock()
-        self._capacity, self._running = slots, 0
+        self._cond = threading.Condition()
+        self.capacity, self._running = slots, 0
 
     def busy(self):
-        with self._lock:
-            return self._running >= self._capacity
+        with self._cond:
+            return self._running >= self.capacity
 
     @contextmanager
     def slot(self):
-        with self._slots:
-            with self._lock:
-                self._running += 1
-            try:
-                yield
-            finally:
-                with self._lock:
-                    self._running -= 1
+        with self._cond:
+            self._cond.wait_for(lambda: self._running < self.capacity)
+            self._running += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._running -= 1
+                self._cond.notify()
+
+    @contextmanager
+    def widened(self, slots):
+        """Let ``slots`` callers through at once inside the block."""
+        with self._cond:
+            old, self.capacity = self.capacity, max(self.capacity, int(slots))
+            self._cond.notify_all()
+        try:
+            yield
+        finally:
+            with self._cond:
+                self.capacity = old
 
 
 SIMULATIONS = _Gate(1)
