@@ -29,6 +29,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
 from dpcore.montecarlo import workers
+from dpcore.store import default_store
 
 from .compute import bounds, cvar, owl
 from .compute.limits import SIMULATIONS, cap_work
@@ -98,7 +99,7 @@ def _compute(fn, args):
     return fn.__wrapped__(*args)
 
 
-def warm(progress=None, executor=None, scheduler=None, pages=PAGES):
+def warm(progress=None, executor=None, scheduler=None, pages=PAGES, limit=None):
     """Compute and store every view of ``pages`` not yet in the store.
 
     Parameters
@@ -110,24 +111,41 @@ def warm(progress=None, executor=None, scheduler=None, pages=PAGES):
         by default a thread pool sized to the machine.
     scheduler : str, optional
         A dask.distributed scheduler address: the sweeps' cells run there.
+    pages : sequence of "dp_owl", "cvar", "theory"
+    limit : int, optional
+        Compute at most this many of the missing views (to time a subset).
 
     Returns
     -------
-    dict with the number of views, how many were already stored, and the seconds taken.
+    dict with the number of views, how many were already stored, how many were computed now,
+    and the seconds taken.
     """
+    before = os.environ.get("DPCORE_SCHEDULER")
     if scheduler:
         os.environ["DPCORE_SCHEDULER"] = scheduler  # read by ui.compute.limits.executor
+    try:
+        return _warm(progress, executor, pages, limit)
+    finally:
+        if scheduler:
+            if before is None:
+                os.environ.pop("DPCORE_SCHEDULER", None)
+            else:
+                os.environ["DPCORE_SCHEDULER"] = before
+
+
+def _warm(progress, executor, pages, limit):
     todo = views(pages)
-    missing = [(label, fn, args) for label, fn, args in todo if not fn.is_stored(*args)]
-    start, done = time.perf_counter(), len(todo) - len(missing)
+    stored = [fn.is_stored(*args) for _, fn, args in todo]
+    missing = [view for view, hit in zip(todo, stored) if not hit][:limit]
+    start, done = time.perf_counter(), sum(stored)
     if progress is not None:
-        progress(done, len(todo), "already stored")
+        progress(done, done + len(missing), "already stored")
     own = executor is None
     pool = ThreadPoolExecutor(max_workers=workers()) if own else executor
     # One sweep at a time protects a web server's sessions; here every worker may run one.
     with SIMULATIONS.widened(getattr(pool, "_max_workers", workers())):
-        _run(pool, missing, done, len(todo), progress, own)
-    return {"views": len(todo), "already_stored": len(todo) - len(missing),
+        _run(pool, missing, done, done + len(missing), progress, own)
+    return {"views": len(todo), "already_stored": done, "computed": len(missing),
             "seconds": time.perf_counter() - start}
 
 
@@ -165,14 +183,17 @@ def main(argv=None):
     parser.add_argument("--only", nargs="+", choices=PAGES, default=list(PAGES))
     parser.add_argument("--scheduler", help="dask.distributed scheduler address")
     parser.add_argument("--list", action="store_true", help="count the views and exit")
+    parser.add_argument("--limit", type=int, help="compute at most this many missing views")
     args = parser.parse_args(argv)
     if args.list:
         todo = views(args.only)
         stored = sum(fn.is_stored(*a) for _, fn, a in todo)
         print(f"{len(todo)} views, {stored} stored")
         return
-    out = warm(progress=text_bar(), scheduler=args.scheduler, pages=args.only)
-    print(f"{out['views']} views ({out['already_stored']} were stored) in {out['seconds']:.0f} s")
+    out = warm(progress=text_bar(), scheduler=args.scheduler, pages=args.only, limit=args.limit)
+    store = default_store()
+    print(f"{out['computed']} views computed in {out['seconds']:.0f} s ({out['already_stored']} of "
+          f"{out['views']} were stored); the store holds {store.size() / 2**20:.1f} MB in {store.root}")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,7 @@
 """The warm-up: which views it covers, that it resumes, and that a warmed view costs no simulation."""
 
+import os
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -57,3 +59,40 @@ def test_a_warmed_view_opens_without_simulating(small_views, monkeypatch):
     at.run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert at.success[0].value.startswith("At ε =")
+
+
+def test_an_unreachable_cluster_falls_back_to_the_local_pool(monkeypatch, caplog):
+    from ui.compute import limits
+
+    def unreachable(address):
+        raise OSError(f"cannot connect to {address}")
+
+    monkeypatch.setattr(limits, "cluster_executor", unreachable)
+    monkeypatch.setitem(limits._cluster, "failed_at", -float("inf"))
+    monkeypatch.setenv("DPCORE_SCHEDULER", "tcp://192.0.2.1:8786")
+    assert limits.executor() is None
+    assert "unusable" in caplog.text
+    monkeypatch.delenv("DPCORE_SCHEDULER")
+    assert limits.executor() is None
+
+
+def test_warming_on_a_dask_cluster_stores_the_same_bits(small_views, monkeypatch, tmp_path):
+    distributed = pytest.importorskip("distributed")
+    import pandas as pd
+
+    from ui.compute import limits
+
+    label, fn, args = SMALL
+    monkeypatch.setenv("DPCORE_STORE", str(tmp_path / "local"))
+    local = fn.__wrapped__(*args)
+    monkeypatch.setenv("DPCORE_STORE", str(tmp_path / "cluster"))
+    monkeypatch.setattr(limits, "_cluster", {"address": None, "executor": None,
+                                             "failed_at": -float("inf")})
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster:
+        out = warm.warm(pages=small_views, scheduler=cluster.scheduler_address)
+        assert out["computed"] == 1 and limits._cluster["executor"] is not None
+        limits._cluster["executor"]._client.close()
+    assert "DPCORE_SCHEDULER" not in os.environ  # warm() put it back as it was
+    for a, b in zip(local, fn.__wrapped__(*args)):  # read back from the cluster-warmed store
+        pd.testing.assert_frame_equal(a, b, check_exact=True)
