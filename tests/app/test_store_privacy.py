@@ -10,7 +10,7 @@ import ast
 import os
 from pathlib import Path
 
-from tests.app.test_your_data import PAGE, fill_bounds, release, trial_csv, upload
+from tests.app.test_your_data import PAGE, fill_bounds, public_d0, release, trial_csv, upload
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -22,18 +22,19 @@ def snapshot():
 
 def test_the_your_data_flow_leaves_the_store_unchanged(open_page):
     before = snapshot()
-    at = upload(open_page(PAGE), trial_csv(n=60))
-    fill_bounds(at, [(0, 100), (-5, 5)])
+    data = trial_csv(n=60)
+    at = upload(open_page(PAGE), data)
+    fill_bounds(at, [(0, 100), (-5, 5)], data)
     release(at)
     at.button(key="compare").click().run()
-    assert not at.exception
+    assert not at.exception and at.session_state["your_data_release"]
     at.radio(key="file").set_value("paper_trial").run()
     at.button(key="fill_dictionary").click().run()
     at.button_group(key="gamma_from").set_value("d0").run()
-    data = (ROOT / "demo_data" / "paper_trial.csv").read_bytes()
-    at.file_uploader(key="upload_d0").set_value(("d0.csv", data, "text/csv")).run()
+    at.file_uploader(key="upload_d0").set_value(("d0.csv", public_d0(), "text/csv")).run()
     release(at)
     assert not at.exception
+    assert "Algorithm 2 on a file D0" in at.session_state["your_data_release"].release.gamma_source
     assert snapshot() == before
 
 

@@ -15,8 +15,8 @@ import streamlit as st
 from dpcore.cvar import experiments as studies
 from dpcore.cvar.learning import dp_gd_privacy_constant
 from dpcore.montecarlo import summarize
-from dpcore.theory.measurement import CONVEX_TRANSITION, transition_ratio
 from dpcore.store import stored
+from dpcore.theory.measurement import CONVEX_TRANSITION, transition_ratio
 
 from ..grids import EPS_OPTIONS
 from .limits import SIMULATIONS, cap_work, executor
