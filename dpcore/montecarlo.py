@@ -74,9 +74,10 @@ def local_executor(executor=None):
         yield pool, True
 
 
-def cluster_executor(address):
-    """A ``concurrent.futures.Executor`` over the dask.distributed scheduler at ``address``
-    (for example ``"tcp://10.0.0.5:8786"``); needs the optional extra ``dpcore[dask]``.
+def cluster_client(address):
+    """A dask.distributed ``Client`` of the scheduler at ``address`` (for example
+    ``"tcp://10.0.0.5:8786"``); needs the optional extra ``dpcore[dask]``. Use it as a context
+    manager, and pass ``client.get_executor()`` as a sweep's executor.
 
     The workers must have this same version of dpcore installed: tasks carry parameters,
     and each worker computes its cells with its own copy of the engine.
@@ -86,7 +87,13 @@ def cluster_executor(address):
     except ImportError as err:
         raise ImportError("a scheduler address needs dask.distributed: "
                           "pip install 'dpcore[dask]'") from err
-    return Client(address, timeout="10s").get_executor()
+    return Client(address, timeout="10s")
+
+
+def cluster_executor(address):
+    """A long-lived ``concurrent.futures.Executor`` over the scheduler at ``address`` (its
+    client stays open for the life of the process, as a web server's should)."""
+    return cluster_client(address).get_executor()
 
 
 class RuleEvaluator:

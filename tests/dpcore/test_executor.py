@@ -79,3 +79,16 @@ def test_a_dask_cluster_gives_the_same_bits(serial):
         runs, refs = owl(executor=client.get_executor())
     same(runs, serial[0])
     same(refs, serial[1])
+
+
+def test_the_cli_sweep_on_a_scheduler_writes_the_same_table(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    from dpcore.cli import main
+
+    args = ["sweep", "--n", "80", "120", "--epsilon", "1", "inf", "--reps", "3", "--test-size", "150"]
+    assert main([*args, "--out", str(tmp_path / "local.csv")]) == 0
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster:
+        assert main([*args, "--scheduler", cluster.scheduler_address,
+                     "--out", str(tmp_path / "cluster.csv")]) == 0
+    assert (tmp_path / "local.csv").read_bytes() == (tmp_path / "cluster.csv").read_bytes()
