@@ -58,7 +58,7 @@ def test_a_warmed_view_opens_without_simulating(small_views, monkeypatch):
         at.query_params[key] = value
     at.run()
     assert not at.exception and not at.error, [e.value for e in at.error]
-    assert at.success[0].value.startswith("At ε =")
+    assert len(at.get("plotly_chart")) >= 4  # the view is drawn, from the store alone
 
 
 def test_an_unreachable_cluster_falls_back_to_the_local_pool(monkeypatch, caplog):
