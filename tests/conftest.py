@@ -12,6 +12,7 @@ the end: nothing a test computes lands in the user's store.
 
 import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
@@ -37,3 +38,14 @@ def pytest_unconfigure(config):
 @pytest.fixture(autouse=True)
 def _own_ledger_file(tmp_path_factory, monkeypatch):
     monkeypatch.setenv(LEDGER_ENV, str(tmp_path_factory.mktemp("ledger") / "ledger.sqlite"))
+
+
+@pytest.fixture(autouse=True)
+def _restore_main_module():
+    """AppTest runs app.py as ``__main__`` and leaves it in sys.modules; a process started with
+    spawn (the ledger's race test, a dask LocalCluster) would then run the app again and fail.
+    Each test gets the real ``__main__`` back."""
+    main = sys.modules.get("__main__")
+    yield
+    if main is not None:
+        sys.modules["__main__"] = main
