@@ -8,6 +8,7 @@ from dpcore.cvar.experiments import KINDS
 from ui import cvar_handout, explain
 from ui.charts import cvar as charts
 from ui.compute import cvar as compute
+from ui.compute.figures import figure
 from ui.controls import Choice, IntRange, MultiChoice, check_link, row
 from ui.grids import EPS_OPTIONS, fmt_eps
 from ui.safety import guarded
@@ -76,7 +77,7 @@ def error_panel(s, summary):
     x_axis = XAXIS.widget()
     rows = compute.curve(summary, x_axis, s["n"], s["tau"], s["eps"])
     current = {"epsilon": s["eps"], "n": s["n"], "tau": s["tau"], "eps_n_tau": None}[x_axis]
-    st.plotly_chart(charts.error_curves(rows, x_axis, current, s["bound"], s["eps"]), width="stretch",
+    st.plotly_chart(figure(charts.error_curves, rows, x_axis, current, s["bound"], s["eps"]), width="stretch",
                     key="errors")
     st.caption(explain.CVAR_CAPTIONS[x_axis])
     st.download_button("Download these numbers (CSV)", rows.to_csv(index=False), f"cvar_error_vs_{x_axis}.csv",
@@ -109,8 +110,8 @@ def class_panel(s):
     study = compute.finite_class(s["n"], s["tau"], M, s["bound"], s["seed"])
     i = list(study.epsilons).index(s["eps"])
     a, b = st.columns(2)
-    a.plotly_chart(charts.selection_probabilities(study, i), width="stretch", key="em_probs")
-    b.plotly_chart(charts.class_excess(study, s["eps"]), width="stretch", key="em_excess")
+    a.plotly_chart(figure(charts.selection_probabilities, study, i), width="stretch", key="em_probs")
+    b.plotly_chart(figure(charts.class_excess, study, s["eps"]), width="stretch", key="em_excess")
     st.caption(explain.class_caption(s["tau"]))
     per_theta, per_eps = compute.class_table(study)
     c, d = st.columns(2)
@@ -139,7 +140,7 @@ def convex_panel(s):
     with st.spinner("Running DP-GD" + compute.waiting() + "…"):
         summary = compute.convex(*request)
     transition = compute.convex_transition(summary)
-    st.plotly_chart(charts.phase_transition(summary, transition["benchmark"]), width="stretch", key="convex")
+    st.plotly_chart(figure(charts.phase_transition, summary, transition["benchmark"]), width="stretch", key="convex")
     st.caption(explain.convex_caption(transition, request[0]))
     st.download_button("Download these numbers (CSV)", summary.to_csv(index=False), "cvar_convex.csv",
                        "text/csv", key="dl_convex")

@@ -12,6 +12,7 @@ from ui import owl_panels as panels
 from ui.charts import owl as charts
 from ui.compute import owl as compute
 from ui.compute import owl_decide as targets
+from ui.compute.figures import figure
 from ui.compute.limits import cap_work
 from ui.controls import Choice, IntRange, MultiChoice, check_link, rerun, row
 from ui.grids import EPS_OPTIONS, H_OPTIONS, N_OPTIONS, fmt_eps, fmt_number
@@ -98,14 +99,14 @@ def curves_panel(s, sizes, results, refs, reps, target_mark):
         if metric != "concordance" else None
     a, b = st.columns(2)
     with a:
-        st.plotly_chart(charts.curves_vs_epsilon(summary, metric, sizes, s["eps"], references, mode=s["mode"],
+        st.plotly_chart(figure(charts.curves_vs_epsilon, summary, metric, sizes, s["eps"], references, mode=s["mode"],
                                                  gamma=s["gamma"], best=best, reference_ns=ref_ns,
                                                  target=target_mark if metric == "accuracy" else None),
                         width="stretch", key="vs_eps", config=charts.CONFIG)
         st.caption(explain.eps_curve_caption(metric, s["mode"], s["gamma"], all_n)
                    + (" Green: the target and the smallest ε reaching it." if metric == "accuracy" else ""))
     with b:
-        st.plotly_chart(charts.curve_vs_n(summary, metric, s["eps"], references, _nonprivate_name(s)),
+        st.plotly_chart(figure(charts.curve_vs_n, summary, metric, s["eps"], references, _nonprivate_name(s)),
                         width="stretch", key="vs_n", config=charts.CONFIG)
         st.caption(explain.n_curve_caption(s["eps"]))
     return metric, summary
@@ -121,7 +122,7 @@ def rule_panel(s, runs, metric):
     c, d = st.columns(2)
     with c:
         best = runs[np.isinf(runs.epsilon)][metric]
-        st.plotly_chart(charts.distribution(runs[runs.epsilon == eps][metric] if private else None, best,
+        st.plotly_chart(figure(charts.distribution, runs[runs.epsilon == eps][metric] if private else None, best,
                                             metric, eps, _nonprivate_name(s)), width="stretch", key="dist",
                         config=charts.CONFIG)
         st.caption(explain.spread_caption(runs[runs.epsilon == eps][metric].std() if private else None,
@@ -130,7 +131,7 @@ def rule_panel(s, runs, metric):
     names = explain.feature_names(ex.names)
     with d:
         same = ex.nonprivate_same_gamma if ex.gamma != ex.gamma_ref and private else None
-        st.plotly_chart(charts.coefficients(names, ex.nonprivate, ex.private if private else None, eps,
+        st.plotly_chart(figure(charts.coefficients, names, ex.nonprivate, ex.private if private else None, eps,
                                             same, (ex.gamma_ref, ex.gamma)), width="stretch", key="coef",
                         config=charts.CONFIG)
         st.caption("One simulated trial; the rule treats when intercept + Σ coef·x > 0. The feature names "
@@ -139,7 +140,7 @@ def rule_panel(s, runs, metric):
         if private:
             st.markdown(explain.agreement_text(ex.agreement))
             radius = expected_noise_radius(len(ex.theta_hat), eps, ex.sensitivity, k=2)
-            st.plotly_chart(charts.noise_vector(ex.theta_hat, ex.noise, radius, names=names), width="stretch",
+            st.plotly_chart(figure(charts.noise_vector, ex.theta_hat, ex.noise, radius, names=names), width="stretch",
                             key="noise", config=charts.CONFIG)
             st.caption(explain.noise_caption(len(ex.theta_hat), ex.sensitivity, radius))
         for formula, meaning in explain.OWL_FORMULAS:

@@ -6,7 +6,10 @@ set per repetition. Prints the seconds and the table (accuracy in percent, value
 set's shifted scale, as in the authors' code).
 
     python benchmarks/paper_grid.py [--out table.csv] [--reps 200] [--seed 0] [--scipy]
+                                    [--cluster 2] [--scheduler tcp://host:8786]
 
+``--cluster N`` also runs the grid on a local dask.distributed cluster of N one-thread worker
+processes (``--scheduler``: on an existing cluster) and checks the two tables are identical.
 ``--scipy`` also times the same fits done with one scipy.optimize.minimize call per fit
 (L-BFGS-B on the same objective), the baseline the batched Newton solver replaces.
 """
@@ -28,9 +31,10 @@ N_GRID = (200, 500, 800, 1000)
 EPS_GRID = (0.1, 0.5, 1, 2, 5, np.inf)
 
 
-def paper_table(reps=200, seed=0):
+def paper_table(reps=200, seed=0, executor=None):
     result = owl_monte_carlo(N_GRID, EPS_GRID, gamma="paper", h=0.5, weight_bound=PAPER_W,
-                             reps=reps, test_size=5000, seed=seed, outcome="paper")
+                             reps=reps, test_size=5000, seed=seed, outcome="paper",
+                             executor=executor)
     s = result.summary
     return s[["n", "epsilon", "gamma", "accuracy_mean", "accuracy_sd", "value_paper_mean",
               "value_paper_sd"]].rename(columns={"value_paper_mean": "value_mean",
@@ -65,12 +69,31 @@ def scipy_baseline(reps, seed=0):
     return time.perf_counter() - start, fits
 
 
+def on_cluster(table, args):
+    """The same grid on a dask cluster: time and identity with the local pool's table."""
+    from distributed import Client, LocalCluster
+
+    cluster = (LocalCluster(n_workers=args.cluster, threads_per_worker=1, dashboard_address=None)
+               if not args.scheduler else None)
+    with Client(args.scheduler or cluster) as client:
+        start = time.perf_counter()
+        other = paper_table(args.reps, args.seed, executor=client.get_executor())
+        seconds = time.perf_counter() - start
+    if cluster is not None:
+        cluster.close()
+    same = other.equals(table)
+    print(f"on the cluster ({args.scheduler or f'{args.cluster} local workers'}): {seconds:.2f} s, "
+          f"table {'identical' if same else 'DIFFERENT'} to the local pool's")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", help="also write the table to this CSV file")
     parser.add_argument("--reps", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--scipy", action="store_true", help="also time the scipy baseline")
+    parser.add_argument("--cluster", type=int, help="also run on a local dask cluster of N workers")
+    parser.add_argument("--scheduler", help="also run on the dask cluster at this address")
     args = parser.parse_args()
 
     start = time.perf_counter()
@@ -82,6 +105,8 @@ def main():
     if args.out:
         table.to_csv(args.out, index=False)
         print(f"table written to {args.out}")
+    if args.cluster or args.scheduler:
+        on_cluster(table, args)
     if args.scipy:
         base, fits = scipy_baseline(args.reps, args.seed)
         print(f"scipy.optimize.minimize, one call per fit ({fits} fits, solves only): {base:.2f} s "

@@ -55,6 +55,8 @@ _EXPORTS = {
     "Trial": "dpcore.data.trial",
     "TrialDataError": "dpcore.data.csv_io",
     "read_trial": "dpcore.data.trial",
+    "ResultStore": "dpcore.store",
+    "stored": "dpcore.store",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]

@@ -9,6 +9,7 @@ same durable ledger as the dashboard's, so the budget of a dataset counts both.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import json
 import subprocess
@@ -156,8 +157,14 @@ def cmd_sweep(args: argparse.Namespace) -> None:
     from .owl.experiments import owl_monte_carlo
 
     gamma: Any = "paper" if args.gamma is None else args.gamma
-    result = owl_monte_carlo(args.n, args.epsilon, gamma=gamma, reps=args.reps,
-                             test_size=args.test_size, seed=args.seed)
+    with contextlib.ExitStack() as stack:
+        executor = None
+        if args.scheduler:  # the cells run on a dask cluster; the same table as the local pool
+            from .montecarlo import cluster_client
+
+            executor = stack.enter_context(cluster_client(args.scheduler)).get_executor()
+        result = owl_monte_carlo(args.n, args.epsilon, gamma=gamma, reps=args.reps,
+                                 test_size=args.test_size, seed=args.seed, executor=executor)
     table = result.runs if args.runs else result.summary
     table.to_csv(args.out if args.out not in (None, "-") else sys.stdout, index=False)
 
@@ -272,6 +279,8 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_argument("--test-size", type=int, default=5000, help="test rows per repetition")
     sweep.add_argument("--seed", type=int, default=0)
     sweep.add_argument("--runs", action="store_true", help="one row per repetition, not summary")
+    sweep.add_argument("--scheduler", help="run on the dask.distributed cluster at this address "
+                                           "(the dask extra); the table is the same")
     sweep.add_argument("--out", help="CSV to write (default: standard output)")
     sweep.set_defaults(run=cmd_sweep)
 

@@ -6,7 +6,10 @@ keyed by the values that define a cell, so a cell's numbers never depend on the 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from enum import IntEnum
 from typing import Any
 
@@ -47,6 +50,50 @@ def key(value: float) -> int:
     if isinstance(value, (int, np.integer)):
         return int(value)
     return 2**62 if np.isinf(value) else int(round(float(value) * 1e6))
+
+
+def workers():
+    """The cores this process may use (its CPU affinity where the system reports one)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # macOS, Windows
+        return max(1, os.cpu_count() or 1)
+
+
+@contextmanager
+def local_executor(executor=None):
+    """``(executor, in_this_process)``: the one given, or a thread pool sized to the machine
+    (numpy releases the GIL in its array kernels, so threads use every core), shut down after.
+
+    ``in_this_process`` says whether tasks may share this process's arrays by reference.
+    """
+    if executor is not None:
+        yield executor, isinstance(executor, ThreadPoolExecutor)
+        return
+    with ThreadPoolExecutor(max_workers=workers()) as pool:
+        yield pool, True
+
+
+def cluster_client(address):
+    """A dask.distributed ``Client`` of the scheduler at ``address`` (for example
+    ``"tcp://10.0.0.5:8786"``); needs the optional extra ``dpcore[dask]``. Use it as a context
+    manager, and pass ``client.get_executor()`` as a sweep's executor.
+
+    The workers must have this same version of dpcore installed: tasks carry parameters,
+    and each worker computes its cells with its own copy of the engine.
+    """
+    try:
+        from distributed import Client
+    except ImportError as err:
+        raise ImportError("a scheduler address needs dask.distributed: "
+                          "pip install 'dpcore[dask]'") from err
+    return Client(address, timeout="10s")
+
+
+def cluster_executor(address):
+    """A long-lived ``concurrent.futures.Executor`` over the scheduler at ``address`` (its
+    client stays open for the life of the process, as a web server's should)."""
+    return cluster_client(address).get_executor()
 
 
 class RuleEvaluator:

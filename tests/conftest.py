@@ -4,10 +4,15 @@
 subprocesses such as the browser tests' ``streamlit run`` inherit it, whatever the shell had
 set), and each test then gets a ledger file of its own, so releases in one test never count
 in another.
+
+``DPCORE_STORE`` (the shared results store) is pointed at one fresh temporary directory for the
+whole session at import, before any test module or server subprocess reads it, and removed at
+the end: nothing a test computes lands in the user's store.
 """
 
 import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
@@ -15,6 +20,8 @@ import pytest
 
 LEDGER_ENV = "DPCORE_LEDGER"
 _FOLDER = pytest.StashKey[str]()
+_STORE = tempfile.mkdtemp(prefix="dpcore-test-store-")
+os.environ["DPCORE_STORE"] = _STORE
 
 
 def pytest_configure(config):
@@ -25,8 +32,20 @@ def pytest_configure(config):
 
 def pytest_unconfigure(config):
     shutil.rmtree(config.stash.get(_FOLDER, ""), ignore_errors=True)
+    shutil.rmtree(_STORE, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)
 def _own_ledger_file(tmp_path_factory, monkeypatch):
     monkeypatch.setenv(LEDGER_ENV, str(tmp_path_factory.mktemp("ledger") / "ledger.sqlite"))
+
+
+@pytest.fixture(autouse=True)
+def _restore_main_module():
+    """AppTest runs app.py as ``__main__`` and leaves it in sys.modules; a process started with
+    spawn (the ledger's race test, a dask LocalCluster) would then run the app again and fail.
+    Each test gets the real ``__main__`` back."""
+    main = sys.modules.get("__main__")
+    yield
+    if main is not None:
+        sys.modules["__main__"] = main

@@ -8,14 +8,13 @@ are shared by every n, epsilon and gamma, so curves compare like with like.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from .._validation import check_epsilon, check_real
-from ..montecarlo import RuleEvaluator, Stream, key, stream, summarize
+from ..montecarlo import RuleEvaluator, Stream, key, local_executor, stream, summarize
 from ..privacy.mechanisms import output_perturbation
 from .owl import owl_weights
 from .paper import PAPER_W, resolve_gamma
@@ -43,7 +42,7 @@ class MonteCarloResult:
 
 def owl_monte_carlo(n_grid, eps_grid, gamma="paper", h=0.5, weight_bound=PAPER_W, reps=200,
                     test_size=5000, seed=0, design=PAPER_TRIAL, outcome="paper",
-                    progress=None):
+                    progress=None, executor=None):
     """Monte-Carlo study of DP-OWL on synthetic trials.
 
     Parameters
@@ -67,6 +66,11 @@ def owl_monte_carlo(n_grid, eps_grid, gamma="paper", h=0.5, weight_bound=PAPER_W
     outcome : "paper" or (lo, hi)
         How outcomes become benefits for training, see :func:`dpcore.owl.owl_weights`.
     progress : callable(fraction, message), optional
+    executor : concurrent.futures.Executor, optional
+        Runs one task per n (for example a dask ``Client.get_executor()``); by default a
+        thread pool sized to the machine. Every cell draws from its own keyed streams, so the
+        result is bit-identical whatever runs it. An executor outside this process gets the
+        parameters only and rebuilds the shared test sets from the seed.
 
     Returns
     -------
@@ -91,30 +95,56 @@ def owl_monte_carlo(n_grid, eps_grid, gamma="paper", h=0.5, weight_bound=PAPER_W
         raise ValueError(f"reps must be a whole number, got {reps}")
     reps = int(reps)
     seed = int(seed)
-    scaling = FeatureScaling.from_bounds(design.feature_bounds, design.p)
 
-    test = design.sample(test_size, size=reps, rng=stream(seed, Stream.TEST))
-    evaluator = RuleEvaluator(scaling.transform(test["X"]), test["A"], test["B"], test["f"],
-                          design.propensity)
-
-    def one_n(n):
-        # Streams keyed by (seed, n, ...): a cell's data do not depend on the rest of the grid.
-        train = design.sample(n, size=reps, rng=stream(seed, Stream.TRAIN, n))
-        w, clipped = owl_weights(train["B"], train["A"], design.propensity, W, outcome)
-        Xt = scaling.transform(train["X"])
-        return [_cell(Xt, train["A"], w, clipped, n, hv, g_setting, eps_grid, W, evaluator, seed)
-                for hv in hs for g_setting in gammas]
-
+    spec = _Spec(tuple(gammas), tuple(hs), eps_grid, W, reps, test_size, seed, design, outcome)
+    evaluator = _evaluator(spec)
     rows = []
-    # numpy releases the GIL in its array kernels, so two threads use both cores.
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        # Largest n first, so the two workers finish together.
-        futures = {n: pool.submit(one_n, n) for n in sorted(set(n_grid), reverse=True)}
+    with local_executor(executor) as (pool, local):
+        # Largest n first, so the workers finish together; the test sets travel only to
+        # threads of this process (elsewhere they are rebuilt from the seed, which is cheaper
+        # than shipping them).
+        futures = {n: pool.submit(_one_n, spec, n, evaluator if local else None)
+                   for n in sorted(set(n_grid), reverse=True)}
         for k, fut in enumerate(futures[n] for n in n_grid):
             rows.extend(fut.result())
             if progress is not None:
                 progress((k + 1) / len(futures), f"n = {n_grid[k]} done")
     return MonteCarloResult(pd.concat(rows, ignore_index=True), evaluator.references())
+
+
+@dataclass(frozen=True)
+class _Spec:
+    """Everything a task needs besides n: small, so it travels cheaply to any worker."""
+
+    gammas: tuple
+    hs: tuple
+    eps_grid: np.ndarray
+    W: float
+    reps: int
+    test_size: int
+    seed: int
+    design: object
+    outcome: object
+
+
+def _evaluator(spec):
+    scaling = FeatureScaling.from_bounds(spec.design.feature_bounds, spec.design.p)
+    test = spec.design.sample(spec.test_size, size=spec.reps, rng=stream(spec.seed, Stream.TEST))
+    return RuleEvaluator(scaling.transform(test["X"]), test["A"], test["B"], test["f"],
+                         spec.design.propensity)
+
+
+def _one_n(spec, n, evaluator=None):
+    """Every (h, gamma rule) cell at one n, as DataFrames."""
+    evaluator = _evaluator(spec) if evaluator is None else evaluator
+    design = spec.design
+    scaling = FeatureScaling.from_bounds(design.feature_bounds, design.p)
+    # Streams keyed by (seed, n, ...): a cell's data do not depend on the rest of the grid.
+    train = design.sample(n, size=spec.reps, rng=stream(spec.seed, Stream.TRAIN, n))
+    w, clipped = owl_weights(train["B"], train["A"], design.propensity, spec.W, spec.outcome)
+    Xt = scaling.transform(train["X"])
+    return [_cell(Xt, train["A"], w, clipped, n, hv, g, spec.eps_grid, spec.W, evaluator,
+                  spec.seed) for hv in spec.hs for g in spec.gammas]
 
 
 def _cell(Xt, A, w, clipped, n, h, g_setting, eps_grid, W, evaluator, seed):

@@ -7,34 +7,36 @@ ledger and Gaussian differential privacy) and the empirical DP audit.
 - :mod:`dpcore.privacy.audit`: a Clopper-Pearson lower bound on ε from designed neighbours.
 """
 
-from .accounting import (
-    BudgetExceededError,
-    LedgerEntry,
-    PrivacyLedger,
-    dataset_key,
-    default_ledger_path,
-)
-from .audit import audit_epsilon
-from .mechanisms import (
-    attacker_posterior_bound,
-    expected_noise_radius,
-    l2_gamma_noise,
-    laplace_interval_halfwidth,
-    laplace_noise,
-    output_perturbation,
-)
+import importlib
 
-__all__ = [
-    "BudgetExceededError",
-    "LedgerEntry",
-    "PrivacyLedger",
-    "attacker_posterior_bound",
-    "audit_epsilon",
-    "dataset_key",
-    "default_ledger_path",
-    "expected_noise_radius",
-    "l2_gamma_noise",
-    "laplace_interval_halfwidth",
-    "laplace_noise",
-    "output_perturbation",
-]
+# Loaded on first use, so that a path needing only the noise samplers (every sweep) does not
+# import the accountant's scipy.stats and scipy.optimize.
+_EXPORTS = {
+    "BudgetExceededError": "accounting",
+    "LedgerEntry": "accounting",
+    "PrivacyLedger": "accounting",
+    "dataset_key": "accounting",
+    "default_ledger_path": "accounting",
+    "audit_epsilon": "audit",
+    "attacker_posterior_bound": "mechanisms",
+    "expected_noise_radius": "mechanisms",
+    "l2_gamma_noise": "mechanisms",
+    "laplace_interval_halfwidth": "mechanisms",
+    "laplace_noise": "mechanisms",
+    "output_perturbation": "mechanisms",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'dpcore.privacy' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

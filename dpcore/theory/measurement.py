@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from .._typing import ArrayLike, Seed
-from ..montecarlo import Stream, stream
+from ..montecarlo import Stream, local_executor, stream
 from ..owl.owl import owl_weights
 from ..owl.paper import PAPER_W
 from ..owl.preprocessing import FeatureScaling
@@ -151,6 +151,16 @@ def werm_excess_risk(trials: Trials, theta0: np.ndarray, epsilon: float,
             "radius": np.linalg.norm(released - theta[:, None, :], axis=-1).ravel(),
         }))
     return pd.concat(frames, ignore_index=True)
+
+
+def werm_excess_over_h(trials, theta0, epsilon, gamma, hs, executor=None, **kwargs):
+    """:func:`werm_excess_risk` at one gamma for each Huber width in ``hs``, stacked in the
+    order of ``hs``; each width is an independent task for ``executor`` (default: a thread
+    pool sized to the machine), with the same rows as the serial loop."""
+    with local_executor(executor) as (pool, _):
+        futures = [pool.submit(werm_excess_risk, trials, theta0, epsilon, [gamma], h, **kwargs)
+                   for h in hs]
+        return pd.concat([f.result() for f in futures], ignore_index=True)
 
 
 def bounds_release(theta_hat: np.ndarray, epsilon: float, delta: ArrayLike, draws: int,
@@ -285,5 +295,5 @@ def transition_ratio(summary: pd.DataFrame, level: float = 0.5) -> pd.Series:
 
 
 __all__ = ["COMPARATOR_H", "CONVEX_TRANSITION", "Comparator", "Trials", "paper_trials", "hinge_risk", "comparator",
-           "comparators", "werm_excess_risk", "bounds_release", "check_name", "with_bounds",
+           "comparators", "werm_excess_risk", "werm_excess_over_h", "bounds_release", "check_name", "with_bounds",
            "coverage", "transition_ratio"]

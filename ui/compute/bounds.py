@@ -1,8 +1,9 @@
 """Cached computations for the Theory bounds page, keyed by plain values.
 
-The formulas are cheap and computed on every run; the Monte-Carlo measurements (the engine's
-releases on simulated trials, private CVaR on demo losses) are cached and run one at a time
-across sessions (limits.SIMULATIONS).
+The Monte-Carlo measurements (the engine's releases on simulated trials, private CVaR on demo
+losses) are read from the shared results store or run one at a time across sessions
+(limits.SIMULATIONS); the formulas' curves are cached per setting too, since together they cost
+tens of milliseconds on every rerun.
 """
 
 from __future__ import annotations
@@ -18,12 +19,14 @@ from dpcore.cvar.experiments import cvar_sweep
 from dpcore.montecarlo import summarize
 from dpcore.owl.paper import PAPER_EPSILONS, paper_gamma, resolve_gamma
 from dpcore.owl.werm import sensitivity
+from dpcore.store import stored
 from dpcore.theory import bounds
 from dpcore.theory import measurement as check
 
 from ..charts import bounds as charts
 from ..grids import EPS_OPTIONS
-from .limits import SIMULATIONS, cap_work
+from . import figures
+from .limits import SIMULATIONS, cap_work, executor
 
 TRIALS = 20  # simulated trials per setting; each gets DRAWS/TRIALS noise draws
 DRAWS = 2000  # noise draws per point of a curve (before the work cap)
@@ -91,6 +94,7 @@ def _curves(runs, comps, by, rho):
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
+@stored
 def measure(n, eps, gamma, h, W, C, rho, seed):
     """Excess empirical hinge risk of the engine's releases at (n, ε, γ, h, W, C).
 
@@ -107,8 +111,8 @@ def measure(n, eps, gamma, h, W, C, rho, seed):
         args = dict(weight_bound=float(W), C=float(C), draws=draws, seed=int(seed))
         gammas = sorted(set(GAMMA_GRID) | {float(gamma)})
         runs_g = check.werm_excess_risk(trials, theta0, eps, gammas, h, **args)
-        runs_h = pd.concat([check.werm_excess_risk(trials, theta0, eps, [gamma], v, **args)
-                            for v in sorted(set(H_GRID) | {float(h)})], ignore_index=True)
+        runs_h = check.werm_excess_over_h(trials, theta0, eps, gamma, sorted(set(H_GRID) | {float(h)}),
+                                          executor=executor(), **args)
     here = check.with_bounds(runs_g[runs_g.gamma == float(gamma)], comps, n, eps, rho, W, C, D)
     return Measured(here.reset_index(drop=True), _curves(runs_g, comps, "gamma", rho),
                     _curves(runs_h, comps, "h", rho),
@@ -138,6 +142,7 @@ def terms(n, eps, gamma, h, W, C, rho, theta0_norm, G=0.0):
             for form in bounds.FORMS}
 
 
+@st.cache_data(max_entries=64, show_spinner=False)
 def terms_curve(n, eps, gamma, h, W, C, rho, theta0_norm, G, over, reach=0.0):
     """Every term of both forms on a fine grid of γ (``over="gamma"``) or h (``over="h"``),
     wide enough to reach ``reach`` (a minimiser to be marked on it)."""
@@ -153,6 +158,7 @@ def terms_curve(n, eps, gamma, h, W, C, rho, theta0_norm, G, over, reach=0.0):
     return pd.DataFrame(out)
 
 
+@st.cache_data(max_entries=64, show_spinner=False)
 def minimisers(n, eps, gamma, h, W, C, rho, theta0_norm):
     """The bound-minimising γ (at this h), h (at this γ) and joint (γ, h), per form, with the
     paper's table γ for comparison."""
@@ -167,6 +173,7 @@ def minimisers(n, eps, gamma, h, W, C, rho, theta0_norm):
     return out
 
 
+@st.cache_data(max_entries=64, show_spinner=False)
 def gamma_table(n, h, W, C, rho, theta0_norm):
     """The paper's tuned γ against the bound-minimising γ (at this h) for each finite ε of the
     paper's table, at this n."""
@@ -191,6 +198,7 @@ def rate_ratio(measured, tau, eps):
     return float(ratio.min()), float(ratio.max())
 
 
+@st.cache_data(max_entries=64, show_spinner=False)
 def sample_sizes(alpha, W, C, rho, theta0_norm):
     """Corollary 12's n against ε (h = α/W), each term and which one rules."""
     eps = np.geomspace(0.05, 1000, 120)
@@ -201,6 +209,7 @@ def sample_sizes(alpha, W, C, rho, theta0_norm):
     return df
 
 
+@st.cache_data(max_entries=64, show_spinner=False)
 def phase_grid(eps, d):
     """The CVaR regime over a log grid of (n, τ) at ε and d."""
     ns, taus = np.geomspace(10, 1e6, 81), np.geomspace(1e-3, 1.0, 61)
@@ -208,6 +217,7 @@ def phase_grid(eps, d):
     return ns, taus, bounds.cvar_regime(N, T, eps, d)
 
 
+@st.cache_data(max_entries=64, show_spinner=False)
 def cvar_rates(tau, eps, d):
     """Rate curves against n at (τ, ε, d), B = 1, constants 1."""
     ns = np.geomspace(10, 1e6, 120)
@@ -222,13 +232,16 @@ def cvar_rates(tau, eps, d):
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
+@stored
 def cvar_runs(tau, seed):
     """The Laplace plug-in on the hard two-point instance at every ε of the grid: one sweep
     serves every ε slider position."""
     with SIMULATIONS.slot():
-        return cvar_sweep("two-point", CVAR_N, [tau], EPS_OPTIONS, reps=CVAR_REPS, seed=int(seed))
+        return cvar_sweep("two-point", CVAR_N, [tau], EPS_OPTIONS, reps=CVAR_REPS, seed=int(seed),
+                          executor=executor())
 
 
+@st.cache_data(max_entries=64, show_spinner=False)
 def cvar_measured(tau, eps, seed):
     """Mean error of the Laplace plug-in at ε, with its statistical and (exact) privacy parts."""
     runs = cvar_runs(tau, seed)
@@ -241,9 +254,6 @@ def busy():
     return SIMULATIONS.busy()
 
 
-@st.cache_resource(max_entries=64, show_spinner=False)
 def figure(builder, *args):
-    """``charts.<builder>(*args)``, built once per distinct input and shared: a plotly figure
-    takes tens of milliseconds to build and st.plotly_chart only reads it, so a redraw rebuilds
-    just the charts whose inputs changed."""
-    return getattr(charts, builder)(*args)
+    """``charts.<builder>(*args)``, built once per distinct input and shared (figures.py)."""
+    return figures.figure(getattr(charts, builder), *args)

@@ -15,10 +15,11 @@ import streamlit as st
 from dpcore.cvar import experiments as studies
 from dpcore.cvar.learning import dp_gd_privacy_constant
 from dpcore.montecarlo import summarize
+from dpcore.store import stored
 from dpcore.theory.measurement import CONVEX_TRANSITION, transition_ratio
 
 from ..grids import EPS_OPTIONS
-from .limits import SIMULATIONS, cap_work
+from .limits import SIMULATIONS, cap_work, executor
 
 N_GRID = (100, 200, 500, 1000, 2000, 5000)
 TAU_GRID = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
@@ -44,14 +45,17 @@ def waiting():
 
 
 @st.cache_data(max_entries=24, show_spinner=False)
+@stored
 def scalar_summary(kind, bound, reps, seed):
     """Mean errors with 95% Monte-Carlo bands on the full (n, τ, ε) grid, one row per cell."""
     with SIMULATIONS.slot():
-        runs = studies.cvar_sweep(kind, N_GRID, TAU_GRID, EPS_OPTIONS, float(bound), int(reps), int(seed))
+        runs = studies.cvar_sweep(kind, N_GRID, TAU_GRID, EPS_OPTIONS, float(bound), int(reps), int(seed),
+                                  executor=executor())
     return studies.sweep_summary(runs, float(bound))
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
+@stored
 def methods(kind, n, tau, eps, bound, reps, seed):
     """The Laplace plug-in against the instance-adaptive variant at one finite ε."""
     with SIMULATIONS.slot():
@@ -79,6 +83,7 @@ def curve(summary, x_axis, n, tau, eps):
 
 
 @st.cache_data(max_entries=48, show_spinner=False)
+@stored
 def finite_class(n, tau, M, bound, seed):
     """The exponential-mechanism study over the page's ε grid (exact, no sampling)."""
     with SIMULATIONS.slot():  # M = 301 slopes on the public sample take about a second
@@ -97,6 +102,7 @@ def class_table(study):
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
+@stored
 def convex(ds, seed):
     """DP-GD's excess CVaR against εnτ/√d for each d (n = 2000, τ = 0.1, T = 100)."""
     with SIMULATIONS.slot():

@@ -8,9 +8,15 @@ that of one sweep whatever the number of users; the others wait, and their pages
 
 from __future__ import annotations
 
+import logging
+import math
+import os
 import threading
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
+
+from dpcore.montecarlo import cluster_executor
 
 MAX_WORK = 2_000_000  # repetitions x patients per view; the default DP-OWL view is 840,000
 MIN_REPS = 20
@@ -47,27 +53,65 @@ def cap_work(reps, sizes, keep, max_work=None):
 
 
 class _Gate:
-    """A semaphore that can also say whether a caller would have to wait."""
+    """A counting gate that can also say whether a caller would have to wait, and be widened
+    (the warm-up, a process of its own, lets its threads through together)."""
 
     def __init__(self, slots):
-        self._slots = threading.BoundedSemaphore(slots)
-        self._lock = threading.Lock()
-        self._capacity, self._running = slots, 0
+        self._cond = threading.Condition()
+        self.capacity, self._running = slots, 0
 
     def busy(self):
-        with self._lock:
-            return self._running >= self._capacity
+        with self._cond:
+            return self._running >= self.capacity
 
     @contextmanager
     def slot(self):
-        with self._slots:
-            with self._lock:
-                self._running += 1
-            try:
-                yield
-            finally:
-                with self._lock:
-                    self._running -= 1
+        with self._cond:
+            self._cond.wait_for(lambda: self._running < self.capacity)
+            self._running += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._running -= 1
+                self._cond.notify()
+
+    @contextmanager
+    def widened(self, slots):
+        """Let ``slots`` callers through at once inside the block."""
+        with self._cond:
+            old, self.capacity = self.capacity, max(self.capacity, int(slots))
+            self._cond.notify_all()
+        try:
+            yield
+        finally:
+            with self._cond:
+                self.capacity = old
 
 
 SIMULATIONS = _Gate(1)
+
+_cluster = {"address": None, "executor": None, "failed_at": -math.inf}
+_cluster_lock = threading.Lock()
+RETRY_SECONDS = 60  # after a failed connection, the local pool serves until then
+
+
+def executor():
+    """Where uncached sweeps run: the dask cluster named by ``DPCORE_SCHEDULER`` (one client
+    per server process), or None for the local pool sized to the machine, also when the
+    cluster cannot be reached (logged; tried again after RETRY_SECONDS)."""
+    address = os.environ.get("DPCORE_SCHEDULER", "").strip()
+    if not address:
+        return None
+    with _cluster_lock:
+        if _cluster["address"] == address and _cluster["executor"] is not None:
+            return _cluster["executor"]
+        if time.monotonic() - _cluster["failed_at"] < RETRY_SECONDS:
+            return None
+        try:
+            _cluster.update(address=address, executor=cluster_executor(address))
+        except Exception as err:  # unreachable, or dask not installed: compute here
+            logging.getLogger(__name__).warning("DPCORE_SCHEDULER=%s unusable (%s); sweeps run "
+                                                "on this machine", address, err)
+            _cluster.update(executor=None, failed_at=time.monotonic())
+        return _cluster["executor"]

@@ -21,9 +21,10 @@ from dpcore.owl.owl import default_weight_bound
 from dpcore.owl.paper import PAPER_GAMMA, PAPER_N, PAPER_W, paper_outcome_shift, resolve_gamma
 from dpcore.owl.simulate import PAPER_TRIAL, PROXY_VARIANTS, optimal_treatment
 from dpcore.owl.tuning import tune_gamma
+from dpcore.store import stored
 
 from ..grids import EPS_OPTIONS, fmt_eps
-from .limits import SIMULATIONS
+from .limits import SIMULATIONS, executor
 
 TEST_SIZE = 5000
 FEATURES = ("x1", "x2", "x3", "x4")
@@ -58,10 +59,12 @@ def gamma_used(mode, gamma, eps, n):
 
 
 @st.cache_data(max_entries=48, show_spinner=False)
+@stored
 def owl_sweep(n, mode, gamma, h, W, reps, seed, prep="public"):
     """Monte-Carlo study of DP-OWL on the paper's trial at one n, over the whole ε grid.
 
     Returns (runs, summary, references); one call serves every position of the ε slider.
+    Read from the shared results store when any process has computed it before.
     Uncached calls from all sessions run one at a time (see limits.SIMULATIONS), except the
     small first estimates, so that every waiting user sees a first view at once.
     """
@@ -69,13 +72,15 @@ def owl_sweep(n, mode, gamma, h, W, reps, seed, prep="public"):
     with SIMULATIONS.slot() if int(reps) > QUICK_REPS else nullcontext():
         res = owl_monte_carlo([int(n)], EPS_OPTIONS, gamma=gamma_setting(mode, gamma),
                               h=float(h), weight_bound=W, reps=int(reps),
-                              test_size=TEST_SIZE, seed=int(seed), outcome=outcome)
+                              test_size=TEST_SIZE, seed=int(seed), outcome=outcome,
+                              executor=executor())
     return res.runs, res.summary, res.references
 
 
 def is_computed(ns, *args):
-    """Whether owl_sweep(n, *args) has run for every n (so the view needs no simulation)."""
-    return all((n, *args) in _computed for n in ns)
+    """Whether owl_sweep(n, *args) has run for every n, here or in the shared store (so the
+    view needs no simulation)."""
+    return all((n, *args) in _computed or owl_sweep.is_stored(n, *args) for n in ns)
 
 
 def sweeps(ns, mode, gamma, h, W, reps, seed, prep="public", progress=None, what="Simulating"):
@@ -165,6 +170,7 @@ def example_rule(n, eps, mode, gamma, h, W, seed, prep="public"):
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
+@stored
 def gamma_tuning(n, eps, variant, n0, reps, h, W, prep="public", seed=0):
     """Algorithm 2 on a public proxy drawn from one of the "imperfect proxy" designs.
 

@@ -1,0 +1,190 @@
+"""A classroom through the real server: N students open the same DP-OWL link within 10 s,
+then each makes 5 ε moves and 2 n moves with realistic pauses.
+
+Each student is a small websocket client speaking Streamlit's own protocol (the BackMsg and
+ForwardMsg protobufs that ship with streamlit), so the server does exactly the work a browser
+session gives it, and the machine's cores go to the server rather than to browsers. A move is
+the message a browser sends when a slider is released (the new value, inside the page's
+fragment); its response time runs until the server reports the run finished (after any
+refinement rerun).
+
+    python benchmarks/classroom.py [--sessions 30] [--store warm|empty] [--store-dir DIR]
+
+``--store warm`` uses DIR as it is (warm it first: ``python -m ui.warm --only dp_owl``);
+``--store empty`` gives the server a fresh empty store. Prints errors, per-move response p50
+and p95, the first view, and the server's peak memory (resident, sampled every 0.2 s).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import websockets
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from load import free_port, rss_mb, start_server, watch_memory  # noqa: E402
+
+FINISHED = {ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY}
+EPS_LABELS = ("0.05", "0.1", "0.2", "0.5", "1", "2", "5", "10", "20", "50", "100")
+N_LABELS = ("500", "800", "1000", "1500", "2000")
+ERROR, SUCCESS = 1, 4  # Alert.Format
+
+
+class Student:
+    """One browser tab's worth of protocol: connect, run the page, move its sliders."""
+
+    def __init__(self, url, page, stats):
+        self.url, self.page, self.stats = url, page, stats
+        self.widgets = {}  # key -> (widget id, fragment id)
+        self.page_hash = ""
+        self.verdict = ""
+
+    async def __aenter__(self):
+        self.ws = await websockets.connect(self.url, subprotocols=["streamlit"], max_size=2**27,
+                                           open_timeout=120, ping_interval=None)
+        return self
+
+    async def __aexit__(self, *exc):
+        await self.ws.close()
+
+    async def send(self, widget_states=None, fragment=""):
+        msg = BackMsg()
+        state = msg.rerun_script
+        state.query_string = ""
+        state.page_name = self.page
+        state.page_script_hash = self.page_hash
+        state.fragment_id = fragment
+        for wid, values in (widget_states or {}).items():
+            w = state.widget_states.widgets.add()
+            w.id = wid
+            w.string_array_value.data.extend(values)
+        await self.ws.send(msg.SerializeToString())
+
+    async def settle(self, timeout=600):
+        """Read messages until a run finishes (not one that stops early for a rerun)."""
+        first_chart = None
+        start = time.perf_counter()
+        while True:
+            raw = await asyncio.wait_for(self.ws.recv(), timeout)
+            msg = ForwardMsg()
+            msg.ParseFromString(raw)
+            kind = msg.WhichOneof("type")
+            if kind == "new_session":
+                self.page_hash = msg.new_session.page_script_hash
+            elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
+                self._element(msg.delta.new_element, msg.delta.fragment_id)
+                if first_chart is None and msg.delta.new_element.WhichOneof("type") == "plotly_chart":
+                    first_chart = time.perf_counter() - start
+            elif kind == "script_finished" and msg.script_finished in FINISHED:
+                return first_chart
+
+    def _element(self, element, fragment):
+        kind = element.WhichOneof("type")
+        if kind == "slider" and element.slider.id.endswith(("-eps", "-n")):
+            self.widgets[element.slider.id.rsplit("-", 1)[1]] = (element.slider.id, fragment)
+        elif kind == "alert" and element.alert.format == SUCCESS:
+            self.verdict = element.alert.body
+        elif kind == "exception" or (kind == "alert" and element.alert.format == ERROR):
+            text = element.exception.message if kind == "exception" else element.alert.body
+            self.stats["errors"].append(text[:200])
+
+    async def move(self, key, label):
+        wid, fragment = self.widgets[key]
+        start = time.perf_counter()
+        await self.send({wid: [label]}, fragment)
+        await self.settle()
+        seconds = time.perf_counter() - start
+        if key == "eps" and f"ε = {label}" not in self.verdict:  # the move must take effect
+            self.stats["errors"].append(f"ε = {label} moved, the verdict reads {self.verdict[:80]!r}")
+        return seconds
+
+
+async def student(k, args, url, stats):
+    rng = random.Random(1000 + k)
+    await asyncio.sleep(rng.uniform(0, args.arrive))  # the class opens the link within 10 s
+    start = time.perf_counter()
+    try:
+        async with Student(url, "dp-owl", stats) as s:
+            await s.send()
+            first_chart = await s.settle()
+            stats["first_view"].append(time.perf_counter() - start)
+            if first_chart is not None:
+                stats["first_chart"].append(first_chart)
+            moves = ["eps"] * 5 + ["n"] * 2
+            rng.shuffle(moves)
+            for key in moves:
+                await asyncio.sleep(rng.uniform(*args.pause))  # reading the page
+                label = rng.choice(EPS_LABELS if key == "eps" else N_LABELS)
+                stats[key].append(await s.move(key, label))
+    except Exception as err:  # a failed session is a result, not a crash of the benchmark
+        stats["failed"].append(f"session {k}: {type(err).__name__}: {err}"[:300])
+
+
+async def run(args):
+    port = free_port()
+    store = args.store_dir if args.store == "warm" else tempfile.mkdtemp(prefix="dpcore-empty-")
+    os.environ["DPCORE_STORE"] = store
+    server = start_server(port)
+    stats = {k: [] for k in ("first_view", "first_chart", "eps", "n", "errors", "failed")}
+    peak, stop = [rss_mb(server.pid)], asyncio.Event()
+    monitor = asyncio.create_task(watch_memory(server.pid, stop, peak))
+    start = time.perf_counter()
+    try:
+        url = f"ws://127.0.0.1:{port}/_stcore/stream"
+        # The lecturer opens the link first: the server process has imported the page.
+        t0 = time.perf_counter()
+        async with Student(url, "dp-owl", stats) as lecturer:
+            await lecturer.send()
+            await lecturer.settle()
+        stats["lecturer"] = time.perf_counter() - t0
+        await asyncio.gather(*(student(k, args, url, stats) for k in range(args.sessions)))
+    finally:
+        stop.set()
+        await monitor
+        server.terminate()
+        server.wait(timeout=30)
+    return stats, peak[0], time.perf_counter() - start, store
+
+
+def describe(name, values):
+    if not values:
+        return f"{name}: none"
+    p95 = statistics.quantiles(values, n=20)[-1] if len(values) > 1 else values[0]
+    return (f"{name}: {len(values)}, p50 {statistics.median(values):.2f} s, p95 {p95:.2f} s, "
+            f"max {max(values):.2f} s")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions", type=int, default=30)
+    parser.add_argument("--store", choices=("warm", "empty"), default="warm")
+    parser.add_argument("--store-dir", default=os.environ.get("DPCORE_STORE"))
+    parser.add_argument("--arrive", type=float, default=10.0, help="seconds over which the class arrives")
+    parser.add_argument("--pause", type=float, nargs=2, default=(2.0, 6.0), help="pause between moves, s")
+    args = parser.parse_args()
+    if args.store == "warm" and not args.store_dir:
+        parser.error("--store warm needs --store-dir or DPCORE_STORE")
+    stats, peak, seconds, store = asyncio.run(run(args))
+    print(f"{args.sessions} sessions, {args.store} store ({store}), {seconds:.0f} s in all")
+    print(f"lecturer's first view (fresh server): {stats['lecturer']:.2f} s")
+    print(describe("first view, settled", stats["first_view"]))
+    print(describe("first chart after the link opens", stats["first_chart"]))
+    print(describe("ε moves", stats["eps"]))
+    print(describe("n moves", stats["n"]))
+    print(f"errors shown: {len(stats['errors'])} {stats['errors'][:3]}")
+    print(f"sessions that failed: {len(stats['failed'])} {stats['failed'][:3]}")
+    print(f"peak server memory: {peak:.0f} MB")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,341 @@
+"""The shared results store: Monte-Carlo results on disk, keyed by what defines them.
+
+A simulation here is a pure function of public parameters, so its result can be kept for
+every session, every server process on the machine and every restart. Each entry is one file
+named by the SHA-256 of (the function's qualified name, its bound parameters, the package
+version and a digest of the code that computes it), so a changed engine never serves an old
+number and deleting the directory only costs time.
+
+Format. One ``.npz`` file per entry, read with ``allow_pickle=False``: arrays (and DataFrame
+columns) are stored as numpy arrays, bit for bit, and the structure around them (tuples,
+dicts, DataFrames, frozen dataclasses of this package, plain numbers and strings) as a JSON
+manifest inside the same file. Nothing in a stored file is ever executed, unlike a pickle, so
+a file written by another process (or planted in the directory) can at worst be wrong, never
+run code; a dataclass is rebuilt only if its class lives in ``dpcore`` or ``ui``.
+
+Writes go to a temporary file in the same directory, then ``os.replace``: a reader sees the
+old entry or the new one, never half of one. Each read touches the file's modification time,
+and after a write the least recently used entries are evicted until the store is under its
+size bound.
+
+Settings (environment): ``DPCORE_STORE`` the directory (default ``~/.cache/dpcore/results``,
+or under ``$XDG_CACHE_HOME``); ``DPCORE_STORE_MAX_MB`` the size bound (default 1024);
+``DPCORE_STORE=off`` disables the store (every call computes).
+
+Nothing computed from uploaded data may enter the store (privacy rule 4): only functions of
+public parameters are decorated with :func:`stored`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import importlib
+import inspect
+import io
+import json
+import math
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["ResultStore", "default_store", "stored"]
+
+_MISSING = object()
+_SUFFIX = ".npz"
+_ALLOWED = ("dpcore", "ui")  # packages whose dataclasses may be rebuilt from a file
+
+
+def _default_root():
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "dpcore" / "results"
+
+
+@functools.lru_cache(maxsize=1)
+def _package_digest():
+    """A digest of the science core's source: an edited engine gets fresh keys."""
+    h = hashlib.sha256()
+    root = Path(__file__).resolve().parent
+    for path in sorted(root.rglob("*.py")):
+        h.update(str(path.relative_to(root)).encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+@functools.lru_cache(maxsize=256)
+def _module_digest(module):
+    """A digest of the source file of the module that defines a stored function."""
+    try:
+        source = inspect.getsource(importlib.import_module(module))
+    except (OSError, TypeError, ImportError):
+        return ""
+    return hashlib.sha256(source.encode()).hexdigest()[:16]
+
+
+def _plain(value):
+    """A parameter as JSON-ready plain data (numbers exact, tuples as lists)."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        v = float(value)
+        if not math.isfinite(v):
+            return {"float": repr(v)}
+        return int(v) if v.is_integer() else v  # 75 and 75.0 name the same setting
+    if isinstance(value, str) or value is None:
+        return value
+    if isinstance(value, (tuple, list, np.ndarray)):
+        return [_plain(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        return sorted((_plain(v) for v in value), key=repr)
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in sorted(value.items())}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {"dataclass": type(value).__qualname__,
+                **{f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}}
+    raise TypeError(f"a stored function's parameter must be plain data, got {type(value).__name__}")
+
+
+class _Encoder:
+    """Splits a result into numpy arrays and a JSON manifest that says how to rebuild it."""
+
+    def __init__(self):
+        self.arrays = {}
+
+    def _array(self, a):
+        name = f"a{len(self.arrays)}"
+        a = np.asarray(a)
+        if a.dtype == object:
+            if not all(isinstance(v, str) for v in a.ravel()):
+                raise TypeError("only text columns may have dtype object")
+            self.arrays[name] = a.astype(str)
+            return {"array": name, "object": True}
+        self.arrays[name] = a
+        return {"array": name}
+
+    def encode(self, value):
+        import pandas as pd
+
+        if isinstance(value, pd.DataFrame):
+            index = None if isinstance(value.index, pd.RangeIndex) and value.index.start == 0 \
+                and value.index.step == 1 else self._array(value.index.to_numpy())
+            return {"frame": [[str(c), self._array(value[c].to_numpy())] for c in value.columns],
+                    "index": index, "index_name": value.index.name, "rows": len(value)}
+        if isinstance(value, pd.Series):
+            return {"series": self._array(value.to_numpy()), "name": value.name}
+        if isinstance(value, np.ndarray):
+            return self._array(value)
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            cls = type(value)
+            if cls.__module__.split(".")[0] not in _ALLOWED:
+                raise TypeError(f"only dataclasses of {' or '.join(_ALLOWED)} can be stored, "
+                                f"got {cls.__module__}.{cls.__qualname__}")
+            return {"dataclass": f"{cls.__module__}:{cls.__qualname__}",
+                    "fields": {f.name: self.encode(getattr(value, f.name))
+                               for f in dataclasses.fields(value)}}
+        if isinstance(value, tuple):
+            return {"tuple": [self.encode(v) for v in value]}
+        if isinstance(value, list):
+            return {"list": [self.encode(v) for v in value]}
+        if isinstance(value, dict):
+            if not all(isinstance(k, str) for k in value):
+                raise TypeError("only dicts with text keys can be stored")
+            return {"dict": {k: self.encode(v) for k, v in value.items()}}
+        if isinstance(value, (np.generic,)):
+            return self._array(np.asarray(value)) | {"scalar": True}
+        if isinstance(value, float) and not math.isfinite(value):
+            return {"float": repr(value)}
+        if value is None or isinstance(value, (bool, int, float, str)):
+            return {"value": value}
+        raise TypeError(f"cannot store a {type(value).__name__}")
+
+
+def _decode(node, arrays):
+    import pandas as pd
+
+    if "array" in node:
+        a = arrays[node["array"]]
+        if node.get("object"):
+            a = a.astype(object)
+        return a[()] if node.get("scalar") else a
+    if "frame" in node:
+        cols = {name: _decode(col, arrays) for name, col in node["frame"]}
+        index = None if node["index"] is None else pd.Index(_decode(node["index"], arrays),
+                                                             name=node["index_name"])
+        frame = pd.DataFrame(cols, index=index)
+        if not cols:
+            frame = pd.DataFrame(index=index if index is not None else pd.RangeIndex(node["rows"]))
+        return frame
+    if "series" in node:
+        return pd.Series(_decode(node["series"], arrays), name=node["name"])
+    if "dataclass" in node:
+        module, qualname = node["dataclass"].split(":")
+        if module.split(".")[0] not in _ALLOWED:
+            raise ValueError(f"refusing to rebuild a class from {module!r}")
+        cls = importlib.import_module(module)
+        for part in qualname.split("."):
+            cls = getattr(cls, part)
+        if not dataclasses.is_dataclass(cls):
+            raise ValueError(f"{qualname} is not a dataclass")
+        return cls(**{k: _decode(v, arrays) for k, v in node["fields"].items()})
+    if "tuple" in node:
+        return tuple(_decode(v, arrays) for v in node["tuple"])
+    if "list" in node:
+        return [_decode(v, arrays) for v in node["list"]]
+    if "dict" in node:
+        return {k: _decode(v, arrays) for k, v in node["dict"].items()}
+    if "float" in node:
+        return float(node["float"])
+    return node["value"]
+
+
+class ResultStore:
+    """A directory of results keyed by a hash of their definition, shared by processes.
+
+    Parameters
+    ----------
+    root : path-like
+        The directory (created on first write).
+    max_bytes : int
+        Size bound; after a write, least recently used entries go until the store fits.
+    """
+
+    def __init__(self, root, max_bytes=1024 * 2**20):
+        self.root = Path(root)
+        self.max_bytes = int(max_bytes)
+
+    def key(self, name, params):
+        """The SHA-256 naming the entry of ``name(**params)``."""
+        from . import __version__
+
+        module = name.rsplit(".", 1)[0]
+        blob = json.dumps({"name": name, "params": _plain(params), "version": __version__,
+                           "core": _package_digest(), "module": _module_digest(module)},
+                          sort_keys=True, allow_nan=False)
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+    def _path(self, key):
+        return self.root / key[:2] / (key + _SUFFIX)
+
+    def has(self, name, params):
+        """Whether ``name(**params)`` is stored (without reading it)."""
+        return self._path(self.key(name, params)).exists()
+
+    def get(self, name, params, default=None):
+        """The stored result of ``name(**params)``, or ``default``."""
+        path = self._path(self.key(name, params))
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                arrays = {k: data[k] for k in data.files}
+            manifest = json.loads(arrays.pop("__manifest__").tobytes().decode())
+            value = _decode(manifest, arrays)
+        except FileNotFoundError:
+            return default
+        except Exception:  # a damaged or foreign file: drop it, compute again
+            path.unlink(missing_ok=True)
+            return default
+        try:
+            os.utime(path)  # "recently used", for the eviction order
+        except OSError:
+            pass
+        return value
+
+    def put(self, name, params, value):
+        """Store ``value`` as the result of ``name(**params)``, atomically; returns the path."""
+        enc = _Encoder()
+        manifest = json.dumps(enc.encode(value), allow_nan=False).encode()
+        path = self._path(self.key(name, params))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        buf = io.BytesIO()
+        np.savez(buf, __manifest__=np.frombuffer(manifest, dtype=np.uint8), **enc.arrays)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=_SUFFIX)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(buf.getbuffer())
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        self.evict()
+        return path
+
+    def fetch(self, name, params, compute):
+        """The stored result, or ``compute()`` stored and returned."""
+        value = self.get(name, params, _MISSING)
+        if value is _MISSING:
+            value = compute()
+            self.put(name, params, value)
+        return value
+
+    def entries(self):
+        """(path, size, last use) of every entry, oldest use first."""
+        out = []
+        for path in self.root.glob(f"*/*{_SUFFIX}"):
+            if path.name.startswith(".tmp-"):
+                continue
+            try:
+                st = path.stat()
+            except FileNotFoundError:  # evicted by another process meanwhile
+                continue
+            out.append((path, st.st_size, st.st_mtime))
+        return sorted(out, key=lambda e: e[2])
+
+    def size(self):
+        """Total bytes of the stored entries."""
+        return sum(s for _, s, _ in self.entries())
+
+    def evict(self):
+        """Delete least recently used entries until the store is within ``max_bytes``."""
+        entries = self.entries()
+        total = sum(s for _, s, _ in entries)
+        for path, size, _ in entries:
+            if total <= self.max_bytes:
+                break
+            path.unlink(missing_ok=True)
+            total -= size
+
+
+def default_store():
+    """The store the environment names (``DPCORE_STORE``), or None when it is "off"."""
+    root = os.environ.get("DPCORE_STORE", "")
+    if root.lower() in ("off", "0", "none"):
+        return None
+    max_mb = float(os.environ.get("DPCORE_STORE_MAX_MB", "1024"))
+    return ResultStore(root or _default_root(), int(max_mb * 2**20))
+
+
+def stored(fn):
+    """Decorate a function of public parameters: its result is read from the shared store
+    before anything is computed, and stored after.
+
+    The key holds the function's qualified name and every bound argument (defaults
+    included), so ``f(1)`` and ``f(n=1)`` share an entry. Never decorate a function that
+    sees uploaded data.
+    """
+    signature = inspect.signature(fn)
+    name = f"{fn.__module__}.{fn.__qualname__}"
+
+    def params(args, kwargs):
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        return dict(bound.arguments)
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        store = default_store()
+        if store is None:
+            return fn(*args, **kwargs)
+        return store.fetch(name, params(args, kwargs), lambda: fn(*args, **kwargs))
+
+    def is_stored(*args, **kwargs):
+        """Whether this call's result is in the store (so it costs only a read)."""
+        store = default_store()
+        return store is not None and store.has(name, params(args, kwargs))
+
+    wrapper.store_name = name
+    wrapper.is_stored = is_stored  # functools.update_wrapper (st.cache_data) keeps both
+    return wrapper

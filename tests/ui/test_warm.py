@@ -1,0 +1,98 @@
+"""The warm-up: which views it covers, that it resumes, and that a warmed view costs no simulation."""
+
+import os
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.app.conftest import APP
+from ui import warm
+from ui.compute import owl
+
+SMALL = ("DP-OWL n = 200, small", owl.owl_sweep, (200, "paper", 75, 0.5, "auto", 40, 77, "public"))
+
+
+def test_the_dp_owl_views_are_every_size_mode_and_preprocessing_at_default_settings():
+    todo = warm.views(["dp_owl"])
+    args = {a for _, _, a in todo}
+    assert len(todo) == len(args) == 12 * 2 * 2
+    for prep in ("public", "paper"):  # the page's default view, both preprocessings
+        for size in (200, 500, 1000, 2500):
+            assert (size, "paper", 75, 0.5, "auto", 200, 0, prep) in args
+    assert {a[1] for a in args} == {"paper", "free"}
+
+
+def test_every_page_has_views_and_none_repeats():
+    todo = warm.views()
+    assert {fn.store_name.split(".")[2] for _, fn, _ in todo} == {"owl", "cvar", "bounds"}
+    assert len({(fn.store_name, a) for _, fn, a in todo}) == len(todo)
+
+
+@pytest.fixture
+def small_views(monkeypatch):
+    monkeypatch.setattr(warm, "VIEWS", {"small": lambda: iter([SMALL])})
+    return ["small"]
+
+
+def test_warm_resumes_and_reports_progress(small_views, monkeypatch):
+    seen = []
+    first = warm.warm(progress=lambda done, total, label: seen.append((done, total)), pages=small_views)
+    assert seen[-1] == (1, 1) and first["views"] == 1
+    calls = []
+    monkeypatch.setattr(owl, "owl_monte_carlo", lambda *a, **k: calls.append(1))
+    again = warm.warm(pages=small_views)
+    assert again["already_stored"] == 1 and calls == []
+
+
+def test_a_warmed_view_opens_without_simulating(small_views, monkeypatch):
+    warm.warm(pages=small_views)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the warmed view was simulated again")
+
+    monkeypatch.setattr(owl, "owl_monte_carlo", refuse)
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    at.switch_page("app_pages/dp_owl.py")
+    for key, value in {"n": "200", "compare": ["200"], "reps": "40", "seed": "77"}.items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert len(at.get("plotly_chart")) >= 4  # the view is drawn, from the store alone
+
+
+def test_an_unreachable_cluster_falls_back_to_the_local_pool(monkeypatch, caplog):
+    from ui.compute import limits
+
+    def unreachable(address):
+        raise OSError(f"cannot connect to {address}")
+
+    monkeypatch.setattr(limits, "cluster_executor", unreachable)
+    monkeypatch.setitem(limits._cluster, "failed_at", -float("inf"))
+    monkeypatch.setenv("DPCORE_SCHEDULER", "tcp://192.0.2.1:8786")
+    assert limits.executor() is None
+    assert "unusable" in caplog.text
+    monkeypatch.delenv("DPCORE_SCHEDULER")
+    assert limits.executor() is None
+
+
+def test_warming_on_a_dask_cluster_stores_the_same_bits(small_views, monkeypatch, tmp_path):
+    distributed = pytest.importorskip("distributed")
+    import pandas as pd
+
+    from ui.compute import limits
+
+    label, fn, args = SMALL
+    monkeypatch.setenv("DPCORE_STORE", str(tmp_path / "local"))
+    local = fn.__wrapped__(*args)
+    monkeypatch.setenv("DPCORE_STORE", str(tmp_path / "cluster"))
+    monkeypatch.setattr(limits, "_cluster", {"address": None, "executor": None,
+                                             "failed_at": -float("inf")})
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster:
+        out = warm.warm(pages=small_views, scheduler=cluster.scheduler_address)
+        assert out["computed"] == 1 and limits._cluster["executor"] is not None
+        limits._cluster["executor"]._client.close()
+    assert "DPCORE_SCHEDULER" not in os.environ  # warm() put it back as it was
+    for a, b in zip(local, fn.__wrapped__(*args)):  # read back from the cluster-warmed store
+        pd.testing.assert_frame_equal(a, b, check_exact=True)

@@ -1,0 +1,26 @@
+"""Figures built once per distinct input and shared by every session of the server.
+
+A plotly figure takes 50-100 ms to build (most of it in ``update_layout``) and a page shows
+four to six, while ``st.plotly_chart`` only reads the figure it is given; so a rerun rebuilds
+just the charts whose inputs changed. Only for charts of simulated or demo data: a figure of
+uploaded data must never be shared across sessions (privacy rule 4).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import streamlit as st
+
+
+@st.cache_resource(max_entries=256, show_spinner=False)
+def _build(module, name, args, kwargs):
+    return getattr(importlib.import_module(module), name)(*args, **kwargs)
+
+
+def figure(builder, *args, **kwargs):
+    """``builder(*args, **kwargs)`` from the shared cache; ``builder`` is a chart function of
+    ui.charts."""
+    if not builder.__module__.startswith("ui.charts.") or builder.__module__ == "ui.charts.upload":
+        raise ValueError(f"only teaching charts are shared, not {builder.__module__}")
+    return _build(builder.__module__, builder.__name__, args, kwargs)

@@ -1,0 +1,200 @@
+"""Warm the shared results store: every view the pages' main controls reach, at default
+secondary settings, computed once for every later user (and every later server process).
+
+    python -m ui.warm [--only dp_owl cvar theory] [--scheduler tcp://host:8786] [--list]
+
+Resumable (a stored view is skipped), in parallel (a thread pool sized to the machine; numpy
+releases the GIL), with a progress bar on stderr. ``--scheduler`` sends the sweeps' cells to a
+dask.distributed cluster; the results still come back here and are stored on this machine.
+
+The views, per page (the pages' defaults: DP-OWL h = 0.5, W auto, 200 repetitions, seed 0,
+"also show n" 200, 500, 2500; CVaR B = 1, 200 repetitions, M = 31; theory h = 0.5, W = 30,
+C = 0, rho = 0.05):
+
+- DP-OWL: every n x gamma mode (paper-tuned, fixed 75) x preprocessing; one sweep per size
+  shown serves every epsilon.
+- CVaR: the scalar sweep of each loss law (every n x tau x epsilon), the finite-class study at
+  every (n, tau), and the method comparison at every (law, n, tau, finite epsilon).
+- Theory: the bound measurement at every (n, epsilon) with the paper's gamma, and the CVaR
+  measurement at every tau.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+
+from dpcore.montecarlo import workers
+from dpcore.store import default_store
+
+from .compute import bounds, cvar, owl
+from .compute.limits import SIMULATIONS, cap_work
+from .grids import EPS_OPTIONS, N_OPTIONS
+
+OWL_COMPARE, OWL_REPS = (200, 500, 2500), 200
+OWL_DEFAULTS = dict(h=0.5, W="auto", seed=0)
+CVAR_BOUND, CVAR_REPS, CVAR_M, SEED = 1.0, 200, 31, 0
+THEORY = dict(h=0.5, W=30, C=0.0, rho=0.05)
+PAGES = ("dp_owl", "cvar", "theory")
+
+
+def owl_views():
+    for n in N_OPTIONS:
+        work = cap_work(OWL_REPS, set(OWL_COMPARE) | {n}, keep=n)
+        for mode in ("paper", "free"):
+            for prep in ("public", "paper"):
+                for size in work.sizes:
+                    yield (f"DP-OWL n = {size}, γ {mode}, {prep}", owl.owl_sweep,
+                           (size, mode, 75, OWL_DEFAULTS["h"], OWL_DEFAULTS["W"], work.reps,
+                            OWL_DEFAULTS["seed"], prep))
+
+
+def cvar_views():
+    reps = cvar.workload(CVAR_REPS).reps
+    for kind in cvar.KIND_LABELS:
+        yield f"CVaR sweep, {kind}", cvar.scalar_summary, (kind, CVAR_BOUND, reps, SEED)
+    for n in cvar.N_GRID:
+        for tau in cvar.TAU_GRID:
+            yield (f"CVaR finite class n = {n}, τ = {tau:g}", cvar.finite_class,
+                   (n, tau, CVAR_M, CVAR_BOUND, SEED))
+    for kind in cvar.KIND_LABELS:
+        for n in cvar.N_GRID:
+            for tau in cvar.TAU_GRID:
+                for eps in EPS_OPTIONS:
+                    if math.isfinite(eps):
+                        yield (f"CVaR methods {kind} n = {n}", cvar.methods,
+                               (kind, n, tau, eps, CVAR_BOUND, reps, SEED))
+
+
+def theory_views():
+    for n in N_OPTIONS:
+        for eps in EPS_OPTIONS:
+            gamma = bounds.gamma_used("paper", 75, eps, n)
+            yield (f"Theory n = {n}, ε = {eps:g}", bounds.measure,
+                   (n, eps, gamma, THEORY["h"], THEORY["W"], THEORY["C"], THEORY["rho"], SEED))
+    for tau in (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0):
+        yield f"Theory CVaR τ = {tau:g}", bounds.cvar_runs, (tau, SEED)
+
+
+VIEWS = {"dp_owl": owl_views, "cvar": cvar_views, "theory": theory_views}
+
+
+def views(pages=PAGES):
+    """(label, stored function, arguments) of every view of ``pages``, without repeats."""
+    seen, out = set(), []
+    for page in pages:
+        for label, fn, args in VIEWS[page]():
+            if (fn.store_name, args) not in seen:
+                seen.add((fn.store_name, args))
+                out.append((label, fn, args))
+    return out
+
+
+def _compute(fn, args):
+    # The stored function under st.cache_data: no in-memory copy of every view in this process.
+    return fn.__wrapped__(*args)
+
+
+def warm(progress=None, executor=None, scheduler=None, pages=PAGES, limit=None):
+    """Compute and store every view of ``pages`` not yet in the store.
+
+    Parameters
+    ----------
+    progress : callable(done, total, label), optional
+        Called after each view.
+    executor : concurrent.futures.Executor, optional
+        Runs the views (threads or processes of this machine: they write this machine's store);
+        by default a thread pool sized to the machine.
+    scheduler : str, optional
+        A dask.distributed scheduler address: the sweeps' cells run there.
+    pages : sequence of "dp_owl", "cvar", "theory"
+    limit : int, optional
+        Compute at most this many of the missing views (to time a subset).
+
+    Returns
+    -------
+    dict with the number of views, how many were already stored, how many were computed now,
+    and the seconds taken.
+    """
+    before = os.environ.get("DPCORE_SCHEDULER")
+    if scheduler:
+        os.environ["DPCORE_SCHEDULER"] = scheduler  # read by ui.compute.limits.executor
+    try:
+        return _warm(progress, executor, pages, limit)
+    finally:
+        if scheduler:
+            if before is None:
+                os.environ.pop("DPCORE_SCHEDULER", None)
+            else:
+                os.environ["DPCORE_SCHEDULER"] = before
+
+
+def _warm(progress, executor, pages, limit):
+    todo = views(pages)
+    stored = [fn.is_stored(*args) for _, fn, args in todo]
+    missing = [view for view, hit in zip(todo, stored) if not hit][:limit]
+    start, done = time.perf_counter(), sum(stored)
+    if progress is not None:
+        progress(done, done + len(missing), "already stored")
+    own = executor is None
+    pool = ThreadPoolExecutor(max_workers=workers()) if own else executor
+    # One sweep at a time protects a web server's sessions; here every worker may run one.
+    with SIMULATIONS.widened(getattr(pool, "_max_workers", workers())):
+        _run(pool, missing, done, done + len(missing), progress, own)
+    return {"views": len(todo), "already_stored": done, "computed": len(missing),
+            "seconds": time.perf_counter() - start}
+
+
+def _run(pool, missing, done, total, progress, own):
+    try:
+        futures = {pool.submit(_compute, fn, args): label for label, fn, args in missing}
+        for fut in as_completed(futures):
+            fut.result()
+            done += 1
+            if progress is not None:
+                progress(done, total, futures[fut])
+    finally:
+        if own:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+def text_bar(stream=sys.stderr, width=30):
+    """A progress callback that draws ``[#####     ] 12/48 label`` on one line."""
+    start = time.perf_counter()
+
+    def show(done, total, label):
+        filled = int(width * done / max(total, 1))
+        elapsed = time.perf_counter() - start
+        stream.write(f"\r[{'#' * filled}{' ' * (width - filled)}] {done}/{total} "
+                     f"{elapsed:5.0f} s  {label[:40]:<40}")
+        if done == total:
+            stream.write("\n")
+        stream.flush()
+
+    return show
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", nargs="+", choices=PAGES, default=list(PAGES))
+    parser.add_argument("--scheduler", help="dask.distributed scheduler address")
+    parser.add_argument("--list", action="store_true", help="count the views and exit")
+    parser.add_argument("--limit", type=int, help="compute at most this many missing views")
+    args = parser.parse_args(argv)
+    if args.list:
+        todo = views(args.only)
+        stored = sum(fn.is_stored(*a) for _, fn, a in todo)
+        print(f"{len(todo)} views, {stored} stored")
+        return
+    out = warm(progress=text_bar(), scheduler=args.scheduler, pages=args.only, limit=args.limit)
+    store = default_store()
+    print(f"{out['computed']} views computed in {out['seconds']:.0f} s ({out['already_stored']} of "
+          f"{out['views']} were stored); the store holds {store.size() / 2**20:.1f} MB in {store.root}")
+
+
+if __name__ == "__main__":
+    main()
