@@ -6,7 +6,7 @@ Subpackages, by concept:
 - :mod:`dpcore.owl`: weighted ERM, DP-OWL, the paper's constants, simulations, sweeps, Algorithm 2.
 - :mod:`dpcore.cvar`: empirical and private CVaR, private CVaR learning, their studies.
 - :mod:`dpcore.theory`: both papers' bounds and their measurement.
-- :mod:`dpcore.data`: reading a trial CSV.
+- :mod:`dpcore.data`: reading a trial CSV and its public data dictionary.
 - :mod:`dpcore.montecarlo`: random streams, summaries and evaluators shared by every sweep.
 
 The public names below are importable from ``dpcore`` itself; each subpackage is imported
@@ -52,6 +52,8 @@ _EXPORTS = {
     "tune_gamma": "dpcore.owl.tuning",
     "empirical_cvar": "dpcore.cvar.estimation",
     "private_cvar": "dpcore.cvar.estimation",
+    "Dictionary": "dpcore.data.dictionary",
+    "read_dictionary": "dpcore.data.dictionary",
     "Trial": "dpcore.data.trial",
     "TrialDataError": "dpcore.data.csv_io",
     "read_trial": "dpcore.data.trial",
