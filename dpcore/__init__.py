@@ -53,6 +53,8 @@ _EXPORTS = {
     "evaluate_rule": "dpcore.owl.evaluation",
     "fit_and_evaluate": "dpcore.owl.evaluation",
     "public_split": "dpcore.owl.evaluation",
+    "TwinDesign": "dpcore.owl.preview",
+    "preview": "dpcore.owl.preview",
     "Rule": "dpcore.owl.release",
     "load_rule": "dpcore.owl.release",
     "write_rule": "dpcore.owl.release",
