@@ -176,9 +176,10 @@ class PrivateEvaluation:
                 "inconclusive": "This evaluation cannot tell whether the private rule beats "
                                 "treating everyone with the better arm"}[self.verdict]
         return (f"{head} ({pct} confidence, ε_eval = {self.epsilon:g}, {self.m} patients held "
-                f"out): gain over {arms} for all {all_.value:+.3g} [{all_.lower:.3g}, "
-                f"{all_.upper:.3g}], over {ctrl} for all {none.value:+.3g} [{none.lower:.3g}, "
-                f"{none.upper:.3g}], in the outcome's units.")
+                f"out): its gain over giving everyone {arms} is {all_.value:+.3g} "
+                f"[{all_.lower:.3g}, {all_.upper:.3g}], over giving everyone {ctrl} "
+                f"{none.value:+.3g} [{none.lower:.3g}, {none.upper:.3g}], in the outcome's "
+                "units (positive is better for patients).")
 
     def to_dict(self):
         as_dict = lambda e: {"value": e.value, "lower": e.lower, "upper": e.upper}  # noqa: E731
