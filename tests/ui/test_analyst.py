@@ -70,3 +70,18 @@ def test_script_text_follows_the_settings():
     text = analyst.script_text("t.csv", "t.json", {"eps": 1.0, "gamma": 50.0, "W": 40.0,
                                                   "propensity": 0.5}, epsilon_eval=0.5)
     assert "epsilon_fit=1.0, epsilon_eval=0.5" in text and "gamma=50.0" in text
+
+
+def test_report_sections_escape_and_carry_released_numbers_only():
+    from ui.compute import report_parts
+
+    t = PAPER_TRIAL.sample(500, rng=1)
+    ev = evaluate_rule(optimal_treatment(t["f"]), t["A"], t["B"], 0.5, outcome_bounds=(-10, 10),
+                       epsilon=1.0, rng=2, arms=("<b>drug</b>", "placebo"))
+    part = report_parts.evaluation_html(ev, 1.0, 400, "points")
+    assert "<b>drug</b>" not in part and "&lt;b&gt;drug&lt;/b&gt;" in part
+    assert f"{ev.values['rule'].value:.4g}" in part
+    frame = small_preview()
+    html_ = report_parts.preview_html(frame, charts.agreement_curve(frame, 1.0), 1.0, "strong",
+                                      90, None, "days")
+    assert "no privacy spent" in html_ and "<script" in html_ and "plotly.js v" not in html_
