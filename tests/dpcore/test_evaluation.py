@@ -198,3 +198,20 @@ def test_bad_arguments():
                          outcome_bounds=BOUNDS)
     with pytest.raises(ValueError, match="min_propensity"):
         evaluation_sensitivity(BOUNDS, 0.7, 10)
+
+
+def test_evaluate_rule_adds_exactly_the_audited_noise():
+    """The release path draws the cells' and moments' noise exactly as the audited samplers do:
+    Laplace(Delta_1 / ε_1) on the cells, then Laplace(Delta_2 / ε_2) on the moments."""
+    D, _ = designed_neighbours()
+    d, A, B, p = D
+    eps, share = 0.8, 0.25
+    ev = evaluate_rule(d, A, B, p, outcome_bounds=BOUNDS, min_propensity=0.2, epsilon=eps,
+                       moment_share=share, rng=21)
+    rng = np.random.default_rng(21)
+    cells = cell_sums(d, A, B, p, BOUNDS, 0.2) + rng.laplace(
+        0.0, evaluation_sensitivity(BOUNDS, 0.2, len(A)) / (eps * (1 - share)), 4)
+    moments = cell_sums(d, A, B, p, BOUNDS, 0.2, power=2) + rng.laplace(
+        0.0, moment_sensitivity(BOUNDS, 0.2, len(A)) / (eps * share), 4)
+    np.testing.assert_allclose(ev.cells, cells, rtol=1e-12)
+    np.testing.assert_allclose(ev.moments, moments, rtol=1e-12)
