@@ -230,6 +230,9 @@ def evaluate_rule(recommend, A, B, propensity, *, outcome_bounds, larger_is_bett
     """
     epsilon = check_epsilon(epsilon)
     level = check_real(level, "level", low=0.0, high=1.0)
+    # One Generator for both draws: an int seed passed twice would repeat the same noise,
+    # and the moments' noise would then cancel the cells' (a privacy failure, not just a bias).
+    rng = np.random.default_rng(rng)
     if np.ndim(propensity) == 0:
         p = float(propensity)
         min_propensity = min(p, 1.0 - p) if min_propensity is None else min_propensity
