@@ -106,7 +106,7 @@ def evaluation_controls(eps):
 
 def evaluation_panel(evaluation, eps_fit, n_fit, unit=""):
     """The released evaluation: values with 95% intervals, the gains, and one verdict."""
-    st.subheader("Private evaluation on held-out patients", anchor=False)
+    st.markdown("**Private evaluation on held-out patients** (released at ε_eval)")
     unit = f" {unit}" if unit else ""
     cols = st.columns(3)
     names = {"rule": "Private rule", "treat_all": f"Everyone '{evaluation.treated}'",
@@ -119,3 +119,51 @@ def evaluation_panel(evaluation, eps_fit, n_fit, unit=""):
     show(plain(explain.evaluation_sentence(evaluation)), icon=":material/balance:")
     st.caption(plain(explain.cost_sentence(eps_fit, evaluation.epsilon, n_fit, evaluation.m))
                + " The intervals include the Laplace noise and the sampling error.")
+
+
+def before_release(source, trial, settings, p_min, units):
+    """Everything shown between the public settings and the release button: the preview,
+    the private evaluation's controls and "download this dictionary". Public values only.
+
+    Returns
+    -------
+    dict with ``evaluation`` ((ε_eval, share) or None) and ``preview`` (what the report shows)
+    """
+    base = read_dictionary(source.dictionary) if source.dictionary is not None else None
+    lower, upper = trial.feature_bounds(settings["bounds"])
+    propensity, eps = settings["propensity"], settings["eps"]
+    C = "worst-case" if propensity == "logistic" else 0.0
+    source_kind = "paper" if settings["gamma_source"].startswith("the paper's table") else "other"
+    unit = units.get(trial.outcome, "")
+    frame = preview_panel(trial.n, trial.covariates, lower, upper,
+                          binary_flags(trial.covariates, trial.categories, base),
+                          settings["outcome_bounds"], settings["larger_is_better"], propensity,
+                          p_min, settings["W"], C, eps, settings["gamma"], source_kind, unit)
+    strength = st.session_state.get("preview_strength") or "moderate"
+    target = st.session_state.get("preview_target") or 90
+    preview = {"frame": frame, "eps": eps, "strength": strength, "target": target,
+               "smallest": smallest_epsilon(frame, target, strength), "unit": unit}
+    if propensity == "logistic":
+        st.caption("The private evaluation needs a known randomization or a propensity column; "
+                   "with an estimated propensity the release has none.")
+        evaluation = None
+    else:
+        on, eps_eval, share = evaluation_controls(eps)
+        evaluation = (eps_eval, share) if on else None
+    filled = compute.dictionary_from_settings(
+        trial, settings["bounds"], settings["outcome_bounds"], settings["larger_is_better"],
+        propensity, units, base)
+    dictionary_downloads(filled)
+    return {"evaluation": evaluation, "preview": preview}
+
+
+def script_download(released, evaluation):
+    """The "Python script" download: redoes the release from the CSV and its dictionary."""
+    settings = released.settings
+    text = compute.script_text("trial.csv", "trial_dictionary.json", settings,
+                               *(evaluation if evaluation else (None,)))
+    st.download_button("Python script (redoes the release: spends ε again)", text,
+                       "release_again.py", "text/x-python", key="dl_script", on_click="ignore",
+                       width="stretch")
+    st.caption("The script reads trial.csv and trial_dictionary.json (the dictionary download "
+               "above): rename your files or edit its first lines. Running it is a new release.")

@@ -45,7 +45,15 @@ APPLY_RECIPE = [
     "score = intercept + sum_j coef_j * x_j.",
     "Recommend 'treated' when score > 0, otherwise 'control' (a score of exactly 0 goes to control).",
 ]
-APPLY_PYTHON = '''import dpcore
+APPLY_PYTHON = '''import json, numpy as np
+rule = json.load(open("rule.json"))
+def recommend(rows):  # rows: list of dicts {column: value}, or a pandas DataFrame's records
+    x = np.array([[float(str(r[c.split("=", 1)[0]]).strip() == c.split("=", 1)[1])
+                   if c in rule["one_hot"] else float(r[c]) for c in rule["covariates"]]
+                  for r in rows])
+    score = rule["intercept"] + np.clip(x, rule["lower"], rule["upper"]) @ np.array(rule["coef"])
+    return np.where(score > 0, rule["treated"], rule["control"])'''
+APPLY_DPCORE = '''import dpcore
 rule = dpcore.load_rule("rule.json")
 print(rule.recommend("new_patients.csv"))  # the arm labels, one per row'''
 
@@ -180,7 +188,7 @@ def rule_to_dict(*, covariates, intercept, coef, lower, upper, treated, control,
     }
     out.update({k: v for k, v in settings.items() if k not in out})
     out.update({"package": "dpcore", "package_version": __version__, "apply": APPLY_RECIPE,
-                "apply_python": APPLY_PYTHON})
+                "apply_python": APPLY_PYTHON, "apply_dpcore": APPLY_DPCORE})
     return out
 
 
@@ -268,7 +276,7 @@ def load_rule(source):
         raise RuleFileError(f"'covariates' and 'categories' disagree about {_name_list(stray + absent)}")
     settings = {k: v for k, v in data.items()
                 if k not in (*_REQUIRED, "categories", "one_hot", "format", "rule", "package",
-                             "package_version", "apply", "apply_python")}
+                             "package_version", "apply", "apply_python", "apply_dpcore")}
     settings["file_version"] = data.get("package_version")
     return Rule(covariates=tuple(names), intercept=intercept, treated=data["treated"],
                 control=data["control"], categories={c: list(v) for c, v in categories.items()},

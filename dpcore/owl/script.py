@@ -64,7 +64,10 @@ def release_script(*, csv_name, dictionary_name, epsilon, gamma, weight_bound, C
         "from dpcore.owl.release import rule_from_dpowl, write_rule",
         "",
         f"dictionary = dpcore.read_dictionary({dictionary_name!r})",
-        f"trial = dpcore.read_trial({csv_name!r}, **dictionary.read_trial_kwargs())",
+        "# n is public: every row counts; a row missing a value gets weight 0 (never dropped).",
+        f"trial = dpcore.read_trial({csv_name!r}, **dictionary.read_trial_kwargs(),",
+        "                           incomplete='keep', unknown_levels='baseline')",
+        "outcomes = trial.outcomes_for_fit(dictionary.outcome_bounds, dictionary.larger_is_better)",
         "propensity = dictionary.propensity if dictionary.propensity is not None else trial.propensity",
         "settings = dict(",
         f"    gamma={gamma!r}, weight_bound={W!r}, C={C!r}, huber_h={float(huber_h)!r},",
@@ -76,14 +79,14 @@ def release_script(*, csv_name, dictionary_name, epsilon, gamma, weight_bound, C
     ]
     if epsilon_eval is None:
         body = [
-            f"model = dpcore.DPOWL(epsilon={epsilon!r}, **settings).fit(trial.X, trial.A, trial.B, propensity)",
+            f"model = dpcore.DPOWL(epsilon={epsilon!r}, **settings).fit(trial.X, trial.A, outcomes, propensity)",
             "rule = rule_from_dpowl(model, trial, gamma_source='as released')",
         ]
     else:
         body = [
             "# Each patient is in one part only, so the two parts cost the larger ε (parallel).",
             "model, evaluation, (fit_rows, _) = fit_and_evaluate(",
-            "    trial.X, trial.A, trial.B, propensity,",
+            "    trial.X, trial.A, outcomes, propensity, include=trial.complete,",
             f"    epsilon_fit={epsilon!r}, epsilon_eval={float(epsilon_eval)!r},",
             f"    fit_share={float(fit_share)!r}, split_seed={int(split_seed)!r},",
             "    min_propensity=dictionary.min_propensity, sampler='opendp', arms=trial.arms,",

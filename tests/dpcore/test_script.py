@@ -38,7 +38,8 @@ def test_the_script_reproduces_the_release_settings_on_a_demo_file(tmp_path, eps
     assert "seed" not in script.split("settings = dict(")[1].replace("split_seed", "")
     out, rule = run(script, tmp_path)
     d = read_dictionary(DEMO / "hospital_trial.json")
-    trial = read_trial(DEMO / "hospital_trial.csv", **d.read_trial_kwargs())
+    trial = read_trial(DEMO / "hospital_trial.csv", **d.read_trial_kwargs(), incomplete="keep")
+    assert trial.n == 1200  # public n: the rows with a missing value are kept at weight 0
     assert rule.covariates == trial.covariates and len(rule.coef) == len(trial.covariates)
     assert (rule.treated, rule.control) == ("drug", "placebo")
     assert rule.settings["epsilon"] == 1.0 and rule.settings["gamma"] == 60.0

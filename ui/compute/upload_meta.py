@@ -160,7 +160,8 @@ def from_dictionary(dictionary, names):
         if e is None:
             continue
         row = empty_row("categorical" if e.get("type") == "categorical" else "numeric")
-        lo, hi = e.get("bounds", (None, None))
+        # A binary column is 0/1 by definition (a public fact, not read from the data).
+        lo, hi = e.get("bounds") or ((0.0, 1.0) if e.get("type") == "binary" else (None, None))
         row.update(lower=_number(lo), upper=_number(hi), unit=str(e.get("unit", "")),
                    levels=", ".join(str(v) for v in e.get("levels", ())))
         rows[name] = row
