@@ -117,9 +117,13 @@ def test_csv_and_dictionary_preview_evaluated_release_and_files_that_work(app, t
     app.goto("/your-data")
     app.page.locator("[data-testid='stFileUploaderDropzoneInput']").first.set_input_files(str(trial))
     app.wait_rerun()
-    expect(app.page.get_by_text("1200 patients read")).to_be_visible()
-    app.page.locator("[data-testid='stFileUploaderDropzoneInput']").nth(1).set_input_files(str(dictionary))
+    # Without its levels the categorical 'site' blocks the trial: the dictionary brings them.
+    expect(app.page.get_by_text("Type the public levels")).to_be_visible()
+    app.page.locator("[data-testid='stFileUploader']").filter(
+        has_text="Public data dictionary").locator(
+        "[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(dictionary))
     app.wait_rerun()
+    expect(app.page.get_by_text("trial_dictionary.csv")).to_be_visible()
     app.page.get_by_role("button", name="Fill in from the data dictionary").click()
     app.wait_rerun()
     app.expect_no_exception()
