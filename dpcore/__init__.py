@@ -61,7 +61,7 @@ _EXPORTS = {
     "empirical_cvar": "dpcore.cvar.estimation",
     "private_cvar": "dpcore.cvar.estimation",
     "Dictionary": "dpcore.data.dictionary",
-    "read_dictionary": "dpcore.data.dictionary",
+    "read_dictionary": "dpcore.data.dictionary_read",
     "Trial": "dpcore.data.trial",
     "TrialDataError": "dpcore.data.csv_io",
     "read_trial": "dpcore.data.trial",

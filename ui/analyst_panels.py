@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dpcore.data.dictionary import DictionaryError, read_dictionary
+from dpcore import read_dictionary
+from dpcore.data.dictionary import DictionaryError
 from dpcore.owl.preview import STRENGTHS, smallest_epsilon
 
 from .charts import preview as charts
