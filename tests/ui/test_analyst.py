@@ -85,3 +85,20 @@ def test_report_sections_escape_and_carry_released_numbers_only():
     html_ = report_parts.preview_html(frame, charts.agreement_curve(frame, 1.0), 1.0, "strong",
                                       90, None, "days")
     assert "no privacy spent" in html_ and "<script" in html_ and "plotly.js v" not in html_
+
+
+def test_the_pages_evaluated_release_draws_its_laplace_noise_with_opendp(monkeypatch):
+    """On uploaded data the evaluation's noise comes from OpenDP's sampler (the page's path)."""
+    import dpcore.privacy.mechanisms as mech
+    from ui.compute import upload as compute
+
+    calls = []
+    monkeypatch.setattr(mech, "opendp_laplace_noise",
+                        lambda e, s, size: calls.append((e, size)) or np.zeros(size))
+    d = read_dictionary(DEMO / "hospital_trial.json")
+    trial = read_trial(DEMO / "hospital_trial.csv", **d.read_trial_kwargs(), incomplete="keep")
+    release, rec, _, ev = compute.fit_evaluated_release(
+        trial, "", d.bounds, d.outcome_bounds, False, 1.0, 60.0, "test", 60.0, 2 / 3, True,
+        eps_eval=0.5, fit_share=0.8, p_min=0.05, rng=0)
+    assert [c[0] for c in calls] == [0.375, 0.125] and ev.m == 240 and release.n == 960
+    assert rec.shape == (1200,)
