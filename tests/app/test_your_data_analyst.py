@@ -46,7 +46,7 @@ def test_csv_and_dictionary_to_an_evaluated_release_and_four_files(page, tmp_pat
     shown = words(at.markdown) + words(at.caption)
     assert "Simulated, no privacy spent" in shown and "agrees with the non-private rule" in shown
     assert at.toggle(key="evaluate").value is True  # on by default
-    at = release(at)
+    at = release(at, evaluate=True)
     last = at.session_state[RELEASE]
     rel, ev = last.release, last.evaluation
     assert ev is not None and rel.n == 960 and ev.m == 240  # the public 80/20 split of n = 1200
@@ -112,7 +112,7 @@ def test_the_real_trial_demo_releases_with_its_protocol_bounds(page):
     at.radio(key="file").set_value("actg175_trial").run()
     at.button(key="fill_dictionary").click().run()
     assert not at.exception and "1054 patients read" in words(at.info)
-    at = release(at)
+    at = release(at, evaluate=True)
     last = at.session_state[RELEASE]
     assert last.release.n == round(0.8 * 1054) and last.release.outcome_bounds == (0.0, 1500.0)
     assert np.isfinite(last.evaluation.values["rule"].value)
