@@ -26,7 +26,7 @@ from .dictionary import (
     _pair,
 )
 
-__all__ = ["read_dictionary"]
+__all__ = ["read_dictionary", "trial_arguments"]
 
 
 def read_dictionary(source):
@@ -34,9 +34,9 @@ def read_dictionary(source):
 
     Parameters
     ----------
-    source : str, path, bytes, file object or dict
+    source : str, path, bytes, file object, dict or Dictionary
         A path (``.json`` or ``.csv``), the file's bytes or text, an open file (a Streamlit
-        upload works), or the parsed JSON as a dict. JSON is recognised by its leading ``{``.
+        upload works), the parsed JSON as a dict, or a Dictionary (returned as it is). JSON is recognised by its leading ``{``.
 
     Returns
     -------
@@ -57,6 +57,8 @@ def read_dictionary(source):
     >>> d.treatment, d.treated, d.outcome_bounds, d.bounds, d.larger_is_better
     ('arm', 'drug', (0.0, 30.0), {'age': (18.0, 90.0)}, False)
     """
+    if isinstance(source, Dictionary):
+        return source
     if isinstance(source, dict):
         return _from_dict(source)
     text = _text(source)
@@ -68,6 +70,22 @@ def read_dictionary(source):
                                   f"{exc.lineno}, column {exc.colno}") from None
         return _from_dict(data)
     return _from_csv(text)
+
+
+def trial_arguments(dictionary, treatment, outcome, covariates, propensity, treated, categorical):
+    """read_trial's column arguments, each from the dictionary unless given explicitly.
+
+    A dictionary's categorical columns are kept only among explicitly given covariates.
+    """
+    given = dict(treatment=treatment, outcome=outcome, covariates=covariates,
+                 propensity=propensity, treated=treated, categorical=categorical)
+    filled = {k: v if given[k] is None else given[k]
+              for k, v in read_dictionary(dictionary).read_trial_kwargs().items()}
+    cat = filled["categorical"]
+    if categorical is None and cat and covariates is not None:
+        cat = {c: v for c, v in cat.items() if c in covariates} or None
+    return (filled["treatment"], filled["outcome"], filled["covariates"], filled["propensity"],
+            filled["treated"], cat)
 
 
 def _text(source):

@@ -109,3 +109,17 @@ def test_bad_source_types_and_missing_files():
         read_dictionary("no_such_file.json")
     with pytest.raises(DictionaryError, match="no treatment"):
         read_dictionary(HEADER + "age,covariate,numeric,0,1,,\n").read_trial_kwargs()
+
+
+def test_read_trial_takes_its_roles_and_levels_from_a_dictionary():
+    d = read_dictionary(DEMO / "hospital_trial.json")
+    by_dict = read_trial(DEMO / "hospital_trial.csv", dictionary=d, incomplete="keep")
+    by_hand = read_trial(DEMO / "hospital_trial.csv", **d.read_trial_kwargs(), incomplete="keep")
+    assert by_dict.covariates == by_hand.covariates and by_dict.arms == ("drug", "placebo")
+    assert (by_dict.X == by_hand.X).all() and by_dict.n == 1200
+    # An explicit argument wins over the dictionary's; the path form works too.
+    only_age = read_trial(DEMO / "hospital_trial.csv", dictionary=DEMO / "hospital_trial.json",
+                          covariates=["age"])
+    assert only_age.covariates == ("age",)
+    with pytest.raises(TypeError, match="treatment"):
+        read_trial(DEMO / "hospital_trial.csv", outcome="days_in_hospital")
