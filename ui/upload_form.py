@@ -262,6 +262,7 @@ def metadata(source, m):
                    "guarantee: the release will be titled NOT PRIVATE. Enter bounds and levels "
                    "known before seeing the data (a measuring range, an inclusion criterion, "
                    "the sites of the protocol) to keep it.", icon=":material/gpp_bad:")
-    st.caption("One-hot columns need no bounds: they are 0 or 1. A missing value makes a row "
-               "count with weight 0; n stays the file's row count.")
+    st.caption("One-hot columns need no bounds: they are 0 or 1. A 0/1 column is one click: "
+               "type binary. A missing value makes a row count with weight 0; n stays the "
+               "file's row count.")
     return got, from_data

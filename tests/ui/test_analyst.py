@@ -102,3 +102,16 @@ def test_the_pages_evaluated_release_draws_its_laplace_noise_with_opendp(monkeyp
         eps_eval=0.5, fit_share=0.8, p_min=0.05, rng=0)
     assert [c[0] for c in calls] == [0.375, 0.125] and ev.m == 240 and release.n == 960
     assert rec.shape == (1200,)
+
+
+def test_a_binary_column_is_one_click_in_the_metadata_table():
+    from ui.compute import upload_meta as meta
+
+    frame = meta.table(["smoker", "age"], "y", {"smoker": {"type": "binary"},
+                                               "age": {"lower": 18.0, "upper": 90.0},
+                                               "y": {"lower": 0.0, "upper": 1.0}})
+    got = meta.read(frame, "y")
+    assert got.complete and got.bounds == {"smoker": (0.0, 1.0), "age": (18.0, 90.0)}
+    d = read_dictionary(DEMO / "actg175_trial.json").to_dict()
+    rows = meta.from_dictionary(d, ["hemo", "age"])
+    assert rows["hemo"]["type"] == "binary" and rows["age"]["lower"] == 12.0
