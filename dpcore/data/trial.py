@@ -41,6 +41,7 @@ from .csv_io import (
     preview_csv,
     read_table,
 )
+from .dictionary_read import trial_arguments
 from .roles import check_categorical, check_choice, check_names, check_roles, default_covariates
 
 __all__ = ["MIN_ROWS_PER_ARM", "CsvPreview", "Trial", "TrialDataError", "column_labels",
@@ -265,8 +266,7 @@ def read_trial(source: Source, *, treatment: str | None = None, outcome: str | N
     ...              outcome_bounds=(0, 30), larger_is_better=False, rng=0)
     >>> rule = rule.fit(trial.X, trial.A, trial.B, propensity=2 / 3)
     """
-    if dictionary is not None:  # imported here: the dictionary's reader imports this package
-        from .dictionary_read import trial_arguments
+    if dictionary is not None:
         treatment, outcome, covariates, propensity, treated, categorical = trial_arguments(
             dictionary, treatment, outcome, covariates, propensity, treated, categorical)
     check_names(treatment, "treatment", single=True)
