@@ -36,6 +36,9 @@ released numbers and anything computed from them.
   stability constant H that is right, and the code warns when it is used.
 - **Floating-point noise.** Noise is sampled in floating point, which has known theoretical
   side channels (Mironov 2012). Fine for teaching and analysis, not a hardened deployment.
+  On uploaded data the private evaluation's Laplace noise is drawn with OpenDP's
+  floating-point-safe sampler; the rule's own noise (a Gamma radius and a uniform direction)
+  is still numpy's.
 - **Exactness of the solver.** The proof is about the exact minimiser. The solver stops at a
   gradient norm of 10⁻⁹ and refuses to release above 10⁻⁶; a point with gradient norm g lies
   within g/γ of the minimiser, so the sensitivity used for the noise includes 2·10⁻⁶/γ of

@@ -6,6 +6,7 @@ import streamlit as st
 
 from dpcore.data.trial import TrialDataError
 from dpcore.owl.simulate import PROXY_VARIANTS
+from ui import analyst_panels as analyst
 from ui import explain, ledger, upload_form
 from ui import upload_results as results
 from ui.compute import upload as compute
@@ -17,7 +18,8 @@ RATIOS = {"1:1": 1 / 2, "2:1": 2 / 3, "1:2": 1 / 3, "3:1": 3 / 4, "1:3": 1 / 4,
           "column": "column", "estimated": "logistic"}
 FILE = Choice("file", ("upload",) + compute.DEMOS, "upload", "Trial data",
               {"upload": "upload a CSV", "paper_trial": "demo: paper's trial (1:1)",
-               "hospital_trial": "demo: hospital stay (2:1)"}.get, kind="radio")
+               "hospital_trial": "demo: hospital stay (2:1)",
+               "actg175_trial": "real trial: ACTG 175 (1:1)"}.get, kind="radio")
 BETTER = Choice("better", ("larger", "smaller"), "larger", "Which outcome is better?",
                 {"larger": "larger", "smaller": "smaller"}.get, kind="segmented")
 DESIGN = Choice("design", tuple(RATIOS), "1:1", "Randomization (treated : control)",
@@ -42,7 +44,9 @@ def source_panel():
     kind = FILE.widget()
     if kind != "upload":
         return compute.demo_source(kind)
-    return upload_form.uploaded_source()
+    source = upload_form.uploaded_source()
+    dictionary = analyst.dictionary_uploader() if source is not None else None
+    return source if dictionary is None else upload_form.with_dictionary(source, dictionary)
 
 
 def design_panel(source, trial_columns, m):
@@ -87,24 +91,6 @@ def privacy_panel(source, m, table, trial, W, settings):
     st.latex(r"W = \frac{\text{outcome upper} - \text{outcome lower}}{\min_{a,x}\,\pi(a\mid x)}")
     st.latex(r"\text{noise scale } \Delta = \frac{C + 2W}{\gamma}")
     return eps, gamma, where
-
-
-def release_panel(source, trial, settings, m, rkey):
-    """The release button: the ledger records the spend first, or refuses it."""
-    eps = settings["eps"]
-    label = "Release private rule" if settings["private"] else "Release rule (NOT PRIVATE)"
-    key = ledger.dataset_key(source)  # the sidebar shows this dataset's durable total
-    if st.button(f"{label} at ε = {eps:g}", type="primary", key="release"):
-        receipt = ledger.record_release(
-            key, "DP-OWL rule" + ("" if settings["private"] else " (NOT PRIVATE)"), eps)
-        if isinstance(receipt, str):
-            st.error(receipt, icon=":material/block:")
-            return
-        release, rec, diagnostics = compute.fit_release(trial, **settings)
-        st.session_state[RELEASE] = compute.Released(compute.with_receipt(release, receipt), rec,
-                                                     diagnostics, settings, trial, rkey,
-                                                     mapping=m, receipt=receipt)
-        st.rerun()  # the sidebar's ledger shows the new total
 
 
 def ready(source, verdict):
@@ -164,11 +150,13 @@ def study(verdict):
     label = st.text_input("Title for the report (optional; printed in the downloads)",
                           key="report_title", max_chars=120)
     settings = dict(settings, eps=eps, gamma=gamma, gamma_source=where, label=label)
+    before = analyst.before_release(source, trial, settings, p_min, upload_form.units(source))
+    settings["evaluation"] = before["evaluation"]
     # The report's title is not an input of the fit: the release keeps the one it was made with.
     rkey = compute.settings_key(source.digest, dict(m, levels=tuple(table.categorical.items())),
                                 {k: v for k, v in settings.items() if k != "label"})
     verdict.info(explain.upload_verdict("ready", trial.n, eps), icon=":material/check_circle:")
-    release_panel(source, trial, settings, m, rkey)
+    results.release_panel(source, trial, settings, m, rkey, before, RELEASE)
     last = st.session_state.get(RELEASE)
     if last is not None and last.key == rkey:
         verdict.success(explain.released_verdict(last.release, last.receipt.epsilon_total) + " "

@@ -6,7 +6,7 @@ Subpackages, by concept:
 - :mod:`dpcore.owl`: weighted ERM, DP-OWL, the paper's constants, simulations, sweeps, Algorithm 2.
 - :mod:`dpcore.cvar`: empirical and private CVaR, private CVaR learning, their studies.
 - :mod:`dpcore.theory`: both papers' bounds and their measurement.
-- :mod:`dpcore.data`: reading a trial CSV.
+- :mod:`dpcore.data`: reading a trial CSV and its public data dictionary.
 - :mod:`dpcore.montecarlo`: random streams, summaries and evaluators shared by every sweep.
 
 The public names below are importable from ``dpcore`` itself; each subpackage is imported
@@ -50,8 +50,18 @@ _EXPORTS = {
     "huber_hinge": "dpcore.owl.losses",
     "logistic": "dpcore.owl.losses",
     "tune_gamma": "dpcore.owl.tuning",
+    "evaluate_rule": "dpcore.owl.evaluation",
+    "fit_and_evaluate": "dpcore.owl.evaluation",
+    "public_split": "dpcore.owl.evaluation",
+    "TwinDesign": "dpcore.owl.preview",
+    "preview": "dpcore.owl.preview",
+    "Rule": "dpcore.owl.release",
+    "load_rule": "dpcore.owl.release",
+    "write_rule": "dpcore.owl.release",
     "empirical_cvar": "dpcore.cvar.estimation",
     "private_cvar": "dpcore.cvar.estimation",
+    "Dictionary": "dpcore.data.dictionary",
+    "read_dictionary": "dpcore.data.dictionary_read",
     "Trial": "dpcore.data.trial",
     "TrialDataError": "dpcore.data.csv_io",
     "read_trial": "dpcore.data.trial",

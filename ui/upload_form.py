@@ -12,6 +12,7 @@ options, table cells), never as markup. The public metadata (bounds, levels, uni
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 from types import SimpleNamespace
 
 import streamlit as st
@@ -24,6 +25,8 @@ from .compute import upload_meta as meta
 from .safety import plain
 
 UPLOADED = "your_data_uploaded"
+#: The design widget's randomization ratios, by P(treated).
+RATIO_OF = {0.5: "1:1", 2 / 3: "2:1", 1 / 3: "1:2", 0.75: "3:1", 0.25: "1:3"}
 
 
 def _forget_upload():
@@ -51,6 +54,32 @@ def uploaded_source():
                      "file to replace it."))
     st.button("Forget this file", on_click=_forget_upload, key="forget_upload")
     return kept[1]
+
+
+def with_dictionary(source, dictionary):
+    """The uploaded file with an uploaded public data dictionary (a Dictionary) attached: the
+    mapping's defaults and the "fill in" button then come from it, as for a demo file."""
+    return replace(source, dictionary=dictionary.to_dict())
+
+
+def units(source):
+    """The units typed in (or filled into) the metadata table, by column."""
+    return {name: row.get("unit", "") for name, row in _rows(source).items()}
+
+
+def _dictionary_guess(source, cols, guess):
+    """The mapping's defaults from the source's dictionary, where it names file columns."""
+    d = source.dictionary or {}
+    entries = [c for c in d.get("columns", ()) if c.get("name") in cols]
+    for role in ("treatment", "outcome"):
+        named = d.get(role) or next((c["name"] for c in entries if c.get("role") == role), None)
+        if named in cols:
+            guess[role] = named
+    covs = [c["name"] for c in entries if c.get("role") == "covariate"]
+    if covs:
+        guess["covariates"] = covs
+        guess["categorical"] = [c["name"] for c in entries if c.get("type") == "categorical"]
+    return guess
 
 
 def keep(widget_key, options, many=False):
@@ -82,7 +111,7 @@ def key(source, name):
 def mapping(source, preview):
     """Treatment, treated label, outcome, covariates, and the guessed categorical columns."""
     cols = list(preview.columns)
-    guess = compute.guesses(cols, preview.rows)
+    guess = _dictionary_guess(source, cols, compute.guesses(cols, preview.rows))
 
     def index(value):
         return cols.index(value) if value in cols else 0
@@ -169,8 +198,14 @@ def _refresh(source, rows, from_data):
 def fill_from_dictionary(source, names):
     """Button callback: the demo dictionary's public bounds, levels, outcome direction, design."""
     d = source.dictionary
-    st.session_state["better"] = "larger" if d["larger_is_better"] else "smaller"
-    st.session_state["design"] = d["randomization"]
+    if d.get("larger_is_better") is not None:
+        st.session_state["better"] = "larger" if d["larger_is_better"] else "smaller"
+    ratio = d.get("randomization")
+    if ratio not in RATIO_OF.values():
+        ratio = next((r for p, r in RATIO_OF.items() if abs(p - (d.get("propensity") or -1)) < 1e-9),
+                     None)
+    if ratio is not None:
+        st.session_state["design"] = ratio
     _refresh(source, {**_rows(source), **meta.from_dictionary(d, names)}, False)
 
 
@@ -213,8 +248,8 @@ def metadata(source, m):
     if source.demo:
         a.button("Fill in from the data dictionary", on_click=fill_from_dictionary,
                  args=(source, [*names, m["outcome"]]), key="fill_dictionary", type="primary",
-                 help="The demo file's dictionary gives bounds, levels, the outcome's direction "
-                      "and the randomization from its design, not from its data.")
+                 help="The dictionary gives bounds, levels, the outcome's direction and the "
+                      "randomization from the trial's design, not from its data.")
     types = dict(zip(edited["column"], edited["type"]))
     numeric = [n for n in names if types.get(n) != "categorical"]
     b.button("Use the data's ranges and levels", on_click=fill_from_data, key="fill_data",
@@ -227,6 +262,7 @@ def metadata(source, m):
                    "guarantee: the release will be titled NOT PRIVATE. Enter bounds and levels "
                    "known before seeing the data (a measuring range, an inclusion criterion, "
                    "the sites of the protocol) to keep it.", icon=":material/gpp_bad:")
-    st.caption("One-hot columns need no bounds: they are 0 or 1. A missing value makes a row "
-               "count with weight 0; n stays the file's row count.")
+    st.caption("One-hot columns need no bounds: they are 0 or 1. A 0/1 column is one click: "
+               "type binary. A missing value makes a row count with weight 0; n stays the "
+               "file's row count.")
     return got, from_data

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from . import explain
+from . import analyst_panels, explain, ledger
+from .charts import preview as preview_charts
 from .charts import upload as charts
 from .compute import upload as compute
 from .compute import upload_files as files
@@ -76,8 +77,10 @@ EAGER_ROWS = 50_000
 def downloads_panel(released, source):
     release, trial = released.release, released.trial
     ids = identifier_choice(released, source)
-    rule = built(released, ("rule",), lambda: files.rule_json(release))
-    report = built(released, ("report",), lambda: files.report_html(release, _figure(release)))
+    ev = released.evaluation
+    rule = built(released, ("rule",), lambda: files.rule_json(release, ev))
+    report = built(released, ("report",), lambda: files.report_html(
+        release, _figure(release), ev, _preview_section(released.preview)))
     name = ("rows", ids)
     if name in released.files or trial.n <= EAGER_ROWS or st.button(
             f"Prepare the per-row file ({trial.n:,} rows, a few seconds)", key="prepare_rows"):
@@ -105,6 +108,16 @@ def downloads_panel(released, source):
                                on_click="ignore", width="stretch")
     st.caption("Share the rule file and the report. The per-row file holds your patients' rows: "
                "keep it as you keep the data.")
+    ev_settings = released.settings.get("evaluation")
+    analyst_panels.script_download(released, ev_settings)
+
+
+def _preview_section(preview):
+    """The preview the analyst saw before the release, for the report (simulated, public)."""
+    if preview is None:
+        return None
+    figure = preview_charts.agreement_curve(preview["frame"], preview["eps"], preview["target"])
+    return dict(preview, figure=figure)
 
 
 def result_panel(released, source):
@@ -125,6 +138,41 @@ def result_panel(released, source):
                                         release.control), width="stretch", key="rule_effects")
     st.caption("Each bar is how much the rule's score moves when that covariate goes from its "
                "lower to its upper public bound; the longest bars drive the recommendation.")
+    if released.evaluation is not None:
+        analyst_panels.evaluation_panel(released.evaluation, release.epsilon, release.n,
+                                        (released.preview or {}).get("unit", ""))
     downloads_panel(released, source)
     with st.expander("Analyst only: computed on your data, NOT private, never in a download"):
         analyst_panel(released)
+
+
+def release_panel(source, trial, settings, m, rkey, before, store):
+    """The release button: the ledger records the spend first (two parallel parts when the
+    rule is evaluated on held-out patients), or refuses it; the release goes to ``store``."""
+    eps, evaluation = settings["eps"], before["evaluation"]
+    label = "Release private rule" if settings["private"] else "Release rule (NOT PRIVATE)"
+    key = ledger.dataset_key(source)  # the sidebar shows this dataset's durable total
+    if not st.button(f"{label} at ε = {eps:g}" + (f", evaluated at ε_eval = {evaluation[0]:g}"
+                                                   if evaluation else ""),
+                     type="primary", key="release"):
+        return
+    name = "DP-OWL rule" + ("" if settings["private"] else " (NOT PRIVATE)")
+    fit = {k: v for k, v in settings.items() if k != "evaluation"}
+    if evaluation:
+        receipt = ledger.record_parallel_release(
+            key, name + " + private evaluation", {"fit": eps, "evaluation": evaluation[0]})
+    else:
+        receipt = ledger.record_release(key, name, eps)
+    if isinstance(receipt, str):
+        st.error(receipt, icon=":material/block:")
+        return
+    ev = None
+    if evaluation:
+        release, rec, diagnostics, ev = compute.fit_evaluated_release(
+            trial, **fit, eps_eval=evaluation[0], fit_share=evaluation[1], p_min=m["p_min"])
+    else:
+        release, rec, diagnostics = compute.fit_release(trial, **fit)
+    st.session_state[store] = compute.Released(
+        compute.with_receipt(release, receipt), rec, diagnostics, settings, trial, rkey,
+        mapping=m, receipt=receipt, evaluation=ev, preview=before["preview"])
+    st.rerun()  # the sidebar's ledger shows the new total

@@ -41,6 +41,7 @@ from .csv_io import (
     preview_csv,
     read_table,
 )
+from .dictionary_read import trial_arguments
 from .roles import check_categorical, check_choice, check_names, check_roles, default_covariates
 
 __all__ = ["MIN_ROWS_PER_ARM", "CsvPreview", "Trial", "TrialDataError", "column_labels",
@@ -188,11 +189,12 @@ class Trial:
 # Public functions
 
 
-def read_trial(source: Source, *, treatment: str, outcome: str,
+def read_trial(source: Source, *, treatment: str | None = None, outcome: str | None = None,
                covariates: Sequence[str] | None = None, propensity: str | None = None,
                treated: Any = None,
                categorical: Sequence[str] | Mapping[str, Sequence[Any]] | None = None,
-               incomplete: str = "drop", unknown_levels: str = "error") -> Trial:
+               incomplete: str = "drop", unknown_levels: str = "error",
+               dictionary: Any = None) -> Trial:
     """Read a two-arm randomized trial from a CSV file.
 
     Parameters
@@ -235,6 +237,8 @@ def read_trial(source: Source, *, treatment: str, outcome: str,
     unknown_levels : {"error", "baseline"}
         A value of a categorical column outside its public levels: an error, or read as the
         baseline (every one-hot column 0), which does not depend on the other rows.
+    dictionary : Dictionary, path, bytes or dict, optional
+        A public data dictionary: it gives every column argument not passed explicitly.
 
     Returns
     -------
@@ -262,8 +266,12 @@ def read_trial(source: Source, *, treatment: str, outcome: str,
     ...              outcome_bounds=(0, 30), larger_is_better=False, rng=0)
     >>> rule = rule.fit(trial.X, trial.A, trial.B, propensity=2 / 3)
     """
+    if dictionary is not None:
+        treatment, outcome, covariates, propensity, treated, categorical = trial_arguments(
+            dictionary, treatment, outcome, covariates, propensity, treated, categorical)
     check_names(treatment, "treatment", single=True)
     check_names(outcome, "outcome", single=True)
+    assert isinstance(treatment, str) and isinstance(outcome, str)  # checked just above
     if covariates is not None:
         covariates = check_names(covariates, "covariates")
     if propensity is not None:

@@ -30,6 +30,8 @@ from .losses import margin_loss
 # advance, never read from the data) and widens the sensitivity by the slack that allows.
 SOLVER_TOL = 1e-9
 RELEASE_TOL = 1e-6
+# Largest n d^2 for which a batch sharing one design keeps all products x_i x_i' (64 MB).
+_SHARED_PAIRS_LIMIT = 2**23
 
 
 # --------------------------------------------------------------------------------------------
@@ -41,22 +43,36 @@ class _Batch:
 
     def __init__(self, X, y, w, gamma, loss, h):
         self.X = X
-        self.XT = np.ascontiguousarray(np.swapaxes(X, -1, -2))
+        # A design shared by the whole batch (one data set, many weights or gammas): every
+        # Hessian is then one row of (w * l'') @ [x_i x_i'], a single large matrix product.
+        self.shared = X.ndim == 2
+        if self.shared:
+            self.pairs = (X[:, :, None] * X[:, None, :]).reshape(X.shape[0], -1)
+        else:
+            self.XT = np.ascontiguousarray(np.swapaxes(X, -1, -2))
         self.y, self.w = y, w
         self.gamma = np.asarray(gamma, dtype=float).reshape(-1)
         self.lossf = margin_loss(loss, h)
         self.eye = np.eye(X.shape[-1])
 
     def __call__(self, theta, derivatives=True):
-        z = self.y * np.matmul(self.X, theta[..., None])[..., 0]
+        if self.shared:
+            z = self.y * (theta @ self.X.T)
+        else:
+            z = self.y * np.matmul(self.X, theta[..., None])[..., 0]
         ridge = 0.5 * self.gamma * np.sum(theta * theta, axis=-1)
         if not derivatives:
             return np.sum(self.w * self.lossf(z, False), axis=-1) + ridge
         value, d1, d2 = self.lossf(z)
         f = np.sum(self.w * value, axis=-1) + ridge
-        grad = np.matmul(self.XT, (self.w * self.y * d1)[..., None])[..., 0]
+        if self.shared:
+            d = self.X.shape[1]
+            grad = (self.w * self.y * d1) @ self.X
+            hess = ((self.w * d2) @ self.pairs).reshape(-1, d, d)
+        else:
+            grad = np.matmul(self.XT, (self.w * self.y * d1)[..., None])[..., 0]
+            hess = np.matmul(self.XT * (self.w * d2)[:, None, :], self.X)
         grad += self.gamma[:, None] * theta
-        hess = np.matmul(self.XT * (self.w * d2)[:, None, :], self.X)
         hess += self.gamma[:, None, None] * self.eye
         return f, grad, hess
 
@@ -112,7 +128,8 @@ def solve_werm(X: ArrayLike, y: ArrayLike, w: ArrayLike, gamma: ArrayLike, loss:
     B = max(a.shape[0] if a.ndim == k else 1 for a, k in ((X, 3), (y, 2), (w, 2)))
     B = max(B, np.size(gamma))
     n, d = X.shape[-2:]
-    X = np.broadcast_to(X, (B, n, d))
+    if not (X.ndim == 2 and B > 1 and n * d * d <= _SHARED_PAIRS_LIMIT):
+        X = np.broadcast_to(X, (B, n, d))
     y = np.broadcast_to(y, (B, n))
     w = np.broadcast_to(w, (B, n))
     gamma = np.broadcast_to(np.asarray(gamma, dtype=float), (B,))

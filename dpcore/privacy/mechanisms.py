@@ -184,3 +184,63 @@ def gumbel_noise(size: Shape = (), rng: Seed = None) -> np.ndarray:
     """Standard Gumbel(0, 1) noise: argmax(logits + noise) samples softmax(logits) exactly."""
     rng = np.random.default_rng(rng)
     return rng.gumbel(0.0, 1.0, size)
+
+
+# --------------------------------------------------------------------------------------------
+# OpenDP's floating-point-safe Laplace sampler (releases on uploaded data)
+
+SAMPLERS = ("numpy", "opendp")
+
+
+def opendp_laplace_noise(epsilon, sensitivity, size=()):
+    """Laplace(sensitivity/epsilon) noise drawn by OpenDP's floating-point-safe sampler.
+
+    numpy's ``rng.laplace`` turns a uniform double into a Laplace one with floating-point
+    arithmetic, whose rounding leaks (Mironov 2012). OpenDP's ``make_laplace`` samples exactly
+    on a fine grid from the operating system's randomness, so it takes no seed: use it where a
+    release on real data is drawn, and numpy's sampler in seeded simulations. OpenDP's own
+    privacy map is checked to give at most ``epsilon`` for an L1 distance of ``sensitivity``.
+
+    Parameters
+    ----------
+    epsilon, sensitivity : float
+    size : int or tuple of int
+
+    Returns
+    -------
+    ndarray of shape ``size``
+
+    Raises
+    ------
+    ImportError
+        When OpenDP is not installed (``pip install opendp``, or ``dpcore[app]``).
+    """
+    epsilon = check_epsilon(epsilon)
+    sensitivity = check_real(sensitivity, "sensitivity", low=0.0, low_open=False)
+    shape = (int(size),) if np.isscalar(size) else tuple(size)
+    count = int(np.prod(shape, dtype=int))
+    if np.isinf(epsilon) or sensitivity == 0.0 or count == 0:
+        return np.zeros(shape)
+    try:
+        import opendp.prelude as dp
+    except ImportError as exc:  # pragma: no cover - opendp is a dependency of the app path
+        raise ImportError("OpenDP's sampler needs the opendp package: pip install opendp") from exc
+    dp.enable_features("contrib")
+    scale = sensitivity / epsilon
+    meas = dp.m.make_laplace(dp.vector_domain(dp.atom_domain(T=float, nan=False)),
+                             dp.l1_distance(T=float), scale=scale)
+    if meas.map(sensitivity) > epsilon * (1 + 1e-12):
+        raise RuntimeError(f"OpenDP's privacy map gives {meas.map(sensitivity)} > ε = {epsilon}")
+    return np.asarray(meas([0.0] * count), dtype=float).reshape(shape)
+
+
+def sample_laplace(epsilon, sensitivity, size=(), rng=None, sampler="numpy"):
+    """Laplace(sensitivity/epsilon) noise from numpy's seeded sampler or OpenDP's exact one.
+
+    ``sampler="opendp"`` ignores ``rng`` (see :func:`opendp_laplace_noise`).
+    """
+    if sampler == "opendp":
+        return opendp_laplace_noise(epsilon, sensitivity, size)
+    if sampler != "numpy":
+        raise ValueError(f"sampler must be one of {SAMPLERS}, got {sampler!r}")
+    return laplace_noise(epsilon, sensitivity, size, rng)

@@ -32,6 +32,7 @@ from .upload_release import (  # noqa: F401 - the page's compute API
     Release,
     Released,
     compare_nonprivate,
+    fit_evaluated_release,
     fit_release,
     noise_warning,
     settings_key,
@@ -39,7 +40,7 @@ from .upload_release import (  # noqa: F401 - the page's compute API
 )
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "demo_data"
-DEMOS = ("paper_trial", "hospital_trial")
+DEMOS = ("paper_trial", "hospital_trial", "actg175_trial")
 PROXY_N0, PROXY_REPS = 1000, 20
 #: The workable size: read, fitted and released in about 10 s on one core at 10^6 rows
 #: (benchmarks/upload_latency.py); larger files are refused with a message.

@@ -15,69 +15,33 @@ import unicodedata
 import numpy as np
 import pandas as pd
 
-import dpcore
+from dpcore.owl.release import rule_to_dict
 
 from .. import explain
+from . import report_parts
 
 FORMULA_START = ("=", "+", "-", "−", "@", "\t", "\r")
 
-#: How to apply the rule elsewhere; written into the JSON file verbatim.
-APPLY_RECIPE = [
-    "For each patient, build x in the order of 'covariates': a numeric covariate is its value;",
-    "a one-hot column 'col=level' is 1 when the patient's 'col' equals 'level', else 0.",
-    "Clip each x_j to [lower_j, upper_j] (the public bounds).",
-    "score = intercept + sum_j coef_j * x_j.",
-    "Recommend 'treated' when score > 0, otherwise 'control' (a score of exactly 0 goes to control).",
-]
-APPLY_PYTHON = '''import json, numpy as np
-rule = json.load(open("rule.json"))
-def recommend(rows):  # rows: list of dicts {column: value}, or a pandas DataFrame's records
-    x = np.array([[float(str(r[c.split("=", 1)[0]]).strip() == c.split("=", 1)[1])
-                   if c in rule["one_hot"] else float(r[c]) for c in rule["covariates"]]
-                  for r in rows])
-    score = rule["intercept"] + np.clip(x, rule["lower"], rule["upper"]) @ np.array(rule["coef"])
-    return np.where(score > 0, rule["treated"], rule["control"])'''
+def rule_dict(release, evaluation=None):
+    """The released rule with everything needed to apply it elsewhere and to judge it.
 
-
-def rule_dict(release):
-    """The released rule with everything needed to apply it elsewhere and to judge it."""
-    one_hot = [f"{c}={lev}" for c, levels in release.categories.items() for lev in levels[1:]]
-    return {
-        "title": release.title(),
-        "private": release.private,
-        "rule": f"treat with '{release.treated}' when score > 0, else '{release.control}'",
-        "covariates": list(release.names),
-        "one_hot": one_hot,
-        "categories": release.categories,
-        "intercept": release.intercept,
-        "coef": list(release.coef),
-        "lower": list(release.lower),
-        "upper": list(release.upper),
-        "treatment": release.treatment,
-        "treated": release.treated,
-        "control": release.control,
-        "outcome": release.outcome,
-        "outcome_bounds": list(release.outcome_bounds),
-        "larger_is_better": release.larger_is_better,
-        "epsilon": release.epsilon,
-        "delta": 0.0,
-        "gamma": release.gamma,
-        "gamma_source": release.gamma_source,
-        "W": release.W,
-        "C": release.C,
-        "sensitivity": release.sensitivity,
-        "propensity": release.propensity,
-        "n": release.n,
-        "mechanism": "DP-OWL: Huber-hinge weighted ERM, output perturbation (pure ε-DP, "
-                     "replace-one neighbours)",
-        "privacy_statement": explain.release_statement(release),
-        "released_at": release.time,
-        "ledger": _ledger(release),
-        "package": "dpcore",
-        "package_version": getattr(dpcore, "__version__", "unversioned"),
-        "apply": APPLY_RECIPE,
-        "apply_python": APPLY_PYTHON,
-    }
+    The format is :func:`dpcore.owl.release.rule_to_dict`'s (``dpcore.load_rule`` reads it);
+    a private evaluation, a release itself, rides along when there is one.
+    """
+    extra = {"evaluation": evaluation.to_dict()} if evaluation is not None else {}
+    return rule_to_dict(
+        covariates=release.names, intercept=release.intercept, coef=release.coef,
+        lower=release.lower, upper=release.upper, treated=release.treated,
+        control=release.control, categories=release.categories,
+        title=release.title(), private=release.private, treatment=release.treatment,
+        outcome=release.outcome, outcome_bounds=list(release.outcome_bounds),
+        larger_is_better=release.larger_is_better, epsilon=release.epsilon, delta=0.0,
+        gamma=release.gamma, gamma_source=release.gamma_source, W=release.W, C=release.C,
+        sensitivity=release.sensitivity, propensity=release.propensity, n=release.n,
+        mechanism="DP-OWL: Huber-hinge weighted ERM, output perturbation (pure ε-DP, "
+                  "replace-one neighbours)",
+        privacy_statement=explain.release_statement(release), released_at=release.time,
+        ledger=_ledger(release), **extra)
 
 
 def _ledger(release):
@@ -99,8 +63,8 @@ def ledger_text(release):
             f"spend is ε = {release.epsilon_total:g}{delta}")
 
 
-def rule_json(release):
-    return json.dumps(rule_dict(release), indent=2, ensure_ascii=False)
+def rule_json(release, evaluation=None):
+    return json.dumps(rule_dict(release, evaluation), indent=2, ensure_ascii=False)
 
 
 def apply_rule(rule, table):
@@ -179,11 +143,19 @@ def rows_csv(release, trial, recommendations, identifiers=None):
     return out.getvalue()
 
 
-def report_html(release, figure):
-    """One self-contained page for stakeholders: the rule, the privacy statement, the chart.
+def report_html(release, figure, evaluation=None, preview=None):
+    """One self-contained page for stakeholders: the rule, the privacy statement, the chart,
+    and, when there are, the private evaluation and the preview at the chosen ε.
 
     plotly.js is inlined, so the page opens offline; every text from the file is escaped.
+    ``preview`` is a dict of :func:`report_parts.preview_html`'s arguments.
     """
+    sections = ""
+    if evaluation is not None:
+        sections += report_parts.evaluation_html(evaluation, release.epsilon, release.n,
+                                                 (preview or {}).get("unit", ""))
+    if preview is not None:
+        sections += report_parts.preview_html(**preview)
     e = html.escape
     chart = figure.to_html(full_html=False, include_plotlyjs=True, config={"displaylogo": False})
     rows = "".join(
@@ -225,6 +197,7 @@ code{{background:#f3f3f3;padding:.1rem .3rem}}</style></head><body>
 <table><tr><th>covariate</th><th>coefficient</th><th>public bounds</th></tr>
 <tr><td>intercept</td><td>{release.intercept:.6g}</td><td></td></tr>{rows}</table>
 {chart}
+{sections}
 <h2>Privacy</h2>
 <p>{e(explain.release_statement(release))}</p>
 <table>{table}</table>

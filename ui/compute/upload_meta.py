@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 COLUMNS = ("column", "type", "lower", "upper", "levels", "unit")
-TYPES = ("numeric", "categorical", "outcome")
+TYPES = ("numeric", "binary", "categorical", "outcome")
 #: With more candidate covariates than this, none is pre-selected (the analyst picks).
 WIDE = 20
 
@@ -117,6 +117,8 @@ def read(frame, outcome):
                 categorical[name] = levels
         elif row["type"] == "outcome":
             problems.append(f"{name!r} is a covariate: its type is numeric or categorical")
+        elif row["type"] == "binary":
+            bounds[name] = (0.0, 1.0)  # 0/1 by definition: one click, no bounds to type
         else:
             got = _bounds(name, row, problems)
             if got is not None:
@@ -159,8 +161,10 @@ def from_dictionary(dictionary, names):
         e = entries.get(name)
         if e is None:
             continue
-        row = empty_row("categorical" if e.get("type") == "categorical" else "numeric")
-        lo, hi = e.get("bounds", (None, None))
+        kind = e.get("type")
+        row = empty_row(kind if kind in ("categorical", "binary") else "numeric")
+        # A binary column is 0/1 by definition (a public fact, not read from the data).
+        lo, hi = e.get("bounds") or ((0.0, 1.0) if e.get("type") == "binary" else (None, None))
         row.update(lower=_number(lo), upper=_number(hi), unit=str(e.get("unit", "")),
                    levels=", ".join(str(v) for v in e.get("levels", ())))
         rows[name] = row

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from dpcore import DPOWL, agreement_test, ipw_value
+from dpcore.owl.evaluation import evaluate_rule, public_split
 from dpcore.owl.owl import fit_logistic_propensity
 
 #: Why a release is NOT PRIVATE, by what the analyst took from the data.
@@ -85,6 +86,8 @@ class Released:
     mapping: dict = field(default_factory=dict)
     receipt: object = None
     files: dict = field(default_factory=dict)
+    evaluation: object = None
+    preview: dict | None = None
 
     @property
     def columns(self):
@@ -174,6 +177,45 @@ def compare_nonprivate(trial, rec, bounds, outcome_bounds, larger_is_better, gam
         value_private=float(ipw_value(rec[ok], trial.A[ok], trial.B[ok], p_ok)),
         value_nonprivate=float(ipw_value(exact[ok], trial.A[ok], trial.B[ok], p_ok)),
         agreement=agreement_test(rec[ok], exact[ok]))
+
+
+def fit_evaluated_release(trial, label, bounds, outcome_bounds, larger_is_better, eps, gamma,
+                          gamma_source, W, propensity, private, eps_eval, fit_share, p_min,
+                          split_seed=0, rng=None, sampler="opendp", void=VOID["bounds"]):
+    """A release with its private evaluation: (Release, recommendations, diagnostics, evaluation).
+
+    The public seeded split (:func:`dpcore.owl.evaluation.public_split`, over the public n)
+    gives the fit its part, where :func:`fit_release` runs as usual (its n is the part's);
+    on the other part the rule's value, treat-all's and treat-none's are released at
+    ``eps_eval`` with OpenDP's sampler (``sampler``), incomplete rows counting 0. The two
+    parts are disjoint: record the release as parallel parts of the dataset. The
+    recommendations are the released rule's on every row of the file.
+    """
+    if propensity == "logistic":
+        raise ValueError("the private evaluation needs a known randomization or a propensity column")
+    fit_rows, eval_rows = public_split(trial.n, fit_share, split_seed)
+    rng = np.random.default_rng(rng)
+    release, _, diagnostics = fit_release(
+        _part(trial, fit_rows), label, bounds, outcome_bounds, larger_is_better, eps, gamma,
+        gamma_source, W, propensity, private, rng=rng, void=void)
+    x = np.clip(trial.X, release.lower, release.upper)
+    rec = np.where(release.intercept + x @ np.asarray(release.coef) > 0, 1.0, -1.0)
+    p = trial.propensity if propensity == "column" else propensity
+    ev = evaluate_rule(
+        rec[eval_rows], trial.A[eval_rows], trial.B[eval_rows],
+        p if np.ndim(p) == 0 else np.asarray(p)[eval_rows], outcome_bounds=outcome_bounds,
+        larger_is_better=larger_is_better,
+        min_propensity=None if np.ndim(p) == 0 else p_min, epsilon=eps_eval,
+        include=None if trial.complete is None else np.asarray(trial.complete)[eval_rows],
+        rng=rng, sampler=sampler, arms=(release.treated, release.control))
+    return release, rec, diagnostics, ev
+
+
+def _part(trial, rows):
+    """The trial restricted to some rows (a public split's part)."""
+    cut = {k: (None if getattr(trial, k) is None else np.asarray(getattr(trial, k))[rows])
+           for k in ("X", "A", "B", "propensity", "rows", "complete", "covariates_complete")}
+    return replace(trial, **cut)
 
 
 def with_receipt(release, receipt):

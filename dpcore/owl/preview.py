@@ -1,0 +1,259 @@
+"""What a release is likely to deliver, before any ε is spent: a simulated twin of the trial.
+
+The twin is built from public values only: the public n, the covariates' public bounds (and
+which are 0/1), the outcome's public bounds and direction, the randomization, and the release's
+W, C and γ. Nothing of the private data is read beyond n and the number of covariates, so the
+preview spends no privacy and its results may be cached and shared across sessions.
+
+The twin's patients have covariates uniform on their public bounds (0/1 columns fair coins)
+and outcomes from a linear contrast: with u_j the covariate rescaled to [-1, 1] and standardised,
+
+    effect(x) = strength * R * g(x),   g(x) = sum_j c_j u_j / ||c||,   c_j = +1, -1, +1, ...
+
+on the first half of the covariates (the rest carry no signal), so the treatment effect has
+mean 0 and standard deviation ``strength * R`` in the outcome's own units (R = hi - lo): weak
+5%, moderate 15%, strong 30% of the outcome's range. The outcome is
+mid + A effect(x) / 2 + N(0, (R/6)^2) (sign reversed when smaller is better). Mean effect 0
+means neither arm is better for everyone: the rule is all that matters.
+
+For each strength and ε the preview fits the release path on several twins (the exact
+minimiser, shared by every ε with the same γ) and draws the output-perturbation noise many
+times, then reports the agreement of the private rule with the non-private rule at the same
+γ, and the share of the non-private rule's gain (over the better fixed arm, on the twin's
+true effects) that the private rule keeps, with 95% bands of single releases.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .._validation import check_bounds, check_epsilon, check_real
+from ..montecarlo import key
+from ..privacy.mechanisms import expected_noise_radius, l2_gamma_noise
+from .owl import owl_weights
+from .paper import resolve_gamma
+from .preprocessing import FeatureScaling
+from .werm import resolve_C, sensitivity, solve_werm
+
+__all__ = ["STRENGTHS", "TwinDesign", "noise_per_coefficient", "preview", "smallest_epsilon"]
+
+#: Standard deviation of the twin's treatment effect, as a share of the outcome's range.
+STRENGTHS = {"weak": 0.05, "moderate": 0.15, "strong": 0.30}
+NOISE_SHARE = 1.0 / 6.0
+
+
+@dataclass(frozen=True)
+class TwinDesign:
+    """A simulated twin of a trial, from its public description only.
+
+    Parameters
+    ----------
+    n : int
+        The trial's public number of rows.
+    lower, upper : sequences of float
+        Public bounds of each covariate column (one-hot columns [0, 1]).
+    outcome_bounds : (lo, hi)
+    larger_is_better : bool
+    propensity : float
+        The known randomization probability P(treated).
+    binary : sequence of bool, optional
+        Which covariate columns are 0/1 (default none): a 0/1 column is a fair coin in the
+        twin, any other column uniform on its bounds.
+    """
+
+    n: int
+    lower: tuple
+    upper: tuple
+    outcome_bounds: tuple
+    larger_is_better: bool = True
+    propensity: float = 0.5
+    binary: tuple = ()
+
+    def __post_init__(self):
+        p = len(self.lower)
+        check_bounds((self.lower, self.upper), p, "feature_bounds")
+        check_bounds(self.outcome_bounds, 1, "outcome_bounds")
+        check_real(self.propensity, "propensity", low=0.0, high=1.0)
+        check_real(self.n, "n", low=1.0)
+        if self.binary and len(self.binary) != p:
+            raise ValueError(f"binary must flag each of the {p} covariates, got {len(self.binary)}")
+
+    @property
+    def p(self):
+        return len(self.lower)
+
+    @property
+    def weights(self):
+        """The contrast's weights c over the standardised covariates, norm 1."""
+        c = np.zeros(self.p)
+        k = max(1, (self.p + 1) // 2)
+        c[:k] = np.where(np.arange(k) % 2 == 0, 1.0, -1.0)
+        return c / np.linalg.norm(c)
+
+    def sample(self, strengths, size=(), rng=None):
+        """Twins of n rows sharing covariates, arms and noise across the effect strengths.
+
+        Returns
+        -------
+        dict with X (size + (n, p)), A (size + (n,)), and for each strength s (a share of R)
+        B[s] and effect[s], the outcomes and the true treatment effects, shape size + (n,).
+        """
+        rng = np.random.default_rng(rng)
+        size = (int(size),) if np.isscalar(size) else tuple(size)
+        lo, hi = np.asarray(self.lower, float), np.asarray(self.upper, float)
+        u = rng.random(size + (int(self.n), self.p))
+        binary = np.asarray(self.binary or [False] * self.p, dtype=bool)
+        u = np.where(binary, (u < 0.5).astype(float), u)
+        X = lo + (hi - lo) * u
+        z = np.where(binary, 2.0 * u - 1.0, (2.0 * u - 1.0) * np.sqrt(3.0))  # mean 0, sd 1
+        g = z @ self.weights
+        A = np.where(rng.random(size + (int(self.n),)) < self.propensity, 1.0, -1.0)
+        b_lo, b_hi = (float(v[0]) for v in check_bounds(self.outcome_bounds, 1, "outcome_bounds"))
+        R, mid = b_hi - b_lo, (b_lo + b_hi) / 2.0
+        noise = NOISE_SHARE * R * rng.standard_normal(A.shape)
+        sign = 1.0 if self.larger_is_better else -1.0
+        effects = {s: s * R * g for s in strengths}
+        B = {s: mid + sign * A * e / 2.0 + noise for s, e in effects.items()}
+        return {"X": X, "A": A, "B": B, "effect": effects}
+
+
+def preview(design, epsilons, *, gamma, weight_bound, C=0.0, huber_h=0.5,
+            strengths=tuple(STRENGTHS), twins=8, draws=25, seed=0):
+    """Agreement with the non-private rule and value retained against ε, on simulated twins.
+
+    Parameters
+    ----------
+    design : TwinDesign
+    epsilons : sequence of float
+        Finite budgets to preview.
+    gamma : float, "paper", or sequence of float aligned with ``epsilons``
+        The γ each release would use.
+    weight_bound, C, huber_h
+        The release's W, C (a number or "worst-case") and Huber width.
+    strengths : sequence of names of :data:`STRENGTHS`
+    twins, draws : int
+        Twins fitted, and noise draws per twin and ε: twins * draws releases per point.
+    seed : int
+
+    Returns
+    -------
+    DataFrame with one row per (strength, epsilon): gamma, agreement_mean (percent),
+    agreement_se (Monte-Carlo standard error, twins as clusters), agreement_lo and
+    agreement_hi (2.5% and 97.5% of single releases), retained_mean, retained_lo,
+    retained_hi (share of the non-private rule's gain kept), nonprivate_gain and oracle_gain
+    (outcome units, over the better fixed arm), effect_sd (outcome units) and releases.
+    """
+    eps = np.array([check_epsilon(e) for e in np.atleast_1d(epsilons)], dtype=float)
+    if np.isinf(eps).any():
+        raise ValueError("preview epsilons must be finite (ε = inf is the reference itself)")
+    n = int(design.n)
+    if isinstance(gamma, str) or np.ndim(gamma) == 0:
+        gammas = np.array([resolve_gamma(gamma, e, n) for e in eps], dtype=float)
+    else:
+        gammas = np.array([check_real(g, "gamma", low=0.0) for g in gamma], dtype=float)
+        if gammas.shape != eps.shape:
+            raise ValueError(f"gamma must give one value per epsilon ({eps.size}), got {gammas.size}")
+    W = check_real(weight_bound, "weight_bound", low=0.0)
+    C = resolve_C(C, n, W)
+    shares = [STRENGTHS[s] for s in strengths]
+    scaling = FeatureScaling.from_bounds((np.asarray(design.lower), np.asarray(design.upper)),
+                                         design.p)
+    distinct = np.unique(gammas)
+    slot = np.searchsorted(distinct, gammas)
+    S, E, G, K = len(shares), eps.size, distinct.size, int(draws)
+    agree = np.empty((S, E, twins, K))
+    gain = np.empty((S, E, twins, K))
+    gain_np = np.empty((S, E, twins))
+    oracle = np.empty((S, twins))
+    for t in range(int(twins)):
+        rng = np.random.default_rng([int(seed), 31, n, t])
+        twin = design.sample(shares, rng=rng)
+        Xt = scaling.transform(twin["X"])
+        w = np.stack([owl_weights(twin["B"][s], twin["A"], design.propensity, W,
+                                  design.outcome_bounds, design.larger_is_better)[0]
+                      for s in shares])
+        # One batched solve shares the design: every (strength, γ) problem at once.
+        theta, _ = solve_werm(Xt, twin["A"], np.repeat(w, G, axis=0), np.tile(distinct, S),
+                              "huber", huber_h)
+        theta = theta.reshape(S, G, -1)
+        ref = theta[:, slot]                                          # (S, E, d)
+        noise = np.stack([
+            l2_gamma_noise(scaling.d, e, sensitivity(W, g, C), size=(S, K),
+                           rng=np.random.default_rng([int(seed), 32, n, t, key(e)]))
+            for e, g in zip(eps, gammas)], axis=1)                    # (S, E, K, d)
+        private = ref[:, :, None, :] + noise
+        d_ref = Xt @ ref.reshape(-1, scaling.d).T > 0                 # (n, S*E)
+        d_priv = Xt @ private.reshape(-1, scaling.d).T > 0            # (n, S*E*K)
+        effect = np.stack([twin["effect"][s] for s in shares])        # (S, n)
+        best_fixed = np.maximum(effect.mean(axis=1), 0.0)             # treat all, or none
+        d_ref = d_ref.T.reshape(S, E, n)
+        d_priv = d_priv.T.reshape(S, E, K, n)
+        agree[:, :, t] = 100.0 * np.mean(d_priv == d_ref[:, :, None, :], axis=-1)
+        gain[:, :, t] = np.einsum("sekn,sn->sek", d_priv, effect) / n - best_fixed[:, None, None]
+        gain_np[:, :, t] = np.einsum("sen,sn->se", d_ref, effect) / n - best_fixed[:, None]
+        oracle[:, t] = np.maximum(effect, 0.0).mean(axis=1) - best_fixed
+    return _summary(strengths, shares, eps, gammas, agree, gain, gain_np, oracle, design)
+
+
+def _summary(strengths, shares, eps, gammas, agree, gain, gain_np, oracle, design):
+    lo_b, hi_b = design.outcome_bounds
+    rows = []
+    for i, (name, share) in enumerate(zip(strengths, shares)):
+        for j, e in enumerate(eps):
+            a, twins = agree[i, j], agree.shape[2]
+            base = gain_np[i, j].mean()
+            kept = gain[i, j] / base if base > 0 else np.full_like(gain[i, j], np.nan)
+            rows.append({
+                "strength": name, "epsilon": e, "gamma": gammas[j],
+                "agreement_mean": a.mean(),
+                "agreement_se": a.mean(axis=1).std(ddof=1) / np.sqrt(twins),
+                "agreement_lo": np.quantile(a, 0.025), "agreement_hi": np.quantile(a, 0.975),
+                "retained_mean": np.mean(kept), "retained_lo": np.quantile(kept, 0.025),
+                "retained_hi": np.quantile(kept, 0.975), "nonprivate_gain": base,
+                "oracle_gain": oracle[i].mean(), "effect_sd": share * (hi_b - lo_b),
+                "releases": a.size,
+            })
+    return pd.DataFrame(rows)
+
+
+def smallest_epsilon(result, target, strength):
+    """The smallest ε at which the mean agreement reaches ``target`` percent (log-linear
+    interpolation between grid points), or None when no previewed ε reaches it."""
+    part = result[result["strength"] == strength].sort_values("epsilon")
+    e, a = part["epsilon"].to_numpy(), part["agreement_mean"].to_numpy()
+    hit = np.flatnonzero(a >= target)
+    if hit.size == 0:
+        return None
+    k = int(hit[0])
+    if k == 0:
+        return float(e[0])
+    x0, x1, y0, y1 = np.log(e[k - 1]), np.log(e[k]), a[k - 1], a[k]
+    return float(np.exp(x0 + (target - y0) / (y1 - y0) * (x1 - x0)))
+
+
+def noise_per_coefficient(lower, upper, epsilon, sensitivity_, fit_intercept=True):
+    """Typical size of the output-perturbation noise, per coefficient, in the rule's units.
+
+    The noise has length d Delta / ε on average in the scaled space (every patient's features
+    of length at most 1); on one coordinate its typical length is the mean projection of
+    :func:`dpcore.privacy.mechanisms.expected_noise_radius` with k = 1. Undoing the scaling
+    gives it per unit of each covariate, and times (upper - lower) the shift it can cause in
+    the score across the covariate's public range.
+
+    Returns
+    -------
+    dict with ``radius`` (d Delta / ε, scaled space), ``intercept``, ``per_unit`` (array, per
+    unit of each covariate) and ``across_bounds`` (array, score shift across the bounds).
+    """
+    scaling = FeatureScaling.from_bounds((np.asarray(lower, float), np.asarray(upper, float)),
+                                         len(lower), fit_intercept)
+    one = expected_noise_radius(scaling.d, epsilon, sensitivity_, k=1)
+    per = one / scaling.scale
+    span = np.asarray(upper, float) - np.asarray(lower, float)
+    coef = per[1:] if fit_intercept else per
+    return {"radius": expected_noise_radius(scaling.d, epsilon, sensitivity_),
+            "intercept": float(per[0]) if fit_intercept else 0.0, "per_unit": coef,
+            "across_bounds": coef * span}

@@ -1,0 +1,313 @@
+"""The rule file of a private release: write it, load it, apply it to new patients.
+
+A released DP-OWL rule is a linear score in the original units of the covariates,
+``score = intercept + sum_j coef_j * clip(x_j, lower_j, upper_j)``, and the recommendation is
+the treated arm when ``score > 0`` (ties go to the control arm, as in :class:`dpcore.DPOWL`).
+The file holds the rule, the public settings that define the release (ε, γ, W, bounds, n) and
+the package version; it never holds a value estimate computed from the data without noise
+(ARCHITECTURE.md, privacy rule 7).
+
+Examples
+--------
+>>> rule = load_rule({"covariates": ["age", "site=B"], "categories": {"site": ["A", "B"]},
+...                   "intercept": -1.0, "coef": [0.02, 1.0], "lower": [18, 0],
+...                   "upper": [90, 1], "treated": "drug", "control": "placebo"})
+>>> import pandas as pd
+>>> rule.recommend(pd.DataFrame({"age": [30, 80], "site": ["A", "B"]})).tolist()
+['placebo', 'drug']
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..data.columns import _clean, _numeric, _plain
+from ..data.csv_io import TrialDataError, _name_list, _q, read_table
+
+__all__ = ["FORMAT", "Rule", "RuleFileError", "load_rule", "rule_from_dpowl", "rule_to_dict",
+           "write_rule"]
+
+FORMAT = "dpcore-rule/1"
+_REQUIRED = ("covariates", "intercept", "coef", "lower", "upper", "treated", "control")
+
+#: How to apply the rule without dpcore; written into the file verbatim.
+APPLY_RECIPE = [
+    "For each patient, build x in the order of 'covariates': a numeric covariate is its value;",
+    "a one-hot column 'col=level' is 1 when the patient's 'col' equals 'level', else 0.",
+    "Clip each x_j to [lower_j, upper_j] (the public bounds).",
+    "score = intercept + sum_j coef_j * x_j.",
+    "Recommend 'treated' when score > 0, otherwise 'control' (a score of exactly 0 goes to control).",
+]
+APPLY_PYTHON = '''import json, numpy as np
+rule = json.load(open("rule.json"))
+def recommend(rows):  # rows: list of dicts {column: value}, or a pandas DataFrame's records
+    x = np.array([[float(str(r[c.split("=", 1)[0]]).strip() == c.split("=", 1)[1])
+                   if c in rule["one_hot"] else float(r[c]) for c in rule["covariates"]]
+                  for r in rows])
+    score = rule["intercept"] + np.clip(x, rule["lower"], rule["upper"]) @ np.array(rule["coef"])
+    return np.where(score > 0, rule["treated"], rule["control"])'''
+APPLY_DPCORE = '''import dpcore
+rule = dpcore.load_rule("rule.json")
+print(rule.recommend("new_patients.csv"))  # the arm labels, one per row'''
+
+
+class RuleFileError(TrialDataError):
+    """A rule file that cannot be loaded, or patients it cannot be applied to."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A released treatment rule, ready to recommend an arm for new patients.
+
+    Attributes
+    ----------
+    covariates : tuple of str
+        Columns of the score in order; a one-hot column is ``"col=level"``.
+    intercept : float
+    coef, lower, upper : tuple of float
+        Coefficients in original units and the public bounds each covariate is clipped to.
+    categories : dict
+        ``{column: [levels]}`` of the one-hot encoded columns, baseline first.
+    treated, control : labels
+        The arm recommended when the score is positive, and otherwise.
+    settings : dict
+        Everything else in the file (ε, γ, W, n, the mechanism, the package version...).
+    """
+
+    covariates: tuple
+    intercept: float
+    coef: tuple
+    lower: tuple
+    upper: tuple
+    treated: object
+    control: object
+    categories: dict = field(default_factory=dict)
+    settings: dict = field(default_factory=dict, compare=False)
+
+    @property
+    def columns(self):
+        """The file columns a patient table needs (categorical columns once)."""
+        out = []
+        for c in self.covariates:
+            base = c.split("=", 1)[0] if c in self.one_hot else c
+            if base not in out:
+                out.append(base)
+        return out
+
+    @property
+    def one_hot(self):
+        return {f"{c}={lev}": (c, lev) for c, levels in self.categories.items()
+                for lev in levels[1:]}
+
+    def design(self, patients):
+        """The covariate matrix of ``patients`` (a DataFrame, a CSV path or its bytes)."""
+        table = patients if isinstance(patients, pd.DataFrame) else _read(patients)
+        table = table.rename(columns=lambda c: str(c).strip())
+        missing = [c for c in self.columns if c not in table.columns]
+        if missing:
+            raise RuleFileError(f"the patients' table has no column {_name_list(missing)}; the "
+                                f"rule needs {_name_list(self.columns, 25)}")
+        cleaned = {c: _clean(table[c].reset_index(drop=True)) for c in self.columns}
+        for c, s in cleaned.items():
+            if s.isna().any():
+                row = int(np.argmax(s.isna().to_numpy())) + 1
+                raise RuleFileError(f"row {row} has no value for {_q(c)}; the rule needs every "
+                                    "covariate of every patient")
+        for c, levels in self.categories.items():
+            key = cleaned[c].map(_plain).astype(str)
+            outside = ~key.isin([str(v) for v in levels]).to_numpy()
+            if outside.any():
+                i = int(np.argmax(outside))
+                raise RuleFileError(f"{_q(c)} is {_q(key.iloc[i])} in row {i + 1}, which is not "
+                                    f"one of the rule's levels {_name_list(levels, 8)}")
+        cols = []
+        for c in self.covariates:
+            if c in self.one_hot:
+                base, level = self.one_hot[c]
+                cols.append((cleaned[base].map(_plain).astype(str) == str(level)).to_numpy(float))
+            else:
+                cols.append(_numeric(cleaned[c], c, "covariate"))
+        return np.column_stack(cols) if cols else np.empty((len(table), 0))
+
+    def decision_function(self, patients):
+        """The score of each patient, covariates clipped to the public bounds."""
+        x = np.clip(self.design(patients), self.lower, self.upper)
+        return self.intercept + x @ np.asarray(self.coef, dtype=float)
+
+    def recommend(self, patients):
+        """The recommended arm's label for each patient (an object array)."""
+        score = self.decision_function(patients)
+        return np.where(score > 0, self.treated, self.control).astype(object)
+
+    def to_dict(self):
+        return rule_to_dict(covariates=self.covariates, intercept=self.intercept, coef=self.coef,
+                            lower=self.lower, upper=self.upper, categories=self.categories,
+                            treated=self.treated, control=self.control, **self.settings)
+
+
+def rule_to_dict(*, covariates, intercept, coef, lower, upper, treated, control, categories=None,
+                 **settings):
+    """The rule file's content: the rule, its public settings and the package version.
+
+    Parameters
+    ----------
+    covariates, intercept, coef, lower, upper, treated, control, categories
+        As the attributes of :class:`Rule`.
+    **settings
+        The release's public settings, written as given (``epsilon``, ``delta``, ``gamma``,
+        ``W``, ``C``, ``sensitivity``, ``n``, ``outcome``, ``outcome_bounds``,
+        ``larger_is_better``, ``propensity``, ``treatment``...). Pass only public values and
+        released numbers, never a non-private estimate.
+
+    Returns
+    -------
+    dict, ready for ``json.dumps``
+    """
+    from .. import __version__
+
+    categories = {str(c): [_plain(v) for v in levels] for c, levels in (categories or {}).items()}
+    out = {
+        "format": FORMAT,
+        "rule": f"treat with '{treated}' when score > 0, else '{control}'",
+        "covariates": [str(c) for c in covariates],
+        "one_hot": [f"{c}={lev}" for c, levels in categories.items() for lev in levels[1:]],
+        "categories": categories,
+        "intercept": float(intercept),
+        "coef": [float(v) for v in coef],
+        "lower": [float(v) for v in lower],
+        "upper": [float(v) for v in upper],
+        "treated": _plain(treated),
+        "control": _plain(control),
+    }
+    out.update({k: v for k, v in settings.items() if k not in out})
+    out.update({"package": "dpcore", "package_version": __version__, "apply": APPLY_RECIPE,
+                "apply_python": APPLY_PYTHON, "apply_dpcore": APPLY_DPCORE})
+    return out
+
+
+def rule_from_dpowl(model, trial, **settings):
+    """A :class:`Rule` from a fitted :class:`dpcore.DPOWL` and the :class:`dpcore.Trial` it saw.
+
+    ``settings`` are the public settings to record (see :func:`rule_to_dict`); ε, γ, W, C,
+    the sensitivity and n are taken from the model and the trial unless given.
+    """
+    model._check_fitted()
+    scaling = model.scaling_
+    base = {"treatment": trial.treatment, "outcome": trial.outcome, "epsilon": model.epsilon,
+            "delta": 0.0, "gamma": model.gamma, "W": model.weight_bound_, "C": model.C,
+            "sensitivity": model.sensitivity_, "n": int(trial.n),
+            "outcome_bounds": None if model.outcome_bounds is None else list(model.outcome_bounds),
+            "larger_is_better": bool(model.larger_is_better),
+            "mechanism": "DP-OWL: Huber-hinge weighted ERM, output perturbation (pure ε-DP, "
+                         "replace-one neighbours)"}
+    base = {k: _jsonable(v) for k, v in {**base, **settings}.items()}
+    return Rule(covariates=tuple(trial.covariates), intercept=float(model.intercept_),
+                coef=tuple(map(float, model.coef_)), lower=tuple(map(float, scaling.lower)),
+                upper=tuple(map(float, scaling.upper)), treated=_plain(trial.arms[0]),
+                control=_plain(trial.arms[1]),
+                categories={c: [_plain(v) for v in lv] for c, lv in trial.categories.items()},
+                settings=base)
+
+
+def write_rule(rule, path):
+    """Write a :class:`Rule` (or the dict of :func:`rule_to_dict`) as JSON; returns the text."""
+    data = rule.to_dict() if isinstance(rule, Rule) else dict(rule)
+    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    if path is not None:
+        Path(path).write_text(text, encoding="utf-8")
+    return text
+
+
+def load_rule(source):
+    """Load a rule file written by :func:`write_rule` (or by the app's download).
+
+    Parameters
+    ----------
+    source : str, path, bytes, file object or dict
+        A path to the JSON file, its text or bytes, an open file, or the parsed dict.
+
+    Returns
+    -------
+    Rule
+
+    Raises
+    ------
+    RuleFileError
+        When the file is not a rule file or its entries do not fit together.
+    """
+    data = source if isinstance(source, dict) else _json(source)
+    if not isinstance(data, dict):
+        raise RuleFileError("a rule file is a JSON object with the keys " + ", ".join(_REQUIRED))
+    missing = [k for k in _REQUIRED if k not in data]
+    if missing:
+        raise RuleFileError(f"this is not a rule file: it has no {_name_list(missing)}")
+    names = data["covariates"]
+    if not isinstance(names, list) or not all(isinstance(c, str) for c in names):
+        raise RuleFileError("'covariates' must be a list of column names")
+    vectors = {}
+    for k in ("coef", "lower", "upper"):
+        try:
+            v = [float(x) for x in data[k]]
+        except (TypeError, ValueError):
+            raise RuleFileError(f"'{k}' must be a list of numbers") from None
+        if len(v) != len(names) or not all(math.isfinite(x) for x in v):
+            raise RuleFileError(f"'{k}' must hold {len(names)} finite numbers, one per covariate")
+        vectors[k] = tuple(v)
+    if any(lo > hi for lo, hi in zip(vectors["lower"], vectors["upper"])):
+        raise RuleFileError("every lower bound must be at most its upper bound")
+    try:
+        intercept = float(data["intercept"])
+    except (TypeError, ValueError):
+        raise RuleFileError("'intercept' must be a number") from None
+    categories = data.get("categories") or {}
+    if not isinstance(categories, dict):
+        raise RuleFileError("'categories' must map each one-hot column to its levels")
+    one_hot = {f"{c}={lev}" for c, levels in categories.items() for lev in list(levels)[1:]}
+    stray = [c for c in names if "=" in c and c not in one_hot and c.split("=", 1)[0] in categories]
+    absent = sorted(one_hot - set(names))
+    if stray or absent:
+        raise RuleFileError(f"'covariates' and 'categories' disagree about {_name_list(stray + absent)}")
+    settings = {k: v for k, v in data.items()
+                if k not in (*_REQUIRED, "categories", "one_hot", "format", "rule", "package",
+                             "package_version", "apply", "apply_python", "apply_dpcore")}
+    settings["file_version"] = data.get("package_version")
+    return Rule(covariates=tuple(names), intercept=intercept, treated=data["treated"],
+                control=data["control"], categories={c: list(v) for c, v in categories.items()},
+                settings=settings, **vectors)
+
+
+def _json(source):
+    if isinstance(source, Path) or (isinstance(source, str) and source.lstrip()[:1] not in ("{", "[")):
+        try:
+            source = Path(source).read_bytes()
+        except OSError as exc:
+            raise RuleFileError(f"cannot open the rule file {_q(str(source))}: {exc.strerror}") from None
+    if hasattr(source, "read"):
+        source = source.read()
+    try:
+        return json.loads(source)
+    except (json.JSONDecodeError, UnicodeDecodeError, TypeError) as exc:
+        raise RuleFileError(f"the rule file is not valid JSON ({exc})") from None
+
+
+def _read(source):
+    if isinstance(source, str) and "\n" in source:
+        source = io.StringIO(source)
+    return read_table(source)
+
+
+def _jsonable(v):
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, float) and math.isinf(v):
+        return "inf"
+    if isinstance(v, tuple):
+        return [_jsonable(x) for x in v]
+    return v

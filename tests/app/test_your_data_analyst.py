@@ -1,0 +1,157 @@
+"""AppTest: the Your-data page as an analyst's tool. A CSV and its dictionary in, the preview,
+a release with its private evaluation, and the files that work elsewhere."""
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpcore import load_rule, read_dictionary
+from tests.app.test_your_data import PAGE, RELEASE, ledger_entries, release, words
+from ui.compute import analyst as analyst_compute
+from ui.compute import upload_files as files
+
+ROOT = Path(__file__).resolve().parents[2]
+HOSPITAL = ROOT / "demo_data" / "hospital_trial.csv"
+
+
+@pytest.fixture
+def page(open_page):
+    return open_page(PAGE)
+
+
+def upload_with_dictionary(at, data, dictionary, name="dictionary.csv"):
+    at.radio(key="file").set_value("upload").run()
+    at.file_uploader(key="upload").set_value(("trial.csv", data, "text/csv")).run()
+    assert not at.exception, [e.value for e in at.exception]
+    at.file_uploader(key="dictionary_upload").set_value((name, dictionary, "text/csv")).run()
+    assert not at.exception, [e.value for e in at.exception]
+    at.button(key="fill_dictionary").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_csv_and_dictionary_to_an_evaluated_release_and_four_files(page, tmp_path):
+    # Not byte-identical to the demo, so the page knows no dictionary until one is uploaded.
+    data = HOSPITAL.read_bytes().replace(b"\n", b"\r\n")
+    dictionary = read_dictionary(ROOT / "demo_data" / "hospital_trial.json")
+    at = upload_with_dictionary(page, data, dictionary.to_csv().encode())
+    assert "A rule can be released" in words(at.info)
+    shown = words(at.markdown) + words(at.caption)
+    assert "Simulated, no privacy spent" in shown and "agrees with the non-private rule" in shown
+    assert at.toggle(key="evaluate").value is True  # on by default
+    at = release(at, evaluate=True)
+    last = at.session_state[RELEASE]
+    rel, ev = last.release, last.evaluation
+    assert ev is not None and rel.n == 960 and ev.m == 240  # the public 80/20 split of n = 1200
+    entry = ledger_entries(at)[-1]
+    assert entry.mechanism == "DP-OWL rule + private evaluation"
+    assert dict(entry.parts) == {"fit": 1.0, "evaluation": 1.0} and entry.epsilon == 1.0
+    assert "This dataset has spent ε = 1 in total" in words(at.success)
+    assert ev.summary()[:60] in words([*at.success, *at.info, *at.error])
+    assert [m.label for m in at.metric][2:] == ["Private rule", "Everyone 'drug'", "Everyone 'placebo'"]
+    labels = [b.label for b in at.get("download_button")]
+    for wanted in ("Rule (JSON)", "Per-row recommendations (CSV)", "Report (HTML, opens offline)",
+                   "Python script (redoes the release: spends ε again)",
+                   "Download this dictionary (JSON)", "Download this dictionary (CSV)"):
+        assert wanted in labels
+
+    # The rule file loads in dpcore and reproduces the per-row file's recommendations exactly.
+    rule_text = last.files[("rule",)]
+    assert json.loads(rule_text)["evaluation"]["verdict"] == ev.verdict
+    rows = next(v for k, v in last.files.items() if k[0] == "rows")
+    rows = pd.read_csv(io.StringIO(rows))
+    table = pd.read_csv(HOSPITAL).iloc[rows["data_row"] - 1]
+    scored = rows["recommendation"].notna().to_numpy()
+    got = load_rule(rule_text).recommend(table[scored])
+    assert got.tolist() == rows["recommendation"][scored].tolist()
+    report = last.files[("report",)]
+    assert "Private evaluation on held-out patients" in report and "no privacy spent" in report
+
+    # The script, with the dictionary the page hands back, redoes the release elsewhere.
+    (tmp_path / "trial.csv").write_bytes(data)
+    filled = analyst_compute.dictionary_from_settings(
+        last.trial, last.settings["bounds"], last.settings["outcome_bounds"],
+        last.settings["larger_is_better"], last.settings["propensity"], base=dictionary)
+    (tmp_path / "trial_dictionary.json").write_text(filled.to_json())
+    script = analyst_compute.script_text("trial.csv", "trial_dictionary.json", last.settings,
+                                         *last.settings["evaluation"])
+    assert script.startswith("# RUNNING THIS SCRIPT IS A NEW PRIVATE RELEASE")
+    (tmp_path / "release_again.py").write_text(script)
+    done = subprocess.run([sys.executable, "release_again.py"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr
+    again = load_rule(tmp_path / "rule.json")
+    assert again.covariates == tuple(rel.names) and len(again.coef) == len(rel.coef)
+    assert again.settings["epsilon"] == rel.epsilon and again.settings["gamma"] == rel.gamma
+    assert again.settings["W"] == rel.W and again.settings["n"] == rel.n
+    assert again.settings["evaluation"]["epsilon_eval"] == ev.epsilon
+
+
+def test_without_the_evaluation_the_release_is_one_sequential_spend(page):
+    at = page
+    at.radio(key="file").set_value("paper_trial").run()
+    at.button(key="fill_dictionary").click().run()
+    at.toggle(key="evaluate").set_value(False).run()
+    at = release(at)
+    last = at.session_state[RELEASE]
+    assert last.evaluation is None and last.release.n == 1000
+    entry = ledger_entries(at)[-1]
+    assert entry.mechanism == "DP-OWL rule" and entry.parts == ()
+    assert "evaluation" not in json.loads(last.files[("rule",)])
+
+
+def test_the_real_trial_demo_releases_with_its_protocol_bounds(page):
+    at = page
+    at.radio(key="file").set_value("actg175_trial").run()
+    at.button(key="fill_dictionary").click().run()
+    assert not at.exception and "1054 patients read" in words(at.info)
+    at = release(at, evaluate=True)
+    last = at.session_state[RELEASE]
+    assert last.release.n == round(0.8 * 1054) and last.release.outcome_bounds == (0.0, 1500.0)
+    assert np.isfinite(last.evaluation.values["rule"].value)
+
+
+def test_a_malformed_dictionary_gets_a_message_and_the_page_carries_on(page):
+    at = page
+    at.radio(key="file").set_value("upload").run()
+    at.file_uploader(key="upload").set_value(("t.csv", HOSPITAL.read_bytes() + b"\n", "text/csv")).run()
+    at.file_uploader(key="dictionary_upload").set_value(
+        ("d.csv", b"column,role,type,lower,upper\nage,covariate,numeric,90,18\n", "text/csv")).run()
+    assert not at.exception
+    assert "lower < upper" in words(at.error)
+
+
+@pytest.mark.parametrize("change", [{2: "RARE_one_patient"}, {1: "NA"}, {4: ""}],
+                         ids=["a rare site", "a missing age", "a missing outcome"])
+def test_neighbouring_files_publish_the_same_fields_with_the_evaluation(open_fresh, change):
+    """Two files that differ in one row, released with the private evaluation: every
+    published field but the noisy numbers (coefficients, cells, values) is the same."""
+    import dataclasses
+
+    from tests.app.test_your_data import SITE_TABLE, fill_table, site_csv, upload
+
+    published = []
+    for data in (site_csv(), site_csv(change)):
+        at = upload(open_fresh(PAGE), data)
+        key = f"covs_{__import__('hashlib').sha256(data).hexdigest()[:12]}"
+        at.multiselect(key=key).set_value(["age", "site"]).run()
+        fill_table(at, data, SITE_TABLE)
+        at = release(at, evaluate=True)
+        last = at.session_state[RELEASE]
+        rel = dataclasses.replace(last.release, intercept=0.0, coef=(0.0,) * len(last.release.coef),
+                                  time="T")
+        ev = last.evaluation.to_dict()
+        public = {k: ev[k] for k in ("epsilon_eval", "patients", "level", "sensitivity_l1")}
+        entry = ledger_entries(at)[-1]
+        shown = [e for e in at.info if "held out" not in str(e.value)]
+        published.append((files.rule_dict(rel), public, (entry.mechanism, entry.parts),
+                          at.subheader[-1].value, words(shown)))
+    assert published[0] == published[1]
+    assert published[0][1]["patients"] == 12 and published[0][0]["n"] == 48

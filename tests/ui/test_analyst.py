@@ -1,0 +1,117 @@
+"""The analyst tools' computations, charts and sentences (outside Streamlit)."""
+
+from pathlib import Path
+
+import numpy as np
+
+from dpcore import read_dictionary, read_trial
+from dpcore.owl.evaluation import evaluate_rule
+from dpcore.owl.preview import smallest_epsilon
+from dpcore.owl.simulate import PAPER_TRIAL, optimal_treatment
+from ui.charts import preview as charts
+from ui.compute import analyst
+from ui.explain import analyst as explain
+
+DEMO = Path(__file__).resolve().parents[2] / "demo_data"
+
+
+def small_preview(eps=1.0):
+    grid = (0.5, 1.0, 5.0)
+    gammas = analyst.preview_gammas(grid, 300, 60.0, 42.0, eps, "paper")
+    assert gammas[1] == 42.0 and gammas[0] != 42.0
+    return analyst.twin_preview(300, (0.0, 40.0), (1.0, 80.0), (True, False), (0.0, 20.0), False,
+                                2 / 3, grid, gammas, 60.0, 0.0)
+
+
+def test_preview_chart_and_sentence():
+    frame = small_preview()
+    fig = charts.agreement_curve(frame, 1.0, target=80)
+    assert fig.layout.xaxis.type == "log" and len(fig.data) == 6
+    assert charts.retained_curve(frame, 1.0).layout.title.text.startswith("Preview")
+    text = explain.preview_sentence(frame, "strong", 1.0, 80, smallest_epsilon(frame, 80, "strong"),
+                                    "days")
+    assert "Simulated, no privacy spent" in text and "6 days" in text
+
+
+def test_held_gamma_when_not_from_the_paper():
+    assert analyst.preview_gammas((0.5, 1.0), 300, 60.0, 42.0, 1.0, "proxy") == (42.0, 42.0)
+    assert analyst.preview_grid(3.0) == tuple(sorted(set(analyst.PREVIEW_EPS) | {3.0}))
+
+
+def test_noise_sentence_names_the_largest_shift():
+    noise = analyst.noise_lengths((0.0, 40.0), (1.0, 80.0), 1.0, 60.0, 100.0, 0.0, 300)
+    text = explain.noise_sentence(noise, ["x", "age"], 1.0)
+    # Scaling divides by max(|lower|, |upper|): a column on [40, 80] moves less across its bounds.
+    assert "dΔ/ε" in text and "'x'" in text
+    assert noise["across_bounds"][1] == np.float64(noise["across_bounds"][0]) / 2
+
+
+def test_the_filled_table_downloads_as_the_dictionary_it_came_from():
+    d = read_dictionary(DEMO / "hospital_trial.json")
+    trial = read_trial(DEMO / "hospital_trial.csv", **d.read_trial_kwargs())
+    got = analyst.dictionary_from_settings(trial, d.bounds, d.outcome_bounds, d.larger_is_better,
+                                           d.propensity, base=d)
+    assert got.bounds == d.bounds and got.categorical == d.categorical
+    assert got.outcome_bounds == d.outcome_bounds and got.treated == d.treated
+    assert got.propensity == d.propensity and got.larger_is_better is False
+    assert got.column("age").unit == "years"
+    assert read_dictionary(got.to_csv()) == got
+
+
+def test_evaluation_and_cost_sentences():
+    t = PAPER_TRIAL.sample(500, rng=1)
+    ev = evaluate_rule(optimal_treatment(t["f"]), t["A"], t["B"], 0.5, outcome_bounds=(-10, 10),
+                       epsilon=1.0, rng=2, arms=("drug", "placebo"))
+    assert "'drug'" in explain.evaluation_sentence(ev)
+    assert "max(ε, ε_eval) = 2" in explain.cost_sentence(2.0, 1.0, 400, 100)
+
+
+def test_script_text_follows_the_settings():
+    text = analyst.script_text("t.csv", "t.json", {"eps": 1.0, "gamma": 50.0, "W": 40.0,
+                                                  "propensity": 0.5}, epsilon_eval=0.5)
+    assert "epsilon_fit=1.0, epsilon_eval=0.5" in text and "gamma=50.0" in text
+
+
+def test_report_sections_escape_and_carry_released_numbers_only():
+    from ui.compute import report_parts
+
+    t = PAPER_TRIAL.sample(500, rng=1)
+    ev = evaluate_rule(optimal_treatment(t["f"]), t["A"], t["B"], 0.5, outcome_bounds=(-10, 10),
+                       epsilon=1.0, rng=2, arms=("<b>drug</b>", "placebo"))
+    part = report_parts.evaluation_html(ev, 1.0, 400, "points")
+    assert "<b>drug</b>" not in part and "&lt;b&gt;drug&lt;/b&gt;" in part
+    assert f"{ev.values['rule'].value:.4g}" in part
+    frame = small_preview()
+    html_ = report_parts.preview_html(frame, charts.agreement_curve(frame, 1.0), 1.0, "strong",
+                                      90, None, "days")
+    assert "no privacy spent" in html_ and "<script" in html_ and "plotly.js v" not in html_
+
+
+def test_the_pages_evaluated_release_draws_its_laplace_noise_with_opendp(monkeypatch):
+    """On uploaded data the evaluation's noise comes from OpenDP's sampler (the page's path)."""
+    import dpcore.privacy.mechanisms as mech
+    from ui.compute import upload as compute
+
+    calls = []
+    monkeypatch.setattr(mech, "opendp_laplace_noise",
+                        lambda e, s, size: calls.append((e, size)) or np.zeros(size))
+    d = read_dictionary(DEMO / "hospital_trial.json")
+    trial = read_trial(DEMO / "hospital_trial.csv", **d.read_trial_kwargs(), incomplete="keep")
+    release, rec, _, ev = compute.fit_evaluated_release(
+        trial, "", d.bounds, d.outcome_bounds, False, 1.0, 60.0, "test", 60.0, 2 / 3, True,
+        eps_eval=0.5, fit_share=0.8, p_min=0.05, rng=0)
+    assert [c[0] for c in calls] == [0.375, 0.125] and ev.m == 240 and release.n == 960
+    assert rec.shape == (1200,)
+
+
+def test_a_binary_column_is_one_click_in_the_metadata_table():
+    from ui.compute import upload_meta as meta
+
+    frame = meta.table(["smoker", "age"], "y", {"smoker": {"type": "binary"},
+                                               "age": {"lower": 18.0, "upper": 90.0},
+                                               "y": {"lower": 0.0, "upper": 1.0}})
+    got = meta.read(frame, "y")
+    assert got.complete and got.bounds == {"smoker": (0.0, 1.0), "age": (18.0, 90.0)}
+    d = read_dictionary(DEMO / "actg175_trial.json").to_dict()
+    rows = meta.from_dictionary(d, ["hemo", "age"])
+    assert rows["hemo"]["type"] == "binary" and rows["age"]["lower"] == 12.0
