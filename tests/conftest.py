@@ -10,9 +10,9 @@ whole session at import, before any test module or server subprocess reads it, a
 the end: nothing a test computes lands in the user's store.
 """
 
+import multiprocessing.spawn
 import os
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 
@@ -25,6 +25,8 @@ os.environ["DPCORE_STORE"] = _STORE
 
 
 def pytest_configure(config):
+    multiprocessing.spawn.get_preparation_data = _without_the_app(
+        multiprocessing.spawn.get_preparation_data)
     folder = tempfile.mkdtemp(prefix="dpcore-ledger-")
     config.stash[_FOLDER] = folder
     os.environ[LEDGER_ENV] = str(Path(folder) / "ledger.sqlite")
@@ -40,12 +42,16 @@ def _own_ledger_file(tmp_path_factory, monkeypatch):
     monkeypatch.setenv(LEDGER_ENV, str(tmp_path_factory.mktemp("ledger") / "ledger.sqlite"))
 
 
-@pytest.fixture(autouse=True)
-def _restore_main_module():
-    """AppTest runs app.py as ``__main__`` and leaves it in sys.modules; a process started with
-    spawn (the ledger's race test, a dask LocalCluster) would then run the app again and fail.
-    Each test gets the real ``__main__`` back."""
-    main = sys.modules.get("__main__")
-    yield
-    if main is not None:
-        sys.modules["__main__"] = main
+def _without_the_app(get_preparation_data):
+    """AppTest runs app.py as ``__main__`` (and a script run still going in its thread can set
+    it again at any time); a process started with spawn (the ledger's race test, a dask
+    LocalCluster's workers) re-runs the parent's ``__main__`` first and would run the app.
+    Spawned children of the tests import their targets by module name instead."""
+
+    def prepared(name):
+        data = get_preparation_data(name)
+        if Path(data.get("init_main_from_path", "")).name == "app.py":
+            del data["init_main_from_path"]
+        return data
+
+    return prepared

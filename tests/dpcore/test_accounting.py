@@ -1,15 +1,12 @@
 """GDP accounting (spec cvar.md §4.2, §5.5) and the privacy ledger, in memory and durable."""
 
-import contextlib
 import dataclasses
 import hashlib
 import multiprocessing
 import pickle
 import sqlite3
-import sys
 import threading
 import time
-import types
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 
@@ -334,17 +331,6 @@ def _race_threads(cls, path):
     return _threads(cls, path, threading.Barrier(20), 20)
 
 
-@contextlib.contextmanager
-def _plain_main():
-    """Spawned children re-run ``__main__``; after an AppTest, ``__main__`` is the app script."""
-    saved = sys.modules["__main__"]
-    sys.modules["__main__"] = types.ModuleType("__main__")
-    try:
-        yield
-    finally:
-        sys.modules["__main__"] = saved
-
-
 def _race_processes(cls, path, processes=4):
     """20 attempts: 4 processes of 5 threads, every attempt with its own connection."""
     PrivacyLedger.open(path, "shared trial", budget=5.0)
@@ -352,9 +338,8 @@ def _race_processes(cls, path, processes=4):
     barrier, results = ctx.Barrier(20), ctx.Queue()
     workers = [ctx.Process(target=_process_main, args=(cls, path, barrier, 20 // processes, results))
                for _ in range(processes)]
-    with _plain_main():
-        for w in workers:
-            w.start()
+    for w in workers:
+        w.start()
     recorded = sum(results.get(timeout=120) for _ in workers)
     for w in workers:
         w.join(timeout=60)
