@@ -236,8 +236,7 @@ def check_link(controls):
     widget's form. Parameters no control on this page reads are removed, with a notice.
     """
     specs = {c.key: c for c in controls}
-    _restore_on_back(specs)
-    notices, edited = [], False
+    notices, edited = [], _restore_on_back(specs)
     for key in list(st.query_params):
         raw = st.query_params.get_all(key)
         spec = specs.get(key)
@@ -291,14 +290,18 @@ def _restore_on_back(specs):
     page last had in this session.
 
     Leaving a page makes the browser record the page's address stripped of its parameters, so
-    Back would otherwise land on the defaults instead of the view the user left.
+    Back would otherwise land on the defaults instead of the view the user left. Returns
+    True when the page must rerun for the widgets to take the restored values.
     """
     if not specs or not _is_history_navigation():
-        return
+        return False
     if any(k in st.query_params for k in specs):
-        return
+        return False
+    edited = False
     for key, values in st.session_state.get("_page_links", {}).get(tuple(sorted(specs)), {}).items():
-        _set_link(key, values if len(values) > 1 or isinstance(specs[key], MultiChoice) else values[0])
+        edited |= _set_link(key, values if len(values) > 1 or isinstance(specs[key], MultiChoice)
+                            else values[0])
+    return edited
 
 
 def _is_history_navigation():

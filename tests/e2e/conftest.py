@@ -14,6 +14,7 @@ If /usr/bin/chromium or the playwright package is missing, the e2e tests are ski
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -224,6 +225,10 @@ class AppDriver:
 
     def warnings(self):
         return self.page.locator("[data-testid='stAlertContentWarning']")
+
+    def link_notices(self):
+        """Warnings about the link itself (not a verdict shown as a warning)."""
+        return self.warnings().filter(has_text=re.compile("the link's"))
 
     def expect_no_exception(self):
         expect(self.page.locator(EXCEPTION)).to_have_count(0)
