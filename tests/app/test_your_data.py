@@ -1,6 +1,8 @@
 """AppTest: the "Your data" page with awkward files, parameter choices, the ledger and sessions."""
 
+import csv
 import hashlib
+import io
 import json
 import logging
 import re
@@ -631,6 +633,9 @@ def test_downloads_carry_the_release_index_and_the_files_total(page):
         json.loads(files.rule_json(first))["ledger"]["release_index"] + 1
     report = at.session_state[RELEASE].files[("report",)]
     assert f"release no. {second.ledger_index} on this file" in report
+    rows_file = next(v for k, v in at.session_state[RELEASE].files.items() if k[0] == "rows")
+    rows = list(csv.DictReader(io.StringIO(rows_file)))
+    assert {r["release"] for r in rows} == {files.ledger_text(second)}
 
 
 @pytest.mark.parametrize("change", [{2: "RARE_one_patient"}, {1: "NA"}, {4: ""}],

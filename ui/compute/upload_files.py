@@ -114,7 +114,8 @@ def rows_csv(release, trial, recommendations, identifiers=None):
     quoted, so a carriage return or line feed inside a cell stays in that cell; text cells and
     headers are neutralised against formula injection; numbers stay numbers. A row whose
     covariates are incomplete gets no score and no recommendation. A NOT PRIVATE release
-    says so in a first column of every row.
+    says so in a first column of every row; a recorded release states its number on the file
+    and the file's cumulative ε in a ``release`` column.
     """
     x = np.clip(trial.X, release.lower, release.upper)
     score = release.intercept + x @ np.asarray(release.coef)
@@ -126,6 +127,8 @@ def rows_csv(release, trial, recommendations, identifiers=None):
         rec = np.where(scored, rec, "")
     taken = set(OWN_COLUMNS)
     columns = [] if release.private else [("NOT PRIVATE", np.full(trial.n, release.title(), object))]
+    if release.ledger_index is not None:
+        columns.append(("release", np.full(trial.n, ledger_text(release), object)))
     taken.update(c for c, _ in columns)
     columns.append(("data_row", trial.rows))
     for c, values in (identifiers or {}).items():
