@@ -85,18 +85,17 @@ def settings_panel():
     return dict(eps=eps, n=n, compare=compare, mode=mode, gamma=gamma, prep=prep, h=h, W=W, reps=reps, seed=seed)
 
 
-def curves_panel(s, sizes, results, refs, reps, target_mark):
+def curves_panel(s, sizes, summary, refs, reps, target_mark):
     shown = METRIC.widget()
     scale = SCALE.widget() if shown == "value" else "own"
     metric = ("value" if scale == "own" else "value_paper") if shown == "value" else shown
     suffix = "" if scale == "own" else "_paper"
     references = ({k: float(refs[k + suffix].mean()) for k in ("oracle", "treat_all", "treat_none")}
                   if shown == "value" else targets.fixed_rule_accuracy() if shown == "accuracy" else None)
-    summary = compute.stack_summaries(results)
     all_n = st.checkbox("Non-private references for every n")  # a view detail, not in the link
     ref_ns = tuple(sizes) if all_n else (s["n"],)
-    best = {m: float(decide.best_reference(s, summary, reps, m)[f"{metric}_mean"]) for m in ref_ns} \
-        if metric != "concordance" else None
+    best = None if metric == "concordance" else {
+        m: float(decide.best_reference(s, summary, reps, m)[f"{metric}_mean"]) for m in ref_ns}
     a, b = st.columns(2)
     with a:
         st.plotly_chart(figure(charts.curves_vs_epsilon, summary, metric, sizes, s["eps"], references, mode=s["mode"],
@@ -109,7 +108,7 @@ def curves_panel(s, sizes, results, refs, reps, target_mark):
         st.plotly_chart(figure(charts.curve_vs_n, summary, metric, s["eps"], references, _nonprivate_name(s)),
                         width="stretch", key="vs_n", config=charts.CONFIG)
         st.caption(explain.n_curve_caption(s["eps"]))
-    return metric, summary
+    return metric
 
 
 def _nonprivate_name(s):
@@ -183,11 +182,11 @@ def show(s, sizes, results, target, verdict_slot, reps, first=False):
     runs, summary, refs = results[s["n"]]
     all_summary = compute.stack_summaries(results)
     here, best = compute.cell(summary, s["eps"]), decide.best_reference(s, all_summary, reps)
-    with verdict_slot:
+    with verdict_slot:  # above the controls: a phone sees it first
         v = panels.verdict(s, here, best, all_summary, sizes, target, reps, first)
     panels.cards(s, here, best, runs[runs.epsilon == s["eps"]],
                  "value" if st.session_state.get("scale", SCALE.default) == "own" else "value_paper")
-    metric, all_summary = curves_panel(s, sizes, results, refs, reps, (v["threshold"], v["answer"].first))
+    metric = curves_panel(s, sizes, all_summary, refs, reps, (v["threshold"], v["answer"].first))
     rule_panel(s, runs, metric)
     if not first:
         report = handout.owl_report(s, here, best, v["text"], all_summary, sizes, reps, v["verdict"],
