@@ -5,7 +5,6 @@ import math
 import numpy as np
 import streamlit as st
 
-from dpcore import expected_noise_radius
 from ui import explain, handout, tuning
 from ui import owl_decide as decide
 from ui import owl_panels as panels
@@ -14,7 +13,7 @@ from ui.compute import owl as compute
 from ui.compute import owl_decide as targets
 from ui.compute.figures import figure
 from ui.compute.limits import cap_work
-from ui.controls import Choice, IntRange, MultiChoice, check_link, rerun, row
+from ui.controls import Choice, IntRange, MultiChoice, check_link, details, rerun, row
 from ui.grids import EPS_OPTIONS, H_OPTIONS, N_OPTIONS, fmt_eps, fmt_number
 from ui.safety import guarded
 
@@ -120,11 +119,11 @@ def rule_panel(s, runs, metric):
     eps, private = s["eps"], math.isfinite(s["eps"])
     c, d = st.columns(2)
     with c:
-        best = runs[np.isinf(runs.epsilon)][metric]
-        st.plotly_chart(figure(charts.distribution, runs[runs.epsilon == eps][metric] if private else None, best,
+        best, here = runs.loc[np.isinf(runs.epsilon), metric], runs.loc[runs.epsilon == eps, metric]
+        st.plotly_chart(figure(charts.distribution, here if private else None, best,
                                             metric, eps, _nonprivate_name(s)), width="stretch", key="dist",
                         config=charts.CONFIG)
-        st.caption(explain.spread_caption(runs[runs.epsilon == eps][metric].std() if private else None,
+        st.caption(explain.spread_caption(here.std() if private else None,
                                           best.std()))
     ex = compute.example_rule(s["n"], eps, s["mode"], s["gamma"], s["h"], s["W"], s["seed"], s["prep"])
     names = explain.feature_names(ex.names)
@@ -135,18 +134,10 @@ def rule_panel(s, runs, metric):
                         config=charts.CONFIG)
         st.caption("One simulated trial; the rule treats when intercept + Σ coef·x > 0. The feature names "
                    "are illustrative labels of the simulation's x1…x4, each scaled to [0, 1].")
-    with st.expander("For statisticians: agreement test, noise geometry, formulas, the paper's γ table"):
-        if private:
-            st.markdown(explain.agreement_text(ex.agreement))
-            radius = expected_noise_radius(len(ex.theta_hat), eps, ex.sensitivity, k=2)
-            st.plotly_chart(figure(charts.noise_vector, ex.theta_hat, ex.noise, radius, names=names), width="stretch",
-                            key="noise", config=charts.CONFIG)
-            st.caption(explain.noise_caption(len(ex.theta_hat), ex.sensitivity, radius))
-        for formula, meaning in explain.OWL_FORMULAS:
-            st.latex(formula)
-            st.caption(meaning)
-        st.dataframe(compute.paper_gamma_table(), width="stretch")
-        st.caption("The authors' tuned γ for each trial size n (rows) and ε (columns).")
+    box = details("For statisticians: agreement test, noise geometry, formulas, the paper's γ table", "owl_details")
+    if box.open:
+        with box:
+            panels.for_statisticians(ex, eps, names)
 
 
 @st.fragment
@@ -184,7 +175,7 @@ def show(s, sizes, results, target, verdict_slot, reps, first=False):
     here, best = compute.cell(summary, s["eps"]), decide.best_reference(s, all_summary, reps)
     with verdict_slot:  # above the controls: a phone sees it first
         v = panels.verdict(s, here, best, all_summary, sizes, target, reps, first)
-    panels.cards(s, here, best, runs[runs.epsilon == s["eps"]],
+    panels.cards(s, here, best, runs.loc[runs.epsilon == s["eps"], "clipped_share"],
                  "value" if st.session_state.get("scale", SCALE.default) == "own" else "value_paper")
     metric = curves_panel(s, sizes, all_summary, refs, reps, (v["threshold"], v["answer"].first))
     rule_panel(s, runs, metric)

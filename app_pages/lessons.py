@@ -37,4 +37,4 @@ for number, lesson in enumerate(LESSONS, start=1):
         if lesson.caveat:
             st.caption(f"Caveat: {lesson.caveat}")
         if lesson.terms:
-            glossary.panel(lesson.terms, label="The words of this lesson")
+            glossary.panel(lesson.terms, label="The words of this lesson", key=f"terms_{lesson.key}")

@@ -32,22 +32,25 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from load import free_port, rss_mb, start_server, watch_memory  # noqa: E402
+from load import cpu_seconds, free_port, rss_mb, start_server, watch_memory  # noqa: E402
 
 FINISHED = {ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY}
 EPS_LABELS = ("0.05", "0.1", "0.2", "0.5", "1", "2", "5", "10", "20", "50", "100")
 N_LABELS = ("500", "800", "1000", "1500", "2000")
-ERROR, SUCCESS = 1, 4  # Alert.Format
+ERROR = 1  # Alert.Format
+VERDICT_ICON = ":material/medical_services:"  # the verdict's alert, whatever its colour
+TRACE = open(os.environ["CLASSROOM_TRACE"], "w") if os.environ.get("CLASSROOM_TRACE") else None
 
 
 class Student:
     """One browser tab's worth of protocol: connect, run the page, move its sliders."""
 
-    def __init__(self, url, page, stats):
-        self.url, self.page, self.stats = url, page, stats
+    def __init__(self, url, page, stats, name="lecturer"):
+        self.url, self.page, self.stats, self.name = url, page, stats, name
         self.widgets = {}  # key -> (widget id, fragment id)
-        self.page_hash = ""
+        self.page_hash = ""  # the current page's script hash, as a browser sends it
         self.verdict = ""
+        self.cache = {}  # hash -> cacheable message received, as a browser keeps them
 
     async def __aenter__(self):
         self.ws = await websockets.connect(self.url, subprotocols=["streamlit"], max_size=2**27,
@@ -64,10 +67,13 @@ class Student:
         state.page_name = self.page
         state.page_script_hash = self.page_hash
         state.fragment_id = fragment
+        state.cached_message_hashes.extend(self.cache)  # the server sends references to these
         for wid, values in (widget_states or {}).items():
             w = state.widget_states.widgets.add()
             w.id = wid
             w.string_array_value.data.extend(values)
+        if TRACE:
+            print(f"{time.perf_counter():.2f} {self.name} SEND {fragment} {widget_states}", file=TRACE, flush=True)
         await self.ws.send(msg.SerializeToString())
 
     async def settle(self, timeout=600):
@@ -78,9 +84,17 @@ class Student:
             raw = await asyncio.wait_for(self.ws.recv(), timeout)
             msg = ForwardMsg()
             msg.ParseFromString(raw)
+            if msg.WhichOneof("type") == "ref_hash":
+                msg = self.cache[msg.ref_hash]
+            elif msg.metadata.cacheable:
+                self.cache[msg.hash] = msg
             kind = msg.WhichOneof("type")
-            if kind == "new_session":
-                self.page_hash = msg.new_session.page_script_hash
+            if TRACE:
+                detail = msg.script_finished if kind == "script_finished" else (
+                    msg.delta.new_element.WhichOneof("type") if kind == "delta" else "")
+                print(f"{time.perf_counter():.2f} {self.name} {kind} {detail}", file=TRACE, flush=True)
+            if kind == "navigation":  # the page that runs (new_session names the entry script)
+                self.page_hash = msg.navigation.page_script_hash
             elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
                 self._element(msg.delta.new_element, msg.delta.fragment_id)
                 if first_chart is None and msg.delta.new_element.WhichOneof("type") == "plotly_chart":
@@ -92,7 +106,7 @@ class Student:
         kind = element.WhichOneof("type")
         if kind == "slider" and element.slider.id.endswith(("-eps", "-n")):
             self.widgets[element.slider.id.rsplit("-", 1)[1]] = (element.slider.id, fragment)
-        elif kind == "alert" and element.alert.format == SUCCESS:
+        elif kind == "alert" and element.alert.icon == VERDICT_ICON:
             self.verdict = element.alert.body
         elif kind == "exception" or (kind == "alert" and element.alert.format == ERROR):
             text = element.exception.message if kind == "exception" else element.alert.body
@@ -114,7 +128,7 @@ async def student(k, args, url, stats):
     await asyncio.sleep(rng.uniform(0, args.arrive))  # the class opens the link within 10 s
     start = time.perf_counter()
     try:
-        async with Student(url, "dp-owl", stats) as s:
+        async with Student(url, "dp-owl", stats, f"s{k}") as s:
             await s.send()
             first_chart = await s.settle()
             stats["first_view"].append(time.perf_counter() - start)
@@ -147,7 +161,9 @@ async def run(args):
             await lecturer.send()
             await lecturer.settle()
         stats["lecturer"] = time.perf_counter() - t0
+        cpu0 = cpu_seconds(server.pid)
         await asyncio.gather(*(student(k, args, url, stats) for k in range(args.sessions)))
+        stats["cpu"] = cpu_seconds(server.pid) - cpu0
     finally:
         stop.set()
         await monitor
@@ -184,6 +200,9 @@ def main():
     print(f"errors shown: {len(stats['errors'])} {stats['errors'][:3]}")
     print(f"sessions that failed: {len(stats['failed'])} {stats['failed'][:3]}")
     print(f"peak server memory: {peak:.0f} MB")
+    runs = len(stats["first_view"]) + len(stats["eps"]) + len(stats["n"])
+    print(f"server CPU: {stats['cpu']:.1f} s for {runs} views and moves, "
+          f"{1000 * stats['cpu'] / max(runs, 1):.0f} ms each")
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import random
 import socket
 import statistics
@@ -73,6 +74,12 @@ def rss_mb(pid):
         except FileNotFoundError:
             pass
     return total / 1024
+
+
+def cpu_seconds(pid):
+    """CPU time (user + system) the server process has used so far, in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 async def watch_memory(pid, stop, peak):

@@ -117,13 +117,23 @@ class _Encoder:
         self.arrays[name] = a
         return {"array": name}
 
+    def _column(self, column):
+        import pandas as pd
+
+        if isinstance(column.dtype, pd.CategoricalDtype):  # labels: codes and their categories
+            categories = column.cat.categories
+            return {"codes": self._array(column.cat.codes.to_numpy()),
+                    "categories": self._array(categories.to_numpy(dtype=object)),
+                    "text": categories.dtype != object}
+        return self._array(column.to_numpy())
+
     def encode(self, value):
         import pandas as pd
 
         if isinstance(value, pd.DataFrame):
             index = None if isinstance(value.index, pd.RangeIndex) and value.index.start == 0 \
                 and value.index.step == 1 else self._array(value.index.to_numpy())
-            return {"frame": [[str(c), self._array(value[c].to_numpy())] for c in value.columns],
+            return {"frame": [[str(c), self._column(value[c])] for c in value.columns],
                     "index": index, "index_name": value.index.name, "rows": len(value)}
         if isinstance(value, pd.Series):
             return {"series": self._array(value.to_numpy()), "name": value.name}
@@ -162,6 +172,10 @@ def _decode(node, arrays):
         if node.get("object"):
             a = a.astype(object)
         return a[()] if node.get("scalar") else a
+    if "codes" in node:
+        return pd.Categorical.from_codes(_decode(node["codes"], arrays),
+                                         pd.Index(_decode(node["categories"], arrays),
+                                                  dtype="str" if node["text"] else object))
     if "frame" in node:
         cols = {name: _decode(col, arrays) for name, col in node["frame"]}
         index = None if node["index"] is None else pd.Index(_decode(node["index"], arrays),

@@ -377,3 +377,9 @@ def _set_bound_link(key, url_value):
             kind = "string_array_value" if isinstance(url_value, list) else "string_value"
             qp.set_corrected_value(key, url_value, kind)
             qp._initial_query_params[key] = _listed(url_value)
+
+
+def details(label, key):
+    """An expander whose content the page writes only while it is open (``if box.open:``):
+    collapsed, it costs a rerun nothing. Opening or closing it reruns the page (or fragment)."""
+    return st.expander(label, key=key, on_change="rerun")

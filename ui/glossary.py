@@ -87,9 +87,12 @@ def markdown(keys=None):
     return "\n".join(entry(k) for k in (keys or TERMS))
 
 
-def panel(keys, label="What the words mean"):
-    """An expander with these terms and a link to the whole glossary."""
-    with st.expander(label):
+def panel(keys, label="What the words mean", key="glossary_panel"):
+    """An expander with these terms and a link to the whole glossary, written only when open."""
+    box = st.expander(label, key=key, on_change="rerun")
+    if not box.open:
+        return
+    with box:
         st.markdown(markdown(keys))
         st.page_link("app_pages/glossary.py", label="Every term and symbol: the glossary",
                      icon=":material/menu_book:")

@@ -7,10 +7,14 @@ import math
 
 import streamlit as st
 
+from dpcore import expected_noise_radius
+
 from . import explain, glossary, handout
 from . import owl_decide as decide
+from .charts import owl as charts
 from .compute import owl as compute
 from .compute import owl_decide as targets
+from .compute.figures import figure
 
 TERMS = ("accuracy", "points", "value", "agreement", "coin flip", "epsilon", "gamma", "h", "W", "C", "Delta",
          "interval", "treat everyone", "oracle", "public bounds", "authors' shift", "kappa", "Algorithm 2")
@@ -37,7 +41,7 @@ def verdict(s, here, best, summary, sizes, target, reps, first):
     return dict(threshold=threshold, answer=answer, text=text, verdict=sentence)
 
 
-def cards(s, here, best, runs_here, value_key):
+def cards(s, here, best, clipped_here, value_key):
     """The metric cards with the gap to the best non-private rule split into its causes."""
     eps, private = s["eps"], math.isfinite(s["eps"])
     split = private or s["mode"] == "free"
@@ -65,7 +69,7 @@ def cards(s, here, best, runs_here, value_key):
                     "what the γ in use costs even without noise.)")
     st.caption(explain.intervals(here, vk, private))
     outcome, W = compute.preprocessing(s["prep"], s["W"])
-    st.caption(explain.coverage(s["prep"], W, outcome, float(runs_here.clipped_share.mean())))
+    st.caption(explain.coverage(s["prep"], W, outcome, float(clipped_here.mean())))
     scale = "on the outcome's own scale" if vk == "value" else "on the authors' test-shifted scale"
     st.info(explain.clinical_summary(eps, s["n"], here.concordance_mean, here[vk + "_mean"],
                                      best[vk + "_mean"], scale), icon=":material/groups:")
@@ -87,3 +91,18 @@ def downloads(results, summary, s, report):
                       on_click="ignore", width="stretch", key="handout")
     st.caption("Each CSV starts with its settings (seed, W, preprocessing, the reproducing link) and a "
                "data dictionary as # comment lines: read it with pandas.read_csv(..., comment='#').")
+
+
+def for_statisticians(ex, eps, names):
+    """The agreement test and noise geometry of the example rule, the formulas and the paper's γ table."""
+    if math.isfinite(eps):
+        st.markdown(explain.agreement_text(ex.agreement))
+        radius = expected_noise_radius(len(ex.theta_hat), eps, ex.sensitivity, k=2)
+        st.plotly_chart(figure(charts.noise_vector, ex.theta_hat, ex.noise, radius, names=names), width="stretch",
+                        key="noise", config=charts.CONFIG)
+        st.caption(explain.noise_caption(len(ex.theta_hat), ex.sensitivity, radius))
+    for formula, meaning in explain.OWL_FORMULAS:
+        st.latex(formula)
+        st.caption(meaning)
+    st.dataframe(compute.paper_gamma_table(), width="stretch")
+    st.caption("The authors' tuned γ for each trial size n (rows) and ε (columns).")

@@ -175,7 +175,9 @@ def _cell(Xt, A, w, clipped, n, h, g_setting, eps_grid, W, evaluator, seed):
         "n": n,
         "epsilon": np.repeat(eps_grid, reps),
         "gamma": np.repeat(g_eps, reps),
-        "gamma_rule": "paper" if isinstance(g_setting, str) else "fixed",
+        "gamma_rule": pd.Categorical.from_codes(np.zeros(eps_grid.size * reps, dtype=np.int8),
+                                                pd.Index(["paper" if isinstance(g_setting, str) else "fixed"],
+                                                         dtype=object)),  # cheap to filter, copy, hash
         "h": h,
         "rep": np.tile(np.arange(reps), eps_grid.size),
         **{k: v.ravel() for k, v in metrics.items()},

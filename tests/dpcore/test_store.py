@@ -50,7 +50,8 @@ def test_a_sweep_comes_back_bit_for_bit(store):
 
 
 def test_every_kind_of_result_round_trips(store):
-    frame = pd.DataFrame({"kind": ["a", "b"], "x": [np.nan, np.inf], "ok": [True, False]},
+    frame = pd.DataFrame({"kind": ["a", "b"], "x": [np.nan, np.inf], "ok": [True, False],
+                          "label": pd.Categorical(["y", "x"], categories=["y", "x", "z"])},
                          index=pd.Index([100, 200], name="n"))
     value = {"result": TuningResult(frame, -np.inf, "ε", 2.0, 0.5), "values": np.eye(3)[:2],
              "numbers": [1, 2.5, None, "text", (3, 4)], "scalar": np.float64(0.1)}

@@ -9,11 +9,21 @@ uploaded data must never be shared across sessions (privacy rule 4).
 from __future__ import annotations
 
 import importlib
+import pickle
 
+import pandas as pd
 import streamlit as st
 
 
-@st.cache_resource(max_entries=256, show_spinner=False)
+def _frame_key(frame):
+    """A frame's pickle: it holds every value, dtype and label, and takes a tenth of the time
+    of Streamlit's own frame hashing (a different layout of equal data only costs a rebuild)."""
+    return pickle.dumps(frame, protocol=5)
+
+
+# A class of 30 moving ε and n reaches every (ε, n, metric) of a page: keep them all.
+@st.cache_resource(max_entries=2048, show_spinner=False,
+                   hash_funcs={pd.DataFrame: _frame_key, pd.Series: _frame_key})
 def _build(module, name, args, kwargs):
     return getattr(importlib.import_module(module), name)(*args, **kwargs)
 

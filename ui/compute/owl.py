@@ -124,7 +124,7 @@ class ExampleRule:
     value_nonprivate: float
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@st.cache_data(max_entries=512, show_spinner=False)  # every (n, ε) of both γ modes and preprocessings
 def example_rule(n, eps, mode, gamma, h, W, seed, prep="public"):
     """One training set of the paper's trial, its non-private and private rules."""
     g, g_ref = gamma_used(mode, gamma, eps, n), gamma_used(mode, gamma, np.inf, n)
