@@ -180,9 +180,9 @@ def show(s, sizes, results, target, verdict_slot, reps, first=False):
     metric = curves_panel(s, sizes, all_summary, refs, reps, (v["threshold"], v["answer"].first))
     rule_panel(s, runs, metric)
     if not first:
-        report = handout.owl_report(s, here, best, v["text"], all_summary, sizes, reps, v["verdict"],
-                                    explain.privacy_statement(s["eps"]), (v["threshold"], v["answer"].first))
-        panels.downloads(results, all_summary, s, report)
+        panels.downloads(results, all_summary, s, lambda: handout.owl_report(  # built on download
+            s, here, best, v["text"], all_summary, sizes, reps, v["verdict"], explain.privacy_statement(s["eps"]),
+            (v["threshold"], v["answer"].first)))
 
 
 st.title("DP-OWL: what privacy costs a treatment rule")

@@ -33,8 +33,7 @@ DICTIONARY = {
 
 @dataclass
 class Report:
-    """What a handout shows; ``figure`` is a plotly figure, a function that builds one (called
-    only when the handout is downloaded) or None; ``table`` a DataFrame or None."""
+    """What a handout shows; ``figure`` is a plotly figure or None, ``table`` a DataFrame or None."""
 
     title: str
     verdict: str
@@ -90,11 +89,8 @@ def owl_report(s, here, best, answer_text, summary, sizes, reps, verdict_text, p
                 "n": s["n"], "gamma": "paper-tuned" if s["mode"] == "paper" else f"fixed {s['gamma']:g}",
                 "h": s["h"], "W": s["W"], "preprocessing": s["prep"], "repetitions": reps,
                 "seed": s["seed"], "link": link("dp-owl")}
-    def fig():  # built when the handout is downloaded, not on every rerun
-        return charts.curves_vs_epsilon(summary, "accuracy", sizes, eps, mode=s["mode"], gamma=s["gamma"],
-                                        best={s["n"]: float(best.accuracy_mean)}, reference_ns=(s["n"],),
-                                        target=mark)
-
+    fig = charts.curves_vs_epsilon(summary, "accuracy", sizes, eps, mode=s["mode"], gamma=s["gamma"],
+                                   best={s["n"]: float(best.accuracy_mean)}, reference_ns=(s["n"],), target=mark)
     rows = summary[summary["n"] == s["n"]][["epsilon", "accuracy_mean", "accuracy_lo", "accuracy_hi"]].round(2)
     rows = rows.assign(epsilon=[("non-private" if math.isinf(e) else f"{e:g}") for e in rows.epsilon])
     rows.columns = [f"ε (n = {s['n']})", "accuracy %", "95% interval from", "to"]
@@ -110,8 +106,7 @@ def page(report):
     settings = "".join(f"<tr><th>{e(str(k))}</th><td>{e(str(v))}</td></tr>" for k, v in report.settings.items())
     chart = ""
     if report.figure is not None:  # printed on white, whatever the app's theme
-        fig = report.figure() if callable(report.figure) else report.figure
-        fig = fig.update_layout(template="plotly_white")
+        fig = report.figure.update_layout(template="plotly_white")
         chart = fig.to_html(full_html=False, include_plotlyjs=True, config={"displaylogo": False})
     table = report.table.to_html(index=False, border=0) if report.table is not None else ""
     notes = "".join(f"<p class='s'>{e(n)}</p>" for n in report.notes)

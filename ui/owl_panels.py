@@ -3,6 +3,7 @@ the metric cards, and the downloads (CSV with settings, the offline handout)."""
 
 from __future__ import annotations
 
+import functools
 import math
 
 import streamlit as st
@@ -78,17 +79,18 @@ def cards(s, here, best, clipped_here, value_key):
 
 
 def downloads(results, summary, s, report):
-    runs = {n: r for n, (r, _, _) in results.items()}
+    """The four downloads; ``report()`` builds the view's handout, called only on a download."""
+    runs, report = {n: r for n, (r, _, _) in results.items()}, functools.cache(report)
     a, b, c, d = st.columns(4)
-    a.download_button("Runs (CSV)", lambda: handout.with_settings(compute.stack_runs(runs), report.settings),
+    a.download_button("Runs (CSV)", lambda: handout.with_settings(compute.stack_runs(runs), report().settings),
                       "dp_owl_runs.csv", "text/csv", on_click="ignore", width="stretch")
-    b.download_button("Summary (CSV)", lambda: handout.with_settings(summary, report.settings),
+    b.download_button("Summary (CSV)", lambda: handout.with_settings(summary, report().settings),
                       "dp_owl_summary.csv", "text/csv", on_click="ignore", width="stretch")
     c.download_button("This view (CSV)", lambda: handout.with_settings(
-        compute.view_numbers(summary, s["n"], s["eps"]), report.settings), "dp_owl_view.csv", "text/csv",
+        compute.view_numbers(summary, s["n"], s["eps"]), report().settings), "dp_owl_view.csv", "text/csv",
         on_click="ignore", width="stretch")
-    d.download_button("Handout (HTML, offline)", lambda: handout.page(report), "dp_owl_handout.html", "text/html",
-                      on_click="ignore", width="stretch", key="handout")
+    d.download_button("Handout (HTML, offline)", lambda: handout.page(report()), "dp_owl_handout.html",
+                      "text/html", on_click="ignore", width="stretch", key="handout")
     st.caption("Each CSV starts with its settings (seed, W, preprocessing, the reproducing link) and a "
                "data dictionary as # comment lines: read it with pandas.read_csv(..., comment='#').")
 

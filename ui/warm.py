@@ -12,7 +12,7 @@ The views, per page (the pages' defaults: DP-OWL h = 0.5, W auto, 200 repetition
 C = 0, rho = 0.05):
 
 - DP-OWL: every n x gamma mode (paper-tuned, fixed 75) x preprocessing; one sweep per size
-  shown serves every epsilon.
+  shown serves every epsilon; the example rule at every (n, epsilon) of each.
 - CVaR: the scalar sweep of each loss law (every n x tau x epsilon), the finite-class study at
   every (n, tau), and the method comparison at every (law, n, tau, finite epsilon).
 - Theory: the bound measurement at every (n, epsilon) with the paper's gamma, and the CVaR
@@ -51,6 +51,9 @@ def owl_views():
                     yield (f"DP-OWL n = {size}, γ {mode}, {prep}", owl.owl_sweep,
                            (size, mode, 75, OWL_DEFAULTS["h"], OWL_DEFAULTS["W"], work.reps,
                             OWL_DEFAULTS["seed"], prep))
+                for eps in EPS_OPTIONS:
+                    yield (f"DP-OWL example rule n = {n}, ε = {eps:g}", owl.example_rule,
+                           (n, eps, mode, 75, OWL_DEFAULTS["h"], OWL_DEFAULTS["W"], OWL_DEFAULTS["seed"], prep))
 
 
 def cvar_views():

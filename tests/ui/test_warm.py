@@ -14,8 +14,11 @@ SMALL = ("DP-OWL n = 200, small", owl.owl_sweep, (200, "paper", 75, 0.5, "auto",
 
 def test_the_dp_owl_views_are_every_size_mode_and_preprocessing_at_default_settings():
     todo = warm.views(["dp_owl"])
-    args = {a for _, _, a in todo}
-    assert len(todo) == len(args) == 12 * 2 * 2
+    rules = {a for _, fn, a in todo if fn.store_name.endswith("example_rule")}
+    args = {a for _, fn, a in todo if fn.store_name.endswith("owl_sweep")}
+    assert len(args) == 12 * 2 * 2 and len(todo) == len(args) + len(rules)
+    assert len(rules) == 12 * 15 * 2 * 2  # every n x ε x γ mode x preprocessing
+    assert (1000, 1.0, "paper", 75, 0.5, "auto", 0, "public") in rules
     for prep in ("public", "paper"):  # the page's default view, both preprocessings
         for size in (200, 500, 1000, 2500):
             assert (size, "paper", 75, 0.5, "auto", 200, 0, prep) in args

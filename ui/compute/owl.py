@@ -125,8 +125,10 @@ class ExampleRule:
 
 
 @st.cache_data(max_entries=512, show_spinner=False)  # every (n, ε) of both γ modes and preprocessings
+@stored
 def example_rule(n, eps, mode, gamma, h, W, seed, prep="public"):
-    """One training set of the paper's trial, its non-private and private rules."""
+    """One training set of the paper's trial, its non-private and private rules (from the
+    shared results store when any process has drawn it before)."""
     g, g_ref = gamma_used(mode, gamma, eps, n), gamma_used(mode, gamma, np.inf, n)
     outcome, W = preprocessing(prep, W)
     rng = stream(seed, Stream.EXAMPLE, int(n))
