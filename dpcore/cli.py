@@ -202,6 +202,18 @@ def cmd_app(args: argparse.Namespace) -> int:
     return subprocess.call(command, cwd=app.parent)
 
 
+def cmd_warm(args: argparse.Namespace) -> int:
+    """Precompute the dashboard's views into the shared results store (the ``app`` extra)."""
+    import importlib.util
+
+    if importlib.util.find_spec("streamlit") is None:
+        raise CliError("warming the dashboard's views needs the app extra: pip install 'dpcore[app]'",
+                       EXIT_MISSING)
+    app, _ = _app_files()
+    command = [sys.executable, "-m", "ui.warm", *args.warm_args]
+    return subprocess.call(command, cwd=app.parent)
+
+
 # --------------------------------------------------------------------------------------------
 # Parser
 
@@ -290,6 +302,15 @@ def build_parser() -> argparse.ArgumentParser:
     app.add_argument("streamlit_args", nargs="*", metavar="STREAMLIT_ARG",
                      help="passed to 'streamlit run' unchanged")
     app.set_defaults(run=cmd_app)
+
+    warm = sub.add_parser(
+        "warm", help="precompute the dashboard's views into the results store (needs dpcore[app])",
+        description="Compute every view the dashboard's main controls reach, at default secondary "
+                    "settings, into the shared results store (DPCORE_STORE), so that no user waits "
+                    "for them; resumable, in parallel, with a progress bar. Options: --only dp_owl "
+                    "cvar theory, --scheduler tcp://host:8786, --list, --limit K.")
+    warm.add_argument("warm_args", nargs="*", metavar="OPTION", help="passed to python -m ui.warm")
+    warm.set_defaults(run=cmd_warm)
     return parser
 
 
@@ -299,6 +320,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv[:1] == ["app"] and not {"-h", "--help"} & set(argv[1:2]):
         # Streamlit's own options (--server.port 8502) are not dpcore's: pass them unparsed.
         args = argparse.Namespace(command="app", run=cmd_app, streamlit_args=argv[1:])
+    elif argv[:1] == ["warm"] and not {"-h", "--help"} & set(argv[1:2]):
+        args = argparse.Namespace(command="warm", run=cmd_warm, warm_args=argv[1:])
     else:
         args = build_parser().parse_args(argv)
     try:

@@ -54,12 +54,16 @@ def _default_root():
     return Path(base) / "dpcore" / "results"
 
 
+FRONT_ENDS = ("cli.py", "__main__.py")
+
+
 @functools.lru_cache(maxsize=1)
 def _package_digest():
-    """A digest of the science core's source: an edited engine gets fresh keys."""
+    """A digest of the science core's source: an edited engine gets fresh keys (the command
+    line, which computes nothing itself, is left out)."""
     h = hashlib.sha256()
     root = Path(__file__).resolve().parent
-    for path in sorted(root.rglob("*.py")):
+    for path in sorted(p for p in root.rglob("*.py") if p.name not in FRONT_ENDS):
         h.update(str(path.relative_to(root)).encode())
         h.update(path.read_bytes())
     return h.hexdigest()[:16]

@@ -167,11 +167,12 @@ def release_panel(source, trial, settings, m, rkey, before, store):
         st.error(receipt, icon=":material/block:")
         return
     ev = None
-    if evaluation:
-        release, rec, diagnostics, ev = compute.fit_evaluated_release(
-            trial, **fit, eps_eval=evaluation[0], fit_share=evaluation[1], p_min=m["p_min"])
-    else:
-        release, rec, diagnostics = compute.fit_release(trial, **fit)
+    with st.spinner("Fitting the rule and adding its noise…"):
+        if evaluation:
+            release, rec, diagnostics, ev = compute.fit_evaluated_release(
+                trial, **fit, eps_eval=evaluation[0], fit_share=evaluation[1], p_min=m["p_min"])
+        else:
+            release, rec, diagnostics = compute.fit_release(trial, **fit)
     st.session_state[store] = compute.Released(
         compute.with_receipt(release, receipt), rec, diagnostics, settings, trial, rkey,
         mapping=m, receipt=receipt, evaluation=ev, preview=before["preview"])

@@ -99,6 +99,18 @@ def test_app_passes_streamlit_options_through(monkeypatch):
     assert seen["cmd"][-2:] == ["--server.port", "8502"]
 
 
+def test_warm_runs_the_dashboards_warm_up_with_its_options(monkeypatch):
+    """`dpcore warm --only dp_owl` runs `python -m ui.warm --only dp_owl` beside app.py."""
+    pytest.importorskip("streamlit")
+    from dpcore import cli
+
+    seen = {}
+    monkeypatch.setattr(cli.subprocess, "call", lambda cmd, cwd: seen.update(cmd=cmd, cwd=cwd) or 0)
+    assert cli.main(["warm", "--only", "dp_owl", "--limit", "3"]) == 0
+    assert seen["cmd"][1:] == ["-m", "ui.warm", "--only", "dp_owl", "--limit", "3"]
+    assert (Path(seen["cwd"]) / "app.py").is_file()
+
+
 @pytest.mark.skipif(not has("dpcore.privacy.accounting", "dataset_key"),
                     reason="the durable ledger is not in this version")
 def test_ledger_cap_and_show(tmp_path):
