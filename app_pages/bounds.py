@@ -5,7 +5,7 @@ import streamlit as st
 
 from ui import explain
 from ui.compute import bounds as compute
-from ui.controls import Choice, IntRange, check_link, row
+from ui.controls import Choice, IntRange, check_link, details, row
 from ui.grids import EPS_OPTIONS, H_OPTIONS, N_OPTIONS, fmt_eps
 from ui.safety import guarded
 
@@ -93,13 +93,16 @@ def werm_panel(s, G, m, terms):
                                            s["rho"], best["paper"] if over == "gamma" else None),
                             width="stretch", key=key)
             both = curve.merge(measured, on=over, how="outer").sort_values(over)
-            st.download_button(f"Download the numbers (CSV, against {over})", both.to_csv(index=False),
+            st.download_button(f"Download the numbers (CSV, against {over})", lambda b=both: b.to_csv(index=False),
                                f"bounds_vs_{over}.csv", "text/csv", key=f"dl_{key}")
     st.caption(explain.terms_caption(form))
     joint = pd.DataFrame([{"form": f, "best γ at this h": v["gamma"], "best h at this γ": v["h"],
                            "best γ jointly": v["joint"][0], "best h jointly": v["joint"][1]}
                           for f, v in best.items() if f != "paper"]).set_index("form")
-    with st.expander("Bound-minimising γ and h, sensitivities and conventions"):
+    box = details("Bound-minimising γ and h, sensitivities and conventions", "bounds_details")
+    if not box.open:
+        return
+    with box:
         st.dataframe(joint, width="stretch")
         st.caption(f"Against the authors' Algorithm 2 picks at n = {s['n']} (h = {s['h']:g}, same θ₀):")
         st.dataframe(compute.gamma_table(s["n"], s["h"], s["W"], s["C"], s["rho"], m.norms),
@@ -128,7 +131,7 @@ def sample_size_panel(s, theta0_norm):
     st.latex(tex)
     st.caption(sentence + " " + explain.sample_size_caption(df.epsilon.to_numpy(), df.regime.to_numpy())
                + " Both privacy terms fall like 1/ε; the statistical term does not depend on ε.")
-    st.download_button("Download the numbers (CSV)", df.to_csv(index=False), "sample_size.csv",
+    st.download_button("Download the numbers (CSV)", lambda: df.to_csv(index=False), "sample_size.csv",
                        "text/csv", key="dl_sample_size")
 
 
@@ -154,11 +157,14 @@ def cvar_panel(s, seed):
                    "samples of the page's two-point law (B with probability τ/2) per n. "
                    + explain.rate_ratio_sentence(lo, hi, s["eps"]))
         both = pd.concat([rates.assign(source="rate"), measured.assign(source="measured")])
-        st.download_button("Download the numbers (CSV)", both.to_csv(index=False), "cvar_rates.csv",
+        st.download_button("Download the numbers (CSV)", lambda: both.to_csv(index=False), "cvar_rates.csv",
                            "text/csv", key="dl_rates")
-    for tex, sentence in explain.CVAR_FORMULAS:
-        st.latex(tex)
-        st.caption(sentence)
+    box = details("The formulas behind these rates", "cvar_formulas")
+    if box.open:
+        with box:
+            for tex, sentence in explain.CVAR_FORMULAS:
+                st.latex(tex)
+                st.caption(sentence)
 
 
 @st.fragment

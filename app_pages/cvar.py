@@ -80,13 +80,15 @@ def error_panel(s, summary):
     st.plotly_chart(figure(charts.error_curves, rows, x_axis, current, s["bound"], s["eps"]), width="stretch",
                     key="errors")
     st.caption(explain.CVAR_CAPTIONS[x_axis])
-    st.download_button("Download these numbers (CSV)", rows.to_csv(index=False), f"cvar_error_vs_{x_axis}.csv",
+    st.download_button("Download these numbers (CSV)", lambda: rows.to_csv(index=False), f"cvar_error_vs_{x_axis}.csv",
                        "text/csv", key="dl_errors")
 
 
 def formulas_panel(s):
     detail = st.expander("Statistician detail: the mechanism, the rate, an instance-adaptive variant",
-                         key="detail", on_change="rerun")  # lazy: the comparison runs only when open
+                         key="detail", on_change="rerun")  # lazy: written only when open
+    if not detail.open:
+        return
     with detail:
         st.markdown("CVaR at level τ of n losses (the mean of the worst τ share; a fractional "
                     "weight on the boundary record), released by the Laplace plug-in:")
@@ -98,7 +100,7 @@ def formulas_panel(s):
         st.markdown("Losses outside [0, B] are clipped record by record before the release (a "
                     "data-dependent error message would itself leak). Unit of privacy: one "
                     "record; neighbours differ by replacing one. Pure ε-DP, δ = 0.")
-        if detail.open and math.isfinite(s["eps"]):
+        if math.isfinite(s["eps"]):
             table = compute.methods(s["kind"], s["n"], s["tau"], s["eps"], s["bound"], s["reps"], s["seed"])
             st.markdown(explain.adaptive_sentence(*table.total_mean, *table.total_se, s["n"], s["tau"], s["eps"]))
 
@@ -115,9 +117,9 @@ def class_panel(s):
     st.caption(explain.class_caption(s["tau"]))
     per_theta, per_eps = compute.class_table(study)
     c, d = st.columns(2)
-    c.download_button("Probabilities per slope (CSV)", per_theta.to_csv(index=False), "cvar_em_probabilities.csv",
+    c.download_button("Probabilities per slope (CSV)", lambda: per_theta.to_csv(index=False), "cvar_em_probabilities.csv",
                       "text/csv", key="dl_em_probs")
-    d.download_button("Excess against ε (CSV)", per_eps.to_csv(index=False), "cvar_em_excess.csv",
+    d.download_button("Excess against ε (CSV)", lambda: per_eps.to_csv(index=False), "cvar_em_excess.csv",
                       "text/csv", key="dl_em_excess")
 
 
