@@ -16,37 +16,20 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 from playwright.async_api import async_playwright
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from load import CHROMIUM_ARGS, ROOT, free_port, start_server  # noqa: E402
+from load import CHROMIUM_ARGS, free_port, start_server  # noqa: E402
 
 CHART = "[data-testid='stPlotlyChart'] .main-svg"
 TITLE = "[data-testid='stMainBlockContainer'] h1"
 PAGES = {"overview": ("", CHART), "dp-owl": ("dp-owl", CHART), "cvar": ("cvar", CHART),
          "theory": ("bounds", CHART), "your data": ("your-data", TITLE), "lessons": ("lessons", TITLE),
          "limitations": ("limitations", TITLE), "glossary": ("glossary", TITLE)}
-
-
-def start_bare(port):
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "benchmarks/bare_charts.py", "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--server.headless", "true"],
-        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(200):
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=1)
-            return proc
-        except OSError:
-            time.sleep(0.3)
-    proc.kill()
-    raise RuntimeError("the bare page did not start")
 
 
 async def first_chart(browser, url, selector, width):
@@ -63,14 +46,14 @@ async def first_chart(browser, url, selector, width):
 
 async def run(args):
     app_port, bare_port = free_port(), free_port()
-    app, bare = start_server(app_port), start_bare(bare_port)
+    app, bare = start_server(app_port), start_server(bare_port, "benchmarks/bare_charts.py")
     targets = {"bare page, four charts": (f"http://127.0.0.1:{bare_port}/", CHART)}
     targets |= {name: (f"http://127.0.0.1:{app_port}/{path}", sel) for name, (path, sel) in PAGES.items()}
     times = {name: [] for name in targets}
     try:
         async with async_playwright() as p:
             browser = await p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-            for name, (url, sel) in targets.items():  # once each, not timed: server imports, caches
+            for url, sel in targets.values():  # once each, not timed: server imports, caches
                 await first_chart(browser, url, sel, args.width)
             for _ in range(args.rounds):
                 for name, (url, sel) in targets.items():
