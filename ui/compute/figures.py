@@ -2,7 +2,9 @@
 
 A plotly figure takes 50-100 ms to build (most of it in ``update_layout``) and a page shows
 four to six, while ``st.plotly_chart`` only reads the figure it is given; so a rerun rebuilds
-just the charts whose inputs changed. Only for charts of simulated or demo data: a figure of
+just the charts whose inputs changed. ``st.plotly_chart`` then asks the figure for its dict on
+every rerun (a deep copy, a few ms per chart); a shared figure is never changed, so it hands
+out the dict it had when built. Only for charts of simulated or demo data: a figure of
 uploaded data must never be shared across sessions (privacy rule 4).
 """
 
@@ -12,7 +14,22 @@ import importlib
 import pickle
 
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
+
+
+class SharedFigure(go.Figure):
+    """A built figure, shared read-only: ``to_dict`` returns the dict computed once."""
+
+    def to_dict(self):
+        return self._shared_dict
+
+    @classmethod
+    def freeze(cls, fig):
+        spec = fig.to_dict()
+        fig.__class__ = cls  # the same object, its dict kept (plotly allows "_" attributes)
+        fig._shared_dict = spec
+        return fig
 
 
 def _frame_key(frame):
@@ -25,7 +42,7 @@ def _frame_key(frame):
 @st.cache_resource(max_entries=2048, show_spinner=False,
                    hash_funcs={pd.DataFrame: _frame_key, pd.Series: _frame_key})
 def _build(module, name, args, kwargs):
-    return getattr(importlib.import_module(module), name)(*args, **kwargs)
+    return SharedFigure.freeze(getattr(importlib.import_module(module), name)(*args, **kwargs))
 
 
 def figure(builder, *args, **kwargs):
