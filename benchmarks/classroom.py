@@ -139,7 +139,9 @@ async def student(k, args, url, stats):
             for key in moves:
                 await asyncio.sleep(rng.uniform(*args.pause))  # reading the page
                 label = rng.choice(EPS_LABELS if key == "eps" else N_LABELS)
-                stats[key].append(await s.move(key, label))
+                seconds = await s.move(key, label)
+                stats[key].append(seconds)
+                stats["timeline"].append((time.perf_counter() - stats["t0"] - seconds, seconds))
     except Exception as err:  # a failed session is a result, not a crash of the benchmark
         stats["failed"].append(f"session {k}: {type(err).__name__}: {err}"[:300])
 
@@ -149,7 +151,7 @@ async def run(args):
     store = args.store_dir if args.store == "warm" else tempfile.mkdtemp(prefix="dpcore-empty-")
     os.environ["DPCORE_STORE"] = store
     server = start_server(port)
-    stats = {k: [] for k in ("first_view", "first_chart", "eps", "n", "errors", "failed")}
+    stats = {k: [] for k in ("first_view", "first_chart", "eps", "n", "errors", "failed", "timeline")}
     peak, stop = [rss_mb(server.pid)], asyncio.Event()
     monitor = asyncio.create_task(watch_memory(server.pid, stop, peak))
     start = time.perf_counter()
@@ -162,6 +164,7 @@ async def run(args):
             await lecturer.settle()
         stats["lecturer"] = time.perf_counter() - t0
         cpu0 = cpu_seconds(server.pid)
+        stats["t0"] = time.perf_counter()
         await asyncio.gather(*(student(k, args, url, stats) for k in range(args.sessions)))
         stats["cpu"] = cpu_seconds(server.pid) - cpu0
     finally:
@@ -200,6 +203,9 @@ def main():
     print(f"errors shown: {len(stats['errors'])} {stats['errors'][:3]}")
     print(f"sessions that failed: {len(stats['failed'])} {stats['failed'][:3]}")
     print(f"peak server memory: {peak:.0f} MB")
+    if os.environ.get("CLASSROOM_TIMELINE"):
+        for at, seconds in sorted(stats["timeline"]):
+            print(f"  move sent at {at:6.1f} s took {seconds:.2f} s")
     runs = len(stats["first_view"]) + len(stats["eps"]) + len(stats["n"])
     print(f"server CPU: {stats['cpu']:.1f} s for {runs} views and moves, "
           f"{1000 * stats['cpu'] / max(runs, 1):.0f} ms each")
