@@ -32,6 +32,8 @@ MOVES = {
     "app_pages/bounds.py": [("select_slider", "eps", [0.5, 2.0, 1.0]),
                             ("select_slider", "n", [500, 1000])],
     "app_pages/your_data.py": [],
+    "app_pages/lessons.py": [],
+    "app_pages/glossary.py": [],
     "app_pages/limitations.py": [],
 }
 
