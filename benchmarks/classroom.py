@@ -9,10 +9,12 @@ fragment); its response time runs until the server reports the run finished (aft
 refinement rerun).
 
     python benchmarks/classroom.py [--sessions 30] [--store warm|empty] [--store-dir DIR]
+                                   [--classes 2]
 
-``--store warm`` uses DIR as it is (warm it first: ``python -m ui.warm --only dp_owl``);
+``--store warm`` uses DIR as it is (warm it first: ``dpcore warm --only dp_owl``);
 ``--store empty`` gives the server a fresh empty store. Prints errors, per-move response p50
-and p95, the first view, and the server's peak memory (resident, sampled every 0.2 s).
+and p95, the first view, the server's CPU per move, and its peak memory (resident, sampled
+every 0.2 s); ``--classes 2`` runs a second class on the same server, its caches then warm.
 """
 
 from __future__ import annotations
@@ -146,12 +148,16 @@ async def student(k, args, url, stats):
         stats["failed"].append(f"session {k}: {type(err).__name__}: {err}"[:300])
 
 
+def _class_stats():
+    return {k: [] for k in ("first_view", "first_chart", "eps", "n", "errors", "failed", "timeline")}
+
+
 async def run(args):
     port = free_port()
     store = args.store_dir if args.store == "warm" else tempfile.mkdtemp(prefix="dpcore-empty-")
     os.environ["DPCORE_STORE"] = store
     server = start_server(port)
-    stats = {k: [] for k in ("first_view", "first_chart", "eps", "n", "errors", "failed", "timeline")}
+    classes = []
     peak, stop = [rss_mb(server.pid)], asyncio.Event()
     monitor = asyncio.create_task(watch_memory(server.pid, stop, peak))
     start = time.perf_counter()
@@ -159,20 +165,22 @@ async def run(args):
         url = f"ws://127.0.0.1:{port}/_stcore/stream"
         # The lecturer opens the link first: the server process has imported the page.
         t0 = time.perf_counter()
-        async with Student(url, "dp-owl", stats) as lecturer:
+        async with Student(url, "dp-owl", {"errors": []}) as lecturer:
             await lecturer.send()
             await lecturer.settle()
-        stats["lecturer"] = time.perf_counter() - t0
-        cpu0 = cpu_seconds(server.pid)
-        stats["t0"] = time.perf_counter()
-        await asyncio.gather(*(student(k, args, url, stats) for k in range(args.sessions)))
-        stats["cpu"] = cpu_seconds(server.pid) - cpu0
+        lecturer_seconds = time.perf_counter() - t0
+        for c in range(args.classes):  # a later class meets the server's caches warm
+            stats = _class_stats()
+            cpu0, stats["t0"] = cpu_seconds(server.pid), time.perf_counter()
+            await asyncio.gather(*(student(k + 1000 * c, args, url, stats) for k in range(args.sessions)))
+            stats["cpu"] = cpu_seconds(server.pid) - cpu0
+            classes.append(stats)
     finally:
         stop.set()
         await monitor
         server.terminate()
         server.wait(timeout=30)
-    return stats, peak[0], time.perf_counter() - start, store
+    return classes, lecturer_seconds, peak[0], time.perf_counter() - start, store
 
 
 def describe(name, values):
@@ -190,26 +198,33 @@ def main():
     parser.add_argument("--store-dir", default=os.environ.get("DPCORE_STORE"))
     parser.add_argument("--arrive", type=float, default=10.0, help="seconds over which the class arrives")
     parser.add_argument("--pause", type=float, nargs=2, default=(2.0, 6.0), help="pause between moves, s")
+    parser.add_argument("--classes", type=int, default=1, help="classes in a row on the same server")
     args = parser.parse_args()
     if args.store == "warm" and not args.store_dir:
         parser.error("--store warm needs --store-dir or DPCORE_STORE")
-    stats, peak, seconds, store = asyncio.run(run(args))
+    classes, lecturer, peak, seconds, store = asyncio.run(run(args))
     print(f"{args.sessions} sessions, {args.store} store ({store}), {seconds:.0f} s in all")
-    print(f"lecturer's first view (fresh server): {stats['lecturer']:.2f} s")
+    print(f"lecturer's first view (fresh server): {lecturer:.2f} s")
+    for c, stats in enumerate(classes, start=1):
+        if len(classes) > 1:
+            print(f"class {c} of {len(classes)}:")
+        report(stats)
+    print(f"peak server memory: {peak:.0f} MB")
+
+
+def report(stats):
     print(describe("first view, settled", stats["first_view"]))
     print(describe("first chart after the link opens", stats["first_chart"]))
     print(describe("ε moves", stats["eps"]))
     print(describe("n moves", stats["n"]))
     print(f"errors shown: {len(stats['errors'])} {stats['errors'][:3]}")
     print(f"sessions that failed: {len(stats['failed'])} {stats['failed'][:3]}")
-    print(f"peak server memory: {peak:.0f} MB")
     if os.environ.get("CLASSROOM_TIMELINE"):
         for at, seconds in sorted(stats["timeline"]):
             print(f"  move sent at {at:6.1f} s took {seconds:.2f} s")
     runs = len(stats["first_view"]) + len(stats["eps"]) + len(stats["n"])
     print(f"server CPU: {stats['cpu']:.1f} s for {runs} views and moves, "
           f"{1000 * stats['cpu'] / max(runs, 1):.0f} ms each")
-
 
 if __name__ == "__main__":
     main()
