@@ -1,7 +1,8 @@
 """Warm the shared results store: every view the pages' main controls reach, at default
 secondary settings, computed once for every later user (and every later server process).
 
-    python -m ui.warm [--only dp_owl cvar theory] [--scheduler tcp://host:8786] [--list]
+    dpcore warm [--only dp_owl cvar theory] [--scheduler tcp://host:8786] [--list] [--limit K]
+    python -m ui.warm ...            # the same, from a source checkout
 
 Resumable (a stored view is skipped), in parallel (a thread pool sized to the machine; numpy
 releases the GIL), with a progress bar on stderr. ``--scheduler`` sends the sweeps' cells to a
