@@ -9,7 +9,7 @@ from ui import cvar_handout, explain
 from ui.charts import cvar as charts
 from ui.compute import cvar as compute
 from ui.compute.figures import figure
-from ui.controls import Choice, IntRange, MultiChoice, check_link, row
+from ui.controls import Choice, IntRange, MultiChoice, check_link, details, row
 from ui.grids import EPS_OPTIONS, fmt_eps
 from ui.safety import guarded
 
@@ -85,8 +85,7 @@ def error_panel(s, summary):
 
 
 def formulas_panel(s):
-    detail = st.expander("Statistician detail: the mechanism, the rate, an instance-adaptive variant",
-                         key="detail", on_change="rerun")  # lazy: written only when open
+    detail = details("Statistician detail: the mechanism, the rate, an instance-adaptive variant", "detail")
     if not detail.open:
         return
     with detail:

@@ -23,7 +23,6 @@ import argparse
 import asyncio
 import os
 import random
-import statistics
 import sys
 import tempfile
 import time
@@ -34,7 +33,7 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from load import cpu_seconds, free_port, rss_mb, start_server, watch_memory  # noqa: E402
+from load import cpu_seconds, describe, free_port, rss_mb, start_server, watch_memory  # noqa: E402
 
 FINISHED = {ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY}
 EPS_LABELS = ("0.05", "0.1", "0.2", "0.5", "1", "2", "5", "10", "20", "50", "100")
@@ -181,14 +180,6 @@ async def run(args):
         server.terminate()
         server.wait(timeout=30)
     return classes, lecturer_seconds, peak[0], time.perf_counter() - start, store
-
-
-def describe(name, values):
-    if not values:
-        return f"{name}: none"
-    p95 = statistics.quantiles(values, n=20)[-1] if len(values) > 1 else values[0]
-    return (f"{name}: {len(values)}, p50 {statistics.median(values):.2f} s, p95 {p95:.2f} s, "
-            f"max {max(values):.2f} s")
 
 
 def main():

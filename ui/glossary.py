@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from .controls import details
+
 TERMS = {
     "accuracy": ("Accuracy", "Out of 100 new patients, for how many the rule recommends the treatment "
                  "that is truly better for them (known because the trial is simulated)."),
@@ -89,7 +91,7 @@ def markdown(keys=None):
 
 def panel(keys, label="What the words mean", key="glossary_panel"):
     """An expander with these terms and a link to the whole glossary, written only when open."""
-    box = st.expander(label, key=key, on_change="rerun")
+    box = details(label, key)
     if not box.open:
         return
     with box:

@@ -41,32 +41,13 @@ def band(fig, x, mean, lo, hi, colour, name, hover):
                              customdata=np.c_[lo, hi], hovertemplate=hover))
 
 
-_LABEL_ANCHOR = {"top": "bottom", "bottom": "top"}
-
-
-def hline(fig, y, line, text=None, position="top right", font=None, align=None):
-    """A line across the plot at height y, its label at one end: the figure ``fig.add_hline``
-    draws, built in less than half its time (it re-validates every shape on each call)."""
-    fig.add_shape(type="line", xref="x domain", x0=0, x1=1, yref="y", y0=y, y1=y, line=line)
-    if text is not None:
-        vertical, horizontal = position.split()
-        fig.add_annotation(text=text, xref="x domain", x=0 if horizontal == "left" else 1,
-                           xanchor=horizontal, yref="y", y=y, yanchor=_LABEL_ANCHOR[vertical],
-                           showarrow=False, font=font, align=align)
-
-
-def vline(fig, x, line):
-    """A line down the plot at x: the figure ``fig.add_vline`` draws, built faster."""
-    fig.add_shape(type="line", xref="x", x0=x, x1=x, yref="y domain", y0=0, y1=1, line=line)
-
-
 def marker(fig, x, text, colour="#444", dash="solid", log_x=False, row=0):
     """A vertical line at x with its label above the plot area, clear of the data.
 
     On a log axis plotly places annotations at log10(x), so the label is added by hand.
     ``row`` stacks labels of nearby markers.
     """
-    vline(fig, x, {"color": colour, "dash": dash, "width": 1.5})
+    fig.add_vline(x=x, line={"color": colour, "dash": dash, "width": 1.5})
     fig.add_annotation(x=math.log10(x) if log_x else x, y=1.0, yref="paper", yanchor="bottom",
                        yshift=2 + 16 * row, text=text, showarrow=False,
                        font={"size": 11, "color": colour})

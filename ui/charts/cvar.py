@@ -7,7 +7,7 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from . import GREY, PALETTE, band, hline, layout, marker
+from . import GREY, PALETTE, band, layout, marker
 
 X_AXES = {
     "epsilon": ("privacy budget ε (log scale)", "ε"),
@@ -152,7 +152,7 @@ def phase_transition(summary, measured=None):
         band(fig, part["ratio"].to_numpy(), part["excess_mean"].to_numpy(),
              part["excess_lo"].to_numpy(), part["excess_hi"].to_numpy(), PALETTE[k % len(PALETTE)],
              name, _hover(name, "εnτ/√d"))
-    hline(fig, 0.0, {"color": GREY, "width": 1})
+    fig.add_hline(y=0.0, line={"color": GREY, "width": 1})
     marker(fig, 1.0, "εnτ = √d (Cor. 6.6's scale)", colour=GREY, dash="dash", log_x=True)
     if measured is not None:
         marker(fig, measured, f"measured: halves at ≈ {measured:.0f}", colour=PALETTE[5], dash="dot",

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from . import GREY, PALETTE, band, hline, marker
+from . import GREY, PALETTE, band, marker
 from . import layout as _layout
 
 # Plotly's toolbar, kept short (the shared layout puts it vertical in the right margin).
@@ -46,9 +46,9 @@ def _reference_lines(fig, references, unit=""):
     digits = 1 if unit else 2
     for key, value in references.items():
         label, dash, position = REFERENCE_STYLE[key]
-        hline(fig, value, {"color": INK, "dash": dash, "width": 1},
-              text=f"{label}: {value:.{digits}f}{unit}", position=position,
-              font={"size": 11, "color": INK})
+        fig.add_hline(y=value, line={"color": INK, "dash": dash, "width": 1},
+                      annotation_text=f"{label}: {value:.{digits}f}{unit}", annotation_position=position,
+                      annotation_font={"size": 11, "color": INK})
 
 
 def _chance_line(fig, metric, references=None):
@@ -59,9 +59,9 @@ def _chance_line(fig, metric, references=None):
         if metric == "accuracy" and references:
             text += (f"<br>treat everyone: {references['treat_all']:.1f}%, "
                      f"treat no one: {references['treat_none']:.1f}%")
-        hline(fig, 50, {"color": INK, "dash": "dashdot", "width": 1},
-              text=text, position="bottom left", align="left",
-              font={"size": 11, "color": INK})
+        fig.add_hline(y=50, line={"color": INK, "dash": "dashdot", "width": 1},
+                      annotation_text=text, annotation_position="bottom left", annotation_align="left",
+                      annotation_font={"size": 11, "color": INK})
 
 
 def _level(fig, x, y, name, dash, show, hover):
@@ -111,9 +111,9 @@ def curves_vs_epsilon(summary, metric, ns, current_eps, references=None, *, mode
         _reference_lines(fig, references, unit)
     if target is not None:
         threshold, hit = target
-        hline(fig, threshold, {"color": PALETTE[2], "dash": "longdash", "width": 1.5},
-              text=f"target: {threshold:.1f}%", position="top left",
-              font={"size": 11, "color": PALETTE[2]})
+        fig.add_hline(y=threshold, line={"color": PALETTE[2], "dash": "longdash", "width": 1.5},
+                      annotation_text=f"target: {threshold:.1f}%", annotation_position="top left",
+                      annotation_font={"size": 11, "color": PALETTE[2]})
         if hit is not None:
             fig.add_trace(go.Scatter(x=[hit.at], y=[hit.mean], mode="markers", name=f"smallest ε reaching it: {hit.at:g}",
                                      marker={"color": PALETTE[2], "size": 14, "symbol": "star"},

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from . import GREY, PALETTE, band, hline, layout, marker
+from . import GREY, PALETTE, band, layout, marker
 
 COLOURS = {"weak": PALETTE[1], "moderate": PALETTE[0], "strong": PALETTE[2]}
 
@@ -21,9 +21,9 @@ def agreement_curve(frame, eps, target=None, title="Preview: agreement with the 
              part["agreement_hi"].to_numpy(), COLOURS.get(strength, GREY),
              f"{strength} effects",
              f"{strength}: %{{y:.0f}}% (95% of releases %{{customdata[0]:.0f}}–%{{customdata[1]:.0f}}%)<extra></extra>")
-    hline(fig, 50, {"color": GREY, "dash": "dot", "width": 1})
+    fig.add_hline(y=50, line={"color": GREY, "dash": "dot", "width": 1})
     if target is not None:
-        hline(fig, target, {"color": "#444", "dash": "dash", "width": 1})
+        fig.add_hline(y=target, line={"color": "#444", "dash": "dash", "width": 1})
     marker(fig, eps, f"ε = {eps:g}", log_x=True)
     layout(fig, title, "privacy budget ε (log scale)", "agreement (% of patients)")
     fig.update_xaxes(type="log")
@@ -42,8 +42,8 @@ def retained_curve(frame, eps, title="Preview: share of the non-private rule's g
              100 * np.clip(part["retained_hi"].to_numpy(), -1, 2), COLOURS.get(strength, GREY),
              f"{strength} effects",
              f"{strength}: %{{y:.0f}}% kept (95% of releases %{{customdata[0]:.0f}}–%{{customdata[1]:.0f}}%)<extra></extra>")
-    hline(fig, 0, {"color": GREY, "dash": "dot", "width": 1})
-    hline(fig, 100, {"color": GREY, "dash": "dot", "width": 1})
+    fig.add_hline(y=0, line={"color": GREY, "dash": "dot", "width": 1})
+    fig.add_hline(y=100, line={"color": GREY, "dash": "dot", "width": 1})
     marker(fig, eps, f"ε = {eps:g}", log_x=True)
     layout(fig, title, "privacy budget ε (log scale)", "value kept (% of the non-private gain)")
     fig.update_xaxes(type="log")

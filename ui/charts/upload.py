@@ -7,7 +7,7 @@ import html
 import numpy as np
 import plotly.graph_objects as go
 
-from . import GREY, PALETTE, layout, vline
+from . import GREY, PALETTE, layout
 
 #: Most bars drawn: a wide rule shows its largest effects (the rule file holds them all).
 TOP = 30
@@ -31,7 +31,7 @@ def rule_effects(names, effects, treated, control, title="What the released rule
     fig = go.Figure(go.Bar(
         x=values, y=names, orientation="h", marker={"color": colours},
         customdata=np.abs(values), hovertemplate="%{y}: %{x:.3g} score units<extra></extra>"))
-    vline(fig, 0, {"color": GREY, "width": 1})
+    fig.add_vline(x=0, line={"color": GREY, "width": 1})
     treated, control = (html.escape(str(v), quote=False) for v in (treated, control))
     layout(fig, title, f"score change across the bounds (→ {treated}, ← {control})", None, height=max(260, 90 + 34 * len(names)))
     fig.update_layout(hovermode="closest", showlegend=False, yaxis={"automargin": True})

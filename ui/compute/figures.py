@@ -1,7 +1,7 @@
 """Figures built once per distinct input and shared by every session of the server.
 
-A plotly figure takes 50-100 ms to build (most of it in ``update_layout``) and a page shows
-four to six, while ``st.plotly_chart`` only reads the figure it is given; so a rerun rebuilds
+A plotly figure takes 10-40 ms to build here (most of it in ``update_layout``'s validation;
+more in a process that has built none yet) and a page shows four to six, while ``st.plotly_chart`` only reads the figure it is given; so a rerun rebuilds
 just the charts whose inputs changed. ``st.plotly_chart`` then asks the figure for its dict on
 every rerun (a deep copy, a few ms per chart); a shared figure is never changed, so it hands
 out the dict it had when built. Only for charts of simulated or demo data: a figure of

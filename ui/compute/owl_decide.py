@@ -68,15 +68,10 @@ def _hit(row, at):
 def smallest_eps(summary, n, threshold):
     """The private ε grid at one n, scanned from the smallest ε (non-private excluded)."""
     rows = summary[(summary["n"] == n) & np.isfinite(summary["epsilon"])].sort_values("epsilon")
-    cols = {c: rows[c].to_numpy() for c in ("epsilon", "accuracy_mean", "accuracy_lo", "accuracy_hi")}
 
     def first(column):
-        reached = np.flatnonzero(cols[column] >= threshold)
-        if not reached.size:
-            return None
-        k = reached[0]
-        return Hit(float(cols["epsilon"][k]), *(float(cols[c][k]) for c in ("accuracy_mean", "accuracy_lo",
-                                                                              "accuracy_hi")))
+        reached = np.flatnonzero(rows[column].to_numpy() >= threshold)
+        return _hit(rows.iloc[reached[0]], rows["epsilon"].iloc[reached[0]]) if reached.size else None
 
     return EpsAnswer(float(threshold), first("accuracy_mean"), first("accuracy_lo"), first("accuracy_hi"))
 
