@@ -2,10 +2,14 @@
 
 from pathlib import Path
 
-import streamlit as st
+from dpcore._threads import limit_blas_threads
 
-from ui import ledger
-from ui.safety import friendly_errors
+limit_blas_threads()  # before numpy loads: sessions run at once, one BLAS thread each
+
+import streamlit as st  # noqa: E402
+
+from ui import ledger  # noqa: E402
+from ui.safety import friendly_errors  # noqa: E402
 
 ICON = str(Path(__file__).parent / "assets" / "icon.png")  # local: nothing fetched online
 

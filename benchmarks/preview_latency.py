@@ -1,17 +1,22 @@
 """Seconds for the "Your data" preview and for the private evaluation, cold, in one process.
 
     python benchmarks/preview_latency.py [n] [p]
+    python benchmarks/preview_latency.py --sessions 2 [n] [p]
+
+``--sessions K`` runs K copies at once, as K users of one server do, first with OpenBLAS's
+default threads (one per core) and then with one thread each, as the dashboard and the command
+line set (dpcore._threads).
 
 The preview fits 8 simulated twins of a trial with n rows and p covariates (defaults 5,000 and
 20) at 10 values of ε, γ from the paper's table, three effect strengths, 25 noise draws per
 twin and ε: 600 releases per point. The goal: under 2 s of server time. The evaluation times
 fit_and_evaluate (an 80/20 split, the fit, the released cells) on a trial of the same size.
-Set OPENBLAS_NUM_THREADS=1 on a loaded machine: OpenBLAS threads contending for two busy
-cores can be many times slower than one thread.
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -46,5 +51,24 @@ def main(n=5000, p=20):
     print("smallest ε for 90% agreement, strong effects:", "not reached" if e90 is None else f"{e90:.3g}")
 
 
+def sessions(k, sizes):
+    """K copies of this benchmark at once: with the default BLAS threads, then with one."""
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+    for label, extra in (("OpenBLAS default threads", {}),
+                         ("one BLAS thread each", {"OPENBLAS_NUM_THREADS": "1"})):
+        start = time.perf_counter()
+        procs = [subprocess.Popen([sys.executable, __file__, *sizes], env={**env, **extra},
+                                  stdout=subprocess.PIPE, text=True) for _ in range(k)]
+        outs = [p.communicate()[0] for p in procs]
+        print(f"## {k} sessions at once, {label}: {time.perf_counter() - start:.1f} s in all")
+        for i, out in enumerate(outs):
+            print("\n".join(f"  session {i + 1}: {line}" for line in out.splitlines()[:2]))
+
+
 if __name__ == "__main__":
-    main(*(int(a) for a in sys.argv[1:3]))
+    args = sys.argv[1:]
+    if args[:1] == ["--sessions"]:
+        sessions(int(args[1]), args[2:4])
+    else:
+        main(*(int(a) for a in args[:2]))

@@ -316,6 +316,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``dpcore``; returns the exit code."""
+    from dpcore._threads import limit_blas_threads
+
+    limit_blas_threads()
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["app"] and not {"-h", "--help"} & set(argv[1:2]):
         # Streamlit's own options (--server.port 8502) are not dpcore's: pass them unparsed.

@@ -6,8 +6,10 @@ set), and each test then gets a ledger file of its own, so releases in one test 
 in another.
 
 ``DPCORE_STORE`` (the shared results store) is pointed at one fresh temporary directory for the
-whole session at import, before any test module or server subprocess reads it, and removed at
-the end: nothing a test computes lands in the user's store.
+whole run at import, before any test module or server subprocess reads it, and removed at the
+end: nothing a test computes lands in the user's store. Under pytest-xdist the workers inherit
+the controller's directory (``DPCORE_TEST_STORE``), so a view one worker computed is read by the
+other, as by two server processes sharing a store; only the controller removes it.
 """
 
 import multiprocessing.spawn
@@ -16,12 +18,16 @@ import shutil
 import tempfile
 from pathlib import Path
 
-import pytest
+from dpcore._threads import limit_blas_threads
+
+limit_blas_threads()  # test processes run side by side (pytest-xdist), as the app's sessions do
+
+import pytest  # noqa: E402
 
 LEDGER_ENV = "DPCORE_LEDGER"
 _FOLDER = pytest.StashKey[str]()
-_STORE = tempfile.mkdtemp(prefix="dpcore-test-store-")
-os.environ["DPCORE_STORE"] = _STORE
+_STORE = os.environ.get("DPCORE_TEST_STORE") or tempfile.mkdtemp(prefix="dpcore-test-store-")
+os.environ["DPCORE_TEST_STORE"] = os.environ["DPCORE_STORE"] = _STORE
 
 
 def pytest_configure(config):
@@ -34,7 +40,8 @@ def pytest_configure(config):
 
 def pytest_unconfigure(config):
     shutil.rmtree(config.stash.get(_FOLDER, ""), ignore_errors=True)
-    shutil.rmtree(_STORE, ignore_errors=True)
+    if not hasattr(config, "workerinput"):  # the controller (or a run without xdist)
+        shutil.rmtree(_STORE, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)

@@ -10,9 +10,18 @@ import ast
 import os
 from pathlib import Path
 
+import pytest
+
 from tests.app.test_your_data import PAGE, fill_bounds, public_d0, release, trial_csv, upload
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True)
+def _own_store(tmp_path, monkeypatch):
+    """A store of this test's own: another test process writing the run's shared store at the
+    same time must not look like a write by the page under test."""
+    monkeypatch.setenv("DPCORE_STORE", str(tmp_path / "store"))
 
 
 def snapshot():
