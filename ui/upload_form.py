@@ -188,11 +188,10 @@ def _rows(source):
     return st.session_state.setdefault(key(source, "meta_rows"), {})
 
 
-def _refresh(source, rows, from_data):
-    """Replace the table's entries and start a fresh editor over them."""
+def _refresh(source, rows):
+    """Replace the table's entries (with their origins) and start a fresh editor over them."""
     st.session_state[key(source, "meta_rows")] = rows
     st.session_state[key(source, "meta_version")] = st.session_state.get(key(source, "meta_version"), 0) + 1
-    st.session_state[key(source, "from_data")] = from_data
 
 
 def fill_from_dictionary(source, names):
@@ -206,22 +205,26 @@ def fill_from_dictionary(source, names):
                      None)
     if ratio is not None:
         st.session_state["design"] = ratio
-    _refresh(source, {**_rows(source), **meta.from_dictionary(d, names)}, False)
+    _refresh(source, {**_rows(source), **meta.from_dictionary(d, names)})
 
 
 def fill_from_data(source, numeric, categorical, outcome):
     """Button callback: the data's own ranges and levels (voids the guarantee; the page says so)."""
     ranges, levels = compute.data_metadata(source.digest, source.data, tuple(numeric),
                                            tuple(categorical), outcome)
-    _refresh(source, meta.from_data(_rows(source), ranges, levels), True)
+    _refresh(source, meta.from_data(_rows(source), ranges, levels))
 
 
 def clear_table(source):
-    _refresh(source, {}, False)
+    _refresh(source, {})
 
 
 def metadata(source, m):
-    """The public metadata table: returns (upload_meta.Meta, read_from_data)."""
+    """The public metadata table: returns (upload_meta.Meta, read_from_data).
+
+    Whether the release is private is decided by the entries in the table, each with its
+    origin, not by the last button pressed.
+    """
     names = list(m["covariates"])
     rows = _rows(source)
     frame = meta.table(names, m["outcome"], rows, m["guessed_categorical"])
@@ -231,7 +234,7 @@ def metadata(source, m):
     sig = hashlib.sha256("\0".join([*names, m["outcome"]]).encode()).hexdigest()[:12]
     edited = st.data_editor(
         frame, key=f"{key(source, 'meta')}_{version}_{sig}", hide_index=True, num_rows="fixed",
-        disabled=["column"], width="stretch",
+        disabled=["column", "from"], width="stretch",
         column_config={
             "column": st.column_config.TextColumn("column"),
             "type": st.column_config.SelectboxColumn("type", options=list(meta.TYPES),
@@ -241,9 +244,13 @@ def metadata(source, m):
             "levels": st.column_config.TextColumn(
                 "levels", help="Categorical columns: the public levels, comma-separated, baseline "
                                "first. A value outside them counts as the baseline."),
-            "unit": st.column_config.TextColumn("unit")})
-    st.session_state[key(source, "meta_rows")] = {**rows, **meta.rows_of(edited)}
-    got = meta.read(edited, m["outcome"])
+            "unit": st.column_config.TextColumn("unit"),
+            "from": st.column_config.TextColumn(
+                "from", help="Where each entry came from: typed, the data dictionary, or the "
+                             "data (which voids the guarantee). Typing over an entry makes it typed.")})
+    now = meta.rows_of(edited, rows)
+    st.session_state[key(source, "meta_rows")] = {**rows, **now}
+    got = meta.read(edited, m["outcome"], now)
     a, b, c = st.columns(3)
     if source.demo:
         a.button("Fill in from the data dictionary", on_click=fill_from_dictionary,
@@ -256,13 +263,14 @@ def metadata(source, m):
              args=(source, numeric, [n for n in names if n not in numeric], m["outcome"]),
              help="Reads bounds and levels off the data: the guarantee is then void.")
     c.button("Clear the table", on_click=clear_table, args=(source,), key="clear_bounds")
-    from_data = st.session_state.get(key(source, "from_data"), False)
-    if from_data:
-        st.warning("These bounds and levels were read from the data. That voids the privacy "
-                   "guarantee: the release will be titled NOT PRIVATE. Enter bounds and levels "
-                   "known before seeing the data (a measuring range, an inclusion criterion, "
-                   "the sites of the protocol) to keep it.", icon=":material/gpp_bad:")
+    if got.from_data:
+        read_off = ", ".join(f"'{plain(c)}'" for c in got.from_data)
+        st.warning(f"The bounds or levels of {read_off} were read from "
+                   "the data. That voids the privacy guarantee: the release will be titled NOT "
+                   "PRIVATE. Type over them bounds and levels known before seeing the data (a "
+                   "measuring range, an inclusion criterion, the sites of the protocol) to keep "
+                   "it.", icon=":material/gpp_bad:")
     st.caption("One-hot columns need no bounds: they are 0 or 1. A 0/1 column is one click: "
                "type binary. A missing value makes a row count with weight 0; n stays the "
                "file's row count.")
-    return got, from_data
+    return got, bool(got.from_data)

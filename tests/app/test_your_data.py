@@ -240,6 +240,24 @@ def test_data_range_shortcut_warns_and_says_not_private(page):
     assert "NOT PRIVATE" in ledger_entries(at)[0].mechanism.upper()
 
 
+def test_one_data_range_left_after_the_dictionary_keeps_the_release_not_private(page):
+    """The data's ranges, then the dictionary, then one column's data range typed back (as a
+    dictionary that does not describe it would leave it): the title follows the table's
+    entries, not the last button pressed."""
+    at = page
+    at.radio(key="file").set_value("hospital_trial").run()
+    at.button(key="fill_data").click().run()
+    data = (Path(__file__).resolve().parents[2] / "demo_data/hospital_trial.csv").read_bytes()
+    digest = hashlib.sha256(data).hexdigest()[:12]
+    from_data = dict(at.session_state[f"meta_rows_{digest}"])["age"]
+    at.button(key="fill_dictionary").click().run()
+    assert "voids the privacy guarantee" not in words(at.warning)
+    edit_row(at, data, "age", **{k: from_data[k] for k in ("lower", "upper", "origin")})
+    assert "'age' were read from the data" in words(at.warning)
+    release(at)
+    assert at.subheader[-1].value.startswith("NOT PRIVATE treatment rule")
+
+
 @pytest.mark.parametrize("settings,expect", [
     ({"design": "estimated"}, "C = n W"),
     ({"design": "column"}, "none is left to hold the propensities"),

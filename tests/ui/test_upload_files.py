@@ -300,7 +300,7 @@ def test_the_table_reads_back_levels_bounds_and_what_is_missing():
     rows = {"age": {"lower": 18.0, "upper": 90.0}, "site": {"type": "categorical", "levels": " A, B ,C"},
             "levels": {"lower": 1.0}}
     frame = meta.table(["age", "site", "levels"], "y", rows, guessed_categorical=("site",))
-    assert list(frame.columns) == ["column", "type", "lower", "upper", "levels", "unit"]
+    assert list(frame.columns) == ["column", "type", "lower", "upper", "levels", "unit", "from"]
     got = meta.read(frame, "y")
     assert got.categorical == {"site": ("A", "B", "C")} and got.bounds == {"age": (18.0, 90.0)}
     assert got.levels_ready and not got.complete  # the bounds of 'levels' and y are missing
@@ -319,5 +319,28 @@ def test_the_table_fills_from_a_dictionary_and_from_the_data():
     assert got.complete and got.categorical == {"site": ("A", "B", "C")}
     filled = meta.from_data({}, {"age": (40.0, 40.0)}, {"site": ("A", "Z")})
     assert filled["age"]["upper"] == 41.0 and filled["site"]["levels"] == "A, Z"
+    assert meta.read(meta.table(["age", "site"], "y", filled), "y", filled).from_data == ("age", "site")
     assert meta.default_covariates(list("abc")) == list("abc") and meta.default_covariates(
         [str(i) for i in range(meta.WIDE + 1)]) == []
+
+
+def test_a_data_range_left_in_the_table_keeps_the_release_not_private():
+    """Privacy rule 2: the data's ranges, then a dictionary that does not describe every column,
+    leave the undescribed column's data range in the table, and the release NOT PRIVATE; typing
+    over it (the editor's rows differ from the kept ones) makes it typed."""
+    from ui.compute import upload_meta as meta
+
+    d = json.loads((DEMO / "hospital_trial.json").read_text())
+    d["columns"] = [c for c in d["columns"] if c["name"] != "frailty"]
+    names = ["site", "age", "frailty"]
+    rows = meta.from_data({}, {"age": (21.0, 89.0), "frailty": (0.01, 0.99),
+                               "days_in_hospital": (1.2, 19.8)}, {"site": ("A", "B", "C")})
+    rows = {**rows, **meta.from_dictionary(d, [*names, "days_in_hospital"])}
+    frame = meta.table(names, "days_in_hospital", rows)
+    assert list(frame["from"]) == ["dictionary", "dictionary", "data (not private)", "dictionary"]
+    assert meta.read(frame, "days_in_hospital", meta.rows_of(frame, rows)).from_data == ("frailty",)
+    frame.loc[frame.column == "frailty", "upper"] = 1.0  # typed over: a public bound
+    typed = meta.rows_of(frame, rows)
+    assert typed["frailty"]["origin"] == {"lower": "data", "upper": "typed"}
+    frame.loc[frame.column == "frailty", "lower"] = 0.0
+    assert meta.read(frame, "days_in_hospital", meta.rows_of(frame, rows)).from_data == ()

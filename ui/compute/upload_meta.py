@@ -6,6 +6,12 @@ them, or fills them from a data dictionary; filling them from the data is allowe
 release titled NOT PRIVATE (ARCHITECTURE.md, privacy rules 2 and 8). Plain values only: the
 page keeps the table in ``st.session_state`` and shows it in one ``st.data_editor``, so a rerun
 costs the same whatever the file's width.
+
+Provenance is kept per entry, not per button: each row's ``origin`` says where its lower and
+upper bound and its levels came from (``typed``, ``dictionary`` or ``data``). An entry keeps
+its origin until the analyst types a different value over it, so filling the table from the
+data and then from a dictionary that does not describe every column leaves the undescribed
+columns' data ranges marked as such, and the release NOT PRIVATE (:attr:`Meta.from_data`).
 """
 
 from __future__ import annotations
@@ -15,7 +21,10 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-COLUMNS = ("column", "type", "lower", "upper", "levels", "unit")
+COLUMNS = ("column", "type", "lower", "upper", "levels", "unit", "from")
+#: The entries whose origin is kept, and the words the table shows for each origin.
+FIELDS = ("lower", "upper", "levels")
+ORIGINS = ("typed", "dictionary", "data")
 TYPES = ("numeric", "binary", "categorical", "outcome")
 #: With more candidate covariates than this, none is pre-selected (the analyst picks).
 WIDE = 20
@@ -36,6 +45,9 @@ class Meta:
         Plain-text sentences saying what is still missing or invalid; empty when complete.
     levels_ready : bool
         Every categorical covariate has valid public levels, so the trial can be read.
+    from_data : tuple of str
+        The columns whose bounds or levels in use were read off the data: any one makes the
+        release NOT PRIVATE.
     """
 
     categorical: dict
@@ -43,6 +55,7 @@ class Meta:
     outcome_bounds: tuple | None
     problems: tuple
     levels_ready: bool = True
+    from_data: tuple = ()
 
     @property
     def complete(self):
@@ -50,7 +63,14 @@ class Meta:
 
 
 def empty_row(kind="numeric"):
-    return {"type": kind, "lower": math.nan, "upper": math.nan, "levels": "", "unit": ""}
+    return {"type": kind, "lower": math.nan, "upper": math.nan, "levels": "", "unit": "",
+            "origin": {}}
+
+
+def _origin_words(origin):
+    """What the table's "from" column says of a row's origins."""
+    got = [o for o in ORIGINS if o in origin.values()]
+    return " + ".join("data (not private)" if o == "data" else o for o in got)
 
 
 def table(covariates, outcome, rows, guessed_categorical=()):
@@ -74,21 +94,36 @@ def table(covariates, outcome, rows, guessed_categorical=()):
             entry["type"] = kind
         out.append({"column": c, **entry})
     out.append({"column": outcome, **{**empty_row(), **rows.get(outcome, {}), "type": "outcome"}})
+    for row in out:
+        row["from"] = _origin_words(row.pop("origin", {}))
     frame = pd.DataFrame(out, columns=list(COLUMNS))
     # A stable schema keeps the editor's edits across reruns.
     return frame.astype({"column": str, "type": str, "lower": float, "upper": float,
-                         "levels": str, "unit": str})
+                         "levels": str, "unit": str, "from": str})
 
 
-def rows_of(frame):
-    """The table back as ``{column: {type, lower, upper, levels, unit}}`` (to keep edits)."""
+def rows_of(frame, before=None):
+    """The table back as ``{column: {type, lower, upper, levels, unit, origin}}``.
+
+    ``before`` holds the rows as they were (with their origins): an entry equal to its earlier
+    value keeps its origin, a changed one was typed, an emptied one has none.
+    """
+    before = before or {}
     rows = {}
     for rec in frame.to_dict("records"):
-        rows[str(rec["column"])] = {
-            "type": rec["type"] if rec["type"] in TYPES else "numeric",
-            "lower": _number(rec["lower"]), "upper": _number(rec["upper"]),
-            "levels": "" if _blank(rec["levels"]) else str(rec["levels"]),
-            "unit": "" if _blank(rec["unit"]) else str(rec["unit"])}
+        name = str(rec["column"])
+        row = {"type": rec["type"] if rec["type"] in TYPES else "numeric",
+               "lower": _number(rec["lower"]), "upper": _number(rec["upper"]),
+               "levels": "" if _blank(rec["levels"]) else str(rec["levels"]),
+               "unit": "" if _blank(rec["unit"]) else str(rec["unit"])}
+        old = before.get(name, {})
+        origin = {}
+        for field in FIELDS:
+            if row[field] is None or row[field] == "":
+                continue
+            same = row[field] == old.get(field)
+            origin[field] = old.get("origin", {}).get(field, "typed") if same else "typed"
+        rows[name] = {**row, "origin": origin}
     return rows
 
 
@@ -98,10 +133,15 @@ def parse_levels(text):
     return levels
 
 
-def read(frame, outcome):
-    """The table as a :class:`Meta` (categorical levels, bounds, what is still missing)."""
+def read(frame, outcome, rows=None):
+    """The table as a :class:`Meta` (categorical levels, bounds, what is still missing).
+
+    ``rows`` are the rows with their origins (:func:`rows_of` with the earlier rows); without
+    them every entry counts as typed.
+    """
     categorical, bounds, problems, outcome_bounds, levels_ready = {}, {}, [], None, True
-    for name, row in rows_of(frame).items():
+    rows = rows_of(frame) if rows is None else rows
+    for name, row in rows.items():
         if name == outcome:
             outcome_bounds = _bounds(name, row, problems)
         elif row["type"] == "categorical":
@@ -123,7 +163,20 @@ def read(frame, outcome):
             got = _bounds(name, row, problems)
             if got is not None:
                 bounds[name] = got
-    return Meta(categorical, bounds, outcome_bounds, tuple(problems), levels_ready)
+    return Meta(categorical, bounds, outcome_bounds, tuple(problems), levels_ready,
+                _read_from_data(rows, outcome))
+
+
+def _read_from_data(rows, outcome):
+    """The columns whose entries in use (bounds, or a categorical column's levels) came from
+    the data."""
+    out = []
+    for name, row in rows.items():
+        kind = "outcome" if name == outcome else row["type"]
+        used = {"categorical": ("levels",), "binary": ()}.get(kind, ("lower", "upper"))
+        if any(row.get("origin", {}).get(f) == "data" for f in used):
+            out.append(name)
+    return tuple(out)
 
 
 def _bounds(name, row, problems):
@@ -167,6 +220,7 @@ def from_dictionary(dictionary, names):
         lo, hi = e.get("bounds") or ((0.0, 1.0) if e.get("type") == "binary" else (None, None))
         row.update(lower=_number(lo), upper=_number(hi), unit=str(e.get("unit", "")),
                    levels=", ".join(str(v) for v in e.get("levels", ())))
+        row["origin"] = {f: "dictionary" for f in FIELDS if row[f] not in (None, "")}
         rows[name] = row
     return rows
 
@@ -176,13 +230,15 @@ def from_data(rows, ranges, levels):
 
     Reading either off the data voids the guarantee: the page titles the release NOT PRIVATE.
     """
-    out = {name: dict(row) for name, row in rows.items()}
+    out = {name: {**row, "origin": dict(row.get("origin", {}))} for name, row in rows.items()}
     for name, (lo, hi) in ranges.items():
         row = out.setdefault(name, empty_row())
         row.update(lower=lo, upper=hi if hi > lo else lo + 1.0)
+        row["origin"].update(lower="data", upper="data")
     for name, values in levels.items():
         row = out.setdefault(name, empty_row("categorical"))
         row.update(levels=", ".join(str(v) for v in values))
+        row["origin"]["levels"] = "data"
     return out
 
 
