@@ -16,6 +16,7 @@ fit_and_evaluate (an 80/20 split, the fit, the released cells) on a trial of the
 from __future__ import annotations
 
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -26,7 +27,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's packages
 
 from dpcore.owl.evaluation import fit_and_evaluate  # noqa: E402
-from dpcore.owl.preview import TwinDesign, preview, smallest_epsilon  # noqa: E402
+from dpcore.owl.preview import MAX_ROWS, TwinDesign, preview, smallest_epsilon  # noqa: E402
 
 EPSILONS = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0)
 
@@ -37,6 +38,7 @@ def main(n=5000, p=20):
     start = time.perf_counter()
     result = preview(design, EPSILONS, gamma="paper", weight_bound=60.0)
     t_preview = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     twin = design.sample([0.3], rng=0)
     start = time.perf_counter()
     fit_and_evaluate(twin["X"], twin["A"], twin["B"][0.3], 2 / 3, epsilon_fit=1.0,
@@ -45,8 +47,9 @@ def main(n=5000, p=20):
                      larger_is_better=False, rng=1)
     t_eval = time.perf_counter() - start
     print(f"preview, n = {n}, p = {p}, {len(EPSILONS)} ε x 3 strengths: {t_preview:.2f} s "
-          f"(goal < 2 s)")
+          f"(goal < 2 s; twins of at most {MAX_ROWS} patients)")
     print(f"fit and private evaluation, n = {n}, p = {p}: {t_eval:.2f} s")
+    print(f"peak memory of the process after the preview: {peak:.0f} MB")
     e90 = smallest_epsilon(result, 90.0, "strong")
     print("smallest ε for 90% agreement, strong effects:", "not reached" if e90 is None else f"{e90:.3g}")
 

@@ -123,27 +123,18 @@ def evaluation_panel(evaluation, eps_fit, n_fit, unit=""):
 
 
 def before_release(source, trial, settings, p_min, units):
-    """Everything shown between the public settings and the release button: the preview,
-    the private evaluation's controls and "download this dictionary". Public values only.
+    """Everything shown between the public settings and the release button: the private
+    evaluation's controls, the preview (on request, at the size of the part that fits the
+    rule) and "download this dictionary". Public values only.
 
     Returns
     -------
-    dict with ``evaluation`` ((ε_eval, share) or None) and ``preview`` (what the report shows)
+    dict with ``evaluation`` ((ε_eval, share) or None) and ``preview`` (what the report shows,
+    or None when the analyst did not ask for it)
     """
     base = read_dictionary(source.dictionary) if source.dictionary is not None else None
     lower, upper = trial.feature_bounds(settings["bounds"])
     propensity, eps = settings["propensity"], settings["eps"]
-    C = "worst-case" if propensity == "logistic" else 0.0
-    source_kind = "paper" if settings["gamma_source"].startswith("the paper's table") else "other"
-    unit = units.get(trial.outcome, "")
-    frame = preview_panel(trial.n, trial.covariates, lower, upper,
-                          binary_flags(trial.covariates, trial.categories, base),
-                          settings["outcome_bounds"], settings["larger_is_better"], propensity,
-                          p_min, settings["W"], C, eps, settings["gamma"], source_kind, unit)
-    strength = st.session_state.get("preview_strength") or "moderate"
-    target = st.session_state.get("preview_target") or 90
-    preview = {"frame": frame, "eps": eps, "strength": strength, "target": target,
-               "smallest": smallest_epsilon(frame, target, strength), "unit": unit}
     if propensity == "logistic":
         st.caption("The private evaluation needs a known randomization or a propensity column; "
                    "with an estimated propensity the release has none.")
@@ -151,6 +142,21 @@ def before_release(source, trial, settings, p_min, units):
     else:
         on, eps_eval, share = evaluation_controls(eps)
         evaluation = (eps_eval, share) if on else None
+    n_fit = compute.fit_size(trial.n, evaluation)
+    unit = units.get(trial.outcome, "")
+    preview = None
+    if st.toggle(f"Preview on a simulated twin of {n_fit} patients (no privacy spent)",
+                 key="preview_on", help=explain.PREVIEW_NOTE):
+        C = "worst-case" if propensity == "logistic" else 0.0
+        source_kind = "paper" if settings["gamma_source"].startswith("the paper's table") else "other"
+        frame = preview_panel(n_fit, trial.covariates, lower, upper,
+                              binary_flags(trial.covariates, trial.categories, base),
+                              settings["outcome_bounds"], settings["larger_is_better"], propensity,
+                              p_min, settings["W"], C, eps, settings["gamma"], source_kind, unit)
+        strength = st.session_state.get("preview_strength") or "moderate"
+        target = st.session_state.get("preview_target") or 90
+        preview = {"frame": frame, "eps": eps, "strength": strength, "target": target,
+                   "smallest": smallest_epsilon(frame, target, strength), "unit": unit}
     filled = compute.dictionary_from_settings(
         trial, settings["bounds"], settings["outcome_bounds"], settings["larger_is_better"],
         propensity, units, base)

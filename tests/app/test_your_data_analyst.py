@@ -43,6 +43,9 @@ def test_csv_and_dictionary_to_an_evaluated_release_and_four_files(page, tmp_pat
     dictionary = read_dictionary(ROOT / "demo_data" / "hospital_trial.json")
     at = upload_with_dictionary(page, data, dictionary.to_csv().encode())
     assert "A rule can be released" in words(at.info)
+    assert "Simulated, no privacy spent" not in words(at.caption)  # the analyst starts it
+    at.toggle(key="preview_on").set_value(True).run()
+    assert "twin of 960 patients" in at.toggle(key="preview_on").label  # the fit part's size
     shown = words(at.markdown) + words(at.caption)
     assert "Simulated, no privacy spent" in shown and "agrees with the non-private rule" in shown
     assert at.toggle(key="evaluate").value is True  # on by default

@@ -1,6 +1,7 @@
 """The preview on a simulated twin: the twin's law, determinism, and agreement with the release path."""
 
 import warnings
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -116,3 +117,21 @@ def test_predicted_agreement_is_what_the_release_path_achieves_on_fresh_twins(ep
     se = np.hypot(got.std(ddof=1) / np.sqrt(got.size), pre["agreement_se"])
     assert abs(pre["agreement_mean"] - got.mean()) <= 1.96 * se
     assert np.quantile(got, 0.025) <= pre["agreement_mean"] <= np.quantile(got, 0.975)
+
+
+def test_a_large_trial_is_previewed_at_a_bounded_size_with_the_same_answer():
+    """A twin capped at max_rows patients, with γ scaled by max_rows / n for the fit, gives the
+    agreement of the full-size twin: within Monte-Carlo error (twins as clusters, 3 standard
+    errors) at the paper's γ, within 3 points at a γ ten times the table's, where a trial of
+    max_rows patients (the cap without the scaling) is more than 10 points off."""
+    design = TwinDesign(n=20000, lower=(0.0,) * 4, upper=(1.0,) * 4, outcome_bounds=(0.0, 10.0))
+    run = dict(weight_bound=20.0, strengths=("moderate",), twins=6, draws=25)
+    full = preview(design, [0.5, 2.0], gamma="paper", max_rows=20000, **run)
+    capped = preview(design, [0.5, 2.0], gamma="paper", max_rows=2000, **run)
+    se = np.hypot(full.agreement_se, capped.agreement_se)
+    assert (np.abs(full.agreement_mean - capped.agreement_mean) <= 3 * se + 0.5).all()
+    strong = {**run, "gamma": [2500.0]}
+    full = preview(design, [0.5], max_rows=20000, **strong).agreement_mean[0]
+    capped = preview(design, [0.5], max_rows=1000, **strong).agreement_mean[0]
+    unscaled = preview(replace(design, n=1000), [0.5], **strong).agreement_mean[0]
+    assert abs(capped - full) <= 3 and unscaled < full - 10

@@ -127,6 +127,8 @@ def test_csv_and_dictionary_preview_evaluated_release_and_files_that_work(app, t
     app.page.get_by_role("button", name="Fill in from the data dictionary").click()
     app.wait_rerun()
     app.expect_no_exception()
+    app.page.get_by_text("Preview on a simulated twin of 960 patients").click()
+    app.wait_rerun()
     expect(app.page.get_by_text("Simulated, no privacy spent").first).to_be_visible()
     app.page.get_by_role("button", name=re.compile("evaluated at ε_eval = 1")).click()
     app.wait_rerun()

@@ -13,13 +13,13 @@ import numpy as np
 import streamlit as st
 
 from dpcore.data.dictionary import Column, Dictionary
+from dpcore.owl.evaluation import public_split
 from dpcore.owl.paper import PAPER_W, paper_gamma
 from dpcore.owl.preview import STRENGTHS, TwinDesign, noise_per_coefficient, preview
 from dpcore.owl.script import release_script
 from dpcore.owl.werm import resolve_C, sensitivity
 from ui.grids import EPS_OPTIONS
 
-from .limits import SIMULATIONS
 
 #: The ε grid of the preview curves (the chosen ε is added to it).
 PREVIEW_EPS = tuple(e for e in EPS_OPTIONS if math.isfinite(e) and 0.1 <= e <= 100)
@@ -48,9 +48,18 @@ def twin_preview(n, lower, upper, binary, outcome_bounds, larger_is_better, prop
     design = TwinDesign(n=int(n), lower=tuple(lower), upper=tuple(upper),
                         outcome_bounds=tuple(outcome_bounds), larger_is_better=bool(larger_is_better),
                         propensity=float(propensity), binary=tuple(binary))
-    with SIMULATIONS.slot():
-        return preview(design, eps_grid, gamma=list(gammas), weight_bound=W, C=C,
-                       huber_h=huber_h, twins=TWINS, draws=DRAWS, seed=0)
+    # Bounded whatever n (a twin has at most dpcore.owl.preview.MAX_ROWS patients), so it runs
+    # in the analyst's own session, not behind the gate the teaching pages' sweeps share.
+    return preview(design, eps_grid, gamma=list(gammas), weight_bound=W, C=C,
+                   huber_h=huber_h, twins=TWINS, draws=DRAWS, seed=0)
+
+
+def fit_size(n, evaluation):
+    """Patients the rule is fitted on: the public split's fit part when the release is
+    evaluated (``evaluation`` = (ε_eval, share)), else all n."""
+    if evaluation is None:
+        return int(n)
+    return len(public_split(int(n), evaluation[1])[0])
 
 
 def twin_propensity(propensity, p_min):
@@ -114,4 +123,4 @@ def script_text(csv_name, dictionary_name, settings, epsilon_eval=None, fit_shar
 
 
 __all__ = ["PREVIEW_EPS", "STRENGTHS", "TARGETS", "dictionary_from_settings", "noise_lengths",
-           "preview_gammas", "preview_grid", "script_text", "twin_preview", "twin_propensity"]
+           "fit_size", "preview_gammas", "preview_grid", "script_text", "twin_preview", "twin_propensity"]
