@@ -20,7 +20,6 @@ from dpcore.owl.script import release_script
 from dpcore.owl.werm import resolve_C, sensitivity
 from ui.grids import EPS_OPTIONS
 
-
 #: The ε grid of the preview curves (the chosen ε is added to it).
 PREVIEW_EPS = tuple(e for e in EPS_OPTIONS if math.isfinite(e) and 0.1 <= e <= 100)
 TARGETS = (70, 80, 90, 95)
