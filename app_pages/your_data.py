@@ -121,6 +121,7 @@ def study(verdict):
     source = source_panel()
     if source is None:
         return verdict.info(explain.upload_verdict("none"), icon=":material/upload_file:")
+    key = ledger.dataset_key(source)  # from the bytes read: the sidebar shows its total at once
     got = ready(source, verdict)
     if got is None:
         return None
@@ -155,8 +156,13 @@ def study(verdict):
     # The report's title is not an input of the fit: the release keeps the one it was made with.
     rkey = compute.settings_key(source.digest, dict(m, levels=tuple(table.categorical.items())),
                                 {k: v for k, v in settings.items() if k != "label"})
-    verdict.info(explain.upload_verdict("ready", trial.n, eps), icon=":material/check_circle:")
-    results.release_panel(source, trial, settings, m, rkey, before, RELEASE)
+    cost = max(eps, before["evaluation"][0]) if before["evaluation"] else eps
+    spent, cap = ledger.standing(key)
+    refused = cap is not None and spent + cost > cap + 1e-12
+    (verdict.warning if refused else verdict.info)(
+        explain.upload_verdict("ready", trial.n, eps, spent, cap, cost),
+        icon=":material/block:" if refused else ":material/check_circle:")
+    results.release_panel(key, trial, settings, m, rkey, before, RELEASE)
     last = st.session_state.get(RELEASE)
     if last is not None and last.key == rkey:
         verdict.success(explain.released_verdict(last.release, last.receipt.epsilon_total) + " "

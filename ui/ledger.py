@@ -6,6 +6,11 @@ restarts. Each dataset has its own total, keyed by a salted digest of the file (
 optional name); ``st.session_state`` holds only that key, never the data. The sidebar shows
 the dataset in use on the Your-data page: its cumulative ε (and δ) over every session, its
 releases, and its cap, which the sidebar may set or lower but never raise or remove.
+
+The demo files shipped with the app are practice data that every session shares: their totals
+add up like any file's, but no cap can be set on them from the app (a cap cannot be undone
+here, so one student could otherwise block the whole class). A cap on an uploaded file asks
+for confirmation first.
 """
 
 from __future__ import annotations
@@ -48,6 +53,19 @@ def dataset_ledger(key):
     return PrivacyLedger.open(ledger_path(), key)
 
 
+@st.cache_data(show_spinner=False, max_entries=8)
+def _demo_keys(path):
+    """The ledger keys of the demo files shipped with the app (public practice data)."""
+    from ui.compute.upload import DEMOS, demo_source
+
+    return frozenset(accounting.dataset_key(demo_source(d).data, "", path=path) for d in DEMOS)
+
+
+def is_demo(key):
+    """Whether the dataset with this key is one of the shipped demo files."""
+    return key in _demo_keys(str(ledger_path()))
+
+
 def dataset_key(source, name=""):
     """The ledger key of ``source`` (a Source with ``.data`` and ``.digest``), now the one in use.
 
@@ -65,6 +83,12 @@ def dataset_key(source, name=""):
         st.session_state[IN_USE] = key
         st.rerun()
     return key
+
+
+def standing(key):
+    """(ε spent so far, cap or None) of the dataset with this key, over every session."""
+    ledger = dataset_ledger(key)
+    return ledger.total()[0], ledger.budget
 
 
 def record_release(dataset_key, mechanism, epsilon, delta=0.0):
@@ -118,11 +142,13 @@ def release_number(receipt):
 
 
 def entries_table(ledger):
-    """The releases as a table (index, mechanism, ε, δ, parts, time in UTC), oldest first."""
-    rows = [{"no.": e.index, "mechanism": e.mechanism, "ε": e.epsilon, "δ": e.delta,
-             "parts": ", ".join(f"{name} ε = {eps:g}" for name, eps in e.parts),
-             "time (UTC)": e.timestamp.strftime("%Y-%m-%d %H:%M")} for e in ledger.entries]
-    return pd.DataFrame(rows, columns=["no.", "mechanism", "ε", "δ", "parts", "time (UTC)"])
+    """The releases as a table (index, ε, time in UTC, mechanism, δ, parts), oldest first:
+    what the sidebar's width shows first is what was spent and when."""
+    rows = [{"no.": e.index, "ε": e.epsilon, "time (UTC)": e.timestamp.strftime("%m-%d %H:%M"),
+             "mechanism": e.mechanism, "δ": e.delta,
+             "parts": ", ".join(f"{name} ε = {eps:g}" for name, eps in e.parts)}
+            for e in ledger.entries]
+    return pd.DataFrame(rows, columns=["no.", "ε", "time (UTC)", "mechanism", "δ", "parts"])
 
 
 def _summary(ledger):
@@ -137,7 +163,10 @@ def _summary(ledger):
 
 def _set_cap():
     """The sidebar's cap button: set the first cap or lower it; never raise it."""
-    ledger = dataset_ledger(st.session_state[IN_USE])
+    key = st.session_state[IN_USE]
+    if is_demo(key) or st.session_state.get(CAP) is None:  # no widget offers it: a forged event
+        return
+    ledger = dataset_ledger(key)
     try:
         ledger.set_budget(float(st.session_state[CAP]))
     except ValueError:
@@ -147,12 +176,21 @@ def _set_cap():
         st.session_state[_CAP_MESSAGE] = None
 
 
-def _cap_panel(ledger, eps):
+def _cap_panel(ledger, eps, demo=False):
     cap = ledger.budget
+    if demo:
+        st.caption("Practice data shipped with the app: its total is shared by every session, "
+                   "but no cap can be set on it here, so no one can block the others. "
+                   + ("" if cap is None else f"Its cap ε = {cap:g} was set by whoever keeps the "
+                      "ledger. ") + RAISE_WHERE)
+        return
     if cap is None:
         st.number_input("Budget cap ε for this dataset", min_value=0.01, max_value=1000.0,
-                        value=1.0, step=0.5, key=CAP)
-        st.button("Set the cap", key="ledger_set_cap", on_click=_set_cap)
+                        value=None, step=0.5, key=CAP, placeholder="type a cap, e.g. 3")
+        sure = st.checkbox("I understand that the cap cannot be raised or removed from the app",
+                           key="ledger_cap_sure")
+        st.button("Set the cap", key="ledger_set_cap", on_click=_set_cap,
+                  disabled=not sure or st.session_state.get(CAP) is None)
         st.caption("A release that would take this dataset's total past the cap is refused, in "
                    "every session. Once set, the cap can be lowered here but never raised or "
                    f"switched off. {RAISE_WHERE}")
@@ -186,5 +224,6 @@ def sidebar():
             st.dataframe(entries_table(ledger), hide_index=True, width="stretch")
             st.caption("Total by composition: the ε of releases on this dataset add up; a "
                        "release made of disjoint parts (each patient in one part) counts its "
-                       "largest part's ε. Releases on other files share no patients.")
-    _cap_panel(ledger, ledger.total()[0])
+                       "largest part's ε. The ledger knows this dataset only: a release on another file that "
+                       "holds some of the same patients is not counted here.")
+    _cap_panel(ledger, ledger.total()[0], demo=is_demo(key))

@@ -146,12 +146,12 @@ def result_panel(released, source):
         analyst_panel(released)
 
 
-def release_panel(source, trial, settings, m, rkey, before, store):
-    """The release button: the ledger records the spend first (two parallel parts when the
-    rule is evaluated on held-out patients), or refuses it; the release goes to ``store``."""
+def release_panel(key, trial, settings, m, rkey, before, store):
+    """The release button: the ledger records the spend on the dataset with ledger key ``key``
+    first (two parallel parts when the rule is evaluated on held-out patients), or refuses it;
+    the release goes to ``store``."""
     eps, evaluation = settings["eps"], before["evaluation"]
     label = "Release private rule" if settings["private"] else "Release rule (NOT PRIVATE)"
-    key = ledger.dataset_key(source)  # the sidebar shows this dataset's durable total
     if not st.button(f"{label} at ε = {eps:g}" + (f", evaluated at ε_eval = {evaluation[0]:g}"
                                                    if evaluation else ""),
                      type="primary", key="release"):

@@ -13,6 +13,8 @@ from tests.app.test_your_data import (
     ledger_entries,
     own_session_ids,
     release,
+    set_cap,
+    upload_release,
     words,
 )
 from ui import ledger
@@ -64,23 +66,18 @@ def test_the_session_keeps_the_key_not_the_data(own_session_ids):
 
 
 def test_the_sidebar_sets_and_lowers_a_cap_but_never_raises_it(own_session_ids):
-    at = demo_release(session(), eps="0.5")
+    at = upload_release(session(), eps="0.5")
     assert "`dpcore ledger cap …`" in words(at.sidebar.caption)
-    at.sidebar.number_input(key="ledger_cap").set_value(2.0)
-    at.sidebar.button(key="ledger_set_cap").click().run()
+    set_cap(at, 2.0)
     assert "(cap ε = 2)" in sidebar_text(at)
-    at.sidebar.number_input(key="ledger_cap").set_value(5.0)
-    at.sidebar.button(key="ledger_set_cap").click().run()
+    set_cap(at, 5.0)
     assert "(cap ε = 2)" in sidebar_text(at) and "can only be lowered" in sidebar_text(at)
-    at.sidebar.number_input(key="ledger_cap").set_value(0.6)
-    at.sidebar.button(key="ledger_set_cap").click().run()
+    set_cap(at, 0.6)
     assert "(cap ε = 0.6)" in sidebar_text(at)
     assert not at.sidebar.toggle  # no switch that turns the cap off
     other = session()  # the cap belongs to the dataset: another session is refused too
-    other.radio(key="file").set_value("paper_trial").run()
-    other.button(key="fill_dictionary").click().run()
-    other.select_slider(key="eps").set_value(0.2).run()
-    release(other)
+    other.query_params["eps"] = "0.2"
+    upload_release(other)
     assert "Refused" in words(other.error) and "dpcore ledger cap" in words(other.error)
     assert [e.epsilon for e in ledger_entries(other)] == [0.5]
 

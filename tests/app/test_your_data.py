@@ -213,10 +213,33 @@ def test_release_is_recorded_and_the_json_reproduces_the_screen(page):
     assert "clipped_share" in diagnostics and "clipped_share" not in text
 
 
-def test_second_release_adds_up_and_a_cap_refuses(page):
-    at = demo_release(page, eps="0.5")
-    at.sidebar.number_input(key="ledger_cap").set_value(0.8)
+def set_cap(at, eps):
+    """Type a cap in the sidebar, confirm it when asked (the first cap), and set it."""
+    at.sidebar.number_input(key="ledger_cap").set_value(eps)
+    if any(c.key == "ledger_cap_sure" for c in at.sidebar.checkbox):
+        at.sidebar.checkbox(key="ledger_cap_sure").check()
+    at.run()
     at.sidebar.button(key="ledger_set_cap").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+UPLOADED = trial_csv(n=60)
+
+
+def upload_release(at, eps=None):
+    """Upload a file of its own (not a shipped demo), type its bounds, release once."""
+    if eps is not None:
+        at.query_params["eps"] = eps
+    at = fill_bounds(upload(at, UPLOADED), [(0, 100), (-5, 5)], UPLOADED)
+    return release(at)
+
+
+def test_second_release_adds_up_and_a_cap_refuses(page):
+    at = upload_release(page, eps="0.5")
+    set_cap(at, 0.8)
+    at.select_slider(key="eps").set_value(0.4).run()
+    assert "would be refused" in words(at.warning)  # the verdict counts the spend and the cap
     release(at)
     assert "Refused" in words(at.error) and "0.8" in words(at.error)
     assert len(ledger_entries(at)) == 1
@@ -225,6 +248,23 @@ def test_second_release_adds_up_and_a_cap_refuses(page):
     assert not at.error
     assert [e.epsilon for e in ledger_entries(at)] == [0.5, 0.2]
     assert "ε = 0.7 over 2 releases (cap ε = 0.8)" in words(at.sidebar.markdown)
+
+
+def test_no_session_can_cap_a_shipped_demo_file(page):
+    """The demo files are practice data every session shares: their total adds up, but the
+    sidebar offers no cap, so no student can block the class."""
+    at = demo_release(page)
+    assert not [n for n in at.sidebar.number_input if n.key == "ledger_cap"]
+    assert not [b for b in at.sidebar.button if b.key == "ledger_set_cap"]
+    assert "Practice data shipped with the app" in words(at.sidebar.caption)
+    assert "ε = 1 over 1 release" in words(at.sidebar.markdown)
+
+
+def test_a_first_cap_needs_confirmation(page):
+    at = upload_release(page)
+    at.sidebar.number_input(key="ledger_cap").set_value(3.0).run()
+    assert at.sidebar.button(key="ledger_set_cap").disabled  # not confirmed yet
+    assert "cannot be raised or removed" in at.sidebar.checkbox(key="ledger_cap_sure").label
 
 
 def test_data_range_shortcut_warns_and_says_not_private(page):
@@ -569,7 +609,7 @@ def test_a_wide_file_has_one_table_and_no_preselected_covariates(page):
     at = upload(page, data)
     key = f"covs_{hashlib.sha256(data).hexdigest()[:12]}"
     assert at.multiselect(key=key).value == [] and "none is pre-selected" in words(at.caption)
-    assert not at.number_input  # bounds live in one table, not 2 inputs per column
+    assert not at.main.number_input  # bounds live in one table, not 2 inputs per column
     at.multiselect(key=key).set_value(names[:3]).run()
     assert not at.exception
 

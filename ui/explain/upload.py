@@ -29,8 +29,12 @@ def release_statement(release):
             "on the same data, or side channels.")
 
 
-def upload_verdict(stage, n=None, eps=None):
-    """The page's opening verdict for where the user is."""
+def upload_verdict(stage, n=None, eps=None, spent=0.0, cap=None, cost=None):
+    """The page's opening verdict for where the user is.
+
+    At the "ready" stage, ``spent`` and ``cap`` are the file's durable total and cap, and
+    ``cost`` what the release would add (max(ε, ε_eval) with the private evaluation).
+    """
     if stage == "none":
         return "No trial yet: pick a demo file or upload a CSV to begin."
     if stage == "error":
@@ -39,8 +43,17 @@ def upload_verdict(stage, n=None, eps=None):
         return "Type the public levels of each categorical covariate in the table below."
     if stage == "bounds":
         return f"{patients(n)} read. Enter the public bounds below before a rule can be released."
+    cost = eps if cost is None else cost
+    before = (f"ε = {spent:g} is already spent on this file, over every session"
+              if spent else "nothing is spent on this file yet")
+    if cap is not None and spent + cost > cap + 1e-12:
+        return (f"{patients(n)} read, but a release at this setting would be refused: it would "
+                f"spend ε = {cost:g}, {before}, and the file's cap is ε = {cap:g}. Choose a "
+                "smaller ε, or ask whoever keeps the ledger.")
+    room = "" if cap is None else f" (cap ε = {cap:g})"
     return (f"{patients(n)} read. A rule can be released at ε = {eps:g}: it will spend "
-            f"ε = {eps:g} of this file's privacy budget, recorded in the ledger for every session.")
+            f"ε = {cost:g} of this file's privacy budget; {before}, so the total would be "
+            f"ε = {spent + cost:g}{room}, recorded in the ledger for every session.")
 
 
 def released_verdict(release, spent):
