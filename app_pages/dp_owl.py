@@ -102,7 +102,8 @@ def curves_panel(s, sizes, summary, refs, reps, target_mark):
                                                  target=target_mark if metric == "accuracy" else None),
                         width="stretch", key="vs_eps", config=charts.CONFIG)
         st.caption(explain.eps_curve_caption(metric, s["mode"], s["gamma"], all_n)
-                   + (" Green: the target and the smallest ε reaching it." if metric == "accuracy" else ""))
+                   + (" Green: the target, and the smallest ε at which enough single releases reach it."
+                      if metric == "accuracy" else ""))
     with b:
         st.plotly_chart(figure(charts.curve_vs_n, summary, metric, s["eps"], references, _nonprivate_name(s)),
                         width="stretch", key="vs_n", config=charts.CONFIG)
@@ -174,15 +175,16 @@ def show(s, sizes, results, target, verdict_slot, reps, first=False):
     all_summary = compute.stack_summaries(results)
     here, best = compute.cell(summary, s["eps"]), decide.best_reference(s, all_summary, reps)
     with verdict_slot:  # above the controls: a phone sees it first
-        v = panels.verdict(s, here, best, all_summary, sizes, target, reps, first)
+        v = panels.verdict(s, here, best, all_summary, {m: r for m, (r, _, _) in results.items()},
+                           target, reps, first)
     panels.cards(s, here, best, runs.loc[runs.epsilon == s["eps"], "clipped_share"],
                  "value" if st.session_state.get("scale", SCALE.default) == "own" else "value_paper")
-    metric = curves_panel(s, sizes, all_summary, refs, reps, (v["threshold"], v["answer"].first))
+    metric = curves_panel(s, sizes, all_summary, refs, reps, v["mark"])
     rule_panel(s, runs, metric)
     if not first:
         panels.downloads(results, all_summary, s, lambda: handout.owl_report(  # built on download
             s, here, best, v["text"], all_summary, sizes, reps, v["verdict"], explain.privacy_statement(s["eps"]),
-            (v["threshold"], v["answer"].first)))
+            v["mark"], (v["share"], v["assurance"])))
 
 
 st.title("DP-OWL: what privacy costs a treatment rule")

@@ -71,8 +71,10 @@ def with_settings(df, settings, dictionary=DICTIONARY):
     return "\n".join(head) + "\n" + df.to_csv(index=False)
 
 
-def owl_report(s, here, best, answer_text, summary, sizes, reps, verdict_text, privacy_text, mark=None):
-    """The DP-OWL page's current view as a :class:`Report`."""
+def owl_report(s, here, best, answer_text, summary, sizes, reps, verdict_text, privacy_text, mark=None,
+               share=None):
+    """The DP-OWL page's current view as a :class:`Report`; ``share`` is (the Share of single
+    releases reaching the target, the assurance asked for)."""
     from .charts import owl as charts
 
     eps = s["eps"]
@@ -85,6 +87,11 @@ def owl_report(s, here, best, answer_text, summary, sizes, reps, verdict_text, p
     if math.isfinite(eps):
         cards.append(("Agrees with the non-private rule", f"{here.concordance_mean:.1f}%",
                       f"95% interval {here.concordance_lo:.1f}–{here.concordance_hi:.1f}%"))
+    if share is not None:
+        got, assurance = share
+        cards.append(("Single releases reaching the target", f"{got.share:.0%}",
+                      f"95% interval {got.lo:.0%}–{got.hi:.0%} over {got.releases} simulated trials; "
+                      f"asked: {assurance:.0%}"))
     settings = {"page": "DP-OWL", "epsilon": "non-private" if math.isinf(eps) else f"{eps:g}",
                 "n": s["n"], "gamma": "paper-tuned" if s["mode"] == "paper" else f"fixed {s['gamma']:g}",
                 "h": s["h"], "W": s["W"], "preprocessing": s["prep"], "repetitions": reps,

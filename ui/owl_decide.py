@@ -19,17 +19,23 @@ TARGET = Choice("target", ("patients", "points"), "patients", "Publish when the 
                      "non-private rule's.")
 K = Choice("k", (55, 60, 65, 70, 75, 80, 85, 90, 95), 80, "k: of 100 new patients, at least")
 P = Choice("p", (1, 2, 3, 5, 10, 15, 20), 5, "p: percentage points behind, at most")
-CONTROLS = (TARGET, K, P)
+ASSURANCE = Choice("assurance", (0.5, 0.8, 0.9, 0.95), 0.9, "Of single releases, reaching it",
+                   {0.5: "5 of 10", 0.8: "8 of 10", 0.9: "9 of 10", 0.95: "19 of 20"}.get,
+                   help="A publisher releases one rule, not an average: how many of 10 "
+                        "releases (each on its own simulated trial) must reach the target.")
+CONTROLS = (TARGET, K, P, ASSURANCE)
 
 
 def target_widgets():
-    """The target's widgets; returns a :class:`decide.Target`."""
-    a, b = st.columns([2, 3])
+    """The target's widgets; returns (:class:`decide.Target`, assurance as a fraction)."""
+    a, b, c = st.columns([2, 3, 2])
     with a:
         kind = TARGET.widget()
     with b:
         level = K.widget() if kind == "patients" else P.widget()
-    return decide.Target(kind, level)
+    with c:
+        assurance = ASSURANCE.widget()
+    return decide.Target(kind, level), float(assurance)
 
 
 def presets(specs, overrides):

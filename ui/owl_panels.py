@@ -21,25 +21,33 @@ TERMS = ("accuracy", "points", "value", "agreement", "coin flip", "epsilon", "ga
          "interval", "treat everyone", "oracle", "public bounds", "authors' shift", "kappa", "Algorithm 2")
 
 
-def verdict(s, here, best, summary, sizes, target, reps, first):
-    """The verdict in its colour and the answer to "at what ε can we publish?"."""
-    eps, n = s["eps"], s["n"]
+def verdict(s, here, best, summary, runs, target, reps, first):
+    """The verdict about one release in its colour, what the ε promises one patient, and the
+    answer to "at what ε can we publish?". ``runs`` maps each simulated n to its
+    per-repetition rows; ``target`` is (:class:`Target`, assurance)."""
+    (target, assurance), eps, n, sizes = target, s["eps"], s["n"], sorted(runs)
     g_best = decide.best_gamma(n)
     fixed = compute.cell(summary[summary.n == n], math.inf).accuracy_mean
     note = "" if s["mode"] == "paper" else (f" (γ = {g_best:g}; at the fixed γ = {s['gamma']:g} even the "
                                             f"non-private rule reaches only {fixed:.1f}%)")
     threshold = target.threshold(best.accuracy_mean)
-    kind, sentence = explain.verdict(eps, n, here, best, threshold, target.words(), note, first)
-    getattr(st, kind)(sentence, icon=":material/medical_services:")
+    share = targets.share_at(runs[n], eps, threshold)
+    kind, sentence = explain.verdict(eps, n, here, best, threshold, target.words(), share, assurance,
+                                     note, first)
+    getattr(st, kind)(sentence + " " + explain.epsilon_note(eps), icon=":material/medical_services:")
     if st.session_state.get("_preset_toast") and not first:
         st.toast(f"{st.session_state.pop('_preset_toast')}: {sentence}", icon=":material/check:")
     thresholds = {m: target.threshold(decide.best_reference(s, summary, reps, m).accuracy_mean)
                   if target.kind == "points" else threshold for m in sizes}
     answer = targets.smallest_eps(summary, n, threshold)
-    n_hit, shown = targets.smallest_n(summary, eps, thresholds)
-    text = explain.eps_answer_sentence(answer, n, eps, n_hit, shown, best.accuracy_mean)
+    assured = targets.smallest_assured_eps(runs[n], threshold, assurance)
+    n_hit = targets.smallest_assured_n(runs, eps, thresholds, assurance)
+    text = explain.eps_answer_sentence(assured, answer, n, eps, n_hit, sizes, best.accuracy_mean,
+                                       threshold, assurance)
     st.markdown("**At what ε can we publish?** " + text)
-    return dict(threshold=threshold, answer=answer, text=text, verdict=sentence)
+    mark = (threshold, targets.hit_at(summary, n, assured.at if assured else None))
+    return dict(threshold=threshold, answer=answer, assured=assured, share=share, text=text,
+                verdict=sentence, mark=mark, assurance=assurance)
 
 
 def cards(s, here, best, clipped_here, value_key):

@@ -66,7 +66,7 @@ def notice_for(notices, key):
 
 def assert_plain(at):
     """Every notice is escaped text: no markup character reaches the markdown renderer raw."""
-    for w in at.warning:
+    for w in link_notices(at):
         body = w.value.replace("\\\\", "")
         assert not re.search(r"(?<!\\)[`\[\]()!#<>*_]", body), body
         assert "\n" not in body

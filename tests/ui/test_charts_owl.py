@@ -83,6 +83,6 @@ def test_the_eps_chart_names_what_it_draws_in_fixed_mode_and_marks_the_target(su
     grey = [t for t in fig.data if t.name in ("best non-private rule", "non-private at the fixed γ = 1000")]
     assert len(grey) == 2 and {t.name for t in grey} == {"best non-private rule", "non-private at the fixed γ = 1000"}
     assert list(next(t for t in grey if t.name == "best non-private rule").y) == [88.0, 88.0]
-    assert any(t.name == "smallest ε reaching it: 5" and list(t.x) == [5.0] for t in fig.data)
+    assert any(t.name == "ε to publish at: 5" and list(t.x) == [5.0] for t in fig.data)
     assert any(a.text == "target: 80.0%" for a in fig.layout.annotations)
     assert fig.layout.modebar.orientation == "v"

@@ -79,8 +79,8 @@ def curves_vs_epsilon(summary, metric, ns, current_eps, references=None, *, mode
     sweep's ε = ∞ row, which is the best rule in paper mode). Grey dashed: the non-private rule
     at the γ each ε uses (the fixed γ in fixed mode), so the gap splits into noise (band to
     dashed) and regularization (dashed to dotted). References are drawn for ``reference_ns``
-    (default: every n). ``target`` = (accuracy threshold, ε reaching it or None) adds the
-    target line and marks the answer.
+    (default: every n). ``target`` = (accuracy threshold, the Hit of the ε named for publishing
+    or None) adds the target line and marks the answer.
     """
     fig = go.Figure()
     unit = "%" if metric in ("accuracy", "concordance") else ""
@@ -115,9 +115,10 @@ def curves_vs_epsilon(summary, metric, ns, current_eps, references=None, *, mode
                       annotation_text=f"target: {threshold:.1f}%", annotation_position="top left",
                       annotation_font={"size": 11, "color": PALETTE[2]})
         if hit is not None:
-            fig.add_trace(go.Scatter(x=[hit.at], y=[hit.mean], mode="markers", name=f"smallest ε reaching it: {hit.at:g}",
+            fig.add_trace(go.Scatter(x=[hit.at], y=[hit.mean], mode="markers", name=f"ε to publish at: {hit.at:g}",
                                      marker={"color": PALETTE[2], "size": 14, "symbol": "star"},
-                                     hovertemplate="smallest ε on the grid reaching the target: %{x:g}<extra></extra>"))
+                                     hovertemplate="smallest ε on the grid at which enough single releases "
+                                                   "reach the target: %{x:g}<extra></extra>"))
     if math.isfinite(current_eps):
         marker(fig, current_eps, f"ε = {current_eps:g}", log_x=True, colour=INK)
     fig.update_xaxes(type="log", tickvals=[0.1, 1, 10, 100, 1000], ticktext=["0.1", "1", "10", "100", "1000"])

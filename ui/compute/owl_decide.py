@@ -1,6 +1,7 @@
 """What the DP-OWL page decides from a sweep: the smallest ε (and n) reaching a publication
-target, the best non-private rule a fixed-γ study is compared with, and the accuracy of the
-two rules that need no data (treat everyone, treat no one).
+target, on average and for one release (the share of simulated releases that reach it, with
+its interval), the best non-private rule a fixed-γ study is compared with, and the accuracy of
+the two rules that need no data (treat everyone, treat no one).
 
 Pure functions of the cached sweeps (plus two small cached computations); no widgets.
 """
@@ -76,6 +77,15 @@ def smallest_eps(summary, n, threshold):
     return EpsAnswer(float(threshold), first("accuracy_mean"), first("accuracy_lo"), first("accuracy_hi"))
 
 
+def hit_at(summary, n, eps):
+    """The :class:`Hit` of the mean accuracy at (n, ε), or None when ``eps`` is None."""
+    if eps is None:
+        return None
+    rows = summary[summary["n"] == n]
+    row = rows[np.isclose(rows["epsilon"], eps) | (np.isinf(rows["epsilon"]) & math.isinf(eps))]
+    return _hit(row.iloc[0], eps)
+
+
 def smallest_n(summary, eps, thresholds):
     """Among the simulated sizes, the smallest n whose mean accuracy at ε meets its threshold.
 
@@ -89,6 +99,67 @@ def smallest_n(summary, eps, thresholds):
         if len(rows) and rows.iloc[0].accuracy_mean >= thresholds[n]:
             return _hit(rows.iloc[0], n), sizes
     return None, sizes
+
+
+@dataclass(frozen=True)
+class Share:
+    """How often one release reaches a threshold at a grid point (ε or n): the share of the
+    simulated releases (one per simulated trial) at or above it, its 95% Wilson interval, and
+    the median release's accuracy (%)."""
+
+    at: float
+    share: float
+    lo: float
+    hi: float
+    median: float
+    releases: int
+
+
+def wilson(k, m, z=1.959964):
+    """The 95% Wilson score interval of a proportion k/m (arrays broadcast)."""
+    k, m = np.asarray(k, float), np.asarray(m, float)
+    p = k / m
+    centre = (p + z * z / (2 * m)) / (1 + z * z / m)
+    half = z * np.sqrt(p * (1 - p) / m + z * z / (4 * m * m)) / (1 + z * z / m)
+    return centre - half, centre + half
+
+
+def release_shares(runs, threshold):
+    """One :class:`Share` per ε of ``runs`` (one n's per-repetition rows), smallest ε first."""
+    acc = runs["accuracy"].to_numpy(float)
+    eps = runs["epsilon"].to_numpy(float)
+    grid = np.unique(eps)
+    out = []
+    for e in grid:
+        here = acc[eps == e]
+        k = int(np.count_nonzero(here >= threshold))
+        lo, hi = wilson(k, here.size)
+        out.append(Share(float(e), k / here.size, float(lo), float(hi), float(np.median(here)),
+                         int(here.size)))
+    return out
+
+
+def share_at(runs, eps, threshold):
+    """The :class:`Share` at one ε."""
+    return next(s for s in release_shares(runs, threshold)
+                if s.at == eps or math.isclose(s.at, eps))
+
+
+def smallest_assured_eps(runs, threshold, assurance):
+    """The smallest private ε whose share's interval lies at or above ``assurance`` (a
+    fraction): there, at least that share of single releases reaches the threshold, beyond
+    Monte-Carlo doubt. None when no ε on the grid does."""
+    return next((s for s in release_shares(runs, threshold)
+                 if math.isfinite(s.at) and s.lo >= assurance), None)
+
+
+def smallest_assured_n(runs_by_n, eps, thresholds, assurance):
+    """Among the simulated sizes, the smallest n whose share at ε clears ``assurance``."""
+    for n in sorted(runs_by_n):
+        s = share_at(runs_by_n[n], eps, thresholds[n])
+        if s.lo >= assurance:
+            return Share(float(n), s.share, s.lo, s.hi, s.median, s.releases)
+    return None
 
 
 @st.cache_data(max_entries=32, show_spinner=False)

@@ -40,7 +40,13 @@ from .owl import (
     spread_caption,
     tuning_caption,
 )
-from .owl_decide import eps_answer_sentence, is_coin_flip, privacy_statement, verdict
+from .owl_decide import (
+    eps_answer_sentence,
+    epsilon_note,
+    is_coin_flip,
+    privacy_statement,
+    verdict,
+)
 from .upload import (
     patients,
     release_statement,
@@ -55,6 +61,7 @@ __all__ = [
     "FEATURE_NAMES",
     "feature_names",
     "eps_answer_sentence",
+    "epsilon_note",
     "is_coin_flip",
     "privacy_statement",
     "verdict",
