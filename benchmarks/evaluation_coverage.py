@@ -4,13 +4,14 @@
 
 Seeded simulation of :func:`dpcore.owl.evaluation.evaluate_rule` at the Your-data page's
 settings: the default 80/20 split of n in {200, 1000, 5000} (m = 40, 200, 1000 held-out
-patients), ε_eval in {0.5, 1, 10, inf}, 0%, 10% and 30% of rows incomplete (missing completely
-at random, weight 0, ``include`` False: the page's path, which releases the noisy count of
-complete rows). Designs: the paper's trial (1:1) with outcome bounds (-10, 10), the same with
-bounds (-10, 30) (a midpoint far from the values, where the old estimator's shrinkage shows),
-and a heavy-weights one (P(treated) = 0.9, weights up to 10: the ε_eval = inf case of issue 24). The rule is fixed
-(the optimal one, flipped where x1 > 0.7). Truths are the values among complete rows, equal under
-MCAR to the population values, from 2,000,000 simulated patients' potential outcomes.
+patients), ε_eval in {0.1, 0.5, 1, 10, inf} (0.1 is the page's smallest), 0%, 10% and 30% of
+rows incomplete (missing completely at random, weight 0, ``include`` False: the page's path,
+which releases the noisy count of complete rows). Designs: the paper's trial (1:1) with outcome
+bounds (-10, 10); the same with bounds (-10, 30) (a midpoint far from the values, where the old
+estimator's shrinkage shows); heavy weights (P(treated) = 0.9, weights up to 10: the
+ε_eval = inf case of issue 24). The rule is fixed (the optimal one, flipped where x1 > 0.7).
+Truths are the values among complete rows, equal under MCAR to the population values, from
+2,000,000 simulated patients' potential outcomes.
 
 Vectorised over repetitions: the cells, moments and count of every repetition are computed at
 once (:func:`cell_sums` over a leading axis), noised at once, and turned into intervals by
@@ -40,7 +41,7 @@ from dpcore.owl.simulate import PAPER_TRIAL, TrialDesign, optimal_treatment
 BOUNDS = (-10.0, 10.0)
 SIZES = (200, 1000, 5000)
 FIT_SHARE = 0.8
-EPSILONS = (0.5, 1.0, 10.0, np.inf)
+EPSILONS = (0.1, 0.5, 1.0, 10.0, np.inf)
 INCOMPLETE = (0.0, 0.1, 0.3)
 # (design, outcome bounds, incomplete shares): the paper's trial with the usual bounds; the same
 # with bounds whose midpoint lies far from the values (as a real outcome's often do), where
