@@ -345,3 +345,41 @@ def test_heavy_weights_without_noise_keep_their_coverage():
     _, lower, upper = est["rule"]
     hits = int(np.sum((lower <= truth) & (truth <= upper)))
     assert hits >= stats.binom.ppf(0.001, reps, 0.95), hits / reps
+
+
+def test_the_budget_split_and_its_bad_arguments():
+    from dpcore.owl.evaluation import evaluation_budget
+
+    assert evaluation_budget(2.0) == pytest.approx((1.3, 0.5, 0.2))
+    assert evaluation_budget(2.0, count=False) == pytest.approx((1.5, 0.5, 0.0))
+    assert all(np.isinf(evaluation_budget(np.inf)))
+    with pytest.raises(ValueError, match="moment_share \\+ count_share"):
+        evaluation_budget(1.0, 0.6, 0.4)
+    with pytest.raises(ValueError, match="count_share"):
+        evaluation_budget(1.0, count_share=0.0)
+    t = PAPER_TRIAL.sample(200, rng=3)
+    ev = evaluate_rule(t["A"], t["A"], t["B"], 0.5, outcome_bounds=BOUNDS, epsilon=1.0,
+                       include=np.ones(200, bool), rng=4)
+    out = ev.to_dict()
+    assert out["complete_rows_noisy"] == ev.complete
+    assert out["epsilon_split"] == pytest.approx({"cells": 0.65, "second_moments": 0.25,
+                                                  "complete_count": 0.1})
+    assert "complete rows" in ev.summary()
+    plain = evaluate_rule(t["A"], t["A"], t["B"], 0.5, outcome_bounds=BOUNDS, epsilon=1.0, rng=4)
+    assert plain.complete is None and "complete rows" not in plain.summary()
+    assert all(e.lower >= BOUNDS[0] and e.upper <= BOUNDS[1] for e in plain.values.values())
+
+
+@pytest.mark.parametrize("sigma, s, b", [(1.0, 0.1, 0.0), (0.1, 1.0, 0.0), (1.0, 1.0, 0.5),
+                                         (0.05, 1.0, 3.0), (2.0, 0.3, 1.0), (0.0, 1.0, 0.2)])
+def test_the_half_width_is_the_stated_quantile_of_normal_plus_laplace_noise(sigma, s, b):
+    """Against 400,000 draws of sigma Z + s (L1 + L2) + b L3: the share within the half-width
+    is the level within 4 binomial standard errors (0.14 points)."""
+    from dpcore.owl.evaluation_interval import abs_quantile
+
+    rng = np.random.default_rng(50)
+    n = 400_000
+    x = (sigma * rng.standard_normal(n) + s * rng.laplace(size=(2, n)).sum(0)
+         + b * rng.laplace(size=n))
+    q = abs_quantile(0.95, np.array([sigma]), s, np.array([b]))[0]
+    assert np.mean(np.abs(x) <= q) == pytest.approx(0.95, abs=4 * np.sqrt(0.95 * 0.05 / n))
