@@ -13,43 +13,87 @@ Notes
 outcome is clipped to the bounds and centred, y = clip(B) - c, in [-R/2, R/2]. With the public
 smallest propensity p_min (min over arms and rows of P(A_i | X_i); min(p, 1 - p) for a known
 randomization p), each row's propensity of its own arm is floored at p_min (a public rule), so
-its inverse-probability term y / pi lies in [-R/(2 p_min), R/(2 p_min)]. Each row of the
-evaluation part falls in exactly one cell (a, d) of (arm received, arm the rule recommends),
-and the released vector is the four cell sums over the public size m of the part::
+its inverse-probability term y / pi lies in [-b, b], b = R/(2 p_min). Each row of the
+evaluation part falls in exactly one cell (a, d) of (arm received, arm the rule recommends);
+with r_i = 1 for a complete row and 0 for an incomplete one (``include``: a missing outcome
+or covariate, ``Trial.complete``), the released vectors are the four cell sums and second
+moments over the public size m of the part, and the count of complete rows::
 
-    S_ad = (1/m) * sum_i 1(A_i = a, d(X_i) = d) * y_i / pi_i.
+    S_ad = (1/m) sum_i r_i 1(A_i = a, d(X_i) = d) y_i / pi_i,
+    M_ad = (1/m) sum_i r_i 1(A_i = a, d(X_i) = d) (y_i / pi_i)^2,
+    N    = sum_i r_i.
 
-Every value is c plus a sum of two cells (Horvitz-Thompson IPW, unbiased for the mean outcome
-under the policy): V(rule) = c + S_++ + S_--, V(treat all) = c + S_++ + S_+-,
-V(treat none) = c + S_-+ + S_--, and the rule's gains over treating everyone are
-V(rule) - V(all) = S_-- - S_+- and V(rule) - V(none) = S_++ - S_-+ (sign flipped when smaller
-outcomes are better, so that a positive gain is good for patients). Centring at c makes the
-values the same whichever direction is better, and halves the sensitivity against a benefit
-in [0, R]. Rows with a missing value (``include`` False) contribute 0, a data-independent
-treatment that keeps m public.
+**The target.** The values estimate the mean outcome under each policy among patients whose
+rows are complete, V = c + E[T | r = 1] with T = 1(A = d) y / pi (Horvitz-Thompson IPW);
+when rows are missing completely at random (MCAR) that is the population's value. With q the
+complete share, E[S_rule] = q (V - c): the old estimator c + S_rule (incomplete rows counting 0
+in m) shrinks each value towards c by the incomplete share 1 - q, a bias that does not shrink
+with m (issue 23: "95%" intervals covering 33% at m = 1000 and 0% at m = 5000 with 10%
+incomplete rows). The complete-row count is not public, so it is released too and the value is
+a ratio estimator (the same correction for every policy)::
+
+    V_hat = c + S~ / q~,    q~ = N~ / m,
+
+with S~ the signed sum of the policy's two noisy cells: V(rule) uses S_++ + S_--, V(treat
+all) S_++ + S_+-, V(treat none) S_-+ + S_--; the gains over treating everyone use
+S_-- - S_+- and S_++ - S_-+ (sign flipped when smaller outcomes are better, so that a positive
+gain is good for patients). Without ``include`` (every row declared complete, a public fact)
+q = 1 and no count is released. Centring at c makes the values the same whichever direction is
+better and halves the sensitivity against a benefit in [0, R].
 
 **Sensitivity.** Neighbours replace one row (the rule d is fixed: it was fitted on the other
-part). The row's term leaves one cell and enters another (or stays), each term of absolute value
-at most R/(2 m p_min), so the L1 sensitivity of S is::
+part); the replacement may turn a complete row into an incomplete one or back. The row's term
+leaves one cell and enters another (or stays, or becomes 0 when the new row is incomplete),
+each term of absolute value at most b/m, so the L1 sensitivities are::
 
-    Delta_1 = R / (m p_min),
+    Delta_1 = R / (m p_min)          cells S (a complete row moved to another cell),
+    Delta_2 = R^2 / (2 m p_min^2)     moments M (squared terms in [0, b^2]),
+    Delta_3 = 1                       count N (complete <-> incomplete).
 
-attained by replacing a row (A = +1, d = +1, B = hi, pi = p_min) with one
-(A = -1, d = -1, B = lo, pi = p_min). Adding independent Laplace(Delta_1 / ε_eval) noise to each
-cell is ε_eval-DP, and every value and gain is post-processing.
+Delta_1 is attained by replacing a row (A = +1, d = +1, B = hi, pi = p_min) with one
+(A = -1, d = -1, B = lo, pi = p_min); making a row incomplete moves S by at most Delta_1 / 2.
+Laplace(Delta_k / ε_k) noise on each is ε_k-DP, and by sequential composition over the same
+rows the three releases cost ε_1 + ε_2 + ε_3 = ε_eval (:func:`evaluation_budget`): by default
+ε_2 = 0.25 ε_eval (``moment_share``), ε_3 = 0.10 ε_eval (``count_share``, only with
+``include``) and ε_1 = 0.65 ε_eval (0.75 without a count); 0.10 gave narrower intervals
+than 0.05 or 0.20 in the benchmark's settings (the count's noise enters scaled by |theta|).
+Every value, gain and interval is post-processing of (S~, M~, N~) and public numbers; the
+shape of the release depends only on whether ``include`` is given, never on the data.
 
-**Intervals.** An estimate Q is a signed sum of two noisy cells, so Q_hat - Q is a sampling
-error plus two Laplace(s) draws, s = Delta_1 / ε_1. The sampling error is taken as normal with
-variance E[T^2] / m (an upper bound on Var T), where E[T^2] is the sum of the same two cells'
-second moments M_ad = (1/m) sum 1(cell) (y_i / pi_i)^2. These are released too, by a share
-``moment_share`` of ε_eval (sequential composition: ε_1 = (1 - share) ε_eval for the cells,
-ε_2 = share ε_eval for the moments). Each squared term lies in [0, (R / (2 p_min))^2], so the
-moments' L1 sensitivity is Delta_2 = R^2 / (2 m p_min^2). The noisy second moment is raised
-by the upper ``level`` quantile of its noise (so noise rarely makes the interval too short)
-and capped by what the public values alone allow, (R/2)^2 / p_min for a value and
-(R/2)^2 / (p_min (1 - p_min)) for a gain. The half-width is the exact quantile of
-|N(0, sigma^2) + s (L_1 + L_2)|. The intervals are approximate in that the sampling error is
-taken as normal; their variance is an upper bound.
+**Intervals (Fieller).** For a policy with true value theta = V - c and share q, the pivot
+S~ - theta q~ equals sampling error + s (L_1 + L_2) - theta e, where the sampling error is
+(1/m) sum_i r_i (T_i - theta), mean 0 and variance E[r (T - theta)^2] / m <= E[r T^2] / m (the
+uncentred second moment, estimated by the same two cells' M), L_1, L_2 are the two cells'
+standard Laplace draws at scale s = Delta_1 / ε_1, and e = (N~ - N) / m is Laplace at scale
+1/(m ε_3). The interval is Fieller's set {theta : |S~ - theta q~| <= h(|theta|)}, with h the
+``level`` quantile of |sigma Z + s (L_1 + L_2) + |theta| L_3 / (m ε_3)| (computed exactly by
+quadrature; it grows with |theta| by Anderson's theorem), intersected with the public range
+[-R/2, R/2] of a value ([-R, R] for a gain). For q~ > 0 it is found from [-R/2, R/2] by a few
+monotone steps (h evaluated at the largest |theta| of the previous set, so each set contains
+Fieller's); for q~ <= 0 it is the whole range. It covers whenever the pivot does, so the
+noise in both numerator and denominator is accounted for, with no delta-method linearisation.
+The point value is S~ / max(q~, 1/m), clipped to the range.
+
+**The sampling part.** sigma^2 = M'/m with M' the noisy second moment, raised by the
+``level`` quantile of its own noise (so noise rarely makes the interval too short) and capped
+by what the public values alone allow, (R/2)^2 / p_min for a value and
+(R/2)^2 / (p_min (1 - p_min)) for a gain. With heavy weights (small p_min) few held-out rows
+carry a weight near 1/p_min and the normal interval under-covers, also without noise (issue 24:
+83-93% at ε_eval = inf; 79% for the rule's value at P(treated) = 0.9, m = 40). So the sampling
+half-width is Bernstein's, calibrated to the normal: t = rho + sqrt(rho^2 + z^2 sigma^2) with
+rho = z^2 b / (6 m) (Bernstein's inequality m t^2 <= 2L (sigma^2 + b t / 3) with 2L = z^2,
+b = R / (2 p_min) the public bound of one row's term); the interval uses sigma_eff = t / z. It
+equals the normal interval as m grows and adds about 0.64 b/m, the reach of a single heavy
+row, at small m.
+
+**Limitations.** The sampling error is taken as normal after Bernstein's correction, not
+bounded exactly: with an expected number m p_min of held-out patients in the rarer arm below
+about 5, a value with all its weight on that arm can still under-cover (86% for treat-none at
+P(treated) = 0.95, m = 40, outcomes near a bound, ε_eval = inf). Values among complete rows
+equal the population's only under MCAR; when missingness depends on the outcome or the arm the
+intervals cover the complete rows' value, not the population's. The propensities must be at
+least p_min (a floor below the true propensity biases the IPW terms). ``benchmarks/
+evaluation_coverage.py`` measures the coverage at the page's settings (docs/evaluation.md).
 
 **Verdict.** The rule beats treating everyone with the better arm when both gains' intervals
 lie above 0: each fails with probability at most (1 - level)/2, so both hold together with
@@ -61,19 +105,21 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
-from scipy import special
-from scipy.optimize import brentq
 from scipy.special import ndtri
 
 from .._validation import check_bounds, check_epsilon, check_real
 from ..privacy.mechanisms import sample_laplace
+from .evaluation_interval import fieller_interval, two_laplace_quantile
 from .owl import DPOWL, arm_propensity
 
-__all__ = ["Estimate", "PrivateEvaluation", "cell_sums", "evaluate_rule", "evaluation_sensitivity",
-           "fit_and_evaluate", "moment_sensitivity", "parallel_cost", "public_split"]
+__all__ = ["COUNT_SENSITIVITY", "Estimate", "PrivateEvaluation", "cell_sums", "evaluate_rule",
+           "evaluation_budget", "evaluation_sensitivity", "fit_and_evaluate", "moment_sensitivity",
+           "parallel_cost", "public_split", "release_estimates"]
+
+#: L1 sensitivity of the count of complete rows: replacing one row changes it by at most 1.
+COUNT_SENSITIVITY = 1.0
 
 CELLS = ("treated, recommended treated", "treated, recommended control",
          "control, recommended treated", "control, recommended control")
@@ -150,7 +196,9 @@ class PrivateEvaluation:
 
     ``values`` holds the rule, treat_all and treat_none on the outcome's scale; ``gains`` the
     rule's improvement over each fixed arm (positive is better for patients, outcome units);
-    ``verdict`` is "better", "worse" or "inconclusive" (see the module's Notes).
+    ``verdict`` is "better", "worse" or "inconclusive" (see the module's Notes). ``complete``
+    is the noisy count of complete rows (None when every row was declared complete) and
+    ``budget`` the split (ε_cells, ε_moments, ε_count) of ε_eval.
     """
 
     epsilon: float
@@ -164,6 +212,8 @@ class PrivateEvaluation:
     verdict: str
     treated: object = None
     control: object = None
+    complete: float | None = None
+    budget: tuple = ()
 
     def summary(self):
         """One plain sentence with the verdict and the evidence behind it."""
@@ -179,21 +229,45 @@ class PrivateEvaluation:
                 f"out): its gain over giving everyone {arms} is {all_.value:+.3g} "
                 f"[{all_.lower:.3g}, {all_.upper:.3g}], over giving everyone {ctrl} "
                 f"{none.value:+.3g} [{none.lower:.3g}, {none.upper:.3g}], in the outcome's "
-                "units (positive is better for patients).")
+                "units (positive is better for patients)." + (
+                    "" if self.complete is None else
+                    " The values are those of patients with complete rows, corrected by a noisy "
+                    "count of them (the population's when values are missing at random)."))
 
     def to_dict(self):
         as_dict = lambda e: {"value": e.value, "lower": e.lower, "upper": e.upper}  # noqa: E731
         return {"epsilon_eval": self.epsilon, "patients": self.m, "level": self.level,
                 "sensitivity_l1": self.sensitivity, "cells": dict(zip(CELLS, self.cells)),
                 "second_moments": dict(zip(CELLS, self.moments)),
+                "complete_rows_noisy": self.complete, "epsilon_split": dict(zip(
+                    ("cells", "second_moments", "complete_count"), self.budget)),
                 "values": {k: as_dict(v) for k, v in self.values.items()},
                 "gains": {k: as_dict(v) for k, v in self.gains.items()},
                 "verdict": self.verdict, "summary": self.summary()}
 
 
+def evaluation_budget(epsilon, moment_share=0.25, count_share=0.1, count=True):
+    """How ε_eval is split between the cells, the second moments and the complete-row count.
+
+    Sequential composition over the three releases on the same rows: ε_1 + ε_2 + ε_3 = ε_eval
+    with ε_2 = ``moment_share`` ε_eval, ε_3 = ``count_share`` ε_eval when a count is released
+    (``count``; else ε_3 = 0) and ε_1 the rest.
+
+    Returns
+    -------
+    (eps_cells, eps_moments, eps_count) : floats (all inf when ε_eval is inf)
+    """
+    epsilon = check_epsilon(epsilon)
+    share2 = check_real(moment_share, "moment_share", low=0.0, high=1.0)
+    share3 = check_real(count_share, "count_share", low=0.0, high=1.0) if count else 0.0
+    if share2 + share3 >= 1.0:
+        raise ValueError(f"moment_share + count_share must be below 1, got {share2 + share3:g}")
+    return epsilon * (1.0 - share2 - share3), epsilon * share2, epsilon * share3
+
+
 def evaluate_rule(recommend, A, B, propensity, *, outcome_bounds, larger_is_better=True,
                   min_propensity=None, epsilon, include=None, level=0.95, moment_share=0.25,
-                  rng=None, sampler="numpy", arms=(None, None)):
+                  count_share=0.1, rng=None, sampler="numpy", arms=(None, None)):
     """Release the IPW values of a rule, of treat-all and of treat-none with ε_eval-DP.
 
     Parameters
@@ -213,11 +287,16 @@ def evaluate_rule(recommend, A, B, propensity, *, outcome_bounds, larger_is_bett
     epsilon : float
         ε_eval.
     include : bool array (m,), optional
-        False for rows with a missing value: they contribute 0 and still count in m.
+        False for incomplete rows (a missing outcome or covariate, ``Trial.complete``). They
+        contribute 0 to the cells and still count in the public m; with ``include`` given, a
+        noisy count of the complete rows is released too and the values estimate the value
+        among complete rows (see the module's Notes). None: every row is complete (public).
     level : float
         Confidence level of the intervals and of the verdict.
     moment_share : float
         Share of ε_eval spent on the second moments that size the intervals.
+    count_share : float
+        Share of ε_eval spent on the count of complete rows (only with ``include``).
     rng : None, int or Generator
         For numpy's sampler (simulations and tests).
     sampler : {"numpy", "opendp"}
@@ -227,10 +306,20 @@ def evaluate_rule(recommend, A, B, propensity, *, outcome_bounds, larger_is_bett
     Returns
     -------
     PrivateEvaluation
+
+    Notes
+    -----
+    Draw order (one Generator): the four cells' Laplace(Delta_1 / ε_1), the four moments'
+    Laplace(Delta_2 / ε_2), then (with ``include``) the count's Laplace(1 / ε_3); the split is
+    :func:`evaluation_budget`. Every output field but the noisy numbers (cells, moments, count,
+    and what follows from them) depends on public values only: m, the bounds, p_min, ε_eval,
+    the shares, the level and whether ``include`` was given.
     """
     epsilon = check_epsilon(epsilon)
     level = check_real(level, "level", low=0.0, high=1.0)
-    # One Generator for both draws: an int seed passed twice would repeat the same noise,
+    if level == 1.0:
+        raise ValueError("level must be < 1, got 1.0")
+    # One Generator for every draw: an int seed passed twice would repeat the same noise,
     # and the moments' noise would then cancel the cells' (a privacy failure, not just a bias).
     rng = np.random.default_rng(rng)
     if np.ndim(propensity) == 0:
@@ -239,32 +328,26 @@ def evaluate_rule(recommend, A, B, propensity, *, outcome_bounds, larger_is_bett
     elif min_propensity is None:
         raise ValueError("a per-row propensity needs a public min_propensity")
     lo, hi = (float(v[0]) for v in check_bounds(outcome_bounds, 1, "outcome_bounds"))
-    share = check_real(moment_share, "moment_share", low=0.0, high=1.0)
     m = int(np.shape(A)[-1])
     p_min = float(min_propensity)
     delta1 = evaluation_sensitivity((lo, hi), p_min, m)
     delta2 = moment_sensitivity((lo, hi), p_min, m)
+    counted = include is not None
+    eps1, eps2, eps3 = evaluation_budget(epsilon, moment_share, count_share, counted)
     args = (recommend, A, B, propensity, (lo, hi), p_min, include)
-    eps1, eps2 = epsilon * (1.0 - share), epsilon * share
     noisy = cell_sums(*args) + sample_laplace(eps1, delta1, 4, rng=rng, sampler=sampler)
     moments = cell_sums(*args, power=2) + sample_laplace(eps2, delta2, 4, rng=rng, sampler=sampler)
-    s = 0.0 if np.isinf(epsilon) else delta1 / eps1
-    s2 = 0.0 if np.isinf(epsilon) else delta2 / eps2
-    raise2 = _halfwidth(0.0, s2, level) if s2 > 0 else 0.0
-    half_range2 = ((hi - lo) / 2.0) ** 2
-    cap = {"value": half_range2 / p_min, "gain": half_range2 / (p_min * (1.0 - p_min))}
-    centre, sign = (lo + hi) / 2.0, (1.0 if larger_is_better else -1.0)
-
-    def estimate(pairs, kind, offset, flip):
-        q = sum(k * noisy[c] for k, c in pairs)
-        second = min(max(sum(moments[c] for _, c in pairs), 0.0) + raise2, cap[kind])
-        half = _halfwidth(float(np.sqrt(second / m)), s, level)
-        a, b = flip * (q - half), flip * (q + half)
-        return Estimate(float(offset + flip * q), float(offset + min(a, b)),
-                        float(offset + max(a, b)))
-
-    values = {name: estimate(pairs, "value", centre, 1.0) for name, pairs in _VALUES.items()}
-    gains = {name: estimate(pairs, "gain", 0.0, sign) for name, pairs in _GAINS.items()}
+    count = None
+    if counted:
+        exact = float(np.count_nonzero(np.asarray(include, dtype=bool)))
+        count = exact + float(sample_laplace(eps3, COUNT_SENSITIVITY, 1, rng=rng,
+                                             sampler=sampler)[0])
+    est = release_estimates(noisy, moments, count, m=m, outcome_bounds=(lo, hi),
+                            min_propensity=p_min, epsilons=(eps1, eps2, eps3), level=level,
+                            larger_is_better=larger_is_better)
+    as_estimate = lambda k: Estimate(*(float(v) for v in est[k]))  # noqa: E731
+    values = {name: as_estimate(name) for name in _VALUES}
+    gains = {name: as_estimate(name) for name in _GAINS}
     if all(g.lower > 0 for g in gains.values()):
         verdict = "better"
     elif any(g.upper < 0 for g in gains.values()):
@@ -272,8 +355,70 @@ def evaluate_rule(recommend, A, B, propensity, *, outcome_bounds, larger_is_bett
     else:
         verdict = "inconclusive"
     return PrivateEvaluation(epsilon=epsilon, m=m, sensitivity=delta1, level=level,
-                             cells=tuple(map(float, noisy)), moments=tuple(map(float, moments)), values=values, gains=gains,
-                             verdict=verdict, treated=arms[0], control=arms[1])
+                             cells=tuple(map(float, noisy)), moments=tuple(map(float, moments)),
+                             values=values, gains=gains, verdict=verdict, treated=arms[0],
+                             control=arms[1], complete=count,
+                             budget=(float(eps1), float(eps2), float(eps3)))
+
+
+def release_estimates(cells, moments, count, *, m, outcome_bounds, min_propensity, epsilons,
+                      level=0.95, larger_is_better=True):
+    """Values, gains and their intervals from the released (noisy) numbers: post-processing.
+
+    Vectorised over any leading shape (a batch of simulated releases).
+
+    Parameters
+    ----------
+    cells, moments : arrays (..., 4)
+        The noisy cell sums S_ad and second moments M_ad.
+    count : array (...) or None
+        The noisy count of complete rows; None when every row is complete (public).
+    m : int
+        The public size of the evaluation part.
+    outcome_bounds, min_propensity : public
+    epsilons : (ε_1, ε_2, ε_3)
+        The budget of the cells, the moments and the count (:func:`evaluation_budget`).
+    level : float
+    larger_is_better : bool
+
+    Returns
+    -------
+    dict name -> (value, lower, upper), arrays of the leading shape, for "rule",
+    "treat_all", "treat_none" (outcome scale) and "over_treat_all", "over_treat_none" (gains,
+    positive is better for patients).
+    """
+    lo, hi = (float(v[0]) for v in check_bounds(outcome_bounds, 1, "outcome_bounds"))
+    cells, moments = np.asarray(cells, dtype=float), np.asarray(moments, dtype=float)
+    m, p_min = int(m), float(min_propensity)
+    eps1, eps2, eps3 = (float(e) for e in epsilons)
+    R, centre = hi - lo, (lo + hi) / 2.0
+    s = 0.0 if np.isinf(eps1) else evaluation_sensitivity((lo, hi), p_min, m) / eps1
+    s2 = 0.0 if np.isinf(eps2) else moment_sensitivity((lo, hi), p_min, m) / eps2
+    raise2 = s2 * two_laplace_quantile(level)
+    z = float(ndtri(0.5 + level / 2.0))
+    # Bernstein's range term with the public bound b = R / (2 p_min) of one row's term.
+    r = z * z * (R / (2.0 * p_min)) / (6.0 * m)
+    if count is None:
+        share, count_scale = np.ones(cells.shape[:-1]), 0.0
+    else:
+        share = np.asarray(count, dtype=float) / m
+        count_scale = 0.0 if np.isinf(eps3) else COUNT_SENSITIVITY / (m * eps3)
+    cap = {"value": (R / 2.0) ** 2 / p_min, "gain": (R / 2.0) ** 2 / (p_min * (1.0 - p_min))}
+    sign = 1.0 if larger_is_better else -1.0
+    # All five estimates along a last axis, so that one vectorised quantile serves them all.
+    kinds = [("value", pairs, R / 2.0, centre, 1.0) for pairs in _VALUES.values()] + [
+        ("gain", pairs, R, 0.0, sign) for pairs in _GAINS.values()]
+    num = np.stack([sum(k * cells[..., c] for k, c in pairs) for _, pairs, *_ in kinds], -1)
+    second = np.stack([np.minimum(np.maximum(sum(moments[..., c] for _, c in pairs), 0.0)
+                                  + raise2, cap[kind]) for kind, pairs, *_ in kinds], -1)
+    bound, offset, flip = (np.array([row[i] for row in kinds]) for i in (2, 3, 4))
+    sigma = (r + np.sqrt(r * r + z * z * second / m)) / z
+    a, b = fieller_interval(num, share[..., None], sigma, s, count_scale, bound, level)
+    point = np.clip(num / np.maximum(share[..., None], 1.0 / m), -bound, bound)
+    a, b = flip * a, flip * b
+    value, lower, upper = offset + flip * point, offset + np.minimum(a, b), offset + np.maximum(a, b)
+    return {name: (value[..., j], lower[..., j], upper[..., j])
+            for j, name in enumerate((*_VALUES, *_GAINS))}
 
 
 def fit_and_evaluate(X, A, B, propensity, *, epsilon_fit, epsilon_eval, fit_share=0.8,
@@ -307,41 +452,3 @@ def fit_and_evaluate(X, A, B, propensity, *, epsilon_fit, epsilon_eval, fit_shar
         include=None if include is None else np.asarray(include)[eval_rows], level=level,
         rng=rng, sampler=sampler, arms=arms)
     return model, evaluation, (fit_rows, eval_rows)
-
-
-# --------------------------------------------------------------------------------------------
-# The interval's half-width: a quantile of |N(0, sigma^2) + s (L1 + L2)|, L iid Laplace(1)
-
-# Two quadratures, each over the narrower of the two terms so that the integrand stays smooth:
-# Gauss-Hermite over the normal when sigma <= s, Gauss-Laguerre over the Laplace sum otherwise.
-_HERMITE = np.polynomial.hermite_e.hermegauss(81)
-_LAGUERRE = np.polynomial.laguerre.laggauss(80)
-
-
-def _cdf_two_laplace(x):
-    """CDF of L1 + L2 with L iid standard Laplace: density (1 + |x|) e^{-|x|} / 4."""
-    tail = (2.0 + np.abs(x)) * np.exp(-np.abs(x)) / 4.0
-    return np.where(x < 0, tail, 1.0 - tail)
-
-
-def _coverage(q, sigma, s):
-    """P(|sigma Z + s (L1 + L2)| <= q)."""
-    if sigma <= s:
-        z, w = _HERMITE
-        return float(w @ (_cdf_two_laplace((q - sigma * z) / s)
-                          - _cdf_two_laplace((-q - sigma * z) / s)) / w.sum())
-    x, w = _LAGUERRE
-    w = w * (1.0 + x) / 4.0  # the Laplace sum's density on each half-line, over e^{-x}
-    ndtr = special.ndtr
-    total = 0.0
-    for half in (x, -x):
-        total += w @ (ndtr((q - s * half) / sigma) - ndtr((-q - s * half) / sigma))
-    return float(total)
-
-
-@lru_cache(maxsize=4096)
-def _halfwidth(sigma, s, level):
-    if s == 0.0:
-        return float(ndtri(0.5 + level / 2.0) * sigma)
-    top = 10.0 * (sigma + 2.0 * s) + 50.0 * s
-    return float(brentq(lambda q: _coverage(q, sigma, s) - level, 0.0, top, xtol=1e-12 * top))

@@ -187,8 +187,9 @@ def fit_evaluated_release(trial, label, bounds, outcome_bounds, larger_is_better
     The public seeded split (:func:`dpcore.owl.evaluation.public_split`, over the public n)
     gives the fit its part, where :func:`fit_release` runs as usual (its n is the part's);
     on the other part the rule's value, treat-all's and treat-none's are released at
-    ``eps_eval`` with OpenDP's sampler (``sampler``), incomplete rows counting 0. The two
-    parts are disjoint: record the release as parallel parts of the dataset. The
+    ``eps_eval`` with OpenDP's sampler (``sampler``): incomplete rows count 0 in the cells and
+    a noisy count of the complete rows (within ``eps_eval``) turns the values into those of the
+    patients with complete rows (:mod:`dpcore.owl.evaluation`). The two parts are disjoint: record the release as parallel parts of the dataset. The
     recommendations are the released rule's on every row of the file.
     """
     if propensity == "logistic":
