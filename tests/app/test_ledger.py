@@ -87,12 +87,12 @@ def test_the_sidebar_sets_and_lowers_a_cap_but_never_raises_it(own_session_ids):
 
 def test_record_release_gives_a_receipt_or_a_refusal(tmp_path, monkeypatch):
     monkeypatch.setenv("DPCORE_LEDGER", str(tmp_path / "l.sqlite"))
-    PrivacyLedger.open(tmp_path / "l.sqlite", "k", budget=2.0)
-    first = ledger.record_release("k", "DP-OWL rule", 1.0, delta=1e-6)
-    assert first == ledger.Receipt(1, 1.0, 1e-6, 1.0, 1e-6, "k")
-    both = ledger.record_parallel_release("k", "rule + evaluation", {"fit": 1.0, "evaluation": 0.5})
+    k = PrivacyLedger.for_cells({"id": ["k"]}, path=tmp_path / "l.sqlite", budget=2.0).dataset
+    first = ledger.record_release(k, "DP-OWL rule", 1.0, delta=1e-6)
+    assert first == ledger.Receipt(1, 1.0, 1e-6, 1.0, 1e-6, k)
+    both = ledger.record_parallel_release(k, "rule + evaluation", {"fit": 1.0, "evaluation": 0.5})
     assert (both.index, both.epsilon, both.epsilon_total) == (2, 1.0, 2.0)
-    refused = ledger.record_release("k", "again", 0.5)
+    refused = ledger.record_release(k, "again", 0.5)
     assert isinstance(refused, str) and "cap is ε = 2" in refused and "ε = 2 is already spent" in refused
     assert "Release no. 2" in ledger.receipt_sentence(both)
     assert "ε = 2" in ledger.receipt_sentence(both)
