@@ -10,17 +10,16 @@ import csv
 import html
 import io
 import json
-import unicodedata
 
 import numpy as np
 import pandas as pd
 
+from dpcore.data.csv_safe import FORMULA_START, neutral  # noqa: F401 - one guard for every CSV
 from dpcore.owl.release import rule_to_dict
 
 from .. import explain
 from . import report_parts
 
-FORMULA_START = ("=", "+", "-", "−", "@", "\t", "\r")
 
 def rule_dict(release, evaluation=None):
     """The released rule with everything needed to apply it elsewhere and to judge it.
@@ -79,18 +78,6 @@ def apply_rule(rule, table):
     x = np.clip(np.column_stack(cols), rule["lower"], rule["upper"])
     score = rule["intercept"] + x @ np.asarray(rule["coef"])
     return np.where(score > 0, rule["treated"], rule["control"]).astype(object), score
-
-
-def neutral(cell):
-    """A text cell a spreadsheet will not run as a formula: a leading =, +, -, @ gets a quote.
-
-    The check runs on the cell's NFKC form with leading whitespace stripped, so a full-width
-    ``＝`` or `` =cmd`` is caught too; the cell itself is kept, behind the quote.
-    """
-    if isinstance(cell, str) and (cell.startswith(FORMULA_START) or
-                                  unicodedata.normalize("NFKC", cell).lstrip().startswith(FORMULA_START)):
-        return "'" + cell
-    return cell
 
 
 #: The per-row file's own columns; a file column of the same name is renamed, never overwritten.
