@@ -151,14 +151,21 @@ def release_panel(source, trial, settings, m, rkey, before, store):
     rule is evaluated on held-out patients), or refuses it; the release goes to ``store``."""
     eps, evaluation = settings["eps"], before["evaluation"]
     label = "Release private rule" if settings["private"] else "Release rule (NOT PRIVATE)"
-    key = ledger.dataset_key(source)  # the sidebar shows this dataset's durable total
+    # The sidebar shows this dataset's durable total, keyed by the used columns' content.
+    key = ledger.dataset_key(source, columns=(trial.treatment, trial.outcome,
+                                              *([trial.propensity_column] if trial.propensity_column
+                                                else []), *m.get("covariates", ())))
     if not st.button(f"{label} at ε = {eps:g}" + (f", evaluated at ε_eval = {evaluation[0]:g}"
                                                    if evaluation else ""),
                      type="primary", key="release"):
         return
     name = "DP-OWL rule" + ("" if settings["private"] else " (NOT PRIVATE)")
     fit = {k: v for k, v in settings.items() if k != "evaluation"}
-    if evaluation:
+    if not settings["private"]:  # no guarantee: the dataset's total becomes ∞ for good
+        receipt = ledger.record_no_guarantee_release(
+            key, name + (" + private evaluation" if evaluation else ""),
+            "bounds or levels read from the data")
+    elif evaluation:
         receipt = ledger.record_parallel_release(
             key, name + " + private evaluation", {"fit": eps, "evaluation": evaluation[0]})
     else:

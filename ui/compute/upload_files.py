@@ -47,7 +47,9 @@ def _ledger(release):
     """The ledger's record of the release: its index and the file's cumulative spend."""
     if release.ledger_index is None:
         return None
-    return {"release_index": release.ledger_index, "epsilon_total": release.epsilon_total,
+    total = release.epsilon_total
+    return {"release_index": release.ledger_index,
+            "epsilon_total": "no guarantee (inf)" if total == float("inf") else total,
             "delta_total": release.delta_total,
             "meaning": "this release's number among the releases on this file, and the privacy "
                        "spent on the file by all of them (basic composition)"}
@@ -58,8 +60,10 @@ def ledger_text(release):
     if release.ledger_index is None:
         return ""
     delta = f", δ = {release.delta_total:g}" if release.delta_total else ""
+    total = ("∞ (no guarantee)" if release.epsilon_total == float("inf")
+             else f"{release.epsilon_total:g}")
     return (f"release no. {release.ledger_index} on this file; with it the file's cumulative "
-            f"spend is ε = {release.epsilon_total:g}{delta}")
+            f"spend is ε = {total}{delta}")
 
 
 def rule_json(release, evaluation=None):
