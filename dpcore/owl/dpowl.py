@@ -137,6 +137,10 @@ class DPOWL(PrivateEstimator):
     def _check_params(self) -> None:
         """The OWL-specific hyper-parameters (the rest are checked by DPWeightedERM)."""
         check_epsilon(self.epsilon)
+        if not isinstance(self.larger_is_better, (bool, np.bool_)):
+            # never a silent True: a dictionary without the field gives None here
+            raise TypeError("larger_is_better must be True or False (in a data dictionary, the "
+                            f"field larger_is_better), got {self.larger_is_better!r}")
         if isinstance(self.gamma, str):
             if self.gamma != "paper":
                 raise ValueError(f"gamma must be a positive number or 'paper', got {self.gamma!r}")
@@ -148,8 +152,6 @@ class DPOWL(PrivateEstimator):
             raise ValueError("larger_is_better=False needs outcome_bounds to turn outcomes into benefits")
         if self.weight_bound is not None:
             check_real(self.weight_bound, "weight_bound", low=0.0)
-        if not isinstance(self.larger_is_better, (bool, np.bool_)):
-            raise TypeError(f"larger_is_better must be True or False, got {self.larger_is_better!r}")
 
     def fit(self, X: ArrayLike, A: ArrayLike, B: ArrayLike, propensity: Propensity,
             *, treated: Any = None, ledger: Any = None) -> DPOWL:

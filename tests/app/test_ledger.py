@@ -98,3 +98,17 @@ def test_record_release_gives_a_receipt_or_a_refusal(tmp_path, monkeypatch):
     assert "ε = 2" in ledger.receipt_sentence(both)
     with pytest.raises(AttributeError):
         first.index = 3
+
+
+def test_a_not_private_release_makes_the_total_infinite_and_is_refused_under_a_cap(tmp_path,
+                                                                                 monkeypatch):
+    monkeypatch.setenv("DPCORE_LEDGER", str(tmp_path / "l.sqlite"))
+    k = PrivacyLedger.for_cells({"id": ["free"]}, path=tmp_path / "l.sqlite").dataset
+    got = ledger.record_no_guarantee_release(k, "DP-OWL rule (NOT PRIVATE)", "bounds from data")
+    assert got.epsilon_total == float("inf")
+    assert "∞ (no guarantee)" in ledger.receipt_sentence(got)
+    capped = PrivacyLedger.for_cells({"id": ["capped"]}, path=tmp_path / "l.sqlite",
+                                     budget=2.0).dataset
+    refused = ledger.record_no_guarantee_release(capped, "DP-OWL rule (NOT PRIVATE)", "bounds")
+    assert isinstance(refused, str) and "NOT PRIVATE" in refused and "dpcore ledger cap" in refused
+    assert ledger.dataset_ledger(capped).entries == ()

@@ -282,3 +282,27 @@ def test_apply_neutralises_formula_cells_and_keeps_numbers(tmp_path):
     assert cells[:3] == ["'=HYPERLINK(\"http://x\")", "'+1", "'@SUM(A1)"]
     assert cells[3] == "'\uff1dcmd" and cells[4] == "'-x" and cells[5] == "plain"
     assert any(c.startswith("-") for r in table[1:] for c in r[:note])  # numbers stay numbers
+
+
+@needs_release
+def test_fit_evaluate_on_neighbouring_files_differs_only_in_the_noisy_part(tmp_path):
+    """Privacy rule 10 for ``dpcore fit --evaluate``: the rule file's every field but the noisy
+    ones (coefficients, the evaluation's noisy cells and what is computed from them) agrees."""
+    import json
+
+    rows = (DEMO / "paper_trial.csv").read_text().splitlines()
+    fields = rows[7].split(",")
+    fields[0], fields[-1] = "0.99", "-9.5"
+    neighbour = tmp_path / "neighbour.csv"
+    neighbour.write_text("\n".join(rows[:7] + [",".join(fields)] + rows[8:]) + "\n")
+    out = {}
+    for name, data in (("original", DEMO / "paper_trial.csv"), ("neighbour", neighbour)):
+        fit = run("fit", data, *FIT[2:], "--evaluate", "0.5", "--ledger",
+                  tmp_path / f"{name}.sqlite", "--out", tmp_path / f"{name}.json")
+        assert fit.returncode == 0, fit.stderr
+        out[name] = json.loads((tmp_path / f"{name}.json").read_text())
+    differ = {k for k in out["original"] if out["original"][k] != out["neighbour"][k]}
+    assert differ <= {"coef", "intercept", "released_at", "evaluation"}, differ
+    a, b = out["original"]["evaluation"], out["neighbour"]["evaluation"]
+    public = {"epsilon_eval", "patients", "level", "sensitivity_l1"}
+    assert {k: a[k] for k in public & a.keys()} == {k: b[k] for k in public & b.keys()}

@@ -154,3 +154,19 @@ def test_neighbouring_files_publish_the_same_fields_but_the_noise_through_the_le
     assert {k: v for k, v in files[0].items() if k not in noisy} == \
         {k: v for k, v in files[1].items() if k not in noisy}
     assert records[0] == records[1]
+
+
+def test_larger_is_better_is_never_a_silent_true(data):
+    from dpcore import read_trial
+
+    with pytest.raises(TypeError, match="field larger_is_better"):
+        DPOWL(epsilon=1.0, feature_bounds=BOUNDS, larger_is_better=None, **KW).fit(
+            data["X"], data["A"], data["B"], 0.5)
+    from pathlib import Path
+
+    demo = Path(__file__).resolve().parents[2] / "demo_data" / "hospital_trial.csv"
+    trial = read_trial(demo, treatment="arm", outcome="days_in_hospital",
+                       categorical={"site": ["A", "B", "C"]}, incomplete="keep",
+                       unknown_levels="baseline")
+    with pytest.raises(TypeError, match="field larger_is_better"):
+        trial.outcomes_for_fit((0, 20), None)
