@@ -55,11 +55,14 @@ def test_two_sessions_on_the_same_demo_file_share_its_total(own_session_ids):
 def test_the_session_keeps_the_key_not_the_data(own_session_ids):
     at = demo_release(session())
     key = at.session_state[ledger.IN_USE]
-    assert re.fullmatch(r"[0-9a-f]{64}", key)
+    assert re.fullmatch(r"ds2-[0-9a-f]{64}", key)
     data = open("demo_data/paper_trial.csv", "rb").read()
-    assert key == dataset_key(data, path=default_ledger_path())
+    used = at.session_state["your_data_release"].columns
+    assert key == PrivacyLedger.for_file(data, used, path=default_ledger_path()).dataset
+    assert dataset_key(data, path=default_ledger_path()) != key  # not the bytes any more
     memo = at.session_state["ledger_key_memo"]
-    assert all(isinstance(v, str) for v in memo) and data.decode()[:40] not in "".join(memo)
+    flat = [v for m in memo for v in (m if isinstance(m, tuple) else (m,))]
+    assert all(isinstance(v, str) for v in flat) and data.decode()[:40] not in "".join(flat)
     assert isinstance(at.session_state["your_data_release"].receipt, ledger.Receipt)
 
 
