@@ -53,7 +53,16 @@ def _ledger(path: str | None, data: bytes, name: str, columns: Sequence[str] | N
     if not hasattr(PrivacyLedger, "for_file"):
         raise CliError("the durable privacy ledger (PrivacyLedger.for_file) is not in this version "
                        "of dpcore; refusing to release without recording it", EXIT_MISSING)
-    return PrivacyLedger.for_file(data, columns, path=path or default_path(), name=name)
+    where = path or default_path()
+    try:
+        return PrivacyLedger.for_file(data, columns, path=where, name=name)
+    except OSError as exc:
+        raise CliError(f"cannot open the ledger {where} (--ledger, or $DPCORE_LEDGER): "
+                       f"{exc.strerror or exc}") from None
+    except ValueError as exc:
+        if str(exc).startswith("columns "):
+            raise CliError(f"{exc}: check --columns (or the --dictionary's columns)") from None
+        raise
 
 
 def _read_bytes(path: str) -> bytes:
@@ -113,6 +122,9 @@ def cmd_fit(args: argparse.Namespace) -> None:
         raise CliError("--seed makes the noise reproducible, so the release has no privacy "
                        "guarantee: add --not-private (the rule is then titled NOT PRIVATE, the "
                        "seed is recorded in it and this dataset's total becomes inf), or drop --seed")
+    if args.evaluate and not 0.0 < args.fit_share < 1.0:
+        raise CliError(f"--fit-share must be between 0 and 1 (the share of patients the rule is "
+                       f"fitted on), got {args.fit_share:g}")
     data = _read_bytes(args.data)
     d = read_dictionary(Path(args.dictionary))
     if d.larger_is_better is None:

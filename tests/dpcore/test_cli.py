@@ -306,3 +306,16 @@ def test_fit_evaluate_on_neighbouring_files_differs_only_in_the_noisy_part(tmp_p
     a, b = out["original"]["evaluation"], out["neighbour"]["evaluation"]
     public = {"epsilon_eval", "patients", "level", "sensitivity_l1"}
     assert {k: a[k] for k in public & a.keys()} == {k: b[k] for k in public & b.keys()}
+
+
+@pytest.mark.parametrize("args,flag", [
+    (("--evaluate", "1", "--fit-share", "1.5"), "--fit-share"),
+    (("--ledger", "/proc/none/l.sqlite"), "--ledger"),
+    (("--seed", "1"), "--not-private"),
+])
+def test_user_errors_are_one_line_naming_the_flag_that_fixes_them(tmp_path, args, flag):
+    got = run(*FIT, *args, "--out", tmp_path / "r.json",
+              *(() if "--ledger" in args else ("--ledger", tmp_path / "l.sqlite")))
+    assert got.returncode == 1 and flag in got.stderr, got.stderr
+    assert len(got.stderr.strip().splitlines()) == 1 and "Traceback" not in got.stderr
+    assert not (tmp_path / "r.json").exists()
