@@ -51,3 +51,28 @@ def test_the_dictionary_csv_is_guarded(tmp_path):
     cells = [c for row in csv.reader(io.StringIO(text)) for c in row]
     assert "=cmd|x" not in cells and "'=cmd|x" in cells
     assert not any(c.startswith(("=", "+", "@")) for c in cells)
+
+
+def test_every_csv_writer_of_the_project_goes_through_the_guard():
+    """A new ``to_csv``/``csv.writer`` in the package, the dashboard or its pages must use
+    dpcore.data.csv_safe (demo-data builders and benchmarks write public data only)."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    allowed = {  # file: why its writer is guarded
+        "dpcore/data/csv_safe.py": "the guard itself",
+        "dpcore/data/dictionary.py": "Dictionary.to_csv: every cell through neutral()",
+        "ui/compute/upload_files.py": "rows_csv: every text cell and header through neutral()",
+        "ui/analyst_panels.py": "calls Dictionary.to_csv, guarded above",
+    }
+    found = []
+    for folder in ("dpcore", "ui", "app_pages"):
+        for path in (root / folder).rglob("*.py"):
+            rel = path.relative_to(root).as_posix()
+            text = path.read_text(encoding="utf-8")
+            for m in re.finditer(r"\.to_csv\(|csv\.writer\(|csv\.DictWriter\(", text):
+                line = text[:m.start()].count("\n") + 1
+                if rel not in allowed and "def to_csv" not in text.splitlines()[line - 1]:
+                    found.append(f"{rel}:{line}")
+    assert found == []
