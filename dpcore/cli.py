@@ -272,6 +272,9 @@ def cmd_ledger_show(args: argparse.Namespace) -> None:
     cap = "none" if ledger.budget is None else f"{ledger.budget:g}"
     print(f"total epsilon={_total_text(eps)} delta={delta:g} over {len(ledger.entries)} "
           f"release(s); cap {cap}")
+    if columns is None:
+        print("(keyed by every column of the file; a release keys it by the columns it uses: "
+              "pass --dictionary, or --columns, to see that dataset)")
     linked = ledger.linked()
     if linked:
         print(f"shares rows with {len(linked)} other dataset(s) in this ledger: every release on "
