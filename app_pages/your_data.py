@@ -101,6 +101,10 @@ def ready(source, verdict):
         st.subheader("Columns", anchor=False)
         m = upload_form.mapping(source, preview)
         larger, propensity, p_min, column = design_panel(source, preview.columns, m)
+        # Keyed by the used columns' content as soon as they are chosen: the sidebar shows the
+        # spend on this trial at once, before the table is filled.
+        ledger.dataset_key(source, columns=(m["treatment"], m["outcome"], *([column] if column else []),
+                                    *m["covariates"]))
         st.subheader("Public metadata: bounds, levels, units", anchor=False)
         table, from_data = upload_form.metadata(source, m)
         if not table.levels_ready:
@@ -121,7 +125,6 @@ def study(verdict):
     source = source_panel()
     if source is None:
         return verdict.info(explain.upload_verdict("none"), icon=":material/upload_file:")
-    key = ledger.dataset_key(source)  # from the bytes read: the sidebar shows its total at once
     got = ready(source, verdict)
     if got is None:
         return None
@@ -156,6 +159,7 @@ def study(verdict):
     # The report's title is not an input of the fit: the release keeps the one it was made with.
     rkey = compute.settings_key(source.digest, dict(m, levels=tuple(table.categorical.items())),
                                 {k: v for k, v in settings.items() if k != "label"})
+    key = st.session_state[ledger.IN_USE]
     cost = max(eps, before["evaluation"][0]) if before["evaluation"] else eps
     spent, cap = ledger.standing(key)
     refused = cap is not None and spent + cost > cap + 1e-12

@@ -27,6 +27,8 @@ _EXPORTS = {
     "ConvergenceError": "dpcore._estimator",
     "NotFittedError": "dpcore._estimator",
     "PrivacyWarning": "dpcore._estimator",
+    "ClippingWarning": "dpcore._estimator",
+    "NoiseWarning": "dpcore._estimator",
     "BudgetExceededError": "dpcore.privacy.accounting",
     "LedgerEntry": "dpcore.privacy.accounting",
     "PrivacyLedger": "dpcore.privacy.accounting",

@@ -24,6 +24,30 @@ class PrivacyWarning(UserWarning):
     """A choice that voids or weakens the differential-privacy guarantee."""
 
 
+class ClippingWarning(UserWarning):
+    """Data were clipped to their public bounds (weights, outcomes or covariates).
+
+    Analyst-only: whether, and how much, the sensitive data were clipped is a fact about
+    them, never to be published with a release. Never a :class:`PrivacyWarning` (clipping to
+    public bounds is what keeps the guarantee), so filtering it hides no privacy warning.
+    """
+
+
+class NoiseWarning(UserWarning):
+    """The release's noise is larger than any coefficient its public bounds allow.
+
+    Computed from public values only (n, ε, γ, W, C and the number of coefficients), so it
+    may be shown with the release.
+    """
+
+
+#: Share of outcomes (or of rows with a covariate) outside the public bounds above which
+#: :class:`ClippingWarning` says so: a sign of bounds in the wrong units.
+CLIPPED_SHARE_WARNING = 0.05
+#: The message of the weight-clipping warning, which library calls may filter by name.
+WEIGHT_CLIPPING_MESSAGE = r"some .* exceed the weight bound W="
+
+
 class ConvergenceError(RuntimeError):
     """The weighted-ERM solver did not reach the exact minimiser the privacy proof assumes."""
 

@@ -146,10 +146,12 @@ def check_weights(w: Any, n: int, bound: float,
         raise ValueError(f"{name} must be non-negative; found a negative value")
     over = w > bound
     if over.any():
+        from ._estimator import ClippingWarning
+
         warnings.warn(
             f"some {name} values exceed the weight bound W={bound:g}; they were clipped to W "
             "(the share clipped is an analyst-only diagnostic)",
-            UserWarning,
+            ClippingWarning,
             stacklevel=3,
         )
         w = np.minimum(w, bound)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import io
 import json
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -41,17 +41,28 @@ def _need(module: str, names: Sequence[str], what: str) -> list[Any]:
                        "does not have", EXIT_MISSING) from None
 
 
-def _ledger(path: str | None, data: bytes, name: str, budget: float | None = None) -> Any:
-    """The dataset's durable ledger (SQLite), keyed like the app's."""
-    PrivacyLedger, dataset_key, default_path = _need(
-        "dpcore.privacy.accounting", ("PrivacyLedger", "dataset_key", "default_ledger_path"),
+def _ledger(path: str | None, data: bytes, name: str, columns: Sequence[str] | None = None) -> Any:
+    """The dataset's durable ledger (SQLite), keyed by the used columns' content, like the app's.
+
+    ``name`` is the keeper's label, not part of the key, and ``path`` the keeper's ledger
+    file: neither makes a fresh budget for data the ledger has seen.
+    """
+    PrivacyLedger, default_path = _need(
+        "dpcore.privacy.accounting", ("PrivacyLedger", "default_ledger_path"),
         "the durable privacy ledger")
-    if not hasattr(PrivacyLedger, "open"):
-        raise CliError("the durable privacy ledger (PrivacyLedger.open) is not in this version "
+    if not hasattr(PrivacyLedger, "for_file"):
+        raise CliError("the durable privacy ledger (PrivacyLedger.for_file) is not in this version "
                        "of dpcore; refusing to release without recording it", EXIT_MISSING)
-    path = path or default_path()
-    # the key is salted by the ledger file, so a key made for one file never matches another
-    return PrivacyLedger.open(path, dataset_key(data, name, path=path), budget=budget)
+    where = path or default_path()
+    try:
+        return PrivacyLedger.for_file(data, columns, path=where, name=name)
+    except OSError as exc:
+        raise CliError(f"cannot open the ledger {where} (--ledger, or $DPCORE_LEDGER): "
+                       f"{exc.strerror or exc}") from None
+    except ValueError as exc:
+        if str(exc).startswith("columns "):
+            raise CliError(f"{exc}: check --columns (or the --dictionary's columns)") from None
+        raise
 
 
 def _read_bytes(path: str) -> bytes:
@@ -61,95 +72,245 @@ def _read_bytes(path: str) -> bytes:
         raise CliError(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
+def _dictionary_columns(path: str | None, columns: str | None) -> list[str] | None:
+    """The used columns a ledger command keys the dataset by: --columns, else the dictionary's."""
+    if columns:
+        return [c.strip() for c in columns.split(",") if c.strip()]
+    if not path:
+        return None
+    (read_dictionary,) = _need("dpcore.data.dictionary", ("read_dictionary",), "the ledger")
+    d = read_dictionary(Path(path))
+    kw = d.read_trial_kwargs()
+    return [c for c in dict.fromkeys([kw["treatment"], kw["outcome"], *(kw["covariates"] or []),
+                                      kw["propensity"]]) if c]
+
+
+def _trial_columns(trial: Any) -> list[str]:
+    """The file columns a release on ``trial`` uses (one-hot covariates by their column)."""
+    dummies = {f"{c}={lev}": c for c, levels in trial.categories.items() for lev in levels[1:]}
+    cols = [trial.treatment, trial.outcome, trial.propensity_column,
+            *(dummies.get(c, c) for c in trial.covariates)]
+    return [c for c in dict.fromkeys(cols) if c]
+
+
+def _total_text(eps: float) -> str:
+    return "no guarantee (inf)" if eps == float("inf") else f"{eps:g}"
+
+
 # --------------------------------------------------------------------------------------------
 # Subcommands
 
 
 def cmd_fit(args: argparse.Namespace) -> None:
-    """Fit a private DP-OWL rule, record it in the ledger, write the rule file."""
+    """Fit a private DP-OWL rule, write the rule file, then record it in the ledger."""
+    import os
+    import tempfile
     import warnings
 
     import numpy as np
 
     from . import DPOWL, read_trial
+    from ._estimator import WEIGHT_CLIPPING_MESSAGE, ClippingWarning
+    from .owl.evaluation import fit_and_evaluate, public_split
     from .owl.owl import default_weight_bound
-    from .owl.paper import PAPER_W, paper_gamma
+    from .owl.paper import default_gamma
 
     (read_dictionary,) = _need("dpcore.data.dictionary", ("read_dictionary",), "fit")
     rule_from_dpowl, write_rule = _need("dpcore.owl.release", ("rule_from_dpowl", "write_rule"),
                                         "fit")
+    if args.seed is not None and not args.not_private:
+        raise CliError("--seed makes the noise reproducible, so the release has no privacy "
+                       "guarantee: add --not-private (the rule is then titled NOT PRIVATE, the "
+                       "seed is recorded in it and this dataset's total becomes inf), or drop --seed")
+    if args.evaluate and not 0.0 < args.fit_share < 1.0:
+        raise CliError(f"--fit-share must be between 0 and 1 (the share of patients the rule is "
+                       f"fitted on), got {args.fit_share:g}")
     data = _read_bytes(args.data)
     d = read_dictionary(Path(args.dictionary))
+    if d.larger_is_better is None:
+        raise CliError(f"the dictionary {args.dictionary} does not say which outcome is better: "
+                       "add the field \"larger_is_better\": true (or false) to it")
     # Every row kept, as the app does: n is the file's row count and an incomplete row gets
     # weight 0; a level outside the dictionary's public list reads as the baseline.
     trial = read_trial(data, **{**d.read_trial_kwargs(), "incomplete": "keep",
                                 "unknown_levels": "baseline"})
     propensity = d.propensity if trial.propensity is None else trial.propensity
     if propensity is None:
-        raise CliError("the dictionary gives no randomization probability (propensity) and the "
-                       "file has no propensity column")
+        raise CliError("the dictionary gives no randomization probability (field propensity) and "
+                       "the file has no propensity column (a column with role propensity)")
     if d.outcome_bounds is None:
-        raise CliError("the dictionary gives no public bounds for the outcome")
+        raise CliError(f"the dictionary gives no public bounds for the outcome {d.outcome!r} "
+                       "(its column's field bounds)")
+    per_row = np.ndim(propensity) != 0
+    p_min = d.min_propensity if per_row else min(float(propensity), 1.0 - float(propensity))
     W = args.weight_bound
     if W is None:
-        p_min = propensity if np.ndim(propensity) == 0 else d.min_propensity
         if p_min is None:
-            raise CliError("give --weight-bound (or min_propensity in the dictionary): the "
-                           "propensity is per row")
-        W = default_weight_bound(d.outcome_bounds, p_min)
+            raise CliError("give --weight-bound (or the field min_propensity in the dictionary): "
+                           "the propensity is per row")
+        W = default_weight_bound(d.outcome_bounds, propensity if not per_row else p_min)
     # n is public: the file's row count, never the count after incomplete rows are dropped.
     n = trial.n + trial.n_dropped
-    # The paper's tuned gamma is for W = 30; scaling W, the weights and gamma together
-    # leaves the release's distribution unchanged.
-    gamma = args.gamma if args.gamma is not None else paper_gamma(args.epsilon, n) * W / PAPER_W
-    rule = DPOWL(epsilon=args.epsilon, gamma=gamma, weight_bound=W, C=args.C,
-                 feature_bounds=trial.feature_bounds(d.bounds), outcome_bounds=d.outcome_bounds,
-                 larger_is_better=bool(d.larger_is_better is not False), rng=args.seed)
+    fit_rows = public_split(n, args.fit_share, 0)[0] if args.evaluate else np.arange(n)
+    gamma = args.gamma if args.gamma is not None else default_gamma(args.epsilon, len(fit_rows), W)
+    kw = dict(gamma=gamma, weight_bound=W, C=args.C, feature_bounds=trial.feature_bounds(d.bounds),
+              outcome_bounds=d.outcome_bounds, larger_is_better=bool(d.larger_is_better))
+    rng = np.random.default_rng(args.seed)
+    B = trial.outcomes_for_fit(d.outcome_bounds, bool(d.larger_is_better))
+    evaluation = None
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # clipping diagnostics are about the data: not shown
-        rule.fit_trial(trial, propensity)
-    ledger = _ledger(args.ledger, data, args.name)
-    ledger.record("DP-OWL rule (dpcore fit)", args.epsilon)  # raises past the cap: no file
-    released = rule_from_dpowl(rule, trial, n=n, gamma_source="dpcore fit",
-                               propensity=propensity if np.ndim(propensity) == 0 else "per row")
-    write_rule(released, args.out)
-    eps, _ = ledger.total()
-    print(f"wrote {args.out}: epsilon={args.epsilon:g} spent; this dataset's total is {eps:g}")
+        # Only the weight clipping is silenced (clipping to the public W is the method); a
+        # privacy, noise or clipped-share warning reaches the analyst on standard error.
+        warnings.filterwarnings("ignore", message=WEIGHT_CLIPPING_MESSAGE, category=ClippingWarning)
+        if args.evaluate:
+            sampler = "opendp" if _has("opendp") else "numpy"
+            rule, evaluation, _ = fit_and_evaluate(
+                trial.X, trial.A, B, propensity, epsilon_fit=args.epsilon,
+                epsilon_eval=args.evaluate, fit_share=args.fit_share, split_seed=0,
+                min_propensity=p_min if per_row else None, include=trial.complete, rng=rng,
+                sampler=sampler, arms=(trial.arms[0], trial.arms[1]), **kw)
+        else:
+            rule = DPOWL(epsilon=args.epsilon, rng=rng, **kw).fit_trial(trial, propensity)
+    mechanism = "DP-OWL rule (dpcore fit)" + (" + private evaluation" if evaluation else "")
+    parts = {"fit": args.epsilon, "evaluation": args.evaluate} if evaluation else None
+    cost = max(args.epsilon, args.evaluate or 0.0)
+    settings = dict(n=len(fit_rows), gamma_source="given (--gamma)" if args.gamma is not None
+                    else "the paper's table scaled by W (dpcore fit)",
+                    propensity=float(propensity) if not per_row else "per row")
+    if args.seed is not None:
+        settings["seed"] = args.seed
+    reasons = ["released with --not-private"] if args.not_private and args.seed is None else []
+    released = rule_from_dpowl(rule, trial, not_private=reasons, **settings)
+    extra = {"evaluation": evaluation.to_dict()} if evaluation is not None else {}
+    ledger = _ledger(args.ledger, data, args.name, _trial_columns(trial))
+    _check_room(ledger, cost, not released.settings["private"])
+    out = Path(args.out)
+    # The file is written first (to a temporary name beside it), then the ledger charged,
+    # then the file put in place: a fit whose --out cannot be written spends nothing.
+    try:
+        fd, tmp = tempfile.mkstemp(dir=out.parent if str(out.parent) else ".", prefix=".dpcore-",
+                                   suffix=".json")
+        os.close(fd)
+        write_rule({**released.to_dict(), **extra}, tmp)
+    except OSError as exc:
+        raise CliError(f"cannot write --out {args.out}: {exc.strerror or exc}; nothing was "
+                       "released or recorded") from None
+    try:
+        if not released.settings["private"]:
+            entry = ledger.record_no_guarantee(mechanism, "; ".join(
+                released.settings["not_private_because"]))
+        elif parts:
+            entry = ledger.record_parallel(mechanism, parts)
+        else:
+            entry = ledger.record(mechanism, args.epsilon)
+        eps, delta = ledger.total(through=entry.index)
+        record = {"release_index": entry.index, "epsilon_total": _total_text(eps),
+                  "delta_total": delta,
+                  "meaning": "this release's number among the releases on this dataset, and the "
+                             "privacy spent on it by all of them (basic composition; 'no "
+                             "guarantee' once a release without one was made)"}
+        write_rule({**released.to_dict(), **extra, "ledger": record}, tmp)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # a rule file is for sharing: the usual mode, not mkstemp's
+        os.replace(tmp, out)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+    print(f"wrote {args.out}: epsilon={_total_text(entry.epsilon)} spent; this dataset's "
+          f"total is {_total_text(eps)}")
+
+
+def _has(module: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
+
+
+def _check_room(ledger: Any, cost: float, no_guarantee: bool) -> None:
+    """Refuse before anything is written when the cap cannot take the release (the record
+    itself checks again, in its transaction)."""
+    cap, spent = ledger.budget, ledger.total()[0]
+    if cap is None:
+        return
+    if no_guarantee or spent + cost > cap * (1.0 + 1e-12):
+        asked = "a release without a guarantee (total inf)" if no_guarantee else f"epsilon={cost:g}"
+        raise CliError(f"privacy budget epsilon={cap:g} exceeded: {_total_text(spent)} already "
+                       f"spent on this dataset, {asked} requested; nothing was written. Release "
+                       "with a smaller --epsilon, or raise the cap as the ledger's keeper: dpcore "
+                       "ledger cap DATA EPSILON --allow-raise")
 
 
 def cmd_apply(args: argparse.Namespace) -> None:
     """Recommendations of a rule file for the rows of a CSV file."""
     from .data.csv_io import read_table
+    from .data.csv_safe import write_csv
 
     (load_rule,) = _need("dpcore.owl.release", ("load_rule",), "apply")
     rule = load_rule(Path(args.rule))
     table = read_table(_read_bytes(args.data))
     out = table.copy()
     out["recommendation"] = rule.recommend(table)
-    text = io.StringIO()
-    out.to_csv(text, index=False)
+    text = write_csv(out)
+    assert text is not None
     if args.out in (None, "-"):
-        sys.stdout.write(text.getvalue())
+        sys.stdout.write(text)
     else:
-        Path(args.out).write_text(text.getvalue(), encoding="utf-8")
+        try:
+            Path(args.out).write_text(text, encoding="utf-8", newline="")
+        except OSError as exc:
+            raise CliError(f"cannot write --out {args.out}: {exc.strerror or exc}") from None
 
 
 def cmd_ledger_show(args: argparse.Namespace) -> None:
     """Print a dataset's recorded releases and total."""
-    ledger = _ledger(args.ledger, _read_bytes(args.data), args.name)
+    columns = _dictionary_columns(args.dictionary, args.columns)
+    ledger = _ledger(args.ledger, _read_bytes(args.data), args.name, columns)
     for e in ledger.entries:
-        print(f"{e.timestamp:%Y-%m-%d %H:%M:%S}Z  epsilon={e.epsilon:g}  delta={e.delta:g}  "
-              f"{e.mechanism}")
+        print(f"{e.timestamp:%Y-%m-%d %H:%M:%S}Z  epsilon={_total_text(e.epsilon)}  "
+              f"delta={e.delta:g}  {e.mechanism}")
     eps, delta = ledger.total()
     cap = "none" if ledger.budget is None else f"{ledger.budget:g}"
-    print(f"total epsilon={eps:g} delta={delta:g} over {len(ledger.entries)} release(s); cap {cap}")
+    print(f"total epsilon={_total_text(eps)} delta={delta:g} over {len(ledger.entries)} "
+          f"release(s); cap {cap}")
+    if columns is None:
+        print("(keyed by every column of the file; a release keys it by the columns it uses: "
+              "pass --dictionary, or --columns, to see that dataset)")
+    linked = ledger.linked()
+    if linked:
+        print(f"shares rows with {len(linked)} other dataset(s) in this ledger: every release on "
+              "either is recorded against both and checked against both caps")
 
 
 def cmd_ledger_cap(args: argparse.Namespace) -> None:
-    """Set, lower or (with --allow-raise) raise a dataset's cap."""
-    ledger = _ledger(args.ledger, _read_bytes(args.data), args.name)
-    ledger.set_budget(args.cap, allow_raise=args.allow_raise)
-    print(f"cap set to epsilon={args.cap:g}; {ledger.total()[0]:g} spent")
+    """Set, lower or (with --allow-raise) raise or remove a dataset's cap."""
+    if (args.cap is None) == (not args.remove):
+        raise CliError("give the cap EPSILON, or --remove (with --allow-raise) to remove it")
+    columns = _dictionary_columns(args.dictionary, args.columns)
+    ledger = _ledger(args.ledger, _read_bytes(args.data), args.name, columns)
+    try:
+        ledger.set_budget(None if args.remove else args.cap, allow_raise=args.allow_raise)
+    except ValueError as exc:
+        raise CliError(str(exc).replace(" (allow_raise=True)", "")) from None
+    what = "removed" if args.remove else f"set to epsilon={args.cap:g}"
+    print(f"cap {what}; {_total_text(ledger.total()[0])} spent")
+
+
+def cmd_ledger_default_cap(args: argparse.Namespace) -> None:
+    """Set the cap every new dataset of the ledger gets (the keeper's)."""
+    PrivacyLedger, default_path = _need(
+        "dpcore.privacy.accounting", ("PrivacyLedger", "default_ledger_path"), "the ledger")
+    path = args.ledger or default_path()
+    if args.cap is None and not args.remove:
+        current = PrivacyLedger.default_cap(path)
+        print("no default cap" if current is None else f"default cap epsilon={current:g}")
+        return
+    try:
+        PrivacyLedger.set_default_cap(path, None if args.remove else args.cap,
+                                      allow_raise=args.allow_raise)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    print("default cap removed" if args.remove else
+          f"every new dataset in {path} gets the cap epsilon={args.cap:g}")
 
 
 def cmd_sweep(args: argparse.Namespace) -> None:
@@ -165,8 +326,10 @@ def cmd_sweep(args: argparse.Namespace) -> None:
             executor = stack.enter_context(cluster_client(args.scheduler)).get_executor()
         result = owl_monte_carlo(args.n, args.epsilon, gamma=gamma, reps=args.reps,
                                  test_size=args.test_size, seed=args.seed, executor=executor)
+    from .data.csv_safe import write_csv
+
     table = result.runs if args.runs else result.summary
-    table.to_csv(args.out if args.out not in (None, "-") else sys.stdout, index=False)
+    write_csv(table, args.out if args.out not in (None, "-") else sys.stdout)
 
 
 def _app_files() -> tuple[Path, list[str]]:
@@ -236,48 +399,88 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     ledger_opts = argparse.ArgumentParser(add_help=False)
-    ledger_opts.add_argument("--ledger", metavar="PATH",
-                             help="the ledger's SQLite file (default: the app's)")
-    ledger_opts.add_argument("--name", default="", help="the dataset's name in the ledger")
+    ledger_opts.add_argument(
+        "--ledger", metavar="PATH",
+        help="the ledger's SQLite file (default: the app's, $DPCORE_LEDGER). The keeper's choice: "
+             "another file is another keeper's record, not a fresh budget for the same patients")
+    ledger_opts.add_argument(
+        "--name", default="",
+        help="a label for the dataset in the ledger (the keeper's). The dataset is keyed by its "
+             "used columns' content, so a new name is the same dataset, with the same cap")
+    key_opts = argparse.ArgumentParser(add_help=False)
+    key_opts.add_argument("--dictionary", help="the data dictionary whose columns a release uses "
+                                               "(the dataset is keyed by those columns only)")
+    key_opts.add_argument("--columns", help="the used columns, comma-separated (instead of "
+                                            "--dictionary); default every column")
 
     fit = sub.add_parser(
         "fit", parents=[ledger_opts], help="fit a private treatment rule to a rule JSON",
         description="Fit a private DP-OWL rule on a trial CSV with its public data dictionary "
-                    "(bounds, levels, design), record the release in the dataset's ledger and "
-                    "write the rule file. Each run is a new release: it spends epsilon again.")
+                    "(bounds, levels, design), write the rule file, then record the release in "
+                    "the dataset's ledger. Each run is a new release: it spends epsilon again. "
+                    "The dataset is keyed by the content of the columns the release uses, so a "
+                    "re-saved file, another --name or reordered rows spend the same budget, and "
+                    "a file sharing rows with an earlier one is charged to both.")
     fit.add_argument("data", help="the trial's CSV file")
     fit.add_argument("--dictionary", required=True, help="its public data dictionary (JSON or CSV)")
     fit.add_argument("--epsilon", type=_epsilon, required=True, help="privacy budget of the release")
     fit.add_argument("--gamma", type=float, help="regularization (default: the paper's tuned "
-                     "gamma at this n and epsilon, scaled to W)")
+                     "gamma at this n and epsilon, scaled to W, as in the app and the library)")
     fit.add_argument("--weight-bound", type=float, help="public weight bound W (default "
                      "(hi - lo) / min propensity)")
     fit.add_argument("--C", type=float, default=0.0, help="the paper's constant C (default 0: "
                      "known propensities)")
-    fit.add_argument("--seed", type=int, help="noise seed (only to reproduce a test)")
+    fit.add_argument("--evaluate", type=_epsilon, metavar="EPS_EVAL",
+                     help="also evaluate the rule privately at EPS_EVAL on held-out patients (a "
+                          "public seeded split, as the app does); the two parts are disjoint, so "
+                          "the dataset is charged max(epsilon, EPS_EVAL)")
+    fit.add_argument("--fit-share", type=float, default=0.8,
+                     help="share of patients the rule is fitted on with --evaluate (default 0.8)")
+    fit.add_argument("--seed", type=int, help="noise seed (only to reproduce a test; needs "
+                     "--not-private: anyone with the seed can remove the noise)")
+    fit.add_argument("--not-private", action="store_true",
+                     help="title the rule NOT PRIVATE and record the release without a guarantee "
+                          "(the dataset's total becomes inf); needed for --seed")
     fit.add_argument("--out", default="rule.json", help="rule file to write (default rule.json)")
     fit.set_defaults(run=cmd_fit)
 
     apply = sub.add_parser(
         "apply", help="recommend arms for new patients with a rule JSON",
         description="Apply a rule file to a CSV of new patients (the columns the rule names, in "
-                    "original units); write the rows with a 'recommendation' column.")
+                    "original units); write the rows with a 'recommendation' column. Text cells "
+                    "that a spreadsheet would run as a formula are prefixed with '.")
     apply.add_argument("rule", help="the rule JSON written by 'dpcore fit' or the app")
     apply.add_argument("data", help="CSV of patients")
     apply.add_argument("--out", help="CSV to write (default: standard output)")
     apply.set_defaults(run=cmd_apply)
 
-    ledger = sub.add_parser("ledger", help="show a dataset's ledger or set its cap",
-                            description="The durable privacy ledger of one dataset.")
+    ledger = sub.add_parser(
+        "ledger", help="show a dataset's ledger or set its cap",
+        description="The durable privacy ledger of one dataset, keyed by the content of the "
+                    "columns a release uses (give --dictionary or --columns as for the release). "
+                    "Its file is private to its keeper (0600).")
     lsub = ledger.add_subparsers(dest="ledger_command", required=True, metavar="ACTION")
-    show = lsub.add_parser("show", parents=[ledger_opts], help="the releases and their total")
-    show.add_argument("data", help="the dataset's CSV file (its bytes are the key)")
+    show = lsub.add_parser("show", parents=[ledger_opts, key_opts],
+                           help="the releases and their total")
+    show.add_argument("data", help="the dataset's CSV file")
     show.set_defaults(run=cmd_ledger_show)
-    cap = lsub.add_parser("cap", parents=[ledger_opts], help="set or lower the cap on epsilon")
+    cap = lsub.add_parser("cap", parents=[ledger_opts, key_opts],
+                          help="set or lower the cap on epsilon")
     cap.add_argument("data", help="the dataset's CSV file")
-    cap.add_argument("cap", type=_epsilon, help="largest total epsilon")
-    cap.add_argument("--allow-raise", action="store_true", help="allow raising an existing cap")
+    cap.add_argument("cap", type=_epsilon, nargs="?", help="largest total epsilon")
+    cap.add_argument("--remove", action="store_true", help="remove the cap (needs --allow-raise)")
+    cap.add_argument("--allow-raise", action="store_true",
+                     help="allow raising (or removing) an existing cap: the keeper's decision")
     cap.set_defaults(run=cmd_ledger_cap)
+    default = lsub.add_parser(
+        "default-cap", parents=[ledger_opts],
+        help="the cap every new dataset gets (the keeper's)",
+        description="Show or set the cap on epsilon that every dataset the ledger sees from now "
+                    "on starts with ($DPCORE_LEDGER_DEFAULT_CAP also sets one; the lower applies).")
+    default.add_argument("cap", type=_epsilon, nargs="?", help="the default cap (none: show it)")
+    default.add_argument("--remove", action="store_true", help="remove it (needs --allow-raise)")
+    default.add_argument("--allow-raise", action="store_true", help="allow raising or removing it")
+    default.set_defaults(run=cmd_ledger_default_cap)
 
     sweep = sub.add_parser(
         "sweep", help="a DP-OWL Monte-Carlo sweep to CSV",
@@ -332,7 +535,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CliError as exc:
         print(f"dpcore: error: {exc}", file=sys.stderr)
         return exc.code
-    except (ValueError, TypeError, KeyError, OSError, json.JSONDecodeError) as exc:
+    except (ValueError, TypeError, KeyError, OSError, RuntimeError, sqlite3.Error,
+            json.JSONDecodeError) as exc:
         message = " ".join(str(exc).split()) or type(exc).__name__
         print(f"dpcore {args.command}: error: {message}", file=sys.stderr)
         return EXIT_INPUT

@@ -9,9 +9,15 @@ number and deleting the directory only costs time.
 Format. One ``.npz`` file per entry, read with ``allow_pickle=False``: arrays (and DataFrame
 columns) are stored as numpy arrays, bit for bit, and the structure around them (tuples,
 dicts, DataFrames, frozen dataclasses of this package, plain numbers and strings) as a JSON
-manifest inside the same file. Nothing in a stored file is ever executed, unlike a pickle, so
-a file written by another process (or planted in the directory) can at worst be wrong, never
-run code; a dataclass is rebuilt only if its class lives in ``dpcore`` or ``ui``.
+manifest inside the same file. Nothing in a stored file is ever executed, unlike a pickle.
+
+The store loads only what it wrote. Each file starts with an HMAC-SHA-256 tag of its content
+under a key kept in the store's directory (``.store-key``, created 0600 and used only while it
+is owned by this user and private to them); the manifest names the stored function that
+produced it, which must be the one asked for. A file without a valid tag (planted by someone
+who can write the directory, or left by an older version) is ignored and removed, and its
+result computed again. A dataclass is rebuilt only from a module of ``dpcore`` or ``ui`` that
+this process has already imported: nothing is ever imported because a file names it.
 
 Writes go to a temporary file in the same directory, then ``os.replace``: a reader sees the
 old entry or the new one, never half of one. Each read touches the file's modification time,
@@ -31,12 +37,16 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import hmac
 import importlib
 import inspect
 import io
 import json
 import math
 import os
+import secrets
+import stat
+import sys
 import tempfile
 from pathlib import Path
 
@@ -47,6 +57,8 @@ __all__ = ["ResultStore", "default_store", "stored"]
 _MISSING = object()
 _SUFFIX = ".npz"
 _ALLOWED = ("dpcore", "ui")  # packages whose dataclasses may be rebuilt from a file
+_KEY_FILE = ".store-key"
+_TAG = 32  # bytes of the HMAC-SHA-256 tag that opens every file
 
 
 def _default_root():
@@ -192,9 +204,9 @@ def _decode(node, arrays):
         return pd.Series(_decode(node["series"], arrays), name=node["name"])
     if "dataclass" in node:
         module, qualname = node["dataclass"].split(":")
-        if module.split(".")[0] not in _ALLOWED:
+        if module.split(".")[0] not in _ALLOWED or module not in sys.modules:
             raise ValueError(f"refusing to rebuild a class from {module!r}")
-        cls = importlib.import_module(module)
+        cls = sys.modules[module]  # already imported by this process: never import by name
         for part in qualname.split("."):
             cls = getattr(cls, part)
         if not dataclasses.is_dataclass(cls):
@@ -225,6 +237,36 @@ class ResultStore:
     def __init__(self, root, max_bytes=1024 * 2**20):
         self.root = Path(root)
         self.max_bytes = int(max_bytes)
+        self._key = None
+
+    def _secret(self, create):
+        """The key that tags this store's files; None when it is missing (and not created) or
+        not private to this user (then nothing is read, and nothing written)."""
+        if self._key is not None:
+            return self._key
+        path = self.root / _KEY_FILE
+        if not path.exists() and create:
+            self.root.mkdir(parents=True, exist_ok=True)
+            try:
+                fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+            except FileExistsError:
+                pass  # another process made it meanwhile
+            else:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(secrets.token_bytes(32))
+        try:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        except OSError:
+            return None
+        with os.fdopen(fd, "rb") as f:
+            info = os.fstat(f.fileno())
+            key = f.read()
+        private = sys.platform == "win32" or (
+            info.st_uid == os.getuid() and not info.st_mode & (stat.S_IRWXG | stat.S_IRWXO))
+        if not private or len(key) != 32 or not stat.S_ISREG(info.st_mode):
+            return None
+        self._key = key
+        return key
 
     def key(self, name, params):
         """The SHA-256 naming the entry of ``name(**params)``."""
@@ -247,12 +289,23 @@ class ResultStore:
         """The stored result of ``name(**params)``, or ``default``."""
         path = self._path(self.key(name, params))
         try:
-            with np.load(path, allow_pickle=False) as data:
-                arrays = {k: data[k] for k in data.files}
-            manifest = json.loads(arrays.pop("__manifest__").tobytes().decode())
-            value = _decode(manifest, arrays)
+            blob = path.read_bytes()
         except FileNotFoundError:
             return default
+        except OSError:
+            return default
+        try:
+            secret = self._secret(create=False)
+            tag, body = blob[:_TAG], blob[_TAG:]
+            if secret is None or not hmac.compare_digest(
+                    tag, hmac.new(secret, body, hashlib.sha256).digest()):
+                raise ValueError("not written by this store")
+            with np.load(io.BytesIO(body), allow_pickle=False) as data:
+                arrays = {k: data[k] for k in data.files}
+            manifest = json.loads(arrays.pop("__manifest__").tobytes().decode())
+            if manifest.get("producer") != name:
+                raise ValueError("written for another function")
+            value = _decode(manifest["value"], arrays)
         except Exception:  # a damaged or foreign file: drop it, compute again
             path.unlink(missing_ok=True)
             return default
@@ -265,15 +318,22 @@ class ResultStore:
     def put(self, name, params, value):
         """Store ``value`` as the result of ``name(**params)``, atomically; returns the path."""
         enc = _Encoder()
-        manifest = json.dumps(enc.encode(value), allow_nan=False).encode()
+        manifest = json.dumps({"producer": name, "value": enc.encode(value)},
+                              allow_nan=False).encode()
+        secret = self._secret(create=True)
+        if secret is None:
+            raise PermissionError(f"the results store {str(self.root)!r} has a key file that is "
+                                  f"not private to this user ({_KEY_FILE}): nothing is stored")
         path = self._path(self.key(name, params))
         path.parent.mkdir(parents=True, exist_ok=True)
         buf = io.BytesIO()
         np.savez(buf, __manifest__=np.frombuffer(manifest, dtype=np.uint8), **enc.arrays)
+        body = buf.getvalue()
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=_SUFFIX)
         try:
             with os.fdopen(fd, "wb") as f:
-                f.write(buf.getbuffer())
+                f.write(hmac.new(secret, body, hashlib.sha256).digest())
+                f.write(body)
             os.replace(tmp, path)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
@@ -286,7 +346,10 @@ class ResultStore:
         value = self.get(name, params, _MISSING)
         if value is _MISSING:
             value = compute()
-            self.put(name, params, value)
+            try:
+                self.put(name, params, value)
+            except PermissionError:  # a store we cannot trust: compute, never store
+                pass
         return value
 
     def entries(self):

@@ -13,6 +13,8 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
+from dpcore.data.csv_safe import write_csv
+
 DICTIONARY = {
     "n": "patients in the simulated trial",
     "epsilon": "privacy budget ε (inf: the non-private fit)",
@@ -68,7 +70,7 @@ def with_settings(df, settings, dictionary=DICTIONARY):
     used = [(k, v) for k, v in dictionary.items()
             if k.startswith("_") and any(k.split("/")[0] in c for c in df.columns) or k in df.columns]
     head += ["# data dictionary"] + [f"# {k}: {v}" for k, v in used]
-    return "\n".join(head) + "\n" + df.to_csv(index=False)
+    return "\n".join(head) + "\n" + write_csv(df)
 
 
 def owl_report(s, here, best, answer_text, summary, sizes, reps, verdict_text, privacy_text, mark=None,

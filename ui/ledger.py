@@ -2,8 +2,8 @@
 
 The ledger is one SQLite file (``$DPCORE_LEDGER``, else a per-user data path; see
 :func:`dpcore.privacy.accounting.default_ledger_path`) shared by every session and kept across
-restarts. Each dataset has its own total, keyed by a salted digest of the file (plus an
-optional name); ``st.session_state`` holds only that key, never the data. The sidebar shows
+restarts. Each dataset has its own total, keyed by a salted digest of its used columns'
+values (:meth:`dpcore.PrivacyLedger.for_file`); ``st.session_state`` holds only that key, never the data. The sidebar shows
 the dataset in use on the Your-data page: its cumulative ε (and δ) over every session, its
 releases, and its cap, which the sidebar may set or lower but never raise or remove.
 
@@ -53,32 +53,53 @@ def dataset_ledger(key):
     return PrivacyLedger.open(ledger_path(), key)
 
 
+#: Ledger keys of the shipped demo files, as every session of this process has keyed them
+#: (one per choice of columns); a re-saved demo with the same columns has the same key.
+_DEMO_KEYS: set = set()
+
+
 @st.cache_data(show_spinner=False, max_entries=8)
-def _demo_keys(path):
-    """The ledger keys of the demo files shipped with the app (public practice data)."""
+def _dictionary_demo_keys(path):
+    """The demo files' keys for the columns their dictionaries name (what the page's
+    "Fill in from the data dictionary" uses), known before any session keys them."""
     from ui.compute.upload import DEMOS, demo_source
 
-    return frozenset(accounting.dataset_key(demo_source(d).data, "", path=path) for d in DEMOS)
+    keys = set()
+    for name in DEMOS:
+        source = demo_source(name)
+        d = source.dictionary
+        columns = [d["treatment"], d["outcome"], *(c["name"] for c in d["columns"]
+                                                    if c.get("role") == "covariate")]
+        keys.add(PrivacyLedger.for_file(source.data, columns, path=path).dataset)
+    return frozenset(keys)
 
 
 def is_demo(key):
-    """Whether the dataset with this key is one of the shipped demo files."""
-    return key in _demo_keys(str(ledger_path()))
+    """Whether the dataset with this key is, or shares rows with, a demo file shipped with the
+    app (public practice data)."""
+    demos = _DEMO_KEYS | _dictionary_demo_keys(str(ledger_path()))
+    return bool(demos & ({key} | set(dataset_ledger(key).linked())))
 
 
-def dataset_key(source, name=""):
+def dataset_key(source, name="", columns=None):
     """The ledger key of ``source`` (a Source with ``.data`` and ``.digest``), now the one in use.
 
-    The salted digest is computed once per file and session; when the dataset in use changes,
-    the app reruns so that the sidebar, drawn before the page, shows the new one.
+    The key is the content of the ``columns`` the release uses
+    (:meth:`dpcore.PrivacyLedger.for_file`): the same trial re-saved is the same dataset, and
+    a file sharing rows with an earlier one is charged to both. It is computed once per file,
+    columns and session; when the dataset in use changes, the app reruns so that the sidebar,
+    drawn before the page, shows the new one.
     """
     path = str(ledger_path())
+    columns = None if columns is None else tuple(columns)
     memo = st.session_state.get(_MEMO)
-    if memo is not None and memo[:3] == (source.digest, name, path):
-        key = memo[3]
+    if memo is not None and memo[:4] == (source.digest, name, path, columns):
+        key = memo[4]
     else:
-        key = accounting.dataset_key(source.data, name, path=path)
-        st.session_state[_MEMO] = (source.digest, name, path, key)
+        key = PrivacyLedger.for_file(source.data, columns, path=path, name=name).dataset
+        st.session_state[_MEMO] = (source.digest, name, path, columns, key)
+    if getattr(source, "demo", False):
+        _DEMO_KEYS.add(key)
     if st.session_state.get(IN_USE) != key:
         st.session_state[IN_USE] = key
         st.rerun()
@@ -109,6 +130,18 @@ def record_parallel_release(dataset_key, mechanism, parts, delta=0.0):
                   max(parts.values()))
 
 
+def record_no_guarantee_release(dataset_key, mechanism, reason):
+    """Record a NOT PRIVATE release: the dataset's total becomes ∞ (no guarantee) for good.
+    Returns a Receipt, or the refusal message when a cap is set (no cap holds ∞)."""
+    return _spend(dataset_key, lambda ledger: ledger.record_no_guarantee(mechanism, reason),
+                  float("inf"))
+
+
+def eps_text(eps):
+    """ε as the sidebar, the receipts and the files say it: ∞ is "no guarantee"."""
+    return "∞ (no guarantee)" if eps == float("inf") else f"{eps:g}"
+
+
 def _spend(key, record, epsilon):
     ledger = dataset_ledger(key)
     try:
@@ -123,17 +156,22 @@ def _spend(key, record, epsilon):
 def refusal(ledger, epsilon):
     """Why a release of ``epsilon`` is refused under the dataset's cap, in plain words."""
     spent = ledger.total()[0]
+    if epsilon == float("inf"):
+        return (f"Refused: a NOT PRIVATE release leaves this dataset no guarantee, and its budget "
+                f"cap is ε = {ledger.budget:g}, which no such release fits in. Nothing was "
+                f"computed. Enter public bounds and levels, or ask whoever keeps the ledger. "
+                f"{RAISE_WHERE}")
     return (f"Refused: this release would spend ε = {epsilon:g}, but this dataset's budget cap "
-            f"is ε = {ledger.budget:g} and ε = {spent:g} is already spent on it, over every "
-            f"session (the total would be {spent + epsilon:g}). Nothing was computed. Release "
-            f"with a smaller ε, or ask whoever keeps the ledger. {RAISE_WHERE}")
+            f"is ε = {ledger.budget:g} and ε = {eps_text(spent)} is already spent on it, over "
+            f"every session (the total would be {eps_text(spent + epsilon)}). Nothing was "
+            f"computed. Release with a smaller ε, or ask whoever keeps the ledger. {RAISE_WHERE}")
 
 
 def receipt_sentence(receipt):
     """What every release shows: its index and the dataset's cumulative spend."""
     delta = f", δ = {receipt.delta_total:g}" if receipt.delta_total else ""
     return (f"Release no. {receipt.index} on this dataset; with it the dataset's cumulative "
-            f"spend is ε = {receipt.epsilon_total:g}{delta}, over every session.")
+            f"spend is ε = {eps_text(receipt.epsilon_total)}{delta}, over every session.")
 
 
 def release_number(receipt):
@@ -157,7 +195,7 @@ def _summary(ledger):
     cap = "" if ledger.budget is None else f" (cap ε = {ledger.budget:g})"
     if not n:
         return f"ε = 0: no private release on this dataset yet{cap}"
-    total = f"ε = {eps:g}" + (f", δ = {delta:g}" if delta else "")
+    total = f"ε = {eps_text(eps)}" + (f", δ = {delta:g}" if delta else "")
     return f"{total} over {n} release{'s' if n != 1 else ''}{cap}"
 
 
@@ -210,20 +248,25 @@ def sidebar():
     """The ledger in the sidebar: the dataset's cumulative total, its releases and its cap."""
     st.markdown("**Privacy spent on this dataset**")
     key = st.session_state.get(IN_USE)
-    if key is None:
+    try:
+        ledger = None if key is None else dataset_ledger(key)
+    except ValueError:  # a key of another ledger file (DPCORE_LEDGER changed): not this one's
+        ledger = st.session_state.pop(IN_USE, None) and None
+    if ledger is None:
         st.markdown("ε = 0: no private release on your data yet")
-        st.caption("Once a file is ready to release on the Your data page, its total over every "
-                   "session shows here; the ledger keeps it across reloads and restarts.")
+        st.caption("Once the columns of a file are chosen on the Your data page, its total over "
+                   "every session shows here; the ledger keeps it across reloads and restarts.")
         return
-    ledger = dataset_ledger(key)
     st.markdown(_summary(ledger))
-    st.caption(f"Dataset {key[:10]} (a salted digest of the file). Kept in the durable ledger: "
-               "every session, reload and restart adds to the same total.")
+    st.caption(f"Dataset {key[:10]} (a salted digest of the used columns' values: the same "
+               "trial re-saved is the same dataset). Kept in the durable ledger: every session, "
+               "reload and restart adds to the same total.")
     if ledger.entries:
         with st.expander("Releases"):
             st.dataframe(entries_table(ledger), hide_index=True, width="stretch")
             st.caption("Total by composition: the ε of releases on this dataset add up; a "
                        "release made of disjoint parts (each patient in one part) counts its "
-                       "largest part's ε. The ledger knows this dataset only: a release on another file that "
-                       "holds some of the same patients is not counted here.")
+                       "largest part's ε. A release on a file that shares rows with this one "
+                       "is counted here too; the ledger cannot see patients whose rows differ "
+                       "in a used column.")
     _cap_panel(ledger, ledger.total()[0], demo=is_demo(key))

@@ -158,7 +158,11 @@ def release_panel(key, trial, settings, m, rkey, before, store):
         return
     name = "DP-OWL rule" + ("" if settings["private"] else " (NOT PRIVATE)")
     fit = {k: v for k, v in settings.items() if k != "evaluation"}
-    if evaluation:
+    if not settings["private"]:  # no guarantee: the dataset's total becomes ∞ for good
+        receipt = ledger.record_no_guarantee_release(
+            key, name + (" + private evaluation" if evaluation else ""),
+            "bounds or levels read from the data")
+    elif evaluation:
         receipt = ledger.record_parallel_release(
             key, name + " + private evaluation", {"fit": eps, "evaluation": evaluation[0]})
     else:

@@ -177,16 +177,21 @@ class Dictionary:
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n"
 
     def to_csv(self):
+        """The dictionary as a CSV table; text cells are guarded against spreadsheet formulas
+        (:func:`dpcore.data.csv_safe.neutral`) and a cell with a line end is quoted."""
+        from .csv_safe import neutral
+
         out = io.StringIO()
         w = csv.writer(out, lineterminator="\n")
         w.writerow(CSV_COLUMNS)
-        w.writerows(_rows(self))
+        w.writerows([neutral(c, keep_numbers=True) for c in row] for row in _rows(self))
         for key in _DESIGN:
             value = getattr(self, key)
             if key == "treated" and self.treatment and self.column(self.treatment).levels:
                 continue  # the treatment row lists it first
             if value not in (None, ""):
-                w.writerow([key, "design", "", "", "", _cell(value), "", ""])
+                w.writerow([neutral(c, keep_numbers=True)
+                            for c in [key, "design", "", "", "", _cell(value), "", ""]])
         return out.getvalue()
 
     def with_bounds(self, **bounds):

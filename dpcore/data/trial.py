@@ -146,6 +146,9 @@ class Trial:
         -------
         ndarray (n,)
         """
+        if not isinstance(larger_is_better, (bool, np.bool_)):
+            raise TypeError("larger_is_better must be True or False (in a data dictionary, the "
+                            f"field larger_is_better), got {larger_is_better!r}")
         if self.complete is None:
             return self.B
         worst = float(outcome_bounds[0] if larger_is_better else outcome_bounds[1])

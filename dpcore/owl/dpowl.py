@@ -13,7 +13,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from .. import _validation
-from .._estimator import PrivacyWarning, PrivateEstimator
+from .._estimator import CLIPPED_SHARE_WARNING, ClippingWarning, PrivacyWarning, PrivateEstimator
 from .._validation import (
     check_binary_labels,
     check_bounds,
@@ -31,6 +31,7 @@ from .owl import (
     ipw_value,
     owl_weights,
 )
+from .paper import default_gamma
 
 if TYPE_CHECKING:
     from ..data.trial import Trial
@@ -49,7 +50,14 @@ class DPOWL(PrivateEstimator):
 
     Parameters
     ----------
-    epsilon, gamma, huber_h, C, feature_bounds, fit_intercept, rng
+    gamma : float or "paper", default "paper"
+        Regularization constant in the sum-form objective. "paper" (the default, as on the
+        dashboard and in ``dpcore fit``) is the authors' tuned gamma at the table cell nearest
+        (epsilon, n), scaled by W / 30 (:func:`dpcore.owl.paper.default_gamma`): scaling the
+        weights, W and gamma together leaves the release's distribution unchanged. A number
+        is used as given; ``gamma_`` holds the value used. A gamma too small for the noise
+        raises a :class:`dpcore.NoiseWarning`.
+    epsilon, huber_h, C, feature_bounds, fit_intercept, rng
         As in :class:`dpcore.DPWeightedERM` (Huber-hinge loss).
     weight_bound : float, optional
         Public bound W on benefit / propensity; weights above it are clipped with a warning.
@@ -68,6 +76,7 @@ class DPOWL(PrivateEstimator):
     propensity_ : float or None, the constant P(treated) used in ``fit`` (None if per row)
     coef_, intercept_, theta_, sensitivity_, scaling_ : the release, as in DPWeightedERM
     weight_bound_ : float, the W used
+    gamma_ : float, the gamma used (the table's, scaled, for ``gamma="paper"``)
     estimator_ : the fitted DPWeightedERM
     diagnostics_ : dict, analyst-only (solver iterations, gradient norm, ``clipped_share``);
         computed from the sensitive data, never to be published with the release
@@ -107,7 +116,7 @@ class DPOWL(PrivateEstimator):
 
     _released = ("coef_", "intercept_", "theta_", "sensitivity_")
     epsilon: float
-    gamma: float
+    gamma: float | str
     weight_bound: float | None
     huber_h: float
     C: float | str
@@ -117,7 +126,7 @@ class DPOWL(PrivateEstimator):
     fit_intercept: bool
     rng: Any
 
-    def __init__(self, *, epsilon: float = 1.0, gamma: float = 1.0,
+    def __init__(self, *, epsilon: float = 1.0, gamma: float | str = "paper",
                  weight_bound: float | None = None, huber_h: float = 0.5, C: float | str = 0.0,
                  feature_bounds: tuple[ArrayLike, ArrayLike] | None = None,
                  outcome_bounds: tuple[float, float] | None = None,
@@ -128,17 +137,24 @@ class DPOWL(PrivateEstimator):
     def _check_params(self) -> None:
         """The OWL-specific hyper-parameters (the rest are checked by DPWeightedERM)."""
         check_epsilon(self.epsilon)
+        if not isinstance(self.larger_is_better, (bool, np.bool_)):
+            # never a silent True: a dictionary without the field gives None here
+            raise TypeError("larger_is_better must be True or False (in a data dictionary, the "
+                            f"field larger_is_better), got {self.larger_is_better!r}")
+        if isinstance(self.gamma, str):
+            if self.gamma != "paper":
+                raise ValueError(f"gamma must be a positive number or 'paper', got {self.gamma!r}")
+        else:
+            check_real(self.gamma, "gamma", low=0.0)
         if self.outcome_bounds is not None:
             check_bounds(self.outcome_bounds, 1, "outcome_bounds")
         elif not self.larger_is_better:
             raise ValueError("larger_is_better=False needs outcome_bounds to turn outcomes into benefits")
         if self.weight_bound is not None:
             check_real(self.weight_bound, "weight_bound", low=0.0)
-        if not isinstance(self.larger_is_better, (bool, np.bool_)):
-            raise TypeError(f"larger_is_better must be True or False, got {self.larger_is_better!r}")
 
     def fit(self, X: ArrayLike, A: ArrayLike, B: ArrayLike, propensity: Propensity,
-            *, treated: Any = None) -> DPOWL:
+            *, treated: Any = None, ledger: Any = None) -> DPOWL:
         """Fit and release the private rule.
 
         Parameters
@@ -158,10 +174,23 @@ class DPOWL(PrivateEstimator):
         treated : label, optional
             Which label of ``A`` is the treated arm (the one ``propensity`` is about). Default
             the larger label: +1, 1 or True.
+        ledger : PrivacyLedger, optional
+            The dataset's ledger (:meth:`dpcore.PrivacyLedger.for_trial`): the release is
+            recorded before any released attribute is set, as in
+            :meth:`dpcore.DPWeightedERM.fit` (refused past the cap: nothing is released).
 
         Returns
         -------
         self
+
+        Warns
+        -----
+        ClippingWarning
+            Weights above W; more than :data:`dpcore._estimator.CLIPPED_SHARE_WARNING` of the
+            outcomes outside ``outcome_bounds`` (or of the rows with a covariate outside
+            ``feature_bounds``): analyst-only, a sign of bounds in the wrong units.
+        PrivacyWarning, NoiseWarning
+            As in :meth:`dpcore.DPWeightedERM.fit`.
         """
         self._check_params()
         self._set_feature_names(X)
@@ -190,25 +219,40 @@ class DPOWL(PrivateEstimator):
                     "weight_bound is required unless outcome_bounds are given and the propensity is a constant"
                 )
             W = default_weight_bound(self.outcome_bounds, float(np.asarray(propensity)))
+        if self.outcome_bounds is not None and n:
+            lo, hi = (float(v) for v in self.outcome_bounds)
+            outside = float(np.mean((B < lo) | (B > hi)))
+            if outside > CLIPPED_SHARE_WARNING:
+                warnings.warn(
+                    f"more than {CLIPPED_SHARE_WARNING:.0%} of the outcomes lie outside the public "
+                    f"outcome_bounds ({lo:g}, {hi:g}) and were clipped to them: check the outcome's "
+                    "units (analyst-only; never publish this)", ClippingWarning, stacklevel=2)
         w, clipped = owl_weights(B, A, propensity, W, self.outcome_bounds, self.larger_is_better)
         if clipped > 0:
             warnings.warn(
                 f"some OWL weights (benefit / propensity) exceed the weight bound W={W:g}; they "
                 "were clipped to W (the share clipped is an analyst-only diagnostic)",
-                UserWarning, stacklevel=2,
+                ClippingWarning, stacklevel=2,
             )
-        self.estimator_ = DPWeightedERM(
-            epsilon=self.epsilon, gamma=self.gamma, weight_bound=W, loss="huber",
+        gamma = default_gamma(self.epsilon, n, W) if isinstance(self.gamma, str) \
+            else float(self.gamma)
+        estimator = DPWeightedERM(
+            epsilon=self.epsilon, gamma=gamma, weight_bound=W, loss="huber",
             huber_h=self.huber_h, C=self.C, feature_bounds=self.feature_bounds,
             fit_intercept=self.fit_intercept, rng=self.rng,
-        ).fit(X, A, w)
+        )
+        estimator._ledger_mechanism = "DP-OWL rule (output perturbation)"
+        self.estimator_ = estimator.fit(X, A, w, ledger=ledger)
         self.weight_bound_ = W
-        for attr in ("coef_", "intercept_", "theta_", "sensitivity_", "scaling_", "n_features_in_"):
+        self.gamma_ = float(gamma)
+        for attr in ("coef_", "intercept_", "theta_", "sensitivity_", "scaling_", "n_features_in_",
+                     "bounds_from_data_"):
             setattr(self, attr, getattr(self.estimator_, attr))
         self.diagnostics_ = {**self.estimator_.diagnostics_, "clipped_share": float(clipped)}
         return self
 
-    def fit_trial(self, trial: Trial, propensity: Propensity = None) -> DPOWL:
+    def fit_trial(self, trial: Trial, propensity: Propensity = None, *,
+                  ledger: Any = None) -> DPOWL:
         """Fit on a :class:`dpcore.Trial`: its arrays, column names, arms and propensity.
 
         Parameters
@@ -219,6 +263,9 @@ class DPOWL(PrivateEstimator):
             get weight 0 (:meth:`dpcore.Trial.outcomes_for_fit`).
         propensity : float, array (n,) or "logistic", optional
             Needed when the trial has no propensity column; overrides it otherwise.
+        ledger : PrivacyLedger, optional
+            Where the release is recorded, as in :meth:`fit`; typically
+            ``PrivacyLedger.for_trial(trial)``.
 
         Returns
         -------
@@ -235,7 +282,7 @@ class DPOWL(PrivateEstimator):
                                  "0 only with public outcome_bounds")
             B = trial.outcomes_for_fit(self.outcome_bounds, self.larger_is_better)
         X = pd.DataFrame(np.asarray(trial.X), columns=list(trial.covariates))
-        self.fit(X, trial.A, B, p)
+        self.fit(X, trial.A, B, p, ledger=ledger)
         self.arms_ = tuple(trial.arms)
         return self
 

@@ -11,7 +11,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._estimator import PrivateEstimator, conversion_warning
+from .._estimator import (
+    CLIPPED_SHARE_WARNING,
+    ClippingWarning,
+    NoiseWarning,
+    PrivateEstimator,
+    conversion_warning,
+)
 from .._validation import (
     check_binary_labels,
     check_choice,
@@ -21,9 +27,32 @@ from .._validation import (
     check_weights,
 )
 from ..privacy.mechanisms import output_perturbation
-from .losses import LOSSES
+from .losses import LOSSES, margin_loss
 from .preprocessing import FeatureScaling
-from .werm import data_bounds_with_warning, resolve_C, sensitivity, solve_for_release
+from .werm import (
+    data_bounds_with_warning,
+    expected_noise_norm,
+    max_coefficient_norm,
+    resolve_C,
+    sensitivity,
+    solve_for_release,
+)
+
+
+def _seeded(rng: Any) -> bool:
+    """An int (or SeedSequence) seed: anyone who knows it can subtract the noise."""
+    return isinstance(rng, (int, np.integer, np.random.SeedSequence)) and not isinstance(rng, bool)
+
+
+def charge(ledger: Any, mechanism: str, epsilon: float, reasons: list[str] | tuple = (),
+           parts: dict[str, float] | None = None) -> Any:
+    """Record a release in ``ledger``: as a release without a guarantee if there is a reason,
+    as parallel parts if ``parts`` is given, else as one release of ``epsilon``."""
+    if reasons:
+        return ledger.record_no_guarantee(mechanism, "; ".join(reasons))
+    if parts is not None:
+        return ledger.record_parallel(mechanism, parts)
+    return ledger.record(mechanism, epsilon)
 
 __all__ = ["DPWeightedERM"]
 
@@ -141,8 +170,11 @@ class DPWeightedERM(PrivateEstimator):
             "h": check_real(self.huber_h, "huber_h", low=0.0),
         }
 
+    #: What a ledger entry calls this release (DPOWL names its own).
+    _ledger_mechanism = "DP-wERM (output perturbation)"
+
     def fit(self, X: ArrayLike, y: ArrayLike,
-            sample_weight: ArrayLike | None = None) -> DPWeightedERM:
+            sample_weight: ArrayLike | None = None, *, ledger: Any = None) -> DPWeightedERM:
         """Fit and release the private rule.
 
         Parameters
@@ -155,10 +187,29 @@ class DPWeightedERM(PrivateEstimator):
         sample_weight : array of shape (n,), optional
             Non-negative weights; values above ``weight_bound`` are clipped with a warning.
             Without weights every row has weight 1, which must respect W as well.
+        ledger : PrivacyLedger, optional
+            The dataset's ledger (:meth:`dpcore.PrivacyLedger.for_trial`, ``for_file``). The
+            release is recorded in it before any released attribute is set; a release the cap
+            refuses raises :class:`dpcore.BudgetExceededError` and leaves the estimator
+            unfitted. A release without a guarantee (feature bounds read from the data, an
+            int seed as ``rng``, ``epsilon=inf``) is recorded as such: the total becomes ∞.
 
         Returns
         -------
         self
+
+        Warns
+        -----
+        PrivacyWarning
+            No ``feature_bounds``: they are read from the data (the guarantee is void).
+        ClippingWarning
+            Weights above W, or more than :data:`CLIPPED_SHARE_WARNING` of the rows with a
+            feature outside its public bounds (analyst-only: a sign of bounds in the wrong
+            units).
+        NoiseWarning
+            The noise's expected length exceeds the largest coefficient vector the public
+            bounds allow (:func:`dpcore.owl.werm.max_coefficient_norm`): the released rule is
+            then mostly noise. Raise gamma (the paper's table scaled by W), n or epsilon.
         """
         params = self._check_params()
         eps, W = params["epsilon"], params["W"]
@@ -176,17 +227,46 @@ class DPWeightedERM(PrivateEstimator):
             raise ValueError("sample_weight is zero for every row; there is nothing to fit")
         C = resolve_C(self.C, n, W)
         bounds = self.feature_bounds
+        from_data = bounds is None
         if bounds is None:
             if np.isfinite(eps):
                 bounds = data_bounds_with_warning(X, "feature_bounds")
             else:
                 bounds = (X.min(axis=0), X.max(axis=0))
-        self.scaling_ = FeatureScaling.from_bounds(bounds, p, self.fit_intercept)
-        theta_hat, self.diagnostics_ = solve_for_release(
-            self.scaling_.transform(X), y, w, params["gamma"], self.loss, params["h"])
-        self.diagnostics_["clipped_share"] = clipped
-        self.sensitivity_ = sensitivity(W, params["gamma"], C)
-        self.theta_ = output_perturbation(theta_hat, eps, self.sensitivity_, rng=self.rng)
+        scaling = FeatureScaling.from_bounds(bounds, p, self.fit_intercept)
+        outside = float(np.mean(((X < scaling.lower) | (X > scaling.upper)).any(axis=1))) if n else 0.0
+        if outside > CLIPPED_SHARE_WARNING:
+            warnings.warn(f"more than {CLIPPED_SHARE_WARNING:.0%} of the rows have a feature "
+                          "outside its public bounds (feature_bounds) and were clipped to them: "
+                          "check the bounds' units (analyst-only; never publish this)",
+                          ClippingWarning, stacklevel=2)
+        gamma = params["gamma"]
+        delta = float(sensitivity(W, gamma, C))
+        dim = p + int(bool(self.fit_intercept))
+        loss_at_zero = float(np.asarray(margin_loss(self.loss, params["h"])(np.zeros(1),
+                                                                          derivatives=False))[0])
+        noise, room = expected_noise_norm(dim, eps, delta), max_coefficient_norm(n, W, gamma, loss_at_zero)
+        if noise > room:
+            warnings.warn(f"the noise's expected length {noise:.3g} exceeds {room:.3g}, the largest "
+                          f"coefficient vector the public bounds allow (n = {n}, W = {W:g}, "
+                          f"gamma = {gamma:g}, epsilon = {eps:g}): the rule will be mostly noise. "
+                          "Use a larger gamma (gamma='paper' in DPOWL: the paper's table scaled "
+                          "by W), more rows or a larger epsilon", NoiseWarning, stacklevel=2)
+        theta_hat, diagnostics = solve_for_release(
+            scaling.transform(X), y, w, gamma, self.loss, params["h"])
+        theta = output_perturbation(theta_hat, eps, delta, rng=self.rng)
+        if ledger is not None:
+            reasons = [r for r, hit in (("feature bounds read from the data", from_data),
+                                        ("epsilon = inf (no noise)", np.isinf(eps)),
+                                        ("seeded noise (rng is an int seed)", _seeded(self.rng)))
+                       if hit]
+            charge(ledger, self._ledger_mechanism, eps, reasons)
+        self.bounds_from_data_ = bool(from_data)
+        self.scaling_ = scaling
+        self.diagnostics_ = {**diagnostics, "clipped_share": clipped,
+                             "outside_bounds_share": outside}
+        self.sensitivity_ = delta
+        self.theta_ = theta
         intercept, self.coef_ = self.scaling_.to_original(self.theta_)
         self.intercept_ = float(intercept)
         self.n_features_in_ = p

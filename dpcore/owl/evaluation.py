@@ -423,26 +423,41 @@ def release_estimates(cells, moments, count, *, m, outcome_bounds, min_propensit
 
 def fit_and_evaluate(X, A, B, propensity, *, epsilon_fit, epsilon_eval, fit_share=0.8,
                      split_seed=0, min_propensity=None, include=None, level=0.95, rng=None,
-                     sampler="numpy", arms=(None, None), **dpowl):
+                     sampler="numpy", arms=(None, None), ledger=None, **dpowl):
     """Fit DP-OWL on the public split's first part and evaluate it privately on the second.
 
     ``dpowl`` are :class:`dpcore.DPOWL`'s keyword arguments (gamma, weight_bound, C,
     feature_bounds, outcome_bounds, larger_is_better, huber_h); the fit draws its noise from
     ``rng``. The dataset's cost is :func:`parallel_cost` (ε_fit, ε_eval).
 
+    ``ledger`` (a :class:`dpcore.PrivacyLedger`, optional) records the release as two parallel
+    parts, ``{"fit": epsilon_fit, "evaluation": epsilon_eval}`` (it costs the larger), once
+    both are computed and before anything is returned; past the cap it raises
+    :class:`dpcore.BudgetExceededError` and returns nothing. A release without a guarantee
+    (feature bounds from the data, an int seed as ``rng``) is recorded as such (total ∞).
+
+    Only the weight-clipping warning (:class:`dpcore.ClippingWarning`, "some OWL weights ...
+    exceed the weight bound") is silenced, because clipping to the public W is part of the
+    method and its share is an analyst-only diagnostic; every other warning, a
+    :class:`dpcore.PrivacyWarning` above all, reaches the caller.
+
     Returns
     -------
     (model, evaluation, (fit_rows, eval_rows))
     """
+    from .._estimator import WEIGHT_CLIPPING_MESSAGE, ClippingWarning
+    from .dpwerm import _seeded, charge
+
     if isinstance(propensity, str):
         raise ValueError("the private evaluation needs a known randomization or a per-row "
                          "propensity column, not an estimated propensity")
     X, A, B = (np.asarray(v, dtype=float) for v in (X, A, B))
     fit_rows, eval_rows = public_split(len(A), fit_share, split_seed)
     part = lambda v, rows: v if np.ndim(v) == 0 else np.asarray(v)[rows]  # noqa: E731
+    seeded = _seeded(rng)
     rng = np.random.default_rng(rng)
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # clipped weights are an analyst-only diagnostic
+        warnings.filterwarnings("ignore", message=WEIGHT_CLIPPING_MESSAGE, category=ClippingWarning)
         model = DPOWL(epsilon=epsilon_fit, rng=rng, **dpowl).fit(
             X[fit_rows], A[fit_rows], B[fit_rows], part(propensity, fit_rows))
     evaluation = evaluate_rule(
@@ -451,4 +466,9 @@ def fit_and_evaluate(X, A, B, propensity, *, epsilon_fit, epsilon_eval, fit_shar
         min_propensity=min_propensity, epsilon=epsilon_eval,
         include=None if include is None else np.asarray(include)[eval_rows], level=level,
         rng=rng, sampler=sampler, arms=arms)
+    if ledger is not None:
+        reasons = [r for r, hit in (("feature bounds read from the data", model.bounds_from_data_),
+                                    ("seeded noise (rng is an int seed)", seeded)) if hit]
+        charge(ledger, "DP-OWL rule + private evaluation", max(epsilon_fit, epsilon_eval),
+               reasons, parts={"fit": epsilon_fit, "evaluation": epsilon_eval})
     return model, evaluation, (fit_rows, eval_rows)

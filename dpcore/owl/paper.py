@@ -47,6 +47,36 @@ def paper_gamma(epsilon: float, n: int) -> float:
     return PAPER_GAMMA[(e, nn)]
 
 
+def default_gamma(epsilon: float, n: int, weight_bound: float) -> float:
+    """The default gamma of a release: the paper's table scaled by W / PAPER_W.
+
+    The one rule the library (``DPOWL(gamma="paper")``, its default), ``dpcore fit`` and the
+    dashboard share. The authors tuned gamma at W = 30; scaling every weight, W and gamma by
+    one factor leaves the minimiser and the sensitivity 2W/gamma unchanged, so the release
+    has the same distribution, and gamma moves with W.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget of the release.
+    n : int
+        Training size (public).
+    weight_bound : float
+        The release's public weight bound W.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> default_gamma(1.0, 500, 60.0)  # the table's 115 at W = 30, doubled
+    230.0
+    """
+    W = check_real(weight_bound, "weight_bound", low=0.0)
+    return paper_gamma(epsilon, n) * W / PAPER_W
+
+
 def resolve_gamma(gamma: float | str, epsilon: float, n: int) -> float:
     """The gamma a release at (epsilon, n) uses: a fixed number, or "paper" for the table.
 

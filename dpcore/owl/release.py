@@ -192,22 +192,48 @@ def rule_to_dict(*, covariates, intercept, coef, lower, upper, treated, control,
     return out
 
 
-def rule_from_dpowl(model, trial, **settings):
+def rule_from_dpowl(model, trial, *, not_private=(), **settings):
     """A :class:`Rule` from a fitted :class:`dpcore.DPOWL` and the :class:`dpcore.Trial` it saw.
 
     ``settings`` are the public settings to record (see :func:`rule_to_dict`); ε, γ, W, C,
     the sensitivity and n are taken from the model and the trial unless given.
+
+    The file says whether the release is private, as the dashboard's does: ``title``
+    ("Private treatment rule (ε = …)" or "NOT PRIVATE treatment rule (ε = …): … void the
+    guarantee"), ``private`` and ``not_private_because``. It is NOT PRIVATE when the model's
+    feature bounds were read from the data, when ``settings`` has a ``seed`` (seeded noise
+    can be removed by anyone with the seed), when ε is infinite, or for every reason given
+    in ``not_private``.
     """
     model._check_fitted()
     scaling = model.scaling_
-    base = {"treatment": trial.treatment, "outcome": trial.outcome, "epsilon": model.epsilon,
-            "delta": 0.0, "gamma": model.gamma, "W": model.weight_bound_, "C": model.C,
+    void = [str(r) for r in not_private]
+    if getattr(model, "bounds_from_data_", False):
+        void.append("feature bounds read from the data")
+    if settings.get("seed") is not None:
+        void.append(f"seeded noise (seed {settings['seed']})")
+    if math.isinf(float(model.epsilon)):
+        void.append("no noise (epsilon = inf)")
+    if void:
+        title = (f"NOT PRIVATE treatment rule (ε = {float(model.epsilon):g}): "
+                 f"{'; '.join(void)} void the guarantee")
+    else:
+        title = f"Private treatment rule (ε = {float(model.epsilon):g})"
+    base = {"title": title, "private": not void, "not_private_because": void,
+            "treatment": trial.treatment, "outcome": trial.outcome, "epsilon": model.epsilon,
+            "delta": 0.0, "gamma": getattr(model, "gamma_", model.gamma),
+            "W": model.weight_bound_, "C": model.C,
             "sensitivity": model.sensitivity_, "n": int(trial.n),
             "outcome_bounds": None if model.outcome_bounds is None else list(model.outcome_bounds),
             "larger_is_better": bool(model.larger_is_better),
             "mechanism": "DP-OWL: Huber-hinge weighted ERM, output perturbation (pure ε-DP, "
                          "replace-one neighbours)"}
-    base = {k: _jsonable(v) for k, v in {**base, **settings}.items()}
+    merged = {**base, **settings}
+    if void:  # no setting passed in can make a release without a guarantee look private
+        merged.update(title=title, private=False, not_private_because=void,
+                      mechanism="NOT PRIVATE: " + "; ".join(void) + " void the guarantee. "
+                                "Computed as DP-OWL: Huber-hinge weighted ERM, output perturbation")
+    base = {k: _jsonable(v) for k, v in merged.items()}
     return Rule(covariates=tuple(trial.covariates), intercept=float(model.intercept_),
                 coef=tuple(map(float, model.coef_)), lower=tuple(map(float, scaling.lower)),
                 upper=tuple(map(float, scaling.upper)), treated=_plain(trial.arms[0]),

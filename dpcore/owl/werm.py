@@ -202,6 +202,23 @@ def sensitivity(weight_bound: FloatOrArray, gamma: FloatOrArray, C: FloatOrArray
     return (C + 2.0 * weight_bound + 2.0 * RELEASE_TOL) / gamma
 
 
+def max_coefficient_norm(n: int, weight_bound: float, gamma: float, loss_at_zero: float) -> float:
+    """The largest ||theta*|| the public bounds allow the exact minimiser.
+
+    With weights in [0, W], a 1-Lipschitz loss and features in the unit ball, the optimality
+    condition gamma theta* = -sum w_i l'(.) y_i x_i gives ||theta*|| <= n W / gamma, and
+    comparing the objective at theta* with its value at 0 gives
+    ||theta*|| <= sqrt(2 n W l(0) / gamma). Public values only.
+    """
+    return float(min(n * weight_bound / gamma, np.sqrt(2.0 * n * weight_bound * loss_at_zero / gamma)))
+
+
+def expected_noise_norm(dim: int, epsilon: float, delta: float) -> float:
+    """E||b|| of output perturbation's noise, density prop. to exp(-epsilon ||b|| / delta)
+    in ``dim`` dimensions: ||b|| ~ Gamma(dim, delta / epsilon)."""
+    return 0.0 if np.isinf(epsilon) else float(dim * delta / epsilon)
+
+
 def resolve_C(C: float | str, n: int, weight_bound: float) -> float:
     """The paper's constant C from a number or "worst-case" (= n W, Theorem 7 case iii)."""
     if isinstance(C, str):

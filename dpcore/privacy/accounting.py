@@ -11,7 +11,7 @@ live in memory or, durably, in SQLite (:mod:`dpcore.privacy.ledger_store`).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,7 +23,15 @@ from scipy.stats import norm
 
 from .._typing import FloatOrArray
 from .._validation import check_epsilon, check_real
-from .ledger_store import MemoryStore, SQLiteStore, dataset_key, default_ledger_path
+from .identity import cells_from_frame, cells_from_trial, dataset_identity, is_dataset_key
+from .ledger_store import (
+    MemoryStore,
+    SQLiteStore,
+    byte_key,
+    dataset_key,
+    default_ledger_path,
+    env_default_cap,
+)
 
 __all__ = [
     "BudgetExceededError",
@@ -31,6 +39,7 @@ __all__ = [
     "PrivacyLedger",
     "dataset_key",
     "default_ledger_path",
+    "NO_GUARANTEE",
     "gdp_compose",
     "gdp_delta",
     "gdp_epsilon",
@@ -103,6 +112,13 @@ def gdp_compose(*mus: float) -> float:
 
 class BudgetExceededError(ValueError):
     """A release would take the composed privacy spend past the ledger's budget."""
+
+
+#: The epsilon recorded for a release without a guarantee (NOT PRIVATE, or seeded noise):
+#: it makes the dataset's total infinite, so no later total understates what was lost.
+NO_GUARANTEE = float("inf")
+_RAISE_HINT = ("raise it on the command line, as the ledger's keeper: dpcore ledger cap DATA "
+               "EPSILON --allow-raise")
 
 
 @dataclass(frozen=True)
@@ -179,22 +195,188 @@ class PrivacyLedger:
         path : str or Path
             The ledger file (the app uses :func:`default_ledger_path`).
         dataset : str
-            The dataset's key, from :func:`dataset_key`.
+            A dataset key this ledger file knows: from :meth:`for_file`, :meth:`for_cells`,
+            :meth:`for_trial` or (byte keys) :func:`dataset_key`, computed with this file's salt.
         budget : float, optional
             A cap to apply: it sets the dataset's cap if none is stored and lowers a higher
             one; a lower stored cap stays (opening never raises a cap).
+
+        Raises
+        ------
+        TypeError
+            ``dataset`` not a string.
+        ValueError
+            ``dataset`` is not a dataset key of this ledger file (a file name, say): the
+            ledger would otherwise open an empty budget that no cap covers.
         """
         if not isinstance(dataset, str) or not dataset:
             raise TypeError(f"dataset must be a non-empty key string, got {dataset!r}")
-        ledger = cls.__new__(cls)
+        if not is_dataset_key(dataset):
+            raise ValueError(f"dataset={dataset[:40]!r} is not a dataset key: compute it from the "
+                             "data with PrivacyLedger.for_file(csv, columns) (or for_cells, "
+                             "for_trial), never from a file name")
         store = SQLiteStore(path, dataset)
-        ledger._store, ledger.dataset, ledger.path = store, dataset, store.path
+        with store.transaction(write=False) as tx:
+            known = tx.registered()
+        if not known:
+            raise ValueError(f"dataset={dataset[:16]}... is not a dataset of the ledger "
+                             f"{str(store.path)!r}: keys are salted per ledger file; compute it "
+                             "with PrivacyLedger.for_file(csv, columns, path=that file)")
+        return cls._attach(store, budget)
+
+    @classmethod
+    def _attach(cls, store: SQLiteStore, budget: float | None) -> PrivacyLedger:
+        ledger = cls.__new__(cls)
+        ledger._store, ledger.dataset, ledger.path = store, store.dataset, store.path
         if budget is not None:
             budget = check_real(budget, "budget", low=0.0)
             with ledger._store.transaction() as tx:
                 if tx.cap() is None or budget < tx.cap():
                     tx.set_cap(budget, _now().isoformat())
         return ledger
+
+    @classmethod
+    def for_cells(cls, cells: Mapping[str, Sequence[object]], *,
+                  path: str | os.PathLike[str] | None = None, name: str = "",
+                  budget: float | None = None, _also: Sequence[str] = ()) -> PrivacyLedger:
+        """The durable ledger of the dataset made of these used columns' cells.
+
+        The key is :func:`dpcore.privacy.identity.dataset_identity` of ``cells`` under the
+        ledger file's salt: the same trial re-saved (another encoding, delimiter, quoting,
+        line ends, column or row order, other unused columns) is the same dataset. On first
+        sight the dataset is registered with its rows' keyed digests and gets the keeper's
+        default cap (:meth:`set_default_cap`, ``$DPCORE_LEDGER_DEFAULT_CAP``); if it shares
+        rows with datasets already in the ledger, their releases so far are copied into its
+        record, and from then on every release on either is recorded against both and checked
+        against both caps.
+
+        Parameters
+        ----------
+        cells : mapping of str to sequence
+            ``{column: [cell, ...]}`` for the columns the release uses (text, normalised by
+            :func:`dpcore.privacy.identity.normalise_cell`).
+        path : str or Path, optional
+            The ledger file; default :func:`default_ledger_path`.
+        name : str, optional
+            A label the keeper gives the dataset (shown in the ledger). It is not part of the
+            key: a new name is the same dataset, with the same cap.
+        budget : float, optional
+            A cap to apply, as in :meth:`open` (it can only lower a stored cap).
+
+        Returns
+        -------
+        PrivacyLedger
+        """
+        if not isinstance(name, str):
+            raise TypeError(f"name must be a string, got {name!r}")
+        path = default_ledger_path() if path is None else path
+        salt = SQLiteStore(path, "").salt()
+        identity = dataset_identity(cells, salt)
+        store = SQLiteStore(path, identity.key)
+        default = cls.default_cap(path)
+        with store.transaction() as tx:
+            new = tx.register(identity.key, "content", name, identity.columns,
+                              identity.row_hashes, _now().isoformat())
+            earlier = tx.sharing(identity.row_hashes) if new else []
+            # A byte-keyed dataset of an older ledger (these very bytes) shares every row.
+            known = set(tx.linked())
+            legacy = [k for k in _also if k != identity.key and k not in known
+                      and tx.registered(k)]
+            for key in legacy:
+                tx.add_rows(key, identity.row_hashes)
+            for other in dict.fromkeys([*earlier, *legacy]):
+                tx.link(identity.key, other)
+                _copy_releases(tx, other, identity.key)
+            if new and default is not None:
+                tx.set_cap(default, _now().isoformat())
+        return cls._attach(store, budget)
+
+    @classmethod
+    def for_file(cls, source: str | os.PathLike[str] | bytes, columns: Sequence[str] | None = None,
+                 *, path: str | os.PathLike[str] | None = None, name: str = "",
+                 budget: float | None = None) -> PrivacyLedger:
+        """The durable ledger of a trial CSV, keyed by its used columns' content.
+
+        Parameters
+        ----------
+        source : str, Path or bytes
+            The CSV file (or its bytes), read with :func:`dpcore.data.csv_io.read_table`.
+        columns : sequence of str, optional
+            The columns the release uses (treatment, outcome, covariates, propensity). Give
+            them: by default every column is used, so dropping or editing an unused column
+            would make another dataset (still linked to this one by its other rows only when
+            the rows agree in every column).
+        path, name, budget
+            As in :meth:`for_cells`.
+
+        Returns
+        -------
+        PrivacyLedger
+            Its dataset also absorbs the byte-keyed record (:func:`dataset_key`) an older
+            ledger holds for these exact bytes and ``name``.
+        """
+        from ..data.csv_io import read_table
+
+        data = source if isinstance(source, (bytes, bytearray)) else Path(source).read_bytes()
+        table = read_table(bytes(data))
+        ledger_path = default_ledger_path() if path is None else path
+        salt = SQLiteStore(ledger_path, "").salt()
+        legacy = [byte_key(salt, bytes(data), n) for n in dict.fromkeys((name, ""))]
+        return cls.for_cells(cells_from_frame(table, columns), path=ledger_path, name=name,
+                             budget=budget, _also=legacy)
+
+    @classmethod
+    def for_trial(cls, trial: object, *, path: str | os.PathLike[str] | None = None,
+                  name: str = "", budget: float | None = None) -> PrivacyLedger:
+        """The durable ledger of a :class:`dpcore.Trial` (its used columns, rebuilt).
+
+        For a trial read with ``incomplete="keep"`` this is the dataset :meth:`for_file`
+        gives for the file and the trial's columns (see
+        :func:`dpcore.privacy.identity.cells_from_trial`).
+        """
+        return cls.for_cells(cells_from_trial(trial), path=path, name=name, budget=budget)
+
+    @staticmethod
+    def default_cap(path: str | os.PathLike[str] | None = None) -> float | None:
+        """The cap every new dataset of the ledger file gets: the lower of the keeper's stored
+        default (:meth:`set_default_cap`) and ``$DPCORE_LEDGER_DEFAULT_CAP``; None if neither."""
+        store = SQLiteStore(default_ledger_path() if path is None else path, "")
+        with store.transaction(write=False) as tx:
+            stored = tx.setting("default_cap")
+        caps = [c for c in (None if stored is None else float(stored), env_default_cap())
+                if c is not None]
+        return min(caps) if caps else None
+
+    @staticmethod
+    def set_default_cap(path: str | os.PathLike[str] | None, cap: float | None, *,
+                        allow_raise: bool = False) -> None:
+        """Set the cap given to every dataset the ledger file sees from now on (the keeper's).
+
+        Parameters
+        ----------
+        path : str or Path or None
+            The ledger file; None for :func:`default_ledger_path`.
+        cap : float or None
+            The default cap on a new dataset's total ε; None removes it.
+        allow_raise : bool
+            Raising or removing a stored default needs it (``dpcore ledger default-cap
+            --allow-raise``), as for a dataset's cap.
+        """
+        cap = None if cap is None else check_real(cap, "cap", low=0.0)
+        store = SQLiteStore(default_ledger_path() if path is None else path, "")
+        with store.transaction() as tx:
+            stored = tx.setting("default_cap")
+            current = None if stored is None else float(stored)
+            if current is not None and (cap is None or cap > current) and not allow_raise:
+                raise ValueError(f"the default cap epsilon={current:g} can only be lowered "
+                                 f"here: {_RAISE_HINT.replace('cap DATA', 'default-cap')}")
+            tx.set_setting("default_cap", None if cap is None else repr(cap))
+
+    def linked(self) -> tuple[str, ...]:
+        """Keys of the other datasets that share rows with this one (each release on this
+        dataset is recorded against them too)."""
+        with self._store.transaction(write=False) as tx:
+            return tuple(tx.linked())
 
     def __repr__(self) -> str:
         eps, delta = self.total()
@@ -239,8 +421,7 @@ class PrivacyLedger:
             if raising and not allow_raise:
                 wanted = "removed" if cap is None else f"raised to {cap:g}"
                 raise ValueError(f"the budget cap epsilon={current:g} can only be lowered here, "
-                                 f"not {wanted}: raise it with the command line "
-                                 "(dpcore ledger cap), where allow_raise=True is passed")
+                                 f"not {wanted}: {_RAISE_HINT} (allow_raise=True)")
             tx.set_cap(cap, _now().isoformat())
 
     def record(self, mechanism: str, epsilon: float, delta: float = 0.0) -> LedgerEntry:
@@ -260,6 +441,32 @@ class PrivacyLedger:
         """
         return self._spend(_check_mechanism(mechanism), (("", _check_spend(epsilon)),),
                            _check_delta(delta))
+
+    def record_no_guarantee(self, mechanism: str, reason: str) -> LedgerEntry:
+        """Record a release that has no privacy guarantee: the dataset's total becomes ∞.
+
+        A NOT PRIVATE release (bounds or levels read from the data) or one with seeded noise
+        (anyone with the seed can remove the noise) voids the guarantee of every patient in
+        it, so the ledger says so for good: the total, every later total and every file that
+        states it read ``inf`` ("no guarantee").
+
+        Parameters
+        ----------
+        mechanism : str
+            What was released.
+        reason : str
+            Why there is no guarantee (kept in the ledger with the mechanism).
+
+        Raises
+        ------
+        BudgetExceededError
+            The dataset (or one sharing rows with it) has a cap: no cap can hold an infinite
+            total, so the release is refused and nothing is recorded.
+        """
+        if not isinstance(reason, str) or not reason.strip():
+            raise TypeError(f"reason must say why there is no guarantee, got {reason!r}")
+        text = f"{_check_mechanism(mechanism)} [no guarantee: {reason.strip()}]"
+        return self._spend(text, (("", NO_GUARANTEE),), 0.0)
 
     def record_parallel(self, mechanism: str, parts: Mapping[str, float],
                         delta: float = 0.0) -> LedgerEntry:
@@ -291,26 +498,59 @@ class PrivacyLedger:
         return self._spend(mechanism, pairs, _check_delta(delta))
 
     def _spend(self, mechanism, parts, delta):
-        # The check reads the total inside the transaction that writes: one unit, never two.
+        # The check reads the totals inside the transaction that writes: one unit, never two.
+        # A release is charged to this dataset and to every dataset sharing rows with it,
+        # each against its own cap.
         with self._store.transaction() as tx:
-            rows = self._admit(tx.rows(), tx.cap(), mechanism, parts, delta)
-            tx.insert(rows)
-        return _entries(rows)[0]
+            targets = [None, *tx.linked()]
+            plans = []
+            for other in targets:
+                label = mechanism if other is None else (
+                    f"{mechanism} [on dataset {str(self.dataset)[:14]}, which shares rows]")
+                plans.append((other, self._admit(tx.rows(other), tx.cap(other), label, parts,
+                                                 delta, other)))
+            for other, rows in plans:
+                tx.insert(rows, other)
+        return _entries(plans[0][1])[0]
 
     @staticmethod
-    def _admit(rows, cap, mechanism, parts, delta):
+    def _admit(rows, cap, mechanism, parts, delta, other=None):
         """The rows that record the release, or BudgetExceededError; reads nothing itself."""
         entries = _entries(rows)
         spent = float(sum(e.epsilon for e in entries))
         epsilon = max(eps for _, eps in parts)
+        where = "" if other is None else f" of dataset {other[:14]}, which shares rows with this one,"
+        if cap is not None and np.isinf(epsilon):
+            raise BudgetExceededError(
+                f"privacy budget epsilon={cap:g}{where} cannot hold a release without a guarantee "
+                f"({mechanism!r} makes the total infinite); release it privately, or remove the "
+                f"cap as the ledger's keeper: dpcore ledger cap DATA --remove --allow-raise")
         # A relative slack so that budgets like 0.1 + 0.2 == 0.3 are not refused by rounding.
         if cap is not None and spent + epsilon > cap * (1.0 + 1e-12):
+            left = "no guarantee is left (a release without one was recorded)" if np.isinf(spent) \
+                else f"{spent:g} already spent"
             raise BudgetExceededError(
-                f"privacy budget epsilon={cap:g} exceeded: {spent:g} already spent, "
-                f"{epsilon:g} requested by {mechanism!r} (total would be {spent + epsilon:g})")
+                f"privacy budget epsilon={cap:g}{where} exceeded: {left}, "
+                f"{epsilon:g} requested by {mechanism!r} (total would be {spent + epsilon:g}); "
+                f"release with a smaller epsilon, or {_RAISE_HINT}")
         index = max((e.index for e in entries), default=0) + 1
         when = _now().isoformat()
         return [(index, mechanism, eps, delta, part, when) for part, eps in parts]
+
+
+def _copy_releases(tx, source, target):
+    """Copy the releases recorded on ``source`` into ``target``'s record (a new dataset that
+    shares rows with it: those patients have already had these releases)."""
+    base = max((e.index for e in _entries(tx.rows(target))), default=0)
+    rows = []
+    for e in _entries(tx.rows(source)):
+        label = f"{e.mechanism} [on dataset {source[:14]}, which shares rows]"
+        when = e.timestamp.isoformat()
+        if e.parts:
+            rows += [(base + e.index, label, eps, e.delta, part, when) for part, eps in e.parts]
+        else:
+            rows.append((base + e.index, label, e.epsilon, e.delta, "", when))
+    tx.insert(rows, target)
 
 
 def _now():

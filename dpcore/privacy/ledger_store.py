@@ -6,15 +6,31 @@ check and its insert run in one transaction whatever the storage: a lock in memo
 ``BEGIN IMMEDIATE`` in SQLite (the write lock is taken before the check reads anything, so
 two processes can never both pass the check on the same total).
 
-The dataset key is a keyed SHA-256 (HMAC) of the file's bytes, with a random salt created
-once per ledger file and stored in it: the key identifies a file inside this ledger and
-reveals nothing about the file to anyone without the ledger.
+A dataset is keyed by its content (:mod:`dpcore.privacy.identity`: a keyed digest of the used
+columns' normalised cells, whatever the file's encoding, delimiter, order or unused columns),
+with a random salt created once per ledger file and stored in it. The ledger also keeps one
+keyed digest per row, so a new dataset that shares rows with an earlier one is linked to it:
+every release on either is recorded against both and checked against both caps. Keys of
+ledgers written before (HMAC of the file's bytes, :func:`dataset_key`) keep working.
+
+The file is private to its keeper: created 0600 (its WAL files follow), in a directory
+created 0700; an older ledger is narrowed to 0600 when opened. With the salt and the row
+digests, a guessed row can be tested for membership, so nobody else may read it.
+
+Schema. ``schema_version`` holds the version (2). Version 1 (no such table) had
+``releases``, ``caps`` and ``settings``; opening it adds ``datasets`` and ``row_hashes``,
+registers its datasets as byte-keyed ones and sets the version, in one transaction.
+
+Settings: ``$DPCORE_LEDGER`` the file; ``$DPCORE_LEDGER_DEFAULT_CAP`` a cap on the total ε
+given to every new dataset (with ``dpcore ledger default-cap``'s stored value, the lower one
+applies).
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import os
 import secrets
 import sqlite3
@@ -26,9 +42,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MemoryStore", "SQLiteStore", "dataset_key", "default_ledger_path"]
+__all__ = ["MemoryStore", "SQLiteStore", "dataset_key", "default_ledger_path", "env_default_cap"]
 
 ENV = "DPCORE_LEDGER"
+DEFAULT_CAP_ENV = "DPCORE_LEDGER_DEFAULT_CAP"
+SCHEMA_VERSION = 2
 # Seconds a connection waits for another one's write lock before it gives up.
 BUSY_TIMEOUT_S = 30.0
 
@@ -49,6 +67,24 @@ _SCHEMA = (
         epsilon REAL NOT NULL,
         time TEXT NOT NULL)""",
     "CREATE TABLE IF NOT EXISTS settings (name TEXT PRIMARY KEY, value BLOB NOT NULL)",
+)
+# Version 2: datasets known to the ledger (a key is opened only once registered) and the
+# keyed digests of their rows, which link datasets that share patients.
+_SCHEMA_2 = (
+    "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)",
+    """CREATE TABLE IF NOT EXISTS datasets (
+        dataset TEXT PRIMARY KEY,
+        kind TEXT NOT NULL,
+        name TEXT NOT NULL,
+        columns TEXT NOT NULL,
+        rows INTEGER,
+        time TEXT NOT NULL)""",
+    "CREATE TABLE IF NOT EXISTS row_hashes (dataset TEXT NOT NULL, hash BLOB NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS row_hashes_by_hash ON row_hashes (hash)",
+    "CREATE INDEX IF NOT EXISTS row_hashes_by_dataset ON row_hashes (dataset)",
+    # Datasets that share at least one row, both ways, found when the later one registers.
+    """CREATE TABLE IF NOT EXISTS links (
+        dataset TEXT NOT NULL, other TEXT NOT NULL, PRIMARY KEY (dataset, other))""",
 )
 _READY: set[Path] = set()  # ledger files this process has already created or checked
 _READY_LOCK = threading.Lock()
@@ -74,7 +110,11 @@ def default_ledger_path() -> Path:
 
 
 def dataset_key(data: bytes, name: str = "", *, path: str | os.PathLike[str] | None = None) -> str:
-    """The ledger's key for a dataset: HMAC-SHA-256 of its bytes (and name) under the ledger's salt.
+    """The byte key of a file: HMAC-SHA-256 of its bytes (and name) under the ledger's salt.
+
+    Kept for ledgers written before the content identity and for links to them: a trailing
+    newline or a re-saved file gives another byte key. Key datasets by their content with
+    :meth:`dpcore.PrivacyLedger.for_file` (or ``for_cells``/``for_trial``) instead.
 
     Parameters
     ----------
@@ -89,17 +129,51 @@ def dataset_key(data: bytes, name: str = "", *, path: str | os.PathLike[str] | N
     Returns
     -------
     str
-        64 hexadecimal characters.
+        64 hexadecimal characters, registered in the ledger as a byte-keyed dataset.
     """
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise TypeError(f"data must be the file's bytes, got {type(data).__name__}")
     if not isinstance(name, str):
         raise TypeError(f"name must be a string, got {name!r}")
-    salt = SQLiteStore(default_ledger_path() if path is None else path, "").salt()
+    store = SQLiteStore(default_ledger_path() if path is None else path, "")
+    key = byte_key(store.salt(), data, name)
+    with store.transaction() as tx:
+        tx.register(key, "bytes", name, (), None, _utc_now())
+    return key
+
+
+def byte_key(salt: bytes, data: bytes, name: str = "") -> str:
+    """HMAC-SHA-256 of ``name`` and ``data`` under ``salt`` (the version-1 dataset key)."""
     label = name.encode("utf-8")
     mac = hmac.new(salt, len(label).to_bytes(8, "big") + label, hashlib.sha256)
-    mac.update(data)
+    mac.update(bytes(data))
     return mac.hexdigest()
+
+
+def _utc_now() -> str:
+    from datetime import UTC, datetime
+
+    return datetime.now(UTC).isoformat()
+
+
+def env_default_cap() -> float | None:
+    """The default cap of ``$DPCORE_LEDGER_DEFAULT_CAP``, or None when unset.
+
+    Raises
+    ------
+    ValueError
+        The variable is set but not a positive number.
+    """
+    text = os.environ.get(DEFAULT_CAP_ENV, "").strip()
+    if not text:
+        return None
+    try:
+        cap = float(text)
+    except ValueError:
+        cap = float("nan")
+    if not cap > 0:
+        raise ValueError(f"{DEFAULT_CAP_ENV} must be a positive number (a cap on ε), got {text!r}")
+    return cap
 
 
 class MemoryStore:
@@ -109,29 +183,33 @@ class MemoryStore:
         self._rows: list[tuple[Any, ...]] = []
         self._cap = cap
         self._lock = threading.Lock()
+        self.dataset = ""
 
     def __getstate__(self):  # a ledger inside a cached result is pickled; a lock cannot be
-        return {"_rows": list(self._rows), "_cap": self._cap}
+        return {"_rows": list(self._rows), "_cap": self._cap, "dataset": self.dataset}
 
     def __setstate__(self, state):
-        self.__dict__.update(state, _lock=threading.Lock())
+        self.__dict__.update({"dataset": ""}, **state, _lock=threading.Lock())
 
     @contextmanager
     def transaction(self, write: bool = True) -> Iterator[MemoryStore]:
         with self._lock:
             yield self
 
-    def rows(self) -> list[tuple[Any, ...]]:
+    def rows(self, dataset: str | None = None) -> list[tuple[Any, ...]]:
         return list(self._rows)
 
-    def cap(self) -> float | None:
+    def cap(self, dataset: str | None = None) -> float | None:
         return self._cap
 
-    def insert(self, rows: Iterable[tuple[Any, ...]]) -> None:
+    def insert(self, rows: Iterable[tuple[Any, ...]], dataset: str | None = None) -> None:
         self._rows.extend(rows)
 
     def set_cap(self, cap: float | None, when: str) -> None:
         self._cap = cap
+
+    def linked(self) -> list[str]:
+        return []
 
 
 class SQLiteStore:
@@ -157,18 +235,23 @@ class SQLiteStore:
         with _READY_LOCK:
             if self.path in _READY and self.path.exists():
                 return
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            _private_file(self.path)
             con = self._connect()
             try:
                 _set_wal(con)
                 con.execute("BEGIN IMMEDIATE")
-                for statement in _SCHEMA:
+                for statement in _SCHEMA + _SCHEMA_2:
                     con.execute(statement)
                 con.execute("INSERT OR IGNORE INTO settings VALUES ('salt', ?)",
                             (secrets.token_bytes(32),))
+                _migrate(con)
                 con.execute("COMMIT")
             finally:
                 con.close()
+            for suffix in ("-wal", "-shm"):
+                side = self.path.with_name(self.path.name + suffix)
+                if side.exists():
+                    _narrow(side)
             _READY.add(self.path)
 
     @contextmanager
@@ -192,32 +275,125 @@ class SQLiteStore:
         return bytes(value)
 
 
+def _private_file(path: Path) -> None:
+    """Create the ledger file 0600 in a directory created 0700; narrow an older file to 0600.
+
+    SQLite gives the WAL and shared-memory files the database file's mode, so they follow.
+    """
+    if not path.parent.exists():
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        _narrow(path.parent, 0o700)
+    if path.exists():
+        _narrow(path)
+    else:
+        fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
+        os.close(fd)
+        _narrow(path)
+
+
+def _narrow(path: Path, mode: int = 0o600) -> None:
+    if sys.platform == "win32":  # POSIX modes do not apply; the user profile is private
+        return
+    try:
+        if path.stat().st_mode & 0o777 & ~mode:
+            os.chmod(path, mode)
+    except OSError:  # not ours to change (a keeper's shared file): leave it as it is
+        pass
+
+
+def _migrate(con) -> None:
+    """Bring a version-1 ledger to version 2 inside the creating transaction."""
+    row = con.execute("SELECT max(version) FROM schema_version").fetchone()
+    version = row[0] if row and row[0] is not None else None
+    if version is not None and version >= SCHEMA_VERSION:
+        return
+    when = _utc_now()
+    # Every dataset a version-1 ledger knows was keyed by its bytes: register it as such.
+    con.execute(
+        "INSERT OR IGNORE INTO datasets (dataset, kind, name, columns, rows, time) "
+        "SELECT DISTINCT dataset, 'bytes', '', '[]', NULL, ? FROM "
+        "(SELECT dataset FROM releases UNION SELECT dataset FROM caps)", (when,))
+    con.execute("DELETE FROM schema_version")
+    con.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
+
+
 class _SQLiteTransaction:
     def __init__(self, con, dataset):
         self.con = con
         self.dataset = dataset
 
-    def rows(self):
+    def rows(self, dataset=None):
         return self.con.execute(
             "SELECT release, mechanism, epsilon, delta, part, time FROM releases "
-            "WHERE dataset = ? ORDER BY release, id", (self.dataset,)).fetchall()
+            "WHERE dataset = ? ORDER BY release, id", (dataset or self.dataset,)).fetchall()
 
-    def cap(self):
+    def cap(self, dataset=None):
         row = self.con.execute("SELECT epsilon FROM caps WHERE dataset = ?",
-                               (self.dataset,)).fetchone()
+                               (dataset or self.dataset,)).fetchone()
         return None if row is None else row[0]
 
-    def insert(self, rows):
+    def insert(self, rows, dataset=None):
         self.con.executemany(
             "INSERT INTO releases (dataset, release, mechanism, epsilon, delta, part, time) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)", [(self.dataset, *row) for row in rows])
+            "VALUES (?, ?, ?, ?, ?, ?, ?)", [(dataset or self.dataset, *row) for row in rows])
 
-    def set_cap(self, cap, when):
+    def set_cap(self, cap, when, dataset=None):
+        dataset = dataset or self.dataset
         if cap is None:
-            self.con.execute("DELETE FROM caps WHERE dataset = ?", (self.dataset,))
+            self.con.execute("DELETE FROM caps WHERE dataset = ?", (dataset,))
         else:
             self.con.execute("INSERT OR REPLACE INTO caps VALUES (?, ?, ?)",
-                             (self.dataset, cap, when))
+                             (dataset, cap, when))
+
+    def registered(self, dataset=None):
+        return self.con.execute("SELECT 1 FROM datasets WHERE dataset = ?",
+                                (dataset or self.dataset,)).fetchone() is not None
+
+    def register(self, dataset, kind, name, columns, row_hashes, when):
+        """Add a dataset (and its row digests) once; returns True when it is new."""
+        if self.registered(dataset):
+            return False
+        self.con.execute("INSERT INTO datasets VALUES (?, ?, ?, ?, ?, ?)",
+                         (dataset, kind, name, json.dumps(list(columns)),
+                          None if row_hashes is None else len(row_hashes), when))
+        if row_hashes:
+            self.con.executemany("INSERT INTO row_hashes VALUES (?, ?)",
+                                 [(dataset, h) for h in set(row_hashes)])
+        return True
+
+    def sharing(self, row_hashes, dataset=None):
+        """The other datasets holding at least one of ``row_hashes``."""
+        dataset = dataset or self.dataset
+        self.con.execute("CREATE TEMP TABLE IF NOT EXISTS probe (hash BLOB PRIMARY KEY)")
+        self.con.execute("DELETE FROM probe")
+        self.con.executemany("INSERT OR IGNORE INTO probe VALUES (?)", [(h,) for h in row_hashes])
+        found = self.con.execute(
+            "SELECT DISTINCT r.dataset FROM row_hashes r JOIN probe p ON r.hash = p.hash "
+            "WHERE r.dataset != ? ORDER BY r.dataset", (dataset,)).fetchall()
+        self.con.execute("DELETE FROM probe")
+        return [d for (d,) in found]
+
+    def linked(self, dataset=None):
+        """The other datasets that share at least one row with this one."""
+        return [d for (d,) in self.con.execute(
+            "SELECT other FROM links WHERE dataset = ? ORDER BY other", (dataset or self.dataset,))]
+
+    def link(self, a, b):
+        self.con.executemany("INSERT OR IGNORE INTO links VALUES (?, ?)", [(a, b), (b, a)])
+
+    def add_rows(self, dataset, row_hashes):
+        self.con.executemany("INSERT INTO row_hashes VALUES (?, ?)",
+                             [(dataset, h) for h in set(row_hashes)])
+
+    def setting(self, name):
+        row = self.con.execute("SELECT value FROM settings WHERE name = ?", (name,)).fetchone()
+        return None if row is None else row[0]
+
+    def set_setting(self, name, value):
+        if value is None:
+            self.con.execute("DELETE FROM settings WHERE name = ?", (name,))
+        else:
+            self.con.execute("INSERT OR REPLACE INTO settings VALUES (?, ?)", (name, value))
 
 
 def _set_wal(con):

@@ -57,11 +57,14 @@ def test_two_sessions_on_the_same_demo_file_share_its_total(own_session_ids):
 def test_the_session_keeps_the_key_not_the_data(own_session_ids):
     at = demo_release(session())
     key = at.session_state[ledger.IN_USE]
-    assert re.fullmatch(r"[0-9a-f]{64}", key)
+    assert re.fullmatch(r"ds2-[0-9a-f]{64}", key)
     data = open("demo_data/paper_trial.csv", "rb").read()
-    assert key == dataset_key(data, path=default_ledger_path())
+    used = at.session_state["your_data_release"].columns
+    assert key == PrivacyLedger.for_file(data, used, path=default_ledger_path()).dataset
+    assert dataset_key(data, path=default_ledger_path()) != key  # not the bytes any more
     memo = at.session_state["ledger_key_memo"]
-    assert all(isinstance(v, str) for v in memo) and data.decode()[:40] not in "".join(memo)
+    flat = [v for m in memo for v in (m if isinstance(m, tuple) else (m,))]
+    assert all(isinstance(v, str) for v in flat) and data.decode()[:40] not in "".join(flat)
     assert isinstance(at.session_state["your_data_release"].receipt, ledger.Receipt)
 
 
@@ -84,14 +87,28 @@ def test_the_sidebar_sets_and_lowers_a_cap_but_never_raises_it(own_session_ids):
 
 def test_record_release_gives_a_receipt_or_a_refusal(tmp_path, monkeypatch):
     monkeypatch.setenv("DPCORE_LEDGER", str(tmp_path / "l.sqlite"))
-    PrivacyLedger.open(tmp_path / "l.sqlite", "k", budget=2.0)
-    first = ledger.record_release("k", "DP-OWL rule", 1.0, delta=1e-6)
-    assert first == ledger.Receipt(1, 1.0, 1e-6, 1.0, 1e-6, "k")
-    both = ledger.record_parallel_release("k", "rule + evaluation", {"fit": 1.0, "evaluation": 0.5})
+    k = PrivacyLedger.for_cells({"id": ["k"]}, path=tmp_path / "l.sqlite", budget=2.0).dataset
+    first = ledger.record_release(k, "DP-OWL rule", 1.0, delta=1e-6)
+    assert first == ledger.Receipt(1, 1.0, 1e-6, 1.0, 1e-6, k)
+    both = ledger.record_parallel_release(k, "rule + evaluation", {"fit": 1.0, "evaluation": 0.5})
     assert (both.index, both.epsilon, both.epsilon_total) == (2, 1.0, 2.0)
-    refused = ledger.record_release("k", "again", 0.5)
+    refused = ledger.record_release(k, "again", 0.5)
     assert isinstance(refused, str) and "cap is ε = 2" in refused and "ε = 2 is already spent" in refused
     assert "Release no. 2" in ledger.receipt_sentence(both)
     assert "ε = 2" in ledger.receipt_sentence(both)
     with pytest.raises(AttributeError):
         first.index = 3
+
+
+def test_a_not_private_release_makes_the_total_infinite_and_is_refused_under_a_cap(tmp_path,
+                                                                                 monkeypatch):
+    monkeypatch.setenv("DPCORE_LEDGER", str(tmp_path / "l.sqlite"))
+    k = PrivacyLedger.for_cells({"id": ["free"]}, path=tmp_path / "l.sqlite").dataset
+    got = ledger.record_no_guarantee_release(k, "DP-OWL rule (NOT PRIVATE)", "bounds from data")
+    assert got.epsilon_total == float("inf")
+    assert "∞ (no guarantee)" in ledger.receipt_sentence(got)
+    capped = PrivacyLedger.for_cells({"id": ["capped"]}, path=tmp_path / "l.sqlite",
+                                     budget=2.0).dataset
+    refused = ledger.record_no_guarantee_release(capped, "DP-OWL rule (NOT PRIVATE)", "bounds")
+    assert isinstance(refused, str) and "NOT PRIVATE" in refused and "dpcore ledger cap" in refused
+    assert ledger.dataset_ledger(capped).entries == ()

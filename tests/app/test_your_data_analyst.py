@@ -133,15 +133,19 @@ def test_a_malformed_dictionary_gets_a_message_and_the_page_carries_on(page):
 
 @pytest.mark.parametrize("change", [{2: "RARE_one_patient"}, {1: "NA"}, {4: ""}],
                          ids=["a rare site", "a missing age", "a missing outcome"])
-def test_neighbouring_files_publish_the_same_fields_with_the_evaluation(open_fresh, change):
+def test_neighbouring_files_publish_the_same_fields_with_the_evaluation(open_fresh, change, tmp_path,
+                                                                       monkeypatch):
     """Two files that differ in one row, released with the private evaluation: every
-    published field but the noisy numbers (coefficients, cells, values) is the same."""
+    published field but the noisy numbers (coefficients, cells, values) is the same. Each
+    file is released in its own ledger: in one ledger the second shares rows with the first
+    and is rightly charged the first's release too."""
     import dataclasses
 
     from tests.app.test_your_data import SITE_TABLE, fill_table, site_csv, upload
 
     published = []
-    for data in (site_csv(), site_csv(change)):
+    for k, data in enumerate((site_csv(), site_csv(change))):
+        monkeypatch.setenv("DPCORE_LEDGER", str(tmp_path / f"ledger{k}.sqlite"))
         at = upload(open_fresh(PAGE), data)
         key = f"covs_{__import__('hashlib').sha256(data).hexdigest()[:12]}"
         at.multiselect(key=key).set_value(["age", "site"]).run()

@@ -29,6 +29,11 @@ from dpcore.privacy.accounting import (
 )
 
 
+def _key(path, name):
+    """A registered dataset key of the ledger file ``path`` for a one-cell dataset ``name``."""
+    return PrivacyLedger.for_cells({"id": [name]}, path=path).dataset
+
+
 @pytest.mark.parametrize("eps,delta,mu", [(1.0, 1e-5, 0.2681), (0.5, 1e-6, 0.1241),
                                           (2.0, 1e-5, 0.5016), (0.1, 1e-5, 0.0325)])
 def test_calibrated_mu_matches_the_spec_and_inverts_delta(eps, delta, mu):
@@ -162,8 +167,8 @@ def test_total_through_an_index_and_the_entry_returned():
 
 @pytest.mark.parametrize("durable", [False, True])
 def test_parallel_parts_cost_their_largest_epsilon_and_sequential_releases_add(durable, tmp_path):
-    make = (lambda: PrivacyLedger.open(tmp_path / "l.sqlite", "k")) if durable else PrivacyLedger
-    parallel, sequential = make(), (PrivacyLedger.open(tmp_path / "l.sqlite", "other")
+    make = (lambda: PrivacyLedger.open(tmp_path / "l.sqlite", _key(tmp_path / "l.sqlite", "k"))) if durable else PrivacyLedger
+    parallel, sequential = make(), (PrivacyLedger.open(tmp_path / "l.sqlite", _key(tmp_path / "l.sqlite", "other"))
                                     if durable else PrivacyLedger())
     entry = parallel.record_parallel("rule + evaluation", {"fit": 1.0, "evaluation": 1.0})
     assert parallel.total() == (1.0, 0.0)
@@ -173,7 +178,7 @@ def test_parallel_parts_cost_their_largest_epsilon_and_sequential_releases_add(d
     assert sequential.total() == (2.0, 0.0)
     second = parallel.record_parallel("again", {"fit": 0.5, "evaluation": 0.25}, delta=1e-6)
     assert second.index == 2 and parallel.total() == (1.5, 1e-6)
-    reread = PrivacyLedger.open(tmp_path / "l.sqlite", "k") if durable else parallel
+    reread = PrivacyLedger.open(tmp_path / "l.sqlite", _key(tmp_path / "l.sqlite", "k")) if durable else parallel
     assert [e.parts for e in reread.entries] == [entry.parts, second.parts]
 
 
@@ -202,42 +207,42 @@ def test_parallel_validation(parts, exc, word):
 
 def test_durable_ledger_survives_reopening_and_keeps_datasets_apart(tmp_path):
     path = tmp_path / "sub" / "ledger.sqlite"  # folder and file created on first use
-    ledger = PrivacyLedger.open(path, "dataset-a")
+    ledger = PrivacyLedger.open(path, _key(path, "dataset-a"))
     ledger.record("DP-OWL rule", 1.0)
     ledger.record("private CVaR", 0.5, delta=1e-6)
-    PrivacyLedger.open(path, "dataset-b").record("other file", 3.0)
-    again = PrivacyLedger.open(path, "dataset-a")
+    PrivacyLedger.open(path, _key(path, "dataset-b")).record("other file", 3.0)
+    again = PrivacyLedger.open(path, _key(path, "dataset-a"))
     assert again.total() == (1.5, 1e-6) and [e.index for e in again.entries] == [1, 2]
     assert [(e.mechanism, e.epsilon, e.delta) for e in again.entries] == [
         ("DP-OWL rule", 1.0, 0.0), ("private CVaR", 0.5, 1e-6)]
     assert again.entries[0].timestamp.tzinfo is not None
-    assert PrivacyLedger.open(path, "dataset-b").total() == (3.0, 0.0)
+    assert PrivacyLedger.open(path, _key(path, "dataset-b")).total() == (3.0, 0.0)
     with sqlite3.connect(path) as con:
         assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         columns = [c[1] for c in con.execute("PRAGMA table_info(releases)")]
     assert columns == ["id", "dataset", "release", "mechanism", "epsilon", "delta", "part", "time"]
-    assert "path" not in repr(again) and "dataset" in repr(again)
+    assert "path" not in repr(again) and again.dataset[:12] in repr(again)
 
 
 def test_a_cap_is_stored_per_dataset_and_only_lowered_without_allow_raise(tmp_path):
     path = tmp_path / "ledger.sqlite"
-    ledger = PrivacyLedger.open(path, "k")
+    ledger = PrivacyLedger.open(path, _key(path, "k"))
     assert ledger.budget is None
     ledger.set_budget(2.0)  # the first time
     ledger.set_budget(1.5)  # lowering
     for higher in (1.6, None):
         with pytest.raises(ValueError, match="only be lowered.*dpcore ledger cap"):
-            PrivacyLedger.open(path, "k").set_budget(higher)
-    assert PrivacyLedger.open(path, "k", budget=5.0).budget == 1.5  # opening never raises it
-    assert PrivacyLedger.open(path, "k", budget=1.0).budget == 1.0  # but lowers it
-    assert PrivacyLedger.open(path, "other").budget is None
+            PrivacyLedger.open(path, _key(path, "k")).set_budget(higher)
+    assert PrivacyLedger.open(path, _key(path, "k"), budget=5.0).budget == 1.5  # opening never raises it
+    assert PrivacyLedger.open(path, _key(path, "k"), budget=1.0).budget == 1.0  # but lowers it
+    assert PrivacyLedger.open(path, _key(path, "other")).budget is None
     with pytest.raises(AttributeError):
         ledger.budget = None  # no switching the cap off by assignment
     ledger.record("a", 1.0)
     with pytest.raises(BudgetExceededError):
-        PrivacyLedger.open(path, "k").record("b", 0.1)
+        PrivacyLedger.open(path, _key(path, "k")).record("b", 0.1)
     ledger.set_budget(3.0, allow_raise=True)  # the command line's path
-    assert PrivacyLedger.open(path, "k").record("b", 0.1).index == 2
+    assert PrivacyLedger.open(path, _key(path, "k")).record("b", 0.1).index == 2
     memory = PrivacyLedger(budget=1.0)
     with pytest.raises(ValueError, match="only be lowered"):
         memory.set_budget(2.0)
@@ -305,7 +310,7 @@ class CheckOutsideTransactionLedger(PrivacyLedger):
 
 def _attempt(cls, path, barrier):
     """One release attempt on its own connection; True when recorded."""
-    return _record_once(cls.open(path, "shared trial"), barrier)
+    return _record_once(cls.open(path, _key(path, "shared trial")), barrier)
 
 
 def _record_once(ledger, barrier):
@@ -327,13 +332,13 @@ def _process_main(cls, path, barrier, count, results):
 
 
 def _race_threads(cls, path):
-    PrivacyLedger.open(path, "shared trial", budget=5.0)
+    PrivacyLedger.open(path, _key(path, "shared trial"), budget=5.0)
     return _threads(cls, path, threading.Barrier(20), 20)
 
 
 def _race_processes(cls, path, processes=4):
     """20 attempts: 4 processes of 5 threads, every attempt with its own connection."""
-    PrivacyLedger.open(path, "shared trial", budget=5.0)
+    PrivacyLedger.open(path, _key(path, "shared trial"), budget=5.0)
     ctx = multiprocessing.get_context("spawn")
     barrier, results = ctx.Barrier(20), ctx.Queue()
     workers = [ctx.Process(target=_process_main, args=(cls, path, barrier, 20 // processes, results))
@@ -351,7 +356,7 @@ def _race_processes(cls, path, processes=4):
 def test_twenty_concurrent_releases_against_a_cap_of_five_record_exactly_five(race, tmp_path):
     path = tmp_path / "ledger.sqlite"
     assert race(SlowLedger, path) == 5
-    ledger = PrivacyLedger.open(path, "shared trial")
+    ledger = PrivacyLedger.open(path, _key(path, "shared trial"))
     assert ledger.total() == (5.0, 0.0) and [e.index for e in ledger.entries] == [1, 2, 3, 4, 5]
 
 
@@ -359,11 +364,11 @@ def test_twenty_concurrent_releases_against_a_cap_of_five_record_exactly_five(ra
 def test_the_concurrency_test_catches_a_check_outside_the_transaction(race, tmp_path):
     path = tmp_path / "ledger.sqlite"
     assert race(CheckOutsideTransactionLedger, path) > 5
-    assert PrivacyLedger.open(path, "shared trial").total()[0] > 5.0
+    assert PrivacyLedger.open(path, _key(path, "shared trial")).total()[0] > 5.0
 
 
 def test_two_writers_of_one_release_index_fail_loudly(tmp_path):
-    ledger = PrivacyLedger.open(tmp_path / "ledger.sqlite", "k")
+    ledger = PrivacyLedger.open(tmp_path / "ledger.sqlite", _key(tmp_path / "ledger.sqlite", "k"))
     ledger.record("a", 1.0)
     with pytest.raises(sqlite3.IntegrityError), ledger._store.transaction() as tx:
         tx.insert([(1, "b", 1.0, 0.0, "", "2026-01-01T00:00:00+00:00")])
@@ -382,6 +387,6 @@ def test_ledgers_pickle_with_their_records(tmp_path):
     copy = pickle.loads(pickle.dumps(memory))
     assert copy.total() == (1.0, 0.0) and copy.budget == 2.0
     copy.record("b", 1.0)  # the copy has a working lock of its own
-    durable = PrivacyLedger.open(tmp_path / "l.sqlite", "k")
+    durable = PrivacyLedger.open(tmp_path / "l.sqlite", _key(tmp_path / "l.sqlite", "k"))
     durable.record("a", 0.5)
     assert pickle.loads(pickle.dumps(durable)).total() == (0.5, 0.0)

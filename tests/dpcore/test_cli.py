@@ -71,15 +71,16 @@ needs_release = pytest.mark.skipif(
 def test_fit_apply_round_trip_recorded_in_the_ledger(tmp_path):
     ledger, rule = tmp_path / "ledger.sqlite", tmp_path / "rule.json"
     fit = dpcore("fit", DEMO / "paper_trial.csv", "--dictionary", DEMO / "paper_trial.json",
-                 "--epsilon", "1", "--seed", "0", "--ledger", ledger, "--out", rule)
+                 "--epsilon", "1", "--ledger", ledger, "--out", rule)
     assert fit.returncode == 0, fit.stderr
     applied = dpcore("apply", rule, DEMO / "paper_trial.csv", "--out", tmp_path / "rec.csv")
     assert applied.returncode == 0, applied.stderr
     rec = pd.read_csv(tmp_path / "rec.csv")
     assert set(rec["recommendation"]) <= {0, 1} and len(rec) == len(pd.read_csv(DEMO / "paper_trial.csv"))
-    shown = dpcore("ledger", "show", DEMO / "paper_trial.csv", "--ledger", ledger)
+    keyed = ("--dictionary", DEMO / "paper_trial.json", "--ledger", ledger)
+    shown = dpcore("ledger", "show", DEMO / "paper_trial.csv", *keyed)
     assert "total epsilon=1 " in shown.stdout
-    assert dpcore("ledger", "cap", DEMO / "paper_trial.csv", "1.5", "--ledger", ledger).returncode == 0
+    assert dpcore("ledger", "cap", DEMO / "paper_trial.csv", "1.5", *keyed).returncode == 0
     again = dpcore("fit", DEMO / "paper_trial.csv", "--dictionary", DEMO / "paper_trial.json",
                    "--epsilon", "1", "--ledger", ledger, "--out", tmp_path / "rule2.json")
     assert again.returncode == 1 and "exceeded" in again.stderr
@@ -124,7 +125,8 @@ def test_ledger_cap_and_show(tmp_path):
     shown = dpcore("ledger", "show", data, "--ledger", ledger, "--name", "")
     assert "cap 3" in shown.stdout
     other = dpcore("ledger", "show", data, "--ledger", ledger, "--name", "trial B")
-    assert "cap none" in other.stdout  # another name, another dataset
+    assert "cap 3" in other.stdout  # a name is a label: the same data, the same dataset and cap
+    assert "--allow-raise" in raised.stderr
 
 
 @needs_release
@@ -150,3 +152,170 @@ def test_fit_on_neighbouring_files_differs_only_in_the_noisy_part(tmp_path, chan
     assert out["original"].keys() == out["neighbour"].keys()
     differ = {k for k in out["original"] if out["original"][k] != out["neighbour"][k]}
     assert differ <= noisy, differ
+
+
+FIT = ("fit", DEMO / "paper_trial.csv", "--dictionary", DEMO / "paper_trial.json", "--epsilon", "1")
+
+
+class _Run:
+    def __init__(self, returncode, stdout, stderr):
+        self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
+
+
+def run(*args):
+    """``dpcore ARGS`` in this process (the new tests' speed; the ones above use a subprocess)."""
+    import contextlib
+    import io
+
+    from dpcore import cli
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = cli.main([str(a) for a in args])
+        except SystemExit as exc:  # argparse
+            code = exc.code
+    return _Run(code, out.getvalue(), err.getvalue())
+
+
+def _shown(ledger):
+    return run("ledger", "show", DEMO / "paper_trial.csv", "--dictionary",
+               DEMO / "paper_trial.json", "--ledger", ledger).stdout
+
+
+@needs_release
+def test_seed_is_refused_unless_the_rule_is_titled_not_private(tmp_path):
+    import json
+
+    ledger = tmp_path / "l.sqlite"
+    refused = run(*FIT, "--seed", "0", "--ledger", ledger, "--out", tmp_path / "r.json")
+    assert refused.returncode == 1 and "--not-private" in refused.stderr
+    assert not (tmp_path / "r.json").exists() and "over 0 release(s)" in _shown(ledger)
+    seeded = run(*FIT, "--seed", "0", "--not-private", "--ledger", ledger,
+                    "--out", tmp_path / "r.json")
+    assert seeded.returncode == 0, seeded.stderr
+    rule = json.loads((tmp_path / "r.json").read_text())
+    assert rule["title"].startswith("NOT PRIVATE") and rule["seed"] == 0
+    assert rule["private"] is False and rule["ledger"]["epsilon_total"] == "no guarantee (inf)"
+    later = run(*FIT, "--ledger", ledger, "--out", tmp_path / "later.json")
+    assert later.returncode == 0, later.stderr
+    assert json.loads((tmp_path / "later.json").read_text())["ledger"]["epsilon_total"] == \
+        "no guarantee (inf)"  # every later file states it
+    assert "total epsilon=no guarantee (inf)" in _shown(ledger)
+
+
+@needs_release
+def test_fit_evaluate_writes_the_private_evaluation_and_charges_the_larger_part(tmp_path):
+    import json
+
+    ledger, out = tmp_path / "l.sqlite", tmp_path / "r.json"
+    fit = run(*FIT, "--evaluate", "0.5", "--ledger", ledger, "--out", out)
+    assert fit.returncode == 0, fit.stderr
+    rule = json.loads(out.read_text())
+    assert rule["evaluation"]["epsilon_eval"] == 0.5 and rule["n"] == 800  # the fit's part
+    assert rule["ledger"]["epsilon_total"] == "1"
+    assert "total epsilon=1 " in _shown(ledger)
+
+
+@needs_release
+def test_a_fit_whose_out_cannot_be_written_is_not_charged(tmp_path):
+    ledger = tmp_path / "l.sqlite"
+    fit = run(*FIT, "--ledger", ledger, "--out", tmp_path / "missing" / "r.json")
+    assert fit.returncode == 1 and "--out" in fit.stderr and "Traceback" not in fit.stderr
+    assert "over 0 release(s)" in _shown(ledger)
+
+
+@needs_release
+def test_a_dictionary_without_larger_is_better_is_refused_naming_the_field(tmp_path):
+    import json
+
+    d = json.loads((DEMO / "paper_trial.json").read_text())
+    d.pop("larger_is_better", None)
+    (tmp_path / "d.json").write_text(json.dumps(d))
+    fit = run("fit", DEMO / "paper_trial.csv", "--dictionary", tmp_path / "d.json",
+                 "--epsilon", "1", "--ledger", tmp_path / "l.sqlite", "--out", tmp_path / "r.json")
+    assert fit.returncode == 1 and "larger_is_better" in fit.stderr
+    assert len(fit.stderr.strip().splitlines()) == 1
+
+
+@needs_release
+def test_a_re_saved_file_spends_the_same_budget(tmp_path):
+    ledger = tmp_path / "l.sqlite"
+    resaved = tmp_path / "resaved.csv"
+    lines = (DEMO / "paper_trial.csv").read_text().splitlines()
+    resaved.write_text("\r\n".join([lines[0]] + lines[1:][::-1]))  # CRLF, rows reversed
+    assert run(*FIT, "--ledger", ledger, "--out", tmp_path / "a.json").returncode == 0
+    again = run("fit", resaved, *FIT[2:], "--ledger", ledger, "--name", "another name",
+                   "--out", tmp_path / "b.json")
+    assert again.returncode == 0, again.stderr
+    assert "total is 2" in again.stdout
+
+
+def test_default_cap_for_every_new_dataset(tmp_path):
+    ledger = tmp_path / "l.sqlite"
+    assert run("ledger", "default-cap", "2", "--ledger", ledger).returncode == 0
+    assert "cap 2" in _shown(ledger)
+    raised = run("ledger", "default-cap", "3", "--ledger", ledger)
+    assert raised.returncode == 1 and "--allow-raise" in raised.stderr
+
+
+@needs_release
+def test_apply_neutralises_formula_cells_and_keeps_numbers(tmp_path):
+    import csv
+
+    rule = tmp_path / "r.json"
+    assert run(*FIT, "--ledger", tmp_path / "l.sqlite", "--out", rule).returncode == 0
+    lines = (DEMO / "paper_trial.csv").read_text().splitlines()
+    header = lines[0] + ",note"
+    notes = ['=HYPERLINK("http://x")', "+1", "@SUM(A1)", "\uff1dcmd", "-x", "plain"]
+    rows = [f"{line},{notes[i % len(notes)]}" for i, line in enumerate(lines[1:13])]
+    patients = tmp_path / "p.csv"
+    patients.write_bytes(("\n".join([header, *rows]) + "\n").encode())
+    out = tmp_path / "rec.csv"
+    applied = run("apply", rule, patients, "--out", out)
+    assert applied.returncode == 0, applied.stderr
+    with open(out, newline="", encoding="utf-8") as fh:
+        table = list(csv.reader(fh))
+    assert len(table) == 13
+    note = table[0].index("note")
+    cells = [r[note] for r in table[1:]]
+    assert cells[:3] == ["'=HYPERLINK(\"http://x\")", "'+1", "'@SUM(A1)"]
+    assert cells[3] == "'\uff1dcmd" and cells[4] == "'-x" and cells[5] == "plain"
+    assert any(c.startswith("-") for r in table[1:] for c in r[:note])  # numbers stay numbers
+
+
+@needs_release
+def test_fit_evaluate_on_neighbouring_files_differs_only_in_the_noisy_part(tmp_path):
+    """Privacy rule 10 for ``dpcore fit --evaluate``: the rule file's every field but the noisy
+    ones (coefficients, the evaluation's noisy cells and what is computed from them) agrees."""
+    import json
+
+    rows = (DEMO / "paper_trial.csv").read_text().splitlines()
+    fields = rows[7].split(",")
+    fields[0], fields[-1] = "0.99", "-9.5"
+    neighbour = tmp_path / "neighbour.csv"
+    neighbour.write_text("\n".join(rows[:7] + [",".join(fields)] + rows[8:]) + "\n")
+    out = {}
+    for name, data in (("original", DEMO / "paper_trial.csv"), ("neighbour", neighbour)):
+        fit = run("fit", data, *FIT[2:], "--evaluate", "0.5", "--ledger",
+                  tmp_path / f"{name}.sqlite", "--out", tmp_path / f"{name}.json")
+        assert fit.returncode == 0, fit.stderr
+        out[name] = json.loads((tmp_path / f"{name}.json").read_text())
+    differ = {k for k in out["original"] if out["original"][k] != out["neighbour"][k]}
+    assert differ <= {"coef", "intercept", "released_at", "evaluation"}, differ
+    a, b = out["original"]["evaluation"], out["neighbour"]["evaluation"]
+    public = {"epsilon_eval", "patients", "level", "sensitivity_l1"}
+    assert {k: a[k] for k in public & a.keys()} == {k: b[k] for k in public & b.keys()}
+
+
+@pytest.mark.parametrize("args,flag", [
+    (("--evaluate", "1", "--fit-share", "1.5"), "--fit-share"),
+    (("--ledger", "/proc/none/l.sqlite"), "--ledger"),
+    (("--seed", "1"), "--not-private"),
+])
+def test_user_errors_are_one_line_naming_the_flag_that_fixes_them(tmp_path, args, flag):
+    got = run(*FIT, *args, "--out", tmp_path / "r.json",
+              *(() if "--ledger" in args else ("--ledger", tmp_path / "l.sqlite")))
+    assert got.returncode == 1 and flag in got.stderr, got.stderr
+    assert len(got.stderr.strip().splitlines()) == 1 and "Traceback" not in got.stderr
+    assert not (tmp_path / "r.json").exists()

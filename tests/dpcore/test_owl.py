@@ -259,7 +259,7 @@ def test_released_attributes_are_apart_from_the_analyst_only_diagnostics():
     data = PAPER_TRIAL.sample(200, rng=1)
     rule = DPOWL(epsilon=1.0, gamma=20.0, outcome_bounds=(-12, 12),
                  feature_bounds=PAPER_TRIAL.feature_bounds, rng=2).fit(data["X"], data["A"], data["B"], 0.5)
-    assert set(rule.diagnostics_) == {"n_iter", "grad_norm", "clipped_share"}
+    assert set(rule.diagnostics_) == {"n_iter", "grad_norm", "clipped_share", "outside_bounds_share"}
     assert not hasattr(rule, "n_iter_") and not hasattr(rule, "clipped_share_")
 
 

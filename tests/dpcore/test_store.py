@@ -148,3 +148,51 @@ def test_eviction_drops_the_least_recently_used_entries(tmp_path):
 def test_a_parameter_that_is_not_plain_data_is_refused(store):
     with pytest.raises(TypeError, match="plain data"):
         store.key("f", {"x": object()})
+
+
+def _plant(store, name, manifest, tag=None):
+    """A file in the store as someone with write access to its directory could make it."""
+    import hashlib
+    import hmac
+    import io
+
+    path = store._path(store.key(name, {}))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    buf = io.BytesIO()
+    np.savez(buf, __manifest__=np.frombuffer(json.dumps(manifest).encode(), dtype=np.uint8))
+    body = buf.getvalue()
+    if tag == "valid":
+        tag = hmac.new((store.root / ".store-key").read_bytes(), body, hashlib.sha256).digest()
+    path.write_bytes((tag or b"\0" * 32) + body)
+    return path
+
+
+def test_a_planted_file_is_ignored_and_nothing_is_imported_because_a_file_names_it(store,
+                                                                                    monkeypatch):
+    store.put("mine", {}, np.array([1.0]))  # creates the store's key
+    path = _plant(store, "planted", {"producer": "planted", "value": {"value": 42}})
+    assert store.get("planted", {}, "missing") == "missing" and not path.exists()
+    # Even a correctly tagged file may only rebuild classes of modules already imported.
+    imported = []
+    monkeypatch.setattr(store_module.importlib, "import_module",
+                        lambda name, *a: imported.append(name))
+    _plant(store, "tagged", {"producer": "tagged", "value": {
+        "dataclass": "dpcore.not_yet_imported:Thing", "fields": {}}}, tag="valid")
+    assert store.get("tagged", {}, "missing") == "missing"
+    assert "dpcore.not_yet_imported" not in imported  # (the key imports only the asker)
+    monkeypatch.undo()
+    # A tagged file written for another function is not served for this one.
+    _plant(store, "other", {"producer": "someone.else", "value": {"value": 1}}, tag="valid")
+    assert store.get("other", {}, "missing") == "missing"
+    assert store.get("mine", {})[0] == 1.0
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX file modes")
+def test_a_store_whose_key_is_not_private_reads_and_writes_nothing(tmp_path):
+    store = ResultStore(tmp_path / "store")
+    store.put("x", {}, np.array([1.0]))
+    assert (store.root / ".store-key").stat().st_mode & 0o777 == 0o600
+    os.chmod(store.root / ".store-key", 0o644)
+    fresh = ResultStore(tmp_path / "store")
+    assert fresh.get("x", {}, "missing") == "missing"
+    assert fresh.fetch("y", {}, lambda: 2.0) == 2.0 and not fresh.has("y", {})

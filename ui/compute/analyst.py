@@ -14,7 +14,7 @@ import streamlit as st
 
 from dpcore.data.dictionary import Column, Dictionary
 from dpcore.owl.evaluation import public_split
-from dpcore.owl.paper import PAPER_W, paper_gamma
+from dpcore.owl.paper import default_gamma
 from dpcore.owl.preview import STRENGTHS, TwinDesign, noise_per_coefficient, preview
 from dpcore.owl.script import release_script
 from dpcore.owl.werm import resolve_C, sensitivity
@@ -30,7 +30,7 @@ def preview_gammas(eps_grid, n, W, gamma, eps, gamma_source):
     """γ at each previewed ε: the paper's table scaled by W/30 when the release takes γ from it,
     otherwise the release's own γ held at every ε; at the chosen ε always the release's γ."""
     if gamma_source == "paper":
-        out = [paper_gamma(e, n) * W / PAPER_W for e in eps_grid]
+        out = [default_gamma(e, n, W) for e in eps_grid]
     else:
         out = [float(gamma)] * len(eps_grid)
     return tuple(float(gamma) if math.isclose(e, eps) else g for e, g in zip(eps_grid, out))

@@ -10,17 +10,16 @@ import csv
 import html
 import io
 import json
-import unicodedata
 
 import numpy as np
 import pandas as pd
 
+from dpcore.data.csv_safe import FORMULA_START, neutral  # noqa: F401 - one guard for every CSV
 from dpcore.owl.release import rule_to_dict
 
 from .. import explain
 from . import report_parts
 
-FORMULA_START = ("=", "+", "-", "−", "@", "\t", "\r")
 
 def rule_dict(release, evaluation=None):
     """The released rule with everything needed to apply it elsewhere and to judge it.
@@ -48,7 +47,9 @@ def _ledger(release):
     """The ledger's record of the release: its index and the file's cumulative spend."""
     if release.ledger_index is None:
         return None
-    return {"release_index": release.ledger_index, "epsilon_total": release.epsilon_total,
+    total = release.epsilon_total
+    return {"release_index": release.ledger_index,
+            "epsilon_total": "no guarantee (inf)" if total == float("inf") else total,
             "delta_total": release.delta_total,
             "meaning": "this release's number among the releases on this file, and the privacy "
                        "spent on the file by all of them (basic composition)"}
@@ -59,8 +60,10 @@ def ledger_text(release):
     if release.ledger_index is None:
         return ""
     delta = f", δ = {release.delta_total:g}" if release.delta_total else ""
+    total = ("∞ (no guarantee)" if release.epsilon_total == float("inf")
+             else f"{release.epsilon_total:g}")
     return (f"release no. {release.ledger_index} on this file; with it the file's cumulative "
-            f"spend is ε = {release.epsilon_total:g}{delta}")
+            f"spend is ε = {total}{delta}")
 
 
 def rule_json(release, evaluation=None):
@@ -79,18 +82,6 @@ def apply_rule(rule, table):
     x = np.clip(np.column_stack(cols), rule["lower"], rule["upper"])
     score = rule["intercept"] + x @ np.asarray(rule["coef"])
     return np.where(score > 0, rule["treated"], rule["control"]).astype(object), score
-
-
-def neutral(cell):
-    """A text cell a spreadsheet will not run as a formula: a leading =, +, -, @ gets a quote.
-
-    The check runs on the cell's NFKC form with leading whitespace stripped, so a full-width
-    ``＝`` or `` =cmd`` is caught too; the cell itself is kept, behind the quote.
-    """
-    if isinstance(cell, str) and (cell.startswith(FORMULA_START) or
-                                  unicodedata.normalize("NFKC", cell).lstrip().startswith(FORMULA_START)):
-        return "'" + cell
-    return cell
 
 
 #: The per-row file's own columns; a file column of the same name is renamed, never overwritten.

@@ -1,0 +1,258 @@
+"""A dataset's identity in the privacy ledger: what re-saving a file cannot change.
+
+The identity of a trial is the multiset of its rows restricted to the columns a release
+uses, each cell as normalised text. It does not depend on the file's encoding, delimiter,
+quoting, line ends, byte-order mark, column order, row order or unused columns: re-saving a
+trial in a spreadsheet gives the same dataset, so the same budget and the same cap.
+
+Two keyed digests come out of it, both under the ledger file's secret salt (HMAC-SHA-256):
+
+- one per row, stored in the ledger so that a later file sharing rows with an earlier
+  dataset is charged to both (a patient in both files is protected by both caps);
+- one for the dataset, over its sorted row digests and its column names: the ledger key.
+
+Without the ledger's salt neither reveals anything about the data (a row's digest cannot be
+looked up in a table of guessed rows); with it, anyone holding the ledger can test whether a
+guessed row is in a dataset, which is why the ledger file is private to its keeper (0600).
+
+Cells are normalised by :func:`normalise_cell`: surrounding spaces stripped, Unicode NFC,
+a number written by ``repr(float(x))`` (so ``1``, ``1.0`` and ``1e0`` agree) and a missing
+cell as the empty text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import math
+import unicodedata
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = ["DatasetIdentity", "cells_from_frame", "cells_from_trial", "dataset_identity",
+           "is_dataset_key", "normalise_cell"]
+
+#: The number of bytes kept of each row's digest (128 bits: no accidental collisions).
+ROW_BYTES = 16
+_VERSION = b"dpcore-dataset/2"
+
+
+def normalise_cell(value: Any) -> str:
+    """One cell as the text the identity compares.
+
+    Parameters
+    ----------
+    value : str, number, bool or None
+        A cell as read (text, or a number a reader already parsed).
+
+    Returns
+    -------
+    str
+        Spaces stripped and Unicode NFC; a value that parses as a finite number is written
+        ``repr(float(x))``; a missing value (None, NaN, empty text) is ``""``.
+
+    Examples
+    --------
+    >>> [normalise_cell(v) for v in (" 1", 1, "1.0", "1e0", None, float("nan"), "Café")]
+    ['1.0', '1.0', '1.0', '1.0', '', '', 'Café']
+    """
+    if value is None:
+        return ""
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value))
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        x = float(value)
+        return "" if math.isnan(x) else repr(x)
+    text = unicodedata.normalize("NFC", str(value).strip())
+    try:
+        x = float(text)
+    except ValueError:
+        return text
+    return "" if math.isnan(x) else repr(x)
+
+
+@dataclass(frozen=True)
+class DatasetIdentity:
+    """The ledger key of a dataset and its rows' keyed digests.
+
+    Attributes
+    ----------
+    key : str
+        ``"ds2-"`` and 64 hexadecimal characters: the dataset's key in the ledger.
+    columns : tuple of str
+        The used columns, normalised and sorted.
+    row_hashes : tuple of bytes
+        One keyed digest per row (ROW_BYTES bytes), in the rows' order.
+    """
+
+    key: str
+    columns: tuple[str, ...]
+    row_hashes: tuple[bytes, ...]
+
+    @property
+    def n(self) -> int:
+        """The number of rows."""
+        return len(self.row_hashes)
+
+
+def dataset_identity(cells: Mapping[str, Sequence[Any]], salt: bytes) -> DatasetIdentity:
+    """The identity of a dataset given as each used column's cells.
+
+    Parameters
+    ----------
+    cells : mapping of str to sequence
+        ``{column name: [cell, ...]}`` for the columns the release uses, every column with
+        one cell per row. Cells are text (or numbers); each is normalised with
+        :func:`normalise_cell`, column names are stripped and NFC.
+    salt : bytes
+        The ledger file's secret salt (:meth:`dpcore.privacy.ledger_store.SQLiteStore.salt`).
+
+    Returns
+    -------
+    DatasetIdentity
+
+    Raises
+    ------
+    TypeError
+        ``cells`` not a mapping of names to sequences, or ``salt`` not bytes.
+    ValueError
+        No column, columns of different lengths, or two names equal once normalised.
+
+    Examples
+    --------
+    >>> a = dataset_identity({"arm": ["1", "0"], "y": [" 2.5", "3"]}, b"salt")
+    >>> b = dataset_identity({"y": ["3.0", "2.5"], "arm": ["0", "1.0"]}, b"salt")
+    >>> a.key == b.key, a.key.startswith("ds2-")
+    (True, True)
+    """
+    if not isinstance(salt, (bytes, bytearray)) or not salt:
+        raise TypeError(f"salt must be non-empty bytes, got {type(salt).__name__}")
+    if not isinstance(cells, Mapping) or not cells:
+        raise TypeError("cells must be a non-empty mapping {column name: [cell, ...]}, "
+                        f"got {type(cells).__name__}")
+    columns: dict[str, np.ndarray] = {}
+    for name, values in cells.items():
+        if not isinstance(name, str):
+            raise TypeError(f"each column name must be text, got {name!r}")
+        if isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
+            raise TypeError(f"the cells of column {name!r} must be a sequence, got "
+                            f"{type(values).__name__}")
+        key = unicodedata.normalize("NFC", name.strip())
+        if key in columns:
+            raise ValueError(f"two used columns are both named {key!r} once normalised")
+        columns[key] = _json_cells(values)
+    lengths = {len(v) for v in columns.values()}
+    if len(lengths) != 1:
+        raise ValueError(f"every used column needs one cell per row; got lengths {sorted(lengths)}")
+    order = sorted(columns)
+    # Each row as the JSON text of its (name, cell) pairs, unambiguous whatever a cell holds,
+    # built column by column (vectorised over rows).
+    template = "[" + ",".join("[" + json.dumps(c, ensure_ascii=False).replace("{", "{{")
+                              .replace("}", "}}") + ",{}]" for c in order) + "]"
+    key = hashlib.sha256(bytes(salt) + _VERSION + b"/row").digest()  # keyed BLAKE2b per row
+    blake = hashlib.blake2b
+    rows = [blake(t.encode("utf-8"), key=key, digest_size=ROW_BYTES).digest()
+            for t in map(template.format, *(columns[c].tolist() for c in order))]
+    mac = hmac.new(bytes(salt), _VERSION + b"/dataset", hashlib.sha256)
+    mac.update(json.dumps(order, ensure_ascii=False).encode("utf-8"))
+    mac.update(len(rows).to_bytes(8, "big"))
+    for h in sorted(rows):  # the multiset of rows: row order does not matter
+        mac.update(h)
+    return DatasetIdentity("ds2-" + mac.hexdigest(), tuple(order), tuple(rows))
+
+
+def _json_cells(values: Sequence[Any]) -> np.ndarray:
+    """Each cell normalised and JSON-quoted, as an object array; each distinct value once."""
+    import pandas as pd
+
+    series = pd.Series(np.asarray(values, dtype=object) if not hasattr(values, "dtype")
+                       else values)
+    if pd.api.types.is_numeric_dtype(series.dtype) and not pd.api.types.is_bool_dtype(series.dtype):
+        x = series.to_numpy(dtype=float)
+        out = np.array([f'"{v!r}"' for v in x.tolist()], dtype=object)
+        out[np.isnan(x)] = '""'
+        return out
+    if series.dtype == bool:
+        series = series.map(str)
+    codes, uniques = pd.factorize(series, use_na_sentinel=True)
+    quoted = np.array([json.dumps(normalise_cell(u), ensure_ascii=False) for u in uniques]
+                      + ['""'], dtype=object)
+    return quoted[codes]  # the sentinel -1 picks the last entry: a missing cell, ""
+
+
+def is_dataset_key(key: Any) -> bool:
+    """Whether ``key`` has the form of a ledger key: ``ds2-`` + 64 hex (content) or 64 hex
+    (the byte digests of ledgers written before the content identity)."""
+    if not isinstance(key, str):
+        return False
+    body = key[4:] if key.startswith("ds2-") else key
+    return len(body) == 64 and all(c in "0123456789abcdef" for c in body)
+
+
+def cells_from_frame(frame: Any, columns: Sequence[str] | None = None) -> dict[str, list[str]]:
+    """The normalised cells of a DataFrame's used columns (all columns by default).
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        A table as read (text cells, or numbers a reader parsed).
+    columns : sequence of str, optional
+        The columns the release uses; unused columns must be left out, so that dropping or
+        editing one does not change the identity.
+
+    Returns
+    -------
+    dict of str to list of str
+    """
+    names = [str(c) for c in frame.columns]
+    wanted = names if columns is None else [str(c) for c in columns]
+    missing = [c for c in wanted if c not in names]
+    if missing:
+        raise ValueError(f"columns {missing!r} are not in the table (it has {names[:20]!r})")
+    return {c: [normalise_cell(v) for v in frame[c].tolist()] for c in dict.fromkeys(wanted)}
+
+
+def cells_from_trial(trial: Any) -> dict[str, list[str]]:
+    """The used columns' cells of a :class:`dpcore.Trial`, rebuilt from its arrays.
+
+    The treatment column is each row's arm label, the outcome and the numeric covariates
+    their values, a one-hot encoded column its level (the baseline where no indicator is
+    set) and the propensity column its values; a missing value is ``""``. For a trial read
+    with ``incomplete="keep"`` and levels that match the file's cells, this equals
+    :func:`cells_from_frame` of the file's used columns, so :meth:`PrivacyLedger.for_trial`
+    and :meth:`PrivacyLedger.for_file` give the same dataset.
+    """
+    A = np.asarray(trial.A)
+    treated, control = trial.arms
+    out: dict[str, list[str]] = {
+        trial.treatment: [normalise_cell(treated if a > 0 else control) for a in A],
+        trial.outcome: [normalise_cell(v) for v in np.asarray(trial.B, dtype=float)],
+    }
+    X = np.asarray(trial.X, dtype=float)
+    index = {c: j for j, c in enumerate(trial.covariates)}
+    done = set()
+    for c in trial.covariates:
+        base = next((col for col, levels in trial.categories.items()
+                     if any(c == f"{col}={lev}" for lev in levels[1:])), None)
+        if base is None:
+            out[c] = [normalise_cell(v) for v in X[:, index[c]]]
+        elif base not in done:
+            done.add(base)
+            levels = list(trial.categories[base])
+            column = [normalise_cell(levels[0])] * X.shape[0]
+            for lev in levels[1:]:
+                j = index.get(f"{base}={lev}")
+                if j is None:
+                    continue
+                for i in np.flatnonzero(X[:, j] == 1):
+                    column[i] = normalise_cell(lev)
+                for i in np.flatnonzero(np.isnan(X[:, j])):
+                    column[i] = ""
+            out[base] = column
+    if trial.propensity_column and trial.propensity is not None:
+        out[trial.propensity_column] = [normalise_cell(v) for v in np.asarray(trial.propensity)]
+    return out

@@ -1,0 +1,78 @@
+"""One formula guard for every CSV the project writes (issue 30, item 5)."""
+
+import csv
+import io
+
+import pandas as pd
+import pytest
+
+from dpcore.data.csv_safe import neutral, write_csv
+
+HOSTILE = ["=1+2", "+1", "-x", "@SUM(A1)", "\tx", "\rx", " =cmd", "\uff1dcmd", "\u2212x"]
+
+
+@pytest.mark.parametrize("cell", HOSTILE)
+def test_every_formula_start_gets_a_quote(cell):
+    assert neutral(cell) == "'" + cell
+
+
+@pytest.mark.parametrize("cell", ["plain", "", "a=b", 1.5, -1.5, -3, None, True])
+def test_other_cells_and_numbers_are_untouched(cell):
+    assert neutral(cell) == cell
+
+
+def test_write_csv_guards_cells_headers_and_categories_and_quotes_line_ends():
+    frame = pd.DataFrame({"=h": ["=x", "a\rb", "c\nd"], "n": [-1.0, 2.0, -3.5],
+                          "cat": pd.Categorical(["@a", "b", "@a"])})
+    text = write_csv(frame)
+    rows = list(csv.reader(io.StringIO(text, newline="")))
+    assert rows[0] == ["'=h", "n", "cat"]
+    assert [r[0] for r in rows[1:]] == ["'=x", "a\rb", "c\nd"]  # one row per record
+    assert [r[1] for r in rows[1:]] == ["-1.0", "2.0", "-3.5"]  # numbers stay numbers
+    assert [r[2] for r in rows[1:]] == ["'@a", "b", "'@a"]
+    assert frame.iloc[0, 0] == "=x"  # the caller's frame is not changed
+    with pytest.raises(ValueError, match="QUOTE_NONE"):
+        write_csv(frame, quoting=csv.QUOTE_NONE)
+
+
+def test_the_dictionary_csv_is_guarded(tmp_path):
+    import json
+    from pathlib import Path
+
+    from dpcore.data.dictionary_read import read_dictionary
+
+    demo = Path(__file__).resolve().parents[2] / "demo_data" / "paper_trial.json"
+    d = json.loads(demo.read_text())
+    d["description"] = "=HYPERLINK(1)"
+    for c in d.get("columns", []):
+        c["unit"] = "=cmd|x"
+    (tmp_path / "d.json").write_text(json.dumps(d))
+    text = read_dictionary(tmp_path / "d.json").to_csv()
+    cells = [c for row in csv.reader(io.StringIO(text)) for c in row]
+    assert "=cmd|x" not in cells and "'=cmd|x" in cells
+    assert not any(c.startswith(("=", "+", "@")) for c in cells)
+
+
+def test_every_csv_writer_of_the_project_goes_through_the_guard():
+    """A new ``to_csv``/``csv.writer`` in the package, the dashboard or its pages must use
+    dpcore.data.csv_safe (demo-data builders and benchmarks write public data only)."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    allowed = {  # file: why its writer is guarded
+        "dpcore/data/csv_safe.py": "the guard itself",
+        "dpcore/data/dictionary.py": "Dictionary.to_csv: every cell through neutral()",
+        "ui/compute/upload_files.py": "rows_csv: every text cell and header through neutral()",
+        "ui/analyst_panels.py": "calls Dictionary.to_csv, guarded above",
+    }
+    found = []
+    for folder in ("dpcore", "ui", "app_pages"):
+        for path in (root / folder).rglob("*.py"):
+            rel = path.relative_to(root).as_posix()
+            text = path.read_text(encoding="utf-8")
+            for m in re.finditer(r"\.to_csv\(|csv\.writer\(|csv\.DictWriter\(", text):
+                line = text[:m.start()].count("\n") + 1
+                if rel not in allowed and "def to_csv" not in text.splitlines()[line - 1]:
+                    found.append(f"{rel}:{line}")
+    assert found == []

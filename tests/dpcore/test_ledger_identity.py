@@ -1,0 +1,199 @@
+"""The ledger's dataset identity (issue 30, item 3) and totals that never understate (item 4).
+
+A trial re-saved in any of the ways a spreadsheet or a script re-saves it is one dataset; a
+file sharing rows with an earlier dataset is charged to both; a release without a guarantee
+makes the total infinite; an old (version 1) ledger keeps working; the file is private.
+"""
+
+import os
+import sqlite3
+import stat
+import sys
+
+import numpy as np
+import pytest
+
+from dpcore import read_trial
+from dpcore.privacy.accounting import BudgetExceededError, PrivacyLedger, dataset_key
+from dpcore.privacy.identity import dataset_identity, normalise_cell
+
+USED = ["arm", "y", "age", "site"]
+ROWS = [(f"P{i:03d}", i % 2, round(1.5 + 0.37 * i, 2), 30 + i, "ABC"[i % 3], f"note {i}")
+        for i in range(24)]
+HEADER = ["patient_id", "arm", "y", "age", "site", "note"]
+
+
+def csv_text(rows=ROWS, header=HEADER, sep=",", end="\n", quote=False):
+    def cell(v):
+        return f'"{v}"' if quote else str(v)
+    lines = [sep.join(cell(h) for h in header)]
+    lines += [sep.join(cell(v) for v in row) for row in rows]
+    return end.join(lines) + end
+
+
+ORIGINAL = csv_text().encode()
+RESAVED = {
+    "no trailing newline": csv_text().rstrip("\n").encode(),
+    "CRLF": csv_text(end="\r\n").encode(),
+    "reordered rows": csv_text(rows=ROWS[::-1]).encode(),
+    "BOM": b"\xef\xbb\xbf" + ORIGINAL,
+    "quoted": csv_text(quote=True).encode(),
+    "semicolons": csv_text(sep=";").encode(),
+    "latin-1 note": csv_text(rows=[r[:5] + ("café",) for r in ROWS]).encode("latin-1"),
+    "dropped unused column": csv_text(rows=[r[:5] for r in ROWS], header=HEADER[:5]).encode(),
+    "changed patient_id": csv_text(rows=[("X" + r[0][1:],) + r[1:] for r in ROWS]).encode(),
+    "reordered columns": csv_text(rows=[r[::-1] for r in ROWS], header=HEADER[::-1]).encode(),
+    "1.0 for 1": csv_text(rows=[r[:1] + (float(r[1]),) + r[2:] for r in ROWS]).encode(),
+}
+
+
+@pytest.mark.parametrize("how", sorted(RESAVED))
+def test_a_trial_re_saved_is_one_dataset_with_one_total(tmp_path, how):
+    path = tmp_path / "l.sqlite"
+    first = PrivacyLedger.for_file(ORIGINAL, USED, path=path)
+    first.record("DP-OWL rule", 0.5)
+    again = PrivacyLedger.for_file(RESAVED[how], USED, path=path)
+    assert again.dataset == first.dataset
+    assert again.total() == (0.5, 0.0)
+
+
+def test_a_changed_used_cell_is_another_dataset_but_charged_with_the_rows_it_shares(tmp_path):
+    path = tmp_path / "l.sqlite"
+    first = PrivacyLedger.for_file(ORIGINAL, USED, path=path, budget=1.0)
+    first.record("DP-OWL rule", 0.5)
+    rows = [ROWS[0][:3] + (99,) + ROWS[0][4:]] + ROWS[1:]  # one patient's age changed
+    second = PrivacyLedger.for_file(csv_text(rows=rows).encode(), USED, path=path)
+    assert second.dataset != first.dataset
+    assert second.linked() == (first.dataset,) and first.linked() == (second.dataset,)
+    assert second.total() == (0.5, 0.0)  # the shared patients' earlier release
+    second.record("DP-OWL rule", 0.25)
+    assert first.total() == (0.75, 0.0)  # recorded against both
+    with pytest.raises(BudgetExceededError, match="shares rows"):
+        second.record("DP-OWL rule", 0.5)  # the first dataset's cap holds for the second
+    assert second.total() == (0.75, 0.0) and first.total() == (0.75, 0.0)
+
+
+def test_a_file_sharing_no_row_is_independent(tmp_path):
+    path = tmp_path / "l.sqlite"
+    first = PrivacyLedger.for_file(ORIGINAL, USED, path=path)
+    first.record("rule", 1.0)
+    other = [(r[0], r[1], r[2] + 100, r[3], r[4], r[5]) for r in ROWS]
+    second = PrivacyLedger.for_file(csv_text(rows=other).encode(), USED, path=path)
+    assert second.linked() == () and second.total() == (0.0, 0.0)
+
+
+def test_the_name_is_a_label_not_a_way_around_the_cap(tmp_path):
+    path = tmp_path / "l.sqlite"
+    first = PrivacyLedger.for_file(ORIGINAL, USED, path=path, budget=1.0)
+    first.record("rule", 1.0)
+    renamed = PrivacyLedger.for_file(ORIGINAL, USED, path=path, name="another name")
+    assert renamed.dataset == first.dataset and renamed.budget == 1.0
+    with pytest.raises(BudgetExceededError, match="--allow-raise"):
+        renamed.record("rule", 0.1)
+
+
+def test_for_trial_gives_the_file_s_dataset(tmp_path):
+    path = tmp_path / "l.sqlite"
+    trial = read_trial(ORIGINAL, treatment="arm", outcome="y", covariates=["age", "site"],
+                       categorical={"site": ["A", "B", "C"]}, treated=1, incomplete="keep")
+    assert (PrivacyLedger.for_trial(trial, path=path).dataset
+            == PrivacyLedger.for_file(ORIGINAL, USED, path=path).dataset)
+
+
+def test_identity_is_salted_order_free_and_normalises_cells():
+    a = dataset_identity({"x": ["1", " b "], "y": ["Cafe\u0301", ""]}, b"s1")
+    b = dataset_identity({"y": [None, "Café"], "x": ["b", "1e0"]}, b"s1")
+    assert a.key == b.key and sorted(a.row_hashes) == sorted(b.row_hashes)
+    assert dataset_identity({"x": ["1", "b"], "y": ["Café", ""]}, b"s2").key != a.key
+    # The multiset of rows: a duplicated row is another dataset.
+    assert dataset_identity({"x": ["1", "1"]}, b"s").key != dataset_identity({"x": ["1"]}, b"s").key
+    assert normalise_cell(np.float64(2)) == normalise_cell("2") == "2.0"
+    with pytest.raises(ValueError, match="one cell per row"):
+        dataset_identity({"x": ["1"], "y": []}, b"s")
+
+
+def test_open_refuses_a_string_that_is_not_a_dataset_key(tmp_path):
+    path = tmp_path / "l.sqlite"
+    with pytest.raises(ValueError, match="not a dataset key"):
+        PrivacyLedger.open(path, "x.csv")
+    with pytest.raises(ValueError, match="not a dataset of the ledger"):
+        PrivacyLedger.open(path, "a" * 64)  # the form of a key, never computed here
+    key = PrivacyLedger.for_file(ORIGINAL, USED, path=path).dataset
+    assert PrivacyLedger.open(path, key).dataset == key
+
+
+def test_the_keeper_s_default_cap_applies_to_every_new_dataset(tmp_path, monkeypatch):
+    path = tmp_path / "l.sqlite"
+    PrivacyLedger.set_default_cap(path, 2.0)
+    assert PrivacyLedger.for_file(ORIGINAL, USED, path=path).budget == 2.0
+    with pytest.raises(ValueError, match="allow-raise"):
+        PrivacyLedger.set_default_cap(path, 3.0)
+    monkeypatch.setenv("DPCORE_LEDGER_DEFAULT_CAP", "0.5")  # the lower one applies
+    other = csv_text(rows=[r[:2] + (r[2] + 50,) + r[3:] for r in ROWS]).encode()
+    assert PrivacyLedger.for_file(other, USED, path=path).budget == 0.5
+    monkeypatch.setenv("DPCORE_LEDGER_DEFAULT_CAP", "zero")
+    with pytest.raises(ValueError, match="DPCORE_LEDGER_DEFAULT_CAP"):
+        PrivacyLedger.default_cap(path)
+
+
+def test_a_release_without_a_guarantee_makes_the_total_infinite_for_good(tmp_path):
+    path = tmp_path / "l.sqlite"
+    ledger = PrivacyLedger.for_file(ORIGINAL, USED, path=path)
+    ledger.record("rule", 1.0)
+    entry = ledger.record_no_guarantee("DP-OWL rule (NOT PRIVATE)", "bounds read from the data")
+    assert entry.epsilon == np.inf and "no guarantee" in entry.mechanism
+    ledger.record("rule", 0.5)
+    assert PrivacyLedger.for_file(ORIGINAL, USED, path=path).total()[0] == np.inf
+    ledger.set_budget(10.0)
+    with pytest.raises(BudgetExceededError, match="no guarantee is left"):
+        ledger.record("rule", 0.1)
+    capped = PrivacyLedger(budget=5.0)
+    with pytest.raises(BudgetExceededError, match="cannot hold a release without a guarantee"):
+        capped.record_no_guarantee("rule", "seeded noise")
+    assert capped.entries == ()
+
+
+def test_a_version_1_ledger_keeps_working_and_its_byte_keys_join_the_content_key(tmp_path):
+    path = tmp_path / "old.sqlite"
+    con = sqlite3.connect(path)
+    con.executescript("""
+        CREATE TABLE releases (id INTEGER PRIMARY KEY AUTOINCREMENT, dataset TEXT NOT NULL,
+            release INTEGER NOT NULL, mechanism TEXT NOT NULL, epsilon REAL NOT NULL,
+            delta REAL NOT NULL, part TEXT NOT NULL, time TEXT NOT NULL);
+        CREATE UNIQUE INDEX releases_by_dataset ON releases (dataset, release, part);
+        CREATE TABLE caps (dataset TEXT PRIMARY KEY, epsilon REAL NOT NULL, time TEXT NOT NULL);
+        CREATE TABLE settings (name TEXT PRIMARY KEY, value BLOB NOT NULL);
+    """)
+    salt = b"\x01" * 32
+    con.execute("INSERT INTO settings VALUES ('salt', ?)", (salt,))
+    from dpcore.privacy.ledger_store import byte_key
+    old_key = byte_key(salt, ORIGINAL, "")
+    con.execute("INSERT INTO releases VALUES (NULL, ?, 1, 'DP-OWL rule', 0.75, 0, '', "
+                "'2026-01-01T00:00:00+00:00')", (old_key,))
+    con.execute("INSERT INTO caps VALUES (?, 1.0, '2026-01-01T00:00:00+00:00')", (old_key,))
+    con.commit()
+    con.close()
+    os.chmod(path, 0o644)
+    assert dataset_key(ORIGINAL, path=path) == old_key
+    old = PrivacyLedger.open(path, old_key)  # registered by the migration
+    assert old.total() == (0.75, 0.0) and old.budget == 1.0
+    new = PrivacyLedger.for_file(RESAVED["CRLF"], USED, path=path)
+    assert new.total() == (0.0, 0.0)  # other bytes: no byte key to join
+    same = PrivacyLedger.for_file(ORIGINAL, USED, path=path)
+    assert same.dataset == new.dataset and old_key in same.linked()
+    assert same.total() == (0.75, 0.0)
+    with pytest.raises(BudgetExceededError):
+        same.record("rule", 0.5)  # the old dataset's cap still holds
+    with sqlite3.connect(path) as con:
+        assert con.execute("SELECT version FROM schema_version").fetchone() == (2,)
+    if sys.platform != "win32":
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX file modes")
+def test_ledger_file_is_0600_in_a_0700_directory(tmp_path):
+    path = tmp_path / "keeper" / "ledger.sqlite"
+    PrivacyLedger.for_file(ORIGINAL, USED, path=path).record("rule", 1.0)
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    for f in path.parent.iterdir():  # the WAL and shared-memory files hold rows and the salt
+        assert stat.S_IMODE(f.stat().st_mode) == 0o600, f.name
