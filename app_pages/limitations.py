@@ -28,17 +28,23 @@ released numbers and anything computed from them.
 - **Several releases.** Each release spends its own ε; releasing k rules from the same
   patients costs up to k·ε in total. The sidebar's privacy ledger adds up, per file, the
   releases made with this app's ledger file over every session and restart (basic
-  composition; a release made of disjoint parts counts its largest part). It knows a file by
-  its exact bytes: it cannot know about releases made elsewhere, or on a copy of the same
-  patients saved differently.
+  composition; a release made of disjoint parts counts its largest part). It knows a dataset
+  by the values of the columns a release uses (a salted digest per row), so the same trial
+  re-saved (another delimiter, encoding, row order, line ends, unused columns) is the same
+  dataset, and a file sharing rows with an earlier one is charged to both. It cannot know
+  about releases made elsewhere, about patients whose rows differ in a used column, or about a
+  release that uses other columns of the same patients. A release without a guarantee (NOT
+  PRIVATE, or with a fixed seed) makes the dataset's total "no guarantee".
 - **Estimated propensities.** Weights that use a propensity model fitted on the same data
   are covered only with C = "worst-case" (n·W); the paper's C = H/n assumes large n and a
   stability constant H that is right, and the code warns when it is used.
 - **Floating-point noise.** Noise is sampled in floating point, which has known theoretical
   side channels (Mironov 2012). Fine for teaching and analysis, not a hardened deployment.
   On uploaded data the private evaluation's Laplace noise is drawn with OpenDP's
-  floating-point-safe sampler; the rule's own noise (a Gamma radius and a uniform direction)
-  is still numpy's.
+  floating-point-safe sampler, centred at zero, and then added to the clipped sums in numpy's
+  floating point: OpenDP's protection covers the draw, not that addition, whose last-bit
+  rounding depends on the data. The rule's own noise (a Gamma radius and a uniform
+  direction) is numpy's.
 - **Exactness of the solver.** The proof is about the exact minimiser. The solver stops at a
   gradient norm of 10⁻⁹ and refuses to release above 10⁻⁶; a point with gradient norm g lies
   within g/γ of the minimiser, so the sensitivity used for the noise includes 2·10⁻⁶/γ of
