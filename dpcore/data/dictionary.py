@@ -152,9 +152,12 @@ class Dictionary:
         """Keyword arguments of :func:`dpcore.data.read_trial` that this dictionary fixes."""
         if not (self.treatment and self.outcome):
             raise DictionaryError("the dictionary names no treatment or no outcome column")
+        levels = self.column(self.treatment).levels
         return {"treatment": self.treatment, "outcome": self.outcome,
                 "covariates": self.covariates, "categorical": self.categorical or None,
-                "propensity": self.propensity_column, "treated": self.treated}
+                "propensity": self.propensity_column, "treated": self.treated,
+                "arms": tuple(levels) if levels else None,
+                "binary": [c.name for c in self.columns if c.type == "binary"] or None}
 
     def table(self):
         """The columns as a DataFrame ``column, role, type, lower, upper, levels, unit``."""

@@ -72,20 +72,20 @@ def read_dictionary(source):
     return _from_csv(text)
 
 
-def trial_arguments(dictionary, treatment, outcome, covariates, propensity, treated, categorical):
+def trial_arguments(dictionary, **given):
     """read_trial's column arguments, each from the dictionary unless given explicitly.
 
-    A dictionary's categorical columns are kept only among explicitly given covariates.
+    A dictionary's categorical columns are kept only among explicitly given covariates; its
+    two arms only when its treatment column is the one used.
     """
-    given = dict(treatment=treatment, outcome=outcome, covariates=covariates,
-                 propensity=propensity, treated=treated, categorical=categorical)
-    filled = {k: v if given[k] is None else given[k]
-              for k, v in read_dictionary(dictionary).read_trial_kwargs().items()}
+    d = read_dictionary(dictionary)
+    filled = {k: v if given.get(k) is None else given[k] for k, v in d.read_trial_kwargs().items()}
     cat = filled["categorical"]
-    if categorical is None and cat and covariates is not None:
-        cat = {c: v for c, v in cat.items() if c in covariates} or None
-    return (filled["treatment"], filled["outcome"], filled["covariates"], filled["propensity"],
-            filled["treated"], cat)
+    if given.get("categorical") is None and cat and given.get("covariates") is not None:
+        filled["categorical"] = {c: v for c, v in cat.items() if c in given["covariates"]} or None
+    if given.get("arms") is None and filled["treatment"] != d.treatment:
+        filled["arms"] = None
+    return filled
 
 
 def _text(source):
