@@ -159,8 +159,8 @@ def preview_csv(source: Source, n_rows: int = 5, *, encoding: str = "utf-8",
     return CsvPreview(tuple(header), rows, delim, enc, _decimal(delim))
 
 
-def read_cells(source: Source, *, encoding: str = "utf-8",
-               delimiter: str | None = None) -> CellTable:
+def read_cells(source: Source, *, encoding: str = "utf-8", delimiter: str | None = None,
+               missing_values: Sequence[str] | None = None) -> CellTable:
     """The whole file as normalised text cells (see the module docstring for the rules).
 
     Parameters
@@ -172,6 +172,8 @@ def read_cells(source: Source, *, encoding: str = "utf-8",
     delimiter : {",", ";", "\\t", "|"}, optional
         Default: the candidate that splits the header line into the most fields (Excel's
         ``sep=;`` first line names it too).
+    missing_values : sequence of str, optional
+        More cell texts that mean missing (a dictionary's ``missing_values``, e.g. ``-99``).
 
     Returns
     -------
@@ -212,7 +214,9 @@ def read_cells(source: Source, *, encoding: str = "utf-8",
             columns[j].append(v)
         for j in range(len(r), width):
             columns[j].append(None)
-    cells = {name: [normalise_cell(v) for v in col] for name, col in zip(header, columns)}
+    extra = frozenset(normalise_cell(v) for v in (missing_values or ()))
+    cells = {name: [None if (v := normalise_cell(x)) in extra else v for x in col]
+             for name, col in zip(header, columns)}
     return CellTable(tuple(header), cells, lines, delim, enc, _decimal(delim))
 
 

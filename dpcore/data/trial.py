@@ -195,7 +195,8 @@ def read_trial(source: Source, *, treatment: str | None = None, outcome: str | N
                incomplete: str = "drop", unknown_levels: str = "error",
                dictionary: Any = None, arms: Sequence[Any] | None = None,
                binary: Sequence[str] | None = None, encoding: str = "utf-8",
-               delimiter: str | None = None) -> Trial:
+               delimiter: str | None = None,
+               missing_values: Sequence[str] | None = None) -> Trial:
     """Read a two-arm randomized trial from a CSV file, cell by cell.
 
     How one row is read never depends on another row (ARCHITECTURE.md, privacy rules 8 and
@@ -262,6 +263,8 @@ def read_trial(source: Source, *, treatment: str | None = None, outcome: str | N
         Excel saved as "CSV" on Windows.
     delimiter : {",", ";", "\\t", "|"}, optional
         Default: detected from the header line.
+    missing_values : list of str, optional
+        More cell texts that mean missing, such as ``-99`` (default: the dictionary's).
 
     Returns
     -------
@@ -292,11 +295,13 @@ def read_trial(source: Source, *, treatment: str | None = None, outcome: str | N
     if dictionary is not None:
         kw = trial_arguments(dictionary, treatment=treatment, outcome=outcome,
                              covariates=covariates, propensity=propensity, treated=treated,
-                             categorical=categorical, arms=arms, binary=binary)
+                             categorical=categorical, arms=arms, binary=binary,
+                             missing_values=missing_values)
         treatment, outcome, covariates, propensity = (kw["treatment"], kw["outcome"],
                                                       kw["covariates"], kw["propensity"])
         treated, categorical, arms, binary = (kw["treated"], kw["categorical"], kw["arms"],
                                               kw["binary"])
+        missing_values = kw["missing_values"]
     binary = set(check_names(binary, "binary")) if binary is not None else set()
     check_names(treatment, "treatment", single=True)
     check_names(outcome, "outcome", single=True)
@@ -312,7 +317,11 @@ def read_trial(source: Source, *, treatment: str | None = None, outcome: str | N
     categorical = check_categorical(categorical)
     check_choice(incomplete, "incomplete", INCOMPLETE)
     check_choice(unknown_levels, "unknown_levels", UNKNOWN_LEVELS)
-    table = read_cells(source, encoding=encoding, delimiter=delimiter)
+    if missing_values is not None:
+        if isinstance(missing_values, str) or not all(isinstance(v, str) for v in missing_values):
+            raise TypeError(f"missing_values must be a list of texts, got {missing_values!r:.80}")
+    table = read_cells(source, encoding=encoding, delimiter=delimiter,
+                       missing_values=missing_values)
     check_roles(table.header, treatment, outcome, propensity, covariates, categorical)
     if covariates is None:
         covariates = default_covariates(table, treatment, outcome, propensity, categorical)
