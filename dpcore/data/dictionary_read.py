@@ -63,6 +63,9 @@ _KEYS = {"name": ("name", "column", "variable", "field"), "role": ("role",),
          "levels": ("levels", "categories", "values", "enum"),
          "value": ("value", "constant"), "treated": ("treated",)}
 _KEY = {w: k for k, words in _KEYS.items() for w in words}
+_TOP = {"missingvalues": "missing_values", "primarykey": "primaryKey",
+        "larger is better": "larger_is_better", "outcome bounds": "outcome_bounds",
+        "min propensity": "min_propensity"}
 _TRUE = ("true", "yes", "1", "larger", "higher", "y")
 _FALSE = ("false", "no", "0", "smaller", "lower", "n")
 
@@ -187,6 +190,8 @@ class _Reader:
         if not isinstance(data, dict):
             raise DictionaryError([Problem("dictionary", "", "a JSON dictionary is an object",
                                            'write {"treatment": ..., "columns": [...]}')])
+        # top-level keys in any case; Frictionless spells two in camelCase
+        data = {_TOP.get(str(k).strip().lower(), str(k).strip().lower()): v for k, v in data.items()}
         if "fields" in data and "columns" not in data:
             data = self.from_frictionless(data)
         entries = data.get("columns")
@@ -210,7 +215,7 @@ class _Reader:
         ratio = str(data.get("randomization") or "")
         propensity = self.from_ratio(ratio, propensity)
         propensity = self.constant_propensity(cols, propensity)
-        missing = data.get("missing_values", data.get("missingValues"))
+        missing = data.get("missing_values")
         missing = self.missing_values(missing)
         d_kwargs = dict(
             treated=treated, propensity=propensity,
@@ -229,10 +234,14 @@ class _Reader:
         """The Dictionary of the valid parts: each part a check names is left out."""
         treatment = next((c for c in cols if c.role == "treatment"), None)
         if treatment is not None and treatment.levels and len(treatment.levels) == 2:
-            if kw["treated"] is None:
-                from .columns import default_treated
+            from .columns import default_treated, label_key
 
+            if kw["treated"] is None:
                 kw["treated"] = default_treated(list(treatment.levels))
+            else:  # the level's own spelling: treated "yes" names the level "Yes"
+                key = label_key(kw["treated"])
+                kw["treated"] = next((v for v in treatment.levels if label_key(v) == key),
+                                     kw["treated"])
             cols = [_treated_first(c, kw["treated"]) for c in cols]
         for _ in range(len(cols) + 4):
             try:
@@ -279,7 +288,9 @@ class _Reader:
     def column(self, where, name, entry, default_role="covariate"):
         role = self.word(entry.get("role"), _ROLE, ROLES, default_role, where, "role")
         type_ = self.word(entry.get("type"), _TYPE, TYPES, None, where, "type")
+        before = len(self.problems)
         levels = self.levels(entry.get("levels"), where)
+        bad_levels = len(self.problems) > before
         if type_ is None:
             type_ = ("categorical" if levels and role == "covariate" else
                      "label" if role in ("treatment", "identifier", "ignore") else "numeric")
@@ -307,9 +318,10 @@ class _Reader:
                      "list the level read as 0 first, then the one read as 1 (e.g. no|yes)")
             levels = None
         if type_ == "categorical" and role == "covariate" and not levels:
-            self.add(where, "levels", "a categorical column needs its public levels (never "
-                     "read off the data)", f"write them baseline first, e.g. A{LEVEL_SEP}B"
-                     f"{LEVEL_SEP}C")
+            if not bad_levels:
+                self.add(where, "levels", "a categorical column needs its public levels (never "
+                         "read off the data)", f"write them baseline first, e.g. A{LEVEL_SEP}B"
+                         f"{LEVEL_SEP}C")
             type_ = "label"
             role = "ignore"
         if type_ == "binary" and bounds not in (None, (0.0, 1.0)):
@@ -375,7 +387,7 @@ class _Reader:
         if not m or float(m[1]) + float(m[2]) == 0:
             return propensity
         p = float(m[1]) / (float(m[1]) + float(m[2]))
-        if propensity is not None and abs(p - propensity) > 1e-9:
+        if propensity is not None and abs(p - propensity) > 1e-3:  # 0.6667 is 2:1
             self.add("dictionary", "randomization", f"the ratio {ratio} (P(treated) = {p:.4g}) "
                      f"and propensity {propensity:g} disagree",
                      "write the ratio treated:control, or correct the propensity")
@@ -395,7 +407,7 @@ class _Reader:
                                            "write a header line: " + ",".join(CSV_COLUMNS[:7]))])
         _, head = numbered[0]
         header = [h.strip().lower() for h in head]
-        header = [_KEY.get(h, h) for h in header]
+        header = [_KEY.get(h, h) if h else "" for h in header]  # a spreadsheet's empty columns
         header = ["column" if h == "name" else h for h in header]
         need = [h for h in ("column", "role") if h not in header]
         if need:
@@ -405,7 +417,7 @@ class _Reader:
                                            + ",".join(CSV_COLUMNS[:7]))])
         known = set(CSV_COLUMNS) | {"lower", "upper", "treated", "value"}
         for h in header:
-            if h not in known:
+            if h and h not in known:
                 self.add("line 1", _q(h), "unknown dictionary column",
                          f"use {', '.join(CSV_COLUMNS)} (and treated), or remove it")
         columns, design = [], {}
@@ -498,9 +510,9 @@ class _Reader:
             columns.append(entry)
         out = {k: v for k, v in data.items() if k not in ("fields", "primaryKey")}
         out["columns"] = columns
-        if "missingValues" in data:
+        if isinstance(data.get("missing_values"), list):
             # Frictionless lists every missing marker; "" is always one here
-            out["missing_values"] = [v for v in data["missingValues"] if v != ""]
+            out["missing_values"] = [v for v in data["missing_values"] if v != ""]
         return out
 
     # ------------------------------------------------------------------ single entries
@@ -554,7 +566,9 @@ class _Reader:
         if value is None or value == "":
             return None
         try:
-            p = float(value)
+            text = str(value).strip()
+            p = float(text.replace(",", ".") if text.count(",") == 1 and "." not in text
+                      else value)
         except (TypeError, ValueError):
             self.add("dictionary", name, f"{name} must be a number between 0 and 1, got "
                      f"{_q(value)}", "write P(treated), e.g. 0.5 for 1:1 or 0.6667 for 2:1")
