@@ -125,7 +125,51 @@ def test_a_malformed_dictionary_gets_a_message_and_the_page_carries_on(page):
     at.file_uploader(key="dictionary_upload").set_value(
         ("d.csv", b"column,role,type,lower,upper\nage,covariate,numeric,90,18\n", "text/csv")).run()
     assert not at.exception
-    assert "lower < upper" in words(at.error)
+    assert "lower < upper" in words(at.warning) and "swap them" in words(at.warning)
+
+
+def treated_radio(at):
+    return next(r for r in at.radio if r.label.startswith("Treated arm"))
+
+
+def test_the_actg175_demo_starts_from_its_dictionarys_treated_arm(page):
+    at = page
+    at.radio(key="file").set_value("actg175_trial").run()
+    assert not at.exception
+    radio = treated_radio(at)
+    assert radio.value == "zidovudine+didanosine"
+    assert [o.replace("\\", "") for o in radio.options] == ["zidovudine+didanosine", "zidovudine"]
+
+
+def test_the_treated_arm_and_levels_come_from_an_uploaded_dictionary(page):
+    """Labels that sort against the treated arm (drug < placebo), a 2:1 design, a third label
+    on one row and a level holding a comma: the control shows the dictionary's arms with its
+    treated one chosen, and the level stays whole."""
+    rng = np.random.default_rng(3)
+    rows = []
+    for i in range(90):
+        arm = "drug" if i % 3 else "placebo"
+        if i == 5:
+            arm = "unknown arm"
+        rows.append(f"{40 + i % 30},{('A, north', 'B', 'C')[i % 3]!r},{arm},{rng.uniform(0, 20):.2f}")
+    data = ("age,site,arm,days\n" + "\n".join(r.replace("'", '"') for r in rows) + "\n").encode()
+    dictionary = (b"column,role,type,lower,upper,levels,unit,treated\n"
+                  b"age,covariate,numeric,18,90,,years,\n"
+                  b"site,covariate,categorical,,,\"A, north|B|C\",,\n"
+                  b"arm,treatment,label,,,placebo|drug,,drug\n"
+                  b"days,outcome,numeric,0,30,,days,\n"
+                  b"larger_is_better,design,,,,false,,\n"
+                  b"randomization,design,,,,2:1,,\n")
+    at = upload_with_dictionary(page, data, dictionary)
+    radio = treated_radio(at)
+    assert list(radio.options) == ["drug", "placebo"] and radio.value == "drug"
+    digest = __import__("hashlib").sha256(data).hexdigest()[:12]
+    rows = at.session_state[f"meta_rows_{digest}"]
+    assert rows["site"]["levels"] == "A, north | B | C"
+    at = release(at)
+    rel = at.session_state[RELEASE].release
+    assert rel.treated == "drug" and rel.control == "placebo"
+    assert "site=B" in rel.names and "site=C" in rel.names and len(rel.names) == 3
 
 
 @pytest.mark.parametrize("change", [{2: "RARE_one_patient"}, {1: "NA"}, {4: ""}],
