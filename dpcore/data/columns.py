@@ -142,6 +142,12 @@ def label_key(value: Any) -> str:
     return _number_text(x) if np.isfinite(x) else text.casefold()
 
 
+def _keys(s):
+    """:func:`label_key` of each cell (None where missing), computed once per distinct text."""
+    uniq = pd.unique(s.dropna())
+    return s.map(dict(zip(uniq, map(label_key, uniq))))
+
+
 def typed_label(text: str) -> Any:
     """A label cell as a plain value: ``"1"`` as 1, ``"2.5"`` as 2.5, ``"TRUE"`` as True.
 
@@ -164,7 +170,7 @@ def _encode_treatment(s, name, treated, arms=None, rows=None):
     :func:`label_key` it shares, and a cell matching neither is missing. Without them the two
     labels are read off the rows ``rows`` (data: fine for the analyst, not for a release).
     """
-    keys = s.map(label_key, na_action="ignore")
+    keys = _keys(s)
     if arms is None:
         seen = pd.unique(keys[rows].dropna()) if rows is not None else pd.unique(keys.dropna())
         first = {k: typed_label(s[keys == k].iloc[0]) for k in seen}
@@ -246,7 +252,7 @@ def _encode_covariates(frame, covariates, categorical, unknown_levels="error", d
             names.append(c)
             missing.append(miss)
             continue
-        keys = s.map(label_key, na_action="ignore")
+        keys = _keys(s)
         miss = keys.isna().to_numpy()
         levels = categorical[c]
         if levels is None:

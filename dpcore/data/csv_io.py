@@ -46,7 +46,6 @@ _NA_TOKENS = frozenset(
     ["", ".", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
      "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"]
 )
-_COMMA_DECIMAL = re.compile(r"[+-]?\d*,\d+")
 _BINARY_MAGIC = {
     b"PK\x03\x04": "a zip archive (an Excel .xlsx or .ods workbook is one)",
     b"\xd0\xcf\x11\xe0": "an old Excel .xls workbook",
@@ -200,23 +199,23 @@ def read_cells(source: Source, *, encoding: str = "utf-8", delimiter: str | None
         raise TrialDataError(
             f"the file has a header ({_name_list(header, limit=8)}) but no data rows")
     width = len(header)
-    columns: list[list[str | None]] = [[] for _ in range(width)]
-    lines = np.empty(len(records), dtype=np.int64)
-    for k, (line, r) in enumerate(records):
-        lines[k] = line
-        if len(r) > width:
-            if any(v.strip() for v in r[width:]):
-                raise TrialDataError(
-                    f"line {line} has {len(r)} fields but the header names {width} columns; "
-                    f"check the delimiter ({_DELIMITER_NAMES[delim]}) and the quoting")
-            r = r[:width]
-        for j, v in enumerate(r):
-            columns[j].append(v)
-        for j in range(len(r), width):
-            columns[j].append(None)
+    lines = np.fromiter((line for line, _ in records), dtype=np.int64, count=len(records))
+    rows = []
+    for line, r in records:
+        if len(r) != width:
+            if len(r) > width:
+                if any(v.strip() for v in r[width:]):
+                    raise TrialDataError(
+                        f"line {line} has {len(r)} fields but the header names {width} columns; "
+                        f"check the delimiter ({_DELIMITER_NAMES[delim]}) and the quoting")
+                r = r[:width]
+            else:
+                r = r + [""] * (width - len(r))  # a short row: its last cells are missing
+        rows.append(r)
     extra = frozenset(normalise_cell(v) for v in (missing_values or ()))
-    cells = {name: [None if (v := normalise_cell(x)) in extra else v for x in col]
-             for name, col in zip(header, columns)}
+    ascii_only = text.isascii()
+    cells = {name: _normalise_column(col, extra, ascii_only)
+             for name, col in zip(header, zip(*rows))}
     return CellTable(tuple(header), cells, lines, delim, enc, _decimal(delim))
 
 
@@ -236,6 +235,16 @@ def normalise_cell(value: str | None) -> str | None:
     if not v.isascii():
         v = unicodedata.normalize("NFC", v)
     return v
+
+
+def _normalise_column(col, extra=frozenset(), ascii_only=False):
+    """:func:`normalise_cell` over a column, at list-comprehension speed."""
+    na = _NA_TOKENS | extra if extra else _NA_TOKENS
+    out = [None if (v := c.strip()) in na else v for c in col]
+    if not ascii_only and not all(c.isascii() for c in out if c is not None):
+        out = [None if c is None or (v := unicodedata.normalize("NFC", c)) in na else v
+               for c in out]
+    return out
 
 
 def parse_numbers(cells: Sequence[str | None] | pd.Series, decimal: str = ".",
@@ -261,14 +270,17 @@ def parse_numbers(cells: Sequence[str | None] | pd.Series, decimal: str = ".",
     array([1. , 2.5, 3.5, nan, nan])
     """
     s = pd.Series(cells, dtype=object)
-    if decimal == ",":
-        s = s.map(lambda v: v.replace(",", ".") if isinstance(v, str) and _COMMA_DECIMAL.fullmatch(v)
-                  else v)
-    if words:
-        s = s.map(lambda v: _WORDS.get(v.casefold(), v) if isinstance(v, str) else v)
+    if decimal == ",":  # per cell: "3,5" is 3.5; "1,2,3" or "1.5,2" still read as nothing
+        s = s.str.replace(",", ".", regex=False)
     # to_numeric with coerce reads each cell on its own: one bad cell is NaN, nothing else moves
-    num = pd.to_numeric(s, errors="coerce")
-    return np.asarray(num, dtype=float)
+    num = np.array(pd.to_numeric(s, errors="coerce"), dtype=float)  # a writable copy
+    if words:
+        todo = np.isnan(num) & s.notna().to_numpy()
+        if todo.any():  # the cells that did not read, each on its own: a yes/no word
+            idx = np.flatnonzero(todo)
+            texts = s.iloc[idx].map(lambda v: _WORDS.get(v.casefold(), v))
+            num[idx] = np.asarray(pd.to_numeric(texts, errors="coerce"), dtype=float)
+    return num
 
 
 _WORDS = {"yes": "1", "no": "0", "true": "1", "false": "0", "y": "1", "n": "0"}
@@ -447,11 +459,12 @@ def _split(text, delimiter=None, limit=None):
             f"the header names {_name_list(dup)} more than once; give every column a different name"
         )
     records = []
-    body = range(first + 1, len(lines))
-    for i in body:
-        if not lines[i].strip():
+    for i in range(first + 1, len(lines)):
+        ln = lines[i]
+        if not ln or ln.isspace():
             continue
-        records.append((i + 1, _fields(lines[i], i + 1, delimiter)))
+        # most lines hold no quote: the delimiter splits them (as the csv module would)
+        records.append((i + 1, ln.split(delimiter) if '"' not in ln else _fields(ln, i + 1, delimiter)))
         if limit is not None and len(records) >= limit:
             break
     return header, delimiter, records
@@ -463,6 +476,8 @@ def _fields(line, number, delimiter):
     The reader is given the line and an empty sentinel line: a field whose quote is still
     open at the end of the line would read on into the sentinel, which ``line_num`` shows.
     """
+    if '"' not in line:  # no quoting: the delimiter splits the line (most lines)
+        return line.split(delimiter)
     reader = csv.reader((line, ""), delimiter=delimiter, skipinitialspace=True)
     try:
         row = next(reader, [])

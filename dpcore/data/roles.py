@@ -89,9 +89,19 @@ def default_covariates(table, treatment, outcome, propensity, categorical):
         if c in categorical:
             out.append(c)
             continue
-        if np.isfinite(parse_numbers(table.cells[c], table.decimal)).any():
+        if _has_number(table.cells[c], table.decimal):
             out.append(c)
     return out
+
+
+def _has_number(cells, decimal, chunk=512):
+    """Whether any cell reads as a number, reading from the top and stopping at the first."""
+    start = 0
+    while start < len(cells):
+        if np.isfinite(parse_numbers(cells[start:start + chunk], decimal)).any():
+            return True
+        start, chunk = start + chunk, min(chunk * 4, 1 << 16)
+    return False
 
 
 def _looks_numeric(name):
