@@ -199,3 +199,71 @@ def test_neighbouring_files_publish_the_same_fields_with_the_evaluation(open_fre
                           at.subheader[-1].value, words(shown)))
     assert published[0] == published[1]
     assert published[0][1]["patients"] == 12 and published[0][0]["n"] == 48
+
+
+def codes_csv(change=None, n=60):
+    """age, site coded 01/02/03, note (unused text), arm True/False, y; row 7 may change."""
+    rng = np.random.default_rng(5)
+    rows = [[str(30 + i % 50), f"0{1 + i % 3}", "ok", "True" if i % 2 else "False",
+             f"{rng.uniform(0, 10):.3f}"] for i in range(n)]
+    for j, v in (change or {}).items():
+        rows[7][j] = v
+    return ("age,site,note,arm,y\n" + "".join(",".join(r) + "\n" for r in rows)).encode()
+
+
+@pytest.mark.parametrize("change", [{1: "x"}, {3: ""}, {2: "caf\u00e9"}],
+                         ids=["site x among 01/02/03", "a True/False arm with a gap",
+                              "an accent in an unused note"])
+def test_neighbouring_files_read_per_cell_on_the_page(open_fresh, change):
+    """Issue 30's breaks through the page: one changed cell changes nothing else published."""
+    import dataclasses
+    import hashlib
+
+    from tests.app.test_your_data import fill_table, upload
+
+    table = {"age": {"lower": 18.0, "upper": 90.0},
+             "site": {"type": "categorical", "levels": "01, 02, 03"},
+             "y": {"lower": 0.0, "upper": 10.0}}
+    published, trials = [], []
+    for data in (codes_csv(), codes_csv(change)):
+        at = upload(open_fresh(PAGE), data)
+        at.multiselect(key=f"covs_{hashlib.sha256(data).hexdigest()[:12]}").set_value(
+            ["age", "site"]).run()
+        fill_table(at, data, table)
+        at = release(at)
+        assert not at.exception and not at.error, words(at.error)
+        last = at.session_state[RELEASE]
+        rel = dataclasses.replace(last.release, intercept=0.0, coef=(0.0,) * len(last.release.coef),
+                                  time="T")
+        published.append((files.rule_dict(rel), at.subheader[-1].value))
+        trials.append(last.trial)
+    assert published[0] == published[1]
+    other = np.arange(60) != 7  # every other row is read exactly as before
+    np.testing.assert_array_equal(trials[0].X[other], trials[1].X[other])
+    np.testing.assert_array_equal(trials[0].A[other], trials[1].A[other])
+    rule = published[0][0]
+    assert rule["n"] == 60 and rule["one_hot"] == ["site=02", "site=03"]
+    assert rule["rule"].startswith("treat with 'True'")
+
+
+@pytest.mark.parametrize("row", [0, 7, 59])
+def test_a_stray_quote_is_refused_on_the_page_whichever_row(open_fresh, row):
+    from tests.app.test_your_data import upload
+
+    lines = codes_csv().decode().splitlines()
+    cells = lines[row + 1].split(",")
+    cells[2] = '"unclosed'
+    lines[row + 1] = ",".join(cells)
+    at = upload(open_fresh(PAGE), ("\n".join(lines) + "\n").encode())
+    assert f"line {row + 2}: a quoted field is not closed" in words(at.error)
+
+
+def test_a_latin1_byte_in_an_unused_column_is_refused_on_the_page(open_fresh):
+    """It used to decode the whole file as Windows-1252 and publish garbled arm labels."""
+    from tests.app.test_your_data import upload
+
+    data = codes_csv().replace(b"True", "médicament".encode()).replace(b"False", b"placebo")
+    lines = data.split(b"\n")
+    lines[8] = lines[8].replace(b",ok,", b",caf\xe9,")
+    at = upload(open_fresh(PAGE), b"\n".join(lines))
+    assert "not valid utf-8: byte 0xE9 at line 9" in words(at.error)
