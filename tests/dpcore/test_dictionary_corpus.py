@@ -179,3 +179,51 @@ def test_the_documented_examples_read_and_agree():
     assert full_json.missing_values == ("-99",) and frictionless.missing_values == ("NA", "-99")
     snippet = next(text for kind, text in blocks if text.startswith("column,role,type,lower,upper,levels,treated"))
     assert read_dictionary(snippet, strict=False).treated == "drug"
+
+
+def synthetic_file(d, n=60, odd_row=None):
+    """A file with the dictionary's columns (values inside its public entries); the cells of
+    ``odd_row`` are replaced by text no column can read (and its arm by an unknown label)."""
+    rng = np.random.default_rng(11)
+    arms = d.column(d.treatment).levels or (d.treated, "control")
+    cols = {}
+    for c in d.columns:
+        if c.role == "treatment":
+            cols[c.name] = [str(arms[i % 2]) for i in range(n)]
+        elif c.type == "categorical" or (c.type == "binary" and c.levels):
+            cols[c.name] = [str(c.levels[i % len(c.levels)]) for i in range(n)]
+        elif c.type == "binary":
+            cols[c.name] = [str(i % 2) for i in range(n)]
+        elif c.role in ("covariate", "outcome", "propensity") and c.type == "numeric":
+            lo, hi = c.bounds or (0.0, 1.0)
+            cols[c.name] = [f"{v:.4f}" for v in rng.uniform(lo, hi, n)]
+        else:
+            cols[c.name] = [f"t{i}" for i in range(n)]
+    if odd_row is not None:
+        for name in cols:
+            cols[name][odd_row] = "??"
+    import csv
+    import io
+
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(cols)
+    w.writerows(zip(*cols.values()))
+    return out.getvalue().encode()
+
+
+@pytest.mark.parametrize("name", [n for n, e in sorted(EXPECTED.items())
+                                  if isinstance(e, dict) and n != "missing_optional.csv"])
+def test_neighbouring_files_through_each_dictionary_shape(name):
+    """One row replaced by unreadable cells: n, arms, names, levels and every other row stay."""
+    d = read_dictionary(CORPUS / name)
+    kw = dict(dictionary=d, incomplete="keep", unknown_levels="baseline")
+    a = read_trial(synthetic_file(d), **kw)
+    b = read_trial(synthetic_file(d, odd_row=7), **kw)
+    for field in ("n", "arms", "treated", "covariates", "categories", "treatment", "outcome"):
+        assert getattr(a, field) == getattr(b, field), field
+    other = np.arange(a.n) != 7
+    np.testing.assert_array_equal(a.X[other], b.X[other])
+    np.testing.assert_array_equal(a.A[other], b.A[other])
+    np.testing.assert_array_equal(a.B[other], b.B[other])
+    assert a.complete.all() and not b.complete[7] and b.complete[other].all()
