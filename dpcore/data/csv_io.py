@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import codecs
 import csv
+import io
 import os
 import re
 import unicodedata
@@ -46,6 +47,7 @@ _NA_TOKENS = frozenset(
     ["", ".", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
      "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"]
 )
+_BLANK_LINE = re.compile(r"^[ \t\f\v\r]*$\n?", re.M)  # an empty or whitespace-only line
 _BINARY_MAGIC = {
     b"PK\x03\x04": "a zip archive (an Excel .xlsx or .ods workbook is one)",
     b"\xd0\xcf\x11\xe0": "an old Excel .xls workbook",
@@ -151,15 +153,16 @@ def preview_csv(source: Source, n_rows: int = 5, *, encoding: str = "utf-8",
     _check_text(raw, text)
     if len(raw) >= _SAMPLE_BYTES and "\n" in text:
         text = text[: text.rfind("\n") + 1]  # the last line may be cut
-    header, delim, records = _split(text, delimiter, limit=n_rows)
+    header, delim, lines, start = _split(text, delimiter)
+    records = _records(lines, start, delim, limit=n_rows)
     width = len(header)
-    rows = tuple(tuple((list(map(str.strip, r)) + [""] * width)[:width])
-                 for _, r in records[:n_rows])
+    rows = tuple(tuple((list(map(str.strip, r)) + [""] * width)[:width]) for _, r in records)
     return CsvPreview(tuple(header), rows, delim, enc, _decimal(delim))
 
 
 def read_cells(source: Source, *, encoding: str = "utf-8", delimiter: str | None = None,
-               missing_values: Sequence[str] | None = None) -> CellTable:
+               missing_values: Sequence[str] | None = None,
+               columns: Sequence[str] | None = None) -> CellTable:
     """The whole file as normalised text cells (see the module docstring for the rules).
 
     Parameters
@@ -173,6 +176,9 @@ def read_cells(source: Source, *, encoding: str = "utf-8", delimiter: str | None
         ``sep=;`` first line names it too).
     missing_values : sequence of str, optional
         More cell texts that mean missing (a dictionary's ``missing_values``, e.g. ``-99``).
+    columns : sequence of str, optional
+        Keep the cells of these columns only (every line is still read and checked; the
+        header lists every column). Default all.
 
     Returns
     -------
@@ -194,28 +200,31 @@ def read_cells(source: Source, *, encoding: str = "utf-8", delimiter: str | None
     enc, skip = _encoding(raw, encoding)
     text = _decode(raw, enc, skip)
     _check_text(raw, text[:_SAMPLE_BYTES])
-    header, delim, records = _split(text, delimiter)
-    if not records:
+    header, delim, lines, start = _split(text, delimiter)
+    width = len(header)
+    names = list(header) if columns is None else [c for c in header if c in set(columns)]
+    keep = [header.index(c) for c in names]
+    end = len(text) - 1 if text.endswith("\n") else len(text)
+    body = _line_start(text, start) if start < len(lines) else end
+    if ('"' not in text and not _BLANK_LINE.search(text, body, end)
+            and text.count(delim, body) == (width - 1) * (len(lines) - start)):
+        # no quote, no blank line and the header's field count on every line (the delimiters
+        # add up): every line after the header is a record of the header's width
+        numbers, simple = list(range(start + 1, len(lines) + 1)), True
+    else:
+        numbers, simple = _check_lines(lines, start, delim, width)
+    if not numbers:
         raise TrialDataError(
             f"the file has a header ({_name_list(header, limit=8)}) but no data rows")
-    width = len(header)
-    lines = np.fromiter((line for line, _ in records), dtype=np.int64, count=len(records))
-    rows = []
-    for line, r in records:
-        if len(r) != width:
-            if len(r) > width:
-                if any(v.strip() for v in r[width:]):
-                    raise TrialDataError(
-                        f"line {line} has {len(r)} fields but the header names {width} columns; "
-                        f"check the delimiter ({_DELIMITER_NAMES[delim]}) and the quoting")
-                r = r[:width]
-            else:
-                r = r + [""] * (width - len(r))  # a short row: its last cells are missing
-        rows.append(r)
+    simple = simple and text.count("\r") == text.count("\r\n")
+    columns_ = _fast_columns(text, start, delim, width, keep, len(numbers)) if simple else None
+    if columns_ is None:
+        columns_ = _slow_columns(lines, start, delim, width, keep)
     extra = frozenset(normalise_cell(v) for v in (missing_values or ()))
     ascii_only = text.isascii()
-    cells = {name: _normalise_column(col, extra, ascii_only)
-             for name, col in zip(header, zip(*rows))}
+    del text, lines
+    cells = {name: _normalise_column(col, extra, ascii_only) for name, col in zip(names, columns_)}
+    lines = np.asarray(numbers, dtype=np.int64)
     return CellTable(tuple(header), cells, lines, delim, enc, _decimal(delim))
 
 
@@ -240,7 +249,7 @@ def normalise_cell(value: str | None) -> str | None:
 def _normalise_column(col, extra=frozenset(), ascii_only=False):
     """:func:`normalise_cell` over a column, at list-comprehension speed."""
     na = _NA_TOKENS | extra if extra else _NA_TOKENS
-    out = [None if (v := c.strip()) in na else v for c in col]
+    out = [None if not isinstance(c, str) or (v := c.strip()) in na else v for c in col]
     if not ascii_only and not all(c.isascii() for c in out if c is not None):
         out = [None if c is None or (v := unicodedata.normalize("NFC", c)) in na else v
                for c in out]
@@ -312,7 +321,7 @@ def normalised_cells(source: Any, columns: Sequence[str] | None = None, *,
     {'a': ['1', '1.5'], 'b': ['x', 'y']}
     """
     table = source if isinstance(source, CellTable) else read_cells(
-        source, encoding=encoding, delimiter=delimiter)
+        source, encoding=encoding, delimiter=delimiter, columns=columns)
     names = list(table.header if columns is None else columns)
     unknown = [c for c in names if c not in table.cells]
     if unknown:
@@ -425,8 +434,8 @@ def _check_text(raw, text):
         )
 
 
-def _split(text, delimiter=None, limit=None):
-    """(header, delimiter, [(line number, fields)]): one record per non-blank physical line."""
+def _split(text, delimiter=None):
+    """(header, delimiter, lines, start): the header read; the records are ``lines[start:]``."""
     text = text.lstrip("\ufeff")
     lines = text.split("\n")
     if lines and lines[-1] == "":
@@ -458,16 +467,90 @@ def _split(text, delimiter=None, limit=None):
         raise TrialDataError(
             f"the header names {_name_list(dup)} more than once; give every column a different name"
         )
-    records = []
-    for i in range(first + 1, len(lines)):
+    return header, delimiter, lines, first + 1
+
+
+def _line_start(text, k):
+    """The offset in ``text`` where its line ``k`` (0-based) starts."""
+    pos = 0
+    for _ in range(k):
+        pos = text.index("\n", pos) + 1
+    return pos
+
+
+def _check_lines(lines, start, delimiter, width):
+    """Physical line numbers of the records, after the checks that refuse a file.
+
+    A quote left open at a line's end, or a row with more (non-empty) fields than the header,
+    refuses the file naming its line. Also says whether the fast column reader applies (no
+    whitespace-only line, no row with extra empty fields).
+    """
+    numbers, simple = [], True
+    for i in range(start, len(lines)):
+        ln = lines[i]
+        if not ln:
+            continue
+        if ln.isspace():
+            simple = False
+            continue
+        numbers.append(i + 1)
+        if '"' in ln:
+            fields = _fields(ln, i + 1, delimiter)
+            count = len(fields)
+        else:
+            fields, count = None, ln.count(delimiter) + 1
+        if count > width:
+            fields = fields if fields is not None else ln.split(delimiter)
+            if any(v.strip() for v in fields[width:]):
+                raise TrialDataError(
+                    f"line {i + 1} has {count} fields but the header names {width} columns; "
+                    f"check the delimiter ({_DELIMITER_NAMES[delimiter]}) and the quoting")
+            simple = False
+    return numbers, simple
+
+
+def _fast_columns(text, start, delimiter, width, keep, n):
+    """The kept columns' raw cells by pandas' C reader, or None to read them line by line.
+
+    Used only after :func:`_check_lines`: no quoted field spans a line, so pandas' records
+    are the physical lines; its count is checked against them all the same.
+    """
+    if not keep:
+        return [[] for _ in keep]
+    try:
+        df = pd.read_csv(io.StringIO(text), sep=delimiter, header=None, skiprows=start,
+                         names=list(range(width)), usecols=keep, dtype=str,
+                         keep_default_na=False, na_filter=False, skipinitialspace=True,
+                         skip_blank_lines=True, index_col=False, engine="c")
+    except (ValueError, pd.errors.ParserError, csv.Error):
+        return None
+    if len(df) != n:
+        return None
+    return [df[j].tolist() for j in keep]
+
+
+def _slow_columns(lines, start, delimiter, width, keep):
+    """The kept columns' raw cells, splitting each physical line on its own."""
+    rows = []
+    for _, r in _records(lines, start, delimiter):
+        if len(r) < width:
+            r = r + [""] * (width - len(r))  # a short row: its last cells are missing
+        rows.append([r[j] for j in keep])
+    return [list(col) for col in zip(*rows)] if rows else [[] for _ in keep]
+
+
+def _records(lines, start, delimiter, limit=None):
+    """(line number, fields) of each non-blank line from ``start``, read one at a time."""
+    count = 0
+    for i in range(start, len(lines)):
         ln = lines[i]
         if not ln or ln.isspace():
             continue
         # most lines hold no quote: the delimiter splits them (as the csv module would)
-        records.append((i + 1, ln.split(delimiter) if '"' not in ln else _fields(ln, i + 1, delimiter)))
-        if limit is not None and len(records) >= limit:
-            break
-    return header, delimiter, records
+        yield i + 1, (ln.split(delimiter) if '"' not in ln else _fields(ln, i + 1, delimiter))
+        count += 1
+        if limit is not None and count >= limit:
+            return
 
 
 def _fields(line, number, delimiter):

@@ -320,8 +320,11 @@ def read_trial(source: Source, *, treatment: str | None = None, outcome: str | N
     if missing_values is not None:
         if isinstance(missing_values, str) or not all(isinstance(v, str) for v in missing_values):
             raise TypeError(f"missing_values must be a list of texts, got {missing_values!r:.80}")
+    wanted = None  # with the covariates named, only the used columns' cells are kept
+    if covariates is not None:
+        wanted = [treatment, outcome, *covariates, *([propensity] if propensity else [])]
     table = read_cells(source, encoding=encoding, delimiter=delimiter,
-                       missing_values=missing_values)
+                       missing_values=missing_values, columns=wanted)
     check_roles(table.header, treatment, outcome, propensity, covariates, categorical)
     if covariates is None:
         covariates = default_covariates(table, treatment, outcome, propensity, categorical)
@@ -429,7 +432,7 @@ def column_labels(source: Source, column: str, limit: int = 20, *,
     ('drug', 'placebo')
     """
     check_names(column, "column", single=True)
-    table = read_cells(source, encoding=encoding)
+    table = read_cells(source, encoding=encoding, columns=[column])
     if column not in table.cells:
         raise TrialDataError(f"no column named {_q(column)}; the columns are "
                              f"{_name_list(table.header, 25)}")
