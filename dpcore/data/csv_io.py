@@ -31,7 +31,7 @@ import os
 import re
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import IO, Any, Union
 
 import numpy as np
@@ -101,6 +101,10 @@ class CellTable:
     delimiter, encoding, decimal : str
         How the file was read; ``decimal`` is the mark a number cell may use besides the dot
         (``","`` for a semicolon, tab or pipe file, ``"."`` for a comma file).
+    numbers, present, example : dict
+        For the columns read as numbers: each cell's number (NaN when it is not one), which
+        cells are present (not a missing-value word), and the first present cell that is not
+        a number as ``(row index, text)``. Their text is not kept (``cells`` lacks them).
     """
 
     header: tuple
@@ -109,6 +113,9 @@ class CellTable:
     delimiter: str
     encoding: str
     decimal: str
+    numbers: dict = field(default_factory=dict)
+    present: dict = field(default_factory=dict)
+    example: dict = field(default_factory=dict)
 
     @property
     def n(self) -> int:
@@ -116,7 +123,10 @@ class CellTable:
         return len(self.lines)
 
     def column(self, name: str) -> pd.Series:
-        """One column's cells as an object Series (None where missing), indexed 0..n-1."""
+        """One column's cells as an object Series (None where missing), indexed 0..n-1; a
+        column read as numbers (``read_cells(numeric=...)``) as a float Series (NaN)."""
+        if name in self.numbers:
+            return pd.Series(self.numbers[name], dtype=float)
         return pd.Series(self.cells[name], dtype=object)
 
 
@@ -162,7 +172,8 @@ def preview_csv(source: Source, n_rows: int = 5, *, encoding: str = "utf-8",
 
 def read_cells(source: Source, *, encoding: str = "utf-8", delimiter: str | None = None,
                missing_values: Sequence[str] | None = None,
-               columns: Sequence[str] | None = None) -> CellTable:
+               columns: Sequence[str] | None = None,
+               numeric: dict | None = None) -> CellTable:
     """The whole file as normalised text cells (see the module docstring for the rules).
 
     Parameters
@@ -179,6 +190,10 @@ def read_cells(source: Source, *, encoding: str = "utf-8", delimiter: str | None
     columns : sequence of str, optional
         Keep the cells of these columns only (every line is still read and checked; the
         header lists every column). Default all.
+    numeric : dict, optional
+        ``{column: words}``: read these columns as numbers, cell by cell
+        (:func:`parse_numbers`, ``words`` for yes/no cells), in chunks, so that a large file's
+        text is never held at once.
 
     Returns
     -------
@@ -217,15 +232,20 @@ def read_cells(source: Source, *, encoding: str = "utf-8", delimiter: str | None
         raise TrialDataError(
             f"the file has a header ({_name_list(header, limit=8)}) but no data rows")
     simple = simple and text.count("\r") == text.count("\r\n")
-    columns_ = _fast_columns(text, start, delim, width, keep, len(numbers)) if simple else None
-    if columns_ is None:
-        columns_ = _slow_columns(lines, start, delim, width, keep)
-    extra = frozenset(normalise_cell(v) for v in (missing_values or ()))
+    extra = frozenset(v for v in map(normalise_cell, missing_values or ()) if v is not None)
     ascii_only = text.isascii()
-    del text, lines
-    cells = {name: _normalise_column(col, extra, ascii_only) for name, col in zip(names, columns_)}
+    out = _Columns(names, numeric or {}, extra, ascii_only, _decimal(delim))
+    del text  # pandas reads the bytes (decoding them as they were checked to decode)
+    done = simple and _fast_columns(raw[skip:], enc, start, delim, width, keep, len(numbers), out)
+    if not done:
+        out.reset()
+        for chunk in _slow_columns(lines, start, delim, width, keep):
+            out.add(chunk)
+    del lines
+    cells, nums, present, example = out.result()
     lines = np.asarray(numbers, dtype=np.int64)
-    return CellTable(tuple(header), cells, lines, delim, enc, _decimal(delim))
+    return CellTable(tuple(header), cells, lines, delim, enc, _decimal(delim), nums, present,
+                     example)
 
 
 def normalise_cell(value: str | None) -> str | None:
@@ -278,7 +298,7 @@ def parse_numbers(cells: Sequence[str | None] | pd.Series, decimal: str = ".",
     >>> parse_numbers(["1", " 2.5", "3,5", "x", None], decimal=",")
     array([1. , 2.5, 3.5, nan, nan])
     """
-    s = pd.Series(cells, dtype=object)
+    s = cells if isinstance(cells, pd.Series) else pd.Series(list(cells), dtype=object)
     if decimal == ",":  # per cell: "3,5" is 3.5; "1,2,3" or "1.5,2" still read as nothing
         s = s.str.replace(",", ".", regex=False)
     # to_numeric with coerce reads each cell on its own: one bad cell is NaN, nothing else moves
@@ -509,34 +529,130 @@ def _check_lines(lines, start, delimiter, width):
     return numbers, simple
 
 
-def _fast_columns(text, start, delimiter, width, keep, n):
-    """The kept columns' raw cells by pandas' C reader, or None to read them line by line.
+class _Columns:
+    """The kept columns, gathered chunk by chunk: text normalised, numbers parsed at once."""
 
-    Used only after :func:`_check_lines`: no quoted field spans a line, so pandas' records
-    are the physical lines; its count is checked against them all the same.
+    def __init__(self, names, numeric, extra, ascii_only, decimal):
+        self.names, self.numeric, self.extra = names, numeric, extra
+        self.ascii_only, self.decimal = ascii_only, decimal
+        self.reset()
+
+    def reset(self):
+        self.text = {c: [] for c in self.names if c not in self.numeric}
+        self.nums = {c: [] for c in self.names if c in self.numeric}
+        self.present = {c: [] for c in self.nums}
+        self.example = {}
+        self.rows = 0
+
+    def add(self, columns):
+        """One chunk: a list of raw cell lists, in the order of ``names``."""
+        for name, col in zip(self.names, columns):
+            norm = _normalise_column(col, self.extra, self.ascii_only)
+            if name in self.nums:
+                v = parse_numbers(norm, self.decimal, words=bool(self.numeric[name]))
+                here = np.fromiter((c is not None for c in norm), dtype=bool, count=len(norm))
+                v = np.where(np.isfinite(v) & here, v, np.nan)
+                bad = here & np.isnan(v)
+                if name not in self.example and bad.any():
+                    i = int(np.argmax(bad))
+                    self.example[name] = (self.rows + i, norm[i])
+                self.nums[name].append(v)
+                self.present[name].append(here)
+            else:
+                self.text[name].extend(norm)
+        self.rows += len(columns[0]) if columns else 0
+
+    def add_frame(self, chunk, keep):
+        """One chunk from pandas: text columns as strings, numeric ones as pandas read them.
+
+        A numeric column that pandas read as numbers (float or int: every cell a number or a
+        missing word) holds each cell's correctly rounded value, which is what
+        :func:`parse_numbers` gives the same cell (a test checks it bit for bit); any other
+        column of the chunk (a cell that is not a number, a yes/no word, a trailing space)
+        is read cell by cell as text. Either way a cell's number depends on that cell alone.
+        """
+        text = []
+        for name, j in zip(self.names, keep):
+            col = chunk[j]
+            if name in self.nums and col.dtype.kind in "fiu":
+                v = col.to_numpy(dtype=float)
+                here = ~np.isnan(v)
+                self.nums[name].append(np.where(np.isfinite(v), v, np.nan))
+                self.present[name].append(here)
+            else:
+                cells = [v if isinstance(v, str) else "" if v is None or v != v else str(v)
+                         for v in col.tolist()]
+                text.append((name, cells))
+        saved = self.rows
+        for name, cells in text:
+            self.rows = saved
+            if name in self.nums:
+                self._add_numbers(name, _normalise_column(cells, self.extra, self.ascii_only))
+            else:
+                self.text[name].extend(_normalise_column(cells, self.extra, self.ascii_only))
+        self.rows = saved + len(chunk)
+
+    def _add_numbers(self, name, norm):
+        v = parse_numbers(norm, self.decimal, words=bool(self.numeric[name]))
+        here = np.fromiter((c is not None for c in norm), dtype=bool, count=len(norm))
+        v = np.where(np.isfinite(v) & here, v, np.nan)
+        bad = here & np.isnan(v)
+        if name not in self.example and bad.any():
+            i = int(np.argmax(bad))
+            self.example[name] = (self.rows + i, norm[i])
+        self.nums[name].append(v)
+        self.present[name].append(here)
+
+    def result(self):
+        nums = {c: np.concatenate(v) if v else np.empty(0) for c, v in self.nums.items()}
+        present = {c: np.concatenate(v) if v else np.empty(0, bool) for c, v in self.present.items()}
+        return self.text, nums, present, self.example
+
+
+_CHUNK = 100_000
+
+
+def _fast_columns(data, encoding, start, delimiter, width, keep, n, out):
+    """The kept columns by pandas' C reader, in chunks, into ``out``; False to read them line
+    by line instead.
+
+    Used only after the checks of :func:`read_cells`: no quoted field spans a line, so
+    pandas' records are the physical lines; their count is checked all the same.
     """
     if not keep:
-        return [[] for _ in keep]
+        return True
     try:
-        df = pd.read_csv(io.StringIO(text), sep=delimiter, header=None, skiprows=start,
-                         names=list(range(width)), usecols=keep, dtype=str,
-                         keep_default_na=False, na_filter=False, skipinitialspace=True,
-                         skip_blank_lines=True, index_col=False, engine="c")
+        numeric = {j for name, j in zip(out.names, keep) if name in out.nums}
+        chunks = pd.read_csv(io.BytesIO(data), encoding=encoding, sep=delimiter, header=None,
+                             skiprows=start,
+                             names=list(range(width)), usecols=keep,
+                             dtype={j: str for j in keep if j not in numeric},
+                             na_values={j: sorted(_NA_TOKENS | out.extra) for j in numeric},
+                             keep_default_na=False, skipinitialspace=True,
+                             true_values=[], false_values=[],
+                             skip_blank_lines=True, index_col=False, engine="c",
+                             chunksize=_CHUNK, decimal=out.decimal if delimiter != "," else ".")
+        rows = 0
+        for chunk in chunks:
+            out.add_frame(chunk, keep)
+            rows += len(chunk)
     except (ValueError, pd.errors.ParserError, csv.Error):
-        return None
-    if len(df) != n:
-        return None
-    return [df[j].tolist() for j in keep]
+        return False
+    return rows == n
 
 
 def _slow_columns(lines, start, delimiter, width, keep):
-    """The kept columns' raw cells, splitting each physical line on its own."""
+    """The kept columns' raw cells in chunks, splitting each physical line on its own."""
     rows = []
     for _, r in _records(lines, start, delimiter):
         if len(r) < width:
             r = r + [""] * (width - len(r))  # a short row: its last cells are missing
         rows.append([r[j] for j in keep])
-    return [list(col) for col in zip(*rows)] if rows else [[] for _ in keep]
+        if len(rows) == _CHUNK:
+            yield [list(col) for col in zip(*rows)] if keep else []
+            rows = []
+    if rows:
+        yield [list(col) for col in zip(*rows)] if keep else []
 
 
 def _records(lines, start, delimiter, limit=None):

@@ -320,11 +320,16 @@ def read_trial(source: Source, *, treatment: str | None = None, outcome: str | N
     if missing_values is not None:
         if isinstance(missing_values, str) or not all(isinstance(v, str) for v in missing_values):
             raise TypeError(f"missing_values must be a list of texts, got {missing_values!r:.80}")
-    wanted = None  # with the covariates named, only the used columns' cells are kept
-    if covariates is not None:
+    wanted = numeric = None  # with the covariates named, only the used columns' cells are
+    if covariates is not None:  # kept, and the numeric ones are read as numbers in chunks
         wanted = [treatment, outcome, *covariates, *([propensity] if propensity else [])]
+        numeric = {c: c in binary for c in [outcome, *covariates, propensity]
+                   if c is not None and c not in categorical and c != treatment}
     table = read_cells(source, encoding=encoding, delimiter=delimiter,
-                       missing_values=missing_values, columns=wanted)
+                       missing_values=missing_values, columns=wanted, numeric=numeric)
+    for c in table.numbers:  # a column of text named as a number: the wrong column
+        _check_some_number(table, c, "outcome" if c == outcome else
+                           "propensity" if c == propensity else "covariate")
     check_roles(table.header, treatment, outcome, propensity, covariates, categorical)
     if covariates is None:
         covariates = default_covariates(table, treatment, outcome, propensity, categorical)
@@ -393,6 +398,17 @@ def read_trial(source: Source, *, treatment: str | None = None, outcome: str | N
         encoding=table.encoding, decimal=table.decimal, rows=rows, complete=complete,
         covariates_complete=covariates_complete,
     )
+
+
+def _check_some_number(table, name, role):
+    """Refuse a column read as numbers in which no present cell is one (it holds text)."""
+    v, here = table.numbers[name], table.present[name]
+    if here.any() and not np.isfinite(v[here]).any():
+        i, text = table.example[name]
+        hint = ("; name it in categorical to one-hot encode it, or leave it out"
+                if role == "covariate" else "")
+        raise TrialDataError(f"{role} {_q(name)} is not numeric: data row {i + 1} holds "
+                             f"{_q(text)}{hint}")
 
 
 def _all_incomplete(n, *masks):
