@@ -215,3 +215,25 @@ def test_cli_neighbours_publish_the_same_fields(tmp_path, capsys):
                                  encoding="latin-1")
     assert code == 1 and rule is None and "not valid utf-8" in err
 
+
+
+FORMS = ["1", "01", "+1", "-0", "1.", ".5", "5.", "1e5", "1E5", "1e+05", "1.5e-3", "1e500",
+         "inf", "-inf", "Infinity", "1_000", "0x10", "1 ", "1e", "e5", "--1", "1.2.3", "1d5",
+         "NaN", "nan", "NA", "9999999999999999999999", "-9223372036854775809", "1.0e-400",
+         "+.5", "-.5e1", "00.5", "3,5", "yes"]
+
+
+@pytest.mark.parametrize("sep", [",", ";"])
+def test_the_chunked_reader_reads_each_form_as_the_per_cell_reader(sep):
+    """A column pandas reads as numbers gives each cell what parse_numbers gives its text."""
+    from dpcore.data.csv_io import parse_numbers, read_cells
+
+    forms = [f for f in FORMS if sep != "," or "," not in f]
+    for form in forms:
+        data = f"a{sep}b\n{form}{sep}1\n2{sep}1\n".encode()
+        fast = read_cells(data, numeric={"a": False})
+        text = read_cells(data)
+        want = parse_numbers(text.cells["a"], text.decimal)
+        want = np.where(np.isfinite(want), want, np.nan)
+        np.testing.assert_array_equal(fast.numbers["a"], want, err_msg=form)
+        assert fast.present["a"].tolist() == [c is not None for c in text.cells["a"]], form
