@@ -313,6 +313,13 @@ def cmd_ledger_default_cap(args: argparse.Namespace) -> None:
           f"every new dataset in {path} gets the cap epsilon={args.cap:g}")
 
 
+def cmd_dictionary_check(args: argparse.Namespace) -> int:
+    """Print every problem of a data dictionary (and of its trial file); exit 1 if any."""
+    from .data.dictionary_check import main as check
+
+    return check(args.dictionary, args.data, encoding=args.encoding)
+
+
 def cmd_sweep(args: argparse.Namespace) -> None:
     """A DP-OWL Monte-Carlo sweep on the paper's synthetic trial, summarised to CSV."""
     from .owl.experiments import owl_monte_carlo
@@ -481,6 +488,20 @@ def build_parser() -> argparse.ArgumentParser:
     default.add_argument("--remove", action="store_true", help="remove it (needs --allow-raise)")
     default.add_argument("--allow-raise", action="store_true", help="allow raising or removing it")
     default.set_defaults(run=cmd_ledger_default_cap)
+
+    dictionary = sub.add_parser("dictionary", help="check a data dictionary",
+                                description="The public data dictionary (docs/dictionary.md).")
+    dsub = dictionary.add_subparsers(dest="dictionary_command", required=True, metavar="ACTION")
+    check = dsub.add_parser(
+        "check", help="list every problem of a dictionary (and of its trial file)",
+        description="Read a data dictionary (JSON, CSV table or Frictionless Table Schema) and "
+                    "print every problem with where it is and its fix, what a private release "
+                    "still needs, and with --data how the trial file's columns and cells fit "
+                    "it. Exit 1 if there is any problem. Nothing is released or recorded.")
+    check.add_argument("dictionary", help="the data dictionary (JSON or CSV)")
+    check.add_argument("--data", help="the trial's CSV file, to check against the dictionary")
+    check.add_argument("--encoding", default="utf-8", help="the CSV file's encoding (default utf-8)")
+    check.set_defaults(run=cmd_dictionary_check)
 
     sweep = sub.add_parser(
         "sweep", help="a DP-OWL Monte-Carlo sweep to CSV",

@@ -31,10 +31,17 @@ def dictionary_uploader(key="dictionary_upload"):
     if up is None:
         return None
     try:
-        return read_dictionary(up.getvalue())
-    except DictionaryError as exc:
+        d = read_dictionary(up.getvalue(), strict=False)
+    except DictionaryError as exc:  # nothing of it could be read (not JSON, no header row)
         st.error(plain(exc), icon=":material/error:")
         return None
+    if d.problems:
+        # the valid entries are used; each invalid one is listed with its fix and left empty
+        # in the table below, which then asks for it
+        lines = "\n".join(f"- {plain(str(p))}" for p in d.problems)
+        st.warning(f"{len(d.problems)} entries of the dictionary were left out; the rest is "
+                   f"used. Fix these and upload it again:\n{lines}", icon=":material/warning:")
+    return d
 
 
 def dictionary_downloads(dictionary, stem="trial"):

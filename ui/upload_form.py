@@ -126,10 +126,16 @@ def mapping(source, preview):
         k = key(source, "outcome")
         outcome = kept(k, st.selectbox("Outcome column", rest, key=k, index=None if keep(k, rest) else (
             rest.index(guess["outcome"]) if guess["outcome"] in rest else 0)))
-    labels = compute.arm_labels(source.digest, source.data, treatment)
+    # the dictionary's two arms and its treated one, when it describes this column; the
+    # data's labels only without one
+    from_dictionary = meta.dictionary_arms(source.dictionary, treatment)
+    if from_dictionary is not None:
+        labels, guessed = list(from_dictionary[0]), from_dictionary[1]
+    else:
+        labels = list(compute.arm_labels(source.digest, source.data, treatment))
+        guessed = default_treated(labels) if len(labels) == 2 else None
     treated = None
     if len(labels) == 2:
-        guessed = default_treated(labels)
         k = key(source, "treated")
         treated = kept(k, st.radio(
             "Treated arm (the rule's “treat” recommendation)", labels, horizontal=True,
@@ -145,7 +151,8 @@ def mapping(source, preview):
         st.caption(f"{len(candidates)} columns could be covariates: none is pre-selected in a "
                    "file this wide. Pick the ones the rule may use.")
     return dict(treatment=treatment, outcome=outcome, treated=treated,
-                covariates=tuple(covariates), guessed_categorical=tuple(guess["categorical"]))
+                covariates=tuple(covariates), guessed_categorical=tuple(guess["categorical"]),
+                arms=tuple(labels) if from_dictionary is not None else None)
 
 
 def propensity_column(source, columns, used):
@@ -158,7 +165,7 @@ def propensity_column(source, columns, used):
 def trial_args(source, m, propensity, table, public_n=True):
     """load_trial's arguments: the mapping and the table's public levels."""
     return (source.digest, source.data, m["treatment"], m["outcome"], m["covariates"],
-            tuple(table.categorical.items()), propensity, m["treated"], public_n)
+            tuple(table.categorical.items()), propensity, m["treated"], public_n, m.get("arms"))
 
 
 def d0_source(source, m, table):
@@ -242,8 +249,9 @@ def metadata(source, m):
             "lower": st.column_config.NumberColumn("lower", format="%g"),
             "upper": st.column_config.NumberColumn("upper", format="%g"),
             "levels": st.column_config.TextColumn(
-                "levels", help="Categorical columns: the public levels, comma-separated, baseline "
-                               "first. A value outside them counts as the baseline."),
+                "levels", help="Categorical columns: the public levels, comma-separated (or "
+                               "separated by | when a level holds a comma), baseline first. A "
+                               "value outside them counts as the baseline."),
             "unit": st.column_config.TextColumn("unit"),
             "from": st.column_config.TextColumn(
                 "from", help="Where each entry came from: typed, the data dictionary, or the "

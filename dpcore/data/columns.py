@@ -13,12 +13,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .csv_io import TrialDataError, _name_list, _q
-
-_NA_TOKENS = frozenset(
-    ["", ".", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
-     "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"]
+from .csv_io import (
+    _NA_TOKENS,
+    TrialDataError,
+    _name_list,
+    _number_text,
+    _q,
+    normalise_cell,
+    parse_numbers,
 )
+
 # Label pairs read as (treated, control) without asking, compared in lower case.
 _TREATED_WORDS = frozenset(["treated", "treatment", "active", "drug", "intervention", "yes", "true", "t", "y"])
 _CONTROL_WORDS = frozenset(["control", "placebo", "standard", "usual care", "no", "false", "c", "n"])
@@ -86,57 +90,128 @@ def _is_numeric(s):
     return pd.api.types.is_numeric_dtype(s.dtype) or pd.api.types.is_bool_dtype(s.dtype)
 
 
-def _numeric(s, name, role):
-    if not _is_numeric(s):
-        num = pd.to_numeric(s, errors="coerce")
-        i = int(np.argmax(num.isna().to_numpy()))
+def _numeric(s, name, role, decimal=".", words=False, strict=False):
+    """A column's cells as numbers, each on its own: a cell that is not a finite number is NaN.
+
+    Refused only when no present cell reads as a number (the column is text: the user chose
+    the wrong column), which says nothing about any one row's value; with ``strict`` (new
+    patients for a fitted rule, not a release) the first present cell that is not a number
+    is refused.
+    """
+    if _is_numeric(s):
+        v = s.to_numpy(dtype=float)
+    else:
+        v = parse_numbers(s, decimal, words=words)
+    v = np.where(np.isfinite(v), v, np.nan)
+    present = s.notna().to_numpy()
+    bad = present & np.isnan(v) if strict else np.zeros_like(present)
+    if present.any() and not np.isfinite(v[present]).any():
+        bad = present
+    if bad.any():
+        i = int(np.argmax(bad))
         hint = ("; name it in categorical to one-hot encode it, or leave it out" if role == "covariate"
                 else "")
         raise TrialDataError(
-            f"{role} {_q(name)} is not numeric: data row {_row_number(s, i)} holds {_q(s.iloc[i])}{hint}"
+            f"{role} {_q(name)} is not numeric: data row {_row_number(s, i)} holds "
+            f"{_q(s.iloc[i])}{hint}"
         )
-    v = s.to_numpy(dtype=float)
-    bad = ~np.isfinite(v)
-    if bad.any():
-        i = int(np.argmax(bad))
-        raise TrialDataError(f"{role} {_q(name)} has an infinite value in data row {_row_number(s, i)}")
     return v
 
 
-def _encode_treatment(s, name, treated):
-    labels = [_plain(v) for v in pd.unique(s)]
-    if len(labels) > 2:
-        shown = ", ".join(_q(v) for v in sorted(labels, key=str)[:6])
-        more = f" and {len(labels) - 6} more" if len(labels) > 6 else ""
-        raise TrialDataError(
-            f"treatment {_q(name)} has {len(labels)} arms ({shown}{more}); OWL compares two. "
-            "Keep only the rows of the two arms you want to compare (filter the file) and upload it again"
-        )
-    if len(labels) < 2:
-        raise TrialDataError(
-            f"treatment {_q(name)} has one arm only ({_q(labels[0])}); a rule needs rows from both arms"
-        )
+def label_key(value: Any) -> str:
+    """The text a label is compared by: numbers by value, other text stripped, NFC, casefolded.
+
+    ``1``, ``"1"``, ``"01"``, ``"1.0"`` and ``"+1"`` share the key ``"1"``; ``True``, ``"TRUE"``
+    and ``"true"`` share ``"true"``; ``" Drug "`` and ``"drug"`` share ``"drug"``. The key of
+    a cell depends on that cell alone.
+
+    Examples
+    --------
+    >>> label_key(" 01 "), label_key(1.0), label_key(True), label_key("Placebo")
+    ('1', '1', 'true', 'placebo')
+    """
+    if isinstance(value, (bool, np.bool_)):
+        return "true" if value else "false"
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return _number_text(float(value))
+    text = normalise_cell(str(value)) or ""
+    try:
+        x = float(text)
+    except ValueError:
+        return text.casefold()
+    return _number_text(x) if np.isfinite(x) else text.casefold()
+
+
+def _keys(s):
+    """:func:`label_key` of each cell (None where missing), computed once per distinct text."""
+    uniq = pd.unique(s.dropna())
+    return s.map(dict(zip(uniq, map(label_key, uniq))))
+
+
+def typed_label(text: str) -> Any:
+    """A label cell as a plain value: ``"1"`` as 1, ``"2.5"`` as 2.5, ``"TRUE"`` as True.
+
+    A function of the cell alone, so a label reads the same whatever the other rows hold.
+    """
+    key = label_key(text)
+    if key in ("true", "false"):
+        return key == "true"
+    try:
+        x = float(key)
+    except ValueError:
+        return text
+    return _plain(x) if np.isfinite(x) else text
+
+
+def _encode_treatment(s, name, treated, arms=None, rows=None):
+    """(A, arms): A is +1 for the treated arm, -1 for the other, NaN where missing or unlisted.
+
+    With ``arms`` (the dictionary's two public labels) a cell maps onto the arm whose
+    :func:`label_key` it shares, and a cell matching neither is missing. Without them the two
+    labels are read off the rows ``rows`` (data: fine for the analyst, not for a release).
+    """
+    keys = _keys(s)
+    if arms is None:
+        seen = pd.unique(keys[rows].dropna()) if rows is not None else pd.unique(keys.dropna())
+        first = {k: typed_label(s[keys == k].iloc[0]) for k in seen}
+        labels = list(first.values())
+        if len(labels) > 2:
+            shown = ", ".join(_q(v) for v in sorted(labels, key=str)[:6])
+            more = f" and {len(labels) - 6} more" if len(labels) > 6 else ""
+            raise TrialDataError(
+                f"treatment {_q(name)} has {len(labels)} arms ({shown}{more}); OWL compares two. "
+                "Keep only the rows of the two arms you want to compare (filter the file) and "
+                "upload it again, or list the two arms in the data dictionary"
+            )
+        if len(labels) < 2:
+            only = f" ({_q(labels[0])})" if labels else ""
+            raise TrialDataError(
+                f"treatment {_q(name)} has one arm only{only}; a rule needs rows from both arms"
+            )
+    else:
+        labels = list(arms)
+        if len(labels) != 2 or len({label_key(v) for v in labels}) != 2:
+            raise TrialDataError(f"treatment {_q(name)} needs two different arm labels, got "
+                                 f"{_name_list(labels)}")
     if treated is None:
         treated = _default_treated(labels)
         if treated is None:
             raise TrialDataError(
                 f"treatment {_q(name)} has arms {_q(labels[0])} and {_q(labels[1])}: "
-                "say which one is the treated arm (treated=...)"
+                "say which one is the treated arm (treated=..., or 'treated' in the dictionary)"
             )
     else:
-        match = [v for v in labels if _same_label(v, treated)]
+        match = [v for v in labels if label_key(v) == label_key(treated)]
         if not match:
             raise TrialDataError(
                 f"treated={_q(treated)} is not an arm of {_q(name)}; its arms are "
                 f"{_q(labels[0])} and {_q(labels[1])}"
             )
         treated = match[0]
-    control = labels[1] if labels[0] == treated else labels[0]
-    if _is_numeric(s):
-        is_treated = s.to_numpy(dtype=float) == float(treated)
-    else:
-        is_treated = (s == treated).to_numpy(dtype=bool)
-    A = np.where(is_treated, 1.0, -1.0)
+    control = labels[1] if labels[0] is treated else labels[0]
+    tk, ck = label_key(treated), label_key(control)
+    k = keys.to_numpy(dtype=object)
+    A = np.where(k == tk, 1.0, np.where(k == ck, -1.0, np.nan))
     return A, (treated, control)
 
 
@@ -147,56 +222,64 @@ def default_treated(labels: Sequence[Any]) -> Any:
 
 
 def _default_treated(labels):
-    key = {str(v).lower() for v in labels}
-    if all(isinstance(v, bool) for v in labels):
-        return True
-    if key in ({"0", "1"}, {"-1", "1"}):
-        return next(v for v in labels if str(v) == "1")
-    low = {str(v).lower(): v for v in labels}
-    t = [v for k, v in low.items() if k in _TREATED_WORDS]
-    c = [v for k, v in low.items() if k in _CONTROL_WORDS]
-    return t[0] if len(t) == 1 and len(c) == 1 and t[0] != c[0] else None
+    keys = [label_key(v) for v in labels]
+    if set(keys) == {"true", "false"}:
+        return labels[keys.index("true")]
+    if set(keys) in ({"0", "1"}, {"-1", "1"}):
+        return labels[keys.index("1")]
+    t = [v for k, v in zip(keys, labels) if k in _TREATED_WORDS]
+    c = [v for k, v in zip(keys, labels) if k in _CONTROL_WORDS]
+    return t[0] if len(t) == 1 and len(c) == 1 and t[0] is not c[0] else None
 
 
-def _same_label(v, treated):
-    if isinstance(treated, str):
-        return str(v) == treated.strip()
-    if isinstance(v, str):
-        return v == str(treated)
-    try:
-        return float(v) == float(treated)
-    except (TypeError, ValueError):
-        return False
+def _encode_covariates(frame, covariates, categorical, unknown_levels="error", decimal=".",
+                       binary=(), rows=None):
+    """(X, names, levels, missing): numeric cells per cell, categorical cells onto public levels.
 
-
-def _encode_covariates(frame, covariates, categorical, unknown_levels="error"):
-    cols, names, categories = [], [], {}
+    ``missing`` (n, k) marks, per covariate, the rows whose cell is missing (NaN for a
+    numeric cell that does not read as a number). A categorical cell outside the public
+    levels is an error, or with ``unknown_levels="baseline"`` the baseline (every one-hot
+    column 0), a per-row map that needs nothing from the other rows.
+    """
+    n = len(next(iter(frame.values()))) if frame else 0
+    cols, names, categories, missing = [], [], {}, []
     for c in covariates:
         s = frame[c]
         if c not in categorical:
-            cols.append(_numeric(s, c, "covariate"))
+            v = _numeric(s, c, "covariate", decimal, words=c in binary)
+            miss = np.isnan(v)
+            cols.append(np.where(miss, 0.0, v))
             names.append(c)
+            missing.append(miss)
             continue
-        key = s.map(_plain).astype(str)
+        keys = _keys(s)
+        miss = keys.isna().to_numpy()
         levels = categorical[c]
         if levels is None:
-            levels = tuple(sorted(pd.unique(s.map(_plain)), key=_level_key))
-        outside = ~key.isin([str(v) for v in levels]).to_numpy()
-        # "baseline": an unlisted value reads as the baseline (all one-hot columns 0), a
-        # per-row map that needs nothing from the other rows.
+            # levels read off the data (rows ``rows``): the analyst's convenience, not public
+            present = keys[rows] if rows is not None else keys
+            first = {k: typed_label(s[keys == k].iloc[0]) for k in pd.unique(present.dropna())}
+            levels = tuple(sorted(first.values(), key=_level_key))
+        level_keys = [label_key(v) for v in levels]
+        k = keys.to_numpy(dtype=object)
+        outside = ~miss & ~np.isin(k, level_keys)
+        if rows is not None:
+            outside &= rows
         if outside.any() and unknown_levels != "baseline":
             i = int(np.argmax(outside))
             raise TrialDataError(
-                f"categorical column {_q(c)} holds {_q(key.iloc[i])} in data row "
+                f"categorical column {_q(c)} holds {_q(s.iloc[i])} in data row "
                 f"{_row_number(s, i)}, which is not one of its levels {_name_list(levels, 8)}"
             )
-        categories[c] = levels
-        for lev in levels[1:]:
-            cols.append((key == str(lev)).to_numpy(dtype=float))
+        categories[c] = tuple(levels)
+        for lev, key in zip(levels[1:], level_keys[1:]):
+            cols.append((k == key).astype(float))
             names.append(f"{c}={lev}")
-    X = np.stack(cols, axis=1) if cols else np.empty((len(next(iter(frame.values()))), 0))
-    X = X.reshape(len(next(iter(frame.values()))), len(cols))
-    return np.ascontiguousarray(X, dtype=float), names, categories
+        missing.append(miss)
+    X = np.stack(cols, axis=1) if cols else np.empty((n, 0))
+    X = X.reshape(n, len(cols))
+    M = np.stack(missing, axis=1) if missing else np.zeros((n, 0), dtype=bool)
+    return np.ascontiguousarray(X, dtype=float), names, categories, M
 
 
 def _strip_label(v):

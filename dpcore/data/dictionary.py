@@ -2,18 +2,21 @@
 
 Everything in a dictionary is public: it is written from the protocol or from each variable's
 natural range before the data are seen, and nothing here ever fills a bound or a level from the
-data (ARCHITECTURE.md, privacy rules 2 and 8). Two equivalent formats are read and written:
+data (ARCHITECTURE.md, privacy rules 2 and 8). Three forms are read (the format is documented
+in one place, ``docs/dictionary.md``; its JSON Schema is ``dictionary.schema.json`` here):
 
 - JSON, as ``demo_data/*.json``: top-level design keys (``treatment``, ``treated``, ``outcome``,
   ``outcome_bounds``, ``larger_is_better``, ``propensity``, ``randomization``,
-  ``min_propensity``, ``dataset``, ``description``) and a ``columns`` list of
-  ``{name, role, type, unit, meaning, bounds, levels}``.
-- CSV, one row per column: ``column, role, type, lower, upper, levels, unit`` (and an optional
-  ``meaning``). Levels are separated by ``|``; the treatment row lists the treated arm first.
-  The design goes in rows whose role is ``design``: the ``column`` cell names the key
-  (``larger_is_better``, ``propensity``, ...) and the ``levels`` cell holds its value.
+  ``min_propensity``, ``missing_values``, ``dataset``, ``description``) and a ``columns``
+  list of ``{name, role, type, unit, meaning, bounds, levels}``.
+- A CSV table, one row per column: ``column, role, type, lower, upper, levels, unit``
+  (optional ``meaning`` and ``treated``). Levels are separated by ``|`` (or ``;``, or ``,``
+  inside a quoted cell). The treated arm is named by a ``treated`` design row or the
+  treatment row's ``treated`` cell. The design goes in rows whose role is ``design``.
+- A Frictionless Table Schema (``fields`` with ``name``, ``type``, ``constraints``).
 
-Reading either format is :func:`dpcore.data.dictionary_read.read_dictionary`.
+Reading is :func:`dpcore.data.dictionary_read.read_dictionary`; every problem of a file is
+listed at once (:class:`Problem`, :class:`DictionaryError`).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from dataclasses import dataclass, field, replace
 
 from .csv_io import TrialDataError, _duplicates, _name_list, _q
 
-__all__ = ["Column", "Dictionary", "DictionaryError"]
+__all__ = ["Column", "Dictionary", "DictionaryError", "Problem"]
 
 ROLES = ("covariate", "treatment", "outcome", "propensity", "identifier", "ignore")
 TYPES = ("numeric", "binary", "categorical", "label")
@@ -34,11 +37,49 @@ CSV_COLUMNS = ("column", "role", "type", "lower", "upper", "levels", "unit", "me
 LEVEL_SEP = "|"
 # Design keys of the JSON file and of the CSV table's "design" rows, with their readers.
 _DESIGN = ("treated", "propensity", "min_propensity", "randomization", "larger_is_better",
-           "dataset", "description")
+           "missing_values", "dataset", "description")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One problem of a data dictionary: where it is, what is wrong and the exact fix.
+
+    Attributes
+    ----------
+    where : str
+        The column (``"column 'age'"``), a line of a CSV table, or ``"dictionary"``.
+    field : str
+        The entry: ``"bounds"``, ``"levels"``, ``"role"``, ``"treated"``...
+    message : str
+        What is wrong, in a sentence.
+    fix : str
+        What to write instead.
+    """
+
+    where: str
+    field: str
+    message: str
+    fix: str = ""
+
+    def __str__(self) -> str:
+        at = f"{self.where}, {self.field}" if self.field else self.where
+        return f"{at}: {self.message}" + (f" (fix: {self.fix})" if self.fix else "")
 
 
 class DictionaryError(TrialDataError):
-    """A data dictionary that cannot be read; the message says which entry to change."""
+    """A data dictionary that cannot be read; ``problems`` lists every problem with its fix.
+
+    The message is one line: every problem, each with where it is and what to change.
+    """
+
+    def __init__(self, problems: object) -> None:
+        if isinstance(problems, str):
+            problems = [Problem("dictionary", "", problems)]
+        self.problems: tuple[Problem, ...] = tuple(problems)  # type: ignore[arg-type]
+        shown = [str(p) for p in self.problems]
+        text = shown[0] if len(shown) == 1 else (
+            f"{len(shown)} problems: " + "; ".join(f"({i}) {t}" for i, t in enumerate(shown, 1)))
+        super().__init__(text)
 
 
 @dataclass(frozen=True)
@@ -84,6 +125,11 @@ class Dictionary:
         A public lower bound on every row's propensity of either arm, for a trial whose
         propensity is a per-row column (weights and the private evaluation need it).
     randomization, dataset, description : str
+    missing_values : tuple of str
+        Extra cell texts that mean "missing" in the trial file (besides ``NA``, ``.``...).
+    problems : tuple of Problem
+        With ``read_dictionary(..., strict=False)``: what was left out because it was
+        invalid (the rest is usable). Empty otherwise.
     """
 
     columns: tuple = ()
@@ -95,9 +141,13 @@ class Dictionary:
     dataset: str = ""
     description: str = ""
     extra: dict = field(default_factory=dict, compare=False)
+    missing_values: tuple = ()
+    problems: tuple = field(default=(), compare=False)
 
     def __post_init__(self):
-        _check(self)
+        problems = _check(self)
+        if problems:
+            raise DictionaryError(problems)
 
     # ----------------------------------------------------------------------------- views
     def column(self, name):
@@ -120,7 +170,26 @@ class Dictionary:
 
     @property
     def propensity_column(self):
-        return self._role("propensity")
+        """The per-row propensity column, or None when P(treated) is a known constant.
+
+        A propensity column whose bounds are equal (``[0.5, 0.5]``), or one given together
+        with an agreeing randomization probability, is a constant of the design: the
+        constant is used and the column is not read.
+        """
+        name = self._role("propensity")
+        if name is None or self.propensity is not None:
+            return None
+        bounds = self.column(name).bounds
+        return None if bounds is not None and bounds[0] == bounds[1] else name
+
+    @property
+    def known_propensity(self):
+        """P(treated) when it is one constant (the probability, or a constant column)."""
+        if self.propensity is not None:
+            return self.propensity
+        name = self._role("propensity")
+        bounds = self.column(name).bounds if name else None
+        return bounds[0] if bounds is not None and bounds[0] == bounds[1] else None
 
     @property
     def outcome_bounds(self):
@@ -134,13 +203,15 @@ class Dictionary:
     def categorical(self):
         """``{column: levels}`` of the categorical covariates, baseline first."""
         return {c.name: list(c.levels) for c in self.columns
-                if c.role == "covariate" and c.type == "categorical"}
+                if c.role == "covariate" and (c.type == "categorical"
+                                              or (c.type == "binary" and c.levels))}
 
     @property
     def bounds(self):
         """``{column: (lower, upper)}`` of the numeric and binary covariates with public bounds."""
         return {c.name: c.public_bounds for c in self.columns if c.role == "covariate"
-                and c.type != "categorical" and c.public_bounds is not None}
+                and c.type != "categorical" and not (c.type == "binary" and c.levels)
+                and c.public_bounds is not None}
 
     @property
     def missing_bounds(self):
@@ -152,9 +223,12 @@ class Dictionary:
         """Keyword arguments of :func:`dpcore.data.read_trial` that this dictionary fixes."""
         if not (self.treatment and self.outcome):
             raise DictionaryError("the dictionary names no treatment or no outcome column")
-        return {"treatment": self.treatment, "outcome": self.outcome,
+        levels = self.column(self.treatment).levels
+        return {"missing_values": self.missing_values or None,"treatment": self.treatment, "outcome": self.outcome,
                 "covariates": self.covariates, "categorical": self.categorical or None,
-                "propensity": self.propensity_column, "treated": self.treated}
+                "propensity": self.propensity_column, "treated": self.treated,
+                "arms": tuple(levels) if levels else None,
+                "binary": [c.name for c in self.columns if c.type == "binary"] or None}
 
     def table(self):
         """The columns as a DataFrame ``column, role, type, lower, upper, levels, unit``."""
@@ -169,7 +243,8 @@ class Dictionary:
         out.update({"treatment": self.treatment, "treated": self.treated,
                     "outcome": self.outcome, "outcome_bounds": _list(self.outcome_bounds),
                     "larger_is_better": self.larger_is_better, "propensity": self.propensity,
-                    "min_propensity": self.min_propensity, "randomization": self.randomization})
+                    "min_propensity": self.min_propensity, "randomization": self.randomization,
+                    "missing_values": list(self.missing_values) or None})
         out["columns"] = [_column_dict(c) for c in self.columns]
         return {k: v for k, v in out.items() if v not in (None, "")}
 
@@ -187,8 +262,8 @@ class Dictionary:
         w.writerows([neutral(c, keep_numbers=True) for c in row] for row in _rows(self))
         for key in _DESIGN:
             value = getattr(self, key)
-            if key == "treated" and self.treatment and self.column(self.treatment).levels:
-                continue  # the treatment row lists it first
+            if key == "missing_values":
+                value = LEVEL_SEP.join(value)
             if value not in (None, ""):
                 w.writerow([neutral(c, keep_numbers=True)
                             for c in [key, "design", "", "", "", _cell(value), "", ""]])
@@ -205,43 +280,74 @@ class Dictionary:
 
 
 def _check(d):
+    """Every problem of an assembled dictionary (the reader drops the parts they name)."""
+    out = []
     names = [c.name for c in d.columns]
-    dup = _duplicates(names)
-    if dup:
-        raise DictionaryError(f"the dictionary lists {_name_list(dup)} more than once")
+    for name in _duplicates(names):
+        out.append(Problem(f"column {_q(name)}", "name", "the column is listed more than once",
+                           "list each column once"))
     for role in ("treatment", "outcome", "propensity"):
         named = [c.name for c in d.columns if c.role == role]
         if len(named) > 1:
-            raise DictionaryError(f"{_name_list(named)} all have role {role}; one column can")
+            out.append(Problem(f"columns {_name_list(named)}", "role",
+                               f"{len(named)} columns have role {role}; one column can",
+                               f"keep role {role} on one of them, give the others role covariate "
+                               "or ignore"))
     for c in d.columns:
         if c.role == "covariate" and c.type == "categorical" and not c.levels:
-            raise DictionaryError(f"categorical column {_q(c.name)} needs its levels "
-                                  f"(e.g. A{LEVEL_SEP}B{LEVEL_SEP}C, baseline first); levels are "
-                                  "never read off the data")
+            out.append(Problem(f"column {_q(c.name)}", "levels",
+                               "a categorical column needs its public levels (never read off "
+                               "the data)", f"write them baseline first, e.g. A{LEVEL_SEP}B"
+                               f"{LEVEL_SEP}C"))
         if c.type == "binary" and c.bounds not in (None, (0.0, 1.0)):
-            raise DictionaryError(f"binary column {_q(c.name)} is 0/1; its bounds cannot be "
-                                  f"{list(c.bounds)}")
+            out.append(Problem(f"column {_q(c.name)}", "bounds",
+                               f"a binary column is 0/1; its bounds cannot be {list(c.bounds)}",
+                               "remove the bounds, or give type numeric"))
     t = d.treatment and d.column(d.treatment)
     if t and t.levels is not None:
         if len(t.levels) != 2:
-            raise DictionaryError(f"treatment {_q(t.name)} must list two arms, got {len(t.levels)}")
-        if d.treated is not None and str(d.treated) not in [str(v) for v in t.levels]:
-            raise DictionaryError(f"treated arm {_q(d.treated)} is not one of the levels "
-                                  f"{_name_list(t.levels)} of {_q(t.name)}")
-    if d.propensity is not None and d.propensity_column:
-        raise DictionaryError("give either a randomization probability or a propensity "
-                              "column, not both")
+            out.append(Problem(f"column {_q(t.name)}", "levels",
+                               f"the treatment must list two arms, got {len(t.levels)}",
+                               "list the two arms compared, e.g. drug|placebo (filter the file "
+                               "to two arms first)"))
+        elif d.treated is not None and not any(_same(d.treated, v) for v in t.levels):
+            out.append(Problem("dictionary", "treated",
+                               f"the treated arm {_q(d.treated)} is not one of the levels "
+                               f"{_name_list(t.levels)} of {_q(t.name)}",
+                               f"name one of them: treated = {_q(t.levels[0])} or "
+                               f"{_q(t.levels[1])}"))
+    pcol = d._role("propensity")
+    if pcol is not None and d.propensity is not None:
+        b = d.column(pcol).bounds
+        if b is not None and not (b[0] == b[1] and abs(b[0] - d.propensity) < 1e-9):
+            shown = f"{b[0]:g}" if b[0] == b[1] else f"[{b[0]:g}, {b[1]:g}]"
+            out.append(Problem("dictionary", "propensity",
+                               f"the randomization probability {d.propensity:g} and the "
+                               f"propensity column {_q(pcol)} ({shown}) disagree",
+                               "keep the one that is right and remove the other"))
+    return out
 
 
-def _pair(value, name):
+def _same(a, b):
+    from .columns import label_key
+
+    return label_key(a) == label_key(b)
+
+
+def _pair(value, name, constant=False):
+    """(lower, upper) as floats; equal bounds only for a constant of the design."""
     try:
         lo, hi = (float(v) for v in value)
     except (TypeError, ValueError):
-        raise DictionaryError(f"bounds of {_q(name)} must be two numbers [lower, upper], "
-                              f"got {_q(value)}") from None
-    if not (math.isfinite(lo) and math.isfinite(hi)) or lo >= hi:
-        raise DictionaryError(f"bounds of {_q(name)} must be finite with lower < upper, "
-                              f"got [{lo:g}, {hi:g}]")
+        raise DictionaryError([Problem(f"column {_q(name)}", "bounds",
+                                       f"bounds must be two numbers [lower, upper], got {_q(value)}",
+                                       "write two numbers, e.g. [18, 90]")]) from None
+    if not (math.isfinite(lo) and math.isfinite(hi)) or lo > hi or (lo == hi and not constant):
+        fix = ("swap them" if lo > hi else "a constant covariate carries nothing: give it role "
+               "ignore" if lo == hi else "write finite numbers")
+        raise DictionaryError([Problem(f"column {_q(name)}", "bounds",
+                                       f"bounds must be finite with lower < upper, got "
+                                       f"[{lo:g}, {hi:g}]", fix)])
     return lo, hi
 
 

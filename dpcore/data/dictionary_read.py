@@ -1,6 +1,10 @@
-"""Reading a public data dictionary (JSON or the CSV table) into a :class:`Dictionary`.
+"""Reading a public data dictionary (JSON, the CSV table, or a Frictionless Table Schema).
 
-Every malformed entry ends in a :class:`DictionaryError` naming the entry and what to change.
+The whole file is validated at once: every problem is collected with where it is (the
+column, the entry, the line of a CSV table) and the exact fix, and either raised together in
+one :class:`DictionaryError` (``strict=True``) or returned on the dictionary built from
+everything valid (``strict=False``, ``Dictionary.problems``), so a page can fill its table
+with what is usable and mark the rest. The format is documented in ``docs/dictionary.md``.
 """
 
 from __future__ import annotations
@@ -8,10 +12,12 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
-from .csv_io import _duplicates, _name_list, _q
+from .csv_io import _name_list, _q
 from .dictionary import (
     _DESIGN,
     CSV_COLUMNS,
@@ -21,22 +27,62 @@ from .dictionary import (
     Column,
     Dictionary,
     DictionaryError,
-    _column_dict,
+    Problem,
+    _check,
     _label,
     _pair,
 )
 
 __all__ = ["read_dictionary", "trial_arguments"]
 
+# What people write, in any case, for each role, type and column key.
+ROLE_WORDS = {
+    "covariate": ("covariate", "covariates", "feature", "predictor", "baseline", "x", "input"),
+    "treatment": ("treatment", "arm", "exposure", "intervention", "group", "a"),
+    "outcome": ("outcome", "response", "endpoint", "target", "y", "b"),
+    "propensity": ("propensity", "propensity score", "ps", "p"),
+    "identifier": ("identifier", "id", "key", "primary key"),
+    "ignore": ("ignore", "ignored", "unused", "drop", "skip", "none", "note", "notes", "other"),
+}
+TYPE_WORDS = {
+    "numeric": ("numeric", "number", "integer", "int", "float", "double", "real", "continuous",
+                "count", "decimal"),
+    "binary": ("binary", "boolean", "bool", "yes/no", "dichotomous", "0/1", "logical", "flag"),
+    "categorical": ("categorical", "category", "factor", "nominal", "ordinal", "enum",
+                    "categories"),
+    "label": ("label", "string", "text", "character", "str", "id"),
+}
+_ROLE = {w: r for r, words in ROLE_WORDS.items() for w in words}
+_TYPE = {w: t for t, words in TYPE_WORDS.items() for w in words}
+# Keys of a column entry (JSON) and their synonyms.
+_KEYS = {"name": ("name", "column", "variable", "field"), "role": ("role",),
+         "type": ("type",), "unit": ("unit", "units"),
+         "meaning": ("meaning", "description", "label", "title"),
+         "bounds": ("bounds", "range"), "lower": ("lower", "min", "minimum"),
+         "upper": ("upper", "max", "maximum"),
+         "levels": ("levels", "categories", "values", "enum"),
+         "value": ("value", "constant"), "treated": ("treated",)}
+_KEY = {w: k for k, words in _KEYS.items() for w in words}
+_TOP = {"missingvalues": "missing_values", "primarykey": "primaryKey",
+        "larger is better": "larger_is_better", "outcome bounds": "outcome_bounds",
+        "min propensity": "min_propensity"}
+_TRUE = ("true", "yes", "1", "larger", "higher", "y")
+_FALSE = ("false", "no", "0", "smaller", "lower", "n")
 
-def read_dictionary(source):
-    """Read a public data dictionary from JSON or CSV.
+
+def read_dictionary(source: Any, *, strict: bool = True) -> Dictionary:
+    """Read a public data dictionary from JSON, a CSV table or a Frictionless Table Schema.
 
     Parameters
     ----------
     source : str, path, bytes, file object, dict or Dictionary
         A path (``.json`` or ``.csv``), the file's bytes or text, an open file (a Streamlit
-        upload works), the parsed JSON as a dict, or a Dictionary (returned as it is). JSON is recognised by its leading ``{``.
+        upload works), the parsed JSON as a dict, or a Dictionary (returned as it is). JSON is
+        recognised by its leading ``{``; a JSON object with ``fields`` and no ``columns`` is a
+        Frictionless Table Schema.
+    strict : bool
+        True (default): any problem raises. False: the dictionary of everything valid is
+        returned, with the problems in ``Dictionary.problems``.
 
     Returns
     -------
@@ -45,7 +91,8 @@ def read_dictionary(source):
     Raises
     ------
     DictionaryError
-        On malformed input; the message names the entry and what to change.
+        With ``strict=True``, when the file has problems: ``.problems`` lists every one, each
+        with its location and fix; the message names them all.
 
     Examples
     --------
@@ -53,39 +100,52 @@ def read_dictionary(source):
     ...                     b"age,covariate,numeric,18,90,,years\\n"
     ...                     b"arm,treatment,label,,,drug|placebo,\\n"
     ...                     b"days,outcome,numeric,0,30,,days\\n"
+    ...                     b"treated,design,,,,drug,\\n"
     ...                     b"larger_is_better,design,,,,false,\\n")
     >>> d.treatment, d.treated, d.outcome_bounds, d.bounds, d.larger_is_better
     ('arm', 'drug', (0.0, 30.0), {'age': (18.0, 90.0)}, False)
+    >>> read_dictionary({"treatment": "arm", "columns": []}, strict=False).treatment
+    'arm'
     """
+    if not isinstance(strict, bool):
+        raise TypeError(f"strict must be True or False, got {strict!r}")
     if isinstance(source, Dictionary):
         return source
+    r = _Reader()
     if isinstance(source, dict):
-        return _from_dict(source)
-    text = _text(source)
-    if text.lstrip().startswith("{"):
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise DictionaryError(f"the dictionary is not valid JSON: {exc.msg} at line "
-                                  f"{exc.lineno}, column {exc.colno}") from None
-        return _from_dict(data)
-    return _from_csv(text)
+        d = r.from_dict(source)
+    else:
+        text = _text(source)
+        if text.lstrip().startswith("{"):
+            try:
+                data = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise DictionaryError([Problem(
+                    f"line {exc.lineno}, column {exc.colno}", "JSON",
+                    f"the dictionary is not valid JSON: {exc.msg}",
+                    "check the commas, quotes and brackets there")]) from None
+            d = r.from_dict(data)
+        else:
+            d = r.from_dict(r.from_csv(text))
+    if r.problems and strict:
+        raise DictionaryError(r.problems)
+    return replace(d, problems=tuple(r.problems))
 
 
-def trial_arguments(dictionary, treatment, outcome, covariates, propensity, treated, categorical):
+def trial_arguments(dictionary, **given):
     """read_trial's column arguments, each from the dictionary unless given explicitly.
 
-    A dictionary's categorical columns are kept only among explicitly given covariates.
+    A dictionary's categorical columns are kept only among explicitly given covariates; its
+    two arms only when its treatment column is the one used.
     """
-    given = dict(treatment=treatment, outcome=outcome, covariates=covariates,
-                 propensity=propensity, treated=treated, categorical=categorical)
-    filled = {k: v if given[k] is None else given[k]
-              for k, v in read_dictionary(dictionary).read_trial_kwargs().items()}
+    d = read_dictionary(dictionary)
+    filled = {k: v if given.get(k) is None else given[k] for k, v in d.read_trial_kwargs().items()}
     cat = filled["categorical"]
-    if categorical is None and cat and covariates is not None:
-        cat = {c: v for c, v in cat.items() if c in covariates} or None
-    return (filled["treatment"], filled["outcome"], filled["covariates"], filled["propensity"],
-            filled["treated"], cat)
+    if given.get("categorical") is None and cat and given.get("covariates") is not None:
+        filled["categorical"] = {c: v for c, v in cat.items() if c in given["covariates"]} or None
+    if given.get("arms") is None and filled["treatment"] != d.treatment:
+        filled["arms"] = None
+    return filled
 
 
 def _text(source):
@@ -97,16 +157,17 @@ def _text(source):
             raise DictionaryError(f"cannot open the dictionary {_q(str(source))}: "
                                   f"{exc.strerror}") from None
     elif isinstance(source, str):
-        return source
+        return source.lstrip("\ufeff")
     elif isinstance(source, (bytes, bytearray, memoryview)):
         raw = bytes(source)
     elif hasattr(source, "read"):
         raw = source.read()
         if isinstance(raw, str):
-            return raw
+            return raw.lstrip("\ufeff")
     else:
         raise TypeError(f"source must be a path, bytes, text, a file or a dict, got "
                         f"{type(source).__name__}")
+    # A dictionary is public: trying two encodings reveals nothing about a patient.
     for enc in ("utf-8-sig", "cp1252"):
         try:
             return raw.decode(enc)
@@ -115,170 +176,504 @@ def _text(source):
     raise DictionaryError("the dictionary is not text (UTF-8 or Windows-1252)")
 
 
-def _from_dict(data):
-    if not isinstance(data, dict) or not isinstance(data.get("columns"), list):
-        raise DictionaryError("a JSON dictionary needs a 'columns' list of "
-                              "{name, role, type, bounds, levels, unit}")
-    cols = []
-    for i, c in enumerate(data["columns"]):
-        if not isinstance(c, dict) or not isinstance(c.get("name"), str):
-            raise DictionaryError(f"columns[{i}] needs a 'name' (text)")
-        unknown = set(c) - {"name", "role", "type", "unit", "meaning", "bounds", "levels"}
+class _Reader:
+    """Collects every problem while building a dictionary from its valid parts."""
+
+    def __init__(self):
+        self.problems: list[Problem] = []
+
+    def add(self, where, field, message, fix=""):
+        self.problems.append(Problem(where, field, message, fix))
+
+    # ------------------------------------------------------------------------ JSON form
+    def from_dict(self, data):
+        if not isinstance(data, dict):
+            raise DictionaryError([Problem("dictionary", "", "a JSON dictionary is an object",
+                                           'write {"treatment": ..., "columns": [...]}')])
+        # top-level keys in any case; Frictionless spells two in camelCase
+        data = {_TOP.get(str(k).strip().lower(), str(k).strip().lower()): v for k, v in data.items()}
+        if "fields" in data and "columns" not in data:
+            data = self.from_frictionless(data)
+        entries = data.get("columns")
+        if entries is None:
+            entries = []
+            if not any(data.get(k) for k in ("treatment", "outcome")):
+                self.add("dictionary", "columns", "the dictionary lists no columns",
+                         "add a 'columns' list of {name, role, type, bounds, levels, unit}")
+        elif not isinstance(entries, list):
+            self.add("dictionary", "columns", "'columns' must be a list",
+                     "write 'columns': [{\"name\": ..., \"role\": ...}, ...]")
+            entries = []
+        cols = []
+        for i, e in enumerate(entries):
+            c = self.column_entry(e, i)
+            if c is not None:
+                cols.append(c)
+        cols = self.top_level_roles(cols, data)
+        treated = _label(data.get("treated")) if data.get("treated") not in (None, "") else None
+        propensity = self.probability(data.get("propensity"), "propensity")
+        ratio = str(data.get("randomization") or "")
+        propensity = self.from_ratio(ratio, propensity)
+        propensity = self.constant_propensity(cols, propensity)
+        missing = data.get("missing_values")
+        missing = self.missing_values(missing)
+        d_kwargs = dict(
+            treated=treated, propensity=propensity,
+            min_propensity=self.probability(data.get("min_propensity"), "min_propensity"),
+            randomization=ratio,
+            larger_is_better=self.boolean(data.get("larger_is_better"), "larger_is_better"),
+            dataset=str(data.get("dataset") or ""), description=str(data.get("description") or ""),
+            missing_values=missing,
+            extra={k: v for k, v in data.items() if k not in (
+                *_DESIGN, "columns", "treatment", "outcome", "outcome_bounds", "missingValues",
+                "fields", "primaryKey")},
+        )
+        return self.assemble(cols, d_kwargs)
+
+    def assemble(self, cols, kw):
+        """The Dictionary of the valid parts: each part a check names is left out."""
+        treatment = next((c for c in cols if c.role == "treatment"), None)
+        if treatment is not None and treatment.levels and len(treatment.levels) == 2:
+            from .columns import default_treated, label_key
+
+            if kw["treated"] is None:
+                kw["treated"] = default_treated(list(treatment.levels))
+            else:  # the level's own spelling: treated "yes" names the level "Yes"
+                key = label_key(kw["treated"])
+                kw["treated"] = next((v for v in treatment.levels if label_key(v) == key),
+                                     kw["treated"])
+            cols = [_treated_first(c, kw["treated"]) for c in cols]
+        for _ in range(len(cols) + 4):
+            try:
+                probe = Dictionary.__new__(Dictionary)
+                object.__setattr__(probe, "columns", tuple(cols))
+                for k, v in kw.items():
+                    object.__setattr__(probe, k, v)
+                found = _check(probe)
+            except Exception:  # pragma: no cover - _check reads plain attributes only
+                found = []
+            if not found:
+                break
+            self.problems.extend(p for p in found if p not in self.problems)
+            cols, kw = _drop(found, cols, kw)
+        return Dictionary(columns=tuple(cols), **kw)
+
+    def column_entry(self, e, i):
+        if not isinstance(e, dict):
+            self.add(f"columns[{i}]", "", "each column entry is an object",
+                     'write {"name": ..., "role": ..., "type": ...}')
+            return None
+        entry, unknown = {}, []
+        default_role = e.get("_role_default", "covariate")
+        for k, v in e.items():
+            if k == "_role_default":
+                continue
+            key = _KEY.get(str(k).strip().lower())
+            if key is None:
+                unknown.append(k)
+            else:
+                entry[key] = v
+        name = entry.get("name")
+        if not isinstance(name, str) or not name.strip():
+            self.add(f"columns[{i}]", "name", "the entry has no column name",
+                     'add "name": the column\'s header in the file')
+            return None
+        name = name.strip()
+        where = f"column {_q(name)}"
         if unknown:
-            raise DictionaryError(f"column {_q(c['name'])} has unknown keys {_name_list(sorted(unknown))}")
-        cols.append(_column(c["name"], c.get("role", "covariate"), c.get("type", "numeric"),
-                            c.get("unit") or "", c.get("bounds"), c.get("levels"),
-                            c.get("meaning") or ""))
-    cols = _merge_design_keys(cols, data)
-    design = {k: data.get(k) for k in _DESIGN if k != "larger_is_better"}
-    treated = _label(design["treated"])
-    cols = [_treated_first(c, treated) for c in cols]
-    return Dictionary(
-        columns=tuple(cols), treated=treated,
-        propensity=_probability(design["propensity"], "propensity"),
-        min_propensity=_probability(design["min_propensity"], "min_propensity"),
-        randomization=str(design["randomization"] or ""),
-        larger_is_better=_bool(data.get("larger_is_better"), "larger_is_better"),
-        dataset=str(design["dataset"] or ""), description=str(design["description"] or ""),
-        extra={k: v for k, v in data.items() if k not in (*_DESIGN, "columns", "treatment",
-                                                          "outcome", "outcome_bounds")},
-    )
+            self.add(where, _name_list(unknown), "unknown keys",
+                     "use name, role, type, unit, meaning, bounds, levels (or remove them)")
+        return self.column(where, name, entry, default_role)
+
+    def column(self, where, name, entry, default_role="covariate"):
+        role = self.word(entry.get("role"), _ROLE, ROLES, default_role, where, "role")
+        type_ = self.word(entry.get("type"), _TYPE, TYPES, None, where, "type")
+        before = len(self.problems)
+        levels = self.levels(entry.get("levels"), where)
+        bad_levels = len(self.problems) > before
+        if type_ is None:
+            type_ = ("categorical" if levels and role == "covariate" else
+                     "label" if role in ("treatment", "identifier", "ignore") else "numeric")
+        constant = role == "propensity"
+        bounds = None
+        if "value" in entry and entry["value"] not in (None, ""):
+            bounds = self.pair([entry["value"], entry["value"]], name, True)
+        elif entry.get("bounds") is not None:
+            bounds = self.pair(entry["bounds"], name, constant)
+        elif entry.get("lower") not in (None, "") or entry.get("upper") not in (None, ""):
+            lo, hi = entry.get("lower"), entry.get("upper")
+            if lo in (None, "") or hi in (None, ""):
+                self.add(where, "bounds", "one bound only is given",
+                         "give both lower and upper, or neither")
+            else:
+                bounds = self.pair([lo, hi], name, constant)
+        if role == "propensity" and levels and len(levels) == 1:  # a single value
+            bounds, levels = self.pair([levels[0], levels[0]], name, True), None
+        if role == "propensity" and bounds is not None and not 0 < bounds[0] <= bounds[1] < 1:
+            self.add(where, "bounds", f"a propensity lies strictly between 0 and 1, got "
+                     f"[{bounds[0]:g}, {bounds[1]:g}]", "give P(treated), e.g. 0.5 or [0.2, 0.8]")
+            bounds = None
+        if type_ == "binary" and levels is not None and len(levels) != 2:
+            self.add(where, "levels", f"a binary column has two levels, got {len(levels)}",
+                     "list the level read as 0 first, then the one read as 1 (e.g. no|yes)")
+            levels = None
+        if type_ == "categorical" and role == "covariate" and not levels:
+            if not bad_levels:
+                self.add(where, "levels", "a categorical column needs its public levels (never "
+                         "read off the data)", f"write them baseline first, e.g. A{LEVEL_SEP}B"
+                         f"{LEVEL_SEP}C")
+            type_ = "label"
+            role = "ignore"
+        if type_ == "binary" and bounds not in (None, (0.0, 1.0)):
+            self.add(where, "bounds", f"a binary column is 0/1; its bounds cannot be "
+                     f"{list(bounds)}", "remove the bounds, or give type numeric")
+            bounds = None
+        return Column(name, role, type_, str(entry.get("unit") or ""), bounds, levels,
+                      str(entry.get("meaning") or ""))
+
+    def top_level_roles(self, cols, data):
+        """Top-level treatment, outcome and outcome_bounds agree with (or add) the columns."""
+        by_name = {c.name: i for i, c in enumerate(cols)}
+        for role in ("treatment", "outcome"):
+            name = data.get(role)
+            if name is None:
+                continue
+            if not isinstance(name, str) or not name.strip():
+                self.add("dictionary", role, f"{role} must be a column name, got {_q(name)}",
+                         f"write \"{role}\": the column's header")
+                continue
+            name = name.strip()
+            if name not in by_name:
+                # named at the top level only: the column is described by that alone
+                cols.append(Column(name, role, "label" if role == "treatment" else "numeric"))
+                by_name[name] = len(cols) - 1
+                continue
+            c = cols[by_name[name]]
+            if c.role != role:
+                if c.role in ("covariate", "ignore") and "role" not in _raw_keys(data, name):
+                    cols[by_name[name]] = replace(
+                        c, role=role, type=c.type if role == "outcome" or c.type != "numeric"
+                        else "label")
+                else:
+                    self.add(f"column {_q(name)}", "role",
+                             f"the top level names it the {role} but its entry says {c.role}",
+                             f"give it role {role}, or name another column at the top level")
+        if data.get("outcome_bounds") is not None:
+            name = data.get("outcome") or next((c.name for c in cols if c.role == "outcome"), None)
+            if name is None or name not in by_name:
+                self.add("dictionary", "outcome_bounds", "outcome bounds are given but no column "
+                         "is the outcome", 'name it: "outcome": "<column>"')
+                return cols
+            top = self.pair(data["outcome_bounds"], "outcome_bounds")
+            c = cols[by_name[name]]
+            if top is not None and c.bounds is not None and c.bounds != top:
+                self.add(f"column {_q(name)}", "bounds", f"outcome_bounds {list(top)} differ from "
+                         f"the column's bounds {list(c.bounds)}", "give the same bounds, or one "
+                         "of them only")
+            elif top is not None:
+                cols[by_name[name]] = replace(c, bounds=top)
+        return cols
+
+    def constant_propensity(self, cols, propensity):
+        """A propensity column with equal bounds is the design's constant P(treated)."""
+        col = next((c for c in cols if c.role == "propensity"), None)
+        if propensity is None and col is not None and col.bounds and col.bounds[0] == col.bounds[1]:
+            return col.bounds[0]
+        return propensity
+
+    def from_ratio(self, ratio, propensity):
+        """P(treated) from a ratio such as ``2:1`` (treated first), if not given as a number."""
+        m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*:\s*(\d+(?:\.\d+)?)\s*", ratio or "")
+        if not m or float(m[1]) + float(m[2]) == 0:
+            return propensity
+        p = float(m[1]) / (float(m[1]) + float(m[2]))
+        if propensity is not None and abs(p - propensity) > 1e-3:  # 0.6667 is 2:1
+            self.add("dictionary", "randomization", f"the ratio {ratio} (P(treated) = {p:.4g}) "
+                     f"and propensity {propensity:g} disagree",
+                     "write the ratio treated:control, or correct the propensity")
+            return propensity
+        return propensity if propensity is not None else (p if 0 < p < 1 else None)
+
+    # ------------------------------------------------------------------------- CSV table
+    def from_csv(self, text):
+        lines = text.splitlines()
+        first = next((ln for ln in lines if ln.strip()), "")
+        delimiter = max((",", ";", "\t"), key=lambda d: (len(next(csv.reader([first],
+                                                                             delimiter=d))), d == ","))
+        rows = [r for r in csv.reader(io.StringIO(text), delimiter=delimiter)]
+        numbered = [(k, r) for k, r in enumerate(rows, start=1) if any(c.strip() for c in r)]
+        if not numbered:
+            raise DictionaryError([Problem("dictionary", "", "the dictionary file is empty",
+                                           "write a header line: " + ",".join(CSV_COLUMNS[:7]))])
+        _, head = numbered[0]
+        header = [h.strip().lower() for h in head]
+        header = [_KEY.get(h, h) if h else "" for h in header]  # a spreadsheet's empty columns
+        header = ["column" if h == "name" else h for h in header]
+        need = [h for h in ("column", "role") if h not in header]
+        if need:
+            raise DictionaryError([Problem("line 1", "header", f"the columns {_name_list(need)} are "
+                                           "missing from the first row",
+                                           "a CSV dictionary starts with the header "
+                                           + ",".join(CSV_COLUMNS[:7]))])
+        known = set(CSV_COLUMNS) | {"lower", "upper", "treated", "value"}
+        for h in header:
+            if h and h not in known:
+                self.add("line 1", _q(h), "unknown dictionary column",
+                         f"use {', '.join(CSV_COLUMNS)} (and treated), or remove it")
+        columns, design = [], {}
+        for k, r in numbered[1:]:
+            cell = {h: (r[j].strip() if j < len(r) else "") for j, h in enumerate(header)}
+            name = cell.get("column", "")
+            if not name:
+                self.add(f"line {k}", "column", "the line has no column name",
+                         "write the column's header in the first cell")
+                continue
+            if cell.get("role", "").lower() == "design":
+                key = name.lower()
+                if key not in _DESIGN:
+                    self.add(f"line {k}", "design", f"design key {_q(name)} is unknown",
+                             f"use one of {', '.join(_DESIGN)}")
+                    continue
+                design[key] = cell.get("levels", "") or cell.get("value", "")
+                continue
+            entry: dict[str, Any] = {"name": name, "role": cell.get("role") or None,
+                                     "type": cell.get("type") or None,
+                                     "unit": cell.get("unit", ""),
+                                     "meaning": cell.get("meaning", "")}
+            lo, hi = cell.get("lower", ""), cell.get("upper", "")
+            if lo or hi:
+                entry["lower"], entry["upper"] = (self.number(lo, name, "lower", k),
+                                                  self.number(hi, name, "upper", k))
+                if entry["lower"] is None and entry["upper"] is None:
+                    del entry["lower"], entry["upper"]
+            if cell.get("value"):
+                entry["value"] = self.number(cell["value"], name, "value", k)
+            if cell.get("levels"):
+                entry["levels"] = [_parse_level(v) for v in split_levels(cell["levels"])]
+            if cell.get("treated"):
+                design.setdefault("treated", cell["treated"])
+            columns.append(entry)
+        out: dict[str, Any] = {"columns": columns}
+        for key, value in design.items():
+            if value == "":
+                continue
+            if key == "treated":
+                out[key] = _parse_level(value)
+            elif key == "missing_values":
+                out[key] = split_levels(value)
+            else:
+                out[key] = value
+        return out
+
+    # ------------------------------------------------------------------ Frictionless form
+    def from_frictionless(self, data):
+        """A Frictionless Table Schema as the JSON form (roles from ``role`` or the top level)."""
+        fields = data.get("fields")
+        if not isinstance(fields, list):
+            self.add("dictionary", "fields", "'fields' must be a list",
+                     "write 'fields': [{\"name\": ..., \"type\": ...}, ...]")
+            fields = []
+        keys = data.get("primaryKey") or []
+        keys = [keys] if isinstance(keys, str) else list(keys)
+        columns = []
+        for i, f in enumerate(fields):
+            if not isinstance(f, dict):
+                self.add(f"fields[{i}]", "", "each field is an object",
+                         'write {"name": ..., "type": ...}')
+                continue
+            cons = f.get("constraints") or {}
+            ftype = str(f.get("type") or "any").lower()
+            entry: dict[str, Any] = {"name": f.get("name"), "unit": f.get("unit", ""),
+                                     "meaning": f.get("description") or f.get("title") or ""}
+            if f.get("role"):
+                entry["role"] = f["role"]
+            elif f.get("name") in keys:
+                entry["role"] = "identifier"
+            enum = cons.get("enum")
+            if ftype == "boolean":
+                entry["type"] = "binary"
+            elif enum:
+                entry["type"] = "categorical" if entry.get("role", "covariate") == "covariate" \
+                    else "label"
+                entry["levels"] = enum
+            elif ftype in ("number", "integer"):
+                entry["type"] = "numeric"
+            elif ftype in ("string", "any"):
+                entry["type"] = "label"
+                entry["_role_default"] = "ignore"  # unless the top level names it
+            else:
+                entry["type"] = ftype  # reported as an unknown type
+            if "minimum" in cons or "maximum" in cons:
+                entry["lower"], entry["upper"] = cons.get("minimum"), cons.get("maximum")
+            if f.get("levels"):
+                entry["levels"] = f["levels"]
+            columns.append(entry)
+        out = {k: v for k, v in data.items() if k not in ("fields", "primaryKey")}
+        out["columns"] = columns
+        if isinstance(data.get("missing_values"), list):
+            # Frictionless lists every missing marker; "" is always one here
+            out["missing_values"] = [v for v in data["missing_values"] if v != ""]
+        return out
+
+    # ------------------------------------------------------------------ single entries
+    def word(self, value, table, allowed, default, where, field):
+        if value is None or (isinstance(value, str) and not value.strip()):
+            return default
+        text = str(value).strip().lower()
+        if text in table:
+            return table[text]
+        self.add(where, field, f"{field} {_q(value)} is unknown",
+                 f"use one of {', '.join(allowed)}")
+        return default
+
+    def levels(self, value, where):
+        if value is None:
+            return None
+        if isinstance(value, str):
+            value = [_parse_level(v) for v in split_levels(value)]
+        if not isinstance(value, (list, tuple)):
+            self.add(where, "levels", "levels must be a list", 'write ["A", "B", "C"]')
+            return None
+        levels = tuple(_label(v) for v in value)
+        from .columns import label_key
+
+        keys = [label_key(v) for v in levels]
+        if not levels or len(set(keys)) < len(keys):
+            dup = sorted({str(v) for v, k in zip(levels, keys) if keys.count(k) > 1})
+            self.add(where, "levels", "levels must be distinct and not empty" + (
+                f" ({_name_list(dup)} read as the same level)" if dup else ""),
+                     "list each level once (1, 01 and 1.0 are one level; case is ignored)")
+            return None
+        return levels
+
+    def pair(self, value, name, constant=False):
+        try:
+            return _pair(value, name, constant)
+        except DictionaryError as exc:
+            self.problems.extend(exc.problems)
+            return None
+
+    def number(self, text, name, which, line):
+        try:
+            return float(text.replace(",", ".") if text.count(",") == 1 and "." not in text
+                         else text)
+        except ValueError:
+            self.add(f"line {line} (column {_q(name)})", which, f"{which} bound {_q(text)} is not "
+                     "a number", "write a number such as 18 or 0.5 (or leave both bounds empty)")
+            return None
+
+    def probability(self, value, name):
+        if value is None or value == "":
+            return None
+        try:
+            text = str(value).strip()
+            p = float(text.replace(",", ".") if text.count(",") == 1 and "." not in text
+                      else value)
+        except (TypeError, ValueError):
+            self.add("dictionary", name, f"{name} must be a number between 0 and 1, got "
+                     f"{_q(value)}", "write P(treated), e.g. 0.5 for 1:1 or 0.6667 for 2:1")
+            return None
+        if not 0.0 < p < 1.0:
+            self.add("dictionary", name, f"{name} must lie strictly between 0 and 1, got {p:g}",
+                     "if it is a percentage, divide it by 100")
+            return None
+        return p
+
+    def boolean(self, value, name):
+        if value is None or isinstance(value, bool):
+            return value
+        text = str(value).strip().lower()
+        if text in _TRUE:
+            return True
+        if text in _FALSE:
+            return False
+        self.add("dictionary", name, f"{name} must be true or false, got {_q(value)}",
+                 f"write {name} = true (larger outcomes are better) or false")
+        return None
+
+    def missing_values(self, value):
+        if value is None:
+            return ()
+        if isinstance(value, str):
+            value = split_levels(value)
+        if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+            self.add("dictionary", "missing_values", "missing_values must be a list of texts",
+                     'write ["-99", "unknown"]')
+            return ()
+        return tuple(v.strip() for v in value if v.strip())
+
+
+def split_levels(text: str) -> list[str]:
+    """A levels cell split on ``|``, else ``;``, else ``,`` (a level with a comma needs ``|``).
+
+    Examples
+    --------
+    >>> split_levels("drug, 10 mg|placebo"), split_levels("-1;1"), split_levels("A, B")
+    (['drug, 10 mg', 'placebo'], ['-1', '1'], ['A', 'B'])
+    """
+    text = str(text)
+    sep = next((s for s in (LEVEL_SEP, ";", ",") if s in text), LEVEL_SEP)
+    return [v.strip() for v in text.split(sep) if v.strip()]
+
+
+def _raw_keys(data, name):
+    for e in data.get("columns") or ():
+        if isinstance(e, dict) and str(e.get("name", "")).strip() == name:
+            return {str(k).lower() for k in e}
+    return set()
+
+
+def _drop(problems, cols, kw):
+    """Leave out what each problem names, so the rest builds a valid Dictionary."""
+    cols = list(cols)
+    for p in problems:
+        if p.field == "treated":
+            kw["treated"] = None
+        elif p.field == "propensity":
+            kw["propensity"] = None
+        elif p.field == "name":
+            seen, out = set(), []
+            for c in cols:
+                if c.name not in seen:
+                    out.append(c)
+                seen.add(c.name)
+            cols = out
+        elif p.field == "role":
+            role = re.search(r"role (\w+)", p.message)
+            if role:
+                first = True
+                for i, c in enumerate(cols):
+                    if c.role == role[1]:
+                        if not first:
+                            cols[i] = replace(c, role="ignore")
+                        first = False
+        elif p.field in ("levels", "bounds"):
+            for i, c in enumerate(cols):
+                if p.where == f"column {_q(c.name)}":
+                    if p.field == "levels" and c.role == "treatment":
+                        cols[i] = replace(c, levels=None)
+                    elif p.field == "levels":
+                        cols[i] = replace(c, role="ignore", type="label", levels=None)
+                    else:
+                        cols[i] = replace(c, bounds=None)
+    return cols, kw
 
 
 def _treated_first(c, treated):
     """The treatment's levels in the order (treated, control), as Trial.arms has them."""
     if c.role != "treatment" or not c.levels or treated is None:
         return c
-    return replace(c, levels=tuple(sorted(c.levels, key=lambda v: str(v) != str(treated))))
+    from .columns import label_key
 
-
-def _merge_design_keys(cols, data):
-    """Top-level treatment, outcome and outcome_bounds agree with (or fill) the columns."""
-    by_name = {c.name: i for i, c in enumerate(cols)}
-    for role in ("treatment", "outcome"):
-        name = data.get(role)
-        if name is None:
-            continue
-        if name not in by_name:
-            raise DictionaryError(f"{role} {_q(name)} is not among the dictionary's columns")
-        c = cols[by_name[name]]
-        if c.role != role:
-            raise DictionaryError(f"{role} {_q(name)} has role {_q(c.role)} in its column entry")
-    if data.get("outcome_bounds") is not None:
-        name = data.get("outcome") or next((c.name for c in cols if c.role == "outcome"), None)
-        if name is None:
-            raise DictionaryError("outcome_bounds are given but no column is the outcome")
-        top = _pair(data["outcome_bounds"], "outcome_bounds")
-        c = cols[by_name[name]]
-        if c.bounds is not None and c.bounds != top:
-            raise DictionaryError(f"outcome_bounds {list(top)} differ from the bounds "
-                                  f"{list(c.bounds)} of column {_q(name)}")
-        cols[by_name[name]] = replace(c, bounds=top)
-    return cols
-
-
-def _from_csv(text):
-    rows = [r for r in csv.reader(io.StringIO(text)) if any(cell.strip() for cell in r)]
-    if not rows:
-        raise DictionaryError("the dictionary file is empty")
-    header = [h.strip().lower() for h in rows[0]]
-    if header[0] == "name":
-        header[0] = "column"
-    need = [h for h in CSV_COLUMNS[:3] if h not in header]
-    if need:
-        raise DictionaryError(f"a CSV dictionary needs the columns {', '.join(CSV_COLUMNS[:7])}; "
-                              f"{_name_list(need)} missing from its first row")
-    unknown = [h for h in header if h not in CSV_COLUMNS]
-    if unknown:
-        raise DictionaryError(f"unknown dictionary columns {_name_list(unknown)}; the columns "
-                              f"are {', '.join(CSV_COLUMNS)}")
-    cols, design = [], {}
-    for k, r in enumerate(rows[1:], start=2):
-        cell = {h: (r[j].strip() if j < len(r) else "") for j, h in enumerate(header)}
-        name = cell["column"]
-        if not name:
-            raise DictionaryError(f"line {k} of the dictionary has no column name")
-        if cell["role"].lower() == "design":
-            if name not in _DESIGN:
-                raise DictionaryError(f"line {k}: design key {_q(name)} is not one of "
-                                      f"{', '.join(_DESIGN)}")
-            design[name] = cell.get("levels", "")
-            continue
-        lo, hi = cell.get("lower", ""), cell.get("upper", "")
-        if bool(lo) != bool(hi):
-            raise DictionaryError(f"column {_q(name)} (line {k}) has one bound only; give both "
-                                  "lower and upper, or neither")
-        bounds = (_number(lo, name, "lower"), _number(hi, name, "upper")) if lo else None
-        levels = cell.get("levels", "")
-        levels = [_parse_level(v) for v in levels.split(LEVEL_SEP)] if levels else None
-        cols.append(_column(name, cell["role"] or "covariate", cell["type"] or "numeric",
-                            cell.get("unit", ""), bounds, levels, cell.get("meaning", "")))
-    treatment = next((c for c in cols if c.role == "treatment"), None)
-    treated = treatment.levels[0] if treatment is not None and treatment.levels else None
-    return _from_dict({"columns": [_column_dict(c) for c in cols], "treated": treated,
-                       **{k: _parse_design(k, v) for k, v in design.items() if v != ""}})
-
-
-def _column(name, role, type_, unit, bounds, levels, meaning):
-    role, type_ = str(role).strip().lower(), str(type_).strip().lower()
-    if role not in ROLES:
-        raise DictionaryError(f"column {_q(name)} has role {_q(role)}; the roles are {', '.join(ROLES)}")
-    if type_ not in TYPES:
-        raise DictionaryError(f"column {_q(name)} has type {_q(type_)}; the types are {', '.join(TYPES)}")
-    if levels is not None:
-        if isinstance(levels, str) or not hasattr(levels, "__iter__"):
-            raise DictionaryError(f"levels of {_q(name)} must be a list")
-        levels = tuple(_label(v) for v in levels)
-        if not levels or _duplicates([str(v) for v in levels]):
-            raise DictionaryError(f"levels of {_q(name)} must be distinct and not empty")
-    bounds = None if bounds is None else _pair(bounds, name)
-    return Column(name.strip(), role, type_, str(unit), bounds, levels, str(meaning))
-
-
-def _number(text, name, which):
-    try:
-        return float(text.replace(",", ".") if text.count(",") == 1 and "." not in text else text)
-    except ValueError:
-        raise DictionaryError(f"{which} bound of {_q(name)} is {_q(text)}, not a number") from None
-
-
-def _probability(value, name):
-    if value is None or value == "":
-        return None
-    try:
-        p = float(value)
-    except (TypeError, ValueError):
-        raise DictionaryError(f"{name} must be a number between 0 and 1, got {_q(value)}") from None
-    if not 0.0 < p < 1.0:
-        raise DictionaryError(f"{name} must lie strictly between 0 and 1, got {p:g}")
-    return p
-
-
-def _bool(value, name):
-    if value is None or isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in ("true", "yes", "1", "larger"):
-        return True
-    if text in ("false", "no", "0", "smaller"):
-        return False
-    raise DictionaryError(f"{name} must be true or false, got {_q(value)}")
+    key = label_key(treated)
+    return replace(c, levels=tuple(sorted(c.levels, key=lambda v: label_key(v) != key)))
 
 
 def _parse_level(text):
-    text = text.strip()
-    try:
-        v = float(text)
-    except ValueError:
-        return text
-    return int(v) if v.is_integer() and "." not in text else v
-
-
-def _parse_design(key, text):
-    if key == "larger_is_better":
-        return _bool(text, key)
-    if key in ("propensity", "min_propensity"):
-        return _probability(text, key)
-    return _parse_level(text) if key == "treated" else text
-
-
+    """A level as written: ``1`` and ``-1`` as ints, ``2.5`` as a float, ``01`` and words as text."""
+    text = str(text).strip()
+    if re.fullmatch(r"[+-]?(0|[1-9]\d*)", text):
+        return int(text)
+    if re.fullmatch(r"[+-]?\d*\.\d+([eE][+-]?\d+)?", text):
+        return float(text)
+    return text

@@ -3,8 +3,10 @@ categorical levels): each named column exists, plays one role, and is named once
 
 from __future__ import annotations
 
-from .columns import _clean, _is_numeric, _strip_label
-from .csv_io import TrialDataError, _duplicates, _name_list, _q
+import numpy as np
+
+from .columns import _strip_label
+from .csv_io import TrialDataError, _duplicates, _name_list, _q, parse_numbers
 
 
 def check_names(value, name, single=False):
@@ -73,18 +75,33 @@ def check_roles(columns, treatment, outcome, propensity, covariates, categorical
             raise TrialDataError(f"categorical column {_name_list(extra)} is not among the covariates")
 
 
-def default_covariates(df, treatment, outcome, propensity, categorical):
+def default_covariates(table, treatment, outcome, propensity, categorical):
+    """Every other column with at least one number cell, plus the categorical ones.
+
+    A convenience for exploring a file: which columns qualify is read off the data (a
+    column of text with one number in it is taken). A private release names its covariates
+    (or takes them from the dictionary).
+    """
     out = []
-    for c in df.columns:
+    for c in table.header:
         if c in (treatment, outcome, propensity) or c.startswith("Unnamed: "):
             continue
         if c in categorical:
             out.append(c)
             continue
-        s = _clean(df[c])
-        if s.notna().any() and _is_numeric(s):
+        if _has_number(table.cells[c], table.decimal):
             out.append(c)
     return out
+
+
+def _has_number(cells, decimal, chunk=512):
+    """Whether any cell reads as a number, reading from the top and stopping at the first."""
+    start = 0
+    while start < len(cells):
+        if np.isfinite(parse_numbers(cells[start:start + chunk], decimal)).any():
+            return True
+        start, chunk = start + chunk, min(chunk * 4, 1 << 16)
+    return False
 
 
 def _looks_numeric(name):

@@ -17,35 +17,34 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from .columns import (
-    _clean,
     _encode_covariates,
     _encode_treatment,
     _level_key,
     _numeric,
-    _plain,
-    _row_number,
     guess_columns,
+    label_key,
+    typed_label,
 )
 from .csv_io import (
+    CellTable,
     CsvPreview,
     Source,
     TrialDataError,
     _name_list,
-    _parse,
     _q,
-    _read_source,
-    _sniff,
+    normalised_cells,
     preview_csv,
+    read_cells,
     read_table,
 )
 from .dictionary_read import trial_arguments
 from .roles import check_categorical, check_choice, check_names, check_roles, default_covariates
 
-__all__ = ["MIN_ROWS_PER_ARM", "CsvPreview", "Trial", "TrialDataError", "column_labels",
-           "guess_columns", "preview_csv", "read_table", "read_trial"]
+__all__ = ["MIN_ROWS_PER_ARM", "CellTable", "CsvPreview", "Trial", "TrialDataError",
+           "column_labels", "guess_columns", "normalised_cells", "preview_csv", "read_cells",
+           "read_table", "read_trial"]
 
 #: Fewest rows each arm needs after rows with missing values are dropped.
 MIN_ROWS_PER_ARM = 10
@@ -197,27 +196,39 @@ def read_trial(source: Source, *, treatment: str | None = None, outcome: str | N
                treated: Any = None,
                categorical: Sequence[str] | Mapping[str, Sequence[Any]] | None = None,
                incomplete: str = "drop", unknown_levels: str = "error",
-               dictionary: Any = None) -> Trial:
-    """Read a two-arm randomized trial from a CSV file.
+               dictionary: Any = None, arms: Sequence[Any] | None = None,
+               binary: Sequence[str] | None = None, encoding: str = "utf-8",
+               delimiter: str | None = None,
+               missing_values: Sequence[str] | None = None) -> Trial:
+    """Read a two-arm randomized trial from a CSV file, cell by cell.
+
+    How one row is read never depends on another row (ARCHITECTURE.md, privacy rules 8 and
+    10): the file is decoded with one declared encoding, each physical line is one record,
+    every cell is compared as normalised text with the public labels, and numbers are read
+    per cell. A cell that does not read (a number column holding ``x``, an arm that is not
+    one of the dictionary's) is a missing value: with ``incomplete="keep"`` its row stays
+    (weight 0, baseline level) and ``Trial.n`` is the file's record count.
+
+    Labels are compared by :func:`dpcore.data.columns.label_key`: numbers by value (``1``,
+    ``"1"``, ``"01"`` and ``"1.0"`` are one label), other text stripped, Unicode NFC and
+    case-insensitive (``"True"`` matches ``TRUE`` and ``true``).
 
     Parameters
     ----------
     source : str, path, bytes or file object
         A path, the file's bytes, or an open binary or text file (a Streamlit upload works).
-        Comma, semicolon, tab and pipe delimiters are recognised from the first 64 KB (or
-        from Excel's ``sep=;`` first line); the encoding is UTF-8 (with or without BOM),
-        UTF-16 with BOM, or else Windows-1252/Latin-1.
-        With a semicolon or tab delimiter and only decimal commas in the sample ("1,5"), the
-        comma is read as the decimal mark. Spaces around names and values are ignored;
+        Comma, semicolon, tab and pipe delimiters are recognised from the header line (or
+        Excel's ``sep=;`` first line). In a semicolon, tab or pipe file a number cell may use
+        a decimal comma (``1,5``), cell by cell. Spaces around names and values are ignored;
         ``""``, ``NA``, ``.``, ``NaN``, ``null`` and the like are missing values.
     treatment : str
-        Column holding the arm. Exactly two distinct labels are allowed: 0/1, -1/+1, 1/2,
+        Column holding the arm. Exactly two labels are allowed: 0/1, -1/+1, 1/2,
         True/False or two strings.
     outcome : str
         Numeric outcome column (its direction and public bounds are given to DPOWL).
     covariates : list of str, optional
-        Feature columns, in this order. Default: every other numeric column in file order,
-        plus the ``categorical`` ones, leaving out unnamed columns and columns with no value.
+        Feature columns, in this order. Default: every other column holding at least one
+        number, plus the ``categorical`` ones (read off the data: name them for a release).
     propensity : str, optional
         Column holding P(treated | X) for each row, strictly between 0 and 1. Leave it out
         when the randomization probability is a known constant and pass that to DPOWL.
@@ -241,7 +252,22 @@ def read_trial(source: Source, *, treatment: str | None = None, outcome: str | N
         A value of a categorical column outside its public levels: an error, or read as the
         baseline (every one-hot column 0), which does not depend on the other rows.
     dictionary : Dictionary, path, bytes or dict, optional
-        A public data dictionary: it gives every column argument not passed explicitly.
+        A public data dictionary: it gives every column argument not passed explicitly, the
+        two arms and the treated one, and the binary columns.
+    arms : two labels, optional
+        The treatment's two public labels; a cell that matches neither is missing. Default:
+        the dictionary's, else read off the data.
+    binary : list of str, optional
+        Covariates that are 0/1 and whose yes/no, true/false, y/n cells read as 1/0
+        (default: the dictionary's binary columns).
+    encoding : str
+        The file's one encoding, default UTF-8 (a byte-order mark overrides it). A file not
+        valid in it is refused, naming the line and byte; declare ``"cp1252"`` for a file
+        Excel saved as "CSV" on Windows.
+    delimiter : {",", ";", "\\t", "|"}, optional
+        Default: detected from the header line.
+    missing_values : list of str, optional
+        More cell texts that mean missing, such as ``-99`` (default: the dictionary's).
 
     Returns
     -------
@@ -251,8 +277,8 @@ def read_trial(source: Source, *, treatment: str | None = None, outcome: str | N
     ------
     TrialDataError
         When the file or the column choice cannot be read as a two-arm trial; the message
-        says what to change. Rows with a missing value in a used column are dropped and
-        counted in ``Trial.n_dropped``; each arm needs ``MIN_ROWS_PER_ARM`` (10) rows left.
+        says what to change. A quoted field that runs past its line refuses the file (records
+        are physical lines). Each arm needs ``MIN_ROWS_PER_ARM`` (10) complete rows.
     TypeError
         When ``source`` or a column argument has the wrong type.
 
@@ -270,8 +296,16 @@ def read_trial(source: Source, *, treatment: str | None = None, outcome: str | N
     >>> rule = rule.fit(trial.X, trial.A, trial.B, propensity=2 / 3)
     """
     if dictionary is not None:
-        treatment, outcome, covariates, propensity, treated, categorical = trial_arguments(
-            dictionary, treatment, outcome, covariates, propensity, treated, categorical)
+        kw = trial_arguments(dictionary, treatment=treatment, outcome=outcome,
+                             covariates=covariates, propensity=propensity, treated=treated,
+                             categorical=categorical, arms=arms, binary=binary,
+                             missing_values=missing_values)
+        treatment, outcome, covariates, propensity = (kw["treatment"], kw["outcome"],
+                                                      kw["covariates"], kw["propensity"])
+        treated, categorical, arms, binary = (kw["treated"], kw["categorical"], kw["arms"],
+                                              kw["binary"])
+        missing_values = kw["missing_values"]
+    binary = set(check_names(binary, "binary")) if binary is not None else set()
     check_names(treatment, "treatment", single=True)
     check_names(outcome, "outcome", single=True)
     assert isinstance(treatment, str) and isinstance(outcome, str)  # checked just above
@@ -279,90 +313,123 @@ def read_trial(source: Source, *, treatment: str | None = None, outcome: str | N
         covariates = check_names(covariates, "covariates")
     if propensity is not None:
         check_names(propensity, "propensity", single=True)
+    if arms is not None:
+        if isinstance(arms, (str, bytes)) or len(arms) != 2:
+            raise TypeError(f"arms must be the two arm labels, got {arms!r:.80}")
+        arms = tuple(arms)
     categorical = check_categorical(categorical)
     check_choice(incomplete, "incomplete", INCOMPLETE)
     check_choice(unknown_levels, "unknown_levels", UNKNOWN_LEVELS)
-    raw = _read_source(source)
-    fmt = _sniff(raw, complete=True)
-    df = _parse(raw, fmt)
-    check_roles(df.columns, treatment, outcome, propensity, covariates, categorical)
+    if missing_values is not None:
+        if isinstance(missing_values, str) or not all(isinstance(v, str) for v in missing_values):
+            raise TypeError(f"missing_values must be a list of texts, got {missing_values!r:.80}")
+    wanted = numeric = None  # with the covariates named, only the used columns' cells are
+    if covariates is not None:  # kept, and the numeric ones are read as numbers in chunks
+        wanted = [treatment, outcome, *covariates, *([propensity] if propensity else [])]
+        numeric = {c: c in binary for c in [outcome, *covariates, propensity]
+                   if c is not None and c not in categorical and c != treatment}
+    table = read_cells(source, encoding=encoding, delimiter=delimiter,
+                       missing_values=missing_values, columns=wanted, numeric=numeric)
+    for c in table.numbers:  # a column of text named as a number: the wrong column
+        _check_some_number(table, c, "outcome" if c == outcome else
+                           "propensity" if c == propensity else "covariate")
+    check_roles(table.header, treatment, outcome, propensity, covariates, categorical)
     if covariates is None:
-        covariates = default_covariates(df, treatment, outcome, propensity, categorical)
+        covariates = default_covariates(table, treatment, outcome, propensity, categorical)
     if not covariates:
         raise TrialDataError(
             "no covariates to learn a rule from: the file has no other numeric column; "
             "name the covariates (and any categorical ones) explicitly"
         )
-    used = list(dict.fromkeys([treatment, outcome, *covariates] + ([propensity] if propensity else [])))
-    frame = {c: _clean(df[c]) for c in used}
-    missing = pd.DataFrame({c: s.isna() for c, s in frame.items()})
-    keep = ~missing.any(axis=1).to_numpy()
+    col = {c: table.column(c) for c in dict.fromkeys(
+        [treatment, outcome, *covariates] + ([propensity] if propensity else []))}
+    dec = table.decimal
+    B = _numeric(col[outcome], outcome, "outcome", dec)
+    p = None if propensity is None else _numeric(col[propensity], propensity, "propensity", dec)
+    present = np.isfinite(B) & (True if p is None else np.isfinite(p))
+    # cells first, each on its own; levels read off the data (no public list) use the rows
+    # whose other cells are present, as before
+    X, names, categories, xmiss = _encode_covariates(
+        {c: col[c] for c in covariates}, covariates, categorical, unknown_levels, dec, binary,
+        rows=present & col[treatment].notna().to_numpy())
+    xkeep = ~xmiss.any(axis=1)
+    tmiss = col[treatment].isna().to_numpy()
+    if not (present & xkeep & ~tmiss).any():
+        _all_incomplete(table.n, dict(zip(covariates, xmiss.T)),
+                        {treatment: tmiss, outcome: np.isnan(B)}
+                        | ({} if p is None else {propensity: np.isnan(p)}))
+    A, arm_labels = _encode_treatment(col[treatment], treatment, treated, arms,
+                                      rows=present & xkeep)
+    keep = present & xkeep & np.isfinite(A)
     n_dropped = int((~keep).sum()) if incomplete == "drop" else 0
     if not keep.any():
-        worst = missing.sum().sort_values(ascending=False)
-        raise TrialDataError(
-            f"every one of the {len(df)} rows has a missing value in a used column "
-            f"(most often {_q(worst.index[0])}, missing in {_rows(int(worst.iloc[0]))}); "
-            "leave that column out or fill it in"
-        )
-    # Checks and encodings run on the complete rows; with incomplete="keep" their results are
-    # spread back over every row, with fixed fill values where a cell is missing.
-    sub = {c: s[keep] for c, s in frame.items()}
-    A, arms = _encode_treatment(sub[treatment], treatment, treated)
-    B = _numeric(sub[outcome], outcome, "outcome")
-    if np.ptp(B) == 0:
+        _all_incomplete(table.n, {treatment: np.isnan(A)})
+    if np.ptp(B[keep]) == 0:
         raise TrialDataError(
             f"outcome {_q(outcome)} has the same value in every row used; there is nothing to learn"
         )
-    xkeep = ~missing[list(covariates)].any(axis=1).to_numpy()
-    X, names, categories = _encode_covariates(
-        {c: frame[c][xkeep if incomplete == "keep" else keep] for c in covariates},
-        covariates, categorical, unknown_levels)
-    p = None
-    if propensity is not None:
-        p = _numeric(sub[propensity], propensity, "propensity")
-        bad = (p <= 0) | (p >= 1)
+    if p is not None:
+        bad = keep & ((p <= 0) | (p >= 1))
         if bad.any():
             i = int(np.argmax(bad))
             raise TrialDataError(
                 f"propensity column {_q(propensity)} must hold P(treated) strictly between 0 and 1, "
-                f"found {p[i]:.4g} in data row {_row_number(sub[propensity], i)}"
+                f"found {p[i]:.4g} in data row {i + 1}"
                 + ("; if it is a percentage, divide it by 100" if 1 < p[i] <= 100 else "")
             )
-    _check_arm_sizes(A, arms, n_dropped)
+    _check_arm_sizes(np.where(keep, A, 0.0), arm_labels, n_dropped)
     complete = covariates_complete = None
     if incomplete == "keep":
-        A, B = _spread(A, keep, 1.0), _spread(B, keep, 0.0)
-        X = _spread(X, xkeep, 0.0)
-        p = None if p is None else _spread(p, keep, 0.5)
+        A = np.where(keep, A, 1.0)
+        B = np.where(keep, B, 0.0)
+        X = np.where(xkeep[:, None], X, 0.0)
+        p = None if p is None else np.where(keep, p, 0.5)
         complete, covariates_complete = keep, xkeep
-        rows = np.arange(1, len(keep) + 1)
+        rows = np.arange(1, table.n + 1)
     else:
+        A, B, X = A[keep], B[keep], X[keep]
+        p = None if p is None else p[keep]
         rows = np.flatnonzero(keep) + 1
+    X = np.ascontiguousarray(X, dtype=float)
     for a in (X, A, B, rows, complete, covariates_complete, p):
         if a is not None:
             a.setflags(write=False)
     return Trial(
         X=X, A=A, B=B, propensity=p, covariates=tuple(names), treatment=treatment,
-        outcome=outcome, treated=arms[0], arms=arms, n_dropped=n_dropped,
-        propensity_column=propensity, categories=categories, delimiter=fmt["delimiter"],
-        encoding=fmt["encoding"], decimal=fmt["decimal"], rows=rows, complete=complete,
+        outcome=outcome, treated=arm_labels[0], arms=arm_labels, n_dropped=n_dropped,
+        propensity_column=propensity, categories=categories, delimiter=table.delimiter,
+        encoding=table.encoding, decimal=table.decimal, rows=rows, complete=complete,
         covariates_complete=covariates_complete,
     )
 
 
-def _spread(values, mask, fill):
-    """Values computed on the rows of ``mask``, placed back among all rows (``fill`` elsewhere)."""
-    out = np.full((len(mask),) + values.shape[1:], fill, dtype=float)
-    out[mask] = values
-    return out
+def _check_some_number(table, name, role):
+    """Refuse a column read as numbers in which no present cell is one (it holds text)."""
+    v, here = table.numbers[name], table.present[name]
+    if here.any() and not np.isfinite(v[here]).any():
+        i, text = table.example[name]
+        hint = ("; name it in categorical to one-hot encode it, or leave it out"
+                if role == "covariate" else "")
+        raise TrialDataError(f"{role} {_q(name)} is not numeric: data row {i + 1} holds "
+                             f"{_q(text)}{hint}")
 
 
-def column_labels(source: Source, column: str, limit: int = 20) -> tuple[Any, ...]:
-    """The distinct non-missing labels of one column, as :func:`read_trial` reads them.
+def _all_incomplete(n, *masks):
+    counts = {c: int(m.sum()) for d in masks for c, m in d.items()}
+    worst = max(counts, key=lambda c: counts[c])
+    raise TrialDataError(
+        f"every one of the {n} rows has a missing value in a used column "
+        f"(most often {_q(worst)}, missing in {_rows(counts[worst])}); "
+        "leave that column out or fill it in"
+    )
 
-    For a screen that asks which arm is the treated one. Labels are data: show them only to
-    the person who uploaded the file.
+
+def column_labels(source: Source, column: str, limit: int = 20, *,
+                  encoding: str = "utf-8") -> tuple[Any, ...]:
+    """The distinct non-missing labels of one column, each read as :func:`read_trial` reads it.
+
+    For a screen that asks which arm is the treated one when there is no dictionary. Labels
+    are data: show them only to the person who uploaded the file.
 
     Parameters
     ----------
@@ -371,6 +438,8 @@ def column_labels(source: Source, column: str, limit: int = 20) -> tuple[Any, ..
     limit : int
         At most this many labels are returned (sorted); a treatment column with more is an
         error in :func:`read_trial` anyway.
+    encoding : str
+        As in :func:`read_trial`.
 
     Returns
     -------
@@ -381,12 +450,17 @@ def column_labels(source: Source, column: str, limit: int = 20) -> tuple[Any, ..
     >>> column_labels(b"arm,y\\ndrug,1\\nplacebo,2\\n drug ,3\\n", "arm")
     ('drug', 'placebo')
     """
-    df = read_table(source)
     check_names(column, "column", single=True)
-    if column not in df.columns:
-        raise TrialDataError(f"no column named {_q(column)}; the columns are {_name_list(df.columns, 25)}")
-    labels = pd.unique(_clean(df[column]).dropna())
-    return tuple(sorted((_plain(v) for v in labels), key=_level_key)[: int(limit)])
+    table = read_cells(source, encoding=encoding, columns=[column])
+    if column not in table.cells:
+        raise TrialDataError(f"no column named {_q(column)}; the columns are "
+                             f"{_name_list(table.header, 25)}")
+    first: dict = {}
+    for v in table.cells[column]:
+        if v is not None:
+            first.setdefault(label_key(v), v)
+    labels = (typed_label(v) for v in first.values())
+    return tuple(sorted(labels, key=_level_key)[: int(limit)])
 
 
 def _check_arm_sizes(A, arms, n_dropped):

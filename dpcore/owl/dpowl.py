@@ -42,6 +42,13 @@ __all__ = ["DPOWL", "Propensity"]
 Propensity = float | ArrayLike | str | None
 
 
+def _plus_minus_one(classes: np.ndarray) -> bool:
+    """Whether the two labels are -1 and +1 (numbers, not booleans or text)."""
+    if classes.dtype.kind not in "iuf":
+        return False
+    return classes.tolist() == [-1, 1]
+
+
 class DPOWL(PrivateEstimator):
     """Differentially private outcome weighted learning (DP-OWL).
 
@@ -172,8 +179,9 @@ class DPOWL(PrivateEstimator):
             ``C="worst-case"``; any other C > 0 relies on the paper's large-n constant H and
             raises a :class:`PrivacyWarning`.
         treated : label, optional
-            Which label of ``A`` is the treated arm (the one ``propensity`` is about). Default
-            the larger label: +1, 1 or True.
+            Which label of ``A`` is the treated arm (the one ``propensity`` is about, and the
+            rule's "treat"). Required unless the labels are -1 and +1 (+1 is treated): it is
+            never taken from the labels' sort order.
         ledger : PrivacyLedger, optional
             The dataset's ledger (:meth:`dpcore.PrivacyLedger.for_trial`): the release is
             recorded before any released attribute is set, as in
@@ -197,6 +205,12 @@ class DPOWL(PrivateEstimator):
         X = check_matrix(X, allow_1d=False)
         n = X.shape[0]
         classes, A = check_binary_labels(A, n, "A")
+        if treated is None and not _plus_minus_one(classes):
+            # never a sort order: which arm is treated is the caller's (or the dictionary's)
+            raise ValueError(
+                f"A has the labels {classes[0]!r} and {classes[1]!r}: say which is the treated "
+                f"arm, the one propensity is about, e.g. fit(..., treated={classes[1]!r}) (or "
+                "use fit_trial, which takes it from the trial); only -1/+1 labels default to +1")
         if treated is not None:
             if treated not in classes.tolist():
                 raise ValueError(f"treated={treated!r} is not a label of A ({classes.tolist()})")
@@ -282,7 +296,7 @@ class DPOWL(PrivateEstimator):
                                  "0 only with public outcome_bounds")
             B = trial.outcomes_for_fit(self.outcome_bounds, self.larger_is_better)
         X = pd.DataFrame(np.asarray(trial.X), columns=list(trial.covariates))
-        self.fit(X, trial.A, B, p, ledger=ledger)
+        self.fit(X, trial.A, B, p, treated=1.0, ledger=ledger)  # Trial.A is +1 for trial.arms[0]
         self.arms_ = tuple(trial.arms)
         return self
 

@@ -133,7 +133,7 @@ class Rule:
                 base, level = self.one_hot[c]
                 cols.append((cleaned[base].map(_plain).astype(str) == str(level)).to_numpy(float))
             else:
-                cols.append(_numeric(cleaned[c], c, "covariate"))
+                cols.append(_numeric(cleaned[c], c, "covariate", strict=True))
         return np.column_stack(cols) if cols else np.empty((len(table), 0))
 
     def decision_function(self, patients):

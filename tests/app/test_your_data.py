@@ -107,7 +107,8 @@ CASES = {
     "semicolon": (trial_csv(sep=";"), None),
     "tab": (trial_csv(sep="\t"), None),
     "utf-8 with BOM": (b"\xef\xbb\xbf" + GOOD, None),
-    "latin-1 header": (GOOD.replace(b"age", b"\xe2ge"), None),
+    # one encoding, declared (UTF-8 on the page), never guessed from the file
+    "latin-1 header": (GOOD.replace(b"age", b"\xe2ge"), "not valid utf-8: byte 0xE2 at line 1"),
     "trailing spaces": (GOOD.replace(b",", b" , "), None),
     "quoted fields": (GOOD.replace(b"age,arm,y", b'"age","arm","y"'), None),
     "drug/placebo labels": (trial_csv(arms=("drug", "placebo")), None),
@@ -128,10 +129,12 @@ CASES = {
                          "same value in every row"),
     "duplicate header": (GOOD.replace(b"age,arm,y", b"age,arm,arm"), "more than once"),
     "ragged rows": (GOOD + b"1,2,3,4,5\n", "fields"),
-    "non-numeric covariate": (GOOD.replace(b"\n41,", b"\nforty,", 1), "not numeric"),
+    # a cell that is not a number is a missing value of its row (weight 0), nothing else
+    "non-numeric covariate cell": (GOOD.replace(b"\n41,", b"\nforty,", 1), None),
     "all rows missing outcome": (b"age,arm,y\n" + b"".join(b"%d,%d,\n" % (i, i % 2) for i in range(30)),
                                  "missing value"),
-    "infinite covariate": (GOOD.replace(b"\n41,", b"\ninf,", 1), "infinite"),
+    "infinite covariate": (GOOD.replace(b"\n41,", b"\ninf,", 1), None),
+    "stray quote": (GOOD.replace(b"\n41,", b'\n"41,', 1), "quoted field is not closed"),
     "markup in names and labels": (trial_csv(arms=("<b>x</b>", "**y**"), header=("[a](http://e)", "arm", "y")),
                                    None),
 }

@@ -128,7 +128,51 @@ def test_a_malformed_dictionary_gets_a_message_and_the_page_carries_on(page):
     at.file_uploader(key="dictionary_upload").set_value(
         ("d.csv", b"column,role,type,lower,upper\nage,covariate,numeric,90,18\n", "text/csv")).run()
     assert not at.exception
-    assert "lower < upper" in words(at.error)
+    assert "lower < upper" in words(at.warning) and "swap them" in words(at.warning)
+
+
+def treated_radio(at):
+    return next(r for r in at.radio if r.label.startswith("Treated arm"))
+
+
+def test_the_actg175_demo_starts_from_its_dictionarys_treated_arm(page):
+    at = page
+    at.radio(key="file").set_value("actg175_trial").run()
+    assert not at.exception
+    radio = treated_radio(at)
+    assert radio.value == "zidovudine+didanosine"
+    assert [o.replace("\\", "") for o in radio.options] == ["zidovudine+didanosine", "zidovudine"]
+
+
+def test_the_treated_arm_and_levels_come_from_an_uploaded_dictionary(page):
+    """Labels that sort against the treated arm (drug < placebo), a 2:1 design, a third label
+    on one row and a level holding a comma: the control shows the dictionary's arms with its
+    treated one chosen, and the level stays whole."""
+    rng = np.random.default_rng(3)
+    rows = []
+    for i in range(90):
+        arm = "drug" if i % 3 else "placebo"
+        if i == 5:
+            arm = "unknown arm"
+        rows.append(f"{40 + i % 30},{('A, north', 'B', 'C')[i % 3]!r},{arm},{rng.uniform(0, 20):.2f}")
+    data = ("age,site,arm,days\n" + "\n".join(r.replace("'", '"') for r in rows) + "\n").encode()
+    dictionary = (b"column,role,type,lower,upper,levels,unit,treated\n"
+                  b"age,covariate,numeric,18,90,,years,\n"
+                  b"site,covariate,categorical,,,\"A, north|B|C\",,\n"
+                  b"arm,treatment,label,,,placebo|drug,,drug\n"
+                  b"days,outcome,numeric,0,30,,days,\n"
+                  b"larger_is_better,design,,,,false,,\n"
+                  b"randomization,design,,,,2:1,,\n")
+    at = upload_with_dictionary(page, data, dictionary)
+    radio = treated_radio(at)
+    assert list(radio.options) == ["drug", "placebo"] and radio.value == "drug"
+    digest = __import__("hashlib").sha256(data).hexdigest()[:12]
+    rows = at.session_state[f"meta_rows_{digest}"]
+    assert rows["site"]["levels"] == "A, north | B | C"
+    at = release(at)
+    rel = at.session_state[RELEASE].release
+    assert rel.treated == "drug" and rel.control == "placebo"
+    assert "site=B" in rel.names and "site=C" in rel.names and len(rel.names) == 3
 
 
 @pytest.mark.parametrize("change", [{2: "RARE_one_patient"}, {1: "NA"}, {4: ""}],
@@ -162,3 +206,71 @@ def test_neighbouring_files_publish_the_same_fields_with_the_evaluation(open_fre
                           at.subheader[-1].value, words(shown)))
     assert published[0] == published[1]
     assert published[0][1]["patients"] == 12 and published[0][0]["n"] == 48
+
+
+def codes_csv(change=None, n=60):
+    """age, site coded 01/02/03, note (unused text), arm True/False, y; row 7 may change."""
+    rng = np.random.default_rng(5)
+    rows = [[str(30 + i % 50), f"0{1 + i % 3}", "ok", "True" if i % 2 else "False",
+             f"{rng.uniform(0, 10):.3f}"] for i in range(n)]
+    for j, v in (change or {}).items():
+        rows[7][j] = v
+    return ("age,site,note,arm,y\n" + "".join(",".join(r) + "\n" for r in rows)).encode()
+
+
+@pytest.mark.parametrize("change", [{1: "x"}, {3: ""}, {2: "caf\u00e9"}],
+                         ids=["site x among 01/02/03", "a True/False arm with a gap",
+                              "an accent in an unused note"])
+def test_neighbouring_files_read_per_cell_on_the_page(open_fresh, change):
+    """Issue 30's breaks through the page: one changed cell changes nothing else published."""
+    import dataclasses
+    import hashlib
+
+    from tests.app.test_your_data import fill_table, upload
+
+    table = {"age": {"lower": 18.0, "upper": 90.0},
+             "site": {"type": "categorical", "levels": "01, 02, 03"},
+             "y": {"lower": 0.0, "upper": 10.0}}
+    published, trials = [], []
+    for data in (codes_csv(), codes_csv(change)):
+        at = upload(open_fresh(PAGE), data)
+        at.multiselect(key=f"covs_{hashlib.sha256(data).hexdigest()[:12]}").set_value(
+            ["age", "site"]).run()
+        fill_table(at, data, table)
+        at = release(at)
+        assert not at.exception and not at.error, words(at.error)
+        last = at.session_state[RELEASE]
+        rel = dataclasses.replace(last.release, intercept=0.0, coef=(0.0,) * len(last.release.coef),
+                                  time="T")
+        published.append((files.rule_dict(rel), at.subheader[-1].value))
+        trials.append(last.trial)
+    assert published[0] == published[1]
+    other = np.arange(60) != 7  # every other row is read exactly as before
+    np.testing.assert_array_equal(trials[0].X[other], trials[1].X[other])
+    np.testing.assert_array_equal(trials[0].A[other], trials[1].A[other])
+    rule = published[0][0]
+    assert rule["n"] == 60 and rule["one_hot"] == ["site=02", "site=03"]
+    assert rule["rule"].startswith("treat with 'True'")
+
+
+@pytest.mark.parametrize("row", [0, 7, 59])
+def test_a_stray_quote_is_refused_on_the_page_whichever_row(open_fresh, row):
+    from tests.app.test_your_data import upload
+
+    lines = codes_csv().decode().splitlines()
+    cells = lines[row + 1].split(",")
+    cells[2] = '"unclosed'
+    lines[row + 1] = ",".join(cells)
+    at = upload(open_fresh(PAGE), ("\n".join(lines) + "\n").encode())
+    assert f"line {row + 2}: a quoted field is not closed" in words(at.error)
+
+
+def test_a_latin1_byte_in_an_unused_column_is_refused_on_the_page(open_fresh):
+    """It used to decode the whole file as Windows-1252 and publish garbled arm labels."""
+    from tests.app.test_your_data import upload
+
+    data = codes_csv().replace(b"True", "médicament".encode()).replace(b"False", b"placebo")
+    lines = data.split(b"\n")
+    lines[8] = lines[8].replace(b",ok,", b",caf\xe9,")
+    at = upload(open_fresh(PAGE), b"\n".join(lines))
+    assert "not valid utf-8: byte 0xE9 at line 9" in words(at.error)

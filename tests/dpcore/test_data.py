@@ -94,12 +94,12 @@ def test_excel_sep_line_names_the_delimiter():
 def test_bom_latin1_and_utf16_files_read_alike():
     text = rows(arms=("médicament", "placebo"))
     base = read(text.encode("utf-8"), treated="médicament")
-    for data, enc in [
-        (codecs.BOM_UTF8 + text.encode("utf-8"), "utf-8"),
-        (text.encode("latin-1"), "cp1252"),
-        (text.encode("utf-16"), "utf-16"),
+    for data, enc, declared in [
+        (codecs.BOM_UTF8 + text.encode("utf-8"), "utf-8", "utf-8"),
+        (text.encode("latin-1"), "cp1252", "cp1252"),  # declared, never guessed
+        (text.encode("utf-16"), "utf-16", "utf-8"),    # the byte-order mark says so
     ]:
-        t = read(data, treated="médicament")
+        t = read(data, treated="médicament", encoding=declared)
         assert t.encoding == enc and t.covariates == ("age",)
         assert t.arms == ("médicament", "placebo")
         np.testing.assert_array_equal(t.A, base.A)
@@ -115,6 +115,14 @@ def test_quoted_fields_spaces_and_missing_words():
     t = read(text, treated="drug, 10 mg")
     assert t.arms == ("drug, 10 mg", "placebo")
     assert t.n == 30 and t.n_dropped == 2 and t.covariates == ("age",)
+
+
+def test_missing_words_are_missing_in_a_label_column():
+    lines = rows(n=40, arms=("drug", "placebo")).splitlines()
+    lines[3] = "41, NA ,0.5"
+    lines[4] = "42,n/a,0.5"
+    t = read("\n".join(lines) + "\n")
+    assert t.arms == ("drug", "placebo") and t.n_dropped == 2
 
 
 def test_missing_values_are_dropped_and_counted():
@@ -223,10 +231,15 @@ def test_unknown_delimiter_gives_one_column_hint():
     assert "single column" in msg
 
 
-def test_non_numeric_covariate_names_column_and_value():
+def test_a_cell_that_is_not_a_number_is_missing_and_a_text_column_is_refused():
     text = rows().replace("\n45,", "\nforty-five,", 1)
+    t = read(text, covariates=["age"])
+    assert t.n == 23 and t.n_dropped == 1 and 6 not in t.rows
+    kept = read(text, covariates=["age"], incomplete="keep")
+    assert kept.n == 24 and not kept.complete[5] and kept.complete.sum() == 23
+    text = "age,arm,y\n" + "".join(f"old,{i % 2},{i}\n" for i in range(24))
     msg = error(text, covariates=["age"])
-    assert "covariate 'age' is not numeric" in msg and "'forty-five'" in msg and "data row 6" in msg
+    assert "covariate 'age' is not numeric" in msg and "'old'" in msg and "data row 1" in msg
     assert "categorical" in msg
 
 
@@ -237,7 +250,8 @@ def test_string_column_is_not_a_default_covariate_but_named_is_an_error():
 
 
 def test_non_numeric_outcome():
-    msg = error(rows().replace("\n41,0,", "\n41,0,good", 1).replace("good-", "good"))
+    assert read(rows().replace("\n41,0,", "\n41,0,good", 1)).n_dropped == 1
+    msg = error("age,arm,y\n" + "".join(f"{i},{i % 2},good\n" for i in range(24)))
     assert "outcome 'y' is not numeric" in msg
 
 
@@ -319,20 +333,21 @@ def test_column_in_two_roles():
     assert "not among the covariates" in error(text, covariates=["age"], categorical=["site"])
 
 
-def test_infinite_covariate():
+def test_infinite_covariate_is_a_missing_cell():
     text = rows().replace("\n45,", "\ninf,", 1)
-    assert "infinite value in data row 6" in error(text)
+    t = read(text)
+    assert t.n_dropped == 1 and 6 not in t.rows
 
 
 def test_ragged_rows():
     lines = rows(n=30).splitlines()
     lines[4] += ",7,8"
-    assert "data row 4 has 5 fields but the header names 3" in error("\n".join(lines))
-    big = rows(n=8000)  # past the 64 KB sample: pandas finds it
+    assert "line 5 has 5 fields but the header names 3" in error("\n".join(lines))
+    big = rows(n=8000)  # past the 64 KB sample
     lines = big.splitlines()
     lines[7000] += ",7"
     msg = error("\n".join(lines))
-    assert "line 7001 has 4 fields where 3 were expected" in msg
+    assert "line 7001 has 4 fields but the header names 3" in msg
 
 
 def test_category_outside_declared_levels():
@@ -346,8 +361,8 @@ def test_no_covariates():
 
 
 def test_long_user_values_are_cut_in_messages():
-    text = rows().replace("\n45,", "\n" + "x" * 500 + ",", 1)
-    msg = error(text, covariates=["age"])
+    text = "site,arm,y\n" + "".join(f"{'A' if i else 'x' * 500},{i % 2},{i}\n" for i in range(24))
+    msg = error(text, categorical={"site": ["A", "B"]})
     assert "x" * 40 + "…" in msg and "x" * 41 not in msg
 
 
@@ -396,14 +411,15 @@ def written_trials(draw):
     body = [sep.join([cell(X[i, 0], 0), cell(labels[arm[i]], 1), cell(X[i, 1], 2), cell(y[i], 3)])
             for i in range(n)]
     data = (eol.join([header, *body]) + eol).encode(enc)
-    return data, treated, X, np.where(arm == 0, 1.0, -1.0), y
+    return (data, enc), treated, X, np.where(arm == 0, 1.0, -1.0), y
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(written_trials())
 def test_any_way_of_writing_a_frame_reads_back_the_same(case):
     data, treated, X, A, y = case
-    t = read_trial(data, treatment="arm", outcome="y", treated=treated)
+    data, enc = data
+    t = read_trial(data, treatment="arm", outcome="y", treated=treated, encoding=enc)
     np.testing.assert_allclose(t.X, X, rtol=1e-14)
     np.testing.assert_array_equal(t.A, A)
     np.testing.assert_allclose(t.B, y, rtol=1e-14)
@@ -545,13 +561,13 @@ def test_swapping_the_treated_arm_is_caught():
 BREAKS = {
     "treated default flipped": ("columns._default_treated", lambda labels: sorted(labels, key=str)[0],
                                 lambda: test_treatment_codings(("0", "1"), None, (1, 0))),
-    "no delimiter sniffing": ("csv_io._sniff_delimiter", lambda text: ",",
+    "no delimiter sniffing": ("csv_io._header_delimiter", lambda line: ",",
                               lambda: test_other_delimiters_are_sniffed(";")),
     "baseline level not sorted": ("columns._level_key", lambda v: (0, 0, "") if v == "B" else (1, 0, str(v)),
                                   test_categorical_one_hot_drop_first_sorted_levels),
     "other minimum per arm": ("trial.MIN_ROWS_PER_ARM", 20, test_too_few_rows_per_arm),
-    "NA words not missing": ("columns._NA_TOKENS", frozenset([""]), test_quoted_fields_spaces_and_missing_words),
-    "cells not stripped": ("columns._strip_text", lambda s: s.astype(object), test_quoted_fields_spaces_and_missing_words),
+    "NA words not missing": ("csv_io._NA_TOKENS", frozenset([""]), test_missing_words_are_missing_in_a_label_column),
+    "cells not stripped": ("csv_io.normalise_cell", lambda v: v or None, test_quoted_fields_spaces_and_missing_words),
 }
 
 

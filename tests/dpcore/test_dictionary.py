@@ -41,8 +41,9 @@ def test_csv_table_reads_design_rows_binary_columns_and_levels():
     text = (HEADER + "age,covariate,numeric,18,90,,years\n"
             "smoker,covariate,binary,,,,\n"
             "stage,covariate,categorical,,,I|II|III,\n"
-            "arm,treatment,label,,,2|1,\n"
+            "arm,treatment,label,,,1|2,\n"
             "y,outcome,numeric,0,1.5,,mmol/l\n"
+            "treated,design,,,,2,\n"
             "propensity,design,,,,0.6666666666666666,\n"
             "larger_is_better,design,,,,false,\n")
     d = read_dictionary(text)
@@ -75,8 +76,8 @@ def test_a_dictionary_never_fills_bounds_or_levels_it_was_not_given():
     (HEADER + "age,covariate,numeric,90,18,,\n", "lower < upper"),
     (HEADER + "age,covariate,numeric,eighteen,90,,\n", "not a number"),
     (HEADER + "age,covarite,numeric,18,90,,\n", "role 'covarite'"),
-    (HEADER + "age,covariate,float,18,90,,\n", "type 'float'"),
-    (HEADER + "site,covariate,categorical,,,,\n", "needs its levels"),
+    (HEADER + "age,covariate,decimalish,18,90,,\n", "type 'decimalish'"),
+    (HEADER + "site,covariate,categorical,,,,\n", "needs its public levels"),
     (HEADER + "site,covariate,categorical,,,A|A,\n", "distinct"),
     (HEADER + "a,treatment,label,,,x|y|z,\n", "two arms"),
     (HEADER + "a,outcome,numeric,0,1,,\nb,outcome,numeric,0,1,,\n", "one column can"),
@@ -84,13 +85,12 @@ def test_a_dictionary_never_fills_bounds_or_levels_it_was_not_given():
     (HEADER + "x,covariate,binary,0,2,,\n", "binary"),
     (HEADER + "propensity,design,,,,1.5,\n", "strictly between 0 and 1"),
     (HEADER + "seed,design,,,,3,\n", "design key 'seed'"),
-    ("column,role\nage,covariate\n", "'type' missing"),
-    ("column,role,type,colour\n", "unknown dictionary columns"),
+    ("column,type\nage,numeric\n", "'role' are missing"),
+    ("column,role,type,colour\n", "unknown dictionary column"),
     ("", "empty"),
     ('{"columns": [}', "not valid JSON"),
     ('{"dataset": "x"}', "'columns' list"),
     ('{"columns": [{"name": "a", "bound": [0, 1]}]}', "unknown keys"),
-    ('{"treatment": "arm", "columns": [{"name": "y", "role": "outcome"}]}', "not among"),
     ('{"outcome_bounds": [0, 1], "outcome": "y", "columns": [{"name": "y", "role": "outcome", '
      '"bounds": [0, 2]}]}', "differ"),
     ('{"treated": "x", "columns": [{"name": "a", "role": "treatment", "type": "label", '

@@ -128,16 +128,17 @@ def arm_labels(digest, _data, column):
 
 @st.cache_data(scope="session", max_entries=8, show_spinner="Reading the trial…")
 def load_trial(digest, _data, treatment, outcome, covariates, categorical, propensity, treated,
-               public_n=True):
+               public_n=True, arms=None):
     """read_trial on the session's bytes; ``categorical`` is a tuple of (column, levels).
 
     ``public_n``: every row is kept (n is the file's row count; an incomplete row gets weight
     0) and a value outside the public levels reads as the baseline, so n, the covariate names
     and the release's dimension never depend on the data (privacy rule 8). A public D0 is
-    read with ``public_n=False`` (its incomplete rows dropped).
+    read with ``public_n=False`` (its incomplete rows dropped). ``arms``: the dictionary's two
+    public labels (a cell matching neither is missing), else read off the file.
     """
     return read_trial(_data, treatment=treatment, outcome=outcome, covariates=list(covariates),
-                      propensity=propensity, treated=treated,
+                      propensity=propensity, treated=treated, arms=list(arms) if arms else None,
                       categorical={c: list(levels) for c, levels in categorical} or None,
                       incomplete="keep" if public_n else "drop", unknown_levels="baseline")
 

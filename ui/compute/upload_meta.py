@@ -128,9 +128,39 @@ def rows_of(frame, before=None):
 
 
 def parse_levels(text):
-    """Levels typed as ``A, B, C`` (baseline first): a tuple of distinct stripped strings."""
-    levels = tuple(v.strip() for v in str(text).split(",") if v.strip())
-    return levels
+    """Levels typed as ``A, B, C`` or ``A | B | C`` (baseline first): a tuple of stripped strings.
+
+    With a ``|`` anywhere the text is split on ``|`` only, so a level that holds a comma
+    (``drug, 10 mg | placebo``) stays whole.
+    """
+    text = str(text)
+    sep = "|" if "|" in text else ","
+    return tuple(v.strip() for v in text.split(sep) if v.strip())
+
+
+def join_levels(levels):
+    """Levels as one cell that :func:`parse_levels` reads back whole (``|`` if one has a comma)."""
+    levels = [str(v) for v in levels]
+    return (" | " if any("," in v or "|" in v for v in levels) else ", ").join(levels)
+
+
+def dictionary_arms(dictionary, treatment):
+    """``(arms, treated)`` from a public dictionary (a dict) for this treatment column, or None.
+
+    The arms are the dictionary's own two labels, treated first when it names the treated
+    one (``treated`` is None otherwise); never the data's values.
+    """
+    if not dictionary or treatment is None:
+        return None
+    from dpcore.data import read_dictionary
+
+    d = read_dictionary(dictionary, strict=False)
+    if d.treatment != treatment:
+        return None
+    levels = d.column(treatment).levels
+    if not levels or len(levels) != 2:
+        return None
+    return tuple(levels), d.treated
 
 
 def read(frame, outcome, rows=None):
@@ -219,7 +249,7 @@ def from_dictionary(dictionary, names):
         # A binary column is 0/1 by definition (a public fact, not read from the data).
         lo, hi = e.get("bounds") or ((0.0, 1.0) if e.get("type") == "binary" else (None, None))
         row.update(lower=_number(lo), upper=_number(hi), unit=str(e.get("unit", "")),
-                   levels=", ".join(str(v) for v in e.get("levels", ())))
+                   levels=join_levels(e.get("levels", ())))
         row["origin"] = {f: "dictionary" for f in FIELDS if row[f] not in (None, "")}
         rows[name] = row
     return rows
@@ -237,7 +267,7 @@ def from_data(rows, ranges, levels):
         row["origin"].update(lower="data", upper="data")
     for name, values in levels.items():
         row = out.setdefault(name, empty_row("categorical"))
-        row.update(levels=", ".join(str(v) for v in values))
+        row.update(levels=join_levels(values))
         row["origin"]["levels"] = "data"
     return out
 
