@@ -107,7 +107,8 @@ def curves_panel(s, sizes, summary, refs, reps, target_mark):
     with b:
         st.plotly_chart(figure(charts.curve_vs_n, summary, metric, s["eps"], references, _nonprivate_name(s)),
                         width="stretch", key="vs_n", config=charts.CONFIG)
-        st.caption(explain.n_curve_caption(s["eps"]))
+        st.caption(explain.n_curve_caption(s["eps"], s["mode"], compute.noise_lengths(
+            sizes, s["eps"], s["mode"], s["gamma"], s["W"], s["prep"]) if math.isfinite(s["eps"]) else None))
     return metric
 
 

@@ -86,3 +86,18 @@ def test_the_eps_chart_names_what_it_draws_in_fixed_mode_and_marks_the_target(su
     assert any(t.name == "ε to publish at: 5" and list(t.x) == [5.0] for t in fig.data)
     assert any(a.text == "target: 80.0%" for a in fig.layout.annotations)
     assert fig.layout.modebar.orientation == "v"
+
+
+def test_the_n_caption_says_what_the_noise_does_in_each_mode():
+    """With the paper's table γ changes with n, so the noise's length does too: the caption
+    gives the lengths the page uses, and says "the same at every n" only for a fixed γ."""
+    from ui.compute.owl import noise_lengths
+    from ui.explain import n_curve_caption
+
+    lengths = noise_lengths([200, 1000], 1.0, "paper", 75, "auto")
+    assert round(lengths[200], 1) == 3.2 and round(lengths[1000], 1) == 6.4
+    paper = n_curve_caption(1.0, "paper", lengths)
+    assert "3.2 at n = 200, 6.4 at n = 1000" in paper and "does not grow" not in paper
+    assert "the same at every n" in n_curve_caption(1.0, "free")
+    fixed = noise_lengths([200, 1000], 1.0, "free", 75, "auto")
+    assert fixed[200] == fixed[1000]

@@ -131,6 +131,9 @@ def test_convex_caption_says_where_this_run_puts_the_transition(half, max_eps):
     assert "≈ 28" in text  # the benchmark's marker
     assert ("proven for ε ≤ 1" in text) == (max_eps > 1)
     assert "phase transition at εnτ ≈ √d" not in text
+    assert "passes c" not in text  # c does not predict where the drop falls
+    if not measured.empty:
+        assert "does not say where the drop falls" in text and "only the scale" in text
 
 
 def test_dp_gd_constant_is_the_worst_case_noise_part():

@@ -58,6 +58,18 @@ def gamma_used(mode, gamma, eps, n):
     return resolve_gamma(gamma_setting(mode, gamma), eps, n)
 
 
+def noise_lengths(sizes, eps, mode, gamma, W, prep="public"):
+    """{n: the typical length dΔ/ε of a release's noise at (ε, n)} with the γ this mode uses
+    at each n (the paper's table changes γ with n) and Δ = 2W/γ (C = 0)."""
+    from dpcore.owl.werm import sensitivity
+    from dpcore.privacy.mechanisms import expected_noise_radius
+
+    _, W = preprocessing(prep, W)
+    d = PAPER_TRIAL.p + 1  # the covariates and the intercept
+    return {int(n): float(expected_noise_radius(d, eps, sensitivity(W, gamma_used(mode, gamma, eps, n))))
+            for n in sizes}
+
+
 @st.cache_data(max_entries=48, show_spinner=False)
 @stored
 def owl_sweep(n, mode, gamma, h, W, reps, seed, prep="public"):

@@ -70,12 +70,20 @@ def eps_curve_caption(metric, mode="paper", gamma=None, all_n=False):
     return f"Each band is one trial size. {lines}, drawn for {which}.{refs}"
 
 
-def n_curve_caption(eps):
+def n_curve_caption(eps, mode="paper", lengths=None):
+    """What the n chart shows; ``lengths`` maps n to the noise's typical length dΔ/ε there."""
     if math.isinf(eps):
         return "Without noise, more patients give a rule closer to the best one."
-    return ("At a fixed ε the noise, of typical length dΔ/ε with Δ = 2W/γ, does not grow with n "
-            "but the signal does: the coefficients grow with n and the same noise flips fewer "
-            "recommendations.")
+    if mode != "paper":
+        return ("At a fixed ε and a fixed γ the noise, of typical length dΔ/ε with Δ = 2W/γ, is "
+                "the same at every n, while the coefficients grow with n: the same noise flips "
+                "fewer recommendations.")
+    sizes = sorted(lengths or {})
+    change = ("" if len(sizes) < 2 else f" (at ε = {eps:g}: " + ", ".join(
+        f"{lengths[n]:.1f} at n = {n}" for n in sizes) + ")")
+    return ("With the paper-tuned γ, the authors' table changes γ with n, so the noise's typical "
+            f"length dΔ/ε, Δ = 2W/γ, changes with n too{change}; what more patients buy at this "
+            "ε is what the curve measures. Choose a fixed γ to see the noise held still.")
 
 
 def spread_caption(sd_private, sd_nonprivate):
