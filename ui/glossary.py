@@ -25,7 +25,29 @@ TERMS = {
     "epsilon": ("ε (privacy budget)", "How much one patient's data may change what is released: no "
                 "outcome becomes more than e^ε times as likely because of one patient. Smaller ε: more "
                 "noise, stronger protection; ε ≤ 1 is usually called strong."),
-    "delta": ("δ", "The probability with which an (ε, δ) guarantee may fail; pure ε-DP has δ = 0."),
+    "delta": ("δ", "The additive slack in an (ε, δ) guarantee: every set of outcomes is at most e^ε "
+              "times as likely, plus δ, because of one patient. It is not simply the probability "
+              "that the guarantee fails; pure ε-DP has δ = 0."),
+    "neighbouring": ("Neighbouring datasets", "Two datasets that differ by replacing one patient's "
+                     "row: the unit of privacy here. A guarantee says the release looks almost the "
+                     "same on any two neighbours."),
+    "sensitivity": ("Sensitivity", "The most a released quantity can change between two "
+                    "neighbouring datasets (in L1 for Laplace noise, in L2 for Gaussian or the "
+                    "rule's noise); the noise is scaled to it."),
+    "GDP": ("Gaussian DP (μ)", "A guarantee stated as how hard it is to tell two neighbours apart: "
+            "as hard as telling N(0, 1) from N(μ, 1). DP-GD's steps compose in μ, converted to "
+            "(ε, δ) at the end."),
+    "composition": ("Composition", "Sequential: releases on the same patients add their ε. "
+                    "Parallel: releases on disjoint parts of the patients (each patient in one "
+                    "part) cost the largest part's ε, as the rule fitted on one part and its "
+                    "evaluation on the other do."),
+    "OWL": ("OWL (outcome weighted learning)", "Learning a treatment rule as a weighted "
+            "classification: each patient's arm is the label, weighted by outcome / propensity."),
+    "IPW": ("IPW (inverse probability weighting)", "Estimating what a rule would achieve from a "
+            "randomized trial by weighting each patient whose arm agrees with the rule by 1 / "
+            "the probability of that arm."),
+    "epsilon_eval": ("ε_eval", "The budget of the private evaluation on held-out patients; with the "
+                     "rule fitted on the other part, the trial spends max(ε, ε_eval)."),
     "n": ("n", "Patients (rows) in the trial; public."),
     "gamma": ("γ (regularization)", "How strongly the rule is pulled towards zero. A larger γ makes the "
               "rule less sensitive to one patient (less noise needed) but blurs it. λ = γ/n is the "
@@ -60,7 +82,11 @@ TERMS = {
                       "required for the guarantee."),
     "authors' shift": ("Authors' shift", "The paper's code shifts each data set's outcomes by its own "
                        "minimum; that reads the data, so the guarantee does not cover it."),
-    "interval": ("95% interval", "Monte-Carlo interval of a mean over simulated trials: mean ± t·sd/√R."),
+    "interval": ("95% interval", "Two kinds here. On simulated pages: the Monte-Carlo interval of a "
+                 "mean over simulated trials, mean ± t·sd/√R, about the average, not about one "
+                 "release (the share of single releases reaching a target says that). On a "
+                 "release's private evaluation: an interval for the rule's value on that trial, "
+                 "including the Laplace noise and the sampling error."),
     "Algorithm 2": ("Algorithm 2", "Tuning γ on public proxy data D0: the largest γ whose validation "
                     "score is within one standard error of the best."),
     "M": ("M", "The number of candidate predictors the exponential mechanism chooses among."),

@@ -7,8 +7,9 @@ them); present them as bounds, and measured curves as measurements.
 
 Conventions for DP-wERM: the code's objective is sum_i w_i l + (gamma/2)||theta||^2, i.e.
 (1/n) sum_i w_i l + (lambda/2)||theta||^2 with lambda = gamma/n ("code"); the theorem as
-transcribed states lambda = 2 gamma/n ("stated"), which does not match its own sensitivity
-(C + 2W)/gamma. Each form of Theorem 10 is evaluated at its own convention by default
+transcribed states lambda = 2 gamma/n ("stated"). Under that convention the minimiser's
+sensitivity is (C + 2W)/(2 gamma) (W/gamma when C = 0), so the stated (C + 2W)/gamma is still
+valid there, only twice as loose as it needs to be; under the code's convention it is exact. Each form of Theorem 10 is evaluated at its own convention by default
 (:data:`FORM_CONVENTION`): the transcribed ("printed") formula at the theorem's stated
 lambda = 2 gamma/n, the re-derived one (this project's derivation, not a theorem of the paper)
 at the code's lambda = gamma/n, for which it was derived. ``d`` is the dimension of theta (the
@@ -60,10 +61,11 @@ def unweighted_sensitivity(gamma: FloatOrArray) -> FloatOrArray:
 def a_p(d: int, rho: FloatOrArray) -> FloatOrArray:
     """The paper's a_p(rho) = sqrt(p + 2 sqrt(p log(1/rho)) + log(1/rho)), with p = d.
 
-    a_p(rho)^2 = p + 2 sqrt(p L) + L (L = log 1/rho) is Laurent and Massart's bound on the
-    (1 - rho) quantile of a chi-square with p degrees of freedom, and it is also a valid bound
-    on the (1 - rho) quantile of the Gamma(p, 1) radius that Algorithm 1 draws (Gamma(p, 1)
-    is sub-gamma with variance p, so its quantile is at most p + sqrt(2 p L) + L). a_p itself
+    a_p(rho)^2 = p + 2 sqrt(p L) + L (L = log 1/rho) resembles, but is not, Laurent and
+    Massart's bound on the (1 - rho) quantile of a chi-square with p degrees of freedom, which
+    is p + 2 sqrt(p L) + 2 L. It is a valid bound on the (1 - rho) quantile of the Gamma(p, 1)
+    radius that Algorithm 1 draws: Gamma(p, 1) is sub-gamma with variance p and scale 1, so its
+    quantile is at most p + sqrt(2 p L) + L. a_p itself
     is below that quantile (for p >= 3 at every rho, and for every p at rho <= 0.05): the
     transcribed T2, which has a_p where the radius belongs, most
     plausibly misses a square. The paper's own Corollary 12 is linear in (lambda + W/(2h)),

@@ -147,3 +147,27 @@ def test_formula_captions_state_what_the_code_computes():
     cvar = " ".join(c for _, c in explain.CVAR_FORMULAS)
     assert "εnτ of them" not in cvar and "not a count" in cvar
     assert cvar.count("up to constants") == 3 and cvar.count("ε ≤ 1") == 3
+
+
+def test_a_p_bounds_the_gamma_radius_quantile_and_is_not_laurent_massart():
+    """The docstring's claims about a_p: a_p² bounds the (1 − ρ) quantile of Gamma(p, 1), and it
+    is below Laurent–Massart's χ² quantile bound p + 2√(pL) + 2L (so it is not that bound)."""
+    import numpy as np
+    from scipy import stats
+
+    from dpcore.theory.bounds import a_p
+
+    for p in (1, 2, 5, 20):
+        for rho in (0.2, 0.05, 0.01):
+            L = np.log(1 / rho)
+            assert a_p(p, rho) ** 2 >= stats.gamma.ppf(1 - rho, p)
+            assert a_p(p, rho) ** 2 < p + 2 * np.sqrt(p * L) + 2 * L
+
+
+def test_the_glossary_defines_delta_and_both_kinds_of_interval():
+    from ui.glossary import TERMS
+
+    assert "not simply the probability" in TERMS["delta"][1]
+    assert "Two kinds here" in TERMS["interval"][1]
+    for key in ("neighbouring", "sensitivity", "GDP", "composition", "OWL", "IPW", "epsilon_eval"):
+        assert key in TERMS
