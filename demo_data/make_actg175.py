@@ -101,8 +101,10 @@ def dictionary(n):
         "description": (f"AIDS Clinical Trials Group Study 175 (Hammer et al. 1996), the {n} "
                         "patients randomized to zidovudine alone or to zidovudine plus "
                         "didanosine (1:1:1:1 over four arms, so 1:1 between these two). "
-                        "Outcome: CD4 count at week 20. Real patients: bounds are public, "
-                        "from the protocol or natural ranges."),
+                        "Two of the trial's four arms are compared here. Outcome: CD4 count at "
+                        "week 20, a surrogate endpoint (a laboratory marker, not a clinical "
+                        "outcome such as progression or death). Real patients: bounds are "
+                        "public, from the protocol or natural ranges."),
         "source": f"{MEMBER} in {WHEEL} (PyPI), SHA-256 {SHA256}",
         "treatment": "arm", "treated": ARMS[1], "propensity": 0.5, "randomization": "1:1",
         "outcome": name, "larger_is_better": True,
