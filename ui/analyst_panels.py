@@ -68,19 +68,23 @@ def preview_panel(n, names, lower, upper, binary, outcome_bounds, larger_is_bett
                   p_min, W, C, eps, gamma, gamma_source, unit=""):
     """What a release at ε is likely to deliver, on a simulated twin; returns the table."""
     st.subheader("Preview before spending", anchor=False)
-    st.caption(explain.PREVIEW_NOTE)
-    left, right = st.columns(2)
+    left, middle, right = st.columns(3)
     strength = left.segmented_control("Heterogeneity of the treatment effect",
                                       tuple(STRENGTHS), default="moderate",
                                       key="preview_strength") or "moderate"
+    dominant = middle.segmented_control(
+        "Arms on average", ("equal", "one better"), default="equal", key="preview_dominant",
+        help=f"One better: the treated arm is better on average by {compute.DOMINANT:.0%} of the "
+             "outcome's range, so treating everyone is already good.") == "one better"
     target = right.segmented_control("Target agreement (%)", compute.TARGETS, default=90,
                                      key="preview_target") or 90
+    st.caption(explain.PREVIEW_NOTE + " " + explain.twin_assumptions(int(n), dominant))
     grid = compute.preview_grid(eps)
     gammas = compute.preview_gammas(grid, n, W, gamma, eps, gamma_source)
     frame = compute.twin_preview(int(n), tuple(map(float, lower)), tuple(map(float, upper)),
                                  tuple(binary), tuple(map(float, outcome_bounds)),
                                  bool(larger_is_better), compute.twin_propensity(propensity, p_min),
-                                 grid, gammas, float(W), C)
+                                 grid, gammas, float(W), C, dominant=dominant)
     smallest = smallest_epsilon(frame, target, strength)
     st.markdown(plain(explain.preview_sentence(frame, strength, eps, target, smallest, unit)))
     st.plotly_chart(charts.agreement_curve(frame, eps, target), width="stretch",

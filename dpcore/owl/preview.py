@@ -14,7 +14,9 @@ on the first half of the covariates (the rest carry no signal), so the treatment
 mean 0 and standard deviation ``strength * R`` in the outcome's own units (R = hi - lo): weak
 5%, moderate 15%, strong 30% of the outcome's range. The outcome is
 mid + A effect(x) / 2 + N(0, (R/6)^2) (sign reversed when smaller is better). Mean effect 0
-means neither arm is better for everyone: the rule is all that matters.
+means neither arm is better for everyone: the rule is all that matters. ``average_effect`` (a
+share of R) adds a dominant arm: the treated arm is better by that much on average, so
+treating everyone is already good and the rule can only add the rest.
 
 A twin has the trial's n patients up to ``max_rows`` (default 5,000). A larger trial is
 simulated at ``max_rows`` patients with γ scaled by max_rows / n for the fit: the objective
@@ -72,6 +74,9 @@ class TwinDesign:
     binary : sequence of bool, optional
         Which covariate columns are 0/1 (default none): a 0/1 column is a fair coin in the
         twin, any other column uniform on its bounds.
+    average_effect : float
+        The treated arm's average advantage, as a share of the outcome's range (default 0:
+        neither arm is better on average; negative: control is).
     """
 
     n: int
@@ -81,6 +86,7 @@ class TwinDesign:
     larger_is_better: bool = True
     propensity: float = 0.5
     binary: tuple = ()
+    average_effect: float = 0.0
 
     def __post_init__(self):
         p = len(self.lower)
@@ -88,6 +94,7 @@ class TwinDesign:
         check_bounds(self.outcome_bounds, 1, "outcome_bounds")
         check_real(self.propensity, "propensity", low=0.0, high=1.0)
         check_real(self.n, "n", low=1.0)
+        check_real(self.average_effect, "average_effect", low=-1.0, high=1.0)
         if self.binary and len(self.binary) != p:
             raise ValueError(f"binary must flag each of the {p} covariates, got {len(self.binary)}")
 
@@ -125,7 +132,7 @@ class TwinDesign:
         R, mid = b_hi - b_lo, (b_lo + b_hi) / 2.0
         noise = NOISE_SHARE * R * rng.standard_normal(A.shape)
         sign = 1.0 if self.larger_is_better else -1.0
-        effects = {s: s * R * g for s in strengths}
+        effects = {s: (s * g + self.average_effect) * R for s in strengths}
         B = {s: mid + sign * A * e / 2.0 + noise for s, e in effects.items()}
         return {"X": X, "A": A, "B": B, "effect": effects}
 

@@ -118,3 +118,49 @@ def test_a_binary_column_is_one_click_in_the_metadata_table():
     d = read_dictionary(DEMO / "actg175_trial.json").to_dict()
     rows = meta.from_dictionary(d, ["hemo", "age"])
     assert rows["hemo"]["type"] == "binary" and rows["age"]["lower"] == 12.0
+
+
+def test_the_preview_sentence_is_as_strong_as_its_numbers():
+    """The value kept is given as a share only in [0, 100%], otherwise as the two gains; a band
+    of single releases spanning most of 0–100% is called too wide, not presented as information."""
+    import pandas as pd
+
+    from ui.explain.analyst import preview_sentence, twin_assumptions
+
+    def frame(kept, lo, hi, base=2.0):
+        return pd.DataFrame([{"strength": "moderate", "epsilon": 1.0, "effect_sd": 1.5,
+                              "agreement_mean": 70.0, "agreement_lo": lo, "agreement_hi": hi,
+                              "retained_mean": kept, "nonprivate_gain": base}])
+
+    text = preview_sentence(frame(0.6, 55, 85), "moderate", 1.0, 90, None)
+    assert "keeps 60% of its gain" in text and "between 55% and 85%" in text
+    text = preview_sentence(frame(2.05, 55, 85), "moderate", 1.0, 90, None, "days")
+    assert "205%" not in text and "gains 4.1 days over the better fixed arm" in text
+    assert "against 2 days for the non-private rule" in text
+    text = preview_sentence(frame(-0.4, 0, 100), "moderate", 1.0, 90, None)
+    assert "too wide to say what one release will do" in text and "-40%" not in text
+    assert "240 patients" in twin_assumptions(240) and "no average difference" in twin_assumptions(240)
+    assert "dominant arm" in twin_assumptions(240, dominant=True)
+
+
+def test_the_dominant_arm_twin_has_the_average_advantage_it_names():
+
+    from dpcore.owl.preview import TwinDesign
+
+    design = TwinDesign(n=20000, lower=(0.0,) * 4, upper=(1.0,) * 4, outcome_bounds=(0.0, 10.0),
+                        average_effect=0.1)
+    effect = design.sample([0.15], rng=0)["effect"][0.15]
+    assert abs(effect.mean() - 1.0) < 0.05  # 10% of the range R = 10
+    assert abs(TwinDesign(n=20000, lower=(0.0,) * 4, upper=(1.0,) * 4,
+                          outcome_bounds=(0.0, 10.0)).sample([0.15], rng=0)["effect"][0.15].mean()) < 0.05
+
+
+def test_the_preview_eps_axis_has_labelled_1_2_5_ticks_only():
+    import pandas as pd
+
+    from ui.charts.preview import agreement_curve
+
+    rows = [{"strength": "moderate", "epsilon": e, "agreement_mean": 60.0, "agreement_lo": 50.0,
+             "agreement_hi": 70.0} for e in (0.1, 1.0, 10.0, 100.0)]
+    fig = agreement_curve(pd.DataFrame(rows), 1.0)
+    assert list(fig.layout.xaxis.ticktext) == ["0.1", "0.2", "0.5", "1", "2", "5", "10", "20", "50", "100"]

@@ -8,6 +8,13 @@ import plotly.graph_objects as go
 from . import GREY, PALETTE, band, layout, marker
 
 COLOURS = {"weak": PALETTE[1], "moderate": PALETTE[0], "strong": PALETTE[2]}
+#: The ε axis's ticks: 1-2-5 steps, labelled, with no minor labels in between.
+EPS_TICKS = (0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100)
+
+
+def _eps_axis(fig):
+    fig.update_xaxes(type="log", tickvals=list(EPS_TICKS), ticktext=[f"{t:g}" for t in EPS_TICKS],
+                     minor={"showgrid": False, "ticks": ""})
 
 
 def agreement_curve(frame, eps, target=None, title="Preview: agreement with the non-private rule"):
@@ -26,7 +33,7 @@ def agreement_curve(frame, eps, target=None, title="Preview: agreement with the 
         fig.add_hline(y=target, line={"color": "#444", "dash": "dash", "width": 1})
     marker(fig, eps, f"ε = {eps:g}", log_x=True)
     layout(fig, title, "privacy budget ε (log scale)", "agreement (% of patients)")
-    fig.update_xaxes(type="log")
+    _eps_axis(fig)
     fig.update_yaxes(range=[0, 100])
     return fig
 
@@ -46,5 +53,5 @@ def retained_curve(frame, eps, title="Preview: share of the non-private rule's g
     fig.add_hline(y=100, line={"color": GREY, "dash": "dot", "width": 1})
     marker(fig, eps, f"ε = {eps:g}", log_x=True)
     layout(fig, title, "privacy budget ε (log scale)", "value kept (% of the non-private gain)")
-    fig.update_xaxes(type="log")
+    _eps_axis(fig)
     return fig

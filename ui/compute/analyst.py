@@ -40,13 +40,20 @@ def preview_grid(eps):
     return tuple(sorted(set(PREVIEW_EPS) | {float(eps)}))
 
 
+#: The twin's average advantage of the treated arm in the "dominant arm" scenario, as a share
+#: of the outcome's range.
+DOMINANT = 0.10
+
+
 @st.cache_data(max_entries=32, show_spinner="Simulating a twin of your trial (no privacy spent)…")
 def twin_preview(n, lower, upper, binary, outcome_bounds, larger_is_better, propensity,
-                 eps_grid, gammas, W, C, huber_h=0.5):
-    """The preview's table (see :func:`dpcore.owl.preview.preview`); public inputs only."""
+                 eps_grid, gammas, W, C, huber_h=0.5, dominant=False):
+    """The preview's table (see :func:`dpcore.owl.preview.preview`); public inputs only.
+    ``dominant``: the treated arm is better on average by :data:`DOMINANT` of the range."""
     design = TwinDesign(n=int(n), lower=tuple(lower), upper=tuple(upper),
                         outcome_bounds=tuple(outcome_bounds), larger_is_better=bool(larger_is_better),
-                        propensity=float(propensity), binary=tuple(binary))
+                        propensity=float(propensity), binary=tuple(binary),
+                        average_effect=DOMINANT if dominant else 0.0)
     # Bounded whatever n (a twin has at most dpcore.owl.preview.MAX_ROWS patients), so it runs
     # in the analyst's own session, not behind the gate the teaching pages' sweeps share.
     return preview(design, eps_grid, gamma=list(gammas), weight_bound=W, C=C,

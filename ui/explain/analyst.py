@@ -9,19 +9,43 @@ PREVIEW_NOTE = ("Simulated, no privacy spent: a twin of your trial built from pu
                 "(n, covariate count, public bounds, design, W, C, γ), not from your patients.")
 
 
+def twin_assumptions(n, dominant=False):
+    """What the twin assumes, in one sentence: the preview is exactly as good as these."""
+    arms = ("one arm better on average (a dominant arm)" if dominant
+            else "no average difference between the arms")
+    return (f"The twin assumes {n} patients (those the rule is fitted on), covariates uniform on "
+            "their public bounds (0/1 columns fair coins), a treatment effect linear in the "
+            f"covariates and {arms}. A real trial differs on each: read the preview as an order "
+            "of magnitude, not a forecast.")
+
+
 def preview_sentence(frame, strength, eps, target, smallest, unit=""):
-    """What a release at ε is likely to deliver on the twin, and the ε that reaches the target."""
+    """What a release at ε is likely to deliver on the twin, and the ε that reaches the target.
+
+    The value kept is a share only when it lies in [0, 100%]; otherwise the two gains are
+    given. A band of single releases spanning almost all of 0–100% is called uninformative.
+    """
     row = frame[(frame["strength"] == strength) & (frame["epsilon"] == eps)].iloc[0]
     unit = f" {unit}" if unit else ""
     reach = (f"the smallest previewed ε at which it agrees on {target}% of patients on average is "
              f"about {smallest:.2g}" if smallest is not None else
              f"no previewed ε up to 100 reaches {target}% agreement on average")
+    lo, hi = row["agreement_lo"], row["agreement_hi"]
+    spread = (f"single releases range from {lo:.0f}% to {hi:.0f}%, too wide to say what one "
+              "release will do" if hi - lo >= 80 else
+              f"95% of single releases between {lo:.0f}% and {hi:.0f}%")
+    kept, base = row["retained_mean"], row["nonprivate_gain"]
+    if kept == kept and 0.0 <= kept <= 1.0:
+        value = f"keeps {100 * kept:.0f}% of its gain over the better fixed arm"
+    elif kept == kept:
+        value = (f"gains {kept * base:.3g}{unit} over the better fixed arm on average, against "
+                 f"{base:.3g}{unit} for the non-private rule")
+    else:
+        value = "has no gain over the better fixed arm to keep (the non-private rule has none)"
     return (f"With {strength} effects (the best arm's advantage varies across patients with a "
             f"standard deviation of {row['effect_sd']:.3g}{unit}), a private rule at ε = {eps:g} "
             f"agrees with the non-private rule on {row['agreement_mean']:.0f}% of patients on "
-            f"average (95% of releases between {row['agreement_lo']:.0f}% and "
-            f"{row['agreement_hi']:.0f}%) and keeps {_pct(row['retained_mean'])} of its gain over "
-            f"the better fixed arm; {reach}. Simulated, no privacy spent.")
+            f"average ({spread}) and {value}; {reach}. Simulated, no privacy spent.")
 
 
 def noise_sentence(noise, names, eps):
@@ -47,6 +71,3 @@ def cost_sentence(eps_fit, eps_eval, n_fit, n_eval):
             f"other {n_eval} at ε_eval = {eps_eval:g}; each patient is in one part only, so the "
             f"trial spends max(ε, ε_eval) = {max(eps_fit, eps_eval):g} (parallel composition).")
 
-
-def _pct(share):
-    return "an unstable share" if share != share else f"{100 * share:.0f}%"
