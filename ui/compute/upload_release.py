@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from dpcore import DPOWL, agreement_test, ipw_value
+from dpcore import DPOWL, ClippingWarning, NoiseWarning, agreement_test, ipw_value
 from dpcore.owl.evaluation import evaluate_rule, public_split
 from dpcore.owl.owl import fit_logistic_propensity
 
@@ -139,7 +139,11 @@ def fit_release(trial, label, bounds, outcome_bounds, larger_is_better, eps, gam
     kw, p = _owl_setup(trial, bounds, outcome_bounds, larger_is_better, gamma, W, propensity)
     B = trial.outcomes_for_fit(outcome_bounds, larger_is_better)
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # clipped weights are reported in the analyst view
+        # Never in the server's log: how much of the uploaded data was clipped (the analyst view
+        # reports it), and the noise warning the page already shows. A PrivacyWarning is not
+        # silenced: every bound here is public, so one would mean a bug.
+        warnings.simplefilter("ignore", ClippingWarning)
+        warnings.simplefilter("ignore", NoiseWarning)
         rule = DPOWL(epsilon=eps, rng=np.random.default_rng(rng), **kw).fit(trial.X, trial.A, B, p)
     lower, upper = kw["feature_bounds"]
     release = Release(
@@ -168,7 +172,8 @@ def compare_nonprivate(trial, rec, bounds, outcome_bounds, larger_is_better, gam
     kw, p = _owl_setup(trial, bounds, outcome_bounds, larger_is_better, gamma, W, propensity)
     B = trial.outcomes_for_fit(outcome_bounds, larger_is_better)
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+        warnings.simplefilter("ignore", ClippingWarning)  # analyst-only, never in the log
+        warnings.simplefilter("ignore", NoiseWarning)
         exact = DPOWL(epsilon=math.inf, **kw).fit(trial.X, trial.A, B, p).predict(trial.X)
     p_eval = fit_logistic_propensity(trial.X, trial.A) if propensity == "logistic" else p
     ok = np.ones(trial.n, bool) if trial.complete is None else np.asarray(trial.complete)
