@@ -17,9 +17,9 @@ from .csv_io import (
     _NA_TOKENS,
     TrialDataError,
     _name_list,
-    _number_text,
     _q,
     normalise_cell,
+    number_text,
     parse_numbers,
 )
 
@@ -133,13 +133,13 @@ def label_key(value: Any) -> str:
     if isinstance(value, (bool, np.bool_)):
         return "true" if value else "false"
     if isinstance(value, (int, float, np.integer, np.floating)):
-        return _number_text(float(value))
+        return number_text(float(value))
     text = normalise_cell(str(value)) or ""
     try:
         x = float(text)
     except ValueError:
         return text.casefold()
-    return _number_text(x) if np.isfinite(x) else text.casefold()
+    return number_text(x) if np.isfinite(x) else text.casefold()
 
 
 def _keys(s):

@@ -350,12 +350,14 @@ def normalised_cells(source: Any, columns: Sequence[str] | None = None, *,
     for c in names:
         cells = table.cells[c]
         num = parse_numbers(cells, table.decimal)
-        out[c] = ["" if v is None else (_number_text(x) if np.isfinite(x) else v)
+        out[c] = ["" if v is None else (number_text(x) if np.isfinite(x) else v)
                   for v, x in zip(cells, num)]
     return out
 
 
-def _number_text(x):
+def number_text(x: float) -> str:
+    """A finite number as the canonical text every dataset identity compares: an integer
+    without its ``.0``, else the shortest repr (``1``, ``2.5``, ``1e+20``)."""
     x = float(x)
     return str(int(x)) if x.is_integer() and abs(x) < 2 ** 53 else repr(x)
 

@@ -23,7 +23,7 @@ from scipy.stats import norm
 
 from .._typing import FloatOrArray
 from .._validation import check_epsilon, check_real
-from .identity import cells_from_frame, cells_from_trial, dataset_identity, is_dataset_key
+from .identity import cells_from_trial, dataset_identity, is_dataset_key
 from .ledger_store import (
     MemoryStore,
     SQLiteStore,
@@ -294,7 +294,7 @@ class PrivacyLedger:
     @classmethod
     def for_file(cls, source: str | os.PathLike[str] | bytes, columns: Sequence[str] | None = None,
                  *, path: str | os.PathLike[str] | None = None, name: str = "",
-                 budget: float | None = None) -> PrivacyLedger:
+                 budget: float | None = None, encoding: str = "utf-8") -> PrivacyLedger:
         """The durable ledger of a trial CSV, keyed by its used columns' content.
 
         Parameters
@@ -308,6 +308,9 @@ class PrivacyLedger:
             the rows agree in every column).
         path, name, budget
             As in :meth:`for_cells`.
+        encoding : str
+            The file's declared encoding (as :func:`dpcore.read_trial` reads it): a file not
+            valid in it is refused.
 
         Returns
         -------
@@ -315,15 +318,16 @@ class PrivacyLedger:
             Its dataset also absorbs the byte-keyed record (:func:`dataset_key`) an older
             ledger holds for these exact bytes and ``name``.
         """
-        from ..data.csv_io import read_table
+        from ..data.csv_io import normalised_cells
 
         data = source if isinstance(source, (bytes, bytearray)) else Path(source).read_bytes()
-        table = read_table(bytes(data))
+        # Each cell on its own, as the trial reader reads it: no cell can change how another
+        # row is keyed (a whole-column typing would let one patient re-key every other row).
+        cells = normalised_cells(bytes(data), columns, encoding=encoding)
         ledger_path = default_ledger_path() if path is None else path
         salt = SQLiteStore(ledger_path, "").salt()
         legacy = [byte_key(salt, bytes(data), n) for n in dict.fromkeys((name, ""))]
-        return cls.for_cells(cells_from_frame(table, columns), path=ledger_path, name=name,
-                             budget=budget, _also=legacy)
+        return cls.for_cells(cells, path=ledger_path, name=name, budget=budget, _also=legacy)
 
     @classmethod
     def for_trial(cls, trial: object, *, path: str | os.PathLike[str] | None = None,

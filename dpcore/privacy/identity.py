@@ -52,27 +52,31 @@ def normalise_cell(value: Any) -> str:
     Returns
     -------
     str
-        Spaces stripped and Unicode NFC; a value that parses as a finite number is written
-        ``repr(float(x))``; a missing value (None, NaN, empty text) is ``""``.
+        Spaces stripped and Unicode NFC; a value that reads as a finite number, on its own
+        (:func:`dpcore.data.csv_io.parse_numbers`), is written as the file reader writes it
+        (:func:`dpcore.data.csv_io.number_text`), so :func:`dpcore.data.normalised_cells`
+        and this agree; a missing value (None, NaN, empty text) is ``""``.
 
     Examples
     --------
-    >>> [normalise_cell(v) for v in (" 1", 1, "1.0", "1e0", None, float("nan"), "Café")]
-    ['1.0', '1.0', '1.0', '1.0', '', '', 'Café']
+    >>> [normalise_cell(v) for v in (" 1", 1, "1.0", "01", None, float("nan"), "Café", 2.5)]
+    ['1', '1', '1', '1', '', '', 'Café', '2.5']
     """
+    from ..data.csv_io import normalise_cell as normalise_text
+    from ..data.csv_io import number_text, parse_numbers
+
     if value is None:
         return ""
     if isinstance(value, (bool, np.bool_)):
         return str(bool(value))
     if isinstance(value, (int, float, np.integer, np.floating)):
         x = float(value)
-        return "" if math.isnan(x) else repr(x)
-    text = unicodedata.normalize("NFC", str(value).strip())
-    try:
-        x = float(text)
-    except ValueError:
-        return text
-    return "" if math.isnan(x) else repr(x)
+        return "" if math.isnan(x) else number_text(x)
+    text = normalise_text(str(value))  # as the file reader: stripped, NFC, NA words missing
+    if text is None:
+        return ""
+    x = float(parse_numbers([text])[0])
+    return number_text(x) if math.isfinite(x) else text
 
 
 @dataclass(frozen=True)

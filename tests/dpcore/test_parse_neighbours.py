@@ -186,7 +186,10 @@ def test_normalised_cells_ignore_how_the_file_was_written():
 
 
 def dpcore_fit(tmp_path, capsys, name, text, *, encoding="utf-8"):
-    """``dpcore fit`` as a user runs it, in this process (``main`` is the console script)."""
+    """``dpcore fit`` as a user runs it, in this process (``main`` is the console script).
+
+    Each file gets a ledger of its own: in one ledger a neighbour shares rows with the file
+    before it and is rightly charged that file's release too, which the rule file states."""
     from dpcore.cli import main
 
     data, dictionary = tmp_path / f"{name}.csv", tmp_path / "dict.json"
@@ -194,7 +197,7 @@ def dpcore_fit(tmp_path, capsys, name, text, *, encoding="utf-8"):
     dictionary.write_text(json.dumps(DICT))
     out = tmp_path / f"{name}.rule.json"
     code = main(["fit", str(data), "--dictionary", str(dictionary), "--epsilon", "1",
-                 "--ledger", str(tmp_path / "ledger.sqlite"), "--out", str(out)])
+                 "--ledger", str(tmp_path / f"{name}.ledger.sqlite"), "--out", str(out)])
     err = capsys.readouterr().err
     return code, err, (json.loads(out.read_text()) if out.exists() else None)
 
