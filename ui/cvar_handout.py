@@ -10,19 +10,16 @@ import streamlit as st
 
 from . import handout
 from .compute import cvar as compute
+from .controls import value_of
 from .explain.owl_decide import privacy_statement
 from .safety import guarded
-
-
-def _value(spec):
-    return st.session_state.get(spec.key, spec.default)
 
 
 @guarded("The handout")
 def download(controls):
     """A download button for the current (ε, n, τ, loss, B) view; nothing computed until clicked
     beyond reading the cached sweep."""
-    v = {c.key: _value(c) for c in controls}
+    v = {c.key: value_of(c) for c in controls}
     work = compute.workload(v["reps"])
     summary = compute.scalar_summary(v["loss"], v["B"], work.reps, v["seed"])
     st.download_button("Handout of this view (HTML, offline)", lambda: handout.page(_report(v, work.reps, summary)),
