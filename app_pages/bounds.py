@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from ui import explain
+from ui import explain, handout
 from ui.compute import bounds as compute
 from ui.controls import Choice, IntRange, apply, check_link, details, presets, row
 from ui.grids import EPS_OPTIONS, H_OPTIONS, N_OPTIONS, fmt_eps
@@ -180,6 +180,7 @@ def study():
     werm_panel(s, G, m, terms)
     sample_size_panel(s, m.theta0_norm)
     cvar_panel(s, seed)
+    handout.share("bounds")
 
 
 st.title("Theory bounds: what the bounds say, next to what the mechanisms do")

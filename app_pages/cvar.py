@@ -5,7 +5,7 @@ import math
 import streamlit as st
 
 from dpcore.cvar.experiments import KINDS
-from ui import cvar_handout, explain
+from ui import cvar_handout, explain, handout
 from ui.charts import cvar as charts
 from ui.compute import cvar as compute
 from ui.compute.figures import figure
@@ -175,6 +175,8 @@ def study():
     class_panel(s)
     convex_panel(s)
     rule_panel(s)
+    cvar_handout.download(CONTROLS)
+    handout.share("cvar")
 
 
 st.title("Private CVaR: the privacy price of tail risk")
@@ -185,4 +187,3 @@ st.caption("Unit of privacy: one patient (one record); neighbouring data sets di
            "Pure ε-DP (δ = 0) except DP-GD, which is (ε, 10⁻⁵)-DP.")
 check_link(CONTROLS, page="cvar")
 study()
-cvar_handout.download(CONTROLS)

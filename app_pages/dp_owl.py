@@ -180,9 +180,11 @@ def show(s, sizes, results, target, verdict_slot, reps, first=False):
     metric = curves_panel(s, sizes, all_summary, refs, reps, (v["threshold"], v["answer"].first))
     rule_panel(s, runs, metric)
     if not first:
+        view_link = handout.link("dp-owl")  # now: a download's callback has no address to read
         panels.downloads(results, all_summary, s, lambda: handout.owl_report(  # built on download
             s, here, best, v["text"], all_summary, sizes, reps, v["verdict"], explain.privacy_statement(s["eps"]),
-            (v["threshold"], v["answer"].first)))
+            (v["threshold"], v["answer"].first), view_link=view_link))
+        handout.share("dp-owl")
 
 
 st.title("DP-OWL: what privacy costs a treatment rule")
