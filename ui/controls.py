@@ -1,10 +1,13 @@
-"""Control specs: every widget of every page, bound to the URL so that a link reproduces the view.
+"""Control specs: every widget of every page, tied to the URL so that a link reproduces the view.
 
 A spec knows its options, its default, how its values are written in a link and how to read
-them back. Before a page creates its widgets, :func:`check_link` reads the link: a value that
-is not exactly one the widget could have written is replaced (in the address bar and in what
-the widget is seeded with) by the value actually used, and a notice names both. Widgets never
-hand ``None`` to the computation.
+them back. A page owns its widgets' session state (``dp-owl.eps``); links use the short names
+(``?eps=1``). Before a page creates its widgets, :func:`check_link` reads a newly arrived link
+and sets the page's whole state from it (named controls to the link's values, a default
+included, the others to their defaults); a value that is not exactly one the widget could have
+written is replaced by the value actually used, in the address bar too, and a notice names
+both. The address then follows the widgets (:func:`write_link`). Widgets never hand ``None`` to
+the computation.
 """
 
 from __future__ import annotations
@@ -293,7 +296,7 @@ def link_params(specs=None, complete=False):
     """The current page's state as URL parameters: the values that differ from their defaults
     (the address bar), or every control (``complete``: a link on paper that must not depend on
     what the defaults are one day)."""
-    specs = _PAGES.get(st.session_state.get(_SCOPE), ()) if specs is None else specs
+    specs = _PAGES.get(st.session_state.get("_link_page"), ()) if specs is None else specs
     params = {}
     for spec in specs:
         value = value_of(spec)
@@ -307,7 +310,7 @@ def write_link():
 
     A public st.query_params edit; :func:`history_guard` makes the browser replace the history
     entry instead of adding one, so Back leaves the page rather than undoing a slider."""
-    page = st.session_state.get(_SCOPE)
+    page = st.session_state.get("_link_page")
     if page not in _PAGES:
         return
     params = link_params()
@@ -366,8 +369,7 @@ def check_link(controls, page=None):
     st.session_state[_SCOPE] = page
     specs = {c.key: c for c in controls}
     here = page or ",".join(sorted(specs))
-    if page:
-        _PAGES[page] = tuple(controls)
+    _PAGES[here] = tuple(controls)
     raw, seen = _current(), st.session_state.setdefault("_link_seen", {})
     arrival = st.session_state.get("_link_page") != here or seen.get(here) != raw
     st.session_state["_link_page"] = here
