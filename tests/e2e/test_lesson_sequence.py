@@ -133,3 +133,20 @@ def test_the_six_lessons_in_order_in_one_tab_and_back(app):
     app.page.go_back()
     app.wait_rerun()
     assert app.page.url.split("?")[0].endswith("/lessons"), app.page.url
+
+
+def test_a_snapped_link_and_a_moved_slider_replace_the_history_entry(app):
+    """A correction (demo_eps=0.3 snaps to 0.2) and a slider move each rewrite the address in
+    place; one Back press leaves the app (the tab's blank start page)."""
+    label = "Privacy budget ε for this release"
+    app.goto("/?demo_eps=0.3")
+    expect(app.link_notices()).to_have_count(1)
+    assert "demo_eps=0.2" in app.page.url, app.page.url
+    entries = app.page.evaluate("history.length")
+    app.slider_thumb(label).focus()
+    app.page.keyboard.press("ArrowRight")
+    app.wait_rerun()
+    expect(app.slider_value(label)).to_have_text("0.5")
+    assert "demo_eps=0.5" in app.page.url and app.page.evaluate("history.length") == entries
+    app.page.go_back()
+    expect(app.page).to_have_url("about:blank")
