@@ -52,7 +52,7 @@ class Control:
 
     def widget(self, **kwargs):
         """Create the widget and return its value, never None."""
-        value = self._create(key=self.state_key, on_change=_changed, **kwargs)
+        value = self._create(key=self.state_key, on_change=write_link, **kwargs)  # the address follows
         last = st.session_state.setdefault("_last_good", {})
         if value is None:  # a transient empty value from the browser: keep the last good one
             return last.get(self.state_key, self.default)
@@ -259,14 +259,19 @@ def whole_state(specs, values):
 
 
 def set_state(values):
-    """Set controls of the current page by their link names, and write the address to match.
+    """From a callback (a preset, a tuned γ): set controls of the current page by their link
+    names, and write the address to match."""
+    _assign(values)
+    write_link()
 
-    Call it before the widgets exist (a link) or from a callback (a preset, a tuned γ)."""
+
+def _assign(values):
+    """Controls' values by link name into this page's keys (before the widgets exist, or from a
+    callback); a transient value kept for a widget that came back empty is forgotten."""
     good = st.session_state.setdefault("_last_good", {})
     for name, value in values.items():
         st.session_state[state_key(name)] = list(value) if isinstance(value, tuple) else value
         good.pop(state_key(name), None)
-    write_link()
 
 
 def presets(specs, overrides):
@@ -318,11 +323,6 @@ def write_link():
     if _as_lists(params) != _current():
         st.query_params.from_dict(params)
     st.session_state.setdefault("_link_seen", {})[page] = _as_lists(params)
-
-
-def _changed():
-    """on_change of every control: the address follows the widgets."""
-    write_link()
 
 
 _GUARD = """<script>(() => {
@@ -379,7 +379,7 @@ def check_link(controls, page=None):
         notices = st.session_state.get("_link_notices", []) if keep else []
     else:
         notices, values, canonical = _read(specs, raw)
-        _seed(controls, values)
+        _assign(whole_state(controls, values))  # what a preset does
         seen[here] = raw
         if canonical != raw:
             if st.session_state.get("_history_guard_ready", False):
@@ -412,15 +412,6 @@ def _read(specs, raw):
         if not (problem and _same(value, spec.default)):  # a named value stays, a default too
             canonical[key] = _listed(spec.to_url(value))
     return notices, values, canonical
-
-
-def _seed(controls, values):
-    """The link's whole state into the page's widgets' keys, before they exist."""
-    good = st.session_state.setdefault("_last_good", {})
-    for name, value in whole_state(controls, values).items():
-        key = state_key(name)
-        st.session_state[key] = list(value) if isinstance(value, tuple) else value
-        good.pop(key, None)
 
 
 def _replace_address(params):
