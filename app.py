@@ -9,6 +9,7 @@ limit_blas_threads()  # before numpy loads: sessions run at once, one BLAS threa
 import streamlit as st  # noqa: E402
 
 from ui import ledger  # noqa: E402
+from ui.controls import history_guard  # noqa: E402
 from ui.safety import friendly_errors  # noqa: E402
 
 ICON = str(Path(__file__).parent / "assets" / "icon.png")  # local: nothing fetched online
@@ -40,6 +41,7 @@ with st.sidebar:
     st.caption(f"You are on: **{page.title}**")
     st.divider()
     ledger.sidebar()
+history_guard()  # one history entry per page visit
 
 with friendly_errors("This page", sensitive=page.url_path == "your-data"):
     page.run()

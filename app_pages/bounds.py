@@ -4,9 +4,9 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.data.csv_safe import write_csv
-from ui import explain
+from ui import explain, handout
 from ui.compute import bounds as compute
-from ui.controls import Choice, IntRange, check_link, details, row
+from ui.controls import Choice, IntRange, apply, check_link, details, presets, row
 from ui.grids import EPS_OPTIONS, H_OPTIONS, N_OPTIONS, fmt_eps
 from ui.safety import guarded
 
@@ -28,22 +28,19 @@ ALPHA = Choice("alpha", (0.1, 0.2, 0.5, 1.0, 2.0, 5.0), 1.0, "Target excess risk
 TAU = Choice("tau", (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0), 0.05, "Tail fraction τ")
 DIM = Choice("d", (1, 2, 5, 10, 20, 50, 100), 5, "Model dimension d")
 CONTROLS = (EPS, N, MODE, GAMMA, H, W, C, RHO, G, SEED, FORM, ALPHA, TAU, DIM)
-PRESETS = {
+STATE = (EPS, N, MODE, GAMMA, H, W, C, RHO, G, SEED)  # what a preset sets, all of it
+PRESETS = presets(STATE, {
     "Paper: n = 500, ε = 1": dict(eps=1.0, n=500, gamma_mode="paper", h=0.5, W=30),
     "Strict privacy: n = 200, ε = 0.1": dict(eps=0.1, n=200, gamma_mode="paper", h=0.5, W=30),
     "Large trial: n = 1000, ε = 5": dict(eps=5.0, n=1000, gamma_mode="paper", h=0.5, W=30),
     "Where the transcribed formula fails": dict(eps=1.0, n=200, gamma_mode="free", gamma=1, h=2.0, W=1),
-}
-
-
-def apply_preset(values):
-    st.session_state.update(values)
+})
 
 
 def settings_panel():
     """Presets and the controls; returns the setting."""
     for col, (name, values) in zip(st.columns(len(PRESETS)), PRESETS.items()):
-        col.button(name, on_click=apply_preset, args=(values,), width="stretch", key=f"preset_{name}")
+        col.button(name, on_click=apply, args=(values,), width="stretch", key=f"preset_{name}")
     with st.container(border=True):
         eps, n = row(EPS, N)
         left, right = st.columns([1, 3])
@@ -184,6 +181,7 @@ def study():
     werm_panel(s, G, m, terms)
     sample_size_panel(s, m.theta0_norm)
     cvar_panel(s, seed)
+    handout.share("bounds")
 
 
 st.title("Theory bounds: what the bounds say, next to what the mechanisms do")
@@ -197,5 +195,5 @@ st.caption("Unit of privacy: one patient (one row); neighbouring trials differ b
            "patient. DP-wERM and the Laplace CVaR release are pure ε-DP (δ = 0); the convex CVaR "
            "rates are for (ε, δ)-DP learners. Measurements are on simulated trials (the DP-wERM paper's "
            "design) and demo losses, never on real patients.")
-check_link(CONTROLS)
+check_link(CONTROLS, page="bounds")
 study()

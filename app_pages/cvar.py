@@ -6,11 +6,11 @@ import streamlit as st
 
 from dpcore.cvar.experiments import KINDS
 from dpcore.data.csv_safe import write_csv
-from ui import cvar_handout, explain
+from ui import cvar_handout, explain, handout
 from ui.charts import cvar as charts
 from ui.compute import cvar as compute
 from ui.compute.figures import figure
-from ui.controls import Choice, IntRange, MultiChoice, check_link, details, row
+from ui.controls import Choice, IntRange, MultiChoice, apply, check_link, details, presets, row
 from ui.grids import EPS_OPTIONS, fmt_eps
 from ui.safety import guarded
 
@@ -32,23 +32,20 @@ CLASS_M = Choice("M", compute.M_GRID, 31, "Candidates M", help="Slopes θ on a g
 DIMS = MultiChoice("d", compute.D_GRID, (2, 10, 50), "Dimensions d")
 EPS_RULE = Choice("eps_rule", EPS_OPTIONS[:-1], 2.0, "ε₁ for the treatment rule", fmt_eps)
 CONTROLS = (EPS, N, TAU, KIND, BOUND, REPS, SEED, XAXIS, CLASS_M, DIMS, EPS_RULE)
-PRESETS = {
+STATE = (EPS, N, TAU, KIND, BOUND, REPS, SEED)  # what a preset sets, all of it
+PRESETS = presets(STATE, {
     "Clinical tail: 2000 patients, worst 5%, ε = 1": dict(n=2000, tau=0.05, eps=1.0, loss="uniform"),
     "Hard instance, ε = 0.5": dict(n=1000, tau=0.05, eps=0.5, loss="two-point"),
     "Rare events: worst 1% of 500": dict(n=500, tau=0.01, eps=1.0, loss="heavy-tailed"),
     "Generous budget: ε = 10": dict(n=2000, tau=0.05, eps=10.0, loss="uniform"),
-}
-
-
-def apply_preset(values):
-    st.session_state.update(values)
+})
 
 
 def settings_panel():
     """Presets and the controls of the scalar study; returns their values."""
     with st.container(horizontal=True):
         for k, (label, values) in enumerate(PRESETS.items()):
-            st.button(label, on_click=apply_preset, args=(values,), key=f"preset_{k}")
+            st.button(label, on_click=apply, args=(values,), key=f"preset_{k}")
     with st.container(border=True):
         eps, n, tau = row(EPS, N, TAU)
         kind, bound = row(KIND, BOUND)
@@ -179,6 +176,8 @@ def study():
     class_panel(s)
     convex_panel(s)
     rule_panel(s)
+    cvar_handout.download(CONTROLS)
+    handout.share("cvar")
 
 
 st.title("Private CVaR: the privacy price of tail risk")
@@ -187,6 +186,5 @@ st.markdown("How far off is a differentially private estimate of the mean of the
             "with a small tail, privacy gets expensive fast.")
 st.caption("Unit of privacy: one patient (one record); neighbouring data sets differ by replacing one. "
            "Pure ε-DP (δ = 0) except DP-GD, which is (ε, 10⁻⁵)-DP.")
-check_link(CONTROLS)
+check_link(CONTROLS, page="cvar")
 study()
-cvar_handout.download(CONTROLS)

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import streamlit as st
 
-from ui import explain, handout, tuning
+from ui import controls, explain, handout, tuning
 from ui import owl_decide as decide
 from ui import owl_panels as panels
 from ui.charts import owl as charts
@@ -45,22 +45,22 @@ SCALE = Choice("scale", ("own", "paper"), "own", "Outcome scale", {"own": "own s
 CONTROLS = (EPS, N, COMPARE, MODE, GAMMA, PREP, H, W_BOUND, REPS, SEED, METRIC, SCALE, *tuning.CONTROLS,
             *decide.CONTROLS)
 STATE = (EPS, N, COMPARE, MODE, GAMMA, PREP, H, W_BOUND, REPS, SEED)  # what a preset sets, all of it
-PRESETS = decide.presets(STATE, {
+PRESETS = controls.presets(STATE, {
     "Strong privacy (ε = 0.1)": {"eps": 0.1}, "Moderate (ε = 1)": {"eps": 1.0}, "Weak (ε = 10)": {"eps": 10.0},
     "Clean: fixed γ = 75": {"gamma_mode": "free", "gamma": 75}})
 
 
 def set_values(values, message=None):
-    st.session_state.update(values)
+    controls.set_state(values)
     if message:
         st.toast(message, icon=":material/check:")
 
 
 def presets_panel():
     """Preset buttons; the active one is highlighted and named."""
-    now = decide.active(PRESETS, STATE)
+    now = controls.active(PRESETS, STATE)
     for i, (column, (label, values)) in enumerate(zip(st.columns(len(PRESETS)), PRESETS.items())):
-        column.button(label, on_click=decide.apply, args=(values, label), width="stretch", key=f"preset_{i}",
+        column.button(label, on_click=controls.apply, args=(values, label), width="stretch", key=f"preset_{i}",
                       type="primary" if label == now else "secondary")
     st.caption(f"Active preset: **{now}**. A preset sets every control above the simulation settings."
                if now else "Custom settings (no preset). A preset sets every control of the study.")
@@ -179,16 +179,18 @@ def show(s, sizes, results, target, verdict_slot, reps, first=False):
         v = panels.verdict(s, here, best, all_summary, {m: r for m, (r, _, _) in results.items()},
                            target, reps, first)
     panels.cards(s, here, best, runs.loc[runs.epsilon == s["eps"], "clipped_share"],
-                 "value" if st.session_state.get("scale", SCALE.default) == "own" else "value_paper")
+                 "value" if controls.value_of(SCALE) == "own" else "value_paper")
     metric = curves_panel(s, sizes, all_summary, refs, reps, v["mark"])
     rule_panel(s, runs, metric)
     if not first:
+        view_link = handout.link("dp-owl")  # now: a download's callback has no address to read
         panels.downloads(results, all_summary, s, lambda: handout.owl_report(  # built on download
             s, here, best, v["text"], all_summary, sizes, reps, v["verdict"], explain.privacy_statement(s["eps"]),
-            v["mark"], (v["share"], v["assurance"])))
+            v["mark"], (v["share"], v["assurance"]), view_link=view_link))
+        handout.share("dp-owl")
 
 
 st.title("DP-OWL: what privacy costs a treatment rule")
 st.markdown(explain.OWL_INTRO)
-check_link(CONTROLS)
+check_link(CONTROLS, page="dp-owl")
 study()

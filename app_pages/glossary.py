@@ -6,7 +6,7 @@ from ui import glossary
 from ui.controls import check_link
 
 st.title("Glossary")
-check_link([])
+check_link([], page="glossary")
 st.markdown("Every symbol and term the pages show, in words. Each page's “What the words mean” "
             "expander shows its own share of this list.")
 st.markdown(glossary.markdown())

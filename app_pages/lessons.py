@@ -8,13 +8,14 @@ from ui.lessons import LESSONS
 from ui.safety import guarded
 
 st.title("Lessons: six experiments with privacy")
-check_link([])
+check_link([], page="lessons")
 st.markdown(
     "Each lesson asks one question, opens the page that answers it with every control set "
     "(the link is the whole experiment: share it with a class), says what to look at, and "
     "answers from the live numbers. Try to predict the answer before you show it.")
+base = handout.app_base()  # now: a download's callback has no address to read
 st.download_button("Printable handout of the lessons (HTML, works offline)",
-                   lambda: handout.lessons_page(LESSONS, handout.app_base()), "dpcore_lessons.html",
+                   lambda: handout.lessons_page(LESSONS, base), "dpcore_lessons.html",
                    "text/html", on_click="ignore", key="lessons_handout", icon=":material/print:")
 
 

@@ -5,7 +5,7 @@ import streamlit as st
 from ui.controls import check_link
 
 st.title("What the guarantee covers, and what it does not")
-check_link([])
+check_link([], page="limitations")
 st.markdown(
     """
 **Covered.** Each private release here is differentially private with respect to one

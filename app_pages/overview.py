@@ -32,7 +32,7 @@ DEMO_EPS = Choice("demo_eps", tuple(e for e in EPS_OPTIONS if math.isfinite(e)),
 TRUE_COUNT = 412
 
 st.title("What does differential privacy cost in learning?")
-check_link([DEMO_EPS])
+check_link([DEMO_EPS], page="overview")
 st.markdown(
     "Differential privacy (DP) lets you publish what a dataset teaches (a count, a model, a "
     "treatment rule) while limiting what anyone can learn about a single person in it. The "

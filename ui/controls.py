@@ -1,22 +1,26 @@
-"""Control specs: every widget of every page, bound to the URL so that a link reproduces the view.
+"""Control specs: every widget of every page, tied to the URL so that a link reproduces the view.
 
 A spec knows its options, its default, how its values are written in a link and how to read
-them back. Before a page creates its widgets, :func:`check_link` reads the link: a value that
-is not exactly one the widget could have written is replaced (in the address bar and in what
-the widget is seeded with) by the value actually used, and a notice names both. Widgets never
-hand ``None`` to the computation.
+them back. A page owns its widgets' session state (``dp-owl.eps``); links use the short names
+(``?eps=1``). Before a page creates its widgets, :func:`check_link` reads a newly arrived link
+and sets the page's whole state from it (named controls to the link's values, a default
+included, the others to their defaults); a value that is not exactly one the widget could have
+written is replaced by the value actually used, in the address bar too, and a notice names
+both. The address then follows the widgets (:func:`write_link`). Widgets never hand ``None`` to
+the computation.
 """
 
 from __future__ import annotations
 
 import difflib
+import json
 import math
 import re
 from dataclasses import dataclass
 from decimal import Decimal
+from urllib.parse import urlencode
 
 import streamlit as st
-from streamlit.errors import StreamlitAPIException
 
 from .grids import fmt_number
 from .safety import plain
@@ -41,13 +45,18 @@ class Control:
         """(value, problem) from the link's values for this key; problem is None when valid."""
         raise NotImplementedError
 
+    @property
+    def state_key(self):
+        """The widget's session-state key on the current page (see :func:`state_key`)."""
+        return state_key(self.key)
+
     def widget(self, **kwargs):
         """Create the widget and return its value, never None."""
-        value = self._create(**kwargs)
+        value = self._create(key=self.state_key, on_change=write_link, **kwargs)  # the address follows
         last = st.session_state.setdefault("_last_good", {})
         if value is None:  # a transient empty value from the browser: keep the last good one
-            return last.get(self.key, self.default)
-        last[self.key] = value
+            return last.get(self.state_key, self.default)
+        last[self.state_key] = value
         return value
 
     def _create(self, **kwargs):
@@ -98,8 +107,7 @@ class Choice(Control):
         return self.default, f"{self.label} must be one of {allowed}"
 
     def _create(self, **kwargs):
-        common = dict(format_func=self.fmt, key=self.key, bind="query-params", help=self.help,
-                      **kwargs)
+        common = dict(format_func=self.fmt, help=self.help, **kwargs)
         if self.kind == "select_slider":
             return st.select_slider(self.label, options=self.options, value=self.default, **common)
         if self.kind == "segmented":
@@ -136,8 +144,7 @@ class MultiChoice(Choice):
 
     def _create(self, **kwargs):
         return tuple(st.multiselect(self.label, self.options, default=list(self.default),
-                                    format_func=self.fmt, key=self.key, bind="query-params",
-                                    help=self.help, **kwargs))
+                                    format_func=self.fmt, help=self.help, **kwargs))
 
 
 @dataclass(frozen=True)
@@ -175,7 +182,7 @@ class IntRange(Control):
         return int(number), None
 
     def _create(self, **kwargs):
-        common = dict(key=self.key, bind="query-params", help=self.help, step=self.step, **kwargs)
+        common = dict(help=self.help, step=self.step, **kwargs)
         if self.kind == "slider":
             return st.slider(self.label, self.low, self.high, self.default, **common)
         return st.number_input(self.label, self.low, self.high, self.default, **common)
@@ -223,95 +230,221 @@ def row(*controls, widths=None):
 
 
 # --------------------------------------------------------------------------------------------
-# Reading a link
+# Page-scoped state and the link
 
 
-def check_link(controls):
-    """Read the link's parameters before the page's widgets exist; returns the notices shown.
+_SCOPE = "_link_scope"  # the page whose controls this session's widgets belong to
+_PAGES: dict = {}  # page -> its controls (the same specs in every session)
 
-    Every value is checked against its spec. A value the widget could not have written is
-    replaced by the value used (the default, or the valid part of a multiselect), both in the
-    address bar and in what the bound widget is seeded with, so the notice, the widgets and a
-    reloaded link all agree. A value written another way (5e2 for 500) is rewritten in its
-    widget's form. Parameters no control on this page reads are removed, with a notice.
+
+def state_key(name, page=None):
+    """The session-state key of the control written ``name`` in a link: the page's own
+    (``dp-owl.eps``), so a value set on one page never reaches another page's widget."""
+    page = st.session_state.get(_SCOPE) if page is None else page
+    return f"{page}.{name}" if page else name
+
+
+def value_of(spec):
+    """The control's current value on this page (its default before the widget exists)."""
+    value = st.session_state.get(spec.state_key)
+    if value is None:
+        return st.session_state.get("_last_good", {}).get(spec.state_key, spec.default)
+    return tuple(value) if isinstance(spec, MultiChoice) else value
+
+
+def whole_state(specs, values):
+    """Every control in ``specs`` at its default, then ``values``: a state that owes nothing to
+    what came before (what a preset and a link both set)."""
+    return {**{c.key: c.default for c in specs}, **values}
+
+
+def set_state(values):
+    """From a callback (a preset, a tuned γ): set controls of the current page by their link
+    names, and write the address to match."""
+    _assign(values)
+    write_link()
+
+
+def _assign(values):
+    """Controls' values by link name into this page's keys (before the widgets exist, or from a
+    callback); a transient value kept for a widget that came back empty is forgotten."""
+    good = st.session_state.setdefault("_last_good", {})
+    for name, value in values.items():
+        st.session_state[state_key(name)] = list(value) if isinstance(value, tuple) else value
+        good.pop(state_key(name), None)
+
+
+def presets(specs, overrides):
+    """Whole states: every control in ``specs`` at its default, then the preset's values, so a
+    preset never lands on top of whatever came before (a link is read the same way)."""
+    return {label: whole_state(specs, values) for label, values in overrides.items()}
+
+
+def active(presets_, specs):
+    """The label of the preset the controls are at now, or None."""
+    now = {c.key: value_of(c) for c in specs}
+    for label, values in presets_.items():
+        if all(_same(now[k], v) for k, v in values.items()):
+            return label
+    return None
+
+
+def apply(values, label=None):
+    """on_click of a preset: set the whole state; the page may announce ``label`` once the
+    numbers are in (on a phone the verdict may be off-screen)."""
+    set_state(values)
+    if label:
+        st.session_state["_preset_toast"] = label
+
+
+def link_params(specs=None, complete=False):
+    """The current page's state as URL parameters: the values that differ from their defaults
+    (the address bar), or every control (``complete``: a link on paper that must not depend on
+    what the defaults are one day)."""
+    specs = _PAGES.get(st.session_state.get("_link_page"), ()) if specs is None else specs
+    params = {}
+    for spec in specs:
+        value = value_of(spec)
+        if complete or not _same(value, spec.default):
+            params[spec.key] = spec.to_url(value)
+    return params
+
+
+def write_link():
+    """Make the address bar read the current page's state (after a widget moved, a preset).
+
+    A public st.query_params edit; :func:`history_guard` makes the browser replace the history
+    entry instead of adding one, so Back leaves the page rather than undoing a slider."""
+    page = st.session_state.get("_link_page")
+    if page not in _PAGES:
+        return
+    params = link_params()
+    st.session_state.pop("_link_pending", None)  # the widgets' state supersedes a pending correction
+    if _as_lists(params) != _current():
+        st.query_params.from_dict(params)
+    st.session_state.setdefault("_link_seen", {})[page] = _as_lists(params)
+
+
+_GUARD = """<script>(() => {
+  const h = window.history;  // st.html is not in an iframe: this is the app's own history
+  if (h.__dpcoreReplace) return;
+  const push = h.pushState.bind(h);
+  h.pushState = (state, title, url) => {
+    const next = new URL(url, window.location.href);
+    // Same page, new parameters: a link's correction or a widget's value. Replace the entry,
+    // so one Back press leaves the view. A new page still adds an entry.
+    return next.pathname === window.location.pathname ? h.replaceState(state, title, url)
+                                                       : push(state, title, url);
+  };
+  h.__dpcoreReplace = true;
+})();</script>"""
+
+
+def history_guard():
+    """Once per run, from app.py: the browser keeps one history entry per page visit.
+
+    Streamlit's browser side adds a history entry whenever the server changes the query string
+    (it replaces the entry only for a bound widget the user moved, or during Back/Forward).
+    This constant script (no user input in it) turns a same-page entry into a replacement.
+    Returns whether it was sent in an earlier run, i.e. whether the browser can have it now."""
+    earlier = st.session_state.get("_history_guard_sent", False)
+    with st.sidebar:
+        st.html(_GUARD, unsafe_allow_javascript=True, width="content")
+    st.session_state["_history_guard_sent"] = True
+    st.session_state["_history_guard_ready"] = earlier
+    return earlier
+
+
+def check_link(controls, page=None):
+    """Read the link before the page's widgets exist; returns the notices shown.
+
+    ``page`` scopes the controls' session-state keys (``dp-owl.eps``); the URL keeps the short
+    names (``?eps=1``). When the address is new to this page (the page was just opened, by a
+    link, the sidebar, Back or Forward, or a link in the app changed it), the link sets the
+    whole state: every control it names takes that value (a default included) and every control
+    it does not name its default. A value the widget could not have written is replaced by the
+    value used, with a notice naming both, and the address is corrected in place (no new
+    history entry). Otherwise (a rerun of the same view) the widgets keep their values.
     """
+    st.session_state[_SCOPE] = page
     specs = {c.key: c for c in controls}
-    notices, edited = [], _restore_on_back(specs)
-    for key in list(st.query_params):
-        raw = st.query_params.get_all(key)
+    here = page or ",".join(sorted(specs))
+    _PAGES[here] = tuple(controls)
+    raw, seen = _current(), st.session_state.setdefault("_link_seen", {})
+    arrival = st.session_state.get("_link_page") != here or seen.get(here) != raw
+    st.session_state["_link_page"] = here
+    keep = st.session_state.pop("_keep_notices", False)  # a rerun the page asked for itself
+    if not arrival:
+        _rewrite_pending(here)
+        notices = st.session_state.get("_link_notices", []) if keep else []
+    else:
+        notices, values, canonical = _read(specs, raw)
+        _assign(whole_state(controls, values))  # what a preset does
+        seen[here] = raw
+        if canonical != raw:
+            if st.session_state.get("_history_guard_ready", False):
+                st.query_params.from_dict(canonical)
+                seen[here] = canonical
+            else:  # a tab's first run: the guard is not in the browser yet
+                _replace_address(canonical)
+                st.session_state["_link_pending"] = (here, canonical)
+    st.session_state["_link_notices"] = notices
+    for text in notices:
+        st.warning(plain(text), icon=":material/link_off:")
+    return notices
+
+
+def _read(specs, raw):
+    """(notices, values the link sets, the corrected address) from the link's parameters."""
+    notices, values, canonical = [], {}, {}
+    for key, given in raw.items():
         spec = specs.get(key)
         if spec is None:
             guess = difflib.get_close_matches(key, list(specs), n=1)
             hint = f" (did you mean {guess[0]}?)" if guess else ""
             notices.append(f"Ignored the link's unknown parameter {_quote(key)}{hint}.")
-            edited |= _set_link(key, None)
             continue
-        value, problem = spec.from_url(raw)
+        value, problem = spec.from_url(given)
+        values[key] = value
         if problem:
-            notices.append(f"Ignored the link's {_quote(key + '=' + '&'.join(raw))}: {problem}. "
+            notices.append(f"Ignored the link's {_quote(key + '=' + '&'.join(given))}: {problem}. "
                            f"Using {_shown(spec, value)}.")
-        canonical = None if _same(value, spec.default) else spec.to_url(value)
-        if problem or _listed(canonical) != raw:
-            edited |= _set_link(key, canonical)
-    if st.session_state.pop("_keep_notices", False):  # a rerun the page asked for itself
-        notices = st.session_state.get("_link_notices", []) + notices
-    st.session_state["_link_notices"] = notices
-    if edited:  # the corrected address seeds the widgets only from the next run on
-        tries = st.session_state.get("_link_reruns", 0)
-        if tries < 2:  # never a loop: a correction that did not take goes the private way
-            st.session_state["_link_reruns"] = tries + 1
-            rerun()
-        for key in list(st.query_params):
-            if key not in specs or specs[key].from_url(st.query_params.get_all(key))[1]:
-                _set_bound_link(key, None)
-    st.session_state["_link_reruns"] = 0
-    for text in notices:
-        st.warning(plain(text), icon=":material/link_off:")
-    _remember(specs)
-    return notices
+        if not (problem and _same(value, spec.default)):  # a named value stays, a default too
+            canonical[key] = _listed(spec.to_url(value))
+    return notices, values, canonical
+
+
+def _replace_address(params):
+    """Correct the address bar in place from the browser (a tab's first run, before the guard
+    is in place); the server's copy follows on the next run, without a new entry since the
+    address then already reads the same. ``params`` are labels of the page's own options."""
+    query = json.dumps(urlencode(params, doseq=True)).replace("<", "\\u003c")
+    st.html(f"<script>window.history.replaceState(window.history.state, '', "
+            f"window.location.pathname + ({query} ? '?' + {query} : ''));</script>",
+            unsafe_allow_javascript=True, width="content")
+
+
+def _rewrite_pending(here):
+    pending = st.session_state.get("_link_pending")
+    if pending and pending[0] == here:
+        del st.session_state["_link_pending"]
+        if pending[1] != _current():
+            st.query_params.from_dict(pending[1])
+        st.session_state["_link_seen"][here] = pending[1]
+
+
+def _current():
+    return {k: st.query_params.get_all(k) for k in st.query_params}
+
+
+def _as_lists(params):
+    return {k: _listed(v) for k, v in params.items()}
 
 
 def rerun():
     """st.rerun() for a page that reruns itself: the link's notices stay on screen."""
     st.session_state["_keep_notices"] = True
     st.rerun()
-
-
-def _remember(specs):
-    """Keep this page's link (after corrections) for :func:`_restore_on_back`."""
-    if specs:
-        links = st.session_state.setdefault("_page_links", {})
-        links[tuple(sorted(specs))] = {k: st.query_params.get_all(k) for k in specs
-                                       if k in st.query_params}
-
-
-def _restore_on_back(specs):
-    """Back or Forward to an entry of this page without its parameters: restore the link the
-    page last had in this session.
-
-    Leaving a page makes the browser record the page's address stripped of its parameters, so
-    Back would otherwise land on the defaults instead of the view the user left. Returns
-    True when the page must rerun for the widgets to take the restored values.
-    """
-    if not specs or not _is_history_navigation():
-        return False
-    if any(k in st.query_params for k in specs):
-        return False
-    edited = False
-    for key, values in st.session_state.get("_page_links", {}).get(tuple(sorted(specs)), {}).items():
-        edited |= _set_link(key, values if len(values) > 1 or isinstance(specs[key], MultiChoice)
-                            else values[0])
-    return edited
-
-
-def _is_history_navigation():
-    """Whether this run is the browser's Back or Forward: Streamlit has no public API for it,
-    so this reads ScriptRunContext.is_history_navigation (tests/ui/test_controls.py fails
-    loudly if it moves; here a missing attribute only disables the restore)."""
-    from streamlit.runtime.scriptrunner import get_script_run_ctx
-
-    ctx = get_script_run_ctx()
-    return ctx is not None and bool(getattr(ctx, "is_history_navigation", False))
 
 
 def _same(value, default):
@@ -336,47 +469,6 @@ def _quote(text):
     """A link's text as it will be echoed: shortened, one line, in plain quotes."""
     text = " ".join(str(text).split())  # newlines and tabs become spaces
     return "“" + (text if len(text) <= _SHOWN else text[:_SHOWN] + "…") + "”"
-
-
-def _set_link(key, url_value):
-    """Make ``key`` read ``url_value`` (None: absent) in the address bar and for the widget.
-
-    Returns True when the caller must rerun. A parameter no widget is bound to yet (a link
-    opened in a new session) is corrected with the public API: the edit rewrites the address
-    the next run starts from, and Streamlit seeds bound widgets from that address, so a rerun
-    before any widget exists finishes the job. Streamlit refuses that edit once a widget of
-    this session is bound to the parameter (Back and Forward, a link followed inside the
-    app); only then does :func:`_set_bound_link` touch private state.
-    """
-    try:
-        if url_value is None:
-            if key in st.query_params:
-                del st.query_params[key]
-        else:
-            st.query_params[key] = url_value
-    except StreamlitAPIException:
-        _set_bound_link(key, url_value)
-        return False
-    return True
-
-
-def _set_bound_link(key, url_value):
-    """The one case public APIs cannot do: correct a parameter already bound to a widget.
-
-    Streamlit seeds a bound widget from its snapshot of the URL (``_initial_query_params``)
-    and corrects a bound parameter with remove_param / set_corrected_value (what it uses
-    itself after clamping a value). tests/ui/test_controls.py fails if those move.
-    """
-    from streamlit.runtime.state import get_session_state
-
-    with get_session_state().query_params() as qp:
-        if url_value is None:
-            qp.remove_param(key)
-            qp._initial_query_params.pop(key, None)
-        else:
-            kind = "string_array_value" if isinstance(url_value, list) else "string_value"
-            qp.set_corrected_value(key, url_value, kind)
-            qp._initial_query_params[key] = _listed(url_value)
 
 
 def details(label, key):

@@ -10,27 +10,26 @@ import streamlit as st
 
 from . import handout
 from .compute import cvar as compute
+from .controls import value_of
 from .explain.owl_decide import privacy_statement
 from .safety import guarded
-
-
-def _value(spec):
-    return st.session_state.get(spec.key, spec.default)
 
 
 @guarded("The handout")
 def download(controls):
     """A download button for the current (ε, n, τ, loss, B) view; nothing computed until clicked
     beyond reading the cached sweep."""
-    v = {c.key: _value(c) for c in controls}
+    v = {c.key: value_of(c) for c in controls}
     work = compute.workload(v["reps"])
     summary = compute.scalar_summary(v["loss"], v["B"], work.reps, v["seed"])
-    st.download_button("Handout of this view (HTML, offline)", lambda: handout.page(_report(v, work.reps, summary)),
+    view_link = handout.link("cvar")  # now: the download's callback has no address to read
+    st.download_button("Handout of this view (HTML, offline)",
+                       lambda: handout.page(_report(v, work.reps, summary, view_link)),
                        "cvar_handout.html", "text/html", on_click="ignore", key="cvar_handout",
                        icon=":material/print:")
 
 
-def _report(v, reps, summary):
+def _report(v, reps, summary, view_link):
     eps, n, tau = v["eps"], v["n"], v["tau"]
     here = compute.cell(summary, n, tau, eps)
     curve = compute.curve(summary, "epsilon", n, tau, eps)
@@ -49,7 +48,7 @@ def _report(v, reps, summary):
               if np.isfinite(eps) else "no noise"),
              ("Sampling error", f"{here.statistical_mean:.3g}", f"nτ = {n * tau:g} patients in the tail")]
     settings = {"page": "Private CVaR", "epsilon": f"{eps:g}", "n": n, "tau": tau, "loss": v["loss"],
-                "B": v["B"], "repetitions": reps, "seed": v["seed"], "link": handout.link("cvar")}
+                "B": v["B"], "repetitions": reps, "seed": v["seed"], "link": view_link}
     table = curve[["epsilon", "total_mean", "total_lo", "total_hi", "privacy_mean", "statistical_mean"]]
     return handout.Report("Private CVaR: the privacy price of tail risk", verdict, cards, answer,
                           privacy_statement(eps, "the estimate") + " Pure ε-DP (δ = 0); unit of privacy: "

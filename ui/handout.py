@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import html
 import math
+import os
 from dataclasses import dataclass, field
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 import streamlit as st
 
 from dpcore.data.csv_safe import write_csv
+
+from .controls import link_params
 
 DICTIONARY = {
     "n": "patients in the simulated trial",
@@ -49,19 +52,46 @@ class Report:
     notes: list = field(default_factory=list)
 
 
+PUBLIC_URL = "DPCORE_PUBLIC_URL"  # e.g. https://stats.example.org/privacy behind a proxy
+
+
 def app_base():
-    """The app's address as the browser sees it (empty when unknown: links stay relative)."""
-    url = str(getattr(st.context, "url", "") or "").split("?")[0]
-    return url.rsplit("/", 1)[0] if url.count("/") > 2 else url
+    """The app's public address, with no trailing slash: ``$DPCORE_PUBLIC_URL`` when set (a
+    deployment behind a proxy whose outside address the server cannot see), else the address
+    the browser used for this session (scheme, host and port, plus server.baseUrlPath), else
+    this server on localhost. Never empty: every link the app writes is absolute."""
+    public = os.environ.get(PUBLIC_URL, "").strip()
+    if public:
+        return public.rstrip("/")
+    path = "/" + str(st.get_option("server.baseUrlPath") or "").strip("/")
+    seen = urlsplit(str(st.context.url or ""))
+    if seen.scheme in ("http", "https") and seen.netloc:
+        return f"{seen.scheme}://{seen.netloc}{path}".rstrip("/")
+    host = st.context.headers.get("Host") if st.context.headers else None
+    return (f"http://{host}" if host else f"http://localhost:{st.get_option('server.port')}") + path.rstrip("/")
 
 
-def link(page_path):
-    """The reproducing link: this page's address with the current URL parameters."""
-    pairs = [(k, v) for k in st.query_params for v in st.query_params.get_all(k)]
-    base = str(getattr(st.context, "url", "") or "").split("?")[0]
-    if not base.rstrip("/").endswith(page_path):
-        base = base.rstrip("/") + "/" + page_path if base else page_path
-    return base + ("?" + urlencode(pairs) if pairs else "")
+def absolute(url_path, params):
+    """The absolute link to ``url_path`` with ``params`` (URL names and values as the widgets
+    write them)."""
+    query = urlencode(params, doseq=True)
+    return f"{app_base()}/{url_path.strip('/')}" + (f"?{query}" if query else "")
+
+
+def link(url_path):
+    """The current view's link, complete: every control of the page named with its value, so
+    it reproduces the view whatever the defaults become. Build it while the page runs (a
+    download's callback has no address to read)."""
+    return absolute(url_path, link_params(complete=True))
+
+
+def share(url_path):
+    """The view's link, with a copy button."""
+    with st.expander("Link to this view (copy, print, mail)", icon=":material/link:"):
+        st.code(link(url_path), language=None, wrap_lines=True)
+        st.caption("The link sets every control of the page; opening it reproduces this view "
+                   f"(the same seeds, the same numbers). Behind a proxy, set {PUBLIC_URL} to the "
+                   "address people use.")
 
 
 def with_settings(df, settings, dictionary=DICTIONARY):
@@ -74,9 +104,10 @@ def with_settings(df, settings, dictionary=DICTIONARY):
 
 
 def owl_report(s, here, best, answer_text, summary, sizes, reps, verdict_text, privacy_text, mark=None,
-               share=None):
+               share=None, *, view_link):
     """The DP-OWL page's current view as a :class:`Report`; ``share`` is (the Share of single
-    releases reaching the target, the assurance asked for)."""
+    releases reaching the target, the assurance asked for), ``view_link`` is :func:`link`
+    taken when the view was built."""
     from .charts import owl as charts
 
     eps = s["eps"]
@@ -97,7 +128,7 @@ def owl_report(s, here, best, answer_text, summary, sizes, reps, verdict_text, p
     settings = {"page": "DP-OWL", "epsilon": "non-private" if math.isinf(eps) else f"{eps:g}",
                 "n": s["n"], "gamma": "paper-tuned" if s["mode"] == "paper" else f"fixed {s['gamma']:g}",
                 "h": s["h"], "W": s["W"], "preprocessing": s["prep"], "repetitions": reps,
-                "seed": s["seed"], "link": link("dp-owl")}
+                "seed": s["seed"], "link": view_link}
     fig = charts.curves_vs_epsilon(summary, "accuracy", sizes, eps, mode=s["mode"], gamma=s["gamma"],
                                    best={s["n"]: float(best.accuracy_mean)}, reference_ns=(s["n"],), target=mark)
     rows = summary[summary["n"] == s["n"]][["epsilon", "accuracy_mean", "accuracy_lo", "accuracy_hi"]].round(2)
@@ -137,22 +168,33 @@ border-bottom:1px solid #ddd}}@media print{{a{{color:#000}}}}</style></head><bod
 </body></html>"""
 
 
-def lessons_page(lessons, base=""):
-    """The lessons as one printable, self-contained HTML page with their links."""
+def qr_svg(url):
+    """The link as an inline SVG QR code (segno: pure Python, no dependencies), for a printed
+    page a phone can scan; medium error correction survives a smudge."""
+    import segno
+
+    return segno.make(url, error="m").svg_inline(scale=2, border=2)
+
+
+def lessons_page(lessons, base):
+    """The lessons as one printable, self-contained HTML page: each link absolute (``base`` is
+    :func:`app_base`, taken while the page runs), as text and as a QR code."""
     e = html.escape
     items = []
     for k, lesson in enumerate(lessons, start=1):
         url = lesson.link(base)
         caveat = f"<p class='s'>Caveat: {e(lesson.caveat)}</p>" if lesson.caveat else ""
         items.append(f"<section><h2>{k}. {e(lesson.title)}</h2><p><b>Question.</b> {e(lesson.question)}</p>"
-                     f"<p><b>Open.</b> <a href='{e(url, quote=True)}'>{e(url)}</a></p>"
+                     f"<div class='open'>{qr_svg(url)}<p><b>Open.</b> <a href='{e(url, quote=True)}'>{e(url)}</a></p></div>"
                      f"<p><b>Look at.</b> {e(lesson.look)}</p>{caveat}"
                      "<p><b>Your prediction, then the answer:</b></p><div class='box'></div></section>")
     return f"""<!doctype html><html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1"><title>Lessons: what privacy costs</title>
 <style>body{{font-family:system-ui,sans-serif;max-width:48rem;margin:1.5rem auto;padding:0 1rem;color:#222}}
 section{{break-inside:avoid;border-top:1px solid #ccc;padding-top:.5rem}}.s{{font-size:.85rem;color:#555}}
-.box{{border:1px dashed #999;height:4rem}}a{{word-break:break-all}}</style></head><body>
+.box{{border:1px dashed #999;height:4rem}}a{{word-break:break-all}}
+.open{{display:flex;gap:1rem;align-items:center}}.open svg{{flex:none}}</style></head><body>
 <h1>Lessons: what privacy costs in learning</h1>
-<p>Each link opens the dashboard with the whole experiment set. Predict, then check.</p>
+<p>Each link (typed, clicked or scanned) opens the dashboard with the whole experiment set.
+Predict, then check.</p>
 {"".join(items)}</body></html>"""

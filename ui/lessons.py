@@ -32,8 +32,8 @@ class Lesson:
     caveat: str = ""
     terms: tuple = field(default_factory=tuple)
 
-    def link(self, base=""):
-        """The lesson's link, relative to the app's address ``base``."""
+    def link(self, base):
+        """The lesson's absolute link; ``base`` is the app's address (ui.handout.app_base)."""
         query = urlencode(self.params, doseq=True)
         return f"{base.rstrip('/')}/{self.url_path}" + (f"?{query}" if query else "")
 

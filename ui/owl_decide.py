@@ -38,35 +38,6 @@ def target_widgets():
     return decide.Target(kind, level), float(assurance)
 
 
-def presets(specs, overrides):
-    """Whole states: every control in ``specs`` at its default, then the preset's values, so a
-    preset never lands on top of whatever came before."""
-    base = {c.key: c.default for c in specs}
-    return {label: {**base, **values} for label, values in overrides.items()}
-
-
-def active(presets_, specs):
-    """The label of the preset the controls are at now, or None."""
-    now = {c.key: st.session_state.get(c.key, c.default) for c in specs}
-    for label, values in presets_.items():
-        if all(_same(now[k], v) for k, v in values.items()):
-            return label
-    return None
-
-
-def _same(a, b):
-    if isinstance(b, tuple):
-        return tuple(a) == b
-    return a == b
-
-
-def apply(values, label):
-    """on_click of a preset: set the whole state, and ask for the verdict as a toast once the
-    numbers are in (on a phone the verdict may be off-screen)."""
-    st.session_state.update(values)
-    st.session_state["_preset_toast"] = label
-
-
 def best_reference(s, summary, reps, n=None):
     """The best non-private rule at n (default: the page's n): the sweep's own ε = ∞ row in
     paper mode, the authors' tuned γ on the same trials in fixed mode."""

@@ -26,10 +26,13 @@ def open_fresh():
 
 
 def _open(at, page, **params):
-    """Open a deep link to ``page`` (app.py runs first, as with a shared link)."""
+    """Open a deep link to ``page`` (app.py runs first, as with a shared link). AppTest knows
+    st.navigation's pages only after a first run; that run also sends the history guard, so a
+    correction is written at once (a tab's very first run corrects it one run later:
+    tests/app/test_history.py)."""
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
     if page != "app_pages/overview.py":
-        at.run()  # AppTest knows st.navigation's pages only after a first run
-        assert not at.exception, [e.value for e in at.exception]
         at.switch_page(page)
     for key, value in params.items():
         at.query_params[key] = value

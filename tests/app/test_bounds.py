@@ -113,7 +113,7 @@ def test_preset_button_and_form_switch(open_page):
     check_clean(at)
     assert at.query_params["W"] == "1" and at.query_params["h"] == "2"
     assert "transcribed formula fails by measurement" in words(at.error)
-    at.segmented_control(key="form").set_value("printed").run()
+    at.segmented_control(key="bounds.form").set_value("printed").run()
     check_clean(at)
     assert "Theorem 10, transcribed, λ = 2γ/n" in figure(at, "vs_gamma")["layout"]["title"]["text"]
 
@@ -123,5 +123,5 @@ def test_bad_link_warns_and_falls_back(open_page):
     assert not at.exception
     notices = words(at.warning)
     assert "eps" in notices and "tau" in notices and "zzz" in notices
-    assert at.select_slider(key="eps").value == 1.0
+    assert at.select_slider(key="bounds.eps").value == 1.0
     assert not math.isnan(metric(at, "Bound (re-derived)"))

@@ -78,7 +78,7 @@ def test_verdict_and_chart_match_the_engine(open_page, engine):
 
 def test_epsilon_slider_moves_the_verdict_and_the_regime(open_page, engine):
     at = open_page(PAGE, **FAST)
-    at.select_slider(key="eps").set_value(0.05).run()
+    at.select_slider(key="cvar.eps").set_value(0.05).run()
     clean(at)
     here = engine[(engine.n == 2000) & (engine.tau == 0.05) & (engine.epsilon == 0.05)].iloc[0]
     assert "at ε = 0.05" in at.info[0].value and f"{here.total_mean:.2g}" in at.info[0].value
@@ -135,7 +135,7 @@ def test_presets_set_the_controls(open_page):
     at = open_page(PAGE, **FAST)
     at.button(key="preset_1").click().run()
     clean(at)
-    assert at.select_slider(key="eps").value == 0.5 and at.session_state["loss"] == "two-point"
+    assert at.select_slider(key="cvar.eps").value == 0.5 and at.session_state["cvar.loss"] == "two-point"
     assert "With 1000 patients and τ = 5%, only 50 patients form the tail; at ε = 0.5" in at.info[0].value
 
 
@@ -181,7 +181,7 @@ def test_bad_links_fall_back_with_a_notice(open_page, params, keys):
     notices = text(at.warning)
     for key in keys:
         assert key in notices
-    assert at.select_slider(key="eps").value == 1.0 and at.select_slider(key="tau").value == 0.05
+    assert at.select_slider(key="cvar.eps").value == 1.0 and at.select_slider(key="cvar.tau").value == 0.05
 
 
 def test_a_failing_computation_shows_a_message(open_page, monkeypatch):

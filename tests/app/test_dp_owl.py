@@ -124,9 +124,9 @@ def test_charts_show_the_references(open_fresh):
 def test_downloads_and_the_scale_control_only_when_it_matters(open_fresh):
     at = open_fresh(PAGE, **FAST)
     assert len(at.get("download_button")) >= 3
-    assert not [r for r in at.radio if r.key == "scale"]  # accuracy shown: no outcome scale
+    assert not [r for r in at.radio if r.key == "dp-owl.scale"]  # accuracy shown: no outcome scale
     value = open_fresh(PAGE, metric="value", **FAST)
-    assert [r for r in value.radio if r.key == "scale"]
+    assert [r for r in value.radio if r.key == "dp-owl.scale"]
 
 
 def test_algorithm_2_confirms_the_change(open_fresh):
@@ -136,7 +136,7 @@ def test_algorithm_2_confirms_the_change(open_fresh):
     assert "largest γ within one standard error" in caption
     best = int(at.button(key="use_gamma").label.split("= ")[1].split(" ")[0])
     at.button(key="use_gamma").click().run()
-    assert at.session_state["gamma_mode"] == "free" and at.slider(key="gamma").value == best
+    assert at.session_state["dp-owl.gamma_mode"] == "free" and at.slider(key="dp-owl.gamma").value == best
     assert any(f"γ = {best}" in t.value for t in at.toast)
     assert np.isfinite(best)
 

@@ -15,7 +15,8 @@ def test_the_cvar_page_offers_its_handout(open_fresh):
     assert not at.exception and any("cvar_handout" in b.proto.id for b in at.get("download_button"))
     spec = {"eps": 1.0, "n": 2000, "tau": 0.05, "loss": "uniform", "B": 1.0, "reps": 200, "seed": 0}
     work = compute.workload(200)
-    page = handout.page(cvar_handout._report(spec, work.reps, compute.scalar_summary("uniform", 1.0, work.reps, 0)))
+    link = "http://localhost:8501/cvar?eps=1&n=2000"
+    page = handout.page(cvar_handout._report(spec, work.reps, compute.scalar_summary("uniform", 1.0, work.reps, 0), link))
     assert "smallest ε on the grid at which privacy adds no more error than sampling" in page
     assert "<script" not in page and "http" not in page.split("Reproduce this view")[0]
 
@@ -28,9 +29,11 @@ def test_the_dp_owl_handout_is_one_offline_page():
     summary = compute.stack_summaries(results)
     here, best = compute.cell(summary, 0.1), compute.cell(summary, math.inf)
     report = handout.owl_report(s, here, best, "For n = 1000, the smallest ε …", summary, [1000], 40,
-                                "At ε = 0.1 and 1000 patients …", "An attacker 50% sure …")
+                                "At ε = 0.1 and 1000 patients …", "An attacker 50% sure …",
+                                view_link="http://localhost:8501/dp-owl?eps=0.1")
     page = handout.page(report)
     assert "At ε = 0.1 and 1000 patients" in page and "At what ε can we publish?" in page
     assert f"95% interval {here.accuracy_lo:.1f}–{here.accuracy_hi:.1f}%" in page
-    assert "An attacker 50% sure" in page and "Reproduce this view" in page and "dp-owl" in page
+    assert "An attacker 50% sure" in page and "Reproduce this view" in page
+    assert 'href="http://localhost:8501/dp-owl?eps=0.1"' in page
     assert "<script" in page and not re.search(r"<script[^>]+src=", page)  # plotly inline: offline

@@ -40,12 +40,13 @@ def walk(node):
 
 
 def bound_keys(open_fresh, page):
-    """The keys of the page's widgets (each is a URL parameter), from one clean run. The
-    sidebar's controls (the privacy ledger's cap) belong to the session, not to a link."""
+    """{URL parameter: session-state key} of the page's widgets, from one clean run: a page owns
+    its keys (dp-owl.eps) and its links use the short names (eps). The sidebar's controls (the
+    privacy ledger's cap) belong to the session, not to a link."""
     if page not in _keys:
         at = open_fresh(page, **FAST.get(page, {}))
-        _keys[page] = sorted({n.key for n in walk(at.main)
-                              if type(n).__name__ in WIDGETS and getattr(n, "key", None)})
+        keys = sorted({n.key for n in walk(at.main) if type(n).__name__ in WIDGETS and getattr(n, "key", None)})
+        _keys[page] = {k.split(".", 1)[-1]: k for k in keys}
     return _keys[page]
 
 
@@ -97,21 +98,22 @@ def test_hostile_values_in_every_parameter(open_page, open_fresh, words, page, k
     # The corrected address reproduces the view in a fresh session, without a notice.
     again = open_fresh(page, **link)
     assert not again.warning, words(again.warning)
-    for key in keys:
-        assert again.session_state[key] == at.session_state[key], key
+    for key, state in keys.items():
+        assert again.session_state[state] == at.session_state[state], key
 
 
 @pytest.mark.parametrize("page", PAGES)
 def test_repeated_and_misspelled_parameters(open_page, open_fresh, words, page):
     keys = bound_keys(open_fresh, page)
     params = {**FAST.get(page, {}), "esp": "0.5"}
-    if keys:
-        params[keys[0]] = ["1", "2"]
+    first = next(iter(keys), None)
+    if first:
+        params[first] = ["1", "2"]
     at = open_page(page, **params)
     notices = words(at.warning)
     assert "unknown parameter “esp”" in notices
-    if keys:
-        assert f"“{keys[0]}=1&2”" in notices
+    if first:
+        assert f"“{first}=1&2”" in notices
     assert "esp" not in link_of(at)
     assert not at.error
 
@@ -122,17 +124,17 @@ OWL = "app_pages/dp_owl.py"
 def test_a_control_that_loses_its_value_keeps_the_last_one(open_page):
     """The browser can send a segmented control's value as empty during a fragment rerun."""
     at = open_page(OWL, metric="value", **FAST[OWL])
-    metric = next(b for b in at.get("button_group") if b.key == "metric")
+    metric = next(b for b in at.get("button_group") if b.key == "dp-owl.metric")
     metric.set_value(None)
     at.run()
     assert not at.error, [e.value for e in at.error]
     title = json.loads(next(c for c in at.get("plotly_chart") if "vs_eps" in c.proto.id).proto.spec)
     assert "outcome units" in title["layout"]["yaxis"]["title"]["text"]  # still the value view
-    mode = next(b for b in at.get("button_group") if b.key == "gamma_mode")
+    mode = next(b for b in at.get("button_group") if b.key == "dp-owl.gamma_mode")
     mode.set_value(None)
     at.run()
     assert not at.error and "the authors' tuned value" in " ".join(c.value for c in at.caption)
-    assert not [s for s in at.slider if s.key == "gamma"]  # still paper-tuned, not fixed
+    assert not [s for s in at.slider if s.key == "dp-owl.gamma"]  # still paper-tuned, not fixed
 
 
 @pytest.mark.parametrize("params,notice,expected", [
@@ -149,14 +151,14 @@ def test_notices_name_the_value_the_view_uses(open_fresh, words, params, notice,
     at = open_fresh(OWL, **{**base, "compare": ["200"], **params})
     assert notice in words(at.warning)
     for key, value in expected.items():
-        assert at.session_state[key] == value
+        assert at.session_state[f"dp-owl.{key}"] == value
     assert not at.error
 
 
 def test_numbers_written_another_way_are_normalised_in_the_link(open_fresh):
     at = open_fresh(OWL, reps="2e1", seed="+7", compare=["200"])
     assert not link_notices(at)
-    assert at.session_state["reps"] == 20 and at.session_state["seed"] == 7
+    assert at.session_state["dp-owl.reps"] == 20 and at.session_state["dp-owl.seed"] == 7
     assert link_of(at)["reps"] == ["20"] and link_of(at)["seed"] == ["7"]
 
 
@@ -166,8 +168,8 @@ def test_links_the_app_writes_reproduce_the_view(open_fresh):
     browser test clicks through the same link; here: free γ at its minimum, no comparison."""
     at = open_fresh(OWL, gamma_mode="fixed", gamma="1", compare="", reps="20")
     assert not link_notices(at) and not at.error
-    assert at.session_state["gamma"] == 1 and list(at.session_state["compare"]) == []
-    assert at.slider(key="gamma").proto.default == [75]  # what a link without gamma means
+    assert at.session_state["dp-owl.gamma"] == 1 and list(at.session_state["dp-owl.compare"]) == []
+    assert at.slider(key="dp-owl.gamma").proto.default == [75]  # what a link without gamma means
     assert "γ in use: **1**" in " ".join(c.value for c in at.caption)
 
 

@@ -41,7 +41,7 @@ def test_every_page_runs_without_exception(open_page, page):
 def test_overview_slider_changes_the_release(open_page):
     at = open_page("app_pages/overview.py")
     before = figure(at, "noisy_count")
-    at.select_slider(key="demo_eps").set_value(0.1).run()
+    at.select_slider(key="overview.demo_eps").set_value(0.1).run()
     assert not at.exception
     after = figure(at, "noisy_count")
     spread = lambda fig: np.std(arr(fig["data"][0]["x"]))  # noqa: E731
@@ -52,7 +52,7 @@ def test_overview_slider_changes_the_release(open_page):
 def test_epsilon_slider_changes_the_plotted_data(open_page):
     at = open_page("app_pages/dp_owl.py", **FAST)
     dist_before = arr(figure(at, "dist")["data"][0]["x"])
-    at.select_slider(key="eps").set_value(0.1).run()
+    at.select_slider(key="dp-owl.eps").set_value(0.1).run()
     assert not at.exception
     dist_after = arr(figure(at, "dist")["data"][0]["x"])
     assert np.mean(dist_after) < np.mean(dist_before)  # less privacy budget, less accuracy
@@ -82,7 +82,7 @@ def test_value_view_shows_references(open_page):
 
 def test_nonprivate_setting(open_page):
     at = open_page("app_pages/dp_owl.py", eps="non-private", **FAST)
-    assert math.isinf(at.select_slider(key="eps").value)
+    assert math.isinf(at.select_slider(key="dp-owl.eps").value)
     assert "Without privacy" in at.info[0].value
 
 
@@ -97,28 +97,28 @@ def test_invalid_url_parameters_fall_back_with_a_notice(open_page, words, params
     notices = words(at.warning)
     for key in keys:
         assert key in notices
-    assert at.select_slider(key="eps").value == 1.0
-    assert at.select_slider(key="n").value == 1000
+    assert at.select_slider(key="dp-owl.eps").value == 1.0
+    assert at.select_slider(key="dp-owl.n").value == 1000
 
 
 def test_links_carry_the_labels_the_widgets_write(open_page):
     at = open_page("app_pages/dp_owl.py", metric="value", scale="paper scale", prep="authors' shift",
                    gamma_mode="fixed", gamma="10", **FAST)
     assert not [w for w in at.warning if w.icon == ":material/link_off:"]  # no link notice
-    assert at.session_state["metric"] == "value" and at.radio(key="scale").value == "paper"
-    assert at.session_state["prep"] == "paper" and at.session_state["gamma_mode"] == "free"
-    assert at.slider(key="gamma").value == 10
+    assert at.session_state["dp-owl.metric"] == "value" and at.radio(key="dp-owl.scale").value == "paper"
+    assert at.session_state["dp-owl.prep"] == "paper" and at.session_state["dp-owl.gamma_mode"] == "free"
+    assert at.slider(key="dp-owl.gamma").value == 10
 
 
 def test_overview_invalid_link(open_page, words):
     at = open_page("app_pages/overview.py", demo_eps="abc")
     assert "demo_eps=abc" in words(at.warning)
-    assert at.select_slider(key="demo_eps").value == 1.0
+    assert at.select_slider(key="overview.demo_eps").value == 1.0
 
 
 def test_free_gamma_and_algorithm_2_round_trip(open_page):
     at = open_page("app_pages/dp_owl.py", **FAST)
-    assert not [s for s in at.slider if s.key == "gamma"]  # paper-tuned: no slider to ignore
+    assert not [s for s in at.slider if s.key == "dp-owl.gamma"]  # paper-tuned: no slider to ignore
     at.button(key="run_tuning").click().run()
     assert not at.exception
     fig = figure(at, "gamma_curve")
@@ -126,8 +126,8 @@ def test_free_gamma_and_algorithm_2_round_trip(open_page):
     best = int(at.button(key="use_gamma").label.split("= ")[1].split(" ")[0])
     at.button(key="use_gamma").click().run()
     assert not at.exception
-    assert at.session_state["gamma_mode"] == "free"
-    assert at.slider(key="gamma").value == best
+    assert at.session_state["dp-owl.gamma_mode"] == "free"
+    assert at.slider(key="dp-owl.gamma").value == best
     assert f"γ in use: **{best}**" in " ".join(c.value for c in at.caption)
 
 

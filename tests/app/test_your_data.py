@@ -181,6 +181,8 @@ def demo_release(at, **params):
     """Open the paper's demo, fill in the dictionary's bounds, release once."""
     for key, value in params.items():
         at.query_params[key] = value
+    if params:  # the link opens first; the clicks follow on the page it set
+        at.run()
     at.radio(key="file").set_value("paper_trial").run()
     at.button(key="fill_dictionary").click().run()
     assert "A rule can be released" in words(at.info)

@@ -119,39 +119,13 @@ def test_the_gate_says_when_a_caller_would_wait():
     assert not gate.busy()
 
 
-def test_streamlit_still_has_the_private_hooks_check_link_falls_back_on():
-    """The one private use left: correcting a parameter already bound to a widget, and telling
-    Back/Forward from a fresh load. Fail loudly if Streamlit moves either."""
-    import dataclasses
-
-    from streamlit.runtime.scriptrunner_utils.script_run_context import ScriptRunContext
-    from streamlit.runtime.state.query_params import QueryParams
-
-    qp = QueryParams()
-    qp.set_initial_query_params("eps=0.5&eps=2")
-    assert qp._initial_query_params == {"eps": ["0.5", "2"]}
-    assert qp.get_initial_value("eps") == ["0.5", "2"]
-    qp._send_query_param_msg = lambda: None  # no session to message here
-    qp.set_corrected_value("compare", ["200", "500"], "string_array_value")
-    qp.set_corrected_value("eps", "2", "string_value")
-    assert qp.get_all("compare") == ["200", "500"] and qp["eps"] == "2"
-    assert qp.remove_param("eps") and not qp.has_param("eps")
-    assert "is_history_navigation" in {f.name for f in dataclasses.fields(ScriptRunContext)}
-
-
-def test_a_fresh_link_is_corrected_with_public_apis_only(monkeypatch):
+def test_a_fresh_link_is_corrected_with_public_apis_only():
     """Overflow values, repeats, off-grid values and unknown parameters on a link opened in a
-    new session: st.query_params edits and a rerun, never the private fallback."""
+    new session: one st.query_params edit, the page's own keys set before its widgets exist."""
     from pathlib import Path
 
     from streamlit.testing.v1 import AppTest
 
-    import ui.controls
-
-    def private(*args):
-        raise AssertionError("the private fallback was used")
-
-    monkeypatch.setattr(ui.controls, "_set_bound_link", private)
     at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=60)
     at.run()
     at.switch_page("app_pages/dp_owl.py")
@@ -162,6 +136,7 @@ def test_a_fresh_link_is_corrected_with_public_apis_only(monkeypatch):
     assert not at.exception, [e.value for e in at.exception]
     link = {k: v if isinstance(v, list) else [v] for k, v in at.query_params.items()}
     assert link == {"eps": ["0.2"], "compare": ["200"], "n": ["500"]}
-    assert at.session_state["eps"] == 0.2 and at.session_state["reps"] == 200 and at.session_state["n"] == 500
+    assert at.session_state["dp-owl.eps"] == 0.2 and at.session_state["dp-owl.reps"] == 200
+    assert at.session_state["dp-owl.n"] == 500
     text = re.sub(r"\\(.)", r"\1", " ".join(w.value for w in at.warning))
     assert "1e309" in text and "given 2 times" in text and "bogus" in text and "nearest on its grid is 0.2" in text
