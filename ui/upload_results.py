@@ -108,8 +108,7 @@ def downloads_panel(released, source):
                                on_click="ignore", width="stretch")
     st.caption("Share the rule file and the report. The per-row file holds your patients' rows: "
                "keep it as you keep the data.")
-    ev_settings = released.settings.get("evaluation")
-    analyst_panels.script_download(released, ev_settings)
+    analyst_panels.script_download(released)
 
 
 def _preview_section(preview):
