@@ -11,6 +11,7 @@ from ui import explain, ledger, upload_form
 from ui import upload_results as results
 from ui.compute import upload as compute
 from ui.controls import Choice, check_link, row
+from ui.explain.upload import DIRECTION_NEEDED
 from ui.grids import EPS_OPTIONS, fmt_eps
 from ui.safety import guarded, plain
 
@@ -20,8 +21,8 @@ FILE = Choice("file", ("upload",) + compute.DEMOS, "upload", "Trial data",
               {"upload": "upload a CSV", "paper_trial": "demo: paper's trial (1:1)",
                "hospital_trial": "demo: hospital stay (2:1)",
                "actg175_trial": "real trial: ACTG 175 (1:1)"}.get, kind="radio")
-BETTER = Choice("better", ("larger", "smaller"), "larger", "Which outcome is better?",
-                {"larger": "larger", "smaller": "smaller"}.get, kind="segmented")
+BETTER = upload_form.Unchosen("better", ("larger", "smaller"), None, "Which outcome is better?",
+                              upload_form.direction_label)
 DESIGN = Choice("design", tuple(RATIOS), "1:1", "Randomization (treated : control)",
                 {**{k: k for k in RATIOS}, "column": "a propensity column",
                  "estimated": "unknown: estimate (logistic)"}.get, kind="selectbox")
@@ -52,6 +53,8 @@ def source_panel():
 def design_panel(source, trial_columns, m):
     """Outcome direction and how treatment was assigned; returns (larger_is_better, π, p_min, column)."""
     better, design = row(BETTER, DESIGN)
+    if better is None:
+        st.warning(DIRECTION_NEEDED, icon=":material/swap_vert:")
     p_min, column = P_MIN.default, None
     if RATIOS[design] in ("column", "logistic"):
         p_min = P_MIN.widget()
@@ -65,7 +68,7 @@ def design_panel(source, trial_columns, m):
     if design == "estimated":
         st.caption("An estimated propensity is fitted on the same patients, so the noise is sized "
                    "for the worst case (C = n W): pure ε-DP holds, at the cost of much more noise.")
-    return better == "larger", RATIOS[design], p_min, column
+    return None if better is None else better == "larger", RATIOS[design], p_min, column
 
 
 def privacy_panel(source, m, table, trial, W, settings):
@@ -132,11 +135,13 @@ def study(verdict):
     with st.expander(f"Analyst only: how the file was read (n = {trial.n}, the public row count; "
                      "other counts are not covered by ε and never in a download)"):
         st.caption(plain(compute.read_summary(trial)))
-    if not table.complete:
-        st.info(plain("Still needed: " + "; ".join(table.problems[:5])
-                      + (f"; and {len(table.problems) - 5} more" if len(table.problems) > 5 else "")),
+    needed = ([DIRECTION_NEEDED.rstrip(".")] if larger is None else []) + list(table.problems)
+    if needed:
+        st.info(plain("Still needed: " + "; ".join(needed[:5])
+                      + (f"; and {len(needed) - 5} more" if len(needed) > 5 else "")),
                 icon=":material/rule:")
-        return verdict.info(explain.upload_verdict("bounds", trial.n), icon=":material/rule:")
+        stage = "bounds" if table.problems else "direction"
+        return verdict.info(explain.upload_verdict(stage, trial.n), icon=":material/rule:")
     st.subheader("Privacy", anchor=False)
     W = compute.weight_bound(table.outcome_bounds, propensity, p_min)
     settings = dict(bounds=table.bounds, outcome_bounds=table.outcome_bounds,

@@ -12,7 +12,7 @@ options, table cells), never as markup. The public metadata (bounds, levels, uni
 from __future__ import annotations
 
 import hashlib
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from types import SimpleNamespace
 
 import streamlit as st
@@ -22,11 +22,25 @@ from dpcore.data.columns import default_treated
 from . import explain
 from .compute import upload as compute
 from .compute import upload_meta as meta
+from .controls import Choice
 from .safety import plain
 
 UPLOADED = "your_data_uploaded"
 #: The design widget's randomization ratios, by P(treated).
 RATIO_OF = {0.5: "1:1", 2 / 3: "2:1", 1 / 3: "1:2", 0.75: "3:1", 0.25: "1:3"}
+
+
+@dataclass(frozen=True)
+class Unchosen(Choice):
+    """A segmented choice with no default: ``widget()`` is None until the analyst (or a
+    dictionary that names it) picks one, so nothing is assumed. Bound to the URL like the
+    others: a link that names it sets it, a link without it leaves it to choose."""
+
+    kind: str = "segmented"
+
+    def widget(self, **kwargs):
+        return st.segmented_control(self.label, self.options, default=None, format_func=self.fmt,
+                                    key=self.key, bind="query-params", help=self.help, **kwargs)
 
 
 def _forget_upload():
@@ -201,8 +215,16 @@ def _refresh(source, rows):
     st.session_state[key(source, "meta_version")] = st.session_state.get(key(source, "meta_version"), 0) + 1
 
 
+def direction_label(value):
+    """The outcome direction control's labels; None (not chosen) is shown as such in a notice."""
+    return {"larger": "larger", "smaller": "smaller"}.get(value, "none: choose one")
+
+
 def fill_from_dictionary(source, names):
-    """Button callback: the demo dictionary's public bounds, levels, outcome direction, design."""
+    """Button callback: the dictionary's public bounds, levels, outcome direction, design.
+
+    A dictionary without ``larger_is_better`` (or with it misspelled, which its check lists)
+    leaves the direction control as it is: unchosen until the analyst picks one."""
     d = source.dictionary
     if d.get("larger_is_better") is not None:
         st.session_state["better"] = "larger" if d["larger_is_better"] else "smaller"

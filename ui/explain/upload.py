@@ -29,6 +29,11 @@ def release_statement(release):
             "on the same data, or side channels.")
 
 
+#: Shown beside the outcome direction control until it is chosen, and in "Still needed".
+DIRECTION_NEEDED = ("Choose which outcome is better, larger or smaller: nothing is assumed. A "
+                    "dictionary that names larger_is_better fills it in.")
+
+
 def upload_verdict(stage, n=None, eps=None, spent=0.0, cap=None, cost=None):
     """The page's opening verdict for where the user is.
 
@@ -41,6 +46,8 @@ def upload_verdict(stage, n=None, eps=None, spent=0.0, cap=None, cost=None):
         return "The file could not be read as a trial yet: the message below says what to change."
     if stage == "levels":
         return "Type the public levels of each categorical covariate in the table below."
+    if stage == "direction":
+        return f"{patients(n)} read. Choose which outcome is better before a rule can be released."
     if stage == "bounds":
         return f"{patients(n)} read. Enter the public bounds below before a rule can be released."
     cost = eps if cost is None else cost
