@@ -16,6 +16,7 @@ from .charts import preview as preview_charts
 from .charts import upload as charts
 from .compute import upload as compute
 from .compute import upload_files as files
+from .explain.upload import DOWNLOAD_WINDOW
 from .safety import log_withheld, plain
 from .upload_form import keep, kept
 
@@ -106,8 +107,7 @@ def downloads_panel(released, source):
         # Built in the script run above; the button only hands the captured bytes over.
         column.download_button(label, lambda content=content: content, name, mime, key=wkey,
                                on_click="ignore", width="stretch")
-    st.caption("Share the rule file and the report. The per-row file holds your patients' rows: "
-               "keep it as you keep the data.")
+    st.caption(DOWNLOAD_WINDOW)
     analyst_panels.script_download(released)
 
 
