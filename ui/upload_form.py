@@ -73,7 +73,11 @@ def uploaded_source():
 def with_dictionary(source, dictionary):
     """The uploaded file with an uploaded public data dictionary (a Dictionary) attached: the
     mapping's defaults and the "fill in" button then come from it, as for a demo file."""
-    return replace(source, dictionary=dictionary.to_dict())
+    return replace(source, dictionary=dictionary.to_dict(),
+                   dictionary_problems=tuple(
+                       (p.where, f"the dictionary's {p.field or 'entry'} was left out: {p.message}"
+                                 + (f" (fix: {p.fix})" if p.fix else ""))
+                       for p in dictionary.problems))
 
 
 def units(source):
@@ -256,14 +260,20 @@ def metadata(source, m):
     """
     names = list(m["covariates"])
     rows = _rows(source)
-    frame = meta.table(names, m["outcome"], rows, m["guessed_categorical"])
     version = st.session_state.get(key(source, "meta_version"), 0)
     # The editor keeps edits by row position: a different set of rows gets a fresh editor
     # (the entries are kept by column name in the session state).
     sig = hashlib.sha256("\0".join([*names, m["outcome"]]).encode()).hexdigest()[:12]
+    editor = f"{key(source, 'meta')}_{version}_{sig}"
+    # Each row's "problem" cell says what it still lacks, counting the edit this run follows
+    # (the editor's pending state), and the dictionary's invalid entries for that column.
+    base = meta.table(names, m["outcome"], rows, m["guessed_categorical"])
+    pending = meta.rows_of(meta.with_edits(base, st.session_state.get(editor)), rows)
+    frame = meta.table(names, m["outcome"], {**rows, **pending}, m["guessed_categorical"],
+                       meta.dictionary_problems_by_column(source.dictionary_problems))
     edited = st.data_editor(
-        frame, key=f"{key(source, 'meta')}_{version}_{sig}", hide_index=True, num_rows="fixed",
-        disabled=["column", "from"], width="stretch",
+        frame, key=editor, hide_index=True, num_rows="fixed",
+        disabled=["column", "from", "problem"], width="stretch",
         column_config={
             "column": st.column_config.TextColumn("column"),
             "type": st.column_config.SelectboxColumn("type", options=list(meta.TYPES),
@@ -277,7 +287,10 @@ def metadata(source, m):
             "unit": st.column_config.TextColumn("unit"),
             "from": st.column_config.TextColumn(
                 "from", help="Where each entry came from: typed, the data dictionary, or the "
-                             "data (which voids the guarantee). Typing over an entry makes it typed.")})
+                             "data (which voids the guarantee). Typing over an entry makes it typed."),
+            "problem": st.column_config.TextColumn(
+                "problem", help="What this row still needs before a release, and the "
+                                "dictionary's entries for it that were left out (with their fix).")})
     now = meta.rows_of(edited, rows)
     st.session_state[key(source, "meta_rows")] = {**rows, **now}
     got = meta.read(edited, m["outcome"], now)

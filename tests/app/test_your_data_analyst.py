@@ -137,6 +137,10 @@ def test_a_malformed_dictionary_gets_a_message_and_the_page_carries_on(page):
         ("d.csv", b"column,role,type,lower,upper\nage,covariate,numeric,90,18\n", "text/csv")).run()
     assert not at.exception
     assert "lower < upper" in words(at.warning) and "swap them" in words(at.warning)
+    # ... and marked in the table itself, on the row it concerns, beside what the row lacks
+    table = at.dataframe[-1].value.set_index("column")["problem"]
+    assert "the dictionary's bounds was left out" in table["age"] and "swap them" in table["age"]
+    assert "enter public bounds" in table["age"] and "dictionary" not in table["biomarker"]
 
 
 def treated_radio(at):
