@@ -119,7 +119,9 @@ def _preview_section(preview):
     return dict(preview, figure=figure)
 
 
-def result_panel(released, source):
+def result_panel(released, source, files=None):
+    """The release on screen, then its downloads; ``files`` (optional) is called first, to
+    move the page to where the downloads go (the page's "Files" step)."""
     release, rec, trial = released.release, released.rec, released.trial
     st.subheader(release.title(), anchor=False)
     st.markdown(plain(explain.rule_sentence(release)))
@@ -140,9 +142,11 @@ def result_panel(released, source):
     if released.evaluation is not None:
         analyst_panels.evaluation_panel(released.evaluation, release.epsilon, release.n,
                                         (released.preview or {}).get("unit", ""))
-    downloads_panel(released, source)
     with st.expander("Analyst only: computed on your data, NOT private, never in a download"):
         analyst_panel(released)
+    if files is not None:
+        files()
+    downloads_panel(released, source)
 
 
 def release_panel(key, trial, settings, m, rkey, before, store):

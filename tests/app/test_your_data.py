@@ -785,3 +785,20 @@ def test_filling_from_a_dictionary_sets_the_direction_only_when_it_names_it(page
     if line and expect is None:
         assert "larger_is_beter" in words(at.warning)  # the dictionary's problem, listed
     assert not [r for r in policy_log if DIRECTION_WARNING in r.getMessage()]
+
+
+def test_the_page_is_the_analysts_steps_with_the_spend_from_the_first(page):
+    at = page
+    heads = lambda: [re.sub(r"\\(.)", r"\1", m.value) for m in at.markdown  # noqa: E731
+                     if re.match(r"\*\*\d · ", m.value)]
+    assert [h.split(" · ")[1].rstrip("*") for h in heads()] == [
+        "Data", "Dictionary and table", "Preview", "Release", "Files"]
+    assert all("· needs " in h for h in heads())
+    at.radio(key="file").set_value("paper_trial").run()
+    assert "spent on this file so far: ε = 0 over every session" in heads()[0]
+    assert "needs " in heads()[1]  # the table is still empty
+    at.button(key="fill_dictionary").click().run()
+    assert [":green[done]" in h for h in heads()] == [True, True, True, False, False]
+    release(at)
+    assert "spent on this file so far: ε = 1 over every session" in heads()[0]
+    assert all(":green[done]" in h for h in heads())

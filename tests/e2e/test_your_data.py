@@ -128,7 +128,8 @@ def test_csv_and_dictionary_preview_evaluated_release_and_files_that_work(app, t
     app.page.locator("[data-testid='stFileUploaderDropzoneInput']").first.set_input_files(str(trial))
     app.wait_rerun()
     # Without its levels the categorical 'site' blocks the trial: the dictionary brings them.
-    expect(app.page.get_by_text("Type the public levels")).to_be_visible()
+    expect(app.page.get_by_test_id("stAlertContentInfo").get_by_text(
+        "Type the public levels")).to_be_visible()  # also in the table's "problem" cell
     app.page.locator("[data-testid='stFileUploader']").filter(
         has_text="Public data dictionary").locator(
         "[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(dictionary))
