@@ -54,5 +54,15 @@ released numbers and anything computed from them.
   with the non-private rule) are analyst-only and never part of a release or a download.
 - **Group privacy.** Families or repeated visits that span several rows are protected only
   at k·ε for a group of k rows.
+- **Downloaded files stay on the server for a while.** A download (the per-row file holds
+  your patients' rows) is built when you click it and then sits in the server's memory at its
+  /media address until the server has finished two more page runs, in any session: Streamlit
+  ties such a file to no session, marks it at the end of the next run and deletes it at the
+  end of the one after. Closing the tab does not remove it, and neither does
+  `server.disconnectedSessionTTL` (the closed session's end starts no clean-up), so on a
+  server nobody else is using it stays until someone runs a page or the server restarts.
+  While your tab is open, your next two clicks on the page remove it. Removing it sooner
+  would take Streamlit's private runtime; the address is unguessable, so share the files,
+  never the links.
 """
 )

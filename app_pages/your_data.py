@@ -1,57 +1,39 @@
 """Your data: upload a trial CSV, leave with a private treatment rule and an honest account."""
 
-import math
-
 import streamlit as st
 
 from dpcore.data.trial import TrialDataError
-from dpcore.owl.simulate import PROXY_VARIANTS
 from ui import analyst_panels as analyst
-from ui import explain, ledger, upload_form
+from ui import explain, ledger, steps, upload_form
 from ui import upload_results as results
 from ui.compute import upload as compute
-from ui.controls import Choice, check_link, row
-from ui.grids import EPS_OPTIONS, fmt_eps
+from ui.controls import check_link, row
+from ui.explain.upload import DIRECTION_NEEDED
 from ui.safety import guarded, plain
+from ui.upload_controls import BETTER, CONTROLS, DESIGN, EPS, FILE, GAMMA_FROM, P_MIN, PROXY, RATIOS
 
-RATIOS = {"1:1": 1 / 2, "2:1": 2 / 3, "1:2": 1 / 3, "3:1": 3 / 4, "1:3": 1 / 4,
-          "column": "column", "estimated": "logistic"}
-FILE = Choice("file", ("upload",) + compute.DEMOS, "upload", "Trial data",
-              {"upload": "upload a CSV", "paper_trial": "demo: paper's trial (1:1)",
-               "hospital_trial": "demo: hospital stay (2:1)",
-               "actg175_trial": "real trial: ACTG 175 (2 of its 4 arms, 1:1)"}.get, kind="radio")
-BETTER = Choice("better", ("larger", "smaller"), "larger", "Which outcome is better?",
-                {"larger": "larger", "smaller": "smaller"}.get, kind="segmented")
-DESIGN = Choice("design", tuple(RATIOS), "1:1", "Randomization (treated : control)",
-                {**{k: k for k in RATIOS}, "column": "a propensity column",
-                 "estimated": "unknown: estimate (logistic)"}.get, kind="selectbox")
-P_MIN = Choice("p_min", (0.01, 0.02, 0.05, 0.1, 0.2, 0.25), 0.05, "Smallest propensity (public)",
-               help="A public lower bound on P(arm | x); it sets W. Smaller rows' weights are clipped.")
-EPS = Choice("eps", tuple(e for e in EPS_OPTIONS if math.isfinite(e)), 1.0, "Privacy budget ε",
-             fmt_eps, help="Smaller ε means more noise and stronger privacy.")
-GAMMA_FROM = Choice("gamma_from", ("paper", "proxy", "d0"), "paper", "γ from",
-                    {"paper": "the paper's table", "proxy": "Algorithm 2 on a simulated proxy",
-                     "d0": "Algorithm 2 on your public D0"}.get,
-                    kind="segmented")
-PROXY = Choice("proxy", tuple(PROXY_VARIANTS), "same as the trial", "Simulated public proxy D0",
-               str, kind="selectbox")
-CONTROLS = (FILE, BETTER, DESIGN, P_MIN, EPS, GAMMA_FROM, PROXY)
 RELEASE = "your_data_release"
 
 
 def source_panel():
     """Pick a demo file or upload one; returns a Source or None."""
     kind = FILE.widget()
-    if kind != "upload":
-        return compute.demo_source(kind)
-    source = upload_form.uploaded_source()
-    dictionary = analyst.dictionary_uploader() if source is not None else None
+    return compute.demo_source(kind) if kind != "upload" else upload_form.uploaded_source()
+
+
+def dictionary_panel(source):
+    """An uploaded file's optional public dictionary; returns the Source with it attached."""
+    if st.session_state.get(FILE.key, FILE.default) != "upload":
+        return source
+    dictionary = analyst.dictionary_uploader()
     return source if dictionary is None else upload_form.with_dictionary(source, dictionary)
 
 
 def design_panel(source, trial_columns, m):
     """Outcome direction and how treatment was assigned; returns (larger_is_better, π, p_min, column)."""
     better, design = row(BETTER, DESIGN)
+    if better is None:
+        st.warning(DIRECTION_NEEDED, icon=":material/swap_vert:")
     p_min, column = P_MIN.default, None
     if RATIOS[design] in ("column", "logistic"):
         p_min = P_MIN.widget()
@@ -65,7 +47,7 @@ def design_panel(source, trial_columns, m):
     if design == "estimated":
         st.caption("An estimated propensity is fitted on the same patients, so the noise is sized "
                    "for the worst case (C = n W): pure ε-DP holds, at the cost of much more noise.")
-    return better == "larger", RATIOS[design], p_min, column
+    return None if better is None else better == "larger", RATIOS[design], p_min, column
 
 
 def privacy_panel(source, m, table, trial, W, settings):
@@ -93,18 +75,21 @@ def privacy_panel(source, m, table, trial, W, settings):
     return eps, gamma, where
 
 
-def ready(source, verdict):
+def ready(source, verdict, flow):
     """Preview, mapping, design, public metadata and the trial; None when not ready."""
     try:
         preview = compute.preview(source.digest, source.data)
         st.dataframe(compute.preview_frame(preview), hide_index=True, width="stretch")
+        flow.at(2)
+        source = dictionary_panel(source)
         st.subheader("Columns", anchor=False)
         m = upload_form.mapping(source, preview)
         larger, propensity, p_min, column = design_panel(source, preview.columns, m)
-        # Keyed by the used columns' content as soon as they are chosen: the sidebar shows the
-        # spend on this trial at once, before the table is filled.
-        ledger.dataset_key(source, columns=(m["treatment"], m["outcome"], *([column] if column else []),
-                                    *m["covariates"]))
+        # Keyed by the used columns' content as soon as they are chosen: the sidebar and the
+        # first step show the spend on this trial at once, before the table is filled.
+        key = ledger.dataset_key(source, columns=(m["treatment"], m["outcome"],
+                                                  *([column] if column else []), *m["covariates"]))
+        flow.has(1, f"{source.name}; " + steps.spend_text(*ledger.standing(key)))
         st.subheader("Public metadata: bounds, levels, units", anchor=False)
         table, from_data = upload_form.metadata(source, m)
         if not table.levels_ready:
@@ -116,27 +101,40 @@ def ready(source, verdict):
         st.error(plain(exc), icon=":material/error:")
         return None
     mapping = dict(m, propensity_column=column, p_min=p_min)
-    return mapping, table, from_data, larger, propensity, p_min, trial
+    return source, mapping, table, from_data, larger, propensity, p_min, trial
 
 
 @st.fragment
 @guarded("The Your data page", sensitive=True)
 def study(verdict):
+    flow = steps.Flow()
+    try:
+        steps_of_study(verdict, flow)
+    finally:
+        flow.close()
+
+
+def steps_of_study(verdict, flow):
+    flow.at(1)
     source = source_panel()
     if source is None:
         return verdict.info(explain.upload_verdict("none"), icon=":material/upload_file:")
-    got = ready(source, verdict)
+    got = ready(source, verdict, flow)
     if got is None:
         return None
-    m, table, from_data, larger, propensity, p_min, trial = got
+    source, m, table, from_data, larger, propensity, p_min, trial = got
     with st.expander(f"Analyst only: how the file was read (n = {trial.n}, the public row count; "
                      "other counts are not covered by ε and never in a download)"):
         st.caption(plain(compute.read_summary(trial)))
-    if not table.complete:
-        st.info(plain("Still needed: " + "; ".join(table.problems[:5])
-                      + (f"; and {len(table.problems) - 5} more" if len(table.problems) > 5 else "")),
+    needed = ([DIRECTION_NEEDED.rstrip(".")] if larger is None else []) + list(table.problems)
+    if needed:
+        st.info(plain("Still needed: " + "; ".join(needed[:5])
+                      + (f"; and {len(needed) - 5} more" if len(needed) > 5 else "")),
                 icon=":material/rule:")
-        return verdict.info(explain.upload_verdict("bounds", trial.n), icon=":material/rule:")
+        stage = "bounds" if table.problems else "direction"
+        return verdict.info(explain.upload_verdict(stage, trial.n), icon=":material/rule:")
+    flow.has(2, f"n = {trial.n}, {len(trial.covariates)} covariates, every bound and level public")
+    flow.at(3)
     st.subheader("Privacy", anchor=False)
     W = compute.weight_bound(table.outcome_bounds, propensity, p_min)
     settings = dict(bounds=table.bounds, outcome_bounds=table.outcome_bounds,
@@ -156,6 +154,9 @@ def study(verdict):
     settings = dict(settings, eps=eps, gamma=gamma, gamma_source=where, label=label)
     before = analyst.before_release(source, trial, settings, p_min, upload_form.units(source))
     settings["evaluation"] = before["evaluation"]
+    flow.has(3, f"ε = {eps:g}, γ = {gamma:.4g}" + (
+        f", evaluated at ε_eval = {before['evaluation'][0]:g}" if before["evaluation"] else ""))
+    flow.at(4)
     # The report's title is not an input of the fit: the release keeps the one it was made with.
     rkey = compute.settings_key(source.digest, dict(m, levels=tuple(table.categorical.items())),
                                 {k: v for k, v in settings.items() if k != "label"})
@@ -171,7 +172,9 @@ def study(verdict):
     if last is not None and last.key == rkey:
         verdict.success(explain.released_verdict(last.release, last.receipt.epsilon_total) + " "
                         + ledger.release_number(last.receipt), icon=":material/verified_user:")
-        results.result_panel(last, source)
+        results.result_panel(last, source, files=lambda: flow.at(5))
+        flow.has(4, f"{last.release.title()}, recorded as no. {last.receipt.index} in the ledger")
+        flow.has(5, "the rule, the per-row file, the report and the script")
     elif last is not None:
         st.caption(explain.stale_release(last.release))
 

@@ -170,18 +170,19 @@ def before_release(source, trial, settings, p_min, units):
                    "smallest": smallest_epsilon(frame, target, strength), "unit": unit}
     filled = compute.dictionary_from_settings(
         trial, settings["bounds"], settings["outcome_bounds"], settings["larger_is_better"],
-        propensity, units, base)
+        propensity, units, base, min_propensity=p_min)
     dictionary_downloads(filled)
     return {"evaluation": evaluation, "preview": preview}
 
 
-def script_download(released, evaluation):
-    """The "Python script" download: redoes the release from the CSV and its dictionary."""
-    settings = released.settings
-    text = compute.script_text("trial.csv", "trial_dictionary.json", settings,
-                               *(evaluation if evaluation else (None,)))
+def script_download(released):
+    """The "Python script" download: redoes the release from the CSV and its dictionary, for
+    every design, and records it in the durable ledger under this page's dataset."""
+    text = compute.script_for(released)
     st.download_button("Python script (redoes the release: spends ε again)", text,
                        "release_again.py", "text/x-python", key="dl_script", on_click="ignore",
                        width="stretch")
     st.caption("The script reads trial.csv and trial_dictionary.json (the dictionary download "
-               "above): rename your files or edit its first lines. Running it is a new release.")
+               "above): rename your files or edit its first lines. Running it is a new release, "
+               "recorded in the durable privacy ledger (DPCORE_LEDGER, or set LEDGER in the "
+               "script) under the same dataset as this page's releases.")

@@ -12,7 +12,7 @@ options, table cells), never as markup. The public metadata (bounds, levels, uni
 from __future__ import annotations
 
 import hashlib
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from types import SimpleNamespace
 
 import streamlit as st
@@ -22,11 +22,25 @@ from dpcore.data.columns import default_treated
 from . import explain
 from .compute import upload as compute
 from .compute import upload_meta as meta
+from .controls import Choice
 from .safety import plain
 
 UPLOADED = "your_data_uploaded"
 #: The design widget's randomization ratios, by P(treated).
 RATIO_OF = {0.5: "1:1", 2 / 3: "2:1", 1 / 3: "1:2", 0.75: "3:1", 0.25: "1:3"}
+
+
+@dataclass(frozen=True)
+class Unchosen(Choice):
+    """A segmented choice with no default: ``widget()`` is None until the analyst (or a
+    dictionary that names it) picks one, so nothing is assumed. Bound to the URL like the
+    others: a link that names it sets it, a link without it leaves it to choose."""
+
+    kind: str = "segmented"
+
+    def widget(self, **kwargs):
+        return st.segmented_control(self.label, self.options, default=None, format_func=self.fmt,
+                                    key=self.key, bind="query-params", help=self.help, **kwargs)
 
 
 def _forget_upload():
@@ -59,7 +73,11 @@ def uploaded_source():
 def with_dictionary(source, dictionary):
     """The uploaded file with an uploaded public data dictionary (a Dictionary) attached: the
     mapping's defaults and the "fill in" button then come from it, as for a demo file."""
-    return replace(source, dictionary=dictionary.to_dict())
+    return replace(source, dictionary=dictionary.to_dict(),
+                   dictionary_problems=tuple(
+                       (p.where, f"the dictionary's {p.field or 'entry'} was left out: {p.message}"
+                                 + (f" (fix: {p.fix})" if p.fix else ""))
+                       for p in dictionary.problems))
 
 
 def units(source):
@@ -201,8 +219,16 @@ def _refresh(source, rows):
     st.session_state[key(source, "meta_version")] = st.session_state.get(key(source, "meta_version"), 0) + 1
 
 
+def direction_label(value):
+    """The outcome direction control's labels; None (not chosen) is shown as such in a notice."""
+    return {"larger": "larger", "smaller": "smaller"}.get(value, "none: choose one")
+
+
 def fill_from_dictionary(source, names):
-    """Button callback: the demo dictionary's public bounds, levels, outcome direction, design."""
+    """Button callback: the dictionary's public bounds, levels, outcome direction, design.
+
+    A dictionary without ``larger_is_better`` (or with it misspelled, which its check lists)
+    leaves the direction control as it is: unchosen until the analyst picks one."""
     d = source.dictionary
     if d.get("larger_is_better") is not None:
         st.session_state["better"] = "larger" if d["larger_is_better"] else "smaller"
@@ -234,14 +260,20 @@ def metadata(source, m):
     """
     names = list(m["covariates"])
     rows = _rows(source)
-    frame = meta.table(names, m["outcome"], rows, m["guessed_categorical"])
     version = st.session_state.get(key(source, "meta_version"), 0)
     # The editor keeps edits by row position: a different set of rows gets a fresh editor
     # (the entries are kept by column name in the session state).
     sig = hashlib.sha256("\0".join([*names, m["outcome"]]).encode()).hexdigest()[:12]
+    editor = f"{key(source, 'meta')}_{version}_{sig}"
+    # Each row's "problem" cell says what it still lacks, counting the edit this run follows
+    # (the editor's pending state), and the dictionary's invalid entries for that column.
+    base = meta.table(names, m["outcome"], rows, m["guessed_categorical"])
+    pending = meta.rows_of(meta.with_edits(base, st.session_state.get(editor)), rows)
+    frame = meta.table(names, m["outcome"], {**rows, **pending}, m["guessed_categorical"],
+                       meta.dictionary_problems_by_column(source.dictionary_problems))
     edited = st.data_editor(
-        frame, key=f"{key(source, 'meta')}_{version}_{sig}", hide_index=True, num_rows="fixed",
-        disabled=["column", "from"], width="stretch",
+        frame, key=editor, hide_index=True, num_rows="fixed",
+        disabled=["column", "from", "problem"], width="stretch",
         column_config={
             "column": st.column_config.TextColumn("column"),
             "type": st.column_config.SelectboxColumn("type", options=list(meta.TYPES),
@@ -255,7 +287,10 @@ def metadata(source, m):
             "unit": st.column_config.TextColumn("unit"),
             "from": st.column_config.TextColumn(
                 "from", help="Where each entry came from: typed, the data dictionary, or the "
-                             "data (which voids the guarantee). Typing over an entry makes it typed.")})
+                             "data (which voids the guarantee). Typing over an entry makes it typed."),
+            "problem": st.column_config.TextColumn(
+                "problem", help="What this row still needs before a release, and the "
+                                "dictionary's entries for it that were left out (with their fix).")})
     now = meta.rows_of(edited, rows)
     st.session_state[key(source, "meta_rows")] = {**rows, **now}
     got = meta.read(edited, m["outcome"], now)

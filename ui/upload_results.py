@@ -16,6 +16,7 @@ from .charts import preview as preview_charts
 from .charts import upload as charts
 from .compute import upload as compute
 from .compute import upload_files as files
+from .explain.upload import DOWNLOAD_WINDOW
 from .safety import log_withheld, plain
 from .upload_form import keep, kept
 
@@ -106,10 +107,8 @@ def downloads_panel(released, source):
         # Built in the script run above; the button only hands the captured bytes over.
         column.download_button(label, lambda content=content: content, name, mime, key=wkey,
                                on_click="ignore", width="stretch")
-    st.caption("Share the rule file and the report. The per-row file holds your patients' rows: "
-               "keep it as you keep the data.")
-    ev_settings = released.settings.get("evaluation")
-    analyst_panels.script_download(released, ev_settings)
+    st.caption(DOWNLOAD_WINDOW)
+    analyst_panels.script_download(released)
 
 
 def _preview_section(preview):
@@ -120,7 +119,9 @@ def _preview_section(preview):
     return dict(preview, figure=figure)
 
 
-def result_panel(released, source):
+def result_panel(released, source, files=None):
+    """The release on screen, then its downloads; ``files`` (optional) is called first, to
+    move the page to where the downloads go (the page's "Files" step)."""
     release, rec, trial = released.release, released.rec, released.trial
     st.subheader(release.title(), anchor=False)
     st.markdown(plain(explain.rule_sentence(release)))
@@ -141,9 +142,11 @@ def result_panel(released, source):
     if released.evaluation is not None:
         analyst_panels.evaluation_panel(released.evaluation, release.epsilon, release.n,
                                         (released.preview or {}).get("unit", ""))
-    downloads_panel(released, source)
     with st.expander("Analyst only: computed on your data, NOT private, never in a download"):
         analyst_panel(released)
+    if files is not None:
+        files()
+    downloads_panel(released, source)
 
 
 def release_panel(key, trial, settings, m, rkey, before, store):

@@ -1,8 +1,11 @@
 """A short Python script that reproduces a release from the trial CSV and its data dictionary.
 
 The script uses only ``dpcore``, repeats the release's public settings (ε, γ, W, C, h, the
-split of the evaluation) and draws fresh noise: it has no seed, so running it is a new release
-that spends ε again, and its first lines say so.
+split of the evaluation) and its design (a known ratio, a per-row propensity column or an
+estimated propensity) and draws fresh noise: it has no seed, so running it is a new release that
+spends ε again, and its first lines say so. It records that release in the durable privacy
+ledger (``ledger=``), keyed by the used columns' content as the original release was
+(:meth:`dpcore.PrivacyLedger.for_file`), so it adds to the same total and meets the same cap.
 """
 
 from __future__ import annotations
@@ -16,8 +19,9 @@ __all__ = ["release_script"]
 
 def release_script(*, csv_name, dictionary_name, epsilon, gamma, weight_bound, C=0.0,
                    huber_h=0.5, epsilon_eval=None, fit_share=0.8, split_seed=0,
-                   rule_name="rule.json", version=None):
-    """The text of a script that redoes a release on the same files.
+                   rule_name="rule.json", version=None, propensity=None, min_propensity=None,
+                   columns=None, not_private=()):
+    """The text of a script that redoes a release on the same files and records it.
 
     Parameters
     ----------
@@ -35,6 +39,23 @@ def release_script(*, csv_name, dictionary_name, epsilon, gamma, weight_bound, C
         Where the script writes the rule file.
     version : str, optional
         The dpcore version named in the header (default: this one).
+    propensity : float, "column", "logistic" or None
+        The design: a known P(treated), the trial's per-row propensity column (named by the
+        dictionary), or a propensity estimated by logistic regression (C must then be
+        "worst-case"; no private evaluation). None takes the dictionary's randomization,
+        else its propensity column.
+    min_propensity : float, optional
+        The public smallest propensity of a per-row column (the private evaluation needs it);
+        None takes the dictionary's.
+    columns : sequence of str, optional
+        The file's columns the release uses, which key the dataset in the durable privacy
+        ledger (:meth:`dpcore.PrivacyLedger.for_file`): give the ones the original release
+        was keyed by, so that the script's release adds to the same total. None takes the
+        dictionary's treatment, outcome, propensity column and covariates.
+    not_private : sequence of str
+        Why the original release had no guarantee (e.g. bounds read from the data): the
+        script's release is then recorded as one without a guarantee (the dataset's total
+        becomes ∞) and its rule file is titled NOT PRIVATE.
 
     Returns
     -------
@@ -48,13 +69,41 @@ def release_script(*, csv_name, dictionary_name, epsilon, gamma, weight_bound, C
     gamma = check_real(gamma, "gamma", low=0.0)
     W = check_real(weight_bound, "weight_bound", low=0.0)
     C = C if isinstance(C, str) else float(C)
+    if propensity == "logistic":
+        if epsilon_eval is not None:
+            raise ValueError("the private evaluation needs a known randomization or a propensity "
+                             "column, not propensity='logistic'")
+        if C != "worst-case":
+            raise ValueError("an estimated propensity (propensity='logistic') needs "
+                             "C='worst-case' for pure ε-DP")
+    elif propensity not in (None, "column"):
+        propensity = check_real(propensity, "propensity", low=0.0)
+        if not 0.0 < propensity < 1.0:
+            raise ValueError(f"propensity must be in (0, 1), 'column' or 'logistic', got {propensity!r}")
+    if min_propensity is not None:
+        min_propensity = check_real(min_propensity, "min_propensity", low=0.0)
+    columns = None if columns is None else [str(c) for c in columns]
+    void = [str(r) for r in not_private]
     cost = epsilon if epsilon_eval is None else max(epsilon, check_epsilon(epsilon_eval, "epsilon_eval"))
     what = ("the rule" if epsilon_eval is None else
             f"the rule (ε = {epsilon:g}) on {fit_share:.0%} of the rows and its private "
             f"evaluation (ε_eval = {epsilon_eval:g}) on the other {1 - fit_share:.0%}")
+    spend = (f"# ε = {cost:g} again on the patients of {csv_name!r}; it records itself in the "
+             "durable privacy ledger." if not void else
+             f"# on the patients of {csv_name!r} WITHOUT A GUARANTEE (NOT PRIVATE: "
+             f"{'; '.join(void)}): the ledger then says 'no guarantee' for this dataset.")
+    if propensity is None:
+        design = ["propensity = dictionary.propensity if dictionary.propensity is not None "
+                  "else trial.propensity"]
+    elif propensity == "column":
+        design = ["propensity = trial.propensity  # the per-row propensity column"]
+    else:
+        design = [f"propensity = {propensity!r}"
+                  + ("  # estimated on the same patients: C = 'worst-case' keeps pure ε-DP"
+                     if propensity == "logistic" else "  # the known randomization, P(treated)")]
     head = [
         "# RUNNING THIS SCRIPT IS A NEW PRIVATE RELEASE: it draws fresh noise and spends",
-        f"# ε = {cost:g} again on the patients of {csv_name!r}. Record it in your privacy ledger.",
+        spend,
         f"# It redoes {what}",
         f"# with the public settings of the original release (dpcore {version or __version__}).",
         f"# Needs: pip install dpcore opendp, and {csv_name!r} and {dictionary_name!r} here.",
@@ -63,12 +112,24 @@ def release_script(*, csv_name, dictionary_name, epsilon, gamma, weight_bound, C
         *(["from dpcore.owl.evaluation import fit_and_evaluate"] if epsilon_eval is not None else []),
         "from dpcore.owl.release import rule_from_dpowl, write_rule",
         "",
-        f"dictionary = dpcore.read_dictionary({dictionary_name!r})",
+        f"CSV, DICTIONARY = {csv_name!r}, {dictionary_name!r}",
+        "# The durable privacy ledger: None is $DPCORE_LEDGER, else dpcore's default file (the",
+        "# dashboard's, on the machine that runs it). Point it at the ledger the release was",
+        "# recorded in, so that this release adds to the same total and meets the same cap.",
+        "LEDGER = None",
+        "",
+        "dictionary = dpcore.read_dictionary(DICTIONARY)",
+        "kwargs = dictionary.read_trial_kwargs()",
         "# n is public: every row counts; a row missing a value gets weight 0 (never dropped).",
-        f"trial = dpcore.read_trial({csv_name!r}, **dictionary.read_trial_kwargs(),",
-        "                           incomplete='keep', unknown_levels='baseline')",
+        "trial = dpcore.read_trial(CSV, **kwargs, incomplete='keep', unknown_levels='baseline')",
+        "# The dataset is keyed by the used columns' values (as the original release was), so a",
+        "# re-saved copy of the file is the same dataset.",
+        (f"COLUMNS = {columns!r}" if columns is not None else
+         "COLUMNS = [c for c in (trial.treatment, trial.outcome, trial.propensity_column, "
+         "*kwargs['covariates']) if c]"),
+        "ledger = dpcore.PrivacyLedger.for_file(CSV, COLUMNS, path=LEDGER)",
         "outcomes = trial.outcomes_for_fit(dictionary.outcome_bounds, dictionary.larger_is_better)",
-        "propensity = dictionary.propensity if dictionary.propensity is not None else trial.propensity",
+        *design,
         "settings = dict(",
         f"    gamma={gamma!r}, weight_bound={W!r}, C={C!r}, huber_h={float(huber_h)!r},",
         "    feature_bounds=trial.feature_bounds(dictionary.bounds),",
@@ -77,28 +138,43 @@ def release_script(*, csv_name, dictionary_name, epsilon, gamma, weight_bound, C
         ")",
         "",
     ]
-    if epsilon_eval is None:
-        body = [
-            f"model = dpcore.DPOWL(epsilon={epsilon!r}, **settings).fit(trial.X, trial.A, outcomes, propensity)",
-            "rule = rule_from_dpowl(model, trial, gamma_source='as released')",
+    if void:
+        reason = "; ".join(void)
+        mechanism = "DP-OWL rule (NOT PRIVATE)" + ("" if epsilon_eval is None else " + private evaluation")
+        head += [
+            "# No guarantee: recorded as such before anything is computed (the total becomes ∞).",
+            f"ledger.record_no_guarantee({mechanism!r}, {reason!r})",
+            "recorded = None",
         ]
     else:
+        head += ["recorded = ledger  # the release is recorded there before it is returned"]
+    not_private_arg = f", not_private={void!r}" if void else ""
+    if epsilon_eval is None:
+        body = [
+            f"model = dpcore.DPOWL(epsilon={epsilon!r}, **settings).fit(trial.X, trial.A, outcomes, "
+            "propensity, ledger=recorded)",
+            f"rule = rule_from_dpowl(model, trial, gamma_source='as released'{not_private_arg})",
+        ]
+    else:
+        floor = ("dictionary.min_propensity" if min_propensity is None else repr(min_propensity))
         body = [
             "# Each patient is in one part only, so the two parts cost the larger ε (parallel).",
             "model, evaluation, (fit_rows, _) = fit_and_evaluate(",
             "    trial.X, trial.A, outcomes, propensity, include=trial.complete,",
             f"    epsilon_fit={epsilon!r}, epsilon_eval={float(epsilon_eval)!r},",
             f"    fit_share={float(fit_share)!r}, split_seed={int(split_seed)!r},",
-            "    min_propensity=dictionary.min_propensity, sampler='opendp', arms=trial.arms,",
-            "    **settings,",
+            f"    min_propensity={floor}, sampler='opendp', arms=trial.arms,",
+            "    ledger=recorded, **settings,",
             ")",
             "rule = rule_from_dpowl(model, trial, n=len(fit_rows), gamma_source='as released',",
-            "                       evaluation=evaluation.to_dict())",
+            f"                       evaluation=evaluation.to_dict(){not_private_arg})",
             "print(evaluation.summary())",
         ]
     tail = [
         f"write_rule(rule, {rule_name!r})",
         f"print('wrote {rule_name}:', rule.settings['n'], 'patients,', len(rule.covariates), 'covariates')",
+        "print('privacy ledger: ε =', ledger.total()[0], 'spent on this dataset in total')",
         "",
     ]
     return "\n".join(head + body + tail)
+

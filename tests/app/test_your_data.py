@@ -46,8 +46,11 @@ def fill_table(at, data, rows):
     """Type public metadata into the page's table: {column: {lower, upper, type, levels}}.
 
     AppTest cannot edit a data_editor; the page keeps the table's entries in the session
-    state by column name, which is what typing into the table changes.
+    state by column name, which is what typing into the table changes. The outcome's
+    direction is public metadata too: it is chosen ("larger") where nothing chose it yet.
     """
+    if any(b.key == "better" for b in at.button_group) and at.button_group(key="better").value is None:
+        at.button_group(key="better").set_value("larger")
     digest = hashlib.sha256(data).hexdigest()[:12]
     typed = {c: {"type": "numeric", "lower": None, "upper": None, "levels": "", "unit": "", **r}
              for c, r in rows.items()}
@@ -277,6 +280,7 @@ def test_data_range_shortcut_warns_and_says_not_private(page):
     at.radio(key="file").set_value("hospital_trial").run()
     at.button(key="fill_data").click().run()
     assert "voids the privacy guarantee" in words(at.warning)
+    at.button_group(key="better").set_value("smaller").run()  # not read off the data either
     release(at)
     assert at.subheader[-1].value.startswith("NOT PRIVATE treatment rule")
     assert "WITHOUT a privacy guarantee" in words(at.success)
@@ -511,6 +515,7 @@ def test_levels_read_from_the_data_title_the_release_not_private(page):
     at.multiselect(key=f"covs_{hashlib.sha256(data).hexdigest()[:12]}").set_value(["age", "site"]).run()
     at.button(key="fill_data").click().run()
     assert "voids the privacy" in words(at.warning)
+    at.button_group(key="better").set_value("larger").run()
     rel = release(at).session_state[RELEASE].release
     assert "site=RARE_one_patient" in rel.names
     assert rel.title() == ("NOT PRIVATE treatment rule (ε = 1): bounds or levels read from the "
@@ -722,3 +727,80 @@ def test_neighbouring_files_on_the_page_publish_the_same_fields(open_fresh, chan
                           at.subheader[-1].value, words(at.info)))
     assert published[0] == published[1]
     assert published[0][0]["n"] == 60 and published[0][0]["covariates"] == ["age", "site=B", "site=C"]
+
+
+# --------------------------------------------------------------------------------------------
+# The outcome's direction: never assumed
+
+
+DIRECTION_WARNING = "was created with a default value but also had its value set via the Session State API"
+
+
+@pytest.fixture
+def policy_log(monkeypatch):
+    """The records of Streamlit's widget-policy logger (it does not propagate to caplog); its
+    once-per-process flag is reset so that the duplicate-state warning can show again."""
+    from streamlit.elements.lib import policies
+
+    records = []
+    handler = logging.Handler()
+    handler.emit = records.append
+    monkeypatch.setattr(policies, "_shown_default_value_warning", False)
+    policies._LOGGER.addHandler(handler)
+    yield records
+    policies._LOGGER.removeHandler(handler)
+
+
+def test_the_outcome_direction_has_no_default(page):
+    at = upload(page, UPLOADED)
+    at = fill_table(at, UPLOADED, {})  # no bounds yet: the direction is not chosen by this
+    at.button_group(key="better").set_value(None).run()
+    assert at.button_group(key="better").value is None
+    assert all(b.key != "release" for b in at.button)
+    assert "Still needed: Choose which outcome is better" in words(at.info)
+    assert "nothing is assumed" in words(at.warning)
+    at = fill_bounds(at, [(0, 100), (-5, 5)], UPLOADED)
+    at.button_group(key="better").set_value(None).run()
+    assert all(b.key != "release" for b in at.button)  # bounds alone do not make it ready
+    at.button_group(key="better").set_value("smaller").run()
+    assert "nothing is assumed" not in words(at.warning)
+    release(at)
+    assert at.session_state[RELEASE].release.larger_is_better is False
+
+
+@pytest.mark.parametrize("line,expect", [
+    ("larger_is_better,design,,,,false,\n", "smaller"),
+    ("larger_is_better,design,,,,true,\n", "larger"),
+    ("", None),  # not given
+    ("larger_is_beter,design,,,,true,\n", None),  # misspelled: listed as a problem
+])
+def test_filling_from_a_dictionary_sets_the_direction_only_when_it_names_it(page, policy_log,
+                                                                            line, expect):
+    dictionary = ("column,role,type,lower,upper,levels\nage,covariate,numeric,0,100,\n"
+                  "arm,treatment,label,,,1|0\ny,outcome,numeric,-5,5,\n" + line).encode()
+    at = upload(page, UPLOADED)
+    at.file_uploader(key="dictionary_upload").set_value(("d.csv", dictionary, "text/csv")).run()
+    at.button(key="fill_dictionary").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.button_group(key="better").value == expect
+    assert (expect is None) == ("Choose which outcome is better" in words(at.info))
+    if line and expect is None:
+        assert "larger_is_beter" in words(at.warning)  # the dictionary's problem, listed
+    assert not [r for r in policy_log if DIRECTION_WARNING in r.getMessage()]
+
+
+def test_the_page_is_the_analysts_steps_with_the_spend_from_the_first(page):
+    at = page
+    heads = lambda: [re.sub(r"\\(.)", r"\1", m.value) for m in at.markdown  # noqa: E731
+                     if re.match(r"\*\*\d · ", m.value)]
+    assert [h.split(" · ")[1].rstrip("*") for h in heads()] == [
+        "Data", "Dictionary and table", "Preview", "Release", "Files"]
+    assert all("· needs " in h for h in heads())
+    at.radio(key="file").set_value("paper_trial").run()
+    assert "spent on this file so far: ε = 0 over every session" in heads()[0]
+    assert "needs " in heads()[1]  # the table is still empty
+    at.button(key="fill_dictionary").click().run()
+    assert [":green[done]" in h for h in heads()] == [True, True, True, False, False]
+    release(at)
+    assert "spent on this file so far: ε = 1 over every session" in heads()[0]
+    assert all(":green[done]" in h for h in heads())

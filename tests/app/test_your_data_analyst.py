@@ -26,6 +26,16 @@ def page(open_page):
     return open_page(PAGE)
 
 
+def run_script(folder, script):
+    """Run the page's script download in a subprocess (the ledger file is the test's own,
+    through DPCORE_LEDGER); returns the rule it wrote."""
+    (folder / "release_again.py").write_text(script)
+    done = subprocess.run([sys.executable, "release_again.py"], cwd=folder, capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr
+    return load_rule(folder / "rule.json")
+
+
 def upload_with_dictionary(at, data, dictionary, name="dictionary.csv"):
     at.radio(key="file").set_value("upload").run()
     at.file_uploader(key="upload").set_value(("trial.csv", data, "text/csv")).run()
@@ -83,18 +93,16 @@ def test_csv_and_dictionary_to_an_evaluated_release_and_four_files(page, tmp_pat
         last.trial, last.settings["bounds"], last.settings["outcome_bounds"],
         last.settings["larger_is_better"], last.settings["propensity"], base=dictionary)
     (tmp_path / "trial_dictionary.json").write_text(filled.to_json())
-    script = analyst_compute.script_text("trial.csv", "trial_dictionary.json", last.settings,
-                                         *last.settings["evaluation"])
+    script = analyst_compute.script_for(last)  # what the page's "Python script" offers
     assert script.startswith("# RUNNING THIS SCRIPT IS A NEW PRIVATE RELEASE")
-    (tmp_path / "release_again.py").write_text(script)
-    done = subprocess.run([sys.executable, "release_again.py"], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)})
-    assert done.returncode == 0, done.stderr
-    again = load_rule(tmp_path / "rule.json")
+    again = run_script(tmp_path, script)
     assert again.covariates == tuple(rel.names) and len(again.coef) == len(rel.coef)
     assert again.settings["epsilon"] == rel.epsilon and again.settings["gamma"] == rel.gamma
     assert again.settings["W"] == rel.W and again.settings["n"] == rel.n
     assert again.settings["evaluation"]["epsilon_eval"] == ev.epsilon
+    # ... and records itself under the page's dataset, adding to the page's total
+    entries = ledger_entries(at)
+    assert len(entries) == 2 and dict(entries[1].parts) == {"fit": 1.0, "evaluation": 1.0}
 
 
 def test_without_the_evaluation_the_release_is_one_sequential_spend(page):
@@ -129,6 +137,10 @@ def test_a_malformed_dictionary_gets_a_message_and_the_page_carries_on(page):
         ("d.csv", b"column,role,type,lower,upper\nage,covariate,numeric,90,18\n", "text/csv")).run()
     assert not at.exception
     assert "lower < upper" in words(at.warning) and "swap them" in words(at.warning)
+    # ... and marked in the table itself, on the row it concerns, beside what the row lacks
+    table = at.dataframe[-1].value.set_index("column")["problem"]
+    assert "the dictionary's bounds was left out" in table["age"] and "swap them" in table["age"]
+    assert "enter public bounds" in table["age"] and "dictionary" not in table["biomarker"]
 
 
 def treated_radio(at):
@@ -277,3 +289,35 @@ def test_a_latin1_byte_in_an_unused_column_is_refused_on_the_page(open_fresh):
     lines[8] = lines[8].replace(b",ok,", b",caf\xe9,")
     at = upload(open_fresh(PAGE), b"\n".join(lines))
     assert "not valid utf-8: byte 0xE9 at line 9" in words(at.error)
+
+
+def test_a_propensity_column_design_s_script_runs_and_adds_to_the_page_s_total(page, tmp_path):
+    """A per-row propensity column, released with the private evaluation; the page's script
+    download redoes it (a subprocess) and its entry lands in the page's dataset. About 6 s
+    alone (a page release, then a subprocess that imports dpcore); longer on a loaded machine."""
+    from tests.app.test_your_data import fill_bounds, upload
+
+    rng = np.random.default_rng(5)
+    lines = ["age,arm,y,p"]
+    for i in range(200):
+        p = 0.7 if i % 2 else 0.4
+        arm = "1" if rng.uniform() < p else "0"
+        lines.append(f"{40 + i % 30},{arm},{rng.normal():.4f},{p}")
+    data = ("\n".join(lines) + "\n").encode()
+    at = upload(page, data)
+    digest = __import__("hashlib").sha256(data).hexdigest()[:12]
+    at.multiselect(key=f"covs_{digest}").set_value(["age"]).run()
+    at.selectbox(key="design").set_value("column").run()
+    at.selectbox(key=f"prop_{digest}").set_value("p").run()
+    at = release(fill_bounds(at, [(0, 100), (-5, 5)], data), evaluate=True)
+    last = at.session_state[RELEASE]
+    assert last.settings["propensity"] == "column" and last.trial.propensity_column == "p"
+    (tmp_path / "trial.csv").write_bytes(data)
+    filled = analyst_compute.dictionary_from_settings(
+        last.trial, last.settings["bounds"], last.settings["outcome_bounds"],
+        last.settings["larger_is_better"], "column", min_propensity=last.mapping["p_min"])
+    (tmp_path / "trial_dictionary.json").write_text(filled.to_json())
+    again = run_script(tmp_path, analyst_compute.script_for(last))
+    assert again.settings["n"] == last.release.n == 160
+    entries = ledger_entries(at)
+    assert len(entries) == 2 and entries[1].mechanism == "DP-OWL rule + private evaluation"

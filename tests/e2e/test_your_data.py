@@ -79,7 +79,6 @@ def test_upload_map_release_and_download(app, browser):
         "A download link is an unguessable address").first.inner_text()
     outsider = browser.new_context()
     assert outsider.request.get(LINKS[-1]).status == 200
-    outsider.close()
 
     # The report opens with the network cut off and draws its chart.
     offline = browser.new_context()
@@ -96,6 +95,17 @@ def test_upload_map_release_and_download(app, browser):
     app.wait_idle()
     app.screenshot("your-data-390.png")
     app.expect_no_exception()
+
+    # A clicked download stays served until the server has finished two more page runs (the
+    # window the page and the Limitations page state; here two visits of the page), then the
+    # per-row file and the others are gone.
+    assert "two more page runs" in app.page.get_by_text(
+        "A download is built when you click").first.inner_text()
+    assert outsider.request.get(LINKS[-2]).status == 200
+    for _ in range(2):
+        app.goto("/your-data")
+    assert [outsider.request.get(link).status for link in LINKS[-3:]] == [404, 404, 404]
+    outsider.close()
 
 
 def test_csv_and_dictionary_preview_evaluated_release_and_files_that_work(app, tmp_path):
@@ -118,7 +128,8 @@ def test_csv_and_dictionary_preview_evaluated_release_and_files_that_work(app, t
     app.page.locator("[data-testid='stFileUploaderDropzoneInput']").first.set_input_files(str(trial))
     app.wait_rerun()
     # Without its levels the categorical 'site' blocks the trial: the dictionary brings them.
-    expect(app.page.get_by_text("Type the public levels")).to_be_visible()
+    expect(app.page.get_by_test_id("stAlertContentInfo").get_by_text(
+        "Type the public levels")).to_be_visible()  # also in the table's "problem" cell
     app.page.locator("[data-testid='stFileUploader']").filter(
         has_text="Public data dictionary").locator(
         "[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(dictionary))

@@ -300,7 +300,8 @@ def test_the_table_reads_back_levels_bounds_and_what_is_missing():
     rows = {"age": {"lower": 18.0, "upper": 90.0}, "site": {"type": "categorical", "levels": " A, B ,C"},
             "levels": {"lower": 1.0}}
     frame = meta.table(["age", "site", "levels"], "y", rows, guessed_categorical=("site",))
-    assert list(frame.columns) == ["column", "type", "lower", "upper", "levels", "unit", "from"]
+    assert list(frame.columns) == ["column", "type", "lower", "upper", "levels", "unit", "from",
+                                  "problem"]
     got = meta.read(frame, "y")
     assert got.categorical == {"site": ("A", "B", "C")} and got.bounds == {"age": (18.0, 90.0)}
     assert got.levels_ready and not got.complete  # the bounds of 'levels' and y are missing
@@ -344,3 +345,22 @@ def test_a_data_range_left_in_the_table_keeps_the_release_not_private():
     assert typed["frailty"]["origin"] == {"lower": "data", "upper": "typed"}
     frame.loc[frame.column == "frailty", "lower"] = 0.0
     assert meta.read(frame, "days_in_hospital", meta.rows_of(frame, rows)).from_data == ()
+
+
+def test_the_metadata_table_marks_each_rows_problem_and_counts_a_pending_edit():
+    from ui.compute import upload_meta as meta
+
+    rows = {"age": {"type": "numeric", "lower": 90.0, "upper": 18.0}}
+    problems = meta.dictionary_problems_by_column(
+        [("column 'age'", "the dictionary's bounds was left out"), ("dictionary", "elsewhere")])
+    frame = meta.table(["age", "site"], "y", rows, ("site",), problems).set_index("column")
+    assert "upper bound must be above" in frame.loc["age", "problem"]
+    assert "the dictionary's bounds was left out" in frame.loc["age", "problem"]
+    assert "type the public levels of 'site'" in frame.loc["site", "problem"]
+    assert "enter public bounds" in frame.loc["y", "problem"]
+    base = meta.table(["age"], "y", rows)
+    edited = meta.with_edits(base, {"edited_rows": {"0": {"lower": 18.0, "upper": 90.0},
+                                                    1: {"lower": 0.0, "upper": 1.0}}})
+    now = meta.rows_of(edited, rows)
+    assert meta.table(["age"], "y", now)["problem"].tolist() == ["", ""]
+    assert meta.with_edits(base, None) is base

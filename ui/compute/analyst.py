@@ -20,6 +20,8 @@ from dpcore.owl.script import release_script
 from dpcore.owl.werm import resolve_C, sensitivity
 from ui.grids import EPS_OPTIONS
 
+from .upload_release import VOID
+
 #: The ε grid of the preview curves (the chosen ε is added to it).
 PREVIEW_EPS = tuple(e for e in EPS_OPTIONS if math.isfinite(e) and 0.1 <= e <= 100)
 TARGETS = (70, 80, 90, 95)
@@ -81,12 +83,13 @@ def noise_lengths(lower, upper, eps, W, gamma, C, n):
 
 
 def dictionary_from_settings(trial, bounds, outcome_bounds, larger_is_better, propensity, units=None,
-                             base=None):
+                             base=None, min_propensity=None):
     """The page's filled-in public metadata as a Dictionary (for "download this dictionary").
 
     ``bounds`` are the numeric covariates' public bounds as entered; categorical levels and
     the arms come from the trial's public mapping. Units and meanings are kept from ``base``
-    (the uploaded dictionary) when there is one.
+    (the uploaded dictionary) when there is one. ``min_propensity`` (the public smallest
+    propensity) is written for a per-row propensity column, which the evaluation needs.
     """
     units = units or {}
     kept = {c.name: c for c in (base.columns if base is not None else ())}
@@ -115,18 +118,39 @@ def dictionary_from_settings(trial, bounds, outcome_bounds, larger_is_better, pr
     return Dictionary(columns=tuple(cols), treated=trial.arms[0],
                       propensity=propensity if isinstance(propensity, float) else None,
                       larger_is_better=bool(larger_is_better),
+                      min_propensity=(float(min_propensity) if propensity == "column"
+                                      and min_propensity is not None else None),
                       dataset=base.dataset if base is not None else "",
                       description=base.description if base is not None else "")
 
 
-def script_text(csv_name, dictionary_name, settings, epsilon_eval=None, fit_share=0.8, split_seed=0):
-    """The "Python script" download for a release made with ``settings`` (the page's dict)."""
-    C = "worst-case" if settings.get("propensity") == "logistic" else 0.0
+def script_text(csv_name, dictionary_name, settings, epsilon_eval=None, fit_share=0.8, split_seed=0,
+                *, columns=None, p_min=None):
+    """The "Python script" download for a release made with ``settings`` (the page's dict).
+
+    ``columns`` are the file's columns the release used (``Released.columns``): the script
+    keys its ledger entry by them, as the page keyed the dataset, so running it adds to the
+    page's total. ``p_min`` is the public smallest propensity of a per-row column design.
+    """
+    propensity = settings.get("propensity")
+    C = "worst-case" if propensity == "logistic" else 0.0
     return release_script(csv_name=csv_name, dictionary_name=dictionary_name,
                           epsilon=settings["eps"], gamma=settings["gamma"],
                           weight_bound=settings["W"], C=C, epsilon_eval=epsilon_eval,
-                          fit_share=fit_share, split_seed=split_seed)
+                          fit_share=fit_share, split_seed=split_seed, propensity=propensity,
+                          min_propensity=p_min if propensity == "column" else None,
+                          columns=columns,
+                          not_private=() if settings.get("private", True) else (VOID["bounds"],))
+
+
+def script_for(released, csv_name="trial.csv", dictionary_name="trial_dictionary.json"):
+    """The script download of a release (a ``Released``): its settings, its design, its
+    evaluation's split and the columns its dataset is keyed by in the ledger."""
+    evaluation = released.settings.get("evaluation")
+    return script_text(csv_name, dictionary_name, released.settings,
+                       *(evaluation if evaluation else (None,)), columns=released.columns,
+                       p_min=released.mapping.get("p_min"))
 
 
 __all__ = ["PREVIEW_EPS", "STRENGTHS", "TARGETS", "dictionary_from_settings", "noise_lengths",
-           "fit_size", "preview_gammas", "preview_grid", "script_text", "twin_preview", "twin_propensity"]
+           "fit_size", "preview_gammas", "preview_grid", "script_for", "script_text", "twin_preview", "twin_propensity"]

@@ -61,6 +61,9 @@ class Source:
     data: bytes = field(repr=False)
     digest: str
     dictionary: dict | None = None
+    #: The uploaded dictionary's invalid entries, ``(where, sentence)``: left out of it, marked
+    #: in the metadata table's "problem" column.
+    dictionary_problems: tuple = ()
 
     @property
     def demo(self):

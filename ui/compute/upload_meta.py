@@ -17,11 +17,12 @@ columns' data ranges marked as such, and the release NOT PRIVATE (:attr:`Meta.fr
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 import pandas as pd
 
-COLUMNS = ("column", "type", "lower", "upper", "levels", "unit", "from")
+COLUMNS = ("column", "type", "lower", "upper", "levels", "unit", "from", "problem")
 #: The entries whose origin is kept, and the words the table shows for each origin.
 FIELDS = ("lower", "upper", "levels")
 ORIGINS = ("typed", "dictionary", "data")
@@ -73,7 +74,7 @@ def _origin_words(origin):
     return " + ".join("data (not private)" if o == "data" else o for o in got)
 
 
-def table(covariates, outcome, rows, guessed_categorical=()):
+def table(covariates, outcome, rows, guessed_categorical=(), dictionary_problems=None):
     """The editor's table for these covariates and outcome; ``rows`` holds what was entered.
 
     Parameters
@@ -85,6 +86,10 @@ def table(covariates, outcome, rows, guessed_categorical=()):
         or filled from a dictionary); a column without an entry starts empty.
     guessed_categorical : collection of str
         Columns whose type starts as categorical (from their names and the preview).
+    dictionary_problems : mapping, optional
+        ``{column: [sentence, ...]}``: the uploaded dictionary's invalid entries for a column
+        (left out of the table), shown in the row's "problem" cell with what the row itself
+        still lacks.
     """
     out = []
     for c in covariates:
@@ -96,10 +101,43 @@ def table(covariates, outcome, rows, guessed_categorical=()):
     out.append({"column": outcome, **{**empty_row(), **rows.get(outcome, {}), "type": "outcome"}})
     for row in out:
         row["from"] = _origin_words(row.pop("origin", {}))
+        row["problem"] = ""
     frame = pd.DataFrame(out, columns=list(COLUMNS))
+    now = rows_of(frame, rows)
+    extra = dictionary_problems or {}
+    frame["problem"] = [
+        "; ".join([*read(None, outcome, {name: now[name]}).problems, *extra.get(name, ())])
+        for name in frame["column"]]
     # A stable schema keeps the editor's edits across reruns.
     return frame.astype({"column": str, "type": str, "lower": float, "upper": float,
-                         "levels": str, "unit": str, "from": str})
+                         "levels": str, "unit": str, "from": str, "problem": str})
+
+
+def with_edits(frame, state):
+    """``frame`` with a data editor's pending edits (its session-state value) applied, so
+    that a table built in the run an edit triggers already shows that edit's problems."""
+    edited = (state or {}).get("edited_rows", {}) if isinstance(state, dict) else {}
+    if not edited:
+        return frame
+    frame = frame.copy()
+    for index, changes in edited.items():
+        i = int(index)
+        if 0 <= i < len(frame):
+            for col, value in changes.items():
+                if col in frame.columns and col not in ("column", "from", "problem"):
+                    frame.loc[frame.index[i], col] = value
+    return frame
+
+
+def dictionary_problems_by_column(problems):
+    """``{column: [sentence, ...]}`` from a dictionary's problems (``(where, text)`` pairs)
+    whose place is a column (``"column 'age'"``)."""
+    out = {}
+    for where, text in problems:
+        m = re.fullmatch(r"column '(.*)'", str(where))
+        if m:
+            out.setdefault(m.group(1), []).append(str(text))
+    return out
 
 
 def rows_of(frame, before=None):

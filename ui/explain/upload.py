@@ -29,6 +29,11 @@ def release_statement(release):
             "on the same data, or side channels.")
 
 
+#: Shown beside the outcome direction control until it is chosen, and in "Still needed".
+DIRECTION_NEEDED = ("Choose which outcome is better, larger or smaller: nothing is assumed. A "
+                    "dictionary that names larger_is_better fills it in.")
+
+
 def upload_verdict(stage, n=None, eps=None, spent=0.0, cap=None, cost=None):
     """The page's opening verdict for where the user is.
 
@@ -41,6 +46,8 @@ def upload_verdict(stage, n=None, eps=None, spent=0.0, cap=None, cost=None):
         return "The file could not be read as a trial yet: the message below says what to change."
     if stage == "levels":
         return "Type the public levels of each categorical covariate in the table below."
+    if stage == "direction":
+        return f"{patients(n)} read. Choose which outcome is better before a rule can be released."
     if stage == "bounds":
         return f"{patients(n)} read. Enter the public bounds below before a rule can be released."
     cost = eps if cost is None else cost
@@ -83,6 +90,17 @@ def stale_release(release):
             "or release a new rule. It stays recorded in the privacy ledger.")
 
 
+#: Under the downloads: what they hold and how long a clicked download stays on the server
+#: (Streamlit's MediaFileManager: a download built on click belongs to no session; the end of
+#: each script run, in any session, marks it and the next one deletes it).
+DOWNLOAD_WINDOW = (
+    "Share the rule file and the report. The per-row file holds your patients' rows: keep it as "
+    "you keep the data. A download is built when you click it and stays in the server's memory "
+    "at its address until the server has finished two more page runs in any session (your next "
+    "two clicks here, or anyone's); closing the tab does not remove it, and on a server nobody "
+    "else uses it stays until the next run or a restart.")
+
+
 def upload_caption(ttl_seconds):
     """Where an uploaded file lives, and for how long (true for the server's settings).
 
@@ -95,4 +113,5 @@ def upload_caption(ttl_seconds):
             f"keeps your session {ttl_seconds:g} s (so that a reconnect finds it) and drops it, "
             "with the file, at its next clean-up after that; a restart drops everything. A "
             "download link is an unguessable address on this server that answers whoever holds "
-            "it until the server clears it: share the downloaded files, not the links.")
+            "it until the server clears it (two page runs after the click, in any session): "
+            "share the downloaded files, not the links.")
