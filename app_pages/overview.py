@@ -83,7 +83,7 @@ def noisy_release():
                   delta_arrow="off")
         half_width = laplace_interval_halfwidth(eps, 1.0, level=0.95)
         st.markdown(f"95% of releases land within **±{half_width:.1f}** of the truth.")
-        st.info(explain.attacker_sentence(eps, what="the released count"), icon=":material/visibility_off:")
+        st.info(explain.attacker_sentence(eps, what="the count"), icon=":material/visibility_off:")
     with right:
         st.plotly_chart(charts.noisy_count(TRUE_COUNT, np.round(many), eps), width="stretch",
                         key="noisy_count")
