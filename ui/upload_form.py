@@ -22,7 +22,7 @@ from dpcore.data.columns import default_treated
 from . import explain
 from .compute import upload as compute
 from .compute import upload_meta as meta
-from .controls import Choice
+from .controls import Choice, state_key, write_link
 from .safety import plain
 
 UPLOADED = "your_data_uploaded"
@@ -40,7 +40,8 @@ class Unchosen(Choice):
 
     def widget(self, **kwargs):
         return st.segmented_control(self.label, self.options, default=None, format_func=self.fmt,
-                                    key=self.key, bind="query-params", help=self.help, **kwargs)
+                                    key=self.state_key, on_change=write_link, help=self.help,
+                                    **kwargs)
 
 
 def _forget_upload():
@@ -231,7 +232,7 @@ def fill_from_dictionary(source, names):
     leaves the direction control as it is: unchosen until the analyst picks one."""
     d = source.dictionary
     if d.get("larger_is_better") is not None:
-        st.session_state["better"] = "larger" if d["larger_is_better"] else "smaller"
+        st.session_state[state_key("better")] = "larger" if d["larger_is_better"] else "smaller"
     ratio = d.get("randomization")
     if ratio not in RATIO_OF.values():
         ratio = next((r for p, r in RATIO_OF.items() if abs(p - (d.get("propensity") or -1)) < 1e-9),

@@ -93,7 +93,7 @@ STEPS = {  # lesson key: (what its answer quotes, how its page must look)
     "small_n": (r"n = 200: private ([\d.]+)%", check_small_n),
     "eps_n_tau": (r"τ = 0\.05, ε = 1: [^\n]*total ([\d.]+)\)", check_eps_n_tau),
     "theory": (r"At γ = 1, h = 2, W = 1, n = 200: the re-derived bound is ([^,]+),", check_theory),
-    "shift": (r"authors' shift: ([\d.]+)%", check_shift),
+    "shift": (r"authors' shift, W = 30: ([\d.]+)%", check_shift),
     "ledger": (r"(No dataset in use yet|private release)", check_ledger),
 }
 
