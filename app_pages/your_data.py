@@ -170,8 +170,10 @@ def steps_of_study(verdict, flow):
     results.release_panel(key, trial, settings, m, rkey, before, RELEASE)
     last = st.session_state.get(RELEASE)
     if last is not None and last.key == rkey:
-        verdict.success(explain.released_verdict(last.release, last.receipt.epsilon_total) + " "
-                        + ledger.release_number(last.receipt), icon=":material/verified_user:")
+        kind, said = explain.deploy_verdict(last.release, last.receipt.epsilon_total, last.evaluation)
+        getattr(verdict, kind)(f"{said} {ledger.release_number(last.receipt)} "
+                               f"{explain.epsilon_note(last.release.epsilon)}",
+                               icon=":material/verified_user:" if kind == "success" else ":material/balance:")
         results.result_panel(last, source, files=lambda: flow.at(5))
         flow.has(4, f"{last.release.title()}, recorded as no. {last.receipt.index} in the ledger")
         flow.has(5, "the rule, the per-row file, the report and the script")

@@ -10,6 +10,7 @@ from tests.app.conftest import APP
 from tests.app.test_your_data import (
     PAGE,
     demo_release,
+    headline,
     ledger_entries,
     own_session_ids,
     release,
@@ -47,8 +48,8 @@ def test_two_sessions_on_the_same_demo_file_share_its_total(own_session_ids):
     assert "ε = 1 over 1 release" in sidebar_text(second)  # the first session's release
     release(second)
     assert "ε = 2 over 2 releases" in sidebar_text(second)
-    assert "Release no. 2 on this dataset" in words(second.success)
-    assert "has spent ε = 2 in total, over every session" in words(second.success)
+    assert "Release no. 2 on this dataset" in headline(second)
+    assert "has spent ε = 2 in total, over every session" in headline(second)
     assert [e.index for e in ledger_entries(first)] == [1, 2]
     first.run()  # a reload of the first tab sees the second's release
     assert "ε = 2 over 2 releases" in sidebar_text(first)

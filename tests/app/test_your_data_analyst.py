@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from dpcore import load_rule, read_dictionary
-from tests.app.test_your_data import PAGE, RELEASE, ledger_entries, release, words
+from tests.app.test_your_data import PAGE, RELEASE, headline, ledger_entries, release, words
 from ui.compute import analyst as analyst_compute
 from ui.compute import upload_files as files
 
@@ -66,7 +66,7 @@ def test_csv_and_dictionary_to_an_evaluated_release_and_four_files(page, tmp_pat
     entry = ledger_entries(at)[-1]
     assert entry.mechanism == "DP-OWL rule + private evaluation"
     assert dict(entry.parts) == {"fit": 1.0, "evaluation": 1.0} and entry.epsilon == 1.0
-    assert "This dataset has spent ε = 1 in total" in words(at.success)
+    assert "This dataset has spent ε = 1 in total" in headline(at)
     assert ev.summary()[:60] in words([*at.success, *at.info, *at.error])
     assert [m.label for m in at.metric][2:] == ["Private rule", "Everyone 'drug'", "Everyone 'placebo'"]
     labels = [b.label for b in at.get("download_button")]

@@ -164,3 +164,22 @@ def test_the_preview_eps_axis_has_labelled_1_2_5_ticks_only():
              "agreement_hi": 70.0} for e in (0.1, 1.0, 10.0, 100.0)]
     fig = agreement_curve(pd.DataFrame(rows), 1.0)
     assert list(fig.layout.xaxis.ticktext) == ["0.1", "0.2", "0.5", "1", "2", "5", "10", "20", "50", "100"]
+
+
+def test_the_release_headline_is_green_only_when_the_evaluation_shows_the_rule_beats_both_arms():
+    from types import SimpleNamespace
+
+    from ui.explain import deploy_verdict
+
+    rel = SimpleNamespace(private=True, epsilon=1.0, void="")
+    ev = lambda verdict: SimpleNamespace(verdict=verdict, level=0.95)  # noqa: E731
+    kind, text = deploy_verdict(rel, 1.0, ev("better"))
+    assert kind == "success" and "beats treating everyone with either arm (95% intervals)" in text
+    kind, text = deploy_verdict(rel, 1.0, ev("inconclusive"))
+    assert kind == "warning" and "do not deploy it on this evidence" in text
+    kind, text = deploy_verdict(rel, 1.0, ev("worse"))
+    assert kind == "warning" and "do not deploy it" in text
+    kind, text = deploy_verdict(rel, 1.0, None)
+    assert kind == "info" and "not evaluated" in text
+    assert deploy_verdict(SimpleNamespace(private=False, epsilon=1.0, void="bounds from the data"),
+                          1.0, ev("better"))[0] == "warning"

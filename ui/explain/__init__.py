@@ -48,6 +48,7 @@ from .owl_decide import (
     verdict,
 )
 from .upload import (
+    deploy_verdict,
     patients,
     release_statement,
     released_verdict,
@@ -94,6 +95,7 @@ __all__ = [
     "phase_caption",
     "rate_ratio_sentence",
     "release_statement",
+    "deploy_verdict",
     "released_verdict",
     "rule_sentence",
     "rule_tail_sentence",

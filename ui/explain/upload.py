@@ -75,6 +75,34 @@ def released_verdict(release, spent):
             "in total, over every session.")
 
 
+def deploy_verdict(release, spent, evaluation):
+    """(kind, sentence): the headline once a rule is out, green only when the private
+    evaluation shows the rule beats treating everyone with the better arm.
+
+    ``evaluation`` is the release's :class:`dpcore.owl.evaluation.PrivateEvaluation`, or None
+    when the rule was not evaluated; kind is "success", "warning" or "info".
+    """
+    head = released_verdict(release, spent)
+    if not release.private:
+        return "warning", head
+    if evaluation is None:
+        return "info", (head + " It was not evaluated on held-out patients, so nothing here "
+                        "shows that it beats treating everyone with the better arm: release it "
+                        "with the private evaluation before deploying it.")
+    if evaluation.verdict == "better":
+        return "success", (head + f" The private evaluation shows it beats treating everyone "
+                           f"with either arm ({evaluation.level:.0%} intervals): it can be "
+                           "deployed on this evidence.")
+    if evaluation.verdict == "worse":
+        return "warning", (head + " The private evaluation finds it worse than treating "
+                           "everyone with one of the arms: do not deploy it; treat everyone "
+                           "with the arm the evaluation below favours.")
+    return "warning", (head + " The private evaluation cannot tell it from treating everyone "
+                       "with the better arm: do not deploy it on this evidence. More patients "
+                       "or a larger ε_eval narrow the intervals; or treat everyone with the arm "
+                       "the evaluation below favours.")
+
+
 def patients(k, n=None):
     """'1 patient', '3 patients', or '1 of 5 patients'."""
     total = k if n is None else n
