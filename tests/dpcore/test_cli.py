@@ -115,6 +115,8 @@ def test_warm_runs_the_dashboards_warm_up_with_its_options(monkeypatch):
 @pytest.mark.skipif(not has("dpcore.privacy.accounting", "dataset_key"),
                     reason="the durable ledger is not in this version")
 def test_ledger_cap_and_show(tmp_path):
+    """`dpcore ledger show`/`cap` and a fit against the cap, as a user runs them. Over 10 s on
+    a loaded machine: six subprocesses, each importing pandas and scipy."""
     ledger, data = tmp_path / "ledger.sqlite", DEMO / "paper_trial.csv"
     empty = dpcore("ledger", "show", data, "--ledger", ledger)
     assert empty.returncode == 0 and "over 0 release(s); cap none" in empty.stdout

@@ -2,6 +2,7 @@
 
 Release once on a demo file, stop the `streamlit run` server, start a fresh one on the same
 DPCORE_LEDGER file, reload the page: the sidebar shows the same cumulative ε for that file.
+Over 10 s: it starts two servers of its own (one restart), which is what it tests.
 """
 
 from __future__ import annotations

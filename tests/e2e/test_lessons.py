@@ -16,6 +16,8 @@ pytestmark = pytest.mark.e2e
 
 
 def test_every_lesson_opens_its_experiment(app):
+    """Each lesson's link, from the Lessons page, opens its page with its settings. Over 10 s:
+    six pages, each drawn in full by the browser."""
     for number, lesson in enumerate(LESSONS, start=1):
         app.goto("/lessons")
         app.page.get_by_role("link", name="Open the experiment").nth(number - 1).click()

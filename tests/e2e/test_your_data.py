@@ -33,6 +33,8 @@ def download(app, label):
 
 
 def test_upload_map_release_and_download(app, browser):
+    """An analyst's whole path in the browser: upload, map, bounds, release, the downloads.
+    Over 10 s: each step reruns the Your-data page in the real server and the browser."""
     app.page.set_viewport_size({"width": 1440, "height": 1000})
     app.goto("/your-data")
     expect(app.page.locator("h1").first).to_have_text(re.compile("Your data"))
@@ -110,7 +112,8 @@ def test_upload_map_release_and_download(app, browser):
 
 def test_csv_and_dictionary_preview_evaluated_release_and_files_that_work(app, tmp_path):
     """The analyst's path: a CSV and its dictionary, the preview, a release with its private
-    evaluation, the four files; the script runs and load_rule reproduces the per-row file."""
+    evaluation, the four files; the script runs and load_rule reproduces the per-row file.
+    Over 10 s: the whole analyst path in the browser, and the script's release in a subprocess."""
     import os
     import subprocess
     import sys
