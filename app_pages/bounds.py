@@ -3,7 +3,6 @@
 import pandas as pd
 import streamlit as st
 
-from dpcore.data.csv_safe import write_csv
 from ui import explain, handout
 from ui.compute import bounds as compute
 from ui.controls import Choice, IntRange, apply, check_link, details, presets, row
@@ -91,7 +90,7 @@ def werm_panel(s, G, m, terms):
                                            s["rho"], best["paper"] if over == "gamma" else None),
                             width="stretch", key=key)
             both = curve.merge(measured, on=over, how="outer").sort_values(over)
-            st.download_button(f"Download the numbers (CSV, against {over})", lambda b=both: write_csv(b),
+            st.download_button(f"Download the numbers (CSV, against {over})", lambda b=both: handout.csv(b),
                                f"bounds_vs_{over}.csv", "text/csv", key=f"dl_{key}")
     st.caption(explain.terms_caption(form))
     joint = pd.DataFrame([{"form": f, "best γ at this h": v["gamma"], "best h at this γ": v["h"],
@@ -129,7 +128,7 @@ def sample_size_panel(s, theta0_norm):
     st.latex(tex)
     st.caption(sentence + " " + explain.sample_size_caption(df.epsilon.to_numpy(), df.regime.to_numpy())
                + " Both privacy terms fall like 1/ε; the statistical term does not depend on ε.")
-    st.download_button("Download the numbers (CSV)", lambda: write_csv(df), "sample_size.csv",
+    st.download_button("Download the numbers (CSV)", lambda: handout.csv(df), "sample_size.csv",
                        "text/csv", key="dl_sample_size")
 
 
@@ -143,7 +142,7 @@ def cvar_panel(s, seed):
                         width="stretch", key="phase")
         st.caption(explain.phase_caption(s["eps"], d))
         grid = pd.DataFrame(regime, index=pd.Index(taus, name="tau"), columns=ns)
-        st.download_button("Download the regime grid (CSV)", write_csv(grid, index=True), "cvar_regimes.csv",
+        st.download_button("Download the regime grid (CSV)", handout.csv(grid, index=True), "cvar_regimes.csv",
                            "text/csv", key="dl_phase")
     rates = compute.cvar_rates(tau, s["eps"], d)
     measured = compute.cvar_measured(tau, s["eps"], seed)
@@ -155,7 +154,7 @@ def cvar_panel(s, seed):
                    "samples of the page's two-point law (B with probability τ/2) per n. "
                    + explain.rate_ratio_sentence(lo, hi, s["eps"]))
         both = pd.concat([rates.assign(source="rate"), measured.assign(source="measured")])
-        st.download_button("Download the numbers (CSV)", lambda: write_csv(both), "cvar_rates.csv",
+        st.download_button("Download the numbers (CSV)", lambda: handout.csv(both), "cvar_rates.csv",
                            "text/csv", key="dl_rates")
     box = details("The formulas behind these rates", "cvar_formulas")
     if box.open:

@@ -5,7 +5,6 @@ import math
 import streamlit as st
 
 from dpcore.cvar.experiments import KINDS
-from dpcore.data.csv_safe import write_csv
 from ui import cvar_handout, explain, handout
 from ui.charts import cvar as charts
 from ui.compute import cvar as compute
@@ -78,7 +77,7 @@ def error_panel(s, summary):
     st.plotly_chart(figure(charts.error_curves, rows, x_axis, current, s["bound"], s["eps"]), width="stretch",
                     key="errors")
     st.caption(explain.CVAR_CAPTIONS[x_axis])
-    st.download_button("Download these numbers (CSV)", lambda: write_csv(rows), f"cvar_error_vs_{x_axis}.csv",
+    st.download_button("Download these numbers (CSV)", lambda: handout.csv(rows), f"cvar_error_vs_{x_axis}.csv",
                        "text/csv", key="dl_errors")
 
 
@@ -114,9 +113,9 @@ def class_panel(s):
     st.caption(explain.class_caption(s["tau"]))
     per_theta, per_eps = compute.class_table(study)
     c, d = st.columns(2)
-    c.download_button("Probabilities per slope (CSV)", lambda: write_csv(per_theta), "cvar_em_probabilities.csv",
+    c.download_button("Probabilities per slope (CSV)", lambda: handout.csv(per_theta), "cvar_em_probabilities.csv",
                       "text/csv", key="dl_em_probs")
-    d.download_button("Excess against ε (CSV)", lambda: write_csv(per_eps), "cvar_em_excess.csv",
+    d.download_button("Excess against ε (CSV)", lambda: handout.csv(per_eps), "cvar_em_excess.csv",
                       "text/csv", key="dl_em_excess")
 
 
@@ -141,7 +140,7 @@ def convex_panel(s):
     transition = compute.convex_transition(summary)
     st.plotly_chart(figure(charts.phase_transition, summary, transition["benchmark"]), width="stretch", key="convex")
     st.caption(explain.convex_caption(transition, request[0]))
-    st.download_button("Download these numbers (CSV)", write_csv(summary), "cvar_convex.csv",
+    st.download_button("Download these numbers (CSV)", handout.csv(summary), "cvar_convex.csv",
                        "text/csv", key="dl_convex")
 
 
@@ -157,7 +156,7 @@ def rule_panel(s):
     st.caption("Higher is better. Simulated patients, so the exact tail means are shown beside the "
                "release (a teaching view). The bar around the release holds at least 95% of releases at this ε₂.")
     st.info(explain.rule_tail_sentence(res, eps_rule, s["eps"], spent), icon=":material/medication:")
-    st.download_button("Download these numbers (CSV)", write_csv(compute.rule_table(res, eps_rule, s["eps"], spent)),
+    st.download_button("Download these numbers (CSV)", handout.csv(compute.rule_table(res, eps_rule, s["eps"], spent)),
                        "cvar_rule_tail.csv", "text/csv", key="dl_rule")
 
 

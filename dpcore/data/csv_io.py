@@ -551,15 +551,7 @@ class _Columns:
         for name, col in zip(self.names, columns):
             norm = _normalise_column(col, self.extra, self.ascii_only)
             if name in self.nums:
-                v = parse_numbers(norm, self.decimal, words=bool(self.numeric[name]))
-                here = np.fromiter((c is not None for c in norm), dtype=bool, count=len(norm))
-                v = np.where(np.isfinite(v) & here, v, np.nan)
-                bad = here & np.isnan(v)
-                if name not in self.example and bad.any():
-                    i = int(np.argmax(bad))
-                    self.example[name] = (self.rows + i, norm[i])
-                self.nums[name].append(v)
-                self.present[name].append(here)
+                self._add_numbers(name, norm)
             else:
                 self.text[name].extend(norm)
         self.rows += len(columns[0]) if columns else 0
