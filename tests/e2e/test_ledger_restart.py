@@ -68,6 +68,7 @@ def release(app, total):
     expect(app.page.get_by_text(f"Release no. {total} on this dataset")).to_be_visible()
 
 
+@pytest.mark.slow
 def test_the_ledger_total_survives_a_server_restart(page, tmp_path, screenshot_dir):
     ledger_file, log = tmp_path / "ledger.sqlite", tmp_path / "server.log"
     sidebar = page.locator("[data-testid='stSidebar']")

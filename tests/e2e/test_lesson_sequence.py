@@ -104,6 +104,7 @@ def _at(app, lesson):
     expect(app.link_notices()).to_have_count(0)
 
 
+@pytest.mark.slow
 def test_the_six_lessons_in_order_in_one_tab_and_back(app):
     """One tab, as a lecturer projects it: six answers (each a Monte-Carlo study the first
     time), six pages, then twelve Back presses. Over 10 s: it is the class's whole path, which

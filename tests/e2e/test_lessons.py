@@ -15,6 +15,7 @@ from ui.lessons import LESSONS
 pytestmark = pytest.mark.e2e
 
 
+@pytest.mark.slow
 def test_every_lesson_opens_its_experiment(app):
     """Each lesson's link, from the Lessons page, opens its page with its settings. Over 10 s:
     six pages, each drawn in full by the browser."""
@@ -53,6 +54,7 @@ def offline(browser, path):
         context.close()
 
 
+@pytest.mark.slow
 def test_the_handouts_open_offline(app, browser, tmp_path):
     app.goto("/lessons")
     with offline(browser, _download(app, "Printable handout of the lessons (HTML, works offline)", tmp_path)) as page:

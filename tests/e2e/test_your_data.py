@@ -32,6 +32,7 @@ def download(app, label):
     return Path(info.value.path()).read_bytes()
 
 
+@pytest.mark.slow
 def test_upload_map_release_and_download(app, browser):
     """An analyst's whole path in the browser: upload, map, bounds, release, the downloads.
     Over 10 s: each step reruns the Your-data page in the real server and the browser."""
@@ -110,6 +111,7 @@ def test_upload_map_release_and_download(app, browser):
     outsider.close()
 
 
+@pytest.mark.slow
 def test_csv_and_dictionary_preview_evaluated_release_and_files_that_work(app, tmp_path):
     """The analyst's path: a CSV and its dictionary, the preview, a release with its private
     evaluation, the four files; the script runs and load_rule reproduces the per-row file.
