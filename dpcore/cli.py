@@ -148,7 +148,7 @@ def cmd_fit(args: argparse.Namespace) -> None:
         if p_min is None:
             raise CliError("give --weight-bound (or the field min_propensity in the dictionary): "
                            "the propensity is per row")
-        W = default_weight_bound(d.outcome_bounds, propensity if not per_row else p_min)
+        W = default_weight_bound(d.outcome_bounds, float(propensity) if not per_row else p_min)
     # n is public: the file's row count, never the count after incomplete rows are dropped.
     n = trial.n + trial.n_dropped
     fit_rows = public_split(n, args.fit_share, 0)[0] if args.evaluate else np.arange(n)

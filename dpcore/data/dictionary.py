@@ -26,6 +26,7 @@ import io
 import json
 import math
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from .csv_io import TrialDataError, _duplicates, _name_list, _q
 
@@ -219,7 +220,7 @@ class Dictionary:
         return [c.name for c in self.columns if c.role in ("covariate", "outcome")
                 and c.type == "numeric" and c.bounds is None]
 
-    def read_trial_kwargs(self):
+    def read_trial_kwargs(self) -> dict[str, Any]:
         """Keyword arguments of :func:`dpcore.data.read_trial` that this dictionary fixes."""
         if not (self.treatment and self.outcome):
             raise DictionaryError("the dictionary names no treatment or no outcome column")

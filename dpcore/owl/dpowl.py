@@ -35,6 +35,7 @@ from .paper import default_gamma
 
 if TYPE_CHECKING:
     from ..data.trial import Trial
+    from .preprocessing import FeatureScaling
 
 __all__ = ["DPOWL", "Propensity"]
 
@@ -132,6 +133,14 @@ class DPOWL(PrivateEstimator):
     larger_is_better: bool
     fit_intercept: bool
     rng: Any
+    # The release, copied from the fitted DPWeightedERM by ``fit`` (declared for type checkers).
+    coef_: np.ndarray
+    intercept_: float
+    theta_: np.ndarray
+    sensitivity_: float
+    scaling_: FeatureScaling
+    n_features_in_: int
+    bounds_from_data_: bool
 
     def __init__(self, *, epsilon: float = 1.0, gamma: float | str = "paper",
                  weight_bound: float | None = None, huber_h: float = 0.5, C: float | str = 0.0,

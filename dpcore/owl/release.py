@@ -22,17 +22,29 @@ from __future__ import annotations
 import io
 import json
 import math
+import os
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from ..data.columns import _clean, _numeric, _plain
-from ..data.csv_io import TrialDataError, _name_list, _q, read_table
+from ..data.csv_io import Source, TrialDataError, _name_list, _q, read_table
 
-__all__ = ["FORMAT", "Rule", "RuleFileError", "load_rule", "rule_from_dpowl", "rule_to_dict",
-           "write_rule"]
+if TYPE_CHECKING:
+    from ..data.trial import Trial
+    from .dpowl import DPOWL
+
+__all__ = ["FORMAT", "Patients", "Rule", "RuleFileError", "RuleSource", "load_rule",
+           "rule_from_dpowl", "rule_to_dict", "write_rule"]
+
+#: What :meth:`Rule.recommend` takes: a DataFrame of patients, a CSV path, its bytes or text.
+Patients = pd.DataFrame | Source
+#: What :func:`load_rule` takes: a path to the JSON file, its text or bytes, an open file, the dict.
+RuleSource = str | os.PathLike[str] | bytes | IO[Any] | Mapping[str, Any]
 
 FORMAT = "dpcore-rule/1"
 _REQUIRED = ("covariates", "intercept", "coef", "lower", "upper", "treated", "control")
@@ -106,7 +118,7 @@ class Rule:
         return {f"{c}={lev}": (c, lev) for c, levels in self.categories.items()
                 for lev in levels[1:]}
 
-    def design(self, patients):
+    def design(self, patients: Patients) -> np.ndarray:
         """The covariate matrix of ``patients`` (a DataFrame, a CSV path or its bytes)."""
         table = patients if isinstance(patients, pd.DataFrame) else _read(patients)
         table = table.rename(columns=lambda c: str(c).strip())
@@ -136,17 +148,18 @@ class Rule:
                 cols.append(_numeric(cleaned[c], c, "covariate", strict=True))
         return np.column_stack(cols) if cols else np.empty((len(table), 0))
 
-    def decision_function(self, patients):
+    def decision_function(self, patients: Patients) -> np.ndarray:
         """The score of each patient, covariates clipped to the public bounds."""
         x = np.clip(self.design(patients), self.lower, self.upper)
         return self.intercept + x @ np.asarray(self.coef, dtype=float)
 
-    def recommend(self, patients):
+    def recommend(self, patients: Patients) -> np.ndarray:
         """The recommended arm's label for each patient (an object array)."""
         score = self.decision_function(patients)
-        return np.where(score > 0, self.treated, self.control).astype(object)
+        treated, control = (np.asarray(v, dtype=object) for v in (self.treated, self.control))
+        return np.where(score > 0, treated, control)
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         return rule_to_dict(covariates=self.covariates, intercept=self.intercept, coef=self.coef,
                             lower=self.lower, upper=self.upper, categories=self.categories,
                             treated=self.treated, control=self.control, **self.settings)
@@ -192,7 +205,8 @@ def rule_to_dict(*, covariates, intercept, coef, lower, upper, treated, control,
     return out
 
 
-def rule_from_dpowl(model, trial, *, not_private=(), **settings):
+def rule_from_dpowl(model: DPOWL, trial: Trial, *, not_private: Iterable[str] = (),
+                    **settings: Any) -> Rule:
     """A :class:`Rule` from a fitted :class:`dpcore.DPOWL` and the :class:`dpcore.Trial` it saw.
 
     ``settings`` are the public settings to record (see :func:`rule_to_dict`); ε, γ, W, C,
@@ -242,7 +256,7 @@ def rule_from_dpowl(model, trial, *, not_private=(), **settings):
                 settings=base)
 
 
-def write_rule(rule, path):
+def write_rule(rule: Rule | Mapping[str, Any], path: str | os.PathLike[str] | None) -> str:
     """Write a :class:`Rule` (or the dict of :func:`rule_to_dict`) as JSON; returns the text."""
     data = rule.to_dict() if isinstance(rule, Rule) else dict(rule)
     text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
@@ -251,7 +265,7 @@ def write_rule(rule, path):
     return text
 
 
-def load_rule(source):
+def load_rule(source: RuleSource) -> Rule:
     """Load a rule file written by :func:`write_rule` (or by the app's download).
 
     Parameters
