@@ -2,7 +2,7 @@
 
 Everything in a dictionary is public: it is written from the protocol or from each variable's
 natural range before the data are seen, and nothing here ever fills a bound or a level from the
-data (ARCHITECTURE.md, privacy rules 2 and 8). Three forms are read (the format is documented
+data (docs/architecture.md, privacy rules 2 and 8). Three forms are read (the format is documented
 in one place, ``docs/dictionary.md``; its JSON Schema is ``dictionary.schema.json`` here):
 
 - JSON, as ``demo_data/*.json``: top-level design keys (``treatment``, ``treated``, ``outcome``,

@@ -5,7 +5,7 @@ A released DP-OWL rule is a linear score in the original units of the covariates
 the treated arm when ``score > 0`` (ties go to the control arm, as in :class:`dpcore.DPOWL`).
 The file holds the rule, the public settings that define the release (ε, γ, W, bounds, n) and
 the package version; it never holds a value estimate computed from the data without noise
-(ARCHITECTURE.md, privacy rule 7).
+(docs/architecture.md, privacy rule 7).
 
 Examples
 --------
