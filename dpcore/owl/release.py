@@ -173,8 +173,8 @@ class Rule:
         ...                   "lower": [18], "upper": [90], "treated": "drug",
         ...                   "control": "placebo"})
         >>> out = rule.recommendations(pd.DataFrame({"age": [30, None, 80]}))
-        >>> out["recommendation"].tolist(), out["not_scored"].tolist()
-        (['placebo', None, 'drug'], ['', "no value for 'age'", ''])
+        >>> out["recommendation"].fillna("").tolist(), out["not_scored"].tolist()
+        (['placebo', '', 'drug'], ['', "no value for 'age'", ''])
         """
         table, cleaned = self._cleaned(patients)
         reasons = np.full(len(table), "", dtype=object)
