@@ -15,7 +15,8 @@ from setuptools.command.build_py import build_py
 
 DASHBOARD = ("ui", "app_pages")  # root folders of modules installed as dpcore_app.<folder>
 FILES = ("app.py", ".streamlit/config.toml", "assets/*.png", "demo_data/*.csv",
-         "demo_data/*.json", "demo_data/*.md")  # copied into dpcore_app/ as they are
+         "demo_data/*.json", "demo_data/*.md",
+         "deploy/*.template")  # copied into dpcore_app/ as they are (deploy/: dpcore serve's)
 
 
 class BuildWithDashboardFiles(build_py):
