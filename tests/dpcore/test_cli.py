@@ -125,6 +125,18 @@ def test_app_files_are_found_as_package_resources():
     assert "--server.maxUploadSize=100" in flags and "--server.fileWatcherType=none" in flags
 
 
+def test_an_installed_dashboard_is_found_in_its_package(tmp_path, monkeypatch):
+    """In a wheel's install (any scheme) app.py and the config sit inside dpcore_app."""
+    import dpcore_app
+    from dpcore import cli
+
+    (tmp_path / "app.py").write_text("")
+    (tmp_path / ".streamlit").mkdir()
+    (tmp_path / ".streamlit" / "config.toml").write_text("[server]\nmaxUploadSize = 7\n")
+    monkeypatch.setattr(dpcore_app, "files", lambda name: tmp_path)
+    assert cli._app_files() == (tmp_path / "app.py", ["--server.maxUploadSize=7"])
+
+
 def test_warm_drops_only_streamlits_bare_mode_notices():
     import logging
 
