@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib
 from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING
 
 try:
     __version__ = version("dpcore")
@@ -71,16 +72,77 @@ _EXPORTS = {
     "stored": "dpcore.store",
 }
 
-__all__ = sorted(_EXPORTS) + ["__version__"]
+if TYPE_CHECKING:
+    # What mypy and pyright see, so that `from dpcore import DPOWL` is typed (re-exported by
+    # __all__); at run time the lazy __getattr__ below serves the same names.
+    # tests/dpcore/test_typing.py checks that these imports, _EXPORTS and __all__ agree.
+    from ._estimator import (
+        ClippingWarning,
+        ConvergenceError,
+        NoiseWarning,
+        NotFittedError,
+        PrivacyWarning,
+    )
+    from .cvar.estimation import empirical_cvar, private_cvar
+    from .data.csv_io import TrialDataError
+    from .data.dictionary import Dictionary
+    from .data.dictionary_read import read_dictionary
+    from .data.trial import Trial, read_trial
+    from .owl.dpowl import DPOWL
+    from .owl.dpwerm import DPWeightedERM
+    from .owl.evaluation import evaluate_rule, fit_and_evaluate, public_split
+    from .owl.losses import huber_hinge, logistic
+    from .owl.owl import (
+        agreement_test,
+        concordance,
+        ipw_value,
+        reference_values,
+        treatment_accuracy,
+    )
+    from .owl.preprocessing import FeatureScaling
+    from .owl.preview import TwinDesign, preview
+    from .owl.release import Rule, load_rule, write_rule
+    from .owl.tuning import tune_gamma
+    from .owl.werm import solve_werm
+    from .privacy.accounting import (
+        BudgetExceededError,
+        LedgerEntry,
+        PrivacyLedger,
+        dataset_key,
+        default_ledger_path,
+    )
+    from .privacy.mechanisms import (
+        attacker_posterior_bound,
+        expected_noise_radius,
+        l2_gamma_noise,
+        laplace_interval_halfwidth,
+        laplace_noise,
+        output_perturbation,
+    )
+    from .store import ResultStore, stored
+
+__all__ = [
+    "BudgetExceededError", "ClippingWarning", "ConvergenceError", "DPOWL", "DPWeightedERM",
+    "Dictionary", "FeatureScaling", "LedgerEntry", "NoiseWarning", "NotFittedError",
+    "PrivacyLedger", "PrivacyWarning", "ResultStore", "Rule", "Trial", "TrialDataError",
+    "TwinDesign", "agreement_test", "attacker_posterior_bound", "concordance", "dataset_key",
+    "default_ledger_path", "empirical_cvar", "evaluate_rule", "expected_noise_radius",
+    "fit_and_evaluate", "huber_hinge", "ipw_value", "l2_gamma_noise", "laplace_interval_halfwidth",
+    "laplace_noise", "load_rule", "logistic", "output_perturbation", "preview", "private_cvar",
+    "public_split", "read_dictionary", "read_trial", "reference_values", "solve_werm", "stored",
+    "treatment_accuracy", "tune_gamma", "write_rule", "__version__",
+]
 
 
-def __getattr__(name: str):
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'dpcore' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later look-ups skip this function
-    return value
+if not TYPE_CHECKING:  # hidden from type checkers, so a misspelt name is an error there
+
+    def __getattr__(name: str) -> object:
+        module = _EXPORTS.get(name)
+        if module is None:
+            raise AttributeError(f"module 'dpcore' has no attribute {name!r}")
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value  # later look-ups skip this function
+        return value
 
 
 def __dir__() -> list[str]:

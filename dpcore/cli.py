@@ -148,7 +148,7 @@ def cmd_fit(args: argparse.Namespace) -> None:
         if p_min is None:
             raise CliError("give --weight-bound (or the field min_propensity in the dictionary): "
                            "the propensity is per row")
-        W = default_weight_bound(d.outcome_bounds, propensity if not per_row else p_min)
+        W = default_weight_bound(d.outcome_bounds, float(propensity) if not per_row else p_min)
     # n is public: the file's row count, never the count after incomplete rows are dropped.
     n = trial.n + trial.n_dropped
     fit_rows = public_split(n, args.fit_share, 0)[0] if args.evaluate else np.arange(n)
@@ -247,9 +247,12 @@ def cmd_apply(args: argparse.Namespace) -> None:
 
     (load_rule,) = _need("dpcore.owl.release", ("load_rule",), "apply")
     rule = load_rule(Path(args.rule))
-    table = read_table(_read_bytes(args.data))
-    out = table.copy()
-    out["recommendation"] = rule.recommend(table)
+    out = rule.recommendations(read_table(_read_bytes(args.data)))
+    unscored = int((out["not_scored"] != "").sum())
+    if unscored:  # the rows are still written: each one says why it has no recommendation
+        print(f"dpcore apply: {unscored} of {len(out)} row(s) could not be scored (a covariate "
+              "missing, not a number or outside the rule's levels): see the column not_scored",
+              file=sys.stderr)
     text = write_csv(out)
     assert text is not None
     if args.out in (None, "-"):
@@ -340,24 +343,29 @@ def cmd_sweep(args: argparse.Namespace) -> None:
 
 
 def _app_files() -> tuple[Path, list[str]]:
-    """app.py and Streamlit's flags from the app's config.toml (source tree or installed)."""
-    import importlib.util
+    """app.py and Streamlit's flags from the app's .streamlit/config.toml beside it.
 
-    spec = importlib.util.find_spec("app_pages")
-    if spec is None or not spec.submodule_search_locations:
-        raise CliError("the dashboard's files are not installed (app_pages not found)",
-                       EXIT_MISSING)
-    root = Path(list(spec.submodule_search_locations)[0]).parent
-    config = next((p for p in (root / ".streamlit" / "config.toml",
-                               Path(sys.prefix) / "share" / "dpcore" / ".streamlit" / "config.toml")
-                   if p.is_file()), None)
+    The files are found with importlib.resources in the ``dpcore_app`` package (any install
+    scheme: a venv, ``pip install --user``, ``--target``, a system install) or, in a source
+    checkout, at the repository's root. The config's options are passed as flags too, so they
+    hold whatever directory Streamlit is started from.
+    """
+    try:
+        import dpcore_app
+    except ImportError:
+        raise CliError("the dashboard's files are not installed (no dpcore_app package)",
+                       EXIT_MISSING) from None
+    root = dpcore_app.root()
+    app, config = root / "app.py", root / ".streamlit" / "config.toml"
+    if not app.is_file():
+        raise CliError(f"the dashboard's app.py is missing from {root}", EXIT_MISSING)
     flags: list[str] = []
-    if config is not None and not (root / ".streamlit" / "config.toml").is_file():
+    if config.is_file():
         import tomllib
 
-        for section, options in tomllib.loads(config.read_text()).items():
+        for section, options in tomllib.loads(config.read_text(encoding="utf-8")).items():
             flags += [f"--{section}.{k}={v}" for k, v in options.items()]
-    return root / "app.py", flags
+    return app, flags
 
 
 def cmd_app(args: argparse.Namespace) -> int:
@@ -380,7 +388,7 @@ def cmd_warm(args: argparse.Namespace) -> int:
         raise CliError("warming the dashboard's views needs the app extra: pip install 'dpcore[app]'",
                        EXIT_MISSING)
     app, _ = _app_files()
-    command = [sys.executable, "-m", "ui.warm", *args.warm_args]
+    command = [sys.executable, "-m", "dpcore_app.warm", *args.warm_args]  # runs ui.warm
     return subprocess.call(command, cwd=app.parent)
 
 
@@ -454,8 +462,11 @@ def build_parser() -> argparse.ArgumentParser:
     apply = sub.add_parser(
         "apply", help="recommend arms for new patients with a rule JSON",
         description="Apply a rule file to a CSV of new patients (the columns the rule names, in "
-                    "original units); write the rows with a 'recommendation' column. Text cells "
-                    "that a spreadsheet would run as a formula are prefixed with '.")
+                    "original units); write the rows with a 'recommendation' column. A row the "
+                    "rule cannot score (a covariate missing, not a number or outside the rule's "
+                    "levels) gets an empty recommendation and its reason in a 'not_scored' "
+                    "column. Text cells that a spreadsheet would run as a formula are prefixed "
+                    "with '.")
     apply.add_argument("rule", help="the rule JSON written by 'dpcore fit' or the app")
     apply.add_argument("data", help="CSV of patients")
     apply.add_argument("--out", help="CSV to write (default: standard output)")
@@ -506,7 +517,7 @@ def build_parser() -> argparse.ArgumentParser:
     sweep = sub.add_parser(
         "sweep", help="a DP-OWL Monte-Carlo sweep to CSV",
         description="Monte-Carlo study of DP-OWL on the paper's synthetic trial (no real data, "
-                    "no privacy spent): accuracy and value per (n, epsilon), mean and 95%% CI.")
+                    "no privacy spent): accuracy and value per (n, epsilon), mean and 95% CI.")
     sweep.add_argument("--n", type=int, nargs="+", required=True, help="training sizes")
     sweep.add_argument("--epsilon", type=_epsilon, nargs="+", required=True,
                        help="privacy budgets ('inf' for non-private)")

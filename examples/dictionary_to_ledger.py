@@ -24,6 +24,8 @@ ledger = PrivacyLedger.for_trial(trial, path=ledger_file, budget=3.0)
 
 # 3. The release: gamma defaults to the paper's table scaled by W, as in the app and the CLI;
 #    the release is recorded in the ledger before the rule is set (refused past the cap).
+if d.larger_is_better is None:  # never a default: the dictionary says which outcome is better
+    raise SystemExit("the dictionary must give larger_is_better (true or false)")
 rule = DPOWL(epsilon=1.0, feature_bounds=trial.feature_bounds(d.bounds),
              outcome_bounds=d.outcome_bounds, larger_is_better=d.larger_is_better)
 rule.fit_trial(trial, d.propensity, ledger=ledger)

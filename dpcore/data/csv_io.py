@@ -1,7 +1,7 @@
 """Reading a CSV file's bytes cell by cell: one declared encoding, physical lines, public header.
 
 The first stage of :func:`dpcore.data.read_trial`. How a file is read never depends on what
-one patient's row holds (ARCHITECTURE.md, privacy rules 8 and 10):
+one patient's row holds (docs/architecture.md, privacy rules 8 and 10):
 
 - **Encoding.** The whole file is decoded with one declared encoding (default UTF-8; a UTF-8
   or UTF-16 byte-order mark at the start is honoured). A file that is not valid in it is

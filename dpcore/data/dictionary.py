@@ -2,7 +2,7 @@
 
 Everything in a dictionary is public: it is written from the protocol or from each variable's
 natural range before the data are seen, and nothing here ever fills a bound or a level from the
-data (ARCHITECTURE.md, privacy rules 2 and 8). Three forms are read (the format is documented
+data (docs/architecture.md, privacy rules 2 and 8). Three forms are read (the format is documented
 in one place, ``docs/dictionary.md``; its JSON Schema is ``dictionary.schema.json`` here):
 
 - JSON, as ``demo_data/*.json``: top-level design keys (``treatment``, ``treated``, ``outcome``,
@@ -26,6 +26,7 @@ import io
 import json
 import math
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from .csv_io import TrialDataError, _duplicates, _name_list, _q
 
@@ -219,7 +220,7 @@ class Dictionary:
         return [c.name for c in self.columns if c.role in ("covariate", "outcome")
                 and c.type == "numeric" and c.bounds is None]
 
-    def read_trial_kwargs(self):
+    def read_trial_kwargs(self) -> dict[str, Any]:
         """Keyword arguments of :func:`dpcore.data.read_trial` that this dictionary fixes."""
         if not (self.treatment and self.outcome):
             raise DictionaryError("the dictionary names no treatment or no outcome column")

@@ -6,7 +6,7 @@ has one, a per-row propensity P(A = +1 | X). Everything a user can get wrong in 
 :class:`TrialDataError` whose message says what to change.
 
 Nothing here reads a bound off the data: feature bounds, outcome bounds and the weight bound
-stay public inputs (ARCHITECTURE.md, privacy rule 2). The returned trial carries no summary of
+stay public inputs (docs/architecture.md, privacy rule 2). The returned trial carries no summary of
 the data beyond the arrays themselves and the number of rows dropped for missing values.
 """
 
@@ -202,7 +202,7 @@ def read_trial(source: Source, *, treatment: str | None = None, outcome: str | N
                missing_values: Sequence[str] | None = None) -> Trial:
     """Read a two-arm randomized trial from a CSV file, cell by cell.
 
-    How one row is read never depends on another row (ARCHITECTURE.md, privacy rules 8 and
+    How one row is read never depends on another row (docs/architecture.md, privacy rules 8 and
     10): the file is decoded with one declared encoding, each physical line is one record,
     every cell is compared as normalised text with the public labels, and numbers are read
     per cell. A cell that does not read (a number column holding ``x``, an arm that is not
@@ -247,7 +247,7 @@ def read_trial(source: Source, *, treatment: str | None = None, outcome: str | N
         ``Trial.n_dropped``. "keep" keeps every row, so that ``Trial.n`` is the file's row
         count (public), fills the missing cells with fixed values and marks the row in
         ``Trial.complete``: fit with :meth:`Trial.outcomes_for_fit` to give it weight 0. Use
-        "keep" for a private release (ARCHITECTURE.md, privacy rule 8).
+        "keep" for a private release (docs/architecture.md, privacy rule 8).
     unknown_levels : {"error", "baseline"}
         A value of a categorical column outside its public levels: an error, or read as the
         baseline (every one-hot column 0), which does not depend on the other rows.

@@ -35,6 +35,7 @@ from .paper import default_gamma
 
 if TYPE_CHECKING:
     from ..data.trial import Trial
+    from .preprocessing import FeatureScaling
 
 __all__ = ["DPOWL", "Propensity"]
 
@@ -102,6 +103,11 @@ class DPOWL(PrivateEstimator):
     cross-validation or a grid search on the trial spends many times epsilon. Tune gamma on
     public data with Algorithm 2 (:func:`dpcore.tune_gamma`).
 
+    scikit-learn's ``check_estimator(DPOWL())`` fails 37 of its 54 checks by design: they call
+    ``fit(X, y)``, and ``fit`` needs the outcomes ``B`` and the propensity too. Given those (a
+    wrapper passing ``B = 1`` and a 1:1 design), 6 still fail, for the reasons listed in
+    docs/api.md ("DPOWL and scikit-learn's checks").
+
     References
     ----------
     .. [1] Giddings, Zhou et al., arXiv:2307.13127, Section 3 (DP-OWL).
@@ -132,6 +138,14 @@ class DPOWL(PrivateEstimator):
     larger_is_better: bool
     fit_intercept: bool
     rng: Any
+    # The release, copied from the fitted DPWeightedERM by ``fit`` (declared for type checkers).
+    coef_: np.ndarray
+    intercept_: float
+    theta_: np.ndarray
+    sensitivity_: float
+    scaling_: FeatureScaling
+    n_features_in_: int
+    bounds_from_data_: bool
 
     def __init__(self, *, epsilon: float = 1.0, gamma: float | str = "paper",
                  weight_bound: float | None = None, huber_h: float = 0.5, C: float | str = 0.0,
@@ -351,6 +365,7 @@ class DPOWL(PrivateEstimator):
         if sample_weight is not None:
             raise ValueError("DPOWL.score weighs rows by 1 / propensity; sample_weight is not supported")
         self._check_fitted()
+        self._check_feature_names(X)  # on X as given: the array below has no column names
         X = check_matrix(X, allow_1d=False)
         n = X.shape[0]
         p = self.propensity_ if propensity is None else propensity
@@ -362,7 +377,7 @@ class DPOWL(PrivateEstimator):
             raise ValueError(f"A has {A.shape[0]} entries but X has {n} rows")
         A_pm = np.where(A == self.classes_[1], 1.0, -1.0)
         gain = benefit(check_vector(B, "B", n), self.outcome_bounds, self.larger_is_better)
-        A_hat = np.where(self.decision_function(X) > 0, 1.0, -1.0)
+        A_hat = np.where(self.estimator_.decision_function(X) > 0, 1.0, -1.0)
         return float(ipw_value(A_hat, A_pm, gain, p))
 
     def get_metadata_routing(self) -> Any:

@@ -105,14 +105,20 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import ndtri
 
 from .._validation import check_bounds, check_epsilon, check_real
 from ..privacy.mechanisms import sample_laplace
+from .dpowl import DPOWL
 from .evaluation_interval import fieller_interval, two_laplace_quantile
-from .owl import DPOWL, arm_propensity
+from .owl import arm_propensity
+
+if TYPE_CHECKING:
+    from ..privacy.accounting import PrivacyLedger
 
 __all__ = ["COUNT_SENSITIVITY", "Estimate", "PrivateEvaluation", "cell_sums", "evaluate_rule",
            "evaluation_budget", "evaluation_sensitivity", "fit_and_evaluate", "moment_sensitivity",
@@ -215,7 +221,7 @@ class PrivateEvaluation:
     complete: float | None = None
     budget: tuple = ()
 
-    def summary(self):
+    def summary(self) -> str:
         """One plain sentence with the verdict and the evidence behind it."""
         pct = f"{100 * self.level:g}%"
         all_, none = self.gains["over_treat_all"], self.gains["over_treat_none"]
@@ -234,7 +240,7 @@ class PrivateEvaluation:
                     " The values are those of patients with complete rows, corrected by a noisy "
                     "count of them (the population's when values are missing at random)."))
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         as_dict = lambda e: {"value": e.value, "lower": e.lower, "upper": e.upper}  # noqa: E731
         return {"epsilon_eval": self.epsilon, "patients": self.m, "level": self.level,
                 "sensitivity_l1": self.sensitivity, "cells": dict(zip(CELLS, self.cells)),
@@ -421,9 +427,13 @@ def release_estimates(cells, moments, count, *, m, outcome_bounds, min_propensit
             for j, name in enumerate((*_VALUES, *_GAINS))}
 
 
-def fit_and_evaluate(X, A, B, propensity, *, epsilon_fit, epsilon_eval, fit_share=0.8,
-                     split_seed=0, min_propensity=None, include=None, level=0.95, rng=None,
-                     sampler="numpy", arms=(None, None), ledger=None, **dpowl):
+def fit_and_evaluate(
+    X: ArrayLike, A: ArrayLike, B: ArrayLike, propensity: float | ArrayLike, *,
+    epsilon_fit: float, epsilon_eval: float, fit_share: float = 0.8, split_seed: int = 0,
+    min_propensity: float | None = None, include: ArrayLike | None = None, level: float = 0.95,
+    rng: int | np.random.Generator | None = None, sampler: str = "numpy",
+    arms: tuple[Any, Any] = (None, None), ledger: PrivacyLedger | None = None, **dpowl: Any,
+) -> tuple[DPOWL, PrivateEvaluation, tuple[np.ndarray, np.ndarray]]:
     """Fit DP-OWL on the public split's first part and evaluate it privately on the second.
 
     ``dpowl`` are :class:`dpcore.DPOWL`'s keyword arguments (gamma, weight_bound, C,

@@ -5,7 +5,7 @@ A released DP-OWL rule is a linear score in the original units of the covariates
 the treated arm when ``score > 0`` (ties go to the control arm, as in :class:`dpcore.DPOWL`).
 The file holds the rule, the public settings that define the release (ε, γ, W, bounds, n) and
 the package version; it never holds a value estimate computed from the data without noise
-(ARCHITECTURE.md, privacy rule 7).
+(docs/architecture.md, privacy rule 7).
 
 Examples
 --------
@@ -22,17 +22,29 @@ from __future__ import annotations
 import io
 import json
 import math
+import os
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from ..data.columns import _clean, _numeric, _plain
-from ..data.csv_io import TrialDataError, _name_list, _q, read_table
+from ..data.csv_io import Source, TrialDataError, _name_list, _q, read_table
 
-__all__ = ["FORMAT", "Rule", "RuleFileError", "load_rule", "rule_from_dpowl", "rule_to_dict",
-           "write_rule"]
+if TYPE_CHECKING:
+    from ..data.trial import Trial
+    from .dpowl import DPOWL
+
+__all__ = ["FORMAT", "Patients", "Rule", "RuleFileError", "RuleSource", "load_rule",
+           "rule_from_dpowl", "rule_to_dict", "write_rule"]
+
+#: What :meth:`Rule.recommend` takes: a DataFrame of patients, a CSV path, its bytes or text.
+Patients = pd.DataFrame | Source
+#: What :func:`load_rule` takes: a path to the JSON file, its text or bytes, an open file, the dict.
+RuleSource = str | os.PathLike[str] | bytes | IO[Any] | Mapping[str, Any]
 
 FORMAT = "dpcore-rule/1"
 _REQUIRED = ("covariates", "intercept", "coef", "lower", "upper", "treated", "control")
@@ -106,15 +118,23 @@ class Rule:
         return {f"{c}={lev}": (c, lev) for c, levels in self.categories.items()
                 for lev in levels[1:]}
 
-    def design(self, patients):
-        """The covariate matrix of ``patients`` (a DataFrame, a CSV path or its bytes)."""
+    def _cleaned(self, patients: Patients) -> tuple[pd.DataFrame, dict[str, pd.Series]]:
+        """The patients' table and the cleaned cells of each column the rule needs."""
         table = patients if isinstance(patients, pd.DataFrame) else _read(patients)
-        table = table.rename(columns=lambda c: str(c).strip())
+        table = table.rename(columns=lambda c: str(c).strip()).reset_index(drop=True)
         missing = [c for c in self.columns if c not in table.columns]
         if missing:
             raise RuleFileError(f"the patients' table has no column {_name_list(missing)}; the "
                                 f"rule needs {_name_list(self.columns, 25)}")
-        cleaned = {c: _clean(table[c].reset_index(drop=True)) for c in self.columns}
+        return table, {c: _clean(table[c]) for c in self.columns}
+
+    def design(self, patients: Patients) -> np.ndarray:
+        """The covariate matrix of ``patients`` (a DataFrame, a CSV path or its bytes).
+
+        Every patient must have every covariate, as a number or one of the rule's levels;
+        :meth:`recommendations` instead reports the rows it cannot score.
+        """
+        table, cleaned = self._cleaned(patients)
         for c, s in cleaned.items():
             if s.isna().any():
                 row = int(np.argmax(s.isna().to_numpy())) + 1
@@ -127,26 +147,74 @@ class Rule:
                 i = int(np.argmax(outside))
                 raise RuleFileError(f"{_q(c)} is {_q(key.iloc[i])} in row {i + 1}, which is not "
                                     f"one of the rule's levels {_name_list(levels, 8)}")
+        return self._matrix(cleaned, len(table), strict=True)
+
+    def _matrix(self, cleaned: dict[str, pd.Series], n: int, strict: bool) -> np.ndarray:
         cols = []
         for c in self.covariates:
             if c in self.one_hot:
                 base, level = self.one_hot[c]
                 cols.append((cleaned[base].map(_plain).astype(str) == str(level)).to_numpy(float))
             else:
-                cols.append(_numeric(cleaned[c], c, "covariate", strict=True))
-        return np.column_stack(cols) if cols else np.empty((len(table), 0))
+                cols.append(_numeric(cleaned[c], c, "covariate", strict=strict))
+        return np.column_stack(cols) if cols else np.empty((n, 0))
 
-    def decision_function(self, patients):
+    def recommendations(self, patients: Patients) -> pd.DataFrame:
+        """The patients' table with a ``recommendation`` column, and why a row has none.
+
+        A row the rule cannot score (a covariate missing, a value that is not a number, a
+        level outside the rule's) gets no recommendation (an empty cell) and its reason in
+        ``not_scored``; every other row is scored as by :meth:`recommend` and has an empty
+        ``not_scored``. How one row is read never depends on another.
+
+        Examples
+        --------
+        >>> rule = load_rule({"covariates": ["age"], "intercept": -50.0, "coef": [1.0],
+        ...                   "lower": [18], "upper": [90], "treated": "drug",
+        ...                   "control": "placebo"})
+        >>> out = rule.recommendations(pd.DataFrame({"age": [30, None, 80]}))
+        >>> out["recommendation"].fillna("").tolist(), out["not_scored"].tolist()
+        (['placebo', '', 'drug'], ['', "no value for 'age'", ''])
+        """
+        table, cleaned = self._cleaned(patients)
+        reasons = np.full(len(table), "", dtype=object)
+
+        def note(rows: np.ndarray, why: Any) -> None:
+            for i in np.flatnonzero(rows & (reasons == "")):  # a row's first problem
+                reasons[i] = why(i)
+
+        for c, s in cleaned.items():
+            note(s.isna().to_numpy(), lambda i, c=c: f"no value for {_q(c)}")
+        for c, levels in self.categories.items():
+            key = cleaned[c].map(_plain).astype(str)
+            note(~key.isin([str(v) for v in levels]).to_numpy(),
+                 lambda i, c=c, key=key, levels=levels: f"{_q(c)} is {_q(key.iloc[i])}, not one "
+                                                        f"of the rule's levels {_name_list(levels, 8)}")
+        x = self._matrix(cleaned, len(table), strict=False)  # NaN: a cell that is not a number
+        for j, c in enumerate(self.covariates):
+            if c not in self.one_hot:
+                note(np.isnan(x[:, j]),
+                     lambda i, c=c: f"{_q(c)} is {_q(cleaned[c].iloc[i])}, not a number")
+        scored = reasons == ""
+        score = self.intercept + np.clip(x[scored], self.lower, self.upper) @ np.asarray(
+            self.coef, dtype=float)
+        recommendation = np.full(len(table), None, dtype=object)
+        recommendation[scored] = np.where(score > 0, np.asarray(self.treated, dtype=object),
+                                          np.asarray(self.control, dtype=object))
+        return table.assign(recommendation=recommendation, not_scored=reasons)
+
+    def decision_function(self, patients: Patients) -> np.ndarray:
         """The score of each patient, covariates clipped to the public bounds."""
         x = np.clip(self.design(patients), self.lower, self.upper)
         return self.intercept + x @ np.asarray(self.coef, dtype=float)
 
-    def recommend(self, patients):
+    def recommend(self, patients: Patients) -> np.ndarray:
         """The recommended arm's label for each patient (an object array)."""
         score = self.decision_function(patients)
-        return np.where(score > 0, self.treated, self.control).astype(object)
+        treated, control = (np.asarray(v, dtype=object) for v in (self.treated, self.control))
+        return np.where(score > 0, treated, control)
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         return rule_to_dict(covariates=self.covariates, intercept=self.intercept, coef=self.coef,
                             lower=self.lower, upper=self.upper, categories=self.categories,
                             treated=self.treated, control=self.control, **self.settings)
@@ -192,7 +260,8 @@ def rule_to_dict(*, covariates, intercept, coef, lower, upper, treated, control,
     return out
 
 
-def rule_from_dpowl(model, trial, *, not_private=(), **settings):
+def rule_from_dpowl(model: DPOWL, trial: Trial, *, not_private: Iterable[str] = (),
+                    **settings: Any) -> Rule:
     """A :class:`Rule` from a fitted :class:`dpcore.DPOWL` and the :class:`dpcore.Trial` it saw.
 
     ``settings`` are the public settings to record (see :func:`rule_to_dict`); ε, γ, W, C,
@@ -242,7 +311,7 @@ def rule_from_dpowl(model, trial, *, not_private=(), **settings):
                 settings=base)
 
 
-def write_rule(rule, path):
+def write_rule(rule: Rule | Mapping[str, Any], path: str | os.PathLike[str] | None) -> str:
     """Write a :class:`Rule` (or the dict of :func:`rule_to_dict`) as JSON; returns the text."""
     data = rule.to_dict() if isinstance(rule, Rule) else dict(rule)
     text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
@@ -251,7 +320,7 @@ def write_rule(rule, path):
     return text
 
 
-def load_rule(source):
+def load_rule(source: RuleSource) -> Rule:
     """Load a rule file written by :func:`write_rule` (or by the app's download).
 
     Parameters

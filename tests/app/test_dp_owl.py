@@ -308,9 +308,9 @@ def test_downloads_carry_their_settings_and_the_handout_is_offline(open_fresh):
 
 
 @pytest.mark.slow
-def test_the_readme_quotes_the_verdict_the_page_shows(open_fresh):
+def test_the_pages_guide_quotes_the_verdict_the_page_shows(open_fresh):
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    quoted = re.search(r'\("(At ε = 1 and 1000 patients.*?)", at the default settings\)', readme, re.S).group(1)
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "pages.md").read_text()
+    quoted = re.search(r'\("(At ε = 1 and 1000 patients.*?)", at the default settings\)', guide, re.S).group(1)
     assert verdict(open_fresh(PAGE))[1] == " ".join(quoted.split())

@@ -87,6 +87,75 @@ def test_fit_apply_round_trip_recorded_in_the_ledger(tmp_path):
     assert not (tmp_path / "rule2.json").exists()  # refused: nothing released
 
 
+def test_apply_reports_the_rows_it_cannot_score(tmp_path):
+    """The README's `dpcore apply` on the demo's new patients: two rows cannot be scored (an age
+    missing, a site outside the rule's levels); they are written with the reason, not refused."""
+    from dpcore.owl.release import rule_to_dict, write_rule
+
+    covariates = ["age", "biomarker", "severity", "frailty", "site=B", "site=C"]
+    rule = write_rule(rule_to_dict(covariates=covariates, intercept=0.5,
+                                   coef=[-0.01, 1.0, -0.1, -0.5, 0.2, -0.2],
+                                   lower=[40, 0, 0, 0, 0, 0], upper=[80, 1, 10, 1, 1, 1],
+                                   treated="drug", control="placebo",
+                                   categories={"site": ["A", "B", "C"]}), tmp_path / "rule.json")
+    assert rule
+    out = dpcore("apply", tmp_path / "rule.json", DEMO / "hospital_new_patients.csv")
+    assert out.returncode == 0, out.stderr
+    table = pd.read_csv(__import__("io").StringIO(out.stdout), keep_default_na=False)
+    assert len(table) == 8 and {"arm", "days_in_hospital"}.isdisjoint(table.columns)
+    unscored = table[table["not_scored"] != ""]
+    assert unscored["patient_id"].tolist() == ["N006", "N007"]
+    assert (unscored["recommendation"] == "").all()
+    assert set(table["recommendation"][table["not_scored"] == ""]) <= {"drug", "placebo"}
+    assert "2 of 8 row(s) could not be scored" in out.stderr
+
+
+def test_sweep_help_prints_a_plain_percent():
+    out = dpcore("sweep", "--help")
+    assert "95% CI" in " ".join(out.stdout.split()) and "%%" not in out.stdout
+
+
+def test_app_files_are_found_as_package_resources():
+    """app.py and its Streamlit config, found through the dpcore_app package (here the source
+    tree's root); the config's options become flags, so they hold from any directory."""
+    from dpcore import cli
+
+    app, flags = cli._app_files()
+    assert app.is_file() and app.name == "app.py" and (app.parent / "app_pages").is_dir()
+    assert "--server.maxUploadSize=100" in flags and "--server.fileWatcherType=none" in flags
+
+
+def test_an_installed_dashboard_is_found_in_its_package(tmp_path, monkeypatch):
+    """In a wheel's install (any scheme) app.py and the config sit inside dpcore_app."""
+    import dpcore_app
+    from dpcore import cli
+
+    (tmp_path / "app.py").write_text("")
+    (tmp_path / ".streamlit").mkdir()
+    (tmp_path / ".streamlit" / "config.toml").write_text("[server]\nmaxUploadSize = 7\n")
+    monkeypatch.setattr(dpcore_app, "files", lambda name: tmp_path)
+    assert cli._app_files() == (tmp_path / "app.py", ["--server.maxUploadSize=7"])
+
+
+def test_warm_drops_only_streamlits_bare_mode_notices():
+    import logging
+
+    from dpcore_app import warm
+
+    loggers = [logging.getLogger(name) for name in warm.BARE_MODE_LOGGERS]
+    before = [list(lg.filters) for lg in loggers]
+    try:
+        warm.quiet_bare_mode()
+        for lg in loggers:
+            record = lambda level, lg=lg: lg.makeRecord(lg.name, level, "", 1, "m", (), None)  # noqa: E731
+            assert not lg.filter(record(logging.WARNING)) and lg.filter(record(logging.ERROR))
+        assert logging.getLogger("streamlit.other").filter(
+            logging.getLogger("streamlit.other").makeRecord("x", logging.WARNING, "", 1, "m", (), None))
+    finally:
+        for lg, filters in zip(loggers, before):
+            lg.filters[:] = filters
+
+
 def test_app_passes_streamlit_options_through(monkeypatch):
     """`dpcore app --server.port 8502` runs `streamlit run app.py ... --server.port 8502`."""
     pytest.importorskip("streamlit")
@@ -101,14 +170,15 @@ def test_app_passes_streamlit_options_through(monkeypatch):
 
 
 def test_warm_runs_the_dashboards_warm_up_with_its_options(monkeypatch):
-    """`dpcore warm --only dp_owl` runs `python -m ui.warm --only dp_owl` beside app.py."""
+    """`dpcore warm --only dp_owl` runs `python -m ui.warm --only dp_owl` beside app.py (through
+    dpcore_app.warm, which drops Streamlit's bare-mode notices)."""
     pytest.importorskip("streamlit")
     from dpcore import cli
 
     seen = {}
     monkeypatch.setattr(cli.subprocess, "call", lambda cmd, cwd: seen.update(cmd=cmd, cwd=cwd) or 0)
     assert cli.main(["warm", "--only", "dp_owl", "--limit", "3"]) == 0
-    assert seen["cmd"][1:] == ["-m", "ui.warm", "--only", "dp_owl", "--limit", "3"]
+    assert seen["cmd"][1:] == ["-m", "dpcore_app.warm", "--only", "dp_owl", "--limit", "3"]
     assert (Path(seen["cwd"]) / "app.py").is_file()
 
 

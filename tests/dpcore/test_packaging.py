@@ -1,8 +1,11 @@
 """The wheel: a lean library whose dashboard is an extra, with the app's files inside.
 
+Building the wheel takes 20-30 s on this 2-core machine (pip sets up an isolated build environment with a
+recent setuptools, which the SPDX license expression needs); it is built once for the module.
 A fresh-venv check by hand: ``python -m venv /tmp/v && /tmp/v/bin/pip install . &&
 /tmp/v/bin/python -c "import dpcore, importlib.util as u; print(dpcore.__version__,
-u.find_spec('streamlit'))"`` prints the version and None.
+u.find_spec('streamlit'))"`` prints the version and None; ``docs/install.md`` has the
+install-scheme checks (a venv, ``pip install --user``).
 """
 
 import subprocess
@@ -38,17 +41,33 @@ def test_core_requires_no_streamlit_or_plotly(wheel):
     assert any(r.startswith("scikit-learn") for r in requires if 'extra == "sklearn"' in r)
 
 
-def test_wheel_carries_the_library_and_the_dashboard(wheel):
+def test_wheel_installs_dpcore_and_the_dashboard_under_one_name(wheel):
+    """Two top-level names, nothing generic (app, ui, assets) in site-packages, no dev scripts;
+    the dashboard's files inside dpcore_app, where importlib.resources finds them."""
     names = set(wheel.namelist())
-    for needed in ("dpcore/__init__.py", "dpcore/py.typed", "dpcore/cli.py", "app.py",
-                   "app_pages/overview.py", "ui/controls.py", "assets/icon.png",
-                   "demo_data/hospital_trial.csv", "demo_data/hospital_trial.json"):
+    top = next(n for n in names if n.endswith(".dist-info/top_level.txt"))
+    assert wheel.read(top).decode().split() == ["dpcore", "dpcore_app"]
+    assert {n.split("/")[0] for n in names if ".dist-info/" not in n} == {"dpcore", "dpcore_app"}
+    for needed in ("dpcore/__init__.py", "dpcore/py.typed", "dpcore/cli.py",
+                   "dpcore/data/dictionary.schema.json", "dpcore_app/__init__.py",
+                   "dpcore_app/app.py", "dpcore_app/.streamlit/config.toml",
+                   "dpcore_app/app_pages/overview.py", "dpcore_app/ui/controls.py",
+                   "dpcore_app/ui/charts/__init__.py", "dpcore_app/assets/icon.png",
+                   "dpcore_app/demo_data/hospital_trial.csv",
+                   "dpcore_app/demo_data/hospital_trial.json",
+                   "dpcore_app/demo_data/hospital_new_patients.csv"):
         assert needed in names, needed
-    assert any(n.endswith("data/share/dpcore/.streamlit/config.toml") for n in names)
-    assert not any(n.startswith("tests/") for n in names)
+    assert not [n for n in names if "/make_" in n or n.startswith("tests/") or "__pycache__" in n]
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     entry = next(n for n in names if n.endswith("entry_points.txt"))
     text = wheel.read(entry).decode()
     assert "dpcore = dpcore.cli:main" in text and "dpcore-app = dpcore.cli:app_main" in text
+
+
+def test_metadata_names_the_license_by_its_spdx_expression(wheel):
+    meta = metadata(wheel)
+    assert meta["License-Expression"] == "MIT" and meta["Author"] == "The dpcore authors"
+    assert "Typing :: Typed" in meta.get_all("Classifier")
 
 
 def test_version_is_importable():

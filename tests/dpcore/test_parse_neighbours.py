@@ -1,6 +1,6 @@
 """Neighbouring files (one row replaced) read the same everywhere else: parsing per cell.
 
-ARCHITECTURE.md, privacy rules 8 and 10: two CSV files that differ in one row must give
+docs/architecture.md, privacy rules 8 and 10: two CSV files that differ in one row must give
 outputs whose every published field (n, arm labels, treated label, covariate names, levels,
 the encoding of every other row) is identical; only the changed row's own values may move.
 Each test here failed on the reader that decided encoding, types and quoting from the whole

@@ -85,6 +85,24 @@ def test_refuses_patients_whose_columns_or_levels_do_not_match():
     assert len(rule.recommend(table.assign(extra=1))) == 5  # extra columns are fine
 
 
+def test_recommendations_report_the_rows_they_cannot_score():
+    """Row 91 of the hospital demo has no age: it gets no recommendation and a reason, and
+    every other row gets what recommend gives it on its own."""
+    _, trial, model = fitted("hospital_trial")
+    rule = rule_from_dpowl(model, trial)
+    table = pd.read_csv(DEMO / "hospital_trial.csv").head(100).astype({"frailty": object})
+    table.loc[2, "site"], table.loc[3, "frailty"] = "D", "frail"
+    out = rule.recommendations(table)
+    why = dict(zip(out.index[out["not_scored"] != ""] + 1, out["not_scored"][out["not_scored"] != ""]))
+    assert why[91] == "no value for 'age'"
+    assert why[3] == "'site' is 'D', not one of the rule's levels 'A', 'B', 'C'"
+    assert why[4] == "'frailty' is 'frail', not a number"
+    scored = out["not_scored"] == ""
+    assert out["recommendation"][~scored].isna().all()
+    assert out["recommendation"][scored].tolist() == rule.recommend(table[scored.to_numpy()]).tolist()
+    assert list(out.columns) == [*table.columns, "recommendation", "not_scored"]
+
+
 def test_rule_to_dict_keeps_settings_and_covariate_order():
     data = rule_to_dict(covariates=["b", "a"], intercept=0.5, coef=[1, 2], lower=[0, 0],
                         upper=[1, 1], treated=1, control=0, epsilon=2.0, n=10)

@@ -92,6 +92,18 @@ def test_feature_names_from_a_data_frame():
     assert not hasattr(model().fit(X, y), "feature_names_in_")
 
 
+def test_dpowl_scores_a_data_frame_without_a_feature_name_warning():
+    trial = PAPER_TRIAL.sample(200, rng=0)
+    X = pd.DataFrame(trial["X"], columns=["x1", "x2", "x3", "x4"])
+    rule = DPOWL(epsilon=1.0, gamma=75.0, outcome_bounds=(-12, 12),
+                 feature_bounds=PAPER_TRIAL.feature_bounds, rng=1).fit(X, trial["A"], trial["B"], 0.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rule.score(X, trial["A"], trial["B"])
+    with pytest.warns(UserWarning, match="does not have valid feature names"):
+        rule.score(trial["X"], trial["A"], trial["B"])
+
+
 def test_unfitted_use_raises_scikit_learns_not_fitted_error():
     with pytest.raises(NotFittedError, match="call fit first"):
         model().predict(np.zeros((1, 2)))

@@ -1,6 +1,6 @@
 """One treated arm everywhere: the dictionary's (or the caller's) `treated`, never a sort order.
 
-ARCHITECTURE.md, privacy rule 11: the treated arm decides which arm is +1 for the weights, the
+docs/architecture.md, privacy rule 11: the treated arm decides which arm is +1 for the weights, the
 propensity P(treated) of an unequal design, W, the rule and the files.
 """
 

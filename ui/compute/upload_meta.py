@@ -3,7 +3,7 @@
 Columns (column, type, lower, upper, levels, unit): a numeric covariate needs public bounds, a
 categorical one its public levels (baseline first), the outcome its bounds. The analyst types
 them, or fills them from a data dictionary; filling them from the data is allowed only with the
-release titled NOT PRIVATE (ARCHITECTURE.md, privacy rules 2 and 8). Plain values only: the
+release titled NOT PRIVATE (docs/architecture.md, privacy rules 2 and 8). Plain values only: the
 page keeps the table in ``st.session_state`` and shows it in one ``st.data_editor``, so a rerun
 costs the same whatever the file's width.
 
