@@ -108,12 +108,15 @@ class Choice(Control):
 
     def _create(self, **kwargs):
         common = dict(format_func=self.fmt, help=self.help, **kwargs)
+        given = self.state_key in st.session_state  # by a link or a preset: the widget reads it
         if self.kind == "select_slider":
-            return st.select_slider(self.label, options=self.options, value=self.default, **common)
+            return st.select_slider(self.label, options=self.options,
+                                    value=None if given else self.default, **common)
         if self.kind == "segmented":
-            return st.segmented_control(self.label, self.options, default=self.default,
+            return st.segmented_control(self.label, self.options,
+                                        default=None if given else self.default,
                                         required=True, **common)
-        index = self.options.index(self.default)
+        index = 0 if given else self.options.index(self.default)
         if self.kind == "radio":
             return st.radio(self.label, self.options, index=index, horizontal=True, **common)
         return st.selectbox(self.label, self.options, index=index, **common)
@@ -143,7 +146,9 @@ class MultiChoice(Choice):
         return (tuple(good) if good else self.default), problem
 
     def _create(self, **kwargs):
-        return tuple(st.multiselect(self.label, self.options, default=list(self.default),
+        given = self.state_key in st.session_state
+        return tuple(st.multiselect(self.label, self.options,
+                                    default=None if given else list(self.default),
                                     format_func=self.fmt, help=self.help, **kwargs))
 
 
@@ -183,9 +188,10 @@ class IntRange(Control):
 
     def _create(self, **kwargs):
         common = dict(help=self.help, step=self.step, **kwargs)
+        value = None if self.state_key in st.session_state else self.default  # as in Choice
         if self.kind == "slider":
-            return st.slider(self.label, self.low, self.high, self.default, **common)
-        return st.number_input(self.label, self.low, self.high, self.default, **common)
+            return st.slider(self.label, self.low, self.high, value, **common)
+        return st.number_input(self.label, self.low, self.high, value, **common)
 
 
 _GREEK = {"ε": "eps", "τ": "tau", "γ": "gamma", "ρ": "rho", "λ": "lambda", "κ": "kappa",

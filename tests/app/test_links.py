@@ -234,3 +234,23 @@ def test_uncached_sweeps_run_one_at_a_time(monkeypatch):
     worst[0] = 0
     crowd(owl.QUICK_REPS, 100)  # first estimates do not wait in the queue
     assert len(errors) == 8 and worst[0] > 1
+
+
+def test_a_link_sets_its_controls_without_streamlits_duplicate_state_warning(open_fresh, monkeypatch):
+    """A control a link (or a preset) set through session state is created without a default of
+    its own, so Streamlit has no "default value but also set via the Session State API" to log
+    (it logs that once per process, with a stack, in the server's log)."""
+    import logging
+
+    from streamlit.elements.lib import policies
+    monkeypatch.setattr(policies, "_shown_default_value_warning", False)
+    logged = []
+    handler = logging.Handler()
+    handler.emit = lambda record: logged.append(record.getMessage())
+    policies._LOGGER.addHandler(handler)  # Streamlit's loggers do not propagate to the root
+    try:
+        # DP-OWL has every kind of control: select sliders, a multiselect, radios, numbers
+        open_fresh("app_pages/dp_owl.py", eps="2", n="500", compare="200", gamma_mode="fixed", reps="20")
+    finally:
+        policies._LOGGER.removeHandler(handler)
+    assert not [m for m in logged if "Session State API" in m], logged
