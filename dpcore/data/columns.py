@@ -215,6 +215,17 @@ def _encode_treatment(s, name, treated, arms=None, rows=None):
     return A, (treated, control)
 
 
+def _encode_arms(s, arms):
+    """Each cell's index in the public labels ``arms`` (as a float), NaN where missing or
+    not one of them: a K-arm treatment, each cell read on its own."""
+    keys = [label_key(v) for v in arms]
+    if len(set(keys)) != len(keys):
+        raise TrialDataError(f"the arms {_name_list(arms)} are not distinct labels")
+    index = {k: float(i) for i, k in enumerate(keys)}
+    k = _keys(s).to_numpy(dtype=object)
+    return np.array([index.get(v, np.nan) for v in k], dtype=float)
+
+
 def default_treated(labels: Sequence[Any]) -> Any:
     """The label read as treated without asking (1 of 0/1 or -1/+1, True, drug of drug/placebo),
     or None when the user must say."""
