@@ -177,7 +177,7 @@ def cmd_fit(args: argparse.Namespace) -> None:
     mechanism = "DP-OWL rule (dpcore fit)" + (" + private evaluation" if evaluation else "")
     parts = {"fit": args.epsilon, "evaluation": args.evaluate} if evaluation else None
     cost = max(args.epsilon, args.evaluate or 0.0)
-    settings = dict(n=len(fit_rows), gamma_source="given (--gamma)" if args.gamma is not None
+    settings: dict[str, Any] = dict(n=len(fit_rows), gamma_source="given (--gamma)" if args.gamma is not None
                     else "the paper's table scaled by W (dpcore fit)",
                     propensity=float(propensity) if not per_row else "per row")
     if args.seed is not None:
