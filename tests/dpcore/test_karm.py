@@ -232,3 +232,189 @@ def test_k_arm_release_passes_the_audit_and_the_unsplit_twin_fails(monkeypatch):
 def test_the_demo_dictionaries_are_unchanged_for_two_arms():
     d = json.loads((DEMO / "actg175_trial.json").read_text())
     assert d["treated"] == "zidovudine+didanosine" and len(d["columns"][-2]["levels"]) == 2
+
+
+# --------------------------------------------------------------------------------------------
+# The rule file and the command line
+
+
+def cli(*args):
+    """``dpcore ARGS`` in this process; (exit code, stderr)."""
+    import contextlib
+
+    from dpcore import cli as command
+
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        code = command.main([str(a) for a in args])
+    return code, err.getvalue()
+
+
+def neighbours(tmp_path, n=90):
+    """A three-arm file and its neighbour: one patient moved from compared arm a to arm c
+    (with another outcome): the replaced patient crosses out of the comparison."""
+    data, spec = three_arm_files(n)
+    lines = data.decode().splitlines()
+    i = next(j for j, ln in enumerate(lines[1:], 1) if ",a," in ln)
+    age, _, _ = lines[i].split(",")
+    moved = lines[:i] + [f"{age},c,9.5"] + lines[i + 1:]
+    (tmp_path / "s.csv").write_bytes(data)
+    (tmp_path / "n.csv").write_text("\n".join(moved) + "\n")
+    (tmp_path / "d.json").write_text(json.dumps(spec))
+    return tmp_path / "s.csv", tmp_path / "n.csv", tmp_path / "d.json"
+
+
+def released(tmp_path, data, dictionary, *flags):
+    out = tmp_path / f"{data.stem}-{len(flags)}.json"
+    code, err = cli("fit", data, "--dictionary", dictionary, "--epsilon", "1",
+                    "--ledger", tmp_path / f"{data.stem}-{len(flags)}.sqlite", "--out", out, *flags)
+    assert code == 0, err
+    return json.loads(out.read_text())
+
+
+@pytest.mark.parametrize("flags,noisy", [
+    (("--arms", "a,b"), {"coef", "intercept"}),
+    (("--arms", "b,a", "--evaluate", "0.5"), {"coef", "intercept", "evaluation"}),
+    ((), {"scores"}),
+    (("--evaluate", "0.5"), {"scores", "evaluation"}),
+])
+def test_neighbouring_files_give_rule_files_that_differ_only_in_the_noisy_part(tmp_path, flags,
+                                                                                 noisy):
+    """Privacy rule 10, two of K and K-arm: the patient moves between a compared arm and
+    another arm; n, the arms, γ, W, the title, the columns and every other field agree."""
+    s, sp, d = neighbours(tmp_path)
+    a, b = released(tmp_path, s, d, *flags), released(tmp_path, sp, d, *flags)
+    assert a.keys() == b.keys()
+    differ = {k for k in a if a[k] != b[k]}
+    assert differ <= noisy | {"released_at"}, differ
+    assert a["n"] == b["n"] == (72 if "--evaluate" in flags else 90)  # the file's rows, split
+    if "evaluation" in a:
+        public = {"epsilon_eval", "patients", "level", "sensitivity_l1", "epsilon_split"}
+        assert {k: a["evaluation"][k] for k in public} == {k: b["evaluation"][k] for k in public}
+        assert a["evaluation"]["values"].keys() == b["evaluation"]["values"].keys()
+    if "--arms" in flags:
+        assert a["propensity"] == pytest.approx(1 / 3 if flags[1] == "b,a" else 2 / 3)
+        assert a["compared_arms"] == flags[1].split(",") and a["arms_in_trial"] == ["a", "b", "c"]
+    else:
+        assert a["arms"] == ["a", "b", "c"] and a["epsilon_per_rule"] == 0.5
+
+
+def test_a_k_arm_rule_file_applies_to_new_patients_as_the_model_does(tmp_path):
+    from dpcore import load_rule
+    from dpcore.owl.release import rule_from_karm, write_rule
+
+    d = read_dictionary(DEMO / "actg175_four_arms.json")
+    trial = read_arms_trial(DEMO / "actg175_four_arms.csv", dictionary=d)
+    model = KArmOWL(epsilon=2.0, outcome_bounds=d.outcome_bounds, reference="zidovudine",
+                    feature_bounds=trial.feature_bounds(d.bounds),
+                    rng=np.random.default_rng(0)).fit_trial(trial)
+    rule = rule_from_karm(model, trial)
+    write_rule(rule, tmp_path / "k.json")
+    loaded = load_rule(tmp_path / "k.json")
+    patients = __import__("pandas").read_csv(DEMO / "actg175_four_arms.csv").head(300)
+    got = loaded.recommend(patients)
+    assert set(got) <= set(d.arms)
+    frame = __import__("pandas").DataFrame(trial.X[:300], columns=list(trial.covariates))
+    np.testing.assert_array_equal(got, model.recommend(frame))
+    assert loaded.settings["title"] == "Private treatment rule over 4 arms (ε = 2)"
+    # the file's own recipe, run without dpcore, agrees
+    recipe = json.loads((tmp_path / "k.json").read_text())
+    scope: dict = {"recipe": recipe}
+    exec(recipe["apply_python"].replace('json.load(open("rule.json"))', "recipe"), scope)
+    np.testing.assert_array_equal(scope["recommend"](patients.to_dict("records")), got)
+    from dpcore.owl.release import RuleFileError
+
+    with pytest.raises(RuleFileError, match="reference and the arm"):
+        load_rule({**recipe, "arms": ["x", "y"]})
+    code, err = cli("apply", tmp_path / "k.json", DEMO / "actg175_four_arms.csv",
+                    "--out", tmp_path / "rec.csv")
+    assert code == 0, err
+
+
+def test_the_cli_says_what_a_k_arm_dictionary_is_missing(tmp_path):
+    data, spec = three_arm_files()
+    (tmp_path / "s.csv").write_bytes(data)
+    (tmp_path / "d.json").write_text(json.dumps({**spec, "arm_probabilities": None}))
+    base = ("fit", tmp_path / "s.csv", "--dictionary", tmp_path / "d.json", "--epsilon", "1",
+            "--ledger", tmp_path / "l.sqlite", "--out", tmp_path / "r.json")
+    code, err = cli(*base)
+    assert code == 1 and "arm_probabilities" in err and "--arms" in err
+    code, err = cli(*base, "--arms", "a")
+    assert code == 1 and "two arms" in err
+    assert not (tmp_path / "r.json").exists()
+
+
+# --------------------------------------------------------------------------------------------
+# The private evaluation of a K-arm rule
+
+
+def test_arm_sums_estimate_each_policy_value_without_noise():
+    """ε_eval = inf on 40,000 simulated rows: every value within 4 standard errors of truth."""
+    from dpcore.owl.evaluation_arms import evaluate_arms_rule
+
+    D = K_ARM_TRIAL
+    data = D.sample(40_000, rng=5)
+    rec = (data["X"][:, 1] > 0.5).astype(int) * 2  # a fixed rule: drug 2 when x2 > 1/2
+    ev = evaluate_arms_rule(rec, data["code"], data["B"], D.arm_probabilities,
+                            outcome_bounds=D.outcome_bounds, epsilon=np.inf, arms=D.arms)
+    truth = {"rule": data["mean"][np.arange(40_000), rec].mean(),
+             **{a: data["mean"][:, j].mean() for j, a in enumerate(D.arms)}}
+    for name, value in truth.items():
+        e = ev.values[name]
+        half = (e.upper - e.lower) / 2  # about 1.96 standard errors (Bernstein-widened)
+        assert abs(e.value - value) < 2 * half and e.lower <= value <= e.upper, name
+    assert ev.gains["drug 1"].value == pytest.approx(ev.values["rule"].value
+                                                     - ev.values["drug 1"].value)
+
+
+def arms_release(rows, eps, monkeypatch, sensitivity=None):
+    """The K-arm evaluation's sums on designed neighbours, through evaluate_arms_rule's own
+    code: its Laplace draws are recorded (ε_1 and the scale it uses), then drawn in a batch by
+    the same sampler. ``rows`` are row 0 of S and of S'; the audited scalar is the log-likelihood
+    ratio statistic sum_j |o_j - mu_j| - |o_j - mu'_j| of the released vector o, a fixed function
+    of the output (post-processing), which the audit bounds tightly."""
+    import dpcore.owl.evaluation_arms as ea
+    from dpcore import laplace_noise
+
+    calls, means = [], []
+    for row0 in rows:
+        A, rec, B = np.zeros(20, int), np.zeros(20, int), np.full(20, 0.5)
+        A[0], rec[0], B[0] = row0
+
+        def record(epsilon, scale, size, rng=None, sampler="numpy"):
+            calls.append((float(epsilon), float(scale)))
+            return np.zeros(size)
+
+        with monkeypatch.context() as patch:
+            patch.setattr(ea, "sample_laplace", record)
+            if sensitivity is not None:
+                patch.setattr(ea, "arms_sensitivity", sensitivity)
+            means.append(np.array(ea.evaluate_arms_rule(
+                rec, A, B, (0.5, 0.25, 0.25), outcome_bounds=(0, 1), epsilon=eps,
+                arms=("x", "y", "z")).sums))
+    eps1, scale = calls[0]
+    mu, mu_p = means
+
+    def side(centre):
+        def draw(size, rng):
+            o = centre + laplace_noise(eps1, scale, (size, centre.size), rng)
+            return (np.abs(o - mu) - np.abs(o - mu_p)).sum(axis=1)
+        return draw
+    return side(mu), side(mu_p), eps1
+
+
+def test_k_arm_evaluation_passes_the_audit_and_a_binary_sensitivity_twin_fails(monkeypatch):
+    """The sums' part (ε_1 of ε_eval) audited at its own ε_1; the twin uses the two-arm
+    sensitivity 2b/m, half of what K-arm sums need."""
+    worst = [(0, 0, 1.0), (1, 1, 0.0)]  # (A, d, B): T = +b in V_rule and V_0, then -b in both
+    s, sp, eps1 = arms_release(worst, 1.0, monkeypatch)
+    ok = audit_epsilon(s, sp, eps1, 400_000, alpha=ALPHA, rng=13)
+    assert ok.passed and ok.epsilon_lb > 0.8 * eps1
+
+    def half(bounds, p_min, m):
+        b = (bounds[1] - bounds[0]) / (2 * p_min)
+        return 2 * b / m, 3 * b * b / m
+
+    s, sp, _ = arms_release(worst, 1.0, monkeypatch, half)
+    broken = audit_epsilon(s, sp, eps1, 400_000, alpha=ALPHA, rng=14)
+    assert not broken.passed and broken.epsilon_lb > 1.3 * eps1
