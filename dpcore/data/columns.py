@@ -181,7 +181,9 @@ def _encode_treatment(s, name, treated, arms=None, rows=None):
             raise TrialDataError(
                 f"treatment {_q(name)} has {len(labels)} arms ({shown}{more}); OWL compares two. "
                 "Keep only the rows of the two arms you want to compare (filter the file) and "
-                "upload it again, or list the two arms in the data dictionary"
+                "upload it again, or give a data dictionary that lists every arm with its "
+                "design probability (arm_probabilities): then two of them can be compared, or "
+                "a rule released over all of them"
             )
         if len(labels) < 2:
             only = f" ({_q(labels[0])})" if labels else ""

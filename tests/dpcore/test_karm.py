@@ -77,6 +77,8 @@ def test_two_of_four_arms_keeps_every_row_and_the_others_at_weight_zero():
     assert (B[~trial.complete] == 0.0).all()  # benefit 0: weight 0 in the fit
     with pytest.raises(TrialDataError, match="choose the two to compare"):
         read_trial(DEMO / "actg175_four_arms.csv", dictionary=d)
+    with pytest.raises(TrialDataError, match="3 arms .*arm_probabilities"):  # no dictionary
+        read_trial(io.BytesIO(three_arm_files()[0]), treatment="arm", outcome="y")
     with pytest.raises(TrialDataError, match="not an arm"):
         read_trial(DEMO / "actg175_four_arms.csv", dictionary=d, arms=("zidovudine", "placebo"))
     # treated= names which of the two is +1

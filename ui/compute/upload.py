@@ -40,7 +40,7 @@ from .upload_release import (  # noqa: F401 - the page's compute API
 )
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "demo_data"
-DEMOS = ("paper_trial", "hospital_trial", "actg175_trial")
+DEMOS = ("paper_trial", "hospital_trial", "actg175_trial", "actg175_four_arms")
 PROXY_N0, PROXY_REPS = 1000, 20
 #: The workable size: read, fitted and released in about 10 s on one core at 10^6 rows
 #: (benchmarks/upload_latency.py); larger files are refused with a message.
