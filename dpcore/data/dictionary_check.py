@@ -245,6 +245,9 @@ def main(dictionary: str, data: str | None = None, *, encoding: str = "utf-8",
         write(f"{len(problems)} problem(s) in {dictionary}" + (f" with {data}" if data else ""))
         return 1
     cols = len(d.columns) if d is not None else 0
-    write(f"ok: {dictionary} describes {cols} column(s); treatment {_q(d.treatment)}, treated "
-          f"{_q(d.treated)}, outcome {_q(d.outcome)}" if d is not None else "ok")
+    arms = d.arms if d is not None else None
+    which = (f"{len(arms)} arms {_name_list(arms)}" if arms and len(arms) > 2
+             else f"treated {_q(d.treated)}" if d is not None else "")
+    write(f"ok: {dictionary} describes {cols} column(s); treatment {_q(d.treatment)}, {which}, "
+          f"outcome {_q(d.outcome)}" if d is not None else "ok")
     return 0

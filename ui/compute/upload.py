@@ -312,7 +312,8 @@ def read_summary(trial):
     k = int((trial.A[trial.complete] > 0).sum()) if trial.complete is not None else int((trial.A > 0).sum())
     complete = trial.n - trial.n_incomplete
     incomplete = (f"; for you only (not in any release): {trial.n_incomplete} of them miss a "
-                  "value in a used column and get weight 0" if trial.n_incomplete else "")
+                  "value in a used column (an arm other than the two compared counts as "
+                  "missing) and get weight 0" if trial.n_incomplete else "")
     return (f"Read {trial.n} {rows_word(trial.n)}, the public n{incomplete}. Complete rows: "
             f"'{trial.treated}' (treated) {k}, '{trial.arms[1]}' {complete - k}; "
             f"{names.get(trial.delimiter, trial.delimiter)}-separated, {trial.encoding}, decimal "
