@@ -72,8 +72,9 @@ def fit_arms_release(trial, dictionary, eps, evaluate):
     rng = np.random.default_rng()
     evaluation, n = None, trial.n
     if evaluate:
+        # OpenDP's floating-point-safe Laplace sampler on uploaded data, as for two arms
         model, evaluation, (fit_rows, _) = fit_and_evaluate_arms(
-            trial, epsilon_fit=eps, epsilon_eval=eps, rng=rng, **kw)
+            trial, epsilon_fit=eps, epsilon_eval=eps, rng=rng, sampler=_sampler(), **kw)
         n = len(fit_rows)
     else:
         model = KArmOWL(epsilon=eps, rng=rng, **kw).fit_trial(trial)
@@ -82,3 +83,9 @@ def fit_arms_release(trial, dictionary, eps, evaluate):
     if evaluation is not None:
         rule["evaluation"] = evaluation.to_dict()
     return rule, released.settings["title"], evaluation
+
+
+def _sampler():
+    import importlib.util
+
+    return "opendp" if importlib.util.find_spec("opendp") is not None else "numpy"
