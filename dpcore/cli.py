@@ -103,8 +103,6 @@ def _total_text(eps: float) -> str:
 
 def cmd_fit(args: argparse.Namespace) -> None:
     """Fit a private DP-OWL rule, write the rule file, then record it in the ledger."""
-    import os
-    import tempfile
     import warnings
 
     import numpy as np
@@ -116,8 +114,7 @@ def cmd_fit(args: argparse.Namespace) -> None:
     from .owl.paper import default_gamma
 
     (read_dictionary,) = _need("dpcore.data.dictionary", ("read_dictionary",), "fit")
-    rule_from_dpowl, write_rule = _need("dpcore.owl.release", ("rule_from_dpowl", "write_rule"),
-                                        "fit")
+    (rule_from_dpowl,) = _need("dpcore.owl.release", ("rule_from_dpowl",), "fit")
     if args.seed is not None and not args.not_private:
         raise CliError("--seed makes the noise reproducible, so the release has no privacy "
                        "guarantee: add --not-private (the rule is then titled NOT PRIVATE, the "
@@ -130,6 +127,12 @@ def cmd_fit(args: argparse.Namespace) -> None:
     if d.larger_is_better is None:
         raise CliError(f"the dictionary {args.dictionary} does not say which outcome is better: "
                        "add the field \"larger_is_better\": true (or false) to it")
+    if args.arms:
+        d = _two_arms(d, args.arms)
+    elif d.arms is not None and len(d.arms) > 2:
+        return _fit_k_arms(args, data, d)
+    elif args.reference is not None:
+        raise CliError("--reference is for a rule over more than two arms")
     # Every row kept, as the app does: n is the file's row count and an incomplete row gets
     # weight 0; a level outside the dictionary's public list reads as the baseline.
     trial = read_trial(data, **{**d.read_trial_kwargs(), "incomplete": "keep",
@@ -174,14 +177,27 @@ def cmd_fit(args: argparse.Namespace) -> None:
     mechanism = "DP-OWL rule (dpcore fit)" + (" + private evaluation" if evaluation else "")
     parts = {"fit": args.epsilon, "evaluation": args.evaluate} if evaluation else None
     cost = max(args.epsilon, args.evaluate or 0.0)
-    settings = dict(n=len(fit_rows), gamma_source="given (--gamma)" if args.gamma is not None
+    settings: dict[str, Any] = dict(n=len(fit_rows), gamma_source="given (--gamma)" if args.gamma is not None
                     else "the paper's table scaled by W (dpcore fit)",
                     propensity=float(propensity) if not per_row else "per row")
     if args.seed is not None:
         settings["seed"] = args.seed
     reasons = ["released with --not-private"] if args.not_private and args.seed is None else []
+    if args.arms:
+        settings["compared_arms"] = [str(a) for a in trial.arms]
+        settings["arms_in_trial"] = [str(a) for a in d.extra["all_arms"]]
     released = rule_from_dpowl(rule, trial, not_private=reasons, **settings)
     extra = {"evaluation": evaluation.to_dict()} if evaluation is not None else {}
+    _write_and_record(args, data, trial, released, extra, mechanism, parts, cost)
+
+
+def _write_and_record(args: argparse.Namespace, data: bytes, trial: Any, released: Any,
+                      extra: dict, mechanism: str, parts: dict | None, cost: float) -> None:
+    """Write the rule file beside --out, charge the ledger, then put the file in place."""
+    import os
+    import tempfile
+
+    (write_rule,) = _need("dpcore.owl.release", ("write_rule",), "fit")
     ledger = _ledger(args.ledger, data, args.name, _trial_columns(trial))
     _check_room(ledger, cost, not released.settings["private"])
     out = Path(args.out)
@@ -218,6 +234,74 @@ def cmd_fit(args: argparse.Namespace) -> None:
         Path(tmp).unlink(missing_ok=True)
     print(f"wrote {args.out}: epsilon={_total_text(entry.epsilon)} spent; this dataset's "
           f"total is {_total_text(eps)}")
+
+
+def _two_arms(d: Any, arms: str) -> Any:
+    """The dictionary of two of its arms (``--arms TREATED,CONTROL``)."""
+    labels = [a.strip() for a in arms.split(",") if a.strip()]
+    if len(labels) != 2:
+        raise CliError(f"--arms takes two arms separated by a comma (the treated one first), "
+                       f"got {arms!r}")
+    if not d.arms:
+        raise CliError("--arms needs the dictionary to list the treatment's arms (its levels)")
+    try:
+        return d.for_arms(*labels)
+    except ValueError as exc:
+        raise CliError(f"--arms: {exc}") from None
+
+
+def _fit_k_arms(args: argparse.Namespace, data: bytes, d: Any) -> None:
+    """``dpcore fit`` on a dictionary with K > 2 arms and no --arms: a rule over all K."""
+    import warnings
+
+    import numpy as np
+
+    from ._estimator import WEIGHT_CLIPPING_MESSAGE, ClippingWarning
+    from .data.trial import read_arms_trial
+    from .owl.karm import KArmOWL
+    from .owl.release import rule_from_karm
+
+    if d.arm_probabilities is None:
+        raise CliError(f"the dictionary lists {len(d.arms)} arms but not their design "
+                       "probabilities: add \"arm_probabilities\" (one per arm, in the levels' "
+                       "order), or compare two arms with --arms TREATED,CONTROL")
+    if d.outcome_bounds is None:
+        raise CliError(f"the dictionary gives no public bounds for the outcome {d.outcome!r}")
+    reference = args.reference if args.reference is not None else d.extra.get("reference")
+    trial = read_arms_trial(data, dictionary=d, unknown_levels="baseline")
+    kw = dict(gamma=args.gamma if args.gamma is not None else "paper",
+              weight_bound=args.weight_bound, C=args.C,
+              feature_bounds=trial.feature_bounds(d.bounds), outcome_bounds=d.outcome_bounds,
+              larger_is_better=bool(d.larger_is_better), reference=reference)
+    rng = np.random.default_rng(args.seed)
+    evaluation = None
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=WEIGHT_CLIPPING_MESSAGE, category=ClippingWarning)
+        try:
+            if args.evaluate:
+                from .owl.evaluation_arms import fit_and_evaluate_arms
+
+                rule, evaluation, (fit_rows, _) = fit_and_evaluate_arms(
+                    trial, epsilon_fit=args.epsilon, epsilon_eval=args.evaluate,
+                    fit_share=args.fit_share, split_seed=0, rng=rng,
+                    sampler="opendp" if _has("opendp") else "numpy", **kw)
+                n = len(fit_rows)
+            else:
+                rule, n = KArmOWL(epsilon=args.epsilon, rng=rng, **kw).fit_trial(trial), trial.n
+        except ValueError as exc:
+            raise CliError(str(exc)) from None
+    settings: dict[str, Any] = dict(n=n, gamma_source="given (--gamma)" if args.gamma is not None
+                                    else "the paper's table scaled by W (dpcore fit)")
+    if args.seed is not None:
+        settings["seed"] = args.seed
+    reasons = ["released with --not-private"] if args.not_private and args.seed is None else []
+    released = rule_from_karm(rule, trial, not_private=reasons, **settings)
+    extra = {"evaluation": evaluation.to_dict()} if evaluation is not None else {}
+    mechanism = f"K-arm DP-OWL rule, {len(trial.arms)} arms (dpcore fit)" + (
+        " + private evaluation" if evaluation else "")
+    parts = {"fit": args.epsilon, "evaluation": args.evaluate} if evaluation else None
+    _write_and_record(args, data, trial, released, extra, mechanism, parts,
+                      max(args.epsilon, args.evaluate or 0.0))
 
 
 def _has(module: str) -> bool:
@@ -456,6 +540,13 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--not-private", action="store_true",
                      help="title the rule NOT PRIVATE and record the release without a guarantee "
                           "(the dataset's total becomes inf); needed for --seed")
+    fit.add_argument("--arms", metavar="TREATED,CONTROL",
+                     help="a trial with more than two arms: compare these two (the first is the "
+                          "treated one); the other arms' rows stay at weight 0, so n is the "
+                          "file's row count. Default: a rule over every arm the dictionary lists")
+    fit.add_argument("--reference", help="a rule over more than two arms: the arm every other "
+                     "arm is compared against (default: the dictionary's 'reference', else its "
+                     "first arm)")
     fit.add_argument("--out", default="rule.json", help="rule file to write (default rule.json)")
     fit.set_defaults(run=cmd_fit)
 

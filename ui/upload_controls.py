@@ -20,7 +20,9 @@ RATIOS = {"1:1": 1 / 2, "2:1": 2 / 3, "1:2": 1 / 3, "3:1": 3 / 4, "1:3": 1 / 4,
 FILE = Choice("file", ("upload",) + DEMOS, "upload", "Trial data",
               {"upload": "upload a CSV", "paper_trial": "demo: paper's trial (1:1)",
                "hospital_trial": "demo: hospital stay (2:1)",
-               "actg175_trial": "real trial: ACTG 175 (2 of its 4 arms, 1:1)"}.get, kind="radio")
+               "actg175_trial": "real trial: ACTG 175 (2 of its 4 arms, 1:1)",
+               "actg175_four_arms": "real trial: ACTG 175, all 4 arms (1:1:1:1)"}.get,
+              kind="radio")
 BETTER = Unchosen("better", ("larger", "smaller"), None, "Which outcome is better?",
                               direction_label)
 DESIGN = Choice("design", tuple(RATIOS), "1:1", "Randomization (treated : control)",

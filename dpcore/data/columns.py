@@ -181,7 +181,9 @@ def _encode_treatment(s, name, treated, arms=None, rows=None):
             raise TrialDataError(
                 f"treatment {_q(name)} has {len(labels)} arms ({shown}{more}); OWL compares two. "
                 "Keep only the rows of the two arms you want to compare (filter the file) and "
-                "upload it again, or list the two arms in the data dictionary"
+                "upload it again, or give a data dictionary that lists every arm with its "
+                "design probability (arm_probabilities): then two of them can be compared, or "
+                "a rule released over all of them"
             )
         if len(labels) < 2:
             only = f" ({_q(labels[0])})" if labels else ""
@@ -213,6 +215,17 @@ def _encode_treatment(s, name, treated, arms=None, rows=None):
     k = keys.to_numpy(dtype=object)
     A = np.where(k == tk, 1.0, np.where(k == ck, -1.0, np.nan))
     return A, (treated, control)
+
+
+def _encode_arms(s, arms):
+    """Each cell's index in the public labels ``arms`` (as a float), NaN where missing or
+    not one of them: a K-arm treatment, each cell read on its own."""
+    keys = [label_key(v) for v in arms]
+    if len(set(keys)) != len(keys):
+        raise TrialDataError(f"the arms {_name_list(arms)} are not distinct labels")
+    index = {k: float(i) for i, k in enumerate(keys)}
+    k = _keys(s).to_numpy(dtype=object)
+    return np.array([index.get(v, np.nan) for v in k], dtype=float)
 
 
 def default_treated(labels: Sequence[Any]) -> Any:

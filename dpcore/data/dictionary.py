@@ -38,7 +38,7 @@ CSV_COLUMNS = ("column", "role", "type", "lower", "upper", "levels", "unit", "me
 LEVEL_SEP = "|"
 # Design keys of the JSON file and of the CSV table's "design" rows, with their readers.
 _DESIGN = ("treated", "propensity", "min_propensity", "randomization", "larger_is_better",
-           "missing_values", "dataset", "description")
+           "missing_values", "arm_probabilities", "dataset", "description")
 
 
 @dataclass(frozen=True)
@@ -88,8 +88,8 @@ class Column:
     """One column of the trial file as the dictionary describes it (all public).
 
     ``bounds`` is ``(lower, upper)`` or None; a ``binary`` column is 0/1 and needs none.
-    ``levels`` are the categories of a categorical covariate (baseline first) or the two arms
-    of the treatment (treated first).
+    ``levels`` are the categories of a categorical covariate (baseline first) or the arms of
+    the treatment (a two-arm trial's treated first; a K-arm trial's in the dictionary's order).
     """
 
     name: str
@@ -108,7 +108,7 @@ class Column:
 
 @dataclass(frozen=True)
 class Dictionary:
-    """Public metadata of a two-arm randomized trial.
+    """Public metadata of a randomized trial: two arms, or K > 2 with ``arm_probabilities``.
 
     Attributes
     ----------
@@ -128,6 +128,11 @@ class Dictionary:
     randomization, dataset, description : str
     missing_values : tuple of str
         Extra cell texts that mean "missing" in the trial file (besides ``NA``, ``.``...).
+    arm_probabilities : tuple of float or None
+        Each arm's randomization probability, aligned with the treatment's levels (a trial
+        with more than two arms: ``(0.25, 0.25, 0.25, 0.25)`` for 1:1:1:1). Two of them are
+        compared with :meth:`for_arms`; all of them by :class:`dpcore.owl.karm.KArmOWL`
+        (``docs/k_arm.md``).
     problems : tuple of Problem
         With ``read_dictionary(..., strict=False)``: what was left out because it was
         invalid (the rest is usable). Empty otherwise.
@@ -144,6 +149,7 @@ class Dictionary:
     extra: dict = field(default_factory=dict, compare=False)
     missing_values: tuple = ()
     problems: tuple = field(default=(), compare=False)
+    arm_probabilities: tuple | None = None
 
     def __post_init__(self):
         problems = _check(self)
@@ -191,6 +197,77 @@ class Dictionary:
         name = self._role("propensity")
         bounds = self.column(name).bounds if name else None
         return bounds[0] if bounds is not None and bounds[0] == bounds[1] else None
+
+    @property
+    def arms(self):
+        """The treatment's public levels (every arm of the trial), or None when not listed."""
+        levels = self.column(self.treatment).levels if self.treatment else None
+        return tuple(levels) if levels else None
+
+    def arm_probability(self, label):
+        """The design's P(A = ``label``): from ``arm_probabilities``, or for two arms from the
+        randomization probability; None when the dictionary does not give it."""
+        arms = self.arms or ()
+        keys = [_key(v) for v in arms]
+        if _key(label) not in keys:
+            raise DictionaryError([Problem("dictionary", "arms", f"{_q(label)} is not an arm of "
+                                           f"{_q(self.treatment)}", "name one of "
+                                           + _name_list(arms))])
+        i = keys.index(_key(label))
+        if self.arm_probabilities is not None:
+            return float(self.arm_probabilities[i])
+        p = self.known_propensity
+        if p is None or len(arms) != 2 or self.treated is None:
+            return None
+        return float(p) if _same(self.treated, label) else 1.0 - float(p)
+
+    def for_arms(self, treated, control):
+        """The two-arm dictionary comparing arm ``treated`` against arm ``control``.
+
+        Every other arm's rows are missing values for it (a release keeps them at weight 0,
+        so n stays the file's row count). Its randomization probability is the design's
+        P(A = treated | A in {treated, control}) = p_t / (p_t + p_c) (see ``docs/k_arm.md``
+        for why these are the right inverse-probability weights); None when the dictionary
+        gives no arm probabilities. ``extra["other_arms"]`` lists the arms left out.
+
+        Parameters
+        ----------
+        treated, control : labels
+            Two different arms among :attr:`arms`; ``treated`` is read as A = +1.
+
+        Returns
+        -------
+        Dictionary
+        """
+        arms = self.arms
+        if not arms:
+            raise DictionaryError([Problem(f"column {_q(self.treatment)}", "levels",
+                                           "the arms are not listed, so two cannot be chosen",
+                                           "list every arm, e.g. levels a|b|c")])
+        p_t, p_c = self.arm_probability(treated), self.arm_probability(control)
+        pick = [next(v for v in arms if _same(v, lab)) for lab in (treated, control)]
+        if _same(*pick):
+            raise DictionaryError([Problem("dictionary", "arms", f"compare two different arms, "
+                                           f"got {_q(pick[0])} twice", "name two arms of "
+                                           + _name_list(arms))])
+        if len(arms) == 2:  # the trial's own two arms, the treated one as asked
+            if self.treated is not None and _same(self.treated, pick[0]):
+                return self
+            if self.propensity_column is not None:
+                raise DictionaryError([Problem("dictionary", "treated", "a per-row propensity "
+                                               f"column is P({_q(self.treated)}); the treated arm "
+                                               "cannot be swapped", f"compare {_q(self.treated)} "
+                                               "against the other arm")])
+        others = [v for v in arms if not any(_same(v, q) for q in pick)]
+        propensity = None if p_t is None or p_c is None else p_t / (p_t + p_c)
+        cols = tuple(replace(c, levels=tuple(pick)) if c.role == "treatment" else c
+                     for c in self.columns)
+        if others:  # a propensity column would be P(treated) of a two-arm design: not read
+            cols = tuple(replace(c, role="ignore") if c.role == "propensity" else c for c in cols)
+        ratio = "" if p_t is None or p_c is None else f"{p_t:g}:{p_c:g}"
+        extra = {**self.extra, "other_arms": others, "all_arms": list(arms)}
+        return replace(self, columns=cols, treated=pick[0], propensity=propensity,
+                       randomization=ratio, arm_probabilities=None, extra=extra, problems=())
 
     @property
     def outcome_bounds(self):
@@ -245,7 +322,8 @@ class Dictionary:
                     "outcome": self.outcome, "outcome_bounds": _list(self.outcome_bounds),
                     "larger_is_better": self.larger_is_better, "propensity": self.propensity,
                     "min_propensity": self.min_propensity, "randomization": self.randomization,
-                    "missing_values": list(self.missing_values) or None})
+                    "missing_values": list(self.missing_values) or None,
+                    "arm_probabilities": _list(self.arm_probabilities)})
         out["columns"] = [_column_dict(c) for c in self.columns]
         return {k: v for k, v in out.items() if v not in (None, "")}
 
@@ -263,8 +341,8 @@ class Dictionary:
         w.writerows([neutral(c, keep_numbers=True) for c in row] for row in _rows(self))
         for key in _DESIGN:
             value = getattr(self, key)
-            if key == "missing_values":
-                value = LEVEL_SEP.join(value)
+            if key in ("missing_values", "arm_probabilities") and value is not None:
+                value = LEVEL_SEP.join(_cell(v) for v in value)
             if value not in (None, ""):
                 w.writerow([neutral(c, keep_numbers=True)
                             for c in [key, "design", "", "", "", _cell(value), "", ""]])
@@ -306,17 +384,29 @@ def _check(d):
                                "remove the bounds, or give type numeric"))
     t = d.treatment and d.column(d.treatment)
     if t and t.levels is not None:
-        if len(t.levels) != 2:
+        if len(t.levels) < 2:
             out.append(Problem(f"column {_q(t.name)}", "levels",
-                               f"the treatment must list two arms, got {len(t.levels)}",
-                               "list the two arms compared, e.g. drug|placebo (filter the file "
-                               "to two arms first)"))
+                               f"the treatment must list at least two arms, got {len(t.levels)}",
+                               "list the arms, e.g. drug|placebo"))
         elif d.treated is not None and not any(_same(d.treated, v) for v in t.levels):
             out.append(Problem("dictionary", "treated",
                                f"the treated arm {_q(d.treated)} is not one of the levels "
                                f"{_name_list(t.levels)} of {_q(t.name)}",
                                f"name one of them: treated = {_q(t.levels[0])} or "
                                f"{_q(t.levels[1])}"))
+    probs = d.arm_probabilities
+    if probs is not None:
+        k = len(t.levels) if t and t.levels else None
+        if k is None or len(probs) != k:
+            out.append(Problem("dictionary", "arm_probabilities",
+                               f"{len(probs)} arm probabilities for "
+                               + (f"{k} arms" if k else "a treatment without listed levels"),
+                               "give one probability per level of the treatment, in its order"))
+        elif not all(0.0 < p < 1.0 for p in probs) or abs(sum(probs) - 1.0) > 1e-3:
+            out.append(Problem("dictionary", "arm_probabilities",
+                               "arm probabilities must each lie strictly between 0 and 1 and sum "
+                               f"to 1, got {_name_list([f'{p:g}' for p in probs])}",
+                               "write the design's probabilities, e.g. 0.25 each for 1:1:1:1"))
     pcol = d._role("propensity")
     if pcol is not None and d.propensity is not None:
         b = d.column(pcol).bounds
@@ -327,6 +417,12 @@ def _check(d):
                                f"propensity column {_q(pcol)} ({shown}) disagree",
                                "keep the one that is right and remove the other"))
     return out
+
+
+def _key(v):
+    from .columns import label_key
+
+    return label_key(v)
 
 
 def _same(a, b):

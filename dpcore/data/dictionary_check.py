@@ -63,6 +63,12 @@ def release_problems(d: Dictionary) -> list[Problem]:
             out.append(Problem(f"column {_q(d.treatment)}", "levels", "the two arms are not listed, "
                                "so they would be read off the data",
                                "list them, e.g. levels drug|placebo"))
+        elif len(levels) > 2:  # K arms: two are chosen per release, or a rule over all K
+            if d.arm_probabilities is None:
+                out.append(Problem("dictionary", "arm_probabilities", f"the design's probability "
+                                   f"of each of the {len(levels)} arms is not given",
+                                   "write arm_probabilities, one per arm in the levels' order, "
+                                   "e.g. 0.25 each for 1:1:1:1 (or randomization 1:1:1:1)"))
         elif d.treated is None:
             out.append(Problem("dictionary", "treated", "the treated arm is not named",
                                f"name it: treated = {_q(levels[0])} or {_q(levels[1])}"))
@@ -75,7 +81,9 @@ def release_problems(d: Dictionary) -> list[Problem]:
     if d.larger_is_better is None:
         out.append(Problem("dictionary", "larger_is_better", "the outcome's direction is not given",
                            "write larger_is_better = true (larger is better) or false"))
-    if d.propensity is None and d.propensity_column is None:
+    if d.arms is not None and len(d.arms) > 2:
+        pass  # the design is arm_probabilities, checked above
+    elif d.propensity is None and d.propensity_column is None:
         out.append(Problem("dictionary", "propensity", "the design's P(treated) is not given",
                            "write propensity = 0.5 (1:1), 0.6667 (2:1), or name a propensity column"))
     elif d.propensity_column is not None and d.min_propensity is None:
@@ -150,7 +158,7 @@ def _json_of(source):
 def _data_problems(d, data, encoding, notes):
     from .columns import label_key
     from .csv_io import parse_numbers, read_cells
-    from .trial import read_trial
+    from .trial import read_arms_trial, read_trial
 
     out = []
     try:
@@ -204,8 +212,11 @@ def _data_problems(d, data, encoding, notes):
             notes.append(f"{_q(c.name)}: {missing} missing cell(s)")
     if d.treatment and d.outcome and not absent:
         try:
-            read_trial(data, dictionary=d, incomplete="keep", unknown_levels="baseline",
-                       encoding=encoding)
+            if d.arms is not None and len(d.arms) > 2:  # every arm read, as a K-arm rule does
+                read_arms_trial(data, dictionary=d, unknown_levels="baseline", encoding=encoding)
+            else:
+                read_trial(data, dictionary=d, incomplete="keep", unknown_levels="baseline",
+                           encoding=encoding)
         except TrialDataError as exc:
             out.append(Problem("data", "read_trial", str(exc), ""))
     return out
@@ -234,6 +245,9 @@ def main(dictionary: str, data: str | None = None, *, encoding: str = "utf-8",
         write(f"{len(problems)} problem(s) in {dictionary}" + (f" with {data}" if data else ""))
         return 1
     cols = len(d.columns) if d is not None else 0
-    write(f"ok: {dictionary} describes {cols} column(s); treatment {_q(d.treatment)}, treated "
-          f"{_q(d.treated)}, outcome {_q(d.outcome)}" if d is not None else "ok")
+    arms = d.arms if d is not None else None
+    which = (f"{len(arms)} arms {_name_list(arms)}" if arms and len(arms) > 2
+             else f"treated {_q(d.treated)}" if d is not None else "")
+    write(f"ok: {dictionary} describes {cols} column(s); treatment {_q(d.treatment)}, {which}, "
+          f"outcome {_q(d.outcome)}" if d is not None else "ok")
     return 0

@@ -17,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from .csv_io import _name_list, _q
+from .csv_io import TrialDataError, _name_list, _q
 from .dictionary import (
     _DESIGN,
     CSV_COLUMNS,
@@ -139,13 +139,41 @@ def trial_arguments(dictionary, **given):
     two arms only when its treatment column is the one used.
     """
     d = read_dictionary(dictionary)
+    arms, others = given.get("arms"), []
+    if d.arms is not None and len(d.arms) > 2 and given.get("treatment") in (None, d.treatment):
+        # a K-arm trial read as two of its arms: the dictionary of that comparison, every
+        # other arm's rows missing values (weight 0 in a release; n stays the file's)
+        if arms is None or isinstance(arms, (str, bytes)) or len(arms) != 2:
+            raise TrialDataError(
+                f"the dictionary lists {len(d.arms)} arms of {_q(d.treatment)} "
+                f"({_name_list(d.arms)}); choose the two to compare, e.g. arms=({d.arms[0]!r}, "
+                f"{d.arms[1]!r}) (the first is the treated one), or fit a rule over all of them "
+                "with dpcore.owl.karm.KArmOWL (read_arms_trial)")
+        a, b = arms
+        treated = given.get("treated")
+        if treated is not None and _key(treated) == _key(b):
+            a, b = b, a
+        elif treated is not None and _key(treated) != _key(a):
+            raise TrialDataError(f"treated={treated!r} is not one of the compared arms "
+                                 f"{_name_list(arms)}")
+        d = d.for_arms(a, b)
+        others = list(d.extra["other_arms"])
+        given = {**given, "arms": None, "treated": None}
     filled = {k: v if given.get(k) is None else given[k] for k, v in d.read_trial_kwargs().items()}
+    filled["other_arms"] = others
+    filled["design_propensity"] = d.known_propensity
     cat = filled["categorical"]
     if given.get("categorical") is None and cat and given.get("covariates") is not None:
         filled["categorical"] = {c: v for c, v in cat.items() if c in given["covariates"]} or None
     if given.get("arms") is None and filled["treatment"] != d.treatment:
         filled["arms"] = None
     return filled
+
+
+def _key(v):
+    from .columns import label_key
+
+    return label_key(v)
 
 
 def _text(source):
@@ -217,7 +245,8 @@ class _Reader:
         propensity = self.constant_propensity(cols, propensity)
         missing = data.get("missing_values")
         missing = self.missing_values(missing)
-        d_kwargs = dict(
+        arm_probabilities = self.arm_probabilities(data.get("arm_probabilities"), ratio, cols)
+        d_kwargs = dict(arm_probabilities=arm_probabilities,
             treated=treated, propensity=propensity,
             min_propensity=self.probability(data.get("min_propensity"), "min_propensity"),
             randomization=ratio,
@@ -380,6 +409,35 @@ class _Reader:
         if propensity is None and col is not None and col.bounds and col.bounds[0] == col.bounds[1]:
             return col.bounds[0]
         return propensity
+
+    def arm_probabilities(self, value, ratio, cols):
+        """Each arm's probability in the order of the treatment's levels: from a list, a
+        ``{label: p}`` object, ``a|b|c`` text, or a ratio with one part per arm (``1:1:1``)."""
+        from .columns import label_key
+
+        levels = next((c.levels for c in cols if c.role == "treatment"), None) or ()
+        if value in (None, "", []):
+            parts = re.fullmatch(r"\s*\d+(?:\.\d+)?(?:\s*:\s*\d+(?:\.\d+)?){2,}\s*", ratio or "")
+            if not parts:
+                return None
+            value = [float(v) for v in ratio.split(":")]
+            value = [v / sum(value) for v in value] if sum(value) > 0 else value
+        if isinstance(value, dict):
+            given = {label_key(k): v for k, v in value.items()}
+            if set(given) != {label_key(v) for v in levels}:
+                self.add("dictionary", "arm_probabilities", "the arm probabilities name "
+                         f"{_name_list(list(value))}, not the treatment's levels "
+                         f"{_name_list(levels)}", "give one probability per arm, by its label")
+                return None
+            value = [given[label_key(v)] for v in levels]
+        if isinstance(value, str):
+            value = split_levels(value)
+        if not isinstance(value, (list, tuple)):
+            self.add("dictionary", "arm_probabilities", "arm probabilities must be a list",
+                     "write them in the order of the treatment's levels, e.g. [0.5, 0.25, 0.25]")
+            return None
+        out = [self.probability(v, "arm_probabilities") for v in value]
+        return None if any(p is None for p in out) else tuple(out)
 
     def from_ratio(self, ratio, propensity):
         """P(treated) from a ratio such as ``2:1`` (treated first), if not given as a number."""
@@ -631,6 +689,8 @@ def _drop(problems, cols, kw):
             kw["treated"] = None
         elif p.field == "propensity":
             kw["propensity"] = None
+        elif p.field == "arm_probabilities":
+            kw["arm_probabilities"] = None
         elif p.field == "name":
             seen, out = set(), []
             for c in cols:

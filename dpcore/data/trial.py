@@ -19,8 +19,10 @@ from typing import Any
 import numpy as np
 
 from .columns import (
+    _encode_arms,
     _encode_covariates,
     _encode_treatment,
+    _keys,
     _level_key,
     _numeric,
     guess_columns,
@@ -43,8 +45,8 @@ from .dictionary_read import trial_arguments
 from .roles import check_categorical, check_choice, check_names, check_roles, default_covariates
 
 __all__ = ["MIN_ROWS_PER_ARM", "CellTable", "CsvPreview", "Trial", "TrialDataError",
-           "column_labels", "guess_columns", "normalised_cells", "preview_csv", "read_cells",
-           "read_table", "read_trial"]
+           "column_labels", "guess_columns", "normalised_cells", "preview_csv", "read_arms_trial",
+           "read_cells", "read_table", "read_trial"]
 
 #: Fewest rows each arm needs after rows with missing values are dropped.
 MIN_ROWS_PER_ARM = 10
@@ -92,6 +94,19 @@ class Trial:
         With ``incomplete="keep"``: which rows have every covariate, so that the rule can
         score them (a row missing only its outcome still gets a recommendation).
     propensity_column : str or None
+    design_propensity : float or None
+        The dictionary's randomization probability P(A = +1) (for two of K arms,
+        p_treated / (p_treated + p_control)); :meth:`dpcore.DPOWL.fit_trial` uses it when the
+        file has no propensity column. None without a dictionary that gives it.
+    other_arms : tuple
+        Two arms of a K-arm trial: the dictionary's other arms. Their rows are missing values
+        (with ``incomplete="keep"``: kept at weight 0, marked in ``complete``).
+    n_other_arms : int
+        Rows in one of ``other_arms`` (data: analyst-only, never published).
+    arm_probabilities : tuple of float or None
+        From :func:`read_arms_trial` (a trial over all its K arms): each arm's randomization
+        probability, aligned with ``arms``; ``A`` then holds each row's arm index 0..K-1
+        (an incomplete row's is 0, at weight 0) and ``treated`` is None.
     categories : dict
         For each one-hot encoded column, its levels with the baseline first.
     delimiter, encoding, decimal : str
@@ -116,6 +131,10 @@ class Trial:
     rows: np.ndarray | None = None
     complete: np.ndarray | None = None
     covariates_complete: np.ndarray | None = None
+    design_propensity: float | None = None
+    other_arms: tuple = ()
+    n_other_arms: int = 0
+    arm_probabilities: tuple | None = None
 
     @property
     def n(self) -> int:
@@ -124,7 +143,8 @@ class Trial:
 
     @property
     def n_incomplete(self) -> int:
-        """Rows kept with a missing value (data: analyst-only, never published)."""
+        """Rows kept with a missing value or in another arm (data: analyst-only, never
+        published): every row ``outcomes_for_fit`` gives weight 0."""
         return 0 if self.complete is None else int((~self.complete).sum())
 
     def outcomes_for_fit(self, outcome_bounds: tuple[float, float],
@@ -305,6 +325,19 @@ def read_trial(source: Source, *, treatment: str | None = None, outcome: str | N
         treated, categorical, arms, binary = (kw["treated"], kw["categorical"], kw["arms"],
                                               kw["binary"])
         missing_values = kw["missing_values"]
+        other_arms, design_p = tuple(kw["other_arms"]), kw["design_propensity"]
+    else:
+        other_arms, design_p = (), None
+    return _read(source, treatment, outcome, covariates, propensity, treated, categorical,
+                 incomplete, unknown_levels, arms, binary, encoding, delimiter, missing_values,
+                 other_arms=other_arms, design_propensity=design_p)
+
+
+def _read(source, treatment, outcome, covariates, propensity, treated, categorical, incomplete,
+          unknown_levels, arms, binary, encoding, delimiter, missing_values, *, other_arms=(),
+          design_propensity=None, all_arms=None):
+    """The reader of :func:`read_trial` and :func:`read_arms_trial` (``all_arms``: every
+    arm's public label, A then holds each row's arm index)."""
     binary = set(check_names(binary, "binary")) if binary is not None else set()
     check_names(treatment, "treatment", single=True)
     check_names(outcome, "outcome", single=True)
@@ -313,7 +346,7 @@ def read_trial(source: Source, *, treatment: str | None = None, outcome: str | N
         covariates = check_names(covariates, "covariates")
     if propensity is not None:
         check_names(propensity, "propensity", single=True)
-    if arms is not None:
+    if arms is not None and all_arms is None:
         if isinstance(arms, (str, bytes)) or len(arms) != 2:
             raise TypeError(f"arms must be the two arm labels, got {arms!r:.80}")
         arms = tuple(arms)
@@ -358,8 +391,15 @@ def read_trial(source: Source, *, treatment: str | None = None, outcome: str | N
         _all_incomplete(table.n, dict(zip(covariates, xmiss.T)),
                         {treatment: tmiss, outcome: np.isnan(B)}
                         | ({} if p is None else {propensity: np.isnan(p)}))
-    A, arm_labels = _encode_treatment(col[treatment], treatment, treated, arms,
-                                      rows=present & xkeep)
+    if all_arms is None:
+        A, arm_labels = _encode_treatment(col[treatment], treatment, treated, arms,
+                                          rows=present & xkeep)
+    else:
+        A, arm_labels = _encode_arms(col[treatment], all_arms), tuple(all_arms)
+    n_other = 0
+    if other_arms:  # analyst-only: how many of the weight-0 rows are in another arm
+        others = {label_key(v) for v in other_arms}
+        n_other = int(_keys(col[treatment]).isin(list(others)).sum())
     keep = present & xkeep & np.isfinite(A)
     n_dropped = int((~keep).sum()) if incomplete == "drop" else 0
     if not keep.any():
@@ -377,10 +417,14 @@ def read_trial(source: Source, *, treatment: str | None = None, outcome: str | N
                 f"found {p[i]:.4g} in data row {i + 1}"
                 + ("; if it is a percentage, divide it by 100" if 1 < p[i] <= 100 else "")
             )
-    _check_arm_sizes(np.where(keep, A, 0.0), arm_labels, n_dropped)
+    if all_arms is None:
+        _check_arm_sizes(np.where(keep, A, 0.0), arm_labels, n_dropped)
+    else:
+        _check_arm_sizes(np.where(keep, A, -1.0), arm_labels, n_dropped,
+                         codes=range(len(arm_labels)))
     complete = covariates_complete = None
     if incomplete == "keep":
-        A = np.where(keep, A, 1.0)
+        A = np.where(keep, A, 1.0 if all_arms is None else 0.0)
         B = np.where(keep, B, 0.0)
         X = np.where(xkeep[:, None], X, 0.0)
         p = None if p is None else np.where(keep, p, 0.5)
@@ -396,11 +440,74 @@ def read_trial(source: Source, *, treatment: str | None = None, outcome: str | N
             a.setflags(write=False)
     return Trial(
         X=X, A=A, B=B, propensity=p, covariates=tuple(names), treatment=treatment,
-        outcome=outcome, treated=arm_labels[0], arms=arm_labels, n_dropped=n_dropped,
-        propensity_column=propensity, categories=categories, delimiter=table.delimiter,
-        encoding=table.encoding, decimal=table.decimal, rows=rows, complete=complete,
-        covariates_complete=covariates_complete,
+        outcome=outcome, treated=arm_labels[0] if all_arms is None else None, arms=arm_labels,
+        n_dropped=n_dropped, propensity_column=propensity, categories=categories,
+        delimiter=table.delimiter, encoding=table.encoding, decimal=table.decimal, rows=rows,
+        complete=complete, covariates_complete=covariates_complete,
+        design_propensity=design_propensity, other_arms=tuple(other_arms), n_other_arms=n_other,
     )
+
+
+def read_arms_trial(source: Source, *, dictionary: Any, incomplete: str = "keep",
+                    unknown_levels: str = "error", encoding: str = "utf-8",
+                    delimiter: str | None = None) -> Trial:
+    """Read a trial over all the arms its dictionary lists (K >= 2), for a K-arm rule.
+
+    As :func:`read_trial` with a dictionary, but every one of the treatment's public levels is
+    an arm: ``Trial.arms`` holds the K labels in the dictionary's order, ``Trial.A`` each
+    row's arm index (0..K-1, a float), ``Trial.arm_probabilities`` the design's
+    probabilities and ``Trial.treated`` is None. A cell that is none of the arms is a missing
+    value. Fit with :class:`dpcore.owl.karm.KArmOWL` (``docs/k_arm.md``).
+
+    Parameters
+    ----------
+    source : str, path, bytes or file object
+    dictionary : Dictionary, path, bytes or dict
+        Required: the arms are public levels, never read off the data.
+    incomplete : {"keep", "drop"}
+        "keep" (default here: a release's n is the file's row count) keeps incomplete rows at
+        weight 0 (``Trial.complete``).
+    unknown_levels, encoding, delimiter
+        As in :func:`read_trial`.
+
+    Returns
+    -------
+    Trial
+
+    Raises
+    ------
+    TrialDataError
+        When the dictionary lists no arms, or an arm has fewer than ``MIN_ROWS_PER_ARM``
+        complete rows.
+
+    Examples
+    --------
+    >>> import io
+    >>> d = {"treatment": "arm", "outcome": "y", "arm_probabilities": [0.5, 0.25, 0.25],
+    ...      "columns": [{"name": "age", "bounds": [0, 100]},
+    ...                  {"name": "arm", "role": "treatment", "levels": ["a", "b", "c"]},
+    ...                  {"name": "y", "role": "outcome", "bounds": [0, 10]}]}
+    >>> csv = "age,arm,y\\n" + "".join(f"{i},{'abac'[i % 4]},{i % 7}\\n" for i in range(80))
+    >>> trial = read_arms_trial(io.StringIO(csv), dictionary=d)
+    >>> trial.arms, trial.arm_probabilities, trial.A[:4].tolist()
+    (('a', 'b', 'c'), (0.5, 0.25, 0.25), [0.0, 1.0, 0.0, 2.0])
+    """
+    from .dictionary_read import read_dictionary
+
+    d = read_dictionary(dictionary)
+    kw = d.read_trial_kwargs()
+    if not d.arms:
+        raise TrialDataError(f"the dictionary lists no arms for {_q(d.treatment)}: give the "
+                             "treatment's levels (every arm) to fit a rule over them")
+    probs = d.arm_probabilities
+    if probs is None and len(d.arms) == 2 and d.known_propensity is not None:
+        probs = tuple(d.arm_probability(v) for v in d.arms)
+    trial = _read(source, kw["treatment"], kw["outcome"], kw["covariates"], kw["propensity"],
+                  None, kw["categorical"], incomplete, unknown_levels, None, kw["binary"],
+                  encoding, delimiter, kw["missing_values"], all_arms=tuple(d.arms))
+    from dataclasses import replace
+
+    return replace(trial, arm_probabilities=probs, propensity=None, propensity_column=None)
 
 
 def _check_some_number(table, name, role):
@@ -463,8 +570,8 @@ def column_labels(source: Source, column: str, limit: int = 20, *,
     return tuple(sorted(labels, key=_level_key)[: int(limit)])
 
 
-def _check_arm_sizes(A, arms, n_dropped):
-    for label, sign in zip(arms, (1.0, -1.0)):
+def _check_arm_sizes(A, arms, n_dropped, codes=(1.0, -1.0)):
+    for label, sign in zip(arms, codes):
         k = int(np.sum(A == sign))
         if k < MIN_ROWS_PER_ARM:
             after = f" after dropping {_rows(n_dropped)} with missing values" if n_dropped else ""

@@ -9,6 +9,8 @@
 - :mod:`dpcore.owl.experiments`: Monte-Carlo sweeps; :mod:`dpcore.owl.tuning`: Algorithm 2.
 - :mod:`dpcore.owl.release`: the rule file; :mod:`dpcore.owl.evaluation`: private evaluation
   by a public split; :mod:`dpcore.owl.preview`: a simulated twin before any ε is spent.
+- :mod:`dpcore.owl.karm`: a rule over K > 2 arms (K - 1 DP-OWL rules against a reference);
+  :mod:`dpcore.owl.evaluation_arms`: its private evaluation (``docs/k_arm.md``).
 """
 
 from .dpowl import DPOWL

@@ -290,7 +290,8 @@ class DPOWL(PrivateEstimator):
             kept with a missing value (``incomplete="keep"``, n the file's public row count)
             get weight 0 (:meth:`dpcore.Trial.outcomes_for_fit`).
         propensity : float, array (n,) or "logistic", optional
-            Needed when the trial has no propensity column; overrides it otherwise.
+            Needed when the trial has no propensity column and no design probability from
+            its dictionary (``Trial.design_propensity``); overrides them otherwise.
         ledger : PrivacyLedger, optional
             Where the release is recorded, as in :meth:`fit`; typically
             ``PrivacyLedger.for_trial(trial)``.
@@ -299,7 +300,13 @@ class DPOWL(PrivateEstimator):
         -------
         self, with ``arms_ == trial.arms`` so that :meth:`recommend` returns arm labels.
         """
+        if len(trial.arms) != 2 or trial.arm_probabilities is not None:
+            raise ValueError(f"this trial has {len(trial.arms)} arms read by read_arms_trial: fit "
+                             "a rule over all of them with dpcore.owl.karm.KArmOWL, or read two "
+                             "of them with read_trial(..., arms=(a, b))")
         p = trial.propensity if propensity is None else propensity
+        if p is None:  # the dictionary's randomization probability (two of K: p_a/(p_a+p_b))
+            p = trial.design_propensity
         if p is None:
             raise TypeError("this trial has no propensity column: pass its randomization "
                             "probability, e.g. fit_trial(trial, propensity=2/3) for 2:1")

@@ -38,8 +38,8 @@ if TYPE_CHECKING:
     from ..data.trial import Trial
     from .dpowl import DPOWL
 
-__all__ = ["FORMAT", "Patients", "Rule", "RuleFileError", "RuleSource", "load_rule",
-           "rule_from_dpowl", "rule_to_dict", "write_rule"]
+__all__ = ["FORMAT", "K_FORMAT", "ArmsRule", "Patients", "Rule", "RuleFileError", "RuleSource",
+           "load_rule", "rule_from_dpowl", "rule_from_karm", "rule_to_dict", "write_rule"]
 
 #: What :meth:`Rule.recommend` takes: a DataFrame of patients, a CSV path, its bytes or text.
 Patients = pd.DataFrame | Source
@@ -176,6 +176,17 @@ class Rule:
         >>> out["recommendation"].fillna("").tolist(), out["not_scored"].tolist()
         (['placebo', '', 'drug'], ['', "no value for 'age'", ''])
         """
+        table, x, reasons = self._scorable(patients)
+        scored = reasons == ""
+        score = self.intercept + x[scored] @ np.asarray(self.coef, dtype=float)
+        recommendation = np.full(len(table), None, dtype=object)
+        recommendation[scored] = np.where(score > 0, np.asarray(self.treated, dtype=object),
+                                          np.asarray(self.control, dtype=object))
+        return table.assign(recommendation=recommendation, not_scored=reasons)
+
+    def _scorable(self, patients: Patients) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
+        """The patients' table, their clipped design matrix, and for each row the first reason
+        it cannot be scored (empty when it can): one row's reading never depends on another."""
         table, cleaned = self._cleaned(patients)
         reasons = np.full(len(table), "", dtype=object)
 
@@ -195,13 +206,7 @@ class Rule:
             if c not in self.one_hot:
                 note(np.isnan(x[:, j]),
                      lambda i, c=c: f"{_q(c)} is {_q(cleaned[c].iloc[i])}, not a number")
-        scored = reasons == ""
-        score = self.intercept + np.clip(x[scored], self.lower, self.upper) @ np.asarray(
-            self.coef, dtype=float)
-        recommendation = np.full(len(table), None, dtype=object)
-        recommendation[scored] = np.where(score > 0, np.asarray(self.treated, dtype=object),
-                                          np.asarray(self.control, dtype=object))
-        return table.assign(recommendation=recommendation, not_scored=reasons)
+        return table, np.clip(x, self.lower, self.upper), reasons
 
     def decision_function(self, patients: Patients) -> np.ndarray:
         """The score of each patient, covariates clipped to the public bounds."""
@@ -276,18 +281,7 @@ def rule_from_dpowl(model: DPOWL, trial: Trial, *, not_private: Iterable[str] = 
     """
     model._check_fitted()
     scaling = model.scaling_
-    void = [str(r) for r in not_private]
-    if getattr(model, "bounds_from_data_", False):
-        void.append("feature bounds read from the data")
-    if settings.get("seed") is not None:
-        void.append(f"seeded noise (seed {settings['seed']})")
-    if math.isinf(float(model.epsilon)):
-        void.append("no noise (epsilon = inf)")
-    if void:
-        title = (f"NOT PRIVATE treatment rule (ε = {float(model.epsilon):g}): "
-                 f"{'; '.join(void)} void the guarantee")
-    else:
-        title = f"Private treatment rule (ε = {float(model.epsilon):g})"
+    title, void = _title(model, not_private, settings)
     base = {"title": title, "private": not void, "not_private_because": void,
             "treatment": trial.treatment, "outcome": trial.outcome, "epsilon": model.epsilon,
             "delta": 0.0, "gamma": getattr(model, "gamma_", model.gamma),
@@ -297,12 +291,8 @@ def rule_from_dpowl(model: DPOWL, trial: Trial, *, not_private: Iterable[str] = 
             "larger_is_better": bool(model.larger_is_better),
             "mechanism": "DP-OWL: Huber-hinge weighted ERM, output perturbation (pure ε-DP, "
                          "replace-one neighbours)"}
-    merged = {**base, **settings}
-    if void:  # no setting passed in can make a release without a guarantee look private
-        merged.update(title=title, private=False, not_private_because=void,
-                      mechanism="NOT PRIVATE: " + "; ".join(void) + " void the guarantee. "
-                                "Computed as DP-OWL: Huber-hinge weighted ERM, output perturbation")
-    base = {k: _jsonable(v) for k, v in merged.items()}
+    base = _settings(base, settings, title, void, "DP-OWL: Huber-hinge weighted ERM, output "
+                                                    "perturbation")
     return Rule(covariates=tuple(trial.covariates), intercept=float(model.intercept_),
                 coef=tuple(map(float, model.coef_)), lower=tuple(map(float, scaling.lower)),
                 upper=tuple(map(float, scaling.upper)), treated=_plain(trial.arms[0]),
@@ -311,16 +301,207 @@ def rule_from_dpowl(model: DPOWL, trial: Trial, *, not_private: Iterable[str] = 
                 settings=base)
 
 
-def write_rule(rule: Rule | Mapping[str, Any], path: str | os.PathLike[str] | None) -> str:
-    """Write a :class:`Rule` (or the dict of :func:`rule_to_dict`) as JSON; returns the text."""
-    data = rule.to_dict() if isinstance(rule, Rule) else dict(rule)
+def _title(model, not_private, settings, what="treatment rule"):
+    """The release's title and the reasons (if any) it has no guarantee."""
+    void = [str(r) for r in not_private]
+    if getattr(model, "bounds_from_data_", False):
+        void.append("feature bounds read from the data")
+    if settings.get("seed") is not None:
+        void.append(f"seeded noise (seed {settings['seed']})")
+    if math.isinf(float(model.epsilon)):
+        void.append("no noise (epsilon = inf)")
+    if void:
+        return (f"NOT PRIVATE {what} (ε = {float(model.epsilon):g}): "
+                f"{'; '.join(void)} void the guarantee"), void
+    return f"Private {what} (ε = {float(model.epsilon):g})", void
+
+
+def _settings(base, settings, title, void, computed_as):
+    merged = {**base, **settings}
+    if void:  # no setting passed in can make a release without a guarantee look private
+        merged.update(title=title, private=False, not_private_because=void,
+                      mechanism="NOT PRIVATE: " + "; ".join(void) + " void the guarantee. "
+                                f"Computed as {computed_as}")
+    return {k: _jsonable(v) for k, v in merged.items()}
+
+
+# --------------------------------------------------------------------------------------------
+# A rule over K arms (dpcore.owl.karm.KArmOWL)
+
+K_FORMAT = "dpcore-rule-k-arm/1"
+K_APPLY_RECIPE = [
+    "For each patient, build x in the order of 'covariates': a numeric covariate is its value;",
+    "a one-hot column 'col=level' is 1 when the patient's 'col' equals 'level', else 0.",
+    "Clip each x_j to [lower_j, upper_j] (the public bounds).",
+    "For each entry of 'scores': score = intercept + sum_j coef_j * x_j.",
+    "Recommend the 'reference' arm when every score is <= 0; otherwise the 'arm' of the largest "
+    "score (the first listed on ties).",
+]
+K_APPLY_PYTHON = '''import json, numpy as np
+rule = json.load(open("rule.json"))
+def recommend(rows):  # rows: list of dicts {column: value}, or a pandas DataFrame's records
+    x = np.array([[float(str(r[c.split("=", 1)[0]]).strip() == c.split("=", 1)[1])
+                   if c in rule["one_hot"] else float(r[c]) for c in rule["covariates"]]
+                  for r in rows])
+    x = np.clip(x, rule["lower"], rule["upper"])
+    s = np.column_stack([k["intercept"] + x @ np.array(k["coef"]) for k in rule["scores"]])
+    best = s.argmax(axis=1)
+    arms = np.array([k["arm"] for k in rule["scores"]], dtype=object)[best]
+    return np.where(s.max(axis=1) > 0, arms, rule["reference"])'''
+
+
+@dataclass(frozen=True)
+class ArmsRule:
+    """A released rule over K arms: one score per arm against the reference.
+
+    Attributes
+    ----------
+    rules : tuple of Rule
+        Rule j scores ``rules[j].treated`` against the reference (``control``); they share
+        covariates, bounds and categories.
+    arms : tuple, every arm (public)
+    reference : the arm recommended when no score is positive
+    settings : dict, the release's public settings
+    """
+
+    rules: tuple
+    arms: tuple
+    reference: object
+    settings: dict = field(default_factory=dict, compare=False)
+
+    @property
+    def columns(self):
+        return self.rules[0].columns
+
+    @property
+    def covariates(self):
+        return self.rules[0].covariates
+
+    def design(self, patients):
+        return self.rules[0].design(patients)
+
+    def decision_function(self, patients):
+        """(n, K - 1) scores, one column per compared arm (covariates clipped to the bounds)."""
+        first = self.rules[0]
+        x = np.clip(first.design(patients), first.lower, first.upper)
+        return np.column_stack([r.intercept + x @ np.asarray(r.coef, dtype=float)
+                                for r in self.rules])
+
+    def recommend(self, patients):
+        """The recommended arm's label for each patient: one of the K arms."""
+        from .karm import choose_arm
+
+        return choose_arm(self.decision_function(patients), [r.treated for r in self.rules],
+                          self.reference)
+
+    def recommendations(self, patients: Patients) -> pd.DataFrame:
+        """The patients' table with a ``recommendation`` column (one of the K arms) and, for a
+        row the rule cannot score, an empty recommendation and the reason in ``not_scored``
+        (as :meth:`Rule.recommendations`)."""
+        from .karm import choose_arm
+
+        table, x, reasons = self.rules[0]._scorable(patients)
+        scored = reasons == ""
+        scores = np.column_stack([r.intercept + x[scored] @ np.asarray(r.coef, dtype=float)
+                                  for r in self.rules])
+        recommendation = np.full(len(table), None, dtype=object)
+        recommendation[scored] = choose_arm(scores, [r.treated for r in self.rules], self.reference)
+        return table.assign(recommendation=recommendation, not_scored=reasons)
+
+    def to_dict(self):
+        from .. import __version__
+
+        first = self.rules[0]
+        head = rule_to_dict(covariates=first.covariates, intercept=0.0, coef=first.coef,
+                            lower=first.lower, upper=first.upper, treated=None, control=None,
+                            categories=first.categories)
+        out = {"format": K_FORMAT,
+               "rule": (f"one score per arm other than '{self.reference}'; recommend the arm of "
+                        f"the largest score when it is > 0, else '{self.reference}'"),
+               **{k: head[k] for k in ("covariates", "one_hot", "categories", "lower", "upper")},
+               "arms": [_plain(a) for a in self.arms], "reference": _plain(self.reference),
+               "scores": [{"arm": _plain(r.treated), "intercept": float(r.intercept),
+                           "coef": [float(v) for v in r.coef]} for r in self.rules]}
+        out.update({k: v for k, v in self.settings.items() if k not in out})
+        out.update({"package": "dpcore", "package_version": __version__,
+                    "apply": K_APPLY_RECIPE, "apply_python": K_APPLY_PYTHON,
+                    "apply_dpcore": APPLY_DPCORE})
+        return out
+
+
+def rule_from_karm(model, trial, *, not_private=(), **settings):
+    """An :class:`ArmsRule` from a fitted :class:`dpcore.owl.karm.KArmOWL` and its trial.
+
+    As :func:`rule_from_dpowl`: the file says whether the release is private (``title``,
+    ``private``, ``not_private_because``) and holds only public settings and the released
+    scores.
+    """
+    model._check_fitted()
+    scaling = model.scaling_
+    title, void = _title(model, not_private, settings, "treatment rule over "
+                         f"{len(model.arms_)} arms")
+    base = {"title": title, "private": not void, "not_private_because": void,
+            "treatment": trial.treatment, "outcome": trial.outcome, "epsilon": model.epsilon,
+            "epsilon_per_rule": model.epsilons_[0], "delta": 0.0,
+            "gamma": list(model.gammas_), "W": list(model.weight_bounds_), "C": model.C,
+            "sensitivity": list(model.sensitivities_), "n": int(trial.n),
+            "arm_probabilities": list(model.arm_probabilities_),
+            "outcome_bounds": list(model.outcome_bounds),
+            "larger_is_better": bool(model.larger_is_better),
+            "mechanism": (f"K-arm DP-OWL: {len(model.rules_)} Huber-hinge weighted ERM rules, each "
+                          f"arm against '{model.reference_}' at ε/{len(model.rules_)}, output "
+                          "perturbation, basic composition (pure ε-DP, replace-one neighbours)")}
+    base = _settings(base, settings, title, void, "K-arm DP-OWL, output perturbation")
+    categories = {c: [_plain(v) for v in lv] for c, lv in trial.categories.items()}
+    rules = tuple(Rule(covariates=tuple(trial.covariates), intercept=float(b),
+                       coef=tuple(map(float, w)), lower=tuple(map(float, scaling.lower)),
+                       upper=tuple(map(float, scaling.upper)), treated=_plain(arm),
+                       control=_plain(model.reference_), categories=categories)
+                  for arm, w, b in zip(model.compared_, model.coef_, model.intercept_))
+    return ArmsRule(rules=rules, arms=tuple(_plain(a) for a in model.arms_),
+                    reference=_plain(model.reference_), settings=base)
+
+
+def _load_arms(data):
+    """An :class:`ArmsRule` from a K-arm rule file's dict (each score checked as a rule)."""
+    for key in ("arms", "reference", "scores", "covariates", "lower", "upper"):
+        if key not in data:
+            raise RuleFileError(f"this K-arm rule file has no {_q(key)}")
+    scores, arms = data["scores"], data["arms"]
+    if not isinstance(scores, list) or not scores or not isinstance(arms, list):
+        raise RuleFileError("'scores' must be a list of {arm, intercept, coef} and 'arms' a list")
+    rules = []
+    for entry in scores:
+        if not isinstance(entry, dict) or not {"arm", "intercept", "coef"} <= entry.keys():
+            raise RuleFileError("each entry of 'scores' needs 'arm', 'intercept' and 'coef'")
+        rules.append(load_rule({**{k: data[k] for k in ("covariates", "lower", "upper")},
+                                "categories": data.get("categories") or {},
+                                "intercept": entry["intercept"], "coef": entry["coef"],
+                                "treated": entry["arm"], "control": data["reference"]}))
+    listed = [data["reference"], *(r.treated for r in rules)]
+    if sorted(map(str, listed)) != sorted(map(str, arms)):
+        raise RuleFileError("'arms' must be the reference and the arm of each score, once each")
+    settings = {k: v for k, v in data.items()
+                if k not in ("covariates", "one_hot", "categories", "lower", "upper", "arms",
+                             "reference", "scores", "format", "rule", "package",
+                             "package_version", "apply", "apply_python", "apply_dpcore")}
+    settings["file_version"] = data.get("package_version")
+    return ArmsRule(rules=tuple(rules), arms=tuple(arms), reference=data["reference"],
+                    settings=settings)
+
+
+def write_rule(rule: Rule | ArmsRule | Mapping[str, Any],
+               path: str | os.PathLike[str] | None) -> str:
+    """Write a :class:`Rule` or :class:`ArmsRule` (or the dict of :func:`rule_to_dict`) as
+    JSON; returns the text."""
+    data = rule.to_dict() if isinstance(rule, (Rule, ArmsRule)) else dict(rule)
     text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     if path is not None:
         Path(path).write_text(text, encoding="utf-8")
     return text
 
 
-def load_rule(source: RuleSource) -> Rule:
+def load_rule(source: RuleSource) -> Rule | ArmsRule:
     """Load a rule file written by :func:`write_rule` (or by the app's download).
 
     Parameters
@@ -330,7 +511,8 @@ def load_rule(source: RuleSource) -> Rule:
 
     Returns
     -------
-    Rule
+    Rule, or ArmsRule for a rule over K arms (``format`` ``dpcore-rule-k-arm/1``); both
+    have ``recommend``, ``decision_function``, ``columns`` and ``settings``.
 
     Raises
     ------
@@ -340,6 +522,8 @@ def load_rule(source: RuleSource) -> Rule:
     data = source if isinstance(source, dict) else _json(source)
     if not isinstance(data, dict):
         raise RuleFileError("a rule file is a JSON object with the keys " + ", ".join(_REQUIRED))
+    if data.get("format") == K_FORMAT:
+        return _load_arms(data)
     missing = [k for k in _REQUIRED if k not in data]
     if missing:
         raise RuleFileError(f"this is not a rule file: it has no {_name_list(missing)}")

@@ -99,3 +99,76 @@ PROXY_VARIANTS = {
 def optimal_treatment(f: ArrayLike) -> np.ndarray:
     """sign(f) as +/-1 (f = 0 has probability zero; it goes to -1 like the rule's ties)."""
     return np.where(np.asarray(f) > 0, 1.0, -1.0)
+
+
+@dataclass(frozen=True)
+class KArmDesign:
+    """A synthetic randomized trial with K >= 2 arms, in the family of the paper's simulation.
+
+    x_j ~ U[0, 1] (p = 4); arm k is given with probability ``arm_probabilities[k]``; the mean
+    outcome under arm k is 0.01 + 0.02 x4 + 3 g_k(x) with g_0 = 0 (the reference arm) and
+    g_k(x) = c_k0 + c_k' x for the rows of ``contrasts``; the outcome is that mean plus
+    N(0, noise_sd^2). The best arm for x is argmax_k g_k(x).
+
+    Parameters
+    ----------
+    contrasts : tuple of 5-tuples
+        (intercept, coef of x1..x4) of g_k for arms 1..K-1 (arm 0's is 0).
+    arm_probabilities : tuple of float, summing to 1
+    arms : tuple of labels, K of them
+    noise_sd : float
+    """
+
+    contrasts: tuple = ((1.0, 1.0, 1.0, -1.8, -2.2), (-1.2, 0.0, 2.5, 0.0, 0.0))
+    arm_probabilities: tuple = (1 / 3, 1 / 3, 1 / 3)
+    arms: tuple = ("standard", "drug 1", "drug 2")
+    noise_sd: float = 0.5
+    p: int = 4
+    outcome_bounds: tuple = (-12.0, 12.0)
+
+    def __post_init__(self):
+        k = len(self.contrasts) + 1
+        if len(self.arm_probabilities) != k or len(self.arms) != k:
+            raise ValueError(f"{k} arms need {k} arm_probabilities and {k} arms labels")
+        if abs(sum(self.arm_probabilities) - 1.0) > 1e-9:
+            raise ValueError("arm_probabilities must sum to 1")
+
+    @property
+    def feature_bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        return np.zeros(self.p), np.ones(self.p)
+
+    def g(self, X: np.ndarray) -> np.ndarray:
+        """(..., n, K) contrasts g_k(x) of each arm against arm 0 (column 0 is 0)."""
+        c = np.asarray(self.contrasts, dtype=float)
+        g = c[:, 0] + X[..., :4] @ c[:, 1:].T
+        return np.concatenate([np.zeros(g.shape[:-1] + (1,)), g], axis=-1)
+
+    def sample(self, n: int, size: Shape = (), rng: Seed = None) -> dict[str, np.ndarray]:
+        """Draw ``size`` independent trials of ``n`` rows.
+
+        Returns
+        -------
+        dict with X (size + (n, p)), A (arm labels, an object array), code (arm index), B,
+        mean (size + (n, K): each arm's mean outcome) and best (the best arm's index).
+        """
+        rng = np.random.default_rng(rng)
+        size = (int(size),) if isinstance(size, (int, np.integer)) else tuple(size)
+        X = rng.random(size + (int(n), self.p))
+        cum = np.cumsum(self.arm_probabilities)
+        code = np.minimum(np.searchsorted(cum, rng.random(size + (int(n),)), side="right"),
+                          len(self.arms) - 1)
+        mean = 0.01 + 0.02 * X[..., 3:4] + 3.0 * self.g(X)
+        mu = np.take_along_axis(mean, code[..., None], axis=-1)[..., 0]
+        B = mu + self.noise_sd * rng.standard_normal(mu.shape)
+        A = np.asarray(self.arms, dtype=object)[code]
+        return {"X": X, "A": A, "code": code, "B": B, "mean": mean,
+                "best": np.argmax(mean, axis=-1)}
+
+
+#: A three-arm trial (1:1:1): the paper's contrast for drug 1, drug 2 best at large x2.
+K_ARM_TRIAL = KArmDesign()
+#: A four-arm trial (1:1:1:1): K_ARM_TRIAL with a drug 3 best at large x1 and small x4.
+FOUR_ARM_TRIAL = KArmDesign(
+    contrasts=((1.0, 1.0, 1.0, -1.8, -2.2), (-1.2, 0.0, 2.5, 0.0, 0.0),
+               (-0.6, 2.0, 0.0, 0.0, -1.5)),
+    arm_probabilities=(0.25, 0.25, 0.25, 0.25), arms=("standard", "drug 1", "drug 2", "drug 3"))

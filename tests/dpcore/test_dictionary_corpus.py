@@ -155,7 +155,7 @@ def test_dictionary_check_command(tmp_path, capsys):
 def test_the_schema_ships_in_the_package_and_agrees_with_the_demo_files():
     s = schema()
     assert s["type"] == "object" and "columns" in s["properties"]
-    for name in ("actg175_trial", "hospital_trial", "paper_trial"):
+    for name in ("actg175_trial", "actg175_four_arms", "hospital_trial", "paper_trial"):
         assert schema_problems(json.loads((DEMO / f"{name}.json").read_text())) == []
     pytest.importorskip("jsonschema")
     bad = schema_problems({"columns": [{"role": "covariate"}], "outcome_bounds": [1]})

@@ -40,7 +40,7 @@ from .upload_release import (  # noqa: F401 - the page's compute API
 )
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "demo_data"
-DEMOS = ("paper_trial", "hospital_trial", "actg175_trial")
+DEMOS = ("paper_trial", "hospital_trial", "actg175_trial", "actg175_four_arms")
 PROXY_N0, PROXY_REPS = 1000, 20
 #: The workable size: read, fitted and released in about 10 s on one core at 10^6 rows
 #: (benchmarks/upload_latency.py); larger files are refused with a message.
@@ -312,7 +312,8 @@ def read_summary(trial):
     k = int((trial.A[trial.complete] > 0).sum()) if trial.complete is not None else int((trial.A > 0).sum())
     complete = trial.n - trial.n_incomplete
     incomplete = (f"; for you only (not in any release): {trial.n_incomplete} of them miss a "
-                  "value in a used column and get weight 0" if trial.n_incomplete else "")
+                  "value in a used column (an arm other than the two compared counts as "
+                  "missing) and get weight 0" if trial.n_incomplete else "")
     return (f"Read {trial.n} {rows_word(trial.n)}, the public n{incomplete}. Complete rows: "
             f"'{trial.treated}' (treated) {k}, '{trial.arms[1]}' {complete - k}; "
             f"{names.get(trial.delimiter, trial.delimiter)}-separated, {trial.encoding}, decimal "

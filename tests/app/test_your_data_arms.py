@@ -1,0 +1,49 @@
+"""AppTest: the "Your data" page on the four-arm ACTG 175 demo: two arms compared, or a rule
+over all four. (A K-arm or one-arm file without a dictionary ends in a clear message:
+tests/app/test_your_data.py's cases "three arms" and "one arm".)"""
+
+from tests.app.test_your_data import PAGE, ledger_entries, words
+
+DIGEST_KEY = "arms_mode_"
+
+
+def four_arms(open_page):
+    at = open_page(PAGE)
+    at.radio(key="file").set_value("actg175_four_arms").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def mode_radio(at):
+    return next(r for r in at.radio if r.key and r.key.startswith(DIGEST_KEY))
+
+
+def test_a_rule_over_all_four_arms_is_released_and_recorded(open_page):
+    """Over 10 s: a session from app.py, the page's runs on the 2,139-patient demo and one
+    K-arm fit; the smallest path that releases a rule over four arms."""
+    at = four_arms(open_page)
+    mode_radio(at).set_value("all").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "can be released" in words(at.info)
+    at.button(key="release_arms").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "Private treatment rule over 4 arms (ε = 1)" in words(at.subheader)
+    assert [e.epsilon for e in ledger_entries(at)] == [1.0]
+    assert any(b.key == "dl_rule_arms" for b in at.get("download_button"))
+    assert "done" in " ".join(m.value for m in at.markdown if "5 · Files" in m.value)
+
+
+def test_two_of_four_arms_run_the_two_arm_steps(open_page):
+    """Over 10 s: a session from app.py and the page's runs through the dictionary's table."""
+    at = four_arms(open_page)
+    radio = mode_radio(at)
+    assert radio.value == "two"
+    treated = next(s for s in at.selectbox if s.key and s.key.startswith("arms_treated_"))
+    treated.set_value("didanosine").run()
+    assert not at.exception, [e.value for e in at.exception]
+    arm = next(r for r in at.radio if r.label.startswith("Treated arm"))
+    assert set(arm.options) == {"didanosine", "zidovudine"}
+    at.button(key="fill_dictionary").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "A rule can be released" in words(at.info)
+    assert "2139" in words(at.info) or "2,139" in words(at.info)
