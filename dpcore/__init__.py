@@ -90,10 +90,12 @@ if TYPE_CHECKING:
     from .data.csv_io import TrialDataError
     from .data.dictionary import Dictionary
     from .data.dictionary_read import read_dictionary
-    from .data.trial import Trial, read_trial
+    from .data.trial import Trial, read_arms_trial, read_trial
     from .owl.dpowl import DPOWL
     from .owl.dpwerm import DPWeightedERM
     from .owl.evaluation import evaluate_rule, fit_and_evaluate, public_split
+    from .owl.evaluation_arms import evaluate_arms_rule
+    from .owl.karm import KArmOWL
     from .owl.losses import huber_hinge, logistic
     from .owl.owl import (
         agreement_test,
@@ -126,13 +128,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BudgetExceededError", "ClippingWarning", "ConvergenceError", "DPOWL", "DPWeightedERM",
-    "Dictionary", "FeatureScaling", "LedgerEntry", "NoiseWarning", "NotFittedError",
+    "Dictionary", "FeatureScaling", "KArmOWL", "LedgerEntry", "NoiseWarning", "NotFittedError",
     "PrivacyLedger", "PrivacyWarning", "ResultStore", "Rule", "Trial", "TrialDataError",
     "TwinDesign", "agreement_test", "attacker_posterior_bound", "concordance", "dataset_key",
-    "default_ledger_path", "empirical_cvar", "evaluate_rule", "expected_noise_radius",
+    "default_ledger_path", "empirical_cvar", "evaluate_arms_rule", "evaluate_rule", "expected_noise_radius",
     "fit_and_evaluate", "huber_hinge", "ipw_value", "l2_gamma_noise", "laplace_interval_halfwidth",
     "laplace_noise", "load_rule", "logistic", "output_perturbation", "preview", "private_cvar",
-    "public_split", "read_dictionary", "read_trial", "reference_values", "solve_werm", "stored",
+    "public_split", "read_arms_trial", "read_dictionary", "read_trial", "reference_values", "solve_werm", "stored",
     "treatment_accuracy", "tune_gamma", "write_rule", "__version__",
 ]
 

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from dpcore import DPOWL, l2_gamma_noise, read_dictionary, read_trial
@@ -318,6 +319,10 @@ def test_a_k_arm_rule_file_applies_to_new_patients_as_the_model_does(tmp_path):
     assert set(got) <= set(d.arms)
     frame = __import__("pandas").DataFrame(trial.X[:300], columns=list(trial.covariates))
     np.testing.assert_array_equal(got, model.recommend(frame))
+    out = loaded.recommendations(patients.assign(age=patients["age"].where(patients.index != 3)))
+    assert out["not_scored"][3] == "no value for 'age'" and pd.isna(out["recommendation"][3])
+    keep = out.index != 3
+    np.testing.assert_array_equal(out["recommendation"][keep].to_numpy(), got[keep])
     assert loaded.settings["title"] == "Private treatment rule over 4 arms (ε = 2)"
     # the file's own recipe, run without dpcore, agrees
     recipe = json.loads((tmp_path / "k.json").read_text())
