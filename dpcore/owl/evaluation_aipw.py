@@ -75,12 +75,13 @@ Bernstein's range term uses b = R / p_min - R / 2 (value) and R / p_min (gain). 
 split ε_1 + ε_2 + ε_3 = ε_eval is :func:`dpcore.owl.evaluation.evaluation_budget`'s, and the
 count of complete rows (Delta_3 = 1) and Fieller's ratio interval are IPW's.
 
-**When it helps.** The moment and cell noise scale like R^2 / (m ε) and R / (m ε), about 2-9x
-IPW's, while the sampling variance falls from IPW's to the model's residual. AIPW's gain
-interval is narrower where sampling error dominates (large m ε) and the covariates predict
-the outcome beyond the treatment's interaction; with few held-out patients or a small ε_eval
-the noise dominates and IPW's is narrower (``benchmarks/evaluation_width.py``,
-docs/evaluation.md).
+**When it helps.** Every AIPW score ranges over R / p_min, twice IPW's R / (2 p_min) (the
+residual y - mu spans [-R, R]): where the noise dominates (ε_eval <= 2, or few held-out
+patients) the AIPW intervals are about twice IPW's. Where the sampling error dominates (large
+m ε_eval) their ratio is the model's residual spread over IPW's, below 0.7 only when the
+covariates explain most of the outcome beyond the treatment's interaction (ACTG 175's baseline
+CD4 at ε_eval = 10; ``benchmarks/evaluation_width.py``, docs/evaluation.md). So IPW is the
+default.
 """
 
 from __future__ import annotations

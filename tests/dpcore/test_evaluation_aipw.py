@@ -208,14 +208,15 @@ def test_outcome_model_statistics_sensitivity_attained_and_never_exceeded():
 
 
 def test_dp_audit_of_the_outcome_model_passes_and_its_broken_twin_fails():
-    """The broken twin forgets that a replaced row can switch arms (half the sensitivity)."""
+    """The broken twin forgets that a replaced row can switch arms (half the sensitivity).
+    500,000 samples: the twin's lower bound is then about 1.45 against the claimed 1."""
     eps = 1.0
     D, Dp = model_neighbours()
-    ok = audit_epsilon(model_release(D, eps), model_release(Dp, eps), eps, 1_000_000,
+    ok = audit_epsilon(model_release(D, eps), model_release(Dp, eps), eps, 500_000,
                        alpha=ALPHA, rng=12)
     assert ok.passed and ok.epsilon_lb > 0.6 * eps
     broken = audit_epsilon(model_release(D, eps, 0.5), model_release(Dp, eps, 0.5), eps,
-                           1_000_000, alpha=ALPHA, rng=13)
+                           500_000, alpha=ALPHA, rng=13)
     assert not broken.passed
 
 
