@@ -5,7 +5,9 @@ on the first part at ε_fit, and on the second part the values of the rule, of t
 and of treating no one are released with the Laplace mechanism at ε_eval. Each patient is in
 one part only, so by parallel composition the release costs the dataset max(ε_fit, ε_eval)
 (a row of the evaluation part is not seen by the fit; a row of the fit part reaches the
-evaluation only through the released rule, which is post-processing).
+evaluation only through the released rule, which is post-processing). The doubly robust
+alternative, with a private outcome model, is :mod:`dpcore.owl.evaluation_aipw`
+(``fit_and_evaluate(..., evaluation="aipw")``); this IPW evaluation is the default.
 
 Notes
 -----

@@ -392,3 +392,19 @@ def test_bad_arguments():
     with pytest.raises(ValueError, match="feature_bounds"):
         fit_outcome_model(t["X"], t["A"], t["B"], feature_bounds=None, outcome_bounds=BOUNDS,
                           epsilon=1.0)
+
+
+def test_every_aipw_draw_can_come_from_opendp(monkeypatch):
+    """On uploaded data every release (the model's statistics, the cells, both moment vectors)
+    draws from OpenDP's sampler, each at its own budget and sensitivity."""
+    import dpcore.privacy.mechanisms as mech
+
+    calls = []
+    monkeypatch.setattr(mech, "opendp_laplace_noise",
+                        lambda e, s, size: calls.append((e, s, size)) or np.zeros(size))
+    t = PAPER_TRIAL.sample(300, rng=3)
+    _, ev, _ = fit_and_evaluate(t["X"], t["A"], t["B"], 0.5, sampler="opendp", rng=0,
+                                **{**KW, "epsilon_eval": 0.5})
+    dv, dg = aipw_moment_sensitivity(BOUNDS, 0.5, ev.m)
+    assert calls[-4:] == [(0.25, 40.0, (40,)), (0.375, ev.sensitivity, 4),
+                          (0.03125, dv, 4), (0.09375, dg, 2)]
