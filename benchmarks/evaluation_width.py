@@ -49,6 +49,7 @@ from dpcore.owl.evaluation import (
     release_estimates,
 )
 from dpcore.owl.evaluation_aipw import (
+    AIPW_MOMENT_SHARE,
     aipw_cells,
     aipw_moment_sensitivity,
     aipw_moments,
@@ -129,6 +130,7 @@ def widths(X, A, B, d, p, bounds, feature_bounds, columns, eps, rng, larger=True
                             cell_sums(*args, power=2) + lap(e2, moment_sensitivity(bounds, p_min, m), (reps, 4)),
                             None, m=m, outcome_bounds=bounds, min_propensity=p_min,
                             epsilons=(e1, e2, e3), larger_is_better=larger)
+    e1, e2, e3 = evaluation_budget(eps, AIPW_MOMENT_SHARE, count=False)
     coef = fit_models(X, A, B, fit_rows, feature_bounds, bounds, columns, MODEL_SHARE * eps, rng)
     pred = predict(coef, X[:, ev], feature_bounds, bounds, columns)
     centre = np.mean(predict(coef, np.mean(feature_bounds, axis=0)[None, None].repeat(reps, 0),
