@@ -8,7 +8,8 @@ mean half-width of the 95% intervals of the rule's two gains (over treating ever
 treating no one) for :func:`dpcore.owl.evaluation.evaluate_rule` (IPW) and
 :func:`dpcore.owl.evaluation_aipw.evaluate_rule_aipw` (AIPW), and each one's coverage.
 
-Settings: the default 80/20 split; ε in {0.5, 1, 2, 10, inf} (inf: no noise, the sampling error alone).
+Settings: the default 80/20 split; ε in {0.5, 1, 2, 10, inf} (inf: no noise, the sampling error
+alone).
 Simulated (n = 500, 1000, 2500): the paper's trial (outcome = main effect 0.01 + 0.02 x4 plus
 the treatment's interaction 3 A f(x): the covariates predict the outcome only through the
 interaction), and the same with a prognostic main effect 5 (x1 + x2 - 1) and bounds (-15, 15),
@@ -94,7 +95,8 @@ def sim_sample(main, n, reps, rng):
 def sim_truth(main, bounds, rng, size=1_000_000):
     t = PAPER_TRIAL.sample(size, rng=rng)
     X, f = t["X"], t["f"]
-    base = 0.01 + 0.02 * X[:, 3] + main * prognostic(X) + PAPER_TRIAL.noise_sd * rng.standard_normal(size)
+    noise = PAPER_TRIAL.noise_sd * rng.standard_normal(size)
+    base = 0.01 + 0.02 * X[:, 3] + main * prognostic(X) + noise
     v = {k: float(np.mean(np.clip(base + 3.0 * r * f, *bounds)))
          for k, r in (("rule", flipped_rule(X, f)), ("treat_all", 1.0), ("treat_none", -1.0))}
     return {"over_treat_all": v["rule"] - v["treat_all"], "over_treat_none": v["rule"] - v["treat_none"]}
@@ -126,8 +128,9 @@ def widths(X, A, B, d, p, bounds, feature_bounds, columns, eps, rng, larger=True
     lap = lambda e, s, size: 0.0 if np.isinf(e) else rng.laplace(0.0, s / e, size)  # noqa: E731
     e1, e2, e3 = evaluation_budget(eps, count=False)
     args = (d[:, ev], A[:, ev], B[:, ev], p, bounds, p_min)
-    ipw = release_estimates(cell_sums(*args) + lap(e1, evaluation_sensitivity(bounds, p_min, m), (reps, 4)),
-                            cell_sums(*args, power=2) + lap(e2, moment_sensitivity(bounds, p_min, m), (reps, 4)),
+    d1, d2 = evaluation_sensitivity(bounds, p_min, m), moment_sensitivity(bounds, p_min, m)
+    ipw = release_estimates(cell_sums(*args) + lap(e1, d1, (reps, 4)),
+                            cell_sums(*args, power=2) + lap(e2, d2, (reps, 4)),
                             None, m=m, outcome_bounds=bounds, min_propensity=p_min,
                             epsilons=(e1, e2, e3), larger_is_better=larger)
     e1, e2, e3 = evaluation_budget(eps, AIPW_MOMENT_SHARE, count=False)
@@ -157,7 +160,8 @@ def summary(est, truth):
     out = {}
     for k in GAINS:
         _, lo, hi = est[k]
-        out[k] = (float(np.mean(hi - lo) / 2.0), float(np.mean((lo <= truth[k]) & (truth[k] <= hi))))
+        cover = (lo <= truth[k]) & (truth[k] <= hi)
+        out[k] = (float(np.mean(hi - lo) / 2.0), float(np.mean(cover)))
     return out
 
 

@@ -125,7 +125,8 @@ def release(rows, eps, stat, noise=1.0):
     if stat == "cells":
         exact, sens, w = cells(rows), aipw_sensitivity(BOUNDS, P_MIN, m), np.ones(4)
     elif stat == "contrast":
-        exact, sens, w = moments(rows)[4:], aipw_moment_sensitivity(BOUNDS, P_MIN, m)[1], np.array([1.0, -1.0])
+        exact, sens = moments(rows)[4:], aipw_moment_sensitivity(BOUNDS, P_MIN, m)[1]
+        w = np.array([1.0, -1.0])
     else:
         exact, sens = moments(rows)[:4], aipw_moment_sensitivity(BOUNDS, P_MIN, m)[0]
         w = np.array([1.0, -1.0, 1.0, -1.0])
@@ -280,7 +281,8 @@ def test_aipw_is_unbiased_when_the_outcome_model_is_wrong():
     mu_big = np.clip(true_means(big["X"], big["f"]), -15, 15)
     d_big = np.where(big["X"][:, 0] > 0.7, -1.0, 1.0) * optimal_treatment(big["f"])
     rule = np.where(d_big > 0, mu_big[:, 0], mu_big[:, 1])
-    truth = np.array([mu_big[:, 0].mean(), np.mean(rule - mu_big[:, 0]), np.mean(rule - mu_big[:, 1])])
+    truth = np.array([mu_big[:, 0].mean(), np.mean(rule - mu_big[:, 0]),
+                      np.mean(rule - mu_big[:, 1])])
     se = est.std(0) / np.sqrt(len(est))
     assert np.all(np.abs(est.mean(0) - truth) < 4 * se + 0.01), (est.mean(0), truth, se)
     plug_in = np.clip(wrong[..., 0], -15, 15).mean()
