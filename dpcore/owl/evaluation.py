@@ -5,7 +5,9 @@ on the first part at ε_fit, and on the second part the values of the rule, of t
 and of treating no one are released with the Laplace mechanism at ε_eval. Each patient is in
 one part only, so by parallel composition the release costs the dataset max(ε_fit, ε_eval)
 (a row of the evaluation part is not seen by the fit; a row of the fit part reaches the
-evaluation only through the released rule, which is post-processing).
+evaluation only through the released rule, which is post-processing). The doubly robust
+alternative, with a private outcome model, is :mod:`dpcore.owl.evaluation_aipw`
+(``fit_and_evaluate(..., evaluation="aipw")``); this IPW evaluation is the default.
 
 Notes
 -----
@@ -109,12 +111,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import ndtri
 
 from .._validation import check_bounds, check_epsilon, check_real
 from ..privacy.mechanisms import sample_laplace
 from .dpowl import DPOWL
-from .evaluation_interval import fieller_interval, two_laplace_quantile
+from .evaluation_interval import bernstein_sigma, fieller_interval, two_laplace_quantile
 from .owl import arm_propensity
 
 if TYPE_CHECKING:
@@ -122,7 +123,7 @@ if TYPE_CHECKING:
 
 __all__ = ["COUNT_SENSITIVITY", "Estimate", "PrivateEvaluation", "cell_sums", "evaluate_rule",
            "evaluation_budget", "evaluation_sensitivity", "fit_and_evaluate", "moment_sensitivity",
-           "parallel_cost", "public_split", "release_estimates"]
+           "parallel_cost", "public_split", "release_estimates", "verdict_of"]
 
 #: L1 sensitivity of the count of complete rows: replacing one row changes it by at most 1.
 COUNT_SENSITIVITY = 1.0
@@ -354,17 +355,21 @@ def evaluate_rule(recommend, A, B, propensity, *, outcome_bounds, larger_is_bett
     as_estimate = lambda k: Estimate(*(float(v) for v in est[k]))  # noqa: E731
     values = {name: as_estimate(name) for name in _VALUES}
     gains = {name: as_estimate(name) for name in _GAINS}
-    if all(g.lower > 0 for g in gains.values()):
-        verdict = "better"
-    elif any(g.upper < 0 for g in gains.values()):
-        verdict = "worse"
-    else:
-        verdict = "inconclusive"
     return PrivateEvaluation(epsilon=epsilon, m=m, sensitivity=delta1, level=level,
                              cells=tuple(map(float, noisy)), moments=tuple(map(float, moments)),
-                             values=values, gains=gains, verdict=verdict, treated=arms[0],
+                             values=values, gains=gains, verdict=verdict_of(gains), treated=arms[0],
                              control=arms[1], complete=count,
                              budget=(float(eps1), float(eps2), float(eps3)))
+
+
+def verdict_of(gains):
+    """"better" when both gains' intervals lie above 0, "worse" when one lies below, else
+    "inconclusive" (the module's Notes)."""
+    if all(g.lower > 0 for g in gains.values()):
+        return "better"
+    if any(g.upper < 0 for g in gains.values()):
+        return "worse"
+    return "inconclusive"
 
 
 def release_estimates(cells, moments, count, *, m, outcome_bounds, min_propensity, epsilons,
@@ -397,28 +402,51 @@ def release_estimates(cells, moments, count, *, m, outcome_bounds, min_propensit
     cells, moments = np.asarray(cells, dtype=float), np.asarray(moments, dtype=float)
     m, p_min = int(m), float(min_propensity)
     eps1, eps2, eps3 = (float(e) for e in epsilons)
-    R, centre = hi - lo, (lo + hi) / 2.0
+    R = hi - lo
     s = 0.0 if np.isinf(eps1) else evaluation_sensitivity((lo, hi), p_min, m) / eps1
     s2 = 0.0 if np.isinf(eps2) else moment_sensitivity((lo, hi), p_min, m) / eps2
     raise2 = s2 * two_laplace_quantile(level)
-    z = float(ndtri(0.5 + level / 2.0))
+    cap = {"value": (R / 2.0) ** 2 / p_min, "gain": (R / 2.0) ** 2 / (p_min * (1.0 - p_min))}
+    # All five estimates along a last axis, so that one vectorised quantile serves them all.
+    kinds = [("value", pairs) for pairs in _VALUES.values()] + [
+        ("gain", pairs) for pairs in _GAINS.values()]
+    num = signed_sums(cells)
+    second = np.stack([np.minimum(np.maximum(sum(moments[..., c] for _, c in pairs), 0.0)
+                                  + raise2, cap[kind]) for kind, pairs in kinds], -1)
     # Bernstein's range term with the public bound b = R / (2 p_min) of one row's term.
-    r = z * z * (R / (2.0 * p_min)) / (6.0 * m)
+    sigma = bernstein_sigma(second, m, R / (2.0 * p_min), level)
+    return ratio_estimates(num, sigma, count, m=m, s=s, epsilon_count=eps3, level=level,
+                           outcome_bounds=(lo, hi), larger_is_better=larger_is_better)
+
+
+def signed_sums(cells):
+    """The five estimates' numerators (..., 5) from the four cells (..., 4): the three values'
+    then the two gains' signed pairs of cells (benefit scale, before the direction's sign)."""
+    cells = np.asarray(cells, dtype=float)
+    return np.stack([sum(k * cells[..., c] for k, c in pairs)
+                     for pairs in (*_VALUES.values(), *_GAINS.values())], -1)
+
+
+def ratio_estimates(num, sigma, count, *, m, s, epsilon_count, level, outcome_bounds,
+                    larger_is_better=True):
+    """Point values and Fieller intervals of the five estimates: post-processing.
+
+    ``num`` (..., 5) are the noisy numerators (:func:`signed_sums`), ``sigma`` (..., 5) the
+    sampling standard deviations taken, ``count`` the noisy complete count (or None), ``s`` the
+    Laplace scale of each of a numerator's two cells and ``epsilon_count`` the count's budget.
+    Returns the dict of :func:`release_estimates`.
+    """
+    lo, hi = (float(v) for v in outcome_bounds)
+    R, centre, m = hi - lo, (lo + hi) / 2.0, int(m)
     if count is None:
-        share, count_scale = np.ones(cells.shape[:-1]), 0.0
+        share, count_scale = np.ones(np.shape(num)[:-1]), 0.0
     else:
         share = np.asarray(count, dtype=float) / m
-        count_scale = 0.0 if np.isinf(eps3) else COUNT_SENSITIVITY / (m * eps3)
-    cap = {"value": (R / 2.0) ** 2 / p_min, "gain": (R / 2.0) ** 2 / (p_min * (1.0 - p_min))}
+        count_scale = 0.0 if np.isinf(epsilon_count) else COUNT_SENSITIVITY / (m * epsilon_count)
     sign = 1.0 if larger_is_better else -1.0
-    # All five estimates along a last axis, so that one vectorised quantile serves them all.
-    kinds = [("value", pairs, R / 2.0, centre, 1.0) for pairs in _VALUES.values()] + [
-        ("gain", pairs, R, 0.0, sign) for pairs in _GAINS.values()]
-    num = np.stack([sum(k * cells[..., c] for k, c in pairs) for _, pairs, *_ in kinds], -1)
-    second = np.stack([np.minimum(np.maximum(sum(moments[..., c] for _, c in pairs), 0.0)
-                                  + raise2, cap[kind]) for kind, pairs, *_ in kinds], -1)
-    bound, offset, flip = (np.array([row[i] for row in kinds]) for i in (2, 3, 4))
-    sigma = (r + np.sqrt(r * r + z * z * second / m)) / z
+    bound = np.array([R / 2.0] * len(_VALUES) + [R] * len(_GAINS))
+    offset = np.array([centre] * len(_VALUES) + [0.0] * len(_GAINS))
+    flip = np.array([1.0] * len(_VALUES) + [sign] * len(_GAINS))
     a, b = fieller_interval(num, share[..., None], sigma, s, count_scale, bound, level)
     point = np.clip(num / np.maximum(share[..., None], 1.0 / m), -bound, bound)
     a, b = flip * a, flip * b
@@ -427,18 +455,31 @@ def release_estimates(cells, moments, count, *, m, outcome_bounds, min_propensit
             for j, name in enumerate((*_VALUES, *_GAINS))}
 
 
+EVALUATIONS = ("ipw", "aipw")
+
+
 def fit_and_evaluate(
     X: ArrayLike, A: ArrayLike, B: ArrayLike, propensity: float | ArrayLike, *,
     epsilon_fit: float, epsilon_eval: float, fit_share: float = 0.8, split_seed: int = 0,
     min_propensity: float | None = None, include: ArrayLike | None = None, level: float = 0.95,
     rng: int | np.random.Generator | None = None, sampler: str = "numpy",
-    arms: tuple[Any, Any] = (None, None), ledger: PrivacyLedger | None = None, **dpowl: Any,
+    arms: tuple[Any, Any] = (None, None), ledger: PrivacyLedger | None = None,
+    evaluation: str = "ipw", model_share: float = 0.25, model_columns: ArrayLike | None = None,
+    **dpowl: Any,
 ) -> tuple[DPOWL, PrivateEvaluation, tuple[np.ndarray, np.ndarray]]:
     """Fit DP-OWL on the public split's first part and evaluate it privately on the second.
 
     ``dpowl`` are :class:`dpcore.DPOWL`'s keyword arguments (gamma, weight_bound, C,
     feature_bounds, outcome_bounds, larger_is_better, huber_h); the fit draws its noise from
     ``rng``. The dataset's cost is :func:`parallel_cost` (ε_fit, ε_eval).
+
+    ``evaluation`` is "ipw" (the default: :func:`evaluate_rule`) or "aipw" (doubly robust:
+    :func:`dpcore.owl.evaluation_aipw.evaluate_rule_aipw`). With "aipw" a private outcome
+    model (:func:`dpcore.owl.outcome_model.fit_outcome_model`, on the covariates
+    ``model_columns``, default all, needing public ``feature_bounds``) is fitted on the fit
+    part at ``model_share`` ε_fit and the rule at (1 - ``model_share``) ε_fit: the two compose
+    sequentially on the fit part's rows, which still cost ε_fit, so the dataset's cost is the
+    same max(ε_fit, ε_eval) as IPW's.
 
     ``ledger`` (a :class:`dpcore.PrivacyLedger`, optional) records the release as two parallel
     parts, ``{"fit": epsilon_fit, "evaluation": epsilon_eval}`` (it costs the larger), once
@@ -461,24 +502,51 @@ def fit_and_evaluate(
     if isinstance(propensity, str):
         raise ValueError("the private evaluation needs a known randomization or a per-row "
                          "propensity column, not an estimated propensity")
+    if evaluation not in EVALUATIONS:
+        raise ValueError(f"evaluation must be one of {EVALUATIONS}, got {evaluation!r}")
+    aipw = evaluation == "aipw"
+    epsilon_fit = check_epsilon(epsilon_fit, "epsilon_fit")
+    if aipw:
+        model_share = check_real(model_share, "model_share", low=0.0, high=1.0)
+        if model_share == 1.0 or dpowl.get("feature_bounds") is None:
+            raise ValueError("the AIPW evaluation needs model_share below 1 and public "
+                             "feature_bounds (its outcome model scales the covariates by them)")
     X, A, B = (np.asarray(v, dtype=float) for v in (X, A, B))
     fit_rows, eval_rows = public_split(len(A), fit_share, split_seed)
     part = lambda v, rows: v if np.ndim(v) == 0 else np.asarray(v)[rows]  # noqa: E731
     seeded = _seeded(rng)
     rng = np.random.default_rng(rng)
+    eps_rule = epsilon_fit * (1.0 - model_share) if aipw else epsilon_fit
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=WEIGHT_CLIPPING_MESSAGE, category=ClippingWarning)
-        model = DPOWL(epsilon=epsilon_fit, rng=rng, **dpowl).fit(
+        model = DPOWL(epsilon=eps_rule, rng=rng, **dpowl).fit(
             X[fit_rows], A[fit_rows], B[fit_rows], part(propensity, fit_rows))
-    evaluation = evaluate_rule(
-        model.predict(X[eval_rows]), A[eval_rows], B[eval_rows], part(propensity, eval_rows),
-        outcome_bounds=dpowl["outcome_bounds"], larger_is_better=dpowl.get("larger_is_better", True),
-        min_propensity=min_propensity, epsilon=epsilon_eval,
-        include=None if include is None else np.asarray(include)[eval_rows], level=level,
-        rng=rng, sampler=sampler, arms=arms)
+    kw = dict(outcome_bounds=dpowl["outcome_bounds"],
+              larger_is_better=dpowl.get("larger_is_better", True), min_propensity=min_propensity,
+              epsilon=epsilon_eval, include=None if include is None else np.asarray(include)[eval_rows],
+              level=level, rng=rng, sampler=sampler, arms=arms)
+    recommend = model.predict(X[eval_rows])
+    if aipw:
+        from .evaluation_aipw import evaluate_rule_aipw
+        from .outcome_model import fit_outcome_model
+
+        outcome = fit_outcome_model(
+            X[fit_rows], A[fit_rows], B[fit_rows], feature_bounds=dpowl["feature_bounds"],
+            outcome_bounds=dpowl["outcome_bounds"], epsilon=epsilon_fit * model_share,
+            columns=model_columns, include=None if include is None else np.asarray(include)[fit_rows],
+            rng=rng, sampler=sampler)
+        centre = float(np.mean(outcome.predict(np.mean(dpowl["feature_bounds"], axis=0)[None])))
+        evaluation = evaluate_rule_aipw(recommend, A[eval_rows], B[eval_rows],
+                                        part(propensity, eval_rows), outcome.predict(X[eval_rows]),
+                                        centre=centre, model=outcome.to_dict(), **kw)
+    else:
+        evaluation = evaluate_rule(recommend, A[eval_rows], B[eval_rows],
+                                   part(propensity, eval_rows), **kw)
     if ledger is not None:
         reasons = [r for r, hit in (("feature bounds read from the data", model.bounds_from_data_),
                                     ("seeded noise (rng is an int seed)", seeded)) if hit]
-        charge(ledger, "DP-OWL rule + private evaluation", max(epsilon_fit, epsilon_eval),
-               reasons, parts={"fit": epsilon_fit, "evaluation": epsilon_eval})
+        fit_part = "fit (rule + outcome model)" if aipw else "fit"
+        charge(ledger, "DP-OWL rule + private " + ("AIPW " if aipw else "") + "evaluation",
+               max(epsilon_fit, epsilon_eval), reasons,
+               parts={fit_part: epsilon_fit, "evaluation": epsilon_eval})
     return model, evaluation, (fit_rows, eval_rows)

@@ -28,7 +28,20 @@ from scipy import special
 from scipy.optimize import brentq
 from scipy.special import ndtri
 
-__all__ = ["abs_quantile", "fieller_interval", "two_laplace_quantile"]
+__all__ = ["abs_quantile", "bernstein_sigma", "fieller_interval", "two_laplace_quantile"]
+
+
+def bernstein_sigma(second, m, b, level):
+    """The sampling error's standard deviation taken by the intervals: sqrt(second / m) raised
+    by Bernstein's range term (the module docstring of :mod:`dpcore.owl.evaluation`).
+
+    t = rho + sqrt(rho^2 + z^2 second / m), rho = z^2 b / (6 m), from Bernstein's inequality
+    m t^2 <= 2L (sigma^2 + b t / 3) with 2L = z^2 and b the public bound of one row's term;
+    returns t / z (the normal interval's sigma as m grows).
+    """
+    z = float(ndtri(0.5 + level / 2.0))
+    rho = z * z * np.asarray(b, dtype=float) / (6.0 * int(m))
+    return (rho + np.sqrt(rho * rho + z * z * np.asarray(second, dtype=float) / int(m))) / z
 
 
 def fieller_interval(num, share, sigma, s, count_scale, bound, level, steps=4):

@@ -357,9 +357,27 @@ def test_apply_neutralises_formula_cells_and_keeps_numbers(tmp_path):
 
 
 @needs_release
-def test_fit_evaluate_on_neighbouring_files_differs_only_in_the_noisy_part(tmp_path):
+def test_fit_evaluate_aipw_writes_the_doubly_robust_evaluation_at_the_same_cost(tmp_path):
+    import json
+
+    ledger, out = tmp_path / "l.sqlite", tmp_path / "r.json"
+    fit = run(*FIT, "--evaluate", "0.5", "--evaluation", "aipw", "--model-covariates", "x1,x3",
+              "--ledger", ledger, "--out", out)
+    assert fit.returncode == 0, fit.stderr
+    ev = json.loads(out.read_text())["evaluation"]
+    assert ev["method"].startswith("aipw") and ev["epsilon_eval"] == 0.5
+    assert ev["outcome_model"]["columns"] == [0, 2] and ev["outcome_model"]["epsilon"] == 0.25
+    assert len(ev["second_moments"]) == 6 and "Doubly robust" in ev["summary"]
+    assert json.loads(out.read_text())["ledger"]["epsilon_total"] == "1"  # max(ε, ε_eval)
+    assert "total epsilon=1 " in _shown(ledger)
+
+
+@needs_release
+@pytest.mark.parametrize("method", ["ipw", "aipw"])
+def test_fit_evaluate_on_neighbouring_files_differs_only_in_the_noisy_part(tmp_path, method):
     """Privacy rule 10 for ``dpcore fit --evaluate``: the rule file's every field but the noisy
-    ones (coefficients, the evaluation's noisy cells and what is computed from them) agrees."""
+    ones (coefficients, the evaluation's noisy cells and what is computed from them, the AIPW
+    outcome model's coefficients) agrees."""
     import json
 
     rows = (DEMO / "paper_trial.csv").read_text().splitlines()
@@ -369,21 +387,28 @@ def test_fit_evaluate_on_neighbouring_files_differs_only_in_the_noisy_part(tmp_p
     neighbour.write_text("\n".join(rows[:7] + [",".join(fields)] + rows[8:]) + "\n")
     out = {}
     for name, data in (("original", DEMO / "paper_trial.csv"), ("neighbour", neighbour)):
-        fit = run("fit", data, *FIT[2:], "--evaluate", "0.5", "--ledger",
+        fit = run("fit", data, *FIT[2:], "--evaluate", "0.5", "--evaluation", method, "--ledger",
                   tmp_path / f"{name}.sqlite", "--out", tmp_path / f"{name}.json")
         assert fit.returncode == 0, fit.stderr
         out[name] = json.loads((tmp_path / f"{name}.json").read_text())
     differ = {k for k in out["original"] if out["original"][k] != out["neighbour"][k]}
     assert differ <= {"coef", "intercept", "released_at", "evaluation"}, differ
     a, b = out["original"]["evaluation"], out["neighbour"]["evaluation"]
-    public = {"epsilon_eval", "patients", "level", "sensitivity_l1"}
+    public = {"epsilon_eval", "patients", "level", "sensitivity_l1", "epsilon_split", "method"}
     assert {k: a[k] for k in public & a.keys()} == {k: b[k] for k in public & b.keys()}
+    assert set(a) == set(b)
+    if method == "aipw":
+        model = lambda e: {k: v for k, v in e["outcome_model"].items()  # noqa: E731
+                           if not k.startswith("coef")}
+        assert model(a) == model(b) and len(model(a)) == 5
 
 
 @pytest.mark.parametrize("args,flag", [
     (("--evaluate", "1", "--fit-share", "1.5"), "--fit-share"),
     (("--ledger", "/proc/none/l.sqlite"), "--ledger"),
     (("--seed", "1"), "--not-private"),
+    (("--evaluation", "aipw"), "--evaluate"),
+    (("--evaluate", "1", "--evaluation", "aipw", "--model-covariates", "x9"), "--model-covariates"),
 ])
 def test_user_errors_are_one_line_naming_the_flag_that_fixes_them(tmp_path, args, flag):
     got = run(*FIT, *args, "--out", tmp_path / "r.json",
