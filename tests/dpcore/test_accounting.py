@@ -404,6 +404,73 @@ def test_the_concurrency_test_catches_a_check_outside_the_transaction(race, new_
     assert PrivacyLedger.open(path, _key(path, "shared trial")).total()[0] > 5.0
 
 
+def test_the_cap_holds_whatever_isolation_the_server_defaults_to(postgres_server):
+    """A server whose default is REPEATABLE READ would give each transaction a snapshot older
+    than the lock it waited for; the ledger asks for READ COMMITTED itself."""
+    url = postgres_server.new_database("default_transaction_isolation = 'repeatable read'")
+    assert _race_threads(SlowLedger, url) == 5
+    assert PrivacyLedger.open(url, _key(url, "shared trial")).total() == (5.0, 0.0)
+
+
+def test_releases_on_two_datasets_sharing_rows_queue_on_both_rows_without_deadlock(
+        postgres_server):
+    """20 attempts alternating between two linked datasets (each release charged to both),
+    against a cap of 5 on the first: the rows are locked in key order, so no two attempts
+    wait for each other (a deadlock would fail one after a second) and exactly 5 are in."""
+    url = postgres_server.new_ledger()
+    first = SlowLedger.for_cells({"id": [str(i) for i in range(10)]}, path=url, budget=5.0)
+    second = SlowLedger.for_cells({"id": [str(i) for i in range(5, 15)]}, path=url)
+    assert second.linked() == (first.dataset,)
+    barrier = threading.Barrier(20)
+    ledgers = [SlowLedger.open(url, (first, second)[i % 2].dataset) for i in range(20)]
+    with ThreadPoolExecutor(20) as pool:
+        assert sum(pool.map(lambda ledger: _record_once(ledger, barrier), ledgers)) == 5
+    assert first.total() == second.total() == (5.0, 0.0)
+
+
+class CheckTogetherLedger(PrivacyLedger):
+    """The real ledger, waiting after its check (inside the transaction) until a second
+    release has checked too, or for half a second when a lock keeps the second out."""
+
+    barrier = threading.Barrier(2)
+
+    @staticmethod
+    def _admit(*args):
+        rows = PrivacyLedger._admit(*args)
+        try:
+            CheckTogetherLedger.barrier.wait(timeout=0.5)
+        except threading.BrokenBarrierError:
+            pass
+        return rows
+
+
+def test_without_the_row_lock_two_releases_overspend_the_cap(postgres_server, monkeypatch):
+    """The deliberately broken twin of PostgreSQL's locking: the check and the record in one
+    transaction as before, but no row held (what BEGIN IMMEDIATE does for SQLite, a plain
+    BEGIN does not do here). A release on the whole dataset and a parallel one (other part
+    names, so the unique index does not stop the second) both pass their check on the same
+    total; the real ledger makes the second wait, then refuses it."""
+    from dpcore.privacy import ledger_pg
+
+    def race(url):
+        CheckTogetherLedger.barrier = threading.Barrier(2)
+        key = _key(url, "shared trial")
+        whole = CheckTogetherLedger.open(url, key, budget=1.0)
+        split = CheckTogetherLedger.open(url, key)
+        with ThreadPoolExecutor(2) as pool:
+            jobs = [pool.submit(whole.record, "rule", 1.0),
+                    pool.submit(split.record_parallel, "rule and evaluation",
+                                {"fit": 1.0, "evaluation": 1.0})]
+        refused = [j.exception() for j in jobs if j.exception() is not None]
+        assert all(isinstance(e, BudgetExceededError) for e in refused), refused
+        return 2 - len(refused), len(whole.entries)
+
+    assert race(postgres_server.new_ledger()) == (1, 1)
+    monkeypatch.setattr(ledger_pg._PostgresTransaction, "hold", lambda self, datasets: None)
+    # Both in: 2 spent on a cap of 1, both numbered release 1 (the record even reads as one).
+    assert race(postgres_server.new_ledger()) == (2, 1)
+
+
 def test_two_writers_of_one_release_index_fail_loudly(new_ledger):
     path = new_ledger()
     ledger = PrivacyLedger.open(path, _key(path, "k"))
