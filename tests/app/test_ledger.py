@@ -118,7 +118,8 @@ def test_a_not_private_release_makes_the_total_infinite_and_is_refused_under_a_c
 def test_two_sessions_share_the_total_on_a_postgresql_ledger(own_session_ids, postgres_server,
                                                               monkeypatch):
     """The app on a PostgreSQL ledger ($DPCORE_LEDGER a URL), as several app processes share
-    it: a second session sees the first one's release and adds its own."""
+    it: a second session sees the first one's release and adds its own. About 5 s, over 10 s
+    on a loaded machine: two AppTest sessions, each keying the 1000-row demo trial."""
     monkeypatch.setenv("DPCORE_LEDGER", postgres_server.new_ledger())
     first = demo_release(session())
     assert "ε = 1 over 1 release" in sidebar_text(first)

@@ -155,3 +155,41 @@ def test_a_release_in_another_process_counts_against_the_cap_here(postgres_serve
     with pytest.raises(BudgetExceededError, match="0.75 already spent"):
         here.record("private CVaR", 0.5)
     assert here.record("private CVaR", 0.25).index == 2  # exactly the cap
+
+
+def test_two_files_sharing_rows_registered_at_once_are_linked(postgres_server, monkeypatch):
+    """Two new datasets sharing 29 patients, registered at the same moment on two
+    connections: the second to register waits for the first (the ledger-wide lock), sees its
+    rows and links to it. The broken twin without that lock registers both side by side,
+    neither seeing the other's uncommitted rows: two budgets for the same patients."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from dpcore.privacy import ledger_pg
+
+    register = ledger_pg._PostgresTransaction.register
+    together = []
+
+    def register_together(self, *args):  # both rows in before either looks for the other's
+        new = register(self, *args)
+        try:
+            together[-1].wait(timeout=0.5)
+        except threading.BrokenBarrierError:  # the other one is waiting for the lock
+            pass
+        return new
+
+    monkeypatch.setattr(ledger_pg._PostgresTransaction, "register", register_together)
+
+    def race(url):
+        open_store(url, "")  # the tables first: only the registrations race
+        together.append(threading.Barrier(2))
+        with ThreadPoolExecutor(2) as pool:
+            first, second = pool.map(
+                lambda data: PrivacyLedger.for_file(data.encode(), USED, path=url),
+                (TRIAL, NEIGHBOUR))
+        return first.linked() == (second.dataset,) and second.linked() == (first.dataset,), \
+            first.linked() + second.linked()
+
+    assert race(postgres_server.new_ledger())[0]
+    monkeypatch.setattr(ledger_pg._PostgresTransaction, "hold_ledger", lambda self: None)
+    assert race(postgres_server.new_ledger()) == (False, ())  # unlinked: the twin's bug
