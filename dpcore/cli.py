@@ -14,7 +14,7 @@ import json
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,10 +42,12 @@ def _need(module: str, names: Sequence[str], what: str) -> list[Any]:
 
 
 def _ledger(path: str | None, data: bytes, name: str, columns: Sequence[str] | None = None) -> Any:
-    """The dataset's durable ledger (SQLite), keyed by the used columns' content, like the app's.
+    """The dataset's durable ledger (SQLite or PostgreSQL), keyed by the used columns' content,
+    like the app's.
 
     ``name`` is the keeper's label, not part of the key, and ``path`` the keeper's ledger
-    file: neither makes a fresh budget for data the ledger has seen.
+    (a file or a ``postgresql://`` URL): neither makes a fresh budget for data the ledger has
+    seen.
     """
     PrivacyLedger, default_path = _need(
         "dpcore.privacy.accounting", ("PrivacyLedger", "default_ledger_path"),
@@ -54,11 +56,24 @@ def _ledger(path: str | None, data: bytes, name: str, columns: Sequence[str] | N
         raise CliError("the durable privacy ledger (PrivacyLedger.for_file) is not in this version "
                        "of dpcore; refusing to release without recording it", EXIT_MISSING)
     where = path or default_path()
-    try:
+    with _ledger_errors(where):
         return PrivacyLedger.for_file(data, columns, path=where, name=name)
+
+
+@contextlib.contextmanager
+def _ledger_errors(where: Any) -> Iterator[None]:
+    """The ledger's storage failures as one line naming ``where`` (its password hidden)."""
+    from .privacy.ledger_store import LedgerUnavailableError, shown_location
+
+    try:
+        yield
+    except ImportError as exc:  # a postgresql:// ledger without the server extra
+        raise CliError(f"{exc} (--ledger, or $DPCORE_LEDGER)", EXIT_MISSING) from None
+    except LedgerUnavailableError as exc:  # its message names the server already
+        raise CliError(f"{exc} (--ledger, or $DPCORE_LEDGER)") from None
     except OSError as exc:
-        raise CliError(f"cannot open the ledger {where} (--ledger, or $DPCORE_LEDGER): "
-                       f"{exc.strerror or exc}") from None
+        raise CliError(f"cannot open the ledger {shown_location(where)} (--ledger, or "
+                       f"$DPCORE_LEDGER): {exc.strerror or exc}") from None
     except ValueError as exc:
         if str(exc).startswith("columns "):
             raise CliError(f"{exc}: check --columns (or the --dictionary's columns)") from None
@@ -411,18 +426,22 @@ def cmd_ledger_default_cap(args: argparse.Namespace) -> None:
     """Set the cap every new dataset of the ledger gets (the keeper's)."""
     PrivacyLedger, default_path = _need(
         "dpcore.privacy.accounting", ("PrivacyLedger", "default_ledger_path"), "the ledger")
+    from .privacy.ledger_store import shown_location
+
     path = args.ledger or default_path()
     if args.cap is None and not args.remove:
-        current = PrivacyLedger.default_cap(path)
+        with _ledger_errors(path):
+            current = PrivacyLedger.default_cap(path)
         print("no default cap" if current is None else f"default cap epsilon={current:g}")
         return
     try:
-        PrivacyLedger.set_default_cap(path, None if args.remove else args.cap,
-                                      allow_raise=args.allow_raise)
+        with _ledger_errors(path):
+            PrivacyLedger.set_default_cap(path, None if args.remove else args.cap,
+                                          allow_raise=args.allow_raise)
     except ValueError as exc:
         raise CliError(str(exc)) from None
     print("default cap removed" if args.remove else
-          f"every new dataset in {path} gets the cap epsilon={args.cap:g}")
+          f"every new dataset in {shown_location(path)} gets the cap epsilon={args.cap:g}")
 
 
 def cmd_dictionary_check(args: argparse.Namespace) -> int:
@@ -525,8 +544,9 @@ def build_parser() -> argparse.ArgumentParser:
     ledger_opts = argparse.ArgumentParser(add_help=False)
     ledger_opts.add_argument(
         "--ledger", metavar="PATH",
-        help="the ledger's SQLite file (default: the app's, $DPCORE_LEDGER). The keeper's choice: "
-             "another file is another keeper's record, not a fresh budget for the same patients")
+        help="the ledger: an SQLite file, or a postgresql://user@host/database URL (default: "
+             "the app's, $DPCORE_LEDGER). The keeper's choice: another ledger is another "
+             "keeper's record, not a fresh budget for the same patients")
     ledger_opts.add_argument(
         "--name", default="",
         help="a label for the dataset in the ledger (the keeper's). The dataset is keyed by its "

@@ -10,11 +10,21 @@ whole run at import, before any test module or server subprocess reads it, and r
 end: nothing a test computes lands in the user's store. Under pytest-xdist the workers inherit
 the controller's directory (``DPCORE_TEST_STORE``), so a view one worker computed is read by the
 other, as by two server processes sharing a store; only the controller removes it.
+
+The PostgreSQL ledger's tests run against a real server (``postgres_server``): Debian's
+PostgreSQL binaries, one server per test process (each pytest-xdist worker has its own), on
+a unix socket in a fresh temporary directory (no TCP), and a fresh schema per ledger.
 """
 
+import glob
+import importlib.util
+import itertools
 import multiprocessing.spawn
 import os
+import pwd
 import shutil
+import socket
+import subprocess
 import tempfile
 from pathlib import Path
 
@@ -69,3 +79,130 @@ def _without_the_app(get_preparation_data):
         return data
 
     return prepared
+
+
+# --------------------------------------------------------------------------------------------
+# A real PostgreSQL server for the ledger (dpcore.privacy.ledger_pg)
+
+_PG_SETTINGS = (  # a throwaway server: nothing survives the session, so nothing is flushed
+    "-c listen_addresses='' -c fsync=off -c synchronous_commit=off -c full_page_writes=off "
+    "-c shared_buffers=16MB -c max_connections=60")
+
+
+def _pg_binaries():
+    """(initdb, pg_ctl): from PATH, else Debian's /usr/lib/postgresql/<version>/bin (where the
+    postgresql package puts them, off PATH), newest version first; None when absent."""
+    found = [shutil.which(name) for name in ("initdb", "pg_ctl")]
+    if all(found):
+        return tuple(os.path.realpath(f) for f in found)
+    versions = sorted(glob.glob("/usr/lib/postgresql/*/bin"),
+                      key=lambda d: [int(x) for x in Path(d).parent.name.split(".") if x.isdigit()],
+                      reverse=True)
+    for folder in versions:
+        paths = tuple(os.path.join(folder, name) for name in ("initdb", "pg_ctl"))
+        if all(os.access(f, os.X_OK) for f in paths):
+            return paths
+    return None
+
+
+def _unavailable(reason):
+    """Skip the PostgreSQL tests, except in CI, whose .ci/run installs the server."""
+    if os.environ.get("CI"):
+        pytest.fail(f"CI must run the PostgreSQL ledger tests: {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+class PostgresServer:
+    """One PostgreSQL server in a temporary directory, reached on its unix socket only.
+
+    initdb refuses to run as root, so under root (CI, this machine) the server runs as the
+    ``postgres`` system user (the Debian package makes it) or else ``nobody``.
+    """
+
+    def __init__(self, initdb, pg_ctl):
+        self.pg_ctl = pg_ctl
+        # A short path of our own: a socket path has at most 107 bytes, and pytest's tmp
+        # folders are private to root, where the server's user could not enter.
+        self.dir = tempfile.mkdtemp(prefix="dpcore-pg-")
+        self.data = os.path.join(self.dir, "data")
+        self.log = os.path.join(self.dir, "server.log")
+        self._as = {}
+        if os.geteuid() == 0:
+            user = next(u for u in (_user("postgres"), _user("nobody")) if u is not None)
+            os.chown(self.dir, user.pw_uid, user.pw_gid)
+            self._as = {"user": user.pw_uid, "group": user.pw_gid, "extra_groups": []}
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self._names = itertools.count()
+        self._run(initdb, "-D", self.data, "-U", "postgres", "--auth=trust", "--no-sync",
+                  "--encoding=UTF8", "--locale=C", "--no-instructions")
+        self._run(pg_ctl, "-D", self.data, "-l", self.log, "-w", "-t", "60",
+                  "-o", f"-p {self.port} -k {self.dir} {_PG_SETTINGS}", "start")
+
+    def _run(self, *command):
+        done = subprocess.run(command, capture_output=True, text=True, cwd=self.dir,
+                              timeout=120, **self._as)
+        if done.returncode != 0:
+            log = Path(self.log).read_text() if os.path.exists(self.log) else ""
+            raise RuntimeError(f"{Path(command[0]).name} failed: {done.stderr}{log}")
+
+    def url(self, database="postgres"):
+        return f"postgresql://postgres@/{database}?host={self.dir}&port={self.port}"
+
+    def new_ledger(self):
+        """The URL of a new, empty ledger: a schema of its own (first on the search path) in
+        the server's one database; milliseconds, where a database takes a tenth of a second."""
+        name = f"ledger_{next(self._names)}"
+        self.admin(f"CREATE SCHEMA {name}")
+        return f"{self.url()}&options=-csearch_path%3D{name}"
+
+    def new_database(self, *settings):
+        """The URL of a new, empty database, with ``ALTER DATABASE ... SET`` ``settings``."""
+        name = f"ledger_db_{next(self._names)}"
+        self.admin(f"CREATE DATABASE {name}", *(f"ALTER DATABASE {name} SET {s}" for s in settings))
+        return self.url(name)
+
+    def admin(self, *statements):
+        import psycopg
+
+        with psycopg.connect(self.url(), autocommit=True) as con:
+            for statement in statements:
+                con.execute(statement)
+
+    def stop(self):
+        try:
+            self._run(self.pg_ctl, "-D", self.data, "-m", "immediate", "-w", "stop")
+        finally:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _user(name):
+    try:
+        return pwd.getpwnam(name)
+    except KeyError:
+        return None
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """This test process's PostgreSQL server (started on first use, stopped at the end)."""
+    if importlib.util.find_spec("psycopg") is None:
+        _unavailable("psycopg is not installed: pip install 'dpcore[server]'")
+    binaries = _pg_binaries()
+    if binaries is None:
+        _unavailable("PostgreSQL's initdb and pg_ctl are neither on PATH nor in "
+                     "/usr/lib/postgresql/*/bin: apt-get install postgresql")
+    server = PostgresServer(*binaries)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def new_ledger(request, tmp_path):
+    """A factory of new, empty ledger locations on each backend in turn: an SQLite file in
+    the test's folder, or a schema of its own on this process's PostgreSQL server."""
+    if request.param == "postgresql":
+        return request.getfixturevalue("postgres_server").new_ledger
+    names = itertools.count()
+    return lambda: tmp_path / f"ledger{next(names)}.sqlite"

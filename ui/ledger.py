@@ -1,8 +1,8 @@
 """The sidebar's view of the durable privacy ledger, and the one door releases go through.
 
-The ledger is one SQLite file (``$DPCORE_LEDGER``, else a per-user data path; see
-:func:`dpcore.privacy.accounting.default_ledger_path`) shared by every session and kept across
-restarts. Each dataset has its own total, keyed by a salted digest of its used columns'
+The ledger is one SQLite file or PostgreSQL database (``$DPCORE_LEDGER``, else a per-user
+data path; see :func:`dpcore.privacy.accounting.default_ledger_path`) shared by every session
+and kept across restarts. Each dataset has its own total, keyed by a salted digest of its used columns'
 values (:meth:`dpcore.PrivacyLedger.for_file`); ``st.session_state`` holds only that key, never the data. The sidebar shows
 the dataset in use on the Your-data page: its cumulative ε (and δ) over every session, its
 releases, and its cap, which the sidebar may set or lower but never raise or remove.

@@ -5,7 +5,8 @@ that are each (Delta/sigma)-GDP compose to mu = sqrt(T) Delta / sigma, and mu-GD
 equivalent to a whole curve of (epsilon, delta)-DP guarantees (spec cvar.md §4.2).
 
 The ledger records each release on a dataset and refuses one past the dataset's cap; its rows
-live in memory or, durably, in SQLite (:mod:`dpcore.privacy.ledger_store`).
+live in memory or, durably, in an SQLite file or a PostgreSQL database
+(:mod:`dpcore.privacy.ledger_store`, :mod:`dpcore.privacy.ledger_pg`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import overload
+from typing import TYPE_CHECKING, overload
 
 import numpy as np
 from scipy.optimize import brentq
@@ -31,7 +32,12 @@ from .ledger_store import (
     dataset_key,
     default_ledger_path,
     env_default_cap,
+    open_store,
+    shown_location,
 )
+
+if TYPE_CHECKING:
+    from .ledger_pg import PostgresStore
 
 __all__ = [
     "BudgetExceededError",
@@ -142,8 +148,9 @@ class PrivacyLedger:
     """Record of the private releases made on one dataset, with their composed total.
 
     ``PrivacyLedger(budget)`` keeps the record in memory (simulations, tests);
-    :meth:`PrivacyLedger.open` keeps it in an SQLite file, per dataset, across processes and
-    restarts. Both have the same methods.
+    :meth:`PrivacyLedger.open` (and :meth:`for_file`) keep it per dataset, across processes
+    and restarts, in an SQLite file or, given a ``postgresql://`` URL, in a PostgreSQL
+    database that several app processes share. All have the same methods.
 
     Parameters
     ----------
@@ -159,7 +166,8 @@ class PrivacyLedger:
     largest of its parts' epsilons (McSherry 2009).
 
     The cap check and the record happen in one transaction (a lock in memory,
-    ``BEGIN IMMEDIATE`` in SQLite), so concurrent releases cannot overspend the budget.
+    ``BEGIN IMMEDIATE`` in SQLite, a row lock per dataset in PostgreSQL), so concurrent
+    releases cannot overspend the budget.
 
     Examples
     --------
@@ -175,9 +183,9 @@ class PrivacyLedger:
     1.0
     """
 
-    _store: MemoryStore | SQLiteStore
+    _store: MemoryStore | SQLiteStore | PostgresStore
     dataset: str | None
-    path: Path | None
+    path: Path | str | None
 
     def __init__(self, budget: float | None = None) -> None:
         budget = None if budget is None else check_real(budget, "budget", low=0.0)
@@ -188,15 +196,17 @@ class PrivacyLedger:
     @classmethod
     def open(cls, path: str | os.PathLike[str], dataset: str, *,
              budget: float | None = None) -> PrivacyLedger:
-        """The durable ledger of ``dataset`` in the SQLite file ``path`` (created on first use).
+        """The durable ledger of ``dataset`` at ``path`` (created on first use).
 
         Parameters
         ----------
         path : str or Path
-            The ledger file (the app uses :func:`default_ledger_path`).
+            The ledger: an SQLite file, or a ``postgresql://user@host/database`` URL (a
+            string); the app uses :func:`default_ledger_path`. Any other URL is refused.
         dataset : str
-            A dataset key this ledger file knows: from :meth:`for_file`, :meth:`for_cells`,
-            :meth:`for_trial` or (byte keys) :func:`dataset_key`, computed with this file's salt.
+            A dataset key this ledger knows: from :meth:`for_file`, :meth:`for_cells`,
+            :meth:`for_trial` or (byte keys) :func:`dataset_key`, computed with this
+            ledger's salt.
         budget : float, optional
             A cap to apply: it sets the dataset's cap if none is stored and lowers a higher
             one; a lower stored cap stays (opening never raises a cap).
@@ -206,8 +216,11 @@ class PrivacyLedger:
         TypeError
             ``dataset`` not a string.
         ValueError
-            ``dataset`` is not a dataset key of this ledger file (a file name, say): the
-            ledger would otherwise open an empty budget that no cap covers.
+            ``dataset`` is not a dataset key of this ledger (a file name, say): the ledger
+            would otherwise open an empty budget that no cap covers; or ``path`` is a URL
+            the ledger cannot serve.
+        ImportError
+            ``path`` is a PostgreSQL URL and psycopg (``dpcore[server]``) is not installed.
         """
         if not isinstance(dataset, str) or not dataset:
             raise TypeError(f"dataset must be a non-empty key string, got {dataset!r}")
@@ -215,22 +228,24 @@ class PrivacyLedger:
             raise ValueError(f"dataset={dataset[:40]!r} is not a dataset key: compute it from the "
                              "data with PrivacyLedger.for_file(csv, columns) (or for_cells, "
                              "for_trial), never from a file name")
-        store = SQLiteStore(path, dataset)
+        store = open_store(path, dataset)
         with store.transaction(write=False) as tx:
             known = tx.registered()
         if not known:
             raise ValueError(f"dataset={dataset[:16]}... is not a dataset of the ledger "
-                             f"{str(store.path)!r}: keys are salted per ledger file; compute it "
-                             "with PrivacyLedger.for_file(csv, columns, path=that file)")
+                             f"{shown_location(store.path)!r}: keys are salted per ledger; "
+                             "compute it with PrivacyLedger.for_file(csv, columns, path=that "
+                             "ledger)")
         return cls._attach(store, budget)
 
     @classmethod
-    def _attach(cls, store: SQLiteStore, budget: float | None) -> PrivacyLedger:
+    def _attach(cls, store: SQLiteStore | PostgresStore, budget: float | None) -> PrivacyLedger:
         ledger = cls.__new__(cls)
         ledger._store, ledger.dataset, ledger.path = store, store.dataset, store.path
         if budget is not None:
             budget = check_real(budget, "budget", low=0.0)
             with ledger._store.transaction() as tx:
+                tx.hold([None])
                 if tx.cap() is None or budget < tx.cap():
                     tx.set_cap(budget, _now().isoformat())
         return ledger
@@ -256,7 +271,8 @@ class PrivacyLedger:
             ``{column: [cell, ...]}`` for the columns the release uses (text, normalised by
             :func:`dpcore.privacy.identity.normalise_cell`).
         path : str or Path, optional
-            The ledger file; default :func:`default_ledger_path`.
+            The ledger (an SQLite file or a ``postgresql://`` URL, as in :meth:`open`);
+            default :func:`default_ledger_path`.
         name : str, optional
             A label the keeper gives the dataset (shown in the ledger). It is not part of the
             key: a new name is the same dataset, with the same cap.
@@ -270,9 +286,9 @@ class PrivacyLedger:
         if not isinstance(name, str):
             raise TypeError(f"name must be a string, got {name!r}")
         path = default_ledger_path() if path is None else path
-        salt = SQLiteStore(path, "").salt()
+        salt = open_store(path, "").salt()
         identity = dataset_identity(cells, salt)
-        store = SQLiteStore(path, identity.key)
+        store = open_store(path, identity.key)
         default = cls.default_cap(path)
         with store.transaction() as tx:
             new = tx.register(identity.key, "content", name, identity.columns,
@@ -282,6 +298,8 @@ class PrivacyLedger:
             known = set(tx.linked())
             legacy = [k for k in _also if k != identity.key and k not in known
                       and tx.registered(k)]
+            # Their releases are copied (and their links made) while no release on them runs.
+            tx.hold([*earlier, *legacy])
             for key in legacy:
                 tx.add_rows(key, identity.row_hashes)
             for other in dict.fromkeys([*earlier, *legacy]):
@@ -325,7 +343,7 @@ class PrivacyLedger:
         # row is keyed (a whole-column typing would let one patient re-key every other row).
         cells = normalised_cells(bytes(data), columns, encoding=encoding)
         ledger_path = default_ledger_path() if path is None else path
-        salt = SQLiteStore(ledger_path, "").salt()
+        salt = open_store(ledger_path, "").salt()
         legacy = [byte_key(salt, bytes(data), n) for n in dict.fromkeys((name, ""))]
         return cls.for_cells(cells, path=ledger_path, name=name, budget=budget, _also=legacy)
 
@@ -342,9 +360,9 @@ class PrivacyLedger:
 
     @staticmethod
     def default_cap(path: str | os.PathLike[str] | None = None) -> float | None:
-        """The cap every new dataset of the ledger file gets: the lower of the keeper's stored
+        """The cap every new dataset of the ledger gets: the lower of the keeper's stored
         default (:meth:`set_default_cap`) and ``$DPCORE_LEDGER_DEFAULT_CAP``; None if neither."""
-        store = SQLiteStore(default_ledger_path() if path is None else path, "")
+        store = open_store(default_ledger_path() if path is None else path, "")
         with store.transaction(write=False) as tx:
             stored = tx.setting("default_cap")
         caps = [c for c in (None if stored is None else float(stored), env_default_cap())
@@ -354,12 +372,13 @@ class PrivacyLedger:
     @staticmethod
     def set_default_cap(path: str | os.PathLike[str] | None, cap: float | None, *,
                         allow_raise: bool = False) -> None:
-        """Set the cap given to every dataset the ledger file sees from now on (the keeper's).
+        """Set the cap given to every dataset the ledger sees from now on (the keeper's).
 
         Parameters
         ----------
         path : str or Path or None
-            The ledger file; None for :func:`default_ledger_path`.
+            The ledger (a file or a ``postgresql://`` URL); None for
+            :func:`default_ledger_path`.
         cap : float or None
             The default cap on a new dataset's total ε; None removes it.
         allow_raise : bool
@@ -367,8 +386,9 @@ class PrivacyLedger:
             --allow-raise``), as for a dataset's cap.
         """
         cap = None if cap is None else check_real(cap, "cap", low=0.0)
-        store = SQLiteStore(default_ledger_path() if path is None else path, "")
+        store = open_store(default_ledger_path() if path is None else path, "")
         with store.transaction() as tx:
+            tx.hold_ledger()
             stored = tx.setting("default_cap")
             current = None if stored is None else float(stored)
             if current is not None and (cap is None or cap > current) and not allow_raise:
@@ -384,7 +404,8 @@ class PrivacyLedger:
 
     def __repr__(self) -> str:
         eps, delta = self.total()
-        where = "" if self.path is None else f"{str(self.path)!r}, {str(self.dataset)[:12]!r}, "
+        where = ("" if self.path is None else
+                 f"{shown_location(self.path)!r}, {str(self.dataset)[:12]!r}, ")
         return (f"PrivacyLedger({where}budget={self.budget!r}, releases={len(self.entries)}, "
                 f"epsilon={eps:g}, delta={delta:g})")
 
@@ -420,6 +441,7 @@ class PrivacyLedger:
         """
         cap = None if cap is None else check_real(cap, "budget", low=0.0)
         with self._store.transaction() as tx:
+            tx.hold([None])
             current = tx.cap()
             raising = current is not None and (cap is None or cap > current)
             if raising and not allow_raise:
@@ -506,7 +528,7 @@ class PrivacyLedger:
         # A release is charged to this dataset and to every dataset sharing rows with it,
         # each against its own cap.
         with self._store.transaction() as tx:
-            targets = [None, *tx.linked()]
+            targets = [None, *tx.hold_linked()]
             plans = []
             for other in targets:
                 label = mechanism if other is None else (

@@ -1,27 +1,38 @@
-"""Where the privacy ledger keeps its rows: in memory, or in one SQLite file that outlives the process.
+"""Where the privacy ledger keeps its rows: in memory, in one SQLite file, or in PostgreSQL.
 
 A row is ``(dataset key, release index, mechanism, epsilon, delta, part, time)``; nothing of
-the data itself is ever stored. Both stores expose the same transaction, so the ledger's cap
+the data itself is ever stored. Every store exposes the same transaction, so the ledger's cap
 check and its insert run in one transaction whatever the storage: a lock in memory,
 ``BEGIN IMMEDIATE`` in SQLite (the write lock is taken before the check reads anything, so
-two processes can never both pass the check on the same total).
+two processes can never both pass the check on the same total), and in PostgreSQL a row lock
+on each dataset the release is charged to (:mod:`dpcore.privacy.ledger_pg`).
+
+Where: :func:`default_ledger_path` (``$DPCORE_LEDGER``, else a per-user file) or the
+``path=``/``--ledger`` a caller gives. A file path is an SQLite ledger; a
+``postgresql://user@host/database`` URL is a PostgreSQL ledger (several app processes or
+machines, one budget); any other URL is refused, never taken for a file name
+(:func:`server_url`).
 
 A dataset is keyed by its content (:mod:`dpcore.privacy.identity`: a keyed digest of the used
 columns' normalised cells, whatever the file's encoding, delimiter, order or unused columns),
-with a random salt created once per ledger file and stored in it. The ledger also keeps one
+with a random salt created once per ledger and stored in it. The ledger also keeps one
 keyed digest per row, so a new dataset that shares rows with an earlier one is linked to it:
 every release on either is recorded against both and checked against both caps. Keys of
 ledgers written before (HMAC of the file's bytes, :func:`dataset_key`) keep working.
 
 The file is private to its keeper: created 0600 (its WAL files follow), in a directory
 created 0700; an older ledger is narrowed to 0600 when opened. With the salt and the row
-digests, a guessed row can be tested for membership, so nobody else may read it.
+digests, a guessed row can be tested for membership, so nobody else may read it (in
+PostgreSQL: nobody but the ledger's role may read its tables).
 
-Schema. ``schema_version`` holds the version (2). Version 1 (no such table) had
-``releases``, ``caps`` and ``settings``; opening it adds ``datasets`` and ``row_hashes``,
-registers its datasets as byte-keyed ones and sets the version, in one transaction.
+Schema. ``schema_version`` holds the version (:data:`SCHEMA_VERSION`); the migrations are one
+list per backend, applied in order from the ledger's version, in the transaction that opens
+it (:func:`pending`). Version 1 had ``releases``, ``caps`` and ``settings`` (and no
+``schema_version``); version 2 adds ``datasets``, ``row_hashes`` and ``links`` and registers
+version 1's datasets as byte-keyed ones. A ledger of a later version than this code knows is
+refused, so an older dpcore never writes rows a newer schema would misread.
 
-Settings: ``$DPCORE_LEDGER`` the file; ``$DPCORE_LEDGER_DEFAULT_CAP`` a cap on the total ε
+Settings: ``$DPCORE_LEDGER`` the location; ``$DPCORE_LEDGER_DEFAULT_CAP`` a cap on the total ε
 given to every new dataset (with ``dpcore ledger default-cap``'s stored value, the lower one
 applies).
 """
@@ -32,73 +43,189 @@ import hashlib
 import hmac
 import json
 import os
+import re
 import secrets
 import sqlite3
 import sys
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["MemoryStore", "SQLiteStore", "dataset_key", "default_ledger_path", "env_default_cap"]
+if TYPE_CHECKING:
+    from .ledger_pg import PostgresStore
+
+__all__ = ["LedgerUnavailableError", "MemoryStore", "SQLiteStore", "dataset_key",
+           "default_ledger_path", "env_default_cap", "open_store", "server_url",
+           "shown_location"]
 
 ENV = "DPCORE_LEDGER"
 DEFAULT_CAP_ENV = "DPCORE_LEDGER_DEFAULT_CAP"
 SCHEMA_VERSION = 2
 # Seconds a connection waits for another one's write lock before it gives up.
 BUSY_TIMEOUT_S = 30.0
+#: URL schemes of a PostgreSQL ledger (libpq's two spellings).
+SERVER_SCHEMES = ("postgresql", "postgres")
+# "scheme:/": a URL, or what pathlib made of one ("postgresql://h/db" -> "postgresql:/h/db").
+# Two letters at least, so that a Windows drive ("C:/") stays a path.
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+):/")
 
-_SCHEMA = (
-    """CREATE TABLE IF NOT EXISTS releases (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        dataset TEXT NOT NULL,
-        release INTEGER NOT NULL,
-        mechanism TEXT NOT NULL,
-        epsilon REAL NOT NULL,
-        delta REAL NOT NULL,
-        part TEXT NOT NULL,
-        time TEXT NOT NULL)""",
-    # One row per (release, part): a second writer of the same release index fails loudly.
-    "CREATE UNIQUE INDEX IF NOT EXISTS releases_by_dataset ON releases (dataset, release, part)",
-    """CREATE TABLE IF NOT EXISTS caps (
-        dataset TEXT PRIMARY KEY,
-        epsilon REAL NOT NULL,
-        time TEXT NOT NULL)""",
-    "CREATE TABLE IF NOT EXISTS settings (name TEXT PRIMARY KEY, value BLOB NOT NULL)",
+
+class LedgerUnavailableError(OSError):
+    """The ledger's storage cannot be reached (a PostgreSQL server down, refusing the role)."""
+
+
+#: A migration step: one SQL statement, or a function of the open connection and the time.
+Step = str | Callable[[Any, str], None]
+
+
+def backfill(sql: str) -> Callable[[Any, str], None]:
+    """A migration step running ``sql`` with the migration's time as its one parameter."""
+    def step(con: Any, when: str) -> None:
+        con.execute(sql, (when,))
+    return step
+
+
+_MIGRATIONS: tuple[tuple[int, tuple[Step, ...]], ...] = (
+    (1, (
+        """CREATE TABLE IF NOT EXISTS releases (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            dataset TEXT NOT NULL,
+            release INTEGER NOT NULL,
+            mechanism TEXT NOT NULL,
+            epsilon REAL NOT NULL,
+            delta REAL NOT NULL,
+            part TEXT NOT NULL,
+            time TEXT NOT NULL)""",
+        # One row per (release, part): a second writer of the same release index fails loudly.
+        "CREATE UNIQUE INDEX IF NOT EXISTS releases_by_dataset ON releases (dataset, release, part)",
+        """CREATE TABLE IF NOT EXISTS caps (
+            dataset TEXT PRIMARY KEY,
+            epsilon REAL NOT NULL,
+            time TEXT NOT NULL)""",
+        "CREATE TABLE IF NOT EXISTS settings (name TEXT PRIMARY KEY, value BLOB NOT NULL)",
+    )),
+    # Datasets known to the ledger (a key is opened only once registered) and the keyed
+    # digests of their rows, which link datasets that share patients.
+    (2, (
+        "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)",
+        """CREATE TABLE IF NOT EXISTS datasets (
+            dataset TEXT PRIMARY KEY,
+            kind TEXT NOT NULL,
+            name TEXT NOT NULL,
+            columns TEXT NOT NULL,
+            rows INTEGER,
+            time TEXT NOT NULL)""",
+        "CREATE TABLE IF NOT EXISTS row_hashes (dataset TEXT NOT NULL, hash BLOB NOT NULL)",
+        "CREATE INDEX IF NOT EXISTS row_hashes_by_hash ON row_hashes (hash)",
+        "CREATE INDEX IF NOT EXISTS row_hashes_by_dataset ON row_hashes (dataset)",
+        # Datasets that share at least one row, both ways, found when the later one registers.
+        """CREATE TABLE IF NOT EXISTS links (
+            dataset TEXT NOT NULL, other TEXT NOT NULL, PRIMARY KEY (dataset, other))""",
+        # Every dataset a version-1 ledger knows was keyed by its bytes: register it as such.
+        backfill("INSERT OR IGNORE INTO datasets (dataset, kind, name, columns, rows, time) "
+                 "SELECT DISTINCT dataset, 'bytes', '', '[]', NULL, ? FROM "
+                 "(SELECT dataset FROM releases UNION SELECT dataset FROM caps)"),
+    )),
 )
-# Version 2: datasets known to the ledger (a key is opened only once registered) and the
-# keyed digests of their rows, which link datasets that share patients.
-_SCHEMA_2 = (
-    "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)",
-    """CREATE TABLE IF NOT EXISTS datasets (
-        dataset TEXT PRIMARY KEY,
-        kind TEXT NOT NULL,
-        name TEXT NOT NULL,
-        columns TEXT NOT NULL,
-        rows INTEGER,
-        time TEXT NOT NULL)""",
-    "CREATE TABLE IF NOT EXISTS row_hashes (dataset TEXT NOT NULL, hash BLOB NOT NULL)",
-    "CREATE INDEX IF NOT EXISTS row_hashes_by_hash ON row_hashes (hash)",
-    "CREATE INDEX IF NOT EXISTS row_hashes_by_dataset ON row_hashes (dataset)",
-    # Datasets that share at least one row, both ways, found when the later one registers.
-    """CREATE TABLE IF NOT EXISTS links (
-        dataset TEXT NOT NULL, other TEXT NOT NULL, PRIMARY KEY (dataset, other))""",
-)
-_READY: set[Path] = set()  # ledger files this process has already created or checked
+_READY: set[Path | str] = set()  # ledgers this process has already created or checked
 _READY_LOCK = threading.Lock()
 
 
-def default_ledger_path() -> Path:
-    """The ledger file: ``$DPCORE_LEDGER`` if set, else a per-user data directory.
+def pending(version: int, migrations: Sequence[tuple[int, tuple[Step, ...]]],
+            where: str) -> list[tuple[int, tuple[Step, ...]]]:
+    """The migrations a ledger at ``version`` needs, in order (0: a new ledger).
+
+    Raises
+    ------
+    RuntimeError
+        The ledger is of a later version than this code knows (a newer dpcore wrote it).
+    """
+    if version > SCHEMA_VERSION:
+        raise RuntimeError(f"the ledger {where} has schema version {version}, newer than this "
+                           f"dpcore knows ({SCHEMA_VERSION}): upgrade dpcore to use it")
+    return [(v, steps) for v, steps in migrations if v > version]
+
+
+def run_migrations(con: Any, version: int, migrations: Sequence[tuple[int, tuple[Step, ...]]],
+                   where: str) -> None:
+    """Apply the pending migrations on ``con`` (inside the caller's transaction) and record
+    the new version; nothing when the ledger is current."""
+    todo = pending(version, migrations, where)
+    if not todo:
+        return
+    when = _utc_now()
+    for _, steps in todo:
+        for step in steps:
+            if callable(step):
+                step(con, when)
+            else:
+                con.execute(step)
+    con.execute("DELETE FROM schema_version")
+    # The version as a literal: the one statement both backends' placeholders agree on.
+    con.execute(f"INSERT INTO schema_version (version) VALUES ({int(SCHEMA_VERSION)})")
+
+
+def server_url(location: str | os.PathLike[str]) -> str | None:
+    """The PostgreSQL URL that ``location`` is, or None when it is a file path.
+
+    Raises
+    ------
+    ValueError
+        ``location`` is a URL of another kind (``mysql://``, ``file:``, ``sqlite://``), or a
+        PostgreSQL URL that went through :class:`pathlib.Path` (which drops one of its
+        slashes): the ledger refuses it rather than create a file of that name.
+    """
+    text = os.fspath(location)
+    match = _SCHEME.match(text)
+    if match is None:
+        return None
+    scheme = match.group(1).lower()
+    if scheme in SERVER_SCHEMES and isinstance(location, str) and \
+            text[len(scheme) + 1:].startswith("//"):
+        return text
+    hint = (" (pass it as a string: a Path drops one of its slashes)"
+            if scheme in SERVER_SCHEMES else "")
+    raise ValueError(f"the ledger location {shown_location(text)!r} is not one the ledger can "
+                     f"serve{hint}: give a file path (an SQLite ledger) or a "
+                     "postgresql://user@host/database URL (a PostgreSQL ledger)")
+
+
+def shown_location(location: str | os.PathLike[str]) -> str:
+    """``location`` as messages and reprs show it: a URL's password replaced by ``***``."""
+    text = os.fspath(location)
+    text = re.sub(r"(://[^:/@?#]*:)[^@/?#]*@", r"\1***@", text)
+    return re.sub(r"([?&]password=)[^&#]*", r"\1***", text, flags=re.IGNORECASE)
+
+
+def open_store(location: str | os.PathLike[str], dataset: str) -> SQLiteStore | PostgresStore:
+    """The durable store of ``dataset`` at ``location``: PostgreSQL for a ``postgresql://``
+    URL (:func:`server_url`), else the SQLite file at that path."""
+    url = server_url(location)
+    if url is None:
+        return SQLiteStore(location, dataset)
+    from .ledger_pg import PostgresStore
+
+    return PostgresStore(url, dataset)
+
+
+def default_ledger_path() -> Path | str:
+    """The ledger: ``$DPCORE_LEDGER`` if set, else a file in a per-user data directory.
 
     Linux ``$XDG_DATA_HOME/dpcore/ledger.sqlite`` (``~/.local/share`` by default), macOS
     ``~/Library/Application Support/dpcore``, Windows ``%LOCALAPPDATA%\\dpcore``.
+
+    Returns
+    -------
+    Path or str
+        The SQLite file, or ``$DPCORE_LEDGER`` itself (a string) when it is a
+        ``postgresql://`` URL; any other URL there is refused (:func:`server_url`).
     """
     chosen = os.environ.get(ENV)
     if chosen:
-        return Path(chosen).expanduser()
+        return server_url(chosen) or Path(chosen).expanduser()
     home = Path.home()
     if sys.platform == "win32":
         base = Path(os.environ.get("LOCALAPPDATA") or home / "AppData" / "Local")
@@ -123,8 +250,8 @@ def dataset_key(data: bytes, name: str = "", *, path: str | os.PathLike[str] | N
     name : str, optional
         A name the analyst gives the dataset; different names give different keys.
     path : str or Path, optional
-        The ledger file whose salt is used (created on first use); default
-        :func:`default_ledger_path`.
+        The ledger (a file, or a ``postgresql://`` URL) whose salt is used (created on first
+        use); default :func:`default_ledger_path`.
 
     Returns
     -------
@@ -135,7 +262,7 @@ def dataset_key(data: bytes, name: str = "", *, path: str | os.PathLike[str] | N
         raise TypeError(f"data must be the file's bytes, got {type(data).__name__}")
     if not isinstance(name, str):
         raise TypeError(f"name must be a string, got {name!r}")
-    store = SQLiteStore(default_ledger_path() if path is None else path, "")
+    store = open_store(default_ledger_path() if path is None else path, "")
     key = byte_key(store.salt(), data, name)
     with store.transaction() as tx:
         tx.register(key, "bytes", name, (), None, _utc_now())
@@ -211,6 +338,12 @@ class MemoryStore:
     def linked(self) -> list[str]:
         return []
 
+    def hold(self, datasets: Iterable[str | None]) -> None:
+        """Nothing to lock: the whole store is already held (see :meth:`transaction`)."""
+
+    def hold_linked(self) -> list[str]:
+        return []
+
 
 class SQLiteStore:
     """Rows of one dataset in an SQLite file (WAL mode), created with its tables on first use.
@@ -240,11 +373,13 @@ class SQLiteStore:
             try:
                 _set_wal(con)
                 con.execute("BEGIN IMMEDIATE")
-                for statement in _SCHEMA + _SCHEMA_2:
-                    con.execute(statement)
-                con.execute("INSERT OR IGNORE INTO settings VALUES ('salt', ?)",
-                            (secrets.token_bytes(32),))
-                _migrate(con)
+                try:
+                    run_migrations(con, _version(con), _MIGRATIONS, repr(str(self.path)))
+                    con.execute("INSERT OR IGNORE INTO settings VALUES ('salt', ?)",
+                                (secrets.token_bytes(32),))
+                except BaseException:
+                    con.execute("ROLLBACK")
+                    raise
                 con.execute("COMMIT")
             finally:
                 con.close()
@@ -301,23 +436,20 @@ def _narrow(path: Path, mode: int = 0o600) -> None:
         pass
 
 
-def _migrate(con) -> None:
-    """Bring a version-1 ledger to version 2 inside the creating transaction."""
-    row = con.execute("SELECT max(version) FROM schema_version").fetchone()
-    version = row[0] if row and row[0] is not None else None
-    if version is not None and version >= SCHEMA_VERSION:
-        return
-    when = _utc_now()
-    # Every dataset a version-1 ledger knows was keyed by its bytes: register it as such.
-    con.execute(
-        "INSERT OR IGNORE INTO datasets (dataset, kind, name, columns, rows, time) "
-        "SELECT DISTINCT dataset, 'bytes', '', '[]', NULL, ? FROM "
-        "(SELECT dataset FROM releases UNION SELECT dataset FROM caps)", (when,))
-    con.execute("DELETE FROM schema_version")
-    con.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
+def _version(con) -> int:
+    """The file's schema version: 0 for a new file, 1 before ``schema_version`` existed."""
+    tables = {name for (name,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if "schema_version" in tables:
+        (version,), = con.execute("SELECT max(version) FROM schema_version")
+        if version is not None:
+            return int(version)
+    return 1 if "releases" in tables else 0
 
 
 class _SQLiteTransaction:
+    """The statements of one SQLite transaction. ``BEGIN IMMEDIATE`` took the file's write
+    lock before anything was read, so :meth:`hold` has nothing left to lock."""
+
     def __init__(self, con, dataset):
         self.con = con
         self.dataset = dataset
@@ -380,6 +512,16 @@ class _SQLiteTransaction:
 
     def link(self, a, b):
         self.con.executemany("INSERT OR IGNORE INTO links VALUES (?, ?)", [(a, b), (b, a)])
+
+    def hold(self, datasets):
+        """Lock these datasets' rows until the end of the transaction: here a no-op."""
+
+    def hold_ledger(self):
+        """Lock the whole ledger (registrations, settings): here a no-op."""
+
+    def hold_linked(self):
+        """:meth:`linked`, every one of them (and this dataset) held: here the file is."""
+        return self.linked()
 
     def add_rows(self, dataset, row_hashes):
         self.con.executemany("INSERT INTO row_hashes VALUES (?, ?)",

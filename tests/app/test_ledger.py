@@ -113,3 +113,21 @@ def test_a_not_private_release_makes_the_total_infinite_and_is_refused_under_a_c
     refused = ledger.record_no_guarantee_release(capped, "DP-OWL rule (NOT PRIVATE)", "bounds")
     assert isinstance(refused, str) and "NOT PRIVATE" in refused and "dpcore ledger cap" in refused
     assert ledger.dataset_ledger(capped).entries == ()
+
+
+def test_two_sessions_share_the_total_on_a_postgresql_ledger(own_session_ids, postgres_server,
+                                                              monkeypatch):
+    """The app on a PostgreSQL ledger ($DPCORE_LEDGER a URL), as several app processes share
+    it: a second session sees the first one's release and adds its own. About 5 s, over 10 s
+    on a loaded machine: two AppTest sessions, each keying the 1000-row demo trial."""
+    monkeypatch.setenv("DPCORE_LEDGER", postgres_server.new_ledger())
+    first = demo_release(session())
+    assert "ε = 1 over 1 release" in sidebar_text(first)
+    second = session()
+    second.radio(key="file").set_value("paper_trial").run()
+    second.button(key="fill_dictionary").click().run()
+    assert "ε = 1 over 1 release" in sidebar_text(second)
+    release(second)
+    assert "ε = 2 over 2 releases" in sidebar_text(second)
+    key = second.session_state[ledger.IN_USE]
+    assert PrivacyLedger.open(default_ledger_path(), key).total()[0] == 2.0

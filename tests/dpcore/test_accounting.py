@@ -1,4 +1,8 @@
-"""GDP accounting (spec cvar.md §4.2, §5.5) and the privacy ledger, in memory and durable."""
+"""GDP accounting (spec cvar.md §4.2, §5.5) and the privacy ledger, in memory and durable.
+
+The durable ledger's tests take ``new_ledger`` (tests/conftest.py): each runs on an SQLite
+file and on a PostgreSQL database of a real server.
+"""
 
 import dataclasses
 import hashlib
@@ -165,10 +169,12 @@ def test_total_through_an_index_and_the_entry_returned():
 # Parallel composition (issue 16 §3): disjoint parts of one dataset cost their largest ε
 
 
-@pytest.mark.parametrize("durable", [False, True])
-def test_parallel_parts_cost_their_largest_epsilon_and_sequential_releases_add(durable, tmp_path):
-    make = (lambda: PrivacyLedger.open(tmp_path / "l.sqlite", _key(tmp_path / "l.sqlite", "k"))) if durable else PrivacyLedger
-    parallel, sequential = make(), (PrivacyLedger.open(tmp_path / "l.sqlite", _key(tmp_path / "l.sqlite", "other"))
+@pytest.mark.parametrize("new_ledger,durable", [("sqlite", False), ("sqlite", True),
+                                                ("postgresql", True)], indirect=["new_ledger"])
+def test_parallel_parts_cost_their_largest_epsilon_and_sequential_releases_add(durable, new_ledger):
+    where = new_ledger() if durable else None
+    make = (lambda: PrivacyLedger.open(where, _key(where, "k"))) if durable else PrivacyLedger
+    parallel, sequential = make(), (PrivacyLedger.open(where, _key(where, "other"))
                                     if durable else PrivacyLedger())
     entry = parallel.record_parallel("rule + evaluation", {"fit": 1.0, "evaluation": 1.0})
     assert parallel.total() == (1.0, 0.0)
@@ -178,7 +184,7 @@ def test_parallel_parts_cost_their_largest_epsilon_and_sequential_releases_add(d
     assert sequential.total() == (2.0, 0.0)
     second = parallel.record_parallel("again", {"fit": 0.5, "evaluation": 0.25}, delta=1e-6)
     assert second.index == 2 and parallel.total() == (1.5, 1e-6)
-    reread = PrivacyLedger.open(tmp_path / "l.sqlite", _key(tmp_path / "l.sqlite", "k")) if durable else parallel
+    reread = PrivacyLedger.open(where, _key(where, "k")) if durable else parallel
     assert [e.parts for e in reread.entries] == [entry.parts, second.parts]
 
 
@@ -202,11 +208,11 @@ def test_parallel_validation(parts, exc, word):
 
 
 # --------------------------------------------------------------------------------------------
-# The durable ledger (SQLite)
+# The durable ledger (SQLite and PostgreSQL)
 
 
-def test_durable_ledger_survives_reopening_and_keeps_datasets_apart(tmp_path):
-    path = tmp_path / "sub" / "ledger.sqlite"  # folder and file created on first use
+def test_durable_ledger_survives_reopening_and_keeps_datasets_apart(new_ledger):
+    path = new_ledger()
     ledger = PrivacyLedger.open(path, _key(path, "dataset-a"))
     ledger.record("DP-OWL rule", 1.0)
     ledger.record("private CVaR", 0.5, delta=1e-6)
@@ -217,6 +223,12 @@ def test_durable_ledger_survives_reopening_and_keeps_datasets_apart(tmp_path):
         ("DP-OWL rule", 1.0, 0.0), ("private CVaR", 0.5, 1e-6)]
     assert again.entries[0].timestamp.tzinfo is not None
     assert PrivacyLedger.open(path, _key(path, "dataset-b")).total() == (3.0, 0.0)
+    assert again.dataset[:12] in repr(again)
+
+
+def test_an_sqlite_ledger_is_one_file_in_wal_mode(tmp_path):
+    path = tmp_path / "sub" / "ledger.sqlite"  # folder and file created on first use
+    again = PrivacyLedger.open(path, _key(path, "dataset-a"))
     with sqlite3.connect(path) as con:
         assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         columns = [c[1] for c in con.execute("PRAGMA table_info(releases)")]
@@ -224,8 +236,8 @@ def test_durable_ledger_survives_reopening_and_keeps_datasets_apart(tmp_path):
     assert "path" not in repr(again) and again.dataset[:12] in repr(again)
 
 
-def test_a_cap_is_stored_per_dataset_and_only_lowered_without_allow_raise(tmp_path):
-    path = tmp_path / "ledger.sqlite"
+def test_a_cap_is_stored_per_dataset_and_only_lowered_without_allow_raise(new_ledger):
+    path = new_ledger()
     ledger = PrivacyLedger.open(path, _key(path, "k"))
     assert ledger.budget is None
     ledger.set_budget(2.0)  # the first time
@@ -248,8 +260,8 @@ def test_a_cap_is_stored_per_dataset_and_only_lowered_without_allow_raise(tmp_pa
         memory.set_budget(2.0)
 
 
-def test_dataset_key_is_salted_per_ledger_and_depends_on_bytes_and_name(tmp_path):
-    a, b = tmp_path / "a.sqlite", tmp_path / "b.sqlite"
+def test_dataset_key_is_salted_per_ledger_and_depends_on_bytes_and_name(new_ledger, monkeypatch):
+    a, b = new_ledger(), new_ledger()
     data = b"age,arm,y\n40,1,0.5\n"
     key = dataset_key(data, path=a)
     assert key == dataset_key(data, path=a) and len(key) == 64
@@ -257,7 +269,8 @@ def test_dataset_key_is_salted_per_ledger_and_depends_on_bytes_and_name(tmp_path
     assert key != hashlib.sha256(data).hexdigest()  # not the public digest of the file
     assert key != dataset_key(data + b"41,0,0.1\n", path=a)
     assert key != dataset_key(data, "trial 2", path=a)
-    assert dataset_key(data, path=None) == dataset_key(data, path=default_ledger_path())
+    monkeypatch.setenv("DPCORE_LEDGER", str(a))
+    assert dataset_key(data, path=None) == key
     with pytest.raises(TypeError, match="bytes"):
         dataset_key("age,arm", path=a)
 
@@ -270,12 +283,28 @@ def test_default_ledger_path_reads_the_environment(monkeypatch, tmp_path):
     assert default_ledger_path() == tmp_path / "dpcore" / "ledger.sqlite"
 
 
-def test_the_ledger_never_stores_the_data(tmp_path):
-    path = tmp_path / "ledger.sqlite"
+def test_the_ledger_never_stores_the_data(new_ledger, tmp_path):
+    path = new_ledger()
     data = b"id,arm,y\nzqxj_secret,1,0.5\n"
     PrivacyLedger.open(path, dataset_key(data, path=path)).record("DP-OWL rule", 1.0)
-    stored = b"".join(p.read_bytes() for p in tmp_path.iterdir())
-    assert b"zqxj_secret" not in stored and hashlib.sha256(data).hexdigest().encode() not in stored
+    PrivacyLedger.for_file(data, path=path).record("DP-OWL rule", 1.0)
+    stored = _everything_stored(path, tmp_path)
+    for secret in (b"zqxj_secret", hashlib.sha256(data).hexdigest().encode()):
+        assert secret not in stored and secret.hex().encode() not in stored  # bytea shows as hex
+    assert len(stored) > 100
+
+
+def _everything_stored(where, folder):
+    """Every byte the ledger holds: its files (SQLite), or every row of its tables as text."""
+    if isinstance(where, str):
+        import psycopg
+
+        with psycopg.connect(where) as con:
+            tables = [t for (t,) in con.execute(
+                "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")]
+            return b"".join(con.execute(f"SELECT coalesce(string_agg(t::text, ' '), '') FROM {t} t")
+                            .fetchone()[0].encode() for t in tables)
+    return b"".join(p.read_bytes() for p in folder.iterdir())
 
 
 # --------------------------------------------------------------------------------------------
@@ -303,6 +332,7 @@ class CheckOutsideTransactionLedger(PrivacyLedger):
             rows = self._admit(tx.rows(), tx.cap(), mechanism, parts, delta)
         time.sleep(PAUSE_S)
         with self._store.transaction() as tx:
+            tx.hold([None])  # the write itself serialized (PostgreSQL): only the check is outside
             index = len({row[0] for row in tx.rows()}) + 1
             tx.insert([(index, *row[1:]) for row in rows])
         return rows
@@ -352,25 +382,102 @@ def _race_processes(cls, path, processes=4):
     return recorded
 
 
-@pytest.mark.parametrize("race", [_race_threads, _race_processes])
-def test_twenty_concurrent_releases_against_a_cap_of_five_record_exactly_five(race, tmp_path):
-    path = tmp_path / "ledger.sqlite"
+# Processes cost seconds to spawn: PostgreSQL's races run in threads, each attempt on its own
+# connection, and test_ledger_pg.py has its cross-process test.
+RACES = pytest.mark.parametrize("new_ledger,race", [
+    ("sqlite", _race_threads), ("sqlite", _race_processes), ("postgresql", _race_threads)],
+    indirect=["new_ledger"])
+
+
+@RACES
+def test_twenty_concurrent_releases_against_a_cap_of_five_record_exactly_five(race, new_ledger):
+    path = new_ledger()
     assert race(SlowLedger, path) == 5
     ledger = PrivacyLedger.open(path, _key(path, "shared trial"))
     assert ledger.total() == (5.0, 0.0) and [e.index for e in ledger.entries] == [1, 2, 3, 4, 5]
 
 
-@pytest.mark.parametrize("race", [_race_threads, _race_processes])
-def test_the_concurrency_test_catches_a_check_outside_the_transaction(race, tmp_path):
-    path = tmp_path / "ledger.sqlite"
+@RACES
+def test_the_concurrency_test_catches_a_check_outside_the_transaction(race, new_ledger):
+    path = new_ledger()
     assert race(CheckOutsideTransactionLedger, path) > 5
     assert PrivacyLedger.open(path, _key(path, "shared trial")).total()[0] > 5.0
 
 
-def test_two_writers_of_one_release_index_fail_loudly(tmp_path):
-    ledger = PrivacyLedger.open(tmp_path / "ledger.sqlite", _key(tmp_path / "ledger.sqlite", "k"))
+def test_the_cap_holds_whatever_isolation_the_server_defaults_to(postgres_server):
+    """A server whose default is REPEATABLE READ would give each transaction a snapshot older
+    than the lock it waited for; the ledger asks for READ COMMITTED itself."""
+    url = postgres_server.new_database("default_transaction_isolation = 'repeatable read'")
+    assert _race_threads(SlowLedger, url) == 5
+    assert PrivacyLedger.open(url, _key(url, "shared trial")).total() == (5.0, 0.0)
+
+
+def test_releases_on_two_datasets_sharing_rows_queue_on_both_rows_without_deadlock(
+        postgres_server):
+    """20 attempts alternating between two linked datasets (each release charged to both),
+    against a cap of 5 on the first: the rows are locked in key order, so no two attempts
+    wait for each other (a deadlock would fail one after a second) and exactly 5 are in."""
+    url = postgres_server.new_ledger()
+    first = SlowLedger.for_cells({"id": [str(i) for i in range(10)]}, path=url, budget=5.0)
+    second = SlowLedger.for_cells({"id": [str(i) for i in range(5, 15)]}, path=url)
+    assert second.linked() == (first.dataset,)
+    barrier = threading.Barrier(20)
+    ledgers = [SlowLedger.open(url, (first, second)[i % 2].dataset) for i in range(20)]
+    with ThreadPoolExecutor(20) as pool:
+        assert sum(pool.map(lambda ledger: _record_once(ledger, barrier), ledgers)) == 5
+    assert first.total() == second.total() == (5.0, 0.0)
+
+
+class CheckTogetherLedger(PrivacyLedger):
+    """The real ledger, waiting after its check (inside the transaction) until a second
+    release has checked too, or for half a second when a lock keeps the second out."""
+
+    barrier = threading.Barrier(2)
+
+    @staticmethod
+    def _admit(*args):
+        rows = PrivacyLedger._admit(*args)
+        try:
+            CheckTogetherLedger.barrier.wait(timeout=0.5)
+        except threading.BrokenBarrierError:
+            pass
+        return rows
+
+
+def test_without_the_row_lock_two_releases_overspend_the_cap(postgres_server, monkeypatch):
+    """The deliberately broken twin of PostgreSQL's locking: the check and the record in one
+    transaction as before, but no row held (what BEGIN IMMEDIATE does for SQLite, a plain
+    BEGIN does not do here). A release on the whole dataset and a parallel one (other part
+    names, so the unique index does not stop the second) both pass their check on the same
+    total; the real ledger makes the second wait, then refuses it."""
+    from dpcore.privacy import ledger_pg
+
+    def race(url):
+        CheckTogetherLedger.barrier = threading.Barrier(2)
+        key = _key(url, "shared trial")
+        whole = CheckTogetherLedger.open(url, key, budget=1.0)
+        split = CheckTogetherLedger.open(url, key)
+        with ThreadPoolExecutor(2) as pool:
+            jobs = [pool.submit(whole.record, "rule", 1.0),
+                    pool.submit(split.record_parallel, "rule and evaluation",
+                                {"fit": 1.0, "evaluation": 1.0})]
+        refused = [j.exception() for j in jobs if j.exception() is not None]
+        assert all(isinstance(e, BudgetExceededError) for e in refused), refused
+        return 2 - len(refused), len(whole.entries)
+
+    assert race(postgres_server.new_ledger()) == (1, 1)
+    monkeypatch.setattr(ledger_pg._PostgresTransaction, "hold", lambda self, datasets: None)
+    # Both in: 2 spent on a cap of 1, both numbered release 1 (the record even reads as one).
+    assert race(postgres_server.new_ledger()) == (2, 1)
+
+
+def test_two_writers_of_one_release_index_fail_loudly(new_ledger):
+    path = new_ledger()
+    ledger = PrivacyLedger.open(path, _key(path, "k"))
     ledger.record("a", 1.0)
-    with pytest.raises(sqlite3.IntegrityError), ledger._store.transaction() as tx:
+    integrity = sqlite3.IntegrityError if not isinstance(path, str) else \
+        __import__("psycopg").IntegrityError
+    with pytest.raises(integrity), ledger._store.transaction() as tx:
         tx.insert([(1, "b", 1.0, 0.0, "", "2026-01-01T00:00:00+00:00")])
 
 
@@ -381,12 +488,13 @@ def test_memory_ledger_threads_cannot_overspend():
         assert sum(pool.map(lambda _: _record_once(ledger, barrier), range(20))) == 5
 
 
-def test_ledgers_pickle_with_their_records(tmp_path):
+def test_ledgers_pickle_with_their_records(new_ledger):
     memory = PrivacyLedger(budget=2.0)
     memory.record("a", 1.0)
     copy = pickle.loads(pickle.dumps(memory))
     assert copy.total() == (1.0, 0.0) and copy.budget == 2.0
     copy.record("b", 1.0)  # the copy has a working lock of its own
-    durable = PrivacyLedger.open(tmp_path / "l.sqlite", _key(tmp_path / "l.sqlite", "k"))
+    where = new_ledger()
+    durable = PrivacyLedger.open(where, _key(where, "k"))
     durable.record("a", 0.5)
     assert pickle.loads(pickle.dumps(durable)).total() == (0.5, 0.0)

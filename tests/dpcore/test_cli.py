@@ -416,3 +416,44 @@ def test_user_errors_are_one_line_naming_the_flag_that_fixes_them(tmp_path, args
     assert got.returncode == 1 and flag in got.stderr, got.stderr
     assert len(got.stderr.strip().splitlines()) == 1 and "Traceback" not in got.stderr
     assert not (tmp_path / "r.json").exists()
+
+
+# --------------------------------------------------------------------------------------------
+# The keeper's commands on a PostgreSQL ledger, in this process (a server of the test process)
+
+
+@needs_release
+def test_ledger_show_cap_and_default_cap_on_postgresql(postgres_server, monkeypatch, tmp_path):
+    """The trial's first 80 rows: keying a file costs about 1 ms a row, whatever the ledger."""
+    url, data = postgres_server.new_ledger(), tmp_path / "trial.csv"
+    data.write_text("\n".join((DEMO / "paper_trial.csv").read_text().splitlines()[:81]) + "\n")
+    keyed = (data, "--dictionary", DEMO / "paper_trial.json", "--ledger", url)
+    fit = ("fit", *keyed, "--epsilon", "1")
+    assert run("ledger", "default-cap", "--ledger", url).stdout.strip() == "no default cap"
+    made = run("ledger", "default-cap", "4", "--ledger", url)
+    assert made.returncode == 0 and "gets the cap epsilon=4" in made.stdout
+    assert "over 0 release(s); cap 4" in run("ledger", "show", *keyed).stdout
+    assert run("ledger", "cap", *keyed[:1], "1.5", *keyed[1:]).returncode == 0
+    raised = run("ledger", "cap", *keyed[:1], "3", *keyed[1:])
+    assert raised.returncode == 1 and "--allow-raise" in raised.stderr
+    assert run(*fit, "--out", tmp_path / "r.json").returncode == 0
+    again = run(*fit, "--out", tmp_path / "r2.json")
+    assert again.returncode == 1 and "cap" in again.stderr and not (tmp_path / "r2.json").exists()
+    monkeypatch.setenv("DPCORE_LEDGER", url)  # the app's and the command line's default
+    shown = run("ledger", "show", *keyed[:3])
+    assert "total epsilon=1 delta=0 over 1 release(s); cap 1.5" in shown.stdout, shown.stdout
+    assert run("ledger", "default-cap").stdout.strip() == "default cap epsilon=4"
+
+
+def test_a_ledger_server_out_of_reach_or_without_its_driver_is_one_line(tmp_path, monkeypatch):
+    pytest.importorskip("psycopg")
+    url = f"postgresql://ann:s3cret@/ledger?host={tmp_path}&port=9"  # nothing listens there
+    down = run("ledger", "show", DEMO / "paper_trial.csv", "--ledger", url)
+    assert down.returncode == 1 and "cannot connect to the ledger" in down.stderr
+    assert len(down.stderr.strip().splitlines()) == 1 and "s3cret" not in down.stderr
+    monkeypatch.setitem(sys.modules, "psycopg", None)
+    missing = run("ledger", "default-cap", "2", "--ledger", url)
+    assert missing.returncode == 3 and "dpcore[server]" in missing.stderr
+    assert len(missing.stderr.strip().splitlines()) == 1
+    other = run("ledger", "show", DEMO / "paper_trial.csv", "--ledger", "mysql://db/ledger")
+    assert other.returncode == 1 and "not one the ledger can serve" in other.stderr

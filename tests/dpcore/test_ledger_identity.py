@@ -3,6 +3,7 @@
 A trial re-saved in any of the ways a spreadsheet or a script re-saves it is one dataset; a
 file sharing rows with an earlier dataset is charged to both; a release without a guarantee
 makes the total infinite; an old (version 1) ledger keeps working; the file is private.
+The tests taking ``new_ledger`` run on an SQLite file and on a PostgreSQL database.
 """
 
 import os
@@ -58,8 +59,8 @@ def test_a_trial_re_saved_is_one_dataset_with_one_total(tmp_path, how):
     assert again.total() == (0.5, 0.0)
 
 
-def test_a_changed_used_cell_is_another_dataset_but_charged_with_the_rows_it_shares(tmp_path):
-    path = tmp_path / "l.sqlite"
+def test_a_changed_used_cell_is_another_dataset_but_charged_with_the_rows_it_shares(new_ledger):
+    path = new_ledger()
     first = PrivacyLedger.for_file(ORIGINAL, USED, path=path, budget=1.0)
     first.record("DP-OWL rule", 0.5)
     rows = [ROWS[0][:3] + (99,) + ROWS[0][4:]] + ROWS[1:]  # one patient's age changed
@@ -74,8 +75,8 @@ def test_a_changed_used_cell_is_another_dataset_but_charged_with_the_rows_it_sha
     assert second.total() == (0.75, 0.0) and first.total() == (0.75, 0.0)
 
 
-def test_a_file_sharing_no_row_is_independent(tmp_path):
-    path = tmp_path / "l.sqlite"
+def test_a_file_sharing_no_row_is_independent(new_ledger):
+    path = new_ledger()
     first = PrivacyLedger.for_file(ORIGINAL, USED, path=path)
     first.record("rule", 1.0)
     other = [(r[0], r[1], r[2] + 100, r[3], r[4], r[5]) for r in ROWS]
@@ -83,8 +84,8 @@ def test_a_file_sharing_no_row_is_independent(tmp_path):
     assert second.linked() == () and second.total() == (0.0, 0.0)
 
 
-def test_the_name_is_a_label_not_a_way_around_the_cap(tmp_path):
-    path = tmp_path / "l.sqlite"
+def test_the_name_is_a_label_not_a_way_around_the_cap(new_ledger):
+    path = new_ledger()
     first = PrivacyLedger.for_file(ORIGINAL, USED, path=path, budget=1.0)
     first.record("rule", 1.0)
     renamed = PrivacyLedger.for_file(ORIGINAL, USED, path=path, name="another name")
@@ -113,8 +114,8 @@ def test_identity_is_salted_order_free_and_normalises_cells():
         dataset_identity({"x": ["1"], "y": []}, b"s")
 
 
-def test_open_refuses_a_string_that_is_not_a_dataset_key(tmp_path):
-    path = tmp_path / "l.sqlite"
+def test_open_refuses_a_string_that_is_not_a_dataset_key(new_ledger):
+    path = new_ledger()
     with pytest.raises(ValueError, match="not a dataset key"):
         PrivacyLedger.open(path, "x.csv")
     with pytest.raises(ValueError, match="not a dataset of the ledger"):
@@ -123,8 +124,8 @@ def test_open_refuses_a_string_that_is_not_a_dataset_key(tmp_path):
     assert PrivacyLedger.open(path, key).dataset == key
 
 
-def test_the_keeper_s_default_cap_applies_to_every_new_dataset(tmp_path, monkeypatch):
-    path = tmp_path / "l.sqlite"
+def test_the_keeper_s_default_cap_applies_to_every_new_dataset(new_ledger, monkeypatch):
+    path = new_ledger()
     PrivacyLedger.set_default_cap(path, 2.0)
     assert PrivacyLedger.for_file(ORIGINAL, USED, path=path).budget == 2.0
     with pytest.raises(ValueError, match="allow-raise"):
@@ -137,8 +138,8 @@ def test_the_keeper_s_default_cap_applies_to_every_new_dataset(tmp_path, monkeyp
         PrivacyLedger.default_cap(path)
 
 
-def test_a_release_without_a_guarantee_makes_the_total_infinite_for_good(tmp_path):
-    path = tmp_path / "l.sqlite"
+def test_a_release_without_a_guarantee_makes_the_total_infinite_for_good(new_ledger):
+    path = new_ledger()
     ledger = PrivacyLedger.for_file(ORIGINAL, USED, path=path)
     ledger.record("rule", 1.0)
     entry = ledger.record_no_guarantee("DP-OWL rule (NOT PRIVATE)", "bounds read from the data")
@@ -200,11 +201,11 @@ def test_ledger_file_is_0600_in_a_0700_directory(tmp_path):
         assert stat.S_IMODE(f.stat().st_mode) == 0o600, f.name
 
 
-def test_one_patients_cell_cannot_rekey_the_other_rows(tmp_path):
+def test_one_patients_cell_cannot_rekey_the_other_rows(new_ledger):
     """Site codes 01/02/03 and one row's "x": the file key reads each cell on its own, so the
     other rows keep their digests and the neighbour is linked to (and charged with) the first
     file's release, instead of starting a fresh budget."""
-    path = tmp_path / "l.sqlite"
+    path = new_ledger()
     rows = "".join(f"{i},0{i % 3 + 1},{i % 2},{i % 7}\n" for i in range(40))
     base = ("id,site,arm,y\n" + rows).encode()
     first = PrivacyLedger.for_file(base, ["site", "arm", "y"], path=path)
