@@ -45,6 +45,7 @@ def test_wheel_carries_the_library_and_the_dashboard(wheel):
                    "demo_data/hospital_trial.csv", "demo_data/hospital_trial.json"):
         assert needed in names, needed
     assert any(n.endswith("data/share/dpcore/.streamlit/config.toml") for n in names)
+    assert any(n.endswith("data/share/dpcore/deploy/nginx.conf.template") for n in names)
     assert not any(n.startswith("tests/") for n in names)
     entry = next(n for n in names if n.endswith("entry_points.txt"))
     text = wheel.read(entry).decode()
