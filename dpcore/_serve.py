@@ -164,8 +164,9 @@ def nginx_config(template: str, prefix: Path, listen: str, ports: Sequence[int])
         f"        location = /_replica/{k}/health {{\n"
         f"            proxy_pass http://127.0.0.1:{p}/_stcore/health;\n"
         f"        }}" for k, p in enumerate(ports, start=1))
+    numbers = "\n".join(f"        127.0.0.1:{p} {k};" for k, p in enumerate(ports, start=1))
     return render(template, {"user": user, "prefix": str(prefix), "listen": listen,
-                             "servers": servers, "health": health})
+                             "servers": servers, "health": health, "numbers": numbers})
 
 
 @dataclass

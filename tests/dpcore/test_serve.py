@@ -27,6 +27,7 @@ def test_the_config_routes_by_cookie_to_every_replica_and_passes_websockets(tmp_
     for k, port in ((1, 9001), (2, 9002)):
         assert f"server 127.0.0.1:{port} " in conf
         assert f"location = /_replica/{k}/health" in conf
+        assert f"127.0.0.1:{port} {k};" in conf  # the X-Dpcore-Replica header's number
         assert f"proxy_pass http://127.0.0.1:{port}/_stcore/health;" in conf
     assert "proxy_set_header Upgrade $http_upgrade;" in conf
     assert "proxy_read_timeout 1d;" in conf
