@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import grp
 import os
-import pwd
 import secrets
 import shutil
 import signal
@@ -33,7 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+POSIX = os.name == "posix"  # process groups; elsewhere (Windows) the child alone is signalled
+SIGNALS = tuple(getattr(signal, n) for n in ("SIGTERM", "SIGINT", "SIGHUP") if hasattr(signal, n))
 STOP_SECONDS = 10.0  # a child's time to stop after SIGTERM before its group gets SIGKILL
 TEMPLATE = "nginx.conf.template"
 
@@ -52,7 +51,9 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child, before 
 
 def start(command: Sequence[str], **kwargs: Any) -> subprocess.Popen[bytes]:
     """``Popen`` in a process group of its own, stopped with its parent."""
-    return subprocess.Popen(list(command), process_group=0, preexec_fn=_die_with_parent, **kwargs)
+    if POSIX:
+        kwargs.update(process_group=0, preexec_fn=_die_with_parent)
+    return subprocess.Popen(list(command), **kwargs)
 
 
 def stop(children: Sequence[subprocess.Popen[bytes]], seconds: float = STOP_SECONDS) -> None:
@@ -67,14 +68,20 @@ def stop(children: Sequence[subprocess.Popen[bytes]], seconds: float = STOP_SECO
         with contextlib.suppress(subprocess.TimeoutExpired):
             child.wait(timeout=max(deadline - time.monotonic(), 0.0))
     for child in children:
-        _signal_group(child, signal.SIGKILL)  # a straggler, or a grandchild left in the group
+        _signal_group(child, None)  # a straggler, or a grandchild left in the group
         if child.poll() is None:
             child.wait()
 
 
-def _signal_group(child: subprocess.Popen[bytes], signum: int) -> None:
+def _signal_group(child: subprocess.Popen[bytes], signum: int | None) -> None:
+    """Send ``signum`` (None: kill) to the child's process group, or to the child alone."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(child.pid, signum)
+        if POSIX:
+            os.killpg(child.pid, signal.SIGKILL if signum is None else signum)
+        elif signum is None:
+            child.kill()
+        else:
+            child.terminate()
 
 
 @contextlib.contextmanager
@@ -154,7 +161,10 @@ def render(template: str, fields: dict[str, str]) -> str:
 def nginx_config(template: str, prefix: Path, listen: str, ports: Sequence[int]) -> str:
     """The nginx configuration: ``listen`` (``host:port``) in front of replicas on ``ports``."""
     user = ""
-    if os.geteuid() == 0:
+    if POSIX and os.geteuid() == 0:
+        import grp
+        import pwd
+
         # As root, nginx's workers drop to a user; its default "nobody nobody" names a group
         # Debian does not have, so name the user's own group.
         who = pwd.getpwnam("nobody")
@@ -266,7 +276,7 @@ class Server:
             health = f"http://127.0.0.1:{port}/_stcore/health"
             self._wait(child, functools.partial(_answers, health), "answer /_stcore/health")
         conf = self.run_dir / "nginx.conf"
-        if os.geteuid() == 0:
+        if POSIX and os.geteuid() == 0:
             self.run_dir.chmod(0o711)  # nginx's workers (user nobody) reach their temp paths
         conf.write_text(nginx_config(template, self.run_dir, f"{o.address}:{o.port}", self.ports))
         self.proxy = self._start("nginx", [nginx, "-p", str(self.run_dir), "-c", str(conf), "-e",
