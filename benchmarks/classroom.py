@@ -276,7 +276,8 @@ def main():
     classes, lecturer, peak, seconds, store = asyncio.run(run(args))
     print(f"{args.sessions} sessions through {where}, {args.store} store ({store}), "
           f"{seconds:.0f} s in all; load average {os.getloadavg()[0]:.1f} (1 min) at the end")
-    print(f"lecturer's first view (fresh server, each replica in turn): {lecturer:.2f} s")
+    print(f"lecturer's first view (fresh server{', each replica in turn' if args.replicas else ''}): "
+          f"{lecturer:.2f} s")
     for c, stats in enumerate(classes, start=1):
         if len(classes) > 1:
             print(f"class {c} of {len(classes)}:")
@@ -308,6 +309,9 @@ def report(stats):
         print(f"  the {len(spared)} sessions never cut: moves before the kill: {_median(before)}; "
               f"after: {_median(after)}")
     runs = len(stats["first_view"]) + len(stats["eps"]) + len(stats["n"])
+    if not stats["cpu"]:
+        print("server CPU: not measured (--url: a server this benchmark did not start)")
+        return
     total = sum(stats["cpu"].values())
     print(f"server CPU: {total:.1f} s for {runs} views and moves, "
           f"{1000 * total / max(runs, 1):.0f} ms each"
