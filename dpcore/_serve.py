@@ -137,6 +137,18 @@ def _listening(host: str, port: int) -> bool:
         return s.connect_ex((host, port)) == 0
 
 
+NO_NGINX = "nginx is not installed (Debian: apt-get install nginx-light); or give --nginx PATH"
+
+
+def find_nginx(given: str | None = None) -> str | None:
+    """The nginx program: ``given``, else nginx on PATH, else Debian's /usr/sbin/nginx (not on
+    a user's PATH)."""
+    if given:
+        return given
+    return shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").is_file()
+                                     else None)
+
+
 def default_template(app: Path) -> Path:
     """The nginx template: ``deploy/`` beside app.py (the source tree), else the installed copy."""
     for path in (app.parent / "deploy" / TEMPLATE,
@@ -255,11 +267,9 @@ class Server:
         o = self.options
         if o.replicas < 1:
             raise ServeError(f"--replicas must be at least 1, got {o.replicas}")
-        nginx = o.nginx or shutil.which("nginx") or ("/usr/sbin/nginx" if Path(
-            "/usr/sbin/nginx").is_file() else None)
+        nginx = find_nginx(o.nginx)
         if nginx is None:
-            raise ServeError("nginx is not installed (Debian: apt-get install nginx-light); "
-                             "or give --nginx PATH")
+            raise ServeError(NO_NGINX)
         template = (o.template or default_template(self.app)).read_text()
         if o.dask_workers:
             self._start_dask(o.dask_workers)

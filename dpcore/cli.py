@@ -378,7 +378,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     """Several app processes behind nginx, optionally with a Dask cluster (the ``app`` extra)."""
     import importlib.util
 
-    from ._serve import ServeOptions, serve
+    from ._serve import NO_NGINX, ServeOptions, find_nginx, serve
 
     if importlib.util.find_spec("streamlit") is None:
         raise CliError("serving the dashboard needs the app extra: pip install 'dpcore[app]'",
@@ -389,6 +389,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.replicas < 1 or args.dask_workers < 0:
         raise CliError(f"--replicas must be at least 1 and --dask-workers at least 0, got "
                        f"{args.replicas} and {args.dask_workers}")
+    if find_nginx(args.nginx) is None:
+        raise CliError(NO_NGINX, EXIT_MISSING)
     if args.scheduler and args.dask_workers:
         raise CliError("give --dask-workers (a cluster started here) or --scheduler (one "
                        "running elsewhere), not both")

@@ -105,3 +105,12 @@ def test_app_stops_its_streamlit_server_on_sigterm(tmp_path):
             proc.wait()
         for pid in _processes_with(flag):
             os.kill(pid, signal.SIGKILL)
+
+
+def test_serve_without_nginx_says_how_to_install_it(monkeypatch, capsys):
+    pytest.importorskip("streamlit")
+    from dpcore import cli
+
+    monkeypatch.setattr(_serve, "find_nginx", lambda given=None: None)
+    assert cli.main(["serve", "--replicas", "2"]) == cli.EXIT_MISSING
+    assert "apt-get install nginx-light" in capsys.readouterr().err
