@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import atexit
 import os
 import random
 import re
@@ -70,6 +71,7 @@ def start_serve(replicas):
     replicas' own ports)."""
     port = free_port()
     log = tempfile.NamedTemporaryFile(prefix="dpcore-serve-", suffix=".log", delete=False)
+    atexit.register(os.unlink, log.name)  # dpcore serve's own lines; its children log elsewhere
     proc = subprocess.Popen([sys.executable, "-m", "dpcore", "serve", "--replicas", str(replicas),
                              "--port", str(port), "--address", "127.0.0.1"], cwd=ROOT,
                             env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=log,
