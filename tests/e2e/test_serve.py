@@ -100,9 +100,13 @@ def test_two_replicas_behind_nginx_serve_a_page_and_stop_cleanly(browser, tmp_pa
         assert [p for p in started if _alive(p)] == [], "a process outlived dpcore serve"
         assert not _healthy(base + "/_stcore/health")
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        if proc.poll() is None:  # a failed check: stop it as a user would, then for good
+            proc.terminate()
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
         for pid in started:
             if _alive(pid):
                 os.kill(pid, signal.SIGKILL)
