@@ -3,7 +3,7 @@
 The HTML shell, the proxy's and each replica's health answer through nginx; a page opened in
 Chromium through the proxy runs to the end (its websocket passed nginx's upgrade); after
 SIGTERM every process ``dpcore serve`` started is gone. Skipped when nginx is not installed.
-Over 10 s on this shared machine (14 s at load averages of 5 and of 9 on 2 cores): two
+Over 10 s on this shared machine (11.5-14 s at load averages of 5 to 9 on 2 cores): two
 Streamlit servers and nginx start (5 s) and stop (3 s), which is what it tests, and the first
 page run on a fresh server imports the app (the rest).
 """
