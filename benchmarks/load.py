@@ -15,12 +15,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import atexit
 import os
 import random
+import re
 import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -61,6 +64,31 @@ def start_server(port, script="app.py"):
             time.sleep(0.3)
     proc.kill()
     raise RuntimeError("the server did not start")
+
+
+def start_serve(replicas):
+    """``dpcore serve --replicas N`` on a free port; (process, proxy port, {name: pid}, the
+    replicas' own ports)."""
+    port = free_port()
+    log = tempfile.NamedTemporaryFile(prefix="dpcore-serve-", suffix=".log", delete=False)
+    atexit.register(os.unlink, log.name)  # dpcore serve's own lines; its children log elsewhere
+    proc = subprocess.Popen([sys.executable, "-m", "dpcore", "serve", "--replicas", str(replicas),
+                             "--port", str(port), "--address", "127.0.0.1"], cwd=ROOT,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=log,
+                            stderr=subprocess.STDOUT)
+    deadline = time.time() + 180
+    while "Stop with Ctrl-C" not in Path(log.name).read_text():
+        if proc.poll() is not None or time.time() > deadline:
+            raise RuntimeError(f"dpcore serve did not start:\n{Path(log.name).read_text()}")
+        time.sleep(0.3)
+    text = Path(log.name).read_text()
+    found = re.findall(r"replica (\d+): 127.0.0.1:(\d+) \(pid (\d+)\)", text)
+    pids = {f"replica {k}": int(pid) for k, _, pid in found}
+    ports = [int(p) for _, p, _ in found]
+    for child in Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split():
+        if Path(f"/proc/{child}/comm").read_text().strip() == "nginx":
+            pids["nginx"] = int(child)
+    return proc, port, pids, ports
 
 
 def rss_mb(pid):

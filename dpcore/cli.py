@@ -503,9 +503,38 @@ def cmd_app(args: argparse.Namespace) -> int:
     if importlib.util.find_spec("streamlit") is None:
         raise CliError("the dashboard needs the app extra: pip install 'dpcore[app]'",
                        EXIT_MISSING)
+    from ._serve import run_app
+
     app, flags = _app_files()
     command = [sys.executable, "-m", "streamlit", "run", str(app), *flags, *args.streamlit_args]
-    return subprocess.call(command, cwd=app.parent)
+    return run_app(command, cwd=app.parent)  # SIGTERM and Ctrl-C stop the server, then us
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Several app processes behind nginx, optionally with a Dask cluster (the ``app`` extra)."""
+    import importlib.util
+
+    from ._serve import NO_NGINX, ServeOptions, find_nginx, serve
+
+    if importlib.util.find_spec("streamlit") is None:
+        raise CliError("serving the dashboard needs the app extra: pip install 'dpcore[app]'",
+                       EXIT_MISSING)
+    if args.dask_workers and importlib.util.find_spec("distributed") is None:
+        raise CliError("--dask-workers needs the dask extra: pip install 'dpcore[dask]'",
+                       EXIT_MISSING)
+    if args.replicas < 1 or args.dask_workers < 0:
+        raise CliError(f"--replicas must be at least 1 and --dask-workers at least 0, got "
+                       f"{args.replicas} and {args.dask_workers}")
+    if find_nginx(args.nginx) is None:
+        raise CliError(NO_NGINX, EXIT_MISSING)
+    if args.scheduler and args.dask_workers:
+        raise CliError("give --dask-workers (a cluster started here) or --scheduler (one "
+                       "running elsewhere), not both")
+    app, flags = _app_files()
+    return serve(app, flags, ServeOptions(
+        replicas=args.replicas, port=args.port, address=args.address,
+        dask_workers=args.dask_workers, scheduler=args.scheduler, nginx=args.nginx,
+        template=args.template, log_dir=args.log_dir, timeout=args.timeout))
 
 
 def cmd_warm(args: argparse.Namespace) -> int:
@@ -682,6 +711,36 @@ def build_parser() -> argparse.ArgumentParser:
     app.add_argument("streamlit_args", nargs="*", metavar="STREAMLIT_ARG",
                      help="passed to 'streamlit run' unchanged")
     app.set_defaults(run=cmd_app)
+
+    serve = sub.add_parser(
+        "serve", help="several dashboard processes behind nginx (needs dpcore[app] and nginx)",
+        description="Start --replicas Streamlit processes of the dashboard on free local ports, "
+                    "nginx in front of them on --port (sticky sessions by a route cookie, "
+                    "websockets passed through), and with --dask-workers a local Dask cluster "
+                    "for their uncached sweeps. The replicas share the results store "
+                    "($DPCORE_STORE) and the privacy ledger ($DPCORE_LEDGER) of this "
+                    "environment. Runs in the foreground; SIGTERM or Ctrl-C stops everything. "
+                    "docs/deploy.md says how to size it.")
+    serve.add_argument("--replicas", type=int, default=2,
+                       help="app processes (default 2; about one per core)")
+    serve.add_argument("--port", type=int, default=8501, help="nginx's port (default 8501)")
+    serve.add_argument("--address", default="0.0.0.0",
+                       help="nginx's address (default 0.0.0.0: every interface; 127.0.0.1 "
+                            "for this machine only)")
+    serve.add_argument("--dask-workers", type=int, default=0, metavar="K",
+                       help="start a Dask scheduler and K one-thread workers on this machine "
+                            "for the sweeps (the dask extra; default 0: each replica's own pool)")
+    serve.add_argument("--scheduler", help="send the sweeps to this running Dask scheduler "
+                                           "instead (tcp://host:8786)")
+    serve.add_argument("--nginx", help="the nginx program (default: nginx on PATH, or "
+                                       "/usr/sbin/nginx)")
+    serve.add_argument("--template", type=Path, help="nginx config template (default: "
+                                                     "deploy/nginx.conf.template)")
+    serve.add_argument("--log-dir", type=Path, help="keep each process's log here (default: "
+                                                    "a temporary directory, removed at exit)")
+    serve.add_argument("--timeout", type=float, default=90.0,
+                       help="seconds each process has to answer at start (default 90)")
+    serve.set_defaults(run=cmd_serve)
 
     warm = sub.add_parser(
         "warm", help="precompute the dashboard's views into the results store (needs dpcore[app])",

@@ -28,7 +28,7 @@ def has(module, name):
 
 
 @pytest.mark.parametrize("command", [[], ["fit"], ["apply"], ["ledger"], ["ledger", "show"],
-                                     ["ledger", "cap"], ["sweep"], ["app"]])
+                                     ["ledger", "cap"], ["sweep"], ["app"], ["serve"]])
 def test_help_documents_every_command(command):
     out = dpcore(*command, "--help")
     assert out.returncode == 0 and "usage: dpcore" in out.stdout
@@ -159,10 +159,10 @@ def test_warm_drops_only_streamlits_bare_mode_notices():
 def test_app_passes_streamlit_options_through(monkeypatch):
     """`dpcore app --server.port 8502` runs `streamlit run app.py ... --server.port 8502`."""
     pytest.importorskip("streamlit")
-    from dpcore import cli
+    from dpcore import _serve, cli
 
     seen = {}
-    monkeypatch.setattr(cli.subprocess, "call", lambda cmd, cwd: seen.update(cmd=cmd, cwd=cwd) or 0)
+    monkeypatch.setattr(_serve, "run_app", lambda cmd, cwd: seen.update(cmd=cmd, cwd=cwd) or 0)
     assert cli.main(["app", "--server.port", "8502"]) == 0
     assert seen["cmd"][1:4] == ["-m", "streamlit", "run"]
     assert Path(seen["cmd"][4]).name == "app.py" and Path(seen["cwd"]) == Path(seen["cmd"][4]).parent

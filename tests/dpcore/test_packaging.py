@@ -59,6 +59,7 @@ def test_wheel_installs_dpcore_and_the_dashboard_under_one_name(wheel):
         assert needed in names, needed
     assert not [n for n in names if "/make_" in n or n.startswith("tests/") or "__pycache__" in n]
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
+    assert "dpcore_app/deploy/nginx.conf.template" in names  # dpcore serve's proxy config
     entry = next(n for n in names if n.endswith("entry_points.txt"))
     text = wheel.read(entry).decode()
     assert "dpcore = dpcore.cli:main" in text and "dpcore-app = dpcore.cli:app_main" in text

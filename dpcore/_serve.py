@@ -1,0 +1,378 @@
+"""The processes behind ``dpcore app`` and ``dpcore serve`` (used only by :mod:`dpcore.cli`).
+
+``dpcore app`` runs one Streamlit server; ``dpcore serve`` runs several behind nginx, and
+optionally a Dask scheduler and its workers for the replicas' uncached sweeps. Both pass
+SIGTERM, SIGINT and SIGHUP on to what they started and exit once it has stopped: no server is
+left running without the command that started it. Each child runs in a process group of its
+own (a Ctrl-C at the terminal reaches this process only, which then stops the children in
+order) and, on Linux, is sent SIGTERM by the kernel if this process dies without a chance to
+stop it (SIGKILL).
+
+Nothing here imports Streamlit, nginx or Dask: they are programs started as subprocesses.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+POSIX = os.name == "posix"  # process groups; elsewhere (Windows) the child alone is signalled
+SIGNALS = tuple(getattr(signal, n) for n in ("SIGTERM", "SIGINT", "SIGHUP") if hasattr(signal, n))
+STOP_SECONDS = 10.0  # a child's time to stop after SIGTERM before its group gets SIGKILL
+TEMPLATE = "nginx.conf.template"
+
+
+class ServeError(Exception):
+    """Something ``dpcore serve`` could not start, in words for the user."""
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child, before exec
+    """SIGTERM to this child when its parent dies (Linux's PR_SET_PDEATHSIG; kept across exec)."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
+
+
+def start(command: Sequence[str], **kwargs: Any) -> subprocess.Popen[bytes]:
+    """``Popen`` in a process group of its own, stopped with its parent."""
+    if POSIX:
+        kwargs.update(process_group=0, preexec_fn=_die_with_parent)
+    return subprocess.Popen(list(command), **kwargs)
+
+
+def stop(children: Sequence[subprocess.Popen[bytes]], seconds: float = STOP_SECONDS) -> None:
+    """SIGTERM each child's process group, wait up to ``seconds``, then SIGKILL what is left.
+
+    The whole group: a Streamlit server's pool of simulation processes or a Dask worker's
+    nanny processes go with it."""
+    for child in children:
+        _signal_group(child, signal.SIGTERM)
+    deadline = time.monotonic() + seconds
+    for child in children:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            child.wait(timeout=max(deadline - time.monotonic(), 0.0))
+    for child in children:
+        _signal_group(child, None)  # a straggler, or a grandchild left in the group
+        if child.poll() is None:
+            child.wait()
+
+
+def _signal_group(child: subprocess.Popen[bytes], signum: int | None) -> None:
+    """Send ``signum`` (None: kill) to the child's process group, or to the child alone."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        if POSIX:
+            os.killpg(child.pid, signal.SIGKILL if signum is None else signum)
+        elif signum is None:
+            child.kill()
+        else:
+            child.terminate()
+
+
+@contextlib.contextmanager
+def on_signals(handler: Callable[[int], None]) -> Iterator[None]:
+    """Call ``handler(signum)`` on SIGTERM, SIGINT and SIGHUP inside the block."""
+    previous = {s: signal.signal(s, lambda signum, frame: handler(signum)) for s in SIGNALS}
+    try:
+        yield
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+
+
+def _exit_code(code: int) -> int:
+    """A shell's exit code for a child's return code (-N: killed by signal N)."""
+    return 128 - code if code < 0 else code
+
+
+def run_app(command: Sequence[str], cwd: Path) -> int:
+    """Run one Streamlit server (``dpcore app``) until it exits; forward stop signals to it."""
+    child = start(command, cwd=cwd)
+    try:
+        # The server stops itself on SIGTERM or SIGINT (Streamlit's own handlers).
+        with on_signals(lambda signum: _signal_group(child, signum)):
+            code = child.wait()
+    finally:
+        stop([child])  # after an error here, or whatever it left in its group
+    return _exit_code(code)
+
+
+# --------------------------------------------------------------------------------------------
+# dpcore serve
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port free on ``host`` now (the OS's pick)."""
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
+
+
+def _answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as response:
+            return bool(response.status == 200)
+    except OSError:
+        return False
+
+
+def _listening(host: str, port: int) -> bool:
+    with socket.socket() as s:
+        s.settimeout(1.0)
+        return s.connect_ex((host, port)) == 0
+
+
+NO_NGINX = "nginx is not installed (Debian: apt-get install nginx-light); or give --nginx PATH"
+
+
+def find_nginx(given: str | None = None) -> str | None:
+    """The nginx program: ``given``, else nginx on PATH, else Debian's /usr/sbin/nginx (not on
+    a user's PATH)."""
+    if given:
+        return given
+    return shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").is_file()
+                                     else None)
+
+
+def default_template(app: Path) -> Path:
+    """The nginx template: ``deploy/`` beside app.py, in the source tree as in the installed
+    dashboard (the wheel puts it inside ``dpcore_app``, whatever the install scheme)."""
+    path = app.parent / "deploy" / TEMPLATE
+    if path.is_file():
+        return path
+    raise ServeError(f"the nginx template {TEMPLATE} is not installed ({path}); give --template")
+
+
+def render(template: str, fields: dict[str, str]) -> str:
+    """``template`` with each ``{{ name }}`` replaced by ``fields[name]``; every field is needed."""
+    import re
+
+    names = set(re.findall(r"\{\{ (\w+) \}\}", template))
+    if names != set(fields):
+        raise ServeError(f"the nginx template's fields {sorted(names)} are not "
+                         f"{sorted(fields)}, which dpcore serve fills in")
+    return re.sub(r"\{\{ (\w+) \}\}", lambda m: fields[m.group(1)], template)
+
+
+def nginx_config(template: str, prefix: Path, listen: str, ports: Sequence[int]) -> str:
+    """The nginx configuration: ``listen`` (``host:port``) in front of replicas on ``ports``."""
+    user = ""
+    if POSIX and os.geteuid() == 0:
+        import grp
+        import pwd
+
+        # As root, nginx's workers drop to a user; its default "nobody nobody" names a group
+        # Debian does not have, so name the user's own group.
+        who = pwd.getpwnam("nobody")
+        user = f"user {who.pw_name} {grp.getgrgid(who.pw_gid).gr_name};"
+    servers = "\n".join(f"        server 127.0.0.1:{p} max_fails=1 fail_timeout=10s;" for p in ports)
+    health = "\n".join(
+        f"        location = /_replica/{k}/health {{\n"
+        f"            proxy_pass http://127.0.0.1:{p}/_stcore/health;\n"
+        f"        }}" for k, p in enumerate(ports, start=1))
+    numbers = "\n".join(f"        127.0.0.1:{p} {k};" for k, p in enumerate(ports, start=1))
+    return render(template, {"user": user, "prefix": str(prefix), "listen": listen,
+                             "servers": servers, "health": health, "numbers": numbers})
+
+
+@dataclass
+class Child:
+    """A started program, with the name the messages give it and its log file."""
+
+    name: str
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    def tail(self, lines: int = 15) -> str:
+        text = self.log.read_text(errors="replace") if self.log.is_file() else ""
+        return "\n".join(text.splitlines()[-lines:])
+
+
+@dataclass
+class ServeOptions:
+    """What ``dpcore serve`` runs: see its ``--help``."""
+
+    replicas: int = 2
+    port: int = 8501
+    address: str = "0.0.0.0"
+    dask_workers: int = 0
+    scheduler: str | None = None
+    nginx: str | None = None
+    template: Path | None = None
+    log_dir: Path | None = None
+    timeout: float = 90.0
+
+
+class Server:
+    """nginx in front of N Streamlit replicas, and optionally a local Dask cluster.
+
+    ``start()`` brings everything up in order (Dask, the replicas, their health, nginx, its
+    health); ``stop()`` takes it down in the reverse order. Not thread-safe: one per process.
+    """
+
+    def __init__(self, app: Path, flags: Sequence[str], options: ServeOptions,
+                 say: Callable[[str], None] = print) -> None:
+        self.app, self.flags, self.options, self.say = app, list(flags), options, say
+        self.run_dir = Path(tempfile.mkdtemp(prefix="dpcore-serve-"))
+        self.log_dir = Path(options.log_dir or self.run_dir)
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        self.dask: list[Child] = []
+        self.replicas: list[Child] = []
+        self.ports: list[int] = []
+        self.proxy: Child | None = None
+        self.stopping = threading.Event()
+        self.env = dict(os.environ)
+        # One cookie secret for every replica: Streamlit signs its XSRF cookie with it, so an
+        # upload still works when a session moves to another replica.
+        self.env.setdefault("STREAMLIT_SERVER_COOKIE_SECRET", secrets.token_hex(32))
+
+    def _start(self, name: str, command: Sequence[str], cwd: Path | None = None) -> Child:
+        log = self.log_dir / f"{name.replace(' ', '-')}.log"
+        with open(log, "ab") as out:
+            process = start(command, cwd=cwd, env=self.env, stdout=out, stderr=subprocess.STDOUT)
+        return Child(name, process, log)
+
+    def _wait(self, child: Child, ready: Callable[[], bool], what: str) -> None:
+        deadline = time.monotonic() + self.options.timeout
+        while not ready():
+            if self.stopping.is_set():
+                raise ServeError("stopped while starting")
+            if child.process.poll() is not None:
+                raise ServeError(f"{child.name} exited with code {child.process.returncode} "
+                                 f"before {what}:\n{child.tail()}")
+            if time.monotonic() > deadline:
+                raise ServeError(f"{child.name} did not {what} within {self.options.timeout:g} "
+                                 f"s:\n{child.tail()}")
+            time.sleep(0.2)
+
+    def start(self) -> None:
+        """Start everything, or raise :class:`ServeError` (what did start is then stopped by
+        :meth:`stop`)."""
+        o = self.options
+        if o.replicas < 1:
+            raise ServeError(f"--replicas must be at least 1, got {o.replicas}")
+        nginx = find_nginx(o.nginx)
+        if nginx is None:
+            raise ServeError(NO_NGINX)
+        template = (o.template or default_template(self.app)).read_text()
+        if o.dask_workers:
+            self._start_dask(o.dask_workers)
+        elif o.scheduler:
+            self.env["DPCORE_SCHEDULER"] = o.scheduler
+        streamlit = [sys.executable, "-m", "streamlit", "run", str(self.app), *self.flags,
+                     "--server.address", "127.0.0.1", "--server.headless", "true"]
+        for k in range(1, o.replicas + 1):
+            port = free_port()
+            self.ports.append(port)
+            self.replicas.append(self._start(f"replica {k}", [*streamlit, "--server.port",
+                                                              str(port)], cwd=self.app.parent))
+        for child, port in zip(self.replicas, self.ports):
+            health = f"http://127.0.0.1:{port}/_stcore/health"
+            self._wait(child, functools.partial(_answers, health), "answer /_stcore/health")
+        conf = self.run_dir / "nginx.conf"
+        if POSIX and os.geteuid() == 0:
+            self.run_dir.chmod(0o711)  # nginx's workers (user nobody) reach their temp paths
+        conf.write_text(nginx_config(template, self.run_dir, f"{o.address}:{o.port}", self.ports))
+        self.proxy = self._start("nginx", [nginx, "-p", str(self.run_dir), "-c", str(conf), "-e",
+                                           str(self.run_dir / "error.log"), "-g", "daemon off;"])
+        self.proxy.log = self.run_dir / "error.log"  # nginx writes its errors there
+        host = "127.0.0.1" if o.address in ("0.0.0.0", "::", "[::]") else o.address
+        self._wait(self.proxy, lambda: _answers(f"http://{host}:{o.port}/_stcore/health"),
+                   f"answer on port {o.port}")
+        for k in range(1, o.replicas + 1):
+            if not _answers(f"http://{host}:{o.port}/_replica/{k}/health"):
+                raise ServeError(f"replica {k} does not answer through nginx "
+                                 f"(/_replica/{k}/health)")
+
+    def _start_dask(self, workers: int) -> None:
+        port = free_port()
+        address = f"tcp://127.0.0.1:{port}"
+        scheduler = self._start("dask scheduler", [
+            sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+            "--port", str(port), "--no-dashboard"])
+        self.dask.append(scheduler)
+        self._wait(scheduler, lambda: _listening("127.0.0.1", port), f"listen on {port}")
+        # The workers import dpcore beside app.py, the same version as the replicas'.
+        self.dask.append(self._start("dask workers", [
+            sys.executable, "-m", "distributed.cli.dask_worker", address, "--nworkers",
+            str(workers), "--nthreads", "1", "--no-dashboard"], cwd=self.app.parent))
+        self.env["DPCORE_SCHEDULER"] = address
+
+    def describe(self) -> str:
+        """What runs where, for the person who started it."""
+        o = self.options
+        lines = [f"dpcore serve: {o.replicas} app process(es) behind nginx at "
+                 f"http://{o.address}:{o.port}/"]
+        for k, (child, port) in enumerate(zip(self.replicas, self.ports), start=1):
+            lines.append(f"  replica {k}: 127.0.0.1:{port} (pid {child.process.pid}), health "
+                         f"/_replica/{k}/health, log {child.log}")
+        if self.dask:
+            lines.append(f"  dask scheduler {self.env['DPCORE_SCHEDULER']} with "
+                         f"{o.dask_workers} worker(s)")
+        elif self.env.get("DPCORE_SCHEDULER"):
+            lines.append(f"  sweeps on the dask scheduler {self.env['DPCORE_SCHEDULER']}")
+        lines.append(f"  nginx config {self.run_dir / 'nginx.conf'}")
+        lines.append("Stop with Ctrl-C or SIGTERM.")
+        return "\n".join(lines)
+
+    def watch(self) -> int:
+        """Serve until a stop signal (0) or until nginx or every replica has exited (1).
+
+        A replica that exits on its own is reported and not restarted: its sessions move to
+        the others at their next request."""
+        gone: set[int] = set()
+        while not self.stopping.wait(0.5):
+            assert self.proxy is not None
+            if self.proxy.process.poll() is not None:
+                self.say(f"dpcore serve: nginx exited with code {self.proxy.process.returncode}:"
+                         f"\n{self.proxy.tail()}")
+                return 1
+            for k, child in enumerate(self.replicas, start=1):
+                if k not in gone and child.process.poll() is not None:
+                    gone.add(k)
+                    self.say(f"dpcore serve: replica {k} exited with code "
+                             f"{child.process.returncode}; {len(self.replicas) - len(gone)} "
+                             "left (its sessions move to them)")
+            if len(gone) == len(self.replicas):
+                return 1
+        return 0
+
+    def stop(self) -> None:
+        """nginx first (no new sessions), then the replicas, then Dask; remove the run's files."""
+        if self.proxy is not None:
+            stop([self.proxy.process])
+        stop([c.process for c in self.replicas])
+        stop([c.process for c in reversed(self.dask)])
+        shutil.rmtree(self.run_dir, ignore_errors=True)
+
+
+def serve(app: Path, flags: Sequence[str], options: ServeOptions) -> int:
+    """Run ``dpcore serve`` until a stop signal; its exit code."""
+    server = Server(app, flags, options)
+    with on_signals(lambda signum: server.stopping.set()):
+        try:
+            server.start()
+            print(server.describe(), flush=True)
+            return server.watch()
+        except ServeError as exc:
+            if server.stopping.is_set():
+                return 0
+            print(f"dpcore serve: error: {exc}", file=sys.stderr)
+            return 1
+        finally:
+            server.stop()
