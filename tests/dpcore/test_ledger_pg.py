@@ -172,17 +172,21 @@ def test_two_files_sharing_rows_registered_at_once_are_linked(postgres_server, m
 
     def register_together(self, *args):  # both rows in before either looks for the other's
         new = register(self, *args)
+        barrier, wait = together[-1]
         try:
-            together[-1].wait(timeout=0.5)
+            barrier.wait(timeout=wait)
         except threading.BrokenBarrierError:  # the other one is waiting for the lock
             pass
         return new
 
     monkeypatch.setattr(ledger_pg._PostgresTransaction, "register", register_together)
 
-    def race(url):
+    def race(url, wait):
+        """``wait``: how long a registered row waits for the other's. With the lock the other
+        never comes (it waits for the lock), so that is the time the test pays; without it
+        both arrive at once, and a long wait only keeps a loaded machine from breaking in."""
         open_store(url, "")  # the tables first: only the registrations race
-        together.append(threading.Barrier(2))
+        together.append((threading.Barrier(2), wait))
         with ThreadPoolExecutor(2) as pool:
             first, second = pool.map(
                 lambda data: PrivacyLedger.for_file(data.encode(), USED, path=url),
@@ -190,6 +194,8 @@ def test_two_files_sharing_rows_registered_at_once_are_linked(postgres_server, m
         return first.linked() == (second.dataset,) and second.linked() == (first.dataset,), \
             first.linked() + second.linked()
 
-    assert race(postgres_server.new_ledger())[0]
+    assert race(postgres_server.new_ledger(), 0.5)[0]
     monkeypatch.setattr(ledger_pg._PostgresTransaction, "hold_ledger", lambda self: None)
-    assert race(postgres_server.new_ledger()) == (False, ())  # unlinked: the twin's bug
+    # unlinked: the twin's bug. Without the lock the outcome is a race of its own (the slower
+    # thread may look after the other has committed), so the twin gets three tries to show it.
+    assert any(race(postgres_server.new_ledger(), 10) == (False, ()) for _ in range(3))
