@@ -8,9 +8,9 @@ limit_blas_threads()  # before numpy loads: sessions run at once, one BLAS threa
 
 import streamlit as st  # noqa: E402
 
-from ui import ledger  # noqa: E402
-from ui.controls import history_guard  # noqa: E402
-from ui.safety import friendly_errors  # noqa: E402
+from ui.common import ledger  # noqa: E402
+from ui.common.controls import history_guard  # noqa: E402
+from ui.common.safety import friendly_errors  # noqa: E402
 
 ICON = str(Path(__file__).parent / "assets" / "icon.png")  # local: nothing fetched online
 

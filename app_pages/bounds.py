@@ -3,11 +3,11 @@
 import pandas as pd
 import streamlit as st
 
-from ui import explain, handout
-from ui.compute import bounds as compute
-from ui.controls import Choice, IntRange, apply, check_link, details, presets, row
-from ui.grids import EPS_OPTIONS, H_OPTIONS, N_OPTIONS, fmt_eps
-from ui.safety import guarded
+from ui.bounds import compute, explain
+from ui.common import handout
+from ui.common.controls import Choice, IntRange, apply, check_link, details, presets, row
+from ui.common.grids import EPS_OPTIONS, H_OPTIONS, N_OPTIONS, fmt_eps
+from ui.common.safety import guarded
 
 EPS = Choice("eps", EPS_OPTIONS, 1.0, "Privacy budget ε", fmt_eps, help="Smaller ε: more noise, stronger privacy.")
 N = Choice("n", N_OPTIONS, 500, "Patients in the trial (n)")

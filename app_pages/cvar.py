@@ -5,13 +5,22 @@ import math
 import streamlit as st
 
 from dpcore.cvar.experiments import KINDS
-from ui import cvar_handout, explain, handout
-from ui.charts import cvar as charts
-from ui.compute import cvar as compute
-from ui.compute.figures import figure
-from ui.controls import Choice, IntRange, MultiChoice, apply, check_link, details, presets, row
-from ui.grids import EPS_OPTIONS, fmt_eps
-from ui.safety import guarded
+from ui.common import handout
+from ui.common.controls import (
+    Choice,
+    IntRange,
+    MultiChoice,
+    apply,
+    check_link,
+    details,
+    presets,
+    row,
+)
+from ui.common.figures import figure
+from ui.common.grids import EPS_OPTIONS, fmt_eps
+from ui.common.safety import guarded
+from ui.cvar import charts, compute, explain
+from ui.cvar import handout as cvar_handout
 
 KIND_NAMES = {"uniform": "uniform", "beta": "concentrated", "two-point": "hard two-point",
               "heavy-tailed": "heavy-tailed"}

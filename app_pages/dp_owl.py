@@ -5,17 +5,15 @@ import math
 import numpy as np
 import streamlit as st
 
-from ui import controls, explain, handout, tuning
-from ui import owl_decide as decide
-from ui import owl_panels as panels
-from ui.charts import owl as charts
-from ui.compute import owl as compute
-from ui.compute import owl_decide as targets
-from ui.compute.figures import figure
-from ui.compute.limits import cap_work
-from ui.controls import Choice, IntRange, MultiChoice, check_link, details, rerun, row
-from ui.grids import EPS_OPTIONS, H_OPTIONS, N_OPTIONS, fmt_eps, fmt_number
-from ui.safety import guarded
+from ui.common import controls, handout
+from ui.common import explain as common_explain
+from ui.common.controls import Choice, IntRange, MultiChoice, check_link, details, rerun, row
+from ui.common.figures import figure
+from ui.common.grids import EPS_OPTIONS, H_OPTIONS, N_OPTIONS, fmt_eps, fmt_number
+from ui.common.limits import cap_work
+from ui.common.safety import guarded
+from ui.owl import charts, compute, decide, explain, panels, tuning
+from ui.owl import decide_compute as targets
 
 EPS = Choice("eps", EPS_OPTIONS, 1.0, "Privacy budget ε", fmt_eps,
              help="How much one patient may change what is released. Smaller ε: more noise, stronger privacy.")
@@ -185,7 +183,7 @@ def show(s, sizes, results, target, verdict_slot, reps, first=False):
     if not first:
         view_link = handout.link("dp-owl")  # now: a download's callback has no address to read
         panels.downloads(results, all_summary, s, lambda: handout.owl_report(  # built on download
-            s, here, best, v["text"], all_summary, sizes, reps, v["verdict"], explain.privacy_statement(s["eps"]),
+            s, here, best, v["text"], all_summary, sizes, reps, v["verdict"], common_explain.privacy_statement(s["eps"]),
             v["mark"], (v["share"], v["assurance"]), view_link=view_link))
         handout.share("dp-owl")
 

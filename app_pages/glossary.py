@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from ui import glossary
-from ui.controls import check_link
+from ui.common import glossary
+from ui.common.controls import check_link
 
 st.title("Glossary")
 check_link([], page="glossary")

@@ -2,10 +2,10 @@
 
 import streamlit as st
 
-from ui import glossary, handout
-from ui.controls import check_link
-from ui.lessons import LESSONS
-from ui.safety import guarded
+from ui.common import glossary, handout
+from ui.common.controls import check_link
+from ui.common.safety import guarded
+from ui.lessons.catalog import LESSONS
 
 st.title("Lessons: six experiments with privacy")
 check_link([], page="lessons")

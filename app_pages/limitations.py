@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from ui.controls import check_link
+from ui.common.controls import check_link
 
 st.title("What the guarantee covers, and what it does not")
 check_link([], page="limitations")

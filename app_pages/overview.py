@@ -6,11 +6,11 @@ import numpy as np
 import streamlit as st
 
 from dpcore import laplace_interval_halfwidth, laplace_noise
-from ui import explain, glossary
-from ui.charts import overview as charts
-from ui.controls import Choice, check_link
-from ui.grids import EPS_OPTIONS, fmt_eps
-from ui.safety import guarded
+from ui.common import explain, glossary
+from ui.common.controls import Choice, check_link
+from ui.common.grids import EPS_OPTIONS, fmt_eps
+from ui.common.safety import guarded
+from ui.overview import charts
 
 PAGES = (
     ("app_pages/dp_owl.py", "DP-OWL: a private treatment rule, live", ":material/medication:",

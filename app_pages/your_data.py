@@ -3,14 +3,16 @@
 import streamlit as st
 
 from dpcore.data.trial import TrialDataError
-from ui import analyst_panels as analyst
-from ui import explain, ledger, steps, upload_form, upload_karm
-from ui import upload_results as results
-from ui.compute import upload as compute
-from ui.controls import check_link, row
-from ui.explain.upload import DIRECTION_NEEDED
-from ui.safety import guarded, plain
-from ui.upload_controls import BETTER, CONTROLS, DESIGN, EPS, FILE, GAMMA_FROM, P_MIN, PROXY, RATIOS
+from ui.common import demos, ledger
+from ui.common.controls import check_link, row
+from ui.common.explain import epsilon_note
+from ui.common.safety import guarded, plain
+from ui.upload import analyst_panels as analyst
+from ui.upload import compute, explain, results, steps
+from ui.upload import form as upload_form
+from ui.upload import karm as upload_karm
+from ui.upload.controls import BETTER, CONTROLS, DESIGN, EPS, FILE, GAMMA_FROM, P_MIN, PROXY, RATIOS
+from ui.upload.explain import DIRECTION_NEEDED
 
 RELEASE = "your_data_release"
 
@@ -18,7 +20,7 @@ RELEASE = "your_data_release"
 def source_panel():
     """Pick a demo file or upload one; returns a Source or None."""
     kind = FILE.widget()
-    return compute.demo_source(kind) if kind != "upload" else upload_form.uploaded_source()
+    return demos.demo_source(kind) if kind != "upload" else upload_form.uploaded_source()
 
 
 def dictionary_panel(source):
@@ -181,7 +183,7 @@ def steps_of_study(verdict, flow):
     if last is not None and last.key == rkey:
         kind, said = explain.deploy_verdict(last.release, last.receipt.epsilon_total, last.evaluation)
         getattr(verdict, kind)(f"{said} {ledger.release_number(last.receipt)} "
-                               f"{explain.epsilon_note(last.release.epsilon)}",
+                               f"{epsilon_note(last.release.epsilon)}",
                                icon=":material/verified_user:" if kind == "success" else ":material/balance:")
         results.result_panel(last, source, files=lambda: flow.at(5))
         flow.has(4, f"{last.release.title()}, recorded as no. {last.receipt.index} in the ledger")

@@ -14,7 +14,7 @@ from apptest_timing import moves, open_page, report, timed  # benchmarks/ is on 
 
 
 def main():
-    from ui.compute import owl  # after apptest_timing has put the repository on the path
+    from ui.owl import compute as owl  # after apptest_timing has put the repository on the path
 
     sizes, args = (200, 500, 1000, 2500), ("paper", 75, 0.5, "auto")
     first = timed(lambda: owl.sweeps(sizes, *args, owl.QUICK_REPS, 0, "public"))

@@ -33,9 +33,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's 
 
 from dpcore.data.trial import column_labels, preview_csv, read_trial  # noqa: E402
 from dpcore.owl.simulate import PAPER_TRIAL  # noqa: E402
-from ui.charts.upload import rule_effects  # noqa: E402
-from ui.compute import upload as compute  # noqa: E402
-from ui.compute import upload_files as files  # noqa: E402
+from ui.upload import (
+    compute,  # noqa: E402
+    files,  # noqa: E402
+)
+from ui.upload.charts import rule_effects  # noqa: E402
 
 DESIGN = replace(PAPER_TRIAL, p=8)
 

@@ -31,10 +31,11 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 
 from dpcore.montecarlo import workers
 from dpcore.store import default_store
-
-from .compute import bounds, cvar, owl
-from .compute.limits import SIMULATIONS, cap_work
-from .grids import EPS_OPTIONS, N_OPTIONS
+from ui.bounds import compute as bounds
+from ui.common.grids import EPS_OPTIONS, N_OPTIONS
+from ui.common.limits import SIMULATIONS, cap_work
+from ui.cvar import compute as cvar
+from ui.owl import compute as owl
 
 OWL_COMPARE, OWL_REPS = (200, 500, 2500), 200
 OWL_DEFAULTS = dict(h=0.5, W="auto", seed=0)
@@ -126,7 +127,7 @@ def warm(progress=None, executor=None, scheduler=None, pages=PAGES, limit=None):
     """
     before = os.environ.get("DPCORE_SCHEDULER")
     if scheduler:
-        os.environ["DPCORE_SCHEDULER"] = scheduler  # read by ui.compute.limits.executor
+        os.environ["DPCORE_SCHEDULER"] = scheduler  # read by ui.common.limits.executor
     try:
         return _warm(progress, executor, pages, limit)
     finally:

@@ -10,7 +10,7 @@ def panels_script():
 
     from dpcore import read_dictionary, read_trial
     from dpcore.owl.evaluation import fit_and_evaluate
-    from ui import analyst_panels as panels
+    from ui.upload import analyst_panels as panels
 
     demo = Path("demo_data")
     d = read_dictionary(demo / "hospital_trial.json")

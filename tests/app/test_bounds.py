@@ -9,7 +9,7 @@ import pytest
 
 from dpcore.theory import bounds
 from dpcore.theory.measurement import coverage
-from ui.compute import bounds as compute
+from ui.bounds import compute
 
 PAGE = "app_pages/bounds.py"
 FAILS = {"eps": "1", "n": "200", "gamma_mode": "fixed", "gamma": "1", "h": "2", "W": "1"}

@@ -4,12 +4,12 @@ verdict, the cards with intervals, the "at what ε" answer, the privacy statemen
 import math
 import re
 
-from ui import handout
+from ui.common import handout
 
 
 def test_the_cvar_page_offers_its_handout(open_fresh):
-    from ui import cvar_handout
-    from ui.compute import cvar as compute
+    from ui.cvar import compute
+    from ui.cvar import handout as cvar_handout
 
     at = open_fresh("app_pages/cvar.py")
     assert not at.exception and any("cvar_handout" in b.proto.id for b in at.get("download_button"))
@@ -22,7 +22,7 @@ def test_the_cvar_page_offers_its_handout(open_fresh):
 
 
 def test_the_dp_owl_handout_is_one_offline_page():
-    from ui.compute import owl as compute
+    from ui.owl import compute
 
     s = dict(eps=0.1, n=1000, mode="paper", gamma=75, h=0.5, W="auto", prep="public", seed=0)
     results = compute.sweeps([1000], "paper", 75, 0.5, "auto", 40, 0, "public")

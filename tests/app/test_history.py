@@ -5,7 +5,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from ui import controls
+from ui.common import controls
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 OWL, BOUNDS, CVAR = "app_pages/dp_owl.py", "app_pages/bounds.py", "app_pages/cvar.py"

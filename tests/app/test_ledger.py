@@ -18,7 +18,7 @@ from tests.app.test_your_data import (
     upload_release,
     words,
 )
-from ui import ledger
+from ui.common import ledger
 
 __all__ = ["own_session_ids"]  # a fixture, imported so these sessions get their own ids too
 

@@ -5,8 +5,8 @@ import re
 
 import pytest
 
-from ui import handout
-from ui.lessons import LESSONS
+from ui.common import handout
+from ui.lessons.catalog import LESSONS
 
 PAGE = "app_pages/lessons.py"
 

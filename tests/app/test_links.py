@@ -174,7 +174,7 @@ def test_links_the_app_writes_reproduce_the_view(open_fresh):
 
 
 def test_work_per_view_is_capped_with_a_notice(open_fresh, monkeypatch, words):
-    import ui.compute.limits as limits
+    import ui.common.limits as limits
 
     monkeypatch.setattr(limits, "MAX_WORK", 50_000)
     at = open_fresh(OWL, reps="200", compare=["200"])
@@ -183,12 +183,12 @@ def test_work_per_view_is_capped_with_a_notice(open_fresh, monkeypatch, words):
 
 
 def test_a_caught_error_is_logged_with_its_traceback(open_fresh, monkeypatch, caplog):
-    import ui.compute.owl
+    import ui.owl.compute
 
     def broken(*args, **kwargs):
         raise RuntimeError("solver exploded")
 
-    monkeypatch.setattr(ui.compute.owl, "sweeps", broken)
+    monkeypatch.setattr(ui.owl.compute, "sweeps", broken)
     at = open_fresh(OWL, **FAST[OWL])
     assert "solver exploded" in at.error[0].value
     record = next(r for r in caplog.records if "The DP-OWL study failed" in r.getMessage())
@@ -200,7 +200,7 @@ def test_uncached_sweeps_run_one_at_a_time(monkeypatch):
     import threading
     import time
 
-    import ui.compute.owl as owl
+    import ui.owl.compute as owl
 
     inside, worst, lock = [0], [0], threading.Lock()
 
@@ -236,21 +236,11 @@ def test_uncached_sweeps_run_one_at_a_time(monkeypatch):
     assert len(errors) == 8 and worst[0] > 1
 
 
-def test_a_link_sets_its_controls_without_streamlits_duplicate_state_warning(open_fresh, monkeypatch):
-    """A control a link (or a preset) set through session state is created without a default of
-    its own, so Streamlit has no "default value but also set via the Session State API" to log
-    (it logs that once per process, with a stack, in the server's log)."""
-    import logging
+def test_the_server_config_turns_off_the_duplicate_state_warning():
+    """A control has its spec's default (what a link leaves out) and a link sets its value
+    through session state, on purpose; Streamlit would log that pattern once per process with
+    a stack (the "default value but also set via the Session State API" warning)."""
+    import tomllib
 
-    from streamlit.elements.lib import policies
-    monkeypatch.setattr(policies, "_shown_default_value_warning", False)
-    logged = []
-    handler = logging.Handler()
-    handler.emit = lambda record: logged.append(record.getMessage())
-    policies._LOGGER.addHandler(handler)  # Streamlit's loggers do not propagate to the root
-    try:
-        # DP-OWL has every kind of control: select sliders, a multiselect, radios, numbers
-        open_fresh("app_pages/dp_owl.py", eps="2", n="500", compare="200", gamma_mode="fixed", reps="20")
-    finally:
-        policies._LOGGER.removeHandler(handler)
-    assert not [m for m in logged if "Session State API" in m], logged
+    config = tomllib.loads((Path(__file__).resolve().parents[2] / ".streamlit" / "config.toml").read_text())
+    assert config["global"]["disableWidgetStateDuplicationWarning"] is True

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from dpcore.owl.experiments import owl_monte_carlo
-from ui.compute.owl import PUBLIC_OUTCOME, TEST_SIZE
-from ui.grids import EPS_OPTIONS
+from ui.common.grids import EPS_OPTIONS
+from ui.owl.compute import PUBLIC_OUTCOME, TEST_SIZE
 
 FAST = {"reps": "20", "compare": ["200"]}  # keep the Monte Carlo small
 
@@ -132,12 +132,12 @@ def test_free_gamma_and_algorithm_2_round_trip(open_page):
 
 
 def test_a_failing_computation_shows_a_message_not_a_traceback(open_page, monkeypatch):
-    import ui.compute.owl
+    import ui.owl.compute
 
     def broken(*args, **kwargs):
         raise RuntimeError("solver exploded")
 
-    monkeypatch.setattr(ui.compute.owl, "sweeps", broken)
+    monkeypatch.setattr(ui.owl.compute, "sweeps", broken)
     at = open_page("app_pages/dp_owl.py", **FAST)
     assert "solver exploded" in at.error[0].value
     assert "your other settings are kept" in at.error[0].value

@@ -13,8 +13,8 @@ import pytest
 import streamlit
 from streamlit.delta_generator import DeltaGenerator
 
-from ui import handout
-from ui.lessons import LESSONS
+from ui.common import handout
+from ui.lessons.catalog import LESSONS
 
 BASE = "http://localhost:8501"  # AppTest has no browser address: the server's own
 LINK = re.compile(r"href=[\"']([^\"']+)[\"']|link = (\S+)|<th>link</th><td>([^<]+)<")

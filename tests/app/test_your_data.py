@@ -16,8 +16,8 @@ from streamlit.testing.v1 import AppTest
 
 from dpcore.data.trial import read_table
 from tests.app.conftest import APP
-from ui import ledger
-from ui.compute import upload_files as files
+from ui.common import ledger
+from ui.upload import files
 
 PAGE = "app_pages/your_data.py"
 DEMO = "demo_data/paper_trial.csv"
@@ -379,7 +379,7 @@ def own_session_ids(monkeypatch):
 
 def test_a_second_session_sees_neither_the_data_nor_the_ledger(open_page, monkeypatch, caplog,
                                                                own_session_ids):
-    import ui.compute.upload as compute
+    import ui.upload.compute as compute
 
     calls = []
     real = compute.read_trial
@@ -586,8 +586,8 @@ def test_only_ticked_identifiers_reach_the_per_row_file(page):
 
 
 def test_a_rerun_after_a_release_reads_nothing_again(page, monkeypatch):
-    import ui.compute.upload as compute
-    import ui.compute.upload_files as upload_files
+    import ui.upload.compute as compute
+    import ui.upload.files as upload_files
 
     data = site_csv()
     at = site_release(page, data)
@@ -602,7 +602,7 @@ def test_a_rerun_after_a_release_reads_nothing_again(page, monkeypatch):
 
 
 def test_a_failed_download_says_so_on_the_page_and_logs_no_data(page, monkeypatch, caplog):
-    import ui.compute.upload_files as upload_files
+    import ui.upload.files as upload_files
 
     secret = "zqxj" + "_secret"  # the source line shown in the traceback does not spell it
 
@@ -631,7 +631,7 @@ def test_a_wide_file_has_one_table_and_no_preselected_covariates(page):
 
 
 def test_a_file_over_the_workable_size_is_refused(page, monkeypatch):
-    import ui.compute.upload as compute
+    import ui.upload.compute as compute
 
     monkeypatch.setattr(compute, "MAX_ROWS", 50)
     at = upload(page, site_csv())
@@ -681,7 +681,7 @@ def test_the_upload_caption_states_how_long_files_and_links_live(page):
 
 
 def test_a_large_per_row_file_is_built_when_asked(page, monkeypatch):
-    import ui.upload_results as upload_results
+    import ui.upload.results as upload_results
 
     monkeypatch.setattr(upload_results, "EAGER_ROWS", 10)
     at = site_release(page, site_csv())

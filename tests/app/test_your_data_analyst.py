@@ -14,8 +14,7 @@ import pytest
 
 from dpcore import load_rule, read_dictionary
 from tests.app.test_your_data import PAGE, RELEASE, headline, ledger_entries, release, words
-from ui.compute import analyst as analyst_compute
-from ui.compute import upload_files as files
+from ui.upload import analyst_compute, files
 
 ROOT = Path(__file__).resolve().parents[2]
 HOSPITAL = ROOT / "demo_data" / "hospital_trial.csv"

@@ -54,9 +54,9 @@ def test_labels_not_signs_for_a_categorical_trial_in_original_units():
 
 
 def test_the_pages_rule_file_and_per_row_csv_round_trip():
-    """The page's download (ui.compute.upload_files) loads, and reproduces the per-row CSV."""
-    from ui.compute import upload_files
-    from ui.compute.upload import fit_release
+    """The page's download (ui.upload.files) loads, and reproduces the per-row CSV."""
+    from ui.upload import files as upload_files
+    from ui.upload.compute import fit_release
 
     d, trial, _ = fitted("hospital_trial")
     release, rec, _ = fit_release(trial, "hospital_trial.csv", d.bounds, d.outcome_bounds,

@@ -67,13 +67,13 @@ def test_every_kind_of_result_round_trips(store):
 
 
 def test_the_key_names_the_function_its_parameters_and_the_version(store, monkeypatch):
-    base = store.key("ui.compute.owl.owl_sweep", {"n": 500, "eps": np.inf})
-    assert base == store.key("ui.compute.owl.owl_sweep", {"eps": np.inf, "n": 500})
-    assert base == store.key("ui.compute.owl.owl_sweep", {"n": 500.0, "eps": float("inf")})
-    assert base != store.key("ui.compute.owl.owl_sweep", {"n": 501, "eps": np.inf})
-    assert base != store.key("ui.compute.owl.other", {"n": 500, "eps": np.inf})
+    base = store.key("ui.owl.compute.owl_sweep", {"n": 500, "eps": np.inf})
+    assert base == store.key("ui.owl.compute.owl_sweep", {"eps": np.inf, "n": 500})
+    assert base == store.key("ui.owl.compute.owl_sweep", {"n": 500.0, "eps": float("inf")})
+    assert base != store.key("ui.owl.compute.owl_sweep", {"n": 501, "eps": np.inf})
+    assert base != store.key("ui.owl.compute.other", {"n": 500, "eps": np.inf})
     monkeypatch.setattr(dpcore, "__version__", "99.0")
-    assert base != store.key("ui.compute.owl.owl_sweep", {"n": 500, "eps": np.inf})
+    assert base != store.key("ui.owl.compute.owl_sweep", {"n": 500, "eps": np.inf})
 
 
 def test_stored_reads_before_computing_across_instances_and_binds_defaults(tmp_path, monkeypatch):

@@ -16,7 +16,7 @@ import pytest
 from playwright.sync_api import expect
 
 from dpcore.data.trial import read_table
-from ui.compute.upload_files import apply_rule
+from ui.upload.files import apply_rule
 
 pytestmark = pytest.mark.e2e
 

@@ -9,9 +9,9 @@ from dpcore import read_dictionary, read_trial
 from dpcore.owl.evaluation import evaluate_rule
 from dpcore.owl.preview import smallest_epsilon
 from dpcore.owl.simulate import PAPER_TRIAL, optimal_treatment
-from ui.charts import preview as charts
-from ui.compute import analyst
-from ui.explain import analyst as explain
+from ui.upload import analyst_compute as analyst
+from ui.upload import analyst_explain as explain
+from ui.upload import preview_charts as charts
 
 DEMO = Path(__file__).resolve().parents[2] / "demo_data"
 
@@ -74,7 +74,7 @@ def test_script_text_follows_the_settings():
 
 
 def test_report_sections_escape_and_carry_released_numbers_only():
-    from ui.compute import report_parts
+    from ui.upload import report_parts
 
     t = PAPER_TRIAL.sample(500, rng=1)
     ev = evaluate_rule(optimal_treatment(t["f"]), t["A"], t["B"], 0.5, outcome_bounds=(-10, 10),
@@ -91,7 +91,7 @@ def test_report_sections_escape_and_carry_released_numbers_only():
 def test_the_pages_evaluated_release_draws_its_laplace_noise_with_opendp(monkeypatch):
     """On uploaded data the evaluation's noise comes from OpenDP's sampler (the page's path)."""
     import dpcore.privacy.mechanisms as mech
-    from ui.compute import upload as compute
+    from ui.upload import compute
 
     calls = []
     monkeypatch.setattr(mech, "opendp_laplace_noise",
@@ -108,7 +108,7 @@ def test_the_pages_evaluated_release_draws_its_laplace_noise_with_opendp(monkeyp
 
 
 def test_a_binary_column_is_one_click_in_the_metadata_table():
-    from ui.compute import upload_meta as meta
+    from ui.upload import meta
 
     frame = meta.table(["smoker", "age"], "y", {"smoker": {"type": "binary"},
                                                "age": {"lower": 18.0, "upper": 90.0},
@@ -125,7 +125,7 @@ def test_the_preview_sentence_is_as_strong_as_its_numbers():
     of single releases spanning most of 0–100% is called too wide, not presented as information."""
     import pandas as pd
 
-    from ui.explain.analyst import preview_sentence, twin_assumptions
+    from ui.upload.analyst_explain import preview_sentence, twin_assumptions
 
     def frame(kept, lo, hi, base=2.0):
         return pd.DataFrame([{"strength": "moderate", "epsilon": 1.0, "effect_sd": 1.5,
@@ -158,7 +158,7 @@ def test_the_dominant_arm_twin_has_the_average_advantage_it_names():
 def test_the_preview_eps_axis_has_labelled_1_2_5_ticks_only():
     import pandas as pd
 
-    from ui.charts.preview import agreement_curve
+    from ui.upload.preview_charts import agreement_curve
 
     rows = [{"strength": "moderate", "epsilon": e, "agreement_mean": 60.0, "agreement_lo": 50.0,
              "agreement_hi": 70.0} for e in (0.1, 1.0, 10.0, 100.0)]
@@ -169,7 +169,7 @@ def test_the_preview_eps_axis_has_labelled_1_2_5_ticks_only():
 def test_the_release_headline_is_green_only_when_the_evaluation_shows_the_rule_beats_both_arms():
     from types import SimpleNamespace
 
-    from ui.explain import deploy_verdict
+    from ui.upload.explain import deploy_verdict
 
     rel = SimpleNamespace(private=True, epsilon=1.0, void="")
     ev = lambda verdict: SimpleNamespace(verdict=verdict, level=0.95)  # noqa: E731

@@ -5,9 +5,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from ui import explain
-from ui.charts import bounds as charts
-from ui.compute import bounds as compute
+from ui.bounds import charts, compute, explain
 
 
 def measured(over, xs):

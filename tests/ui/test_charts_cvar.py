@@ -13,8 +13,8 @@ from dpcore.cvar.experiments import (
     sweep_summary,
 )
 from dpcore.montecarlo import summarize
-from ui.charts import cvar as charts
-from ui.compute.cvar import curve
+from ui.cvar import charts
+from ui.cvar.compute import curve
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ui.charts.upload import rule_effects
+from ui.upload.charts import rule_effects
 
 
 def test_bars_are_the_effects_sorted_by_size_and_coloured_by_arm():

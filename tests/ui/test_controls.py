@@ -7,10 +7,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ui.compute.limits import MIN_REPS, _Gate, cap_work
-from ui.controls import Choice, IntRange, MultiChoice
-from ui.grids import EPS_OPTIONS, N_OPTIONS, fmt_eps
-from ui.safety import plain
+from ui.common.controls import Choice, IntRange, MultiChoice
+from ui.common.grids import EPS_OPTIONS, N_OPTIONS, fmt_eps
+from ui.common.limits import MIN_REPS, _Gate, cap_work
+from ui.common.safety import plain
 
 EPS = Choice("eps", EPS_OPTIONS, 1.0, "Privacy budget ε", fmt_eps)
 COMPARE = MultiChoice("compare", N_OPTIONS, (200, 500), "Also show n")
@@ -39,7 +39,7 @@ def test_off_grid_values_snap_to_the_nearest_option_with_a_reason():
 
 
 def test_greek_labels_have_ascii_aliases():
-    from ui.controls import ascii_form
+    from ui.common.controls import ascii_form
 
     X = Choice("x", ("ε", "n", "τ", "εnτ"), "ε", "x-axis", str)
     assert X.from_url(["eps_n_tau"]) == ("εnτ", None) and X.from_url(["TAU"]) == ("τ", None)

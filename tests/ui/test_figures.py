@@ -5,8 +5,8 @@ import pandas as pd
 import plotly.io as pio
 import pytest
 
-from ui.charts import owl as charts
-from ui.compute.figures import SharedFigure, figure
+from ui.common.figures import SharedFigure, figure
+from ui.owl import charts
 
 
 def _inputs(shift=0.0):
@@ -31,9 +31,9 @@ def test_equal_inputs_share_one_build_and_other_inputs_get_their_own():
 
 
 def test_charts_of_uploaded_data_are_never_shared():
-    from ui.charts import upload
+    from ui.upload import charts as upload
 
     builder = next(getattr(upload, n) for n in dir(upload) if callable(getattr(upload, n))
-                   and getattr(getattr(upload, n), "__module__", "") == "ui.charts.upload")
+                   and getattr(getattr(upload, n), "__module__", "") == "ui.upload.charts")
     with pytest.raises(ValueError, match="only teaching charts"):
         figure(builder)

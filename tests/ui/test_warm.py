@@ -7,7 +7,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests.app.conftest import APP
 from ui import warm
-from ui.compute import owl
+from ui.owl import compute as owl
 
 SMALL = ("DP-OWL n = 200, small", owl.owl_sweep, (200, "paper", 75, 0.5, "auto", 40, 77, "public"))
 
@@ -27,7 +27,7 @@ def test_the_dp_owl_views_are_every_size_mode_and_preprocessing_at_default_setti
 
 def test_every_page_has_views_and_none_repeats():
     todo = warm.views()
-    assert {fn.store_name.split(".")[2] for _, fn, _ in todo} == {"owl", "cvar", "bounds"}
+    assert {fn.store_name.split(".")[1] for _, fn, _ in todo} == {"owl", "cvar", "bounds"}
     assert len({(fn.store_name, a) for _, fn, a in todo}) == len(todo)
 
 
@@ -65,7 +65,7 @@ def test_a_warmed_view_opens_without_simulating(small_views, monkeypatch):
 
 
 def test_an_unreachable_cluster_falls_back_to_the_local_pool(monkeypatch, caplog):
-    from ui.compute import limits
+    from ui.common import limits
 
     def unreachable(address):
         raise OSError(f"cannot connect to {address}")
@@ -83,7 +83,7 @@ def test_warming_on_a_dask_cluster_stores_the_same_bits(small_views, monkeypatch
     distributed = pytest.importorskip("distributed")
     import pandas as pd
 
-    from ui.compute import limits
+    from ui.common import limits
 
     label, fn, args = SMALL
     monkeypatch.setenv("DPCORE_STORE", str(tmp_path / "local"))

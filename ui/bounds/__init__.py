@@ -1,0 +1,1 @@
+"""The Theory page (the bounds): its computations, charts and sentences."""

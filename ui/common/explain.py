@@ -1,0 +1,67 @@
+"""Sentences every page can use."""
+
+from __future__ import annotations
+
+import math
+
+from dpcore import attacker_posterior_bound
+
+
+def eps_text(eps):
+    return "no privacy (non-private)" if math.isinf(eps) else f"ε = {eps:g}"
+
+
+def attacker_sentence(eps, what="the rule", prior=0.5):
+    """What one ε-DP release (``what``) can do to an attacker's belief about one person."""
+    if math.isinf(eps):
+        return (f"Without privacy there is no limit on what {what} can reveal about any one "
+                "patient.")
+    post = float(attacker_posterior_bound(prior, eps))
+    shown = f"{100 * post:.1f}%" if post < 0.9995 else "almost 100%"
+    return (f"An attacker who was {100 * prior:.0f}% sure of a fact about one patient (say, that "
+            f"they were in the trial with a given outcome) is at most {shown} sure after seeing "
+            f"{what} released at ε = {eps:g}, whatever else they know.")
+
+
+#: Outside this range of ε the verdict warns, as OpenDP's DP Wizard does (above 5: the
+#: promise to one patient is weak; below 0.2: the noise is likely to swamp the result).
+EPS_RANGE = (0.2, 5.0)
+
+
+def epsilon_note(eps):
+    """What a named ε promises one patient, with a warning outside :data:`EPS_RANGE`."""
+    if math.isinf(eps):
+        return "Without privacy nothing limits what the rule reveals about one patient."
+    post = 100 * float(attacker_posterior_bound(0.5, eps))
+    shown = f"{post:.1f}%" if post < 99.95 else "almost 100%"
+    promise = (f"At ε = {eps:g} an attacker 50% sure of a fact about one patient is at most "
+               f"{shown} sure after seeing the rule.")
+    low, high = EPS_RANGE
+    if eps > high:
+        return promise + (f" Above ε = {high:g} the promise to one patient is weak: OpenDP's DP "
+                          "Wizard warns from here.")
+    if eps < low:
+        return promise + (f" Below ε = {low:g} the noise is likely to swamp the result: DP Wizard "
+                          "warns from here.")
+    return promise
+
+
+def privacy_statement(eps, what="the rule"):
+    """What ε means for one patient and how it compares with budgets used in practice, in one
+    sentence, as strong as the bound: at ε = 10 it says that little is promised."""
+    if math.isinf(eps):
+        return (f"Without privacy there is no limit on what {what} can reveal about any one "
+                "patient.")
+    post = 100 * float(attacker_posterior_bound(0.5, eps))
+    shown = f"{post:.1f}%" if post < 99.95 else "almost 100%"
+    if eps <= 1:
+        strength = "strong privacy by the usual reading (ε ≤ 1, Dwork and Roth 2014)"
+    elif post < 99.95:
+        strength = ("a moderate promise, in the range of deployed systems (Apple reports ε from 2 "
+                    "to 8 per day)")
+    else:
+        strength = ("so on its own this ε promises little about any one patient, even though large "
+                    "deployments have used budgets this size (the US Census Bureau's 2020 "
+                    "persons file: ε = 17.14)")
+    return (f"An attacker 50% sure of a fact about one patient is at most {shown} sure after "
+            f"seeing {what} released at ε = {eps:g}: {strength}.")

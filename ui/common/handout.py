@@ -1,0 +1,204 @@
+"""Offline handouts: a one-page HTML of a page's current view for a stakeholder, and CSV
+downloads that carry their settings and a short data dictionary.
+
+Everything is inline (plotly's JavaScript included), so a handout opens without a network.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import os
+from dataclasses import dataclass, field
+from urllib.parse import urlencode, urlsplit
+
+import streamlit as st
+
+from dpcore.data.csv_safe import write_csv
+from ui.common.controls import link_params
+
+DICTIONARY = {
+    "n": "patients in the simulated trial",
+    "epsilon": "privacy budget ε (inf: the non-private fit)",
+    "gamma": "regularization γ in use",
+    "rep": "repetition: one simulated trial",
+    "accuracy": "% of new patients given their truly better treatment",
+    "value": "average outcome under the rule (outcome units)",
+    "value_paper": "the same on the authors' test-shifted scale",
+    "concordance": "% agreement with the non-private rule at the same γ",
+    "kappa": "Cohen's κ of that agreement",
+    "noise_norm": "length of the added noise (scaled space)",
+    "clipped_share": "share of weights clipped at W",
+    "_same_gamma": "suffix: the noiseless rule at the same γ",
+    "_mean/_sd/_se/_lo/_hi": "suffixes: mean, standard deviation, standard error, 95% interval over reps",
+    "reps": "repetitions behind a summary row",
+}
+
+
+@dataclass
+class Report:
+    """What a handout shows; ``figure`` is a plotly figure or None, ``table`` a DataFrame or None."""
+
+    title: str
+    verdict: str
+    cards: list
+    answer: str
+    privacy: str
+    link: str
+    settings: dict
+    figure: object = None
+    table: object = None
+    notes: list = field(default_factory=list)
+
+
+PUBLIC_URL = "DPCORE_PUBLIC_URL"  # e.g. https://stats.example.org/privacy behind a proxy
+
+
+def app_base():
+    """The app's public address, with no trailing slash: ``$DPCORE_PUBLIC_URL`` when set (a
+    deployment behind a proxy whose outside address the server cannot see), else the address
+    the browser used for this session (scheme, host and port, plus server.baseUrlPath), else
+    this server on localhost. Never empty: every link the app writes is absolute."""
+    public = os.environ.get(PUBLIC_URL, "").strip()
+    if public:
+        return public.rstrip("/")
+    path = "/" + str(st.get_option("server.baseUrlPath") or "").strip("/")
+    seen = urlsplit(str(st.context.url or ""))
+    if seen.scheme in ("http", "https") and seen.netloc:
+        return f"{seen.scheme}://{seen.netloc}{path}".rstrip("/")
+    host = st.context.headers.get("Host") if st.context.headers else None
+    return (f"http://{host}" if host else f"http://localhost:{st.get_option('server.port')}") + path.rstrip("/")
+
+
+def absolute(url_path, params):
+    """The absolute link to ``url_path`` with ``params`` (URL names and values as the widgets
+    write them)."""
+    query = urlencode(params, doseq=True)
+    return f"{app_base()}/{url_path.strip('/')}" + (f"?{query}" if query else "")
+
+
+def link(url_path):
+    """The current view's link, complete: every control of the page named with its value, so
+    it reproduces the view whatever the defaults become. Build it while the page runs (a
+    download's callback has no address to read)."""
+    return absolute(url_path, link_params(complete=True))
+
+
+def share(url_path):
+    """The view's link, with a copy button."""
+    with st.expander("Link to this view (copy, print, mail)", icon=":material/link:"):
+        st.code(link(url_path), language=None, wrap_lines=True)
+        st.caption("The link sets every control of the page; opening it reproduces this view "
+                   f"(the same seeds, the same numbers). Behind a proxy, set {PUBLIC_URL} to the "
+                   "address people use.")
+
+
+def csv(df, **to_csv):
+    """A teaching table as CSV, through the project's formula guard (every CSV it writes)."""
+    return write_csv(df, **to_csv)
+
+
+def with_settings(df, settings, dictionary=DICTIONARY):
+    """A CSV whose first lines (# comments) give the settings and a data dictionary."""
+    head = ["# settings"] + [f"# {k} = {v}" for k, v in settings.items()]
+    used = [(k, v) for k, v in dictionary.items()
+            if k.startswith("_") and any(k.split("/")[0] in c for c in df.columns) or k in df.columns]
+    head += ["# data dictionary"] + [f"# {k}: {v}" for k, v in used]
+    return "\n".join(head) + "\n" + write_csv(df)
+
+
+def owl_report(s, here, best, answer_text, summary, sizes, reps, verdict_text, privacy_text, mark=None,
+               share=None, *, view_link):
+    """The DP-OWL page's current view as a :class:`Report`; ``share`` is (the Share of single
+    releases reaching the target, the assurance asked for), ``view_link`` is :func:`link`
+    taken when the view was built."""
+    from ui.owl import charts
+
+    eps = s["eps"]
+    cards = [("Accuracy (better treatment)", f"{here.accuracy_mean:.1f}%",
+              f"95% interval {here.accuracy_lo:.1f}–{here.accuracy_hi:.1f}%; best non-private "
+              f"{best.accuracy_mean:.1f}%"),
+             ("Value of the rule", f"{here.value_mean:.2f}",
+              f"95% interval {here.value_lo:.2f}–{here.value_hi:.2f} outcome units; best non-private "
+              f"{best.value_mean:.2f}")]
+    if math.isfinite(eps):
+        cards.append(("Agrees with the non-private rule", f"{here.concordance_mean:.1f}%",
+                      f"95% interval {here.concordance_lo:.1f}–{here.concordance_hi:.1f}%"))
+    if share is not None:
+        got, assurance = share
+        cards.append(("Single releases reaching the target", f"{got.share:.0%}",
+                      f"95% interval {got.lo:.0%}–{got.hi:.0%} over {got.releases} simulated trials; "
+                      f"asked: {assurance:.0%}"))
+    settings = {"page": "DP-OWL", "epsilon": "non-private" if math.isinf(eps) else f"{eps:g}",
+                "n": s["n"], "gamma": "paper-tuned" if s["mode"] == "paper" else f"fixed {s['gamma']:g}",
+                "h": s["h"], "W": s["W"], "preprocessing": s["prep"], "repetitions": reps,
+                "seed": s["seed"], "link": view_link}
+    fig = charts.curves_vs_epsilon(summary, "accuracy", sizes, eps, mode=s["mode"], gamma=s["gamma"],
+                                   best={s["n"]: float(best.accuracy_mean)}, reference_ns=(s["n"],), target=mark)
+    rows = summary[summary["n"] == s["n"]][["epsilon", "accuracy_mean", "accuracy_lo", "accuracy_hi"]].round(2)
+    rows = rows.assign(epsilon=[("non-private" if math.isinf(e) else f"{e:g}") for e in rows.epsilon])
+    rows.columns = [f"ε (n = {s['n']})", "accuracy %", "95% interval from", "to"]
+    return Report("DP-OWL: what privacy costs a treatment rule", verdict_text, cards, answer_text,
+                  privacy_text, settings["link"], settings, fig, rows)
+
+
+def page(report):
+    """The handout as one self-contained HTML page (print it, or mail it)."""
+    e = html.escape
+    cards = "".join(f"<div class='card'><div class='l'>{e(a)}</div><div class='v'>{e(b)}</div>"
+                    f"<div class='s'>{e(c)}</div></div>" for a, b, c in report.cards)
+    settings = "".join(f"<tr><th>{e(str(k))}</th><td>{e(str(v))}</td></tr>" for k, v in report.settings.items())
+    chart = ""
+    if report.figure is not None:  # printed on white, whatever the app's theme
+        fig = report.figure.update_layout(template="plotly_white")
+        chart = fig.to_html(full_html=False, include_plotlyjs=True, config={"displaylogo": False})
+    table = report.table.to_html(index=False, border=0) if report.table is not None else ""
+    notes = "".join(f"<p class='s'>{e(n)}</p>" for n in report.notes)
+    return f"""<!doctype html><html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1"><title>{e(report.title)}</title>
+<style>body{{font-family:system-ui,sans-serif;max-width:60rem;margin:1.5rem auto;padding:0 1rem;color:#222}}
+.verdict{{padding:.8rem 1rem;border-left:.4rem solid #0072B2;background:#eef5fb}}
+.cards{{display:flex;flex-wrap:wrap;gap:1rem;margin:1rem 0}}.card{{flex:1 1 14rem;border:1px solid #ccc;
+padding:.6rem;border-radius:.4rem}}.l{{font-size:.85rem;color:#555}}.v{{font-size:1.6rem}}
+.s{{font-size:.85rem;color:#555}}table{{border-collapse:collapse}}th,td{{text-align:left;padding:.15rem .6rem;
+border-bottom:1px solid #ddd}}@media print{{a{{color:#000}}}}</style></head><body>
+<h1>{e(report.title)}</h1><p class="verdict">{e(report.verdict)}</p><div class="cards">{cards}</div>
+<h2>At what ε can we publish?</h2><p>{e(report.answer)}</p>
+<h2>Privacy</h2><p>{e(report.privacy)}</p>{notes}
+<h2>Key chart</h2>{chart}{table}
+<h2>Reproduce this view</h2><p><a href="{e(report.link, quote=True)}">{e(report.link)}</a></p>
+<table>{settings}</table>
+<p class="s">Simulated data: every number is a Monte-Carlo mean over repeated simulated trials.</p>
+</body></html>"""
+
+
+def qr_svg(url):
+    """The link as an inline SVG QR code (segno: pure Python, no dependencies), for a printed
+    page a phone can scan; medium error correction survives a smudge."""
+    import segno
+
+    return segno.make(url, error="m").svg_inline(scale=2, border=2)
+
+
+def lessons_page(lessons, base):
+    """The lessons as one printable, self-contained HTML page: each link absolute (``base`` is
+    :func:`app_base`, taken while the page runs), as text and as a QR code."""
+    e = html.escape
+    items = []
+    for k, lesson in enumerate(lessons, start=1):
+        url = lesson.link(base)
+        caveat = f"<p class='s'>Caveat: {e(lesson.caveat)}</p>" if lesson.caveat else ""
+        items.append(f"<section><h2>{k}. {e(lesson.title)}</h2><p><b>Question.</b> {e(lesson.question)}</p>"
+                     f"<div class='open'>{qr_svg(url)}<p><b>Open.</b> <a href='{e(url, quote=True)}'>{e(url)}</a></p></div>"
+                     f"<p><b>Look at.</b> {e(lesson.look)}</p>{caveat}"
+                     "<p><b>Your prediction, then the answer:</b></p><div class='box'></div></section>")
+    return f"""<!doctype html><html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1"><title>Lessons: what privacy costs</title>
+<style>body{{font-family:system-ui,sans-serif;max-width:48rem;margin:1.5rem auto;padding:0 1rem;color:#222}}
+section{{break-inside:avoid;border-top:1px solid #ccc;padding-top:.5rem}}.s{{font-size:.85rem;color:#555}}
+.box{{border:1px dashed #999;height:4rem}}a{{word-break:break-all}}
+.open{{display:flex;gap:1rem;align-items:center}}.open svg{{flex:none}}</style></head><body>
+<h1>Lessons: what privacy costs in learning</h1>
+<p>Each link (typed, clicked or scanned) opens the dashboard with the whole experiment set.
+Predict, then check.</p>
+{"".join(items)}</body></html>"""

@@ -1,0 +1,1 @@
+"""The CVaR page: its computations, charts, sentences and handout."""

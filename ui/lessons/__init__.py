@@ -1,0 +1,1 @@
+"""The lessons: the six guided experiments and their worksheet."""

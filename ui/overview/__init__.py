@@ -1,0 +1,1 @@
+"""The overview page's chart."""

@@ -1,0 +1,1 @@
+"""The DP-OWL page: its computations, charts, sentences, verdict and panels."""
