@@ -13,6 +13,7 @@ import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -20,7 +21,7 @@ import pandas as pd
 from .._estimator import ClippingWarning
 from .._validation import check_epsilon, check_real
 from ..montecarlo import Stream, key, local_executor, stream, summarize
-from ..owl.owl import DPOWL
+from ..owl.dpowl import DPOWL
 from ..owl.paper import PAPER_W, resolve_gamma
 from ..owl.simulate import PAPER_TRIAL
 from ..privacy.accounting import PrivacyLedger
@@ -338,8 +339,8 @@ def rule_tail_risk(n: int, tau: float, eps_rule: float, eps_cvar: float, seed: i
     rng = stream(seed, Stream.CVAR_RULE, n, key(eps_rule))
     train = PAPER_TRIAL.sample(n, rng=stream(seed, Stream.CVAR_RULE, n))
     gamma = resolve_gamma("paper", eps_rule, n)
-    kw = dict(gamma=gamma, weight_bound=PAPER_W, feature_bounds=PAPER_TRIAL.feature_bounds,
-              outcome_bounds=(lo, hi))
+    kw: dict[str, Any] = dict(gamma=gamma, weight_bound=PAPER_W,
+                              feature_bounds=PAPER_TRIAL.feature_bounds, outcome_bounds=(lo, hi))
     with warnings.catch_warnings():
         # Weights above W are clipped, as on the DP-OWL page: only that is silenced, and only
         # here, on the paper's simulated trial; a privacy warning still reaches the caller.

@@ -480,13 +480,3 @@ def _rows(d):
                     _cell(hi) if hi != "" else "",
                     LEVEL_SEP.join(str(v) for v in levels) if levels else "", c.unit, c.meaning])
     return out
-
-
-def __getattr__(name):
-    # read_dictionary lives in dictionary_read (which imports this module); it is also found
-    # here, where a reader of this module looks for it first.
-    if name == "read_dictionary":
-        from .dictionary_read import read_dictionary
-
-        return read_dictionary
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -7,8 +7,6 @@ recommends sign(x' theta).
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy.special import expit
@@ -201,12 +199,3 @@ def reference_values(A_opt: ArrayLike, A: ArrayLike, B: ArrayLike,
         "treat_all": float(ipw_value(np.ones_like(A), A, B, propensity)),
         "treat_none": float(ipw_value(-np.ones_like(A), A, B, propensity)),
     }
-
-
-def __getattr__(name: str) -> Any:
-    # DPOWL lives in dpcore.owl.dpowl (it imports this module); the old path keeps working.
-    if name == "DPOWL":
-        from .dpowl import DPOWL
-
-        return DPOWL
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -248,12 +248,3 @@ def solve_for_release(X: np.ndarray, y: np.ndarray, w: np.ndarray, gamma: float,
             f"{RELEASE_TOL:g} that the sensitivity allows for; nothing was released"
         )
     return theta_hat, {"n_iter": int(info["n_iter"]), "grad_norm": float(info["grad_norm"])}
-
-
-def __getattr__(name: str) -> Any:
-    # DPWeightedERM lives in dpcore.owl.dpwerm (it imports this module); the old path works.
-    if name == "DPWeightedERM":
-        from .dpwerm import DPWeightedERM
-
-        return DPWeightedERM
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
