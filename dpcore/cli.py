@@ -93,7 +93,7 @@ def _dictionary_columns(path: str | None, columns: str | None) -> list[str] | No
         return [c.strip() for c in columns.split(",") if c.strip()]
     if not path:
         return None
-    (read_dictionary,) = _need("dpcore.data.dictionary", ("read_dictionary",), "the ledger")
+    (read_dictionary,) = _need("dpcore.data.dictionary_read", ("read_dictionary",), "the ledger")
     d = read_dictionary(Path(path))
     kw = d.read_trial_kwargs()
     return [c for c in dict.fromkeys([kw["treatment"], kw["outcome"], *(kw["covariates"] or []),
@@ -143,7 +143,7 @@ def cmd_fit(args: argparse.Namespace) -> None:
     from .owl.owl import default_weight_bound
     from .owl.paper import default_gamma
 
-    (read_dictionary,) = _need("dpcore.data.dictionary", ("read_dictionary",), "fit")
+    (read_dictionary,) = _need("dpcore.data.dictionary_read", ("read_dictionary",), "fit")
     (rule_from_dpowl,) = _need("dpcore.owl.release", ("rule_from_dpowl",), "fit")
     if args.seed is not None and not args.not_private:
         raise CliError("--seed makes the noise reproducible, so the release has no privacy "
