@@ -366,12 +366,18 @@ def _check_room(ledger: Any, cost: float, no_guarantee: bool) -> None:
 
 def cmd_apply(args: argparse.Namespace) -> None:
     """Recommendations of a rule file for the rows of a CSV file."""
+    import numpy as np
+
     from .data.csv_io import read_table
     from .data.csv_safe import write_csv
 
     (load_rule,) = _need("dpcore.owl.release", ("load_rule",), "apply")
     rule = load_rule(Path(args.rule))
     out = rule.recommendations(read_table(_read_bytes(args.data)))
+    for c in out.columns:  # whole numbers go out as they came in: an id 10056, not 10056.0
+        x = out[c].to_numpy()
+        if x.dtype.kind == "f" and np.all(np.isnan(x) | ((x == np.round(x)) & (np.abs(x) < 2**53))):
+            out[c] = out[c].astype("Int64")
     unscored = int((out["not_scored"] != "").sum())
     if unscored:  # the rows are still written: each one says why it has no recommendation
         print(f"dpcore apply: {unscored} of {len(out)} row(s) could not be scored (a covariate "
