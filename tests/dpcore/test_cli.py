@@ -355,7 +355,7 @@ def test_apply_neutralises_formula_cells_and_keeps_numbers(tmp_path):
     assert cells[3] == "'\uff1dcmd" and cells[4] == "'-x" and cells[5] == "plain"
     assert any(c.startswith("-") for r in table[1:] for c in r[:note])  # numbers stay numbers
     arm = table[0].index("treatment")
-    assert {r[arm] for r in table[1:]} <= {"-1", "1"}  # whole numbers as written, not -1.0
+    assert {r[arm] for r in table[1:]} <= {"0", "1"}  # whole numbers as written, not 1.0
 
 
 @needs_release
