@@ -1,6 +1,6 @@
 """Pure functions from data to plotly figures, one module per page, sharing one style here:
-titles, labelled axes with units, hover values, Monte-Carlo bands, and the Okabe-Ito
-colour-blind-safe palette."""
+titles, labelled axes with units, hover values, Monte-Carlo bands, the Okabe-Ito
+colour-blind-safe palette, and the text sizes and line colours that read in both themes."""
 
 from __future__ import annotations
 
@@ -11,18 +11,52 @@ import plotly.graph_objects as go
 
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
 GREY = "#7f7f7f"
+#: Text sizes (px): every text of every chart at least 14, for a projector across a room and a
+#: phone at arm's length. Streamlit's plotly theme sets 12 px ticks, legends and hover labels,
+#: so each text carries its size here rather than inheriting one.
+TEXT_PX = 14
+TITLE_PX = 17
+FONT = {"size": TEXT_PX}
+#: Neutral lines (reference levels, markers, bounds, error bars): at least 3:1 (WCAG's contrast
+#: for marks) on Streamlit's light (#FFFFFF) and dark (#0E1117) backgrounds; black or #444
+#: vanish on the dark one. No chart sets a text colour: no colour reaches 4.5:1 against both
+#: backgrounds, so every text takes the theme's own text colour and a label's colour stays on
+#: its line.
+INK = "#888888"
 
 
 def layout(fig, title, xtitle, ytitle, height=380):
+    """The shared layout: title, axis titles, sizes of every text; call it after the traces
+    (an axis holding a single value gets its range from them)."""
     fig.update_layout(
         title={"text": title, "x": 0, "xanchor": "left", "y": 0.98, "yanchor": "top",
-               "font": {"size": 16}},
-        xaxis_title=xtitle, yaxis_title=ytitle, height=height,  # theme: Streamlit's, light or dark
+               "font": {"size": TITLE_PX}},
+        xaxis={"title": {"text": xtitle, "font": FONT}, "tickfont": FONT},
+        yaxis={"title": {"text": ytitle, "font": FONT}, "tickfont": FONT},
+        height=height, font=FONT, hoverlabel={"font": FONT},  # theme: Streamlit's, light or dark
         margin={"l": 60, "r": 40, "t": 70, "b": 50}, hovermode="x unified",
         modebar={"orientation": "v"},  # in the right margin: a horizontal one covers the title on a phone
-        legend={"orientation": "h", "yanchor": "top", "y": -0.22, "x": 0, "font": {"size": 12}},
+        legend={"orientation": "h", "yanchor": "top", "y": -0.22, "x": 0, "font": FONT},
     )
+    fig.update_annotations(font_size=TEXT_PX)
+    _single_values(fig)
     return fig
+
+
+def _single_values(fig):
+    """An axis whose lines hold one value (a chart at one n) gets a range around it, from half
+    to twice the value, on a linear or a log axis alike: plotly would draw a sliver of width
+    near zero around the point."""
+    for axis, update in (("x", fig.update_xaxes), ("y", fig.update_yaxes)):
+        values = set()
+        for trace in fig.data:
+            if trace.type != "scatter" or getattr(trace, axis) is None:
+                continue
+            column = np.asarray(getattr(trace, axis), dtype=object)
+            values |= {float(v) for v in column if isinstance(v, (int, float, np.number)) and np.isfinite(v)}
+        if len(values) == 1:
+            v = values.pop()
+            update(autorangeoptions={"include": [v / 2, 2 * v] if v > 0 else [v - 1, v + 1]})
 
 
 def rgba(hex_colour, alpha):
@@ -41,7 +75,7 @@ def band(fig, x, mean, lo, hi, colour, name, hover):
                              customdata=np.c_[lo, hi], hovertemplate=hover))
 
 
-def marker(fig, x, text, colour="#444", dash="solid", log_x=False, row=0):
+def marker(fig, x, text, colour=INK, dash="solid", log_x=False, row=0):
     """A vertical line at x with its label above the plot area, clear of the data.
 
     On a log axis plotly places annotations at log10(x), so the label is added by hand.
@@ -49,5 +83,4 @@ def marker(fig, x, text, colour="#444", dash="solid", log_x=False, row=0):
     """
     fig.add_vline(x=x, line={"color": colour, "dash": dash, "width": 1.5})
     fig.add_annotation(x=math.log10(x) if log_x else x, y=1.0, yref="paper", yanchor="bottom",
-                       yshift=2 + 16 * row, text=text, showarrow=False,
-                       font={"size": 11, "color": colour})
+                       yshift=2 + (TEXT_PX + 4) * row, text=text, showarrow=False, font=FONT)
