@@ -10,7 +10,7 @@ import streamlit as st
 
 from .compute import owl as compute
 from .compute import owl_decide as decide
-from .controls import Choice
+from .controls import Choice, value_of
 
 TARGET = Choice("target", ("patients", "points"), "patients", "Publish when the rule is",
                 {"patients": "k of 100", "points": "within p points"}.get, kind="segmented",
@@ -27,13 +27,14 @@ CONTROLS = (TARGET, K, P, ASSURANCE)
 
 
 def target_widgets():
-    """The target's widgets; returns (:class:`decide.Target`, assurance as a fraction)."""
-    a, b, c = st.columns([2, 3, 2])
-    with a:
+    """The target's widgets in a popover whose label states the target; returns
+    (:class:`decide.Target`, assurance as a fraction)."""
+    kind = value_of(TARGET)
+    words = (f"{value_of(K)} of 100 patients" if kind == "patients"
+             else f"within {value_of(P)} points") + f", {ASSURANCE.fmt(value_of(ASSURANCE))} releases"
+    with st.popover(f"Target: {words}", icon=":material/flag:"):
         kind = TARGET.widget()
-    with b:
         level = K.widget() if kind == "patients" else P.widget()
-    with c:
         assurance = ASSURANCE.widget()
     return decide.Target(kind, level), float(assurance)
 
