@@ -40,6 +40,59 @@ def layout(fig, title, xtitle, ytitle, height=380):
     )
     fig.update_annotations(font_size=TEXT_PX)
     _single_values(fig)
+    fig.update_layout(height=max(height, _phone_height(fig)))
+    return fig
+
+
+#: On a phone (a chart 358 px wide at 390 px) a legend of long names takes a row per entry
+#: or two; the figure grows by those rows, so the plot area keeps PLOT_PX whatever the width.
+PHONE_PX, PLOT_PX, CHROME_PX, LEGEND_ROW_PX = 358, 300, 170, 31
+
+
+def _phone_height(fig):
+    """The height at which the plot area is still PLOT_PX tall on a phone: the legend's rows
+    there, packed in trace order at about 0.55 em a character beside a 40 px symbol."""
+    names = []
+    for trace in fig.data:
+        if trace.name and trace.showlegend is not False and (trace.legendgroup or trace.name) not in names:
+            names.append(trace.legendgroup or trace.name)
+    if not names or fig.layout.showlegend is False:
+        return PLOT_PX + CHROME_PX
+    rows, used = 1, 0.0
+    for name in names:
+        width = 40 + 0.55 * TEXT_PX * len(name)
+        if used and used + width > PHONE_PX:
+            rows, used = rows + 1, 0.0
+        used += width
+    return PLOT_PX + CHROME_PX + rows * LEGEND_ROW_PX
+
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def decade_ticks(fig, axis):
+    """Ticks at the powers of ten the ``axis`` ("x" or "y") spans, written out (0.01 … 1000) or
+    as 10⁻⁴ in full-size characters: plotly's own exponents are drawn at 70% of the tick size,
+    and its minor 2 and 5 labels at 75%, both below 14 px."""
+    values = []
+    stacks = {}
+    for trace in fig.data:
+        data = getattr(trace, axis, None)
+        if data is None or trace.type not in ("scatter", "bar", "heatmap"):
+            continue
+        column = np.asarray(data, dtype=float).ravel()
+        if axis == "y" and getattr(trace, "stackgroup", None):
+            stacks[trace.stackgroup] = stacks.get(trace.stackgroup, 0) + np.nan_to_num(column)
+        values.append(column)
+    values += list(stacks.values())
+    finite = np.concatenate(values) if values else np.array([])
+    finite = finite[np.isfinite(finite) & (finite > 0)]
+    if not finite.size:
+        return fig
+    powers = range(math.floor(math.log10(finite.min()) + 1e-9), math.ceil(math.log10(finite.max()) - 1e-9) + 1)
+    text = [f"{10.0 ** k:g}" if -2 <= k <= 3 else "10" + str(k).translate(_SUPERSCRIPT) for k in powers]
+    update = fig.update_xaxes if axis == "x" else fig.update_yaxes
+    update(type="log", tickvals=[10.0 ** k for k in powers], ticktext=text, minor={"showgrid": False, "ticks": ""})
     return fig
 
 

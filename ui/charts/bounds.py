@@ -8,7 +8,7 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from . import FONT, GREY, INK, PALETTE, band, layout, marker, rgba
+from . import FONT, GREY, INK, PALETTE, band, decade_ticks, layout, marker, rgba
 
 TERM_NAMES = {"T1": "T1 regularization", "T2": "T2 privacy noise", "T3": "T3 Huber-to-hinge",
               "G": "2G generalization"}
@@ -57,10 +57,11 @@ def bound_terms(curve, measured, over, form, current, best, rho, paper_gamma=Non
     title = f"{theorem}, {FORM_LABELS[form]}, against {'γ' if over == 'gamma' else 'h'}"
     xtitle = "regularization γ (log scale)" if over == "gamma" else "Huber width h (log scale)"
     fig = layout(fig, title, xtitle, "excess weighted hinge risk (log scale)", height=440)
-    fig.update_xaxes(type="log", dtick=1)  # powers of ten only: no crowded 2, 5 labels
     if over == "h":
-        fig.update_xaxes(tickvals=[0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50])
-    fig.update_yaxes(type="log", exponentformat="power")
+        fig.update_xaxes(type="log", tickvals=[0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50])
+    else:
+        decade_ticks(fig, "x")  # powers of ten only: no crowded 2, 5 labels
+    decade_ticks(fig, "y")
     return _below(fig, top=110)
 
 
@@ -96,7 +97,7 @@ def sample_size(df, eps, alpha):
     fig = layout(fig, f"Corollary 12: n needed for α = {alpha:g}", "privacy budget ε (log scale)",
                  "patients n (log scale, up to constants)", height=420)
     fig.update_xaxes(type="log", tickvals=[0.05, 0.1, 0.5, 1, 5, 10, 50, 100, 500, 1000])
-    fig.update_yaxes(type="log", exponentformat="power")
+    decade_ticks(fig, "y")
     return _below(fig, top=90)
 
 
@@ -121,8 +122,8 @@ def phase_diagram(ns, taus, regime, n, tau, eps, d):
     eps_text = "non-private" if not math.isfinite(eps) else f"ε = {eps:g}"
     fig = layout(fig, f"CVaR regimes, {eps_text}, d = {d}", "sample size n (log scale)",
                  "tail fraction τ (log scale)", height=420)
-    fig.update_xaxes(type="log", range=[1, 6])
-    fig.update_yaxes(type="log", range=[-3, 0])
+    decade_ticks(fig, "x").update_xaxes(range=[1, 6])
+    decade_ticks(fig, "y").update_yaxes(range=[-3, 0])
     fig.update_layout(hovermode="closest")
     return _below(fig)
 
@@ -149,6 +150,6 @@ def cvar_rates(rates, measured, tau, eps):
     eps_text = "non-private" if not math.isfinite(eps) else f"ε = {eps:g}"
     fig = layout(fig, f"CVaR error, τ = {tau:g}, {eps_text}", "sample size n (log scale)",
                  "error (losses in [0, 1], log scale)", height=420)
-    fig.update_xaxes(type="log")
-    fig.update_yaxes(type="log", exponentformat="power")
+    decade_ticks(fig, "x")
+    decade_ticks(fig, "y")
     return _below(fig)

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from . import FONT, GREY, INK, PALETTE, band, layout, marker
+from . import FONT, GREY, INK, PALETTE, band, decade_ticks, layout, marker
 
 X_AXES = {
     "epsilon": ("privacy budget ε (log scale)", "ε"),
@@ -26,9 +26,9 @@ def _finish(fig, log_x=True, log_y=True):
     """Decade ticks written as powers of ten on log axes, and the legend clear of the x-axis
     title even when it wraps onto several lines on a phone."""
     if log_x:
-        fig.update_xaxes(type="log", dtick=1, exponentformat="power")
+        decade_ticks(fig, "x")
     if log_y:
-        fig.update_yaxes(type="log", dtick=1, exponentformat="power")
+        decade_ticks(fig, "y")
     fig.update_layout(legend={"y": -0.3}, margin={"b": 60})
     return fig
 
