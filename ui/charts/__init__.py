@@ -34,10 +34,13 @@ def layout(fig, title, xtitle, ytitle, height=380):
         xaxis={"title": {"text": xtitle, "font": FONT}, "tickfont": FONT},
         yaxis={"title": {"text": ytitle, "font": FONT}, "tickfont": FONT},
         height=height, font=FONT, hoverlabel={"font": FONT},  # theme: Streamlit's, light or dark
-        margin={"l": 60, "r": 40, "t": 70, "b": 50}, hovermode="x unified",
+        margin={"l": 60, "r": 40, "t": 70, "b": 20}, hovermode="x unified",
         modebar={"orientation": "v"},  # in the right margin: a horizontal one covers the title on a phone
-        legend={"orientation": "h", "yanchor": "top", "y": -0.22, "x": 0, "font": FONT},
+        # At the figure's foot, under the x-axis title however many rows it takes on a phone: a
+        # legend placed relative to the plot would also push the plot up by a share of its height.
+        legend={"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom", "x": 0, "font": FONT},
     )
+    fig.update_xaxes(automargin=True)
     fig.update_annotations(font_size=TEXT_PX)
     _single_values(fig)
     fig.update_layout(height=max(height, _phone_height(fig)))

@@ -63,8 +63,8 @@ def bound_terms(curve, measured, over, form, current, best, rho, paper_gamma=Non
 
 
 def _below(fig, top=70):
-    """Room for the marker labels above the plot and for the legend clear of the x title."""
-    fig.update_layout(margin={"t": top, "b": 60}, legend={"y": -0.38}, height=fig.layout.height + top - 70)
+    """Room for the marker labels above the plot (the figure grows by it)."""
+    fig.update_layout(margin={"t": top}, height=fig.layout.height + top - 70)
     return fig
 
 

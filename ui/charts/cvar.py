@@ -23,13 +23,11 @@ PARTS = (  # column, legend name, colour
 
 
 def _finish(fig, log_x=True, log_y=True):
-    """Decade ticks written as powers of ten on log axes, and the legend clear of the x-axis
-    title even when it wraps onto several lines on a phone."""
+    """Decade ticks written as powers of ten on log axes."""
     if log_x:
         decade_ticks(fig, "x")
     if log_y:
         decade_ticks(fig, "y")
-    fig.update_layout(legend={"y": -0.3}, margin={"b": 60})
     return fig
 
 

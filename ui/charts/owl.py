@@ -15,13 +15,8 @@ CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["select2d", "lasso2d"
 
 
 def layout(fig, title, xtitle, ytitle, height=400):
-    """The shared layout, with the legend clear of the x-axis title (it grows downwards on a
-    narrow screen, so it is anchored to the bottom of the figure)."""
-    fig = _layout(fig, title, xtitle, ytitle, height)
-    fig.update_layout(margin={"b": 20},
-                      legend={"yref": "container", "y": 0, "yanchor": "bottom"},
-                      xaxis={"automargin": True})
-    return fig
+    """The shared layout at this page's height."""
+    return _layout(fig, title, xtitle, ytitle, height)
 
 
 NONPRIVATE = GREY  # one colour for everything non-private, on every chart
