@@ -28,6 +28,10 @@ READY = "[data-testid='stApp'][data-test-script-state='notRunning']"
 HEIGHT = {1440: 3000, 390: 4000}  # CSS px: the phone's single column runs longer
 VIEWS = {"dp-owl": "dp-owl", "cvar": "cvar", "bounds": "bounds"} | {
     f"lesson-{k}-{lesson.key}": lesson.link("").lstrip("/") for k, lesson in enumerate(LESSONS, start=1)}
+DRAWN = """() => !document.querySelector("[data-testid='stSkeleton']")
+    && [...document.querySelectorAll("[data-testid='stPlotlyChart']")].every((c) => {
+        const plot = c.querySelector('.nsewdrag');
+        return plot && plot.getBoundingClientRect().height > 0 && c.querySelector('.gtitle'); })"""
 MEASURE = """() => {
     const sizes = [...document.querySelectorAll("[data-testid='stPlotlyChart'] svg text")]
         .filter((t) => t.textContent.trim() && t.getClientRects().length)
@@ -50,6 +54,14 @@ def settle(page, timeout=180_000):
     raise TimeoutError("the page did not settle")
 
 
+def small(file):
+    """256 colours: a page of flat colours loses nothing visible and a PNG a third the size."""
+    from PIL import Image
+
+    with Image.open(file) as image:
+        image.convert("RGB").quantize(256, method=Image.Quantize.MEDIANCUT).save(file, optimize=True)
+
+
 def shoot(browser, base, name, path, width, scheme, out):
     phone = width < 800
     context = browser.new_context(viewport={"width": width, "height": HEIGHT[width]}, color_scheme=scheme,
@@ -58,9 +70,14 @@ def shoot(browser, base, name, path, width, scheme, out):
         page = context.new_page()
         page.goto(f"{base}/{path}")
         settle(page)
-        page.wait_for_timeout(800)  # plotly's last relayout
         file = out / f"{name}-{width}-{scheme}.png"
-        page.screenshot(path=str(file))
+        for _ in range(4):  # a chart still loading shows a skeleton box: wait it out and retake
+            page.wait_for_function(DRAWN, timeout=60_000)
+            page.wait_for_timeout(2000)  # plotly's last relayout
+            page.screenshot(path=str(file))
+            if page.evaluate(DRAWN):
+                break
+        small(file)
         return file, page.evaluate(MEASURE)
     finally:
         context.close()

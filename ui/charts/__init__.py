@@ -15,7 +15,7 @@ GREY = "#7f7f7f"
 #: phone at arm's length. Streamlit's plotly theme sets 12 px ticks, legends and hover labels,
 #: so each text carries its size here rather than inheriting one.
 TEXT_PX = 14
-TITLE_PX = 17
+TITLE_PX = 16
 FONT = {"size": TEXT_PX}
 #: Neutral lines (reference levels, markers, bounds, error bars): at least 3:1 (WCAG's contrast
 #: for marks) on Streamlit's light (#FFFFFF) and dark (#0E1117) backgrounds; black or #444
