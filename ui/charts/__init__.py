@@ -126,9 +126,12 @@ def band(fig, x, mean, lo, hi, colour, name, hover):
     fig.add_trace(go.Scatter(x=np.r_[x, x[::-1]], y=np.r_[hi, lo[::-1]], fill="toself", mode="lines",
                              fillcolor=rgba(colour, 0.18), line={"width": 0}, hoverinfo="skip",
                              showlegend=False, legendgroup=name))
+    one = len(x) == 1  # a band of one x has no width: its interval as an error bar instead
+    bar = {"type": "data", "symmetric": False, "array": np.asarray(hi) - np.asarray(mean),
+           "arrayminus": np.asarray(mean) - np.asarray(lo), "color": colour, "width": 8} if one else None
     fig.add_trace(go.Scatter(x=x, y=mean, mode="lines+markers", name=name, legendgroup=name,
-                             line={"color": colour, "width": 2}, marker={"size": 6},
-                             customdata=np.c_[lo, hi], hovertemplate=hover))
+                             line={"color": colour, "width": 2}, marker={"size": 8 if one else 6},
+                             error_y=bar, customdata=np.c_[lo, hi], hovertemplate=hover))
 
 
 def marker(fig, x, text, colour=INK, dash="solid", log_x=False, row=0):
