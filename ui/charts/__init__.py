@@ -47,9 +47,9 @@ def layout(fig, title, xtitle, ytitle, height=380):
     return fig
 
 
-#: On a phone (a plot 260 px wide at 390 px) a legend of long names takes a row per entry
+#: On a phone (a plot 220-260 px wide at 390 px) a legend of long names takes a row per entry
 #: or two; the figure grows by those rows, so the plot area keeps PLOT_PX whatever the width.
-PHONE_PX, PLOT_PX, CHROME_PX, LEGEND_ROW_PX = 260, 300, 170, 31
+PHONE_PX, PLOT_PX, CHROME_PX, LEGEND_ROW_PX = 220, 300, 170, 31
 
 
 def _phone_height(fig):
