@@ -33,17 +33,15 @@ pages = [
     st.Page("app_pages/glossary.py", title="Glossary", icon=":material/menu_book:", url_path="glossary"),
 ]
 page = st.navigation(pages)
+
+with st.sidebar:
+    st.markdown("**What privacy costs in learning**")
+    st.caption("Differential privacy adds noise to protect each person in the data. "
+               "These pages measure what that noise costs, live.")
+    st.caption(f"You are on: **{page.title}**")
+    st.divider()
+    ledger.sidebar()
 history_guard()  # one history entry per page visit
 
-try:
-    with friendly_errors("This page", sensitive=page.url_path == "your-data"):
-        page.run()
-finally:  # after the page, whatever it did: its charts reach the browser first; the ledger total
-    # is written on every run, and after a release on this run it already counts it
-    with st.sidebar:
-        st.markdown("**What privacy costs in learning**")
-        st.caption("Differential privacy adds noise to protect each person in the data. "
-                   "These pages measure what that noise costs, live. "
-                   f"You are on: **{page.title}**")
-        st.divider()
-        ledger.sidebar()
+with friendly_errors("This page", sensitive=page.url_path == "your-data"):
+    page.run()
