@@ -5,7 +5,7 @@ import streamlit as st
 
 from ui.bounds import compute, explain
 from ui.common import handout
-from ui.common.controls import Choice, IntRange, apply, check_link, details, presets, row
+from ui.common.controls import Choice, IntRange, check_link, details, presets, presets_menu, row
 from ui.common.grids import EPS_OPTIONS, H_OPTIONS, N_OPTIONS, fmt_eps
 from ui.common.safety import guarded
 
@@ -38,8 +38,7 @@ PRESETS = presets(STATE, {
 
 def settings_panel():
     """Presets and the controls; returns the setting."""
-    for col, (name, values) in zip(st.columns(len(PRESETS)), PRESETS.items()):
-        col.button(name, on_click=apply, args=(values,), width="stretch", key=f"preset_{name}")
+    box = st.container()  # the presets, filled after the controls: their label names the active one
     with st.container(border=True):
         eps, n = row(EPS, N)
         left, right = st.columns([1, 3])
@@ -50,6 +49,8 @@ def settings_panel():
         with st.expander("More settings: h, W, C, ρ, G, seed"):
             h, w, c, rho = row(H, W, C, RHO)
             g, seed = row(G, SEED)
+    with box:
+        presets_menu(PRESETS, STATE, key=lambda i, name: f"preset_{name}")
     s = dict(n=n, eps=eps, gamma=compute.gamma_used(mode, gamma, eps, n), h=h, W=w, C=c, rho=rho)
     st.caption(f"γ in use: **{s['gamma']:g}** (λ = γ/n = {s['gamma'] / n:.3g} for the re-derived form, "
                f"2γ/n = {2 * s['gamma'] / n:.3g} for the transcribed one)"
@@ -72,12 +73,6 @@ def werm_panel(s, G, m, terms):
     st.subheader("DP-wERM: Theorem 10, term by term", anchor=False)
     form = FORM.widget()
     t = terms[form]
-    cols = st.columns(5)
-    for col, (label, value) in zip(cols, (("T1 regularization", t["T1"]), ("T2 privacy noise", t["T2"]),
-                                          ("T3 Huber-to-hinge", t["T3"]),
-                                          (f"Bound ({explain.FORM_NAMES[form]})", t["total"]),
-                                          compute.measured_card(s["eps"], s["rho"], m.excess(form)))):
-        col.metric(label, f"{value:.3g}")
     best = compute.minimisers(s["n"], s["eps"], s["gamma"], s["h"], s["W"], s["C"], s["rho"], m.norms)
     a, b = st.columns(2)
     for col, over, current, pick, key in ((a, "gamma", s["gamma"], best[form]["gamma"], "vs_gamma"),
@@ -92,6 +87,12 @@ def werm_panel(s, G, m, terms):
             both = curve.merge(measured, on=over, how="outer").sort_values(over)
             st.download_button(f"Download the numbers (CSV, against {over})", lambda b=both: handout.csv(b),
                                f"bounds_vs_{over}.csv", "text/csv", key=f"dl_{key}")
+    cols = st.columns(5)  # under the charts: the numbers at the current γ and h
+    for col, (label, value) in zip(cols, (("T1 regularization", t["T1"]), ("T2 privacy noise", t["T2"]),
+                                          ("T3 Huber-to-hinge", t["T3"]),
+                                          (f"Bound ({explain.FORM_NAMES[form]})", t["total"]),
+                                          compute.measured_card(s["eps"], s["rho"], m.excess(form)))):
+        col.metric(label, f"{value:.3g}")
     st.caption(explain.terms_caption(form))
     joint = pd.DataFrame([{"form": f, "best γ at this h": v["gamma"], "best h at this γ": v["h"],
                            "best γ jointly": v["joint"][0], "best h jointly": v["joint"][1]}
@@ -164,9 +165,20 @@ def cvar_panel(s, seed):
                 st.caption(sentence)
 
 
+INTRO = ("This page answers one question: how large can the cost of privacy be according to the two papers' "
+         "theorems (as transcribed, and as this project re-derives one of them), and do the actual mechanisms "
+         "stay within those bounds? Each bound is split into its terms, so you can see which one dominates "
+         "where. :small[Unit of privacy: one patient (one row); neighbouring trials differ by replacing one "
+         "patient. DP-wERM and the Laplace CVaR release are pure ε-DP (δ = 0); the convex CVaR rates are for "
+         "(ε, δ)-DP learners. Measurements are on simulated trials (the DP-wERM paper's design) and demo "
+         "losses, never on real patients.]")
+
+
 @st.fragment
 @guarded("The theory-bounds study")
 def study():
+    verdict_slot = st.container()  # filled once the numbers are in: the first thing under the title
+    st.markdown(INTRO)
     s, G, seed = settings_panel()
     notice = compute.draws_per_trial(s["n"])[1]
     if notice:
@@ -176,7 +188,8 @@ def study():
         m = compute.measure(s["n"], s["eps"], s["gamma"], s["h"], s["W"], s["C"], s["rho"], seed)
     terms = compute.terms(s["n"], s["eps"], s["gamma"], s["h"], s["W"], s["C"], s["rho"],
                           m.norms)  # Theorem 10; the charts add Theorem 11's 2G
-    verdict_panel(s, terms, m)
+    with verdict_slot:
+        verdict_panel(s, terms, m)
     werm_panel(s, G, m, terms)
     sample_size_panel(s, m.theta0_norm)
     cvar_panel(s, seed)
@@ -184,15 +197,5 @@ def study():
 
 
 st.title("Theory bounds: what the bounds say, next to what the mechanisms do")
-st.markdown(
-    "This page answers one question: how large can the cost of privacy be according to the two "
-    "papers' theorems (as transcribed, and as this project re-derives one of them), and do the "
-    "actual mechanisms stay within those bounds? Each bound is "
-    "split into its terms, so you can see which one dominates where."
-)
-st.caption("Unit of privacy: one patient (one row); neighbouring trials differ by replacing one "
-           "patient. DP-wERM and the Laplace CVaR release are pure ε-DP (δ = 0); the convex CVaR "
-           "rates are for (ε, δ)-DP learners. Measurements are on simulated trials (the DP-wERM paper's "
-           "design) and demo losses, never on real patients.")
 check_link(CONTROLS, page="bounds")
 study()

@@ -10,10 +10,10 @@ from ui.common.controls import (
     Choice,
     IntRange,
     MultiChoice,
-    apply,
     check_link,
     details,
     presets,
+    presets_menu,
     row,
 )
 from ui.common.figures import figure
@@ -51,24 +51,29 @@ PRESETS = presets(STATE, {
 
 def settings_panel():
     """Presets and the controls of the scalar study; returns their values."""
-    with st.container(horizontal=True):
-        for k, (label, values) in enumerate(PRESETS.items()):
-            st.button(label, on_click=apply, args=(values,), key=f"preset_{k}")
+    box = st.container()  # the presets, filled after the controls: their label names the active one
     with st.container(border=True):
         eps, n, tau = row(EPS, N, TAU)
         kind, bound = row(KIND, BOUND)
         with st.expander("Simulation settings: repetitions, seed"):
             reps, seed = row(REPS, SEED)
+    with box:
+        presets_menu(PRESETS, STATE)
     return dict(eps=eps, n=n, tau=tau, kind=kind, bound=bound, reps=reps, seed=seed)
 
 
 def verdict_panel(s, here):
-    """The verdict sentence, the regime label and the numbers behind them."""
+    """The verdict sentence and the regime label."""
     regime = compute.regime(s["n"], s["tau"], s["eps"])
     st.info(explain.cvar_verdict(s["n"], s["tau"], s["eps"], here.total_mean, here.statistical_mean,
                                  s["bound"]), icon=":material/groups:")
     colour = {"statistical": "green", "privacy-dominated": "orange", "trivial": "red"}[regime]
     st.badge(f"Indicative regime, up to constants: {regime}", color=colour)
+
+
+def numbers_panel(s, here):
+    """The numbers behind the verdict: the regime's reason and the tail's sizes and parts."""
+    regime = compute.regime(s["n"], s["tau"], s["eps"])
     st.caption(explain.cvar_regime_sentence(regime, s["n"], s["tau"], s["eps"], here.privacy_exact_mean,
                                             here.statistical_mean))
     cols = st.columns(4)
@@ -169,17 +174,28 @@ def rule_panel(s):
                        "cvar_rule_tail.csv", "text/csv", key="dl_rule")
 
 
+INTRO = ("How far off is a differentially private estimate of the mean of the worst τ share of outcomes, "
+         "and why? Privacy acts on the **private tail sample size εnτ**, not on εn: with a small tail, "
+         "privacy gets expensive fast. :small[Unit of privacy: one patient (one record); neighbouring "
+         "data sets differ by replacing one. Pure ε-DP (δ = 0) except DP-GD, which is (ε, 10⁻⁵)-DP.]")
+
+
 @st.fragment
 @guarded("The private CVaR study")
 def study():
+    verdict_slot = st.container()  # filled once the numbers are in: the first thing under the title
+    st.markdown(INTRO)
     s = settings_panel()
     work = compute.workload(s["reps"])
     if work.notice:
         st.info(work.notice, icon=":material/speed:")
     with st.spinner("Simulating" + compute.waiting() + "…"):
         summary = compute.scalar_summary(s["kind"], s["bound"], work.reps, s["seed"])
-    verdict_panel(s, compute.cell(summary, s["n"], s["tau"], s["eps"]))
+    here = compute.cell(summary, s["n"], s["tau"], s["eps"])
+    with verdict_slot:
+        verdict_panel(s, here)
     error_panel(s, summary)
+    numbers_panel(s, here)
     formulas_panel({**s, "reps": work.reps})
     class_panel(s)
     convex_panel(s)
@@ -189,10 +205,5 @@ def study():
 
 
 st.title("Private CVaR: the privacy price of tail risk")
-st.markdown("How far off is a differentially private estimate of the mean of the worst τ share "
-            "of outcomes, and why? Privacy acts on the **private tail sample size εnτ**, not on εn: "
-            "with a small tail, privacy gets expensive fast.")
-st.caption("Unit of privacy: one patient (one record); neighbouring data sets differ by replacing one. "
-           "Pure ε-DP (δ = 0) except DP-GD, which is (ε, 10⁻⁵)-DP.")
 check_link(CONTROLS, page="cvar")
 study()

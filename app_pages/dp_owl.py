@@ -54,16 +54,6 @@ def set_values(values, message=None):
         st.toast(message, icon=":material/check:")
 
 
-def presets_panel():
-    """Preset buttons; the active one is highlighted and named."""
-    now = controls.active(PRESETS, STATE)
-    for i, (column, (label, values)) in enumerate(zip(st.columns(len(PRESETS)), PRESETS.items())):
-        column.button(label, on_click=controls.apply, args=(values, label), width="stretch", key=f"preset_{i}",
-                      type="primary" if label == now else "secondary")
-    st.caption(f"Active preset: **{now}**. A preset sets every control above the simulation settings."
-               if now else "Custom settings (no preset). A preset sets every control of the study.")
-
-
 def settings_panel():
     """The controls of the study; returns their values."""
     with st.container(border=True):
@@ -83,13 +73,14 @@ def settings_panel():
 
 
 def curves_panel(s, sizes, summary, refs, reps, target_mark):
-    shown = METRIC.widget()
+    with st.container(horizontal=True, vertical_alignment="bottom"):  # the view's two switches, one row
+        shown = METRIC.widget()
+        all_n = st.checkbox("Non-private references for every n")  # a view detail, not in the link
     scale = SCALE.widget() if shown == "value" else "own"
     metric = ("value" if scale == "own" else "value_paper") if shown == "value" else shown
     suffix = "" if scale == "own" else "_paper"
     references = ({k: float(refs[k + suffix].mean()) for k in ("oracle", "treat_all", "treat_none")}
                   if shown == "value" else targets.fixed_rule_accuracy() if shown == "accuracy" else None)
-    all_n = st.checkbox("Non-private references for every n")  # a view detail, not in the link
     ref_ns = tuple(sizes) if all_n else (s["n"],)
     best = None if metric == "concordance" else {
         m: float(decide.best_reference(s, summary, reps, m)[f"{metric}_mean"]) for m in ref_ns}
@@ -143,13 +134,14 @@ def rule_panel(s, runs, metric):
 @st.fragment
 @guarded("The DP-OWL study")
 def study():
-    presets_box, top = st.container(), st.container()  # filled below: above the controls on a phone
-    with top:
-        verdict_slot = st.container()
+    verdict_slot = st.container()  # filled once the numbers are in: the first thing under the title
+    st.markdown(explain.OWL_INTRO)
+    with st.container(horizontal=True):  # the presets and the target: two popovers, one row
+        presets_box = st.container(width="content")  # filled after the controls: it names the active one
         target = decide.target_widgets()
     s = settings_panel()
     with presets_box:
-        presets_panel()
+        controls.presets_menu(PRESETS, STATE, announce=True)
     work = cap_work(s["reps"], set(s["compare"]) | {s["n"]}, keep=s["n"])
     if work.notice:
         st.info(work.notice, icon=":material/speed:")
@@ -176,19 +168,18 @@ def show(s, sizes, results, target, verdict_slot, reps, first=False):
     with verdict_slot:  # above the controls: a phone sees it first
         v = panels.verdict(s, here, best, all_summary, {m: r for m, (r, _, _) in results.items()},
                            target, reps, first)
+    metric = curves_panel(s, sizes, all_summary, refs, reps, v["mark"])
     panels.cards(s, here, best, runs.loc[runs.epsilon == s["eps"], "clipped_share"],
                  "value" if controls.value_of(SCALE) == "own" else "value_paper")
-    metric = curves_panel(s, sizes, all_summary, refs, reps, v["mark"])
     rule_panel(s, runs, metric)
     if not first:
         view_link = handout.link("dp-owl")  # now: a download's callback has no address to read
         panels.downloads(results, all_summary, s, lambda: handout.owl_report(  # built on download
-            s, here, best, v["text"], all_summary, sizes, reps, v["verdict"], common_explain.privacy_statement(s["eps"]),
+            s, here, best, v["board"], all_summary, sizes, reps, v["verdict"], common_explain.privacy_statement(s["eps"]),
             v["mark"], (v["share"], v["assurance"]), view_link=view_link))
         handout.share("dp-owl")
 
 
 st.title("DP-OWL: what privacy costs a treatment rule")
-st.markdown(explain.OWL_INTRO)
 check_link(CONTROLS, page="dp-owl")
 study()

@@ -7,6 +7,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from .test_dp_owl import open_presets
 from .test_pages import expect_charts_drawn, expect_path
 
 pytestmark = pytest.mark.e2e
@@ -37,6 +38,7 @@ def test_bounds_deep_link_shows_the_transcribed_formula_failing(app):
 
 def test_bounds_preset_button_sets_the_link(app):
     app.goto("/bounds")
+    open_presets(app.page)
     app.page.get_by_role("button", name="Large trial: n = 1000, ε = 5").click()
     app.wait_rerun()
     expect(app.page).to_have_url(re.compile(r"[?&]eps=5(&|$)"))

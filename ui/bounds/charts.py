@@ -8,7 +8,7 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from ui.common.charts import GREY, PALETTE, band, layout, marker, rgba
+from ui.common.charts import FONT, GREY, INK, PALETTE, band, decade_ticks, layout, marker, rgba
 
 TERM_NAMES = {"T1": "T1 regularization", "T2": "T2 privacy noise", "T3": "T3 Huber-to-hinge",
               "G": "2G generalization"}
@@ -35,7 +35,7 @@ def bound_terms(curve, measured, over, form, current, best, rho, paper_gamma=Non
     other = "printed" if form == "re-derived" else "re-derived"
     name = FORM_LABELS[other]
     fig.add_trace(go.Scatter(x=x, y=curve[f"total_{other}"], mode="lines", name=f"{name} bound (total)",
-                             line={"color": "#000", "dash": "dash", "width": 1.5},
+                             line={"color": INK, "dash": "dash", "width": 2},
                              hovertemplate=f"{unit}<br>%{{y:.3g}}<extra>{name} bound</extra>"))
     m = measured
     band(fig, m[over].to_numpy(), m.excess_mean.to_numpy(), m.excess_lo.to_numpy(),
@@ -45,7 +45,7 @@ def bound_terms(curve, measured, over, form, current, best, rho, paper_gamma=Non
                              marker={"color": PALETTE[5], "symbol": "triangle-up", "size": 8},
                              hovertemplate=f"{unit}<br>%{{y:.3g}}<extra>{1 - rho:.0%} quantile</extra>"))
     symbol = "γ" if over == "gamma" else "h"
-    marker(fig, current, f"current {symbol}", colour="#444", log_x=True)
+    marker(fig, current, f"current {symbol}", log_x=True)
     if best is not None and math.isfinite(best) and best > 0:
         marker(fig, best, f"bound-minimising {symbol} = {best:.3g}", colour=PALETTE[0], dash="dot",
                log_x=True, row=1)
@@ -57,16 +57,14 @@ def bound_terms(curve, measured, over, form, current, best, rho, paper_gamma=Non
     title = f"{theorem}, {FORM_LABELS[form]}, against {'γ' if over == 'gamma' else 'h'}"
     xtitle = "regularization γ (log scale)" if over == "gamma" else "Huber width h (log scale)"
     fig = layout(fig, title, xtitle, "excess weighted hinge risk (log scale)", height=440)
-    fig.update_xaxes(type="log", dtick=1)  # powers of ten only: no crowded 2, 5 labels
-    if over == "h":
-        fig.update_xaxes(tickvals=[0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50])
-    fig.update_yaxes(type="log", exponentformat="power")
+    decade_ticks(fig, "x")  # powers of ten only: no crowded 2, 5 labels, upright on a phone
+    decade_ticks(fig, "y")
     return _below(fig, top=110)
 
 
 def _below(fig, top=70):
-    """Room for the marker labels above the plot and for the legend clear of the x title."""
-    fig.update_layout(margin={"t": top, "b": 60}, legend={"y": -0.38})
+    """Room for the marker labels above the plot (the figure grows by it)."""
+    fig.update_layout(margin={"t": top}, height=fig.layout.height + top - 70)
     return fig
 
 
@@ -83,20 +81,20 @@ def sample_size(df, eps, alpha):
         # On a log axis plotly places annotations at log10(x).
         fig.add_annotation(x=math.log10(x0), xanchor="left", xshift=4, y=0.0, yref="paper",
                            yanchor="bottom", text=regime, showarrow=False,
-                           font={"size": 11, "color": REGIME_COLOURS[regime]})
+                           font=FONT)
     for k in ("statistical", "privacy", "smoothing"):
         fig.add_trace(go.Scatter(x=x, y=df[k], mode="lines", name=f"{k} term",
                                  line={"color": REGIME_COLOURS[k], "dash": "dot"},
                                  hovertemplate="ε = %{x:.3g}<br>n ≳ %{y:.3g}<extra>" + k + "</extra>"))
     fig.add_trace(go.Scatter(x=x, y=df.n, mode="lines", name="n needed (largest term)",
-                             line={"color": "#000", "width": 2.5},
+                             line={"color": INK, "width": 3},
                              hovertemplate="ε = %{x:.3g}<br>n ≳ %{y:.3g}<extra>n needed</extra>"))
     if math.isfinite(eps):
         marker(fig, eps, f"current ε = {eps:g}", log_x=True)
     fig = layout(fig, f"Corollary 12: n needed for α = {alpha:g}", "privacy budget ε (log scale)",
                  "patients n (log scale, up to constants)", height=420)
     fig.update_xaxes(type="log", tickvals=[0.05, 0.1, 0.5, 1, 5, 10, 50, 100, 500, 1000])
-    fig.update_yaxes(type="log", exponentformat="power")
+    decade_ticks(fig, "y")
     return _below(fig, top=90)
 
 
@@ -111,7 +109,7 @@ def phase_diagram(ns, taus, regime, n, tau, eps, d):
         hovertemplate="n = %{x:.3g}<br>τ = %{y:.3g}<br>%{customdata}<extra></extra>"))
     if math.isfinite(eps):
         fig.add_trace(go.Scatter(x=ns, y=np.sqrt(d) / (eps * ns), mode="lines", name="ε n τ = √d",
-                                 line={"color": "#000", "dash": "dash"}, hoverinfo="skip"))
+                                 line={"color": INK, "dash": "dash", "width": 2}, hoverinfo="skip"))
     fig.add_trace(go.Scatter(x=[n], y=[tau], mode="markers", name="current (n, τ)",
                              marker={"color": PALETTE[5], "size": 14, "symbol": "x", "line": {"width": 2}},
                              hovertemplate="current: n = %{x}, τ = %{y}<extra></extra>"))
@@ -121,8 +119,8 @@ def phase_diagram(ns, taus, regime, n, tau, eps, d):
     eps_text = "non-private" if not math.isfinite(eps) else f"ε = {eps:g}"
     fig = layout(fig, f"CVaR regimes, {eps_text}, d = {d}", "sample size n (log scale)",
                  "tail fraction τ (log scale)", height=420)
-    fig.update_xaxes(type="log", range=[1, 6])
-    fig.update_yaxes(type="log", range=[-3, 0])
+    decade_ticks(fig, "x").update_xaxes(range=[1, 6])
+    decade_ticks(fig, "y").update_yaxes(range=[-3, 0])
     fig.update_layout(hovermode="closest")
     return _below(fig)
 
@@ -149,6 +147,6 @@ def cvar_rates(rates, measured, tau, eps):
     eps_text = "non-private" if not math.isfinite(eps) else f"ε = {eps:g}"
     fig = layout(fig, f"CVaR error, τ = {tau:g}, {eps_text}", "sample size n (log scale)",
                  "error (losses in [0, 1], log scale)", height=420)
-    fig.update_xaxes(type="log")
-    fig.update_yaxes(type="log", exponentformat="power")
+    decade_ticks(fig, "x")
+    decade_ticks(fig, "y")
     return _below(fig)

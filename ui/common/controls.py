@@ -289,6 +289,21 @@ def active(presets_, specs):
     return None
 
 
+def presets_menu(presets_, specs, announce=False, key=lambda i, label: f"preset_{i}"):
+    """The presets as buttons in one popover whose label names the active preset (or says the
+    settings are custom): one element above the charts instead of a row of buttons and a
+    caption. ``announce``: a preset's label is announced with the verdict (see :func:`apply`).
+    Returns the active preset's label or None."""
+    now = active(presets_, specs)
+    with st.popover(f"Preset: {now}" if now else "Presets (now: custom settings)", icon=":material/tune:"):
+        for i, (label, values) in enumerate(presets_.items()):
+            st.button(label, on_click=apply, args=(values, label if announce else None), width="stretch",
+                      key=key(i, label), type="primary" if label == now else "secondary")
+        st.caption((f"Active preset: **{now}**. " if now else "Custom settings (no preset). ")
+                   + "A preset sets every control of the study, the simulation settings to their defaults.")
+    return now
+
+
 def apply(values, label=None):
     """on_click of a preset: set the whole state; the page may announce ``label`` once the
     numbers are in (on a phone the verdict may be off-screen)."""

@@ -1,11 +1,13 @@
-"""Offline handouts: a one-page HTML of a page's current view for a stakeholder, and CSV
-downloads that carry their settings and a short data dictionary.
+"""Offline handouts: a one-page HTML of a page's current view for a board or a stakeholder, and
+CSV downloads that carry their settings and a short data dictionary.
 
-Everything is inline (plotly's JavaScript included), so a handout opens without a network.
+Everything is inline (plotly's JavaScript included), so a handout opens without a network; it
+prints on one A4 page (its print styles size the chart and tables for it).
 """
 
 from __future__ import annotations
 
+import datetime
 import html
 import math
 import os
@@ -14,6 +16,7 @@ from urllib.parse import urlencode, urlsplit
 
 import streamlit as st
 
+import dpcore
 from dpcore.data.csv_safe import write_csv
 from ui.common.controls import link_params
 
@@ -37,7 +40,8 @@ DICTIONARY = {
 
 @dataclass
 class Report:
-    """What a handout shows; ``figure`` is a plotly figure or None, ``table`` a DataFrame or None."""
+    """What a handout shows; ``figure`` is a plotly figure or None, ``table`` a DataFrame or None;
+    ``scenario`` says in words what was simulated and how (the reader never saw the app)."""
 
     title: str
     verdict: str
@@ -49,6 +53,7 @@ class Report:
     figure: object = None
     table: object = None
     notes: list = field(default_factory=list)
+    scenario: str = ""
 
 
 PUBLIC_URL = "DPCORE_PUBLIC_URL"  # e.g. https://stats.example.org/privacy behind a proxy
@@ -135,41 +140,86 @@ def owl_report(s, here, best, answer_text, summary, sizes, reps, verdict_text, p
                 "seed": s["seed"], "link": view_link}
     fig = charts.curves_vs_epsilon(summary, "accuracy", sizes, eps, mode=s["mode"], gamma=s["gamma"],
                                    best={s["n"]: float(best.accuracy_mean)}, reference_ns=(s["n"],), target=mark)
-    rows = summary[summary["n"] == s["n"]][["epsilon", "accuracy_mean", "accuracy_lo", "accuracy_hi"]].round(2)
-    rows = rows.assign(epsilon=[("non-private" if math.isinf(e) else f"{e:g}") for e in rows.epsilon])
-    rows.columns = [f"ε (n = {s['n']})", "accuracy %", "95% interval from", "to"]
+    rows = summary[summary["n"] == s["n"]][["epsilon", "accuracy_mean", "accuracy_lo", "accuracy_hi"]]
+    rows = rows.round({"accuracy_mean": 1, "accuracy_lo": 1, "accuracy_hi": 1}).assign(
+        epsilon=[("non-private" if math.isinf(e) else f"{e:g}") for e in rows.epsilon])
+    rows.columns = [f"ε (n = {s['n']})", "accuracy %", "95% from", "95% to"]
+    gamma = ("the authors' tuned γ for each (ε, n)" if s["mode"] == "paper" else f"one fixed γ = {s['gamma']:g}")
+    prep = ("outcomes clipped to public bounds fixed in advance" if s["prep"] == "public"
+            else "outcomes shifted by each data set's own minimum, as in the authors' code (outside the guarantee)")
+    eps_words = "without privacy" if math.isinf(eps) else f"at privacy budget ε = {eps:g}"
+    scenario = (f"A randomized trial of two treatments with n = {s['n']} patients, simulated {reps} times as in "
+                "the DP-wERM paper: four patient covariates (labelled age, biomarker, blood pressure and kidney "
+                "risk, each scaled to [0, 1]; the labels are illustrative) and a true best treatment that depends "
+                "on them. A rule (treat when intercept + Σ coef·x > 0) is learned by outcome weighted learning "
+                f"and released {eps_words}, with {gamma}, Huber width h = {s['h']:g}, weight bound W = {s['W']}, "
+                f"{prep}; simulation seed {s['seed']}. Accuracy is measured on new simulated patients.")
     return Report("DP-OWL: what privacy costs a treatment rule", verdict_text, cards, answer_text,
-                  privacy_text, settings["link"], settings, fig, rows)
+                  privacy_text, settings["link"], settings, fig, rows, scenario=scenario)
 
 
-def page(report):
-    """The handout as one self-contained HTML page (print it, or mail it)."""
+#: The handout's chart, in CSS px: it fits the A4 page's printable width (210 mm less 2 × 12 mm
+#: margins is 703 px at 96 px per inch) and leaves the page room for the tables.
+CHART_PX = (680, 320)
+
+_STYLE = """body{font-family:system-ui,sans-serif;max-width:44rem;margin:1.5rem auto;padding:0 1rem;color:#222;
+font-size:11pt;line-height:1.3}h1{font-size:17pt;margin:0 0 .2rem}h2{font-size:12pt;margin:.7rem 0 .2rem}
+p{margin:.3rem 0}.meta{font-size:9pt;color:#555;margin:0 0 .4rem}
+.verdict{padding:.5rem .8rem;border-left:.35rem solid #0072B2;background:#eef5fb}
+.cards{display:flex;flex-wrap:wrap;gap:.5rem;margin:.5rem 0}.card{flex:1 1 9rem;border:1px solid #ccc;
+padding:.35rem .5rem;border-radius:.3rem}.l{font-size:9pt;color:#555}.v{font-size:14pt}
+.s{font-size:9pt;color:#555}table{border-collapse:collapse;font-size:9pt}th,td{text-align:left;
+padding:.05rem .45rem;border-bottom:1px solid #ddd;vertical-align:top}a{word-break:break-all}
+th,td{font-variant-numeric:tabular-nums}.chart,table,.cards,.verdict{break-inside:avoid}
+@page{size:A4;margin:11mm 12mm}
+tbody th{white-space:nowrap}
+@media print{body{max-width:none;margin:0;padding:0;font-size:8.5pt}.s,.l,table{font-size:8pt}h1{font-size:15pt}
+h2{font-size:10.5pt;margin:.4rem 0 .1rem}.v{font-size:11.5pt}.card{padding:.2rem .4rem}
+.cards{margin:.35rem 0}a{color:#000}}"""
+
+
+def page(report, today=None):
+    """The handout as one self-contained HTML page for a reader who never saw the app: the
+    scenario, the verdict and its numbers, the chart, the settings, the date and dpcore's
+    version; it prints on one A4 page (``today``: the date it states, default today)."""
     e = html.escape
     cards = "".join(f"<div class='card'><div class='l'>{e(a)}</div><div class='v'>{e(b)}</div>"
                     f"<div class='s'>{e(c)}</div></div>" for a, b, c in report.cards)
-    settings = "".join(f"<tr><th>{e(str(k))}</th><td>{e(str(v))}</td></tr>" for k, v in report.settings.items())
+    settings = " · ".join(f"{e(str(k))} <b>{e(str(v))}</b>" for k, v in report.settings.items()
+                          if k not in ("link", "page"))
     chart = ""
-    if report.figure is not None:  # printed on white, whatever the app's theme
-        fig = report.figure.update_layout(template="plotly_white")
-        chart = fig.to_html(full_html=False, include_plotlyjs=True, config={"displaylogo": False})
-    table = report.table.to_html(index=False, border=0) if report.table is not None else ""
+    if report.figure is not None:  # printed on white, whatever the app's theme; sized for the page
+        width, height = CHART_PX
+        fig = _editable(report.figure).update_layout(template="plotly_white", width=width, height=height)
+        chart = "<div class='chart'>" + fig.to_html(full_html=False, include_plotlyjs=True, config={
+            "displaylogo": False, "displayModeBar": False, "responsive": False}) + "</div>"
+    table = ""
+    if report.table is not None:  # one column per row of the table: a page's width, a few lines tall
+        wide = report.table.set_index(report.table.columns[0]).T
+        table = "<p class='s'><b>The numbers behind the chart</b></p>" + wide.to_html(border=0, index_names=False)
     notes = "".join(f"<p class='s'>{e(n)}</p>" for n in report.notes)
+    scenario = f"<p><b>The scenario.</b> {e(report.scenario)}</p>" if report.scenario else ""
+    day = (today or datetime.date.today()).isoformat()
     return f"""<!doctype html><html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1"><title>{e(report.title)}</title>
-<style>body{{font-family:system-ui,sans-serif;max-width:60rem;margin:1.5rem auto;padding:0 1rem;color:#222}}
-.verdict{{padding:.8rem 1rem;border-left:.4rem solid #0072B2;background:#eef5fb}}
-.cards{{display:flex;flex-wrap:wrap;gap:1rem;margin:1rem 0}}.card{{flex:1 1 14rem;border:1px solid #ccc;
-padding:.6rem;border-radius:.4rem}}.l{{font-size:.85rem;color:#555}}.v{{font-size:1.6rem}}
-.s{{font-size:.85rem;color:#555}}table{{border-collapse:collapse}}th,td{{text-align:left;padding:.15rem .6rem;
-border-bottom:1px solid #ddd}}@media print{{a{{color:#000}}}}</style></head><body>
-<h1>{e(report.title)}</h1><p class="verdict">{e(report.verdict)}</p><div class="cards">{cards}</div>
+<style>{_STYLE}</style></head><body>
+<h1>{e(report.title)}</h1>
+<p class="meta">Prepared {day} with dpcore {e(dpcore.__version__)}. Simulated data only: Monte-Carlo
+averages over repeated simulated trials, with 95% intervals.</p>
+<p class="verdict">{e(report.verdict)}</p>{scenario}<div class="cards">{cards}</div>
 <h2>At what ε can we publish?</h2><p>{e(report.answer)}</p>
-<h2>Privacy</h2><p>{e(report.privacy)}</p>{notes}
-<h2>Key chart</h2>{chart}{table}
-<h2>Reproduce this view</h2><p><a href="{e(report.link, quote=True)}">{e(report.link)}</a></p>
-<table>{settings}</table>
-<p class="s">Simulated data: every number is a Monte-Carlo mean over repeated simulated trials.</p>
+<p><b>Privacy.</b> {e(report.privacy)}</p>{notes}{chart}{table}
+<p class="s"><b>Study settings:</b> {settings}.</p>
+<p class="s"><b>To reproduce these numbers</b>, open this link in the dashboard; it sets every setting and
+seed: <a href="{e(report.link, quote=True)}">{e(report.link)}</a></p>
 </body></html>"""
+
+
+def _editable(fig):
+    """A copy of a (possibly shared, read-only) figure that may be changed."""
+    import plotly.graph_objects as go
+
+    return go.Figure(fig.to_dict())
 
 
 def qr_svg(url):

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from ui.common.charts import GREY, PALETTE, band, layout, marker
+from ui.common.charts import FONT, GREY, INK, PALETTE, band, decade_ticks, layout, marker
 
 X_AXES = {
     "epsilon": ("privacy budget ε (log scale)", "ε"),
@@ -23,13 +23,11 @@ PARTS = (  # column, legend name, colour
 
 
 def _finish(fig, log_x=True, log_y=True):
-    """Decade ticks written as powers of ten on log axes, and the legend clear of the x-axis
-    title even when it wraps onto several lines on a phone."""
+    """Decade ticks written as powers of ten on log axes."""
     if log_x:
-        fig.update_xaxes(type="log", dtick=1, exponentformat="power")
+        decade_ticks(fig, "x")
     if log_y:
-        fig.update_yaxes(type="log", dtick=1, exponentformat="power")
-    fig.update_layout(legend={"y": -0.3}, margin={"b": 60})
+        decade_ticks(fig, "y")
     return fig
 
 
@@ -50,7 +48,7 @@ def _unproven(fig, x_max):
         fig.add_vrect(x0=1.0, x1=x_max, fillcolor="rgba(128, 128, 128, 0.10)", line_width=0)
         fig.add_annotation(x=0.0, xanchor="left", xshift=4, y=0.0, yref="paper", yanchor="bottom",
                            text="ε > 1: rate not proven here", showarrow=False,
-                           font={"size": 11, "color": GREY})
+                           font=FONT)
 
 
 def error_curves(rows, x_axis, current, bound, eps=None):
@@ -172,7 +170,7 @@ def rule_tail(result, eps_rule, eps_cvar):
     errors = [0.0, 0.0, 0.0, result.halfwidth]
     fig = go.Figure(go.Scatter(
         x=values, y=names, mode="markers", marker={"color": colours, "size": 14},
-        error_x={"type": "data", "array": errors, "visible": True, "color": "#444", "width": 6},
+        error_x={"type": "data", "array": errors, "visible": True, "color": INK, "width": 6},
         hovertemplate="%{y}: %{x:.2f}<extra></extra>"))
     fig.update_yaxes(autorange="reversed")
     fig = layout(fig, f"Worst-off {100 * tau:g}% of new patients", "mean outcome (points)",

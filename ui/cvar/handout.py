@@ -6,13 +6,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 from ui.common import handout
 from ui.common.controls import value_of
 from ui.common.explain import privacy_statement
 from ui.common.safety import guarded
-from ui.cvar import compute
+from ui.cvar import charts, compute
 
 
 @guarded("The handout")
@@ -49,7 +50,16 @@ def _report(v, reps, summary, view_link):
              ("Sampling error", f"{here.statistical_mean:.3g}", f"nτ = {n * tau:g} patients in the tail")]
     settings = {"page": "Private CVaR", "epsilon": f"{eps:g}", "n": n, "tau": tau, "loss": v["loss"],
                 "B": v["B"], "repetitions": reps, "seed": v["seed"], "link": view_link}
-    table = curve[["epsilon", "total_mean", "total_lo", "total_hi", "privacy_mean", "statistical_mean"]]
+    table = pd.DataFrame({"ε": [f"{x:g}" for x in curve.epsilon]} | {
+        name: [f"{x:.2g}" for x in curve[column]] for column, name in (
+            ("total_mean", "error"), ("total_lo", "95% from"), ("total_hi", "95% to"), ("privacy_mean", "privacy part"),
+            ("statistical_mean", "sampling part"))})
+    eps_words = "without privacy" if math.isinf(eps) else f"with ε-differential privacy at ε = {eps:g}"
+    scenario = (f"Simulated losses of n = {n} patients, drawn from the {compute.KIND_LABELS[v['loss']]} law with "
+                f"B = {v['B']:g} (every loss is clipped to [0, B], a bound fixed in advance), {reps} times (seed "
+                f"{v['seed']}). The mean of the worst τ = {tau:g} share of losses (the tail's CVaR) is released "
+                f"{eps_words} by the Laplace plug-in, and compared with its exact value.")
+    figure = charts.error_curves(curve, "epsilon", eps, v["B"], eps)
     return handout.Report("Private CVaR: the privacy price of tail risk", verdict, cards, answer,
                           privacy_statement(eps, "the estimate") + " Pure ε-DP (δ = 0); unit of privacy: "
-                          "one patient.", settings["link"], settings, None, table.round(4))
+                          "one patient.", settings["link"], settings, figure, table, scenario=scenario)

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from ui.common.charts import GREY, PALETTE, band, marker
+from ui.common.charts import FONT, GREY, INK, PALETTE, band, marker
 from ui.common.charts import layout as _layout
 
 # Plotly's toolbar, kept short (the shared layout puts it vertical in the right margin).
@@ -15,13 +15,8 @@ CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["select2d", "lasso2d"
 
 
 def layout(fig, title, xtitle, ytitle, height=400):
-    """The shared layout, with the legend clear of the x-axis title (it grows downwards on a
-    narrow screen, so it is anchored to the bottom of the figure)."""
-    fig = _layout(fig, title, xtitle, ytitle, height)
-    fig.update_layout(margin={"b": 20},
-                      legend={"yref": "container", "y": 0, "yanchor": "bottom"},
-                      xaxis={"automargin": True})
-    return fig
+    """The shared layout at this page's height."""
+    return _layout(fig, title, xtitle, ytitle, height)
 
 
 NONPRIVATE = GREY  # one colour for everything non-private, on every chart
@@ -39,7 +34,6 @@ REFERENCE_STYLE = {  # label, line dash, where the label sits (treat-all and tre
 }
 
 
-INK = "#888"  # reference lines and their labels: readable on a light and on a dark background
 
 
 def _reference_lines(fig, references, unit=""):
@@ -48,7 +42,7 @@ def _reference_lines(fig, references, unit=""):
         label, dash, position = REFERENCE_STYLE[key]
         fig.add_hline(y=value, line={"color": INK, "dash": dash, "width": 1},
                       annotation_text=f"{label}: {value:.{digits}f}{unit}", annotation_position=position,
-                      annotation_font={"size": 11, "color": INK})
+                      annotation_font=FONT)
 
 
 def _chance_line(fig, metric, references=None):
@@ -61,7 +55,7 @@ def _chance_line(fig, metric, references=None):
                      f"treat no one: {references['treat_none']:.1f}%")
         fig.add_hline(y=50, line={"color": INK, "dash": "dashdot", "width": 1},
                       annotation_text=text, annotation_position="bottom left", annotation_align="left",
-                      annotation_font={"size": 11, "color": INK})
+                      annotation_font=FONT)
 
 
 def _level(fig, x, y, name, dash, show, hover):
@@ -113,7 +107,7 @@ def curves_vs_epsilon(summary, metric, ns, current_eps, references=None, *, mode
         threshold, hit = target
         fig.add_hline(y=threshold, line={"color": PALETTE[2], "dash": "longdash", "width": 1.5},
                       annotation_text=f"target: {threshold:.1f}%", annotation_position="top left",
-                      annotation_font={"size": 11, "color": PALETTE[2]})
+                      annotation_font=FONT)
         if hit is not None:
             fig.add_trace(go.Scatter(x=[hit.at], y=[hit.mean], mode="markers", name=f"ε to publish at: {hit.at:g}",
                                      marker={"color": PALETTE[2], "size": 14, "symbol": "star"},

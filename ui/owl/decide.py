@@ -8,7 +8,7 @@ import math
 import pandas as pd
 import streamlit as st
 
-from ui.common.controls import Choice
+from ui.common.controls import Choice, value_of
 from ui.owl import compute
 from ui.owl import decide_compute as decide
 
@@ -27,13 +27,14 @@ CONTROLS = (TARGET, K, P, ASSURANCE)
 
 
 def target_widgets():
-    """The target's widgets; returns (:class:`decide.Target`, assurance as a fraction)."""
-    a, b, c = st.columns([2, 3, 2])
-    with a:
+    """The target's widgets in a popover whose label states the target; returns
+    (:class:`decide.Target`, assurance as a fraction)."""
+    kind = value_of(TARGET)
+    words = (f"{value_of(K)} of 100 patients" if kind == "patients"
+             else f"within {value_of(P)} points") + f", {ASSURANCE.fmt(value_of(ASSURANCE))} releases"
+    with st.popover(f"Target: {words}", icon=":material/flag:"):
         kind = TARGET.widget()
-    with b:
         level = K.widget() if kind == "patients" else P.widget()
-    with c:
         assurance = ASSURANCE.widget()
     return decide.Target(kind, level), float(assurance)
 

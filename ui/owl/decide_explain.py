@@ -72,10 +72,11 @@ def verdict(eps, n, here, best, threshold, target_words, share, assurance, gamma
 
 
 def eps_answer_sentence(assured, mean_answer, n, eps, n_hit, sizes, nonprivate_accuracy,
-                        threshold, assurance):
+                        threshold, assurance, board=False):
     """One paragraph: the smallest ε on the grid for n at which ``assurance`` of single
     releases reach the threshold (beyond Monte-Carlo doubt), with what that ε promises one
-    patient; where the mean alone reaches it; and the n it would take at the current ε."""
+    patient; where the mean alone reaches it; and the n it would take at the current ε.
+    ``board``: for a printed handout, whose reader has no controls to try."""
     t, a = f"{threshold:.1f}%", assurance_words(assurance)
     if assured is None:
         why = (" Even without privacy the rule reaches only "
@@ -92,8 +93,9 @@ def eps_answer_sentence(assured, mean_answer, n, eps, n_hit, sizes, nonprivate_a
         return head
     shown = ", ".join(str(s) for s in sizes)
     if n_hit is None:
-        tail = (f" At ε = {eps:g}, none of the simulated sizes ({shown}) gets {a} releases there: "
-                "add larger trials under “Also show n” to see whether any would.")
+        tail = (f" At ε = {eps:g}, none of the simulated sizes ({shown}) gets {a} releases there"
+                + ("; larger trials were not simulated." if board else
+                   ": add larger trials under “Also show n” to see whether any would."))
     elif n_hit.at == n:
         tail = f" At ε = {eps:g}, the current {n} patients are enough."
     else:

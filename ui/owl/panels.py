@@ -42,9 +42,11 @@ def verdict(s, here, best, summary, runs, target, reps, first):
     n_hit = targets.smallest_assured_n(runs, eps, thresholds, assurance)
     text = decide_explain.eps_answer_sentence(assured, answer, n, eps, n_hit, sizes, best.accuracy_mean,
                                        threshold, assurance)
+    board = decide_explain.eps_answer_sentence(assured, answer, n, eps, n_hit, sizes, best.accuracy_mean,
+                                        threshold, assurance, board=True)
     st.markdown("**At what ε can we publish?** " + text)
     mark = (threshold, targets.hit_at(summary, n, assured.at if assured else None))
-    return dict(threshold=threshold, answer=answer, assured=assured, share=share, text=text,
+    return dict(threshold=threshold, answer=answer, assured=assured, share=share, text=text, board=board,
                 verdict=sentence, mark=mark, assurance=assurance)
 
 

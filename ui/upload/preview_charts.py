@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from ui.common.charts import GREY, PALETTE, band, layout, marker
+from ui.common.charts import GREY, INK, PALETTE, band, layout, marker
 
 COLOURS = {"weak": PALETTE[1], "moderate": PALETTE[0], "strong": PALETTE[2]}
 #: The ε axis's ticks: 1-2-5 steps, labelled, with no minor labels in between.
@@ -30,7 +30,7 @@ def agreement_curve(frame, eps, target=None, title="Preview: agreement with the 
              f"{strength}: %{{y:.0f}}% (95% of releases %{{customdata[0]:.0f}}–%{{customdata[1]:.0f}}%)<extra></extra>")
     fig.add_hline(y=50, line={"color": GREY, "dash": "dot", "width": 1})
     if target is not None:
-        fig.add_hline(y=target, line={"color": "#444", "dash": "dash", "width": 1})
+        fig.add_hline(y=target, line={"color": INK, "dash": "dash", "width": 1})
     marker(fig, eps, f"ε = {eps:g}", log_x=True)
     layout(fig, title, "privacy budget ε (log scale)", "agreement (% of patients)")
     _eps_axis(fig)
