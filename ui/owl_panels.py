@@ -35,6 +35,8 @@ def verdict(s, here, best, summary, runs, target, reps, first):
     kind, sentence = explain.verdict(eps, n, here, best, threshold, target.words(), share, assurance,
                                      note, first)
     getattr(st, kind)(sentence + " " + explain.epsilon_note(eps), icon=":material/medical_services:")
+    # Beside the share: how stable one release is (two releases of the same trial).
+    st.markdown(f":material/compare_arrows: {explain.stability_sentence(eps, here)}")
     if st.session_state.get("_preset_toast") and not first:
         st.toast(f"{st.session_state.pop('_preset_toast')}: {sentence}", icon=":material/check:")
     thresholds = {m: target.threshold(decide.best_reference(s, summary, reps, m).accuracy_mean)

@@ -45,6 +45,7 @@ from .owl_decide import (
     epsilon_note,
     is_coin_flip,
     privacy_statement,
+    stability_sentence,
     verdict,
 )
 from .upload import (
@@ -65,6 +66,7 @@ __all__ = [
     "epsilon_note",
     "is_coin_flip",
     "privacy_statement",
+    "stability_sentence",
     "verdict",
     "spread_caption",
     "intervals",
