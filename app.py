@@ -1,5 +1,8 @@
 """Entry point: `streamlit run app.py`."""
 
+import importlib
+import os
+import threading
 from pathlib import Path
 
 from dpcore._threads import limit_blas_threads
@@ -13,6 +16,20 @@ from ui.controls import history_guard  # noqa: E402
 from ui.safety import friendly_errors  # noqa: E402
 
 ICON = str(Path(__file__).parent / "assets" / "icon.png")  # local: nothing fetched online
+WARM_FIGURES = "DPCORE_WARM_FIGURES"  # "off": figures are built only when a page asks
+
+
+@st.cache_resource(show_spinner=False)
+def warm_up():
+    """Once per server process, after its first page has answered: build the figures a class
+    needs first in a background thread (``ui.warm.warm_figures``: stored views only, never a
+    simulation). ``ui.warm`` is imported in that thread, so no page waits for its imports."""
+    if os.environ.get(WARM_FIGURES, "on").lower() in ("off", "0", "no"):
+        return None
+    thread = threading.Thread(target=lambda: importlib.import_module("ui.warm").warm_figures(pause=0.005),
+                              daemon=True, name="dpcore-warm-figures")
+    thread.start()
+    return thread
 
 st.set_page_config(page_title="What privacy costs in learning", page_icon=ICON,
                    layout="wide")
@@ -45,3 +62,4 @@ history_guard()  # one history entry per page visit
 
 with friendly_errors("This page", sensitive=page.url_path == "your-data"):
     page.run()
+warm_up()

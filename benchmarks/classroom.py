@@ -12,7 +12,8 @@ refinement rerun).
                                    [--classes 2]
 
 ``--store warm`` uses DIR as it is (warm it first: ``dpcore warm --only dp_owl``);
-``--store empty`` gives the server a fresh empty store. Prints errors, per-move response p50
+``--store empty`` gives the server a fresh empty store. ``DPCORE_WARM_FIGURES=off`` in the
+environment switches the server's figure warm-up off (to compare). Prints errors, per-move response p50
 and p95, the first view, the server's CPU per move, and its peak memory (resident, sampled
 every 0.2 s); ``--classes 2`` runs a second class on the same server, its caches then warm.
 """
@@ -194,7 +195,8 @@ def main():
     if args.store == "warm" and not args.store_dir:
         parser.error("--store warm needs --store-dir or DPCORE_STORE")
     classes, lecturer, peak, seconds, store = asyncio.run(run(args))
-    print(f"{args.sessions} sessions, {args.store} store ({store}), {seconds:.0f} s in all")
+    print(f"{args.sessions} sessions, {args.store} store ({store}), {seconds:.0f} s in all; "
+          f"figure warm-up {os.environ.get('DPCORE_WARM_FIGURES', 'on')}")
     print(f"lecturer's first view (fresh server): {lecturer:.2f} s")
     for c, stats in enumerate(classes, start=1):
         if len(classes) > 1:

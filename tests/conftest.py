@@ -10,6 +10,10 @@ whole run at import, before any test module or server subprocess reads it, and r
 end: nothing a test computes lands in the user's store. Under pytest-xdist the workers inherit
 the controller's directory (``DPCORE_TEST_STORE``), so a view one worker computed is read by the
 other, as by two server processes sharing a store; only the controller removes it.
+
+``DPCORE_WARM_FIGURES`` is "off": a test's app (AppTest or a server) builds only the figures its
+pages ask for, not the warm-up's hundreds in a background thread (tests/ui/test_warm.py runs
+the warm-up itself).
 """
 
 import multiprocessing.spawn
@@ -28,6 +32,7 @@ LEDGER_ENV = "DPCORE_LEDGER"
 _FOLDER = pytest.StashKey[str]()
 _STORE = os.environ.get("DPCORE_TEST_STORE") or tempfile.mkdtemp(prefix="dpcore-test-store-")
 os.environ["DPCORE_TEST_STORE"] = os.environ["DPCORE_STORE"] = _STORE
+os.environ["DPCORE_WARM_FIGURES"] = "off"
 
 
 def pytest_configure(config):
