@@ -9,13 +9,14 @@ fragment); its response time runs until the server reports the run finished (aft
 refinement rerun).
 
     python benchmarks/classroom.py [--sessions 30] [--store warm|empty] [--store-dir DIR]
-                                   [--classes 2]
+                                   [--classes 2] [--lead 60]
 
 ``--store warm`` uses DIR as it is (warm it first: ``dpcore warm --only dp_owl``);
 ``--store empty`` gives the server a fresh empty store. ``DPCORE_WARM_FIGURES=off`` in the
 environment switches the server's figure warm-up off (to compare). Prints errors, per-move response p50
 and p95, the first view, the server's CPU per move, and its peak memory (resident, sampled
-every 0.2 s); ``--classes 2`` runs a second class on the same server, its caches then warm.
+every 0.2 s); ``--classes 2`` runs a second class on the same server, its caches then warm;
+``--lead S`` lets S seconds pass between the lecturer's first view and the class.
 """
 
 from __future__ import annotations
@@ -106,8 +107,10 @@ class Student:
 
     def _element(self, element, fragment):
         kind = element.WhichOneof("type")
-        if kind == "slider" and element.slider.id.endswith(("-eps", "-n")):
-            self.widgets[element.slider.id.rsplit("-", 1)[1]] = (element.slider.id, fragment)
+        # A widget's id ends with its key, page-scoped ("...-dp-owl.eps") or not ("...-eps").
+        name = element.slider.id.rsplit("-", 1)[-1].rsplit(".", 1)[-1] if kind == "slider" else ""
+        if name in ("eps", "n"):
+            self.widgets[name] = (element.slider.id, fragment)
         elif kind == "alert" and element.alert.icon == VERDICT_ICON:
             self.verdict = element.alert.body
         elif kind == "exception" or (kind == "alert" and element.alert.format == ERROR):
@@ -169,6 +172,7 @@ async def run(args):
             await lecturer.send()
             await lecturer.settle()
         lecturer_seconds = time.perf_counter() - t0
+        await asyncio.sleep(args.lead)  # the lecturer opened the link before the class came in
         for c in range(args.classes):  # a later class meets the server's caches warm
             stats = _class_stats()
             cpu0, stats["t0"] = cpu_seconds(server.pid), time.perf_counter()
@@ -191,6 +195,8 @@ def main():
     parser.add_argument("--arrive", type=float, default=10.0, help="seconds over which the class arrives")
     parser.add_argument("--pause", type=float, nargs=2, default=(2.0, 6.0), help="pause between moves, s")
     parser.add_argument("--classes", type=int, default=1, help="classes in a row on the same server")
+    parser.add_argument("--lead", type=float, default=0.0,
+                        help="seconds between the lecturer's first view and the class's arrival")
     args = parser.parse_args()
     if args.store == "warm" and not args.store_dir:
         parser.error("--store warm needs --store-dir or DPCORE_STORE")

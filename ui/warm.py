@@ -35,12 +35,14 @@ import os
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import nullcontext
 
 from dpcore.montecarlo import workers
 from dpcore.store import default_store
 
 from . import owl_decide, owl_panels
 from .compute import bounds, cvar, owl
+from .compute.figures import in_background
 from .compute.limits import SIMULATIONS, cap_work
 from .compute.owl_decide import Target
 from .grids import EPS_OPTIONS, N_OPTIONS
@@ -214,19 +216,22 @@ def build_owl_figures(s, target=OWL_TARGET):
     return True
 
 
-def warm_figures(states=None, pause=0.0, log=None):
+def warm_figures(states=None, quiet=None, log=None):
     """Build the figures of ``states`` (default: :func:`owl_figure_states`); returns how many
-    states were built. ``pause`` seconds between states leave the interpreter to the sessions;
-    ``log(done, seconds)`` is called after each state."""
+    states were built. With ``quiet`` (seconds), each figure waits until no session has asked
+    for one for that long (:func:`ui.compute.figures.in_background`), so the warm-up never
+    competes with a class for the interpreter. ``log(done, seconds)`` is called after each
+    state."""
     start, done = time.perf_counter(), 0
-    for s in owl_figure_states() if states is None else states:
-        try:
-            done += build_owl_figures(s)
-        except Exception:  # a page asking for this view meets the error itself, as a message
-            _LOG.warning("the figure warm-up skipped ε = %s, n = %s", s["eps"], s["n"], exc_info=True)
-        if log is not None:
-            log(done, time.perf_counter() - start)
-        time.sleep(pause)
+    with in_background(quiet) if quiet is not None else nullcontext():
+        for s in owl_figure_states() if states is None else states:
+            try:
+                done += build_owl_figures(s)
+            except Exception:  # a page asking for this view meets the error itself, as a message
+                _LOG.warning("the figure warm-up skipped ε = %s, n = %s", s["eps"], s["n"],
+                             exc_info=True)
+            if log is not None:
+                log(done, time.perf_counter() - start)
     _LOG.info("the figure warm-up built %d views in %.1f s", done, time.perf_counter() - start)
     return done
 

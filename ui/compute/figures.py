@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import importlib
 import pickle
+import threading
+import time
+from contextlib import contextmanager
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -45,9 +48,31 @@ def _build(module, name, args, kwargs):
     return SharedFigure.freeze(getattr(importlib.import_module(module), name)(*args, **kwargs))
 
 
+_asked = [0.0]  # when a session last asked for a figure (time.monotonic)
+_background = threading.local()  # .quiet: this thread builds only while sessions are quiet
+
+
+@contextmanager
+def in_background(quiet=0.3, poll=0.05):
+    """Figures asked for inside this block (in this thread) wait, before each one, until no
+    session has asked for a figure for ``quiet`` seconds: a warm-up yields the interpreter to
+    the sessions (their script threads share one GIL with it) and builds in the gaps."""
+    _background.quiet, _background.poll = quiet, poll
+    try:
+        yield
+    finally:
+        del _background.quiet, _background.poll
+
+
 def figure(builder, *args, **kwargs):
     """``builder(*args, **kwargs)`` from the shared cache; ``builder`` is a chart function of
     ui.charts."""
     if not builder.__module__.startswith("ui.charts.") or builder.__module__ == "ui.charts.upload":
         raise ValueError(f"only teaching charts are shared, not {builder.__module__}")
+    quiet = getattr(_background, "quiet", None)
+    if quiet is None:
+        _asked[0] = time.monotonic()
+    else:
+        while time.monotonic() - _asked[0] < quiet:
+            time.sleep(_background.poll)
     return _build(builder.__module__, builder.__name__, args, kwargs)
