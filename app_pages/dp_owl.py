@@ -2,18 +2,14 @@
 
 import math
 
-import numpy as np
 import streamlit as st
 
 from ui.common import controls, handout
 from ui.common import explain as common_explain
 from ui.common.controls import Choice, IntRange, MultiChoice, check_link, details, rerun, row
-from ui.common.figures import figure
 from ui.common.grids import EPS_OPTIONS, H_OPTIONS, N_OPTIONS, fmt_eps, fmt_number
-from ui.common.limits import cap_work
 from ui.common.safety import guarded
 from ui.owl import charts, compute, decide, explain, panels, tuning
-from ui.owl import decide_compute as targets
 
 EPS = Choice("eps", EPS_OPTIONS, 1.0, "Privacy budget ε", fmt_eps,
              help="How much one patient may change what is released. Smaller ε: more noise, stronger privacy.")
@@ -72,63 +68,44 @@ def settings_panel():
     return dict(eps=eps, n=n, compare=compare, mode=mode, gamma=gamma, prep=prep, h=h, W=W, reps=reps, seed=seed)
 
 
-def curves_panel(s, sizes, summary, refs, reps, target_mark):
+def curves_panel(s, sizes, v, reps, target_mark):
     with st.container(horizontal=True, vertical_alignment="bottom"):  # the view's two switches, one row
         shown = METRIC.widget()
         all_n = st.checkbox("Non-private references for every n")  # a view detail, not in the link
     scale = SCALE.widget() if shown == "value" else "own"
     metric = ("value" if scale == "own" else "value_paper") if shown == "value" else shown
-    suffix = "" if scale == "own" else "_paper"
-    references = ({k: float(refs[k + suffix].mean()) for k in ("oracle", "treat_all", "treat_none")}
-                  if shown == "value" else targets.fixed_rule_accuracy() if shown == "accuracy" else None)
-    ref_ns = tuple(sizes) if all_n else (s["n"],)
-    best = None if metric == "concordance" else {
-        m: float(decide.best_reference(s, summary, reps, m)[f"{metric}_mean"]) for m in ref_ns}
+    vs_eps, vs_n = panels.curve_figures(s, sizes, v, reps, metric, scale, tuple(sizes) if all_n else (s["n"],),
+                                        target_mark)
     a, b = st.columns(2)
     with a:
-        st.plotly_chart(figure(charts.curves_vs_epsilon, summary, metric, sizes, s["eps"], references, mode=s["mode"],
-                                                 gamma=s["gamma"], best=best, reference_ns=ref_ns,
-                                                 target=target_mark if metric == "accuracy" else None),
-                        width="stretch", key="vs_eps", config=charts.CONFIG)
+        st.plotly_chart(vs_eps, width="stretch", key="vs_eps", config=charts.CONFIG)
         st.caption(explain.eps_curve_caption(metric, s["mode"], s["gamma"], all_n)
                    + (" Green: the target, and the smallest ε at which enough single releases reach it."
                       if metric == "accuracy" else ""))
     with b:
-        st.plotly_chart(figure(charts.curve_vs_n, summary, metric, s["eps"], references, _nonprivate_name(s)),
-                        width="stretch", key="vs_n", config=charts.CONFIG)
+        st.plotly_chart(vs_n, width="stretch", key="vs_n", config=charts.CONFIG)
         st.caption(explain.n_curve_caption(s["eps"], s["mode"], compute.noise_lengths(
             sizes, s["eps"], s["mode"], s["gamma"], s["W"], s["prep"]) if math.isfinite(s["eps"]) else None))
     return metric
 
 
-def _nonprivate_name(s):
-    return "non-private" if s["mode"] == "paper" else f"non-private, fixed γ = {s['gamma']:g}"
-
-
 def rule_panel(s, runs, metric):
     """The spread over repetitions, one example rule, and the statistician's details."""
-    eps, private = s["eps"], math.isfinite(s["eps"])
+    ex = panels.example(s)
+    dist, coef = panels.rule_figures(s, runs, metric, ex)
+    here, best = panels.spread(s, runs, metric)
     c, d = st.columns(2)
     with c:
-        best, here = runs.loc[np.isinf(runs.epsilon), metric], runs.loc[runs.epsilon == eps, metric]
-        st.plotly_chart(figure(charts.distribution, here if private else None, best,
-                                            metric, eps, _nonprivate_name(s)), width="stretch", key="dist",
-                        config=charts.CONFIG)
-        st.caption(explain.spread_caption(here.std() if private else None,
-                                          best.std()))
-    ex = compute.example_rule(s["n"], eps, s["mode"], s["gamma"], s["h"], s["W"], s["seed"], s["prep"])
-    names = explain.feature_names(ex.names)
+        st.plotly_chart(dist, width="stretch", key="dist", config=charts.CONFIG)
+        st.caption(explain.spread_caption(here.std() if here is not None else None, best.std()))
     with d:
-        same = ex.nonprivate_same_gamma if ex.gamma != ex.gamma_ref and private else None
-        st.plotly_chart(figure(charts.coefficients, names, ex.nonprivate, ex.private if private else None, eps,
-                                            same, (ex.gamma_ref, ex.gamma)), width="stretch", key="coef",
-                        config=charts.CONFIG)
+        st.plotly_chart(coef, width="stretch", key="coef", config=charts.CONFIG)
         st.caption("One simulated trial; the rule treats when intercept + Σ coef·x > 0. The feature names "
                    "are illustrative labels of the simulation's x1…x4, each scaled to [0, 1].")
     box = details("For statisticians: agreement test, noise geometry, formulas, the paper's γ table", "owl_details")
     if box.open:
         with box:
-            panels.for_statisticians(ex, eps, names)
+            panels.for_statisticians(ex, s["eps"], explain.feature_names(ex.names))
 
 
 @st.fragment
@@ -142,10 +119,9 @@ def study():
     s = settings_panel()
     with presets_box:
         controls.presets_menu(PRESETS, STATE, announce=True)
-    work = cap_work(s["reps"], set(s["compare"]) | {s["n"]}, keep=s["n"])
+    work, args = panels.workload(s)
     if work.notice:
         st.info(work.notice, icon=":material/speed:")
-    args = (s["mode"], s["gamma"], s["h"], s["W"], work.reps, s["seed"], s["prep"])
     bar = st.progress(0.0, text="Simulating…")
     refine = not compute.is_computed(work.sizes, *args) and work.reps > compute.QUICK_REPS
     if refine:  # a first estimate from fewer repetitions, shown (and labelled) while the full sweep runs
@@ -162,21 +138,18 @@ def study():
 
 
 def show(s, sizes, results, target, verdict_slot, reps, first=False):
-    runs, summary, refs = results[s["n"]]
-    all_summary = compute.stack_summaries(results)
-    here, best = compute.cell(summary, s["eps"]), decide.best_reference(s, all_summary, reps)
+    v = panels.view(s, results, reps)
     with verdict_slot:  # above the controls: a phone sees it first
-        v = panels.verdict(s, here, best, all_summary, {m: r for m, (r, _, _) in results.items()},
-                           target, reps, first)
-    metric = curves_panel(s, sizes, all_summary, refs, reps, v["mark"])
-    panels.cards(s, here, best, runs.loc[runs.epsilon == s["eps"], "clipped_share"],
+        d = panels.verdict(s, v, target, reps, first)
+    metric = curves_panel(s, sizes, v, reps, d["mark"])
+    panels.cards(s, v.here, v.best, v.runs.loc[v.runs.epsilon == s["eps"], "clipped_share"],
                  "value" if controls.value_of(SCALE) == "own" else "value_paper")
-    rule_panel(s, runs, metric)
+    rule_panel(s, v.runs, metric)
     if not first:
         view_link = handout.link("dp-owl")  # now: a download's callback has no address to read
-        panels.downloads(results, all_summary, s, lambda: handout.owl_report(  # built on download
-            s, here, best, v["board"], all_summary, sizes, reps, v["verdict"], common_explain.privacy_statement(s["eps"]),
-            v["mark"], (v["share"], v["assurance"]), view_link=view_link))
+        panels.downloads(results, v.all_summary, s, lambda: handout.owl_report(  # built on download
+            s, v.here, v.best, d["board"], v.all_summary, sizes, reps, d["verdict"],
+            common_explain.privacy_statement(s["eps"]), d["mark"], (d["share"], d["assurance"]), view_link=view_link))
         handout.share("dp-owl")
 
 

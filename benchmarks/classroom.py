@@ -10,11 +10,14 @@ refinement rerun).
 
     python benchmarks/classroom.py [--sessions 30] [--store warm|empty] [--store-dir DIR]
                                    [--classes 2] [--replicas N [--kill-at S]] [--url URL]
+                                   [--lead 60]
 
 ``--store warm`` uses DIR as it is (warm it first: ``dpcore warm --only dp_owl``);
-``--store empty`` gives the server a fresh empty store. Prints errors, per-move response p50
+``--store empty`` gives the server a fresh empty store. ``DPCORE_WARM_FIGURES=off`` in the
+environment switches the server's figure warm-up off (to compare). Prints errors, per-move response p50
 and p95, the first view, the server's CPU per move, and its peak memory (resident, sampled
-every 0.2 s); ``--classes 2`` runs a second class on the same server, its caches then warm.
+every 0.2 s); ``--classes 2`` runs a second class on the same server, its caches then warm;
+``--lead S`` lets S seconds pass between the lecturer's first view and the class.
 
 ``--replicas N`` runs the class through ``dpcore serve --replicas N`` (nginx in front of N app
 processes; each student's websocket is routed to one of them) and reports each process's CPU
@@ -217,6 +220,7 @@ async def run(args):
                 await lecturer.send()
                 await lecturer.settle()
         lecturer_seconds = time.perf_counter() - t0
+        await asyncio.sleep(args.lead)  # the lecturer opened the link before the class came in
         for c in range(args.classes):  # a later class meets the server's caches warm
             stats = _class_stats()
             cpu0, stats["t0"] = {n: cpu_of(n, p) for n, p in pids.items()}, time.perf_counter()
@@ -266,6 +270,8 @@ def main():
     parser.add_argument("--kill-at", type=float, help="SIGKILL replica 1 this many seconds into the "
                         "class (needs --replicas 2 or more)")
     parser.add_argument("--url", help="a running server or proxy (http://host:port); nothing started")
+    parser.add_argument("--lead", type=float, default=0.0,
+                        help="seconds between the lecturer's first view and the class's arrival")
     args = parser.parse_args()
     if args.store == "warm" and not args.store_dir:
         parser.error("--store warm needs --store-dir or DPCORE_STORE")
@@ -275,7 +281,8 @@ def main():
                           "one streamlit server"))
     classes, lecturer, peak, seconds, store = asyncio.run(run(args))
     print(f"{args.sessions} sessions through {where}, {args.store} store ({store}), "
-          f"{seconds:.0f} s in all; load average {os.getloadavg()[0]:.1f} (1 min) at the end")
+          f"{seconds:.0f} s in all; load average {os.getloadavg()[0]:.1f} (1 min) at the end; "
+          f"figure warm-up {os.environ.get('DPCORE_WARM_FIGURES', 'on')}")
     print(f"lecturer's first view (fresh server{', each replica in turn' if args.replicas else ''}): "
           f"{lecturer:.2f} s")
     for c, stats in enumerate(classes, start=1):

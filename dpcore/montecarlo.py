@@ -29,6 +29,7 @@ class Stream(IntEnum):
     TEST = 0        # test sets, one per repetition
     TRAIN = 1       # training sets, keyed by n
     NOISE = 2       # output-perturbation noise, keyed by (n, h, gamma rule, epsilon)
+    NOISE_TWIN = 3  # a second release's noise on the same trial (how stable one release is)
     EXAMPLE = 7     # the single example trial shown next to the curves
     PROXY = 11      # public proxy data sets for tuning
     TUNE_SAMPLE = 12  # Algorithm 2's draws of n rows from the proxy's training pool
@@ -163,6 +164,18 @@ class RuleEvaluator:
         out = {"accuracy": accuracy, "value": value, "value_paper": value + self.shift[:, None],
                "concordance": 100.0 * po, "kappa": kappa}
         return {k: v.T for k, v in out.items()}
+
+    def disagreement(self, theta: np.ndarray, other: np.ndarray, chunk=25) -> np.ndarray:
+        """% of each repetition's test patients on whom rules theta and other (both (E, reps, d))
+        recommend different treatments; shape (E, reps)."""
+        E, reps = theta.shape[:2]
+        out = np.empty((reps, E))
+        for start in range(0, reps, chunk):  # chunks, as in _means
+            part = slice(start, start + chunk)
+            a = self.recommend(np.swapaxes(theta[:, part], 0, 1), self.XT[part])
+            a *= self.recommend(np.swapaxes(other[:, part], 0, 1), self.XT[part])
+            out[part] = 50.0 * (1.0 - a.mean(axis=-1))  # 1(a != b) = (1 - a b)/2
+        return out.T
 
     def references(self) -> pd.DataFrame:
         """Per-repetition values of the oracle, treat-all and treat-none rules."""

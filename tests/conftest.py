@@ -14,6 +14,10 @@ other, as by two server processes sharing a store; only the controller removes i
 The PostgreSQL ledger's tests run against a real server (``postgres_server``): Debian's
 PostgreSQL binaries, one server per test process (each pytest-xdist worker has its own), on
 a unix socket in a fresh temporary directory (no TCP), and a fresh schema per ledger.
+
+``DPCORE_WARM_FIGURES`` is "off": a test's app (AppTest or a server) builds only the figures its
+pages ask for, not the warm-up's hundreds in a background thread (tests/ui/test_warm.py runs
+the warm-up itself).
 """
 
 import glob
@@ -38,6 +42,7 @@ LEDGER_ENV = "DPCORE_LEDGER"
 _FOLDER = pytest.StashKey[str]()
 _STORE = os.environ.get("DPCORE_TEST_STORE") or tempfile.mkdtemp(prefix="dpcore-test-store-")
 os.environ["DPCORE_TEST_STORE"] = os.environ["DPCORE_STORE"] = _STORE
+os.environ["DPCORE_WARM_FIGURES"] = "off"
 
 
 def pytest_configure(config):

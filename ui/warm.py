@@ -8,6 +8,12 @@ Resumable (a stored view is skipped), in parallel (a thread pool sized to the ma
 releases the GIL), with a progress bar on stderr. ``--scheduler`` sends the sweeps' cells to a
 dask.distributed cluster; the results still come back here and are stored on this machine.
 
+A server warms its own caches too (:func:`warm_figures`, started by ``app.py`` once its first
+page has answered): in a background thread it reads the stored DP-OWL views of the default
+link and of the moves a class makes first, and builds their figures into the shared figure
+cache the page reads, so the first sessions of a class do not each pay a figure's first
+build. It never simulates: a view that is not stored is skipped.
+
 The views, per page (the pages' defaults: DP-OWL h = 0.5, W auto, 200 repetitions, seed 0,
 "also show n" 200, 500, 2500; CVaR B = 1, 200 repetitions, M = 31; theory h = 0.5, W = 30,
 C = 0, rho = 0.05):
@@ -23,20 +29,27 @@ C = 0, rho = 0.05):
 from __future__ import annotations
 
 import argparse
+import logging
 import math
 import os
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import nullcontext
 
 from dpcore.montecarlo import workers
 from dpcore.store import default_store
 from ui.bounds import compute as bounds
+from ui.common.figures import in_background
 from ui.common.grids import EPS_OPTIONS, N_OPTIONS
 from ui.common.limits import SIMULATIONS, cap_work
 from ui.cvar import compute as cvar
 from ui.owl import compute as owl
+from ui.owl import decide as owl_decide
+from ui.owl import panels as owl_panels
+from ui.owl.decide_compute import Target
 
+_LOG = logging.getLogger(__name__)
 OWL_COMPARE, OWL_REPS = (200, 500, 2500), 200
 OWL_DEFAULTS = dict(h=0.5, W="auto", seed=0)
 CVAR_BOUND, CVAR_REPS, CVAR_M, SEED = 1.0, 200, 31, 0
@@ -165,6 +178,64 @@ def _run(pool, missing, done, total, progress, own):
     finally:
         if own:
             pool.shutdown(wait=True, cancel_futures=True)
+
+
+#: The DP-OWL page's default state, as its controls give it (the types too: a figure's cache
+#: key tells 75 from 75.0); tests/ui/test_warm.py checks that the page then builds no figure.
+OWL_STATE = dict(eps=1.0, n=1000, compare=OWL_COMPARE, mode="paper", gamma=75, prep="public",
+                 h=OWL_DEFAULTS["h"], W=OWL_DEFAULTS["W"], reps=OWL_REPS, seed=OWL_DEFAULTS["seed"])
+OWL_TARGET = (Target(owl_decide.TARGET.default, owl_decide.K.default),
+              float(owl_decide.ASSURANCE.default))
+
+
+def owl_figure_states(state=OWL_STATE):
+    """The states whose figures a class needs first, in that order: the default link, every ε
+    at its n, every n at its ε, then every other (n, ε), nearest the default first."""
+    eps0, n0 = state["eps"], state["n"]
+    e_rank, n_rank = ({v: k for k, v in enumerate(options)} for options in (EPS_OPTIONS, N_OPTIONS))
+
+    def distance(point):
+        e, n = point
+        moves = (e != eps0) + (n != n0)
+        return moves, abs(e_rank[e] - e_rank[eps0]) + abs(n_rank[n] - n_rank[n0])
+
+    grid = [(e, n) for n in N_OPTIONS for e in EPS_OPTIONS]
+    return [dict(state, eps=e, n=n) for e, n in sorted(grid, key=distance)]
+
+
+def build_owl_figures(s, target=OWL_TARGET):
+    """Build the figures the DP-OWL page shows first at the state ``s`` (accuracy, the current
+    n's references) into the shared figure cache. Returns False, having built nothing, when
+    the state's sweeps or example rule are not stored: the warm-up never simulates."""
+    work, args = owl_panels.workload(s)
+    example_args = (s["n"], s["eps"], s["mode"], s["gamma"], s["h"], s["W"], s["seed"], s["prep"])
+    if not (owl.is_computed(work.sizes, *args) and owl.example_rule.is_stored(*example_args)):
+        return False
+    v = owl_panels.view(s, owl.sweeps(work.sizes, *args), work.reps)
+    mark = owl_panels.decision(s, v, target, work.reps)["mark"]
+    owl_panels.curve_figures(s, work.sizes, v, work.reps, "accuracy", "own", (s["n"],), mark)
+    owl_panels.rule_figures(s, v.runs, "accuracy", owl_panels.example(s))
+    return True
+
+
+def warm_figures(states=None, quiet=None, log=None):
+    """Build the figures of ``states`` (default: :func:`owl_figure_states`); returns how many
+    states were built. With ``quiet`` (seconds), each figure waits until no session has asked
+    for one for that long (:func:`ui.common.figures.in_background`), so the warm-up never
+    competes with a class for the interpreter. ``log(done, seconds)`` is called after each
+    state."""
+    start, done = time.perf_counter(), 0
+    with in_background(quiet) if quiet is not None else nullcontext():
+        for s in owl_figure_states() if states is None else states:
+            try:
+                done += build_owl_figures(s)
+            except Exception:  # a page asking for this view meets the error itself, as a message
+                _LOG.warning("the figure warm-up skipped ε = %s, n = %s", s["eps"], s["n"],
+                             exc_info=True)
+            if log is not None:
+                log(done, time.perf_counter() - start)
+    _LOG.info("the figure warm-up built %d views in %.1f s", done, time.perf_counter() - start)
+    return done
 
 
 def text_bar(stream=sys.stderr, width=30):

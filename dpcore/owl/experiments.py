@@ -23,7 +23,7 @@ from .simulate import PAPER_TRIAL
 from .werm import sensitivity, solve_werm
 
 SAME_GAMMA = ("accuracy", "value", "value_paper", "concordance")
-METRICS = ("accuracy", "value", "value_paper", "concordance", "kappa",
+METRICS = ("accuracy", "value", "value_paper", "concordance", "kappa", "disagreement",
            *(f"{m}_same_gamma" for m in SAME_GAMMA))
 CELL = ("n", "epsilon", "gamma_rule", "gamma", "h")
 
@@ -79,7 +79,9 @@ def owl_monte_carlo(n_grid, eps_grid, gamma="paper", h=0.5, weight_bound=PAPER_W
         n, epsilon, gamma, h, rep, accuracy (percent), value (raw outcome scale),
         value_paper (test set shifted by its own minimum, the authors' scale), concordance
         (percent agreement with the non-private rule at the same n, gamma rule and h),
-        kappa, noise_norm (scaled space), clipped_share, and accuracy_same_gamma,
+        kappa, disagreement (percent of test patients on whom a second release of the same
+        trial, with its own noise, recommends the other treatment: 0 without privacy),
+        noise_norm (scaled space), clipped_share, and accuracy_same_gamma,
         value_same_gamma, value_paper_same_gamma, concordance_same_gamma: the same metrics
         of the exact (noiseless) minimiser at the gamma that epsilon uses. The gap to the
         non-private rule splits exactly into noise (metric - metric_same_gamma) and
@@ -157,15 +159,19 @@ def _cell(Xt, A, w, clipped, n, h, g_setting, eps_grid, W, evaluator, seed):
     g_ref = resolve_gamma(g_setting, np.inf, n)
     theta_hat = _solve_distinct(Xt, A, w, np.append(g_eps, g_ref), h)
     g_key = 0 if isinstance(g_setting, str) else 1 + key(g_setting)
-    theta = np.stack([  # (E, reps, d)
-        output_perturbation(theta_hat[g], e, sensitivity(W, g),
-                            rng=stream(seed, Stream.NOISE, n, h, g_key, e))
-        for e, g in zip(eps_grid, g_eps)
-    ])
+    def release(tag):  # (E, reps, d): every epsilon's release of every repetition's minimiser
+        return np.stack([output_perturbation(theta_hat[g], e, sensitivity(W, g),
+                                             rng=stream(seed, tag, n, h, g_key, e))
+                         for e, g in zip(eps_grid, g_eps)])
+
+    theta = release(Stream.NOISE)
     exact = np.stack([theta_hat[g] for g in g_eps])
     noise = theta - exact
     reps = Xt.shape[0]
     metrics = evaluator.evaluate(theta, theta_hat[g_ref])
+    # A second release of the same trial (its own stream, so the first is unchanged): how often
+    # two publications at the same epsilon disagree on a patient.
+    metrics["disagreement"] = evaluator.disagreement(theta, release(Stream.NOISE_TWIN))
     # The same rules without their noise: how far the larger gamma alone moves each metric.
     distinct = sorted(set(g_eps.tolist()))
     same = evaluator.evaluate(np.stack([theta_hat[g] for g in distinct]), theta_hat[g_ref])

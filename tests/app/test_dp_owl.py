@@ -9,6 +9,7 @@ import pytest
 from dpcore.owl.experiments import owl_monte_carlo
 from ui.common.grids import EPS_OPTIONS
 from ui.owl.compute import PUBLIC_OUTCOME, TEST_SIZE
+from ui.owl.decide_explain import stability_sentence
 
 PAGE = "app_pages/dp_owl.py"
 FAST = {"reps": "40", "compare": ["200"]}
@@ -50,6 +51,7 @@ def test_states_render_without_error(open_fresh, params):
     assert not at.error, [e.value for e in at.error]
     assert not [w for w in at.warning if w.icon == ":material/link_off:"]
     assert verdict(at)[1].startswith(("At ε =", "Without privacy"))
+    assert re.search(r"Two (releases at ε = [\d.]+ on|fits of) the same trial", everything(at))
 
 
 def test_the_nonprivate_state_reads_as_such(open_fresh):
@@ -57,6 +59,7 @@ def test_the_nonprivate_state_reads_as_such(open_fresh):
     text = everything(at)
     for absent in ("ε = inf", "+0.0", "+0.00", "< 1e-300", "noise radius", "Noise radius"):
         assert absent not in text
+    assert "disagree on 0% of patients: the non-private rule is the same every time" in text
     assert all(m.delta in (None, "") for m in at.metric)
     keys = [c.proto.id for c in at.get("plotly_chart")]
     assert not any("noise" in k for k in keys)
@@ -239,6 +242,8 @@ def test_at_what_eps_matches_the_engine(open_fresh):
     z, p = 1.959964, k / m
     lower = (p + z * z / (2 * m) - z * np.sqrt(p * (1 - p) / m + z * z / (4 * m * m))) / (1 + z * z / m)
     first = lower[lower >= 0.9].index.min()  # with 40 trials: where at least 37 reach it
+    at_one = engine[(engine.epsilon == 1.0)].iloc[0]  # the page's default ε, from the same trials
+    assert stability_sentence(1.0, at_one) in everything(at)
     answer = next(m.value for m in at.markdown if "At what ε can we publish?" in m.value)
     assert f"the smallest ε on the grid at which 9 of 10 single releases reach 75.0% is ε = {first:g}:" in answer
     assert f"{p[first]:.0%} of them do" in answer

@@ -37,5 +37,7 @@ def test_the_dp_owl_handout_is_one_offline_page():
     assert "At ε = 0.1 and 1000 patients" in page and "At what ε can we publish?" in page
     assert f"95% interval {here.accuracy_lo:.1f}–{here.accuracy_hi:.1f}%" in page
     assert "An attacker 50% sure" in page and "To reproduce these numbers" in page
+    assert "Two releases on the same trial disagree on" in page  # beside the share of releases
+    assert f"{here.disagreement_mean:.1f}%" in page
     assert 'href="http://localhost:8501/dp-owl?eps=0.1"' in page
     assert "<script" in page and not re.search(r"<script[^>]+src=", page)  # plotly inline: offline

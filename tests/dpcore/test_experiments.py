@@ -17,8 +17,9 @@ def test_tidy_layout(paper_run):
     runs = paper_run.runs
     assert len(runs) == 2 * 4 * 200
     assert set(runs.columns) >= {"n", "epsilon", "gamma", "h", "rep", "accuracy", "value", "value_paper",
-                                 "concordance", "kappa", "noise_norm", "clipped_share"}
+                                 "concordance", "kappa", "disagreement", "noise_norm", "clipped_share"}
     assert (runs.loc[runs.epsilon == np.inf, "noise_norm"] == 0).all()
+    assert (runs.loc[runs.epsilon == np.inf, "disagreement"] == 0).all()  # the same rule every time
     assert (runs.loc[runs.epsilon == np.inf, "concordance"] == 100).all()
     assert runs.loc[(runs.n == 1000) & (runs.epsilon == 1.0), "gamma"].unique().tolist() == [75.0]
     assert len(paper_run.references) == 200
@@ -128,3 +129,23 @@ def test_same_gamma_metrics_are_the_noiseless_minimisers(paper_run):
     cell = res.runs.set_index(["epsilon", "rep"])
     np.testing.assert_array_equal(cell.loc[0.5].accuracy_same_gamma, cell.loc[np.inf].accuracy)
     np.testing.assert_array_equal(cell.loc[0.5].concordance_same_gamma, 100.0)
+
+
+def test_a_second_release_of_the_same_trial_has_its_own_noise():
+    """``disagreement`` compares each release with a second one of the same trial. At a fixed γ
+    the concordance's reference is the exact minimiser, the centre of both releases' noise; the
+    noise is symmetric, so a release flips a patient's exact recommendation with chance q <= 1/2
+    and two independent releases disagree on them with chance 2q(1 - q), strictly between q and
+    2q when 0 < q < 1/2. Over patients and trials: 100 - concordance < disagreement <
+    2 (100 - concordance), each gap beyond 3 Monte-Carlo standard errors (about 6 expected at 200
+    trials). A second release with the first one's noise (0), with none (100 - concordance) or
+    with its negation (2 (100 - concordance) on average) fails."""
+    runs = owl_monte_carlo([500], [5.0, 20.0, np.inf], gamma=75.0, reps=200, test_size=1000,
+                           seed=4).runs
+    for eps in (5.0, 20.0):
+        cell = runs[runs.epsilon == eps]
+        flipped, twice = 100 - cell.concordance, cell.disagreement
+        for gap in (twice - flipped, 2 * flipped - twice):
+            assert gap.mean() > 3 * gap.std(ddof=1) / np.sqrt(len(gap)), (eps, gap.mean())
+    first = owl_monte_carlo([500], [5.0], gamma=75.0, reps=200, test_size=1000, seed=4).runs
+    pd.testing.assert_frame_equal(first, runs[runs.epsilon == 5.0].reset_index(drop=True))

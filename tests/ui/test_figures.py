@@ -37,3 +37,25 @@ def test_charts_of_uploaded_data_are_never_shared():
                    and getattr(getattr(upload, n), "__module__", "") == "ui.upload.charts")
     with pytest.raises(ValueError, match="only teaching charts"):
         figure(builder)
+
+
+def test_a_background_build_waits_for_the_sessions_to_be_quiet():
+    import threading
+    import time
+
+    from ui.common.figures import in_background
+
+    figure(charts.distribution, *_inputs())  # a session asks: the background must wait 0.3 s
+    asked, waited = time.monotonic(), []
+
+    def warm_up():
+        with in_background(quiet=0.3, poll=0.01):
+            figure(charts.distribution, *_inputs(shift=2.0))
+        waited.append(time.monotonic() - asked)
+
+    thread = threading.Thread(target=warm_up)
+    thread.start()
+    time.sleep(0.15)
+    figure(charts.distribution, *_inputs())  # another session asks meanwhile: 0.3 s from now
+    thread.join(5)
+    assert waited and waited[0] >= 0.15 + 0.3

@@ -99,3 +99,42 @@ def test_warming_on_a_dask_cluster_stores_the_same_bits(small_views, monkeypatch
     assert "DPCORE_SCHEDULER" not in os.environ  # warm() put it back as it was
     for a, b in zip(local, fn.__wrapped__(*args)):  # read back from the cluster-warmed store
         pd.testing.assert_frame_equal(a, b, check_exact=True)
+
+
+def test_the_warm_up_starts_with_the_default_link_and_the_single_moves():
+    states = warm.owl_figure_states()
+    points = [(s["eps"], s["n"]) for s in states]
+    assert len(points) == len(set(points)) == 15 * 12  # every (ε, n) of the sliders, once
+    assert points[0] == (1.0, 1000)
+    singles = 15 + 12 - 2
+    assert all(e == 1.0 or n == 1000 for e, n in points[1:1 + singles])
+    assert points[1:3] == [(1.0, 800), (0.5, 1000)] or points[1:3] == [(0.5, 1000), (1.0, 800)]
+
+
+def test_the_warm_up_builds_exactly_the_figures_the_page_then_reads(small_views, monkeypatch):
+    """Once the warm-up has built a view's figures, opening that view builds none: the page and
+    the warm-up give the shared figure cache the same keys (types included). A view whose
+    example rule is not stored is skipped, never simulated."""
+    from ui.common import figures
+
+    warm.warm(pages=small_views)  # the sweep, stored
+    state = dict(warm.OWL_STATE, n=200, compare=(200,), reps=40, seed=77)
+    monkeypatch.setattr(owl.example_rule, "is_stored", lambda *args: False)
+    assert not warm.build_owl_figures(state)
+    monkeypatch.undo()
+    owl.example_rule(200, 1.0, "paper", 75, 0.5, "auto", 77, "public")  # now stored
+    built = []
+    freeze = figures.SharedFigure.freeze.__func__
+    monkeypatch.setattr(figures.SharedFigure, "freeze",
+                        classmethod(lambda cls, fig: built.append(fig.layout.title.text) or freeze(cls, fig)))
+    figures._build.clear()
+    assert warm.build_owl_figures(state) and len(built) == 4
+    built.clear()
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    at.switch_page("app_pages/dp_owl.py")
+    for key, value in {"n": "200", "compare": ["200"], "reps": "40", "seed": "77"}.items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception and len(at.get("plotly_chart")) == 4
+    assert built == []

@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import importlib
 import pickle
+import threading
+import time
+from contextlib import contextmanager
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -49,6 +52,20 @@ def _build(module, name, args, kwargs):
 #: (not ui.upload.charts: those draw an uploaded trial).
 TEACHING_CHARTS = frozenset({"ui.owl.charts", "ui.cvar.charts", "ui.bounds.charts",
                              "ui.overview.charts", "ui.upload.preview_charts"})
+_asked = [0.0]  # when a session last asked for a figure (time.monotonic)
+_background = threading.local()  # .quiet: this thread builds only while sessions are quiet
+
+
+@contextmanager
+def in_background(quiet=0.3, poll=0.05):
+    """Figures asked for inside this block (in this thread) wait, before each one, until no
+    session has asked for a figure for ``quiet`` seconds: a warm-up yields the interpreter to
+    the sessions (their script threads share one GIL with it) and builds in the gaps."""
+    _background.quiet, _background.poll = quiet, poll
+    try:
+        yield
+    finally:
+        del _background.quiet, _background.poll
 
 
 def figure(builder, *args, **kwargs):
@@ -56,4 +73,10 @@ def figure(builder, *args, **kwargs):
     one of :data:`TEACHING_CHARTS`."""
     if builder.__module__ not in TEACHING_CHARTS:
         raise ValueError(f"only teaching charts are shared, not {builder.__module__}")
+    quiet = getattr(_background, "quiet", None)
+    if quiet is None:
+        _asked[0] = time.monotonic()
+    else:
+        while time.monotonic() - _asked[0] < quiet:
+            time.sleep(_background.poll)
     return _build(builder.__module__, builder.__name__, args, kwargs)

@@ -30,6 +30,8 @@ DICTIONARY = {
     "value_paper": "the same on the authors' test-shifted scale",
     "concordance": "% agreement with the non-private rule at the same γ",
     "kappa": "Cohen's κ of that agreement",
+    "disagreement": "% of new patients a second release of the same trial (fresh noise) treats "
+                    "otherwise",
     "noise_norm": "length of the added noise (scaled space)",
     "clipped_share": "share of weights clipped at W",
     "_same_gamma": "suffix: the noiseless rule at the same γ",
@@ -118,6 +120,7 @@ def owl_report(s, here, best, answer_text, summary, sizes, reps, verdict_text, p
     releases reaching the target, the assurance asked for), ``view_link`` is :func:`link`
     taken when the view was built."""
     from ui.owl import charts
+    from ui.owl.decide_explain import stability_card
 
     eps = s["eps"]
     cards = [("Accuracy (better treatment)", f"{here.accuracy_mean:.1f}%",
@@ -134,6 +137,7 @@ def owl_report(s, here, best, answer_text, summary, sizes, reps, verdict_text, p
         cards.append(("Single releases reaching the target", f"{got.share:.0%}",
                       f"95% interval {got.lo:.0%}–{got.hi:.0%} over {got.releases} simulated trials; "
                       f"asked: {assurance:.0%}"))
+    cards.append(stability_card(eps, here))  # beside the share: how stable one release is
     settings = {"page": "DP-OWL", "epsilon": "non-private" if math.isinf(eps) else f"{eps:g}",
                 "n": s["n"], "gamma": "paper-tuned" if s["mode"] == "paper" else f"fixed {s['gamma']:g}",
                 "h": s["h"], "W": s["W"], "preprocessing": s["prep"], "repetitions": reps,

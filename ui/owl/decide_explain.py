@@ -36,6 +36,51 @@ def share_words(share):
             f"{share.hi:.0%}, over {share.releases} simulated trials)")
 
 
+def _num(x):
+    """A percentage's number with one decimal, or two significant digits below 0.1 (so a small
+    share is never printed as a false 0.0)."""
+    return f"{x:.1f}" if x >= 0.1 or x == 0 else f"{x:.2g}"
+
+
+def _disagreement(here):
+    """(mean, lo, hi, reps) of the cell's disagreement, its interval kept within 0–100%."""
+    return (float(here["disagreement_mean"]), max(float(here["disagreement_lo"]), 0.0),
+            min(float(here["disagreement_hi"]), 100.0), int(here["reps"]))
+
+
+def stability_sentence(eps, here):
+    """How stable one release is: how often two releases at ``eps`` on the same trial (the same
+    patients, fresh noise each) disagree on a new patient's recommendation.
+
+    ``here`` is the current cell (disagreement_mean, _lo, _hi: the Monte-Carlo interval of the
+    mean over simulated trials, and reps). Noise that swamps the rule makes two releases
+    disagree as often as two coin flips (50%): said only when the interval, as printed,
+    contains 50%.
+    """
+    if math.isinf(eps):
+        return ("Two fits of the same trial without privacy disagree on 0% of patients: the "
+                "non-private rule is the same every time.")
+    mean, lo, hi, reps = _disagreement(here)
+    what = f"Two releases at ε = {eps:g} on the same trial (the same patients, fresh noise each)"
+    if hi == 0:
+        return f"{what} agreed on every test patient in all {reps} simulated trials."
+    text = (f"{what} disagree on about {_num(mean)}% of new patients (average over {reps} "
+            f"simulated trials, 95% Monte-Carlo interval {_num(lo)}–{_num(hi)}%)")
+    if _printed(lo) <= 50.0 <= _printed(hi):
+        text += ": about as often as two coin flips would (50%)"
+    return text + "."
+
+
+def stability_card(eps, here):
+    """(label, value, detail) of :func:`stability_sentence` for a handout's card."""
+    label = "Two releases on the same trial disagree on"
+    if math.isinf(eps):
+        return label, "0%", "of patients: the non-private rule is the same every time"
+    mean, lo, hi, reps = _disagreement(here)
+    return (label, f"{_num(mean)}%", f"of new patients, on average (fresh noise each); 95% "
+                                     f"interval {_num(lo)}–{_num(hi)}% over {reps} simulated trials")
+
+
 def verdict(eps, n, here, best, threshold, target_words, share, assurance, gamma_note="",
             first=False):
     """(kind, sentence): the page's first sentence and its colour, about one release.

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import functools
 import math
+from dataclasses import dataclass
 
+import numpy as np
 import streamlit as st
 
 from dpcore import expected_noise_radius
 from ui.common import explain as common_explain
 from ui.common import glossary, handout
 from ui.common.figures import figure
+from ui.common.limits import cap_work
 from ui.owl import charts, compute, decide, decide_explain, explain
 from ui.owl import decide_compute as targets
 
@@ -19,35 +22,119 @@ TERMS = ("accuracy", "points", "value", "agreement", "coin flip", "epsilon", "ga
          "interval", "treat everyone", "oracle", "public bounds", "authors' shift", "kappa", "Algorithm 2")
 
 
-def verdict(s, here, best, summary, runs, target, reps, first):
-    """The verdict about one release in its colour, what the ε promises one patient, and the
-    answer to "at what ε can we publish?". ``runs`` maps each simulated n to its
-    per-repetition rows; ``target`` is (:class:`Target`, assurance)."""
-    (target, assurance), eps, n, sizes = target, s["eps"], s["n"], sorted(runs)
+@dataclass(frozen=True)
+class View:
+    """One state's numbers: the current n's per-repetition ``runs``, ``summary`` and
+    ``refs``, the summary of every simulated n, the current cell (``here``), the best
+    non-private rule (``best``) and each n's runs."""
+
+    runs: object
+    summary: object
+    refs: object
+    all_summary: object
+    here: object
+    best: object
+    runs_by_n: dict
+
+
+def workload(s):
+    """(:class:`Workload`, the sweeps' arguments after n) of a state ``s`` of the page."""
+    work = cap_work(s["reps"], set(s["compare"]) | {s["n"]}, keep=s["n"])
+    return work, (s["mode"], s["gamma"], s["h"], s["W"], work.reps, s["seed"], s["prep"])
+
+
+def view(s, results, reps):
+    """The :class:`View` of ``results`` (n -> (runs, summary, refs)) at the state ``s``."""
+    runs, summary, refs = results[s["n"]]
+    all_summary = compute.stack_summaries(results)
+    return View(runs, summary, refs, all_summary, compute.cell(summary, s["eps"]),
+                decide.best_reference(s, all_summary, reps),
+                {m: r for m, (r, _, _) in results.items()})
+
+
+def decision(s, v, target, reps):
+    """What the verdict decides at the state ``s`` for the :class:`View` ``v``, without showing
+    it; ``target`` is (:class:`Target`, assurance). The target's mark on the ε chart is
+    ``mark``."""
+    (target, assurance), eps, n = target, s["eps"], s["n"]
+    threshold = target.threshold(v.best.accuracy_mean)
+    thresholds = {m: target.threshold(decide.best_reference(s, v.all_summary, reps, m).accuracy_mean)
+                  if target.kind == "points" else threshold for m in sorted(v.runs_by_n)}
+    assured = targets.smallest_assured_eps(v.runs_by_n[n], threshold, assurance)
+    return dict(threshold=threshold, answer=targets.smallest_eps(v.all_summary, n, threshold),
+                assured=assured, share=targets.share_at(v.runs_by_n[n], eps, threshold),
+                n_hit=targets.smallest_assured_n(v.runs_by_n, eps, thresholds, assurance),
+                mark=(threshold, targets.hit_at(v.all_summary, n, assured.at if assured else None)),
+                assurance=assurance, target=target)
+
+
+def verdict(s, v, target, reps, first):
+    """The verdict about one release in its colour, what the ε promises one patient, how stable
+    one release is, and the answer to "at what ε can we publish?" (see :func:`decision`)."""
+    d, eps, n = decision(s, v, target, reps), s["eps"], s["n"]
     g_best = decide.best_gamma(n)
-    fixed = compute.cell(summary[summary.n == n], math.inf).accuracy_mean
+    fixed = compute.cell(v.all_summary[v.all_summary.n == n], math.inf).accuracy_mean
     note = "" if s["mode"] == "paper" else (f" (γ = {g_best:g}; at the fixed γ = {s['gamma']:g} even the "
                                             f"non-private rule reaches only {fixed:.1f}%)")
-    threshold = target.threshold(best.accuracy_mean)
-    share = targets.share_at(runs[n], eps, threshold)
-    kind, sentence = decide_explain.verdict(eps, n, here, best, threshold, target.words(), share, assurance,
-                                     note, first)
+    kind, sentence = decide_explain.verdict(eps, n, v.here, v.best, d["threshold"], d["target"].words(), d["share"],
+                                     d["assurance"], note, first)
     getattr(st, kind)(sentence + " " + common_explain.epsilon_note(eps), icon=":material/medical_services:")
+    # Beside the share: how stable one release is (two releases of the same trial).
+    st.markdown(f":material/compare_arrows: {decide_explain.stability_sentence(eps, v.here)}")
     if st.session_state.get("_preset_toast") and not first:
         st.toast(f"{st.session_state.pop('_preset_toast')}: {sentence}", icon=":material/check:")
-    thresholds = {m: target.threshold(decide.best_reference(s, summary, reps, m).accuracy_mean)
-                  if target.kind == "points" else threshold for m in sizes}
-    answer = targets.smallest_eps(summary, n, threshold)
-    assured = targets.smallest_assured_eps(runs[n], threshold, assurance)
-    n_hit = targets.smallest_assured_n(runs, eps, thresholds, assurance)
-    text = decide_explain.eps_answer_sentence(assured, answer, n, eps, n_hit, sizes, best.accuracy_mean,
-                                       threshold, assurance)
-    board = decide_explain.eps_answer_sentence(assured, answer, n, eps, n_hit, sizes, best.accuracy_mean,
-                                        threshold, assurance, board=True)
+    answer = (d["assured"], d["answer"], n, eps, d["n_hit"], sorted(v.runs_by_n), v.best.accuracy_mean,
+              d["threshold"], d["assurance"])
+    text = decide_explain.eps_answer_sentence(*answer)
     st.markdown("**At what ε can we publish?** " + text)
-    mark = (threshold, targets.hit_at(summary, n, assured.at if assured else None))
-    return dict(threshold=threshold, answer=answer, assured=assured, share=share, text=text, board=board,
-                verdict=sentence, mark=mark, assurance=assurance)
+    return dict(d, text=text, board=decide_explain.eps_answer_sentence(*answer, board=True), verdict=sentence)
+
+
+def nonprivate_name(s):
+    return "non-private" if s["mode"] == "paper" else f"non-private, fixed γ = {s['gamma']:g}"
+
+
+def curve_references(s, v, reps, metric, scale, reference_ns):
+    """(reference levels, {n: the best non-private rule's level}) of the curves of ``metric``."""
+    suffix = "" if scale == "own" else "_paper"
+    shown = "value" if metric.startswith("value") else metric
+    references = ({k: float(v.refs[k + suffix].mean()) for k in ("oracle", "treat_all", "treat_none")}
+                  if shown == "value" else targets.fixed_rule_accuracy() if shown == "accuracy" else None)
+    best = None if metric == "concordance" else {
+        m: float(decide.best_reference(s, v.all_summary, reps, m)[f"{metric}_mean"]) for m in reference_ns}
+    return references, best
+
+
+def curve_figures(s, sizes, v, reps, metric, scale, reference_ns, mark):
+    """The view's curves against ε and against n, from the shared figure cache."""
+    references, best = curve_references(s, v, reps, metric, scale, reference_ns)
+    return (figure(charts.curves_vs_epsilon, v.all_summary, metric, sizes, s["eps"], references,
+                   mode=s["mode"], gamma=s["gamma"], best=best, reference_ns=reference_ns,
+                   target=mark if metric == "accuracy" else None),
+            figure(charts.curve_vs_n, v.all_summary, metric, s["eps"], references, nonprivate_name(s)))
+
+
+def spread(s, runs, metric):
+    """(the metric over the repetitions at the state's ε, or None without privacy; the same of
+    the non-private rule)."""
+    private = math.isfinite(s["eps"])
+    return (runs.loc[runs.epsilon == s["eps"], metric] if private else None,
+            runs.loc[np.isinf(runs.epsilon), metric])
+
+
+def example(s):
+    """The example rule of the state ``s`` (one simulated trial)."""
+    return compute.example_rule(s["n"], s["eps"], s["mode"], s["gamma"], s["h"], s["W"], s["seed"], s["prep"])
+
+
+def rule_figures(s, runs, metric, ex):
+    """The spread over repetitions and the example rule's coefficients, from the shared cache."""
+    eps, private = s["eps"], math.isfinite(s["eps"])
+    here, best = spread(s, runs, metric)
+    same = ex.nonprivate_same_gamma if ex.gamma != ex.gamma_ref and private else None
+    return (figure(charts.distribution, here, best, metric, eps, nonprivate_name(s)),
+            figure(charts.coefficients, explain.feature_names(ex.names), ex.nonprivate,
+                   ex.private if private else None, eps, same, (ex.gamma_ref, ex.gamma)))
 
 
 def cards(s, here, best, clipped_here, value_key):
