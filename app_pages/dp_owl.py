@@ -10,6 +10,7 @@ from ui.common.controls import Choice, IntRange, MultiChoice, check_link, detail
 from ui.common.grids import EPS_OPTIONS, H_OPTIONS, N_OPTIONS, fmt_eps, fmt_number
 from ui.common.safety import guarded
 from ui.owl import charts, compute, decide, explain, panels, tuning
+from ui.owl.handout import owl_report
 
 EPS = Choice("eps", EPS_OPTIONS, 1.0, "Privacy budget ε", fmt_eps,
              help="How much one patient may change what is released. Smaller ε: more noise, stronger privacy.")
@@ -147,7 +148,7 @@ def show(s, sizes, results, target, verdict_slot, reps, first=False):
     rule_panel(s, v.runs, metric)
     if not first:
         view_link = handout.link("dp-owl")  # now: a download's callback has no address to read
-        panels.downloads(results, v.all_summary, s, lambda: handout.owl_report(  # built on download
+        panels.downloads(results, v.all_summary, s, lambda: owl_report(  # built on download
             s, v.here, v.best, d["board"], v.all_summary, sizes, reps, d["verdict"],
             common_explain.privacy_statement(s["eps"]), d["mark"], (d["share"], d["assurance"]), view_link=view_link))
         handout.share("dp-owl")

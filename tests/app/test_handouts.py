@@ -5,6 +5,7 @@ import math
 import re
 
 from ui.common import handout
+from ui.owl.handout import owl_report
 
 
 def test_the_cvar_page_offers_its_handout(open_fresh):
@@ -30,7 +31,7 @@ def test_the_dp_owl_handout_is_one_offline_page():
     results = compute.sweeps([1000], "paper", 75, 0.5, "auto", 40, 0, "public")
     summary = compute.stack_summaries(results)
     here, best = compute.cell(summary, 0.1), compute.cell(summary, math.inf)
-    report = handout.owl_report(s, here, best, "For n = 1000, the smallest ε …", summary, [1000], 40,
+    report = owl_report(s, here, best, "For n = 1000, the smallest ε …", summary, [1000], 40,
                                 "At ε = 0.1 and 1000 patients …", "An attacker 50% sure …",
                                 view_link="http://localhost:8501/dp-owl?eps=0.1")
     page = handout.page(report)

@@ -19,6 +19,7 @@ from ui.common import handout
 from ui.common.explain import privacy_statement
 from ui.owl import decide_compute as targets
 from ui.owl import decide_explain as explain
+from ui.owl.handout import owl_report
 
 pytestmark = pytest.mark.e2e
 
@@ -45,7 +46,7 @@ def owl_handout():
         targets.smallest_assured_n(runs, 1.0, dict.fromkeys(sizes, threshold), assurance), sizes,
         best.accuracy_mean, threshold, assurance, board=True)
     mark = (threshold, targets.hit_at(summary, 1000, assured.at if assured else None))
-    report = handout.owl_report(s, here, best, answer, summary, sizes, reps, sentence,
+    report = owl_report(s, here, best, answer, summary, sizes, reps, sentence,
                                 privacy_statement(1.0), mark, (share, assurance),
                                 view_link="http://localhost:8501/dp-owl?" + "&".join(f"k{i}=v{i}" for i in range(25)))
     return handout.page(report)
