@@ -272,6 +272,24 @@ def evaluation_budget(epsilon, moment_share=0.25, count_share=0.1, count=True):
     return epsilon * (1.0 - share2 - share3), epsilon * share2, epsilon * share3
 
 
+def checked_inputs(epsilon, level, rng, propensity, min_propensity):
+    """An evaluation's checked ε and level, its one Generator and the public p_min (the design's
+    smaller arm probability for a constant propensity; given explicitly for a per-row one)."""
+    epsilon = check_epsilon(epsilon)
+    level = check_real(level, "level", low=0.0, high=1.0)
+    if level == 1.0:
+        raise ValueError("level must be < 1, got 1.0")
+    # One Generator for every draw: an int seed passed twice would repeat the same noise,
+    # and the moments' noise would then cancel the cells' (a privacy failure, not just a bias).
+    rng = np.random.default_rng(rng)
+    if np.ndim(propensity) == 0:
+        p = float(propensity)
+        min_propensity = min(p, 1.0 - p) if min_propensity is None else min_propensity
+    elif min_propensity is None:
+        raise ValueError("a per-row propensity needs a public min_propensity")
+    return epsilon, level, rng, min_propensity
+
+
 def evaluate_rule(recommend, A, B, propensity, *, outcome_bounds, larger_is_better=True,
                   min_propensity=None, epsilon, include=None, level=0.95, moment_share=0.25,
                   count_share=0.1, rng=None, sampler="numpy", arms=(None, None)):
@@ -322,18 +340,8 @@ def evaluate_rule(recommend, A, B, propensity, *, outcome_bounds, larger_is_bett
     and what follows from them) depends on public values only: m, the bounds, p_min, ε_eval,
     the shares, the level and whether ``include`` was given.
     """
-    epsilon = check_epsilon(epsilon)
-    level = check_real(level, "level", low=0.0, high=1.0)
-    if level == 1.0:
-        raise ValueError("level must be < 1, got 1.0")
-    # One Generator for every draw: an int seed passed twice would repeat the same noise,
-    # and the moments' noise would then cancel the cells' (a privacy failure, not just a bias).
-    rng = np.random.default_rng(rng)
-    if np.ndim(propensity) == 0:
-        p = float(propensity)
-        min_propensity = min(p, 1.0 - p) if min_propensity is None else min_propensity
-    elif min_propensity is None:
-        raise ValueError("a per-row propensity needs a public min_propensity")
+    epsilon, level, rng, min_propensity = checked_inputs(epsilon, level, rng, propensity,
+                                                         min_propensity)
     lo, hi = (float(v[0]) for v in check_bounds(outcome_bounds, 1, "outcome_bounds"))
     m = int(np.shape(A)[-1])
     p_min = float(min_propensity)

@@ -91,7 +91,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import check_bounds, check_epsilon, check_real
+from .._validation import check_bounds, check_real
 from ..privacy.mechanisms import sample_laplace
 from .evaluation import (
     _GAINS,
@@ -99,6 +99,7 @@ from .evaluation import (
     COUNT_SENSITIVITY,
     Estimate,
     PrivateEvaluation,
+    checked_inputs,
     evaluation_budget,
     ratio_estimates,
     signed_sums,
@@ -295,16 +296,8 @@ def evaluate_rule_aipw(recommend, A, B, propensity, predictions, *, outcome_boun
     Laplace(Delta_v / ε_v), the two contrast moments' Laplace(Delta_g / ε_g), then (with
     ``include``) the count's Laplace(1 / ε_3); ε_1 + ε_v + ε_g + ε_3 = ε_eval.
     """
-    epsilon = check_epsilon(epsilon)
-    level = check_real(level, "level", low=0.0, high=1.0)
-    if level == 1.0:
-        raise ValueError("level must be < 1, got 1.0")
-    rng = np.random.default_rng(rng)
-    if np.ndim(propensity) == 0:
-        p = float(propensity)
-        min_propensity = min(p, 1.0 - p) if min_propensity is None else min_propensity
-    elif min_propensity is None:
-        raise ValueError("a per-row propensity needs a public min_propensity")
+    epsilon, level, rng, min_propensity = checked_inputs(epsilon, level, rng, propensity,
+                                                         min_propensity)
     lo, hi = _bounds(outcome_bounds)
     m = int(np.shape(A)[-1])
     if np.shape(predictions) != (m, 2):
