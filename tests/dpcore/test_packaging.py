@@ -51,8 +51,8 @@ def test_wheel_installs_dpcore_and_the_dashboard_under_one_name(wheel):
     for needed in ("dpcore/__init__.py", "dpcore/py.typed", "dpcore/cli.py",
                    "dpcore/data/dictionary.schema.json", "dpcore_app/__init__.py",
                    "dpcore_app/app.py", "dpcore_app/.streamlit/config.toml",
-                   "dpcore_app/app_pages/overview.py", "dpcore_app/ui/controls.py",
-                   "dpcore_app/ui/charts/__init__.py", "dpcore_app/assets/icon.png",
+                   "dpcore_app/app_pages/overview.py", "dpcore_app/ui/common/controls.py",
+                   "dpcore_app/ui/owl/charts.py", "dpcore_app/assets/icon.png",
                    "dpcore_app/demo_data/hospital_trial.csv",
                    "dpcore_app/demo_data/hospital_trial.json",
                    "dpcore_app/demo_data/hospital_new_patients.csv"):
