@@ -229,6 +229,9 @@ def test_every_named_eps_says_what_it_promises_one_patient():
     assert "weak" in epsilon_note(10.0) and "DP Wizard warns" in epsilon_note(10.0)
     assert "swamp" in epsilon_note(0.1)
     assert "nothing limits" in epsilon_note(math.inf)
+    # where the bound prints as 100%, it is said in words, not as "at most almost 100%"
+    assert "can be almost certain after seeing the rule" in epsilon_note(50.0)
+    assert "at most" not in epsilon_note(50.0)
 
 
 def test_at_what_eps_matches_the_engine(open_fresh):
@@ -287,7 +290,7 @@ def test_presets_set_a_whole_state(open_fresh):
 def test_words_scale_references_and_names(open_fresh):
     text = everything(open_fresh(PAGE, eps="10", **FAST))
     sentence = next(s for s in text.split("\n") if "17.14" in s) if "\n" in text else text
-    assert re.search(r"at most almost 100% sure [^.]*promises little[^.]*17\.14", sentence)
+    assert re.search(r"can be almost certain after [^.]*promises little[^.]*17\.14", sentence)
     at = open_fresh(PAGE, **FAST)
     texts = [a.get("text", "") for a in chart(at, "vs_eps")["layout"]["annotations"]]
     assert any(t.startswith("coin flip: 50%<br>treat everyone: 49.") and "treat no one: 50." in t for t in texts)

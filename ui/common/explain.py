@@ -11,15 +11,20 @@ def eps_text(eps):
     return "no privacy (non-private)" if math.isinf(eps) else f"ε = {eps:g}"
 
 
+def _sure_after(post):
+    """How sure the attacker can be after the release, for a posterior bound ``post`` in [0, 1]
+    ("is at most 73.1% sure"; "can be almost certain" once the bound prints as 100%)."""
+    return f"is at most {100 * post:.1f}% sure" if post < 0.9995 else "can be almost certain"
+
+
 def attacker_sentence(eps, what="the rule", prior=0.5):
     """What one ε-DP release (``what``) can do to an attacker's belief about one person."""
     if math.isinf(eps):
         return (f"Without privacy there is no limit on what {what} can reveal about any one "
                 "patient.")
-    post = float(attacker_posterior_bound(prior, eps))
-    shown = f"{100 * post:.1f}%" if post < 0.9995 else "almost 100%"
+    sure = _sure_after(float(attacker_posterior_bound(prior, eps)))
     return (f"An attacker who was {100 * prior:.0f}% sure of a fact about one patient (say, that "
-            f"they were in the trial with a given outcome) is at most {shown} sure after seeing "
+            f"they were in the trial with a given outcome) {sure} after seeing "
             f"{what} released at ε = {eps:g}, whatever else they know.")
 
 
@@ -32,10 +37,8 @@ def epsilon_note(eps):
     """What a named ε promises one patient, with a warning outside :data:`EPS_RANGE`."""
     if math.isinf(eps):
         return "Without privacy nothing limits what the rule reveals about one patient."
-    post = 100 * float(attacker_posterior_bound(0.5, eps))
-    shown = f"{post:.1f}%" if post < 99.95 else "almost 100%"
-    promise = (f"At ε = {eps:g} an attacker 50% sure of a fact about one patient is at most "
-               f"{shown} sure after seeing the rule.")
+    sure = _sure_after(float(attacker_posterior_bound(0.5, eps)))
+    promise = f"At ε = {eps:g} an attacker 50% sure of a fact about one patient {sure} after seeing the rule."
     low, high = EPS_RANGE
     if eps > high:
         return promise + (f" Above ε = {high:g} the promise to one patient is weak: OpenDP's DP "
@@ -52,16 +55,15 @@ def privacy_statement(eps, what="the rule"):
     if math.isinf(eps):
         return (f"Without privacy there is no limit on what {what} can reveal about any one "
                 "patient.")
-    post = 100 * float(attacker_posterior_bound(0.5, eps))
-    shown = f"{post:.1f}%" if post < 99.95 else "almost 100%"
+    post = float(attacker_posterior_bound(0.5, eps))
     if eps <= 1:
         strength = "strong privacy by the usual reading (ε ≤ 1, Dwork and Roth 2014)"
-    elif post < 99.95:
+    elif post < 0.9995:
         strength = ("a moderate promise, in the range of deployed systems (Apple reports ε from 2 "
                     "to 8 per day)")
     else:
         strength = ("so on its own this ε promises little about any one patient, even though large "
                     "deployments have used budgets this size (the US Census Bureau's 2020 "
                     "persons file: ε = 17.14)")
-    return (f"An attacker 50% sure of a fact about one patient is at most {shown} sure after "
+    return (f"An attacker 50% sure of a fact about one patient {_sure_after(post)} after "
             f"seeing {what} released at ε = {eps:g}: {strength}.")
