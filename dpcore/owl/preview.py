@@ -166,7 +166,9 @@ def preview(design, epsilons, *, gamma, weight_bound, C=0.0, huber_h=0.5,
     -------
     DataFrame with one row per (strength, epsilon): gamma, agreement_mean (percent),
     agreement_se (Monte-Carlo standard error, twins as clusters), agreement_lo and
-    agreement_hi (2.5% and 97.5% of single releases), retained_mean, retained_lo,
+    agreement_hi (2.5% and 97.5% of single releases), disagreement_mean, disagreement_lo and
+    disagreement_hi (percent of the twin's patients two releases of the same twin treat
+    differently: draws paired two by two; NaN with one draw), retained_mean, retained_lo,
     retained_hi (share of the non-private rule's gain kept), nonprivate_gain and oracle_gain
     (outcome units, over the better fixed arm), effect_sd (outcome units) and releases.
     """
@@ -191,6 +193,9 @@ def preview(design, epsilons, *, gamma, weight_bound, C=0.0, huber_h=0.5,
     slot = np.searchsorted(distinct, gammas)
     S, E, G, K = len(shares), eps.size, distinct.size, int(draws)
     agree = np.empty((S, E, twins, K))
+    # Two releases of one twin: draws 0 and 1, 2 and 3, ... (the same trial, fresh noise each).
+    pairs = K // 2
+    disagree = np.full((S, E, twins, max(pairs, 1)), np.nan)
     gain = np.empty((S, E, twins, K))
     gain_np = np.empty((S, E, twins))
     oracle = np.empty((S, twins))
@@ -218,13 +223,16 @@ def preview(design, epsilons, *, gamma, weight_bound, C=0.0, huber_h=0.5,
         d_ref = d_ref.T.reshape(S, E, rows)
         d_priv = d_priv.T.reshape(S, E, K, rows)
         agree[:, :, t] = 100.0 * np.mean(d_priv == d_ref[:, :, None, :], axis=-1)
+        if pairs:
+            first, second = d_priv[:, :, 0:2 * pairs:2], d_priv[:, :, 1:2 * pairs:2]
+            disagree[:, :, t] = 100.0 * np.mean(first != second, axis=-1)
         gain[:, :, t] = np.einsum("sekn,sn->sek", d_priv, effect) / rows - best_fixed[:, None, None]
         gain_np[:, :, t] = np.einsum("sen,sn->se", d_ref, effect) / rows - best_fixed[:, None]
         oracle[:, t] = np.maximum(effect, 0.0).mean(axis=1) - best_fixed
-    return _summary(strengths, shares, eps, gammas, agree, gain, gain_np, oracle, design)
+    return _summary(strengths, shares, eps, gammas, agree, gain, gain_np, oracle, design, disagree)
 
 
-def _summary(strengths, shares, eps, gammas, agree, gain, gain_np, oracle, design):
+def _summary(strengths, shares, eps, gammas, agree, gain, gain_np, oracle, design, disagree):
     lo_b, hi_b = design.outcome_bounds
     rows = []
     for i, (name, share) in enumerate(zip(strengths, shares)):
@@ -237,6 +245,9 @@ def _summary(strengths, shares, eps, gammas, agree, gain, gain_np, oracle, desig
                 "agreement_mean": a.mean(),
                 "agreement_se": a.mean(axis=1).std(ddof=1) / np.sqrt(twins),
                 "agreement_lo": np.quantile(a, 0.025), "agreement_hi": np.quantile(a, 0.975),
+                "disagreement_mean": np.mean(disagree[i, j]),
+                "disagreement_lo": np.quantile(disagree[i, j], 0.025),
+                "disagreement_hi": np.quantile(disagree[i, j], 0.975),
                 "retained_mean": np.mean(kept), "retained_lo": np.quantile(kept, 0.025),
                 "retained_hi": np.quantile(kept, 0.975), "nonprivate_gain": base,
                 "oracle_gain": oracle[i].mean(), "effect_sd": share * (hi_b - lo_b),

@@ -135,3 +135,18 @@ def test_a_large_trial_is_previewed_at_a_bounded_size_with_the_same_answer():
     capped = preview(design, [0.5], max_rows=1000, **strong).agreement_mean[0]
     unscaled = preview(replace(design, n=1000), [0.5], **strong).agreement_mean[0]
     assert abs(capped - full) <= 3 and unscaled < full - 10
+
+
+def test_two_releases_of_one_twin_disagree_within_what_their_agreement_allows():
+    """Two releases of the same twin differ on a patient only where at least one differs from
+    the non-private rule: 0 <= disagreement <= 2 (100 - agreement); with almost no noise both
+    are the non-private rule, and with much noise they differ on many patients."""
+    kw = dict(gamma=1.0, weight_bound=60.0, twins=3, draws=10, seed=2)
+    out = preview(DESIGN, [0.05, 1.0, 1e6], **kw)
+    d, a = out["disagreement_mean"].to_numpy(), out["agreement_mean"].to_numpy()
+    assert np.all(d >= 0) and np.all(d <= 2 * (100 - a) + 1e-9)
+    noiseless, noisy = out[out["epsilon"] == 1e6], out[out["epsilon"] == 0.05]
+    assert (noiseless["disagreement_mean"] < 0.5).all() and (noisy["disagreement_mean"] > 10).all()
+    assert np.all(out["disagreement_lo"] <= d) and np.all(d <= out["disagreement_hi"])
+    one = preview(DESIGN, [1.0], **{**kw, "draws": 1})
+    assert one["disagreement_mean"].isna().all()  # one draw: no pair to compare

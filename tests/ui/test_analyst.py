@@ -141,6 +141,29 @@ def test_the_preview_sentence_is_as_strong_as_its_numbers():
     assert "too wide to say what one release will do" in text and "-40%" not in text
     assert "240 patients" in twin_assumptions(240) and "no average difference" in twin_assumptions(240)
     assert "dominant arm" in twin_assumptions(240, dominant=True)
+    assert "Two releases" not in text  # a frame without the paired draws says nothing of them
+
+
+def test_the_preview_says_how_often_two_releases_would_disagree():
+    """Before a release the analyst reads how differently a second release at the same ε would
+    treat the same patients, so opposite policies are expected, not a surprise; a coin flip is
+    named only when the pairs' band holds 50%."""
+    import pandas as pd
+
+    from ui.upload.analyst_explain import preview_sentence
+
+    def frame(d, lo, hi):
+        return pd.DataFrame([{"strength": "moderate", "epsilon": 2.0, "effect_sd": 1.5,
+                              "agreement_mean": 70.0, "agreement_lo": 55, "agreement_hi": 85,
+                              "retained_mean": 0.6, "nonprivate_gain": 2.0,
+                              "disagreement_mean": d, "disagreement_lo": lo, "disagreement_hi": hi}])
+
+    text = preview_sentence(frame(31.4, 12, 55), "moderate", 2.0, 90, None)
+    assert "Two releases at ε = 2 on the same trial" in text and "about 31% of its patients" in text
+    assert "between 12% and 55%" in text and "coin flips" in text
+    text = preview_sentence(frame(8.0, 2, 20), "moderate", 2.0, 90, None)
+    assert "about 8% of its patients" in text and "coin flips" not in text
+    assert "0.37%" in preview_sentence(frame(0.37, 0, 1), "moderate", 2.0, 90, None)  # never "0%"
 
 
 def test_the_dominant_arm_twin_has_the_average_advantage_it_names():

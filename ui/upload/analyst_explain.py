@@ -45,7 +45,21 @@ def preview_sentence(frame, strength, eps, target, smallest, unit=""):
     return (f"With {strength} effects (the best arm's advantage varies across patients with a "
             f"standard deviation of {row['effect_sd']:.3g}{unit}), a private rule at ε = {eps:g} "
             f"agrees with the non-private rule on {row['agreement_mean']:.0f}% of patients on "
-            f"average ({spread}) and {value}; {reach}. Simulated, no privacy spent.")
+            f"average ({spread}) and {value}; {reach}.{stability_clause(row, eps)} "
+            "Simulated, no privacy spent.")
+
+
+def stability_clause(row, eps):
+    """How often two releases of the same trial at ε would disagree on a patient (the twin's
+    paired draws), so that a second release that differs is expected, not a surprise."""
+    d, lo, hi = row.get("disagreement_mean"), row.get("disagreement_lo"), row.get("disagreement_hi")
+    if d is None or d != d:
+        return ""
+    coin = ": about as often as two coin flips would" if lo <= 50.0 <= hi else ""
+    shown = f"{d:.0f}%" if d >= 1 else f"{d:.2g}%"
+    return (f" Two releases at ε = {eps:g} on the same trial (fresh noise each) would treat about "
+            f"{shown} of its patients differently (95% of pairs between {lo:.0f}% and {hi:.0f}%)"
+            f"{coin}; a second release that differs this much is expected.")
 
 
 def noise_sentence(noise, names, eps):
