@@ -272,6 +272,20 @@ def evaluation_budget(epsilon, moment_share=0.25, count_share=0.1, count=True):
     return epsilon * (1.0 - share2 - share3), epsilon * share2, epsilon * share3
 
 
+def noisy_count(include, epsilon, rng, sampler):
+    """The released count of complete rows: their number plus Laplace(1 / ε) (sensitivity 1,
+    :data:`COUNT_SENSITIVITY`)."""
+    exact = float(np.count_nonzero(np.asarray(include, dtype=bool)))
+    return exact + float(sample_laplace(epsilon, COUNT_SENSITIVITY, 1, rng=rng, sampler=sampler)[0])
+
+
+def estimates_of(est):
+    """({value name: Estimate}, {gain name: Estimate}) of :func:`release_estimates`' table."""
+    as_estimate = lambda k: Estimate(*(float(v) for v in est[k]))  # noqa: E731
+    return ({name: as_estimate(name) for name in _VALUES},
+            {name: as_estimate(name) for name in _GAINS})
+
+
 def checked_inputs(epsilon, level, rng, propensity, min_propensity):
     """An evaluation's checked ε and level, its one Generator and the public p_min (the design's
     smaller arm probability for a constant propensity; given explicitly for a per-row one)."""
@@ -352,17 +366,11 @@ def evaluate_rule(recommend, A, B, propensity, *, outcome_bounds, larger_is_bett
     args = (recommend, A, B, propensity, (lo, hi), p_min, include)
     noisy = cell_sums(*args) + sample_laplace(eps1, delta1, 4, rng=rng, sampler=sampler)
     moments = cell_sums(*args, power=2) + sample_laplace(eps2, delta2, 4, rng=rng, sampler=sampler)
-    count = None
-    if counted:
-        exact = float(np.count_nonzero(np.asarray(include, dtype=bool)))
-        count = exact + float(sample_laplace(eps3, COUNT_SENSITIVITY, 1, rng=rng,
-                                             sampler=sampler)[0])
+    count = noisy_count(include, eps3, rng, sampler) if counted else None
     est = release_estimates(noisy, moments, count, m=m, outcome_bounds=(lo, hi),
                             min_propensity=p_min, epsilons=(eps1, eps2, eps3), level=level,
                             larger_is_better=larger_is_better)
-    as_estimate = lambda k: Estimate(*(float(v) for v in est[k]))  # noqa: E731
-    values = {name: as_estimate(name) for name in _VALUES}
-    gains = {name: as_estimate(name) for name in _GAINS}
+    values, gains = estimates_of(est)
     return PrivateEvaluation(epsilon=epsilon, m=m, sensitivity=delta1, level=level,
                              cells=tuple(map(float, noisy)), moments=tuple(map(float, moments)),
                              values=values, gains=gains, verdict=verdict_of(gains), treated=arms[0],

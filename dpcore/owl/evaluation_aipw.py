@@ -96,11 +96,11 @@ from ..privacy.mechanisms import sample_laplace
 from .evaluation import (
     _GAINS,
     _VALUES,
-    COUNT_SENSITIVITY,
-    Estimate,
     PrivateEvaluation,
     checked_inputs,
+    estimates_of,
     evaluation_budget,
+    noisy_count,
     ratio_estimates,
     signed_sums,
     verdict_of,
@@ -315,17 +315,11 @@ def evaluate_rule_aipw(recommend, A, B, propensity, predictions, *, outcome_boun
     moments = aipw_moments(*args, centre, include) + np.concatenate((
         sample_laplace(eps_v, delta_v, 4, rng=rng, sampler=sampler),
         sample_laplace(eps_g, delta_g, 2, rng=rng, sampler=sampler)))
-    count = None
-    if counted:
-        exact = float(np.count_nonzero(np.asarray(include, dtype=bool)))
-        count = exact + float(sample_laplace(eps3, COUNT_SENSITIVITY, 1, rng=rng,
-                                             sampler=sampler)[0])
+    count = noisy_count(include, eps3, rng, sampler) if counted else None
     est = release_aipw_estimates(noisy, moments, count, m=m, outcome_bounds=(lo, hi),
                                  min_propensity=p_min, epsilons=(eps1, eps2, eps3), level=level,
                                  larger_is_better=larger_is_better, gain_share=gain_share)
-    as_estimate = lambda k: Estimate(*(float(v) for v in est[k]))  # noqa: E731
-    values = {name: as_estimate(name) for name in _VALUES}
-    gains = {name: as_estimate(name) for name in _GAINS}
+    values, gains = estimates_of(est)
     return AIPWEvaluation(epsilon=epsilon, m=m, sensitivity=delta1, level=level,
                           cells=tuple(map(float, noisy)), moments=tuple(map(float, moments)),
                           values=values, gains=gains, verdict=verdict_of(gains), treated=arms[0],

@@ -53,7 +53,7 @@ from scipy.special import ndtri
 
 from .._validation import check_bounds, check_epsilon, check_real
 from ..privacy.mechanisms import sample_laplace
-from .evaluation import COUNT_SENSITIVITY, Estimate, evaluation_budget, public_split
+from .evaluation import COUNT_SENSITIVITY, Estimate, evaluation_budget, noisy_count, public_split
 from .evaluation_interval import fieller_interval, two_laplace_quantile
 
 __all__ = ["ArmsEvaluation", "arm_sums", "arms_sensitivity", "evaluate_arms_rule",
@@ -173,11 +173,7 @@ def evaluate_arms_rule(recommend, A, B, arm_probabilities, *, outcome_bounds, ep
     sums = arm_sums(*args) + sample_laplace(eps1, delta1, k + 1, rng=rng, sampler=sampler)
     moments = arm_sums(*args, power=2) + sample_laplace(eps2, delta2, k + 1, rng=rng,
                                                         sampler=sampler)
-    count = None
-    if counted:
-        exact = float(np.count_nonzero(np.asarray(include, dtype=bool)))
-        count = exact + float(sample_laplace(eps3, COUNT_SENSITIVITY, 1, rng=rng,
-                                             sampler=sampler)[0])
+    count = noisy_count(include, eps3, rng, sampler) if counted else None
     R, centre = hi - lo, (lo + hi) / 2.0
     s = 0.0 if np.isinf(eps1) else delta1 / eps1
     raise2 = (0.0 if np.isinf(eps2) else delta2 / eps2) * two_laplace_quantile(level)
