@@ -165,20 +165,12 @@ def cvar_panel(s, seed):
                 st.caption(sentence)
 
 
-INTRO = ("This page answers one question: how large can the cost of privacy be according to the two papers' "
-         "theorems (as transcribed, and as this project re-derives one of them), and do the actual mechanisms "
-         "stay within those bounds? Each bound is split into its terms, so you can see which one dominates "
-         "where. :small[Unit of privacy: one patient (one row); neighbouring trials differ by replacing one "
-         "patient. DP-wERM and the Laplace CVaR release are pure ε-DP (δ = 0); the convex CVaR rates are for "
-         "(ε, δ)-DP learners. Measurements are on simulated trials (the DP-wERM paper's design) and demo "
-         "losses, never on real patients.]")
-
 
 @st.fragment
 @guarded("The theory-bounds study")
 def study():
     verdict_slot = st.container()  # filled once the numbers are in: the first thing under the title
-    st.markdown(INTRO)
+    st.markdown(explain.BOUNDS_INTRO)
     s, G, seed = settings_panel()
     notice = compute.draws_per_trial(s["n"])[1]
     if notice:

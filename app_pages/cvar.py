@@ -174,17 +174,12 @@ def rule_panel(s):
                        "cvar_rule_tail.csv", "text/csv", key="dl_rule")
 
 
-INTRO = ("How far off is a differentially private estimate of the mean of the worst τ share of outcomes, "
-         "and why? Privacy acts on the **private tail sample size εnτ**, not on εn: with a small tail, "
-         "privacy gets expensive fast. :small[Unit of privacy: one patient (one record); neighbouring "
-         "data sets differ by replacing one. Pure ε-DP (δ = 0) except DP-GD, which is (ε, 10⁻⁵)-DP.]")
-
 
 @st.fragment
 @guarded("The private CVaR study")
 def study():
     verdict_slot = st.container()  # filled once the numbers are in: the first thing under the title
-    st.markdown(INTRO)
+    st.markdown(explain.CVAR_INTRO)
     s = settings_panel()
     work = compute.workload(s["reps"])
     if work.notice:

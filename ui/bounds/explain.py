@@ -189,3 +189,13 @@ def sample_size_caption(epsilon, regime):
             parts.append(f"the {regime[start]} term for ε from {_num(lo)} to {_num(hi)}")
             start = i
     return "Shaded: the term that rules (up to constants), " + "; ".join(parts) + "."
+
+
+#: The page's opening: what it answers, the unit of privacy and δ.
+BOUNDS_INTRO = ("This page answers one question: how large can the cost of privacy be according to the two papers' "
+                "theorems (as transcribed, and as this project re-derives one of them), and do the actual mechanisms "
+                "stay within those bounds? Each bound is split into its terms, so you can see which one dominates "
+                "where. :small[Unit of privacy: one patient (one row); neighbouring trials differ by replacing one "
+                "patient. DP-wERM and the Laplace CVaR release are pure ε-DP (δ = 0); the convex CVaR rates are for "
+                "(ε, δ)-DP learners. Measurements are on simulated trials (the DP-wERM paper's design) and demo "
+                "losses, never on real patients.]")

@@ -177,3 +177,10 @@ def convex_caption(transition, ds):
         parts.append(f"Corollaries 6.5–6.6 are proven for ε ≤ 1; this grid reaches ε = {eps_max:.2g}.")
     parts.append("Bands: 95% Monte-Carlo intervals.")
     return " ".join(parts)
+
+
+#: The page's opening: what it answers, the unit of privacy and δ.
+CVAR_INTRO = ("How far off is a differentially private estimate of the mean of the worst τ share of outcomes, "
+              "and why? Privacy acts on the **private tail sample size εnτ**, not on εn: with a small tail, "
+              "privacy gets expensive fast. :small[Unit of privacy: one patient (one record); neighbouring "
+              "data sets differ by replacing one. Pure ε-DP (δ = 0) except DP-GD, which is (ε, 10⁻⁵)-DP.]")
