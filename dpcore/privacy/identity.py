@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["DatasetIdentity", "cells_from_frame", "cells_from_trial", "dataset_identity",
-           "is_dataset_key", "normalise_cell"]
+           "is_dataset_key", "normalise_cell", "normalise_cells"]
 
 #: The number of bytes kept of each row's digest (128 bits: no accidental collisions).
 ROW_BYTES = 16
@@ -183,9 +183,41 @@ def _json_cells(values: Sequence[Any]) -> np.ndarray:
     if series.dtype == bool:
         series = series.map(str)
     codes, uniques = pd.factorize(series, use_na_sentinel=True)
-    quoted = np.array([json.dumps(normalise_cell(u), ensure_ascii=False) for u in uniques]
+    quoted = np.array([json.dumps(u, ensure_ascii=False) for u in normalise_cells(uniques)]
                       + ['""'], dtype=object)
     return quoted[codes]  # the sentinel -1 picks the last entry: a missing cell, ""
+
+
+def normalise_cells(values: Sequence[Any]) -> list[str]:
+    """:func:`normalise_cell` of each value, read as a column at vector speed.
+
+    The text cells are read as numbers in one :func:`dpcore.data.csv_io.parse_numbers`
+    call, which reads each cell on its own, so every result equals ``normalise_cell`` of
+    that value alone: no cell can change how another is written (a file of 10⁶ distinct
+    values is read in about a second instead of several minutes).
+
+    Examples
+    --------
+    >>> normalise_cells([" 1", 1, "1.0", "01", None, float("nan"), "Café", 2.5, True])
+    ['1', '1', '1', '1', '', '', 'Café', '2.5', 'True']
+    """
+    from ..data.csv_io import normalise_cell as normalise_text
+    from ..data.csv_io import number_text, parse_numbers
+
+    out: list[str] = []
+    texts: dict[int, str] = {}  # position: normalised text still to be read as a number
+    for value in values:
+        if isinstance(value, str):
+            text = normalise_text(value)
+            if text is not None:
+                texts[len(out)] = text
+            out.append("")
+        else:
+            out.append(normalise_cell(value))
+    numbers = parse_numbers(list(texts.values()))
+    for (i, text), x in zip(texts.items(), numbers.tolist()):
+        out[i] = number_text(x) if math.isfinite(x) else text
+    return out
 
 
 def is_dataset_key(key: Any) -> bool:
