@@ -350,8 +350,8 @@ def normalised_cells(source: Any, columns: Sequence[str] | None = None, *,
     for c in names:
         cells = table.cells[c]
         num = parse_numbers(cells, table.decimal)
-        out[c] = ["" if v is None else (number_text(x) if np.isfinite(x) else v)
-                  for v, x in zip(cells, num)]
+        out[c] = ["" if v is None else (number_text(x) if finite else v)
+                  for v, x, finite in zip(cells, num.tolist(), np.isfinite(num).tolist())]
     return out
 
 
@@ -444,11 +444,16 @@ def _decode(raw, encoding, skip):
             f"the file) cannot be read; {hint}") from None
 
 
+#: Control characters other than the whitespace ones (tab, line feed, vertical tab, form feed,
+#: carriage return): a few in a text file, many in a binary one.
+_CONTROL = re.compile("[\x00-\x08\x0e-\x1f\x7f-\x9f]")
+
+
 def _check_text(raw, text):
     for magic, what in _BINARY_MAGIC.items():
         if raw.startswith(magic):
             raise TrialDataError(f"this is {what}, not a CSV file; save or export it as CSV first")
-    control = sum(1 for ch in text if (ord(ch) < 32 and ch not in "\t\n\r\f\v") or 127 <= ord(ch) < 160)
+    control = sum(1 for _ in _CONTROL.finditer(text))
     if control > max(2, len(text) // 1000):
         raise TrialDataError(
             "this does not look like a CSV text file (it holds binary data); "
