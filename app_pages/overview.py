@@ -8,6 +8,7 @@ import streamlit as st
 from dpcore import laplace_interval_halfwidth, laplace_noise
 from ui.common import explain, glossary
 from ui.common.controls import Choice, check_link
+from ui.common.figures import figure
 from ui.common.grids import EPS_OPTIONS, fmt_eps
 from ui.common.safety import guarded
 from ui.overview import charts
@@ -85,8 +86,8 @@ def noisy_release():
         st.markdown(f"95% of releases land within **±{half_width:.1f}** of the truth.")
         st.info(explain.attacker_sentence(eps, what="the count"), icon=":material/visibility_off:")
     with right:
-        st.plotly_chart(charts.noisy_count(TRUE_COUNT, np.round(many), eps), width="stretch",
-                        key="noisy_count")
+        st.plotly_chart(figure(charts.noisy_count, TRUE_COUNT, np.round(many), eps),
+                        width="stretch", key="noisy_count")
         st.caption("Small ε: wide spread, strong privacy. Large ε: the release is nearly exact, "
                    "and nearly nothing is hidden.")
 
