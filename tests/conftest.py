@@ -15,6 +15,10 @@ The PostgreSQL ledger's tests run against a real server (``postgres_server``): D
 PostgreSQL binaries, one server per test process (each pytest-xdist worker has its own), on
 a unix socket in a fresh temporary directory (no TCP), and a fresh schema per ledger.
 
+Two things Streamlit's test harness would redo for every ``AppTest`` are done once per test
+process, as a server does them once: the scan of installed packages for components, and the
+compiled scripts (``_scan_components_once``, ``_compile_scripts_once``).
+
 ``DPCORE_WARM_FIGURES`` is "off": a test's app (AppTest or a server) builds only the figures its
 pages ask for, not the warm-up's hundreds in a background thread (tests/ui/test_warm.py runs
 the warm-up itself).
@@ -50,6 +54,7 @@ def pytest_configure(config):
     multiprocessing.spawn.get_preparation_data = _without_the_app(
         multiprocessing.spawn.get_preparation_data)
     _scan_components_once()
+    _compile_scripts_once()
     folder = tempfile.mkdtemp(prefix="dpcore-ledger-")
     config.stash[_FOLDER] = folder
     os.environ[LEDGER_ENV] = str(Path(folder) / "ledger.sqlite")
@@ -87,6 +92,22 @@ def _scan_components_once():
     scan = getattr(manifest_scanner, "scan_component_manifests", None)
     if scan is not None and not hasattr(scan, "cache_info"):
         manifest_scanner.scan_component_manifests = functools.lru_cache(maxsize=None)(scan)
+
+
+def _compile_scripts_once():
+    """Each ``AppTest`` run compiles app.py and its page afresh (a new script cache per run,
+    about a tenth of the AppTest tests' time); the scripts do not change during a run, so a
+    test process keeps one cache, as a server does."""
+    if importlib.util.find_spec("streamlit") is None:
+        return
+    try:
+        from streamlit.testing.v1 import app_test
+    except ImportError:
+        return
+    cache_class = getattr(app_test, "ScriptCache", None)
+    if isinstance(cache_class, type):
+        shared = cache_class()
+        app_test.ScriptCache = lambda: shared
 
 
 def _without_the_app(get_preparation_data):
