@@ -43,6 +43,7 @@ limit_blas_threads()  # test processes run side by side (pytest-xdist), as the a
 
 import pytest  # noqa: E402
 
+_ROOT = Path(__file__).resolve().parents[1]
 LEDGER_ENV = "DPCORE_LEDGER"
 _FOLDER = pytest.StashKey[str]()
 _STORE = os.environ.get("DPCORE_TEST_STORE") or tempfile.mkdtemp(prefix="dpcore-test-store-")
@@ -60,11 +61,25 @@ def pytest_configure(config):
     os.environ[LEDGER_ENV] = str(Path(folder) / "ledger.sqlite")
 
 
+_WAITING_FIRST = (_ROOT / "tests" / "e2e", _ROOT / "tests" / "app")  # browser, then AppTest
+
+
 def pytest_collection_modifyitems(config, items):
-    """The tests marked ``slow`` (each over 10 s) go first. pytest-xdist hands the list out in
-    order, one test per worker in turn, so a long test started last would keep one core busy
-    after the other has finished; started first, the short tests fill in around it."""
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    """The order the workers take the tests in (pytest-xdist's ``worksteal``, set in
+    pyproject.toml): the first worker starts on the first part of this list, the next on the
+    next, and a worker that runs out takes the back half of the longest queue.
+
+    Browser tests come first, the slow ones (over 10 s, marked ``slow``) first among them:
+    they mostly wait for Chromium and the server, so one worker runs them while the others
+    take the CPU-bound tests from the back of the list, and a long test never starts last.
+    Then the AppTest sessions, then the rest."""
+    def order(item):
+        path = Path(str(item.path)).resolve()
+        group = next((i for i, g in enumerate(_WAITING_FIRST) if path.is_relative_to(g)),
+                     len(_WAITING_FIRST))
+        return group, item.get_closest_marker("slow") is None
+
+    items.sort(key=order)
 
 
 def pytest_unconfigure(config):
