@@ -41,6 +41,14 @@ def links_in(text):
     return [html.unescape(next(g for g in groups if g)) for groups in LINK.findall(SCRIPT.sub("", text))]
 
 
+def open_share(at, url_path):
+    """Open the page's "Link to this view" expander, as a click does."""
+    at.session_state[handout.share_key(url_path)] = True
+    at.run()
+    assert not at.exception
+    return at
+
+
 def reopens(open_fresh, at, link, page, scope):
     """The link is absolute, names every control the page has, and a fresh session opened on it
     has every control in the same state, with no notice."""
@@ -58,8 +66,8 @@ def reopens(open_fresh, at, link, page, scope):
 def test_dp_owl_handout_csvs_and_view_link(open_fresh, downloads):
     page = "app_pages/dp_owl.py"
     at = open_fresh(page, eps="10", n="500", reps="20", compare="200", gamma_mode="fixed", gamma="40")
-    assert not at.exception
-    shared = [c.value for c in at.code]
+    assert not at.exception and not at.code  # the link is written once its expander opens
+    shared = [c.value for c in open_share(at, "dp-owl").code]
     assert len(shared) == 1 and "eps=10" in shared[0] and "gamma=40" in shared[0]
     files = downloads()
     written = {label: links_in(str(content)) for label, content in files.items()}
@@ -73,7 +81,7 @@ def test_cvar_handout_and_view_link(open_fresh, downloads):
     page = "app_pages/cvar.py"
     at = open_fresh(page, eps="0.5", tau="0.1", n="1000", loss="two-point")
     assert not at.exception
-    (shared,) = [c.value for c in at.code]
+    (shared,) = [c.value for c in open_share(at, "cvar").code]
     assert set(links_in(downloads()["Handout of this view (HTML, offline)"])) == {shared}
     reopens(open_fresh, at, shared, page, "cvar")
 

@@ -486,7 +486,8 @@ def _quote(text):
     return "“" + (text if len(text) <= _SHOWN else text[:_SHOWN] + "…") + "”"
 
 
-def details(label, key):
+def details(label, key, **expander):
     """An expander whose content the page writes only while it is open (``if box.open:``):
-    collapsed, it costs a rerun nothing. Opening or closing it reruns the page (or fragment)."""
-    return st.expander(label, key=key, on_change="rerun")
+    collapsed, it costs a rerun nothing, and the browser loads nothing its elements need.
+    Opening or closing it reruns the page (or fragment)."""
+    return st.expander(label, key=key, on_change="rerun", **expander)
