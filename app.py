@@ -1,9 +1,5 @@
 """Entry point: `streamlit run app.py`."""
 
-import importlib
-import os
-import threading
-import time
 from pathlib import Path
 
 from dpcore._threads import limit_blas_threads
@@ -17,25 +13,6 @@ from ui.common.controls import history_guard  # noqa: E402
 from ui.common.safety import friendly_errors  # noqa: E402
 
 ICON = str(Path(__file__).parent / "assets" / "icon.png")  # local: nothing fetched online
-WARM_FIGURES = "DPCORE_WARM_FIGURES"  # "off": figures are built only when a page asks
-
-
-def _warm_figures():
-    time.sleep(1.0)  # the first page's last messages go out before these imports hold the GIL
-    importlib.import_module("ui.warm").warm_figures(quiet=0.3)
-
-
-@st.cache_resource(show_spinner=False)
-def warm_up():
-    """Once per server process, after its first page has answered: build the figures a class
-    needs first in a background thread (``ui.warm.warm_figures``: stored views only, never a
-    simulation; each figure waits for a quiet moment of the sessions). ``ui.warm`` is imported
-    in that thread, so no page waits for its imports."""
-    if os.environ.get(WARM_FIGURES, "on").lower() in ("off", "0", "no"):
-        return None
-    thread = threading.Thread(target=_warm_figures, daemon=True, name="dpcore-warm-figures")
-    thread.start()
-    return thread
 
 st.set_page_config(page_title="What privacy costs in learning", page_icon=ICON,
                    layout="wide")
@@ -68,4 +45,3 @@ history_guard()  # one history entry per page visit
 
 with friendly_errors("This page", sensitive=page.url_path == "your-data"):
     page.run()
-warm_up()

@@ -12,9 +12,9 @@ refinement rerun).
                                    [--classes 2] [--replicas N [--kill-at S]] [--url URL]
                                    [--lead 60]
 
-``--store warm`` uses DIR as it is (warm it first: ``dpcore warm --only dp_owl``);
-``--store empty`` gives the server a fresh empty store. ``DPCORE_WARM_FIGURES=off`` in the
-environment switches the server's figure warm-up off (to compare). Prints errors, per-move response p50
+``--store warm`` uses DIR as it is (warm it first: ``dpcore warm --only dp_owl``, which also
+stores the figures a class reaches first); ``--store empty`` gives the server a fresh empty
+store. Prints how many figures the store holds, errors, per-move response p50
 and p95, the first view, the server's CPU per move, and its peak memory (resident, sampled
 every 0.2 s); ``--classes 2`` runs a second class on the same server, its caches then warm;
 ``--lead S`` lets S seconds pass between the lecturer's first view and the class.
@@ -32,6 +32,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import io
+import json
 import os
 import random
 import re
@@ -42,6 +44,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
 import websockets
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
@@ -258,6 +261,19 @@ async def kill(pid, at):
     return cpu
 
 
+def stored_figures(root):
+    """How many figures (``ui.common.figures``) the store at ``root`` holds."""
+    count = 0
+    for path in Path(root).glob("*/*.npz"):
+        try:
+            with np.load(io.BytesIO(path.read_bytes()[32:]), allow_pickle=False) as data:
+                producer = json.loads(data["__manifest__"].tobytes())["producer"]
+        except (OSError, ValueError, KeyError):
+            continue
+        count += producer.startswith("ui.common.figures.")
+    return count
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=30)
@@ -282,7 +298,7 @@ def main():
     classes, lecturer, peak, seconds, store = asyncio.run(run(args))
     print(f"{args.sessions} sessions through {where}, {args.store} store ({store}), "
           f"{seconds:.0f} s in all; load average {os.getloadavg()[0]:.1f} (1 min) at the end; "
-          f"figure warm-up {os.environ.get('DPCORE_WARM_FIGURES', 'on')}")
+          f"{stored_figures(store)} figures stored")
     print(f"lecturer's first view (fresh server{', each replica in turn' if args.replicas else ''}): "
           f"{lecturer:.2f} s")
     for c, stats in enumerate(classes, start=1):

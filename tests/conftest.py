@@ -18,10 +18,6 @@ a unix socket in a fresh temporary directory (no TCP), and a fresh schema per le
 Two things Streamlit's test harness would redo for every ``AppTest`` are done once per test
 process, as a server does them once: the scan of installed packages for components, and the
 compiled scripts (``_scan_components_once``, ``_compile_scripts_once``).
-
-``DPCORE_WARM_FIGURES`` is "off": a test's app (AppTest or a server) builds only the figures its
-pages ask for, not the warm-up's hundreds in a background thread (tests/ui/test_warm.py runs
-the warm-up itself).
 """
 
 import functools
@@ -48,7 +44,6 @@ LEDGER_ENV = "DPCORE_LEDGER"
 _FOLDER = pytest.StashKey[str]()
 _STORE = os.environ.get("DPCORE_TEST_STORE") or tempfile.mkdtemp(prefix="dpcore-test-store-")
 os.environ["DPCORE_TEST_STORE"] = os.environ["DPCORE_STORE"] = _STORE
-os.environ["DPCORE_WARM_FIGURES"] = "off"
 
 
 def pytest_configure(config):

@@ -8,11 +8,10 @@ Resumable (a stored view is skipped), in parallel (a thread pool sized to the ma
 releases the GIL), with a progress bar on stderr. ``--scheduler`` sends the sweeps' cells to a
 dask.distributed cluster; the results still come back here and are stored on this machine.
 
-A server warms its own caches too (:func:`warm_figures`, started by ``app.py`` once its first
-page has answered): in a background thread it reads the stored DP-OWL views of the default
-link and of the moves a class makes first, and builds their figures into the shared figure
-cache the page reads, so the first sessions of a class do not each pay a figure's first
-build. It never simulates: a view that is not stored is skipped.
+With the DP-OWL views it also stores the figures a class reaches first (:func:`store_figures`):
+the default link's, every ε at its n, every n at its ε, then every other (n, ε) of the sliders.
+A server reads them from the store (``ui.common.figures``) instead of building them on the
+interpreter its sessions share.
 
 The views, per page (the pages' defaults: DP-OWL h = 0.5, W auto, 200 repetitions, seed 0,
 "also show n" 200, 500, 2500; CVaR B = 1, 200 repetitions, M = 31; theory h = 0.5, W = 30,
@@ -35,12 +34,11 @@ import os
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from contextlib import nullcontext
 
 from dpcore.montecarlo import workers
 from dpcore.store import default_store
 from ui.bounds import compute as bounds
-from ui.common.figures import in_background
+from ui.common import figures
 from ui.common.grids import EPS_OPTIONS, N_OPTIONS
 from ui.common.limits import SIMULATIONS, cap_work
 from ui.cvar import compute as cvar
@@ -136,7 +134,8 @@ def warm(progress=None, executor=None, scheduler=None, pages=PAGES, limit=None):
     Returns
     -------
     dict with the number of views, how many were already stored, how many were computed now,
-    and the seconds taken.
+    the number of DP-OWL states whose figures were stored (a full warm of ``dp_owl``: see
+    :func:`store_figures`), and the seconds taken.
     """
     before = os.environ.get("DPCORE_SCHEDULER")
     if scheduler:
@@ -163,8 +162,11 @@ def _warm(progress, executor, pages, limit):
     # One sweep at a time protects a web server's sessions; here every worker may run one.
     with SIMULATIONS.widened(getattr(pool, "_max_workers", workers())):
         _run(pool, missing, done, done + len(missing), progress, own)
+    states = owl_figure_states() if "dp_owl" in pages and limit is None else []
+    stored = store_figures(states, log=None if progress is None else (
+        lambda k, _: progress(k, len(states), "figures a class reaches first")))
     return {"views": len(todo), "already_stored": done, "computed": len(missing),
-            "seconds": time.perf_counter() - start}
+            "figures": stored, "seconds": time.perf_counter() - start}
 
 
 def _run(pool, missing, done, total, progress, own):
@@ -205,8 +207,9 @@ def owl_figure_states(state=OWL_STATE):
 
 def build_owl_figures(s, target=OWL_TARGET):
     """Build the figures the DP-OWL page shows first at the state ``s`` (accuracy, the current
-    n's references) into the shared figure cache. Returns False, having built nothing, when
-    the state's sweeps or example rule are not stored: the warm-up never simulates."""
+    n's references), with the page's own functions, so they get the keys the page asks for.
+    Returns False, having built nothing, when the state's sweeps or example rule are not
+    stored: this never simulates."""
     work, args = owl_panels.workload(s)
     example_args = (s["n"], s["eps"], s["mode"], s["gamma"], s["h"], s["W"], s["seed"], s["prep"])
     if not (owl.is_computed(work.sizes, *args) and owl.example_rule.is_stored(*example_args)):
@@ -218,23 +221,21 @@ def build_owl_figures(s, target=OWL_TARGET):
     return True
 
 
-def warm_figures(states=None, quiet=None, log=None):
-    """Build the figures of ``states`` (default: :func:`owl_figure_states`); returns how many
-    states were built. With ``quiet`` (seconds), each figure waits until no session has asked
-    for one for that long (:func:`ui.common.figures.in_background`), so the warm-up never
-    competes with a class for the interpreter. ``log(done, seconds)`` is called after each
-    state."""
+def store_figures(states=None, log=None):
+    """Build the figures of ``states`` (default: :func:`owl_figure_states`) and write them to
+    the results store, for every server that later reads them; returns how many states were
+    stored (a state whose views are not stored is skipped: this never simulates).
+    ``log(done, seconds)`` is called after each state."""
     start, done = time.perf_counter(), 0
-    with in_background(quiet) if quiet is not None else nullcontext():
+    with figures.storing():
         for s in owl_figure_states() if states is None else states:
             try:
                 done += build_owl_figures(s)
             except Exception:  # a page asking for this view meets the error itself, as a message
-                _LOG.warning("the figure warm-up skipped ε = %s, n = %s", s["eps"], s["n"],
+                _LOG.warning("no figures stored for ε = %s, n = %s", s["eps"], s["n"],
                              exc_info=True)
             if log is not None:
                 log(done, time.perf_counter() - start)
-    _LOG.info("the figure warm-up built %d views in %.1f s", done, time.perf_counter() - start)
     return done
 
 
@@ -269,7 +270,8 @@ def main(argv=None):
     out = warm(progress=text_bar(), scheduler=args.scheduler, pages=args.only, limit=args.limit)
     store = default_store()
     print(f"{out['computed']} views computed in {out['seconds']:.0f} s ({out['already_stored']} of "
-          f"{out['views']} were stored); the store holds {store.size() / 2**20:.1f} MB in {store.root}")
+          f"{out['views']} were stored), the figures of {out['figures']} DP-OWL states stored; "
+          f"the store holds {store.size() / 2**20:.1f} MB in {store.root}")
 
 
 if __name__ == "__main__":

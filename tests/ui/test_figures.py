@@ -5,6 +5,7 @@ import pandas as pd
 import plotly.io as pio
 import pytest
 
+from dpcore.store import ResultStore
 from ui.common.figures import SharedFigure, figure
 from ui.owl import charts
 
@@ -39,23 +40,66 @@ def test_charts_of_uploaded_data_are_never_shared():
         figure(builder)
 
 
-def test_a_background_build_waits_for_the_sessions_to_be_quiet():
-    import threading
-    import time
+@pytest.fixture
+def store(tmp_path, monkeypatch):
+    """A results store of this test's own, and no figure in memory."""
+    from ui.common import figures
 
-    from ui.common.figures import in_background
+    monkeypatch.setenv("DPCORE_STORE", str(tmp_path / "store"))
+    figures._build.clear()
+    yield ResultStore(tmp_path / "store")
+    figures._build.clear()
 
-    figure(charts.distribution, *_inputs())  # a session asks: the background must wait 0.3 s
-    asked, waited = time.monotonic(), []
 
-    def warm_up():
-        with in_background(quiet=0.3, poll=0.01):
-            figure(charts.distribution, *_inputs(shift=2.0))
-        waited.append(time.monotonic() - asked)
+def _refuse(*args, **kwargs):
+    raise AssertionError("built again")
 
-    thread = threading.Thread(target=warm_up)
-    thread.start()
-    time.sleep(0.15)
-    figure(charts.distribution, *_inputs())  # another session asks meanwhile: 0.3 s from now
-    thread.join(5)
-    assert waited and waited[0] >= 0.15 + 0.3
+
+def test_a_figure_written_by_the_warm_up_is_read_back_not_built(store, monkeypatch):
+    from ui.common import figures
+
+    with figures.storing():
+        built = figure(charts.distribution, *_inputs())
+    assert len(store.entries()) == 1
+    figures._build.clear()  # a new server process: nothing in memory
+    monkeypatch.setattr(charts, "distribution", _refuse)
+    read = figure(_as(charts, "distribution", _refuse), *_inputs())
+    assert isinstance(read, SharedFigure)
+    assert pio.to_json(read, validate=False) == pio.to_json(built, validate=False)
+
+
+def test_a_session_writes_nothing_to_the_store(store):
+    figure(charts.distribution, *_inputs())
+    assert store.entries() == []
+
+
+def test_an_edited_chart_is_never_served_an_old_figure(store, monkeypatch):
+    from ui.common import figures
+
+    with figures.storing():
+        figure(charts.distribution, *_inputs())
+    figures._build.clear()
+    monkeypatch.setattr(figures, "_source_digest", lambda: "the dashboard's source, edited")
+    calls = []
+    original = charts.distribution
+    monkeypatch.setattr(charts, "distribution", lambda *a: calls.append(1) or original(*a))
+    figure(_as(charts, "distribution", charts.distribution), *_inputs())
+    assert calls == [1]
+
+
+def test_the_your_data_preview_is_never_written_to_disk(store):
+    from ui.common import figures
+    from ui.upload.preview_charts import agreement_curve
+
+    frame = pd.DataFrame({"strength": ["strong"] * 2, "epsilon": [1.0, 10.0],
+                          "agreement_mean": [60.0, 90.0], "agreement_lo": [50.0, 85.0],
+                          "agreement_hi": [70.0, 95.0]})
+    with figures.storing():
+        figure(agreement_curve, frame, 1.0)
+    assert store.entries() == []
+
+
+def _as(module, name, fn):
+    """``fn`` under the name and module of ``module.name``: the cache keys a chart by both."""
+    fn.__module__, fn.__name__ = module.__name__, name
+    return fn

@@ -111,16 +111,16 @@ def test_the_warm_up_starts_with_the_default_link_and_the_single_moves():
     assert points[1:3] == [(1.0, 800), (0.5, 1000)] or points[1:3] == [(0.5, 1000), (1.0, 800)]
 
 
-def test_the_warm_up_builds_exactly_the_figures_the_page_then_reads(small_views, monkeypatch):
-    """Once the warm-up has built a view's figures, opening that view builds none: the page and
-    the warm-up give the shared figure cache the same keys (types included). A view whose
+def test_the_warm_up_stores_exactly_the_figures_the_page_then_reads(small_views, monkeypatch):
+    """Once ``dpcore warm`` has stored a view's figures, a server opening that view builds none:
+    the page and the warm-up give the figures the same keys (types included). A view whose
     example rule is not stored is skipped, never simulated."""
     from ui.common import figures
 
     warm.warm(pages=small_views)  # the sweep, stored
     state = dict(warm.OWL_STATE, n=200, compare=(200,), reps=40, seed=77)
     monkeypatch.setattr(owl.example_rule, "is_stored", lambda *args: False)
-    assert not warm.build_owl_figures(state)
+    assert not warm.store_figures([state])
     monkeypatch.undo()
     owl.example_rule(200, 1.0, "paper", 75, 0.5, "auto", 77, "public")  # now stored
     built = []
@@ -128,7 +128,8 @@ def test_the_warm_up_builds_exactly_the_figures_the_page_then_reads(small_views,
     monkeypatch.setattr(figures.SharedFigure, "freeze",
                         classmethod(lambda cls, fig: built.append(fig.layout.title.text) or freeze(cls, fig)))
     figures._build.clear()
-    assert warm.build_owl_figures(state) and len(built) == 4
+    assert warm.store_figures([state]) == 1 and len(built) == 4
+    figures._build.clear()  # a server started after the warm-up: nothing in memory
     at = AppTest.from_file(APP, default_timeout=60)
     at.run()  # the Overview, which builds its own figure
     built.clear()

@@ -6,19 +6,31 @@ just the charts whose inputs changed. ``st.plotly_chart`` then asks the figure f
 every rerun (a deep copy, a few ms per chart); a shared figure is never changed, so it hands
 out the dict it had when built. Only for charts of simulated or demo data: a figure of
 uploaded data must never be shared across sessions (privacy rule 4).
+
+A figure can also come from the results store (``dpcore.store``), where ``dpcore warm`` puts
+the figures a class reaches first (:func:`storing`): a server then reads a figure's dict
+(about 1 ms) instead of building it, and builds nothing on its interpreter before the first
+session asks. The entry is keyed by the builder, a digest of its inputs, the dashboard's
+source and plotly's version, so an edited chart or another plotly is never served an old
+figure. Only charts of the simulated studies are stored on disk (:data:`STORED_CHARTS`).
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import importlib
 import pickle
 import threading
-import time
 from contextlib import contextmanager
+from pathlib import Path
 
 import pandas as pd
+import plotly
 import plotly.graph_objects as go
 import streamlit as st
+
+from dpcore.store import default_store
 
 
 class SharedFigure(go.Figure):
@@ -34,6 +46,14 @@ class SharedFigure(go.Figure):
         fig._shared_dict = spec
         return fig
 
+    @classmethod
+    def from_spec(cls, spec):
+        """A figure read back as its dict: the plotly objects are not built again (that is
+        the cost saved), so only ``to_dict`` (what ``st.plotly_chart`` reads) describes it."""
+        fig = cls()
+        fig._shared_dict = spec
+        return fig
+
 
 def _frame_key(frame):
     """A frame's pickle: it holds every value, dtype and label, and takes a tenth of the time
@@ -45,38 +65,66 @@ def _frame_key(frame):
 @st.cache_resource(max_entries=2048, show_spinner=False,
                    hash_funcs={pd.DataFrame: _frame_key, pd.Series: _frame_key})
 def _build(module, name, args, kwargs):
-    return SharedFigure.freeze(getattr(importlib.import_module(module), name)(*args, **kwargs))
+    key = _spec_key(module, name, args, kwargs) if module in STORED_CHARTS else None
+    store = default_store() if key is not None else None
+    spec = None if store is None else store.get(_SPEC, {"figure": key})
+    if spec is not None:
+        return SharedFigure.from_spec(spec)
+    fig = SharedFigure.freeze(getattr(importlib.import_module(module), name)(*args, **kwargs))
+    if store is not None and getattr(_storing, "on", False):
+        try:
+            store.put(_SPEC, {"figure": key}, fig.to_dict())
+        except (TypeError, PermissionError):  # a dict the store cannot hold, or a foreign store
+            pass
+    return fig
 
 
 #: The chart modules of simulated or demo data, whose figures may be shared between sessions
 #: (not ui.upload.charts: those draw an uploaded trial).
 TEACHING_CHARTS = frozenset({"ui.owl.charts", "ui.cvar.charts", "ui.bounds.charts",
                              "ui.overview.charts", "ui.upload.preview_charts"})
-_asked = [0.0]  # when a session last asked for a figure (time.monotonic)
-_background = threading.local()  # .quiet: this thread builds only while sessions are quiet
+#: Of those, the charts of the pages' simulated studies, which the results store may keep on
+#: disk (not the Your-data preview's, drawn from an analyst's public settings).
+STORED_CHARTS = TEACHING_CHARTS - {"ui.upload.preview_charts"}
+_SPEC = f"{__name__}.figure_spec"  # the store's name for a figure's dict
+_storing = threading.local()  # .on: this thread writes the figures it builds to the store
 
 
 @contextmanager
-def in_background(quiet=0.3, poll=0.05):
-    """Figures asked for inside this block (in this thread) wait, before each one, until no
-    session has asked for a figure for ``quiet`` seconds: a warm-up yields the interpreter to
-    the sessions (their script threads share one GIL with it) and builds in the gaps."""
-    _background.quiet, _background.poll = quiet, poll
+def storing():
+    """Figures built inside this block (in this thread) are also written to the results store,
+    for every later server process (``dpcore warm``)."""
+    _storing.on = True
     try:
         yield
     finally:
-        del _background.quiet, _background.poll
+        _storing.on = False
+
+
+@functools.lru_cache(maxsize=1)
+def _source_digest():
+    """A digest of the dashboard's source (every chart's helpers and sentences live in ui/)."""
+    h = hashlib.sha256(plotly.__version__.encode())
+    root = Path(__file__).resolve().parents[1]
+    for path in sorted(root.rglob("*.py")):
+        h.update(str(path.relative_to(root)).encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def _spec_key(module, name, args, kwargs):
+    """The store key of a figure: its builder, its inputs (pickled, values and types), the
+    dashboard's source and plotly's version; None for inputs that cannot be pickled."""
+    try:
+        inputs = pickle.dumps((module, name, args, sorted(kwargs.items())), protocol=5)
+    except (pickle.PicklingError, TypeError, AttributeError):
+        return None
+    return hashlib.sha256(_source_digest().encode() + inputs).hexdigest()
 
 
 def figure(builder, *args, **kwargs):
-    """``builder(*args, **kwargs)`` from the shared cache; ``builder`` is a chart function of
-    one of :data:`TEACHING_CHARTS`."""
+    """``builder(*args, **kwargs)`` from the shared cache (or the results store); ``builder`` is
+    a chart function of one of :data:`TEACHING_CHARTS`."""
     if builder.__module__ not in TEACHING_CHARTS:
         raise ValueError(f"only teaching charts are shared, not {builder.__module__}")
-    quiet = getattr(_background, "quiet", None)
-    if quiet is None:
-        _asked[0] = time.monotonic()
-    else:
-        while time.monotonic() - _asked[0] < quiet:
-            time.sleep(_background.poll)
     return _build(builder.__module__, builder.__name__, args, kwargs)
