@@ -126,9 +126,12 @@ def sample_size_panel(s, theta0_norm):
     df = compute.sample_sizes(alpha, s["W"], s["C"], s["rho"], theta0_norm)
     st.plotly_chart(compute.figure("sample_size", df, s["eps"], alpha), width="stretch", key="sample_size")
     tex, sentence = explain.SAMPLE_SIZE_FORMULA
-    st.latex(tex)
     st.caption(sentence + " " + explain.sample_size_caption(df.epsilon.to_numpy(), df.regime.to_numpy())
                + " Both privacy terms fall like 1/ε; the statistical term does not depend on ε.")
+    box = details("The formula: Corollary 12", "sample_size_formula")
+    if box.open:
+        with box:
+            st.latex(tex)
     st.download_button("Download the numbers (CSV)", lambda: handout.csv(df), "sample_size.csv",
                        "text/csv", key="dl_sample_size")
 
