@@ -1,4 +1,8 @@
-"""The dpcore command line, run as a user runs it: in a subprocess."""
+"""The dpcore command line.
+
+The user's whole path (fit, apply, the ledger), ``--version`` and argparse's exit code run in
+a subprocess, as a user runs them; every other test calls ``cli.main`` in this process (the
+same parser and commands, without an interpreter start that imports pandas and scipy)."""
 
 import importlib.util
 import os
@@ -19,6 +23,27 @@ def dpcore(*args, cwd=None):
                           text=True, env=env, cwd=cwd, timeout=120)
 
 
+class _Run:
+    def __init__(self, returncode, stdout, stderr):
+        self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
+
+
+def run(*args):
+    """``dpcore ARGS`` in this process (``cli.main``): no interpreter to start."""
+    import contextlib
+    import io
+
+    from dpcore import cli
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = cli.main([str(a) for a in args])
+        except SystemExit as exc:  # argparse
+            code = exc.code
+    return _Run(code, out.getvalue(), err.getvalue())
+
+
 def has(module, name):
     try:
         return importlib.util.find_spec(module) is not None and hasattr(
@@ -30,7 +55,7 @@ def has(module, name):
 @pytest.mark.parametrize("command", [[], ["fit"], ["apply"], ["ledger"], ["ledger", "show"],
                                      ["ledger", "cap"], ["sweep"], ["app"], ["serve"]])
 def test_help_documents_every_command(command):
-    out = dpcore(*command, "--help")
+    out = run(*command, "--help")
     assert out.returncode == 0 and "usage: dpcore" in out.stdout
 
 
@@ -48,7 +73,7 @@ def test_bad_arguments_give_one_line_and_exit_code_2():
 
 
 def test_sweep_writes_a_csv(tmp_path):
-    out = dpcore("sweep", "--n", "100", "--epsilon", "1", "inf", "--reps", "3",
+    out = run("sweep", "--n", "100", "--epsilon", "1", "inf", "--reps", "3",
                  "--test-size", "200", "--out", tmp_path / "s.csv")
     assert out.returncode == 0, out.stderr
     table = pd.read_csv(tmp_path / "s.csv")
@@ -56,7 +81,7 @@ def test_sweep_writes_a_csv(tmp_path):
 
 
 def test_bad_input_is_one_line_with_exit_code(tmp_path):
-    out = dpcore("apply", tmp_path / "missing.json", DEMO / "paper_trial.csv")
+    out = run("apply", tmp_path / "missing.json", DEMO / "paper_trial.csv")
     assert out.returncode in (1, 3)
     assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
 
@@ -69,6 +94,8 @@ needs_release = pytest.mark.skipif(
 
 @needs_release
 def test_fit_apply_round_trip_recorded_in_the_ledger(tmp_path):
+    """The README's path as a user runs it: fit, apply, show, cap, a refused fit. About 6 s
+    (10 s on a loaded machine): five commands in five interpreters, each importing pandas."""
     ledger, rule = tmp_path / "ledger.sqlite", tmp_path / "rule.json"
     fit = dpcore("fit", DEMO / "paper_trial.csv", "--dictionary", DEMO / "paper_trial.json",
                  "--epsilon", "1", "--ledger", ledger, "--out", rule)
@@ -99,7 +126,7 @@ def test_apply_reports_the_rows_it_cannot_score(tmp_path):
                                    treated="drug", control="placebo",
                                    categories={"site": ["A", "B", "C"]}), tmp_path / "rule.json")
     assert rule
-    out = dpcore("apply", tmp_path / "rule.json", DEMO / "hospital_new_patients.csv")
+    out = run("apply", tmp_path / "rule.json", DEMO / "hospital_new_patients.csv")
     assert out.returncode == 0, out.stderr
     table = pd.read_csv(__import__("io").StringIO(out.stdout), keep_default_na=False)
     assert len(table) == 8 and {"arm", "days_in_hospital"}.isdisjoint(table.columns)
@@ -111,7 +138,7 @@ def test_apply_reports_the_rows_it_cannot_score(tmp_path):
 
 
 def test_sweep_help_prints_a_plain_percent():
-    out = dpcore("sweep", "--help")
+    out = run("sweep", "--help")
     assert "95% CI" in " ".join(out.stdout.split()) and "%%" not in out.stdout
 
 
@@ -185,18 +212,18 @@ def test_warm_runs_the_dashboards_warm_up_with_its_options(monkeypatch):
 @pytest.mark.skipif(not has("dpcore.privacy.accounting", "dataset_key"),
                     reason="the durable ledger is not in this version")
 def test_ledger_cap_and_show(tmp_path):
-    """`dpcore ledger show`/`cap` and a fit against the cap, as a user runs them. Over 10 s on
-    a loaded machine: six subprocesses, each importing pandas and scipy."""
+    """`dpcore ledger show` and `cap`: a cap is set once, raised only with --allow-raise, and
+    a name is a label of the same dataset."""
     ledger, data = tmp_path / "ledger.sqlite", DEMO / "paper_trial.csv"
-    empty = dpcore("ledger", "show", data, "--ledger", ledger)
+    empty = run("ledger", "show", data, "--ledger", ledger)
     assert empty.returncode == 0 and "over 0 release(s); cap none" in empty.stdout
-    assert dpcore("ledger", "cap", data, "2", "--ledger", ledger).returncode == 0
-    raised = dpcore("ledger", "cap", data, "3", "--ledger", ledger)
+    assert run("ledger", "cap", data, "2", "--ledger", ledger).returncode == 0
+    raised = run("ledger", "cap", data, "3", "--ledger", ledger)
     assert raised.returncode == 1 and len(raised.stderr.strip().splitlines()) == 1
-    assert dpcore("ledger", "cap", data, "3", "--allow-raise", "--ledger", ledger).returncode == 0
-    shown = dpcore("ledger", "show", data, "--ledger", ledger, "--name", "")
+    assert run("ledger", "cap", data, "3", "--allow-raise", "--ledger", ledger).returncode == 0
+    shown = run("ledger", "show", data, "--ledger", ledger, "--name", "")
     assert "cap 3" in shown.stdout
-    other = dpcore("ledger", "show", data, "--ledger", ledger, "--name", "trial B")
+    other = run("ledger", "show", data, "--ledger", ledger, "--name", "trial B")
     assert "cap 3" in other.stdout  # a name is a label: the same data, the same dataset and cap
     assert "--allow-raise" in raised.stderr
 
@@ -216,7 +243,7 @@ def test_fit_on_neighbouring_files_differs_only_in_the_noisy_part(tmp_path, chan
     neighbour.write_text("\n".join(rows[:7] + [",".join(fields)] + rows[8:]) + "\n")
     out = {}
     for name, data in (("original", DEMO / "paper_trial.csv"), ("neighbour", neighbour)):
-        fit = dpcore("fit", data, "--dictionary", DEMO / "paper_trial.json", "--epsilon", "1",
+        fit = run("fit", data, "--dictionary", DEMO / "paper_trial.json", "--epsilon", "1",
                      "--ledger", tmp_path / f"{name}.sqlite", "--out", tmp_path / f"{name}.json")
         assert fit.returncode == 0, fit.stderr
         out[name] = json.loads((tmp_path / f"{name}.json").read_text())
@@ -227,27 +254,6 @@ def test_fit_on_neighbouring_files_differs_only_in_the_noisy_part(tmp_path, chan
 
 
 FIT = ("fit", DEMO / "paper_trial.csv", "--dictionary", DEMO / "paper_trial.json", "--epsilon", "1")
-
-
-class _Run:
-    def __init__(self, returncode, stdout, stderr):
-        self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
-
-
-def run(*args):
-    """``dpcore ARGS`` in this process (the new tests' speed; the ones above use a subprocess)."""
-    import contextlib
-    import io
-
-    from dpcore import cli
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = cli.main([str(a) for a in args])
-        except SystemExit as exc:  # argparse
-            code = exc.code
-    return _Run(code, out.getvalue(), err.getvalue())
 
 
 def _shown(ledger):
