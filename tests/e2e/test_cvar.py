@@ -1,6 +1,6 @@
 """End-to-end: the private CVaR page in a real browser at 1440 px and 390 px.
 
-Run: python -m pytest -q tests/e2e/test_cvar.py   (screenshots in $SCREENSHOT_DIR or screenshots/)
+Run: python -m pytest -q tests/e2e/test_cvar.py   (with SCREENSHOT_DIR=DIR, screenshots in DIR)
 """
 
 from __future__ import annotations

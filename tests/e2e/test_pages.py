@@ -1,6 +1,6 @@
 """End-to-end: every page in a real browser, deep links, bad links, keyboard, navigation.
 
-Run: python -m pytest -q tests/e2e -x   (screenshots land in $SCREENSHOT_DIR or screenshots/)
+Run: python -m pytest -q tests/e2e -x   (with SCREENSHOT_DIR=DIR, screenshots land in DIR)
 """
 
 from __future__ import annotations

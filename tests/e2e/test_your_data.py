@@ -1,6 +1,6 @@
 """End-to-end: upload a demo CSV, map it, release a rule, download and check the three files.
 
-Run: python -m pytest -q tests/e2e/test_your_data.py   (screenshots in $SCREENSHOT_DIR or screenshots/)
+Run: python -m pytest -q tests/e2e/test_your_data.py   (with SCREENSHOT_DIR=DIR, screenshots in DIR)
 """
 
 from __future__ import annotations
