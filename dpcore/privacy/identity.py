@@ -183,9 +183,8 @@ def _json_cells(values: Sequence[Any]) -> np.ndarray:
     if series.dtype == bool:
         series = series.map(str)
     codes, uniques = pd.factorize(series, use_na_sentinel=True)
-    quoted = np.array([json.dumps(u, ensure_ascii=False) for u in normalise_cells(uniques)]
-                      + ['""'], dtype=object)
-    return quoted[codes]  # the sentinel -1 picks the last entry: a missing cell, ""
+    quoted = [json.dumps(u, ensure_ascii=False) for u in normalise_cells(list(uniques))]
+    return np.asarray(quoted + ['""'], dtype=object)[codes]  # the sentinel -1 picks the last entry: a missing cell, ""
 
 
 def normalise_cells(values: Sequence[Any]) -> list[str]:
