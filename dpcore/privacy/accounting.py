@@ -19,8 +19,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, overload
 
 import numpy as np
-from scipy.optimize import brentq
-from scipy.stats import norm
 
 from .._typing import FloatOrArray
 from .._validation import check_epsilon, check_real
@@ -67,10 +65,12 @@ def gdp_delta(epsilon: FloatOrArray, mu: float) -> FloatOrArray:
     delta(epsilon) = Phi(-epsilon/mu + mu/2) - e^epsilon Phi(-epsilon/mu - mu/2).
     Vectorised over ``epsilon``. Computed with log-CDFs so that e^epsilon never overflows.
     """
+    from scipy.special import log_ndtr  # the standard normal's log-CDF; scipy loads when used
+
     mu = check_real(mu, "mu", low=0.0)
     eps = np.asarray(epsilon, dtype=float)
-    a = norm.logcdf(-eps / mu + mu / 2.0)
-    b = eps + norm.logcdf(-eps / mu - mu / 2.0)
+    a = log_ndtr(-eps / mu + mu / 2.0)
+    b = eps + log_ndtr(-eps / mu - mu / 2.0)
     # a >= b always; exp(a) (1 - exp(b - a)) keeps precision when both terms are tiny.
     delta = np.exp(a) * -np.expm1(np.minimum(b - a, 0.0))
     return float(delta) if delta.ndim == 0 else delta
@@ -78,6 +78,8 @@ def gdp_delta(epsilon: FloatOrArray, mu: float) -> FloatOrArray:
 
 def gdp_epsilon(mu: float, delta: float) -> float:
     """The smallest epsilon with mu-GDP => (epsilon, delta)-DP."""
+    from scipy.optimize import brentq
+
     mu = check_real(mu, "mu", low=0.0)
     delta = check_real(delta, "delta", low=0.0, high=1.0)
     if gdp_delta(0.0, mu) <= delta:
@@ -96,6 +98,8 @@ def gdp_mu(epsilon: float, delta: float) -> float:
     >>> round(gdp_mu(1.0, 1e-5), 4)
     0.2681
     """
+    from scipy.optimize import brentq
+
     epsilon = check_real(epsilon, "epsilon", low=0.0)
     delta = check_real(delta, "delta", low=0.0)
     if delta >= 1.0:

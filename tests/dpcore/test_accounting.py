@@ -6,11 +6,9 @@ file and on a PostgreSQL database of a real server.
 
 import dataclasses
 import hashlib
-import multiprocessing
 import pickle
 import sqlite3
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 
@@ -18,6 +16,14 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from ledger_races import (
+    CheckOutsideTransactionLedger,
+    SlowLedger,
+    key_of,
+    race_processes,
+    race_threads,
+    record_once,
+)
 from scipy import stats
 
 from dpcore.privacy.accounting import (
@@ -31,11 +37,6 @@ from dpcore.privacy.accounting import (
     gdp_epsilon,
     gdp_mu,
 )
-
-
-def _key(path, name):
-    """A registered dataset key of the ledger file ``path`` for a one-cell dataset ``name``."""
-    return PrivacyLedger.for_cells({"id": [name]}, path=path).dataset
 
 
 @pytest.mark.parametrize("eps,delta,mu", [(1.0, 1e-5, 0.2681), (0.5, 1e-6, 0.1241),
@@ -173,8 +174,8 @@ def test_total_through_an_index_and_the_entry_returned():
                                                 ("postgresql", True)], indirect=["new_ledger"])
 def test_parallel_parts_cost_their_largest_epsilon_and_sequential_releases_add(durable, new_ledger):
     where = new_ledger() if durable else None
-    make = (lambda: PrivacyLedger.open(where, _key(where, "k"))) if durable else PrivacyLedger
-    parallel, sequential = make(), (PrivacyLedger.open(where, _key(where, "other"))
+    make = (lambda: PrivacyLedger.open(where, key_of(where, "k"))) if durable else PrivacyLedger
+    parallel, sequential = make(), (PrivacyLedger.open(where, key_of(where, "other"))
                                     if durable else PrivacyLedger())
     entry = parallel.record_parallel("rule + evaluation", {"fit": 1.0, "evaluation": 1.0})
     assert parallel.total() == (1.0, 0.0)
@@ -184,7 +185,7 @@ def test_parallel_parts_cost_their_largest_epsilon_and_sequential_releases_add(d
     assert sequential.total() == (2.0, 0.0)
     second = parallel.record_parallel("again", {"fit": 0.5, "evaluation": 0.25}, delta=1e-6)
     assert second.index == 2 and parallel.total() == (1.5, 1e-6)
-    reread = PrivacyLedger.open(where, _key(where, "k")) if durable else parallel
+    reread = PrivacyLedger.open(where, key_of(where, "k")) if durable else parallel
     assert [e.parts for e in reread.entries] == [entry.parts, second.parts]
 
 
@@ -213,22 +214,22 @@ def test_parallel_validation(parts, exc, word):
 
 def test_durable_ledger_survives_reopening_and_keeps_datasets_apart(new_ledger):
     path = new_ledger()
-    ledger = PrivacyLedger.open(path, _key(path, "dataset-a"))
+    ledger = PrivacyLedger.open(path, key_of(path, "dataset-a"))
     ledger.record("DP-OWL rule", 1.0)
     ledger.record("private CVaR", 0.5, delta=1e-6)
-    PrivacyLedger.open(path, _key(path, "dataset-b")).record("other file", 3.0)
-    again = PrivacyLedger.open(path, _key(path, "dataset-a"))
+    PrivacyLedger.open(path, key_of(path, "dataset-b")).record("other file", 3.0)
+    again = PrivacyLedger.open(path, key_of(path, "dataset-a"))
     assert again.total() == (1.5, 1e-6) and [e.index for e in again.entries] == [1, 2]
     assert [(e.mechanism, e.epsilon, e.delta) for e in again.entries] == [
         ("DP-OWL rule", 1.0, 0.0), ("private CVaR", 0.5, 1e-6)]
     assert again.entries[0].timestamp.tzinfo is not None
-    assert PrivacyLedger.open(path, _key(path, "dataset-b")).total() == (3.0, 0.0)
+    assert PrivacyLedger.open(path, key_of(path, "dataset-b")).total() == (3.0, 0.0)
     assert again.dataset[:12] in repr(again)
 
 
 def test_an_sqlite_ledger_is_one_file_in_wal_mode(tmp_path):
     path = tmp_path / "sub" / "ledger.sqlite"  # folder and file created on first use
-    again = PrivacyLedger.open(path, _key(path, "dataset-a"))
+    again = PrivacyLedger.open(path, key_of(path, "dataset-a"))
     with sqlite3.connect(path) as con:
         assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         columns = [c[1] for c in con.execute("PRAGMA table_info(releases)")]
@@ -238,23 +239,23 @@ def test_an_sqlite_ledger_is_one_file_in_wal_mode(tmp_path):
 
 def test_a_cap_is_stored_per_dataset_and_only_lowered_without_allow_raise(new_ledger):
     path = new_ledger()
-    ledger = PrivacyLedger.open(path, _key(path, "k"))
+    ledger = PrivacyLedger.open(path, key_of(path, "k"))
     assert ledger.budget is None
     ledger.set_budget(2.0)  # the first time
     ledger.set_budget(1.5)  # lowering
     for higher in (1.6, None):
         with pytest.raises(ValueError, match="only be lowered.*dpcore ledger cap"):
-            PrivacyLedger.open(path, _key(path, "k")).set_budget(higher)
-    assert PrivacyLedger.open(path, _key(path, "k"), budget=5.0).budget == 1.5  # opening never raises it
-    assert PrivacyLedger.open(path, _key(path, "k"), budget=1.0).budget == 1.0  # but lowers it
-    assert PrivacyLedger.open(path, _key(path, "other")).budget is None
+            PrivacyLedger.open(path, key_of(path, "k")).set_budget(higher)
+    assert PrivacyLedger.open(path, key_of(path, "k"), budget=5.0).budget == 1.5  # opening never raises it
+    assert PrivacyLedger.open(path, key_of(path, "k"), budget=1.0).budget == 1.0  # but lowers it
+    assert PrivacyLedger.open(path, key_of(path, "other")).budget is None
     with pytest.raises(AttributeError):
         ledger.budget = None  # no switching the cap off by assignment
     ledger.record("a", 1.0)
     with pytest.raises(BudgetExceededError):
-        PrivacyLedger.open(path, _key(path, "k")).record("b", 0.1)
+        PrivacyLedger.open(path, key_of(path, "k")).record("b", 0.1)
     ledger.set_budget(3.0, allow_raise=True)  # the command line's path
-    assert PrivacyLedger.open(path, _key(path, "k")).record("b", 0.1).index == 2
+    assert PrivacyLedger.open(path, key_of(path, "k")).record("b", 0.1).index == 2
     memory = PrivacyLedger(budget=1.0)
     with pytest.raises(ValueError, match="only be lowered"):
         memory.set_budget(2.0)
@@ -310,82 +311,8 @@ def _everything_stored(where, folder):
 # --------------------------------------------------------------------------------------------
 # Concurrent releases against a cap: the check and the record are one transaction
 
-PAUSE_S = 0.05  # widens the window between the check and the write, so a race shows
-
-
-class SlowLedger(PrivacyLedger):
-    """The real ledger, pausing after its check (inside the transaction) before it writes."""
-
-    @staticmethod
-    def _admit(*args):
-        rows = PrivacyLedger._admit(*args)
-        time.sleep(PAUSE_S)
-        return rows
-
-
-class CheckOutsideTransactionLedger(PrivacyLedger):
-    """Deliberately broken twin: reads the total in one transaction and writes in another
-    (numbering the release when it writes, so the unique index does not stop it)."""
-
-    def _spend(self, mechanism, parts, delta):
-        with self._store.transaction(write=False) as tx:
-            rows = self._admit(tx.rows(), tx.cap(), mechanism, parts, delta)
-        time.sleep(PAUSE_S)
-        with self._store.transaction() as tx:
-            tx.hold([None])  # the write itself serialized (PostgreSQL): only the check is outside
-            index = len({row[0] for row in tx.rows()}) + 1
-            tx.insert([(index, *row[1:]) for row in rows])
-        return rows
-
-
-def _attempt(cls, path, barrier):
-    """One release attempt on its own connection; True when recorded."""
-    return _record_once(cls.open(path, _key(path, "shared trial")), barrier)
-
-
-def _record_once(ledger, barrier):
-    barrier.wait(timeout=60)
-    try:
-        ledger.record("DP-OWL rule", 1.0)
-    except BudgetExceededError:
-        return False
-    return True
-
-
-def _threads(cls, path, barrier, count):
-    with ThreadPoolExecutor(count) as pool:
-        return sum(pool.map(lambda _: _attempt(cls, path, barrier), range(count)))
-
-
-def _process_main(cls, path, barrier, count, results):
-    results.put(_threads(cls, path, barrier, count))
-
-
-def _race_threads(cls, path):
-    PrivacyLedger.open(path, _key(path, "shared trial"), budget=5.0)
-    return _threads(cls, path, threading.Barrier(20), 20)
-
-
-def _race_processes(cls, path, processes=4):
-    """20 attempts: 4 processes of 5 threads, every attempt with its own connection."""
-    PrivacyLedger.open(path, _key(path, "shared trial"), budget=5.0)
-    ctx = multiprocessing.get_context("spawn")
-    barrier, results = ctx.Barrier(20), ctx.Queue()
-    workers = [ctx.Process(target=_process_main, args=(cls, path, barrier, 20 // processes, results))
-               for _ in range(processes)]
-    for w in workers:
-        w.start()
-    recorded = sum(results.get(timeout=120) for _ in workers)
-    for w in workers:
-        w.join(timeout=60)
-        assert w.exitcode == 0
-    return recorded
-
-
-# Processes cost seconds to spawn: PostgreSQL's races run in threads, each attempt on its own
-# connection, and test_ledger_pg.py has its cross-process test.
 RACES = pytest.mark.parametrize("new_ledger,race", [
-    ("sqlite", _race_threads), ("sqlite", _race_processes), ("postgresql", _race_threads)],
+    ("sqlite", race_threads), ("sqlite", race_processes), ("postgresql", race_threads)],
     indirect=["new_ledger"])
 
 
@@ -393,7 +320,7 @@ RACES = pytest.mark.parametrize("new_ledger,race", [
 def test_twenty_concurrent_releases_against_a_cap_of_five_record_exactly_five(race, new_ledger):
     path = new_ledger()
     assert race(SlowLedger, path) == 5
-    ledger = PrivacyLedger.open(path, _key(path, "shared trial"))
+    ledger = PrivacyLedger.open(path, key_of(path, "shared trial"))
     assert ledger.total() == (5.0, 0.0) and [e.index for e in ledger.entries] == [1, 2, 3, 4, 5]
 
 
@@ -401,15 +328,15 @@ def test_twenty_concurrent_releases_against_a_cap_of_five_record_exactly_five(ra
 def test_the_concurrency_test_catches_a_check_outside_the_transaction(race, new_ledger):
     path = new_ledger()
     assert race(CheckOutsideTransactionLedger, path) > 5
-    assert PrivacyLedger.open(path, _key(path, "shared trial")).total()[0] > 5.0
+    assert PrivacyLedger.open(path, key_of(path, "shared trial")).total()[0] > 5.0
 
 
 def test_the_cap_holds_whatever_isolation_the_server_defaults_to(postgres_server):
     """A server whose default is REPEATABLE READ would give each transaction a snapshot older
     than the lock it waited for; the ledger asks for READ COMMITTED itself."""
     url = postgres_server.new_database("default_transaction_isolation = 'repeatable read'")
-    assert _race_threads(SlowLedger, url) == 5
-    assert PrivacyLedger.open(url, _key(url, "shared trial")).total() == (5.0, 0.0)
+    assert race_threads(SlowLedger, url) == 5
+    assert PrivacyLedger.open(url, key_of(url, "shared trial")).total() == (5.0, 0.0)
 
 
 def test_releases_on_two_datasets_sharing_rows_queue_on_both_rows_without_deadlock(
@@ -424,7 +351,7 @@ def test_releases_on_two_datasets_sharing_rows_queue_on_both_rows_without_deadlo
     barrier = threading.Barrier(20)
     ledgers = [SlowLedger.open(url, (first, second)[i % 2].dataset) for i in range(20)]
     with ThreadPoolExecutor(20) as pool:
-        assert sum(pool.map(lambda ledger: _record_once(ledger, barrier), ledgers)) == 5
+        assert sum(pool.map(lambda ledger: record_once(ledger, barrier), ledgers)) == 5
     assert first.total() == second.total() == (5.0, 0.0)
 
 
@@ -454,7 +381,7 @@ def test_without_the_row_lock_two_releases_overspend_the_cap(postgres_server, mo
 
     def race(url):
         CheckTogetherLedger.barrier = threading.Barrier(2)
-        key = _key(url, "shared trial")
+        key = key_of(url, "shared trial")
         whole = CheckTogetherLedger.open(url, key, budget=1.0)
         split = CheckTogetherLedger.open(url, key)
         with ThreadPoolExecutor(2) as pool:
@@ -473,7 +400,7 @@ def test_without_the_row_lock_two_releases_overspend_the_cap(postgres_server, mo
 
 def test_two_writers_of_one_release_index_fail_loudly(new_ledger):
     path = new_ledger()
-    ledger = PrivacyLedger.open(path, _key(path, "k"))
+    ledger = PrivacyLedger.open(path, key_of(path, "k"))
     ledger.record("a", 1.0)
     integrity = sqlite3.IntegrityError if not isinstance(path, str) else \
         __import__("psycopg").IntegrityError
@@ -485,7 +412,7 @@ def test_memory_ledger_threads_cannot_overspend():
     ledger = PrivacyLedger(budget=5.0)
     barrier = threading.Barrier(20)
     with ThreadPoolExecutor(20) as pool:
-        assert sum(pool.map(lambda _: _record_once(ledger, barrier), range(20))) == 5
+        assert sum(pool.map(lambda _: record_once(ledger, barrier), range(20))) == 5
 
 
 def test_ledgers_pickle_with_their_records(new_ledger):
@@ -495,6 +422,6 @@ def test_ledgers_pickle_with_their_records(new_ledger):
     assert copy.total() == (1.0, 0.0) and copy.budget == 2.0
     copy.record("b", 1.0)  # the copy has a working lock of its own
     where = new_ledger()
-    durable = PrivacyLedger.open(where, _key(where, "k"))
+    durable = PrivacyLedger.open(where, key_of(where, "k"))
     durable.record("a", 0.5)
     assert pickle.loads(pickle.dumps(durable)).total() == (0.5, 0.0)

@@ -56,6 +56,9 @@ def offline(browser, path):
 
 @pytest.mark.slow
 def test_the_handouts_open_offline(app, browser, tmp_path):
+    """The lessons' handout and two pages' handouts, each opened in a browser with no network.
+    Over 10 s: three pages, three downloads, and three offline tabs that each run the inlined
+    plotly.js (4.8 MB) to draw the charts."""
     app.goto("/lessons")
     with offline(browser, _download(app, "Printable handout of the lessons (HTML, works offline)", tmp_path)) as page:
         expect(page.locator("h2")).to_have_count(len(LESSONS))
