@@ -88,17 +88,22 @@ def _own_ledger_file(tmp_path_factory, monkeypatch):
     monkeypatch.setenv(LEDGER_ENV, str(tmp_path_factory.mktemp("ledger") / "ledger.sqlite"))
 
 
+def _streamlit_part(name):
+    """Streamlit's module ``name``, or None without Streamlit or in a version without it."""
+    if importlib.util.find_spec("streamlit") is None:
+        return None
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
+
+
 def _scan_components_once():
     """Each new ``AppTest`` scans every installed distribution's metadata for Streamlit
     components (0.14 s here, a quarter of the AppTest tests' time); nothing is installed
     during a run, so a test process scans once. Without Streamlit, or where this Streamlit
     keeps its scanner elsewhere, nothing changes."""
-    if importlib.util.find_spec("streamlit") is None:
-        return
-    try:
-        from streamlit.components.v2 import manifest_scanner
-    except ImportError:
-        return
+    manifest_scanner = _streamlit_part("streamlit.components.v2.manifest_scanner")
     scan = getattr(manifest_scanner, "scan_component_manifests", None)
     if scan is not None and not hasattr(scan, "cache_info"):
         manifest_scanner.scan_component_manifests = functools.lru_cache(maxsize=None)(scan)
@@ -108,12 +113,7 @@ def _compile_scripts_once():
     """Each ``AppTest`` run compiles app.py and its page afresh (a new script cache per run,
     about a tenth of the AppTest tests' time); the scripts do not change during a run, so a
     test process keeps one cache, as a server does."""
-    if importlib.util.find_spec("streamlit") is None:
-        return
-    try:
-        from streamlit.testing.v1 import app_test
-    except ImportError:
-        return
+    app_test = _streamlit_part("streamlit.testing.v1.app_test")
     cache_class = getattr(app_test, "ScriptCache", None)
     if isinstance(cache_class, type):
         shared = cache_class()
