@@ -67,6 +67,9 @@ def open_presets(page):
 
 
 def test_presets_move_epsilon(app):
+    """The strong-privacy preset moves ε to 0.1 and the link with it. Up to 11 s on a busy
+    machine when no test has reached these views yet: the run's store starts empty, and the
+    server then simulates the default view and the view at ε = 0.1 (about 5 s each alone)."""
     app.goto(f"/dp-owl?{FAST}")
     open_presets(app.page)
     app.page.get_by_role("button", name="Strong privacy (ε = 0.1)").click()
