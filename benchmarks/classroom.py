@@ -345,7 +345,7 @@ def report(stats):
 def _median(values):
     if not values:
         return "none"
-    q = statistics.quantiles(values, n=20) if len(values) > 1 else values
+    q = statistics.quantiles(values, n=20, method="inclusive") if len(values) > 1 else values
     return f"{len(values)}, median {statistics.median(values):.2f} s, 95th percentile {q[-1]:.2f} s"
 
 if __name__ == "__main__":

@@ -174,7 +174,7 @@ async def run(sessions, seconds, page_path):
 def describe(name, values):
     if not values:
         return f"{name}: none"
-    q = statistics.quantiles(values, n=20) if len(values) > 1 else values
+    q = statistics.quantiles(values, n=20, method="inclusive") if len(values) > 1 else values
     return (f"{name}: {len(values)}, median {statistics.median(values):.2f} s, "
             f"95th percentile {q[-1]:.2f} s, max {max(values):.2f} s")
 
