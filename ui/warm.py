@@ -267,11 +267,20 @@ def main(argv=None):
         stored = sum(fn.is_stored(*a) for _, fn, a in todo)
         print(f"{len(todo)} views, {stored} stored")
         return
+    # Outside a server st.cache_data keeps its entries in this process's memory, as a warm-up
+    # wants; Streamlit's warning that it does so would read as a problem to whoever runs this.
+    logging.getLogger("streamlit.runtime.caching.cache_data_api").setLevel(logging.ERROR)
     out = warm(progress=text_bar(), scheduler=args.scheduler, pages=args.only, limit=args.limit)
     store = default_store()
-    print(f"{out['computed']} views computed in {out['seconds']:.0f} s ({out['already_stored']} of "
-          f"{out['views']} were stored), the figures of {out['figures']} DP-OWL states stored; "
+    figures = (f", the figures of {out['figures']} DP-OWL states stored" if out["figures"]
+               else "")
+    print(f"{_count(out['computed'], 'view')} computed in {out['seconds']:.0f} s "
+          f"({out['already_stored']} of {out['views']} were stored){figures}; "
           f"the store holds {store.size() / 2**20:.1f} MB in {store.root}")
+
+
+def _count(k, noun):
+    return f"{k} {noun}" + ("" if k == 1 else "s")
 
 
 if __name__ == "__main__":
