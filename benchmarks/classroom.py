@@ -32,8 +32,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import io
-import json
 import os
 import random
 import re
@@ -44,13 +42,16 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
 import websockets
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's packages (ui)
 from load import cpu_seconds, describe, free_port, rss_mb, start_serve, start_server, watch_memory  # noqa: E402
+
+from dpcore.store import ResultStore  # noqa: E402
+from ui.common.figures import stored_count  # noqa: E402
 
 FINISHED = {ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY}
 EPS_LABELS = ("0.05", "0.1", "0.2", "0.5", "1", "2", "5", "10", "20", "50", "100")
@@ -261,19 +262,6 @@ async def kill(pid, at):
     return cpu
 
 
-def stored_figures(root):
-    """How many figures (``ui.common.figures``) the store at ``root`` holds."""
-    count = 0
-    for path in Path(root).glob("*/*.npz"):
-        try:
-            with np.load(io.BytesIO(path.read_bytes()[32:]), allow_pickle=False) as data:
-                producer = json.loads(data["__manifest__"].tobytes())["producer"]
-        except (OSError, ValueError, KeyError):
-            continue
-        count += producer.startswith("ui.common.figures.")
-    return count
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=30)
@@ -298,7 +286,7 @@ def main():
     classes, lecturer, peak, seconds, store = asyncio.run(run(args))
     print(f"{args.sessions} sessions through {where}, {args.store} store ({store}), "
           f"{seconds:.0f} s in all; load average {os.getloadavg()[0]:.1f} (1 min) at the end; "
-          f"{stored_figures(store)} figures stored")
+          f"{stored_count(ResultStore(store))} figures stored")
     print(f"lecturer's first view (fresh server{', each replica in turn' if args.replicas else ''}): "
           f"{lecturer:.2f} s")
     for c, stats in enumerate(classes, start=1):

@@ -365,6 +365,17 @@ class ResultStore:
             out.append((path, st.st_size, st.st_mtime))
         return sorted(out, key=lambda e: e[2])
 
+    def count(self, name):
+        """How many stored entries ``name`` wrote (each entry's manifest names its producer)."""
+        n = 0
+        for path, _, _ in self.entries():
+            try:
+                with np.load(io.BytesIO(path.read_bytes()[_TAG:]), allow_pickle=False) as data:
+                    n += json.loads(data["__manifest__"].tobytes())["producer"] == name
+            except Exception:  # evicted meanwhile, or not an entry (get() drops such files)
+                continue
+        return n
+
     def size(self):
         """Total bytes of the stored entries."""
         return sum(s for _, s, _ in self.entries())

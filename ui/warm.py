@@ -272,10 +272,10 @@ def main(argv=None):
     logging.getLogger("streamlit.runtime.caching.cache_data_api").setLevel(logging.ERROR)
     out = warm(progress=text_bar(), scheduler=args.scheduler, pages=args.only, limit=args.limit)
     store = default_store()
-    figures = (f", the figures of {out['figures']} DP-OWL states stored" if out["figures"]
-               else "")
+    with_figures = (f", the figures of {out['figures']} DP-OWL states stored" if out["figures"]
+                    else "")
     print(f"{_count(out['computed'], 'view')} computed in {out['seconds']:.0f} s "
-          f"({out['already_stored']} of {out['views']} were stored){figures}; "
+          f"({out['already_stored']} of {out['views']} were stored){with_figures}; "
           f"the store holds {store.size() / 2**20:.1f} MB in {store.root}")
 
 

@@ -184,7 +184,8 @@ def _json_cells(values: Sequence[Any]) -> np.ndarray:
         series = series.map(str)
     codes, uniques = pd.factorize(series, use_na_sentinel=True)
     quoted = [json.dumps(u, ensure_ascii=False) for u in normalise_cells(list(uniques))]
-    return np.asarray(quoted + ['""'], dtype=object)[codes]  # the sentinel -1 picks the last entry: a missing cell, ""
+    # The sentinel -1 picks the last entry: a missing cell, "".
+    return np.asarray(quoted + ['""'], dtype=object)[codes]
 
 
 def normalise_cells(values: Sequence[Any]) -> list[str]:

@@ -66,6 +66,15 @@ def test_every_kind_of_result_round_trips(store):
         store.put("foreign", {}, Foreign(1.0))
 
 
+def test_count_reads_which_function_wrote_each_entry(store):
+    for k in range(3):
+        store.put("tests.sweep", {"k": k}, np.arange(k))
+    store.put("tests.figure", {}, {"data": []})
+    (store.root / "ab").mkdir(exist_ok=True)
+    (store.root / "ab" / ("x" * 64 + ".npz")).write_bytes(b"not an entry")
+    assert (store.count("tests.sweep"), store.count("tests.figure"), store.count("other")) == (3, 1, 0)
+
+
 def test_the_key_names_the_function_its_parameters_and_the_version(store, monkeypatch):
     base = store.key("ui.owl.compute.owl_sweep", {"n": 500, "eps": np.inf})
     assert base == store.key("ui.owl.compute.owl_sweep", {"eps": np.inf, "n": 500})

@@ -122,6 +122,11 @@ def _spec_key(module, name, args, kwargs):
     return hashlib.sha256(_source_digest().encode() + inputs).hexdigest()
 
 
+def stored_count(store):
+    """How many figures ``store`` (a :class:`dpcore.store.ResultStore`) holds."""
+    return store.count(_SPEC)
+
+
 def figure(builder, *args, **kwargs):
     """``builder(*args, **kwargs)`` from the shared cache (or the results store); ``builder`` is
     a chart function of one of :data:`TEACHING_CHARTS`."""
