@@ -23,11 +23,6 @@ def dpcore(*args, cwd=None):
                           text=True, env=env, cwd=cwd, timeout=120)
 
 
-class _Run:
-    def __init__(self, returncode, stdout, stderr):
-        self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
-
-
 def run(*args):
     """``dpcore ARGS`` in this process (``cli.main``): no interpreter to start."""
     import contextlib
@@ -41,7 +36,7 @@ def run(*args):
             code = cli.main([str(a) for a in args])
         except SystemExit as exc:  # argparse
             code = exc.code
-    return _Run(code, out.getvalue(), err.getvalue())
+    return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
 
 
 def has(module, name):
