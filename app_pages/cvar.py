@@ -100,16 +100,10 @@ def formulas_panel(s):
     if not detail.open:
         return
     with detail:
-        st.markdown("CVaR at level τ of n losses (the mean of the worst τ share; a fractional "
-                    "weight on the boundary record), released by the Laplace plug-in:")
-        st.latex(r"\tilde\rho=\operatorname{clip}\Big(\hat\rho_\tau+\mathrm{Lap}\big(\tfrac{\Delta}{\varepsilon}\big),0,B\Big),"
-                 r"\quad \Delta=B\min\{1,\tfrac{1}{n\tau}\}")
-        st.latex(r"\mathbb E|\tilde\rho-\hat\rho|=b-\tfrac b2\big(e^{-\hat\rho/b}+e^{-(B-\hat\rho)/b}\big),\ b=\Delta/\varepsilon;"
-                 r"\qquad \text{rate } B\min\Big\{1,\tfrac{1}{\sqrt{n\tau}}+\tfrac{1}{\varepsilon n\tau}\Big\}"
-                 r"\text{ up to constants}")
-        st.markdown("Losses outside [0, B] are clipped record by record before the release (a "
-                    "data-dependent error message would itself leak). Unit of privacy: one "
-                    "record; neighbours differ by replacing one. Pure ε-DP, δ = 0.")
+        st.markdown(explain.MECHANISM_INTRO)
+        for tex in explain.MECHANISM_TEX:
+            st.latex(tex)
+        st.markdown(explain.MECHANISM_SCOPE)
         if math.isfinite(s["eps"]):
             table = compute.methods(s["kind"], s["n"], s["tau"], s["eps"], s["bound"], s["reps"], s["seed"])
             st.markdown(explain.adaptive_sentence(*table.total_mean, *table.total_se, s["n"], s["tau"], s["eps"]))

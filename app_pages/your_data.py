@@ -43,12 +43,9 @@ def design_panel(source, trial_columns, m):
         column = upload_form.propensity_column(
             source, trial_columns, (m["treatment"], m["outcome"]) + m["covariates"])
         if column is None:
-            raise TrialDataError("every column already has a role, so none is left to hold the "
-                                 "propensities: take one out of the covariates, or choose a "
-                                 "randomization ratio or 'unknown: estimate'")
+            raise TrialDataError(explain.NO_PROPENSITY_COLUMN)
     if design == "estimated":
-        st.caption("An estimated propensity is fitted on the same patients, so the noise is sized "
-                   "for the worst case (C = n W): pure ε-DP holds, at the cost of much more noise.")
+        st.caption(explain.ESTIMATED_PROPENSITY)
     return None if better is None else better == "larger", RATIOS[design], p_min, column
 
 

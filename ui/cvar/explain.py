@@ -115,6 +115,21 @@ CVAR_CAPTIONS = {
 }
 
 
+#: The Laplace plug-in, for the statistician: what is released, its error, its rate, its scope.
+MECHANISM_INTRO = ("CVaR at level τ of n losses (the mean of the worst τ share; a fractional "
+                   "weight on the boundary record), released by the Laplace plug-in:")
+MECHANISM_TEX = (
+    r"\tilde\rho=\operatorname{clip}\Big(\hat\rho_\tau+\mathrm{Lap}\big(\tfrac{\Delta}{\varepsilon}\big),0,B\Big),"
+    r"\quad \Delta=B\min\{1,\tfrac{1}{n\tau}\}",
+    r"\mathbb E|\tilde\rho-\hat\rho|=b-\tfrac b2\big(e^{-\hat\rho/b}+e^{-(B-\hat\rho)/b}\big),\ b=\Delta/\varepsilon;"
+    r"\qquad \text{rate } B\min\Big\{1,\tfrac{1}{\sqrt{n\tau}}+\tfrac{1}{\varepsilon n\tau}\Big\}"
+    r"\text{ up to constants}",
+)
+MECHANISM_SCOPE = ("Losses outside [0, B] are clipped record by record before the release (a "
+                   "data-dependent error message would itself leak). Unit of privacy: one "
+                   "record; neighbours differ by replacing one. Pure ε-DP, δ = 0.")
+
+
 def adaptive_sentence(laplace, adaptive, se_laplace, se_adaptive, n, tau, eps, c1=0.1):
     """The instance-adaptive variant against the Laplace plug-in on the same data: what was
     measured here, and the worst case no ε-DP estimator escapes (Theorem 3.2's instance)."""

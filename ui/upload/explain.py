@@ -32,6 +32,12 @@ def release_statement(release):
 #: Shown beside the outcome direction control until it is chosen, and in "Still needed".
 DIRECTION_NEEDED = ("Choose which outcome is better, larger or smaller: nothing is assumed. A "
                     "dictionary that names larger_is_better fills it in.")
+NO_PROPENSITY_COLUMN = ("every column already has a role, so none is left to hold the "
+                        "propensities: take one out of the covariates, or choose a "
+                        "randomization ratio or 'unknown: estimate'")
+ESTIMATED_PROPENSITY = ("An estimated propensity is fitted on the same patients, so the noise is "
+                        "sized for the worst case (C = n W): pure ε-DP holds, at the cost of much "
+                        "more noise.")
 
 
 def upload_verdict(stage, n=None, eps=None, spent=0.0, cap=None, cost=None):
