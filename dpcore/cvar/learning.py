@@ -15,7 +15,7 @@ from scipy.special import logsumexp
 
 from .._typing import ArrayLike, FloatOrArray, Seed
 from .._validation import check_choice, check_epsilon, check_matrix, check_real
-from ..privacy.accounting import gdp_mu
+from ..privacy.gdp import gdp_mu
 from ..privacy.mechanisms import (
     exponential_mechanism_logits,
     gaussian_gdp_scale,
@@ -273,7 +273,7 @@ def dp_gd_cvar(X: ArrayLike, y: ArrayLike, tau: float, epsilon: float, delta: fl
     Each step releases the averaged subgradient plus N(0, sigma^2 I_{d+1}); with replace-one
     sensitivity Delta_2 (:func:`lifted_sensitivity`) the T steps compose to
     mu = sqrt(T) Delta_2 / sigma GDP, and sigma is set so that mu = mu*(epsilon, delta)
-    (:func:`dpcore.accounting.gdp_mu`). Projection, averaging and the output are
+    (:func:`dpcore.privacy.gdp.gdp_mu`). Projection, averaging and the output are
     post-processing; the start (w, u) = 0 does not depend on the data.
 
     References

@@ -2,15 +2,16 @@
 ledger and Gaussian differential privacy) and the empirical DP audit.
 
 - :mod:`dpcore.privacy.mechanisms`: output perturbation, Laplace, Gaussian and Gumbel noise.
-- :mod:`dpcore.privacy.accounting`: :class:`PrivacyLedger` (in memory or durable, per dataset)
-  and Gaussian-DP composition; :mod:`dpcore.privacy.ledger_store` keeps its rows.
+- :mod:`dpcore.privacy.accounting`: :class:`PrivacyLedger` (in memory or durable, per dataset);
+  :mod:`dpcore.privacy.ledger_store` keeps its rows.
+- :mod:`dpcore.privacy.gdp`: Gaussian differential privacy, its (ε, δ) conversions and composition.
 - :mod:`dpcore.privacy.audit`: a Clopper-Pearson lower bound on ε from designed neighbours.
 """
 
 import importlib
 
 # Loaded on first use, so that a path needing only the noise samplers (every sweep) does not
-# import the accountant's scipy.stats and scipy.optimize.
+# import the ledger, its stores and the audit's scipy.
 _EXPORTS = {
     "BudgetExceededError": "accounting",
     "LedgerEntry": "accounting",

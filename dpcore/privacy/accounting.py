@@ -1,8 +1,5 @@
-"""Privacy accounting: Gaussian differential privacy and the privacy ledger.
-
-GDP (Dong, Roth and Su 2022) accounts exactly for composed Gaussian mechanisms: T releases
-that are each (Delta/sigma)-GDP compose to mu = sqrt(T) Delta / sigma, and mu-GDP is
-equivalent to a whole curve of (epsilon, delta)-DP guarantees (spec cvar.md §4.2).
+"""Privacy accounting: the privacy ledger, and Gaussian differential privacy's conversions
+(defined in :mod:`dpcore.privacy.gdp`, importable from here too).
 
 The ledger records each release on a dataset and refuses one past the dataset's cap; its rows
 live in memory or, durably, in an SQLite file or a PostgreSQL database
@@ -16,12 +13,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, overload
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .._typing import FloatOrArray
 from .._validation import check_epsilon, check_real
+from .gdp import gdp_compose, gdp_delta, gdp_epsilon, gdp_mu
 from .identity import cells_from_trial, dataset_identity, is_dataset_key
 from .ledger_store import (
     MemoryStore,
@@ -49,71 +46,6 @@ __all__ = [
     "gdp_epsilon",
     "gdp_mu",
 ]
-
-
-# --------------------------------------------------------------------------------------------
-# Gaussian differential privacy
-
-
-@overload
-def gdp_delta(epsilon: float, mu: float) -> float: ...
-@overload
-def gdp_delta(epsilon: np.ndarray, mu: float) -> np.ndarray: ...
-def gdp_delta(epsilon: FloatOrArray, mu: float) -> FloatOrArray:
-    """The smallest delta with mu-GDP => (epsilon, delta)-DP (Balle and Wang 2018).
-
-    delta(epsilon) = Phi(-epsilon/mu + mu/2) - e^epsilon Phi(-epsilon/mu - mu/2).
-    Vectorised over ``epsilon``. Computed with log-CDFs so that e^epsilon never overflows.
-    """
-    from scipy.special import log_ndtr  # the standard normal's log-CDF; scipy loads when used
-
-    mu = check_real(mu, "mu", low=0.0)
-    eps = np.asarray(epsilon, dtype=float)
-    a = log_ndtr(-eps / mu + mu / 2.0)
-    b = eps + log_ndtr(-eps / mu - mu / 2.0)
-    # a >= b always; exp(a) (1 - exp(b - a)) keeps precision when both terms are tiny.
-    delta = np.exp(a) * -np.expm1(np.minimum(b - a, 0.0))
-    return float(delta) if delta.ndim == 0 else delta
-
-
-def gdp_epsilon(mu: float, delta: float) -> float:
-    """The smallest epsilon with mu-GDP => (epsilon, delta)-DP."""
-    from scipy.optimize import brentq
-
-    mu = check_real(mu, "mu", low=0.0)
-    delta = check_real(delta, "delta", low=0.0, high=1.0)
-    if gdp_delta(0.0, mu) <= delta:
-        return 0.0
-    hi = max(1.0, mu * mu)
-    while gdp_delta(hi, mu) > delta:
-        hi *= 2.0
-    return brentq(lambda e: gdp_delta(e, mu) - delta, 0.0, hi, xtol=1e-14, rtol=1e-14)
-
-
-def gdp_mu(epsilon: float, delta: float) -> float:
-    """Calibrate mu: the largest mu for which mu-GDP implies (epsilon, delta)-DP.
-
-    Examples
-    --------
-    >>> round(gdp_mu(1.0, 1e-5), 4)
-    0.2681
-    """
-    from scipy.optimize import brentq
-
-    epsilon = check_real(epsilon, "epsilon", low=0.0)
-    delta = check_real(delta, "delta", low=0.0)
-    if delta >= 1.0:
-        raise ValueError(f"delta must be < 1, got {delta}")
-    # delta(epsilon; mu) increases in mu from 0, so the root is bracketed once it exceeds delta.
-    hi = 1.0
-    while gdp_delta(epsilon, hi) < delta:
-        hi *= 2.0
-    return brentq(lambda m: gdp_delta(epsilon, m) - delta, 1e-12, hi, xtol=1e-15, rtol=1e-14)
-
-
-def gdp_compose(*mus: float) -> float:
-    """mu of the adaptive composition of mu_1-, mu_2-, ... GDP mechanisms: sqrt(sum mu_i^2)."""
-    return float(np.sqrt(np.sum(np.square(np.asarray(mus, dtype=float)))))
 
 
 # --------------------------------------------------------------------------------------------
