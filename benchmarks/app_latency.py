@@ -14,13 +14,15 @@ from apptest_timing import moves, open_page, report, timed  # benchmarks/ is on 
 
 
 def main():
-    from ui.owl import compute as owl  # after apptest_timing has put the repository on the path
+    from dpcore_app.ui.owl import (
+        compute as owl,  # after apptest_timing has put the repository on the path
+    )
 
     sizes, args = (200, 500, 1000, 2500), ("paper", 75, 0.5, "auto")
     first = timed(lambda: owl.sweeps(sizes, *args, owl.QUICK_REPS, 0, "public"))
     print(f"first estimate of the default view ({owl.QUICK_REPS} repetitions, cold caches): "
           f"{first:.2f} s of simulation")
-    at, cold = open_page("app_pages/dp_owl.py")
+    at, cold = open_page("dpcore_app/app_pages/dp_owl.py")
     print(f"first load, refined to 200 repetitions (the estimate was cached): {cold:.2f} s")
     report("ε slider move (cached)", moves(at, "eps", (0.5, 2.0, 5.0, 0.1, 1.0, 10.0, 100.0, 0.2)))
     n_new = timed(lambda: at.select_slider(key="n").set_value(800).run())

@@ -17,7 +17,7 @@ from apptest_timing import open_page, timed  # benchmarks/ is on the path
 
 
 def main():
-    at, cold = open_page("app_pages/bounds.py")
+    at, cold = open_page("dpcore_app/app_pages/bounds.py")
     print(f"first load of the Theory bounds page (cold caches): {cold:.2f} s")
     form = [timed(lambda v=v: at.segmented_control(key="form").set_value(v).run())
             for v in ("printed", "re-derived") * 3]

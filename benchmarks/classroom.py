@@ -51,7 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's 
 from load import cpu_seconds, describe, free_port, rss_mb, start_serve, start_server, watch_memory  # noqa: E402
 
 from dpcore.store import ResultStore  # noqa: E402
-from ui.common.figures import stored_count  # noqa: E402
+from dpcore_app.ui.common.figures import stored_count  # noqa: E402
 
 FINISHED = {ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY}
 EPS_LABELS = ("0.05", "0.1", "0.2", "0.5", "1", "2", "5", "10", "20", "50", "100")

@@ -8,7 +8,7 @@ says only "epsilon n tau >> sqrt(d), up to logarithms"; this prints the mean exc
 where it falls to half and to a tenth of its saturated value (its value at ratio 1), and the
 constant c of DP-GD's worst-case noise part c sqrt(d)/(epsilon n tau) at the half point. The
 page reads the half point off the run it draws (dpcore.theory.measurement.transition_ratio);
-ui/cvar/compute.py keeps this script's numbers as MEASURED_TRANSITION.
+dpcore_app/ui/cvar/compute.py keeps this script's numbers as MEASURED_TRANSITION.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from apptest_timing import moves, open_page, report, timed  # benchmarks/ is on 
 
 
 def main():
-    at, cold = open_page("app_pages/cvar.py")
+    at, cold = open_page("dpcore_app/app_pages/cvar.py")
     print(f"first load of the CVaR page at its defaults (cold caches): {cold:.2f} s")
     report("ε slider move (cached)", moves(at, "eps", (0.5, 2.0, 5.0, 0.1, 1.0, 10.0, 0.2, 1.0)))
     report("n slider move (cached)", moves(at, "n", (500, 5000, 100, 2000)))

@@ -17,7 +17,7 @@ or 15 (x1 + x2 - 1) and bounds (-25, 25) (the covariates then explain most of th
 The rule is fixed (the optimal one, flipped where x1 > 0.7), so the rule's share of ε does not
 enter; truths are the values from 1,000,000 simulated patients' potential outcomes.
 
-Real (demo_data/, public bounds from their dictionaries): ACTG 175 (n = 1054, CD4 at week 20,
+Real (dpcore_app/demo_data/, public bounds from their dictionaries): ACTG 175 (n = 1054, CD4 at week 20,
 outcome model on cd40, cd80, age) and the hospital trial (n = 1200, 2:1, every covariate in the
 model). The rule is DP-OWL fitted without noise on the whole trial (then fixed). Each
 repetition draws n rows with replacement from the trial (the trial is the population); the
@@ -171,8 +171,8 @@ def real_trial(name, columns_used):
     from dpcore.data.dictionary_read import read_dictionary
     from dpcore.data.trial import read_trial
 
-    d = read_dictionary(ROOT / "demo_data" / f"{name}.json")
-    trial = read_trial((ROOT / "demo_data" / f"{name}.csv").read_bytes(), **d.read_trial_kwargs())
+    d = read_dictionary(ROOT / "dpcore_app" / "demo_data" / f"{name}.json")
+    trial = read_trial((ROOT / "dpcore_app" / "demo_data" / f"{name}.csv").read_bytes(), **d.read_trial_kwargs())
     fb = trial.feature_bounds(d.bounds)
     cols = None if columns_used is None else [trial.covariates.index(c) for c in columns_used]
     rule = DPOWL(epsilon=np.inf, feature_bounds=fb, outcome_bounds=d.outcome_bounds,

@@ -9,7 +9,7 @@ Seeded. :class:`dpcore.owl.karm.KArmOWL` (K - 1 DP-OWL rules against the referen
   (:mod:`dpcore.owl.simulate`; equal randomization): accuracy = share of 5,000 test patients
   given their best arm, value = their mean outcome under the rule (true mean outcomes), beside
   the best single arm and the optimal rule;
-* the real four-arm ACTG 175 (``demo_data/actg175_four_arms.csv``, 2,139 patients): the rule
+* the real four-arm ACTG 175 (``dpcore_app/demo_data/actg175_four_arms.csv``, 2,139 patients): the rule
   fitted on the public split's 80% and its IPW value (mean CD4 count at week 20, cells/mm³)
   on the held-out 20%, computed without noise (the demo is public; this is an analysis of the
   method, not a release), beside each single arm's.
@@ -37,7 +37,7 @@ from dpcore.owl.karm import KArmOWL, arm_indices
 from dpcore.owl.simulate import FOUR_ARM_TRIAL, K_ARM_TRIAL
 
 EPSILONS = (0.5, 1.0, 2.0, 5.0, 10.0, np.inf)
-DEMO = Path(__file__).resolve().parents[1] / "demo_data"
+DEMO = Path(__file__).resolve().parents[1] / "dpcore_app" / "demo_data"
 
 
 def simulated(design, n, reps, seed):

@@ -23,9 +23,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's packages
 
 from dpcore.owl.experiments import owl_monte_carlo  # noqa: E402
-from ui.common.grids import EPS_OPTIONS  # noqa: E402
-from ui.owl.compute import PUBLIC_OUTCOME, TEST_SIZE, preprocessing  # noqa: E402
-from ui.owl.decide_compute import share_at, smallest_assured_eps  # noqa: E402
+from dpcore_app.ui.common.grids import EPS_OPTIONS  # noqa: E402
+from dpcore_app.ui.owl.compute import PUBLIC_OUTCOME, TEST_SIZE, preprocessing  # noqa: E402
+from dpcore_app.ui.owl.decide_compute import share_at, smallest_assured_eps  # noqa: E402
 
 SIZES = (200, 500, 1000, 2500)
 ASSURANCE = 0.9

@@ -36,8 +36,8 @@ EPSILONS = (0.5, 1.0, 2.0, 5.0, 10.0)
 
 
 def calibrate(name, releases):
-    d = read_dictionary(ROOT / "demo_data" / f"{name}.json")
-    trial = read_trial(ROOT / "demo_data" / f"{name}.csv", **d.read_trial_kwargs())
+    d = read_dictionary(ROOT / "dpcore_app" / "demo_data" / f"{name}.json")
+    trial = read_trial(ROOT / "dpcore_app" / "demo_data" / f"{name}.csv", **d.read_trial_kwargs())
     lower, upper = trial.feature_bounds(d.bounds)
     p = d.known_propensity if d.known_propensity is not None else 0.5
     W = default_weight_bound(d.outcome_bounds, min(p, 1 - p))

@@ -4,7 +4,7 @@ Run it twice with the same ``DPCORE_STORE``: the first process fills the store, 
 measures what every later process sees (the store warm, its own in-process caches cold).
 
     DPCORE_STORE=/tmp/warm python benchmarks/rerun_cost.py            # twice
-    python benchmarks/rerun_cost.py --profile app_pages/dp_owl.py    # pyinstrument, one page
+    python benchmarks/rerun_cost.py --profile dpcore_app/app_pages/dp_owl.py    # pyinstrument, one page
 
 AppTest reruns the whole page on each move (a browser reruns only the fragment), so these are
 upper bounds. Prints, per page, the first view (in this process, then in a later session of it)
@@ -23,18 +23,18 @@ from apptest_timing import APP, AppTest, timed  # noqa: E402
 
 # page: [(widget kind, key, values)] of its main controls
 MOVES = {
-    "app_pages/overview.py": [],
-    "app_pages/dp_owl.py": [("select_slider", "eps", [0.5, 2.0, 10.0, 0.1, 1.0]),
+    "dpcore_app/app_pages/overview.py": [],
+    "dpcore_app/app_pages/dp_owl.py": [("select_slider", "eps", [0.5, 2.0, 10.0, 0.1, 1.0]),
                             ("select_slider", "n", [500, 1000])],
-    "app_pages/cvar.py": [("select_slider", "eps", [0.5, 2.0, 10.0]),
+    "dpcore_app/app_pages/cvar.py": [("select_slider", "eps", [0.5, 2.0, 10.0]),
                           ("select_slider", "n", [1000, 2000]),
                           ("select_slider", "tau", [0.1, 0.05])],
-    "app_pages/bounds.py": [("select_slider", "eps", [0.5, 2.0, 1.0]),
+    "dpcore_app/app_pages/bounds.py": [("select_slider", "eps", [0.5, 2.0, 1.0]),
                             ("select_slider", "n", [500, 1000])],
-    "app_pages/your_data.py": [],
-    "app_pages/lessons.py": [],
-    "app_pages/glossary.py": [],
-    "app_pages/limitations.py": [],
+    "dpcore_app/app_pages/your_data.py": [],
+    "dpcore_app/app_pages/lessons.py": [],
+    "dpcore_app/app_pages/glossary.py": [],
+    "dpcore_app/app_pages/limitations.py": [],
 }
 
 

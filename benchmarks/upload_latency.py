@@ -33,11 +33,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's 
 
 from dpcore.data.trial import column_labels, preview_csv, read_trial  # noqa: E402
 from dpcore.owl.simulate import PAPER_TRIAL  # noqa: E402
-from ui.upload import (
+from dpcore_app.ui.upload import (
     compute,  # noqa: E402
     files,  # noqa: E402
 )
-from ui.upload.charts import rule_effects  # noqa: E402
+from dpcore_app.ui.upload.charts import rule_effects  # noqa: E402
 
 DESIGN = replace(PAPER_TRIAL, p=8)
 
@@ -88,7 +88,7 @@ def page_with(data, columns, outcome="outcome", outcome_bounds=(-12.0, 12.0), bo
 
     at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"), default_timeout=900)
     at.run()
-    at.switch_page("app_pages/your_data.py")
+    at.switch_page("dpcore_app/app_pages/your_data.py")
     at.run()
     at.file_uploader(key="upload").set_value(("big.csv", data, "text/csv")).run()
     digest = hashlib.sha256(data).hexdigest()[:12]

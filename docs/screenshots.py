@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 from load import CHROMIUM_ARGS, free_port, start_server  # noqa: E402
 
-from ui.lessons.catalog import LESSONS  # noqa: E402
+from dpcore_app.ui.lessons.catalog import LESSONS  # noqa: E402
 
 READY = "[data-testid='stApp'][data-test-script-state='notRunning']"
 HEIGHT = {1440: 3000, 390: 4000}  # CSS px: the phone's single column runs longer

@@ -551,7 +551,7 @@ def cmd_warm(args: argparse.Namespace) -> int:
         raise CliError("warming the dashboard's views needs the app extra: pip install 'dpcore[app]'",
                        EXIT_MISSING)
     app, _ = _app_files()
-    command = [sys.executable, "-m", "dpcore_app.warm", *args.warm_args]  # runs ui.warm
+    command = [sys.executable, "-m", "dpcore_app.warm", *args.warm_args]  # runs dpcore_app.warm
     return subprocess.call(command, cwd=app.parent)
 
 
@@ -754,7 +754,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "settings, into the shared results store (DPCORE_STORE), so that no user waits "
                     "for them; resumable, in parallel, with a progress bar. Options: --only dp_owl "
                     "cvar theory, --scheduler tcp://host:8786, --list, --limit K.")
-    warm.add_argument("warm_args", nargs="*", metavar="OPTION", help="passed to python -m ui.warm")
+    warm.add_argument("warm_args", nargs="*", metavar="OPTION", help="passed to python -m dpcore_app.warm")
     warm.set_defaults(run=cmd_warm)
     return parser
 

@@ -56,7 +56,7 @@ __all__ = ["ResultStore", "default_store", "stored"]
 
 _MISSING = object()
 _SUFFIX = ".npz"
-_ALLOWED = ("dpcore", "ui")  # packages whose dataclasses may be rebuilt from a file
+_ALLOWED = ("dpcore", "dpcore_app")  # packages whose dataclasses may be rebuilt from a file
 _KEY_FILE = ".store-key"
 _TAG = 32  # bytes of the HMAC-SHA-256 tag that opens every file
 

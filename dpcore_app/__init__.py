@@ -1,26 +1,31 @@
-"""The dashboard as an installed package: ``app.py``, its pages, its parts and their files.
+"""The dashboard: the Streamlit entry script (``app.py``), its pages (``app_pages/``), their
+parts (``ui/``), and the files they read (``assets/``, ``demo_data/``, ``deploy/``, the
+Streamlit config in ``.streamlit/``).
 
-In the repository the dashboard lives at the root (``app.py``, ``app_pages/``, ``ui/``,
-``assets/``, ``demo_data/``, ``.streamlit/config.toml``), where ``streamlit run app.py`` and the
-tests use it; this folder holds only what makes those files one package in the wheel. The wheel
-maps ``ui/`` and ``app_pages/`` to ``dpcore_app.ui`` and ``dpcore_app.app_pages`` and copies
-the other files beside them (``setup.py``), so an installed dashboard is one top-level name,
-whatever the install scheme. Streamlit runs ``dpcore_app/app.py`` with its own folder first on
-``sys.path``, so the pages' ``import ui`` finds ``dpcore_app/ui``.
+``streamlit run app.py`` from a checkout runs the root ``app.py``, two lines that call
+:func:`dpcore_app.app.main`; ``dpcore app`` runs ``dpcore_app/app.py`` itself. The two entry
+scripts live in different folders, and Streamlit resolves a relative page path against the entry
+script's folder, so every page is named by its absolute path (:func:`page`).
 """
 
 from __future__ import annotations
 
-from importlib.resources import files
 from pathlib import Path
 
-__all__ = ["root"]
+__all__ = ["APP_DIR", "page", "root"]
+
+APP_DIR = Path(__file__).resolve().parent
 
 
 def root() -> Path:
-    """The folder holding the dashboard's ``app.py``: the package when installed from a wheel,
-    the repository's root in a source checkout (or an editable install of one)."""
-    installed = Path(str(files(__name__)))
-    if (installed / "app.py").is_file():
-        return installed
-    return Path(__file__).resolve().parent.parent
+    """The folder holding the dashboard's entry script ``app.py`` and its files."""
+    return APP_DIR
+
+
+def page(name: str) -> str:
+    """The absolute path of the page script ``app_pages/<name>.py``, for ``st.Page`` and
+    ``st.page_link`` under either entry script."""
+    path = APP_DIR / "app_pages" / f"{name}.py"
+    if not path.is_file():
+        raise ValueError(f"no page named {name!r} in {path.parent}")
+    return str(path)

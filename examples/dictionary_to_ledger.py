@@ -11,7 +11,7 @@ from pathlib import Path
 from dpcore import DPOWL, PrivacyLedger, read_dictionary, read_trial
 from dpcore.owl.release import rule_from_dpowl, write_rule
 
-DEMO = Path(__file__).resolve().parents[1] / "demo_data"
+DEMO = Path(__file__).resolve().parents[1] / "dpcore_app" / "demo_data"
 ledger_file = Path(tempfile.mkdtemp()) / "ledger.sqlite"
 
 # 1. The public data dictionary fixes the roles, bounds, levels, design and direction.

@@ -25,7 +25,7 @@ from sklearn.preprocessing import FunctionTransformer
 import dpcore
 from dpcore import DPOWL, read_trial
 
-DEMO = Path(__file__).resolve().parents[1] / "demo_data"
+DEMO = Path(__file__).resolve().parents[1] / "dpcore_app" / "demo_data"
 meta = json.loads((DEMO / "hospital_trial.json").read_text())
 covariates = [c["name"] for c in meta["columns"] if c["role"] == "covariate"]
 levels = {c["name"]: c["levels"] for c in meta["columns"] if c.get("type") == "categorical"}

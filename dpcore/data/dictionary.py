@@ -5,7 +5,7 @@ natural range before the data are seen, and nothing here ever fills a bound or a
 data (docs/architecture.md, privacy rules 2 and 8). Three forms are read (the format is documented
 in one place, ``docs/dictionary.md``; its JSON Schema is ``dictionary.schema.json`` here):
 
-- JSON, as ``demo_data/*.json``: top-level design keys (``treatment``, ``treated``, ``outcome``,
+- JSON, as ``dpcore_app/demo_data/*.json``: top-level design keys (``treatment``, ``treated``, ``outcome``,
   ``outcome_bounds``, ``larger_is_better``, ``propensity``, ``randomization``,
   ``min_propensity``, ``missing_values``, ``dataset``, ``description``) and a ``columns``
   list of ``{name, role, type, unit, meaning, bounds, levels}``.

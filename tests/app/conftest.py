@@ -32,7 +32,7 @@ def _open(at, page, **params):
     tests/app/test_history.py)."""
     at.run()
     assert not at.exception, [e.value for e in at.exception]
-    if page != "app_pages/overview.py":
+    if page != "dpcore_app/app_pages/overview.py":
         at.switch_page(page)
     for key, value in params.items():
         at.query_params[key] = value

@@ -10,9 +10,9 @@ def panels_script():
 
     from dpcore import read_dictionary, read_trial
     from dpcore.owl.evaluation import fit_and_evaluate
-    from ui.upload import analyst_panels as panels
+    from dpcore_app.ui.upload import analyst_panels as panels
 
-    demo = Path("demo_data")
+    demo = Path("dpcore_app/demo_data")
     d = read_dictionary(demo / "hospital_trial.json")
     trial = read_trial(demo / "hospital_trial.csv", **d.read_trial_kwargs())
     lower, upper = trial.feature_bounds(d.bounds)

@@ -9,9 +9,9 @@ import pytest
 
 from dpcore.theory import bounds
 from dpcore.theory.measurement import coverage
-from ui.bounds import compute
+from dpcore_app.ui.bounds import compute
 
-PAGE = "app_pages/bounds.py"
+PAGE = "dpcore_app/app_pages/bounds.py"
 FAILS = {"eps": "1", "n": "200", "gamma_mode": "fixed", "gamma": "1", "h": "2", "W": "1"}
 
 

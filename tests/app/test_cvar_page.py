@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from dpcore.cvar.experiments import cvar_sweep, sweep_summary
-from ui.common.grids import EPS_OPTIONS
-from ui.cvar.compute import N_GRID, TAU_GRID
+from dpcore_app.ui.common.grids import EPS_OPTIONS
+from dpcore_app.ui.cvar.compute import N_GRID, TAU_GRID
 
-PAGE = "app_pages/cvar.py"
+PAGE = "dpcore_app/app_pages/cvar.py"
 FAST = {"reps": "20"}
 
 
@@ -185,12 +185,12 @@ def test_bad_links_fall_back_with_a_notice(open_page, params, keys):
 
 
 def test_a_failing_computation_shows_a_message(open_page, monkeypatch):
-    import ui.cvar.compute
+    import dpcore_app.ui.cvar.compute
 
     def broken(*args, **kwargs):
         raise RuntimeError("sweep exploded")
 
-    monkeypatch.setattr(ui.cvar.compute, "scalar_summary", broken)
+    monkeypatch.setattr(dpcore_app.ui.cvar.compute, "scalar_summary", broken)
     at = open_page(PAGE, **FAST)
     assert "sweep exploded" in at.error[0].value
     assert "your other settings are kept" in at.error[0].value

@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 
 from dpcore.owl.experiments import owl_monte_carlo
-from ui.common.grids import EPS_OPTIONS
-from ui.owl.compute import PUBLIC_OUTCOME, TEST_SIZE
-from ui.owl.decide_explain import stability_sentence
+from dpcore_app.ui.common.grids import EPS_OPTIONS
+from dpcore_app.ui.owl.compute import PUBLIC_OUTCOME, TEST_SIZE
+from dpcore_app.ui.owl.decide_explain import stability_sentence
 
-PAGE = "app_pages/dp_owl.py"
+PAGE = "dpcore_app/app_pages/dp_owl.py"
 FAST = {"reps": "40", "compare": ["200"]}
 
 
@@ -198,8 +198,8 @@ def test_eps_01_is_not_green(open_fresh):
 def test_green_only_when_one_release_meets_the_target():
     """Green only when the share of single releases' interval clears the assurance; amber when
     the mean meets the target but one release may not, or the median release is at chance."""
-    from ui.owl.decide_compute import Share
-    from ui.owl.decide_explain import verdict as say
+    from dpcore_app.ui.owl.decide_compute import Share
+    from dpcore_app.ui.owl.decide_explain import verdict as say
 
     def cell(mean, lo, hi):
         return {"accuracy_mean": mean, "accuracy_lo": lo, "accuracy_hi": hi}
@@ -223,7 +223,7 @@ def test_green_only_when_one_release_meets_the_target():
 
 
 def test_every_named_eps_says_what_it_promises_one_patient():
-    from ui.common.explain import epsilon_note
+    from dpcore_app.ui.common.explain import epsilon_note
 
     assert "at most 73.1% sure" in epsilon_note(1.0) and "DP Wizard" not in epsilon_note(1.0)
     assert "weak" in epsilon_note(10.0) and "DP Wizard warns" in epsilon_note(10.0)
@@ -303,7 +303,7 @@ def test_words_scale_references_and_names(open_fresh):
 
 
 def test_downloads_carry_their_settings_and_the_handout_is_offline(open_fresh):
-    from ui.common import handout
+    from dpcore_app.ui.common import handout
 
     at = open_fresh(PAGE, **FAST)
     keys = [b.proto.id for b in at.get("download_button")]

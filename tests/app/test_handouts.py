@@ -4,15 +4,15 @@ verdict, the cards with intervals, the "at what ε" answer, the privacy statemen
 import math
 import re
 
-from ui.common import handout
-from ui.owl.handout import owl_report
+from dpcore_app.ui.common import handout
+from dpcore_app.ui.owl.handout import owl_report
 
 
 def test_the_cvar_page_offers_its_handout(open_fresh):
-    from ui.cvar import compute
-    from ui.cvar import handout as cvar_handout
+    from dpcore_app.ui.cvar import compute
+    from dpcore_app.ui.cvar import handout as cvar_handout
 
-    at = open_fresh("app_pages/cvar.py")
+    at = open_fresh("dpcore_app/app_pages/cvar.py")
     assert not at.exception and any("cvar_handout" in b.proto.id for b in at.get("download_button"))
     spec = {"eps": 1.0, "n": 2000, "tau": 0.05, "loss": "uniform", "B": 1.0, "reps": 200, "seed": 0}
     work = compute.workload(200)
@@ -25,7 +25,7 @@ def test_the_cvar_page_offers_its_handout(open_fresh):
 
 
 def test_the_dp_owl_handout_is_one_offline_page():
-    from ui.owl import compute
+    from dpcore_app.ui.owl import compute
 
     s = dict(eps=0.1, n=1000, mode="paper", gamma=75, h=0.5, W="auto", prep="public", seed=0)
     results = compute.sweeps([1000], "paper", 75, 0.5, "auto", 40, 0, "public")

@@ -5,10 +5,10 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from ui.common import controls
+from dpcore_app.ui.common import controls
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
-OWL, BOUNDS, CVAR = "app_pages/dp_owl.py", "app_pages/bounds.py", "app_pages/cvar.py"
+OWL, BOUNDS, CVAR = "dpcore_app/app_pages/dp_owl.py", "dpcore_app/app_pages/bounds.py", "dpcore_app/app_pages/cvar.py"
 FAST = {"reps": "20", "compare": "200"}
 
 

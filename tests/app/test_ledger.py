@@ -6,6 +6,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dpcore.privacy.accounting import PrivacyLedger, dataset_key, default_ledger_path
+from dpcore_app.ui.common import ledger
 from tests.app.conftest import APP
 from tests.app.test_your_data import (
     PAGE,
@@ -18,7 +19,6 @@ from tests.app.test_your_data import (
     upload_release,
     words,
 )
-from ui.common import ledger
 
 __all__ = ["own_session_ids"]  # a fixture, imported so these sessions get their own ids too
 
@@ -59,7 +59,7 @@ def test_the_session_keeps_the_key_not_the_data(own_session_ids):
     at = demo_release(session())
     key = at.session_state[ledger.IN_USE]
     assert re.fullmatch(r"ds2-[0-9a-f]{64}", key)
-    data = open("demo_data/paper_trial.csv", "rb").read()
+    data = open("dpcore_app/demo_data/paper_trial.csv", "rb").read()
     used = at.session_state["your_data_release"].columns
     assert key == PrivacyLedger.for_file(data, used, path=default_ledger_path()).dataset
     assert dataset_key(data, path=default_ledger_path()) != key  # not the bytes any more

@@ -5,10 +5,10 @@ import re
 
 import pytest
 
-from ui.common import handout
-from ui.lessons.catalog import LESSONS
+from dpcore_app.ui.common import handout
+from dpcore_app.ui.lessons.catalog import LESSONS
 
-PAGE = "app_pages/lessons.py"
+PAGE = "dpcore_app/app_pages/lessons.py"
 
 
 def test_the_page_lists_every_lesson_with_its_link(open_fresh):

@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGES = re.findall(r'st\.Page\("([^"]+)"', (ROOT / "app.py").read_text())
+PAGES = [f"dpcore_app/app_pages/{name}.py" for name in re.findall(
+    r'st\.Page\(page\("(\w+)"\)', (ROOT / "dpcore_app" / "app.py").read_text())]
+assert len(PAGES) == 8, PAGES
 WIDGETS = {"SelectSlider", "Slider", "NumberInput", "Radio", "Selectbox", "Multiselect",
            "ButtonGroup", "Checkbox", "Toggle", "TextInput", "TextArea", "DateInput",
            "TimeInput", "ColorPicker"}
@@ -27,7 +29,7 @@ HOSTILE = {
     "image beacon": "![x](https://evil.example/beacon.png)",
     "heading": "x\n# Heading",
 }
-FAST = {"app_pages/dp_owl.py": {"reps": "20", "compare": ["200"]}}
+FAST = {"dpcore_app/app_pages/dp_owl.py": {"reps": "20", "compare": ["200"]}}
 _keys = {}
 
 
@@ -118,7 +120,7 @@ def test_repeated_and_misspelled_parameters(open_page, open_fresh, words, page):
     assert not at.error
 
 
-OWL = "app_pages/dp_owl.py"
+OWL = "dpcore_app/app_pages/dp_owl.py"
 
 
 def test_a_control_that_loses_its_value_keeps_the_last_one(open_page):
@@ -174,7 +176,7 @@ def test_links_the_app_writes_reproduce_the_view(open_fresh):
 
 
 def test_work_per_view_is_capped_with_a_notice(open_fresh, monkeypatch, words):
-    import ui.common.limits as limits
+    import dpcore_app.ui.common.limits as limits
 
     monkeypatch.setattr(limits, "MAX_WORK", 50_000)
     at = open_fresh(OWL, reps="200", compare=["200"])
@@ -183,12 +185,12 @@ def test_work_per_view_is_capped_with_a_notice(open_fresh, monkeypatch, words):
 
 
 def test_a_caught_error_is_logged_with_its_traceback(open_fresh, monkeypatch, caplog):
-    import ui.owl.compute
+    import dpcore_app.ui.owl.compute
 
     def broken(*args, **kwargs):
         raise RuntimeError("solver exploded")
 
-    monkeypatch.setattr(ui.owl.compute, "sweeps", broken)
+    monkeypatch.setattr(dpcore_app.ui.owl.compute, "sweeps", broken)
     at = open_fresh(OWL, **FAST[OWL])
     assert "solver exploded" in at.error[0].value
     record = next(r for r in caplog.records if "The DP-OWL study failed" in r.getMessage())
@@ -200,7 +202,7 @@ def test_uncached_sweeps_run_one_at_a_time(monkeypatch):
     import threading
     import time
 
-    import ui.owl.compute as owl
+    import dpcore_app.ui.owl.compute as owl
 
     inside, worst, lock = [0], [0], threading.Lock()
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from dpcore.owl.experiments import owl_monte_carlo
-from ui.common.grids import EPS_OPTIONS
-from ui.owl.compute import PUBLIC_OUTCOME, TEST_SIZE
+from dpcore_app.ui.common.grids import EPS_OPTIONS
+from dpcore_app.ui.owl.compute import PUBLIC_OUTCOME, TEST_SIZE
 
 FAST = {"reps": "20", "compare": ["200"]}  # keep the Monte Carlo small
 
@@ -30,8 +30,8 @@ def figure(at, key):
     raise AssertionError(f"no chart {key!r} among {[c.proto.id for c in charts]}")
 
 
-@pytest.mark.parametrize("page", ["app_pages/overview.py", "app_pages/dp_owl.py",
-                                  "app_pages/limitations.py"])
+@pytest.mark.parametrize("page", ["dpcore_app/app_pages/overview.py", "dpcore_app/app_pages/dp_owl.py",
+                                  "dpcore_app/app_pages/limitations.py"])
 def test_every_page_runs_without_exception(open_page, page):
     at = open_page(page, **(FAST if page.endswith("dp_owl.py") else {}))
     assert at.title[0].value
@@ -39,7 +39,7 @@ def test_every_page_runs_without_exception(open_page, page):
 
 
 def test_overview_slider_changes_the_release(open_page):
-    at = open_page("app_pages/overview.py")
+    at = open_page("dpcore_app/app_pages/overview.py")
     before = figure(at, "noisy_count")
     at.select_slider(key="overview.demo_eps").set_value(0.1).run()
     assert not at.exception
@@ -50,7 +50,7 @@ def test_overview_slider_changes_the_release(open_page):
 
 
 def test_epsilon_slider_changes_the_plotted_data(open_page):
-    at = open_page("app_pages/dp_owl.py", **FAST)
+    at = open_page("dpcore_app/app_pages/dp_owl.py", **FAST)
     dist_before = arr(figure(at, "dist")["data"][0]["x"])
     at.select_slider(key="dp-owl.eps").set_value(0.1).run()
     assert not at.exception
@@ -60,7 +60,7 @@ def test_epsilon_slider_changes_the_plotted_data(open_page):
 
 
 def test_curves_match_the_engine(open_page):
-    at = open_page("app_pages/dp_owl.py", **FAST)
+    at = open_page("dpcore_app/app_pages/dp_owl.py", **FAST)
     engine = owl_monte_carlo([1000], EPS_OPTIONS, gamma="paper", reps=20, test_size=TEST_SIZE,
                              seed=0, outcome=PUBLIC_OUTCOME, weight_bound=48.0).summary
     finite = engine[np.isfinite(engine.epsilon)].sort_values("epsilon")
@@ -73,7 +73,7 @@ def test_curves_match_the_engine(open_page):
 
 
 def test_value_view_shows_references(open_page):
-    at = open_page("app_pages/dp_owl.py", metric="value", **FAST)
+    at = open_page("dpcore_app/app_pages/dp_owl.py", metric="value", **FAST)
     fig = figure(at, "vs_eps")
     texts = [a.get("text", "") for a in fig["layout"].get("annotations", [])]
     assert any("oracle" in t for t in texts) and any("treat everyone" in t for t in texts)
@@ -81,7 +81,7 @@ def test_value_view_shows_references(open_page):
 
 
 def test_nonprivate_setting(open_page):
-    at = open_page("app_pages/dp_owl.py", eps="non-private", **FAST)
+    at = open_page("dpcore_app/app_pages/dp_owl.py", eps="non-private", **FAST)
     assert math.isinf(at.select_slider(key="dp-owl.eps").value)
     assert "Without privacy" in at.info[0].value
 
@@ -93,7 +93,7 @@ def test_nonprivate_setting(open_page):
     ({"eps": ["5", "10"], "scale": "authors"}, ["eps=5&10", "scale=authors"]),
 ])
 def test_invalid_url_parameters_fall_back_with_a_notice(open_page, words, params, keys):
-    at = open_page("app_pages/dp_owl.py", **{**FAST, **params})
+    at = open_page("dpcore_app/app_pages/dp_owl.py", **{**FAST, **params})
     notices = words(at.warning)
     for key in keys:
         assert key in notices
@@ -102,7 +102,7 @@ def test_invalid_url_parameters_fall_back_with_a_notice(open_page, words, params
 
 
 def test_links_carry_the_labels_the_widgets_write(open_page):
-    at = open_page("app_pages/dp_owl.py", metric="value", scale="paper scale", prep="authors' shift",
+    at = open_page("dpcore_app/app_pages/dp_owl.py", metric="value", scale="paper scale", prep="authors' shift",
                    gamma_mode="fixed", gamma="10", **FAST)
     assert not [w for w in at.warning if w.icon == ":material/link_off:"]  # no link notice
     assert at.session_state["dp-owl.metric"] == "value" and at.radio(key="dp-owl.scale").value == "paper"
@@ -111,13 +111,13 @@ def test_links_carry_the_labels_the_widgets_write(open_page):
 
 
 def test_overview_invalid_link(open_page, words):
-    at = open_page("app_pages/overview.py", demo_eps="abc")
+    at = open_page("dpcore_app/app_pages/overview.py", demo_eps="abc")
     assert "demo_eps=abc" in words(at.warning)
     assert at.select_slider(key="overview.demo_eps").value == 1.0
 
 
 def test_free_gamma_and_algorithm_2_round_trip(open_page):
-    at = open_page("app_pages/dp_owl.py", **FAST)
+    at = open_page("dpcore_app/app_pages/dp_owl.py", **FAST)
     assert not [s for s in at.slider if s.key == "dp-owl.gamma"]  # paper-tuned: no slider to ignore
     at.button(key="run_tuning").click().run()
     assert not at.exception
@@ -132,12 +132,12 @@ def test_free_gamma_and_algorithm_2_round_trip(open_page):
 
 
 def test_a_failing_computation_shows_a_message_not_a_traceback(open_page, monkeypatch):
-    import ui.owl.compute
+    import dpcore_app.ui.owl.compute
 
     def broken(*args, **kwargs):
         raise RuntimeError("solver exploded")
 
-    monkeypatch.setattr(ui.owl.compute, "sweeps", broken)
-    at = open_page("app_pages/dp_owl.py", **FAST)
+    monkeypatch.setattr(dpcore_app.ui.owl.compute, "sweeps", broken)
+    at = open_page("dpcore_app/app_pages/dp_owl.py", **FAST)
     assert "solver exploded" in at.error[0].value
     assert "your other settings are kept" in at.error[0].value

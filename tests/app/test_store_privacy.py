@@ -49,13 +49,13 @@ def test_the_your_data_flow_leaves_the_store_unchanged(open_page):
 
 def test_the_detector_sees_a_teaching_page_write(open_page):
     before = snapshot()
-    at = open_page("app_pages/dp_owl.py", reps="40", compare=["200"], seed="4242")
+    at = open_page("dpcore_app/app_pages/dp_owl.py", reps="40", compare=["200"], seed="4242")
     assert not at.exception
     assert set(snapshot()) - set(before), "the DP-OWL page's sweeps should be stored"
 
 
 def test_no_code_that_reads_uploads_imports_the_store():
-    readers = [*ROOT.glob("ui/upload/*.py"), ROOT / "app_pages" / "your_data.py"]
+    readers = [*ROOT.glob("dpcore_app/ui/upload/*.py"), ROOT / "dpcore_app" / "app_pages" / "your_data.py"]
     assert len(readers) > 10, readers  # the room is there
     for path in readers:
         names = {a.name for node in ast.walk(ast.parse(path.read_text()))

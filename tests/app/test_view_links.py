@@ -13,8 +13,8 @@ import pytest
 import streamlit
 from streamlit.delta_generator import DeltaGenerator
 
-from ui.common import handout
-from ui.lessons.catalog import LESSONS
+from dpcore_app.ui.common import handout
+from dpcore_app.ui.lessons.catalog import LESSONS
 
 BASE = "http://localhost:8501"  # AppTest has no browser address: the server's own
 LINK = re.compile(r"href=[\"']([^\"']+)[\"']|link = (\S+)|<th>link</th><td>([^<]+)<")
@@ -64,7 +64,7 @@ def reopens(open_fresh, at, link, page, scope):
 
 
 def test_dp_owl_handout_csvs_and_view_link(open_fresh, downloads):
-    page = "app_pages/dp_owl.py"
+    page = "dpcore_app/app_pages/dp_owl.py"
     at = open_fresh(page, eps="10", n="500", reps="20", compare="200", gamma_mode="fixed", gamma="40")
     assert not at.exception and not at.code  # the link is written once its expander opens
     shared = [c.value for c in open_share(at, "dp-owl").code]
@@ -78,7 +78,7 @@ def test_dp_owl_handout_csvs_and_view_link(open_fresh, downloads):
 
 
 def test_cvar_handout_and_view_link(open_fresh, downloads):
-    page = "app_pages/cvar.py"
+    page = "dpcore_app/app_pages/cvar.py"
     at = open_fresh(page, eps="0.5", tau="0.1", n="1000", loss="two-point")
     assert not at.exception
     (shared,) = [c.value for c in open_share(at, "cvar").code]
@@ -87,7 +87,7 @@ def test_cvar_handout_and_view_link(open_fresh, downloads):
 
 
 def test_the_worksheet_links_are_absolute_text_and_qr(open_fresh, downloads, monkeypatch):
-    at = open_fresh("app_pages/lessons.py")
+    at = open_fresh("dpcore_app/app_pages/lessons.py")
     assert not at.exception
     sheet = downloads()["Printable handout of the lessons (HTML, works offline)"]
     expected = [lesson.link(BASE) for lesson in LESSONS]
@@ -95,7 +95,7 @@ def test_the_worksheet_links_are_absolute_text_and_qr(open_fresh, downloads, mon
     assert all(f">{html.escape(u)}</a>" in sheet for u in expected)  # the link as text, for paper
     assert sheet.count("<svg") == len(LESSONS)  # one QR code each
     monkeypatch.setenv(handout.PUBLIC_URL, "https://stats.example.org/privacy/")
-    behind = open_fresh("app_pages/lessons.py")
+    behind = open_fresh("dpcore_app/app_pages/lessons.py")
     assert not behind.exception
     sheet = downloads()["Printable handout of the lessons (HTML, works offline)"]
     assert "https://stats.example.org/privacy/dp-owl?" in sheet and BASE not in sheet

@@ -15,12 +15,12 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dpcore.data.trial import read_table
+from dpcore_app.ui.common import ledger
+from dpcore_app.ui.upload import files
 from tests.app.conftest import APP
-from ui.common import ledger
-from ui.upload import files
 
-PAGE = "app_pages/your_data.py"
-DEMO = "demo_data/paper_trial.csv"
+PAGE = "dpcore_app/app_pages/your_data.py"
+DEMO = "dpcore_app/demo_data/paper_trial.csv"
 DATA = (Path(__file__).resolve().parents[2] / DEMO).read_bytes()
 RELEASE = "your_data_release"
 
@@ -302,7 +302,7 @@ def test_one_data_range_left_after_the_dictionary_keeps_the_release_not_private(
     at = page
     at.radio(key="file").set_value("hospital_trial").run()
     at.button(key="fill_data").click().run()
-    data = (Path(__file__).resolve().parents[2] / "demo_data/hospital_trial.csv").read_bytes()
+    data = (Path(__file__).resolve().parents[2] / "dpcore_app/demo_data/hospital_trial.csv").read_bytes()
     digest = hashlib.sha256(data).hexdigest()[:12]
     from_data = dict(at.session_state[f"meta_rows_{digest}"])["age"]
     at.button(key="fill_dictionary").click().run()
@@ -379,7 +379,7 @@ def own_session_ids(monkeypatch):
 
 def test_a_second_session_sees_neither_the_data_nor_the_ledger(open_page, monkeypatch, caplog,
                                                                own_session_ids):
-    import ui.upload.compute as compute
+    import dpcore_app.ui.upload.compute as compute
 
     calls = []
     real = compute.read_trial
@@ -586,8 +586,8 @@ def test_only_ticked_identifiers_reach_the_per_row_file(page):
 
 
 def test_a_rerun_after_a_release_reads_nothing_again(page, monkeypatch):
-    import ui.upload.compute as compute
-    import ui.upload.files as upload_files
+    import dpcore_app.ui.upload.compute as compute
+    import dpcore_app.ui.upload.files as upload_files
 
     data = site_csv()
     at = site_release(page, data)
@@ -602,7 +602,7 @@ def test_a_rerun_after_a_release_reads_nothing_again(page, monkeypatch):
 
 
 def test_a_failed_download_says_so_on_the_page_and_logs_no_data(page, monkeypatch, caplog):
-    import ui.upload.files as upload_files
+    import dpcore_app.ui.upload.files as upload_files
 
     secret = "zqxj" + "_secret"  # the source line shown in the traceback does not spell it
 
@@ -631,7 +631,7 @@ def test_a_wide_file_has_one_table_and_no_preselected_covariates(page):
 
 
 def test_a_file_over_the_workable_size_is_refused(page, monkeypatch):
-    import ui.upload.compute as compute
+    import dpcore_app.ui.upload.compute as compute
 
     monkeypatch.setattr(compute, "MAX_ROWS", 50)
     at = upload(page, site_csv())
@@ -681,7 +681,7 @@ def test_the_upload_caption_states_how_long_files_and_links_live(page):
 
 
 def test_a_large_per_row_file_is_built_when_asked(page, monkeypatch):
-    import ui.upload.results as upload_results
+    import dpcore_app.ui.upload.results as upload_results
 
     monkeypatch.setattr(upload_results, "EAGER_ROWS", 10)
     at = site_release(page, site_csv())

@@ -13,11 +13,11 @@ import pandas as pd
 import pytest
 
 from dpcore import load_rule, read_dictionary
+from dpcore_app.ui.upload import analyst_compute, files
 from tests.app.test_your_data import PAGE, RELEASE, headline, ledger_entries, release, words
-from ui.upload import analyst_compute, files
 
 ROOT = Path(__file__).resolve().parents[2]
-HOSPITAL = ROOT / "demo_data" / "hospital_trial.csv"
+HOSPITAL = ROOT / "dpcore_app" / "demo_data" / "hospital_trial.csv"
 
 
 @pytest.fixture
@@ -49,7 +49,7 @@ def upload_with_dictionary(at, data, dictionary, name="dictionary.csv"):
 def test_csv_and_dictionary_to_an_evaluated_release_and_four_files(page, tmp_path):
     # Not byte-identical to the demo, so the page knows no dictionary until one is uploaded.
     data = HOSPITAL.read_bytes().replace(b"\n", b"\r\n")
-    dictionary = read_dictionary(ROOT / "demo_data" / "hospital_trial.json")
+    dictionary = read_dictionary(ROOT / "dpcore_app" / "demo_data" / "hospital_trial.json")
     at = upload_with_dictionary(page, data, dictionary.to_csv().encode())
     assert "A rule can be released" in words(at.info)
     assert "Simulated, no privacy spent" not in words(at.caption)  # the analyst starts it

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-DEMO = ROOT / "demo_data"
+DEMO = ROOT / "dpcore_app" / "demo_data"
 
 
 def dpcore(*args, cwd=None):
@@ -148,14 +148,14 @@ def test_app_files_are_found_as_package_resources():
 
 
 def test_an_installed_dashboard_is_found_in_its_package(tmp_path, monkeypatch):
-    """In a wheel's install (any scheme) app.py and the config sit inside dpcore_app."""
+    """app.py and the config are read from the dpcore_app package, wherever it is installed."""
     import dpcore_app
     from dpcore import cli
 
     (tmp_path / "app.py").write_text("")
     (tmp_path / ".streamlit").mkdir()
     (tmp_path / ".streamlit" / "config.toml").write_text("[server]\nmaxUploadSize = 7\n")
-    monkeypatch.setattr(dpcore_app, "files", lambda name: tmp_path)
+    monkeypatch.setattr(dpcore_app, "APP_DIR", tmp_path)
     assert cli._app_files() == (tmp_path / "app.py", ["--server.maxUploadSize=7"])
 
 
@@ -192,7 +192,7 @@ def test_app_passes_streamlit_options_through(monkeypatch):
 
 
 def test_warm_runs_the_dashboards_warm_up_with_its_options(monkeypatch):
-    """`dpcore warm --only dp_owl` runs `python -m ui.warm --only dp_owl` beside app.py (through
+    """`dpcore warm --only dp_owl` runs `python -m dpcore_app.warm --only dp_owl` beside app.py (through
     dpcore_app.warm, which drops Streamlit's bare-mode notices)."""
     pytest.importorskip("streamlit")
     from dpcore import cli

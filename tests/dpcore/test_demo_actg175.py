@@ -8,7 +8,7 @@ import pytest
 
 from dpcore import read_dictionary, read_trial
 
-DEMO = Path(__file__).resolve().parents[2] / "demo_data"
+DEMO = Path(__file__).resolve().parents[2] / "dpcore_app" / "demo_data"
 
 
 def test_the_dictionary_describes_the_file_and_reads_the_trial():

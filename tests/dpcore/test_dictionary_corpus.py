@@ -11,7 +11,7 @@ from dpcore.data import DictionaryError, read_dictionary, read_trial
 from dpcore.data.dictionary_check import check_dictionary, schema, schema_problems
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "dictionaries"
-DEMO = Path(__file__).resolve().parents[2] / "demo_data"
+DEMO = Path(__file__).resolve().parents[2] / "dpcore_app" / "demo_data"
 
 # file -> the dictionary it reads as (a subset of its fields), or the problems it must name
 # as (where, field, a phrase of the fix)

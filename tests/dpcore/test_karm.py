@@ -22,7 +22,7 @@ from dpcore.owl.karm import KArmOWL, choose_arm, rule_budget
 from dpcore.owl.simulate import FOUR_ARM_TRIAL, K_ARM_TRIAL
 from dpcore.privacy.audit import audit_epsilon
 
-DEMO = Path(__file__).resolve().parents[2] / "demo_data"
+DEMO = Path(__file__).resolve().parents[2] / "dpcore_app" / "demo_data"
 ALPHA = 1e-3
 
 

@@ -164,7 +164,7 @@ def test_larger_is_better_is_never_a_silent_true(data):
             data["X"], data["A"], data["B"], 0.5)
     from pathlib import Path
 
-    demo = Path(__file__).resolve().parents[2] / "demo_data" / "hospital_trial.csv"
+    demo = Path(__file__).resolve().parents[2] / "dpcore_app" / "demo_data" / "hospital_trial.csv"
     trial = read_trial(demo, treatment="arm", outcome="days_in_hospital",
                        categorical={"site": ["A", "B", "C"]}, incomplete="keep",
                        unknown_levels="baseline")

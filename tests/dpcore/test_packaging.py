@@ -8,6 +8,7 @@ u.find_spec('streamlit'))"`` prints the version and None; ``docs/install.md`` ha
 install-scheme checks (a venv, ``pip install --user``).
 """
 
+import os
 import subprocess
 import sys
 import zipfile
@@ -75,3 +76,27 @@ def test_version_is_importable():
     out = subprocess.run([sys.executable, "-c", "import dpcore; print(dpcore.__version__)"],
                          capture_output=True, text=True, check=True)
     assert out.stdout.strip()
+
+
+def test_every_dashboard_module_imports_from_the_wheel(wheel, tmp_path):
+    """Unpacked as pip would install it, outside the checkout: every module of the dashboard
+    imports under its package name (none needs the checkout's root on the path), and the entry
+    script names every page by a file that exists there."""
+    site = tmp_path / "site"
+    wheel.extractall(site)
+    modules = sorted(
+        ".".join(p.relative_to(site).with_suffix("").parts).removesuffix(".__init__")
+        for p in (site / "dpcore_app").rglob("*.py") if "app_pages" not in p.parts)
+    code = ("import importlib, sys, dpcore_app\n"
+            f"assert dpcore_app.__file__.startswith({str(site)!r}), dpcore_app.__file__\n"
+            f"for name in {modules!r}:\n"
+            "    importlib.import_module(name)\n"
+            "from dpcore_app.app import main\n"
+            "print(sorted(p.rsplit('/', 1)[1] for p in map(dpcore_app.page, "
+            "['overview', 'dp_owl', 'cvar', 'bounds', 'your_data', 'lessons', 'limitations', "
+            "'glossary'])))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(site)})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "dpcore_app.ui.owl.compute" in modules and "dpcore_app.ui.upload.compute" in modules
+    assert out.stdout.count(".py") == 8

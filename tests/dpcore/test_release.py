@@ -13,7 +13,7 @@ import dpcore
 from dpcore import DPOWL, load_rule, read_dictionary, read_trial
 from dpcore.owl.release import RuleFileError, rule_from_dpowl, rule_to_dict, write_rule
 
-DEMO = Path(__file__).resolve().parents[2] / "demo_data"
+DEMO = Path(__file__).resolve().parents[2] / "dpcore_app" / "demo_data"
 
 
 def fitted(name, epsilon=1.0, rng=0):
@@ -54,9 +54,9 @@ def test_labels_not_signs_for_a_categorical_trial_in_original_units():
 
 
 def test_the_pages_rule_file_and_per_row_csv_round_trip():
-    """The page's download (ui.upload.files) loads, and reproduces the per-row CSV."""
-    from ui.upload import files as upload_files
-    from ui.upload.compute import fit_release
+    """The page's download (dpcore_app.ui.upload.files) loads, and reproduces the per-row CSV."""
+    from dpcore_app.ui.upload import files as upload_files
+    from dpcore_app.ui.upload.compute import fit_release
 
     d, trial, _ = fitted("hospital_trial")
     release, rec, _ = fit_release(trial, "hospital_trial.csv", d.bounds, d.outcome_bounds,

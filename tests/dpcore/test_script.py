@@ -14,7 +14,7 @@ from dpcore import PrivacyLedger, load_rule, read_dictionary, read_trial
 from dpcore.owl.script import release_script
 
 ROOT = Path(__file__).resolve().parents[2]
-DEMO = ROOT / "demo_data"
+DEMO = ROOT / "dpcore_app" / "demo_data"
 
 
 def run(script, tmp_path):

@@ -16,7 +16,7 @@ import pytest
 from dpcore import _serve
 
 ROOT = Path(__file__).resolve().parents[2]
-TEMPLATE = ROOT / "deploy" / _serve.TEMPLATE
+TEMPLATE = ROOT / "dpcore_app" / "deploy" / _serve.TEMPLATE
 NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").is_file() else None)
 
 

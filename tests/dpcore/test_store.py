@@ -76,13 +76,13 @@ def test_count_reads_which_function_wrote_each_entry(store):
 
 
 def test_the_key_names_the_function_its_parameters_and_the_version(store, monkeypatch):
-    base = store.key("ui.owl.compute.owl_sweep", {"n": 500, "eps": np.inf})
-    assert base == store.key("ui.owl.compute.owl_sweep", {"eps": np.inf, "n": 500})
-    assert base == store.key("ui.owl.compute.owl_sweep", {"n": 500.0, "eps": float("inf")})
-    assert base != store.key("ui.owl.compute.owl_sweep", {"n": 501, "eps": np.inf})
-    assert base != store.key("ui.owl.compute.other", {"n": 500, "eps": np.inf})
+    base = store.key("dpcore_app.ui.owl.compute.owl_sweep", {"n": 500, "eps": np.inf})
+    assert base == store.key("dpcore_app.ui.owl.compute.owl_sweep", {"eps": np.inf, "n": 500})
+    assert base == store.key("dpcore_app.ui.owl.compute.owl_sweep", {"n": 500.0, "eps": float("inf")})
+    assert base != store.key("dpcore_app.ui.owl.compute.owl_sweep", {"n": 501, "eps": np.inf})
+    assert base != store.key("dpcore_app.ui.owl.compute.other", {"n": 500, "eps": np.inf})
     monkeypatch.setattr(dpcore, "__version__", "99.0")
-    assert base != store.key("ui.owl.compute.owl_sweep", {"n": 500, "eps": np.inf})
+    assert base != store.key("dpcore_app.ui.owl.compute.owl_sweep", {"n": 500, "eps": np.inf})
 
 
 def test_stored_reads_before_computing_across_instances_and_binds_defaults(tmp_path, monkeypatch):

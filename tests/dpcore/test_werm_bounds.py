@@ -172,8 +172,8 @@ def test_one_regime_rule_for_both_pages():
     """n = 400, tau = 0.01, eps = 0.5 was "trivial" on the CVaR page and "statistical" on the
     Theory page: 1/sqrt(n tau) + 1/(eps n tau) = 0.5 + 0.5 reaches the cap, on both."""
     from dpcore.cvar.experiments import cvar_regime as page_rule
-    from ui.bounds import compute as theory_page
-    from ui.cvar import compute as cvar_page
+    from dpcore_app.ui.bounds import compute as theory_page
+    from dpcore_app.ui.cvar import compute as cvar_page
 
     assert page_rule(400, 0.01, 0.5) == cvar_page.regime(400, 0.01, 0.5) == "trivial"
     ns, taus, grid = theory_page.phase_grid(0.5, 1)

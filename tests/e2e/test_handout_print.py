@@ -15,11 +15,11 @@ import re
 
 import pytest
 
-from ui.common import handout
-from ui.common.explain import privacy_statement
-from ui.owl import decide_compute as targets
-from ui.owl import decide_explain as explain
-from ui.owl.handout import owl_report
+from dpcore_app.ui.common import handout
+from dpcore_app.ui.common.explain import privacy_statement
+from dpcore_app.ui.owl import decide_compute as targets
+from dpcore_app.ui.owl import decide_explain as explain
+from dpcore_app.ui.owl.handout import owl_report
 
 pytestmark = pytest.mark.e2e
 
@@ -29,7 +29,7 @@ CHART = ".main-svg"
 def owl_handout():
     """The DP-OWL page's default view (ε = 1, n = 1000 beside 200, 500, 2500; the default target)
     at the quick estimate's repetitions, with the sentences the page writes for a board."""
-    from ui.owl import compute
+    from dpcore_app.ui.owl import compute
 
     s = dict(eps=1.0, n=1000, mode="paper", gamma=75, h=0.5, W="auto", prep="public", seed=0)
     sizes, reps = (200, 500, 1000, 2500), compute.QUICK_REPS
@@ -53,8 +53,8 @@ def owl_handout():
 
 
 def cvar_handout():
-    from ui.cvar import compute
-    from ui.cvar import handout as cvar_handout
+    from dpcore_app.ui.cvar import compute
+    from dpcore_app.ui.cvar import handout as cvar_handout
 
     spec = {"eps": 1.0, "n": 2000, "tau": 0.05, "loss": "uniform", "B": 1.0, "reps": 200, "seed": 0}
     work = compute.workload(200)

@@ -13,7 +13,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from ui.lessons.catalog import LESSONS
+from dpcore_app.ui.lessons.catalog import LESSONS
 
 pytestmark = pytest.mark.e2e
 SLOW_MS = 240_000  # a lesson's first answer runs its Monte-Carlo study on a shared machine

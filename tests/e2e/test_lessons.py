@@ -9,8 +9,8 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 from playwright.sync_api import expect
 
-from ui.common.controls import ascii_form
-from ui.lessons.catalog import LESSONS
+from dpcore_app.ui.common.controls import ascii_form
+from dpcore_app.ui.lessons.catalog import LESSONS
 
 pytestmark = pytest.mark.e2e
 

@@ -16,11 +16,11 @@ import pytest
 from playwright.sync_api import expect
 
 from dpcore.data.trial import read_table
-from ui.upload.files import apply_rule
+from dpcore_app.ui.upload.files import apply_rule
 
 pytestmark = pytest.mark.e2e
 
-DEMO = Path(__file__).resolve().parents[2] / "demo_data" / "paper_trial.csv"
+DEMO = Path(__file__).resolve().parents[2] / "dpcore_app" / "demo_data" / "paper_trial.csv"
 
 LINKS = []
 
@@ -123,11 +123,11 @@ def test_csv_and_dictionary_preview_evaluated_release_and_files_that_work(app, t
     from dpcore import load_rule, read_dictionary
 
     root = Path(__file__).resolve().parents[2]
-    hospital = root / "demo_data" / "hospital_trial.csv"
+    hospital = root / "dpcore_app" / "demo_data" / "hospital_trial.csv"
     trial = tmp_path / "trial.csv"
     trial.write_bytes(hospital.read_bytes().replace(b"\n", b"\r\n"))  # not the demo's bytes
     dictionary = tmp_path / "trial_dictionary.csv"
-    dictionary.write_text(read_dictionary(root / "demo_data" / "hospital_trial.json").to_csv())
+    dictionary.write_text(read_dictionary(root / "dpcore_app" / "demo_data" / "hospital_trial.json").to_csv())
     app.page.set_viewport_size({"width": 1440, "height": 1000})
     app.goto("/your-data")
     app.page.locator("[data-testid='stFileUploaderDropzoneInput']").first.set_input_files(str(trial))

@@ -40,8 +40,8 @@ def used_as_documented(path: str) -> str:
     treat: np.ndarray = model.predict(sample["X"][:5])
     value: float = model.score(sample["X"], sample["A"], sample["B"])
     coef: np.ndarray = model.coef_
-    d = read_dictionary("demo_data/actg175_trial.json")
-    trial = read_trial("demo_data/actg175_trial.csv", **d.read_trial_kwargs(), incomplete="keep")
+    d = read_dictionary("dpcore_app/demo_data/actg175_trial.json")
+    trial = read_trial("dpcore_app/demo_data/actg175_trial.csv", **d.read_trial_kwargs(), incomplete="keep")
     assert d.outcome_bounds is not None and d.larger_is_better is not None
     outcomes = trial.outcomes_for_fit(d.outcome_bounds, d.larger_is_better)
     fitted, evaluation, (fit_rows, _) = fit_and_evaluate(

@@ -9,11 +9,11 @@ from dpcore import read_dictionary, read_trial
 from dpcore.owl.evaluation import evaluate_rule
 from dpcore.owl.preview import smallest_epsilon
 from dpcore.owl.simulate import PAPER_TRIAL, optimal_treatment
-from ui.upload import analyst_compute as analyst
-from ui.upload import analyst_explain as explain
-from ui.upload import preview_charts as charts
+from dpcore_app.ui.upload import analyst_compute as analyst
+from dpcore_app.ui.upload import analyst_explain as explain
+from dpcore_app.ui.upload import preview_charts as charts
 
-DEMO = Path(__file__).resolve().parents[2] / "demo_data"
+DEMO = Path(__file__).resolve().parents[2] / "dpcore_app" / "demo_data"
 
 
 def small_preview(eps=1.0):
@@ -74,7 +74,7 @@ def test_script_text_follows_the_settings():
 
 
 def test_report_sections_escape_and_carry_released_numbers_only():
-    from ui.upload import report_parts
+    from dpcore_app.ui.upload import report_parts
 
     t = PAPER_TRIAL.sample(500, rng=1)
     ev = evaluate_rule(optimal_treatment(t["f"]), t["A"], t["B"], 0.5, outcome_bounds=(-10, 10),
@@ -91,7 +91,7 @@ def test_report_sections_escape_and_carry_released_numbers_only():
 def test_the_pages_evaluated_release_draws_its_laplace_noise_with_opendp(monkeypatch):
     """On uploaded data the evaluation's noise comes from OpenDP's sampler (the page's path)."""
     import dpcore.privacy.mechanisms as mech
-    from ui.upload import compute
+    from dpcore_app.ui.upload import compute
 
     calls = []
     monkeypatch.setattr(mech, "opendp_laplace_noise",
@@ -108,7 +108,7 @@ def test_the_pages_evaluated_release_draws_its_laplace_noise_with_opendp(monkeyp
 
 
 def test_a_binary_column_is_one_click_in_the_metadata_table():
-    from ui.upload import meta
+    from dpcore_app.ui.upload import meta
 
     frame = meta.table(["smoker", "age"], "y", {"smoker": {"type": "binary"},
                                                "age": {"lower": 18.0, "upper": 90.0},
@@ -125,7 +125,7 @@ def test_the_preview_sentence_is_as_strong_as_its_numbers():
     of single releases spanning most of 0–100% is called too wide, not presented as information."""
     import pandas as pd
 
-    from ui.upload.analyst_explain import preview_sentence, twin_assumptions
+    from dpcore_app.ui.upload.analyst_explain import preview_sentence, twin_assumptions
 
     def frame(kept, lo, hi, base=2.0):
         return pd.DataFrame([{"strength": "moderate", "epsilon": 1.0, "effect_sd": 1.5,
@@ -150,7 +150,7 @@ def test_the_preview_says_how_often_two_releases_would_disagree():
     named only when the pairs' band holds 50%."""
     import pandas as pd
 
-    from ui.upload.analyst_explain import preview_sentence
+    from dpcore_app.ui.upload.analyst_explain import preview_sentence
 
     def frame(d, lo, hi):
         return pd.DataFrame([{"strength": "moderate", "epsilon": 2.0, "effect_sd": 1.5,
@@ -181,7 +181,7 @@ def test_the_dominant_arm_twin_has_the_average_advantage_it_names():
 def test_the_preview_eps_axis_has_labelled_1_2_5_ticks_only():
     import pandas as pd
 
-    from ui.upload.preview_charts import agreement_curve
+    from dpcore_app.ui.upload.preview_charts import agreement_curve
 
     rows = [{"strength": "moderate", "epsilon": e, "agreement_mean": 60.0, "agreement_lo": 50.0,
              "agreement_hi": 70.0} for e in (0.1, 1.0, 10.0, 100.0)]
@@ -192,7 +192,7 @@ def test_the_preview_eps_axis_has_labelled_1_2_5_ticks_only():
 def test_the_release_headline_is_green_only_when_the_evaluation_shows_the_rule_beats_both_arms():
     from types import SimpleNamespace
 
-    from ui.upload.explain import deploy_verdict
+    from dpcore_app.ui.upload.explain import deploy_verdict
 
     rel = SimpleNamespace(private=True, epsilon=1.0, void="")
     ev = lambda verdict: SimpleNamespace(verdict=verdict, level=0.95)  # noqa: E731

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ui.common.figures import figure
+from dpcore_app.ui.common.figures import figure
 
 MIN_PX = 14
 MIN_CONTRAST = 4.5
@@ -123,8 +123,8 @@ def problems(fig):
 
 
 def owl_figures():
-    from ui.owl import charts, compute, decide, explain
-    from ui.owl import decide_compute as targets
+    from dpcore_app.ui.owl import charts, compute, decide, explain
+    from dpcore_app.ui.owl import decide_compute as targets
 
     # The page's defaults (ε = 1, n = 1000 beside 200, 500, 2500, the authors' γ) at the quick
     # estimate's repetitions: the same figures, a fraction of the simulation.
@@ -159,7 +159,7 @@ def owl_figures():
 
 
 def cvar_figures():
-    from ui.cvar import charts, compute
+    from dpcore_app.ui.cvar import charts, compute
 
     n, tau, eps, bound, seed = 2000, 0.05, 1.0, 1.0, 0
     summary = compute.scalar_summary("uniform", bound, compute.workload(200).reps, seed)
@@ -175,7 +175,7 @@ def cvar_figures():
 
 
 def bounds_figures():
-    from ui.bounds import compute
+    from dpcore_app.ui.bounds import compute
 
     n, eps, h, W, C, rho, seed, G, form, d, tau = 500, 1.0, 0.5, 30, 0.0, 0.05, 0, 0.0, "re-derived", 5, 0.05
     gamma = compute.gamma_used("paper", 75, eps, n)
@@ -197,7 +197,7 @@ def bounds_figures():
 
 
 def overview_figures():
-    from ui.overview import charts
+    from dpcore_app.ui.overview import charts
 
     rng = np.random.default_rng(0)
     return {"overview count": charts.noisy_count(120, 120 + rng.laplace(0, 1, 2000), 1.0)}

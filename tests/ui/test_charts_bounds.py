@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from ui.bounds import charts, compute, explain
+from dpcore_app.ui.bounds import charts, compute, explain
 
 
 def measured(over, xs):

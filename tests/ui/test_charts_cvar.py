@@ -13,8 +13,8 @@ from dpcore.cvar.experiments import (
     sweep_summary,
 )
 from dpcore.montecarlo import summarize
-from ui.cvar import charts
-from ui.cvar.compute import curve
+from dpcore_app.ui.cvar import charts
+from dpcore_app.ui.cvar.compute import curve
 
 
 @pytest.fixture(scope="module")

@@ -7,8 +7,8 @@ import pytest
 
 from dpcore import expected_noise_radius
 from dpcore.owl.experiments import owl_monte_carlo
-from ui.common.charts import GREY
-from ui.owl import charts
+from dpcore_app.ui.common.charts import GREY
+from dpcore_app.ui.owl import charts
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +73,7 @@ def test_gamma_curve_marks_the_pick_and_the_best_mean():
 
 
 def test_the_eps_chart_names_what_it_draws_in_fixed_mode_and_marks_the_target(summary):
-    from ui.owl.decide_compute import Hit
+    from dpcore_app.ui.owl.decide_compute import Hit
 
     fixed = owl_monte_carlo([200, 500], [0.5, 5.0, np.inf], gamma=1000.0, reps=10, test_size=300,
                             seed=1).summary
@@ -91,8 +91,8 @@ def test_the_eps_chart_names_what_it_draws_in_fixed_mode_and_marks_the_target(su
 def test_the_n_caption_says_what_the_noise_does_in_each_mode():
     """With the paper's table γ changes with n, so the noise's length does too: the caption
     gives the lengths the page uses, and says "the same at every n" only for a fixed γ."""
-    from ui.owl.compute import noise_lengths
-    from ui.owl.explain import n_curve_caption
+    from dpcore_app.ui.owl.compute import noise_lengths
+    from dpcore_app.ui.owl.explain import n_curve_caption
 
     lengths = noise_lengths([200, 1000], 1.0, "paper", 75, "auto")
     assert round(lengths[200], 1) == 3.2 and round(lengths[1000], 1) == 6.4

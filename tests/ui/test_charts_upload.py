@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ui.upload.charts import rule_effects
+from dpcore_app.ui.upload.charts import rule_effects
 
 
 def test_bars_are_the_effects_sorted_by_size_and_coloured_by_arm():

@@ -7,10 +7,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ui.common.controls import Choice, IntRange, MultiChoice
-from ui.common.grids import EPS_OPTIONS, N_OPTIONS, fmt_eps
-from ui.common.limits import MIN_REPS, _Gate, cap_work
-from ui.common.safety import plain
+from dpcore_app.ui.common.controls import Choice, IntRange, MultiChoice
+from dpcore_app.ui.common.grids import EPS_OPTIONS, N_OPTIONS, fmt_eps
+from dpcore_app.ui.common.limits import MIN_REPS, _Gate, cap_work
+from dpcore_app.ui.common.safety import plain
 
 EPS = Choice("eps", EPS_OPTIONS, 1.0, "Privacy budget ε", fmt_eps)
 COMPARE = MultiChoice("compare", N_OPTIONS, (200, 500), "Also show n")
@@ -39,7 +39,7 @@ def test_off_grid_values_snap_to_the_nearest_option_with_a_reason():
 
 
 def test_greek_labels_have_ascii_aliases():
-    from ui.common.controls import ascii_form
+    from dpcore_app.ui.common.controls import ascii_form
 
     X = Choice("x", ("ε", "n", "τ", "εnτ"), "ε", "x-axis", str)
     assert X.from_url(["eps_n_tau"]) == ("εnτ", None) and X.from_url(["TAU"]) == ("τ", None)
@@ -128,7 +128,7 @@ def test_a_fresh_link_is_corrected_with_public_apis_only():
 
     at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=60)
     at.run()
-    at.switch_page("app_pages/dp_owl.py")
+    at.switch_page("dpcore_app/app_pages/dp_owl.py")
     for key, value in {"reps": "1e309", "seed": ["3", "4"], "eps": "0.3", "compare": "200", "bogus": "1",
                        "n": "5e2"}.items():
         at.query_params[key] = value

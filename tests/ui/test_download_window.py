@@ -4,14 +4,14 @@ Streamlit's MediaFileManager builds a deferred download (the page hands every do
 button a callable) when it is clicked, ties the built file to no session, and deletes it at
 the end of the second script run after that, in any session; a session's end (clear_session_refs,
 what a shutdown does first) does not remove it. If Streamlit changes this, this test fails
-and the stated window (ui/upload/explain.py DOWNLOAD_WINDOW, app_pages/limitations.py) must be
+and the stated window (dpcore_app/ui/upload/explain.py DOWNLOAD_WINDOW, dpcore_app/app_pages/limitations.py) must be
 revisited.
 """
 
 from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 
-from ui.upload.explain import DOWNLOAD_WINDOW
+from dpcore_app.ui.upload.explain import DOWNLOAD_WINDOW
 
 
 def test_a_clicked_download_lives_until_the_second_run_after_it():

@@ -10,8 +10,8 @@ import pytest
 
 from dpcore.theory import bounds
 from dpcore.theory.measurement import coverage
-from ui.bounds import compute, explain
-from ui.common.grids import EPS_OPTIONS, N_OPTIONS
+from dpcore_app.ui.bounds import compute, explain
+from dpcore_app.ui.common.grids import EPS_OPTIONS, N_OPTIONS
 
 EPS_EXTREMES = (min(EPS_OPTIONS), 1.0, max(e for e in EPS_OPTIONS if math.isfinite(e)), math.inf)
 SETTINGS = [(eps, n, C) for eps in EPS_EXTREMES for n in (min(N_OPTIONS), max(N_OPTIONS))
@@ -164,7 +164,7 @@ def test_a_p_bounds_the_gamma_radius_quantile_and_is_not_laurent_massart():
 
 
 def test_the_glossary_defines_delta_and_both_kinds_of_interval():
-    from ui.common.glossary import TERMS
+    from dpcore_app.ui.common.glossary import TERMS
 
     assert "not simply the probability" in TERMS["delta"][1]
     assert "Two kinds here" in TERMS["interval"][1]

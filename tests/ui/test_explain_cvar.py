@@ -13,8 +13,8 @@ import pytest
 from dpcore.cvar.experiments import class_study, rule_tail_risk
 from dpcore.cvar.learning import dp_gd_privacy_constant
 from dpcore.theory import bounds
-from ui.common.grids import EPS_OPTIONS
-from ui.cvar import compute, explain
+from dpcore_app.ui.common.grids import EPS_OPTIONS
+from dpcore_app.ui.cvar import compute, explain
 
 EPS_EXTREMES = (min(EPS_OPTIONS), 1.0, max(e for e in EPS_OPTIONS if math.isfinite(e)), math.inf)
 

@@ -2,7 +2,7 @@
 
 import math
 
-from ui.owl.decide_explain import stability_card, stability_sentence
+from dpcore_app.ui.owl.decide_explain import stability_card, stability_sentence
 
 
 def cell(mean, lo, hi, reps=200):

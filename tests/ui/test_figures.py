@@ -6,8 +6,8 @@ import plotly.io as pio
 import pytest
 
 from dpcore.store import ResultStore
-from ui.common.figures import SharedFigure, figure
-from ui.owl import charts
+from dpcore_app.ui.common.figures import SharedFigure, figure
+from dpcore_app.ui.owl import charts
 
 
 def _inputs(shift=0.0):
@@ -32,10 +32,10 @@ def test_equal_inputs_share_one_build_and_other_inputs_get_their_own():
 
 
 def test_charts_of_uploaded_data_are_never_shared():
-    from ui.upload import charts as upload
+    from dpcore_app.ui.upload import charts as upload
 
     builder = next(getattr(upload, n) for n in dir(upload) if callable(getattr(upload, n))
-                   and getattr(getattr(upload, n), "__module__", "") == "ui.upload.charts")
+                   and getattr(getattr(upload, n), "__module__", "") == "dpcore_app.ui.upload.charts")
     with pytest.raises(ValueError, match="only teaching charts"):
         figure(builder)
 
@@ -43,7 +43,7 @@ def test_charts_of_uploaded_data_are_never_shared():
 @pytest.fixture
 def store(tmp_path, monkeypatch):
     """A results store of this test's own, and no figure in memory."""
-    from ui.common import figures
+    from dpcore_app.ui.common import figures
 
     monkeypatch.setenv("DPCORE_STORE", str(tmp_path / "store"))
     figures._build.clear()
@@ -56,7 +56,7 @@ def _refuse(*args, **kwargs):
 
 
 def test_a_figure_written_by_the_warm_up_is_read_back_not_built(store, monkeypatch):
-    from ui.common import figures
+    from dpcore_app.ui.common import figures
 
     with figures.storing():
         built = figure(charts.distribution, *_inputs())
@@ -74,7 +74,7 @@ def test_a_session_writes_nothing_to_the_store(store):
 
 
 def test_an_edited_chart_is_never_served_an_old_figure(store, monkeypatch):
-    from ui.common import figures
+    from dpcore_app.ui.common import figures
 
     with figures.storing():
         figure(charts.distribution, *_inputs())
@@ -88,8 +88,8 @@ def test_an_edited_chart_is_never_served_an_old_figure(store, monkeypatch):
 
 
 def test_the_your_data_preview_is_never_written_to_disk(store):
-    from ui.common import figures
-    from ui.upload.preview_charts import agreement_curve
+    from dpcore_app.ui.common import figures
+    from dpcore_app.ui.upload.preview_charts import agreement_curve
 
     frame = pd.DataFrame({"strength": ["strong"] * 2, "epsilon": [1.0, 10.0],
                           "agreement_mean": [60.0, 90.0], "agreement_lo": [50.0, 85.0],

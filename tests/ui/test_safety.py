@@ -2,7 +2,7 @@
 
 import logging
 
-from ui.common.safety import friendly_errors
+from dpcore_app.ui.common.safety import friendly_errors
 
 
 def test_a_caught_error_is_logged_with_message_and_traceback(caplog):

@@ -13,10 +13,10 @@ import pandas as pd
 import pytest
 
 from dpcore.data.trial import read_table
-from ui.upload import compute, files
-from ui.upload.charts import rule_effects
+from dpcore_app.ui.upload import compute, files
+from dpcore_app.ui.upload.charts import rule_effects
 
-DEMO = pathlib.Path(__file__).resolve().parents[2] / "demo_data"
+DEMO = pathlib.Path(__file__).resolve().parents[2] / "dpcore_app" / "demo_data"
 HOSPITAL = DEMO / "hospital_trial.csv"
 
 
@@ -283,7 +283,7 @@ def test_a_d0_with_other_levels_gets_the_trials_columns():
 
 @pytest.mark.parametrize("k,text", [(1, "1 patient"), (2, "2 patients")])
 def test_counts_agree_in_number(k, text):
-    from ui.upload import explain
+    from dpcore_app.ui.upload import explain
 
     assert explain.patients(k) == text
     assert explain.patients(1, 1) == "1 of 1 patient"
@@ -294,7 +294,7 @@ def test_counts_agree_in_number(k, text):
 
 
 def test_the_table_reads_back_levels_bounds_and_what_is_missing():
-    from ui.upload import meta
+    from dpcore_app.ui.upload import meta
 
     rows = {"age": {"lower": 18.0, "upper": 90.0}, "site": {"type": "categorical", "levels": " A, B ,C"},
             "levels": {"lower": 1.0}}
@@ -311,7 +311,7 @@ def test_the_table_reads_back_levels_bounds_and_what_is_missing():
 
 
 def test_the_table_fills_from_a_dictionary_and_from_the_data():
-    from ui.upload import meta
+    from dpcore_app.ui.upload import meta
 
     d = json.loads((DEMO / "hospital_trial.json").read_text())
     rows = meta.from_dictionary(d, ["site", "age", "days_in_hospital"])
@@ -328,7 +328,7 @@ def test_a_data_range_left_in_the_table_keeps_the_release_not_private():
     """Privacy rule 2: the data's ranges, then a dictionary that does not describe every column,
     leave the undescribed column's data range in the table, and the release NOT PRIVATE; typing
     over it (the editor's rows differ from the kept ones) makes it typed."""
-    from ui.upload import meta
+    from dpcore_app.ui.upload import meta
 
     d = json.loads((DEMO / "hospital_trial.json").read_text())
     d["columns"] = [c for c in d["columns"] if c["name"] != "frailty"]
@@ -347,7 +347,7 @@ def test_a_data_range_left_in_the_table_keeps_the_release_not_private():
 
 
 def test_the_metadata_table_marks_each_rows_problem_and_counts_a_pending_edit():
-    from ui.upload import meta
+    from dpcore_app.ui.upload import meta
 
     rows = {"age": {"type": "numeric", "lower": 90.0, "upper": 18.0}}
     problems = meta.dictionary_problems_by_column(

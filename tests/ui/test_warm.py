@@ -5,9 +5,9 @@ import os
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from dpcore_app import warm
+from dpcore_app.ui.owl import compute as owl
 from tests.app.conftest import APP
-from ui import warm
-from ui.owl import compute as owl
 
 SMALL = ("DP-OWL n = 200, small", owl.owl_sweep, (200, "paper", 75, 0.5, "auto", 40, 77, "public"))
 
@@ -27,7 +27,7 @@ def test_the_dp_owl_views_are_every_size_mode_and_preprocessing_at_default_setti
 
 def test_every_page_has_views_and_none_repeats():
     todo = warm.views()
-    assert {fn.store_name.split(".")[1] for _, fn, _ in todo} == {"owl", "cvar", "bounds"}
+    assert {fn.store_name.split(".")[2] for _, fn, _ in todo} == {"owl", "cvar", "bounds"}
     assert len({(fn.store_name, a) for _, fn, a in todo}) == len(todo)
 
 
@@ -56,7 +56,7 @@ def test_a_warmed_view_opens_without_simulating(small_views, monkeypatch):
     monkeypatch.setattr(owl, "owl_monte_carlo", refuse)
     at = AppTest.from_file(APP, default_timeout=60)
     at.run()
-    at.switch_page("app_pages/dp_owl.py")
+    at.switch_page("dpcore_app/app_pages/dp_owl.py")
     for key, value in {"n": "200", "compare": ["200"], "reps": "40", "seed": "77"}.items():
         at.query_params[key] = value
     at.run()
@@ -65,7 +65,7 @@ def test_a_warmed_view_opens_without_simulating(small_views, monkeypatch):
 
 
 def test_an_unreachable_cluster_falls_back_to_the_local_pool(monkeypatch, caplog):
-    from ui.common import limits
+    from dpcore_app.ui.common import limits
 
     def unreachable(address):
         raise OSError(f"cannot connect to {address}")
@@ -83,7 +83,7 @@ def test_warming_on_a_dask_cluster_stores_the_same_bits(small_views, monkeypatch
     distributed = pytest.importorskip("distributed")
     import pandas as pd
 
-    from ui.common import limits
+    from dpcore_app.ui.common import limits
 
     label, fn, args = SMALL
     monkeypatch.setenv("DPCORE_STORE", str(tmp_path / "local"))
@@ -115,7 +115,7 @@ def test_the_warm_up_stores_exactly_the_figures_the_page_then_reads(small_views,
     """Once ``dpcore warm`` has stored a view's figures, a server opening that view builds none:
     the page and the warm-up give the figures the same keys (types included). A view whose
     example rule is not stored is skipped, never simulated."""
-    from ui.common import figures
+    from dpcore_app.ui.common import figures
 
     warm.warm(pages=small_views)  # the sweep, stored
     state = dict(warm.OWL_STATE, n=200, compare=(200,), reps=40, seed=77)
@@ -133,7 +133,7 @@ def test_the_warm_up_stores_exactly_the_figures_the_page_then_reads(small_views,
     at = AppTest.from_file(APP, default_timeout=60)
     at.run()  # the Overview, which builds its own figure
     built.clear()
-    at.switch_page("app_pages/dp_owl.py")
+    at.switch_page("dpcore_app/app_pages/dp_owl.py")
     for key, value in {"n": "200", "compare": ["200"], "reps": "40", "seed": "77"}.items():
         at.query_params[key] = value
     at.run()

@@ -1,0 +1,493 @@
+"""Control specs: every widget of every page, tied to the URL so that a link reproduces the view.
+
+A spec knows its options, its default, how its values are written in a link and how to read
+them back. A page owns its widgets' session state (``dp-owl.eps``); links use the short names
+(``?eps=1``). Before a page creates its widgets, :func:`check_link` reads a newly arrived link
+and sets the page's whole state from it (named controls to the link's values, a default
+included, the others to their defaults); a value that is not exactly one the widget could have
+written is replaced by the value actually used, in the address bar too, and a notice names
+both. The address then follows the widgets (:func:`write_link`). Widgets never hand ``None`` to
+the computation.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+import re
+from dataclasses import dataclass
+from decimal import Decimal
+from urllib.parse import urlencode
+
+import streamlit as st
+
+from dpcore_app.ui.common.grids import fmt_number
+from dpcore_app.ui.common.safety import plain
+
+_NUMBER = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")  # ASCII only: no ５００, 1_000
+_SHOWN = 40  # characters of a link's value echoed in a notice
+
+
+class Control:
+    """What every spec has: ``key`` (the URL parameter), ``label``, ``default``, ``help``."""
+
+    key: str
+    label: str
+    default: object
+    help: str | None
+
+    def to_url(self, value):
+        """The URL value(s) the widget writes for ``value``."""
+        return self.fmt(value)
+
+    def from_url(self, raw):
+        """(value, problem) from the link's values for this key; problem is None when valid."""
+        raise NotImplementedError
+
+    @property
+    def state_key(self):
+        """The widget's session-state key on the current page (see :func:`state_key`)."""
+        return state_key(self.key)
+
+    def widget(self, **kwargs):
+        """Create the widget and return its value, never None."""
+        value = self._create(key=self.state_key, on_change=write_link, **kwargs)  # the address follows
+        last = st.session_state.setdefault("_last_good", {})
+        if value is None:  # a transient empty value from the browser: keep the last good one
+            return last.get(self.state_key, self.default)
+        last[self.state_key] = value
+        return value
+
+    def _create(self, **kwargs):
+        raise NotImplementedError
+
+    def _single(self, raw):
+        """The one value of a single-valued parameter, or a problem."""
+        if len(raw) > 1:
+            given = ", ".join(raw)
+            return None, f"{self.label} was given {len(raw)} times ({given})"
+        return raw[0], None
+
+
+@dataclass(frozen=True)
+class Choice(Control):
+    """One of a finite list of options: select slider, segmented control, radio or selectbox.
+
+    ``fmt`` is the widget's format_func; Streamlit writes the formatted label to the URL, so
+    labels are what a link carries.
+    """
+
+    key: str
+    options: tuple
+    default: object
+    label: str
+    fmt: callable = fmt_number
+    kind: str = "select_slider"
+    help: str | None = None
+
+    def from_url(self, raw):
+        value, problem = self._single(raw)
+        if problem:
+            return self.default, problem
+        labels = {self.fmt(o): o for o in self.options}
+        if value in labels:
+            return labels[value], None
+        aliases = {ascii_form(label): o for label, o in labels.items() if not label.isascii()}
+        if ascii_form(value) in aliases:  # x=eps_n_tau for x=εnτ
+            return aliases[ascii_form(value)], None
+        near = _nearest(self.options, value)
+        if near is not None:
+            if near == _number(value):  # the same number written another way (0.50, 1e0)
+                return near, None
+            return near, (f"{self.label} has no option {value.strip()}; the nearest on its grid is "
+                          f"{self.fmt(near)}")
+        shown = list(labels)
+        allowed = ", ".join(shown) if len(shown) <= 8 else f"{shown[0]} … {shown[-1]}"
+        return self.default, f"{self.label} must be one of {allowed}"
+
+    def _create(self, **kwargs):
+        common = dict(format_func=self.fmt, help=self.help, **kwargs)
+        if self.kind == "select_slider":
+            return st.select_slider(self.label, options=self.options, value=self.default, **common)
+        if self.kind == "segmented":
+            return st.segmented_control(self.label, self.options, default=self.default,
+                                        required=True, **common)
+        index = self.options.index(self.default)
+        if self.kind == "radio":
+            return st.radio(self.label, self.options, index=index, horizontal=True, **common)
+        return st.selectbox(self.label, self.options, index=index, **common)
+
+
+@dataclass(frozen=True)
+class MultiChoice(Choice):
+    """A multiselect: the URL repeats the parameter once per chosen label (n=200&n=500).
+
+    An empty value (``compare=``) is the empty selection, which the widget itself writes.
+    """
+
+    kind: str = "multiselect"
+
+    def to_url(self, value):
+        return [self.fmt(v) for v in value] or [""]
+
+    def from_url(self, raw):
+        labels = {self.fmt(o): o for o in self.options}
+        if raw in ([], [""]):
+            return (), None
+        good = [labels[v] for v in dict.fromkeys(raw) if v in labels]
+        bad = [v for v in raw if v not in labels]
+        if not bad:
+            return tuple(good), None
+        problem = f"{self.label} accepts only {', '.join(labels)}; {', '.join(bad)} is not one"
+        return (tuple(good) if good else self.default), problem
+
+    def _create(self, **kwargs):
+        return tuple(st.multiselect(self.label, self.options, default=list(self.default),
+                                    format_func=self.fmt, help=self.help, **kwargs))
+
+
+@dataclass(frozen=True)
+class IntRange(Control):
+    """A whole number in [low, high]: a number input, or a slider with ``kind="slider"``.
+
+    A link may write it as 500, 500.0 or 5e2 (normalised to 500); fractions, non-ASCII digits,
+    digit separators, infinities and values outside the range are refused.
+    """
+
+    key: str
+    low: int
+    high: int
+    default: int
+    label: str
+    step: int = 1
+    kind: str = "number"
+    help: str | None = None
+
+    def fmt(self, value):
+        return str(int(value))
+
+    def from_url(self, raw):
+        value, problem = self._single(raw)
+        if problem:
+            return self.default, problem
+        value = value.strip()
+        if not _NUMBER.fullmatch(value):
+            return self.default, f"{self.label} must be a whole number written with digits 0-9"
+        number = Decimal(value)  # exact: 1e309 and a 400-digit number stay what they are
+        if not self.low <= number <= self.high:
+            return self.default, f"{self.label} must be between {self.low} and {self.high}"
+        if number != number.to_integral_value():
+            return self.default, f"{self.label} must be a whole number"
+        return int(number), None
+
+    def _create(self, **kwargs):
+        common = dict(help=self.help, step=self.step, **kwargs)
+        if self.kind == "slider":
+            return st.slider(self.label, self.low, self.high, self.default, **common)
+        return st.number_input(self.label, self.low, self.high, self.default, **common)
+
+
+_GREEK = {"ε": "eps", "τ": "tau", "γ": "gamma", "ρ": "rho", "λ": "lambda", "κ": "kappa",
+          "δ": "delta", "Δ": "Delta", "θ": "theta", "α": "alpha", "√": "sqrt"}
+
+
+def ascii_form(text):
+    """A label as plain ASCII for a link: εnτ → eps_n_tau, √d → sqrt_d (case-insensitive)."""
+    spelled = "".join(f"_{_GREEK[c]}_" if c in _GREEK else c for c in str(text))
+    return re.sub(r"[^0-9a-z]+", "_", spelled.lower()).strip("_")
+
+
+def _number(raw):
+    """A finite number written with ASCII digits, or None."""
+    raw = str(raw).strip()
+    if not _NUMBER.fullmatch(raw):
+        return None
+    x = float(Decimal(raw))
+    return x if math.isfinite(x) else None
+
+
+def _nearest(options, raw):
+    """The option nearest to a number inside the numeric options' range (log scale when all
+    are positive), or None: off-grid values snap, values outside the grid do not."""
+    x = _number(raw)
+    numbers = [o for o in options if isinstance(o, (int, float)) and not isinstance(o, bool)
+               and math.isfinite(o)]
+    if x is None or not numbers or not min(numbers) <= x <= max(numbers):
+        return None
+    if min(numbers) > 0:
+        return min(numbers, key=lambda o: abs(math.log(o / x)))
+    return min(numbers, key=lambda o: abs(o - x))
+
+
+def row(*controls, widths=None):
+    """Controls side by side, one column each; returns their values in order."""
+    values = []
+    for column, control in zip(st.columns(widths or len(controls)), controls):
+        with column:
+            values.append(control.widget())
+    return values
+
+
+# --------------------------------------------------------------------------------------------
+# Page-scoped state and the link
+
+
+_SCOPE = "_link_scope"  # the page whose controls this session's widgets belong to
+_PAGES: dict = {}  # page -> its controls (the same specs in every session)
+
+
+def state_key(name, page=None):
+    """The session-state key of the control written ``name`` in a link: the page's own
+    (``dp-owl.eps``), so a value set on one page never reaches another page's widget."""
+    page = st.session_state.get(_SCOPE) if page is None else page
+    return f"{page}.{name}" if page else name
+
+
+def value_of(spec):
+    """The control's current value on this page (its default before the widget exists)."""
+    value = st.session_state.get(spec.state_key)
+    if value is None:
+        return st.session_state.get("_last_good", {}).get(spec.state_key, spec.default)
+    return tuple(value) if isinstance(spec, MultiChoice) else value
+
+
+def whole_state(specs, values):
+    """Every control in ``specs`` at its default, then ``values``: a state that owes nothing to
+    what came before (what a preset and a link both set)."""
+    return {**{c.key: c.default for c in specs}, **values}
+
+
+def set_state(values):
+    """From a callback (a preset, a tuned γ): set controls of the current page by their link
+    names, and write the address to match."""
+    _assign(values)
+    write_link()
+
+
+def _assign(values):
+    """Controls' values by link name into this page's keys (before the widgets exist, or from a
+    callback); a transient value kept for a widget that came back empty is forgotten."""
+    good = st.session_state.setdefault("_last_good", {})
+    for name, value in values.items():
+        st.session_state[state_key(name)] = list(value) if isinstance(value, tuple) else value
+        good.pop(state_key(name), None)
+
+
+def presets(specs, overrides):
+    """Whole states: every control in ``specs`` at its default, then the preset's values, so a
+    preset never lands on top of whatever came before (a link is read the same way)."""
+    return {label: whole_state(specs, values) for label, values in overrides.items()}
+
+
+def active(presets_, specs):
+    """The label of the preset the controls are at now, or None."""
+    now = {c.key: value_of(c) for c in specs}
+    for label, values in presets_.items():
+        if all(_same(now[k], v) for k, v in values.items()):
+            return label
+    return None
+
+
+def presets_menu(presets_, specs, announce=False, key=lambda i, label: f"preset_{i}"):
+    """The presets as buttons in one popover whose label names the active preset (or says the
+    settings are custom): one element above the charts instead of a row of buttons and a
+    caption. ``announce``: a preset's label is announced with the verdict (see :func:`apply`).
+    Returns the active preset's label or None."""
+    now = active(presets_, specs)
+    with st.popover(f"Preset: {now}" if now else "Presets (now: custom settings)", icon=":material/tune:"):
+        for i, (label, values) in enumerate(presets_.items()):
+            st.button(label, on_click=apply, args=(values, label if announce else None), width="stretch",
+                      key=key(i, label), type="primary" if label == now else "secondary")
+        st.caption((f"Active preset: **{now}**. " if now else "Custom settings (no preset). ")
+                   + "A preset sets every control of the study, the simulation settings to their defaults.")
+    return now
+
+
+def apply(values, label=None):
+    """on_click of a preset: set the whole state; the page may announce ``label`` once the
+    numbers are in (on a phone the verdict may be off-screen)."""
+    set_state(values)
+    if label:
+        st.session_state["_preset_toast"] = label
+
+
+def link_params(specs=None, complete=False):
+    """The current page's state as URL parameters: the values that differ from their defaults
+    (the address bar), or every control (``complete``: a link on paper that must not depend on
+    what the defaults are one day)."""
+    specs = _PAGES.get(st.session_state.get("_link_page"), ()) if specs is None else specs
+    params = {}
+    for spec in specs:
+        value = value_of(spec)
+        if complete or not _same(value, spec.default):
+            params[spec.key] = spec.to_url(value)
+    return params
+
+
+def write_link():
+    """Make the address bar read the current page's state (after a widget moved, a preset).
+
+    A public st.query_params edit; :func:`history_guard` makes the browser replace the history
+    entry instead of adding one, so Back leaves the page rather than undoing a slider."""
+    page = st.session_state.get("_link_page")
+    if page not in _PAGES:
+        return
+    params = link_params()
+    st.session_state.pop("_link_pending", None)  # the widgets' state supersedes a pending correction
+    if _as_lists(params) != _current():
+        st.query_params.from_dict(params)
+    st.session_state.setdefault("_link_seen", {})[page] = _as_lists(params)
+
+
+_GUARD = """<script>(() => {
+  const h = window.history;  // st.html is not in an iframe: this is the app's own history
+  if (h.__dpcoreReplace) return;
+  const push = h.pushState.bind(h);
+  h.pushState = (state, title, url) => {
+    const next = new URL(url, window.location.href);
+    // Same page, new parameters: a link's correction or a widget's value. Replace the entry,
+    // so one Back press leaves the view. A new page still adds an entry.
+    return next.pathname === window.location.pathname ? h.replaceState(state, title, url)
+                                                       : push(state, title, url);
+  };
+  h.__dpcoreReplace = true;
+})();</script>"""
+
+
+def history_guard():
+    """Once per run, from app.py: the browser keeps one history entry per page visit.
+
+    Streamlit's browser side adds a history entry whenever the server changes the query string
+    (it replaces the entry only for a bound widget the user moved, or during Back/Forward).
+    This constant script (no user input in it) turns a same-page entry into a replacement.
+    Returns whether it was sent in an earlier run, i.e. whether the browser can have it now."""
+    earlier = st.session_state.get("_history_guard_sent", False)
+    with st.sidebar:
+        st.html(_GUARD, unsafe_allow_javascript=True, width="content")
+    st.session_state["_history_guard_sent"] = True
+    st.session_state["_history_guard_ready"] = earlier
+    return earlier
+
+
+def check_link(controls, page=None):
+    """Read the link before the page's widgets exist; returns the notices shown.
+
+    ``page`` scopes the controls' session-state keys (``dp-owl.eps``); the URL keeps the short
+    names (``?eps=1``). When the address is new to this page (the page was just opened, by a
+    link, the sidebar, Back or Forward, or a link in the app changed it), the link sets the
+    whole state: every control it names takes that value (a default included) and every control
+    it does not name its default. A value the widget could not have written is replaced by the
+    value used, with a notice naming both, and the address is corrected in place (no new
+    history entry). Otherwise (a rerun of the same view) the widgets keep their values.
+    """
+    st.session_state[_SCOPE] = page
+    specs = {c.key: c for c in controls}
+    here = page or ",".join(sorted(specs))
+    _PAGES[here] = tuple(controls)
+    raw, seen = _current(), st.session_state.setdefault("_link_seen", {})
+    arrival = st.session_state.get("_link_page") != here or seen.get(here) != raw
+    st.session_state["_link_page"] = here
+    keep = st.session_state.pop("_keep_notices", False)  # a rerun the page asked for itself
+    if not arrival:
+        _rewrite_pending(here)
+        notices = st.session_state.get("_link_notices", []) if keep else []
+    else:
+        notices, values, canonical = _read(specs, raw)
+        _assign(whole_state(controls, values))  # what a preset does
+        seen[here] = raw
+        if canonical != raw:
+            if st.session_state.get("_history_guard_ready", False):
+                st.query_params.from_dict(canonical)
+                seen[here] = canonical
+            else:  # a tab's first run: the guard is not in the browser yet
+                _replace_address(canonical)
+                st.session_state["_link_pending"] = (here, canonical)
+    st.session_state["_link_notices"] = notices
+    for text in notices:
+        st.warning(plain(text), icon=":material/link_off:")
+    return notices
+
+
+def _read(specs, raw):
+    """(notices, values the link sets, the corrected address) from the link's parameters."""
+    notices, values, canonical = [], {}, {}
+    for key, given in raw.items():
+        spec = specs.get(key)
+        if spec is None:
+            guess = difflib.get_close_matches(key, list(specs), n=1)
+            hint = f" (did you mean {guess[0]}?)" if guess else ""
+            notices.append(f"Ignored the link's unknown parameter {_quote(key)}{hint}.")
+            continue
+        value, problem = spec.from_url(given)
+        values[key] = value
+        if problem:
+            notices.append(f"Ignored the link's {_quote(key + '=' + '&'.join(given))}: {problem}. "
+                           f"Using {_shown(spec, value)}.")
+        if not (problem and _same(value, spec.default)):  # a named value stays, a default too
+            canonical[key] = _listed(spec.to_url(value))
+    return notices, values, canonical
+
+
+def _replace_address(params):
+    """Correct the address bar in place from the browser (a tab's first run, before the guard
+    is in place); the server's copy follows on the next run, without a new entry since the
+    address then already reads the same. ``params`` are labels of the page's own options."""
+    query = json.dumps(urlencode(params, doseq=True)).replace("<", "\\u003c")
+    st.html(f"<script>window.history.replaceState(window.history.state, '', "
+            f"window.location.pathname + ({query} ? '?' + {query} : ''));</script>",
+            unsafe_allow_javascript=True, width="content")
+
+
+def _rewrite_pending(here):
+    pending = st.session_state.get("_link_pending")
+    if pending and pending[0] == here:
+        del st.session_state["_link_pending"]
+        if pending[1] != _current():
+            st.query_params.from_dict(pending[1])
+        st.session_state["_link_seen"][here] = pending[1]
+
+
+def _current():
+    return {k: st.query_params.get_all(k) for k in st.query_params}
+
+
+def _as_lists(params):
+    return {k: _listed(v) for k, v in params.items()}
+
+
+def rerun():
+    """st.rerun() for a page that reruns itself: the link's notices stay on screen."""
+    st.session_state["_keep_notices"] = True
+    st.rerun()
+
+
+def _same(value, default):
+    return tuple(value) == tuple(default) if isinstance(default, tuple) else value == default
+
+
+def _listed(url_value):
+    if url_value is None:
+        return None
+    return list(url_value) if isinstance(url_value, list) else [url_value]
+
+
+def _shown(spec, value):
+    if isinstance(spec, MultiChoice):
+        words = ", ".join(spec.fmt(v) for v in value) if value else "none"
+    else:
+        words = spec.fmt(value)
+    return f"the default, {words}" if _same(value, spec.default) else words
+
+
+def _quote(text):
+    """A link's text as it will be echoed: shortened, one line, in plain quotes."""
+    text = " ".join(str(text).split())  # newlines and tabs become spaces
+    return "“" + (text if len(text) <= _SHOWN else text[:_SHOWN] + "…") + "”"
+
+
+def details(label, key, **expander):
+    """An expander whose content the page writes only while it is open (``if box.open:``):
+    collapsed, it costs a rerun nothing, and the browser loads nothing its elements need.
+    Opening or closing it reruns the page (or fragment)."""
+    return st.expander(label, key=key, on_change="rerun", **expander)

@@ -1,0 +1,272 @@
+"""The sidebar's view of the durable privacy ledger, and the one door releases go through.
+
+The ledger is one SQLite file or PostgreSQL database (``$DPCORE_LEDGER``, else a per-user
+data path; see :func:`dpcore.privacy.accounting.default_ledger_path`) shared by every session
+and kept across restarts. Each dataset has its own total, keyed by a salted digest of its used columns'
+values (:meth:`dpcore.PrivacyLedger.for_file`); ``st.session_state`` holds only that key, never the data. The sidebar shows
+the dataset in use on the Your-data page: its cumulative ε (and δ) over every session, its
+releases, and its cap, which the sidebar may set or lower but never raise or remove.
+
+The demo files shipped with the app are practice data that every session shares: their totals
+add up like any file's, but no cap can be set on them from the app (a cap cannot be undone
+here, so one student could otherwise block the whole class). A cap on an uploaded file asks
+for confirmation first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+import streamlit as st
+
+from dpcore.privacy import accounting
+from dpcore.privacy.accounting import BudgetExceededError, PrivacyLedger
+
+IN_USE = "ledger_dataset"  # the key of the dataset in use (a salted digest), never the data
+_MEMO = "ledger_key_memo"  # (file digest, name, ledger path, key): the file is hashed once
+CAP = "ledger_cap"
+_CAP_MESSAGE = "ledger_cap_message"
+RAISE_WHERE = ("A cap is raised only on the command line, by whoever keeps the ledger: "
+               "`dpcore ledger cap …`.")
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """A recorded release: its index on the dataset and the dataset's totals once it is in."""
+
+    index: int
+    epsilon: float
+    delta: float
+    epsilon_total: float
+    delta_total: float
+    dataset: str
+
+
+def ledger_path():
+    """The ledger file every session uses (read at each call, so a test can point it elsewhere)."""
+    return accounting.default_ledger_path()
+
+
+def dataset_ledger(key):
+    """The durable ledger of the dataset with this key."""
+    return PrivacyLedger.open(ledger_path(), key)
+
+
+#: Ledger keys of the shipped demo files, as every session of this process has keyed them
+#: (one per choice of columns); a re-saved demo with the same columns has the same key.
+_DEMO_KEYS: set = set()
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _dictionary_demo_keys(path):
+    """The demo files' keys for the columns their dictionaries name (what the page's
+    "Fill in from the data dictionary" uses), known before any session keys them."""
+    from dpcore_app.ui.common.demos import DEMOS, demo_source
+
+    keys = set()
+    for name in DEMOS:
+        source = demo_source(name)
+        d = source.dictionary
+        columns = [d["treatment"], d["outcome"], *(c["name"] for c in d["columns"]
+                                                    if c.get("role") == "covariate")]
+        keys.add(PrivacyLedger.for_file(source.data, columns, path=path).dataset)
+    return frozenset(keys)
+
+
+def is_demo(key):
+    """Whether the dataset with this key is, or shares rows with, a demo file shipped with the
+    app (public practice data)."""
+    demos = _DEMO_KEYS | _dictionary_demo_keys(str(ledger_path()))
+    return bool(demos & ({key} | set(dataset_ledger(key).linked())))
+
+
+def dataset_key(source, name="", columns=None):
+    """The ledger key of ``source`` (a Source with ``.data`` and ``.digest``), now the one in use.
+
+    The key is the content of the ``columns`` the release uses
+    (:meth:`dpcore.PrivacyLedger.for_file`): the same trial re-saved is the same dataset, and
+    a file sharing rows with an earlier one is charged to both. It is computed once per file,
+    columns and session; when the dataset in use changes, the app reruns so that the sidebar,
+    drawn before the page, shows the new one.
+    """
+    path = str(ledger_path())
+    columns = None if columns is None else tuple(columns)
+    memo = st.session_state.get(_MEMO)
+    if memo is not None and memo[:4] == (source.digest, name, path, columns):
+        key = memo[4]
+    else:
+        key = PrivacyLedger.for_file(source.data, columns, path=path, name=name).dataset
+        st.session_state[_MEMO] = (source.digest, name, path, columns, key)
+    if getattr(source, "demo", False):
+        _DEMO_KEYS.add(key)
+    if st.session_state.get(IN_USE) != key:
+        st.session_state[IN_USE] = key
+        st.rerun()
+    return key
+
+
+def standing(key):
+    """(ε spent so far, cap or None) of the dataset with this key, over every session."""
+    ledger = dataset_ledger(key)
+    return ledger.total()[0], ledger.budget
+
+
+def record_release(dataset_key, mechanism, epsilon, delta=0.0):
+    """Record a release on the whole dataset before it is computed or shown.
+
+    Returns
+    -------
+    Receipt or str
+        The receipt, or the refusal message (then nothing may be computed or shown).
+    """
+    return _spend(dataset_key, lambda ledger: ledger.record(mechanism, epsilon, delta), epsilon)
+
+
+def record_parallel_release(dataset_key, mechanism, parts, delta=0.0):
+    """Record one release made of disjoint parts ``{name: ε}`` of the dataset (it costs the
+    largest ε); returns a Receipt or the refusal message, like :func:`record_release`."""
+    return _spend(dataset_key, lambda ledger: ledger.record_parallel(mechanism, parts, delta),
+                  max(parts.values()))
+
+
+def record_no_guarantee_release(dataset_key, mechanism, reason):
+    """Record a NOT PRIVATE release: the dataset's total becomes ∞ (no guarantee) for good.
+    Returns a Receipt, or the refusal message when a cap is set (no cap holds ∞)."""
+    return _spend(dataset_key, lambda ledger: ledger.record_no_guarantee(mechanism, reason),
+                  float("inf"))
+
+
+def eps_text(eps):
+    """ε as the sidebar, the receipts and the files say it: ∞ is "no guarantee"."""
+    return "∞ (no guarantee)" if eps == float("inf") else f"{eps:g}"
+
+
+def _spend(key, record, epsilon):
+    ledger = dataset_ledger(key)
+    try:
+        entry = record(ledger)
+    except BudgetExceededError:
+        return refusal(ledger, epsilon)
+    st.session_state[IN_USE] = key
+    eps_total, delta_total = ledger.total(through=entry.index)
+    return Receipt(entry.index, entry.epsilon, entry.delta, eps_total, delta_total, key)
+
+
+def refusal(ledger, epsilon):
+    """Why a release of ``epsilon`` is refused under the dataset's cap, in plain words."""
+    spent = ledger.total()[0]
+    if epsilon == float("inf"):
+        return (f"Refused: a NOT PRIVATE release leaves this dataset no guarantee, and its budget "
+                f"cap is ε = {ledger.budget:g}, which no such release fits in. Nothing was "
+                f"computed. Enter public bounds and levels, or ask whoever keeps the ledger. "
+                f"{RAISE_WHERE}")
+    return (f"Refused: this release would spend ε = {epsilon:g}, but this dataset's budget cap "
+            f"is ε = {ledger.budget:g} and ε = {eps_text(spent)} is already spent on it, over "
+            f"every session (the total would be {eps_text(spent + epsilon)}). Nothing was "
+            f"computed. Release with a smaller ε, or ask whoever keeps the ledger. {RAISE_WHERE}")
+
+
+def receipt_sentence(receipt):
+    """What every release shows: its index and the dataset's cumulative spend."""
+    delta = f", δ = {receipt.delta_total:g}" if receipt.delta_total else ""
+    return (f"Release no. {receipt.index} on this dataset; with it the dataset's cumulative "
+            f"spend is ε = {eps_text(receipt.epsilon_total)}{delta}, over every session.")
+
+
+def release_number(receipt):
+    """The short form, beside a sentence that already gives the total: which release this is."""
+    return f"Release no. {receipt.index} on this dataset."
+
+
+def entries_table(ledger):
+    """The releases as a table (index, ε, time in UTC, mechanism, δ, parts), oldest first:
+    what the sidebar's width shows first is what was spent and when."""
+    rows = [{"no.": e.index, "ε": e.epsilon, "time (UTC)": e.timestamp.strftime("%m-%d %H:%M"),
+             "mechanism": e.mechanism, "δ": e.delta,
+             "parts": ", ".join(f"{name} ε = {eps:g}" for name, eps in e.parts)}
+            for e in ledger.entries]
+    return pd.DataFrame(rows, columns=["no.", "ε", "time (UTC)", "mechanism", "δ", "parts"])
+
+
+def _summary(ledger):
+    eps, delta = ledger.total()
+    n = len(ledger.entries)
+    cap = "" if ledger.budget is None else f" (cap ε = {ledger.budget:g})"
+    if not n:
+        return f"ε = 0: no private release on this dataset yet{cap}"
+    total = f"ε = {eps_text(eps)}" + (f", δ = {delta:g}" if delta else "")
+    return f"{total} over {n} release{'s' if n != 1 else ''}{cap}"
+
+
+def _set_cap():
+    """The sidebar's cap button: set the first cap or lower it; never raise it."""
+    key = st.session_state[IN_USE]
+    if is_demo(key) or st.session_state.get(CAP) is None:  # no widget offers it: a forged event
+        return
+    ledger = dataset_ledger(key)
+    try:
+        ledger.set_budget(float(st.session_state[CAP]))
+    except ValueError:
+        st.session_state[_CAP_MESSAGE] = (
+            f"The cap stays at ε = {ledger.budget:g}: here it can only be lowered. {RAISE_WHERE}")
+    else:
+        st.session_state[_CAP_MESSAGE] = None
+
+
+def _cap_panel(ledger, eps, demo=False):
+    cap = ledger.budget
+    if demo:
+        st.caption("Practice data shipped with the app: its total is shared by every session, "
+                   "but no cap can be set on it here, so no one can block the others. "
+                   + ("" if cap is None else f"Its cap ε = {cap:g} was set by whoever keeps the "
+                      "ledger. ") + RAISE_WHERE)
+        return
+    if cap is None:
+        st.number_input("Budget cap ε for this dataset", min_value=0.01, max_value=1000.0,
+                        value=None, step=0.5, key=CAP, placeholder="type a cap, e.g. 3")
+        sure = st.checkbox("I understand that the cap cannot be raised or removed from the app",
+                           key="ledger_cap_sure")
+        st.button("Set the cap", key="ledger_set_cap", on_click=_set_cap,
+                  disabled=not sure or st.session_state.get(CAP) is None)
+        st.caption("A release that would take this dataset's total past the cap is refused, in "
+                   "every session. Once set, the cap can be lowered here but never raised or "
+                   f"switched off. {RAISE_WHERE}")
+        return
+    st.number_input("Lower the cap to ε", min_value=0.01, max_value=1000.0, value=cap,
+                    step=0.1, key=CAP)
+    st.button("Lower the cap", key="ledger_set_cap", on_click=_set_cap)
+    if st.session_state.get(_CAP_MESSAGE):
+        st.caption(st.session_state[_CAP_MESSAGE])
+    else:
+        st.caption(f"The cap can be lowered here, never raised. {RAISE_WHERE}")
+    if eps > cap:
+        st.caption(f"Already ε = {eps:g} spent, past the cap: every further release is refused.")
+
+
+def sidebar():
+    """The ledger in the sidebar: the dataset's cumulative total, its releases and its cap."""
+    st.markdown("**Privacy spent on this dataset**")
+    key = st.session_state.get(IN_USE)
+    try:
+        ledger = None if key is None else dataset_ledger(key)
+    except ValueError:  # a key of another ledger file (DPCORE_LEDGER changed): not this one's
+        ledger = st.session_state.pop(IN_USE, None) and None
+    if ledger is None:
+        st.markdown("ε = 0: no private release on your data yet")
+        st.caption("Once the columns of a file are chosen on the Your data page, its total over "
+                   "every session shows here; the ledger keeps it across reloads and restarts.")
+        return
+    st.markdown(_summary(ledger))
+    st.caption(f"Dataset {key[:10]} (a salted digest of the used columns' values: the same "
+               "trial re-saved is the same dataset). Kept in the durable ledger: every session, "
+               "reload and restart adds to the same total.")
+    if ledger.entries:
+        with st.expander("Releases"):
+            st.dataframe(entries_table(ledger), hide_index=True, width="stretch")
+            st.caption("Total by composition: the ε of releases on this dataset add up; a "
+                       "release made of disjoint parts (each patient in one part) counts its "
+                       "largest part's ε. A release on a file that shares rows with this one "
+                       "is counted here too; the ledger cannot see patients whose rows differ "
+                       "in a used column.")
+    _cap_panel(ledger, ledger.total()[0], demo=is_demo(key))

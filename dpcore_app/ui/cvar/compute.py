@@ -1,0 +1,146 @@
+"""Cached computations for the private CVaR page, keyed by plain values.
+
+One scalar sweep covers the whole (n, τ, ε) grid of the page's sliders, so moving any of them
+only reads the cache; changing the loss law, B, repetitions or seed runs one new sweep.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from dpcore.cvar import experiments as studies
+from dpcore.cvar.learning import dp_gd_privacy_constant
+from dpcore.montecarlo import summarize
+from dpcore.store import stored
+from dpcore.theory.measurement import CONVEX_TRANSITION, transition_ratio
+from dpcore_app.ui.common.grids import EPS_OPTIONS
+from dpcore_app.ui.common.limits import SIMULATIONS, cap_work, executor
+
+N_GRID = (100, 200, 500, 1000, 2000, 5000)
+TAU_GRID = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
+B_GRID = (0.5, 1.0, 2.0, 5.0, 10.0, 100.0)
+M_GRID = (5, 11, 31, 101, 301)
+D_GRID = (1, 2, 5, 10, 20, 50)
+RATIO_GRID = (1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0)
+CONVEX_N, CONVEX_TAU, CONVEX_REPS = 2000, 0.1, 10
+KIND_LABELS = {"uniform": "uniform on [0, B]", "beta": "concentrated (Beta)",
+               "two-point": "hard two-point", "heavy-tailed": "heavy-tailed (Pareto)"}
+
+regime = studies.cvar_regime
+
+
+def workload(reps):
+    """The repetitions the scalar sweep may use (all sizes are kept), and a notice if fewer."""
+    return cap_work(reps, N_GRID, keep=N_GRID[-1])
+
+
+def waiting():
+    """A note for progress texts when another session's sweep holds the simulation slot."""
+    return " (waiting for other users' simulations)" if SIMULATIONS.busy() else ""
+
+
+@st.cache_data(max_entries=24, show_spinner=False)
+@stored
+def scalar_summary(kind, bound, reps, seed):
+    """Mean errors with 95% Monte-Carlo bands on the full (n, τ, ε) grid, one row per cell."""
+    with SIMULATIONS.slot():
+        runs = studies.cvar_sweep(kind, N_GRID, TAU_GRID, EPS_OPTIONS, float(bound), int(reps), int(seed),
+                                  executor=executor())
+    return studies.sweep_summary(runs, float(bound))
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+@stored
+def methods(kind, n, tau, eps, bound, reps, seed):
+    """The Laplace plug-in against the instance-adaptive variant at one finite ε."""
+    with SIMULATIONS.slot():
+        return studies.method_comparison(kind, int(n), float(tau), float(eps), float(bound), int(reps),
+                                         int(seed))
+
+
+def cell(summary, n, tau, eps):
+    """The summary row of one (n, τ, ε) cell."""
+    rows = summary[(summary.n == n) & np.isclose(summary.tau, tau)
+                   & ((summary.epsilon == eps) | np.isclose(summary.epsilon, eps))]
+    return rows.iloc[0]
+
+
+def curve(summary, x_axis, n, tau, eps):
+    """The rows behind the error chart for its x-axis: "epsilon" (finite ε at n, τ), "n"
+    (at τ, ε), "tau" (at n, ε) or "eps_n_tau" (finite ε at n, every τ)."""
+    at_eps = (summary.epsilon == eps) | np.isclose(summary.epsilon, eps)
+    finite = np.isfinite(summary.epsilon)
+    pick = {"epsilon": (summary.n == n) & np.isclose(summary.tau, tau) & finite,
+            "n": np.isclose(summary.tau, tau) & at_eps,
+            "tau": (summary.n == n) & at_eps,
+            "eps_n_tau": (summary.n == n) & finite}[x_axis]
+    return summary[pick].sort_values(["tau", "epsilon", "n"]).reset_index(drop=True)
+
+
+@st.cache_data(max_entries=48, show_spinner=False)
+@stored
+def finite_class(n, tau, M, bound, seed):
+    """The exponential-mechanism study over the page's ε grid (exact, no sampling)."""
+    with SIMULATIONS.slot():  # M = 301 slopes on the public sample take about a second
+        return studies.class_study(int(n), float(tau), int(M), EPS_OPTIONS, float(bound), int(seed))
+
+
+def class_table(study):
+    """Selection probabilities (one column per ε) and the excess curves, as one tidy table."""
+    probs = pd.DataFrame(study.probs.T, columns=[f"P(select) at eps={e:g}" for e in study.epsilons])
+    per_theta = pd.concat([pd.DataFrame({"theta": study.thetas, "cvar_empirical": study.rho_emp,
+                                         "cvar_population": study.rho_pop}), probs], axis=1)
+    per_eps = pd.DataFrame({"epsilon": study.epsilons, "excess_empirical": study.excess_emp,
+                            "excess_population": study.excess_pop,
+                            "mcsherry_talwar_bound": study.gap_bound, "rate": study.rate})
+    return per_theta, per_eps
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+@stored
+def convex(ds, seed):
+    """DP-GD's excess CVaR against εnτ/√d for each d (n = 2000, τ = 0.1, T = 100)."""
+    with SIMULATIONS.slot():
+        runs = studies.convex_study(CONVEX_N, CONVEX_TAU, sorted(ds), RATIO_GRID, reps=CONVEX_REPS,
+                            seed=int(seed))
+    return summarize(runs, ("d", "ratio"), ("excess", "epsilon"))
+
+
+def convex_transition(summary, delta=1e-5):
+    """Where this run's excess falls to half its peak, per d, and DP-GD's worst-case noise
+    constant c (noise part c √d/(εnτ)) with its Gaussian-DP calibration ε/μ at that point."""
+    half = transition_ratio(summary)
+    consts = [dp_gd_privacy_constant(CONVEX_N, d, CONVEX_TAU, r * math.sqrt(d) / (CONVEX_N * CONVEX_TAU), delta)
+              for d, r in half.dropna().items()]
+    return {"half": half, "c": [k["c"] for k in consts], "calibration": [k["calibration"] for k in consts],
+            "benchmark": CONVEX_TRANSITION["median_half"],
+            "max_epsilon": float(summary.epsilon_mean.max()) if "epsilon_mean" in summary else math.nan}
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def rule_tail(n, tau, eps_rule, eps_cvar, seed):
+    """The DP-OWL bridge: tail outcomes of the private and non-private rules, and the ledger
+    total (a frozen dataclass; the ledger is summarised as plain values)."""
+    res = studies.rule_tail_risk(int(n), float(tau), float(eps_rule), float(eps_cvar), int(seed))
+    total = res.ledger.total()[0]
+    spent = math.inf if math.isinf(eps_cvar) or math.isinf(eps_rule) else total
+    entries = tuple((e.mechanism, e.epsilon) for e in res.ledger.entries)
+    return res, spent, entries
+
+
+def rule_table(res, eps_rule, eps_cvar, spent):
+    """The numbers of the treatment-rule chart, for download (simulated patients only)."""
+    return pd.DataFrame({
+        "quantity": ["tau", "eps_rule", "eps_cvar", "eps_total_basic_composition", "gamma",
+                     "worst_tau_mean_best_rule", "worst_tau_mean_nonprivate_rule",
+                     "worst_tau_mean_private_rule", "worst_tau_mean_private_rule_released",
+                     "release_95pct_halfwidth", "mean_outcome_private_rule",
+                     "mean_outcome_nonprivate_rule", "agreement_private_vs_nonprivate"],
+        "value": [res.tau, eps_rule, eps_cvar, spent, res.gamma, res.best_rule, res.nonprivate_rule,
+                  res.private_rule, res.released, res.halfwidth, res.mean_private,
+                  res.mean_nonprivate, res.agreement],
+    })

@@ -1,0 +1,155 @@
+"""Computations of the "Your data" page's analyst tools: the preview, the dictionary, the script.
+
+The preview reads nothing private: its inputs are the public n, the public bounds, the design
+and the release's settings, all plain values, so it is cached across sessions (privacy rule 4
+concerns uploaded data; nothing of them is in the cache key or the result).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import streamlit as st
+
+from dpcore.data.dictionary import Column, Dictionary
+from dpcore.owl.evaluation import public_split
+from dpcore.owl.paper import default_gamma
+from dpcore.owl.preview import STRENGTHS, TwinDesign, noise_per_coefficient, preview
+from dpcore.owl.script import release_script
+from dpcore.owl.werm import resolve_C, sensitivity
+from dpcore_app.ui.common.grids import EPS_OPTIONS
+from dpcore_app.ui.upload.release import VOID
+
+#: The ε grid of the preview curves (the chosen ε is added to it).
+PREVIEW_EPS = tuple(e for e in EPS_OPTIONS if math.isfinite(e) and 0.1 <= e <= 100)
+TARGETS = (70, 80, 90, 95)
+TWINS, DRAWS = 8, 25
+
+
+def preview_gammas(eps_grid, n, W, gamma, eps, gamma_source):
+    """γ at each previewed ε: the paper's table scaled by W/30 when the release takes γ from it,
+    otherwise the release's own γ held at every ε; at the chosen ε always the release's γ."""
+    if gamma_source == "paper":
+        out = [default_gamma(e, n, W) for e in eps_grid]
+    else:
+        out = [float(gamma)] * len(eps_grid)
+    return tuple(float(gamma) if math.isclose(e, eps) else g for e, g in zip(eps_grid, out))
+
+
+def preview_grid(eps):
+    return tuple(sorted(set(PREVIEW_EPS) | {float(eps)}))
+
+
+#: The twin's average advantage of the treated arm in the "dominant arm" scenario, as a share
+#: of the outcome's range.
+DOMINANT = 0.10
+
+
+@st.cache_data(max_entries=32, show_spinner="Simulating a twin of your trial (no privacy spent)…")
+def twin_preview(n, lower, upper, binary, outcome_bounds, larger_is_better, propensity,
+                 eps_grid, gammas, W, C, huber_h=0.5, dominant=False):
+    """The preview's table (see :func:`dpcore.owl.preview.preview`); public inputs only.
+    ``dominant``: the treated arm is better on average by :data:`DOMINANT` of the range."""
+    design = TwinDesign(n=int(n), lower=tuple(lower), upper=tuple(upper),
+                        outcome_bounds=tuple(outcome_bounds), larger_is_better=bool(larger_is_better),
+                        propensity=float(propensity), binary=tuple(binary),
+                        average_effect=DOMINANT if dominant else 0.0)
+    # Bounded whatever n (a twin has at most dpcore.owl.preview.MAX_ROWS patients), so it runs
+    # in the analyst's own session, not behind the gate the teaching pages' sweeps share.
+    return preview(design, eps_grid, gamma=list(gammas), weight_bound=W, C=C,
+                   huber_h=huber_h, twins=TWINS, draws=DRAWS, seed=0)
+
+
+def fit_size(n, evaluation):
+    """Patients the rule is fitted on: the public split's fit part when the release is
+    evaluated (``evaluation`` = (ε_eval, share)), else all n."""
+    if evaluation is None:
+        return int(n)
+    return len(public_split(int(n), evaluation[1])[0])
+
+
+def twin_propensity(propensity, p_min):
+    """The twin's randomization: the known ratio, else 1/2 (a per-row or estimated propensity
+    is replaced by balanced arms; the weights still use the public smallest propensity)."""
+    return float(propensity) if isinstance(propensity, float) else 0.5
+
+
+def noise_lengths(lower, upper, eps, W, gamma, C, n):
+    """Typical noise per coefficient at ε, in the rule's own units (public settings only)."""
+    delta = sensitivity(W, gamma, resolve_C(C, n, W))
+    return noise_per_coefficient(np.asarray(lower), np.asarray(upper), eps, delta)
+
+
+def dictionary_from_settings(trial, bounds, outcome_bounds, larger_is_better, propensity, units=None,
+                             base=None, min_propensity=None):
+    """The page's filled-in public metadata as a Dictionary (for "download this dictionary").
+
+    ``bounds`` are the numeric covariates' public bounds as entered; categorical levels and
+    the arms come from the trial's public mapping. Units and meanings are kept from ``base``
+    (the uploaded dictionary) when there is one. ``min_propensity`` (the public smallest
+    propensity) is written for a per-row propensity column, which the evaluation needs.
+    """
+    units = units or {}
+    kept = {c.name: c for c in (base.columns if base is not None else ())}
+    cols = []
+    for name, levels in ((c, lv) for c, lv in trial.categories.items()):
+        old = kept.get(name)
+        cols.append(Column(name, "covariate", "categorical", units.get(name, old.unit if old else ""),
+                           None, tuple(levels), old.meaning if old else ""))
+    dummies = {f"{c}={lev}" for c, levels in trial.categories.items() for lev in levels[1:]}
+    for name in trial.covariates:
+        if name in dummies:
+            continue
+        old = kept.get(name)
+        kind = old.type if old is not None and old.type == "binary" else "numeric"
+        cols.append(Column(name, "covariate", kind, units.get(name, old.unit if old else ""),
+                           None if kind == "binary" else tuple(map(float, bounds[name])), None,
+                           old.meaning if old else ""))
+    old = kept.get(trial.treatment)
+    cols.append(Column(trial.treatment, "treatment", "label", "", None, tuple(trial.arms),
+                       old.meaning if old else ""))
+    if trial.propensity_column:
+        cols.append(Column(trial.propensity_column, "propensity", "numeric"))
+    old = kept.get(trial.outcome)
+    cols.append(Column(trial.outcome, "outcome", "numeric", units.get(trial.outcome, old.unit if old else ""),
+                       tuple(map(float, outcome_bounds)), None, old.meaning if old else ""))
+    return Dictionary(columns=tuple(cols), treated=trial.arms[0],
+                      propensity=propensity if isinstance(propensity, float) else None,
+                      larger_is_better=bool(larger_is_better),
+                      min_propensity=(float(min_propensity) if propensity == "column"
+                                      and min_propensity is not None else None),
+                      dataset=base.dataset if base is not None else "",
+                      description=base.description if base is not None else "")
+
+
+def script_text(csv_name, dictionary_name, settings, epsilon_eval=None, fit_share=0.8, split_seed=0,
+                *, columns=None, p_min=None):
+    """The "Python script" download for a release made with ``settings`` (the page's dict).
+
+    ``columns`` are the file's columns the release used (``Released.columns``): the script
+    keys its ledger entry by them, as the page keyed the dataset, so running it adds to the
+    page's total. ``p_min`` is the public smallest propensity of a per-row column design.
+    """
+    propensity = settings.get("propensity")
+    C = "worst-case" if propensity == "logistic" else 0.0
+    return release_script(csv_name=csv_name, dictionary_name=dictionary_name,
+                          epsilon=settings["eps"], gamma=settings["gamma"],
+                          weight_bound=settings["W"], C=C, epsilon_eval=epsilon_eval,
+                          fit_share=fit_share, split_seed=split_seed, propensity=propensity,
+                          min_propensity=p_min if propensity == "column" else None,
+                          columns=columns,
+                          not_private=() if settings.get("private", True) else (VOID["bounds"],))
+
+
+def script_for(released, csv_name="trial.csv", dictionary_name="trial_dictionary.json"):
+    """The script download of a release (a ``Released``): its settings, its design, its
+    evaluation's split and the columns its dataset is keyed by in the ledger."""
+    evaluation = released.settings.get("evaluation")
+    return script_text(csv_name, dictionary_name, released.settings,
+                       *(evaluation if evaluation else (None,)), columns=released.columns,
+                       p_min=released.mapping.get("p_min"))
+
+
+__all__ = ["PREVIEW_EPS", "STRENGTHS", "TARGETS", "dictionary_from_settings", "noise_lengths",
+           "fit_size", "preview_gammas", "preview_grid", "script_for", "script_text", "twin_preview", "twin_propensity"]

@@ -1,0 +1,187 @@
+"""The "Your data" page's analyst tools: the public dictionary, the preview before spending, the
+private evaluation and the files that work elsewhere.
+
+The preview and the dictionary hold public values only. The evaluation shows released numbers
+(they spent ε_eval); nothing here shows a number computed from the data without noise.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dpcore import read_dictionary
+from dpcore.data.dictionary import DictionaryError
+from dpcore.owl.preview import STRENGTHS, smallest_epsilon
+from dpcore_app.ui.common.safety import plain
+from dpcore_app.ui.upload import analyst_compute as compute
+from dpcore_app.ui.upload import analyst_explain as explain
+from dpcore_app.ui.upload import preview_charts as charts
+
+EVAL_EPS = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
+SHARES = (0.7, 0.8, 0.9)
+
+
+def dictionary_uploader(key="dictionary_upload"):
+    """An optional public data dictionary (JSON or CSV); returns a Dictionary or None."""
+    up = st.file_uploader("Public data dictionary (optional: JSON or CSV with column, role, type, "
+                          "lower, upper, levels, unit)", type=["json", "csv"], key=key)
+    st.caption("A dictionary fills the roles, types, levels, bounds and design from the protocol. "
+               "It holds public metadata only; nothing in it is read from your data.")
+    if up is None:
+        return None
+    try:
+        d = read_dictionary(up.getvalue(), strict=False)
+    except DictionaryError as exc:  # nothing of it could be read (not JSON, no header row)
+        st.error(plain(exc), icon=":material/error:")
+        return None
+    if d.problems:
+        # the valid entries are used; each invalid one is listed with its fix and left empty
+        # in the table below, which then asks for it
+        lines = "\n".join(f"- {plain(str(p))}" for p in d.problems)
+        st.warning(f"{len(d.problems)} entries of the dictionary were left out; the rest is "
+                   f"used. Fix these and upload it again:\n{lines}", icon=":material/warning:")
+    return d
+
+
+def dictionary_downloads(dictionary, stem="trial"):
+    """'Download this dictionary' as JSON and as CSV, so the next release starts filled."""
+    a, b = st.columns(2)
+    a.download_button("Download this dictionary (JSON)", dictionary.to_json(),
+                      f"{stem}_dictionary.json", "application/json", key="dl_dict_json",
+                      on_click="ignore", width="stretch")
+    b.download_button("Download this dictionary (CSV)", dictionary.to_csv(),
+                      f"{stem}_dictionary.csv", "text/csv", key="dl_dict_csv", on_click="ignore",
+                      width="stretch")
+
+
+def binary_flags(names, categories, dictionary=None):
+    """Which covariate columns are 0/1: one-hot columns, and the dictionary's binary columns."""
+    dummies = {f"{c}={lev}" for c, levels in categories.items() for lev in levels[1:]}
+    binary = set()
+    if dictionary is not None:
+        binary = {c.name for c in dictionary.columns if c.type == "binary"}
+    return tuple(n in dummies or n in binary for n in names)
+
+
+def preview_panel(n, names, lower, upper, binary, outcome_bounds, larger_is_better, propensity,
+                  p_min, W, C, eps, gamma, gamma_source, unit=""):
+    """What a release at ε is likely to deliver, on a simulated twin; returns the table."""
+    st.subheader("Preview before spending", anchor=False)
+    left, middle, right = st.columns(3)
+    strength = left.segmented_control("Heterogeneity of the treatment effect",
+                                      tuple(STRENGTHS), default="moderate",
+                                      key="preview_strength") or "moderate"
+    dominant = middle.segmented_control(
+        "Arms on average", ("equal", "one better"), default="equal", key="preview_dominant",
+        help=f"One better: the treated arm is better on average by {compute.DOMINANT:.0%} of the "
+             "outcome's range, so treating everyone is already good.") == "one better"
+    target = right.segmented_control("Target agreement (%)", compute.TARGETS, default=90,
+                                     key="preview_target") or 90
+    st.caption(explain.PREVIEW_NOTE + " " + explain.twin_assumptions(int(n), dominant))
+    grid = compute.preview_grid(eps)
+    gammas = compute.preview_gammas(grid, n, W, gamma, eps, gamma_source)
+    frame = compute.twin_preview(int(n), tuple(map(float, lower)), tuple(map(float, upper)),
+                                 tuple(binary), tuple(map(float, outcome_bounds)),
+                                 bool(larger_is_better), compute.twin_propensity(propensity, p_min),
+                                 grid, gammas, float(W), C, dominant=dominant)
+    smallest = smallest_epsilon(frame, target, strength)
+    st.markdown(plain(explain.preview_sentence(frame, strength, eps, target, smallest, unit)))
+    st.plotly_chart(charts.agreement_curve(frame, eps, target), width="stretch",
+                    key="preview_agreement")
+    st.caption("Each band holds 95% of single releases on simulated twins; the dotted line is "
+               "chance (50%). Held at the release's γ where γ does not come from the paper's "
+               "table. Simulated, no privacy spent.")
+    with st.expander("Value kept, and the noise in the rule's own units"):
+        st.plotly_chart(charts.retained_curve(frame, eps), width="stretch", key="preview_value")
+        noise = compute.noise_lengths(lower, upper, eps, W, gamma, C, n)
+        st.markdown(plain(explain.noise_sentence(noise, list(names), eps)))
+    return frame
+
+
+def evaluation_controls(eps):
+    """The private evaluation's settings: (on, ε_eval, share fitted); on by default."""
+    on = st.toggle("Evaluate the rule privately on held-out patients", value=True,
+                   key="evaluate", help="A public seeded split: the rule is fitted on one part "
+                   "and its value estimated on the other with Laplace noise at ε_eval.")
+    if not on:
+        return False, None, None
+    left, right = st.columns(2)
+    eps_eval = left.select_slider("ε_eval (evaluation)", EVAL_EPS, value=min(EVAL_EPS, key=lambda e: abs(e - eps)),
+                                  key="eps_eval")
+    share = right.select_slider("Share of patients that fit the rule", SHARES, value=0.8,
+                                format_func=lambda s: f"{s:.0%} / {1 - s:.0%}", key="fit_share")
+    st.caption(f"Each patient is in one part, so the trial spends max(ε, ε_eval) = "
+               f"{max(eps, eps_eval):g}, not their sum (parallel composition).")
+    return True, float(eps_eval), float(share)
+
+
+def evaluation_panel(evaluation, eps_fit, n_fit, unit=""):
+    """The released evaluation: values with 95% intervals, the gains, and one verdict."""
+    st.markdown("**Private evaluation on held-out patients** (released at ε_eval)")
+    unit = f" {unit}" if unit else ""
+    cols = st.columns(3)
+    names = {"rule": "Private rule", "treat_all": f"Everyone '{evaluation.treated}'",
+             "treat_none": f"Everyone '{evaluation.control}'"}
+    for col, (key, label) in zip(cols, names.items()):
+        e = evaluation.values[key]
+        col.metric(plain(label), f"{e.value:.3g}{unit}", f"95%: {e.lower:.3g} to {e.upper:.3g}",
+                   delta_color="off", delta_arrow="off")
+    show = {"better": st.success, "worse": st.error, "inconclusive": st.info}[evaluation.verdict]
+    show(plain(explain.evaluation_sentence(evaluation)), icon=":material/balance:")
+    st.caption(plain(explain.cost_sentence(eps_fit, evaluation.epsilon, n_fit, evaluation.m))
+               + " The intervals include the Laplace noise and the sampling error.")
+
+
+def before_release(source, trial, settings, p_min, units):
+    """Everything shown between the public settings and the release button: the private
+    evaluation's controls, the preview (on request, at the size of the part that fits the
+    rule) and "download this dictionary". Public values only.
+
+    Returns
+    -------
+    dict with ``evaluation`` ((ε_eval, share) or None) and ``preview`` (what the report shows,
+    or None when the analyst did not ask for it)
+    """
+    base = read_dictionary(source.dictionary) if source.dictionary is not None else None
+    lower, upper = trial.feature_bounds(settings["bounds"])
+    propensity, eps = settings["propensity"], settings["eps"]
+    if propensity == "logistic":
+        st.caption("The private evaluation needs a known randomization or a propensity column; "
+                   "with an estimated propensity the release has none.")
+        evaluation = None
+    else:
+        on, eps_eval, share = evaluation_controls(eps)
+        evaluation = (eps_eval, share) if on else None
+    n_fit = compute.fit_size(trial.n, evaluation)
+    unit = units.get(trial.outcome, "")
+    preview = None
+    if st.toggle(f"Preview on a simulated twin of {n_fit} patients (no privacy spent)",
+                 key="preview_on", help=explain.PREVIEW_NOTE):
+        C = "worst-case" if propensity == "logistic" else 0.0
+        source_kind = "paper" if settings["gamma_source"].startswith("the paper's table") else "other"
+        frame = preview_panel(n_fit, trial.covariates, lower, upper,
+                              binary_flags(trial.covariates, trial.categories, base),
+                              settings["outcome_bounds"], settings["larger_is_better"], propensity,
+                              p_min, settings["W"], C, eps, settings["gamma"], source_kind, unit)
+        strength = st.session_state.get("preview_strength") or "moderate"
+        target = st.session_state.get("preview_target") or 90
+        preview = {"frame": frame, "eps": eps, "strength": strength, "target": target,
+                   "smallest": smallest_epsilon(frame, target, strength), "unit": unit}
+    filled = compute.dictionary_from_settings(
+        trial, settings["bounds"], settings["outcome_bounds"], settings["larger_is_better"],
+        propensity, units, base, min_propensity=p_min)
+    dictionary_downloads(filled)
+    return {"evaluation": evaluation, "preview": preview}
+
+
+def script_download(released):
+    """The "Python script" download: redoes the release from the CSV and its dictionary, for
+    every design, and records it in the durable ledger under this page's dataset."""
+    text = compute.script_for(released)
+    st.download_button("Python script (redoes the release: spends ε again)", text,
+                       "release_again.py", "text/x-python", key="dl_script", on_click="ignore",
+                       width="stretch")
+    st.caption("The script reads trial.csv and trial_dictionary.json (the dictionary download "
+               "above): rename your files or edit its first lines. Running it is a new release, "
+               "recorded in the durable privacy ledger (DPCORE_LEDGER, or set LEDGER in the "
+               "script) under the same dataset as this page's releases.")
