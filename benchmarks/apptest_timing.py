@@ -39,5 +39,7 @@ def moves(at, key, values, kind="select_slider"):
 
 
 def report(name, times):
-    print(f"{name}: median {statistics.median(times):.3f} s, max {max(times):.3f} s "
-          f"over {len(times)} moves")
+    print(
+        f"{name}: median {statistics.median(times):.3f} s, max {max(times):.3f} s "
+        f"over {len(times)} moves"
+    )

@@ -35,9 +35,9 @@ RHO, D = 0.05, 5
 CHECKS = [(f, c) for f in ("printed", "re-derived") for c in ("code", "stated")]
 LABEL = {"printed": "transcr", "re-derived": "re-der", "code": "γ/n", "stated": "2γ/n"}
 ITEM1 = (  # (n, eps, gamma, h, W): issue 15 item 1
-    (200, 1.0, 1.0, 2.0, 1.0),   # the page's preset: S = 0.255 at gamma/n
-    (200, 1.0, 1.0, 1.0, 1.0),   # S = 0.505 at gamma/n
-    (400, 5.0, 1.0, 2.0, 5.0),   # S = 1.255 at 2 gamma/n
+    (200, 1.0, 1.0, 2.0, 1.0),  # the page's preset: S = 0.255 at gamma/n
+    (200, 1.0, 1.0, 1.0, 1.0),  # S = 0.505 at gamma/n
+    (400, 5.0, 1.0, 2.0, 5.0),  # S = 1.255 at 2 gamma/n
     (400, 1.0, 1.0, 2.0, 5.0),
     (200, 5.0, 1.0, 2.0, 1.0),
 )
@@ -55,8 +55,10 @@ def cell(n, eps, gamma, h, W, trials, draws):
         q = runs[f"excess_{conv}"].quantile(1 - RHO)
         ratio = q / runs[f"bound_{name}"].mean()
         flag = "!" if cov["hi"] < 1 - RHO else " "
-        row += (f" {100 * cov['share']:5.1f}% ({100 * cov['lo']:4.1f}-{100 * cov['hi']:5.1f}){flag}"
-                f" {ratio:6.2g} |")
+        row += (
+            f" {100 * cov['share']:5.1f}% ({100 * cov['lo']:4.1f}-{100 * cov['hi']:5.1f}){flag}"
+            f" {ratio:6.2g} |"
+        )
     smooth = [float(bounds.lam_from_gamma(gamma, n, c)) + W / (2 * h) for c in ("code", "stated")]
     return row + f" S = {smooth[0]:.3g} / {smooth[1]:.3g}"
 
@@ -68,13 +70,17 @@ def main():
     args = parser.parse_args()
     start = time.perf_counter()
     head = "".join(f" {LABEL[f] + ' @ ' + LABEL[c]:^27} |" for f, c in CHECKS)
-    print(f"{args.trials} trials x {args.draws} draws per setting; each check: coverage "
-          "(95% CI) and q95/bound")
+    print(
+        f"{args.trials} trials x {args.draws} draws per setting; each check: coverage "
+        "(95% CI) and q95/bound"
+    )
     print(f"{'n':>5} {'eps':>4} {'gamma':>5} {'h':>4} {'W':>3} |{head} smoothness at γ/n / 2γ/n")
     for n in (200, 500, 800, 1000):
         for eps in (0.1, 0.5, 1, 2, 5):
-            print(cell(n, eps, paper_gamma(eps, n), PAPER_H, PAPER_W, args.trials, args.draws),
-                  flush=True)
+            print(
+                cell(n, eps, paper_gamma(eps, n), PAPER_H, PAPER_W, args.trials, args.draws),
+                flush=True,
+            )
     print("issue 15, item 1:")
     for setting in ITEM1:
         print(cell(*setting, args.trials, args.draws), flush=True)

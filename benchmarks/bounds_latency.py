@@ -19,17 +19,27 @@ from apptest_timing import open_page, timed  # benchmarks/ is on the path
 def main():
     at, cold = open_page("dpcore_app/app_pages/bounds.py")
     print(f"first load of the Theory bounds page (cold caches): {cold:.2f} s")
-    form = [timed(lambda v=v: at.segmented_control(key="form").set_value(v).run())
-            for v in ("printed", "re-derived") * 3]
-    print(f"redraw, switching the stacked form: median {statistics.median(form):.3f} s, "
-          f"max {max(form):.3f} s over {len(form)}")
+    form = [
+        timed(lambda v=v: at.segmented_control(key="form").set_value(v).run())
+        for v in ("printed", "re-derived") * 3
+    ]
+    print(
+        f"redraw, switching the stacked form: median {statistics.median(form):.3f} s, "
+        f"max {max(form):.3f} s over {len(form)}"
+    )
     eps = at.select_slider(key="eps")
     new = [timed(lambda v=v: eps.set_value(v).run()) for v in (2.0, 5.0, 0.5)]
-    print(f"ε to a new value (fresh measurement): median {statistics.median(new):.3f} s, "
-          f"max {max(new):.3f} s")
+    print(
+        f"ε to a new value (fresh measurement): median {statistics.median(new):.3f} s, "
+        f"max {max(new):.3f} s"
+    )
     back = [timed(lambda v=v: eps.set_value(v).run()) for v in (1.0, 2.0, 5.0, 0.5, 1.0)]
-    print(f"ε back to a cached value: median {statistics.median(back):.3f} s, max {max(back):.3f} s")
-    alpha = [timed(lambda v=v: at.select_slider(key="alpha").set_value(v).run()) for v in (0.5, 2.0, 1.0)]
+    print(
+        f"ε back to a cached value: median {statistics.median(back):.3f} s, max {max(back):.3f} s"
+    )
+    alpha = [
+        timed(lambda v=v: at.select_slider(key="alpha").set_value(v).run()) for v in (0.5, 2.0, 1.0)
+    ]
     print(f"redraw, target α (formulas only): median {statistics.median(alpha):.3f} s")
 
 

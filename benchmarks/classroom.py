@@ -72,8 +72,13 @@ class Student:
         self.cache = {}  # hash -> cacheable message received, as a browser keeps them
 
     async def __aenter__(self):
-        self.ws = await websockets.connect(self.url, subprotocols=["streamlit"], max_size=2**27,
-                                           open_timeout=120, ping_interval=None)
+        self.ws = await websockets.connect(
+            self.url,
+            subprotocols=["streamlit"],
+            max_size=2**27,
+            open_timeout=120,
+            ping_interval=None,
+        )
         return self
 
     async def reconnect(self, give_up=120.0):
@@ -108,7 +113,11 @@ class Student:
             w.id = wid
             w.string_array_value.data.extend(values)
         if TRACE:
-            print(f"{time.perf_counter():.2f} {self.name} SEND {fragment} {widget_states}", file=TRACE, flush=True)
+            print(
+                f"{time.perf_counter():.2f} {self.name} SEND {fragment} {widget_states}",
+                file=TRACE,
+                flush=True,
+            )
         await self.ws.send(msg.SerializeToString())
 
     async def settle(self, timeout=600):
@@ -125,14 +134,22 @@ class Student:
                 self.cache[msg.hash] = msg
             kind = msg.WhichOneof("type")
             if TRACE:
-                detail = msg.script_finished if kind == "script_finished" else (
-                    msg.delta.new_element.WhichOneof("type") if kind == "delta" else "")
-                print(f"{time.perf_counter():.2f} {self.name} {kind} {detail}", file=TRACE, flush=True)
+                detail = (
+                    msg.script_finished
+                    if kind == "script_finished"
+                    else (msg.delta.new_element.WhichOneof("type") if kind == "delta" else "")
+                )
+                print(
+                    f"{time.perf_counter():.2f} {self.name} {kind} {detail}", file=TRACE, flush=True
+                )
             if kind == "navigation":  # the page that runs (new_session names the entry script)
                 self.page_hash = msg.navigation.page_script_hash
             elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
                 self._element(msg.delta.new_element, msg.delta.fragment_id)
-                if first_chart is None and msg.delta.new_element.WhichOneof("type") == "plotly_chart":
+                if (
+                    first_chart is None
+                    and msg.delta.new_element.WhichOneof("type") == "plotly_chart"
+                ):
                     first_chart = time.perf_counter() - start
             elif kind == "script_finished" and msg.script_finished in FINISHED:
                 return first_chart
@@ -155,7 +172,9 @@ class Student:
         await self.settle()
         seconds = time.perf_counter() - start
         if key == "eps" and f"ε = {label}" not in self.verdict:  # the move must take effect
-            self.stats["errors"].append(f"ε = {label} moved, the verdict reads {self.verdict[:80]!r}")
+            self.stats["errors"].append(
+                f"ε = {label} moved, the verdict reads {self.verdict[:80]!r}"
+            )
         return seconds
 
 
@@ -183,18 +202,27 @@ async def student(k, args, url, stats):
                         raise
                     cut, seen = True, time.perf_counter()
                     back = await s.reconnect()
-                    stats["cut"].append((seen - stats["t0"] - stats["killed_at"], back,
-                                         time.perf_counter() - stats["t0"] - stats["killed_at"]))
+                    stats["cut"].append(
+                        (
+                            seen - stats["t0"] - stats["killed_at"],
+                            back,
+                            time.perf_counter() - stats["t0"] - stats["killed_at"],
+                        )
+                    )
                     seconds = await s.move(key, label)
                 stats[key].append(seconds)
-                stats["timeline"].append((time.perf_counter() - stats["t0"] - seconds, seconds, k, cut))
+                stats["timeline"].append(
+                    (time.perf_counter() - stats["t0"] - seconds, seconds, k, cut)
+                )
     except Exception as err:  # a failed session is a result, not a crash of the benchmark
         stats["failed"].append(f"session {k}: {type(err).__name__}: {err}"[:300])
 
 
 def _class_stats():
-    return {k: [] for k in ("first_view", "first_chart", "eps", "n", "errors", "failed", "timeline",
-                            "cut")}
+    return {
+        k: []
+        for k in ("first_view", "first_chart", "eps", "n", "errors", "failed", "timeline", "cut")
+    }
 
 
 async def run(args):
@@ -213,13 +241,15 @@ async def run(args):
     classes = []
     stop = asyncio.Event()
     peaks = {name: [rss_mb(pid)] for name, pid in pids.items()}
-    monitors = [asyncio.create_task(watch_memory(pid, stop, peaks[name])) for name, pid in pids.items()]
+    monitors = [
+        asyncio.create_task(watch_memory(pid, stop, peaks[name])) for name, pid in pids.items()
+    ]
     start = time.perf_counter()
     try:
         # The lecturer opens the link first: the server process has imported the page (on
         # each replica, past the proxy: the students' sessions then meet the same start).
         t0 = time.perf_counter()
-        for first in ([f"ws://127.0.0.1:{p}/_stcore/stream" for p in ports] or [url]):
+        for first in [f"ws://127.0.0.1:{p}/_stcore/stream" for p in ports] or [url]:
             async with Student(first, "dp-owl", {"errors": []}) as lecturer:
                 await lecturer.send()
                 await lecturer.settle()
@@ -229,12 +259,18 @@ async def run(args):
             stats = _class_stats()
             cpu0, stats["t0"] = {n: cpu_of(n, p) for n, p in pids.items()}, time.perf_counter()
             stats["killed_at"] = args.kill_at if args.kill_at is not None and c == 0 else None
-            killer = asyncio.create_task(kill(pids["replica 1"], args.kill_at)) if (
-                stats["killed_at"] is not None) else None
-            await asyncio.gather(*(student(k + 1000 * c, args, url, stats) for k in range(args.sessions)))
+            killer = (
+                asyncio.create_task(kill(pids["replica 1"], args.kill_at))
+                if (stats["killed_at"] is not None)
+                else None
+            )
+            await asyncio.gather(
+                *(student(k + 1000 * c, args, url, stats) for k in range(args.sessions))
+            )
             last = {"replica 1": await killer - cpu0["replica 1"]} if killer else {}
-            stats["cpu"] = {n: last[n] if n in last else cpu_of(n, p) - cpu0[n]
-                            for n, p in pids.items()}
+            stats["cpu"] = {
+                n: last[n] if n in last else cpu_of(n, p) - cpu0[n] for n, p in pids.items()
+            }
             classes.append(stats)
             args.kill_at = None
     finally:
@@ -267,28 +303,50 @@ def main():
     parser.add_argument("--sessions", type=int, default=30)
     parser.add_argument("--store", choices=("warm", "empty"), default="warm")
     parser.add_argument("--store-dir", default=os.environ.get("DPCORE_STORE"))
-    parser.add_argument("--arrive", type=float, default=10.0, help="seconds over which the class arrives")
-    parser.add_argument("--pause", type=float, nargs=2, default=(2.0, 6.0), help="pause between moves, s")
-    parser.add_argument("--classes", type=int, default=1, help="classes in a row on the same server")
-    parser.add_argument("--replicas", type=int, help="through dpcore serve with this many app processes")
-    parser.add_argument("--kill-at", type=float, help="SIGKILL replica 1 this many seconds into the "
-                        "class (needs --replicas 2 or more)")
-    parser.add_argument("--url", help="a running server or proxy (http://host:port); nothing started")
-    parser.add_argument("--lead", type=float, default=0.0,
-                        help="seconds between the lecturer's first view and the class's arrival")
+    parser.add_argument(
+        "--arrive", type=float, default=10.0, help="seconds over which the class arrives"
+    )
+    parser.add_argument(
+        "--pause", type=float, nargs=2, default=(2.0, 6.0), help="pause between moves, s"
+    )
+    parser.add_argument(
+        "--classes", type=int, default=1, help="classes in a row on the same server"
+    )
+    parser.add_argument(
+        "--replicas", type=int, help="through dpcore serve with this many app processes"
+    )
+    parser.add_argument(
+        "--kill-at",
+        type=float,
+        help="SIGKILL replica 1 this many seconds into the class (needs --replicas 2 or more)",
+    )
+    parser.add_argument(
+        "--url", help="a running server or proxy (http://host:port); nothing started"
+    )
+    parser.add_argument(
+        "--lead",
+        type=float,
+        default=0.0,
+        help="seconds between the lecturer's first view and the class's arrival",
+    )
     args = parser.parse_args()
     if args.store == "warm" and not args.store_dir:
         parser.error("--store warm needs --store-dir or DPCORE_STORE")
     if args.kill_at is not None and (args.replicas or 0) < 2:
         parser.error("--kill-at needs --replicas 2 or more")
-    where = (args.url or (f"dpcore serve --replicas {args.replicas}" if args.replicas else
-                          "one streamlit server"))
+    where = args.url or (
+        f"dpcore serve --replicas {args.replicas}" if args.replicas else "one streamlit server"
+    )
     classes, lecturer, peak, seconds, store = asyncio.run(run(args))
-    print(f"{args.sessions} sessions through {where}, {args.store} store ({store}), "
-          f"{seconds:.0f} s in all; load average {os.getloadavg()[0]:.1f} (1 min) at the end; "
-          f"{stored_count(ResultStore(store))} figures stored")
-    print(f"lecturer's first view (fresh server{', each replica in turn' if args.replicas else ''}): "
-          f"{lecturer:.2f} s")
+    print(
+        f"{args.sessions} sessions through {where}, {args.store} store ({store}), "
+        f"{seconds:.0f} s in all; load average {os.getloadavg()[0]:.1f} (1 min) at the end; "
+        f"{stored_count(ResultStore(store))} figures stored"
+    )
+    print(
+        f"lecturer's first view (fresh server{', each replica in turn' if args.replicas else ''}): "
+        f"{lecturer:.2f} s"
+    )
     for c, stats in enumerate(classes, start=1):
         if len(classes) > 1:
             print(f"class {c} of {len(classes)}:")
@@ -316,18 +374,26 @@ def report(stats):
         before = [s for at, s, k, was_cut in stats["timeline"] if at < killed and not was_cut]
         after = [s for at, s, k, was_cut in stats["timeline"] if at >= killed and not was_cut]
         spared = {k for at, s, k, was_cut in stats["timeline"]} - {
-            k for at, s, k, was_cut in stats["timeline"] if was_cut}
-        print(f"  the {len(spared)} sessions never cut: moves before the kill: {_median(before)}; "
-              f"after: {_median(after)}")
+            k for at, s, k, was_cut in stats["timeline"] if was_cut
+        }
+        print(
+            f"  the {len(spared)} sessions never cut: moves before the kill: {_median(before)}; "
+            f"after: {_median(after)}"
+        )
     runs = len(stats["first_view"]) + len(stats["eps"]) + len(stats["n"])
     if not stats["cpu"]:
         print("server CPU: not measured (--url: a server this benchmark did not start)")
         return
     total = sum(stats["cpu"].values())
-    print(f"server CPU: {total:.1f} s for {runs} views and moves, "
-          f"{1000 * total / max(runs, 1):.0f} ms each"
-          + (f" ({', '.join(f'{n} {c:.1f} s' for n, c in stats['cpu'].items())})"
-             if len(stats["cpu"]) > 1 else ""))
+    print(
+        f"server CPU: {total:.1f} s for {runs} views and moves, "
+        f"{1000 * total / max(runs, 1):.0f} ms each"
+        + (
+            f" ({', '.join(f'{n} {c:.1f} s' for n, c in stats['cpu'].items())})"
+            if len(stats["cpu"]) > 1
+            else ""
+        )
+    )
 
 
 def _median(values):
@@ -335,6 +401,7 @@ def _median(values):
         return "none"
     q = statistics.quantiles(values, n=20, method="inclusive") if len(values) > 1 else values
     return f"{len(values)}, median {statistics.median(values):.2f} s, 95th percentile {q[-1]:.2f} s"
+
 
 if __name__ == "__main__":
     main()

@@ -35,15 +35,21 @@ def main():
     runs = convex_study(N, TAU, DS, RATIOS, reps=args.reps, seed=0)
     summary = summarize(runs, ("d", "ratio"), ("excess",))
     table = summary.pivot(index="ratio", columns="d", values="excess_mean")
-    print(f"mean excess test CVaR over non-private, n = {N}, tau = {TAU}, {args.reps} runs per point")
+    print(
+        f"mean excess test CVaR over non-private, n = {N}, tau = {TAU}, {args.reps} runs per point"
+    )
     print(table.to_string(float_format=lambda v: f"{v:8.4f}"))
     half, tenth = transition_ratio(summary, 0.5), transition_ratio(summary, 0.1)
     print(f"\n{'d':>3} {'half':>8} {'tenth':>8} {'c at half':>10} {'eps/mu':>7}")
     for d in DS:
         eps = half[d] * np.sqrt(d) / (N * TAU)
         const = dp_gd_privacy_constant(N, d, TAU, eps, 1e-5)
-        print(f"{d:>3} {half[d]:8.1f} {tenth[d]:8.1f} {const['c']:10.1f} {const['calibration']:7.2f}")
-    print(f"median half point {np.nanmedian(half):.1f}, median tenth point {np.nanmedian(tenth):.1f}")
+        print(
+            f"{d:>3} {half[d]:8.1f} {tenth[d]:8.1f} {const['c']:10.1f} {const['calibration']:7.2f}"
+        )
+    print(
+        f"median half point {np.nanmedian(half):.1f}, median tenth point {np.nanmedian(tenth):.1f}"
+    )
     print(f"{time.perf_counter() - start:.1f} s")
 
 

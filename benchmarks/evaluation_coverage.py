@@ -46,9 +46,11 @@ INCOMPLETE = (0.0, 0.1, 0.3)
 # (design, outcome bounds, incomplete shares): the paper's trial with the usual bounds; the same
 # with bounds whose midpoint lies far from the values (as a real outcome's often do), where
 # the old estimator's shrinkage towards the midpoint shows; heavy weights (issue 24).
-DESIGNS = {"paper 1:1": (PAPER_TRIAL, BOUNDS, INCOMPLETE),
-           "paper 1:1, bounds (-10, 30)": (PAPER_TRIAL, (-10.0, 30.0), (0.1, 0.3)),
-           "heavy 9:1": (TrialDesign(propensity=0.9), BOUNDS, (0.0, 0.1))}
+DESIGNS = {
+    "paper 1:1": (PAPER_TRIAL, BOUNDS, INCOMPLETE),
+    "paper 1:1, bounds (-10, 30)": (PAPER_TRIAL, (-10.0, 30.0), (0.1, 0.3)),
+    "heavy 9:1": (TrialDesign(propensity=0.9), BOUNDS, (0.0, 0.1)),
+}
 NAMES = ("rule", "treat_all", "treat_none", "over_treat_all", "over_treat_none")
 
 
@@ -88,17 +90,32 @@ def coverage_rows(design, bounds, n, share, truth, reps, rng):
     for eps in EPSILONS:
         e1, e2, e3 = evaluation_budget(eps)
         noise = lambda e, d, size: 0.0 if np.isinf(e) else rng.laplace(0.0, d / e, size)  # noqa: E731
-        est = release_estimates(cells + noise(e1, d1, (reps, 4)), moments + noise(e2, d2, (reps, 4)),
-                                count + noise(e3, COUNT_SENSITIVITY, reps), m=m,
-                                outcome_bounds=bounds, min_propensity=p_min,
-                                epsilons=(e1, e2, e3))
-        cover = {k: float(np.mean((est[k][1] <= truth[k]) & (truth[k] <= est[k][2]))) for k in NAMES}
+        est = release_estimates(
+            cells + noise(e1, d1, (reps, 4)),
+            moments + noise(e2, d2, (reps, 4)),
+            count + noise(e3, COUNT_SENSITIVITY, reps),
+            m=m,
+            outcome_bounds=bounds,
+            min_propensity=p_min,
+            epsilons=(e1, e2, e3),
+        )
+        cover = {
+            k: float(np.mean((est[k][1] <= truth[k]) & (truth[k] <= est[k][2]))) for k in NAMES
+        }
         # Without the count: the cells over m, budget 3/4 cells, 1/4 moments (the old split).
         o1, o2, _ = evaluation_budget(eps, count=False)
-        old = release_estimates(cells + noise(o1, d1, (reps, 4)), moments + noise(o2, d2, (reps, 4)),
-                                None, m=m, outcome_bounds=bounds, min_propensity=p_min,
-                                epsilons=(o1, o2, 0.0))
-        old_rule = float(np.mean((old["rule"][1] <= truth["rule"]) & (truth["rule"] <= old["rule"][2])))
+        old = release_estimates(
+            cells + noise(o1, d1, (reps, 4)),
+            moments + noise(o2, d2, (reps, 4)),
+            None,
+            m=m,
+            outcome_bounds=bounds,
+            min_propensity=p_min,
+            epsilons=(o1, o2, 0.0),
+        )
+        old_rule = float(
+            np.mean((old["rule"][1] <= truth["rule"]) & (truth["rule"] <= old["rule"][2]))
+        )
         width = float(np.mean(est["rule"][2] - est["rule"][1]) / 2.0)
         rows.append((eps, cover, old_rule, width))
     return m, rows
@@ -112,10 +129,14 @@ def main(argv=None):
     rng = np.random.default_rng(args.seed)
     se = np.sqrt(0.95 * 0.05 / args.reps)
     start = time.perf_counter()
-    print(f"Coverage of the 95% intervals, {args.reps} seeded releases per row "
-          f"(Monte-Carlo s.e. {100 * se:.2f} points; '!' below 94% by more than 2 s.e.)\n")
-    print("| design | incomplete | n (m) | ε_eval | rule | treat all | treat none | gain vs all "
-          "| gain vs none | rule, no count | rule ± |")
+    print(
+        f"Coverage of the 95% intervals, {args.reps} seeded releases per row "
+        f"(Monte-Carlo s.e. {100 * se:.2f} points; '!' below 94% by more than 2 s.e.)\n"
+    )
+    print(
+        "| design | incomplete | n (m) | ε_eval | rule | treat all | treat none | gain vs all "
+        "| gain vs none | rule, no count | rule ± |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     worst = 1.0
     for label, (design, bounds, shares) in DESIGNS.items():
@@ -129,8 +150,11 @@ def main(argv=None):
                         worst = min(worst, cover[k])
                         flag = "!" if cover[k] < 0.94 - 2 * se else ""
                         cells.append(f"{100 * cover[k]:.1f}{flag}")
-                    print(f"| {label} | {100 * share:.0f}% | {n} ({m}) | {eps:g} | "
-                          + " | ".join(cells) + f" | {100 * old_rule:.1f} | {width:.3g} |")
+                    print(
+                        f"| {label} | {100 * share:.0f}% | {n} ({m}) | {eps:g} | "
+                        + " | ".join(cells)
+                        + f" | {100 * old_rule:.1f} | {width:.3g} |"
+                    )
     print(f"\nLowest coverage: {100 * worst:.1f}%  ({time.perf_counter() - start:.0f} s)")
 
 

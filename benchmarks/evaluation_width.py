@@ -83,8 +83,11 @@ def prognostic(X):
 
 
 # (multiple of the main effect 5 (x1 + x2 - 1), outcome bounds)
-SIM = {"paper 1:1": (0.0, (-10.0, 10.0)), "paper + main effect ±5": (1.0, (-15.0, 15.0)),
-       "paper + main effect ±15": (3.0, (-25.0, 25.0))}
+SIM = {
+    "paper 1:1": (0.0, (-10.0, 10.0)),
+    "paper + main effect ±5": (1.0, (-15.0, 15.0)),
+    "paper + main effect ±15": (3.0, (-25.0, 25.0)),
+}
 
 
 def sim_sample(main, n, reps, rng):
@@ -97,9 +100,14 @@ def sim_truth(main, bounds, rng, size=1_000_000):
     X, f = t["X"], t["f"]
     noise = PAPER_TRIAL.noise_sd * rng.standard_normal(size)
     base = 0.01 + 0.02 * X[:, 3] + main * prognostic(X) + noise
-    v = {k: float(np.mean(np.clip(base + 3.0 * r * f, *bounds)))
-         for k, r in (("rule", flipped_rule(X, f)), ("treat_all", 1.0), ("treat_none", -1.0))}
-    return {"over_treat_all": v["rule"] - v["treat_all"], "over_treat_none": v["rule"] - v["treat_none"]}
+    v = {
+        k: float(np.mean(np.clip(base + 3.0 * r * f, *bounds)))
+        for k, r in (("rule", flipped_rule(X, f)), ("treat_all", 1.0), ("treat_none", -1.0))
+    }
+    return {
+        "over_treat_all": v["rule"] - v["treat_all"],
+        "over_treat_none": v["rule"] - v["treat_none"],
+    }
 
 
 def fit_models(X, A, B, fit_rows, feature_bounds, bounds, columns, eps_model, rng):
@@ -129,30 +137,55 @@ def widths(X, A, B, d, p, bounds, feature_bounds, columns, eps, rng, larger=True
     e1, e2, e3 = evaluation_budget(eps, count=False)
     args = (d[:, ev], A[:, ev], B[:, ev], p, bounds, p_min)
     d1, d2 = evaluation_sensitivity(bounds, p_min, m), moment_sensitivity(bounds, p_min, m)
-    ipw = release_estimates(cell_sums(*args) + lap(e1, d1, (reps, 4)),
-                            cell_sums(*args, power=2) + lap(e2, d2, (reps, 4)),
-                            None, m=m, outcome_bounds=bounds, min_propensity=p_min,
-                            epsilons=(e1, e2, e3), larger_is_better=larger)
+    ipw = release_estimates(
+        cell_sums(*args) + lap(e1, d1, (reps, 4)),
+        cell_sums(*args, power=2) + lap(e2, d2, (reps, 4)),
+        None,
+        m=m,
+        outcome_bounds=bounds,
+        min_propensity=p_min,
+        epsilons=(e1, e2, e3),
+        larger_is_better=larger,
+    )
     e1, e2, e3 = evaluation_budget(eps, AIPW_MOMENT_SHARE, count=False)
     coef = fit_models(X, A, B, fit_rows, feature_bounds, bounds, columns, MODEL_SHARE * eps, rng)
     pred = predict(coef, X[:, ev], feature_bounds, bounds, columns)
-    centre = np.mean(predict(coef, np.mean(feature_bounds, axis=0)[None, None].repeat(reps, 0),
-                             feature_bounds, bounds, columns), axis=(-1, -2))
+    centre = np.mean(
+        predict(
+            coef,
+            np.mean(feature_bounds, axis=0)[None, None].repeat(reps, 0),
+            feature_bounds,
+            bounds,
+            columns,
+        ),
+        axis=(-1, -2),
+    )
     aargs = (d[:, ev], A[:, ev], B[:, ev], p, pred, bounds, p_min)
     cells = aipw_cells(*aargs)
     moments = aipw_moments(*aargs, centre)  # one centre per repetition (from its model)
-    aipw = release_aipw_estimates(cells + lap(e1, aipw_sensitivity(bounds, p_min, m), (reps, 4)),
-                                  moments + moment_noise(e2, bounds, p_min, m, reps, lap),
-                                  None, m=m, outcome_bounds=bounds, min_propensity=p_min,
-                                  epsilons=(e1, e2, e3), larger_is_better=larger)
+    aipw = release_aipw_estimates(
+        cells + lap(e1, aipw_sensitivity(bounds, p_min, m), (reps, 4)),
+        moments + moment_noise(e2, bounds, p_min, m, reps, lap),
+        None,
+        m=m,
+        outcome_bounds=bounds,
+        min_propensity=p_min,
+        epsilons=(e1, e2, e3),
+        larger_is_better=larger,
+    )
     return m, ipw, aipw, (coef, columns)
 
 
 def moment_noise(e2, bounds, p_min, m, reps, lap):
     """The AIPW moments' noise: four value moments at ε_v, two contrast moments at ε_g."""
     (dv, dg), (ev, eg) = aipw_moment_sensitivity(bounds, p_min, m), moment_budget(e2)
-    return np.concatenate((np.broadcast_to(lap(ev, dv, (reps, 4)), (reps, 4)),
-                           np.broadcast_to(lap(eg, dg, (reps, 2)), (reps, 2))), -1)
+    return np.concatenate(
+        (
+            np.broadcast_to(lap(ev, dv, (reps, 4)), (reps, 4)),
+            np.broadcast_to(lap(eg, dg, (reps, 2)), (reps, 2)),
+        ),
+        -1,
+    )
 
 
 def summary(est, truth):
@@ -172,14 +205,29 @@ def real_trial(name, columns_used):
     from dpcore.data.trial import read_trial
 
     d = read_dictionary(ROOT / "dpcore_app" / "demo_data" / f"{name}.json")
-    trial = read_trial((ROOT / "dpcore_app" / "demo_data" / f"{name}.csv").read_bytes(), **d.read_trial_kwargs())
+    trial = read_trial(
+        (ROOT / "dpcore_app" / "demo_data" / f"{name}.csv").read_bytes(), **d.read_trial_kwargs()
+    )
     fb = trial.feature_bounds(d.bounds)
     cols = None if columns_used is None else [trial.covariates.index(c) for c in columns_used]
-    rule = DPOWL(epsilon=np.inf, feature_bounds=fb, outcome_bounds=d.outcome_bounds,
-                 larger_is_better=bool(d.larger_is_better), gamma=1.0).fit(
-        trial.X, trial.A, trial.B, d.propensity)
-    return (trial.X, trial.A, trial.B, float(d.propensity), tuple(d.outcome_bounds), fb, cols,
-            rule.predict(trial.X), bool(d.larger_is_better))
+    rule = DPOWL(
+        epsilon=np.inf,
+        feature_bounds=fb,
+        outcome_bounds=d.outcome_bounds,
+        larger_is_better=bool(d.larger_is_better),
+        gamma=1.0,
+    ).fit(trial.X, trial.A, trial.B, d.propensity)
+    return (
+        trial.X,
+        trial.A,
+        trial.B,
+        float(d.propensity),
+        tuple(d.outcome_bounds),
+        fb,
+        cols,
+        rule.predict(trial.X),
+        bool(d.larger_is_better),
+    )
 
 
 def real_targets(X, A, B, d, p, bounds, fb, coef, cols, larger):
@@ -192,8 +240,10 @@ def real_targets(X, A, B, d, p, bounds, fb, coef, cols, larger):
     pred = predict(coef, np.broadcast_to(X, (reps,) + X.shape), fb, bounds, cols)
     phi_all, phi_none = aipw_scores(A, B, p, pred, bounds, p_min)
     n = len(A)
-    aipw = {"over_treat_all": sign * np.sum(np.where(d > 0, 0.0, phi_none - phi_all), -1) / n,
-            "over_treat_none": sign * np.sum(np.where(d > 0, phi_all - phi_none, 0.0), -1) / n}
+    aipw = {
+        "over_treat_all": sign * np.sum(np.where(d > 0, 0.0, phi_none - phi_all), -1) / n,
+        "over_treat_none": sign * np.sum(np.where(d > 0, phi_all - phi_none, 0.0), -1) / n,
+    }
     return ipw, aipw
 
 
@@ -213,9 +263,11 @@ def main(argv=None):
     rng = np.random.default_rng(args.seed)
     start = time.perf_counter()
     se = np.sqrt(0.95 * 0.05 / args.reps)
-    print(f"Half-widths of the gains' 95% intervals, IPW / AIPW (ratio), and coverage IPW / AIPW "
-          f"(%), {args.reps} seeded repetitions per row (Monte-Carlo s.e. of a 95% coverage "
-          f"{100 * se:.1f} points)\n")
+    print(
+        f"Half-widths of the gains' 95% intervals, IPW / AIPW (ratio), and coverage IPW / AIPW "
+        f"(%), {args.reps} seeded repetitions per row (Monte-Carlo s.e. of a 95% coverage "
+        f"{100 * se:.1f} points)\n"
+    )
     print("| design | n (m) | ε | gain vs all ± | gain vs none ± | cover vs all | cover vs none |")
     print("|---|---|---|---|---|---|---|")
     worst = 1.0
@@ -224,13 +276,25 @@ def main(argv=None):
         for n in SIZES:
             X, A, B, d = sim_sample(main, n, args.reps, rng)
             for eps in EPSILONS:
-                m, ipw, aipw, _ = widths(X, A, B, d, PAPER_TRIAL.propensity, bounds,
-                                         PAPER_TRIAL.feature_bounds, None, eps, rng)
+                m, ipw, aipw, _ = widths(
+                    X,
+                    A,
+                    B,
+                    d,
+                    PAPER_TRIAL.propensity,
+                    bounds,
+                    PAPER_TRIAL.feature_bounds,
+                    None,
+                    eps,
+                    rng,
+                )
                 si, sa = summary(ipw, truth), summary(aipw, truth)
                 worst = min(worst, *(v[1] for v in (*si.values(), *sa.values())))
                 print(row(label, n, m, eps, si, sa))
-    print("\n| trial | n (m) | ε | gain vs all ± | gain vs none ± | cover vs all | cover vs none "
-          "| AIPW target − IPW's |")
+    print(
+        "\n| trial | n (m) | ε | gain vs all ± | gain vs none ± | cover vs all | cover vs none "
+        "| AIPW target − IPW's |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for name, cols in (("actg175_trial", ("cd40", "cd80", "age")), ("hospital_trial", None)):
         X, A, B, p, bounds, fb, ci, d, larger = real_trial(name, cols)

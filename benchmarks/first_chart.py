@@ -27,14 +27,22 @@ from load import CHROMIUM_ARGS, free_port, start_server  # noqa: E402
 
 CHART = "[data-testid='stPlotlyChart'] .main-svg"
 TITLE = "[data-testid='stMainBlockContainer'] h1"
-PAGES = {"overview": ("", CHART), "dp-owl": ("dp-owl", CHART), "cvar": ("cvar", CHART),
-         "theory": ("bounds", CHART), "your data": ("your-data", TITLE), "lessons": ("lessons", TITLE),
-         "limitations": ("limitations", TITLE), "glossary": ("glossary", TITLE)}
+PAGES = {
+    "overview": ("", CHART),
+    "dp-owl": ("dp-owl", CHART),
+    "cvar": ("cvar", CHART),
+    "theory": ("bounds", CHART),
+    "your data": ("your-data", TITLE),
+    "lessons": ("lessons", TITLE),
+    "limitations": ("limitations", TITLE),
+    "glossary": ("glossary", TITLE),
+}
 
 
 async def first_chart(browser, url, selector, width):
-    context = await browser.new_context(viewport={"width": width, "height": 1600},
-                                        has_touch=width < 800, is_mobile=width < 800)
+    context = await browser.new_context(
+        viewport={"width": width, "height": 1600}, has_touch=width < 800, is_mobile=width < 800
+    )
     page = await context.new_page()
     start = time.perf_counter()
     await page.goto(url)
@@ -48,11 +56,15 @@ async def run(args):
     app_port, bare_port = free_port(), free_port()
     app, bare = start_server(app_port), start_server(bare_port, "benchmarks/bare_charts.py")
     targets = {"bare page, four charts": (f"http://127.0.0.1:{bare_port}/", CHART)}
-    targets |= {name: (f"http://127.0.0.1:{app_port}/{path}", sel) for name, (path, sel) in PAGES.items()}
+    targets |= {
+        name: (f"http://127.0.0.1:{app_port}/{path}", sel) for name, (path, sel) in PAGES.items()
+    }
     times = {name: [] for name in targets}
     try:
         async with async_playwright() as p:
-            browser = await p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+            browser = await p.chromium.launch(
+                executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS
+            )
             for url, sel in targets.values():  # once each, not timed: server imports, caches
                 await first_chart(browser, url, sel, args.width)
             for _ in range(args.rounds):
@@ -73,8 +85,10 @@ def main():
     args = parser.parse_args()
     times = asyncio.run(run(args))
     floor = statistics.median(times["bare page, four charts"])
-    print(f"Chromium at {args.width} px, {args.rounds} rounds, median time from navigation to the "
-          "first chart (title where a page has none)")
+    print(
+        f"Chromium at {args.width} px, {args.rounds} rounds, median time from navigation to the "
+        "first chart (title where a page has none)"
+    )
     for name, values in times.items():
         what = "title" if PAGES.get(name, ("", CHART))[1] == TITLE else "chart"
         med = statistics.median(values)

@@ -49,11 +49,13 @@ def simulated(design, n, reps, seed):
         acc, val = [], []
         for r in range(reps):
             data = design.sample(n, rng=[seed, r])
-            model = KArmOWL(epsilon=eps, outcome_bounds=design.outcome_bounds,
-                            feature_bounds=design.feature_bounds,
-                            rng=np.random.default_rng([seed, r, 1]))
-            model.fit(data["X"], data["A"], data["B"], design.arm_probabilities,
-                      arms=design.arms)
+            model = KArmOWL(
+                epsilon=eps,
+                outcome_bounds=design.outcome_bounds,
+                feature_bounds=design.feature_bounds,
+                rng=np.random.default_rng([seed, r, 1]),
+            )
+            model.fit(data["X"], data["A"], data["B"], design.arm_probabilities, arms=design.arms)
             pick = arm_indices(model.recommend(test["X"]), design.arms)
             acc.append(np.mean(pick == test["best"]))
             val.append(test["mean"][np.arange(pick.size), pick].mean())
@@ -79,12 +81,20 @@ def actg(reps, seed):
     for eps in EPSILONS:
         vals = []
         for r in range(reps):
-            model = KArmOWL(epsilon=eps, outcome_bounds=d.outcome_bounds,
-                            feature_bounds=trial.feature_bounds(d.bounds),
-                            reference=d.extra.get("reference"),
-                            rng=np.random.default_rng([seed, r, 2]))
-            model.fit(trial.X[fit_rows], labels[fit_rows], trial.B[fit_rows],
-                      trial.arm_probabilities, arms=trial.arms)
+            model = KArmOWL(
+                epsilon=eps,
+                outcome_bounds=d.outcome_bounds,
+                feature_bounds=trial.feature_bounds(d.bounds),
+                reference=d.extra.get("reference"),
+                rng=np.random.default_rng([seed, r, 2]),
+            )
+            model.fit(
+                trial.X[fit_rows],
+                labels[fit_rows],
+                trial.B[fit_rows],
+                trial.arm_probabilities,
+                arms=trial.arms,
+            )
             vals.append(ipw(arm_indices(model.recommend(trial.X[eval_rows]), trial.arms)))
         rows.append((eps, *_mean_se(vals)))
     return rows, single, eval_rows.size
@@ -98,17 +108,27 @@ def coverage(reps, seed):
     D = K_ARM_TRIAL
     big = D.sample(400_000, rng=[seed, 1])
     rule = lambda X: (X[..., 1] > 0.5).astype(int) * 2  # noqa: E731
-    truth = {"rule": big["mean"][np.arange(400_000), rule(big["X"])].mean(),
-             **{a: big["mean"][:, j].mean() for j, a in enumerate(D.arms)}}
+    truth = {
+        "rule": big["mean"][np.arange(400_000), rule(big["X"])].mean(),
+        **{a: big["mean"][:, j].mean() for j, a in enumerate(D.arms)},
+    }
     rows = []
     for m, eps, miss in ((200, np.inf, 0.0), (400, 1.0, 0.0), (400, 1.0, 0.1), (2000, 0.5, 0.1)):
         hits = np.zeros(2 * len(D.arms) + 1)
         gen = np.random.default_rng([seed, 2])
         for _ in range(reps):
             s = D.sample(m, rng=gen)
-            ev = evaluate_arms_rule(rule(s["X"]), s["code"], s["B"], D.arm_probabilities,
-                                    outcome_bounds=D.outcome_bounds, epsilon=eps, arms=D.arms,
-                                    include=None if miss == 0 else gen.random(m) > miss, rng=gen)
+            ev = evaluate_arms_rule(
+                rule(s["X"]),
+                s["code"],
+                s["B"],
+                D.arm_probabilities,
+                outcome_bounds=D.outcome_bounds,
+                epsilon=eps,
+                arms=D.arms,
+                include=None if miss == 0 else gen.random(m) > miss,
+                rng=gen,
+            )
             got = [ev.values[k] for k in truth] + [ev.gains[a] for a in D.arms]
             want = list(truth.values()) + [truth["rule"] - truth[a] for a in D.arms]
             hits += [e.lower <= v <= e.upper for e, v in zip(got, want)]
@@ -133,24 +153,32 @@ def main(argv=None):
     args = parser.parse_args(argv)
     start = time.perf_counter()
     warnings.simplefilter("ignore")  # clipping and noise warnings: analyst-only, not findings
-    for name, design in (("K = 3 (K_ARM_TRIAL)", K_ARM_TRIAL),
-                         ("K = 4 (FOUR_ARM_TRIAL)", FOUR_ARM_TRIAL)):
+    for name, design in (
+        ("K = 3 (K_ARM_TRIAL)", K_ARM_TRIAL),
+        ("K = 4 (FOUR_ARM_TRIAL)", FOUR_ARM_TRIAL),
+    ):
         rows, best, single = simulated(design, args.n, args.reps, args.seed)
-        print(f"\n{name}, n = {args.n}, {args.reps} reps; optimal value {best:.3f}, best "
-              f"single arm {single:.3f}, chance accuracy {1 / len(design.arms):.2f}\n")
+        print(
+            f"\n{name}, n = {args.n}, {args.reps} reps; optimal value {best:.3f}, best "
+            f"single arm {single:.3f}, chance accuracy {1 / len(design.arms):.2f}\n"
+        )
         print("| ε | accuracy | value |\n|---|---|---|")
         for eps, a, sa, v, sv in rows:
             print(f"| {_eps(eps)} | {a:.3f} ± {sa:.3f} | {v:.3f} ± {sv:.3f} |")
     rows, single, m = actg(args.reps, args.seed)
     shown = ", ".join(f"{a} {v:.0f}" for a, v in single.items())
-    print(f"\nACTG 175, four arms: IPW value (CD4 at week 20) on the {m} held-out patients, "
-          f"{args.reps} reps; single arms: {shown}\n")
+    print(
+        f"\nACTG 175, four arms: IPW value (CD4 at week 20) on the {m} held-out patients, "
+        f"{args.reps} reps; single arms: {shown}\n"
+    )
     print("| ε | value |\n|---|---|")
     for eps, v, sv in rows:
         print(f"| {_eps(eps)} | {v:.1f} ± {sv:.1f} |")
     rows, names = coverage(max(args.reps * 10, 100), args.seed)
-    print(f"\nCoverage of the K-arm evaluation's 95% intervals, {max(args.reps * 10, 100)} "
-          "releases per row\n")
+    print(
+        f"\nCoverage of the K-arm evaluation's 95% intervals, {max(args.reps * 10, 100)} "
+        "releases per row\n"
+    )
     print("| m | ε_eval | incomplete | " + " | ".join(names) + " |")
     print("|---" * (len(names) + 3) + "|")
     for m, eps, miss, cov in rows:

@@ -40,8 +40,14 @@ SETTLED = """() => {
 }"""
 ERRORS = "[data-testid='stException'], [data-testid='stAlertContentError']"
 FIRST_VIEW = "[data-testid='stPlotlyChart'] .main-svg"  # the first chart drawn
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 def free_port():
@@ -52,9 +58,23 @@ def free_port():
 
 def start_server(port, script="app.py"):
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", script, "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--server.headless", "true"],
-        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            script,
+            "--server.port",
+            str(port),
+            "--server.address",
+            "127.0.0.1",
+            "--server.headless",
+            "true",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.time() + 60
     while time.time() < deadline:
         try:
@@ -72,10 +92,24 @@ def start_serve(replicas):
     port = free_port()
     log = tempfile.NamedTemporaryFile(prefix="dpcore-serve-", suffix=".log", delete=False)
     atexit.register(os.unlink, log.name)  # dpcore serve's own lines; its children log elsewhere
-    proc = subprocess.Popen([sys.executable, "-m", "dpcore", "serve", "--replicas", str(replicas),
-                             "--port", str(port), "--address", "127.0.0.1"], cwd=ROOT,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=log,
-                            stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "dpcore",
+            "serve",
+            "--replicas",
+            str(replicas),
+            "--port",
+            str(port),
+            "--address",
+            "127.0.0.1",
+        ],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     deadline = time.time() + 180
     while "Stop with Ctrl-C" not in Path(log.name).read_text():
         if proc.poll() is not None or time.time() > deadline:
@@ -128,10 +162,16 @@ async def session(browser, base, k, seconds, page_path, stats):
     await page.wait_for_selector(READY)
     await page.wait_for_function(SETTLED, polling=100)
     stats["first_load"].append(time.perf_counter() - start)
-    slider = page.locator("[data-testid='stSlider']").filter(
-        has=page.get_by_text("Privacy budget ε", exact=True)).get_by_role("slider")
-    n_slider = page.locator("[data-testid='stSlider']").filter(
-        has=page.get_by_text("Patients in the trial (n)", exact=True)).get_by_role("slider")
+    slider = (
+        page.locator("[data-testid='stSlider']")
+        .filter(has=page.get_by_text("Privacy budget ε", exact=True))
+        .get_by_role("slider")
+    )
+    n_slider = (
+        page.locator("[data-testid='stSlider']")
+        .filter(has=page.get_by_text("Patients in the trial (n)", exact=True))
+        .get_by_role("slider")
+    )
     end = start + seconds
     while time.perf_counter() < end:
         await asyncio.sleep(rng.uniform(1.0, 4.0))
@@ -155,12 +195,17 @@ async def run(sessions, seconds, page_path):
     peak, stop = [rss_mb(server.pid)], asyncio.Event()
     try:
         async with async_playwright() as p:
-            browser = await p.chromium.launch(executable_path="/usr/bin/chromium",
-                                              args=CHROMIUM_ARGS)
+            browser = await p.chromium.launch(
+                executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS
+            )
             monitor = asyncio.create_task(watch_memory(server.pid, stop, peak))
             results = await asyncio.gather(
-                *(session(browser, f"http://127.0.0.1:{port}", k, seconds, page_path, stats)
-                  for k in range(sessions)), return_exceptions=True)
+                *(
+                    session(browser, f"http://127.0.0.1:{port}", k, seconds, page_path, stats)
+                    for k in range(sessions)
+                ),
+                return_exceptions=True,
+            )
             stop.set()
             await monitor
             await browser.close()
@@ -175,8 +220,10 @@ def describe(name, values):
     if not values:
         return f"{name}: none"
     q = statistics.quantiles(values, n=20, method="inclusive") if len(values) > 1 else values
-    return (f"{name}: {len(values)}, median {statistics.median(values):.2f} s, "
-            f"95th percentile {q[-1]:.2f} s, max {max(values):.2f} s")
+    return (
+        f"{name}: {len(values)}, median {statistics.median(values):.2f} s, "
+        f"95th percentile {q[-1]:.2f} s, max {max(values):.2f} s"
+    )
 
 
 def main():

@@ -33,8 +33,16 @@ ASSURANCE = 0.9
 
 def study(n, eps_grid, reps, seed):
     _, W = preprocessing("public", "auto")
-    return owl_monte_carlo([n], eps_grid, gamma="paper", weight_bound=W, reps=reps,
-                           test_size=TEST_SIZE, seed=seed, outcome=PUBLIC_OUTCOME).runs
+    return owl_monte_carlo(
+        [n],
+        eps_grid,
+        gamma="paper",
+        weight_bound=W,
+        reps=reps,
+        test_size=TEST_SIZE,
+        seed=seed,
+        outcome=PUBLIC_OUTCOME,
+    ).runs
 
 
 def main():
@@ -43,8 +51,10 @@ def main():
     parser.add_argument("--check-reps", type=int, default=400)
     parser.add_argument("--targets", type=float, nargs="+", default=[70.0, 80.0, 90.0])
     args = parser.parse_args()
-    print("| n | target | ε named (9 of 10) | share there, page's runs | share on fresh trials "
-          "(95% interval) | meets 9 of 10 |")
+    print(
+        "| n | target | ε named (9 of 10) | share there, page's runs | share on fresh trials "
+        "(95% interval) | meets 9 of 10 |"
+    )
     print("|---|---|---|---|---|---|")
     start = time.perf_counter()
     for n in SIZES:
@@ -56,8 +66,10 @@ def main():
                 continue
             check = share_at(study(n, [named.at, math.inf], args.check_reps, 1), named.at, k)
             ok = "yes" if check.hi >= ASSURANCE else "**no**"
-            print(f"| {n} | {k:g} | {named.at:g} | {named.share:.1%} | {check.share:.1%} "
-                  f"({check.lo:.1%}–{check.hi:.1%}) | {ok} |")
+            print(
+                f"| {n} | {k:g} | {named.at:g} | {named.share:.1%} | {check.share:.1%} "
+                f"({check.lo:.1%}–{check.hi:.1%}) | {ok} |"
+            )
     print(f"\n{time.perf_counter() - start:.0f} s")
 
 

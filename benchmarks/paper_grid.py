@@ -32,13 +32,30 @@ EPS_GRID = (0.1, 0.5, 1, 2, 5, np.inf)
 
 
 def paper_table(reps=200, seed=0, executor=None):
-    result = owl_monte_carlo(N_GRID, EPS_GRID, gamma="paper", h=0.5, weight_bound=PAPER_W,
-                             reps=reps, test_size=5000, seed=seed, outcome="paper",
-                             executor=executor)
+    result = owl_monte_carlo(
+        N_GRID,
+        EPS_GRID,
+        gamma="paper",
+        h=0.5,
+        weight_bound=PAPER_W,
+        reps=reps,
+        test_size=5000,
+        seed=seed,
+        outcome="paper",
+        executor=executor,
+    )
     s = result.summary
-    return s[["n", "epsilon", "gamma", "accuracy_mean", "accuracy_sd", "value_paper_mean",
-              "value_paper_sd"]].rename(columns={"value_paper_mean": "value_mean",
-                                                 "value_paper_sd": "value_sd"})
+    return s[
+        [
+            "n",
+            "epsilon",
+            "gamma",
+            "accuracy_mean",
+            "accuracy_sd",
+            "value_paper_mean",
+            "value_paper_sd",
+        ]
+    ].rename(columns={"value_paper_mean": "value_mean", "value_paper_sd": "value_sd"})
 
 
 def _objective(theta, X, y, w, gamma):
@@ -61,10 +78,16 @@ def scipy_baseline(reps, seed=0):
         Xt = scaling.transform(train["X"])
         gammas = sorted({paper_gamma(e, n) for e in EPS_GRID})
         for r in range(reps):
-            args = (Xt[r:r + 1], train["A"][r:r + 1], w[r:r + 1])
+            args = (Xt[r : r + 1], train["A"][r : r + 1], w[r : r + 1])
             for g in gammas:
-                minimize(_objective, np.zeros(scaling.d), args=(*args, g), jac=True,
-                         method="L-BFGS-B", options={"gtol": 1e-9, "ftol": 0, "maxiter": 10_000})
+                minimize(
+                    _objective,
+                    np.zeros(scaling.d),
+                    args=(*args, g),
+                    jac=True,
+                    method="L-BFGS-B",
+                    options={"gtol": 1e-9, "ftol": 0, "maxiter": 10_000},
+                )
                 fits += 1
     return time.perf_counter() - start, fits
 
@@ -73,8 +96,11 @@ def on_cluster(table, args):
     """The same grid on a dask cluster: time and identity with the local pool's table."""
     from distributed import Client, LocalCluster
 
-    cluster = (LocalCluster(n_workers=args.cluster, threads_per_worker=1, dashboard_address=None)
-               if not args.scheduler else None)
+    cluster = (
+        LocalCluster(n_workers=args.cluster, threads_per_worker=1, dashboard_address=None)
+        if not args.scheduler
+        else None
+    )
     with Client(args.scheduler or cluster) as client:
         start = time.perf_counter()
         other = paper_table(args.reps, args.seed, executor=client.get_executor())
@@ -82,8 +108,10 @@ def on_cluster(table, args):
     if cluster is not None:
         cluster.close()
     same = other.equals(table)
-    print(f"on the cluster ({args.scheduler or f'{args.cluster} local workers'}): {seconds:.2f} s, "
-          f"table {'identical' if same else 'DIFFERENT'} to the local pool's")
+    print(
+        f"on the cluster ({args.scheduler or f'{args.cluster} local workers'}): {seconds:.2f} s, "
+        f"table {'identical' if same else 'DIFFERENT'} to the local pool's"
+    )
 
 
 def main():
@@ -100,8 +128,10 @@ def main():
     table = paper_table(args.reps, args.seed)
     seconds = time.perf_counter() - start
     print(table.to_string(index=False, float_format=lambda v: f"{v:.2f}"))
-    print(f"\npaper grid ({len(N_GRID)} n x {len(EPS_GRID)} epsilon x {args.reps} repetitions): "
-          f"{seconds:.2f} s")
+    print(
+        f"\npaper grid ({len(N_GRID)} n x {len(EPS_GRID)} epsilon x {args.reps} repetitions): "
+        f"{seconds:.2f} s"
+    )
     if args.out:
         table.to_csv(args.out, index=False)
         print(f"table written to {args.out}")
@@ -109,8 +139,10 @@ def main():
         on_cluster(table, args)
     if args.scipy:
         base, fits = scipy_baseline(args.reps, args.seed)
-        print(f"scipy.optimize.minimize, one call per fit ({fits} fits, solves only): {base:.2f} s "
-              f"-> batched engine is {base / seconds:.1f}x faster end to end")
+        print(
+            f"scipy.optimize.minimize, one call per fit ({fits} fits, solves only): {base:.2f} s "
+            f"-> batched engine is {base / seconds:.1f}x faster end to end"
+        )
 
 
 if __name__ == "__main__":

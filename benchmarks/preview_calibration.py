@@ -44,26 +44,55 @@ def calibrate(name, releases):
     fit_rows, _ = public_split(trial.n, 0.8)
     X, A = trial.X[fit_rows], trial.A[fit_rows]
     B = trial.outcomes_for_fit(d.outcome_bounds, d.larger_is_better)[fit_rows]
-    binary = tuple(bool(np.isin(np.unique(trial.X[:, j][~np.isnan(trial.X[:, j])]), (0, 1)).all())
-                   for j in range(trial.X.shape[1]))
-    design = TwinDesign(n=len(fit_rows), lower=tuple(lower), upper=tuple(upper),
-                        outcome_bounds=tuple(d.outcome_bounds), larger_is_better=d.larger_is_better,
-                        propensity=p, binary=binary)
+    binary = tuple(
+        bool(np.isin(np.unique(trial.X[:, j][~np.isnan(trial.X[:, j])]), (0, 1)).all())
+        for j in range(trial.X.shape[1])
+    )
+    design = TwinDesign(
+        n=len(fit_rows),
+        lower=tuple(lower),
+        upper=tuple(upper),
+        outcome_bounds=tuple(d.outcome_bounds),
+        larger_is_better=d.larger_is_better,
+        propensity=p,
+        binary=binary,
+    )
     gammas = [default_gamma(e, len(fit_rows), W) for e in EPSILONS]
     forecast = preview(design, EPSILONS, gamma=gammas, weight_bound=W)
-    kw = dict(weight_bound=W, feature_bounds=(lower, upper), outcome_bounds=d.outcome_bounds,
-              larger_is_better=d.larger_is_better)
+    kw = dict(
+        weight_bound=W,
+        feature_bounds=(lower, upper),
+        outcome_bounds=d.outcome_bounds,
+        larger_is_better=d.larger_is_better,
+    )
     rows = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ClippingWarning)
         for eps, gamma in zip(EPSILONS, gammas):
             exact = DPOWL(epsilon=math.inf, gamma=gamma, **kw).fit(X, A, B, p, treated=1.0)
             ref = exact.predict(trial.X)
-            agree = [np.mean(DPOWL(epsilon=eps, gamma=gamma, rng=k, **kw).fit(
-                X, A, B, p, treated=1.0).predict(trial.X) == ref) for k in range(releases)]
+            agree = [
+                np.mean(
+                    DPOWL(epsilon=eps, gamma=gamma, rng=k, **kw)
+                    .fit(X, A, B, p, treated=1.0)
+                    .predict(trial.X)
+                    == ref
+                )
+                for k in range(releases)
+            ]
             f = forecast[forecast.epsilon == eps].set_index("strength").agreement_mean
-            rows.append((eps, gamma, f["moderate"], f["weak"], f["strong"], 100 * np.mean(agree),
-                         100 * np.quantile(agree, 0.025), 100 * np.quantile(agree, 0.975)))
+            rows.append(
+                (
+                    eps,
+                    gamma,
+                    f["moderate"],
+                    f["weak"],
+                    f["strong"],
+                    100 * np.mean(agree),
+                    100 * np.quantile(agree, 0.025),
+                    100 * np.quantile(agree, 0.975),
+                )
+            )
     return trial, rows
 
 
@@ -78,8 +107,10 @@ def main():
         print("|---|---|---|---|")
         for eps, gamma, mod, weak, strong, got, lo, hi in rows:
             low, high = sorted((weak, strong))
-            print(f"| {eps:g} | {gamma:.4g} | {mod:.0f}% ({low:.0f}–{high:.0f}%) | "
-                  f"{got:.1f}% ({lo:.0f}–{hi:.0f}%) |")
+            print(
+                f"| {eps:g} | {gamma:.4g} | {mod:.0f}% ({low:.0f}–{high:.0f}%) | "
+                f"{got:.1f}% ({lo:.0f}–{hi:.0f}%) |"
+            )
 
 
 if __name__ == "__main__":

@@ -33,36 +33,69 @@ EPSILONS = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0)
 
 
 def main(n=5000, p=20):
-    design = TwinDesign(n=n, lower=(0.0,) * p, upper=(1.0,) * p, outcome_bounds=(0.0, 20.0),
-                        larger_is_better=False, propensity=2 / 3)
+    design = TwinDesign(
+        n=n,
+        lower=(0.0,) * p,
+        upper=(1.0,) * p,
+        outcome_bounds=(0.0, 20.0),
+        larger_is_better=False,
+        propensity=2 / 3,
+    )
     start = time.perf_counter()
     result = preview(design, EPSILONS, gamma="paper", weight_bound=60.0)
     t_preview = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     twin = design.sample([0.3], rng=0)
     start = time.perf_counter()
-    fit_and_evaluate(twin["X"], twin["A"], twin["B"][0.3], 2 / 3, epsilon_fit=1.0,
-                     epsilon_eval=1.0, gamma=250.0, weight_bound=60.0,
-                     feature_bounds=(np.zeros(p), np.ones(p)), outcome_bounds=(0.0, 20.0),
-                     larger_is_better=False, rng=1)
+    fit_and_evaluate(
+        twin["X"],
+        twin["A"],
+        twin["B"][0.3],
+        2 / 3,
+        epsilon_fit=1.0,
+        epsilon_eval=1.0,
+        gamma=250.0,
+        weight_bound=60.0,
+        feature_bounds=(np.zeros(p), np.ones(p)),
+        outcome_bounds=(0.0, 20.0),
+        larger_is_better=False,
+        rng=1,
+    )
     t_eval = time.perf_counter() - start
-    print(f"preview, n = {n}, p = {p}, {len(EPSILONS)} ε x 3 strengths: {t_preview:.2f} s "
-          f"(goal < 2 s; twins of at most {MAX_ROWS} patients)")
+    print(
+        f"preview, n = {n}, p = {p}, {len(EPSILONS)} ε x 3 strengths: {t_preview:.2f} s "
+        f"(goal < 2 s; twins of at most {MAX_ROWS} patients)"
+    )
     print(f"fit and private evaluation, n = {n}, p = {p}: {t_eval:.2f} s")
     print(f"peak memory of the process after the preview: {peak:.0f} MB")
     e90 = smallest_epsilon(result, 90.0, "strong")
-    print("smallest ε for 90% agreement, strong effects:", "not reached" if e90 is None else f"{e90:.3g}")
+    print(
+        "smallest ε for 90% agreement, strong effects:",
+        "not reached" if e90 is None else f"{e90:.3g}",
+    )
 
 
 def sessions(k, sizes):
     """K copies of this benchmark at once: with the default BLAS threads, then with one."""
-    env = {key: value for key, value in os.environ.items()
-           if key not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
-    for label, extra in (("OpenBLAS default threads", {}),
-                         ("one BLAS thread each", {"OPENBLAS_NUM_THREADS": "1"})):
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+    }
+    for label, extra in (
+        ("OpenBLAS default threads", {}),
+        ("one BLAS thread each", {"OPENBLAS_NUM_THREADS": "1"}),
+    ):
         start = time.perf_counter()
-        procs = [subprocess.Popen([sys.executable, __file__, *sizes], env={**env, **extra},
-                                  stdout=subprocess.PIPE, text=True) for _ in range(k)]
+        procs = [
+            subprocess.Popen(
+                [sys.executable, __file__, *sizes],
+                env={**env, **extra},
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(k)
+        ]
         outs = [p.communicate()[0] for p in procs]
         print(f"## {k} sessions at once, {label}: {time.perf_counter() - start:.1f} s in all")
         for i, out in enumerate(outs):

@@ -45,7 +45,10 @@ def write_files(folder, n):
     df["arm"] = np.where(s["A"] > 0, "drug", "placebo")
     euro = folder / "trial_semicolon.csv"
     df.to_csv(euro, index=False, sep=";", decimal=",", float_format="%.6g")
-    return {"comma, full precision, 0/1": (plain, 1), "semicolon, decimal comma, drug/placebo": (euro, "drug")}
+    return {
+        "comma, full precision, 0/1": (plain, 1),
+        "semicolon, decimal comma, drug/placebo": (euro, "drug"),
+    }
 
 
 def main(n=10**6):
@@ -57,14 +60,24 @@ def main(n=10**6):
             sep = ";" if "semicolon" in label else ","
             dec = "," if "decimal comma" in label else "."
             _, t_pandas = timed(lambda p=path, s=sep, d=dec: pd.read_csv(p, sep=s, decimal=d))
-            trial, t_read = timed(lambda p=path, t=treated: read_trial(
-                p, treatment="arm", outcome="outcome", treated=t))
-            model = DPOWL(epsilon=1.0, gamma=75.0, feature_bounds=DESIGN.feature_bounds,
-                          outcome_bounds=(-12, 12), rng=1)
+            trial, t_read = timed(
+                lambda p=path, t=treated: read_trial(
+                    p, treatment="arm", outcome="outcome", treated=t
+                )
+            )
+            model = DPOWL(
+                epsilon=1.0,
+                gamma=75.0,
+                feature_bounds=DESIGN.feature_bounds,
+                outcome_bounds=(-12, 12),
+                rng=1,
+            )
             _, t_fit = timed(lambda m=model, t=trial: m.fit(t.X, t.A, t.B, propensity=0.5))
             mb = path.stat().st_size / 1e6
-            print(f"{label:<40} {mb:>6.0f} {t_pandas:>7.2f} {t_read:>11.2f} {t_fit:>6.2f} "
-                  f"{t_read + t_fit:>6.2f}")
+            print(
+                f"{label:<40} {mb:>6.0f} {t_pandas:>7.2f} {t_read:>11.2f} {t_fit:>6.2f} "
+                f"{t_read + t_fit:>6.2f}"
+            )
 
 
 if __name__ == "__main__":

@@ -63,8 +63,11 @@ def sidebar_total(page):
 
 
 def move(page, label="Privacy budget ε"):
-    thumb = page.locator("[data-testid='stSlider']").filter(
-        has=page.get_by_text(label, exact=True)).get_by_role("slider")
+    thumb = (
+        page.locator("[data-testid='stSlider']")
+        .filter(has=page.get_by_text(label, exact=True))
+        .get_by_role("slider")
+    )
     thumb.focus()
     start = time.perf_counter()
     page.keyboard.press("ArrowLeft")
@@ -105,23 +108,30 @@ def main():
             if args.shots:
                 args.shots.mkdir(parents=True, exist_ok=True)
                 first.screenshot(path=str(args.shots / "replica_kill_tab1_after.png"))
-            print(f"tab 1: notice {notice[1]!r} after {notice[0]:.2f} s" if notice else
-                  "tab 1: no connection notice seen")
+            print(
+                f"tab 1: notice {notice[1]!r} after {notice[0]:.2f} s"
+                if notice
+                else "tab 1: no connection notice seen"
+            )
             print(f"tab 1: running again (no notice, script idle) {back:.2f} s after the kill")
             settle(first)
             if args.shots:
                 first.screenshot(path=str(args.shots / "replica_kill_tab1_settled.png"))
             released = first.get_by_role("heading", name="Private treatment rule (ε = 1)").count()
-            print(f"tab 1 after reconnecting, settled: sidebar {sidebar_total(first)!r}; the demo "
-                  f"{'still' if first.get_by_text('demo: paper' + chr(39) + 's trial (1:1)').count() else 'no longer'} "
-                  f"chosen; the released rule {'still' if released else 'no longer'} shown")
+            print(
+                f"tab 1 after reconnecting, settled: sidebar {sidebar_total(first)!r}; the demo "
+                f"{'still' if first.get_by_text('demo: paper' + chr(39) + 's trial (1:1)').count() else 'no longer'} "
+                f"chosen; the released rule {'still' if released else 'no longer'} shown"
+            )
             # The next interaction on tab 1 runs the page on its new replica: what is left?
             seconds = move(first, "ε_eval (evaluation)")
             if args.shots:
                 first.screenshot(path=str(args.shots / "replica_kill_tab1_next_move.png"))
             released = first.get_by_role("heading", name="Private treatment rule (ε = 1)").count()
-            print(f"tab 1, its next move ({seconds:.2f} s): sidebar {sidebar_total(first)!r}; the "
-                  f"released rule {'still' if released else 'no longer'} shown")
+            print(
+                f"tab 1, its next move ({seconds:.2f} s): sidebar {sidebar_total(first)!r}; the "
+                f"released rule {'still' if released else 'no longer'} shown"
+            )
             # A whole run of the page in the session on its new replica: away and back.
             first.locator(SIDEBAR).get_by_role("link", name="Overview").click()
             settle(first)
@@ -130,10 +140,12 @@ def main():
             if args.shots:
                 first.screenshot(path=str(args.shots / "replica_kill_tab1_back.png"))
             released = first.get_by_role("heading", name="Private treatment rule (ε = 1)").count()
-            print(f"tab 1, to Overview and back to Your data: sidebar {sidebar_total(first)!r}; "
-                  f"the released rule {'still' if released else 'no longer'} shown; the demo "
-                  f"{'still' if first.get_by_role('button', name='Fill in from the data dictionary').count() else 'no longer'} "
-                  "read in")
+            print(
+                f"tab 1, to Overview and back to Your data: sidebar {sidebar_total(first)!r}; "
+                f"the released rule {'still' if released else 'no longer'} shown; the demo "
+                f"{'still' if first.get_by_role('button', name='Fill in from the data dictionary').count() else 'no longer'} "
+                "read in"
+            )
             after = [move(other) for _ in range(3)]
             print(f"tab 2 (replica 2) ε moves after: {', '.join(f'{s:.2f}' for s in after)} s")
 

@@ -24,13 +24,19 @@ from apptest_timing import APP, AppTest, timed  # noqa: E402
 # page: [(widget kind, key, values)] of its main controls
 MOVES = {
     "dpcore_app/app_pages/overview.py": [],
-    "dpcore_app/app_pages/dp_owl.py": [("select_slider", "eps", [0.5, 2.0, 10.0, 0.1, 1.0]),
-                            ("select_slider", "n", [500, 1000])],
-    "dpcore_app/app_pages/cvar.py": [("select_slider", "eps", [0.5, 2.0, 10.0]),
-                          ("select_slider", "n", [1000, 2000]),
-                          ("select_slider", "tau", [0.1, 0.05])],
-    "dpcore_app/app_pages/bounds.py": [("select_slider", "eps", [0.5, 2.0, 1.0]),
-                            ("select_slider", "n", [500, 1000])],
+    "dpcore_app/app_pages/dp_owl.py": [
+        ("select_slider", "eps", [0.5, 2.0, 10.0, 0.1, 1.0]),
+        ("select_slider", "n", [500, 1000]),
+    ],
+    "dpcore_app/app_pages/cvar.py": [
+        ("select_slider", "eps", [0.5, 2.0, 10.0]),
+        ("select_slider", "n", [1000, 2000]),
+        ("select_slider", "tau", [0.1, 0.05]),
+    ],
+    "dpcore_app/app_pages/bounds.py": [
+        ("select_slider", "eps", [0.5, 2.0, 1.0]),
+        ("select_slider", "n", [500, 1000]),
+    ],
     "dpcore_app/app_pages/your_data.py": [],
     "dpcore_app/app_pages/lessons.py": [],
     "dpcore_app/app_pages/glossary.py": [],
@@ -80,7 +86,9 @@ def profile(page):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--profile", help="profile one page's first view and moves with pyinstrument")
+    parser.add_argument(
+        "--profile", help="profile one page's first view and moves with pyinstrument"
+    )
     parser.add_argument("--pages", nargs="*", default=list(MOVES))
     args = parser.parse_args()
     if args.profile:
@@ -89,8 +97,10 @@ def main():
     for page in args.pages:
         first, again, moves = measure(page)
         later = measure(page)[0]  # a new session of the same server: its in-process caches warm
-        text = (f"{page}: first view {first:.3f} s (a later session's {later:.3f} s), "
-                f"rerun {again:.3f} s")
+        text = (
+            f"{page}: first view {first:.3f} s (a later session's {later:.3f} s), "
+            f"rerun {again:.3f} s"
+        )
         if moves:
             text += f", moves median {statistics.median(moves):.3f} s, max {max(moves):.3f} s ({len(moves)})"
         print(text, flush=True)

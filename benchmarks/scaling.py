@@ -35,13 +35,20 @@ def main():
     print(f"{'n':>10} {'seconds':>9} {'peak MiB':>9}")
     for n in (10**3, 10**4, 10**5, 10**6):
         data = PAPER_TRIAL.sample(n, rng=0)
-        model = DPOWL(epsilon=1.0, gamma=75.0, outcome_bounds=(-12, 12),
-                      feature_bounds=PAPER_TRIAL.feature_bounds, rng=1)
+        model = DPOWL(
+            epsilon=1.0,
+            gamma=75.0,
+            outcome_bounds=(-12, 12),
+            feature_bounds=PAPER_TRIAL.feature_bounds,
+            rng=1,
+        )
         s, mib = measure(lambda m=model, d=data: m.fit(d["X"], d["A"], d["B"], 0.5))
         print(f"{n:>10} {s:>9.3f} {mib:>9.1f}")
 
-    print(f"\nMonte-Carlo sweep, n = 1000, {len(PAPER_EPSILONS)} epsilons, paper gamma, "
-          "5000-row test sets")
+    print(
+        f"\nMonte-Carlo sweep, n = 1000, {len(PAPER_EPSILONS)} epsilons, paper gamma, "
+        "5000-row test sets"
+    )
     print(f"{'reps':>10} {'seconds':>9} {'peak MiB':>9}")
     for reps in (10, 50, 200, 500):
         s, mib = measure(lambda r=reps: owl_monte_carlo([1000], PAPER_EPSILONS, reps=r))

@@ -66,16 +66,32 @@ def main(n=10**6):
     src = timed("digest (upload_source)", lambda: compute.upload_source("big.csv", data), log)
     timed("preview", lambda: preview_csv(src.data), log)
     timed("arm labels", lambda: column_labels(src.data, "arm"), log)
-    trial = timed("read_trial", lambda: read_trial(src.data, treatment="arm", outcome="outcome",
-                                                   treated="drug", incomplete="keep"), log)
+    trial = timed(
+        "read_trial",
+        lambda: read_trial(
+            src.data, treatment="arm", outcome="outcome", treated="drug", incomplete="keep"
+        ),
+        log,
+    )
     bounds = {f"x{j + 1}": (0.0, 1.0) for j in range(DESIGN.p)}
     W = compute.weight_bound((-12.0, 12.0), 0.5, 0.05)
-    release, rec, _ = timed("release (private fit)", lambda: compute.fit_release(
-        trial, "", bounds, (-12.0, 12.0), True, 1.0, 75.0, "benchmark", W, 0.5, True), log)
+    release, rec, _ = timed(
+        "release (private fit)",
+        lambda: compute.fit_release(
+            trial, "", bounds, (-12.0, 12.0), True, 1.0, 75.0, "benchmark", W, 0.5, True
+        ),
+        log,
+    )
     timed("rule JSON", lambda: files.rule_json(release), log)
     timed("per-row CSV", lambda: files.rows_csv(release, trial, rec), log)
-    timed("HTML report", lambda: files.report_html(release, rule_effects(
-        release.names, release.effects(), release.treated, release.control)), log)
+    timed(
+        "HTML report",
+        lambda: files.report_html(
+            release,
+            rule_effects(release.names, release.effects(), release.treated, release.control),
+        ),
+        log,
+    )
     for label, seconds in log:
         print(f"  {label:<34} {seconds:6.2f} s")
     core = sum(s for label, s in log[:5])
@@ -95,7 +111,12 @@ def page_with(data, columns, outcome="outcome", outcome_bounds=(-12.0, 12.0), bo
     at.multiselect(key=f"covs_{digest}").set_value(list(columns)).run()
     row = {"type": "numeric", "levels": "", "unit": ""}
     rows = {c: {**row, "lower": bounds[0], "upper": bounds[1]} for c in columns}
-    rows[outcome] = {**row, "type": "outcome", "lower": outcome_bounds[0], "upper": outcome_bounds[1]}
+    rows[outcome] = {
+        **row,
+        "type": "outcome",
+        "lower": outcome_bounds[0],
+        "upper": outcome_bounds[1],
+    }
     at.session_state[f"meta_rows_{digest}"] = rows
     at.session_state[f"meta_version_{digest}"] = 1
     at.run()
@@ -116,18 +137,24 @@ def rerun_after_release(n, reruns=3):
     """The page in AppTest: (fit alone, release click, median rerun with the release shown)."""
     data = make_csv(n)
     src = compute.upload_source("big.csv", data)
-    trial = read_trial(src.data, treatment="arm", outcome="outcome", treated="drug", incomplete="keep")
+    trial = read_trial(
+        src.data, treatment="arm", outcome="outcome", treated="drug", incomplete="keep"
+    )
     bounds = {f"x{j + 1}": (0.0, 1.0) for j in range(DESIGN.p)}
     W = compute.weight_bound((-12.0, 12.0), 0.5, 0.05)
     start = time.perf_counter()
-    compute.fit_release(trial, "", bounds, (-12.0, 12.0), True, 1.0, 75.0, "benchmark", W, 0.5, True)
+    compute.fit_release(
+        trial, "", bounds, (-12.0, 12.0), True, 1.0, 75.0, "benchmark", W, 0.5, True
+    )
     fit = time.perf_counter() - start
     del trial
     at = page_with(data, bounds)
     start = time.perf_counter()
     at.button(key="release").click().run()
     release = time.perf_counter() - start
-    assert not at.exception and "your_data_release" in at.session_state, [e.value for e in at.exception]
+    assert not at.exception and "your_data_release" in at.session_state, [
+        e.value for e in at.exception
+    ]
     rerun = median_rerun(at, reruns)
     assert at.subheader[-1].value.startswith("Private treatment rule")
     return fit, release, rerun
@@ -147,16 +174,20 @@ def wide(p=2000, n=500):
     at.button(key="release").click().run()
     release = time.perf_counter() - start
     after = median_rerun(at)
-    print(f"{p} covariate columns x {n} rows: rerun {before:.2f} s, release {release:.2f} s, "
-          f"rerun with the release shown {after:.2f} s")
+    print(
+        f"{p} covariate columns x {n} rows: rerun {before:.2f} s, release {release:.2f} s, "
+        f"rerun with the release shown {after:.2f} s"
+    )
 
 
 def main_rerun(sizes):
     for n in sizes:
         fit, release, rerun = rerun_after_release(n)
-        print(f"{n:>8} rows: fit {fit:5.2f} s, release click (fit, ledger, rule and report) "
-              f"{release:5.2f} s, rerun with the release shown {rerun:5.2f} s "
-              f"= {rerun / fit:.2f} x the fit (goal <= 1.5)")
+        print(
+            f"{n:>8} rows: fit {fit:5.2f} s, release click (fit, ledger, rule and report) "
+            f"{release:5.2f} s, rerun with the release shown {rerun:5.2f} s "
+            f"= {rerun / fit:.2f} x the fit (goal <= 1.5)"
+        )
 
 
 if __name__ == "__main__":

@@ -27,7 +27,9 @@ from dpcore_app.ui.lessons.catalog import LESSONS  # noqa: E402
 READY = "[data-testid='stApp'][data-test-script-state='notRunning']"
 HEIGHT = {1440: 3000, 390: 4000}  # CSS px: the phone's single column runs longer
 VIEWS = {"dp-owl": "dp-owl", "cvar": "cvar", "bounds": "bounds"} | {
-    f"lesson-{k}-{lesson.key}": lesson.link("").lstrip("/") for k, lesson in enumerate(LESSONS, start=1)}
+    f"lesson-{k}-{lesson.key}": lesson.link("").lstrip("/")
+    for k, lesson in enumerate(LESSONS, start=1)
+}
 DRAWN = """() => !document.querySelector("[data-testid='stSkeleton']")
     && [...document.querySelectorAll("[data-testid='stPlotlyChart']")].every((c) => {
         const plot = c.querySelector('.nsewdrag');
@@ -59,13 +61,20 @@ def small(file):
     from PIL import Image
 
     with Image.open(file) as image:
-        image.convert("RGB").quantize(256, method=Image.Quantize.MEDIANCUT).save(file, optimize=True)
+        image.convert("RGB").quantize(256, method=Image.Quantize.MEDIANCUT).save(
+            file, optimize=True
+        )
 
 
 def shoot(browser, base, name, path, width, scheme, out):
     phone = width < 800
-    context = browser.new_context(viewport={"width": width, "height": HEIGHT[width]}, color_scheme=scheme,
-                                  has_touch=phone, is_mobile=phone, device_scale_factor=1)
+    context = browser.new_context(
+        viewport={"width": width, "height": HEIGHT[width]},
+        color_scheme=scheme,
+        has_touch=phone,
+        is_mobile=phone,
+        device_scale_factor=1,
+    )
     try:
         page = context.new_page()
         page.goto(f"{base}/{path}")
@@ -101,9 +110,14 @@ def main():
                     continue
                 for width in args.widths:
                     for scheme in args.schemes:
-                        file, m = shoot(browser, f"http://127.0.0.1:{port}", name, path, width, scheme, out)
-                        print(f"{file.name:44s} charts {m['charts']:2d}  smallest text {m['text']} px  "
-                              f"shortest plot {m['plot'] and round(m['plot'])} px", flush=True)
+                        file, m = shoot(
+                            browser, f"http://127.0.0.1:{port}", name, path, width, scheme, out
+                        )
+                        print(
+                            f"{file.name:44s} charts {m['charts']:2d}  smallest text {m['text']} px  "
+                            f"shortest plot {m['plot'] and round(m['plot'])} px",
+                            flush=True,
+                        )
             browser.close()
     finally:
         server.terminate()

@@ -115,16 +115,20 @@ class PrivateEstimator:
         valid = self._param_names()
         for name, value in params.items():
             if name not in valid:
-                raise ValueError(f"{name!r} is not a parameter of {type(self).__name__}; "
-                                 f"valid parameters: {', '.join(valid)}")
+                raise ValueError(
+                    f"{name!r} is not a parameter of {type(self).__name__}; "
+                    f"valid parameters: {', '.join(valid)}"
+                )
             setattr(self, name, value)
         return self
 
     def __repr__(self) -> str:
-        defaults = {p.name: p.default
-                    for p in inspect.signature(type(self).__init__).parameters.values()}
-        shown = [f"{k}={v!r}" for k, v in self.get_params().items()
-                 if not _same(v, defaults.get(k))]
+        defaults = {
+            p.name: p.default for p in inspect.signature(type(self).__init__).parameters.values()
+        }
+        shown = [
+            f"{k}={v!r}" for k, v in self.get_params().items() if not _same(v, defaults.get(k))
+        ]
         return f"{type(self).__name__}({', '.join(shown)})"
 
     def __sklearn_tags__(self) -> Any:
@@ -149,7 +153,8 @@ class PrivateEstimator:
     def _check_fitted(self) -> None:
         if not all(hasattr(self, attr) for attr in self._released):
             raise not_fitted_error(
-                f"This {type(self).__name__} instance is not fitted yet: call fit first.")
+                f"This {type(self).__name__} instance is not fitted yet: call fit first."
+            )
 
     def _set_feature_names(self, X: Any) -> None:
         """``feature_names_in_`` from a DataFrame's string column names, as scikit-learn does."""
@@ -167,14 +172,23 @@ class PrivateEstimator:
         fitted = getattr(self, "feature_names_in_", None)
         names = _column_names(X)
         if fitted is None and names is not None:
-            warnings.warn(f"X has feature names, but {type(self).__name__} was fitted without "
-                          "feature names", UserWarning, stacklevel=3)
+            warnings.warn(
+                f"X has feature names, but {type(self).__name__} was fitted without feature names",
+                UserWarning,
+                stacklevel=3,
+            )
         elif fitted is not None and names is None:
-            warnings.warn(f"X does not have valid feature names, but {type(self).__name__} was "
-                          "fitted with feature names", UserWarning, stacklevel=3)
+            warnings.warn(
+                f"X does not have valid feature names, but {type(self).__name__} was "
+                "fitted with feature names",
+                UserWarning,
+                stacklevel=3,
+            )
         elif fitted is not None and names is not None and not np.array_equal(fitted, names):
-            raise ValueError("The feature names should match those that were passed during fit.\n"
-                             f"Fitted with {list(fitted)[:10]}, got {list(names)[:10]}")
+            raise ValueError(
+                "The feature names should match those that were passed during fit.\n"
+                f"Fitted with {list(fitted)[:10]}, got {list(names)[:10]}"
+            )
 
 
 def _column_names(X: Any) -> np.ndarray | None:

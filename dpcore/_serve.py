@@ -145,8 +145,9 @@ def find_nginx(given: str | None = None) -> str | None:
     a user's PATH)."""
     if given:
         return given
-    return shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").is_file()
-                                     else None)
+    return shutil.which("nginx") or (
+        "/usr/sbin/nginx" if Path("/usr/sbin/nginx").is_file() else None
+    )
 
 
 def default_template(app: Path) -> Path:
@@ -164,8 +165,10 @@ def render(template: str, fields: dict[str, str]) -> str:
 
     names = set(re.findall(r"\{\{ (\w+) \}\}", template))
     if names != set(fields):
-        raise ServeError(f"the nginx template's fields {sorted(names)} are not "
-                         f"{sorted(fields)}, which dpcore serve fills in")
+        raise ServeError(
+            f"the nginx template's fields {sorted(names)} are not "
+            f"{sorted(fields)}, which dpcore serve fills in"
+        )
     return re.sub(r"\{\{ (\w+) \}\}", lambda m: fields[m.group(1)], template)
 
 
@@ -180,14 +183,27 @@ def nginx_config(template: str, prefix: Path, listen: str, ports: Sequence[int])
         # Debian does not have, so name the user's own group.
         who = pwd.getpwnam("nobody")
         user = f"user {who.pw_name} {grp.getgrgid(who.pw_gid).gr_name};"
-    servers = "\n".join(f"        server 127.0.0.1:{p} max_fails=1 fail_timeout=10s;" for p in ports)
+    servers = "\n".join(
+        f"        server 127.0.0.1:{p} max_fails=1 fail_timeout=10s;" for p in ports
+    )
     health = "\n".join(
         f"        location = /_replica/{k}/health {{\n"
         f"            proxy_pass http://127.0.0.1:{p}/_stcore/health;\n"
-        f"        }}" for k, p in enumerate(ports, start=1))
+        f"        }}"
+        for k, p in enumerate(ports, start=1)
+    )
     numbers = "\n".join(f"        127.0.0.1:{p} {k};" for k, p in enumerate(ports, start=1))
-    return render(template, {"user": user, "prefix": str(prefix), "listen": listen,
-                             "servers": servers, "health": health, "numbers": numbers})
+    return render(
+        template,
+        {
+            "user": user,
+            "prefix": str(prefix),
+            "listen": listen,
+            "servers": servers,
+            "health": health,
+            "numbers": numbers,
+        },
+    )
 
 
 @dataclass
@@ -225,8 +241,13 @@ class Server:
     health); ``stop()`` takes it down in the reverse order. Not thread-safe: one per process.
     """
 
-    def __init__(self, app: Path, flags: Sequence[str], options: ServeOptions,
-                 say: Callable[[str], None] = print) -> None:
+    def __init__(
+        self,
+        app: Path,
+        flags: Sequence[str],
+        options: ServeOptions,
+        say: Callable[[str], None] = print,
+    ) -> None:
         self.app, self.flags, self.options, self.say = app, list(flags), options, say
         self.run_dir = Path(tempfile.mkdtemp(prefix="dpcore-serve-"))
         self.log_dir = Path(options.log_dir or self.run_dir)
@@ -253,11 +274,15 @@ class Server:
             if self.stopping.is_set():
                 raise ServeError("stopped while starting")
             if child.process.poll() is not None:
-                raise ServeError(f"{child.name} exited with code {child.process.returncode} "
-                                 f"before {what}:\n{child.tail()}")
+                raise ServeError(
+                    f"{child.name} exited with code {child.process.returncode} "
+                    f"before {what}:\n{child.tail()}"
+                )
             if time.monotonic() > deadline:
-                raise ServeError(f"{child.name} did not {what} within {self.options.timeout:g} "
-                                 f"s:\n{child.tail()}")
+                raise ServeError(
+                    f"{child.name} did not {what} within {self.options.timeout:g} "
+                    f"s:\n{child.tail()}"
+                )
             time.sleep(0.2)
 
     def start(self) -> None:
@@ -274,13 +299,26 @@ class Server:
             self._start_dask(o.dask_workers)
         elif o.scheduler:
             self.env["DPCORE_SCHEDULER"] = o.scheduler
-        streamlit = [sys.executable, "-m", "streamlit", "run", str(self.app), *self.flags,
-                     "--server.address", "127.0.0.1", "--server.headless", "true"]
+        streamlit = [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            str(self.app),
+            *self.flags,
+            "--server.address",
+            "127.0.0.1",
+            "--server.headless",
+            "true",
+        ]
         for k in range(1, o.replicas + 1):
             port = free_port()
             self.ports.append(port)
-            self.replicas.append(self._start(f"replica {k}", [*streamlit, "--server.port",
-                                                              str(port)], cwd=self.app.parent))
+            self.replicas.append(
+                self._start(
+                    f"replica {k}", [*streamlit, "--server.port", str(port)], cwd=self.app.parent
+                )
+            )
         for child, port in zip(self.replicas, self.ports):
             health = f"http://127.0.0.1:{port}/_stcore/health"
             self._wait(child, functools.partial(_answers, health), "answer /_stcore/health")
@@ -288,42 +326,87 @@ class Server:
         if POSIX and os.geteuid() == 0:
             self.run_dir.chmod(0o711)  # nginx's workers (user nobody) reach their temp paths
         conf.write_text(nginx_config(template, self.run_dir, f"{o.address}:{o.port}", self.ports))
-        self.proxy = self._start("nginx", [nginx, "-p", str(self.run_dir), "-c", str(conf), "-e",
-                                           str(self.run_dir / "error.log"), "-g", "daemon off;"])
+        self.proxy = self._start(
+            "nginx",
+            [
+                nginx,
+                "-p",
+                str(self.run_dir),
+                "-c",
+                str(conf),
+                "-e",
+                str(self.run_dir / "error.log"),
+                "-g",
+                "daemon off;",
+            ],
+        )
         self.proxy.log = self.run_dir / "error.log"  # nginx writes its errors there
         host = "127.0.0.1" if o.address in ("0.0.0.0", "::", "[::]") else o.address
-        self._wait(self.proxy, lambda: _answers(f"http://{host}:{o.port}/_stcore/health"),
-                   f"answer on port {o.port}")
+        self._wait(
+            self.proxy,
+            lambda: _answers(f"http://{host}:{o.port}/_stcore/health"),
+            f"answer on port {o.port}",
+        )
         for k in range(1, o.replicas + 1):
             if not _answers(f"http://{host}:{o.port}/_replica/{k}/health"):
-                raise ServeError(f"replica {k} does not answer through nginx "
-                                 f"(/_replica/{k}/health)")
+                raise ServeError(
+                    f"replica {k} does not answer through nginx (/_replica/{k}/health)"
+                )
 
     def _start_dask(self, workers: int) -> None:
         port = free_port()
         address = f"tcp://127.0.0.1:{port}"
-        scheduler = self._start("dask scheduler", [
-            sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
-            "--port", str(port), "--no-dashboard"])
+        scheduler = self._start(
+            "dask scheduler",
+            [
+                sys.executable,
+                "-m",
+                "distributed.cli.dask_scheduler",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--no-dashboard",
+            ],
+        )
         self.dask.append(scheduler)
         self._wait(scheduler, lambda: _listening("127.0.0.1", port), f"listen on {port}")
         # The workers import dpcore beside app.py, the same version as the replicas'.
-        self.dask.append(self._start("dask workers", [
-            sys.executable, "-m", "distributed.cli.dask_worker", address, "--nworkers",
-            str(workers), "--nthreads", "1", "--no-dashboard"], cwd=self.app.parent))
+        self.dask.append(
+            self._start(
+                "dask workers",
+                [
+                    sys.executable,
+                    "-m",
+                    "distributed.cli.dask_worker",
+                    address,
+                    "--nworkers",
+                    str(workers),
+                    "--nthreads",
+                    "1",
+                    "--no-dashboard",
+                ],
+                cwd=self.app.parent,
+            )
+        )
         self.env["DPCORE_SCHEDULER"] = address
 
     def describe(self) -> str:
         """What runs where, for the person who started it."""
         o = self.options
-        lines = [f"dpcore serve: {o.replicas} app process(es) behind nginx at "
-                 f"http://{o.address}:{o.port}/"]
+        lines = [
+            f"dpcore serve: {o.replicas} app process(es) behind nginx at "
+            f"http://{o.address}:{o.port}/"
+        ]
         for k, (child, port) in enumerate(zip(self.replicas, self.ports), start=1):
-            lines.append(f"  replica {k}: 127.0.0.1:{port} (pid {child.process.pid}), health "
-                         f"/_replica/{k}/health, log {child.log}")
+            lines.append(
+                f"  replica {k}: 127.0.0.1:{port} (pid {child.process.pid}), health "
+                f"/_replica/{k}/health, log {child.log}"
+            )
         if self.dask:
-            lines.append(f"  dask scheduler {self.env['DPCORE_SCHEDULER']} with "
-                         f"{o.dask_workers} worker(s)")
+            lines.append(
+                f"  dask scheduler {self.env['DPCORE_SCHEDULER']} with {o.dask_workers} worker(s)"
+            )
         elif self.env.get("DPCORE_SCHEDULER"):
             lines.append(f"  sweeps on the dask scheduler {self.env['DPCORE_SCHEDULER']}")
         lines.append(f"  nginx config {self.run_dir / 'nginx.conf'}")
@@ -339,15 +422,19 @@ class Server:
         while not self.stopping.wait(0.5):
             assert self.proxy is not None
             if self.proxy.process.poll() is not None:
-                self.say(f"dpcore serve: nginx exited with code {self.proxy.process.returncode}:"
-                         f"\n{self.proxy.tail()}")
+                self.say(
+                    f"dpcore serve: nginx exited with code {self.proxy.process.returncode}:"
+                    f"\n{self.proxy.tail()}"
+                )
                 return 1
             for k, child in enumerate(self.replicas, start=1):
                 if k not in gone and child.process.poll() is not None:
                     gone.add(k)
-                    self.say(f"dpcore serve: replica {k} exited with code "
-                             f"{child.process.returncode}; {len(self.replicas) - len(gone)} "
-                             "left (its sessions move to them)")
+                    self.say(
+                        f"dpcore serve: replica {k} exited with code "
+                        f"{child.process.returncode}; {len(self.replicas) - len(gone)} "
+                        "left (its sessions move to them)"
+                    )
             if len(gone) == len(self.replicas):
                 return 1
         return 0

@@ -14,8 +14,15 @@ from typing import Any
 import numpy as np
 
 
-def check_real(value: Any, name: str, *, low: float | None = None, high: float | None = None,
-               low_open: bool = True, allow_inf: bool = False) -> float:
+def check_real(
+    value: Any,
+    name: str,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = True,
+    allow_inf: bool = False,
+) -> float:
     """Return ``value`` as a float after checking it is a real number in range.
 
     ``low`` is an open bound by default (``value > low``); ``high`` is closed.
@@ -47,8 +54,9 @@ def check_matrix(X: Any, name: str = "X", *, allow_1d: bool = True) -> np.ndarra
     convention for estimators: a 1-D ``X`` is ambiguous, so it is an error).
     """
     if hasattr(X, "tocsr"):  # a scipy.sparse matrix or array
-        raise TypeError(f"{name} is sparse; sparse input is not supported: pass a dense array "
-                        "(X.toarray())")
+        raise TypeError(
+            f"{name} is sparse; sparse input is not supported: pass a dense array (X.toarray())"
+        )
     if np.asarray(X).dtype.kind == "c":
         raise ValueError(f"Complex data not supported: {name} must be real")
     try:
@@ -57,16 +65,22 @@ def check_matrix(X: Any, name: str = "X", *, allow_1d: bool = True) -> np.ndarra
         raise TypeError(f"{name} must be a numeric 2-D array: {exc}") from None
     if X.ndim == 1:
         if not allow_1d:
-            raise ValueError(f"{name} must be 2-D (rows x features), got a 1-D array of shape "
-                             f"{X.shape}. Reshape your data with X.reshape(-1, 1) for one feature "
-                             "or X.reshape(1, -1) for one row")
+            raise ValueError(
+                f"{name} must be 2-D (rows x features), got a 1-D array of shape "
+                f"{X.shape}. Reshape your data with X.reshape(-1, 1) for one feature "
+                "or X.reshape(1, -1) for one row"
+            )
         X = X[:, None]
     if X.ndim != 2:
         raise ValueError(f"{name} must be 2-D (rows x features), got shape {X.shape}")
     if X.shape[1] == 0:
-        raise ValueError(f"{name} has 0 feature(s) (shape={X.shape}) while a minimum of 1 is required.")
+        raise ValueError(
+            f"{name} has 0 feature(s) (shape={X.shape}) while a minimum of 1 is required."
+        )
     if X.shape[0] == 0:
-        raise ValueError(f"{name} has 0 sample(s) (shape={X.shape}) while a minimum of 1 is required.")
+        raise ValueError(
+            f"{name} has 0 sample(s) (shape={X.shape}) while a minimum of 1 is required."
+        )
     bad = ~np.isfinite(X)
     if bad.any():
         row, col = np.argwhere(bad)[0]
@@ -105,11 +119,17 @@ def check_binary_labels(y: Any, n: int, name: str = "y") -> tuple[np.ndarray, np
         raise ValueError(f"{name} has {y.shape[0]} entries but X has {n} rows")
     if y.dtype.kind == "f":
         if not np.isfinite(y).all():
-            raise ValueError(f"{name} contains {int((~np.isfinite(y)).sum())} NaN or infinite value(s)")
+            raise ValueError(
+                f"{name} contains {int((~np.isfinite(y)).sum())} NaN or infinite value(s)"
+            )
         if (y != np.round(y)).any():
-            raise ValueError(f"Unknown label type: {name} holds continuous values; a classifier "
-                             "needs two class labels")
-    elif y.dtype.kind == "O" and any(v is None or (isinstance(v, float) and np.isnan(v)) for v in y):
+            raise ValueError(
+                f"Unknown label type: {name} holds continuous values; a classifier "
+                "needs two class labels"
+            )
+    elif y.dtype.kind == "O" and any(
+        v is None or (isinstance(v, float) and np.isnan(v)) for v in y
+    ):
         raise ValueError(f"{name} contains missing labels")
     try:
         classes, coded = np.unique(y, return_inverse=True)
@@ -118,8 +138,10 @@ def check_binary_labels(y: Any, n: int, name: str = "y") -> tuple[np.ndarray, np
     if classes.size == 1:
         raise ValueError(f"{name} contains only one class ({classes[0]!r}); need two classes")
     if classes.size > 2:
-        raise ValueError(f"Only binary classification is supported. {name} has {classes.size} "
-                         f"classes: {classes[:5].tolist()}")
+        raise ValueError(
+            f"Only binary classification is supported. {name} has {classes.size} "
+            f"classes: {classes[:5].tolist()}"
+        )
     return classes, np.where(coded.reshape(-1) == 1, 1.0, -1.0)
 
 
@@ -134,8 +156,9 @@ def check_labels(y: Any, n: int, name: str = "y") -> np.ndarray:
     return y
 
 
-def check_weights(w: Any, n: int, bound: float,
-                  name: str = "sample_weight") -> tuple[np.ndarray, float]:
+def check_weights(
+    w: Any, n: int, bound: float, name: str = "sample_weight"
+) -> tuple[np.ndarray, float]:
     """Non-negative weights clipped to the public bound ``bound``, and the share clipped.
 
     The warning says only that clipping happened: how many weights, or how large, is a fact
@@ -173,7 +196,9 @@ def check_bounds(bounds: Any, p: int, name: str) -> tuple[np.ndarray, np.ndarray
         raise ValueError(f"{name} must be finite")
     if (lower > upper).any():
         j = int(np.argmax(lower > upper))
-        raise ValueError(f"{name}: lower bound {lower[j]:g} > upper bound {upper[j]:g} for column {j}")
+        raise ValueError(
+            f"{name}: lower bound {lower[j]:g} > upper bound {upper[j]:g} for column {j}"
+        )
     return lower, upper
 
 

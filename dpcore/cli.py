@@ -37,8 +37,10 @@ def _need(module: str, names: Sequence[str], what: str) -> list[Any]:
         mod = importlib.import_module(module)
         return [getattr(mod, n) for n in names]
     except (ImportError, AttributeError):
-        raise CliError(f"{what} needs {module}.{'/'.join(names)}, which this version of dpcore "
-                       "does not have", EXIT_MISSING) from None
+        raise CliError(
+            f"{what} needs {module}.{'/'.join(names)}, which this version of dpcore does not have",
+            EXIT_MISSING,
+        ) from None
 
 
 def _ledger(path: str | None, data: bytes, name: str, columns: Sequence[str] | None = None) -> Any:
@@ -50,11 +52,16 @@ def _ledger(path: str | None, data: bytes, name: str, columns: Sequence[str] | N
     seen.
     """
     PrivacyLedger, default_path = _need(
-        "dpcore.privacy.accounting", ("PrivacyLedger", "default_ledger_path"),
-        "the durable privacy ledger")
+        "dpcore.privacy.accounting",
+        ("PrivacyLedger", "default_ledger_path"),
+        "the durable privacy ledger",
+    )
     if not hasattr(PrivacyLedger, "for_file"):
-        raise CliError("the durable privacy ledger (PrivacyLedger.for_file) is not in this version "
-                       "of dpcore; refusing to release without recording it", EXIT_MISSING)
+        raise CliError(
+            "the durable privacy ledger (PrivacyLedger.for_file) is not in this version "
+            "of dpcore; refusing to release without recording it",
+            EXIT_MISSING,
+        )
     where = path or default_path()
     with _ledger_errors(where):
         return PrivacyLedger.for_file(data, columns, path=where, name=name)
@@ -72,8 +79,10 @@ def _ledger_errors(where: Any) -> Iterator[None]:
     except LedgerUnavailableError as exc:  # its message names the server already
         raise CliError(f"{exc} (--ledger, or $DPCORE_LEDGER)") from None
     except OSError as exc:
-        raise CliError(f"cannot open the ledger {shown_location(where)} (--ledger, or "
-                       f"$DPCORE_LEDGER): {exc.strerror or exc}") from None
+        raise CliError(
+            f"cannot open the ledger {shown_location(where)} (--ledger, or "
+            f"$DPCORE_LEDGER): {exc.strerror or exc}"
+        ) from None
     except ValueError as exc:
         if str(exc).startswith("columns "):
             raise CliError(f"{exc}: check --columns (or the --dictionary's columns)") from None
@@ -96,15 +105,24 @@ def _dictionary_columns(path: str | None, columns: str | None) -> list[str] | No
     (read_dictionary,) = _need("dpcore.data.dictionary_read", ("read_dictionary",), "the ledger")
     d = read_dictionary(Path(path))
     kw = d.read_trial_kwargs()
-    return [c for c in dict.fromkeys([kw["treatment"], kw["outcome"], *(kw["covariates"] or []),
-                                      kw["propensity"]]) if c]
+    return [
+        c
+        for c in dict.fromkeys(
+            [kw["treatment"], kw["outcome"], *(kw["covariates"] or []), kw["propensity"]]
+        )
+        if c
+    ]
 
 
 def _trial_columns(trial: Any) -> list[str]:
     """The file columns a release on ``trial`` uses (one-hot covariates by their column)."""
     dummies = {f"{c}={lev}": c for c, levels in trial.categories.items() for lev in levels[1:]}
-    cols = [trial.treatment, trial.outcome, trial.propensity_column,
-            *(dummies.get(c, c) for c in trial.covariates)]
+    cols = [
+        trial.treatment,
+        trial.outcome,
+        trial.propensity_column,
+        *(dummies.get(c, c) for c in trial.covariates),
+    ]
     return [c for c in dict.fromkeys(cols) if c]
 
 
@@ -125,8 +143,10 @@ def _model_columns(args: argparse.Namespace, trial) -> list[int] | None:
     for name in names:
         hits = [i for i, c in enumerate(trial.covariates) if c == name or c.startswith(name + "=")]
         if not hits:
-            raise CliError(f"--model-covariates names {name!r}, which is not a covariate of the "
-                           f"rule (covariates: {', '.join(trial.covariates)})")
+            raise CliError(
+                f"--model-covariates names {name!r}, which is not a covariate of the "
+                f"rule (covariates: {', '.join(trial.covariates)})"
+            )
         cols += hits
     return sorted(set(cols))
 
@@ -146,23 +166,33 @@ def cmd_fit(args: argparse.Namespace) -> None:
     (read_dictionary,) = _need("dpcore.data.dictionary_read", ("read_dictionary",), "fit")
     (rule_from_dpowl,) = _need("dpcore.owl.release", ("rule_from_dpowl",), "fit")
     if args.seed is not None and not args.not_private:
-        raise CliError("--seed makes the noise reproducible, so the release has no privacy "
-                       "guarantee: add --not-private (the rule is then titled NOT PRIVATE, the "
-                       "seed is recorded in it and this dataset's total becomes inf), or drop --seed")
+        raise CliError(
+            "--seed makes the noise reproducible, so the release has no privacy "
+            "guarantee: add --not-private (the rule is then titled NOT PRIVATE, the "
+            "seed is recorded in it and this dataset's total becomes inf), or drop --seed"
+        )
     if args.evaluation != "ipw" and not args.evaluate:
-        raise CliError(f"--evaluation {args.evaluation} chooses how --evaluate evaluates the rule: "
-                       "add --evaluate EPS_EVAL")
+        raise CliError(
+            f"--evaluation {args.evaluation} chooses how --evaluate evaluates the rule: "
+            "add --evaluate EPS_EVAL"
+        )
     if args.model_covariates and args.evaluation != "aipw":
-        raise CliError("--model-covariates chooses the covariates of the AIPW outcome model: "
-                       "add --evaluation aipw")
+        raise CliError(
+            "--model-covariates chooses the covariates of the AIPW outcome model: "
+            "add --evaluation aipw"
+        )
     if args.evaluate and not 0.0 < args.fit_share < 1.0:
-        raise CliError(f"--fit-share must be between 0 and 1 (the share of patients the rule is "
-                       f"fitted on), got {args.fit_share:g}")
+        raise CliError(
+            f"--fit-share must be between 0 and 1 (the share of patients the rule is "
+            f"fitted on), got {args.fit_share:g}"
+        )
     data = _read_bytes(args.data)
     d = read_dictionary(Path(args.dictionary))
     if d.larger_is_better is None:
-        raise CliError(f"the dictionary {args.dictionary} does not say which outcome is better: "
-                       "add the field \"larger_is_better\": true (or false) to it")
+        raise CliError(
+            f"the dictionary {args.dictionary} does not say which outcome is better: "
+            'add the field "larger_is_better": true (or false) to it'
+        )
     if args.arms:
         d = _two_arms(d, args.arms)
     elif d.arms is not None and len(d.arms) > 2:
@@ -171,29 +201,42 @@ def cmd_fit(args: argparse.Namespace) -> None:
         raise CliError("--reference is for a rule over more than two arms")
     # Every row kept, as the app does: n is the file's row count and an incomplete row gets
     # weight 0; a level outside the dictionary's public list reads as the baseline.
-    trial = read_trial(data, **{**d.read_trial_kwargs(), "incomplete": "keep",
-                                "unknown_levels": "baseline"})
+    trial = read_trial(
+        data, **{**d.read_trial_kwargs(), "incomplete": "keep", "unknown_levels": "baseline"}
+    )
     propensity = d.propensity if trial.propensity is None else trial.propensity
     if propensity is None:
-        raise CliError("the dictionary gives no randomization probability (field propensity) and "
-                       "the file has no propensity column (a column with role propensity)")
+        raise CliError(
+            "the dictionary gives no randomization probability (field propensity) and "
+            "the file has no propensity column (a column with role propensity)"
+        )
     if d.outcome_bounds is None:
-        raise CliError(f"the dictionary gives no public bounds for the outcome {d.outcome!r} "
-                       "(its column's field bounds)")
+        raise CliError(
+            f"the dictionary gives no public bounds for the outcome {d.outcome!r} "
+            "(its column's field bounds)"
+        )
     per_row = np.ndim(propensity) != 0
     p_min = d.min_propensity if per_row else min(float(propensity), 1.0 - float(propensity))
     W = args.weight_bound
     if W is None:
         if p_min is None:
-            raise CliError("give --weight-bound (or the field min_propensity in the dictionary): "
-                           "the propensity is per row")
+            raise CliError(
+                "give --weight-bound (or the field min_propensity in the dictionary): "
+                "the propensity is per row"
+            )
         W = default_weight_bound(d.outcome_bounds, float(propensity) if not per_row else p_min)
     # n is public: the file's row count, never the count after incomplete rows are dropped.
     n = trial.n + trial.n_dropped
     fit_rows = public_split(n, args.fit_share, 0)[0] if args.evaluate else np.arange(n)
     gamma = args.gamma if args.gamma is not None else default_gamma(args.epsilon, len(fit_rows), W)
-    kw = dict(gamma=gamma, weight_bound=W, C=args.C, feature_bounds=trial.feature_bounds(d.bounds),
-              outcome_bounds=d.outcome_bounds, larger_is_better=bool(d.larger_is_better))
+    kw = dict(
+        gamma=gamma,
+        weight_bound=W,
+        C=args.C,
+        feature_bounds=trial.feature_bounds(d.bounds),
+        outcome_bounds=d.outcome_bounds,
+        larger_is_better=bool(d.larger_is_better),
+    )
     rng = np.random.default_rng(args.seed)
     B = trial.outcomes_for_fit(d.outcome_bounds, bool(d.larger_is_better))
     evaluation = None
@@ -204,22 +247,39 @@ def cmd_fit(args: argparse.Namespace) -> None:
         if args.evaluate:
             sampler = "opendp" if _has("opendp") else "numpy"
             rule, evaluation, _ = fit_and_evaluate(
-                trial.X, trial.A, B, propensity, epsilon_fit=args.epsilon,
-                epsilon_eval=args.evaluate, fit_share=args.fit_share, split_seed=0,
-                min_propensity=p_min if per_row else None, include=trial.complete, rng=rng,
-                sampler=sampler, arms=(trial.arms[0], trial.arms[1]),
-                evaluation=args.evaluation, model_columns=_model_columns(args, trial), **kw)
+                trial.X,
+                trial.A,
+                B,
+                propensity,
+                epsilon_fit=args.epsilon,
+                epsilon_eval=args.evaluate,
+                fit_share=args.fit_share,
+                split_seed=0,
+                min_propensity=p_min if per_row else None,
+                include=trial.complete,
+                rng=rng,
+                sampler=sampler,
+                arms=(trial.arms[0], trial.arms[1]),
+                evaluation=args.evaluation,
+                model_columns=_model_columns(args, trial),
+                **kw,
+            )
         else:
             rule = DPOWL(epsilon=args.epsilon, rng=rng, **kw).fit_trial(trial, propensity)
     aipw = args.evaluation == "aipw"
     mechanism = "DP-OWL rule (dpcore fit)" + (
-        (" + private AIPW evaluation" if aipw else " + private evaluation") if evaluation else "")
+        (" + private AIPW evaluation" if aipw else " + private evaluation") if evaluation else ""
+    )
     fit_part = "fit (rule + outcome model)" if aipw else "fit"
     parts = {fit_part: args.epsilon, "evaluation": args.evaluate} if evaluation else None
     cost = max(args.epsilon, args.evaluate or 0.0)
-    settings: dict[str, Any] = dict(n=len(fit_rows), gamma_source="given (--gamma)" if args.gamma is not None
-                    else "the paper's table scaled by W (dpcore fit)",
-                    propensity=float(propensity) if not per_row else "per row")
+    settings: dict[str, Any] = dict(
+        n=len(fit_rows),
+        gamma_source="given (--gamma)"
+        if args.gamma is not None
+        else "the paper's table scaled by W (dpcore fit)",
+        propensity=float(propensity) if not per_row else "per row",
+    )
     if args.seed is not None:
         settings["seed"] = args.seed
     reasons = ["released with --not-private"] if args.not_private and args.seed is None else []
@@ -231,8 +291,16 @@ def cmd_fit(args: argparse.Namespace) -> None:
     _write_and_record(args, data, trial, released, extra, mechanism, parts, cost)
 
 
-def _write_and_record(args: argparse.Namespace, data: bytes, trial: Any, released: Any,
-                      extra: dict, mechanism: str, parts: dict | None, cost: float) -> None:
+def _write_and_record(
+    args: argparse.Namespace,
+    data: bytes,
+    trial: Any,
+    released: Any,
+    extra: dict,
+    mechanism: str,
+    parts: dict | None,
+    cost: float,
+) -> None:
     """Write the rule file beside --out, charge the ledger, then put the file in place."""
     import os
     import tempfile
@@ -244,27 +312,34 @@ def _write_and_record(args: argparse.Namespace, data: bytes, trial: Any, release
     # The file is written first (to a temporary name beside it), then the ledger charged,
     # then the file put in place: a fit whose --out cannot be written spends nothing.
     try:
-        fd, tmp = tempfile.mkstemp(dir=out.parent if str(out.parent) else ".", prefix=".dpcore-",
-                                   suffix=".json")
+        fd, tmp = tempfile.mkstemp(
+            dir=out.parent if str(out.parent) else ".", prefix=".dpcore-", suffix=".json"
+        )
         os.close(fd)
         write_rule({**released.to_dict(), **extra}, tmp)
     except OSError as exc:
-        raise CliError(f"cannot write --out {args.out}: {exc.strerror or exc}; nothing was "
-                       "released or recorded") from None
+        raise CliError(
+            f"cannot write --out {args.out}: {exc.strerror or exc}; nothing was "
+            "released or recorded"
+        ) from None
     try:
         if not released.settings["private"]:
-            entry = ledger.record_no_guarantee(mechanism, "; ".join(
-                released.settings["not_private_because"]))
+            entry = ledger.record_no_guarantee(
+                mechanism, "; ".join(released.settings["not_private_because"])
+            )
         elif parts:
             entry = ledger.record_parallel(mechanism, parts)
         else:
             entry = ledger.record(mechanism, args.epsilon)
         eps, delta = ledger.total(through=entry.index)
-        record = {"release_index": entry.index, "epsilon_total": _total_text(eps),
-                  "delta_total": delta,
-                  "meaning": "this release's number among the releases on this dataset, and the "
-                             "privacy spent on it by all of them (basic composition; 'no "
-                             "guarantee' once a release without one was made)"}
+        record = {
+            "release_index": entry.index,
+            "epsilon_total": _total_text(eps),
+            "delta_total": delta,
+            "meaning": "this release's number among the releases on this dataset, and the "
+            "privacy spent on it by all of them (basic composition; 'no "
+            "guarantee' once a release without one was made)",
+        }
         write_rule({**released.to_dict(), **extra, "ledger": record}, tmp)
         umask = os.umask(0)
         os.umask(umask)
@@ -272,16 +347,19 @@ def _write_and_record(args: argparse.Namespace, data: bytes, trial: Any, release
         os.replace(tmp, out)
     finally:
         Path(tmp).unlink(missing_ok=True)
-    print(f"wrote {args.out}: epsilon={_total_text(entry.epsilon)} spent; this dataset's "
-          f"total is {_total_text(eps)}")
+    print(
+        f"wrote {args.out}: epsilon={_total_text(entry.epsilon)} spent; this dataset's "
+        f"total is {_total_text(eps)}"
+    )
 
 
 def _two_arms(d: Any, arms: str) -> Any:
     """The dictionary of two of its arms (``--arms TREATED,CONTROL``)."""
     labels = [a.strip() for a in arms.split(",") if a.strip()]
     if len(labels) != 2:
-        raise CliError(f"--arms takes two arms separated by a comma (the treated one first), "
-                       f"got {arms!r}")
+        raise CliError(
+            f"--arms takes two arms separated by a comma (the treated one first), got {arms!r}"
+        )
     if not d.arms:
         raise CliError("--arms needs the dictionary to list the treatment's arms (its levels)")
     try:
@@ -302,17 +380,24 @@ def _fit_k_arms(args: argparse.Namespace, data: bytes, d: Any) -> None:
     from .owl.release import rule_from_karm
 
     if d.arm_probabilities is None:
-        raise CliError(f"the dictionary lists {len(d.arms)} arms but not their design "
-                       "probabilities: add \"arm_probabilities\" (one per arm, in the levels' "
-                       "order), or compare two arms with --arms TREATED,CONTROL")
+        raise CliError(
+            f"the dictionary lists {len(d.arms)} arms but not their design "
+            'probabilities: add "arm_probabilities" (one per arm, in the levels\' '
+            "order), or compare two arms with --arms TREATED,CONTROL"
+        )
     if d.outcome_bounds is None:
         raise CliError(f"the dictionary gives no public bounds for the outcome {d.outcome!r}")
     reference = args.reference if args.reference is not None else d.extra.get("reference")
     trial = read_arms_trial(data, dictionary=d, unknown_levels="baseline")
-    kw = dict(gamma=args.gamma if args.gamma is not None else "paper",
-              weight_bound=args.weight_bound, C=args.C,
-              feature_bounds=trial.feature_bounds(d.bounds), outcome_bounds=d.outcome_bounds,
-              larger_is_better=bool(d.larger_is_better), reference=reference)
+    kw = dict(
+        gamma=args.gamma if args.gamma is not None else "paper",
+        weight_bound=args.weight_bound,
+        C=args.C,
+        feature_bounds=trial.feature_bounds(d.bounds),
+        outcome_bounds=d.outcome_bounds,
+        larger_is_better=bool(d.larger_is_better),
+        reference=reference,
+    )
     rng = np.random.default_rng(args.seed)
     evaluation = None
     with warnings.catch_warnings():
@@ -322,26 +407,45 @@ def _fit_k_arms(args: argparse.Namespace, data: bytes, d: Any) -> None:
                 from .owl.evaluation_arms import fit_and_evaluate_arms
 
                 rule, evaluation, (fit_rows, _) = fit_and_evaluate_arms(
-                    trial, epsilon_fit=args.epsilon, epsilon_eval=args.evaluate,
-                    fit_share=args.fit_share, split_seed=0, rng=rng,
-                    sampler="opendp" if _has("opendp") else "numpy", **kw)
+                    trial,
+                    epsilon_fit=args.epsilon,
+                    epsilon_eval=args.evaluate,
+                    fit_share=args.fit_share,
+                    split_seed=0,
+                    rng=rng,
+                    sampler="opendp" if _has("opendp") else "numpy",
+                    **kw,
+                )
                 n = len(fit_rows)
             else:
                 rule, n = KArmOWL(epsilon=args.epsilon, rng=rng, **kw).fit_trial(trial), trial.n
         except ValueError as exc:
             raise CliError(str(exc)) from None
-    settings: dict[str, Any] = dict(n=n, gamma_source="given (--gamma)" if args.gamma is not None
-                                    else "the paper's table scaled by W (dpcore fit)")
+    settings: dict[str, Any] = dict(
+        n=n,
+        gamma_source="given (--gamma)"
+        if args.gamma is not None
+        else "the paper's table scaled by W (dpcore fit)",
+    )
     if args.seed is not None:
         settings["seed"] = args.seed
     reasons = ["released with --not-private"] if args.not_private and args.seed is None else []
     released = rule_from_karm(rule, trial, not_private=reasons, **settings)
     extra = {"evaluation": evaluation.to_dict()} if evaluation is not None else {}
     mechanism = f"K-arm DP-OWL rule, {len(trial.arms)} arms (dpcore fit)" + (
-        " + private evaluation" if evaluation else "")
+        " + private evaluation" if evaluation else ""
+    )
     parts = {"fit": args.epsilon, "evaluation": args.evaluate} if evaluation else None
-    _write_and_record(args, data, trial, released, extra, mechanism, parts,
-                      max(args.epsilon, args.evaluate or 0.0))
+    _write_and_record(
+        args,
+        data,
+        trial,
+        released,
+        extra,
+        mechanism,
+        parts,
+        max(args.epsilon, args.evaluate or 0.0),
+    )
 
 
 def _has(module: str) -> bool:
@@ -358,10 +462,12 @@ def _check_room(ledger: Any, cost: float, no_guarantee: bool) -> None:
         return
     if no_guarantee or spent + cost > cap * (1.0 + 1e-12):
         asked = "a release without a guarantee (total inf)" if no_guarantee else f"epsilon={cost:g}"
-        raise CliError(f"privacy budget epsilon={cap:g} exceeded: {_total_text(spent)} already "
-                       f"spent on this dataset, {asked} requested; nothing was written. Release "
-                       "with a smaller --epsilon, or raise the cap as the ledger's keeper: dpcore "
-                       "ledger cap DATA EPSILON --allow-raise")
+        raise CliError(
+            f"privacy budget epsilon={cap:g} exceeded: {_total_text(spent)} already "
+            f"spent on this dataset, {asked} requested; nothing was written. Release "
+            "with a smaller --epsilon, or raise the cap as the ledger's keeper: dpcore "
+            "ledger cap DATA EPSILON --allow-raise"
+        )
 
 
 def cmd_apply(args: argparse.Namespace) -> None:
@@ -380,9 +486,11 @@ def cmd_apply(args: argparse.Namespace) -> None:
             out[c] = out[c].astype("Int64")
     unscored = int((out["not_scored"] != "").sum())
     if unscored:  # the rows are still written: each one says why it has no recommendation
-        print(f"dpcore apply: {unscored} of {len(out)} row(s) could not be scored (a covariate "
-              "missing, not a number or outside the rule's levels): see the column not_scored",
-              file=sys.stderr)
+        print(
+            f"dpcore apply: {unscored} of {len(out)} row(s) could not be scored (a covariate "
+            "missing, not a number or outside the rule's levels): see the column not_scored",
+            file=sys.stderr,
+        )
     text = write_csv(out)
     assert text is not None
     if args.out in (None, "-"):
@@ -399,19 +507,27 @@ def cmd_ledger_show(args: argparse.Namespace) -> None:
     columns = _dictionary_columns(args.dictionary, args.columns)
     ledger = _ledger(args.ledger, _read_bytes(args.data), args.name, columns)
     for e in ledger.entries:
-        print(f"{e.timestamp:%Y-%m-%d %H:%M:%S}Z  epsilon={_total_text(e.epsilon)}  "
-              f"delta={e.delta:g}  {e.mechanism}")
+        print(
+            f"{e.timestamp:%Y-%m-%d %H:%M:%S}Z  epsilon={_total_text(e.epsilon)}  "
+            f"delta={e.delta:g}  {e.mechanism}"
+        )
     eps, delta = ledger.total()
     cap = "none" if ledger.budget is None else f"{ledger.budget:g}"
-    print(f"total epsilon={_total_text(eps)} delta={delta:g} over {len(ledger.entries)} "
-          f"release(s); cap {cap}")
+    print(
+        f"total epsilon={_total_text(eps)} delta={delta:g} over {len(ledger.entries)} "
+        f"release(s); cap {cap}"
+    )
     if columns is None:
-        print("(keyed by every column of the file; a release keys it by the columns it uses: "
-              "pass --dictionary, or --columns, to see that dataset)")
+        print(
+            "(keyed by every column of the file; a release keys it by the columns it uses: "
+            "pass --dictionary, or --columns, to see that dataset)"
+        )
     linked = ledger.linked()
     if linked:
-        print(f"shares rows with {len(linked)} other dataset(s) in this ledger: every release on "
-              "either is recorded against both and checked against both caps")
+        print(
+            f"shares rows with {len(linked)} other dataset(s) in this ledger: every release on "
+            "either is recorded against both and checked against both caps"
+        )
 
 
 def cmd_ledger_cap(args: argparse.Namespace) -> None:
@@ -431,7 +547,8 @@ def cmd_ledger_cap(args: argparse.Namespace) -> None:
 def cmd_ledger_default_cap(args: argparse.Namespace) -> None:
     """Set the cap every new dataset of the ledger gets (the keeper's)."""
     PrivacyLedger, default_path = _need(
-        "dpcore.privacy.accounting", ("PrivacyLedger", "default_ledger_path"), "the ledger")
+        "dpcore.privacy.accounting", ("PrivacyLedger", "default_ledger_path"), "the ledger"
+    )
     from .privacy.ledger_store import shown_location
 
     path = args.ledger or default_path()
@@ -442,12 +559,16 @@ def cmd_ledger_default_cap(args: argparse.Namespace) -> None:
         return
     try:
         with _ledger_errors(path):
-            PrivacyLedger.set_default_cap(path, None if args.remove else args.cap,
-                                          allow_raise=args.allow_raise)
+            PrivacyLedger.set_default_cap(
+                path, None if args.remove else args.cap, allow_raise=args.allow_raise
+            )
     except ValueError as exc:
         raise CliError(str(exc)) from None
-    print("default cap removed" if args.remove else
-          f"every new dataset in {shown_location(path)} gets the cap epsilon={args.cap:g}")
+    print(
+        "default cap removed"
+        if args.remove
+        else f"every new dataset in {shown_location(path)} gets the cap epsilon={args.cap:g}"
+    )
 
 
 def cmd_dictionary_check(args: argparse.Namespace) -> int:
@@ -468,8 +589,15 @@ def cmd_sweep(args: argparse.Namespace) -> None:
             from .montecarlo import cluster_client
 
             executor = stack.enter_context(cluster_client(args.scheduler)).get_executor()
-        result = owl_monte_carlo(args.n, args.epsilon, gamma=gamma, reps=args.reps,
-                                 test_size=args.test_size, seed=args.seed, executor=executor)
+        result = owl_monte_carlo(
+            args.n,
+            args.epsilon,
+            gamma=gamma,
+            reps=args.reps,
+            test_size=args.test_size,
+            seed=args.seed,
+            executor=executor,
+        )
     from .data.csv_safe import write_csv
 
     table = result.runs if args.runs else result.summary
@@ -487,8 +615,9 @@ def _app_files() -> tuple[Path, list[str]]:
     try:
         import dpcore_app
     except ImportError:
-        raise CliError("the dashboard's files are not installed (no dpcore_app package)",
-                       EXIT_MISSING) from None
+        raise CliError(
+            "the dashboard's files are not installed (no dpcore_app package)", EXIT_MISSING
+        ) from None
     root = dpcore_app.root()
     app, config = root / "app.py", root / ".streamlit" / "config.toml"
     if not app.is_file():
@@ -507,8 +636,7 @@ def cmd_app(args: argparse.Namespace) -> int:
     import importlib.util
 
     if importlib.util.find_spec("streamlit") is None:
-        raise CliError("the dashboard needs the app extra: pip install 'dpcore[app]'",
-                       EXIT_MISSING)
+        raise CliError("the dashboard needs the app extra: pip install 'dpcore[app]'", EXIT_MISSING)
     from ._serve import run_app
 
     app, flags = _app_files()
@@ -523,24 +651,41 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from ._serve import NO_NGINX, ServeOptions, find_nginx, serve
 
     if importlib.util.find_spec("streamlit") is None:
-        raise CliError("serving the dashboard needs the app extra: pip install 'dpcore[app]'",
-                       EXIT_MISSING)
+        raise CliError(
+            "serving the dashboard needs the app extra: pip install 'dpcore[app]'", EXIT_MISSING
+        )
     if args.dask_workers and importlib.util.find_spec("distributed") is None:
-        raise CliError("--dask-workers needs the dask extra: pip install 'dpcore[dask]'",
-                       EXIT_MISSING)
+        raise CliError(
+            "--dask-workers needs the dask extra: pip install 'dpcore[dask]'", EXIT_MISSING
+        )
     if args.replicas < 1 or args.dask_workers < 0:
-        raise CliError(f"--replicas must be at least 1 and --dask-workers at least 0, got "
-                       f"{args.replicas} and {args.dask_workers}")
+        raise CliError(
+            f"--replicas must be at least 1 and --dask-workers at least 0, got "
+            f"{args.replicas} and {args.dask_workers}"
+        )
     if find_nginx(args.nginx) is None:
         raise CliError(NO_NGINX, EXIT_MISSING)
     if args.scheduler and args.dask_workers:
-        raise CliError("give --dask-workers (a cluster started here) or --scheduler (one "
-                       "running elsewhere), not both")
+        raise CliError(
+            "give --dask-workers (a cluster started here) or --scheduler (one "
+            "running elsewhere), not both"
+        )
     app, flags = _app_files()
-    return serve(app, flags, ServeOptions(
-        replicas=args.replicas, port=args.port, address=args.address,
-        dask_workers=args.dask_workers, scheduler=args.scheduler, nginx=args.nginx,
-        template=args.template, log_dir=args.log_dir, timeout=args.timeout))
+    return serve(
+        app,
+        flags,
+        ServeOptions(
+            replicas=args.replicas,
+            port=args.port,
+            address=args.address,
+            dask_workers=args.dask_workers,
+            scheduler=args.scheduler,
+            nginx=args.nginx,
+            template=args.template,
+            log_dir=args.log_dir,
+            timeout=args.timeout,
+        ),
+    )
 
 
 def cmd_warm(args: argparse.Namespace) -> int:
@@ -548,8 +693,10 @@ def cmd_warm(args: argparse.Namespace) -> int:
     import importlib.util
 
     if importlib.util.find_spec("streamlit") is None:
-        raise CliError("warming the dashboard's views needs the app extra: pip install 'dpcore[app]'",
-                       EXIT_MISSING)
+        raise CliError(
+            "warming the dashboard's views needs the app extra: pip install 'dpcore[app]'",
+            EXIT_MISSING,
+        )
     app, _ = _app_files()
     command = [sys.executable, "-m", "dpcore_app.warm", *args.warm_args]  # runs dpcore_app.warm
     return subprocess.call(command, cwd=app.parent)
@@ -571,190 +718,305 @@ def build_parser() -> argparse.ArgumentParser:
     from . import __version__
 
     parser = argparse.ArgumentParser(
-        prog="dpcore", description="Private treatment rules and their privacy ledger, from the "
-                                   "command line. Each command has its own --help.")
+        prog="dpcore",
+        description="Private treatment rules and their privacy ledger, from the "
+        "command line. Each command has its own --help.",
+    )
     parser.add_argument("--version", action="version", version=f"dpcore {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     ledger_opts = argparse.ArgumentParser(add_help=False)
     ledger_opts.add_argument(
-        "--ledger", metavar="PATH",
+        "--ledger",
+        metavar="PATH",
         help="the ledger: an SQLite file, or a postgresql://user@host/database URL (default: "
-             "the app's, $DPCORE_LEDGER). The keeper's choice: another ledger is another "
-             "keeper's record, not a fresh budget for the same patients")
+        "the app's, $DPCORE_LEDGER). The keeper's choice: another ledger is another "
+        "keeper's record, not a fresh budget for the same patients",
+    )
     ledger_opts.add_argument(
-        "--name", default="",
+        "--name",
+        default="",
         help="a label for the dataset in the ledger (the keeper's). The dataset is keyed by its "
-             "used columns' content, so a new name is the same dataset, with the same cap")
+        "used columns' content, so a new name is the same dataset, with the same cap",
+    )
     key_opts = argparse.ArgumentParser(add_help=False)
-    key_opts.add_argument("--dictionary", help="the data dictionary whose columns a release uses "
-                                               "(the dataset is keyed by those columns only)")
-    key_opts.add_argument("--columns", help="the used columns, comma-separated (instead of "
-                                            "--dictionary); default every column")
+    key_opts.add_argument(
+        "--dictionary",
+        help="the data dictionary whose columns a release uses "
+        "(the dataset is keyed by those columns only)",
+    )
+    key_opts.add_argument(
+        "--columns",
+        help="the used columns, comma-separated (instead of --dictionary); default every column",
+    )
 
     fit = sub.add_parser(
-        "fit", parents=[ledger_opts], help="fit a private treatment rule to a rule JSON",
+        "fit",
+        parents=[ledger_opts],
+        help="fit a private treatment rule to a rule JSON",
         description="Fit a private DP-OWL rule on a trial CSV with its public data dictionary "
-                    "(bounds, levels, design), write the rule file, then record the release in "
-                    "the dataset's ledger. Each run is a new release: it spends epsilon again. "
-                    "The dataset is keyed by the content of the columns the release uses, so a "
-                    "re-saved file, another --name or reordered rows spend the same budget, and "
-                    "a file sharing rows with an earlier one is charged to both.")
+        "(bounds, levels, design), write the rule file, then record the release in "
+        "the dataset's ledger. Each run is a new release: it spends epsilon again. "
+        "The dataset is keyed by the content of the columns the release uses, so a "
+        "re-saved file, another --name or reordered rows spend the same budget, and "
+        "a file sharing rows with an earlier one is charged to both.",
+    )
     fit.add_argument("data", help="the trial's CSV file")
     fit.add_argument("--dictionary", required=True, help="its public data dictionary (JSON or CSV)")
-    fit.add_argument("--epsilon", type=_epsilon, required=True, help="privacy budget of the release")
-    fit.add_argument("--gamma", type=float, help="regularization (default: the paper's tuned "
-                     "gamma at this n and epsilon, scaled to W, as in the app and the library)")
-    fit.add_argument("--weight-bound", type=float, help="public weight bound W (default "
-                     "(hi - lo) / min propensity)")
-    fit.add_argument("--C", type=float, default=0.0, help="the paper's constant C (default 0: "
-                     "known propensities)")
-    fit.add_argument("--evaluate", type=_epsilon, metavar="EPS_EVAL",
-                     help="also evaluate the rule privately at EPS_EVAL on held-out patients (a "
-                          "public seeded split, as the app does); the two parts are disjoint, so "
-                          "the dataset is charged max(epsilon, EPS_EVAL)")
-    fit.add_argument("--evaluation", choices=("ipw", "aipw"), default="ipw",
-                     help="with --evaluate: 'ipw' (default) or 'aipw', doubly robust with a "
-                          "private per-arm outcome model fitted on the fit part at a quarter of "
-                          "--epsilon (the rule gets the rest; the cost is unchanged); narrower "
-                          "only when covariates predict the outcome and m x EPS_EVAL is large "
-                          "(docs/evaluation.md)")
-    fit.add_argument("--model-covariates", metavar="NAMES",
-                     help="with --evaluation aipw: the covariates of the outcome model, "
-                          "comma-separated (default every covariate; fewer give less noise)")
-    fit.add_argument("--fit-share", type=float, default=0.8,
-                     help="share of patients the rule is fitted on with --evaluate (default 0.8)")
-    fit.add_argument("--seed", type=int, help="noise seed (only to reproduce a test; needs "
-                     "--not-private: anyone with the seed can remove the noise)")
-    fit.add_argument("--not-private", action="store_true",
-                     help="title the rule NOT PRIVATE and record the release without a guarantee "
-                          "(the dataset's total becomes inf); needed for --seed")
-    fit.add_argument("--arms", metavar="TREATED,CONTROL",
-                     help="a trial with more than two arms: compare these two (the first is the "
-                          "treated one); the other arms' rows stay at weight 0, so n is the "
-                          "file's row count. Default: a rule over every arm the dictionary lists")
-    fit.add_argument("--reference", help="a rule over more than two arms: the arm every other "
-                     "arm is compared against (default: the dictionary's 'reference', else its "
-                     "first arm)")
+    fit.add_argument(
+        "--epsilon", type=_epsilon, required=True, help="privacy budget of the release"
+    )
+    fit.add_argument(
+        "--gamma",
+        type=float,
+        help="regularization (default: the paper's tuned "
+        "gamma at this n and epsilon, scaled to W, as in the app and the library)",
+    )
+    fit.add_argument(
+        "--weight-bound",
+        type=float,
+        help="public weight bound W (default (hi - lo) / min propensity)",
+    )
+    fit.add_argument(
+        "--C",
+        type=float,
+        default=0.0,
+        help="the paper's constant C (default 0: known propensities)",
+    )
+    fit.add_argument(
+        "--evaluate",
+        type=_epsilon,
+        metavar="EPS_EVAL",
+        help="also evaluate the rule privately at EPS_EVAL on held-out patients (a "
+        "public seeded split, as the app does); the two parts are disjoint, so "
+        "the dataset is charged max(epsilon, EPS_EVAL)",
+    )
+    fit.add_argument(
+        "--evaluation",
+        choices=("ipw", "aipw"),
+        default="ipw",
+        help="with --evaluate: 'ipw' (default) or 'aipw', doubly robust with a "
+        "private per-arm outcome model fitted on the fit part at a quarter of "
+        "--epsilon (the rule gets the rest; the cost is unchanged); narrower "
+        "only when covariates predict the outcome and m x EPS_EVAL is large "
+        "(docs/evaluation.md)",
+    )
+    fit.add_argument(
+        "--model-covariates",
+        metavar="NAMES",
+        help="with --evaluation aipw: the covariates of the outcome model, "
+        "comma-separated (default every covariate; fewer give less noise)",
+    )
+    fit.add_argument(
+        "--fit-share",
+        type=float,
+        default=0.8,
+        help="share of patients the rule is fitted on with --evaluate (default 0.8)",
+    )
+    fit.add_argument(
+        "--seed",
+        type=int,
+        help="noise seed (only to reproduce a test; needs "
+        "--not-private: anyone with the seed can remove the noise)",
+    )
+    fit.add_argument(
+        "--not-private",
+        action="store_true",
+        help="title the rule NOT PRIVATE and record the release without a guarantee "
+        "(the dataset's total becomes inf); needed for --seed",
+    )
+    fit.add_argument(
+        "--arms",
+        metavar="TREATED,CONTROL",
+        help="a trial with more than two arms: compare these two (the first is the "
+        "treated one); the other arms' rows stay at weight 0, so n is the "
+        "file's row count. Default: a rule over every arm the dictionary lists",
+    )
+    fit.add_argument(
+        "--reference",
+        help="a rule over more than two arms: the arm every other "
+        "arm is compared against (default: the dictionary's 'reference', else its "
+        "first arm)",
+    )
     fit.add_argument("--out", default="rule.json", help="rule file to write (default rule.json)")
     fit.set_defaults(run=cmd_fit)
 
     apply = sub.add_parser(
-        "apply", help="recommend arms for new patients with a rule JSON",
+        "apply",
+        help="recommend arms for new patients with a rule JSON",
         description="Apply a rule file to a CSV of new patients (the columns the rule names, in "
-                    "original units); write the rows with a 'recommendation' column. A row the "
-                    "rule cannot score (a covariate missing, not a number or outside the rule's "
-                    "levels) gets an empty recommendation and its reason in a 'not_scored' "
-                    "column. Text cells that a spreadsheet would run as a formula are prefixed "
-                    "with '.")
+        "original units); write the rows with a 'recommendation' column. A row the "
+        "rule cannot score (a covariate missing, not a number or outside the rule's "
+        "levels) gets an empty recommendation and its reason in a 'not_scored' "
+        "column. Text cells that a spreadsheet would run as a formula are prefixed "
+        "with '.",
+    )
     apply.add_argument("rule", help="the rule JSON written by 'dpcore fit' or the app")
     apply.add_argument("data", help="CSV of patients")
     apply.add_argument("--out", help="CSV to write (default: standard output)")
     apply.set_defaults(run=cmd_apply)
 
     ledger = sub.add_parser(
-        "ledger", help="show a dataset's ledger or set its cap",
+        "ledger",
+        help="show a dataset's ledger or set its cap",
         description="The durable privacy ledger of one dataset, keyed by the content of the "
-                    "columns a release uses (give --dictionary or --columns as for the release). "
-                    "Its file is private to its keeper (0600).")
+        "columns a release uses (give --dictionary or --columns as for the release). "
+        "Its file is private to its keeper (0600).",
+    )
     lsub = ledger.add_subparsers(dest="ledger_command", required=True, metavar="ACTION")
-    show = lsub.add_parser("show", parents=[ledger_opts, key_opts],
-                           help="the releases and their total")
+    show = lsub.add_parser(
+        "show", parents=[ledger_opts, key_opts], help="the releases and their total"
+    )
     show.add_argument("data", help="the dataset's CSV file")
     show.set_defaults(run=cmd_ledger_show)
-    cap = lsub.add_parser("cap", parents=[ledger_opts, key_opts],
-                          help="set or lower the cap on epsilon")
+    cap = lsub.add_parser(
+        "cap", parents=[ledger_opts, key_opts], help="set or lower the cap on epsilon"
+    )
     cap.add_argument("data", help="the dataset's CSV file")
     cap.add_argument("cap", type=_epsilon, nargs="?", help="largest total epsilon")
     cap.add_argument("--remove", action="store_true", help="remove the cap (needs --allow-raise)")
-    cap.add_argument("--allow-raise", action="store_true",
-                     help="allow raising (or removing) an existing cap: the keeper's decision")
+    cap.add_argument(
+        "--allow-raise",
+        action="store_true",
+        help="allow raising (or removing) an existing cap: the keeper's decision",
+    )
     cap.set_defaults(run=cmd_ledger_cap)
     default = lsub.add_parser(
-        "default-cap", parents=[ledger_opts],
+        "default-cap",
+        parents=[ledger_opts],
         help="the cap every new dataset gets (the keeper's)",
         description="Show or set the cap on epsilon that every dataset the ledger sees from now "
-                    "on starts with ($DPCORE_LEDGER_DEFAULT_CAP also sets one; the lower applies).")
+        "on starts with ($DPCORE_LEDGER_DEFAULT_CAP also sets one; the lower applies).",
+    )
     default.add_argument("cap", type=_epsilon, nargs="?", help="the default cap (none: show it)")
     default.add_argument("--remove", action="store_true", help="remove it (needs --allow-raise)")
     default.add_argument("--allow-raise", action="store_true", help="allow raising or removing it")
     default.set_defaults(run=cmd_ledger_default_cap)
 
-    dictionary = sub.add_parser("dictionary", help="check a data dictionary",
-                                description="The public data dictionary (docs/dictionary.md).")
+    dictionary = sub.add_parser(
+        "dictionary",
+        help="check a data dictionary",
+        description="The public data dictionary (docs/dictionary.md).",
+    )
     dsub = dictionary.add_subparsers(dest="dictionary_command", required=True, metavar="ACTION")
     check = dsub.add_parser(
-        "check", help="list every problem of a dictionary (and of its trial file)",
+        "check",
+        help="list every problem of a dictionary (and of its trial file)",
         description="Read a data dictionary (JSON, CSV table or Frictionless Table Schema) and "
-                    "print every problem with where it is and its fix, what a private release "
-                    "still needs, and with --data how the trial file's columns and cells fit "
-                    "it. Exit 1 if there is any problem. Nothing is released or recorded.")
+        "print every problem with where it is and its fix, what a private release "
+        "still needs, and with --data how the trial file's columns and cells fit "
+        "it. Exit 1 if there is any problem. Nothing is released or recorded.",
+    )
     check.add_argument("dictionary", help="the data dictionary (JSON or CSV)")
     check.add_argument("--data", help="the trial's CSV file, to check against the dictionary")
-    check.add_argument("--encoding", default="utf-8", help="the CSV file's encoding (default utf-8)")
+    check.add_argument(
+        "--encoding", default="utf-8", help="the CSV file's encoding (default utf-8)"
+    )
     check.set_defaults(run=cmd_dictionary_check)
 
     sweep = sub.add_parser(
-        "sweep", help="a DP-OWL Monte-Carlo sweep to CSV",
+        "sweep",
+        help="a DP-OWL Monte-Carlo sweep to CSV",
         description="Monte-Carlo study of DP-OWL on the paper's synthetic trial (no real data, "
-                    "no privacy spent): accuracy and value per (n, epsilon), mean and 95% CI.")
+        "no privacy spent): accuracy and value per (n, epsilon), mean and 95% CI.",
+    )
     sweep.add_argument("--n", type=int, nargs="+", required=True, help="training sizes")
-    sweep.add_argument("--epsilon", type=_epsilon, nargs="+", required=True,
-                       help="privacy budgets ('inf' for non-private)")
+    sweep.add_argument(
+        "--epsilon",
+        type=_epsilon,
+        nargs="+",
+        required=True,
+        help="privacy budgets ('inf' for non-private)",
+    )
     sweep.add_argument("--gamma", type=float, help="fixed gamma (default: the paper's table)")
     sweep.add_argument("--reps", type=int, default=50, help="repetitions (default 50)")
     sweep.add_argument("--test-size", type=int, default=5000, help="test rows per repetition")
     sweep.add_argument("--seed", type=int, default=0)
     sweep.add_argument("--runs", action="store_true", help="one row per repetition, not summary")
-    sweep.add_argument("--scheduler", help="run on the dask.distributed cluster at this address "
-                                           "(the dask extra); the table is the same")
+    sweep.add_argument(
+        "--scheduler",
+        help="run on the dask.distributed cluster at this address "
+        "(the dask extra); the table is the same",
+    )
     sweep.add_argument("--out", help="CSV to write (default: standard output)")
     sweep.set_defaults(run=cmd_sweep)
 
-    app = sub.add_parser("app", help="start the dashboard (needs dpcore[app])",
-                         description="Start the Streamlit dashboard; extra arguments go to "
-                                     "'streamlit run' (e.g. --server.port 8502).")
-    app.add_argument("streamlit_args", nargs="*", metavar="STREAMLIT_ARG",
-                     help="passed to 'streamlit run' unchanged")
+    app = sub.add_parser(
+        "app",
+        help="start the dashboard (needs dpcore[app])",
+        description="Start the Streamlit dashboard; extra arguments go to "
+        "'streamlit run' (e.g. --server.port 8502).",
+    )
+    app.add_argument(
+        "streamlit_args",
+        nargs="*",
+        metavar="STREAMLIT_ARG",
+        help="passed to 'streamlit run' unchanged",
+    )
     app.set_defaults(run=cmd_app)
 
     serve = sub.add_parser(
-        "serve", help="several dashboard processes behind nginx (needs dpcore[app] and nginx)",
+        "serve",
+        help="several dashboard processes behind nginx (needs dpcore[app] and nginx)",
         description="Start --replicas Streamlit processes of the dashboard on free local ports, "
-                    "nginx in front of them on --port (sticky sessions by a route cookie, "
-                    "websockets passed through), and with --dask-workers a local Dask cluster "
-                    "for their uncached sweeps. The replicas share the results store "
-                    "($DPCORE_STORE) and the privacy ledger ($DPCORE_LEDGER) of this "
-                    "environment. Runs in the foreground; SIGTERM or Ctrl-C stops everything. "
-                    "docs/deploy.md says how to size it.")
-    serve.add_argument("--replicas", type=int, default=2,
-                       help="app processes (default 2; about one per core)")
+        "nginx in front of them on --port (sticky sessions by a route cookie, "
+        "websockets passed through), and with --dask-workers a local Dask cluster "
+        "for their uncached sweeps. The replicas share the results store "
+        "($DPCORE_STORE) and the privacy ledger ($DPCORE_LEDGER) of this "
+        "environment. Runs in the foreground; SIGTERM or Ctrl-C stops everything. "
+        "docs/deploy.md says how to size it.",
+    )
+    serve.add_argument(
+        "--replicas", type=int, default=2, help="app processes (default 2; about one per core)"
+    )
     serve.add_argument("--port", type=int, default=8501, help="nginx's port (default 8501)")
-    serve.add_argument("--address", default="0.0.0.0",
-                       help="nginx's address (default 0.0.0.0: every interface; 127.0.0.1 "
-                            "for this machine only)")
-    serve.add_argument("--dask-workers", type=int, default=0, metavar="K",
-                       help="start a Dask scheduler and K one-thread workers on this machine "
-                            "for the sweeps (the dask extra; default 0: each replica's own pool)")
-    serve.add_argument("--scheduler", help="send the sweeps to this running Dask scheduler "
-                                           "instead (tcp://host:8786)")
-    serve.add_argument("--nginx", help="the nginx program (default: nginx on PATH, or "
-                                       "/usr/sbin/nginx)")
-    serve.add_argument("--template", type=Path, help="nginx config template (default: "
-                                                     "deploy/nginx.conf.template)")
-    serve.add_argument("--log-dir", type=Path, help="keep each process's log here (default: "
-                                                    "a temporary directory, removed at exit)")
-    serve.add_argument("--timeout", type=float, default=90.0,
-                       help="seconds each process has to answer at start (default 90)")
+    serve.add_argument(
+        "--address",
+        default="0.0.0.0",
+        help="nginx's address (default 0.0.0.0: every interface; 127.0.0.1 for this machine only)",
+    )
+    serve.add_argument(
+        "--dask-workers",
+        type=int,
+        default=0,
+        metavar="K",
+        help="start a Dask scheduler and K one-thread workers on this machine "
+        "for the sweeps (the dask extra; default 0: each replica's own pool)",
+    )
+    serve.add_argument(
+        "--scheduler",
+        help="send the sweeps to this running Dask scheduler instead (tcp://host:8786)",
+    )
+    serve.add_argument(
+        "--nginx", help="the nginx program (default: nginx on PATH, or /usr/sbin/nginx)"
+    )
+    serve.add_argument(
+        "--template", type=Path, help="nginx config template (default: deploy/nginx.conf.template)"
+    )
+    serve.add_argument(
+        "--log-dir",
+        type=Path,
+        help="keep each process's log here (default: a temporary directory, removed at exit)",
+    )
+    serve.add_argument(
+        "--timeout",
+        type=float,
+        default=90.0,
+        help="seconds each process has to answer at start (default 90)",
+    )
     serve.set_defaults(run=cmd_serve)
 
     warm = sub.add_parser(
-        "warm", help="precompute the dashboard's views into the results store (needs dpcore[app])",
+        "warm",
+        help="precompute the dashboard's views into the results store (needs dpcore[app])",
         description="Compute every view the dashboard's main controls reach, at default secondary "
-                    "settings, into the shared results store (DPCORE_STORE), so that no user waits "
-                    "for them; resumable, in parallel, with a progress bar. Options: --only dp_owl "
-                    "cvar theory, --scheduler tcp://host:8786, --list, --limit K.")
-    warm.add_argument("warm_args", nargs="*", metavar="OPTION", help="passed to python -m dpcore_app.warm")
+        "settings, into the shared results store (DPCORE_STORE), so that no user waits "
+        "for them; resumable, in parallel, with a progress bar. Options: --only dp_owl "
+        "cvar theory, --scheduler tcp://host:8786, --list, --limit K.",
+    )
+    warm.add_argument(
+        "warm_args", nargs="*", metavar="OPTION", help="passed to python -m dpcore_app.warm"
+    )
     warm.set_defaults(run=cmd_warm)
     return parser
 
@@ -777,8 +1039,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CliError as exc:
         print(f"dpcore: error: {exc}", file=sys.stderr)
         return exc.code
-    except (ValueError, TypeError, KeyError, OSError, RuntimeError, sqlite3.Error,
-            json.JSONDecodeError) as exc:
+    except (
+        ValueError,
+        TypeError,
+        KeyError,
+        OSError,
+        RuntimeError,
+        sqlite3.Error,
+        json.JSONDecodeError,
+    ) as exc:
         message = " ".join(str(exc).split()) or type(exc).__name__
         print(f"dpcore {args.command}: error: {message}", file=sys.stderr)
         return EXIT_INPUT

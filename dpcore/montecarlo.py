@@ -26,19 +26,19 @@ from .owl.simulate import optimal_treatment
 class Stream(IntEnum):
     """Tags that separate the random streams of one seed (the second entry of every key)."""
 
-    TEST = 0        # test sets, one per repetition
-    TRAIN = 1       # training sets, keyed by n
-    NOISE = 2       # output-perturbation noise, keyed by (n, h, gamma rule, epsilon)
+    TEST = 0  # test sets, one per repetition
+    TRAIN = 1  # training sets, keyed by n
+    NOISE = 2  # output-perturbation noise, keyed by (n, h, gamma rule, epsilon)
     NOISE_TWIN = 3  # a second release's noise on the same trial (how stable one release is)
-    EXAMPLE = 7     # the single example trial shown next to the curves
-    PROXY = 11      # public proxy data sets for tuning
+    EXAMPLE = 7  # the single example trial shown next to the curves
+    PROXY = 11  # public proxy data sets for tuning
     TUNE_SAMPLE = 12  # Algorithm 2's draws of n rows from the proxy's training pool
-    TUNE_NOISE = 13   # Algorithm 2's output-perturbation noise
-    CVAR_DATA = 20    # CVaR sweeps' losses, keyed by (loss law, n)
-    CVAR_NOISE = 21   # CVaR releases' noise, keyed by (loss law, n, tau, epsilon)
-    CVAR_CLASS = 22   # the finite-class demo's data set and its public population sample
-    CVAR_GD = 23      # the convex study's data and DP-GD noise, keyed by (d, ratio)
-    CVAR_RULE = 24    # the treatment-rule bridge: trial, rule noise, test patients, release
+    TUNE_NOISE = 13  # Algorithm 2's output-perturbation noise
+    CVAR_DATA = 20  # CVaR sweeps' losses, keyed by (loss law, n)
+    CVAR_NOISE = 21  # CVaR releases' noise, keyed by (loss law, n, tau, epsilon)
+    CVAR_CLASS = 22  # the finite-class demo's data set and its public population sample
+    CVAR_GD = 23  # the convex study's data and DP-GD noise, keyed by (d, ratio)
+    CVAR_RULE = 24  # the treatment-rule bridge: trial, rule noise, test patients, release
 
 
 def stream(seed: int, tag: int, *keys: float) -> np.random.Generator:
@@ -86,8 +86,9 @@ def cluster_client(address):
     try:
         from distributed import Client
     except ImportError as err:
-        raise ImportError("a scheduler address needs dask.distributed: "
-                          "pip install 'dpcore[dask]'") from err
+        raise ImportError(
+            "a scheduler address needs dask.distributed: pip install 'dpcore[dask]'"
+        ) from err
     return Client(address, timeout="10s")
 
 
@@ -105,8 +106,9 @@ class RuleEvaluator:
     sums of the Hajek value into a single batched matrix product.
     """
 
-    def __init__(self, Xt: np.ndarray, A: np.ndarray, B: np.ndarray, f: np.ndarray,
-                 propensity: ArrayLike) -> None:
+    def __init__(
+        self, Xt: np.ndarray, A: np.ndarray, B: np.ndarray, f: np.ndarray, propensity: ArrayLike
+    ) -> None:
         self.XT = np.ascontiguousarray(np.swapaxes(Xt, -1, -2))  # (reps, d, T)
         self.A, self.B = A, B
         self.A_opt = optimal_treatment(f)
@@ -161,8 +163,13 @@ class RuleEvaluator:
         pe = treated * treated_ref + (1 - treated) * (1 - treated_ref)
         with np.errstate(invalid="ignore", divide="ignore"):
             kappa = np.where(pe < 1, (po - pe) / (1 - pe), np.nan)
-        out = {"accuracy": accuracy, "value": value, "value_paper": value + self.shift[:, None],
-               "concordance": 100.0 * po, "kappa": kappa}
+        out = {
+            "accuracy": accuracy,
+            "value": value,
+            "value_paper": value + self.shift[:, None],
+            "concordance": 100.0 * po,
+            "kappa": kappa,
+        }
         return {k: v.T for k, v in out.items()}
 
     def disagreement(self, theta: np.ndarray, other: np.ndarray, chunk=25) -> np.ndarray:
@@ -180,8 +187,11 @@ class RuleEvaluator:
     def references(self) -> pd.DataFrame:
         """Per-repetition values of the oracle, treat-all and treat-none rules."""
         out: dict[str, Any] = {"rep": np.arange(self.A.shape[0])}
-        for name, rule in (("oracle", self.A_opt), ("treat_all", np.ones_like(self.A)),
-                           ("treat_none", -np.ones_like(self.A))):
+        for name, rule in (
+            ("oracle", self.A_opt),
+            ("treat_all", np.ones_like(self.A)),
+            ("treat_none", -np.ones_like(self.A)),
+        ):
             v = ipw_value(rule, self.A, self.B, self.propensity)
             out[name], out[name + "_paper"] = v, v + self.shift
         return pd.DataFrame(out)
@@ -204,7 +214,14 @@ def summarize(runs: pd.DataFrame, by: Sequence[str], metrics: Sequence[str]) -> 
         mean, sd, count = g[m].mean(), g[m].std(ddof=1), g[m].count()
         se: pd.Series = sd / np.sqrt(count)
         half = stdtrit(np.maximum(count - 1, 1), 0.975) * se
-        parts.update({f"{m}_mean": mean, f"{m}_sd": sd, f"{m}_se": se,
-                      f"{m}_lo": mean - half, f"{m}_hi": mean + half})
+        parts.update(
+            {
+                f"{m}_mean": mean,
+                f"{m}_sd": sd,
+                f"{m}_se": se,
+                f"{m}_lo": mean - half,
+                f"{m}_hi": mean + half,
+            }
+        )
     parts["reps"] = g.size()
     return pd.DataFrame(parts).reset_index()

@@ -111,8 +111,10 @@ def _plain(value):
     if isinstance(value, dict):
         return {str(k): _plain(v) for k, v in sorted(value.items())}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {"dataclass": type(value).__qualname__,
-                **{f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}}
+        return {
+            "dataclass": type(value).__qualname__,
+            **{f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)},
+        }
     raise TypeError(f"a stored function's parameter must be plain data, got {type(value).__name__}")
 
 
@@ -138,19 +140,30 @@ class _Encoder:
 
         if isinstance(column.dtype, pd.CategoricalDtype):  # labels: codes and their categories
             categories = column.cat.categories
-            return {"codes": self._array(column.cat.codes.to_numpy()),
-                    "categories": self._array(categories.to_numpy(dtype=object)),
-                    "text": categories.dtype != object}
+            return {
+                "codes": self._array(column.cat.codes.to_numpy()),
+                "categories": self._array(categories.to_numpy(dtype=object)),
+                "text": categories.dtype != object,
+            }
         return self._array(column.to_numpy())
 
     def encode(self, value):
         import pandas as pd
 
         if isinstance(value, pd.DataFrame):
-            index = None if isinstance(value.index, pd.RangeIndex) and value.index.start == 0 \
-                and value.index.step == 1 else self._array(value.index.to_numpy())
-            return {"frame": [[str(c), self._column(value[c])] for c in value.columns],
-                    "index": index, "index_name": value.index.name, "rows": len(value)}
+            index = (
+                None
+                if isinstance(value.index, pd.RangeIndex)
+                and value.index.start == 0
+                and value.index.step == 1
+                else self._array(value.index.to_numpy())
+            )
+            return {
+                "frame": [[str(c), self._column(value[c])] for c in value.columns],
+                "index": index,
+                "index_name": value.index.name,
+                "rows": len(value),
+            }
         if isinstance(value, pd.Series):
             return {"series": self._array(value.to_numpy()), "name": value.name}
         if isinstance(value, np.ndarray):
@@ -158,11 +171,16 @@ class _Encoder:
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
             cls = type(value)
             if cls.__module__.split(".")[0] not in _ALLOWED:
-                raise TypeError(f"only dataclasses of {' or '.join(_ALLOWED)} can be stored, "
-                                f"got {cls.__module__}.{cls.__qualname__}")
-            return {"dataclass": f"{cls.__module__}:{cls.__qualname__}",
-                    "fields": {f.name: self.encode(getattr(value, f.name))
-                               for f in dataclasses.fields(value)}}
+                raise TypeError(
+                    f"only dataclasses of {' or '.join(_ALLOWED)} can be stored, "
+                    f"got {cls.__module__}.{cls.__qualname__}"
+                )
+            return {
+                "dataclass": f"{cls.__module__}:{cls.__qualname__}",
+                "fields": {
+                    f.name: self.encode(getattr(value, f.name)) for f in dataclasses.fields(value)
+                },
+            }
         if isinstance(value, tuple):
             return {"tuple": [self.encode(v) for v in value]}
         if isinstance(value, list):
@@ -189,13 +207,17 @@ def _decode(node, arrays):
             a = a.astype(object)
         return a[()] if node.get("scalar") else a
     if "codes" in node:
-        return pd.Categorical.from_codes(_decode(node["codes"], arrays),
-                                         pd.Index(_decode(node["categories"], arrays),
-                                                  dtype="str" if node["text"] else object))
+        return pd.Categorical.from_codes(
+            _decode(node["codes"], arrays),
+            pd.Index(_decode(node["categories"], arrays), dtype="str" if node["text"] else object),
+        )
     if "frame" in node:
         cols = {name: _decode(col, arrays) for name, col in node["frame"]}
-        index = None if node["index"] is None else pd.Index(_decode(node["index"], arrays),
-                                                             name=node["index_name"])
+        index = (
+            None
+            if node["index"] is None
+            else pd.Index(_decode(node["index"], arrays), name=node["index_name"])
+        )
         frame = pd.DataFrame(cols, index=index)
         if not cols:
             frame = pd.DataFrame(index=index if index is not None else pd.RangeIndex(node["rows"]))
@@ -262,7 +284,8 @@ class ResultStore:
             info = os.fstat(f.fileno())
             key = f.read()
         private = sys.platform == "win32" or (
-            info.st_uid == os.getuid() and not info.st_mode & (stat.S_IRWXG | stat.S_IRWXO))
+            info.st_uid == os.getuid() and not info.st_mode & (stat.S_IRWXG | stat.S_IRWXO)
+        )
         if not private or len(key) != 32 or not stat.S_ISREG(info.st_mode):
             return None
         self._key = key
@@ -273,9 +296,17 @@ class ResultStore:
         from . import __version__
 
         module = name.rsplit(".", 1)[0]
-        blob = json.dumps({"name": name, "params": _plain(params), "version": __version__,
-                           "core": _package_digest(), "module": _module_digest(module)},
-                          sort_keys=True, allow_nan=False)
+        blob = json.dumps(
+            {
+                "name": name,
+                "params": _plain(params),
+                "version": __version__,
+                "core": _package_digest(),
+                "module": _module_digest(module),
+            },
+            sort_keys=True,
+            allow_nan=False,
+        )
         return hashlib.sha256(blob.encode()).hexdigest()
 
     def _path(self, key):
@@ -298,7 +329,8 @@ class ResultStore:
             secret = self._secret(create=False)
             tag, body = blob[:_TAG], blob[_TAG:]
             if secret is None or not hmac.compare_digest(
-                    tag, hmac.new(secret, body, hashlib.sha256).digest()):
+                tag, hmac.new(secret, body, hashlib.sha256).digest()
+            ):
                 raise ValueError("not written by this store")
             with np.load(io.BytesIO(body), allow_pickle=False) as data:
                 arrays = {k: data[k] for k in data.files}
@@ -318,12 +350,15 @@ class ResultStore:
     def put(self, name, params, value):
         """Store ``value`` as the result of ``name(**params)``, atomically; returns the path."""
         enc = _Encoder()
-        manifest = json.dumps({"producer": name, "value": enc.encode(value)},
-                              allow_nan=False).encode()
+        manifest = json.dumps(
+            {"producer": name, "value": enc.encode(value)}, allow_nan=False
+        ).encode()
         secret = self._secret(create=True)
         if secret is None:
-            raise PermissionError(f"the results store {str(self.root)!r} has a key file that is "
-                                  f"not private to this user ({_KEY_FILE}): nothing is stored")
+            raise PermissionError(
+                f"the results store {str(self.root)!r} has a key file that is "
+                f"not private to this user ({_KEY_FILE}): nothing is stored"
+            )
         path = self._path(self.key(name, params))
         path.parent.mkdir(parents=True, exist_ok=True)
         buf = io.BytesIO()

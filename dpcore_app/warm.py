@@ -61,12 +61,35 @@ def owl_views():
         for mode in ("paper", "free"):
             for prep in ("public", "paper"):
                 for size in work.sizes:
-                    yield (f"DP-OWL n = {size}, γ {mode}, {prep}", owl.owl_sweep,
-                           (size, mode, 75, OWL_DEFAULTS["h"], OWL_DEFAULTS["W"], work.reps,
-                            OWL_DEFAULTS["seed"], prep))
+                    yield (
+                        f"DP-OWL n = {size}, γ {mode}, {prep}",
+                        owl.owl_sweep,
+                        (
+                            size,
+                            mode,
+                            75,
+                            OWL_DEFAULTS["h"],
+                            OWL_DEFAULTS["W"],
+                            work.reps,
+                            OWL_DEFAULTS["seed"],
+                            prep,
+                        ),
+                    )
                 for eps in EPS_OPTIONS:
-                    yield (f"DP-OWL example rule n = {n}, ε = {eps:g}", owl.example_rule,
-                           (n, eps, mode, 75, OWL_DEFAULTS["h"], OWL_DEFAULTS["W"], OWL_DEFAULTS["seed"], prep))
+                    yield (
+                        f"DP-OWL example rule n = {n}, ε = {eps:g}",
+                        owl.example_rule,
+                        (
+                            n,
+                            eps,
+                            mode,
+                            75,
+                            OWL_DEFAULTS["h"],
+                            OWL_DEFAULTS["W"],
+                            OWL_DEFAULTS["seed"],
+                            prep,
+                        ),
+                    )
 
 
 def cvar_views():
@@ -75,23 +98,32 @@ def cvar_views():
         yield f"CVaR sweep, {kind}", cvar.scalar_summary, (kind, CVAR_BOUND, reps, SEED)
     for n in cvar.N_GRID:
         for tau in cvar.TAU_GRID:
-            yield (f"CVaR finite class n = {n}, τ = {tau:g}", cvar.finite_class,
-                   (n, tau, CVAR_M, CVAR_BOUND, SEED))
+            yield (
+                f"CVaR finite class n = {n}, τ = {tau:g}",
+                cvar.finite_class,
+                (n, tau, CVAR_M, CVAR_BOUND, SEED),
+            )
     for kind in cvar.KIND_LABELS:
         for n in cvar.N_GRID:
             for tau in cvar.TAU_GRID:
                 for eps in EPS_OPTIONS:
                     if math.isfinite(eps):
-                        yield (f"CVaR methods {kind} n = {n}", cvar.methods,
-                               (kind, n, tau, eps, CVAR_BOUND, reps, SEED))
+                        yield (
+                            f"CVaR methods {kind} n = {n}",
+                            cvar.methods,
+                            (kind, n, tau, eps, CVAR_BOUND, reps, SEED),
+                        )
 
 
 def theory_views():
     for n in N_OPTIONS:
         for eps in EPS_OPTIONS:
             gamma = bounds.gamma_used("paper", 75, eps, n)
-            yield (f"Theory n = {n}, ε = {eps:g}", bounds.measure,
-                   (n, eps, gamma, THEORY["h"], THEORY["W"], THEORY["C"], THEORY["rho"], SEED))
+            yield (
+                f"Theory n = {n}, ε = {eps:g}",
+                bounds.measure,
+                (n, eps, gamma, THEORY["h"], THEORY["W"], THEORY["C"], THEORY["rho"], SEED),
+            )
     for tau in (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0):
         yield f"Theory CVaR τ = {tau:g}", bounds.cvar_runs, (tau, SEED)
 
@@ -163,10 +195,19 @@ def _warm(progress, executor, pages, limit):
     with SIMULATIONS.widened(getattr(pool, "_max_workers", workers())):
         _run(pool, missing, done, done + len(missing), progress, own)
     states = owl_figure_states() if "dp_owl" in pages and limit is None else []
-    stored = store_figures(states, log=None if progress is None else (
-        lambda k, _: progress(k, len(states), "figures a class reaches first")))
-    return {"views": len(todo), "already_stored": done, "computed": len(missing),
-            "figures": stored, "seconds": time.perf_counter() - start}
+    stored = store_figures(
+        states,
+        log=None
+        if progress is None
+        else (lambda k, _: progress(k, len(states), "figures a class reaches first")),
+    )
+    return {
+        "views": len(todo),
+        "already_stored": done,
+        "computed": len(missing),
+        "figures": stored,
+        "seconds": time.perf_counter() - start,
+    }
 
 
 def _run(pool, missing, done, total, progress, own):
@@ -184,10 +225,22 @@ def _run(pool, missing, done, total, progress, own):
 
 #: The DP-OWL page's default state, as its controls give it (the types too: a figure's cache
 #: key tells 75 from 75.0); tests/ui/test_warm.py checks that the page then builds no figure.
-OWL_STATE = dict(eps=1.0, n=1000, compare=OWL_COMPARE, mode="paper", gamma=75, prep="public",
-                 h=OWL_DEFAULTS["h"], W=OWL_DEFAULTS["W"], reps=OWL_REPS, seed=OWL_DEFAULTS["seed"])
-OWL_TARGET = (Target(owl_decide.TARGET.default, owl_decide.K.default),
-              float(owl_decide.ASSURANCE.default))
+OWL_STATE = dict(
+    eps=1.0,
+    n=1000,
+    compare=OWL_COMPARE,
+    mode="paper",
+    gamma=75,
+    prep="public",
+    h=OWL_DEFAULTS["h"],
+    W=OWL_DEFAULTS["W"],
+    reps=OWL_REPS,
+    seed=OWL_DEFAULTS["seed"],
+)
+OWL_TARGET = (
+    Target(owl_decide.TARGET.default, owl_decide.K.default),
+    float(owl_decide.ASSURANCE.default),
+)
 
 
 def owl_figure_states(state=OWL_STATE):
@@ -232,8 +285,9 @@ def store_figures(states=None, log=None):
             try:
                 done += build_owl_figures(s)
             except Exception:  # a page asking for this view meets the error itself, as a message
-                _LOG.warning("no figures stored for ε = %s, n = %s", s["eps"], s["n"],
-                             exc_info=True)
+                _LOG.warning(
+                    "no figures stored for ε = %s, n = %s", s["eps"], s["n"], exc_info=True
+                )
             if log is not None:
                 log(done, time.perf_counter() - start)
     return done
@@ -246,8 +300,10 @@ def text_bar(stream=sys.stderr, width=30):
     def show(done, total, label):
         filled = int(width * done / max(total, 1))
         elapsed = time.perf_counter() - start
-        stream.write(f"\r[{'#' * filled}{' ' * (width - filled)}] {done}/{total} "
-                     f"{elapsed:5.0f} s  {label[:40]:<40}")
+        stream.write(
+            f"\r[{'#' * filled}{' ' * (width - filled)}] {done}/{total} "
+            f"{elapsed:5.0f} s  {label[:40]:<40}"
+        )
         if done == total:
             stream.write("\n")
         stream.flush()
@@ -255,8 +311,10 @@ def text_bar(stream=sys.stderr, width=30):
     return show
 
 
-BARE_MODE_LOGGERS = ("streamlit.runtime.caching.cache_data_api",
-                     "streamlit.runtime.scriptrunner_utils.script_run_context")
+BARE_MODE_LOGGERS = (
+    "streamlit.runtime.caching.cache_data_api",
+    "streamlit.runtime.scriptrunner_utils.script_run_context",
+)
 
 
 def quiet_bare_mode() -> None:
@@ -288,11 +346,14 @@ def main(argv=None):
     quiet_bare_mode()
     out = warm(progress=text_bar(), scheduler=args.scheduler, pages=args.only, limit=args.limit)
     store = default_store()
-    with_figures = (f", the figures of {out['figures']} DP-OWL states stored" if out["figures"]
-                    else "")
-    print(f"{_count(out['computed'], 'view')} computed in {out['seconds']:.0f} s "
-          f"({out['already_stored']} of {out['views']} were stored){with_figures}; "
-          f"the store holds {store.size() / 2**20:.1f} MB in {store.root}")
+    with_figures = (
+        f", the figures of {out['figures']} DP-OWL states stored" if out["figures"] else ""
+    )
+    print(
+        f"{_count(out['computed'], 'view')} computed in {out['seconds']:.0f} s "
+        f"({out['already_stored']} of {out['views']} were stored){with_figures}; "
+        f"the store holds {store.size() / 2**20:.1f} MB in {store.root}"
+    )
 
 
 def _count(k, noun):

@@ -26,17 +26,26 @@ ledger = PrivacyLedger.for_trial(trial, path=ledger_file, budget=3.0)
 #    the release is recorded in the ledger before the rule is set (refused past the cap).
 if d.larger_is_better is None:  # never a default: the dictionary says which outcome is better
     raise SystemExit("the dictionary must give larger_is_better (true or false)")
-rule = DPOWL(epsilon=1.0, feature_bounds=trial.feature_bounds(d.bounds),
-             outcome_bounds=d.outcome_bounds, larger_is_better=d.larger_is_better)
+rule = DPOWL(
+    epsilon=1.0,
+    feature_bounds=trial.feature_bounds(d.bounds),
+    outcome_bounds=d.outcome_bounds,
+    larger_is_better=d.larger_is_better,
+)
 rule.fit_trial(trial, d.propensity, ledger=ledger)
-print(f"gamma used: {rule.gamma_:.4g}; ledger: {ledger.entries[-1].mechanism}, "
-      f"total epsilon = {ledger.total()[0]:g} of the cap {ledger.budget:g}")
+print(
+    f"gamma used: {rule.gamma_:.4g}; ledger: {ledger.entries[-1].mechanism}, "
+    f"total epsilon = {ledger.total()[0]:g} of the cap {ledger.budget:g}"
+)
 
 # 4. The rule file, with the ledger's total; then recommendations for new patients.
 released = rule_from_dpowl(rule, trial, ledger={"epsilon_total": ledger.total()[0]})
 text = write_rule(released, None)
 print(released.settings["title"])
 print("recommendations:", list(released.recommend(DEMO / "paper_trial.csv")[:5]))
-assert PrivacyLedger.for_file(DEMO / "paper_trial.csv",
-                              ["treatment", "outcome", "x1", "x2", "x3", "x4"],
-                              path=ledger_file).total() == ledger.total()
+assert (
+    PrivacyLedger.for_file(
+        DEMO / "paper_trial.csv", ["treatment", "outcome", "x1", "x2", "x3", "x4"], path=ledger_file
+    ).total()
+    == ledger.total()
+)

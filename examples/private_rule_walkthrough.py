@@ -31,27 +31,37 @@ covariates = [c["name"] for c in meta["columns"] if c["role"] == "covariate"]
 levels = {c["name"]: c["levels"] for c in meta["columns"] if c.get("type") == "categorical"}
 # Rows with a missing value are dropped here, for cross-validation on a demo. A release keeps
 # them (incomplete="keep": n is the file's public row count, their weight 0), as `dpcore fit` does.
-trial = read_trial(DEMO / "hospital_trial.csv", treatment=meta["treatment"],
-                   outcome=meta["outcome"], covariates=covariates, treated=meta["treated"],
-                   categorical=levels)
+trial = read_trial(
+    DEMO / "hospital_trial.csv",
+    treatment=meta["treatment"],
+    outcome=meta["outcome"],
+    covariates=covariates,
+    treated=meta["treated"],
+    categorical=levels,
+)
 bounds = trial.feature_bounds({c["name"]: c["bounds"] for c in meta["columns"] if "bounds" in c})
 X = pd.DataFrame(np.asarray(trial.X), columns=list(trial.covariates))
 print(f"{trial.n} patients, arms {trial.arms}, P(treated) = {meta['propensity']:.3f}")
 
 # %% Cross-validate: a non-private baseline (epsilon = inf) and the private rule
-settings = dict(gamma=20.0, feature_bounds=bounds, outcome_bounds=tuple(meta["outcome_bounds"]),
-                larger_is_better=meta["larger_is_better"])
+settings = dict(
+    gamma=20.0,
+    feature_bounds=bounds,
+    outcome_bounds=tuple(meta["outcome_bounds"]),
+    larger_is_better=meta["larger_is_better"],
+)
 design = {"B": np.asarray(trial.B), "propensity": meta["propensity"]}
 scores = {}
 with warnings.catch_warnings(), config_context(enable_metadata_routing=True):
     warnings.simplefilter("ignore")  # clipping notices: analyst-only diagnostics
     for label, eps in (("non-private", np.inf), ("private, epsilon = 1", 1.0)):
         pipe = make_pipeline(FunctionTransformer(), DPOWL(epsilon=eps, rng=0, **settings))
-        scores[label] = cross_val_score(pipe, X, trial.A, params=design, cv=3,
-                                        error_score="raise")
+        scores[label] = cross_val_score(pipe, X, trial.A, params=design, cv=3, error_score="raise")
 for label, s in scores.items():
     print(f"{label:>22}: IPW value of the benefit (20 - days) {s.mean():.2f} (3 folds)")
-treat_all = dpcore.ipw_value(np.ones(trial.n), trial.A, 20 - np.asarray(trial.B), meta["propensity"])
+treat_all = dpcore.ipw_value(
+    np.ones(trial.n), trial.A, 20 - np.asarray(trial.B), meta["propensity"]
+)
 print(f"{'treat everyone':>22}: {treat_all:.2f}")
 # With W = 60 (a 2:1 trial, stays in [0, 20]) and 1,181 patients the noise at epsilon = 1 is
 # large: compare the private rule's value with treating everyone.

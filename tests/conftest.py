@@ -48,7 +48,8 @@ os.environ["DPCORE_TEST_STORE"] = os.environ["DPCORE_STORE"] = _STORE
 
 def pytest_configure(config):
     multiprocessing.spawn.get_preparation_data = _without_the_app(
-        multiprocessing.spawn.get_preparation_data)
+        multiprocessing.spawn.get_preparation_data
+    )
     _scan_components_once()
     _compile_scripts_once()
     folder = tempfile.mkdtemp(prefix="dpcore-ledger-")
@@ -68,10 +69,12 @@ def pytest_collection_modifyitems(config, items):
     they mostly wait for Chromium and the server, so one worker runs them while the others
     take the CPU-bound tests from the back of the list, and a long test never starts last.
     Then the AppTest sessions, then the rest."""
+
     def order(item):
         path = Path(str(item.path)).resolve()
-        group = next((i for i, g in enumerate(_WAITING_FIRST) if path.is_relative_to(g)),
-                     len(_WAITING_FIRST))
+        group = next(
+            (i for i, g in enumerate(_WAITING_FIRST) if path.is_relative_to(g)), len(_WAITING_FIRST)
+        )
         return group, item.get_closest_marker("slow") is None
 
     items.sort(key=order)
@@ -140,7 +143,8 @@ def _without_the_app(get_preparation_data):
 
 _PG_SETTINGS = (  # a throwaway server: nothing survives the session, so nothing is flushed
     "-c listen_addresses='' -c fsync=off -c synchronous_commit=off -c full_page_writes=off "
-    "-c shared_buffers=16MB -c max_connections=60")
+    "-c shared_buffers=16MB -c max_connections=60"
+)
 
 
 def _pg_binaries():
@@ -149,9 +153,11 @@ def _pg_binaries():
     found = [shutil.which(name) for name in ("initdb", "pg_ctl")]
     if all(found):
         return tuple(os.path.realpath(f) for f in found)
-    versions = sorted(glob.glob("/usr/lib/postgresql/*/bin"),
-                      key=lambda d: [int(x) for x in Path(d).parent.name.split(".") if x.isdigit()],
-                      reverse=True)
+    versions = sorted(
+        glob.glob("/usr/lib/postgresql/*/bin"),
+        key=lambda d: [int(x) for x in Path(d).parent.name.split(".") if x.isdigit()],
+        reverse=True,
+    )
     for folder in versions:
         paths = tuple(os.path.join(folder, name) for name in ("initdb", "pg_ctl"))
         if all(os.access(f, os.X_OK) for f in paths):
@@ -189,14 +195,36 @@ class PostgresServer:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
         self._names = itertools.count()
-        self._run(initdb, "-D", self.data, "-U", "postgres", "--auth=trust", "--no-sync",
-                  "--encoding=UTF8", "--locale=C", "--no-instructions")
-        self._run(pg_ctl, "-D", self.data, "-l", self.log, "-w", "-t", "60",
-                  "-o", f"-p {self.port} -k {self.dir} {_PG_SETTINGS}", "start")
+        self._run(
+            initdb,
+            "-D",
+            self.data,
+            "-U",
+            "postgres",
+            "--auth=trust",
+            "--no-sync",
+            "--encoding=UTF8",
+            "--locale=C",
+            "--no-instructions",
+        )
+        self._run(
+            pg_ctl,
+            "-D",
+            self.data,
+            "-l",
+            self.log,
+            "-w",
+            "-t",
+            "60",
+            "-o",
+            f"-p {self.port} -k {self.dir} {_PG_SETTINGS}",
+            "start",
+        )
 
     def _run(self, *command):
-        done = subprocess.run(command, capture_output=True, text=True, cwd=self.dir,
-                              timeout=120, **self._as)
+        done = subprocess.run(
+            command, capture_output=True, text=True, cwd=self.dir, timeout=120, **self._as
+        )
         if done.returncode != 0:
             log = Path(self.log).read_text() if os.path.exists(self.log) else ""
             raise RuntimeError(f"{Path(command[0]).name} failed: {done.stderr}{log}")
@@ -245,8 +273,10 @@ def postgres_server():
         _unavailable("psycopg is not installed: pip install 'dpcore[server]'")
     binaries = _pg_binaries()
     if binaries is None:
-        _unavailable("PostgreSQL's initdb and pg_ctl are neither on PATH nor in "
-                     "/usr/lib/postgresql/*/bin: apt-get install postgresql")
+        _unavailable(
+            "PostgreSQL's initdb and pg_ctl are neither on PATH nor in "
+            "/usr/lib/postgresql/*/bin: apt-get install postgresql"
+        )
     server = PostgresServer(*binaries)
     yield server
     server.stop()

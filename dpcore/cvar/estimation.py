@@ -82,7 +82,7 @@ def _cvar_var(x, tau):
         return x.mean(axis=-1), x.min(axis=-1)
     part = np.partition(x, n - k - 1, axis=-1)
     boundary = part[..., n - k - 1]
-    top = part[..., n - k:].sum(axis=-1)
+    top = part[..., n - k :].sum(axis=-1)
     return (top + (m - k) * boundary) / m, boundary
 
 
@@ -118,7 +118,7 @@ def empirical_cvar(x: ArrayLike, tau: float) -> FloatOrArray:
 
     Examples
     --------
-    >>> empirical_cvar([5, 1, 4, 2, 3], 0.3)   # (5 + 0.5 * 4) / 1.5
+    >>> empirical_cvar([5, 1, 4, 2, 3], 0.3)  # (5 + 0.5 * 4) / 1.5
     4.666666666666667
     """
     return _scalar(_cvar_var(check_samples(x), check_tau(tau))[0])
@@ -160,8 +160,9 @@ def weighted_cvar(x: ArrayLike, weights: ArrayLike, tau: float) -> FloatOrArray:
     if w.shape != x.shape:
         raise ValueError(f"weights has shape {w.shape} but x has shape {x.shape}")
     if (w < 0).any() or w.sum() <= 0:
-        raise ValueError(f"weights must be >= 0 with a positive sum, got minimum {w.min():g} "
-                         f"and sum {w.sum():g}")
+        raise ValueError(
+            f"weights must be >= 0 with a positive sum, got minimum {w.min():g} and sum {w.sum():g}"
+        )
     order = np.argsort(-x, kind="stable")
     p = w[order] / w.sum()
     before = np.cumsum(p) - p
@@ -179,8 +180,16 @@ def cvar_sensitivity(n: float, tau: float, bound: float) -> float:
 # Private scalar CVaR (spec §2)
 
 
-def private_cvar(x: ArrayLike, tau: float, epsilon: float, bound: float, rng: Seed = None, *,
-                 method: str = "laplace", quantile_share: float = 0.5) -> FloatOrArray:
+def private_cvar(
+    x: ArrayLike,
+    tau: float,
+    epsilon: float,
+    bound: float,
+    rng: Seed = None,
+    *,
+    method: str = "laplace",
+    quantile_share: float = 0.5,
+) -> FloatOrArray:
     """epsilon-DP estimate of CVaR_tau of losses known to lie in [0, bound].
 
     Parameters
@@ -244,8 +253,9 @@ def private_cvar(x: ArrayLike, tau: float, epsilon: float, bound: float, rng: Se
     return _scalar(np.clip(rho + (hi - lo) * noise, lo, hi))
 
 
-def laplace_release(rho_hat: FloatOrArray, n: int, tau: float, epsilon: float, bound: float,
-                    rng: Seed = None) -> FloatOrArray:
+def laplace_release(
+    rho_hat: FloatOrArray, n: int, tau: float, epsilon: float, bound: float, rng: Seed = None
+) -> FloatOrArray:
     """The release step of the Laplace plug-in: clip(rho_hat + Lap(Delta/epsilon), 0, B).
 
     ``rho_hat`` (any shape) must be the empirical CVaR of n values in [0, B]; a Monte-Carlo
@@ -256,8 +266,9 @@ def laplace_release(rho_hat: FloatOrArray, n: int, tau: float, epsilon: float, b
     return _scalar(np.clip(rho_hat + noise, 0.0, bound))
 
 
-def private_quantile(x: ArrayLike, q: float, epsilon: float, bound: float,
-                     rng: Seed = None) -> FloatOrArray:
+def private_quantile(
+    x: ArrayLike, q: float, epsilon: float, bound: float, rng: Seed = None
+) -> FloatOrArray:
     """epsilon-DP q-quantile of values in [0, bound] by the exponential mechanism (Smith 2011).
 
     The gap between consecutive order statistics with i values below it has score
@@ -271,8 +282,9 @@ def private_quantile(x: ArrayLike, q: float, epsilon: float, bound: float,
     rng = np.random.default_rng(rng)
     n = x.shape[-1]
     lead = x.shape[:-1]
-    edges = np.concatenate((np.zeros(lead + (1,)), np.sort(x, axis=-1),
-                            np.full(lead + (1,), bound)), axis=-1)
+    edges = np.concatenate(
+        (np.zeros(lead + (1,)), np.sort(x, axis=-1), np.full(lead + (1,), bound)), axis=-1
+    )
     length = np.diff(edges, axis=-1)
     score = -np.abs(np.arange(n + 1) - q * n)
     with np.errstate(divide="ignore"):
@@ -287,8 +299,9 @@ def private_quantile(x: ArrayLike, q: float, epsilon: float, bound: float,
     return _scalar(left + (right - left) * rng.random(lead))
 
 
-def laplace_privacy_error(rho_hat: FloatOrArray, n: float, tau: float, epsilon: float,
-                          bound: float) -> FloatOrArray:
+def laplace_privacy_error(
+    rho_hat: FloatOrArray, n: float, tau: float, epsilon: float, bound: float
+) -> FloatOrArray:
     """Exact E|clip(rho_hat + Lap(b), 0, B) - rho_hat| with b = Delta/epsilon (spec §2.1).
 
     Equals b - (b/2)(exp(-r/b) + exp(-(B - r)/b)) for r = rho_hat in [0, B]: at most b, the
@@ -314,8 +327,9 @@ class TwoPoint:
     gap: float
 
 
-def hard_two_point(n: int, tau: float, epsilon: float, bound: float = 1.0,
-                   c1: float = 0.1) -> TwoPoint:
+def hard_two_point(
+    n: int, tau: float, epsilon: float, bound: float = 1.0, c1: float = 0.1
+) -> TwoPoint:
     """The scalar lower-bound instance: p = c1 min{tau, 1/(epsilon n)}, gap = p B / tau.
 
     Any epsilon-DP estimator errs by at least gap/16 on one of P0, P1 (needs c1 < 0.1645).
@@ -340,8 +354,9 @@ def _demo_ppf(kind, bound, p):
     return lambda u: np.minimum(bound, 0.05 * bound * stats.lomax(2.0).ppf(u))
 
 
-def demo_losses(kind: str, size: Shape, bound: float = 1.0, *, p: float = 0.05,
-                rng: Seed = None) -> np.ndarray:
+def demo_losses(
+    kind: str, size: Shape, bound: float = 1.0, *, p: float = 0.05, rng: Seed = None
+) -> np.ndarray:
     """Draw demo losses in [0, bound]: "uniform", "beta" (B(0.25 + 0.5 Beta(20, 20))),
     "two-point" (B Bernoulli(p), the hard instance with p = tau/2) or "heavy-tailed"
     (min(B, 0.05 B Lomax(2)))."""

@@ -136,25 +136,38 @@ def _sweep_n(kind, n, taus, eps, bound, reps, seed):
     kind_key, frames, x = _kind_key(kind), [], None
     for tau in taus:
         if x is None or kind == "two-point":  # a fresh stream: same uniforms, new law
-            x = demo_losses(kind, (reps, n), bound, p=tau / 2,
-                            rng=stream(seed, Stream.CVAR_DATA, kind_key, n))
+            x = demo_losses(
+                kind, (reps, n), bound, p=tau / 2, rng=stream(seed, Stream.CVAR_DATA, kind_key, n)
+            )
         truth = _truth(kind, tau, bound)
         rho = empirical_cvar(x, tau)
-        released = np.stack([
-            laplace_release(rho, n, tau, e, bound,
-                            rng=stream(seed, Stream.CVAR_NOISE, kind_key, n, tau, e))
-            for e in eps])
+        released = np.stack(
+            [
+                laplace_release(
+                    rho, n, tau, e, bound, rng=stream(seed, Stream.CVAR_NOISE, kind_key, n, tau, e)
+                )
+                for e in eps
+            ]
+        )
         exact = np.stack([laplace_privacy_error(rho, n, tau, e, bound) for e in eps])
-        frames.append(pd.DataFrame({
-            "kind": kind, "n": n, "tau": tau,
-            "epsilon": np.repeat(eps, reps), "rep": np.tile(np.arange(reps), eps.size),
-            "truth": truth, "rho_hat": np.tile(rho, eps.size),
-            "released": released.ravel(),
-            "statistical": np.tile(np.abs(rho - truth), eps.size),
-            "privacy": np.abs(released - rho).ravel(),
-            "privacy_exact": exact.ravel(),
-            "total": np.abs(released - truth).ravel(),
-        }))
+        frames.append(
+            pd.DataFrame(
+                {
+                    "kind": kind,
+                    "n": n,
+                    "tau": tau,
+                    "epsilon": np.repeat(eps, reps),
+                    "rep": np.tile(np.arange(reps), eps.size),
+                    "truth": truth,
+                    "rho_hat": np.tile(rho, eps.size),
+                    "released": released.ravel(),
+                    "statistical": np.tile(np.abs(rho - truth), eps.size),
+                    "privacy": np.abs(released - rho).ravel(),
+                    "privacy_exact": exact.ravel(),
+                    "total": np.abs(released - truth).ravel(),
+                }
+            )
+        )
     return frames
 
 
@@ -163,18 +176,28 @@ def sweep_summary(runs: pd.DataFrame, bound: float = 1.0) -> pd.DataFrame:
     with the effective sizes n tau and epsilon n tau and the rates of Theorem 3.4 beside them:
     rate = B min{1, 1/sqrt(n tau) + 1/(epsilon n tau)} and its two parts."""
     out = summarize(runs, SCALAR_CELL, SCALAR_METRICS)
-    m, em = effective_sizes(out["n"].to_numpy(float), out["tau"].to_numpy(), out["epsilon"].to_numpy())
+    m, em = effective_sizes(
+        out["n"].to_numpy(float), out["tau"].to_numpy(), out["epsilon"].to_numpy()
+    )
     with np.errstate(divide="ignore"):
         out["n_tau"], out["eps_n_tau"] = m, em
-        out["rate"] = scalar_cvar_rate(out["n"].to_numpy(float), out["tau"].to_numpy(),
-                                       out["epsilon"].to_numpy(), bound)
+        out["rate"] = scalar_cvar_rate(
+            out["n"].to_numpy(float), out["tau"].to_numpy(), out["epsilon"].to_numpy(), bound
+        )
         out["rate_statistical"] = bound * np.minimum(1.0, 1.0 / np.sqrt(m))
         out["rate_privacy"] = bound * np.minimum(1.0, 1.0 / em)
     return out
 
 
-def method_comparison(kind: str, n: int, tau: float, epsilon: float, bound: float = 1.0,
-                      reps: int = 200, seed: int = 0) -> pd.DataFrame:
+def method_comparison(
+    kind: str,
+    n: int,
+    tau: float,
+    epsilon: float,
+    bound: float = 1.0,
+    reps: int = 200,
+    seed: int = 0,
+) -> pd.DataFrame:
     """Mean |released - truth| of the Laplace plug-in and of the instance-adaptive variant
     (spec §2.2) on the same data sets as :func:`cvar_sweep`'s cell (n, tau).
 
@@ -182,13 +205,21 @@ def method_comparison(kind: str, n: int, tau: float, epsilon: float, bound: floa
     """
     kind_key, n, tau = _kind_key(kind), _whole(n, "n"), check_tau(tau)
     epsilon, bound, reps = check_epsilon(epsilon), check_bound(bound), _whole(reps, "reps", low=2)
-    x = demo_losses(kind, (reps, n), bound, p=tau / 2, rng=stream(seed, Stream.CVAR_DATA, kind_key, n))
+    x = demo_losses(
+        kind, (reps, n), bound, p=tau / 2, rng=stream(seed, Stream.CVAR_DATA, kind_key, n)
+    )
     truth = _truth(kind, tau, bound)
     rows = []
     for k, method in enumerate(("laplace", "instance-adaptive")):
         rng = stream(seed, Stream.CVAR_NOISE, kind_key, n, tau, epsilon, k + 1)
         err = np.abs(private_cvar(x, tau, epsilon, bound, rng, method=method) - truth)
-        rows.append({"method": method, "total_mean": err.mean(), "total_se": err.std(ddof=1) / math.sqrt(reps)})
+        rows.append(
+            {
+                "method": method,
+                "total_mean": err.mean(),
+                "total_se": err.std(ddof=1) / math.sqrt(reps),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -219,8 +250,15 @@ class ClassStudy:
     bound: float
 
 
-def class_study(n: int, tau: float, M: int, eps_grid: Sequence[float], bound: float = 1.0,
-                seed: int = 0, population_size: int = 50_000) -> ClassStudy:
+def class_study(
+    n: int,
+    tau: float,
+    M: int,
+    eps_grid: Sequence[float],
+    bound: float = 1.0,
+    seed: int = 0,
+    population_size: int = 50_000,
+) -> ClassStudy:
     """Exponential mechanism over M slopes theta x, theta on a grid in [-1.5, 1.5], on the
     minority-regression data (90% y = x, 10% y = -x, noise 0.1); loss min(B, |y - theta x|/2).
 
@@ -238,9 +276,12 @@ def class_study(n: int, tau: float, M: int, eps_grid: Sequence[float], bound: fl
     rho_pop = np.asarray(empirical_cvar(slope_class_losses(xp, yp, thetas, bound), tau))
     probs = np.stack([em_probabilities(losses, tau, e, bound) for e in eps])
     return ClassStudy(
-        thetas=thetas, rho_emp=rho_emp, rho_pop=rho_pop,
+        thetas=thetas,
+        rho_emp=rho_emp,
+        rho_pop=rho_pop,
         mean_erm_theta=float(thetas[np.argmin(losses.mean(axis=1))]),
-        epsilons=eps, probs=probs,
+        epsilons=eps,
+        probs=probs,
         excess_emp=probs @ (rho_emp - rho_emp.min()),
         excess_pop=probs @ (rho_pop - rho_pop.min()),
         gap_bound=np.minimum(bound, em_gap_bound(M, n, tau, eps, bound)),
@@ -267,9 +308,17 @@ def _test_cvar(coef, X, y, tau):
     return empirical_cvar(np.abs(y - np.atleast_2d(coef) @ X.T), tau)
 
 
-def convex_study(n: int, tau: float, d_grid: Sequence[int], ratio_grid: Sequence[float],
-                 reps: int = 10, seed: int = 0, steps: int = 100, delta: float = 1e-5,
-                 test_size: int = 20_000) -> pd.DataFrame:
+def convex_study(
+    n: int,
+    tau: float,
+    d_grid: Sequence[int],
+    ratio_grid: Sequence[float],
+    reps: int = 10,
+    seed: int = 0,
+    steps: int = 100,
+    delta: float = 1e-5,
+    test_size: int = 20_000,
+) -> pd.DataFrame:
     """Excess CVaR of DP-GD (:func:`dpcore.cvar_learning.dp_gd_cvar`, absolute loss, unit
     ball) over the non-private run, on a fresh test set, at epsilon = ratio sqrt(d)/(n tau).
 
@@ -287,11 +336,27 @@ def convex_study(n: int, tau: float, d_grid: Sequence[int], ratio_grid: Sequence
         ref = _test_cvar(dp_gd_cvar(X, y, tau, np.inf, delta, steps=steps).coef, Xt, yt, tau)
         for ratio in np.atleast_1d(ratio_grid):
             eps = float(ratio) * math.sqrt(d) / (n * tau)
-            fit = dp_gd_cvar(X, y, tau, eps, delta, steps=steps, reps=reps,
-                             rng=stream(seed, Stream.CVAR_GD, n, d, key(float(ratio)), tau))
-            frames.append(pd.DataFrame({"d": d, "ratio": float(ratio), "epsilon": eps,
-                                        "rep": np.arange(reps),
-                                        "excess": _test_cvar(fit.coef, Xt, yt, tau) - ref}))
+            fit = dp_gd_cvar(
+                X,
+                y,
+                tau,
+                eps,
+                delta,
+                steps=steps,
+                reps=reps,
+                rng=stream(seed, Stream.CVAR_GD, n, d, key(float(ratio)), tau),
+            )
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "d": d,
+                        "ratio": float(ratio),
+                        "epsilon": eps,
+                        "rep": np.arange(reps),
+                        "excess": _test_cvar(fit.coef, Xt, yt, tau) - ref,
+                    }
+                )
+            )
     return pd.concat(frames, ignore_index=True)
 
 
@@ -322,9 +387,15 @@ class RuleTailRisk:
     ledger: PrivacyLedger
 
 
-def rule_tail_risk(n: int, tau: float, eps_rule: float, eps_cvar: float, seed: int = 0,
-                   test_size: int = 5000,
-                   outcome_bounds: tuple[float, float] = (-12.0, 12.0)) -> RuleTailRisk:
+def rule_tail_risk(
+    n: int,
+    tau: float,
+    eps_rule: float,
+    eps_cvar: float,
+    seed: int = 0,
+    test_size: int = 5000,
+    outcome_bounds: tuple[float, float] = (-12.0, 12.0),
+) -> RuleTailRisk:
     """A DP-OWL rule released at ``eps_rule`` on the paper's simulated trial of n patients,
     then the private CVaR (``eps_cvar``) of the worst-off tau share of ``test_size`` new
     patients' outcomes under it, against the non-private rule's.
@@ -339,13 +410,19 @@ def rule_tail_risk(n: int, tau: float, eps_rule: float, eps_cvar: float, seed: i
     rng = stream(seed, Stream.CVAR_RULE, n, key(eps_rule))
     train = PAPER_TRIAL.sample(n, rng=stream(seed, Stream.CVAR_RULE, n))
     gamma = resolve_gamma("paper", eps_rule, n)
-    kw: dict[str, Any] = dict(gamma=gamma, weight_bound=PAPER_W,
-                              feature_bounds=PAPER_TRIAL.feature_bounds, outcome_bounds=(lo, hi))
+    kw: dict[str, Any] = dict(
+        gamma=gamma,
+        weight_bound=PAPER_W,
+        feature_bounds=PAPER_TRIAL.feature_bounds,
+        outcome_bounds=(lo, hi),
+    )
     with warnings.catch_warnings():
         # Weights above W are clipped, as on the DP-OWL page: only that is silenced, and only
         # here, on the paper's simulated trial; a privacy warning still reaches the caller.
         warnings.simplefilter("ignore", ClippingWarning)
-        private = DPOWL(epsilon=eps_rule, rng=rng, **kw).fit(train["X"], train["A"], train["B"], 0.5)
+        private = DPOWL(epsilon=eps_rule, rng=rng, **kw).fit(
+            train["X"], train["A"], train["B"], 0.5
+        )
         exact = DPOWL(epsilon=np.inf, **kw).fit(train["X"], train["A"], train["B"], 0.5)
     test = PAPER_TRIAL.sample(int(test_size), rng=stream(seed, Stream.CVAR_RULE, 0))
     baseline = 0.01 + 0.02 * test["X"][:, 3]  # the design's outcome mean without the A f term
@@ -359,21 +436,30 @@ def rule_tail_risk(n: int, tau: float, eps_rule: float, eps_cvar: float, seed: i
 
     a_priv, a_exact = private.predict(test["X"]), exact.predict(test["X"])
     a_best = np.where(test["f"] > 0, 1.0, -1.0)
-    released = private_cvar(loss(a_priv), tau, eps_cvar, hi - lo,
-                            rng=stream(seed, Stream.CVAR_RULE, 2, key(tau), key(eps_cvar)))
+    released = private_cvar(
+        loss(a_priv),
+        tau,
+        eps_cvar,
+        hi - lo,
+        rng=stream(seed, Stream.CVAR_RULE, 2, key(tau), key(eps_cvar)),
+    )
     ledger = PrivacyLedger()
     if math.isfinite(eps_rule):
         ledger.record("DP-OWL treatment rule (trial patients)", eps_rule)
     if math.isfinite(eps_cvar):
         ledger.record("private CVaR of outcomes (new patients)", eps_cvar)
     return RuleTailRisk(
-        tau=tau, gamma=float(gamma), outcome_bounds=(lo, hi),
+        tau=tau,
+        gamma=float(gamma),
+        outcome_bounds=(lo, hi),
         private_rule=hi - float(empirical_cvar(loss(a_priv), tau)),
         nonprivate_rule=hi - float(empirical_cvar(loss(a_exact), tau)),
         best_rule=hi - float(empirical_cvar(loss(a_best), tau)),
         released=hi - float(released),
         # a release and the exact value both lie in the range, so no error exceeds hi - lo
-        halfwidth=min(hi - lo, laplace_interval_halfwidth(eps_cvar, cvar_sensitivity(test_size, tau, hi - lo))),
+        halfwidth=min(
+            hi - lo, laplace_interval_halfwidth(eps_cvar, cvar_sensitivity(test_size, tau, hi - lo))
+        ),
         mean_private=float(outcomes(a_priv).mean()),
         mean_nonprivate=float(outcomes(a_exact).mean()),
         agreement=float(np.mean(a_priv == a_exact)),

@@ -97,8 +97,14 @@ def em_probabilities(losses: ArrayLike, tau: float, epsilon: float, bound: float
     return np.exp(logits - logsumexp(logits))
 
 
-def private_select(losses: ArrayLike, tau: float, epsilon: float, bound: float,
-                   size: int | None = None, rng: Seed = None) -> int | np.ndarray:
+def private_select(
+    losses: ArrayLike,
+    tau: float,
+    epsilon: float,
+    bound: float,
+    size: int | None = None,
+    rng: Seed = None,
+) -> int | np.ndarray:
     """Draw candidate indices from the exponential mechanism (:func:`em_probabilities`).
 
     ``size=None`` returns one index by Gumbel-max (never exponentiates); an integer ``size``
@@ -124,8 +130,9 @@ def em_expected_gap(losses: ArrayLike, tau: float, epsilon: float, bound: float)
     return float(em_probabilities(losses, tau, epsilon, bound) @ (rho - rho.min()))
 
 
-def minority_regression(n: int, minority: float = 0.1, noise: float = 0.1,
-                        rng: Seed = None) -> tuple[np.ndarray, np.ndarray]:
+def minority_regression(
+    n: int, minority: float = 0.1, noise: float = 0.1, rng: Seed = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Demo data for CVaR versus mean learning: x ~ U[0, 1]; y = x + noise N(0, 1) for the
     majority and y = -x + noise N(0, 1) for a ``minority`` share."""
     rng = np.random.default_rng(rng)
@@ -134,8 +141,9 @@ def minority_regression(n: int, minority: float = 0.1, noise: float = 0.1,
     return x, sign * x + noise * rng.standard_normal(n)
 
 
-def slope_class_losses(x: ArrayLike, y: ArrayLike, thetas: ArrayLike,
-                       bound: float = 1.0) -> np.ndarray:
+def slope_class_losses(
+    x: ArrayLike, y: ArrayLike, thetas: ArrayLike, bound: float = 1.0
+) -> np.ndarray:
     """Loss matrix (M, n) of the slope class f_theta(x) = theta x: min(B, |y - theta x| / 2)."""
     thetas = np.asarray(thetas, dtype=float)[:, None]
     return np.minimum(bound, 0.5 * np.abs(np.asarray(y) - thetas * np.asarray(x)))
@@ -184,8 +192,15 @@ def _loss_and_slope(kind, pred, y):
     return np.maximum(margin, 0.0), np.where(margin > 0, -y, 0.0)
 
 
-def lifted_subgradient(w: np.ndarray, u: np.ndarray, X: np.ndarray, y: np.ndarray, tau: float,
-                       lam: float, loss: str = "absolute") -> tuple[np.ndarray, np.ndarray]:
+def lifted_subgradient(
+    w: np.ndarray,
+    u: np.ndarray,
+    X: np.ndarray,
+    y: np.ndarray,
+    tau: float,
+    lam: float,
+    loss: str = "absolute",
+) -> tuple[np.ndarray, np.ndarray]:
     """Averaged subgradient of the lifted objective at (w, u) of shape (reps, d), (reps,).
 
     Returns (g_w, g_u): g_w = (1/(n tau)) sum_i s_i dl_i x_i and g_u = lam (1 - sum s / (n tau))
@@ -198,8 +213,15 @@ def lifted_subgradient(w: np.ndarray, u: np.ndarray, X: np.ndarray, y: np.ndarra
     return g_w, lam * (1.0 - active.sum(axis=-1) / (n * tau))
 
 
-def lifted_objective(w: np.ndarray, u: np.ndarray, X: np.ndarray, y: np.ndarray, tau: float,
-                     lam: float, loss: str = "absolute") -> np.ndarray:
+def lifted_objective(
+    w: np.ndarray,
+    u: np.ndarray,
+    X: np.ndarray,
+    y: np.ndarray,
+    tau: float,
+    lam: float,
+    loss: str = "absolute",
+) -> np.ndarray:
     """Empirical lifted objective lam u + mean((l(w) - lam u)_+) / tau; its minimum over u is
     the empirical CVaR of l(w; .), attained at u = VaR / lam."""
     value, _ = _loss_and_slope(loss, np.asarray(w) @ X.T, y)
@@ -230,10 +252,23 @@ class DPGDResult:
     loss_bound: float
 
 
-def dp_gd_cvar(X: ArrayLike, y: ArrayLike, tau: float, epsilon: float, delta: float, *,
-               loss: str = "absolute", radius: float = 1.0, x_bound: float = 1.0,
-               y_bound: float = 1.0, steps: int = 100, c_eta: float = 4.0,
-               reps: int | None = None, output: str = "suffix", rng: Seed = None) -> DPGDResult:
+def dp_gd_cvar(
+    X: ArrayLike,
+    y: ArrayLike,
+    tau: float,
+    epsilon: float,
+    delta: float,
+    *,
+    loss: str = "absolute",
+    radius: float = 1.0,
+    x_bound: float = 1.0,
+    y_bound: float = 1.0,
+    steps: int = 100,
+    c_eta: float = 4.0,
+    reps: int | None = None,
+    output: str = "suffix",
+    rng: Seed = None,
+) -> DPGDResult:
     """(epsilon, delta)-DP minimisation of empirical CVaR over a ball of linear predictors.
 
     Full-batch noisy projected subgradient descent on the lifted objective (algorithm C1 of
@@ -284,7 +319,8 @@ def dp_gd_cvar(X: ArrayLike, y: ArrayLike, tau: float, epsilon: float, delta: fl
     Examples
     --------
     >>> rng = np.random.default_rng(0)
-    >>> X = rng.standard_normal((500, 2)); y = X @ [0.5, -0.2]
+    >>> X = rng.standard_normal((500, 2))
+    >>> y = X @ [0.5, -0.2]
     >>> fit = dp_gd_cvar(X, y, 0.1, epsilon=1.0, delta=1e-5, rng=1)
     >>> fit.coef.shape
     (2,)
@@ -327,22 +363,47 @@ def dp_gd_cvar(X: ArrayLike, y: ArrayLike, tau: float, epsilon: float, delta: fl
         w = w * np.minimum(1.0, R / np.maximum(np.linalg.norm(w, axis=-1, keepdims=True), 1e-300))
         if t >= steps - keep:
             w_sum, u_sum = w_sum + w, u_sum + u
-    return DPGDResult(coef=w_sum / keep, var=lam * u_sum / keep, mu=float(mu), sigma=float(sigma),
-                      step_size=float(eta), sensitivity=float(sens), lam=float(lam),
-                      loss_bound=float(B))
+    return DPGDResult(
+        coef=w_sum / keep,
+        var=lam * u_sum / keep,
+        mu=float(mu),
+        sigma=float(sigma),
+        step_size=float(eta),
+        sensitivity=float(sens),
+        lam=float(lam),
+        loss_bound=float(B),
+    )
 
 
-def dp_gd_excess_bound(n: FloatOrArray, d: int, tau: FloatOrArray, epsilon: FloatOrArray,
-                       delta: float, *, G: float = 1.0, B: float = 2.0, D: float = 2.0,
-                       steps: int = 100) -> FloatOrArray:
+def dp_gd_excess_bound(
+    n: FloatOrArray,
+    d: int,
+    tau: FloatOrArray,
+    epsilon: FloatOrArray,
+    delta: float,
+    *,
+    G: float = 1.0,
+    B: float = 2.0,
+    D: float = 2.0,
+    steps: int = 100,
+) -> FloatOrArray:
     """Worst-case E[F(theta_bar)] - F* <= D_theta sqrt(L^2 + (d+1) sigma^2) / sqrt(T) of
     :func:`dp_gd_cvar` with c_eta = 1 and full averaging (spec §4.2)."""
     _, L, D_theta, _, _, sigma = _dp_gd_scales(n, tau, epsilon, delta, G, B, D, steps)
     return float(D_theta * np.sqrt(L * L + (d + 1) * sigma * sigma) / np.sqrt(steps))
 
 
-def dp_gd_privacy_constant(n: int, d: int, tau: float, epsilon: float, delta: float, *,
-                           G: float = 1.0, B: float = 2.0, D: float = 2.0) -> dict[str, float]:
+def dp_gd_privacy_constant(
+    n: int,
+    d: int,
+    tau: float,
+    epsilon: float,
+    delta: float,
+    *,
+    G: float = 1.0,
+    B: float = 2.0,
+    D: float = 2.0,
+) -> dict[str, float]:
     """The c with which the noise part of :func:`dp_gd_excess_bound`,
     D_theta sqrt(d+1) sigma / sqrt(T), equals c sqrt(d) / (epsilon n tau).
 

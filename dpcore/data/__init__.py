@@ -16,5 +16,16 @@ from .dictionary_check import check_dictionary
 from .dictionary_read import read_dictionary
 from .trial import Trial, read_trial
 
-__all__ = ["CellTable", "Dictionary", "DictionaryError", "Problem", "Trial", "TrialDataError",
-           "check_dictionary", "normalised_cells", "read_cells", "read_dictionary", "read_trial"]
+__all__ = [
+    "CellTable",
+    "Dictionary",
+    "DictionaryError",
+    "Problem",
+    "Trial",
+    "TrialDataError",
+    "check_dictionary",
+    "normalised_cells",
+    "read_cells",
+    "read_dictionary",
+    "read_trial",
+]

@@ -24,8 +24,12 @@ from .csv_io import (
 )
 
 # Label pairs read as (treated, control) without asking, compared in lower case.
-_TREATED_WORDS = frozenset(["treated", "treatment", "active", "drug", "intervention", "yes", "true", "t", "y"])
-_CONTROL_WORDS = frozenset(["control", "placebo", "standard", "usual care", "no", "false", "c", "n"])
+_TREATED_WORDS = frozenset(
+    ["treated", "treatment", "active", "drug", "intervention", "yes", "true", "t", "y"]
+)
+_CONTROL_WORDS = frozenset(
+    ["control", "placebo", "standard", "usual care", "no", "false", "c", "n"]
+)
 
 
 def guess_columns(columns: Sequence[str]) -> dict[str, Any]:
@@ -109,8 +113,11 @@ def _numeric(s, name, role, decimal=".", words=False, strict=False):
         bad = present
     if bad.any():
         i = int(np.argmax(bad))
-        hint = ("; name it in categorical to one-hot encode it, or leave it out" if role == "covariate"
-                else "")
+        hint = (
+            "; name it in categorical to one-hot encode it, or leave it out"
+            if role == "covariate"
+            else ""
+        )
         raise TrialDataError(
             f"{role} {_q(name)} is not numeric: data row {_row_number(s, i)} holds "
             f"{_q(s.iloc[i])}{hint}"
@@ -193,8 +200,9 @@ def _encode_treatment(s, name, treated, arms=None, rows=None):
     else:
         labels = list(arms)
         if len(labels) != 2 or len({label_key(v) for v in labels}) != 2:
-            raise TrialDataError(f"treatment {_q(name)} needs two different arm labels, got "
-                                 f"{_name_list(labels)}")
+            raise TrialDataError(
+                f"treatment {_q(name)} needs two different arm labels, got {_name_list(labels)}"
+            )
     if treated is None:
         treated = _default_treated(labels)
         if treated is None:
@@ -245,8 +253,9 @@ def _default_treated(labels):
     return t[0] if len(t) == 1 and len(c) == 1 and t[0] is not c[0] else None
 
 
-def _encode_covariates(frame, covariates, categorical, unknown_levels="error", decimal=".",
-                       binary=(), rows=None):
+def _encode_covariates(
+    frame, covariates, categorical, unknown_levels="error", decimal=".", binary=(), rows=None
+):
     """(X, names, levels, missing): numeric cells per cell, categorical cells onto public levels.
 
     ``missing`` (n, k) marks, per covariate, the rows whose cell is missing (NaN for a
@@ -318,22 +327,81 @@ def _row_number(s, i):
     return int(s.index[i]) + 1
 
 
-_ID_NAMES = frozenset(["id", "patient", "patient_id", "subject", "subject_id", "record", "record_id",
-                       "index", "row", "row_id", "participant", "participant_id", "study_id"])
+_ID_NAMES = frozenset(
+    [
+        "id",
+        "patient",
+        "patient_id",
+        "subject",
+        "subject_id",
+        "record",
+        "record_id",
+        "index",
+        "row",
+        "row_id",
+        "participant",
+        "participant_id",
+        "study_id",
+    ]
+)
 _ROLE_WORDS = {
     "treatment": (
-        {"treatment", "treated", "treat", "trt", "tx", "arm", "group", "assignment", "allocation",
-         "randomized", "randomised", "intervention", "a"},
-        {"treatment", "treated", "treat", "trt", "arm", "group", "allocation", "assignment",
-         "assigned", "randomized", "randomised"},
+        {
+            "treatment",
+            "treated",
+            "treat",
+            "trt",
+            "tx",
+            "arm",
+            "group",
+            "assignment",
+            "allocation",
+            "randomized",
+            "randomised",
+            "intervention",
+            "a",
+        },
+        {
+            "treatment",
+            "treated",
+            "treat",
+            "trt",
+            "arm",
+            "group",
+            "allocation",
+            "assignment",
+            "assigned",
+            "randomized",
+            "randomised",
+        },
     ),
     "outcome": (
         {"outcome", "y", "b", "response", "result", "reward", "endpoint", "los", "length_of_stay"},
-        {"outcome", "response", "result", "reward", "endpoint", "days", "los", "stay", "score", "y"},
+        {
+            "outcome",
+            "response",
+            "result",
+            "reward",
+            "endpoint",
+            "days",
+            "los",
+            "stay",
+            "score",
+            "y",
+        },
     ),
     "propensity": (
-        {"propensity", "ps", "pscore", "propensity_score", "p_treat", "p_treated", "prob_treat",
-         "p_treatment", "pi"},
+        {
+            "propensity",
+            "ps",
+            "pscore",
+            "propensity_score",
+            "p_treat",
+            "p_treated",
+            "prob_treat",
+            "p_treatment",
+            "pi",
+        },
         {"propensity", "pscore", "ps", "probability", "prob"},
     ),
 }

@@ -44,8 +44,28 @@ _SAMPLE_BYTES = 64 * 1024
 _DELIMITERS = (",", ";", "\t", "|")
 _DELIMITER_NAMES = {",": "comma", ";": "semicolon", "\t": "tab", "|": "pipe"}
 _NA_TOKENS = frozenset(
-    ["", ".", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
-     "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"]
+    [
+        "",
+        ".",
+        "#N/A",
+        "#N/A N/A",
+        "#NA",
+        "-1.#IND",
+        "-1.#QNAN",
+        "-NaN",
+        "-nan",
+        "1.#IND",
+        "1.#QNAN",
+        "<NA>",
+        "N/A",
+        "NA",
+        "NULL",
+        "NaN",
+        "None",
+        "n/a",
+        "nan",
+        "null",
+    ]
 )
 _BLANK_LINE = re.compile(r"^[ \t\f\v\r]*$\n?", re.M)  # an empty or whitespace-only line
 _BINARY_MAGIC = {
@@ -130,8 +150,9 @@ class CellTable:
         return pd.Series(self.cells[name], dtype=object)
 
 
-def preview_csv(source: Source, n_rows: int = 5, *, encoding: str = "utf-8",
-                delimiter: str | None = None) -> CsvPreview:
+def preview_csv(
+    source: Source, n_rows: int = 5, *, encoding: str = "utf-8", delimiter: str | None = None
+) -> CsvPreview:
     """Column names and the first rows of a CSV file as text, read from its first 64 KB.
 
     Cheap: values are not converted, and a path or seekable file is not read past its head
@@ -170,10 +191,15 @@ def preview_csv(source: Source, n_rows: int = 5, *, encoding: str = "utf-8",
     return CsvPreview(tuple(header), rows, delim, enc, _decimal(delim))
 
 
-def read_cells(source: Source, *, encoding: str = "utf-8", delimiter: str | None = None,
-               missing_values: Sequence[str] | None = None,
-               columns: Sequence[str] | None = None,
-               numeric: dict | None = None) -> CellTable:
+def read_cells(
+    source: Source,
+    *,
+    encoding: str = "utf-8",
+    delimiter: str | None = None,
+    missing_values: Sequence[str] | None = None,
+    columns: Sequence[str] | None = None,
+    numeric: dict | None = None,
+) -> CellTable:
     """The whole file as normalised text cells (see the module docstring for the rules).
 
     Parameters
@@ -221,8 +247,11 @@ def read_cells(source: Source, *, encoding: str = "utf-8", delimiter: str | None
     keep = [header.index(c) for c in names]
     end = len(text) - 1 if text.endswith("\n") else len(text)
     body = _line_start(text, start) if start < len(lines) else end
-    if ('"' not in text and not _BLANK_LINE.search(text, body, end)
-            and text.count(delim, body) == (width - 1) * (len(lines) - start)):
+    if (
+        '"' not in text
+        and not _BLANK_LINE.search(text, body, end)
+        and text.count(delim, body) == (width - 1) * (len(lines) - start)
+    ):
         # no quote, no blank line and the header's field count on every line (the delimiters
         # add up): every line after the header is a record of the header's width
         numbers, simple = list(range(start + 1, len(lines) + 1)), True
@@ -230,7 +259,8 @@ def read_cells(source: Source, *, encoding: str = "utf-8", delimiter: str | None
         numbers, simple = _check_lines(lines, start, delim, width)
     if not numbers:
         raise TrialDataError(
-            f"the file has a header ({_name_list(header, limit=8)}) but no data rows")
+            f"the file has a header ({_name_list(header, limit=8)}) but no data rows"
+        )
     simple = simple and text.count("\r") == text.count("\r\n")
     extra = frozenset(v for v in map(normalise_cell, missing_values or ()) if v is not None)
     ascii_only = text.isascii()
@@ -244,8 +274,9 @@ def read_cells(source: Source, *, encoding: str = "utf-8", delimiter: str | None
     del lines
     cells, nums, present, example = out.result()
     lines = np.asarray(numbers, dtype=np.int64)
-    return CellTable(tuple(header), cells, lines, delim, enc, _decimal(delim), nums, present,
-                     example)
+    return CellTable(
+        tuple(header), cells, lines, delim, enc, _decimal(delim), nums, present, example
+    )
 
 
 def normalise_cell(value: str | None) -> str | None:
@@ -271,13 +302,15 @@ def _normalise_column(col, extra=frozenset(), ascii_only=False):
     na = _NA_TOKENS | extra if extra else _NA_TOKENS
     out = [None if not isinstance(c, str) or (v := c.strip()) in na else v for c in col]
     if not ascii_only and not all(c.isascii() for c in out if c is not None):
-        out = [None if c is None or (v := unicodedata.normalize("NFC", c)) in na else v
-               for c in out]
+        out = [
+            None if c is None or (v := unicodedata.normalize("NFC", c)) in na else v for c in out
+        ]
     return out
 
 
-def parse_numbers(cells: Sequence[str | None] | pd.Series, decimal: str = ".",
-                  words: bool = False) -> np.ndarray:
+def parse_numbers(
+    cells: Sequence[str | None] | pd.Series, decimal: str = ".", words: bool = False
+) -> np.ndarray:
     """Each cell as a number on its own, NaN where it does not read as one.
 
     Parameters
@@ -315,8 +348,13 @@ def parse_numbers(cells: Sequence[str | None] | pd.Series, decimal: str = ".",
 _WORDS = {"yes": "1", "no": "0", "true": "1", "false": "0", "y": "1", "n": "0"}
 
 
-def normalised_cells(source: Any, columns: Sequence[str] | None = None, *,
-                     encoding: str = "utf-8", delimiter: str | None = None) -> dict[str, list[str]]:
+def normalised_cells(
+    source: Any,
+    columns: Sequence[str] | None = None,
+    *,
+    encoding: str = "utf-8",
+    delimiter: str | None = None,
+) -> dict[str, list[str]]:
     """Each column's cells as canonical text, independent of how the file was written.
 
     For a dataset identity that survives re-saving: the same values give the same lists
@@ -340,8 +378,11 @@ def normalised_cells(source: Any, columns: Sequence[str] | None = None, *,
     >>> normalised_cells(b"a;b\\n01;x\\n1,5; y \\n")
     {'a': ['1', '1.5'], 'b': ['x', 'y']}
     """
-    table = source if isinstance(source, CellTable) else read_cells(
-        source, encoding=encoding, delimiter=delimiter, columns=columns)
+    table = (
+        source
+        if isinstance(source, CellTable)
+        else read_cells(source, encoding=encoding, delimiter=delimiter, columns=columns)
+    )
     names = list(table.header if columns is None else columns)
     unknown = [c for c in names if c not in table.cells]
     if unknown:
@@ -350,8 +391,10 @@ def normalised_cells(source: Any, columns: Sequence[str] | None = None, *,
     for c in names:
         cells = table.cells[c]
         num = parse_numbers(cells, table.decimal)
-        out[c] = ["" if v is None else (number_text(x) if finite else v)
-                  for v, x, finite in zip(cells, num.tolist(), np.isfinite(num).tolist())]
+        out[c] = [
+            "" if v is None else (number_text(x) if finite else v)
+            for v, x, finite in zip(cells, num.tolist(), np.isfinite(num).tolist())
+        ]
     return out
 
 
@@ -359,15 +402,16 @@ def number_text(x: float) -> str:
     """A finite number as the canonical text every dataset identity compares: an integer
     without its ``.0``, else the shortest repr (``1``, ``2.5``, ``1e+20``)."""
     x = float(x)
-    return str(int(x)) if x.is_integer() and abs(x) < 2 ** 53 else repr(x)
+    return str(int(x)) if x.is_integer() and abs(x) < 2**53 else repr(x)
 
 
 # --------------------------------------------------------------------------------------------
 # Reading bytes, the encoding, splitting lines
 
 
-def read_table(source: Source, *, encoding: str = "utf-8",
-               delimiter: str | None = None) -> pd.DataFrame:
+def read_table(
+    source: Source, *, encoding: str = "utf-8", delimiter: str | None = None
+) -> pd.DataFrame:
     """The whole file as a DataFrame, for display and for applying a rule to new rows.
 
     Read as :func:`read_cells` reads it; then a column whose every present cell is a number
@@ -404,7 +448,9 @@ def _read_source(source, limit=None):
         if pos is not None:
             source.seek(pos)
     else:
-        raise TypeError(f"source must be a path, bytes or a file object, got {type(source).__name__}")
+        raise TypeError(
+            f"source must be a path, bytes or a file object, got {type(source).__name__}"
+        )
     if isinstance(data, str):
         data = data.encode("utf-8")
     return data
@@ -417,8 +463,10 @@ def _encoding(raw, declared):
     try:
         codecs.lookup(declared)
     except LookupError:
-        raise ValueError(f"encoding={declared!r} is not an encoding Python knows "
-                         "(e.g. 'utf-8', 'cp1252', 'latin-1')") from None
+        raise ValueError(
+            f"encoding={declared!r} is not an encoding Python knows "
+            "(e.g. 'utf-8', 'cp1252', 'latin-1')"
+        ) from None
     if not raw or raw.isspace():  # isspace stops at the first other byte; strip would copy
         raise TrialDataError("the file is empty")
     if raw.startswith(codecs.BOM_UTF8):
@@ -435,13 +483,17 @@ def _decode(raw, encoding, skip):
         _check_text(raw, raw[:_SAMPLE_BYTES].decode(encoding, errors="replace"))
         pos = skip + exc.start
         line = raw.count(b"\n", 0, pos) + 1
-        byte = raw[pos:pos + 1].hex().upper()
-        hint = ("save it as UTF-8 (in Excel: CSV UTF-8), or declare its encoding "
-                "(encoding='cp1252' for Windows, 'latin-1')" if encoding.startswith("utf")
-                else "declare the encoding it was saved in")
+        byte = raw[pos : pos + 1].hex().upper()
+        hint = (
+            "save it as UTF-8 (in Excel: CSV UTF-8), or declare its encoding "
+            "(encoding='cp1252' for Windows, 'latin-1')"
+            if encoding.startswith("utf")
+            else "declare the encoding it was saved in"
+        )
         raise TrialDataError(
             f"the file is not valid {encoding}: byte 0x{byte} at line {line} (byte {pos + 1} of "
-            f"the file) cannot be read; {hint}") from None
+            f"the file) cannot be read; {hint}"
+        ) from None
 
 
 #: Control characters other than the whitespace ones (tab, line feed, vertical tab, form feed,
@@ -468,8 +520,10 @@ def _split(text, delimiter=None):
     if lines and lines[-1] == "":
         lines.pop()
     if "\r" in text and "\n" not in text:
-        raise TrialDataError("the file's lines end in a bare carriage return (old Mac format); "
-                             "save it with Windows or Unix line ends")
+        raise TrialDataError(
+            "the file's lines end in a bare carriage return (old Mac format); "
+            "save it with Windows or Unix line ends"
+        )
     lines = [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
     first = next((i for i, ln in enumerate(lines) if ln.strip()), None)
     if first is None:
@@ -484,8 +538,9 @@ def _split(text, delimiter=None):
     if delimiter is None:
         delimiter = _header_delimiter(lines[first])
     elif delimiter not in _DELIMITERS:
-        raise ValueError(f"delimiter must be one of {', '.join(map(repr, _DELIMITERS))}, "
-                         f"got {delimiter!r}")
+        raise ValueError(
+            f"delimiter must be one of {', '.join(map(repr, _DELIMITERS))}, got {delimiter!r}"
+        )
     header = _fields(lines[first], first + 1, delimiter)
     header = [normalise_cell(h) or "" for h in header]
     header = [h if h else f"Unnamed: {i}" for i, h in enumerate(header)]
@@ -531,7 +586,8 @@ def _check_lines(lines, start, delimiter, width):
             if any(v.strip() for v in fields[width:]):
                 raise TrialDataError(
                     f"line {i + 1} has {count} fields but the header names {width} columns; "
-                    f"check the delimiter ({_DELIMITER_NAMES[delimiter]}) and the quoting")
+                    f"check the delimiter ({_DELIMITER_NAMES[delimiter]}) and the quoting"
+                )
             simple = False
     return numbers, simple
 
@@ -579,8 +635,10 @@ class _Columns:
                 self.nums[name].append(np.where(np.isfinite(v), v, np.nan))
                 self.present[name].append(here)
             else:
-                cells = [v if isinstance(v, str) else "" if v is None or v != v else str(v)
-                         for v in col.tolist()]
+                cells = [
+                    v if isinstance(v, str) else "" if v is None or v != v else str(v)
+                    for v in col.tolist()
+                ]
                 text.append((name, cells))
         saved = self.rows
         for name, cells in text:
@@ -604,7 +662,9 @@ class _Columns:
 
     def result(self):
         nums = {c: np.concatenate(v) if v else np.empty(0) for c, v in self.nums.items()}
-        present = {c: np.concatenate(v) if v else np.empty(0, bool) for c, v in self.present.items()}
+        present = {
+            c: np.concatenate(v) if v else np.empty(0, bool) for c, v in self.present.items()
+        }
         return self.text, nums, present, self.example
 
 
@@ -622,15 +682,26 @@ def _fast_columns(data, encoding, start, delimiter, width, keep, n, out):
         return True
     try:
         numeric = {j for name, j in zip(out.names, keep) if name in out.nums}
-        chunks = pd.read_csv(io.BytesIO(data), encoding=encoding, sep=delimiter, header=None,
-                             skiprows=start,
-                             names=list(range(width)), usecols=keep,
-                             dtype={j: str for j in keep if j not in numeric},
-                             na_values={j: sorted(_NA_TOKENS | out.extra) for j in numeric},
-                             keep_default_na=False, skipinitialspace=True,
-                             true_values=[], false_values=[],
-                             skip_blank_lines=True, index_col=False, engine="c",
-                             chunksize=_CHUNK, decimal=out.decimal if delimiter != "," else ".")
+        chunks = pd.read_csv(
+            io.BytesIO(data),
+            encoding=encoding,
+            sep=delimiter,
+            header=None,
+            skiprows=start,
+            names=list(range(width)),
+            usecols=keep,
+            dtype={j: str for j in keep if j not in numeric},
+            na_values={j: sorted(_NA_TOKENS | out.extra) for j in numeric},
+            keep_default_na=False,
+            skipinitialspace=True,
+            true_values=[],
+            false_values=[],
+            skip_blank_lines=True,
+            index_col=False,
+            engine="c",
+            chunksize=_CHUNK,
+            decimal=out.decimal if delimiter != "," else ".",
+        )
         rows = 0
         for chunk in chunks:
             out.add_frame(chunk, keep)
@@ -685,7 +756,8 @@ def _fields(line, number, delimiter):
         raise TrialDataError(
             f"line {number}: a quoted field is not closed on its line (a stray quote character "
             "opens one); a field may not run past the end of its line, so the file is refused "
-            "rather than rows merged. Close the quote or remove the stray quote character")
+            "rather than rows merged. Close the quote or remove the stray quote character"
+        )
     return row
 
 

@@ -77,8 +77,9 @@ def neutral_frame(frame: Any) -> Any:
         if column.dtype == object or isinstance(column.dtype, pd.StringDtype):
             out.isetitem(j, column.astype(object).map(neutral))
         elif isinstance(column.dtype, pd.CategoricalDtype):
-            out.isetitem(j, column.cat.rename_categories(
-                [neutral(c) for c in column.cat.categories]))
+            out.isetitem(
+                j, column.cat.rename_categories([neutral(c) for c in column.cat.categories])
+            )
     return out
 
 
@@ -95,8 +96,9 @@ def _has_cr(frame: Any) -> bool:
     return any("\r" in t for t in texts)
 
 
-def write_csv(frame: Any, path_or_buf: str | os.PathLike[str] | Any = None,
-              **to_csv: Any) -> str | None:
+def write_csv(
+    frame: Any, path_or_buf: str | os.PathLike[str] | Any = None, **to_csv: Any
+) -> str | None:
     """Write a DataFrame as CSV with every text cell neutralised.
 
     Parameters

@@ -37,8 +37,17 @@ TYPES = ("numeric", "binary", "categorical", "label")
 CSV_COLUMNS = ("column", "role", "type", "lower", "upper", "levels", "unit", "meaning")
 LEVEL_SEP = "|"
 # Design keys of the JSON file and of the CSV table's "design" rows, with their readers.
-_DESIGN = ("treated", "propensity", "min_propensity", "randomization", "larger_is_better",
-           "missing_values", "arm_probabilities", "dataset", "description")
+_DESIGN = (
+    "treated",
+    "propensity",
+    "min_propensity",
+    "randomization",
+    "larger_is_better",
+    "missing_values",
+    "arm_probabilities",
+    "dataset",
+    "description",
+)
 
 
 @dataclass(frozen=True)
@@ -78,8 +87,13 @@ class DictionaryError(TrialDataError):
             problems = [Problem("dictionary", "", problems)]
         self.problems: tuple[Problem, ...] = tuple(problems)  # type: ignore[arg-type]
         shown = [str(p) for p in self.problems]
-        text = shown[0] if len(shown) == 1 else (
-            f"{len(shown)} problems: " + "; ".join(f"({i}) {t}" for i, t in enumerate(shown, 1)))
+        text = (
+            shown[0]
+            if len(shown) == 1
+            else (
+                f"{len(shown)} problems: " + "; ".join(f"({i}) {t}" for i, t in enumerate(shown, 1))
+            )
+        )
         super().__init__(text)
 
 
@@ -210,9 +224,16 @@ class Dictionary:
         arms = self.arms or ()
         keys = [_key(v) for v in arms]
         if _key(label) not in keys:
-            raise DictionaryError([Problem("dictionary", "arms", f"{_q(label)} is not an arm of "
-                                           f"{_q(self.treatment)}", "name one of "
-                                           + _name_list(arms))])
+            raise DictionaryError(
+                [
+                    Problem(
+                        "dictionary",
+                        "arms",
+                        f"{_q(label)} is not an arm of {_q(self.treatment)}",
+                        "name one of " + _name_list(arms),
+                    )
+                ]
+            )
         i = keys.index(_key(label))
         if self.arm_probabilities is not None:
             return float(self.arm_probabilities[i])
@@ -241,33 +262,64 @@ class Dictionary:
         """
         arms = self.arms
         if not arms:
-            raise DictionaryError([Problem(f"column {_q(self.treatment)}", "levels",
-                                           "the arms are not listed, so two cannot be chosen",
-                                           "list every arm, e.g. levels a|b|c")])
+            raise DictionaryError(
+                [
+                    Problem(
+                        f"column {_q(self.treatment)}",
+                        "levels",
+                        "the arms are not listed, so two cannot be chosen",
+                        "list every arm, e.g. levels a|b|c",
+                    )
+                ]
+            )
         p_t, p_c = self.arm_probability(treated), self.arm_probability(control)
         pick = [next(v for v in arms if _same(v, lab)) for lab in (treated, control)]
         if _same(*pick):
-            raise DictionaryError([Problem("dictionary", "arms", f"compare two different arms, "
-                                           f"got {_q(pick[0])} twice", "name two arms of "
-                                           + _name_list(arms))])
+            raise DictionaryError(
+                [
+                    Problem(
+                        "dictionary",
+                        "arms",
+                        f"compare two different arms, got {_q(pick[0])} twice",
+                        "name two arms of " + _name_list(arms),
+                    )
+                ]
+            )
         if len(arms) == 2:  # the trial's own two arms, the treated one as asked
             if self.treated is not None and _same(self.treated, pick[0]):
                 return self
             if self.propensity_column is not None:
-                raise DictionaryError([Problem("dictionary", "treated", "a per-row propensity "
-                                               f"column is P({_q(self.treated)}); the treated arm "
-                                               "cannot be swapped", f"compare {_q(self.treated)} "
-                                               "against the other arm")])
+                raise DictionaryError(
+                    [
+                        Problem(
+                            "dictionary",
+                            "treated",
+                            "a per-row propensity "
+                            f"column is P({_q(self.treated)}); the treated arm "
+                            "cannot be swapped",
+                            f"compare {_q(self.treated)} against the other arm",
+                        )
+                    ]
+                )
         others = [v for v in arms if not any(_same(v, q) for q in pick)]
         propensity = None if p_t is None or p_c is None else p_t / (p_t + p_c)
-        cols = tuple(replace(c, levels=tuple(pick)) if c.role == "treatment" else c
-                     for c in self.columns)
+        cols = tuple(
+            replace(c, levels=tuple(pick)) if c.role == "treatment" else c for c in self.columns
+        )
         if others:  # a propensity column would be P(treated) of a two-arm design: not read
             cols = tuple(replace(c, role="ignore") if c.role == "propensity" else c for c in cols)
         ratio = "" if p_t is None or p_c is None else f"{p_t:g}:{p_c:g}"
         extra = {**self.extra, "other_arms": others, "all_arms": list(arms)}
-        return replace(self, columns=cols, treated=pick[0], propensity=propensity,
-                       randomization=ratio, arm_probabilities=None, extra=extra, problems=())
+        return replace(
+            self,
+            columns=cols,
+            treated=pick[0],
+            propensity=propensity,
+            randomization=ratio,
+            arm_probabilities=None,
+            extra=extra,
+            problems=(),
+        )
 
     @property
     def outcome_bounds(self):
@@ -280,33 +332,50 @@ class Dictionary:
     @property
     def categorical(self):
         """``{column: levels}`` of the categorical covariates, baseline first."""
-        return {c.name: list(c.levels) for c in self.columns
-                if c.role == "covariate" and (c.type == "categorical"
-                                              or (c.type == "binary" and c.levels))}
+        return {
+            c.name: list(c.levels)
+            for c in self.columns
+            if c.role == "covariate"
+            and (c.type == "categorical" or (c.type == "binary" and c.levels))
+        }
 
     @property
     def bounds(self):
         """``{column: (lower, upper)}`` of the numeric and binary covariates with public bounds."""
-        return {c.name: c.public_bounds for c in self.columns if c.role == "covariate"
-                and c.type != "categorical" and not (c.type == "binary" and c.levels)
-                and c.public_bounds is not None}
+        return {
+            c.name: c.public_bounds
+            for c in self.columns
+            if c.role == "covariate"
+            and c.type != "categorical"
+            and not (c.type == "binary" and c.levels)
+            and c.public_bounds is not None
+        }
 
     @property
     def missing_bounds(self):
         """Numeric covariates (and the outcome) the dictionary gives no bounds for."""
-        return [c.name for c in self.columns if c.role in ("covariate", "outcome")
-                and c.type == "numeric" and c.bounds is None]
+        return [
+            c.name
+            for c in self.columns
+            if c.role in ("covariate", "outcome") and c.type == "numeric" and c.bounds is None
+        ]
 
     def read_trial_kwargs(self) -> dict[str, Any]:
         """Keyword arguments of :func:`dpcore.data.read_trial` that this dictionary fixes."""
         if not (self.treatment and self.outcome):
             raise DictionaryError("the dictionary names no treatment or no outcome column")
         levels = self.column(self.treatment).levels
-        return {"missing_values": self.missing_values or None,"treatment": self.treatment, "outcome": self.outcome,
-                "covariates": self.covariates, "categorical": self.categorical or None,
-                "propensity": self.propensity_column, "treated": self.treated,
-                "arms": tuple(levels) if levels else None,
-                "binary": [c.name for c in self.columns if c.type == "binary"] or None}
+        return {
+            "missing_values": self.missing_values or None,
+            "treatment": self.treatment,
+            "outcome": self.outcome,
+            "covariates": self.covariates,
+            "categorical": self.categorical or None,
+            "propensity": self.propensity_column,
+            "treated": self.treated,
+            "arms": tuple(levels) if levels else None,
+            "binary": [c.name for c in self.columns if c.type == "binary"] or None,
+        }
 
     def table(self):
         """The columns as a DataFrame ``column, role, type, lower, upper, levels, unit``."""
@@ -318,12 +387,20 @@ class Dictionary:
     def to_dict(self):
         out = {"dataset": self.dataset, "description": self.description}
         out.update({k: v for k, v in self.extra.items() if k not in out})
-        out.update({"treatment": self.treatment, "treated": self.treated,
-                    "outcome": self.outcome, "outcome_bounds": _list(self.outcome_bounds),
-                    "larger_is_better": self.larger_is_better, "propensity": self.propensity,
-                    "min_propensity": self.min_propensity, "randomization": self.randomization,
-                    "missing_values": list(self.missing_values) or None,
-                    "arm_probabilities": _list(self.arm_probabilities)})
+        out.update(
+            {
+                "treatment": self.treatment,
+                "treated": self.treated,
+                "outcome": self.outcome,
+                "outcome_bounds": _list(self.outcome_bounds),
+                "larger_is_better": self.larger_is_better,
+                "propensity": self.propensity,
+                "min_propensity": self.min_propensity,
+                "randomization": self.randomization,
+                "missing_values": list(self.missing_values) or None,
+                "arm_probabilities": _list(self.arm_probabilities),
+            }
+        )
         out["columns"] = [_column_dict(c) for c in self.columns]
         return {k: v for k, v in out.items() if v not in (None, "")}
 
@@ -344,14 +421,20 @@ class Dictionary:
             if key in ("missing_values", "arm_probabilities") and value is not None:
                 value = LEVEL_SEP.join(_cell(v) for v in value)
             if value not in (None, ""):
-                w.writerow([neutral(c, keep_numbers=True)
-                            for c in [key, "design", "", "", "", _cell(value), "", ""]])
+                w.writerow(
+                    [
+                        neutral(c, keep_numbers=True)
+                        for c in [key, "design", "", "", "", _cell(value), "", ""]
+                    ]
+                )
         return out.getvalue()
 
     def with_bounds(self, **bounds):
         """A copy with the given columns' bounds set: ``d.with_bounds(age=(18, 90))``."""
-        cols = tuple(replace(c, bounds=_pair(bounds[c.name], c.name)) if c.name in bounds else c
-                     for c in self.columns)
+        cols = tuple(
+            replace(c, bounds=_pair(bounds[c.name], c.name)) if c.name in bounds else c
+            for c in self.columns
+        )
         return replace(self, columns=cols)
 
 
@@ -363,59 +446,102 @@ def _check(d):
     out = []
     names = [c.name for c in d.columns]
     for name in _duplicates(names):
-        out.append(Problem(f"column {_q(name)}", "name", "the column is listed more than once",
-                           "list each column once"))
+        out.append(
+            Problem(
+                f"column {_q(name)}",
+                "name",
+                "the column is listed more than once",
+                "list each column once",
+            )
+        )
     for role in ("treatment", "outcome", "propensity"):
         named = [c.name for c in d.columns if c.role == role]
         if len(named) > 1:
-            out.append(Problem(f"columns {_name_list(named)}", "role",
-                               f"{len(named)} columns have role {role}; one column can",
-                               f"keep role {role} on one of them, give the others role covariate "
-                               "or ignore"))
+            out.append(
+                Problem(
+                    f"columns {_name_list(named)}",
+                    "role",
+                    f"{len(named)} columns have role {role}; one column can",
+                    f"keep role {role} on one of them, give the others role covariate or ignore",
+                )
+            )
     for c in d.columns:
         if c.role == "covariate" and c.type == "categorical" and not c.levels:
-            out.append(Problem(f"column {_q(c.name)}", "levels",
-                               "a categorical column needs its public levels (never read off "
-                               "the data)", f"write them baseline first, e.g. A{LEVEL_SEP}B"
-                               f"{LEVEL_SEP}C"))
+            out.append(
+                Problem(
+                    f"column {_q(c.name)}",
+                    "levels",
+                    "a categorical column needs its public levels (never read off the data)",
+                    f"write them baseline first, e.g. A{LEVEL_SEP}B{LEVEL_SEP}C",
+                )
+            )
         if c.type == "binary" and c.bounds not in (None, (0.0, 1.0)):
-            out.append(Problem(f"column {_q(c.name)}", "bounds",
-                               f"a binary column is 0/1; its bounds cannot be {list(c.bounds)}",
-                               "remove the bounds, or give type numeric"))
+            out.append(
+                Problem(
+                    f"column {_q(c.name)}",
+                    "bounds",
+                    f"a binary column is 0/1; its bounds cannot be {list(c.bounds)}",
+                    "remove the bounds, or give type numeric",
+                )
+            )
     t = d.treatment and d.column(d.treatment)
     if t and t.levels is not None:
         if len(t.levels) < 2:
-            out.append(Problem(f"column {_q(t.name)}", "levels",
-                               f"the treatment must list at least two arms, got {len(t.levels)}",
-                               "list the arms, e.g. drug|placebo"))
+            out.append(
+                Problem(
+                    f"column {_q(t.name)}",
+                    "levels",
+                    f"the treatment must list at least two arms, got {len(t.levels)}",
+                    "list the arms, e.g. drug|placebo",
+                )
+            )
         elif d.treated is not None and not any(_same(d.treated, v) for v in t.levels):
-            out.append(Problem("dictionary", "treated",
-                               f"the treated arm {_q(d.treated)} is not one of the levels "
-                               f"{_name_list(t.levels)} of {_q(t.name)}",
-                               f"name one of them: treated = {_q(t.levels[0])} or "
-                               f"{_q(t.levels[1])}"))
+            out.append(
+                Problem(
+                    "dictionary",
+                    "treated",
+                    f"the treated arm {_q(d.treated)} is not one of the levels "
+                    f"{_name_list(t.levels)} of {_q(t.name)}",
+                    f"name one of them: treated = {_q(t.levels[0])} or {_q(t.levels[1])}",
+                )
+            )
     probs = d.arm_probabilities
     if probs is not None:
         k = len(t.levels) if t and t.levels else None
         if k is None or len(probs) != k:
-            out.append(Problem("dictionary", "arm_probabilities",
-                               f"{len(probs)} arm probabilities for "
-                               + (f"{k} arms" if k else "a treatment without listed levels"),
-                               "give one probability per level of the treatment, in its order"))
+            out.append(
+                Problem(
+                    "dictionary",
+                    "arm_probabilities",
+                    f"{len(probs)} arm probabilities for "
+                    + (f"{k} arms" if k else "a treatment without listed levels"),
+                    "give one probability per level of the treatment, in its order",
+                )
+            )
         elif not all(0.0 < p < 1.0 for p in probs) or abs(sum(probs) - 1.0) > 1e-3:
-            out.append(Problem("dictionary", "arm_probabilities",
-                               "arm probabilities must each lie strictly between 0 and 1 and sum "
-                               f"to 1, got {_name_list([f'{p:g}' for p in probs])}",
-                               "write the design's probabilities, e.g. 0.25 each for 1:1:1:1"))
+            out.append(
+                Problem(
+                    "dictionary",
+                    "arm_probabilities",
+                    "arm probabilities must each lie strictly between 0 and 1 and sum "
+                    f"to 1, got {_name_list([f'{p:g}' for p in probs])}",
+                    "write the design's probabilities, e.g. 0.25 each for 1:1:1:1",
+                )
+            )
     pcol = d._role("propensity")
     if pcol is not None and d.propensity is not None:
         b = d.column(pcol).bounds
         if b is not None and not (b[0] == b[1] and abs(b[0] - d.propensity) < 1e-9):
             shown = f"{b[0]:g}" if b[0] == b[1] else f"[{b[0]:g}, {b[1]:g}]"
-            out.append(Problem("dictionary", "propensity",
-                               f"the randomization probability {d.propensity:g} and the "
-                               f"propensity column {_q(pcol)} ({shown}) disagree",
-                               "keep the one that is right and remove the other"))
+            out.append(
+                Problem(
+                    "dictionary",
+                    "propensity",
+                    f"the randomization probability {d.propensity:g} and the "
+                    f"propensity column {_q(pcol)} ({shown}) disagree",
+                    "keep the one that is right and remove the other",
+                )
+            )
     return out
 
 
@@ -436,15 +562,34 @@ def _pair(value, name, constant=False):
     try:
         lo, hi = (float(v) for v in value)
     except (TypeError, ValueError):
-        raise DictionaryError([Problem(f"column {_q(name)}", "bounds",
-                                       f"bounds must be two numbers [lower, upper], got {_q(value)}",
-                                       "write two numbers, e.g. [18, 90]")]) from None
+        raise DictionaryError(
+            [
+                Problem(
+                    f"column {_q(name)}",
+                    "bounds",
+                    f"bounds must be two numbers [lower, upper], got {_q(value)}",
+                    "write two numbers, e.g. [18, 90]",
+                )
+            ]
+        ) from None
     if not (math.isfinite(lo) and math.isfinite(hi)) or lo > hi or (lo == hi and not constant):
-        fix = ("swap them" if lo > hi else "a constant covariate carries nothing: give it role "
-               "ignore" if lo == hi else "write finite numbers")
-        raise DictionaryError([Problem(f"column {_q(name)}", "bounds",
-                                       f"bounds must be finite with lower < upper, got "
-                                       f"[{lo:g}, {hi:g}]", fix)])
+        fix = (
+            "swap them"
+            if lo > hi
+            else "a constant covariate carries nothing: give it role ignore"
+            if lo == hi
+            else "write finite numbers"
+        )
+        raise DictionaryError(
+            [
+                Problem(
+                    f"column {_q(name)}",
+                    "bounds",
+                    f"bounds must be finite with lower < upper, got [{lo:g}, {hi:g}]",
+                    fix,
+                )
+            ]
+        )
     return lo, hi
 
 
@@ -459,9 +604,15 @@ def _list(pair):
 
 
 def _column_dict(c):
-    out = {"name": c.name, "role": c.role, "type": c.type, "unit": c.unit,
-           "meaning": c.meaning, "bounds": _list(c.bounds),
-           "levels": None if c.levels is None else list(c.levels)}
+    out = {
+        "name": c.name,
+        "role": c.role,
+        "type": c.type,
+        "unit": c.unit,
+        "meaning": c.meaning,
+        "bounds": _list(c.bounds),
+        "levels": None if c.levels is None else list(c.levels),
+    }
     return {k: v for k, v in out.items() if v not in (None, "")}
 
 
@@ -476,7 +627,16 @@ def _rows(d):
     for c in d.columns:
         levels = c.levels
         lo, hi = c.bounds if c.bounds is not None else ("", "")
-        out.append([c.name, c.role, c.type, _cell(lo) if lo != "" else "",
-                    _cell(hi) if hi != "" else "",
-                    LEVEL_SEP.join(str(v) for v in levels) if levels else "", c.unit, c.meaning])
+        out.append(
+            [
+                c.name,
+                c.role,
+                c.type,
+                _cell(lo) if lo != "" else "",
+                _cell(hi) if hi != "" else "",
+                LEVEL_SEP.join(str(v) for v in levels) if levels else "",
+                c.unit,
+                c.meaning,
+            ]
+        )
     return out

@@ -46,8 +46,14 @@ def schema_problems(data: Any) -> list[Problem]:
     out = []
     for err in sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.path))):
         path = "/".join(str(p) for p in err.path) or "dictionary"
-        out.append(Problem(f"schema: {path}", str(err.validator), err.message[:200],
-                           "see docs/dictionary.md for this key"))
+        out.append(
+            Problem(
+                f"schema: {path}",
+                str(err.validator),
+                err.message[:200],
+                "see docs/dictionary.md for this key",
+            )
+        )
     return out
 
 
@@ -55,50 +61,108 @@ def release_problems(d: Dictionary) -> list[Problem]:
     """What a private release still needs from the dictionary, each with its fix."""
     out = []
     if d.treatment is None:
-        out.append(Problem("dictionary", "treatment", "no column is the treatment",
-                           'name it: "treatment": "<column>"'))
+        out.append(
+            Problem(
+                "dictionary",
+                "treatment",
+                "no column is the treatment",
+                'name it: "treatment": "<column>"',
+            )
+        )
     else:
         levels = d.column(d.treatment).levels
         if not levels:
-            out.append(Problem(f"column {_q(d.treatment)}", "levels", "the two arms are not listed, "
-                               "so they would be read off the data",
-                               "list them, e.g. levels drug|placebo"))
+            out.append(
+                Problem(
+                    f"column {_q(d.treatment)}",
+                    "levels",
+                    "the two arms are not listed, so they would be read off the data",
+                    "list them, e.g. levels drug|placebo",
+                )
+            )
         elif len(levels) > 2:  # K arms: two are chosen per release, or a rule over all K
             if d.arm_probabilities is None:
-                out.append(Problem("dictionary", "arm_probabilities", f"the design's probability "
-                                   f"of each of the {len(levels)} arms is not given",
-                                   "write arm_probabilities, one per arm in the levels' order, "
-                                   "e.g. 0.25 each for 1:1:1:1 (or randomization 1:1:1:1)"))
+                out.append(
+                    Problem(
+                        "dictionary",
+                        "arm_probabilities",
+                        f"the design's probability of each of the {len(levels)} arms is not given",
+                        "write arm_probabilities, one per arm in the levels' order, "
+                        "e.g. 0.25 each for 1:1:1:1 (or randomization 1:1:1:1)",
+                    )
+                )
         elif d.treated is None:
-            out.append(Problem("dictionary", "treated", "the treated arm is not named",
-                               f"name it: treated = {_q(levels[0])} or {_q(levels[1])}"))
+            out.append(
+                Problem(
+                    "dictionary",
+                    "treated",
+                    "the treated arm is not named",
+                    f"name it: treated = {_q(levels[0])} or {_q(levels[1])}",
+                )
+            )
     if d.outcome is None:
-        out.append(Problem("dictionary", "outcome", "no column is the outcome",
-                           'name it: "outcome": "<column>"'))
+        out.append(
+            Problem(
+                "dictionary",
+                "outcome",
+                "no column is the outcome",
+                'name it: "outcome": "<column>"',
+            )
+        )
     elif d.outcome_bounds is None:
-        out.append(Problem(f"column {_q(d.outcome)}", "bounds", "the outcome has no public bounds",
-                           "give its range from the protocol, e.g. outcome_bounds [0, 30]"))
+        out.append(
+            Problem(
+                f"column {_q(d.outcome)}",
+                "bounds",
+                "the outcome has no public bounds",
+                "give its range from the protocol, e.g. outcome_bounds [0, 30]",
+            )
+        )
     if d.larger_is_better is None:
-        out.append(Problem("dictionary", "larger_is_better", "the outcome's direction is not given",
-                           "write larger_is_better = true (larger is better) or false"))
+        out.append(
+            Problem(
+                "dictionary",
+                "larger_is_better",
+                "the outcome's direction is not given",
+                "write larger_is_better = true (larger is better) or false",
+            )
+        )
     if d.arms is not None and len(d.arms) > 2:
         pass  # the design is arm_probabilities, checked above
     elif d.propensity is None and d.propensity_column is None:
-        out.append(Problem("dictionary", "propensity", "the design's P(treated) is not given",
-                           "write propensity = 0.5 (1:1), 0.6667 (2:1), or name a propensity column"))
+        out.append(
+            Problem(
+                "dictionary",
+                "propensity",
+                "the design's P(treated) is not given",
+                "write propensity = 0.5 (1:1), 0.6667 (2:1), or name a propensity column",
+            )
+        )
     elif d.propensity_column is not None and d.min_propensity is None:
-        out.append(Problem("dictionary", "min_propensity", "a per-row propensity needs a public "
-                           "lower bound for the weight bound", "write min_propensity, e.g. 0.1"))
+        out.append(
+            Problem(
+                "dictionary",
+                "min_propensity",
+                "a per-row propensity needs a public lower bound for the weight bound",
+                "write min_propensity, e.g. 0.1",
+            )
+        )
     for name in d.missing_bounds:
         if name != d.outcome:
-            out.append(Problem(f"column {_q(name)}", "bounds", "a numeric covariate has no public "
-                               "bounds", "give its natural range, e.g. lower 18, upper 90 (or "
-                               "role ignore)"))
+            out.append(
+                Problem(
+                    f"column {_q(name)}",
+                    "bounds",
+                    "a numeric covariate has no public bounds",
+                    "give its natural range, e.g. lower 18, upper 90 (or role ignore)",
+                )
+            )
     return out
 
 
-def check_dictionary(dictionary: Any, data: Any = None, *, encoding: str = "utf-8",
-                     release: bool = True) -> tuple[Dictionary | None, list[Problem], list[str]]:
+def check_dictionary(
+    dictionary: Any, data: Any = None, *, encoding: str = "utf-8", release: bool = True
+) -> tuple[Dictionary | None, list[Problem], list[str]]:
     """Every problem of a dictionary (and of its trial file), at once.
 
     Parameters
@@ -165,16 +229,27 @@ def _data_problems(d, data, encoding, notes):
         table = read_cells(data, encoding=encoding, missing_values=d.missing_values)
     except TrialDataError as exc:
         return [Problem("data", "file", str(exc), "")]
-    absent = [c.name for c in d.columns if c.name not in table.cells
-              and c.role not in ("ignore", "identifier")]
+    absent = [
+        c.name
+        for c in d.columns
+        if c.name not in table.cells and c.role not in ("ignore", "identifier")
+    ]
     for name in absent:
-        out.append(Problem(f"column {_q(name)}", "name", "the trial file has no such column",
-                           f"rename it to one of the file's columns ({_name_list(table.header, 8)}) "
-                           "or give it role ignore"))
+        out.append(
+            Problem(
+                f"column {_q(name)}",
+                "name",
+                "the trial file has no such column",
+                f"rename it to one of the file's columns ({_name_list(table.header, 8)}) "
+                "or give it role ignore",
+            )
+        )
     extra = [c for c in table.header if not any(col.name == c for col in d.columns)]
     if extra:
-        notes.append(f"the file's columns {_name_list(extra, 8)} are not in the dictionary "
-                     "(they are not used)")
+        notes.append(
+            f"the file's columns {_name_list(extra, 8)} are not in the dictionary "
+            "(they are not used)"
+        )
     for c in d.columns:
         if c.name not in table.cells:
             continue
@@ -184,10 +259,10 @@ def _data_problems(d, data, encoding, notes):
             keys = {label_key(v) for v in c.levels}
             outside = sum(v is not None and label_key(v) not in keys for v in cells)
             if outside:
-                what = ("missing (weight 0)" if c.role == "treatment" else
-                        "the baseline level")
-                notes.append(f"{_q(c.name)}: {outside} cell(s) match none of the levels; they "
-                             f"read as {what}")
+                what = "missing (weight 0)" if c.role == "treatment" else "the baseline level"
+                notes.append(
+                    f"{_q(c.name)}: {outside} cell(s) match none of the levels; they read as {what}"
+                )
         elif c.role in ("covariate", "outcome", "propensity") and c.type in ("numeric", "binary"):
             num = parse_numbers(cells, table.decimal, words=c.type == "binary")
             bad = int((~np.isfinite(num)).sum()) - missing
@@ -197,17 +272,23 @@ def _data_problems(d, data, encoding, notes):
             if b is not None and np.isfinite(num).any():
                 clipped = int(((num < b[0]) | (num > b[1])).sum())
                 if clipped:
-                    notes.append(f"{_q(c.name)}: {clipped} value(s) lie outside the bounds "
-                                 f"[{b[0]:g}, {b[1]:g}] and will be clipped")
+                    notes.append(
+                        f"{_q(c.name)}: {clipped} value(s) lie outside the bounds "
+                        f"[{b[0]:g}, {b[1]:g}] and will be clipped"
+                    )
             if c.role == "propensity" and d.propensity is not None and np.isfinite(num).any():
                 differ = np.isfinite(num) & (np.abs(num - d.propensity) > 1e-9)
                 if differ.any():
                     i = int(np.argmax(differ))
-                    out.append(Problem(f"column {_q(c.name)}", "propensity",
-                                       f"the randomization probability {d.propensity:g} and the "
-                                       f"column's {num[i]:g} in data row {i + 1} disagree",
-                                       "remove the probability to use the column per row, or "
-                                       "fix the column"))
+                    out.append(
+                        Problem(
+                            f"column {_q(c.name)}",
+                            "propensity",
+                            f"the randomization probability {d.propensity:g} and the "
+                            f"column's {num[i]:g} in data row {i + 1} disagree",
+                            "remove the probability to use the column per row, or fix the column",
+                        )
+                    )
         if missing:
             notes.append(f"{_q(c.name)}: {missing} missing cell(s)")
     if d.treatment and d.outcome and not absent:
@@ -215,8 +296,13 @@ def _data_problems(d, data, encoding, notes):
             if d.arms is not None and len(d.arms) > 2:  # every arm read, as a K-arm rule does
                 read_arms_trial(data, dictionary=d, unknown_levels="baseline", encoding=encoding)
             else:
-                read_trial(data, dictionary=d, incomplete="keep", unknown_levels="baseline",
-                           encoding=encoding)
+                read_trial(
+                    data,
+                    dictionary=d,
+                    incomplete="keep",
+                    unknown_levels="baseline",
+                    encoding=encoding,
+                )
         except TrialDataError as exc:
             out.append(Problem("data", "read_trial", str(exc), ""))
     return out
@@ -230,13 +316,19 @@ def _unique(problems):
     return out
 
 
-def main(dictionary: str, data: str | None = None, *, encoding: str = "utf-8",
-         write: Callable[[str], Any] = print) -> int:
+def main(
+    dictionary: str,
+    data: str | None = None,
+    *,
+    encoding: str = "utf-8",
+    write: Callable[[str], Any] = print,
+) -> int:
     """``dpcore dictionary check``: print every problem (and notes); 1 if any problem, else 0."""
     from pathlib import Path
 
-    d, problems, notes = check_dictionary(Path(dictionary), None if data is None else Path(data),
-                                          encoding=encoding)
+    d, problems, notes = check_dictionary(
+        Path(dictionary), None if data is None else Path(data), encoding=encoding
+    )
     for i, p in enumerate(problems, 1):
         write(f"problem {i}: {p}")
     for n in notes:
@@ -246,8 +338,17 @@ def main(dictionary: str, data: str | None = None, *, encoding: str = "utf-8",
         return 1
     cols = len(d.columns) if d is not None else 0
     arms = d.arms if d is not None else None
-    which = (f"{len(arms)} arms {_name_list(arms)}" if arms and len(arms) > 2
-             else f"treated {_q(d.treated)}" if d is not None else "")
-    write(f"ok: {dictionary} describes {cols} column(s); treatment {_q(d.treatment)}, {which}, "
-          f"outcome {_q(d.outcome)}" if d is not None else "ok")
+    which = (
+        f"{len(arms)} arms {_name_list(arms)}"
+        if arms and len(arms) > 2
+        else f"treated {_q(d.treated)}"
+        if d is not None
+        else ""
+    )
+    write(
+        f"ok: {dictionary} describes {cols} column(s); treatment {_q(d.treatment)}, {which}, "
+        f"outcome {_q(d.outcome)}"
+        if d is not None
+        else "ok"
+    )
     return 0

@@ -45,27 +45,54 @@ ROLE_WORDS = {
     "ignore": ("ignore", "ignored", "unused", "drop", "skip", "none", "note", "notes", "other"),
 }
 TYPE_WORDS = {
-    "numeric": ("numeric", "number", "integer", "int", "float", "double", "real", "continuous",
-                "count", "decimal"),
+    "numeric": (
+        "numeric",
+        "number",
+        "integer",
+        "int",
+        "float",
+        "double",
+        "real",
+        "continuous",
+        "count",
+        "decimal",
+    ),
     "binary": ("binary", "boolean", "bool", "yes/no", "dichotomous", "0/1", "logical", "flag"),
-    "categorical": ("categorical", "category", "factor", "nominal", "ordinal", "enum",
-                    "categories"),
+    "categorical": (
+        "categorical",
+        "category",
+        "factor",
+        "nominal",
+        "ordinal",
+        "enum",
+        "categories",
+    ),
     "label": ("label", "string", "text", "character", "str", "id"),
 }
 _ROLE = {w: r for r, words in ROLE_WORDS.items() for w in words}
 _TYPE = {w: t for t, words in TYPE_WORDS.items() for w in words}
 # Keys of a column entry (JSON) and their synonyms.
-_KEYS = {"name": ("name", "column", "variable", "field"), "role": ("role",),
-         "type": ("type",), "unit": ("unit", "units"),
-         "meaning": ("meaning", "description", "label", "title"),
-         "bounds": ("bounds", "range"), "lower": ("lower", "min", "minimum"),
-         "upper": ("upper", "max", "maximum"),
-         "levels": ("levels", "categories", "values", "enum"),
-         "value": ("value", "constant"), "treated": ("treated",)}
+_KEYS = {
+    "name": ("name", "column", "variable", "field"),
+    "role": ("role",),
+    "type": ("type",),
+    "unit": ("unit", "units"),
+    "meaning": ("meaning", "description", "label", "title"),
+    "bounds": ("bounds", "range"),
+    "lower": ("lower", "min", "minimum"),
+    "upper": ("upper", "max", "maximum"),
+    "levels": ("levels", "categories", "values", "enum"),
+    "value": ("value", "constant"),
+    "treated": ("treated",),
+}
 _KEY = {w: k for k, words in _KEYS.items() for w in words}
-_TOP = {"missingvalues": "missing_values", "primarykey": "primaryKey",
-        "larger is better": "larger_is_better", "outcome bounds": "outcome_bounds",
-        "min propensity": "min_propensity"}
+_TOP = {
+    "missingvalues": "missing_values",
+    "primarykey": "primaryKey",
+    "larger is better": "larger_is_better",
+    "outcome bounds": "outcome_bounds",
+    "min propensity": "min_propensity",
+}
 _TRUE = ("true", "yes", "1", "larger", "higher", "y")
 _FALSE = ("false", "no", "0", "smaller", "lower", "n")
 
@@ -96,12 +123,14 @@ def read_dictionary(source: Any, *, strict: bool = True) -> Dictionary:
 
     Examples
     --------
-    >>> d = read_dictionary(b"column,role,type,lower,upper,levels,unit\\n"
-    ...                     b"age,covariate,numeric,18,90,,years\\n"
-    ...                     b"arm,treatment,label,,,drug|placebo,\\n"
-    ...                     b"days,outcome,numeric,0,30,,days\\n"
-    ...                     b"treated,design,,,,drug,\\n"
-    ...                     b"larger_is_better,design,,,,false,\\n")
+    >>> d = read_dictionary(
+    ...     b"column,role,type,lower,upper,levels,unit\\n"
+    ...     b"age,covariate,numeric,18,90,,years\\n"
+    ...     b"arm,treatment,label,,,drug|placebo,\\n"
+    ...     b"days,outcome,numeric,0,30,,days\\n"
+    ...     b"treated,design,,,,drug,\\n"
+    ...     b"larger_is_better,design,,,,false,\\n"
+    ... )
     >>> d.treatment, d.treated, d.outcome_bounds, d.bounds, d.larger_is_better
     ('arm', 'drug', (0.0, 30.0), {'age': (18.0, 90.0)}, False)
     >>> read_dictionary({"treatment": "arm", "columns": []}, strict=False).treatment
@@ -120,10 +149,16 @@ def read_dictionary(source: Any, *, strict: bool = True) -> Dictionary:
             try:
                 data = json.loads(text)
             except json.JSONDecodeError as exc:
-                raise DictionaryError([Problem(
-                    f"line {exc.lineno}, column {exc.colno}", "JSON",
-                    f"the dictionary is not valid JSON: {exc.msg}",
-                    "check the commas, quotes and brackets there")]) from None
+                raise DictionaryError(
+                    [
+                        Problem(
+                            f"line {exc.lineno}, column {exc.colno}",
+                            "JSON",
+                            f"the dictionary is not valid JSON: {exc.msg}",
+                            "check the commas, quotes and brackets there",
+                        )
+                    ]
+                ) from None
             d = r.from_dict(data)
         else:
             d = r.from_dict(r.from_csv(text))
@@ -148,14 +183,16 @@ def trial_arguments(dictionary, **given):
                 f"the dictionary lists {len(d.arms)} arms of {_q(d.treatment)} "
                 f"({_name_list(d.arms)}); choose the two to compare, e.g. arms=({d.arms[0]!r}, "
                 f"{d.arms[1]!r}) (the first is the treated one), or fit a rule over all of them "
-                "with dpcore.owl.karm.KArmOWL (read_arms_trial)")
+                "with dpcore.owl.karm.KArmOWL (read_arms_trial)"
+            )
         a, b = arms
         treated = given.get("treated")
         if treated is not None and _key(treated) == _key(b):
             a, b = b, a
         elif treated is not None and _key(treated) != _key(a):
-            raise TrialDataError(f"treated={treated!r} is not one of the compared arms "
-                                 f"{_name_list(arms)}")
+            raise TrialDataError(
+                f"treated={treated!r} is not one of the compared arms {_name_list(arms)}"
+            )
         d = d.for_arms(a, b)
         others = list(d.extra["other_arms"])
         given = {**given, "arms": None, "treated": None}
@@ -177,13 +214,17 @@ def _key(v):
 
 
 def _text(source):
-    if isinstance(source, Path) or (isinstance(source, str) and "\n" not in source
-                                    and source.strip().lower().endswith((".json", ".csv"))):
+    if isinstance(source, Path) or (
+        isinstance(source, str)
+        and "\n" not in source
+        and source.strip().lower().endswith((".json", ".csv"))
+    ):
         try:
             raw = Path(source).read_bytes()
         except OSError as exc:
-            raise DictionaryError(f"cannot open the dictionary {_q(str(source))}: "
-                                  f"{exc.strerror}") from None
+            raise DictionaryError(
+                f"cannot open the dictionary {_q(str(source))}: {exc.strerror}"
+            ) from None
     elif isinstance(source, str):
         return source.lstrip("\ufeff")
     elif isinstance(source, (bytes, bytearray, memoryview)):
@@ -193,8 +234,9 @@ def _text(source):
         if isinstance(raw, str):
             return raw.lstrip("\ufeff")
     else:
-        raise TypeError(f"source must be a path, bytes, text, a file or a dict, got "
-                        f"{type(source).__name__}")
+        raise TypeError(
+            f"source must be a path, bytes, text, a file or a dict, got {type(source).__name__}"
+        )
     # A dictionary is public: trying two encodings reveals nothing about a patient.
     for enc in ("utf-8-sig", "cp1252"):
         try:
@@ -216,21 +258,39 @@ class _Reader:
     # ------------------------------------------------------------------------ JSON form
     def from_dict(self, data):
         if not isinstance(data, dict):
-            raise DictionaryError([Problem("dictionary", "", "a JSON dictionary is an object",
-                                           'write {"treatment": ..., "columns": [...]}')])
+            raise DictionaryError(
+                [
+                    Problem(
+                        "dictionary",
+                        "",
+                        "a JSON dictionary is an object",
+                        'write {"treatment": ..., "columns": [...]}',
+                    )
+                ]
+            )
         # top-level keys in any case; Frictionless spells two in camelCase
-        data = {_TOP.get(str(k).strip().lower(), str(k).strip().lower()): v for k, v in data.items()}
+        data = {
+            _TOP.get(str(k).strip().lower(), str(k).strip().lower()): v for k, v in data.items()
+        }
         if "fields" in data and "columns" not in data:
             data = self.from_frictionless(data)
         entries = data.get("columns")
         if entries is None:
             entries = []
             if not any(data.get(k) for k in ("treatment", "outcome")):
-                self.add("dictionary", "columns", "the dictionary lists no columns",
-                         "add a 'columns' list of {name, role, type, bounds, levels, unit}")
+                self.add(
+                    "dictionary",
+                    "columns",
+                    "the dictionary lists no columns",
+                    "add a 'columns' list of {name, role, type, bounds, levels, unit}",
+                )
         elif not isinstance(entries, list):
-            self.add("dictionary", "columns", "'columns' must be a list",
-                     "write 'columns': [{\"name\": ..., \"role\": ...}, ...]")
+            self.add(
+                "dictionary",
+                "columns",
+                "'columns' must be a list",
+                'write \'columns\': [{"name": ..., "role": ...}, ...]',
+            )
             entries = []
         cols = []
         for i, e in enumerate(entries):
@@ -246,16 +306,31 @@ class _Reader:
         missing = data.get("missing_values")
         missing = self.missing_values(missing)
         arm_probabilities = self.arm_probabilities(data.get("arm_probabilities"), ratio, cols)
-        d_kwargs = dict(arm_probabilities=arm_probabilities,
-            treated=treated, propensity=propensity,
+        d_kwargs = dict(
+            arm_probabilities=arm_probabilities,
+            treated=treated,
+            propensity=propensity,
             min_propensity=self.probability(data.get("min_propensity"), "min_propensity"),
             randomization=ratio,
             larger_is_better=self.boolean(data.get("larger_is_better"), "larger_is_better"),
-            dataset=str(data.get("dataset") or ""), description=str(data.get("description") or ""),
+            dataset=str(data.get("dataset") or ""),
+            description=str(data.get("description") or ""),
             missing_values=missing,
-            extra={k: v for k, v in data.items() if k not in (
-                *_DESIGN, "columns", "treatment", "outcome", "outcome_bounds", "missingValues",
-                "fields", "primaryKey")},
+            extra={
+                k: v
+                for k, v in data.items()
+                if k
+                not in (
+                    *_DESIGN,
+                    "columns",
+                    "treatment",
+                    "outcome",
+                    "outcome_bounds",
+                    "missingValues",
+                    "fields",
+                    "primaryKey",
+                )
+            },
         )
         return self.assemble(cols, d_kwargs)
 
@@ -269,8 +344,9 @@ class _Reader:
                 kw["treated"] = default_treated(list(treatment.levels))
             else:  # the level's own spelling: treated "yes" names the level "Yes"
                 key = label_key(kw["treated"])
-                kw["treated"] = next((v for v in treatment.levels if label_key(v) == key),
-                                     kw["treated"])
+                kw["treated"] = next(
+                    (v for v in treatment.levels if label_key(v) == key), kw["treated"]
+                )
             cols = [_treated_first(c, kw["treated"]) for c in cols]
         for _ in range(len(cols) + 4):
             try:
@@ -289,8 +365,12 @@ class _Reader:
 
     def column_entry(self, e, i):
         if not isinstance(e, dict):
-            self.add(f"columns[{i}]", "", "each column entry is an object",
-                     'write {"name": ..., "role": ..., "type": ...}')
+            self.add(
+                f"columns[{i}]",
+                "",
+                "each column entry is an object",
+                'write {"name": ..., "role": ..., "type": ...}',
+            )
             return None
         entry, unknown = {}, []
         default_role = e.get("_role_default", "covariate")
@@ -304,14 +384,22 @@ class _Reader:
                 entry[key] = v
         name = entry.get("name")
         if not isinstance(name, str) or not name.strip():
-            self.add(f"columns[{i}]", "name", "the entry has no column name",
-                     'add "name": the column\'s header in the file')
+            self.add(
+                f"columns[{i}]",
+                "name",
+                "the entry has no column name",
+                'add "name": the column\'s header in the file',
+            )
             return None
         name = name.strip()
         where = f"column {_q(name)}"
         if unknown:
-            self.add(where, _name_list(unknown), "unknown keys",
-                     "use name, role, type, unit, meaning, bounds, levels (or remove them)")
+            self.add(
+                where,
+                _name_list(unknown),
+                "unknown keys",
+                "use name, role, type, unit, meaning, bounds, levels (or remove them)",
+            )
         return self.column(where, name, entry, default_role)
 
     def column(self, where, name, entry, default_role="covariate"):
@@ -321,8 +409,13 @@ class _Reader:
         levels = self.levels(entry.get("levels"), where)
         bad_levels = len(self.problems) > before
         if type_ is None:
-            type_ = ("categorical" if levels and role == "covariate" else
-                     "label" if role in ("treatment", "identifier", "ignore") else "numeric")
+            type_ = (
+                "categorical"
+                if levels and role == "covariate"
+                else "label"
+                if role in ("treatment", "identifier", "ignore")
+                else "numeric"
+            )
         constant = role == "propensity"
         bounds = None
         if "value" in entry and entry["value"] not in (None, ""):
@@ -332,33 +425,59 @@ class _Reader:
         elif entry.get("lower") not in (None, "") or entry.get("upper") not in (None, ""):
             lo, hi = entry.get("lower"), entry.get("upper")
             if lo in (None, "") or hi in (None, ""):
-                self.add(where, "bounds", "one bound only is given",
-                         "give both lower and upper, or neither")
+                self.add(
+                    where,
+                    "bounds",
+                    "one bound only is given",
+                    "give both lower and upper, or neither",
+                )
             else:
                 bounds = self.pair([lo, hi], name, constant)
         if role == "propensity" and levels and len(levels) == 1:  # a single value
             bounds, levels = self.pair([levels[0], levels[0]], name, True), None
         if role == "propensity" and bounds is not None and not 0 < bounds[0] <= bounds[1] < 1:
-            self.add(where, "bounds", f"a propensity lies strictly between 0 and 1, got "
-                     f"[{bounds[0]:g}, {bounds[1]:g}]", "give P(treated), e.g. 0.5 or [0.2, 0.8]")
+            self.add(
+                where,
+                "bounds",
+                f"a propensity lies strictly between 0 and 1, got [{bounds[0]:g}, {bounds[1]:g}]",
+                "give P(treated), e.g. 0.5 or [0.2, 0.8]",
+            )
             bounds = None
         if type_ == "binary" and levels is not None and len(levels) != 2:
-            self.add(where, "levels", f"a binary column has two levels, got {len(levels)}",
-                     "list the level read as 0 first, then the one read as 1 (e.g. no|yes)")
+            self.add(
+                where,
+                "levels",
+                f"a binary column has two levels, got {len(levels)}",
+                "list the level read as 0 first, then the one read as 1 (e.g. no|yes)",
+            )
             levels = None
         if type_ == "categorical" and role == "covariate" and not levels:
             if not bad_levels:
-                self.add(where, "levels", "a categorical column needs its public levels (never "
-                         "read off the data)", f"write them baseline first, e.g. A{LEVEL_SEP}B"
-                         f"{LEVEL_SEP}C")
+                self.add(
+                    where,
+                    "levels",
+                    "a categorical column needs its public levels (never read off the data)",
+                    f"write them baseline first, e.g. A{LEVEL_SEP}B{LEVEL_SEP}C",
+                )
             type_ = "label"
             role = "ignore"
         if type_ == "binary" and bounds not in (None, (0.0, 1.0)):
-            self.add(where, "bounds", f"a binary column is 0/1; its bounds cannot be "
-                     f"{list(bounds)}", "remove the bounds, or give type numeric")
+            self.add(
+                where,
+                "bounds",
+                f"a binary column is 0/1; its bounds cannot be {list(bounds)}",
+                "remove the bounds, or give type numeric",
+            )
             bounds = None
-        return Column(name, role, type_, str(entry.get("unit") or ""), bounds, levels,
-                      str(entry.get("meaning") or ""))
+        return Column(
+            name,
+            role,
+            type_,
+            str(entry.get("unit") or ""),
+            bounds,
+            levels,
+            str(entry.get("meaning") or ""),
+        )
 
     def top_level_roles(self, cols, data):
         """Top-level treatment, outcome and outcome_bounds agree with (or add) the columns."""
@@ -368,8 +487,12 @@ class _Reader:
             if name is None:
                 continue
             if not isinstance(name, str) or not name.strip():
-                self.add("dictionary", role, f"{role} must be a column name, got {_q(name)}",
-                         f"write \"{role}\": the column's header")
+                self.add(
+                    "dictionary",
+                    role,
+                    f"{role} must be a column name, got {_q(name)}",
+                    f'write "{role}": the column\'s header',
+                )
                 continue
             name = name.strip()
             if name not in by_name:
@@ -381,24 +504,36 @@ class _Reader:
             if c.role != role:
                 if c.role in ("covariate", "ignore") and "role" not in _raw_keys(data, name):
                     cols[by_name[name]] = replace(
-                        c, role=role, type=c.type if role == "outcome" or c.type != "numeric"
-                        else "label")
+                        c,
+                        role=role,
+                        type=c.type if role == "outcome" or c.type != "numeric" else "label",
+                    )
                 else:
-                    self.add(f"column {_q(name)}", "role",
-                             f"the top level names it the {role} but its entry says {c.role}",
-                             f"give it role {role}, or name another column at the top level")
+                    self.add(
+                        f"column {_q(name)}",
+                        "role",
+                        f"the top level names it the {role} but its entry says {c.role}",
+                        f"give it role {role}, or name another column at the top level",
+                    )
         if data.get("outcome_bounds") is not None:
             name = data.get("outcome") or next((c.name for c in cols if c.role == "outcome"), None)
             if name is None or name not in by_name:
-                self.add("dictionary", "outcome_bounds", "outcome bounds are given but no column "
-                         "is the outcome", 'name it: "outcome": "<column>"')
+                self.add(
+                    "dictionary",
+                    "outcome_bounds",
+                    "outcome bounds are given but no column is the outcome",
+                    'name it: "outcome": "<column>"',
+                )
                 return cols
             top = self.pair(data["outcome_bounds"], "outcome_bounds")
             c = cols[by_name[name]]
             if top is not None and c.bounds is not None and c.bounds != top:
-                self.add(f"column {_q(name)}", "bounds", f"outcome_bounds {list(top)} differ from "
-                         f"the column's bounds {list(c.bounds)}", "give the same bounds, or one "
-                         "of them only")
+                self.add(
+                    f"column {_q(name)}",
+                    "bounds",
+                    f"outcome_bounds {list(top)} differ from the column's bounds {list(c.bounds)}",
+                    "give the same bounds, or one of them only",
+                )
             elif top is not None:
                 cols[by_name[name]] = replace(c, bounds=top)
         return cols
@@ -425,16 +560,25 @@ class _Reader:
         if isinstance(value, dict):
             given = {label_key(k): v for k, v in value.items()}
             if set(given) != {label_key(v) for v in levels}:
-                self.add("dictionary", "arm_probabilities", "the arm probabilities name "
-                         f"{_name_list(list(value))}, not the treatment's levels "
-                         f"{_name_list(levels)}", "give one probability per arm, by its label")
+                self.add(
+                    "dictionary",
+                    "arm_probabilities",
+                    "the arm probabilities name "
+                    f"{_name_list(list(value))}, not the treatment's levels "
+                    f"{_name_list(levels)}",
+                    "give one probability per arm, by its label",
+                )
                 return None
             value = [given[label_key(v)] for v in levels]
         if isinstance(value, str):
             value = split_levels(value)
         if not isinstance(value, (list, tuple)):
-            self.add("dictionary", "arm_probabilities", "arm probabilities must be a list",
-                     "write them in the order of the treatment's levels, e.g. [0.5, 0.25, 0.25]")
+            self.add(
+                "dictionary",
+                "arm_probabilities",
+                "arm probabilities must be a list",
+                "write them in the order of the treatment's levels, e.g. [0.5, 0.25, 0.25]",
+            )
             return None
         out = [self.probability(v, "arm_probabilities") for v in value]
         return None if any(p is None for p in out) else tuple(out)
@@ -446,9 +590,12 @@ class _Reader:
             return propensity
         p = float(m[1]) / (float(m[1]) + float(m[2]))
         if propensity is not None and abs(p - propensity) > 1e-3:  # 0.6667 is 2:1
-            self.add("dictionary", "randomization", f"the ratio {ratio} (P(treated) = {p:.4g}) "
-                     f"and propensity {propensity:g} disagree",
-                     "write the ratio treated:control, or correct the propensity")
+            self.add(
+                "dictionary",
+                "randomization",
+                f"the ratio {ratio} (P(treated) = {p:.4g}) and propensity {propensity:g} disagree",
+                "write the ratio treated:control, or correct the propensity",
+            )
             return propensity
         return propensity if propensity is not None else (p if 0 < p < 1 else None)
 
@@ -456,52 +603,84 @@ class _Reader:
     def from_csv(self, text):
         lines = text.splitlines()
         first = next((ln for ln in lines if ln.strip()), "")
-        delimiter = max((",", ";", "\t"), key=lambda d: (len(next(csv.reader([first],
-                                                                             delimiter=d))), d == ","))
+        delimiter = max(
+            (",", ";", "\t"), key=lambda d: (len(next(csv.reader([first], delimiter=d))), d == ",")
+        )
         rows = [r for r in csv.reader(io.StringIO(text), delimiter=delimiter)]
         numbered = [(k, r) for k, r in enumerate(rows, start=1) if any(c.strip() for c in r)]
         if not numbered:
-            raise DictionaryError([Problem("dictionary", "", "the dictionary file is empty",
-                                           "write a header line: " + ",".join(CSV_COLUMNS[:7]))])
+            raise DictionaryError(
+                [
+                    Problem(
+                        "dictionary",
+                        "",
+                        "the dictionary file is empty",
+                        "write a header line: " + ",".join(CSV_COLUMNS[:7]),
+                    )
+                ]
+            )
         _, head = numbered[0]
         header = [h.strip().lower() for h in head]
         header = [_KEY.get(h, h) if h else "" for h in header]  # a spreadsheet's empty columns
         header = ["column" if h == "name" else h for h in header]
         need = [h for h in ("column", "role") if h not in header]
         if need:
-            raise DictionaryError([Problem("line 1", "header", f"the columns {_name_list(need)} are "
-                                           "missing from the first row",
-                                           "a CSV dictionary starts with the header "
-                                           + ",".join(CSV_COLUMNS[:7]))])
+            raise DictionaryError(
+                [
+                    Problem(
+                        "line 1",
+                        "header",
+                        f"the columns {_name_list(need)} are missing from the first row",
+                        "a CSV dictionary starts with the header " + ",".join(CSV_COLUMNS[:7]),
+                    )
+                ]
+            )
         known = set(CSV_COLUMNS) | {"lower", "upper", "treated", "value"}
         for h in header:
             if h and h not in known:
-                self.add("line 1", _q(h), "unknown dictionary column",
-                         f"use {', '.join(CSV_COLUMNS)} (and treated), or remove it")
+                self.add(
+                    "line 1",
+                    _q(h),
+                    "unknown dictionary column",
+                    f"use {', '.join(CSV_COLUMNS)} (and treated), or remove it",
+                )
         columns, design = [], {}
         for k, r in numbered[1:]:
             cell = {h: (r[j].strip() if j < len(r) else "") for j, h in enumerate(header)}
             name = cell.get("column", "")
             if not name:
-                self.add(f"line {k}", "column", "the line has no column name",
-                         "write the column's header in the first cell")
+                self.add(
+                    f"line {k}",
+                    "column",
+                    "the line has no column name",
+                    "write the column's header in the first cell",
+                )
                 continue
             if cell.get("role", "").lower() == "design":
                 key = name.lower()
                 if key not in _DESIGN:
-                    self.add(f"line {k}", "design", f"design key {_q(name)} is unknown",
-                             f"use one of {', '.join(_DESIGN)}")
+                    self.add(
+                        f"line {k}",
+                        "design",
+                        f"design key {_q(name)} is unknown",
+                        f"use one of {', '.join(_DESIGN)}",
+                    )
                     continue
                 design[key] = cell.get("levels", "") or cell.get("value", "")
                 continue
-            entry: dict[str, Any] = {"name": name, "role": cell.get("role") or None,
-                                     "type": cell.get("type") or None,
-                                     "unit": cell.get("unit", ""),
-                                     "meaning": cell.get("meaning", "")}
+            entry: dict[str, Any] = {
+                "name": name,
+                "role": cell.get("role") or None,
+                "type": cell.get("type") or None,
+                "unit": cell.get("unit", ""),
+                "meaning": cell.get("meaning", ""),
+            }
             lo, hi = cell.get("lower", ""), cell.get("upper", "")
             if lo or hi:
-                entry["lower"], entry["upper"] = (self.number(lo, name, "lower", k),
-                                                  self.number(hi, name, "upper", k))
+                entry["lower"], entry["upper"] = (
+                    self.number(lo, name, "lower", k),
+                    self.number(hi, name, "upper", k),
+                )
                 if entry["lower"] is None and entry["upper"] is None:
                     del entry["lower"], entry["upper"]
             if cell.get("value"):
@@ -528,21 +707,32 @@ class _Reader:
         """A Frictionless Table Schema as the JSON form (roles from ``role`` or the top level)."""
         fields = data.get("fields")
         if not isinstance(fields, list):
-            self.add("dictionary", "fields", "'fields' must be a list",
-                     "write 'fields': [{\"name\": ..., \"type\": ...}, ...]")
+            self.add(
+                "dictionary",
+                "fields",
+                "'fields' must be a list",
+                'write \'fields\': [{"name": ..., "type": ...}, ...]',
+            )
             fields = []
         keys = data.get("primaryKey") or []
         keys = [keys] if isinstance(keys, str) else list(keys)
         columns = []
         for i, f in enumerate(fields):
             if not isinstance(f, dict):
-                self.add(f"fields[{i}]", "", "each field is an object",
-                         'write {"name": ..., "type": ...}')
+                self.add(
+                    f"fields[{i}]",
+                    "",
+                    "each field is an object",
+                    'write {"name": ..., "type": ...}',
+                )
                 continue
             cons = f.get("constraints") or {}
             ftype = str(f.get("type") or "any").lower()
-            entry: dict[str, Any] = {"name": f.get("name"), "unit": f.get("unit", ""),
-                                     "meaning": f.get("description") or f.get("title") or ""}
+            entry: dict[str, Any] = {
+                "name": f.get("name"),
+                "unit": f.get("unit", ""),
+                "meaning": f.get("description") or f.get("title") or "",
+            }
             if f.get("role"):
                 entry["role"] = f["role"]
             elif f.get("name") in keys:
@@ -551,8 +741,9 @@ class _Reader:
             if ftype == "boolean":
                 entry["type"] = "binary"
             elif enum:
-                entry["type"] = "categorical" if entry.get("role", "covariate") == "covariate" \
-                    else "label"
+                entry["type"] = (
+                    "categorical" if entry.get("role", "covariate") == "covariate" else "label"
+                )
                 entry["levels"] = enum
             elif ftype in ("number", "integer"):
                 entry["type"] = "numeric"
@@ -580,8 +771,9 @@ class _Reader:
         text = str(value).strip().lower()
         if text in table:
             return table[text]
-        self.add(where, field, f"{field} {_q(value)} is unknown",
-                 f"use one of {', '.join(allowed)}")
+        self.add(
+            where, field, f"{field} {_q(value)} is unknown", f"use one of {', '.join(allowed)}"
+        )
         return default
 
     def levels(self, value, where):
@@ -598,9 +790,13 @@ class _Reader:
         keys = [label_key(v) for v in levels]
         if not levels or len(set(keys)) < len(keys):
             dup = sorted({str(v) for v, k in zip(levels, keys) if keys.count(k) > 1})
-            self.add(where, "levels", "levels must be distinct and not empty" + (
-                f" ({_name_list(dup)} read as the same level)" if dup else ""),
-                     "list each level once (1, 01 and 1.0 are one level; case is ignored)")
+            self.add(
+                where,
+                "levels",
+                "levels must be distinct and not empty"
+                + (f" ({_name_list(dup)} read as the same level)" if dup else ""),
+                "list each level once (1, 01 and 1.0 are one level; case is ignored)",
+            )
             return None
         return levels
 
@@ -613,11 +809,16 @@ class _Reader:
 
     def number(self, text, name, which, line):
         try:
-            return float(text.replace(",", ".") if text.count(",") == 1 and "." not in text
-                         else text)
+            return float(
+                text.replace(",", ".") if text.count(",") == 1 and "." not in text else text
+            )
         except ValueError:
-            self.add(f"line {line} (column {_q(name)})", which, f"{which} bound {_q(text)} is not "
-                     "a number", "write a number such as 18 or 0.5 (or leave both bounds empty)")
+            self.add(
+                f"line {line} (column {_q(name)})",
+                which,
+                f"{which} bound {_q(text)} is not a number",
+                "write a number such as 18 or 0.5 (or leave both bounds empty)",
+            )
             return None
 
     def probability(self, value, name):
@@ -625,15 +826,22 @@ class _Reader:
             return None
         try:
             text = str(value).strip()
-            p = float(text.replace(",", ".") if text.count(",") == 1 and "." not in text
-                      else value)
+            p = float(text.replace(",", ".") if text.count(",") == 1 and "." not in text else value)
         except (TypeError, ValueError):
-            self.add("dictionary", name, f"{name} must be a number between 0 and 1, got "
-                     f"{_q(value)}", "write P(treated), e.g. 0.5 for 1:1 or 0.6667 for 2:1")
+            self.add(
+                "dictionary",
+                name,
+                f"{name} must be a number between 0 and 1, got {_q(value)}",
+                "write P(treated), e.g. 0.5 for 1:1 or 0.6667 for 2:1",
+            )
             return None
         if not 0.0 < p < 1.0:
-            self.add("dictionary", name, f"{name} must lie strictly between 0 and 1, got {p:g}",
-                     "if it is a percentage, divide it by 100")
+            self.add(
+                "dictionary",
+                name,
+                f"{name} must lie strictly between 0 and 1, got {p:g}",
+                "if it is a percentage, divide it by 100",
+            )
             return None
         return p
 
@@ -645,8 +853,12 @@ class _Reader:
             return True
         if text in _FALSE:
             return False
-        self.add("dictionary", name, f"{name} must be true or false, got {_q(value)}",
-                 f"write {name} = true (larger outcomes are better) or false")
+        self.add(
+            "dictionary",
+            name,
+            f"{name} must be true or false, got {_q(value)}",
+            f"write {name} = true (larger outcomes are better) or false",
+        )
         return None
 
     def missing_values(self, value):
@@ -655,8 +867,12 @@ class _Reader:
         if isinstance(value, str):
             value = split_levels(value)
         if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
-            self.add("dictionary", "missing_values", "missing_values must be a list of texts",
-                     'write ["-99", "unknown"]')
+            self.add(
+                "dictionary",
+                "missing_values",
+                "missing_values must be a list of texts",
+                'write ["-99", "unknown"]',
+            )
             return ()
         return tuple(v.strip() for v in value if v.strip())
 

@@ -37,7 +37,9 @@ def check_categorical(categorical):
             check_names(col, "categorical", single=True)
             levels = [_strip_label(v) for v in levels]
             if len(levels) < 1 or _duplicates(levels):
-                raise TrialDataError(f"categorical levels of {_q(col)} must be distinct and not empty")
+                raise TrialDataError(
+                    f"categorical levels of {_q(col)} must be distinct and not empty"
+                )
             out[col] = tuple(levels)
         return out
     return {c: None for c in check_names(categorical, "categorical")}
@@ -72,7 +74,9 @@ def check_roles(columns, treatment, outcome, propensity, covariates, categorical
     if covariates is not None:
         extra = [c for c in categorical if c not in covariates]
         if extra:
-            raise TrialDataError(f"categorical column {_name_list(extra)} is not among the covariates")
+            raise TrialDataError(
+                f"categorical column {_name_list(extra)} is not among the covariates"
+            )
 
 
 def default_covariates(table, treatment, outcome, propensity, categorical):
@@ -98,7 +102,7 @@ def _has_number(cells, decimal, chunk=512):
     """Whether any cell reads as a number, reading from the top and stopping at the first."""
     start = 0
     while start < len(cells):
-        if np.isfinite(parse_numbers(cells[start:start + chunk], decimal)).any():
+        if np.isfinite(parse_numbers(cells[start : start + chunk], decimal)).any():
             return True
         start, chunk = start + chunk, min(chunk * 4, 1 << 16)
     return False

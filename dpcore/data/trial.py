@@ -44,9 +44,21 @@ from .csv_io import (
 from .dictionary_read import trial_arguments
 from .roles import check_categorical, check_choice, check_names, check_roles, default_covariates
 
-__all__ = ["MIN_ROWS_PER_ARM", "CellTable", "CsvPreview", "Trial", "TrialDataError",
-           "column_labels", "guess_columns", "normalised_cells", "preview_csv", "read_arms_trial",
-           "read_cells", "read_table", "read_trial"]
+__all__ = [
+    "MIN_ROWS_PER_ARM",
+    "CellTable",
+    "CsvPreview",
+    "Trial",
+    "TrialDataError",
+    "column_labels",
+    "guess_columns",
+    "normalised_cells",
+    "preview_csv",
+    "read_arms_trial",
+    "read_cells",
+    "read_table",
+    "read_trial",
+]
 
 #: Fewest rows each arm needs after rows with missing values are dropped.
 MIN_ROWS_PER_ARM = 10
@@ -147,8 +159,9 @@ class Trial:
         published): every row ``outcomes_for_fit`` gives weight 0."""
         return 0 if self.complete is None else int((~self.complete).sum())
 
-    def outcomes_for_fit(self, outcome_bounds: tuple[float, float],
-                         larger_is_better: bool = True) -> np.ndarray:
+    def outcomes_for_fit(
+        self, outcome_bounds: tuple[float, float], larger_is_better: bool = True
+    ) -> np.ndarray:
         """Outcomes with each incomplete row at the worst public bound, so its OWL weight is 0.
 
         The benefit of the worst bound is 0 (B - lo, or hi - B), so the row's weight
@@ -166,14 +179,18 @@ class Trial:
         ndarray (n,)
         """
         if not isinstance(larger_is_better, (bool, np.bool_)):
-            raise TypeError("larger_is_better must be True or False (in a data dictionary, the "
-                            f"field larger_is_better), got {larger_is_better!r}")
+            raise TypeError(
+                "larger_is_better must be True or False (in a data dictionary, the "
+                f"field larger_is_better), got {larger_is_better!r}"
+            )
         if self.complete is None:
             return self.B
         worst = float(outcome_bounds[0] if larger_is_better else outcome_bounds[1])
         return np.where(self.complete, self.B, worst)
 
-    def feature_bounds(self, bounds: Mapping[str, tuple[float, float]]) -> tuple[np.ndarray, np.ndarray]:
+    def feature_bounds(
+        self, bounds: Mapping[str, tuple[float, float]]
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Public feature bounds in the column order of ``X``.
 
         Parameters
@@ -211,15 +228,24 @@ class Trial:
 # Public functions
 
 
-def read_trial(source: Source, *, treatment: str | None = None, outcome: str | None = None,
-               covariates: Sequence[str] | None = None, propensity: str | None = None,
-               treated: Any = None,
-               categorical: Sequence[str] | Mapping[str, Sequence[Any]] | None = None,
-               incomplete: str = "drop", unknown_levels: str = "error",
-               dictionary: Any = None, arms: Sequence[Any] | None = None,
-               binary: Sequence[str] | None = None, encoding: str = "utf-8",
-               delimiter: str | None = None,
-               missing_values: Sequence[str] | None = None) -> Trial:
+def read_trial(
+    source: Source,
+    *,
+    treatment: str | None = None,
+    outcome: str | None = None,
+    covariates: Sequence[str] | None = None,
+    propensity: str | None = None,
+    treated: Any = None,
+    categorical: Sequence[str] | Mapping[str, Sequence[Any]] | None = None,
+    incomplete: str = "drop",
+    unknown_levels: str = "error",
+    dictionary: Any = None,
+    arms: Sequence[Any] | None = None,
+    binary: Sequence[str] | None = None,
+    encoding: str = "utf-8",
+    delimiter: str | None = None,
+    missing_values: Sequence[str] | None = None,
+) -> Trial:
     """Read a two-arm randomized trial from a CSV file, cell by cell.
 
     How one row is read never depends on another row (docs/architecture.md, privacy rules 8 and
@@ -306,36 +332,90 @@ def read_trial(source: Source, *, treatment: str | None = None, outcome: str | N
     --------
     >>> import io
     >>> csv = "age;arm;days\\n" + "".join(
-    ...     f"{40 + i % 30};{'drug' if i % 3 else 'placebo'};{5 + i % 4}\\n" for i in range(60))
+    ...     f"{40 + i % 30};{'drug' if i % 3 else 'placebo'};{5 + i % 4}\\n" for i in range(60)
+    ... )
     >>> trial = read_trial(io.StringIO(csv), treatment="arm", outcome="days")
     >>> trial.arms, trial.delimiter, trial.X.shape
     (('drug', 'placebo'), ';', (60, 1))
     >>> from dpcore import DPOWL
-    >>> rule = DPOWL(epsilon=1.0, feature_bounds=trial.feature_bounds({"age": (18, 90)}),
-    ...              outcome_bounds=(0, 30), larger_is_better=False, rng=0)
+    >>> rule = DPOWL(
+    ...     epsilon=1.0,
+    ...     feature_bounds=trial.feature_bounds({"age": (18, 90)}),
+    ...     outcome_bounds=(0, 30),
+    ...     larger_is_better=False,
+    ...     rng=0,
+    ... )
     >>> rule = rule.fit(trial.X, trial.A, trial.B, propensity=2 / 3)
     """
     if dictionary is not None:
-        kw = trial_arguments(dictionary, treatment=treatment, outcome=outcome,
-                             covariates=covariates, propensity=propensity, treated=treated,
-                             categorical=categorical, arms=arms, binary=binary,
-                             missing_values=missing_values)
-        treatment, outcome, covariates, propensity = (kw["treatment"], kw["outcome"],
-                                                      kw["covariates"], kw["propensity"])
-        treated, categorical, arms, binary = (kw["treated"], kw["categorical"], kw["arms"],
-                                              kw["binary"])
+        kw = trial_arguments(
+            dictionary,
+            treatment=treatment,
+            outcome=outcome,
+            covariates=covariates,
+            propensity=propensity,
+            treated=treated,
+            categorical=categorical,
+            arms=arms,
+            binary=binary,
+            missing_values=missing_values,
+        )
+        treatment, outcome, covariates, propensity = (
+            kw["treatment"],
+            kw["outcome"],
+            kw["covariates"],
+            kw["propensity"],
+        )
+        treated, categorical, arms, binary = (
+            kw["treated"],
+            kw["categorical"],
+            kw["arms"],
+            kw["binary"],
+        )
         missing_values = kw["missing_values"]
         other_arms, design_p = tuple(kw["other_arms"]), kw["design_propensity"]
     else:
         other_arms, design_p = (), None
-    return _read(source, treatment, outcome, covariates, propensity, treated, categorical,
-                 incomplete, unknown_levels, arms, binary, encoding, delimiter, missing_values,
-                 other_arms=other_arms, design_propensity=design_p)
+    return _read(
+        source,
+        treatment,
+        outcome,
+        covariates,
+        propensity,
+        treated,
+        categorical,
+        incomplete,
+        unknown_levels,
+        arms,
+        binary,
+        encoding,
+        delimiter,
+        missing_values,
+        other_arms=other_arms,
+        design_propensity=design_p,
+    )
 
 
-def _read(source, treatment, outcome, covariates, propensity, treated, categorical, incomplete,
-          unknown_levels, arms, binary, encoding, delimiter, missing_values, *, other_arms=(),
-          design_propensity=None, all_arms=None):
+def _read(
+    source,
+    treatment,
+    outcome,
+    covariates,
+    propensity,
+    treated,
+    categorical,
+    incomplete,
+    unknown_levels,
+    arms,
+    binary,
+    encoding,
+    delimiter,
+    missing_values,
+    *,
+    other_arms=(),
+    design_propensity=None,
+    all_arms=None,
+):
     """The reader of :func:`read_trial` and :func:`read_arms_trial` (``all_arms``: every
     arm's public label, A then holds each row's arm index)."""
     binary = set(check_names(binary, "binary")) if binary is not None else set()
@@ -359,13 +439,25 @@ def _read(source, treatment, outcome, covariates, propensity, treated, categoric
     wanted = numeric = None  # with the covariates named, only the used columns' cells are
     if covariates is not None:  # kept, and the numeric ones are read as numbers in chunks
         wanted = [treatment, outcome, *covariates, *([propensity] if propensity else [])]
-        numeric = {c: c in binary for c in [outcome, *covariates, propensity]
-                   if c is not None and c not in categorical and c != treatment}
-    table = read_cells(source, encoding=encoding, delimiter=delimiter,
-                       missing_values=missing_values, columns=wanted, numeric=numeric)
+        numeric = {
+            c: c in binary
+            for c in [outcome, *covariates, propensity]
+            if c is not None and c not in categorical and c != treatment
+        }
+    table = read_cells(
+        source,
+        encoding=encoding,
+        delimiter=delimiter,
+        missing_values=missing_values,
+        columns=wanted,
+        numeric=numeric,
+    )
     for c in table.numbers:  # a column of text named as a number: the wrong column
-        _check_some_number(table, c, "outcome" if c == outcome else
-                           "propensity" if c == propensity else "covariate")
+        _check_some_number(
+            table,
+            c,
+            "outcome" if c == outcome else "propensity" if c == propensity else "covariate",
+        )
     check_roles(table.header, treatment, outcome, propensity, covariates, categorical)
     if covariates is None:
         covariates = default_covariates(table, treatment, outcome, propensity, categorical)
@@ -374,8 +466,12 @@ def _read(source, treatment, outcome, covariates, propensity, treated, categoric
             "no covariates to learn a rule from: the file has no other numeric column; "
             "name the covariates (and any categorical ones) explicitly"
         )
-    col = {c: table.column(c) for c in dict.fromkeys(
-        [treatment, outcome, *covariates] + ([propensity] if propensity else []))}
+    col = {
+        c: table.column(c)
+        for c in dict.fromkeys(
+            [treatment, outcome, *covariates] + ([propensity] if propensity else [])
+        )
+    }
     dec = table.decimal
     B = _numeric(col[outcome], outcome, "outcome", dec)
     p = None if propensity is None else _numeric(col[propensity], propensity, "propensity", dec)
@@ -383,17 +479,27 @@ def _read(source, treatment, outcome, covariates, propensity, treated, categoric
     # cells first, each on its own; levels read off the data (no public list) use the rows
     # whose other cells are present, as before
     X, names, categories, xmiss = _encode_covariates(
-        {c: col[c] for c in covariates}, covariates, categorical, unknown_levels, dec, binary,
-        rows=present & col[treatment].notna().to_numpy())
+        {c: col[c] for c in covariates},
+        covariates,
+        categorical,
+        unknown_levels,
+        dec,
+        binary,
+        rows=present & col[treatment].notna().to_numpy(),
+    )
     xkeep = ~xmiss.any(axis=1)
     tmiss = col[treatment].isna().to_numpy()
     if not (present & xkeep & ~tmiss).any():
-        _all_incomplete(table.n, dict(zip(covariates, xmiss.T)),
-                        {treatment: tmiss, outcome: np.isnan(B)}
-                        | ({} if p is None else {propensity: np.isnan(p)}))
+        _all_incomplete(
+            table.n,
+            dict(zip(covariates, xmiss.T)),
+            {treatment: tmiss, outcome: np.isnan(B)}
+            | ({} if p is None else {propensity: np.isnan(p)}),
+        )
     if all_arms is None:
-        A, arm_labels = _encode_treatment(col[treatment], treatment, treated, arms,
-                                          rows=present & xkeep)
+        A, arm_labels = _encode_treatment(
+            col[treatment], treatment, treated, arms, rows=present & xkeep
+        )
     else:
         A, arm_labels = _encode_arms(col[treatment], all_arms), tuple(all_arms)
     n_other = 0
@@ -420,8 +526,9 @@ def _read(source, treatment, outcome, covariates, propensity, treated, categoric
     if all_arms is None:
         _check_arm_sizes(np.where(keep, A, 0.0), arm_labels, n_dropped)
     else:
-        _check_arm_sizes(np.where(keep, A, -1.0), arm_labels, n_dropped,
-                         codes=range(len(arm_labels)))
+        _check_arm_sizes(
+            np.where(keep, A, -1.0), arm_labels, n_dropped, codes=range(len(arm_labels))
+        )
     complete = covariates_complete = None
     if incomplete == "keep":
         A = np.where(keep, A, 1.0 if all_arms is None else 0.0)
@@ -439,18 +546,39 @@ def _read(source, treatment, outcome, covariates, propensity, treated, categoric
         if a is not None:
             a.setflags(write=False)
     return Trial(
-        X=X, A=A, B=B, propensity=p, covariates=tuple(names), treatment=treatment,
-        outcome=outcome, treated=arm_labels[0] if all_arms is None else None, arms=arm_labels,
-        n_dropped=n_dropped, propensity_column=propensity, categories=categories,
-        delimiter=table.delimiter, encoding=table.encoding, decimal=table.decimal, rows=rows,
-        complete=complete, covariates_complete=covariates_complete,
-        design_propensity=design_propensity, other_arms=tuple(other_arms), n_other_arms=n_other,
+        X=X,
+        A=A,
+        B=B,
+        propensity=p,
+        covariates=tuple(names),
+        treatment=treatment,
+        outcome=outcome,
+        treated=arm_labels[0] if all_arms is None else None,
+        arms=arm_labels,
+        n_dropped=n_dropped,
+        propensity_column=propensity,
+        categories=categories,
+        delimiter=table.delimiter,
+        encoding=table.encoding,
+        decimal=table.decimal,
+        rows=rows,
+        complete=complete,
+        covariates_complete=covariates_complete,
+        design_propensity=design_propensity,
+        other_arms=tuple(other_arms),
+        n_other_arms=n_other,
     )
 
 
-def read_arms_trial(source: Source, *, dictionary: Any, incomplete: str = "keep",
-                    unknown_levels: str = "error", encoding: str = "utf-8",
-                    delimiter: str | None = None) -> Trial:
+def read_arms_trial(
+    source: Source,
+    *,
+    dictionary: Any,
+    incomplete: str = "keep",
+    unknown_levels: str = "error",
+    encoding: str = "utf-8",
+    delimiter: str | None = None,
+) -> Trial:
     """Read a trial over all the arms its dictionary lists (K >= 2), for a K-arm rule.
 
     As :func:`read_trial` with a dictionary, but every one of the treatment's public levels is
@@ -483,10 +611,16 @@ def read_arms_trial(source: Source, *, dictionary: Any, incomplete: str = "keep"
     Examples
     --------
     >>> import io
-    >>> d = {"treatment": "arm", "outcome": "y", "arm_probabilities": [0.5, 0.25, 0.25],
-    ...      "columns": [{"name": "age", "bounds": [0, 100]},
-    ...                  {"name": "arm", "role": "treatment", "levels": ["a", "b", "c"]},
-    ...                  {"name": "y", "role": "outcome", "bounds": [0, 10]}]}
+    >>> d = {
+    ...     "treatment": "arm",
+    ...     "outcome": "y",
+    ...     "arm_probabilities": [0.5, 0.25, 0.25],
+    ...     "columns": [
+    ...         {"name": "age", "bounds": [0, 100]},
+    ...         {"name": "arm", "role": "treatment", "levels": ["a", "b", "c"]},
+    ...         {"name": "y", "role": "outcome", "bounds": [0, 10]},
+    ...     ],
+    ... }
     >>> csv = "age,arm,y\\n" + "".join(f"{i},{'abac'[i % 4]},{i % 7}\\n" for i in range(80))
     >>> trial = read_arms_trial(io.StringIO(csv), dictionary=d)
     >>> trial.arms, trial.arm_probabilities, trial.A[:4].tolist()
@@ -497,14 +631,30 @@ def read_arms_trial(source: Source, *, dictionary: Any, incomplete: str = "keep"
     d = read_dictionary(dictionary)
     kw = d.read_trial_kwargs()
     if not d.arms:
-        raise TrialDataError(f"the dictionary lists no arms for {_q(d.treatment)}: give the "
-                             "treatment's levels (every arm) to fit a rule over them")
+        raise TrialDataError(
+            f"the dictionary lists no arms for {_q(d.treatment)}: give the "
+            "treatment's levels (every arm) to fit a rule over them"
+        )
     probs = d.arm_probabilities
     if probs is None and len(d.arms) == 2 and d.known_propensity is not None:
         probs = tuple(d.arm_probability(v) for v in d.arms)
-    trial = _read(source, kw["treatment"], kw["outcome"], kw["covariates"], kw["propensity"],
-                  None, kw["categorical"], incomplete, unknown_levels, None, kw["binary"],
-                  encoding, delimiter, kw["missing_values"], all_arms=tuple(d.arms))
+    trial = _read(
+        source,
+        kw["treatment"],
+        kw["outcome"],
+        kw["covariates"],
+        kw["propensity"],
+        None,
+        kw["categorical"],
+        incomplete,
+        unknown_levels,
+        None,
+        kw["binary"],
+        encoding,
+        delimiter,
+        kw["missing_values"],
+        all_arms=tuple(d.arms),
+    )
     from dataclasses import replace
 
     return replace(trial, arm_probabilities=probs, propensity=None, propensity_column=None)
@@ -515,10 +665,14 @@ def _check_some_number(table, name, role):
     v, here = table.numbers[name], table.present[name]
     if here.any() and not np.isfinite(v[here]).any():
         i, text = table.example[name]
-        hint = ("; name it in categorical to one-hot encode it, or leave it out"
-                if role == "covariate" else "")
-        raise TrialDataError(f"{role} {_q(name)} is not numeric: data row {i + 1} holds "
-                             f"{_q(text)}{hint}")
+        hint = (
+            "; name it in categorical to one-hot encode it, or leave it out"
+            if role == "covariate"
+            else ""
+        )
+        raise TrialDataError(
+            f"{role} {_q(name)} is not numeric: data row {i + 1} holds {_q(text)}{hint}"
+        )
 
 
 def _all_incomplete(n, *masks):
@@ -531,8 +685,9 @@ def _all_incomplete(n, *masks):
     )
 
 
-def column_labels(source: Source, column: str, limit: int = 20, *,
-                  encoding: str = "utf-8") -> tuple[Any, ...]:
+def column_labels(
+    source: Source, column: str, limit: int = 20, *, encoding: str = "utf-8"
+) -> tuple[Any, ...]:
     """The distinct non-missing labels of one column, each read as :func:`read_trial` reads it.
 
     For a screen that asks which arm is the treated one when there is no dictionary. Labels
@@ -560,8 +715,9 @@ def column_labels(source: Source, column: str, limit: int = 20, *,
     check_names(column, "column", single=True)
     table = read_cells(source, encoding=encoding, columns=[column])
     if column not in table.cells:
-        raise TrialDataError(f"no column named {_q(column)}; the columns are "
-                             f"{_name_list(table.header, 25)}")
+        raise TrialDataError(
+            f"no column named {_q(column)}; the columns are {_name_list(table.header, 25)}"
+        )
     first: dict = {}
     for v in table.cells[column]:
         if v is not None:

@@ -119,8 +119,13 @@ class DPOWL(PrivateEstimator):
     >>> from dpcore import DPOWL
     >>> from dpcore.owl.simulate import PAPER_TRIAL
     >>> trial = PAPER_TRIAL.sample(1000, rng=0)
-    >>> rule = DPOWL(epsilon=1.0, gamma=75, outcome_bounds=(-12, 12),
-    ...              feature_bounds=PAPER_TRIAL.feature_bounds, rng=1)
+    >>> rule = DPOWL(
+    ...     epsilon=1.0,
+    ...     gamma=75,
+    ...     outcome_bounds=(-12, 12),
+    ...     feature_bounds=PAPER_TRIAL.feature_bounds,
+    ...     rng=1,
+    ... )
     >>> rule.fit(trial["X"], trial["A"], trial["B"], propensity=0.5).predict(trial["X"][:4]).shape
     (4,)
     >>> rule.classes_.tolist(), rule.weight_bound_
@@ -147,12 +152,20 @@ class DPOWL(PrivateEstimator):
     n_features_in_: int
     bounds_from_data_: bool
 
-    def __init__(self, *, epsilon: float = 1.0, gamma: float | str = "paper",
-                 weight_bound: float | None = None, huber_h: float = 0.5, C: float | str = 0.0,
-                 feature_bounds: tuple[ArrayLike, ArrayLike] | None = None,
-                 outcome_bounds: tuple[float, float] | None = None,
-                 larger_is_better: bool = True, fit_intercept: bool = True,
-                 rng: Any = None) -> None:
+    def __init__(
+        self,
+        *,
+        epsilon: float = 1.0,
+        gamma: float | str = "paper",
+        weight_bound: float | None = None,
+        huber_h: float = 0.5,
+        C: float | str = 0.0,
+        feature_bounds: tuple[ArrayLike, ArrayLike] | None = None,
+        outcome_bounds: tuple[float, float] | None = None,
+        larger_is_better: bool = True,
+        fit_intercept: bool = True,
+        rng: Any = None,
+    ) -> None:
         self._store_params(locals())
 
     def _check_params(self) -> None:
@@ -160,8 +173,10 @@ class DPOWL(PrivateEstimator):
         check_epsilon(self.epsilon)
         if not isinstance(self.larger_is_better, (bool, np.bool_)):
             # never a silent True: a dictionary without the field gives None here
-            raise TypeError("larger_is_better must be True or False (in a data dictionary, the "
-                            f"field larger_is_better), got {self.larger_is_better!r}")
+            raise TypeError(
+                "larger_is_better must be True or False (in a data dictionary, the "
+                f"field larger_is_better), got {self.larger_is_better!r}"
+            )
         if isinstance(self.gamma, str):
             if self.gamma != "paper":
                 raise ValueError(f"gamma must be a positive number or 'paper', got {self.gamma!r}")
@@ -170,12 +185,22 @@ class DPOWL(PrivateEstimator):
         if self.outcome_bounds is not None:
             check_bounds(self.outcome_bounds, 1, "outcome_bounds")
         elif not self.larger_is_better:
-            raise ValueError("larger_is_better=False needs outcome_bounds to turn outcomes into benefits")
+            raise ValueError(
+                "larger_is_better=False needs outcome_bounds to turn outcomes into benefits"
+            )
         if self.weight_bound is not None:
             check_real(self.weight_bound, "weight_bound", low=0.0)
 
-    def fit(self, X: ArrayLike, A: ArrayLike, B: ArrayLike, propensity: Propensity,
-            *, treated: Any = None, ledger: Any = None) -> DPOWL:
+    def fit(
+        self,
+        X: ArrayLike,
+        A: ArrayLike,
+        B: ArrayLike,
+        propensity: Propensity,
+        *,
+        treated: Any = None,
+        ledger: Any = None,
+    ) -> DPOWL:
         """Fit and release the private rule.
 
         Parameters
@@ -224,7 +249,8 @@ class DPOWL(PrivateEstimator):
             raise ValueError(
                 f"A has the labels {classes[0]!r} and {classes[1]!r}: say which is the treated "
                 f"arm, the one propensity is about, e.g. fit(..., treated={classes[1]!r}) (or "
-                "use fit_trial, which takes it from the trial); only -1/+1 labels default to +1")
+                "use fit_trial, which takes it from the trial); only -1/+1 labels default to +1"
+            )
         if treated is not None:
             if treated not in classes.tolist():
                 raise ValueError(f"treated={treated!r} is not a label of A ({classes.tolist()})")
@@ -236,8 +262,10 @@ class DPOWL(PrivateEstimator):
         if isinstance(propensity, str):
             propensity = self._estimated_propensity(X, A, propensity)
         elif propensity is None:
-            raise TypeError("propensity is required: the randomization probability P(treated) "
-                            "(0.5 for 1:1, 2/3 for 2:1), one value per row, or 'logistic'")
+            raise TypeError(
+                "propensity is required: the randomization probability P(treated) "
+                "(0.5 for 1:1, 2/3 for 2:1), one value per row, or 'logistic'"
+            )
         propensity = check_propensity(propensity, n)
         self.propensity_ = float(np.asarray(propensity)) if np.ndim(propensity) == 0 else None
         W = self.weight_bound
@@ -254,33 +282,52 @@ class DPOWL(PrivateEstimator):
                 warnings.warn(
                     f"more than {CLIPPED_SHARE_WARNING:.0%} of the outcomes lie outside the public "
                     f"outcome_bounds ({lo:g}, {hi:g}) and were clipped to them: check the outcome's "
-                    "units (analyst-only; never publish this)", ClippingWarning, stacklevel=2)
+                    "units (analyst-only; never publish this)",
+                    ClippingWarning,
+                    stacklevel=2,
+                )
         w, clipped = owl_weights(B, A, propensity, W, self.outcome_bounds, self.larger_is_better)
         if clipped > 0:
             warnings.warn(
                 f"some OWL weights (benefit / propensity) exceed the weight bound W={W:g}; they "
                 "were clipped to W (the share clipped is an analyst-only diagnostic)",
-                ClippingWarning, stacklevel=2,
+                ClippingWarning,
+                stacklevel=2,
             )
-        gamma = default_gamma(self.epsilon, n, W) if isinstance(self.gamma, str) \
-            else float(self.gamma)
+        gamma = (
+            default_gamma(self.epsilon, n, W) if isinstance(self.gamma, str) else float(self.gamma)
+        )
         estimator = DPWeightedERM(
-            epsilon=self.epsilon, gamma=gamma, weight_bound=W, loss="huber",
-            huber_h=self.huber_h, C=self.C, feature_bounds=self.feature_bounds,
-            fit_intercept=self.fit_intercept, rng=self.rng,
+            epsilon=self.epsilon,
+            gamma=gamma,
+            weight_bound=W,
+            loss="huber",
+            huber_h=self.huber_h,
+            C=self.C,
+            feature_bounds=self.feature_bounds,
+            fit_intercept=self.fit_intercept,
+            rng=self.rng,
         )
         estimator._ledger_mechanism = "DP-OWL rule (output perturbation)"
         self.estimator_ = estimator.fit(X, A, w, ledger=ledger)
         self.weight_bound_ = W
         self.gamma_ = float(gamma)
-        for attr in ("coef_", "intercept_", "theta_", "sensitivity_", "scaling_", "n_features_in_",
-                     "bounds_from_data_"):
+        for attr in (
+            "coef_",
+            "intercept_",
+            "theta_",
+            "sensitivity_",
+            "scaling_",
+            "n_features_in_",
+            "bounds_from_data_",
+        ):
             setattr(self, attr, getattr(self.estimator_, attr))
         self.diagnostics_ = {**self.estimator_.diagnostics_, "clipped_share": float(clipped)}
         return self
 
-    def fit_trial(self, trial: Trial, propensity: Propensity = None, *,
-                  ledger: Any = None) -> DPOWL:
+    def fit_trial(
+        self, trial: Trial, propensity: Propensity = None, *, ledger: Any = None
+    ) -> DPOWL:
         """Fit on a :class:`dpcore.Trial`: its arrays, column names, arms and propensity.
 
         Parameters
@@ -301,20 +348,26 @@ class DPOWL(PrivateEstimator):
         self, with ``arms_ == trial.arms`` so that :meth:`recommend` returns arm labels.
         """
         if len(trial.arms) != 2 or trial.arm_probabilities is not None:
-            raise ValueError(f"this trial has {len(trial.arms)} arms read by read_arms_trial: fit "
-                             "a rule over all of them with dpcore.owl.karm.KArmOWL, or read two "
-                             "of them with read_trial(..., arms=(a, b))")
+            raise ValueError(
+                f"this trial has {len(trial.arms)} arms read by read_arms_trial: fit "
+                "a rule over all of them with dpcore.owl.karm.KArmOWL, or read two "
+                "of them with read_trial(..., arms=(a, b))"
+            )
         p = trial.propensity if propensity is None else propensity
         if p is None:  # the dictionary's randomization probability (two of K: p_a/(p_a+p_b))
             p = trial.design_propensity
         if p is None:
-            raise TypeError("this trial has no propensity column: pass its randomization "
-                            "probability, e.g. fit_trial(trial, propensity=2/3) for 2:1")
+            raise TypeError(
+                "this trial has no propensity column: pass its randomization "
+                "probability, e.g. fit_trial(trial, propensity=2/3) for 2:1"
+            )
         B = trial.B
         if getattr(trial, "n_incomplete", 0):
             if self.outcome_bounds is None:
-                raise ValueError("this trial keeps rows with a missing value; their OWL weight is "
-                                 "0 only with public outcome_bounds")
+                raise ValueError(
+                    "this trial keeps rows with a missing value; their OWL weight is "
+                    "0 only with public outcome_bounds"
+                )
             B = trial.outcomes_for_fit(self.outcome_bounds, self.larger_is_better)
         X = pd.DataFrame(np.asarray(trial.X), columns=list(trial.covariates))
         self.fit(X, trial.A, B, p, treated=1.0, ledger=ledger)  # Trial.A is +1 for trial.arms[0]
@@ -323,7 +376,9 @@ class DPOWL(PrivateEstimator):
 
     def _estimated_propensity(self, X: np.ndarray, A: np.ndarray, propensity: str) -> np.ndarray:
         if propensity != "logistic":
-            raise ValueError(f"propensity must be a number, an array or 'logistic', got {propensity!r}")
+            raise ValueError(
+                f"propensity must be a number, an array or 'logistic', got {propensity!r}"
+            )
         if isinstance(self.C, str):  # "worst-case" (n W) covers any propensity model
             _validation.check_choice(self.C, "C", {"worst-case"})
         elif self.C == 0:
@@ -336,7 +391,8 @@ class DPOWL(PrivateEstimator):
                 "propensity='logistic' with a numeric C is epsilon-DP only if C bounds the "
                 "propensity model's influence, which the paper's C = H/n does for large n and "
                 "known constants; use C='worst-case' for a guarantee that always holds",
-                PrivacyWarning, stacklevel=3,
+                PrivacyWarning,
+                stacklevel=3,
             )
         return fit_logistic_propensity(X, A)
 
@@ -359,8 +415,14 @@ class DPOWL(PrivateEstimator):
         treated, control = self.arms_
         return np.where(self.decision_function(X) > 0, treated, control).astype(object)
 
-    def score(self, X: ArrayLike, A: ArrayLike, B: ArrayLike,
-              propensity: Propensity = None, sample_weight: None = None) -> float:
+    def score(
+        self,
+        X: ArrayLike,
+        A: ArrayLike,
+        B: ArrayLike,
+        propensity: Propensity = None,
+        sample_weight: None = None,
+    ) -> float:
         """Normalised IPW value of the rule's benefit on (X, A, B): larger is better.
 
         The benefit is the one ``fit`` learns from (outcomes clipped to ``outcome_bounds`` and,
@@ -370,7 +432,9 @@ class DPOWL(PrivateEstimator):
         weights of an IPW value are the propensities, so other weights are refused.
         """
         if sample_weight is not None:
-            raise ValueError("DPOWL.score weighs rows by 1 / propensity; sample_weight is not supported")
+            raise ValueError(
+                "DPOWL.score weighs rows by 1 / propensity; sample_weight is not supported"
+            )
         self._check_fitted()
         self._check_feature_names(X)  # on X as given: the array below has no column names
         X = check_matrix(X, allow_1d=False)

@@ -44,8 +44,13 @@ def _seeded(rng: Any) -> bool:
     return isinstance(rng, (int, np.integer, np.random.SeedSequence)) and not isinstance(rng, bool)
 
 
-def charge(ledger: Any, mechanism: str, epsilon: float, reasons: list[str] | tuple = (),
-           parts: dict[str, float] | None = None) -> Any:
+def charge(
+    ledger: Any,
+    mechanism: str,
+    epsilon: float,
+    reasons: list[str] | tuple = (),
+    parts: dict[str, float] | None = None,
+) -> Any:
     """Record a release in ``ledger``: as a release without a guarantee if there is a reason,
     as parallel parts if ``parts`` is given, else as one release of ``epsilon``."""
     if reasons:
@@ -53,6 +58,7 @@ def charge(ledger: Any, mechanism: str, epsilon: float, reasons: list[str] | tup
     if parts is not None:
         return ledger.record_parallel(mechanism, parts)
     return ledger.record(mechanism, epsilon)
+
 
 __all__ = ["DPWeightedERM"]
 
@@ -148,10 +154,19 @@ class DPWeightedERM(PrivateEstimator):
     fit_intercept: bool
     rng: Any
 
-    def __init__(self, *, epsilon: float = 1.0, gamma: float = 1.0, weight_bound: float = 1.0,
-                 loss: str = "huber", huber_h: float = 0.5, C: float | str = 0.0,
-                 feature_bounds: tuple[ArrayLike, ArrayLike] | None = None,
-                 fit_intercept: bool = True, rng: Any = None) -> None:
+    def __init__(
+        self,
+        *,
+        epsilon: float = 1.0,
+        gamma: float = 1.0,
+        weight_bound: float = 1.0,
+        loss: str = "huber",
+        huber_h: float = 0.5,
+        C: float | str = 0.0,
+        feature_bounds: tuple[ArrayLike, ArrayLike] | None = None,
+        fit_intercept: bool = True,
+        rng: Any = None,
+    ) -> None:
         self._store_params(locals())
 
     def _check_params(self) -> dict[str, float]:
@@ -173,8 +188,14 @@ class DPWeightedERM(PrivateEstimator):
     #: What a ledger entry calls this release (DPOWL names its own).
     _ledger_mechanism = "DP-wERM (output perturbation)"
 
-    def fit(self, X: ArrayLike, y: ArrayLike,
-            sample_weight: ArrayLike | None = None, *, ledger: Any = None) -> DPWeightedERM:
+    def fit(
+        self,
+        X: ArrayLike,
+        y: ArrayLike,
+        sample_weight: ArrayLike | None = None,
+        *,
+        ledger: Any = None,
+    ) -> DPWeightedERM:
         """Fit and release the private rule.
 
         Parameters
@@ -217,9 +238,12 @@ class DPWeightedERM(PrivateEstimator):
         X = check_matrix(X, allow_1d=False)
         n, p = X.shape
         if np.asarray(y).ndim == 2:
-            warnings.warn("A column-vector y was passed when a 1d array was expected; it is "
-                          "read as shape (n,): pass y.ravel()",
-                          conversion_warning(), stacklevel=2)
+            warnings.warn(
+                "A column-vector y was passed when a 1d array was expected; it is "
+                "read as shape (n,): pass y.ravel()",
+                conversion_warning(),
+                stacklevel=2,
+            )
         self.classes_, y = check_binary_labels(y, n)
         w = np.ones(n) if sample_weight is None else sample_weight
         w, clipped = check_weights(w, n, W)
@@ -234,37 +258,59 @@ class DPWeightedERM(PrivateEstimator):
             else:
                 bounds = (X.min(axis=0), X.max(axis=0))
         scaling = FeatureScaling.from_bounds(bounds, p, self.fit_intercept)
-        outside = float(np.mean(((X < scaling.lower) | (X > scaling.upper)).any(axis=1))) if n else 0.0
+        outside = (
+            float(np.mean(((X < scaling.lower) | (X > scaling.upper)).any(axis=1))) if n else 0.0
+        )
         if outside > CLIPPED_SHARE_WARNING:
-            warnings.warn(f"more than {CLIPPED_SHARE_WARNING:.0%} of the rows have a feature "
-                          "outside its public bounds (feature_bounds) and were clipped to them: "
-                          "check the bounds' units (analyst-only; never publish this)",
-                          ClippingWarning, stacklevel=2)
+            warnings.warn(
+                f"more than {CLIPPED_SHARE_WARNING:.0%} of the rows have a feature "
+                "outside its public bounds (feature_bounds) and were clipped to them: "
+                "check the bounds' units (analyst-only; never publish this)",
+                ClippingWarning,
+                stacklevel=2,
+            )
         gamma = params["gamma"]
         delta = float(sensitivity(W, gamma, C))
         dim = p + int(bool(self.fit_intercept))
-        loss_at_zero = float(np.asarray(margin_loss(self.loss, params["h"])(np.zeros(1),
-                                                                          derivatives=False))[0])
-        noise, room = expected_noise_norm(dim, eps, delta), max_coefficient_norm(n, W, gamma, loss_at_zero)
+        loss_at_zero = float(
+            np.asarray(margin_loss(self.loss, params["h"])(np.zeros(1), derivatives=False))[0]
+        )
+        noise, room = (
+            expected_noise_norm(dim, eps, delta),
+            max_coefficient_norm(n, W, gamma, loss_at_zero),
+        )
         if noise > room:
-            warnings.warn(f"the noise's expected length {noise:.3g} exceeds {room:.3g}, the largest "
-                          f"coefficient vector the public bounds allow (n = {n}, W = {W:g}, "
-                          f"gamma = {gamma:g}, epsilon = {eps:g}): the rule will be mostly noise. "
-                          "Use a larger gamma (gamma='paper' in DPOWL: the paper's table scaled "
-                          "by W), more rows or a larger epsilon", NoiseWarning, stacklevel=2)
+            warnings.warn(
+                f"the noise's expected length {noise:.3g} exceeds {room:.3g}, the largest "
+                f"coefficient vector the public bounds allow (n = {n}, W = {W:g}, "
+                f"gamma = {gamma:g}, epsilon = {eps:g}): the rule will be mostly noise. "
+                "Use a larger gamma (gamma='paper' in DPOWL: the paper's table scaled "
+                "by W), more rows or a larger epsilon",
+                NoiseWarning,
+                stacklevel=2,
+            )
         theta_hat, diagnostics = solve_for_release(
-            scaling.transform(X), y, w, gamma, self.loss, params["h"])
+            scaling.transform(X), y, w, gamma, self.loss, params["h"]
+        )
         theta = output_perturbation(theta_hat, eps, delta, rng=self.rng)
         if ledger is not None:
-            reasons = [r for r, hit in (("feature bounds read from the data", from_data),
-                                        ("epsilon = inf (no noise)", np.isinf(eps)),
-                                        ("seeded noise (rng is an int seed)", _seeded(self.rng)))
-                       if hit]
+            reasons = [
+                r
+                for r, hit in (
+                    ("feature bounds read from the data", from_data),
+                    ("epsilon = inf (no noise)", np.isinf(eps)),
+                    ("seeded noise (rng is an int seed)", _seeded(self.rng)),
+                )
+                if hit
+            ]
             charge(ledger, self._ledger_mechanism, eps, reasons)
         self.bounds_from_data_ = bool(from_data)
         self.scaling_ = scaling
-        self.diagnostics_ = {**diagnostics, "clipped_share": clipped,
-                             "outside_bounds_share": outside}
+        self.diagnostics_ = {
+            **diagnostics,
+            "clipped_share": clipped,
+            "outside_bounds_share": outside,
+        }
         self.sensitivity_ = delta
         self.theta_ = theta
         intercept, self.coef_ = self.scaling_.to_original(self.theta_)
@@ -281,8 +327,10 @@ class DPWeightedERM(PrivateEstimator):
         self._check_feature_names(X)
         X = check_matrix(X, allow_1d=False)
         if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is "
-                             f"expecting {self.n_features_in_} features as input")
+            raise ValueError(
+                f"X has {X.shape[1]} features, but {type(self).__name__} is "
+                f"expecting {self.n_features_in_} features as input"
+            )
         return self.scaling_.transform(X) @ self.theta_
 
     def predict(self, X: ArrayLike) -> np.ndarray:
@@ -293,8 +341,7 @@ class DPWeightedERM(PrivateEstimator):
         positive = self.decision_function(X) > 0  # checks the fit first
         return self.classes_[positive.astype(int)]
 
-    def score(self, X: ArrayLike, y: ArrayLike,
-              sample_weight: ArrayLike | None = None) -> float:
+    def score(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> float:
         """Share of rows predicted correctly (weighted by ``sample_weight`` when given).
 
         Scoring on the sensitive data is not covered by the guarantee: see the class Notes.

@@ -121,18 +121,33 @@ from .owl import arm_propensity
 if TYPE_CHECKING:
     from ..privacy.accounting import PrivacyLedger
 
-__all__ = ["COUNT_SENSITIVITY", "Estimate", "PrivateEvaluation", "cell_sums", "evaluate_rule",
-           "evaluation_budget", "evaluation_sensitivity", "fit_and_evaluate", "moment_sensitivity",
-           "parallel_cost", "public_split", "release_estimates", "verdict_of"]
+__all__ = [
+    "COUNT_SENSITIVITY",
+    "Estimate",
+    "PrivateEvaluation",
+    "cell_sums",
+    "evaluate_rule",
+    "evaluation_budget",
+    "evaluation_sensitivity",
+    "fit_and_evaluate",
+    "moment_sensitivity",
+    "parallel_cost",
+    "public_split",
+    "release_estimates",
+    "verdict_of",
+]
 
 #: L1 sensitivity of the count of complete rows: replacing one row changes it by at most 1.
 COUNT_SENSITIVITY = 1.0
 
-CELLS = ("treated, recommended treated", "treated, recommended control",
-         "control, recommended treated", "control, recommended control")
+CELLS = (
+    "treated, recommended treated",
+    "treated, recommended control",
+    "control, recommended treated",
+    "control, recommended control",
+)
 # Each estimate as (sign, cell) pairs over the cells S_++, S_+-, S_-+, S_-- (benefit scale).
-_VALUES = {"rule": ((1, 0), (1, 3)), "treat_all": ((1, 0), (1, 1)),
-           "treat_none": ((1, 2), (1, 3))}
+_VALUES = {"rule": ((1, 0), (1, 3)), "treat_all": ((1, 0), (1, 1)), "treat_none": ((1, 2), (1, 3))}
 _GAINS = {"over_treat_all": ((1, 3), (-1, 1)), "over_treat_none": ((1, 0), (-1, 2))}
 
 
@@ -228,29 +243,42 @@ class PrivateEvaluation:
         all_, none = self.gains["over_treat_all"], self.gains["over_treat_none"]
         arms = f"'{self.treated}'" if self.treated is not None else "the treated arm"
         ctrl = f"'{self.control}'" if self.control is not None else "the control arm"
-        head = {"better": "The private rule beats treating everyone with either arm",
-                "worse": "The private rule does worse than treating everyone with one arm",
-                "inconclusive": "This evaluation cannot tell whether the private rule beats "
-                                "treating everyone with the better arm"}[self.verdict]
-        return (f"{head} ({pct} confidence, ε_eval = {self.epsilon:g}, {self.m} patients held "
-                f"out): its gain over giving everyone {arms} is {all_.value:+.3g} "
-                f"[{all_.lower:.3g}, {all_.upper:.3g}], over giving everyone {ctrl} "
-                f"{none.value:+.3g} [{none.lower:.3g}, {none.upper:.3g}], in the outcome's "
-                "units (positive is better for patients)." + (
-                    "" if self.complete is None else
-                    " The values are those of patients with complete rows, corrected by a noisy "
-                    "count of them (the population's when values are missing at random)."))
+        head = {
+            "better": "The private rule beats treating everyone with either arm",
+            "worse": "The private rule does worse than treating everyone with one arm",
+            "inconclusive": "This evaluation cannot tell whether the private rule beats "
+            "treating everyone with the better arm",
+        }[self.verdict]
+        return (
+            f"{head} ({pct} confidence, ε_eval = {self.epsilon:g}, {self.m} patients held "
+            f"out): its gain over giving everyone {arms} is {all_.value:+.3g} "
+            f"[{all_.lower:.3g}, {all_.upper:.3g}], over giving everyone {ctrl} "
+            f"{none.value:+.3g} [{none.lower:.3g}, {none.upper:.3g}], in the outcome's "
+            "units (positive is better for patients)."
+            + (
+                ""
+                if self.complete is None
+                else " The values are those of patients with complete rows, corrected by a noisy "
+                "count of them (the population's when values are missing at random)."
+            )
+        )
 
     def to_dict(self) -> dict[str, Any]:
         as_dict = lambda e: {"value": e.value, "lower": e.lower, "upper": e.upper}  # noqa: E731
-        return {"epsilon_eval": self.epsilon, "patients": self.m, "level": self.level,
-                "sensitivity_l1": self.sensitivity, "cells": dict(zip(CELLS, self.cells)),
-                "second_moments": dict(zip(CELLS, self.moments)),
-                "complete_rows_noisy": self.complete, "epsilon_split": dict(zip(
-                    ("cells", "second_moments", "complete_count"), self.budget)),
-                "values": {k: as_dict(v) for k, v in self.values.items()},
-                "gains": {k: as_dict(v) for k, v in self.gains.items()},
-                "verdict": self.verdict, "summary": self.summary()}
+        return {
+            "epsilon_eval": self.epsilon,
+            "patients": self.m,
+            "level": self.level,
+            "sensitivity_l1": self.sensitivity,
+            "cells": dict(zip(CELLS, self.cells)),
+            "second_moments": dict(zip(CELLS, self.moments)),
+            "complete_rows_noisy": self.complete,
+            "epsilon_split": dict(zip(("cells", "second_moments", "complete_count"), self.budget)),
+            "values": {k: as_dict(v) for k, v in self.values.items()},
+            "gains": {k: as_dict(v) for k, v in self.gains.items()},
+            "verdict": self.verdict,
+            "summary": self.summary(),
+        }
 
 
 def evaluation_budget(epsilon, moment_share=0.25, count_share=0.1, count=True):
@@ -282,8 +310,10 @@ def noisy_count(include, epsilon, rng, sampler):
 def estimates_of(est):
     """({value name: Estimate}, {gain name: Estimate}) of :func:`release_estimates`' table."""
     as_estimate = lambda k: Estimate(*(float(v) for v in est[k]))  # noqa: E731
-    return ({name: as_estimate(name) for name in _VALUES},
-            {name: as_estimate(name) for name in _GAINS})
+    return (
+        {name: as_estimate(name) for name in _VALUES},
+        {name: as_estimate(name) for name in _GAINS},
+    )
 
 
 def checked_inputs(epsilon, level, rng, propensity, min_propensity):
@@ -304,9 +334,24 @@ def checked_inputs(epsilon, level, rng, propensity, min_propensity):
     return epsilon, level, rng, min_propensity
 
 
-def evaluate_rule(recommend, A, B, propensity, *, outcome_bounds, larger_is_better=True,
-                  min_propensity=None, epsilon, include=None, level=0.95, moment_share=0.25,
-                  count_share=0.1, rng=None, sampler="numpy", arms=(None, None)):
+def evaluate_rule(
+    recommend,
+    A,
+    B,
+    propensity,
+    *,
+    outcome_bounds,
+    larger_is_better=True,
+    min_propensity=None,
+    epsilon,
+    include=None,
+    level=0.95,
+    moment_share=0.25,
+    count_share=0.1,
+    rng=None,
+    sampler="numpy",
+    arms=(None, None),
+):
     """Release the IPW values of a rule, of treat-all and of treat-none with ε_eval-DP.
 
     Parameters
@@ -354,8 +399,9 @@ def evaluate_rule(recommend, A, B, propensity, *, outcome_bounds, larger_is_bett
     and what follows from them) depends on public values only: m, the bounds, p_min, ε_eval,
     the shares, the level and whether ``include`` was given.
     """
-    epsilon, level, rng, min_propensity = checked_inputs(epsilon, level, rng, propensity,
-                                                         min_propensity)
+    epsilon, level, rng, min_propensity = checked_inputs(
+        epsilon, level, rng, propensity, min_propensity
+    )
     lo, hi = (float(v[0]) for v in check_bounds(outcome_bounds, 1, "outcome_bounds"))
     m = int(np.shape(A)[-1])
     p_min = float(min_propensity)
@@ -367,19 +413,37 @@ def evaluate_rule(recommend, A, B, propensity, *, outcome_bounds, larger_is_bett
     noisy = cell_sums(*args) + sample_laplace(eps1, delta1, 4, rng=rng, sampler=sampler)
     moments = cell_sums(*args, power=2) + sample_laplace(eps2, delta2, 4, rng=rng, sampler=sampler)
     count = noisy_count(include, eps3, rng, sampler) if counted else None
-    est = release_estimates(noisy, moments, count, m=m, outcome_bounds=(lo, hi),
-                            min_propensity=p_min, epsilons=(eps1, eps2, eps3), level=level,
-                            larger_is_better=larger_is_better)
+    est = release_estimates(
+        noisy,
+        moments,
+        count,
+        m=m,
+        outcome_bounds=(lo, hi),
+        min_propensity=p_min,
+        epsilons=(eps1, eps2, eps3),
+        level=level,
+        larger_is_better=larger_is_better,
+    )
     values, gains = estimates_of(est)
-    return PrivateEvaluation(epsilon=epsilon, m=m, sensitivity=delta1, level=level,
-                             cells=tuple(map(float, noisy)), moments=tuple(map(float, moments)),
-                             values=values, gains=gains, verdict=verdict_of(gains), treated=arms[0],
-                             control=arms[1], complete=count,
-                             budget=(float(eps1), float(eps2), float(eps3)))
+    return PrivateEvaluation(
+        epsilon=epsilon,
+        m=m,
+        sensitivity=delta1,
+        level=level,
+        cells=tuple(map(float, noisy)),
+        moments=tuple(map(float, moments)),
+        values=values,
+        gains=gains,
+        verdict=verdict_of(gains),
+        treated=arms[0],
+        control=arms[1],
+        complete=count,
+        budget=(float(eps1), float(eps2), float(eps3)),
+    )
 
 
 def verdict_of(gains):
-    """"better" when both gains' intervals lie above 0, "worse" when one lies below, else
+    """ "better" when both gains' intervals lie above 0, "worse" when one lies below, else
     "inconclusive" (the module's Notes)."""
     if all(g.lower > 0 for g in gains.values()):
         return "better"
@@ -388,8 +452,18 @@ def verdict_of(gains):
     return "inconclusive"
 
 
-def release_estimates(cells, moments, count, *, m, outcome_bounds, min_propensity, epsilons,
-                      level=0.95, larger_is_better=True):
+def release_estimates(
+    cells,
+    moments,
+    count,
+    *,
+    m,
+    outcome_bounds,
+    min_propensity,
+    epsilons,
+    level=0.95,
+    larger_is_better=True,
+):
     """Values, gains and their intervals from the released (noisy) numbers: post-processing.
 
     Vectorised over any leading shape (a batch of simulated releases).
@@ -425,26 +499,47 @@ def release_estimates(cells, moments, count, *, m, outcome_bounds, min_propensit
     cap = {"value": (R / 2.0) ** 2 / p_min, "gain": (R / 2.0) ** 2 / (p_min * (1.0 - p_min))}
     # All five estimates along a last axis, so that one vectorised quantile serves them all.
     kinds = [("value", pairs) for pairs in _VALUES.values()] + [
-        ("gain", pairs) for pairs in _GAINS.values()]
+        ("gain", pairs) for pairs in _GAINS.values()
+    ]
     num = signed_sums(cells)
-    second = np.stack([np.minimum(np.maximum(sum(moments[..., c] for _, c in pairs), 0.0)
-                                  + raise2, cap[kind]) for kind, pairs in kinds], -1)
+    second = np.stack(
+        [
+            np.minimum(np.maximum(sum(moments[..., c] for _, c in pairs), 0.0) + raise2, cap[kind])
+            for kind, pairs in kinds
+        ],
+        -1,
+    )
     # Bernstein's range term with the public bound b = R / (2 p_min) of one row's term.
     sigma = bernstein_sigma(second, m, R / (2.0 * p_min), level)
-    return ratio_estimates(num, sigma, count, m=m, s=s, epsilon_count=eps3, level=level,
-                           outcome_bounds=(lo, hi), larger_is_better=larger_is_better)
+    return ratio_estimates(
+        num,
+        sigma,
+        count,
+        m=m,
+        s=s,
+        epsilon_count=eps3,
+        level=level,
+        outcome_bounds=(lo, hi),
+        larger_is_better=larger_is_better,
+    )
 
 
 def signed_sums(cells):
     """The five estimates' numerators (..., 5) from the four cells (..., 4): the three values'
     then the two gains' signed pairs of cells (benefit scale, before the direction's sign)."""
     cells = np.asarray(cells, dtype=float)
-    return np.stack([sum(k * cells[..., c] for k, c in pairs)
-                     for pairs in (*_VALUES.values(), *_GAINS.values())], -1)
+    return np.stack(
+        [
+            sum(k * cells[..., c] for k, c in pairs)
+            for pairs in (*_VALUES.values(), *_GAINS.values())
+        ],
+        -1,
+    )
 
 
-def ratio_estimates(num, sigma, count, *, m, s, epsilon_count, level, outcome_bounds,
-                    larger_is_better=True):
+def ratio_estimates(
+    num, sigma, count, *, m, s, epsilon_count, level, outcome_bounds, larger_is_better=True
+):
     """Point values and Fieller intervals of the five estimates: post-processing.
 
     ``num`` (..., 5) are the noisy numerators (:func:`signed_sums`), ``sigma`` (..., 5) the
@@ -466,21 +561,40 @@ def ratio_estimates(num, sigma, count, *, m, s, epsilon_count, level, outcome_bo
     a, b = fieller_interval(num, share[..., None], sigma, s, count_scale, bound, level)
     point = np.clip(num / np.maximum(share[..., None], 1.0 / m), -bound, bound)
     a, b = flip * a, flip * b
-    value, lower, upper = offset + flip * point, offset + np.minimum(a, b), offset + np.maximum(a, b)
-    return {name: (value[..., j], lower[..., j], upper[..., j])
-            for j, name in enumerate((*_VALUES, *_GAINS))}
+    value, lower, upper = (
+        offset + flip * point,
+        offset + np.minimum(a, b),
+        offset + np.maximum(a, b),
+    )
+    return {
+        name: (value[..., j], lower[..., j], upper[..., j])
+        for j, name in enumerate((*_VALUES, *_GAINS))
+    }
 
 
 EVALUATIONS = ("ipw", "aipw")
 
 
 def fit_and_evaluate(
-    X: ArrayLike, A: ArrayLike, B: ArrayLike, propensity: float | ArrayLike, *,
-    epsilon_fit: float, epsilon_eval: float, fit_share: float = 0.8, split_seed: int = 0,
-    min_propensity: float | None = None, include: ArrayLike | None = None, level: float = 0.95,
-    rng: int | np.random.Generator | None = None, sampler: str = "numpy",
-    arms: tuple[Any, Any] = (None, None), ledger: PrivacyLedger | None = None,
-    evaluation: str = "ipw", model_share: float = 0.25, model_columns: ArrayLike | None = None,
+    X: ArrayLike,
+    A: ArrayLike,
+    B: ArrayLike,
+    propensity: float | ArrayLike,
+    *,
+    epsilon_fit: float,
+    epsilon_eval: float,
+    fit_share: float = 0.8,
+    split_seed: int = 0,
+    min_propensity: float | None = None,
+    include: ArrayLike | None = None,
+    level: float = 0.95,
+    rng: int | np.random.Generator | None = None,
+    sampler: str = "numpy",
+    arms: tuple[Any, Any] = (None, None),
+    ledger: PrivacyLedger | None = None,
+    evaluation: str = "ipw",
+    model_share: float = 0.25,
+    model_columns: ArrayLike | None = None,
     **dpowl: Any,
 ) -> tuple[DPOWL, PrivateEvaluation, tuple[np.ndarray, np.ndarray]]:
     """Fit DP-OWL on the public split's first part and evaluate it privately on the second.
@@ -516,8 +630,10 @@ def fit_and_evaluate(
     from .dpwerm import _seeded, charge
 
     if isinstance(propensity, str):
-        raise ValueError("the private evaluation needs a known randomization or a per-row "
-                         "propensity column, not an estimated propensity")
+        raise ValueError(
+            "the private evaluation needs a known randomization or a per-row "
+            "propensity column, not an estimated propensity"
+        )
     if evaluation not in EVALUATIONS:
         raise ValueError(f"evaluation must be one of {EVALUATIONS}, got {evaluation!r}")
     aipw = evaluation == "aipw"
@@ -525,8 +641,10 @@ def fit_and_evaluate(
     if aipw:
         model_share = check_real(model_share, "model_share", low=0.0, high=1.0)
         if model_share == 1.0 or dpowl.get("feature_bounds") is None:
-            raise ValueError("the AIPW evaluation needs model_share below 1 and public "
-                             "feature_bounds (its outcome model scales the covariates by them)")
+            raise ValueError(
+                "the AIPW evaluation needs model_share below 1 and public "
+                "feature_bounds (its outcome model scales the covariates by them)"
+            )
     X, A, B = (np.asarray(v, dtype=float) for v in (X, A, B))
     fit_rows, eval_rows = public_split(len(A), fit_share, split_seed)
     part = lambda v, rows: v if np.ndim(v) == 0 else np.asarray(v)[rows]  # noqa: E731
@@ -536,33 +654,66 @@ def fit_and_evaluate(
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=WEIGHT_CLIPPING_MESSAGE, category=ClippingWarning)
         model = DPOWL(epsilon=eps_rule, rng=rng, **dpowl).fit(
-            X[fit_rows], A[fit_rows], B[fit_rows], part(propensity, fit_rows))
-    kw = dict(outcome_bounds=dpowl["outcome_bounds"],
-              larger_is_better=dpowl.get("larger_is_better", True), min_propensity=min_propensity,
-              epsilon=epsilon_eval, include=None if include is None else np.asarray(include)[eval_rows],
-              level=level, rng=rng, sampler=sampler, arms=arms)
+            X[fit_rows], A[fit_rows], B[fit_rows], part(propensity, fit_rows)
+        )
+    kw = dict(
+        outcome_bounds=dpowl["outcome_bounds"],
+        larger_is_better=dpowl.get("larger_is_better", True),
+        min_propensity=min_propensity,
+        epsilon=epsilon_eval,
+        include=None if include is None else np.asarray(include)[eval_rows],
+        level=level,
+        rng=rng,
+        sampler=sampler,
+        arms=arms,
+    )
     recommend = model.predict(X[eval_rows])
     if aipw:
         from .evaluation_aipw import evaluate_rule_aipw
         from .outcome_model import fit_outcome_model
 
         outcome = fit_outcome_model(
-            X[fit_rows], A[fit_rows], B[fit_rows], feature_bounds=dpowl["feature_bounds"],
-            outcome_bounds=dpowl["outcome_bounds"], epsilon=epsilon_fit * model_share,
-            columns=model_columns, include=None if include is None else np.asarray(include)[fit_rows],
-            rng=rng, sampler=sampler)
+            X[fit_rows],
+            A[fit_rows],
+            B[fit_rows],
+            feature_bounds=dpowl["feature_bounds"],
+            outcome_bounds=dpowl["outcome_bounds"],
+            epsilon=epsilon_fit * model_share,
+            columns=model_columns,
+            include=None if include is None else np.asarray(include)[fit_rows],
+            rng=rng,
+            sampler=sampler,
+        )
         centre = float(np.mean(outcome.predict(np.mean(dpowl["feature_bounds"], axis=0)[None])))
-        evaluation = evaluate_rule_aipw(recommend, A[eval_rows], B[eval_rows],
-                                        part(propensity, eval_rows), outcome.predict(X[eval_rows]),
-                                        centre=centre, model=outcome.to_dict(), **kw)
+        evaluation = evaluate_rule_aipw(
+            recommend,
+            A[eval_rows],
+            B[eval_rows],
+            part(propensity, eval_rows),
+            outcome.predict(X[eval_rows]),
+            centre=centre,
+            model=outcome.to_dict(),
+            **kw,
+        )
     else:
-        evaluation = evaluate_rule(recommend, A[eval_rows], B[eval_rows],
-                                   part(propensity, eval_rows), **kw)
+        evaluation = evaluate_rule(
+            recommend, A[eval_rows], B[eval_rows], part(propensity, eval_rows), **kw
+        )
     if ledger is not None:
-        reasons = [r for r, hit in (("feature bounds read from the data", model.bounds_from_data_),
-                                    ("seeded noise (rng is an int seed)", seeded)) if hit]
+        reasons = [
+            r
+            for r, hit in (
+                ("feature bounds read from the data", model.bounds_from_data_),
+                ("seeded noise (rng is an int seed)", seeded),
+            )
+            if hit
+        ]
         fit_part = "fit (rule + outcome model)" if aipw else "fit"
-        charge(ledger, "DP-OWL rule + private " + ("AIPW " if aipw else "") + "evaluation",
-               max(epsilon_fit, epsilon_eval), reasons,
-               parts={fit_part: epsilon_fit, "evaluation": epsilon_eval})
+        charge(
+            ledger,
+            "DP-OWL rule + private " + ("AIPW " if aipw else "") + "evaluation",
+            max(epsilon_fit, epsilon_eval),
+            reasons,
+            parts={fit_part: epsilon_fit, "evaluation": epsilon_eval},
+        )
     return model, evaluation, (fit_rows, eval_rows)

@@ -22,8 +22,8 @@ same as the IPW evaluation's.
 predictions mu_+(x), mu_-(x) clipped to the bounds and centred, the received arm's propensity pi
 floored at the public p_min. For the fixed arms::
 
-    phi_all  = mu_+(X) + 1(A = +1) (y - mu_+(X)) / pi,
-    phi_none = mu_-(X) + 1(A = -1) (y - mu_-(X)) / pi,
+    phi_all = (mu_ + (X) + 1(A=+1)(y - mu_ + (X)) / pi,)
+    phi_none = (mu_ - (X) + 1(A=-1)(y - mu_ - (X)) / pi,)
 
 and the rule's score mu_d(X) + 1(A = d(X)) (y - mu_A(X)) / pi is phi_all where d = +1 and
 phi_none where d = -1. E[phi] is the policy's value less c for ANY fixed mu (the propensities
@@ -108,12 +108,27 @@ from .evaluation import (
 from .evaluation_interval import bernstein_sigma, two_laplace_quantile
 from .owl import arm_propensity
 
-__all__ = ["AIPW_CELLS", "AIPW_MOMENTS", "AIPW_MOMENT_SHARE", "AIPWEvaluation", "aipw_cells",
-           "aipw_moment_sensitivity", "aipw_moments", "aipw_scores", "aipw_sensitivity",
-           "evaluate_rule_aipw", "moment_budget", "release_aipw_estimates"]
+__all__ = [
+    "AIPW_CELLS",
+    "AIPW_MOMENTS",
+    "AIPW_MOMENT_SHARE",
+    "AIPWEvaluation",
+    "aipw_cells",
+    "aipw_moment_sensitivity",
+    "aipw_moments",
+    "aipw_scores",
+    "aipw_sensitivity",
+    "evaluate_rule_aipw",
+    "moment_budget",
+    "release_aipw_estimates",
+]
 
-AIPW_CELLS = ("treat-all score, recommended treated", "treat-all score, recommended control",
-              "treat-none score, recommended treated", "treat-none score, recommended control")
+AIPW_CELLS = (
+    "treat-all score, recommended treated",
+    "treat-all score, recommended control",
+    "treat-none score, recommended treated",
+    "treat-none score, recommended control",
+)
 AIPW_MOMENTS = (*AIPW_CELLS, "contrast, recommended treated", "contrast, recommended control")
 #: Default share of ε_eval on the AIPW moments: 0.4 against IPW's 0.25, because AIPW is worth
 #: choosing where the sampling error dominates, and there the moments' noise is the larger
@@ -142,7 +157,7 @@ def aipw_moment_sensitivity(outcome_bounds, min_propensity, m):
     lo, hi = _bounds(outcome_bounds)
     p_min = check_real(min_propensity, "min_propensity", low=0.0, high=0.5, low_open=True)
     R2 = (hi - lo) ** 2
-    return 2.0 * (1.0 / p_min ** 2 + 1.0) * R2 / int(m), 2.0 * R2 / (int(m) * p_min ** 2)
+    return 2.0 * (1.0 / p_min**2 + 1.0) * R2 / int(m), 2.0 * R2 / (int(m) * p_min**2)
 
 
 def moment_budget(epsilon_moments, gain_share=0.75):
@@ -168,8 +183,10 @@ def aipw_scores(A, B, propensity, predictions, outcome_bounds, min_propensity):
     pi = np.maximum(arm_propensity(A, propensity), float(min_propensity))
     treated = A > 0
     correction = (y - np.where(treated, mu[..., 0], mu[..., 1])) / pi
-    return (mu[..., 0] + np.where(treated, correction, 0.0),
-            mu[..., 1] + np.where(treated, 0.0, correction))
+    return (
+        mu[..., 0] + np.where(treated, correction, 0.0),
+        mu[..., 1] + np.where(treated, 0.0, correction),
+    )
 
 
 def _grouped(recommend, terms, include, m):
@@ -180,20 +197,24 @@ def _grouped(recommend, terms, include, m):
     out = []
     for t in terms:
         t = np.where(keep, t, 0.0)  # an incomplete row's NaN never reaches a sum
-        out += [np.sum(np.where(d > 0, t, 0.0), axis=-1) / m,
-                np.sum(np.where(d > 0, 0.0, t), axis=-1) / m]
+        out += [
+            np.sum(np.where(d > 0, t, 0.0), axis=-1) / m,
+            np.sum(np.where(d > 0, 0.0, t), axis=-1) / m,
+        ]
     return np.stack(out, axis=-1)
 
 
-def aipw_cells(recommend, A, B, propensity, predictions, outcome_bounds, min_propensity,
-               include=None):
+def aipw_cells(
+    recommend, A, B, propensity, predictions, outcome_bounds, min_propensity, include=None
+):
     """The four exact AIPW cells (..., 4), in :data:`AIPW_CELLS`' order (centred outcomes)."""
     phi = aipw_scores(A, B, propensity, predictions, outcome_bounds, min_propensity)
     return _grouped(recommend, phi, include, np.shape(A)[-1])
 
 
-def aipw_moments(recommend, A, B, propensity, predictions, outcome_bounds, min_propensity,
-                 centre, include=None):
+def aipw_moments(
+    recommend, A, B, propensity, predictions, outcome_bounds, min_propensity, centre, include=None
+):
     """The six exact second moments (..., 6), in :data:`AIPW_MOMENTS`' order.
 
     ``centre`` is the public centre kappa on the outcome's scale (clipped to the bounds): a
@@ -206,8 +227,19 @@ def aipw_moments(recommend, A, B, propensity, predictions, outcome_bounds, min_p
     return _grouped(recommend, terms, include, np.shape(A)[-1])
 
 
-def release_aipw_estimates(cells, moments, count, *, m, outcome_bounds, min_propensity, epsilons,
-                           level=0.95, larger_is_better=True, gain_share=0.75):
+def release_aipw_estimates(
+    cells,
+    moments,
+    count,
+    *,
+    m,
+    outcome_bounds,
+    min_propensity,
+    epsilons,
+    level=0.95,
+    larger_is_better=True,
+    gain_share=0.75,
+):
     """Values, gains and intervals from the released AIPW cells and moments: post-processing.
 
     The counterpart of :func:`dpcore.owl.evaluation.release_estimates` (same arguments and
@@ -220,20 +252,35 @@ def release_aipw_estimates(cells, moments, count, *, m, outcome_bounds, min_prop
     eps1, eps2, eps3 = (float(e) for e in epsilons)
     R = hi - lo
     s = 0.0 if np.isinf(eps1) else aipw_sensitivity((lo, hi), p_min, m) / eps1
-    sv, sg = (0.0 if np.isinf(e) else sens / e for sens, e in zip(
-        aipw_moment_sensitivity((lo, hi), p_min, m), moment_budget(eps2, gain_share)))
+    sv, sg = (
+        0.0 if np.isinf(e) else sens / e
+        for sens, e in zip(
+            aipw_moment_sensitivity((lo, hi), p_min, m), moment_budget(eps2, gain_share)
+        )
+    )
     # Each moment is raised by the level quantile of its noise: a value's is two cells' noise
     # (as IPW's), a gain's one cell's, |L| <= -ln(1 - level).
-    raise2 = np.array([sv * two_laplace_quantile(level)] * len(_VALUES)
-                      + [sg * -np.log1p(-level)] * len(_GAINS))
+    raise2 = np.array(
+        [sv * two_laplace_quantile(level)] * len(_VALUES) + [sg * -np.log1p(-level)] * len(_GAINS)
+    )
     value_range, gain_range = R / p_min - R / 2.0, R / p_min
     raw = [sum(moments[..., c] for _, c in pairs) for pairs in _VALUES.values()] + [
-        moments[..., _GAIN_MOMENT[name]] for name in _GAINS]
+        moments[..., _GAIN_MOMENT[name]] for name in _GAINS
+    ]
     ranges = np.array([value_range] * len(_VALUES) + [gain_range] * len(_GAINS))
-    second = np.minimum(np.maximum(np.stack(raw, -1), 0.0) + raise2, ranges ** 2)
+    second = np.minimum(np.maximum(np.stack(raw, -1), 0.0) + raise2, ranges**2)
     sigma = bernstein_sigma(second, m, ranges, level)
-    return ratio_estimates(signed_sums(cells), sigma, count, m=m, s=s, epsilon_count=eps3,
-                           level=level, outcome_bounds=(lo, hi), larger_is_better=larger_is_better)
+    return ratio_estimates(
+        signed_sums(cells),
+        sigma,
+        count,
+        m=m,
+        s=s,
+        epsilon_count=eps3,
+        level=level,
+        outcome_bounds=(lo, hi),
+        larger_is_better=larger_is_better,
+    )
 
 
 @dataclass(frozen=True)
@@ -247,23 +294,47 @@ class AIPWEvaluation(PrivateEvaluation):
     moment_split: tuple = ()
 
     def summary(self):
-        return (super().summary() + " Doubly robust (AIPW) estimates with a private outcome "
-                "model fitted on the other patients.")
+        return (
+            super().summary() + " Doubly robust (AIPW) estimates with a private outcome "
+            "model fitted on the other patients."
+        )
 
     def to_dict(self):
         out = super().to_dict()
-        out.update(method="aipw (doubly robust, private outcome model)",
-                   cells=dict(zip(AIPW_CELLS, self.cells)),
-                   second_moments=dict(zip(AIPW_MOMENTS, self.moments)),
-                   moment_centre=self.centre, outcome_model=self.model, summary=self.summary())
+        out.update(
+            method="aipw (doubly robust, private outcome model)",
+            cells=dict(zip(AIPW_CELLS, self.cells)),
+            second_moments=dict(zip(AIPW_MOMENTS, self.moments)),
+            moment_centre=self.centre,
+            outcome_model=self.model,
+            summary=self.summary(),
+        )
         out["epsilon_split"].update(zip(("value_moments", "contrast_moments"), self.moment_split))
         return out
 
 
-def evaluate_rule_aipw(recommend, A, B, propensity, predictions, *, outcome_bounds,
-                       larger_is_better=True, min_propensity=None, epsilon, centre=None,
-                       include=None, level=0.95, moment_share=AIPW_MOMENT_SHARE, count_share=0.1,
-                       gain_share=0.75, rng=None, sampler="numpy", arms=(None, None), model=None):
+def evaluate_rule_aipw(
+    recommend,
+    A,
+    B,
+    propensity,
+    predictions,
+    *,
+    outcome_bounds,
+    larger_is_better=True,
+    min_propensity=None,
+    epsilon,
+    centre=None,
+    include=None,
+    level=0.95,
+    moment_share=AIPW_MOMENT_SHARE,
+    count_share=0.1,
+    gain_share=0.75,
+    rng=None,
+    sampler="numpy",
+    arms=(None, None),
+    model=None,
+):
     """Release the AIPW values of a rule, of treat-all and of treat-none with ε_eval-DP.
 
     Parameters
@@ -296,13 +367,15 @@ def evaluate_rule_aipw(recommend, A, B, propensity, predictions, *, outcome_boun
     Laplace(Delta_v / ε_v), the two contrast moments' Laplace(Delta_g / ε_g), then (with
     ``include``) the count's Laplace(1 / ε_3); ε_1 + ε_v + ε_g + ε_3 = ε_eval.
     """
-    epsilon, level, rng, min_propensity = checked_inputs(epsilon, level, rng, propensity,
-                                                         min_propensity)
+    epsilon, level, rng, min_propensity = checked_inputs(
+        epsilon, level, rng, propensity, min_propensity
+    )
     lo, hi = _bounds(outcome_bounds)
     m = int(np.shape(A)[-1])
     if np.shape(predictions) != (m, 2):
-        raise ValueError(f"predictions must have shape ({m}, 2) (treated, control), "
-                         f"got {np.shape(predictions)}")
+        raise ValueError(
+            f"predictions must have shape ({m}, 2) (treated, control), got {np.shape(predictions)}"
+        )
     p_min = float(min_propensity)
     centre = (lo + hi) / 2.0 if centre is None else float(np.clip(centre, lo, hi))
     delta1 = aipw_sensitivity((lo, hi), p_min, m)
@@ -312,17 +385,41 @@ def evaluate_rule_aipw(recommend, A, B, propensity, predictions, *, outcome_boun
     eps_v, eps_g = moment_budget(eps2, gain_share)
     args = (recommend, A, B, propensity, predictions, (lo, hi), p_min)
     noisy = aipw_cells(*args, include) + sample_laplace(eps1, delta1, 4, rng=rng, sampler=sampler)
-    moments = aipw_moments(*args, centre, include) + np.concatenate((
-        sample_laplace(eps_v, delta_v, 4, rng=rng, sampler=sampler),
-        sample_laplace(eps_g, delta_g, 2, rng=rng, sampler=sampler)))
+    moments = aipw_moments(*args, centre, include) + np.concatenate(
+        (
+            sample_laplace(eps_v, delta_v, 4, rng=rng, sampler=sampler),
+            sample_laplace(eps_g, delta_g, 2, rng=rng, sampler=sampler),
+        )
+    )
     count = noisy_count(include, eps3, rng, sampler) if counted else None
-    est = release_aipw_estimates(noisy, moments, count, m=m, outcome_bounds=(lo, hi),
-                                 min_propensity=p_min, epsilons=(eps1, eps2, eps3), level=level,
-                                 larger_is_better=larger_is_better, gain_share=gain_share)
+    est = release_aipw_estimates(
+        noisy,
+        moments,
+        count,
+        m=m,
+        outcome_bounds=(lo, hi),
+        min_propensity=p_min,
+        epsilons=(eps1, eps2, eps3),
+        level=level,
+        larger_is_better=larger_is_better,
+        gain_share=gain_share,
+    )
     values, gains = estimates_of(est)
-    return AIPWEvaluation(epsilon=epsilon, m=m, sensitivity=delta1, level=level,
-                          cells=tuple(map(float, noisy)), moments=tuple(map(float, moments)),
-                          values=values, gains=gains, verdict=verdict_of(gains), treated=arms[0],
-                          control=arms[1], complete=count,
-                          budget=(float(eps1), float(eps2), float(eps3)), model=model,
-                          centre=centre, moment_split=(float(eps_v), float(eps_g)))
+    return AIPWEvaluation(
+        epsilon=epsilon,
+        m=m,
+        sensitivity=delta1,
+        level=level,
+        cells=tuple(map(float, noisy)),
+        moments=tuple(map(float, moments)),
+        values=values,
+        gains=gains,
+        verdict=verdict_of(gains),
+        treated=arms[0],
+        control=arms[1],
+        complete=count,
+        budget=(float(eps1), float(eps2), float(eps3)),
+        model=model,
+        centre=centre,
+        moment_split=(float(eps_v), float(eps_g)),
+    )

@@ -56,8 +56,13 @@ from ..privacy.mechanisms import sample_laplace
 from .evaluation import COUNT_SENSITIVITY, Estimate, evaluation_budget, noisy_count, public_split
 from .evaluation_interval import fieller_interval, two_laplace_quantile
 
-__all__ = ["ArmsEvaluation", "arm_sums", "arms_sensitivity", "evaluate_arms_rule",
-           "fit_and_evaluate_arms"]
+__all__ = [
+    "ArmsEvaluation",
+    "arm_sums",
+    "arms_sensitivity",
+    "evaluate_arms_rule",
+    "fit_and_evaluate_arms",
+]
 
 
 def arms_sensitivity(outcome_bounds, min_probability, m):
@@ -109,32 +114,58 @@ class ArmsEvaluation:
 
     def summary(self):
         pct = f"{100 * self.level:g}%"
-        head = {"better": "The private rule beats giving everyone any one arm",
-                "worse": "The private rule does worse than giving everyone one of the arms",
-                "inconclusive": "This evaluation cannot tell whether the private rule beats "
-                                "giving everyone the best single arm"}[self.verdict]
-        gains = "; ".join(f"over '{a}' {g.value:+.3g} [{g.lower:.3g}, {g.upper:.3g}]"
-                          for a, g in self.gains.items())
-        return (f"{head} ({pct} confidence, ε_eval = {self.epsilon:g}, {self.m} patients held "
-                f"out). Its gains, in the outcome's units (positive is better for patients): "
-                f"{gains}.")
+        head = {
+            "better": "The private rule beats giving everyone any one arm",
+            "worse": "The private rule does worse than giving everyone one of the arms",
+            "inconclusive": "This evaluation cannot tell whether the private rule beats "
+            "giving everyone the best single arm",
+        }[self.verdict]
+        gains = "; ".join(
+            f"over '{a}' {g.value:+.3g} [{g.lower:.3g}, {g.upper:.3g}]"
+            for a, g in self.gains.items()
+        )
+        return (
+            f"{head} ({pct} confidence, ε_eval = {self.epsilon:g}, {self.m} patients held "
+            f"out). Its gains, in the outcome's units (positive is better for patients): "
+            f"{gains}."
+        )
 
     def to_dict(self):
         as_dict = lambda e: {"value": e.value, "lower": e.lower, "upper": e.upper}  # noqa: E731
         names = ["rule", *(str(a) for a in self.arms)]
-        return {"epsilon_eval": self.epsilon, "patients": self.m, "level": self.level,
-                "sensitivity_l1": self.sensitivity, "sums": dict(zip(names, self.sums)),
-                "second_moments": dict(zip(names, self.moments)),
-                "complete_rows_noisy": self.complete, "epsilon_split": dict(zip(
-                    ("sums", "second_moments", "complete_count"), self.budget)),
-                "values": {str(k): as_dict(v) for k, v in self.values.items()},
-                "gains": {str(k): as_dict(v) for k, v in self.gains.items()},
-                "verdict": self.verdict, "summary": self.summary()}
+        return {
+            "epsilon_eval": self.epsilon,
+            "patients": self.m,
+            "level": self.level,
+            "sensitivity_l1": self.sensitivity,
+            "sums": dict(zip(names, self.sums)),
+            "second_moments": dict(zip(names, self.moments)),
+            "complete_rows_noisy": self.complete,
+            "epsilon_split": dict(zip(("sums", "second_moments", "complete_count"), self.budget)),
+            "values": {str(k): as_dict(v) for k, v in self.values.items()},
+            "gains": {str(k): as_dict(v) for k, v in self.gains.items()},
+            "verdict": self.verdict,
+            "summary": self.summary(),
+        }
 
 
-def evaluate_arms_rule(recommend, A, B, arm_probabilities, *, outcome_bounds, epsilon,
-                       arms, larger_is_better=True, include=None, level=0.95,
-                       moment_share=0.25, count_share=0.1, rng=None, sampler="numpy"):
+def evaluate_arms_rule(
+    recommend,
+    A,
+    B,
+    arm_probabilities,
+    *,
+    outcome_bounds,
+    epsilon,
+    arms,
+    larger_is_better=True,
+    include=None,
+    level=0.95,
+    moment_share=0.25,
+    count_share=0.1,
+    rng=None,
+    sampler="numpy",
+):
     """Release the IPW values of a K-arm rule and of each single arm, with ε_eval-DP.
 
     Parameters
@@ -171,8 +202,9 @@ def evaluate_arms_rule(recommend, A, B, arm_probabilities, *, outcome_bounds, ep
     eps1, eps2, eps3 = evaluation_budget(epsilon, moment_share, count_share, counted)
     args = (recommend, A, B, p, (lo, hi), include)
     sums = arm_sums(*args) + sample_laplace(eps1, delta1, k + 1, rng=rng, sampler=sampler)
-    moments = arm_sums(*args, power=2) + sample_laplace(eps2, delta2, k + 1, rng=rng,
-                                                        sampler=sampler)
+    moments = arm_sums(*args, power=2) + sample_laplace(
+        eps2, delta2, k + 1, rng=rng, sampler=sampler
+    )
     count = noisy_count(include, eps3, rng, sampler) if counted else None
     R, centre = hi - lo, (lo + hi) / 2.0
     s = 0.0 if np.isinf(eps1) else delta1 / eps1
@@ -184,10 +216,21 @@ def evaluate_arms_rule(recommend, A, B, arm_probabilities, *, outcome_bounds, ep
     sign = 1.0 if larger_is_better else -1.0
     # (name, numerator, second moment, bound, offset, flip): the rule, each arm, each gain
     rows = [("rule", sums[0], moments[0], R / 2, centre, 1.0, (R / 2) ** 2 / p_min)]
-    rows += [(j, sums[1 + j], moments[1 + j], R / 2, centre, 1.0, (R / 2) ** 2 / p_min)
-             for j in range(k)]
-    rows += [(("gain", j), sums[0] - sums[1 + j], moments[0] + moments[1 + j], R, 0.0, sign,
-              2 * (R / 2) ** 2 / p_min) for j in range(k)]
+    rows += [
+        (j, sums[1 + j], moments[1 + j], R / 2, centre, 1.0, (R / 2) ** 2 / p_min) for j in range(k)
+    ]
+    rows += [
+        (
+            ("gain", j),
+            sums[0] - sums[1 + j],
+            moments[0] + moments[1 + j],
+            R,
+            0.0,
+            sign,
+            2 * (R / 2) ** 2 / p_min,
+        )
+        for j in range(k)
+    ]
     num = np.array([row[1] for row in rows])
     second = np.array([min(max(row[2], 0.0) + raise2, row[6]) for row in rows])
     bound, offset, flip = (np.array([row[i] for row in rows]) for i in (3, 4, 5))
@@ -195,8 +238,10 @@ def evaluate_arms_rule(recommend, A, B, arm_probabilities, *, outcome_bounds, ep
     a, b = fieller_interval(num, np.full(num.shape, share), sigma, s, count_scale, bound, level)
     point = np.clip(num / max(share, 1.0 / m), -bound, bound)
     a, b = flip * a, flip * b
-    est = [Estimate(float(o + f * v), float(o + min(x, y)), float(o + max(x, y)))
-           for o, f, v, x, y in zip(offset, flip, point, a, b)]
+    est = [
+        Estimate(float(o + f * v), float(o + min(x, y)), float(o + max(x, y)))
+        for o, f, v, x, y in zip(offset, flip, point, a, b)
+    ]
     values = {"rule": est[0], **{arms[j]: est[1 + j] for j in range(k)}}
     gains = {arms[j]: est[1 + k + j] for j in range(k)}
     if all(g.lower > 0 for g in gains.values()):
@@ -205,15 +250,35 @@ def evaluate_arms_rule(recommend, A, B, arm_probabilities, *, outcome_bounds, ep
         verdict = "worse"
     else:
         verdict = "inconclusive"
-    return ArmsEvaluation(epsilon=epsilon, m=m, sensitivity=delta1, level=level,
-                          sums=tuple(map(float, sums)), moments=tuple(map(float, moments)),
-                          values=values, gains=gains, verdict=verdict, arms=tuple(arms),
-                          complete=count, budget=(float(eps1), float(eps2), float(eps3)))
+    return ArmsEvaluation(
+        epsilon=epsilon,
+        m=m,
+        sensitivity=delta1,
+        level=level,
+        sums=tuple(map(float, sums)),
+        moments=tuple(map(float, moments)),
+        values=values,
+        gains=gains,
+        verdict=verdict,
+        arms=tuple(arms),
+        complete=count,
+        budget=(float(eps1), float(eps2), float(eps3)),
+    )
 
 
-def fit_and_evaluate_arms(trial: Any, *, epsilon_fit, epsilon_eval, fit_share=0.8,
-                          split_seed=0, level=0.95, rng=None, sampler="numpy", ledger=None,
-                          **karm):
+def fit_and_evaluate_arms(
+    trial: Any,
+    *,
+    epsilon_fit,
+    epsilon_eval,
+    fit_share=0.8,
+    split_seed=0,
+    level=0.95,
+    rng=None,
+    sampler="numpy",
+    ledger=None,
+    **karm,
+):
     """Fit :class:`dpcore.owl.karm.KArmOWL` on the public split's first part of a trial from
     :func:`dpcore.read_arms_trial` and evaluate it privately on the second.
 
@@ -236,24 +301,47 @@ def fit_and_evaluate_arms(trial: Any, *, epsilon_fit, epsilon_eval, fit_share=0.
     seeded = _seeded(rng)
     rng = np.random.default_rng(rng)
     model = KArmOWL(epsilon=epsilon_fit, rng=rng, **karm)
-    B = trial.B if trial.complete is None else trial.outcomes_for_fit(
-        model._bounds(), model.larger_is_better)
+    B = (
+        trial.B
+        if trial.complete is None
+        else trial.outcomes_for_fit(model._bounds(), model.larger_is_better)
+    )
     labels = np.asarray(trial.arms, dtype=object)[np.asarray(trial.A, dtype=int)]
     X = np.asarray(trial.X)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=WEIGHT_CLIPPING_MESSAGE, category=ClippingWarning)
-        model.fit(X[fit_rows], labels[fit_rows], B[fit_rows], trial.arm_probabilities,
-                  arms=trial.arms)
+        model.fit(
+            X[fit_rows], labels[fit_rows], B[fit_rows], trial.arm_probabilities, arms=trial.arms
+        )
     codes = arm_indices(model.recommend(X[eval_rows]), trial.arms)
     evaluation = evaluate_arms_rule(
-        codes, np.asarray(trial.A, dtype=int)[eval_rows], np.asarray(trial.B)[eval_rows],
-        trial.arm_probabilities, outcome_bounds=model._bounds(), epsilon=epsilon_eval,
-        arms=trial.arms, larger_is_better=model.larger_is_better,
+        codes,
+        np.asarray(trial.A, dtype=int)[eval_rows],
+        np.asarray(trial.B)[eval_rows],
+        trial.arm_probabilities,
+        outcome_bounds=model._bounds(),
+        epsilon=epsilon_eval,
+        arms=trial.arms,
+        larger_is_better=model.larger_is_better,
         include=None if trial.complete is None else np.asarray(trial.complete)[eval_rows],
-        level=level, rng=rng, sampler=sampler)
+        level=level,
+        rng=rng,
+        sampler=sampler,
+    )
     if ledger is not None:
-        reasons = [r for r, hit in (("feature bounds read from the data", model.bounds_from_data_),
-                                    ("seeded noise (rng is an int seed)", seeded)) if hit]
-        charge(ledger, "K-arm DP-OWL rule + private evaluation", max(epsilon_fit, epsilon_eval),
-               reasons, parts={"fit": epsilon_fit, "evaluation": epsilon_eval})
+        reasons = [
+            r
+            for r, hit in (
+                ("feature bounds read from the data", model.bounds_from_data_),
+                ("seeded noise (rng is an int seed)", seeded),
+            )
+            if hit
+        ]
+        charge(
+            ledger,
+            "K-arm DP-OWL rule + private evaluation",
+            max(epsilon_fit, epsilon_eval),
+            reasons,
+            parts={"fit": epsilon_fit, "evaluation": epsilon_eval},
+        )
     return model, evaluation, (fit_rows, eval_rows)

@@ -76,8 +76,9 @@ def fieller_interval(num, share, sigma, s, count_scale, bound, level, steps=4):
     still contains Fieller's and covers theta whenever the pivot does. A share at or below 0
     gives the whole range.
     """
-    num, share, sigma, bound = np.broadcast_arrays(*(np.asarray(v, dtype=float)
-                                                      for v in (num, share, sigma, bound)))
+    num, share, sigma, bound = np.broadcast_arrays(
+        *(np.asarray(v, dtype=float) for v in (num, share, sigma, bound))
+    )
     reach = bound.copy()
     ok = share > 0
     safe = np.where(ok, share, 1.0)
@@ -111,15 +112,23 @@ def _part_coverage(q, sigma, k, two):
     by_normal = sigma <= k
     if by_normal.any():
         qn, sn, kn = q[by_normal, None], sigma[by_normal, None], k[by_normal, None]
-        out[by_normal] = (_ZW * (_laplace_cdf((qn - sn * _Z) / kn, two)
-                                 - _laplace_cdf((-qn - sn * _Z) / kn, two))).sum(-1)
+        out[by_normal] = (
+            _ZW * (_laplace_cdf((qn - sn * _Z) / kn, two) - _laplace_cdf((-qn - sn * _Z) / kn, two))
+        ).sum(-1)
     by_part = ~by_normal
     if by_part.any():
         qn, sn, kn = q[by_part, None], sigma[by_part, None], k[by_part, None]
         w = _XW * (1.0 + _X) / 4.0 if two else _XW / 2.0  # density per half-line, over e^{-x}
         y, ndtr = kn * _X, special.ndtr
-        out[by_part] = (w * (ndtr((qn - y) / sn) - ndtr((-qn - y) / sn)
-                             + ndtr((qn + y) / sn) - ndtr((-qn + y) / sn))).sum(-1)
+        out[by_part] = (
+            w
+            * (
+                ndtr((qn - y) / sn)
+                - ndtr((-qn - y) / sn)
+                + ndtr((qn + y) / sn)
+                - ndtr((-qn + y) / sn)
+            )
+        ).sum(-1)
     return out
 
 
@@ -141,15 +150,20 @@ def _coverage(q, sigma, s, b):
     sv = np.full(q.shape, float(s))
     total = wB * _part_coverage(q, sigma, sv, True)
     if np.any(with_b):
-        total = total + wA * _part_coverage(q, sigma, sv, False) + wC * _part_coverage(q, sigma, b, False)
+        total = (
+            total
+            + wA * _part_coverage(q, sigma, sv, False)
+            + wC * _part_coverage(q, sigma, b, False)
+        )
     return total
 
 
 @lru_cache(maxsize=256)
 def two_laplace_quantile(level):
     """The ``level`` quantile of |L1 + L2|: P(|L1 + L2| > x) = (2 + x) e^{-x} / 2."""
-    return float(brentq(lambda x: (2.0 + x) * np.exp(-x) / 2.0 - (1.0 - level), 0.0, 200.0,
-                        xtol=1e-14))
+    return float(
+        brentq(lambda x: (2.0 + x) * np.exp(-x) / 2.0 - (1.0 - level), 0.0, 200.0, xtol=1e-14)
+    )
 
 
 def abs_quantile(level, sigma, s, b, iterations=60, rtol=1e-9):
@@ -180,8 +194,11 @@ def abs_quantile(level, sigma, s, b, iterations=60, rtol=1e-9):
     if s == 0.0:  # no noise (ε_eval = inf): the count is exact, b is 0 too
         return (float(ndtri(0.5 + level / 2.0)) * sigma).reshape(shape)
     tail = (1.0 - level) / 3.0
-    top = (float(ndtri(1.0 - tail / 2.0)) * sigma + s * two_laplace_quantile(1.0 - tail)
-           - b * np.log(tail))
+    top = (
+        float(ndtri(1.0 - tail / 2.0)) * sigma
+        + s * two_laplace_quantile(1.0 - tail)
+        - b * np.log(tail)
+    )
     lo, f_lo = np.zeros_like(top), np.full(top.shape, -level)
     hi = top.copy()
     f_hi = _coverage(hi, sigma, s, b) - level

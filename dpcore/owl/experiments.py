@@ -23,8 +23,15 @@ from .simulate import PAPER_TRIAL
 from .werm import sensitivity, solve_werm
 
 SAME_GAMMA = ("accuracy", "value", "value_paper", "concordance")
-METRICS = ("accuracy", "value", "value_paper", "concordance", "kappa", "disagreement",
-           *(f"{m}_same_gamma" for m in SAME_GAMMA))
+METRICS = (
+    "accuracy",
+    "value",
+    "value_paper",
+    "concordance",
+    "kappa",
+    "disagreement",
+    *(f"{m}_same_gamma" for m in SAME_GAMMA),
+)
 CELL = ("n", "epsilon", "gamma_rule", "gamma", "h")
 
 
@@ -40,9 +47,20 @@ class MonteCarloResult:
         return summarize(self.runs, CELL, METRICS)
 
 
-def owl_monte_carlo(n_grid, eps_grid, gamma="paper", h=0.5, weight_bound=PAPER_W, reps=200,
-                    test_size=5000, seed=0, design=PAPER_TRIAL, outcome="paper",
-                    progress=None, executor=None):
+def owl_monte_carlo(
+    n_grid,
+    eps_grid,
+    gamma="paper",
+    h=0.5,
+    weight_bound=PAPER_W,
+    reps=200,
+    test_size=5000,
+    seed=0,
+    design=PAPER_TRIAL,
+    outcome="paper",
+    progress=None,
+    executor=None,
+):
     """Monte-Carlo study of DP-OWL on synthetic trials.
 
     Parameters
@@ -105,8 +123,10 @@ def owl_monte_carlo(n_grid, eps_grid, gamma="paper", h=0.5, weight_bound=PAPER_W
         # Largest n first, so the workers finish together; the test sets travel only to
         # threads of this process (elsewhere they are rebuilt from the seed, which is cheaper
         # than shipping them).
-        futures = {n: pool.submit(_one_n, spec, n, evaluator if local else None)
-                   for n in sorted(set(n_grid), reverse=True)}
+        futures = {
+            n: pool.submit(_one_n, spec, n, evaluator if local else None)
+            for n in sorted(set(n_grid), reverse=True)
+        }
         for k, fut in enumerate(futures[n] for n in n_grid):
             rows.extend(fut.result())
             if progress is not None:
@@ -132,8 +152,9 @@ class _Spec:
 def _evaluator(spec):
     scaling = FeatureScaling.from_bounds(spec.design.feature_bounds, spec.design.p)
     test = spec.design.sample(spec.test_size, size=spec.reps, rng=stream(spec.seed, Stream.TEST))
-    return RuleEvaluator(scaling.transform(test["X"]), test["A"], test["B"], test["f"],
-                         spec.design.propensity)
+    return RuleEvaluator(
+        scaling.transform(test["X"]), test["A"], test["B"], test["f"], spec.design.propensity
+    )
 
 
 def _one_n(spec, n, evaluator=None):
@@ -145,8 +166,11 @@ def _one_n(spec, n, evaluator=None):
     train = design.sample(n, size=spec.reps, rng=stream(spec.seed, Stream.TRAIN, n))
     w, clipped = owl_weights(train["B"], train["A"], design.propensity, spec.W, spec.outcome)
     Xt = scaling.transform(train["X"])
-    return [_cell(Xt, train["A"], w, clipped, n, hv, g, spec.eps_grid, spec.W, evaluator,
-                  spec.seed) for hv in spec.hs for g in spec.gammas]
+    return [
+        _cell(Xt, train["A"], w, clipped, n, hv, g, spec.eps_grid, spec.W, evaluator, spec.seed)
+        for hv in spec.hs
+        for g in spec.gammas
+    ]
 
 
 def _cell(Xt, A, w, clipped, n, h, g_setting, eps_grid, W, evaluator, seed):
@@ -159,10 +183,16 @@ def _cell(Xt, A, w, clipped, n, h, g_setting, eps_grid, W, evaluator, seed):
     g_ref = resolve_gamma(g_setting, np.inf, n)
     theta_hat = _solve_distinct(Xt, A, w, np.append(g_eps, g_ref), h)
     g_key = 0 if isinstance(g_setting, str) else 1 + key(g_setting)
+
     def release(tag):  # (E, reps, d): every epsilon's release of every repetition's minimiser
-        return np.stack([output_perturbation(theta_hat[g], e, sensitivity(W, g),
-                                             rng=stream(seed, tag, n, h, g_key, e))
-                         for e, g in zip(eps_grid, g_eps)])
+        return np.stack(
+            [
+                output_perturbation(
+                    theta_hat[g], e, sensitivity(W, g), rng=stream(seed, tag, n, h, g_key, e)
+                )
+                for e, g in zip(eps_grid, g_eps)
+            ]
+        )
 
     theta = release(Stream.NOISE)
     exact = np.stack([theta_hat[g] for g in g_eps])
@@ -177,19 +207,22 @@ def _cell(Xt, A, w, clipped, n, h, g_setting, eps_grid, W, evaluator, seed):
     same = evaluator.evaluate(np.stack([theta_hat[g] for g in distinct]), theta_hat[g_ref])
     row = [distinct.index(g) for g in g_eps]
     metrics.update({f"{k}_same_gamma": same[k][row] for k in SAME_GAMMA})
-    return pd.DataFrame({
-        "n": n,
-        "epsilon": np.repeat(eps_grid, reps),
-        "gamma": np.repeat(g_eps, reps),
-        "gamma_rule": pd.Categorical.from_codes(np.zeros(eps_grid.size * reps, dtype=np.int8),
-                                                pd.Index(["paper" if isinstance(g_setting, str) else "fixed"],
-                                                         dtype=object)),  # cheap to filter, copy, hash
-        "h": h,
-        "rep": np.tile(np.arange(reps), eps_grid.size),
-        **{k: v.ravel() for k, v in metrics.items()},
-        "noise_norm": np.linalg.norm(noise, axis=-1).ravel(),
-        "clipped_share": np.tile(clipped, eps_grid.size),
-    })
+    return pd.DataFrame(
+        {
+            "n": n,
+            "epsilon": np.repeat(eps_grid, reps),
+            "gamma": np.repeat(g_eps, reps),
+            "gamma_rule": pd.Categorical.from_codes(
+                np.zeros(eps_grid.size * reps, dtype=np.int8),
+                pd.Index(["paper" if isinstance(g_setting, str) else "fixed"], dtype=object),
+            ),  # cheap to filter, copy, hash
+            "h": h,
+            "rep": np.tile(np.arange(reps), eps_grid.size),
+            **{k: v.ravel() for k, v in metrics.items()},
+            "noise_norm": np.linalg.norm(noise, axis=-1).ravel(),
+            "clipped_share": np.tile(clipped, eps_grid.size),
+        }
+    )
 
 
 def _solve_distinct(Xt, A, w, gammas, h):

@@ -129,10 +129,15 @@ class KArmOWL(PrivateEstimator):
     --------
     >>> from dpcore.owl.simulate import K_ARM_TRIAL
     >>> data = K_ARM_TRIAL.sample(600, rng=0)
-    >>> rule = KArmOWL(epsilon=2.0, outcome_bounds=K_ARM_TRIAL.outcome_bounds,
-    ...                feature_bounds=K_ARM_TRIAL.feature_bounds, rng=1)
-    >>> rule = rule.fit(data["X"], data["A"], data["B"], K_ARM_TRIAL.arm_probabilities,
-    ...                 arms=K_ARM_TRIAL.arms)
+    >>> rule = KArmOWL(
+    ...     epsilon=2.0,
+    ...     outcome_bounds=K_ARM_TRIAL.outcome_bounds,
+    ...     feature_bounds=K_ARM_TRIAL.feature_bounds,
+    ...     rng=1,
+    ... )
+    >>> rule = rule.fit(
+    ...     data["X"], data["A"], data["B"], K_ARM_TRIAL.arm_probabilities, arms=K_ARM_TRIAL.arms
+    ... )
     >>> rule.epsilons_, rule.recommend(data["X"][:3]).shape
     ((1.0, 1.0), (3,))
     """
@@ -150,17 +155,33 @@ class KArmOWL(PrivateEstimator):
     reference: Any
     rng: Any
 
-    def __init__(self, *, epsilon: float = 1.0, gamma: float | str = "paper",
-                 weight_bound: float | None = None, huber_h: float = 0.5, C: float | str = 0.0,
-                 feature_bounds: tuple[ArrayLike, ArrayLike] | None = None,
-                 outcome_bounds: tuple[float, float] | None = None,
-                 larger_is_better: bool = True, fit_intercept: bool = True,
-                 reference: Any = None, rng: Any = None) -> None:
+    def __init__(
+        self,
+        *,
+        epsilon: float = 1.0,
+        gamma: float | str = "paper",
+        weight_bound: float | None = None,
+        huber_h: float = 0.5,
+        C: float | str = 0.0,
+        feature_bounds: tuple[ArrayLike, ArrayLike] | None = None,
+        outcome_bounds: tuple[float, float] | None = None,
+        larger_is_better: bool = True,
+        fit_intercept: bool = True,
+        reference: Any = None,
+        rng: Any = None,
+    ) -> None:
         self._store_params(locals())
 
-    def fit(self, X: ArrayLike, A: ArrayLike, B: ArrayLike,
-            arm_probabilities: Sequence[float] | Mapping[Any, float], *, arms: Sequence[Any],
-            ledger: Any = None) -> KArmOWL:
+    def fit(
+        self,
+        X: ArrayLike,
+        A: ArrayLike,
+        B: ArrayLike,
+        arm_probabilities: Sequence[float] | Mapping[Any, float],
+        *,
+        arms: Sequence[Any],
+        ledger: Any = None,
+    ) -> KArmOWL:
         """Fit and release the K - 1 rules (one release of ``epsilon`` in the ledger).
 
         Parameters
@@ -191,20 +212,25 @@ class KArmOWL(PrivateEstimator):
         """Fit on a trial from :func:`dpcore.read_arms_trial` (its arms, probabilities and
         incomplete rows at weight 0)."""
         if trial.arm_probabilities is None:
-            raise ValueError("this trial has no arm probabilities: read it with "
-                             "read_arms_trial and a dictionary that gives arm_probabilities")
+            raise ValueError(
+                "this trial has no arm probabilities: read it with "
+                "read_arms_trial and a dictionary that gives arm_probabilities"
+            )
         B = trial.B
         if trial.complete is not None:
             B = trial.outcomes_for_fit(self._bounds(), self.larger_is_better)
         X = pd.DataFrame(np.asarray(trial.X), columns=list(trial.covariates))
-        return self._fit_codes(X, np.asarray(trial.A, dtype=int), B, trial.arm_probabilities,
-                               tuple(trial.arms), ledger)
+        return self._fit_codes(
+            X, np.asarray(trial.A, dtype=int), B, trial.arm_probabilities, tuple(trial.arms), ledger
+        )
 
     # ------------------------------------------------------------------------------------
     def _bounds(self) -> tuple[float, float]:
         if self.outcome_bounds is None:
-            raise ValueError("KArmOWL needs public outcome_bounds: a row outside a comparison "
-                             "gets weight 0 through the worst bound")
+            raise ValueError(
+                "KArmOWL needs public outcome_bounds: a row outside a comparison "
+                "gets weight 0 through the worst bound"
+            )
         lo, hi = (float(v[0]) for v in check_bounds(self.outcome_bounds, 1, "outcome_bounds"))
         return lo, hi
 
@@ -222,8 +248,9 @@ class KArmOWL(PrivateEstimator):
             raise ValueError(f"arm_probabilities must lie in (0, 1) and sum to 1, got {p.tolist()}")
         return p
 
-    def _fit_codes(self, X: Any, codes: np.ndarray, B: ArrayLike, probs: Any, arms: tuple,
-                   ledger: Any) -> KArmOWL:
+    def _fit_codes(
+        self, X: Any, codes: np.ndarray, B: ArrayLike, probs: Any, arms: tuple, ledger: Any
+    ) -> KArmOWL:
         from .dpwerm import _seeded, charge
 
         check_epsilon(self.epsilon)
@@ -247,18 +274,35 @@ class KArmOWL(PrivateEstimator):
             y = np.where(codes == k, 1.0, -1.0)
             # a row in another arm: weight 0 (benefit 0 at the worst bound), as an incomplete row
             Bk = np.where(pair, B, worst)
-            model = DPOWL(epsilon=eps_k, gamma=self.gamma, weight_bound=self.weight_bound,
-                          huber_h=self.huber_h, C=self.C, feature_bounds=self.feature_bounds,
-                          outcome_bounds=(lo, hi), larger_is_better=self.larger_is_better,
-                          fit_intercept=self.fit_intercept, rng=gen)
+            model = DPOWL(
+                epsilon=eps_k,
+                gamma=self.gamma,
+                weight_bound=self.weight_bound,
+                huber_h=self.huber_h,
+                C=self.C,
+                feature_bounds=self.feature_bounds,
+                outcome_bounds=(lo, hi),
+                larger_is_better=self.larger_is_better,
+                fit_intercept=self.fit_intercept,
+                rng=gen,
+            )
             rules.append(model.fit(Xm, y, Bk, float(p[k] / (p[k] + p[ref]))))
         if ledger is not None:
-            reasons = [r for r, hit in (
-                ("feature bounds read from the data", any(m.bounds_from_data_ for m in rules)),
-                ("seeded noise (rng is an int seed)", seeded),
-                ("epsilon = inf (no noise)", np.isinf(self.epsilon))) if hit]
-            charge(ledger, f"K-arm DP-OWL rule ({len(arms)} arms, {len(others)} rules)",
-                   float(self.epsilon), reasons)
+            reasons = [
+                r
+                for r, hit in (
+                    ("feature bounds read from the data", any(m.bounds_from_data_ for m in rules)),
+                    ("seeded noise (rng is an int seed)", seeded),
+                    ("epsilon = inf (no noise)", np.isinf(self.epsilon)),
+                )
+                if hit
+            ]
+            charge(
+                ledger,
+                f"K-arm DP-OWL rule ({len(arms)} arms, {len(others)} rules)",
+                float(self.epsilon),
+                reasons,
+            )
         self.arms_ = arms
         self.reference_ = arms[ref]
         self.compared_ = tuple(arms[k] for k in others)

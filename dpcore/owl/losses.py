@@ -19,8 +19,9 @@ from .._validation import check_choice, check_real
 LOSSES = ("huber", "logistic")
 
 
-def huber_hinge(z: ArrayLike, h: float = 0.5,
-                derivatives: bool = True) -> np.ndarray | tuple[np.ndarray, np.ndarray, np.ndarray]:
+def huber_hinge(
+    z: ArrayLike, h: float = 0.5, derivatives: bool = True
+) -> np.ndarray | tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Huber-smoothed hinge loss of the paper (spec §2) and its derivatives.
 
     l(z) = 0 for z > 1 + h; (1 + h - z)^2 / (4h) for |1 - z| <= h; 1 - z for z < 1 - h.
@@ -42,8 +43,9 @@ def huber_hinge(z: ArrayLike, h: float = 0.5,
     return value, d1, d2
 
 
-def logistic(z: ArrayLike,
-             derivatives: bool = True) -> np.ndarray | tuple[np.ndarray, np.ndarray, np.ndarray]:
+def logistic(
+    z: ArrayLike, derivatives: bool = True
+) -> np.ndarray | tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Logistic loss log(1 + e^{-z}) and its derivatives, computed without overflow."""
     z = np.asarray(z, dtype=float)
     value = np.logaddexp(0.0, -z)

@@ -38,8 +38,14 @@ import numpy as np
 from .._validation import check_bounds, check_epsilon, check_real
 from ..privacy.mechanisms import sample_laplace
 
-__all__ = ["OutcomeModel", "design_rows", "fit_outcome_model", "solve_statistics",
-           "statistics_sensitivity", "sufficient_statistics"]
+__all__ = [
+    "OutcomeModel",
+    "design_rows",
+    "fit_outcome_model",
+    "solve_statistics",
+    "statistics_sensitivity",
+    "sufficient_statistics",
+]
 
 
 def statistics_sensitivity(d):
@@ -115,7 +121,7 @@ def solve_statistics(stats, d, n, epsilon, ridge=0.01):
     scale = 0.0 if np.isinf(epsilon) else statistics_sensitivity(d) / float(epsilon)
     lam = float(ridge) * float(n) + 2.0 * np.sqrt(2.0 * d) * scale
     coefs = []
-    for block in (stats[..., : k + d], stats[..., k + d:]):
+    for block in (stats[..., : k + d], stats[..., k + d :]):
         G = np.zeros(block.shape[:-1] + (d, d))
         G[..., iu[0], iu[1]] = block[..., :k]
         G = G + np.swapaxes(G, -1, -2)
@@ -156,17 +162,32 @@ class OutcomeModel:
         return np.clip(pred, lo, hi)
 
     def to_dict(self):
-        return {"method": "per-arm ridge regression from Laplace-noised sufficient statistics",
-                "epsilon": self.epsilon, "sensitivity_l1": self.sensitivity,
-                "columns": None if self.columns is None else list(self.columns),
-                "coef_treated": [float(v) for v in self.coef[0]],
-                "coef_control": [float(v) for v in self.coef[1]],
-                "scaling": "covariates clipped to their public bounds and mapped to [-1, 1]; "
-                           "outcome (clip(B) - midpoint) / half-range"}
+        return {
+            "method": "per-arm ridge regression from Laplace-noised sufficient statistics",
+            "epsilon": self.epsilon,
+            "sensitivity_l1": self.sensitivity,
+            "columns": None if self.columns is None else list(self.columns),
+            "coef_treated": [float(v) for v in self.coef[0]],
+            "coef_control": [float(v) for v in self.coef[1]],
+            "scaling": "covariates clipped to their public bounds and mapped to [-1, 1]; "
+            "outcome (clip(B) - midpoint) / half-range",
+        }
 
 
-def fit_outcome_model(X, A, B, *, feature_bounds, outcome_bounds, epsilon, columns=None,
-                      include=None, ridge=0.01, rng=None, sampler="numpy"):
+def fit_outcome_model(
+    X,
+    A,
+    B,
+    *,
+    feature_bounds,
+    outcome_bounds,
+    epsilon,
+    columns=None,
+    include=None,
+    ridge=0.01,
+    rng=None,
+    sampler="numpy",
+):
     """Fit the per-arm linear outcome model with ε-DP (noisy sufficient statistics).
 
     Parameters
@@ -201,8 +222,11 @@ def fit_outcome_model(X, A, B, *, feature_bounds, outcome_bounds, epsilon, colum
     noisy = stats + sample_laplace(epsilon, sens, stats.shape, rng=rng, sampler=sampler)
     coef = solve_statistics(noisy, d, len(A), epsilon, ridge)
     lo, hi = (float(v[0]) for v in check_bounds(outcome_bounds, 1, "outcome_bounds"))
-    return OutcomeModel(coef=coef, feature_bounds=tuple(np.asarray(b, dtype=float)
-                                                        for b in feature_bounds),
-                        outcome_bounds=(lo, hi),
-                        columns=None if columns is None else tuple(int(c) for c in columns),
-                        epsilon=epsilon, sensitivity=sens)
+    return OutcomeModel(
+        coef=coef,
+        feature_bounds=tuple(np.asarray(b, dtype=float) for b in feature_bounds),
+        outcome_bounds=(lo, hi),
+        columns=None if columns is None else tuple(int(c) for c in columns),
+        epsilon=epsilon,
+        sensitivity=sens,
+    )

@@ -36,7 +36,9 @@ def check_propensity(propensity: ArrayLike, n: int) -> float | np.ndarray:
         return check_real(propensity, "propensity", low=0.0, high=1.0 - 1e-12)
     p = check_vector(propensity, "propensity", n)
     if ((p <= 0) | (p >= 1)).any():
-        raise ValueError(f"propensity must lie strictly between 0 and 1, found range [{p.min():g}, {p.max():g}]")
+        raise ValueError(
+            f"propensity must lie strictly between 0 and 1, found range [{p.min():g}, {p.max():g}]"
+        )
     return p
 
 
@@ -53,8 +55,9 @@ def fit_logistic_propensity(X: np.ndarray, A: np.ndarray) -> np.ndarray:
     return expit((Xa / scale) @ beta)
 
 
-def logistic_propensity_H(outcome_bound: float, feature_norm_bound: float, M: float,
-                          b_x: float) -> float:
+def logistic_propensity_H(
+    outcome_bound: float, feature_norm_bound: float, M: float, b_x: float
+) -> float:
     """The paper's H for a logistic propensity model (Theorem 7): 2 C_B C_x^2 (1 + e^M)^2 / b_x.
 
     ``outcome_bound`` is C_B (benefits in [0, C_B]), ``feature_norm_bound`` is C_x (||x|| <= C_x),
@@ -63,8 +66,9 @@ def logistic_propensity_H(outcome_bound: float, feature_norm_bound: float, M: fl
     return 2.0 * outcome_bound * feature_norm_bound**2 * (1.0 + np.exp(M)) ** 2 / b_x
 
 
-def benefit(B: ArrayLike, outcome_bounds: tuple[float, float] | None = None,
-            larger_is_better: bool = True) -> np.ndarray:
+def benefit(
+    B: ArrayLike, outcome_bounds: tuple[float, float] | None = None, larger_is_better: bool = True
+) -> np.ndarray:
     """Non-negative benefit from outcomes, using public bounds when given (spec §5).
 
     With bounds [lo, hi], outcomes are clipped and shifted: B - lo, or hi - B when smaller
@@ -73,7 +77,9 @@ def benefit(B: ArrayLike, outcome_bounds: tuple[float, float] | None = None,
     B = np.asarray(B, dtype=float)
     if outcome_bounds is None:
         if not larger_is_better:
-            raise ValueError("larger_is_better=False needs outcome_bounds to turn outcomes into benefits")
+            raise ValueError(
+                "larger_is_better=False needs outcome_bounds to turn outcomes into benefits"
+            )
         if (B < 0).any():
             raise ValueError(
                 f"outcome B has negative values (min {B.min():.4g}); OWL needs B >= 0: "
@@ -85,9 +91,14 @@ def benefit(B: ArrayLike, outcome_bounds: tuple[float, float] | None = None,
     return B - lo if larger_is_better else hi - B
 
 
-def owl_weights(B: ArrayLike, A: ArrayLike, propensity: ArrayLike, weight_bound: float,
-                outcome: str | tuple[float, float] | None = None,
-                larger_is_better: bool = True) -> tuple[np.ndarray, np.ndarray]:
+def owl_weights(
+    B: ArrayLike,
+    A: ArrayLike,
+    propensity: ArrayLike,
+    weight_bound: float,
+    outcome: str | tuple[float, float] | None = None,
+    larger_is_better: bool = True,
+) -> tuple[np.ndarray, np.ndarray]:
     """OWL weights benefit / pi(A | X) clipped at W, and the share clipped, for trials in a batch.
 
     Parameters
@@ -110,7 +121,9 @@ def owl_weights(B: ArrayLike, A: ArrayLike, propensity: ArrayLike, weight_bound:
     """
     if isinstance(outcome, str):
         if outcome != "paper":
-            raise ValueError(f"outcome must be None, public bounds (lo, hi) or 'paper', got {outcome!r}")
+            raise ValueError(
+                f"outcome must be None, public bounds (lo, hi) or 'paper', got {outcome!r}"
+            )
         gain = B + paper_outcome_shift(B)[..., None]
     else:
         gain = benefit(B, outcome, larger_is_better)
@@ -134,8 +147,9 @@ def treatment_accuracy(A_hat: ArrayLike, A_opt: ArrayLike) -> FloatOrArray:
     return np.mean(np.asarray(A_hat) == np.asarray(A_opt), axis=-1)
 
 
-def ipw_value(A_hat: ArrayLike, A: ArrayLike, B: ArrayLike,
-              propensity: ArrayLike = 0.5) -> FloatOrArray:
+def ipw_value(
+    A_hat: ArrayLike, A: ArrayLike, B: ArrayLike, propensity: ArrayLike = 0.5
+) -> FloatOrArray:
     """Normalised (Hajek) IPW value: sum 1(A_hat = A) B / pi over sum 1(A_hat = A) / pi.
 
     ``A_hat`` may carry leading axes (several rules on one test set). Returns NaN where the
@@ -190,8 +204,9 @@ def agreement_test(a: ArrayLike, b: ArrayLike) -> dict[str, float]:
     return {"concordance": float(po), "kappa": float(kappa), "p_value": float(p_value)}
 
 
-def reference_values(A_opt: ArrayLike, A: ArrayLike, B: ArrayLike,
-                     propensity: ArrayLike = 0.5) -> dict[str, float]:
+def reference_values(
+    A_opt: ArrayLike, A: ArrayLike, B: ArrayLike, propensity: ArrayLike = 0.5
+) -> dict[str, float]:
     """Value of the oracle rule sign(f), of treating everybody (+1) and of treating nobody (-1)."""
     A = np.asarray(A)
     return {

@@ -26,8 +26,13 @@ class FeatureScaling:
     fit_intercept: bool = True
 
     @classmethod
-    def from_bounds(cls, bounds: tuple[ArrayLike, ArrayLike], p: int, fit_intercept: bool = True,
-                    name: str = "feature_bounds") -> FeatureScaling:
+    def from_bounds(
+        cls,
+        bounds: tuple[ArrayLike, ArrayLike],
+        p: int,
+        fit_intercept: bool = True,
+        name: str = "feature_bounds",
+    ) -> FeatureScaling:
         """From public (lower, upper) bounds of ``p`` features; a column bounded by [0, 0] is an error."""
         lower, upper = check_bounds(bounds, p, name)
         span = np.maximum(np.abs(lower), np.abs(upper))

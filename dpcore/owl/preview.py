@@ -141,8 +141,20 @@ class TwinDesign:
 MAX_ROWS = 5000
 
 
-def preview(design, epsilons, *, gamma, weight_bound, C=0.0, huber_h=0.5,
-            strengths=tuple(STRENGTHS), twins=8, draws=25, seed=0, max_rows=MAX_ROWS):
+def preview(
+    design,
+    epsilons,
+    *,
+    gamma,
+    weight_bound,
+    C=0.0,
+    huber_h=0.5,
+    strengths=tuple(STRENGTHS),
+    twins=8,
+    draws=25,
+    seed=0,
+    max_rows=MAX_ROWS,
+):
     """Agreement with the non-private rule and value retained against ε, on simulated twins.
 
     Parameters
@@ -181,14 +193,17 @@ def preview(design, epsilons, *, gamma, weight_bound, C=0.0, huber_h=0.5,
     else:
         gammas = np.array([check_real(g, "gamma", low=0.0) for g in gamma], dtype=float)
         if gammas.shape != eps.shape:
-            raise ValueError(f"gamma must give one value per epsilon ({eps.size}), got {gammas.size}")
+            raise ValueError(
+                f"gamma must give one value per epsilon ({eps.size}), got {gammas.size}"
+            )
     W = check_real(weight_bound, "weight_bound", low=0.0)
     C = resolve_C(C, n, W)
     rows = min(n, int(check_real(max_rows, "max_rows", low=1.0)))
     twin_design = design if rows == n else replace(design, n=rows)
     shares = [STRENGTHS[s] for s in strengths]
-    scaling = FeatureScaling.from_bounds((np.asarray(design.lower), np.asarray(design.upper)),
-                                         design.p)
+    scaling = FeatureScaling.from_bounds(
+        (np.asarray(design.lower), np.asarray(design.upper)), design.p
+    )
     distinct = np.unique(gammas)
     slot = np.searchsorted(distinct, gammas)
     S, E, G, K = len(shares), eps.size, distinct.size, int(draws)
@@ -203,28 +218,53 @@ def preview(design, epsilons, *, gamma, weight_bound, C=0.0, huber_h=0.5,
         rng = np.random.default_rng([int(seed), 31, n, t])
         twin = twin_design.sample(shares, rng=rng)
         Xt = scaling.transform(twin["X"])
-        w = np.stack([owl_weights(twin["B"][s], twin["A"], design.propensity, W,
-                                  design.outcome_bounds, design.larger_is_better)[0]
-                      for s in shares])
+        w = np.stack(
+            [
+                owl_weights(
+                    twin["B"][s],
+                    twin["A"],
+                    design.propensity,
+                    W,
+                    design.outcome_bounds,
+                    design.larger_is_better,
+                )[0]
+                for s in shares
+            ]
+        )
         # One batched solve shares the design: every (strength, γ) problem at once.
-        theta, _ = solve_werm(Xt, twin["A"], np.repeat(w, G, axis=0),
-                              np.tile(distinct * rows / n, S), "huber", huber_h)
+        theta, _ = solve_werm(
+            Xt,
+            twin["A"],
+            np.repeat(w, G, axis=0),
+            np.tile(distinct * rows / n, S),
+            "huber",
+            huber_h,
+        )
         theta = theta.reshape(S, G, -1)
-        ref = theta[:, slot]                                          # (S, E, d)
-        noise = np.stack([
-            l2_gamma_noise(scaling.d, e, sensitivity(W, g, C), size=(S, K),
-                           rng=np.random.default_rng([int(seed), 32, n, t, key(e)]))
-            for e, g in zip(eps, gammas)], axis=1)                    # (S, E, K, d)
+        ref = theta[:, slot]  # (S, E, d)
+        noise = np.stack(
+            [
+                l2_gamma_noise(
+                    scaling.d,
+                    e,
+                    sensitivity(W, g, C),
+                    size=(S, K),
+                    rng=np.random.default_rng([int(seed), 32, n, t, key(e)]),
+                )
+                for e, g in zip(eps, gammas)
+            ],
+            axis=1,
+        )  # (S, E, K, d)
         private = ref[:, :, None, :] + noise
-        d_ref = Xt @ ref.reshape(-1, scaling.d).T > 0                 # (n, S*E)
-        d_priv = Xt @ private.reshape(-1, scaling.d).T > 0            # (n, S*E*K)
-        effect = np.stack([twin["effect"][s] for s in shares])        # (S, n)
-        best_fixed = np.maximum(effect.mean(axis=1), 0.0)             # treat all, or none
+        d_ref = Xt @ ref.reshape(-1, scaling.d).T > 0  # (n, S*E)
+        d_priv = Xt @ private.reshape(-1, scaling.d).T > 0  # (n, S*E*K)
+        effect = np.stack([twin["effect"][s] for s in shares])  # (S, n)
+        best_fixed = np.maximum(effect.mean(axis=1), 0.0)  # treat all, or none
         d_ref = d_ref.T.reshape(S, E, rows)
         d_priv = d_priv.T.reshape(S, E, K, rows)
         agree[:, :, t] = 100.0 * np.mean(d_priv == d_ref[:, :, None, :], axis=-1)
         if pairs:
-            first, second = d_priv[:, :, 0:2 * pairs:2], d_priv[:, :, 1:2 * pairs:2]
+            first, second = d_priv[:, :, 0 : 2 * pairs : 2], d_priv[:, :, 1 : 2 * pairs : 2]
             disagree[:, :, t] = 100.0 * np.mean(first != second, axis=-1)
         gain[:, :, t] = np.einsum("sekn,sn->sek", d_priv, effect) / rows - best_fixed[:, None, None]
         gain_np[:, :, t] = np.einsum("sen,sn->se", d_ref, effect) / rows - best_fixed[:, None]
@@ -240,19 +280,27 @@ def _summary(strengths, shares, eps, gammas, agree, gain, gain_np, oracle, desig
             a, twins = agree[i, j], agree.shape[2]
             base = gain_np[i, j].mean()
             kept = gain[i, j] / base if base > 0 else np.full_like(gain[i, j], np.nan)
-            rows.append({
-                "strength": name, "epsilon": e, "gamma": gammas[j],
-                "agreement_mean": a.mean(),
-                "agreement_se": a.mean(axis=1).std(ddof=1) / np.sqrt(twins),
-                "agreement_lo": np.quantile(a, 0.025), "agreement_hi": np.quantile(a, 0.975),
-                "disagreement_mean": np.mean(disagree[i, j]),
-                "disagreement_lo": np.quantile(disagree[i, j], 0.025),
-                "disagreement_hi": np.quantile(disagree[i, j], 0.975),
-                "retained_mean": np.mean(kept), "retained_lo": np.quantile(kept, 0.025),
-                "retained_hi": np.quantile(kept, 0.975), "nonprivate_gain": base,
-                "oracle_gain": oracle[i].mean(), "effect_sd": share * (hi_b - lo_b),
-                "releases": a.size,
-            })
+            rows.append(
+                {
+                    "strength": name,
+                    "epsilon": e,
+                    "gamma": gammas[j],
+                    "agreement_mean": a.mean(),
+                    "agreement_se": a.mean(axis=1).std(ddof=1) / np.sqrt(twins),
+                    "agreement_lo": np.quantile(a, 0.025),
+                    "agreement_hi": np.quantile(a, 0.975),
+                    "disagreement_mean": np.mean(disagree[i, j]),
+                    "disagreement_lo": np.quantile(disagree[i, j], 0.025),
+                    "disagreement_hi": np.quantile(disagree[i, j], 0.975),
+                    "retained_mean": np.mean(kept),
+                    "retained_lo": np.quantile(kept, 0.025),
+                    "retained_hi": np.quantile(kept, 0.975),
+                    "nonprivate_gain": base,
+                    "oracle_gain": oracle[i].mean(),
+                    "effect_sd": share * (hi_b - lo_b),
+                    "releases": a.size,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -285,12 +333,16 @@ def noise_per_coefficient(lower, upper, epsilon, sensitivity_, fit_intercept=Tru
     dict with ``radius`` (d Delta / ε, scaled space), ``intercept``, ``per_unit`` (array, per
     unit of each covariate) and ``across_bounds`` (array, score shift across the bounds).
     """
-    scaling = FeatureScaling.from_bounds((np.asarray(lower, float), np.asarray(upper, float)),
-                                         len(lower), fit_intercept)
+    scaling = FeatureScaling.from_bounds(
+        (np.asarray(lower, float), np.asarray(upper, float)), len(lower), fit_intercept
+    )
     one = expected_noise_radius(scaling.d, epsilon, sensitivity_, k=1)
     per = one / scaling.scale
     span = np.asarray(upper, float) - np.asarray(lower, float)
     coef = per[1:] if fit_intercept else per
-    return {"radius": expected_noise_radius(scaling.d, epsilon, sensitivity_),
-            "intercept": float(per[0]) if fit_intercept else 0.0, "per_unit": coef,
-            "across_bounds": coef * span}
+    return {
+        "radius": expected_noise_radius(scaling.d, epsilon, sensitivity_),
+        "intercept": float(per[0]) if fit_intercept else 0.0,
+        "per_unit": coef,
+        "across_bounds": coef * span,
+    }

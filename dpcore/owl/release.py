@@ -9,9 +9,18 @@ the package version; it never holds a value estimate computed from the data with
 
 Examples
 --------
->>> rule = load_rule({"covariates": ["age", "site=B"], "categories": {"site": ["A", "B"]},
-...                   "intercept": -1.0, "coef": [0.02, 1.0], "lower": [18, 0],
-...                   "upper": [90, 1], "treated": "drug", "control": "placebo"})
+>>> rule = load_rule(
+...     {
+...         "covariates": ["age", "site=B"],
+...         "categories": {"site": ["A", "B"]},
+...         "intercept": -1.0,
+...         "coef": [0.02, 1.0],
+...         "lower": [18, 0],
+...         "upper": [90, 1],
+...         "treated": "drug",
+...         "control": "placebo",
+...     }
+... )
 >>> import pandas as pd
 >>> rule.recommend(pd.DataFrame({"age": [30, 80], "site": ["A", "B"]})).tolist()
 ['placebo', 'drug']
@@ -38,8 +47,20 @@ if TYPE_CHECKING:
     from ..data.trial import Trial
     from .dpowl import DPOWL
 
-__all__ = ["FORMAT", "K_FORMAT", "ArmsRule", "Patients", "Rule", "RuleFileError", "RuleSource",
-           "load_rule", "rule_from_dpowl", "rule_from_karm", "rule_to_dict", "write_rule"]
+__all__ = [
+    "FORMAT",
+    "K_FORMAT",
+    "ArmsRule",
+    "Patients",
+    "Rule",
+    "RuleFileError",
+    "RuleSource",
+    "load_rule",
+    "rule_from_dpowl",
+    "rule_from_karm",
+    "rule_to_dict",
+    "write_rule",
+]
 
 #: What :meth:`Rule.recommend` takes: a DataFrame of patients, a CSV path, its bytes or text.
 Patients = pd.DataFrame | Source
@@ -57,17 +78,17 @@ APPLY_RECIPE = [
     "score = intercept + sum_j coef_j * x_j.",
     "Recommend 'treated' when score > 0, otherwise 'control' (a score of exactly 0 goes to control).",
 ]
-APPLY_PYTHON = '''import json, numpy as np
+APPLY_PYTHON = """import json, numpy as np
 rule = json.load(open("rule.json"))
 def recommend(rows):  # rows: list of dicts {column: value}, or a pandas DataFrame's records
     x = np.array([[float(str(r[c.split("=", 1)[0]]).strip() == c.split("=", 1)[1])
                    if c in rule["one_hot"] else float(r[c]) for c in rule["covariates"]]
                   for r in rows])
     score = rule["intercept"] + np.clip(x, rule["lower"], rule["upper"]) @ np.array(rule["coef"])
-    return np.where(score > 0, rule["treated"], rule["control"])'''
-APPLY_DPCORE = '''import dpcore
+    return np.where(score > 0, rule["treated"], rule["control"])"""
+APPLY_DPCORE = """import dpcore
 rule = dpcore.load_rule("rule.json")
-print(rule.recommend("new_patients.csv"))  # the arm labels, one per row'''
+print(rule.recommend("new_patients.csv"))  # the arm labels, one per row"""
 
 
 class RuleFileError(TrialDataError):
@@ -115,8 +136,9 @@ class Rule:
 
     @property
     def one_hot(self):
-        return {f"{c}={lev}": (c, lev) for c, levels in self.categories.items()
-                for lev in levels[1:]}
+        return {
+            f"{c}={lev}": (c, lev) for c, levels in self.categories.items() for lev in levels[1:]
+        }
 
     def _cleaned(self, patients: Patients) -> tuple[pd.DataFrame, dict[str, pd.Series]]:
         """The patients' table and the cleaned cells of each column the rule needs."""
@@ -124,8 +146,10 @@ class Rule:
         table = table.rename(columns=lambda c: str(c).strip()).reset_index(drop=True)
         missing = [c for c in self.columns if c not in table.columns]
         if missing:
-            raise RuleFileError(f"the patients' table has no column {_name_list(missing)}; the "
-                                f"rule needs {_name_list(self.columns, 25)}")
+            raise RuleFileError(
+                f"the patients' table has no column {_name_list(missing)}; the "
+                f"rule needs {_name_list(self.columns, 25)}"
+            )
         return table, {c: _clean(table[c]) for c in self.columns}
 
     def design(self, patients: Patients) -> np.ndarray:
@@ -138,15 +162,19 @@ class Rule:
         for c, s in cleaned.items():
             if s.isna().any():
                 row = int(np.argmax(s.isna().to_numpy())) + 1
-                raise RuleFileError(f"row {row} has no value for {_q(c)}; the rule needs every "
-                                    "covariate of every patient")
+                raise RuleFileError(
+                    f"row {row} has no value for {_q(c)}; the rule needs every "
+                    "covariate of every patient"
+                )
         for c, levels in self.categories.items():
             key = cleaned[c].map(_plain).astype(str)
             outside = ~key.isin([str(v) for v in levels]).to_numpy()
             if outside.any():
                 i = int(np.argmax(outside))
-                raise RuleFileError(f"{_q(c)} is {_q(key.iloc[i])} in row {i + 1}, which is not "
-                                    f"one of the rule's levels {_name_list(levels, 8)}")
+                raise RuleFileError(
+                    f"{_q(c)} is {_q(key.iloc[i])} in row {i + 1}, which is not "
+                    f"one of the rule's levels {_name_list(levels, 8)}"
+                )
         return self._matrix(cleaned, len(table), strict=True)
 
     def _matrix(self, cleaned: dict[str, pd.Series], n: int, strict: bool) -> np.ndarray:
@@ -169,9 +197,17 @@ class Rule:
 
         Examples
         --------
-        >>> rule = load_rule({"covariates": ["age"], "intercept": -50.0, "coef": [1.0],
-        ...                   "lower": [18], "upper": [90], "treated": "drug",
-        ...                   "control": "placebo"})
+        >>> rule = load_rule(
+        ...     {
+        ...         "covariates": ["age"],
+        ...         "intercept": -50.0,
+        ...         "coef": [1.0],
+        ...         "lower": [18],
+        ...         "upper": [90],
+        ...         "treated": "drug",
+        ...         "control": "placebo",
+        ...     }
+        ... )
         >>> out = rule.recommendations(pd.DataFrame({"age": [30, None, 80]}))
         >>> out["recommendation"].fillna("").tolist(), out["not_scored"].tolist()
         (['placebo', '', 'drug'], ['', "no value for 'age'", ''])
@@ -180,8 +216,11 @@ class Rule:
         scored = reasons == ""
         score = self.intercept + x[scored] @ np.asarray(self.coef, dtype=float)
         recommendation = np.full(len(table), None, dtype=object)
-        recommendation[scored] = np.where(score > 0, np.asarray(self.treated, dtype=object),
-                                          np.asarray(self.control, dtype=object))
+        recommendation[scored] = np.where(
+            score > 0,
+            np.asarray(self.treated, dtype=object),
+            np.asarray(self.control, dtype=object),
+        )
         return table.assign(recommendation=recommendation, not_scored=reasons)
 
     def _scorable(self, patients: Patients) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
@@ -198,14 +237,20 @@ class Rule:
             note(s.isna().to_numpy(), lambda i, c=c: f"no value for {_q(c)}")
         for c, levels in self.categories.items():
             key = cleaned[c].map(_plain).astype(str)
-            note(~key.isin([str(v) for v in levels]).to_numpy(),
-                 lambda i, c=c, key=key, levels=levels: f"{_q(c)} is {_q(key.iloc[i])}, not one "
-                                                        f"of the rule's levels {_name_list(levels, 8)}")
+            note(
+                ~key.isin([str(v) for v in levels]).to_numpy(),
+                lambda i, c=c, key=key, levels=levels: (
+                    f"{_q(c)} is {_q(key.iloc[i])}, not one "
+                    f"of the rule's levels {_name_list(levels, 8)}"
+                ),
+            )
         x = self._matrix(cleaned, len(table), strict=False)  # NaN: a cell that is not a number
         for j, c in enumerate(self.covariates):
             if c not in self.one_hot:
-                note(np.isnan(x[:, j]),
-                     lambda i, c=c: f"{_q(c)} is {_q(cleaned[c].iloc[i])}, not a number")
+                note(
+                    np.isnan(x[:, j]),
+                    lambda i, c=c: f"{_q(c)} is {_q(cleaned[c].iloc[i])}, not a number",
+                )
         return table, np.clip(x, self.lower, self.upper), reasons
 
     def decision_function(self, patients: Patients) -> np.ndarray:
@@ -220,13 +265,22 @@ class Rule:
         return np.where(score > 0, treated, control)
 
     def to_dict(self) -> dict[str, Any]:
-        return rule_to_dict(covariates=self.covariates, intercept=self.intercept, coef=self.coef,
-                            lower=self.lower, upper=self.upper, categories=self.categories,
-                            treated=self.treated, control=self.control, **self.settings)
+        return rule_to_dict(
+            covariates=self.covariates,
+            intercept=self.intercept,
+            coef=self.coef,
+            lower=self.lower,
+            upper=self.upper,
+            categories=self.categories,
+            treated=self.treated,
+            control=self.control,
+            **self.settings,
+        )
 
 
-def rule_to_dict(*, covariates, intercept, coef, lower, upper, treated, control, categories=None,
-                 **settings):
+def rule_to_dict(
+    *, covariates, intercept, coef, lower, upper, treated, control, categories=None, **settings
+):
     """The rule file's content: the rule, its public settings and the package version.
 
     Parameters
@@ -260,13 +314,21 @@ def rule_to_dict(*, covariates, intercept, coef, lower, upper, treated, control,
         "control": _plain(control),
     }
     out.update({k: v for k, v in settings.items() if k not in out})
-    out.update({"package": "dpcore", "package_version": __version__, "apply": APPLY_RECIPE,
-                "apply_python": APPLY_PYTHON, "apply_dpcore": APPLY_DPCORE})
+    out.update(
+        {
+            "package": "dpcore",
+            "package_version": __version__,
+            "apply": APPLY_RECIPE,
+            "apply_python": APPLY_PYTHON,
+            "apply_dpcore": APPLY_DPCORE,
+        }
+    )
     return out
 
 
-def rule_from_dpowl(model: DPOWL, trial: Trial, *, not_private: Iterable[str] = (),
-                    **settings: Any) -> Rule:
+def rule_from_dpowl(
+    model: DPOWL, trial: Trial, *, not_private: Iterable[str] = (), **settings: Any
+) -> Rule:
     """A :class:`Rule` from a fitted :class:`dpcore.DPOWL` and the :class:`dpcore.Trial` it saw.
 
     ``settings`` are the public settings to record (see :func:`rule_to_dict`); ε, γ, W, C,
@@ -282,23 +344,38 @@ def rule_from_dpowl(model: DPOWL, trial: Trial, *, not_private: Iterable[str] = 
     model._check_fitted()
     scaling = model.scaling_
     title, void = _title(model, not_private, settings)
-    base = {"title": title, "private": not void, "not_private_because": void,
-            "treatment": trial.treatment, "outcome": trial.outcome, "epsilon": model.epsilon,
-            "delta": 0.0, "gamma": getattr(model, "gamma_", model.gamma),
-            "W": model.weight_bound_, "C": model.C,
-            "sensitivity": model.sensitivity_, "n": int(trial.n),
-            "outcome_bounds": None if model.outcome_bounds is None else list(model.outcome_bounds),
-            "larger_is_better": bool(model.larger_is_better),
-            "mechanism": "DP-OWL: Huber-hinge weighted ERM, output perturbation (pure ε-DP, "
-                         "replace-one neighbours)"}
-    base = _settings(base, settings, title, void, "DP-OWL: Huber-hinge weighted ERM, output "
-                                                    "perturbation")
-    return Rule(covariates=tuple(trial.covariates), intercept=float(model.intercept_),
-                coef=tuple(map(float, model.coef_)), lower=tuple(map(float, scaling.lower)),
-                upper=tuple(map(float, scaling.upper)), treated=_plain(trial.arms[0]),
-                control=_plain(trial.arms[1]),
-                categories={c: [_plain(v) for v in lv] for c, lv in trial.categories.items()},
-                settings=base)
+    base = {
+        "title": title,
+        "private": not void,
+        "not_private_because": void,
+        "treatment": trial.treatment,
+        "outcome": trial.outcome,
+        "epsilon": model.epsilon,
+        "delta": 0.0,
+        "gamma": getattr(model, "gamma_", model.gamma),
+        "W": model.weight_bound_,
+        "C": model.C,
+        "sensitivity": model.sensitivity_,
+        "n": int(trial.n),
+        "outcome_bounds": None if model.outcome_bounds is None else list(model.outcome_bounds),
+        "larger_is_better": bool(model.larger_is_better),
+        "mechanism": "DP-OWL: Huber-hinge weighted ERM, output perturbation (pure ε-DP, "
+        "replace-one neighbours)",
+    }
+    base = _settings(
+        base, settings, title, void, "DP-OWL: Huber-hinge weighted ERM, output perturbation"
+    )
+    return Rule(
+        covariates=tuple(trial.covariates),
+        intercept=float(model.intercept_),
+        coef=tuple(map(float, model.coef_)),
+        lower=tuple(map(float, scaling.lower)),
+        upper=tuple(map(float, scaling.upper)),
+        treated=_plain(trial.arms[0]),
+        control=_plain(trial.arms[1]),
+        categories={c: [_plain(v) for v in lv] for c, lv in trial.categories.items()},
+        settings=base,
+    )
 
 
 def _title(model, not_private, settings, what="treatment rule"):
@@ -311,17 +388,23 @@ def _title(model, not_private, settings, what="treatment rule"):
     if math.isinf(float(model.epsilon)):
         void.append("no noise (epsilon = inf)")
     if void:
-        return (f"NOT PRIVATE {what} (ε = {float(model.epsilon):g}): "
-                f"{'; '.join(void)} void the guarantee"), void
+        return (
+            f"NOT PRIVATE {what} (ε = {float(model.epsilon):g}): "
+            f"{'; '.join(void)} void the guarantee"
+        ), void
     return f"Private {what} (ε = {float(model.epsilon):g})", void
 
 
 def _settings(base, settings, title, void, computed_as):
     merged = {**base, **settings}
     if void:  # no setting passed in can make a release without a guarantee look private
-        merged.update(title=title, private=False, not_private_because=void,
-                      mechanism="NOT PRIVATE: " + "; ".join(void) + " void the guarantee. "
-                                f"Computed as {computed_as}")
+        merged.update(
+            title=title,
+            private=False,
+            not_private_because=void,
+            mechanism="NOT PRIVATE: " + "; ".join(void) + " void the guarantee. "
+            f"Computed as {computed_as}",
+        )
     return {k: _jsonable(v) for k, v in merged.items()}
 
 
@@ -337,7 +420,7 @@ K_APPLY_RECIPE = [
     "Recommend the 'reference' arm when every score is <= 0; otherwise the 'arm' of the largest "
     "score (the first listed on ties).",
 ]
-K_APPLY_PYTHON = '''import json, numpy as np
+K_APPLY_PYTHON = """import json, numpy as np
 rule = json.load(open("rule.json"))
 def recommend(rows):  # rows: list of dicts {column: value}, or a pandas DataFrame's records
     x = np.array([[float(str(r[c.split("=", 1)[0]]).strip() == c.split("=", 1)[1])
@@ -347,7 +430,7 @@ def recommend(rows):  # rows: list of dicts {column: value}, or a pandas DataFra
     s = np.column_stack([k["intercept"] + x @ np.array(k["coef"]) for k in rule["scores"]])
     best = s.argmax(axis=1)
     arms = np.array([k["arm"] for k in rule["scores"]], dtype=object)[best]
-    return np.where(s.max(axis=1) > 0, arms, rule["reference"])'''
+    return np.where(s.max(axis=1) > 0, arms, rule["reference"])"""
 
 
 @dataclass(frozen=True)
@@ -384,15 +467,17 @@ class ArmsRule:
         """(n, K - 1) scores, one column per compared arm (covariates clipped to the bounds)."""
         first = self.rules[0]
         x = np.clip(first.design(patients), first.lower, first.upper)
-        return np.column_stack([r.intercept + x @ np.asarray(r.coef, dtype=float)
-                                for r in self.rules])
+        return np.column_stack(
+            [r.intercept + x @ np.asarray(r.coef, dtype=float) for r in self.rules]
+        )
 
     def recommend(self, patients):
         """The recommended arm's label for each patient: one of the K arms."""
         from .karm import choose_arm
 
-        return choose_arm(self.decision_function(patients), [r.treated for r in self.rules],
-                          self.reference)
+        return choose_arm(
+            self.decision_function(patients), [r.treated for r in self.rules], self.reference
+        )
 
     def recommendations(self, patients: Patients) -> pd.DataFrame:
         """The patients' table with a ``recommendation`` column (one of the K arms) and, for a
@@ -402,8 +487,9 @@ class ArmsRule:
 
         table, x, reasons = self.rules[0]._scorable(patients)
         scored = reasons == ""
-        scores = np.column_stack([r.intercept + x[scored] @ np.asarray(r.coef, dtype=float)
-                                  for r in self.rules])
+        scores = np.column_stack(
+            [r.intercept + x[scored] @ np.asarray(r.coef, dtype=float) for r in self.rules]
+        )
         recommendation = np.full(len(table), None, dtype=object)
         recommendation[scored] = choose_arm(scores, [r.treated for r in self.rules], self.reference)
         return table.assign(recommendation=recommendation, not_scored=reasons)
@@ -412,20 +498,44 @@ class ArmsRule:
         from .. import __version__
 
         first = self.rules[0]
-        head = rule_to_dict(covariates=first.covariates, intercept=0.0, coef=first.coef,
-                            lower=first.lower, upper=first.upper, treated=None, control=None,
-                            categories=first.categories)
-        out = {"format": K_FORMAT,
-               "rule": (f"one score per arm other than '{self.reference}'; recommend the arm of "
-                        f"the largest score when it is > 0, else '{self.reference}'"),
-               **{k: head[k] for k in ("covariates", "one_hot", "categories", "lower", "upper")},
-               "arms": [_plain(a) for a in self.arms], "reference": _plain(self.reference),
-               "scores": [{"arm": _plain(r.treated), "intercept": float(r.intercept),
-                           "coef": [float(v) for v in r.coef]} for r in self.rules]}
+        head = rule_to_dict(
+            covariates=first.covariates,
+            intercept=0.0,
+            coef=first.coef,
+            lower=first.lower,
+            upper=first.upper,
+            treated=None,
+            control=None,
+            categories=first.categories,
+        )
+        out = {
+            "format": K_FORMAT,
+            "rule": (
+                f"one score per arm other than '{self.reference}'; recommend the arm of "
+                f"the largest score when it is > 0, else '{self.reference}'"
+            ),
+            **{k: head[k] for k in ("covariates", "one_hot", "categories", "lower", "upper")},
+            "arms": [_plain(a) for a in self.arms],
+            "reference": _plain(self.reference),
+            "scores": [
+                {
+                    "arm": _plain(r.treated),
+                    "intercept": float(r.intercept),
+                    "coef": [float(v) for v in r.coef],
+                }
+                for r in self.rules
+            ],
+        }
         out.update({k: v for k, v in self.settings.items() if k not in out})
-        out.update({"package": "dpcore", "package_version": __version__,
-                    "apply": K_APPLY_RECIPE, "apply_python": K_APPLY_PYTHON,
-                    "apply_dpcore": APPLY_DPCORE})
+        out.update(
+            {
+                "package": "dpcore",
+                "package_version": __version__,
+                "apply": K_APPLY_RECIPE,
+                "apply_python": K_APPLY_PYTHON,
+                "apply_dpcore": APPLY_DPCORE,
+            }
+        )
         return out
 
 
@@ -438,28 +548,53 @@ def rule_from_karm(model, trial, *, not_private=(), **settings):
     """
     model._check_fitted()
     scaling = model.scaling_
-    title, void = _title(model, not_private, settings, "treatment rule over "
-                         f"{len(model.arms_)} arms")
-    base = {"title": title, "private": not void, "not_private_because": void,
-            "treatment": trial.treatment, "outcome": trial.outcome, "epsilon": model.epsilon,
-            "epsilon_per_rule": model.epsilons_[0], "delta": 0.0,
-            "gamma": list(model.gammas_), "W": list(model.weight_bounds_), "C": model.C,
-            "sensitivity": list(model.sensitivities_), "n": int(trial.n),
-            "arm_probabilities": list(model.arm_probabilities_),
-            "outcome_bounds": list(model.outcome_bounds),
-            "larger_is_better": bool(model.larger_is_better),
-            "mechanism": (f"K-arm DP-OWL: {len(model.rules_)} Huber-hinge weighted ERM rules, each "
-                          f"arm against '{model.reference_}' at ε/{len(model.rules_)}, output "
-                          "perturbation, basic composition (pure ε-DP, replace-one neighbours)")}
+    title, void = _title(
+        model, not_private, settings, f"treatment rule over {len(model.arms_)} arms"
+    )
+    base = {
+        "title": title,
+        "private": not void,
+        "not_private_because": void,
+        "treatment": trial.treatment,
+        "outcome": trial.outcome,
+        "epsilon": model.epsilon,
+        "epsilon_per_rule": model.epsilons_[0],
+        "delta": 0.0,
+        "gamma": list(model.gammas_),
+        "W": list(model.weight_bounds_),
+        "C": model.C,
+        "sensitivity": list(model.sensitivities_),
+        "n": int(trial.n),
+        "arm_probabilities": list(model.arm_probabilities_),
+        "outcome_bounds": list(model.outcome_bounds),
+        "larger_is_better": bool(model.larger_is_better),
+        "mechanism": (
+            f"K-arm DP-OWL: {len(model.rules_)} Huber-hinge weighted ERM rules, each "
+            f"arm against '{model.reference_}' at ε/{len(model.rules_)}, output "
+            "perturbation, basic composition (pure ε-DP, replace-one neighbours)"
+        ),
+    }
     base = _settings(base, settings, title, void, "K-arm DP-OWL, output perturbation")
     categories = {c: [_plain(v) for v in lv] for c, lv in trial.categories.items()}
-    rules = tuple(Rule(covariates=tuple(trial.covariates), intercept=float(b),
-                       coef=tuple(map(float, w)), lower=tuple(map(float, scaling.lower)),
-                       upper=tuple(map(float, scaling.upper)), treated=_plain(arm),
-                       control=_plain(model.reference_), categories=categories)
-                  for arm, w, b in zip(model.compared_, model.coef_, model.intercept_))
-    return ArmsRule(rules=rules, arms=tuple(_plain(a) for a in model.arms_),
-                    reference=_plain(model.reference_), settings=base)
+    rules = tuple(
+        Rule(
+            covariates=tuple(trial.covariates),
+            intercept=float(b),
+            coef=tuple(map(float, w)),
+            lower=tuple(map(float, scaling.lower)),
+            upper=tuple(map(float, scaling.upper)),
+            treated=_plain(arm),
+            control=_plain(model.reference_),
+            categories=categories,
+        )
+        for arm, w, b in zip(model.compared_, model.coef_, model.intercept_)
+    )
+    return ArmsRule(
+        rules=rules,
+        arms=tuple(_plain(a) for a in model.arms_),
+        reference=_plain(model.reference_),
+        settings=base,
+    )
 
 
 def _load_arms(data):
@@ -474,24 +609,52 @@ def _load_arms(data):
     for entry in scores:
         if not isinstance(entry, dict) or not {"arm", "intercept", "coef"} <= entry.keys():
             raise RuleFileError("each entry of 'scores' needs 'arm', 'intercept' and 'coef'")
-        rules.append(load_rule({**{k: data[k] for k in ("covariates", "lower", "upper")},
-                                "categories": data.get("categories") or {},
-                                "intercept": entry["intercept"], "coef": entry["coef"],
-                                "treated": entry["arm"], "control": data["reference"]}))
+        rules.append(
+            load_rule(
+                {
+                    **{k: data[k] for k in ("covariates", "lower", "upper")},
+                    "categories": data.get("categories") or {},
+                    "intercept": entry["intercept"],
+                    "coef": entry["coef"],
+                    "treated": entry["arm"],
+                    "control": data["reference"],
+                }
+            )
+        )
     listed = [data["reference"], *(r.treated for r in rules)]
     if sorted(map(str, listed)) != sorted(map(str, arms)):
         raise RuleFileError("'arms' must be the reference and the arm of each score, once each")
-    settings = {k: v for k, v in data.items()
-                if k not in ("covariates", "one_hot", "categories", "lower", "upper", "arms",
-                             "reference", "scores", "format", "rule", "package",
-                             "package_version", "apply", "apply_python", "apply_dpcore")}
+    settings = {
+        k: v
+        for k, v in data.items()
+        if k
+        not in (
+            "covariates",
+            "one_hot",
+            "categories",
+            "lower",
+            "upper",
+            "arms",
+            "reference",
+            "scores",
+            "format",
+            "rule",
+            "package",
+            "package_version",
+            "apply",
+            "apply_python",
+            "apply_dpcore",
+        )
+    }
     settings["file_version"] = data.get("package_version")
-    return ArmsRule(rules=tuple(rules), arms=tuple(arms), reference=data["reference"],
-                    settings=settings)
+    return ArmsRule(
+        rules=tuple(rules), arms=tuple(arms), reference=data["reference"], settings=settings
+    )
 
 
-def write_rule(rule: Rule | ArmsRule | Mapping[str, Any],
-               path: str | os.PathLike[str] | None) -> str:
+def write_rule(
+    rule: Rule | ArmsRule | Mapping[str, Any], path: str | os.PathLike[str] | None
+) -> str:
     """Write a :class:`Rule` or :class:`ArmsRule` (or the dict of :func:`rule_to_dict`) as
     JSON; returns the text."""
     data = rule.to_dict() if isinstance(rule, (Rule, ArmsRule)) else dict(rule)
@@ -552,22 +715,48 @@ def load_rule(source: RuleSource) -> Rule | ArmsRule:
     stray = [c for c in names if "=" in c and c not in one_hot and c.split("=", 1)[0] in categories]
     absent = sorted(one_hot - set(names))
     if stray or absent:
-        raise RuleFileError(f"'covariates' and 'categories' disagree about {_name_list(stray + absent)}")
-    settings = {k: v for k, v in data.items()
-                if k not in (*_REQUIRED, "categories", "one_hot", "format", "rule", "package",
-                             "package_version", "apply", "apply_python", "apply_dpcore")}
+        raise RuleFileError(
+            f"'covariates' and 'categories' disagree about {_name_list(stray + absent)}"
+        )
+    settings = {
+        k: v
+        for k, v in data.items()
+        if k
+        not in (
+            *_REQUIRED,
+            "categories",
+            "one_hot",
+            "format",
+            "rule",
+            "package",
+            "package_version",
+            "apply",
+            "apply_python",
+            "apply_dpcore",
+        )
+    }
     settings["file_version"] = data.get("package_version")
-    return Rule(covariates=tuple(names), intercept=intercept, treated=data["treated"],
-                control=data["control"], categories={c: list(v) for c, v in categories.items()},
-                settings=settings, **vectors)
+    return Rule(
+        covariates=tuple(names),
+        intercept=intercept,
+        treated=data["treated"],
+        control=data["control"],
+        categories={c: list(v) for c, v in categories.items()},
+        settings=settings,
+        **vectors,
+    )
 
 
 def _json(source):
-    if isinstance(source, Path) or (isinstance(source, str) and source.lstrip()[:1] not in ("{", "[")):
+    if isinstance(source, Path) or (
+        isinstance(source, str) and source.lstrip()[:1] not in ("{", "[")
+    ):
         try:
             source = Path(source).read_bytes()
         except OSError as exc:
-            raise RuleFileError(f"cannot open the rule file {_q(str(source))}: {exc.strerror}") from None
+            raise RuleFileError(
+                f"cannot open the rule file {_q(str(source))}: {exc.strerror}"
+            ) from None
     if hasattr(source, "read"):
         source = source.read()
     try:

@@ -17,10 +17,25 @@ from .._validation import check_epsilon, check_real
 __all__ = ["release_script"]
 
 
-def release_script(*, csv_name, dictionary_name, epsilon, gamma, weight_bound, C=0.0,
-                   huber_h=0.5, epsilon_eval=None, fit_share=0.8, split_seed=0,
-                   rule_name="rule.json", version=None, propensity=None, min_propensity=None,
-                   columns=None, not_private=()):
+def release_script(
+    *,
+    csv_name,
+    dictionary_name,
+    epsilon,
+    gamma,
+    weight_bound,
+    C=0.0,
+    huber_h=0.5,
+    epsilon_eval=None,
+    fit_share=0.8,
+    split_seed=0,
+    rule_name="rule.json",
+    version=None,
+    propensity=None,
+    min_propensity=None,
+    columns=None,
+    not_private=(),
+):
     """The text of a script that redoes a release on the same files and records it.
 
     Parameters
@@ -71,36 +86,58 @@ def release_script(*, csv_name, dictionary_name, epsilon, gamma, weight_bound, C
     C = C if isinstance(C, str) else float(C)
     if propensity == "logistic":
         if epsilon_eval is not None:
-            raise ValueError("the private evaluation needs a known randomization or a propensity "
-                             "column, not propensity='logistic'")
+            raise ValueError(
+                "the private evaluation needs a known randomization or a propensity "
+                "column, not propensity='logistic'"
+            )
         if C != "worst-case":
-            raise ValueError("an estimated propensity (propensity='logistic') needs "
-                             "C='worst-case' for pure ε-DP")
+            raise ValueError(
+                "an estimated propensity (propensity='logistic') needs C='worst-case' for pure ε-DP"
+            )
     elif propensity not in (None, "column"):
         propensity = check_real(propensity, "propensity", low=0.0)
         if not 0.0 < propensity < 1.0:
-            raise ValueError(f"propensity must be in (0, 1), 'column' or 'logistic', got {propensity!r}")
+            raise ValueError(
+                f"propensity must be in (0, 1), 'column' or 'logistic', got {propensity!r}"
+            )
     if min_propensity is not None:
         min_propensity = check_real(min_propensity, "min_propensity", low=0.0)
     columns = None if columns is None else [str(c) for c in columns]
     void = [str(r) for r in not_private]
-    cost = epsilon if epsilon_eval is None else max(epsilon, check_epsilon(epsilon_eval, "epsilon_eval"))
-    what = ("the rule" if epsilon_eval is None else
-            f"the rule (ε = {epsilon:g}) on {fit_share:.0%} of the rows and its private "
-            f"evaluation (ε_eval = {epsilon_eval:g}) on the other {1 - fit_share:.0%}")
-    spend = (f"# ε = {cost:g} again on the patients of {csv_name!r}; it records itself in the "
-             "durable privacy ledger." if not void else
-             f"# on the patients of {csv_name!r} WITHOUT A GUARANTEE (NOT PRIVATE: "
-             f"{'; '.join(void)}): the ledger then says 'no guarantee' for this dataset.")
+    cost = (
+        epsilon
+        if epsilon_eval is None
+        else max(epsilon, check_epsilon(epsilon_eval, "epsilon_eval"))
+    )
+    what = (
+        "the rule"
+        if epsilon_eval is None
+        else f"the rule (ε = {epsilon:g}) on {fit_share:.0%} of the rows and its private "
+        f"evaluation (ε_eval = {epsilon_eval:g}) on the other {1 - fit_share:.0%}"
+    )
+    spend = (
+        f"# ε = {cost:g} again on the patients of {csv_name!r}; it records itself in the "
+        "durable privacy ledger."
+        if not void
+        else f"# on the patients of {csv_name!r} WITHOUT A GUARANTEE (NOT PRIVATE: "
+        f"{'; '.join(void)}): the ledger then says 'no guarantee' for this dataset."
+    )
     if propensity is None:
-        design = ["propensity = dictionary.propensity if dictionary.propensity is not None "
-                  "else trial.propensity"]
+        design = [
+            "propensity = dictionary.propensity if dictionary.propensity is not None "
+            "else trial.propensity"
+        ]
     elif propensity == "column":
         design = ["propensity = trial.propensity  # the per-row propensity column"]
     else:
-        design = [f"propensity = {propensity!r}"
-                  + ("  # estimated on the same patients: C = 'worst-case' keeps pure ε-DP"
-                     if propensity == "logistic" else "  # the known randomization, P(treated)")]
+        design = [
+            f"propensity = {propensity!r}"
+            + (
+                "  # estimated on the same patients: C = 'worst-case' keeps pure ε-DP"
+                if propensity == "logistic"
+                else "  # the known randomization, P(treated)"
+            )
+        ]
     head = [
         "# RUNNING THIS SCRIPT IS A NEW PRIVATE RELEASE: it draws fresh noise and spends",
         spend,
@@ -109,7 +146,11 @@ def release_script(*, csv_name, dictionary_name, epsilon, gamma, weight_bound, C
         f"# Needs: pip install dpcore opendp, and {csv_name!r} and {dictionary_name!r} here.",
         "",
         "import dpcore",
-        *(["from dpcore.owl.evaluation import fit_and_evaluate"] if epsilon_eval is not None else []),
+        *(
+            ["from dpcore.owl.evaluation import fit_and_evaluate"]
+            if epsilon_eval is not None
+            else []
+        ),
         "from dpcore.owl.release import rule_from_dpowl, write_rule",
         "",
         f"CSV, DICTIONARY = {csv_name!r}, {dictionary_name!r}",
@@ -124,9 +165,12 @@ def release_script(*, csv_name, dictionary_name, epsilon, gamma, weight_bound, C
         "trial = dpcore.read_trial(CSV, **kwargs, incomplete='keep', unknown_levels='baseline')",
         "# The dataset is keyed by the used columns' values (as the original release was), so a",
         "# re-saved copy of the file is the same dataset.",
-        (f"COLUMNS = {columns!r}" if columns is not None else
-         "COLUMNS = [c for c in (trial.treatment, trial.outcome, trial.propensity_column, "
-         "*kwargs['covariates']) if c]"),
+        (
+            f"COLUMNS = {columns!r}"
+            if columns is not None
+            else "COLUMNS = [c for c in (trial.treatment, trial.outcome, trial.propensity_column, "
+            "*kwargs['covariates']) if c]"
+        ),
         "ledger = dpcore.PrivacyLedger.for_file(CSV, COLUMNS, path=LEDGER)",
         "outcomes = trial.outcomes_for_fit(dictionary.outcome_bounds, dictionary.larger_is_better)",
         *design,
@@ -140,7 +184,9 @@ def release_script(*, csv_name, dictionary_name, epsilon, gamma, weight_bound, C
     ]
     if void:
         reason = "; ".join(void)
-        mechanism = "DP-OWL rule (NOT PRIVATE)" + ("" if epsilon_eval is None else " + private evaluation")
+        mechanism = "DP-OWL rule (NOT PRIVATE)" + (
+            "" if epsilon_eval is None else " + private evaluation"
+        )
         head += [
             "# No guarantee: recorded as such before anything is computed (the total becomes ∞).",
             f"ledger.record_no_guarantee({mechanism!r}, {reason!r})",
@@ -156,7 +202,7 @@ def release_script(*, csv_name, dictionary_name, epsilon, gamma, weight_bound, C
             f"rule = rule_from_dpowl(model, trial, gamma_source='as released'{not_private_arg})",
         ]
     else:
-        floor = ("dictionary.min_propensity" if min_propensity is None else repr(min_propensity))
+        floor = "dictionary.min_propensity" if min_propensity is None else repr(min_propensity)
         body = [
             "# Each patient is in one part only, so the two parts cost the larger ε (parallel).",
             "model, evaluation, (fit_rows, _) = fit_and_evaluate(",
@@ -177,4 +223,3 @@ def release_script(*, csv_name, dictionary_name, epsilon, gamma, weight_bound, C
         "",
     ]
     return "\n".join(head + body + tail)
-

@@ -155,20 +155,32 @@ class KArmDesign:
         size = (int(size),) if isinstance(size, (int, np.integer)) else tuple(size)
         X = rng.random(size + (int(n), self.p))
         cum = np.cumsum(self.arm_probabilities)
-        code = np.minimum(np.searchsorted(cum, rng.random(size + (int(n),)), side="right"),
-                          len(self.arms) - 1)
+        code = np.minimum(
+            np.searchsorted(cum, rng.random(size + (int(n),)), side="right"), len(self.arms) - 1
+        )
         mean = 0.01 + 0.02 * X[..., 3:4] + 3.0 * self.g(X)
         mu = np.take_along_axis(mean, code[..., None], axis=-1)[..., 0]
         B = mu + self.noise_sd * rng.standard_normal(mu.shape)
         A = np.asarray(self.arms, dtype=object)[code]
-        return {"X": X, "A": A, "code": code, "B": B, "mean": mean,
-                "best": np.argmax(mean, axis=-1)}
+        return {
+            "X": X,
+            "A": A,
+            "code": code,
+            "B": B,
+            "mean": mean,
+            "best": np.argmax(mean, axis=-1),
+        }
 
 
 #: A three-arm trial (1:1:1): the paper's contrast for drug 1, drug 2 best at large x2.
 K_ARM_TRIAL = KArmDesign()
 #: A four-arm trial (1:1:1:1): K_ARM_TRIAL with a drug 3 best at large x1 and small x4.
 FOUR_ARM_TRIAL = KArmDesign(
-    contrasts=((1.0, 1.0, 1.0, -1.8, -2.2), (-1.2, 0.0, 2.5, 0.0, 0.0),
-               (-0.6, 2.0, 0.0, 0.0, -1.5)),
-    arm_probabilities=(0.25, 0.25, 0.25, 0.25), arms=("standard", "drug 1", "drug 2", "drug 3"))
+    contrasts=(
+        (1.0, 1.0, 1.0, -1.8, -2.2),
+        (-1.2, 0.0, 2.5, 0.0, 0.0),
+        (-0.6, 2.0, 0.0, 0.0, -1.5),
+    ),
+    arm_probabilities=(0.25, 0.25, 0.25, 0.25),
+    arms=("standard", "drug 1", "drug 2", "drug 3"),
+)

@@ -53,13 +53,24 @@ def one_se_choice(curve: pd.DataFrame, metric: str) -> tuple[float, float, float
     return float(gammas[near].max()), float(gammas[top]), float(near.mean())
 
 
-def tune_gamma(proxy: Trial | Mapping[str, Any], n: int, epsilon: float,
-               gammas: Sequence[float] = PAPER_GAMMA_GRID, reps: int = 20, metric: str = "value",
-               weight_bound: float = PAPER_W, h: float = 0.5,
-               propensity: float | ArrayLike | None = 0.5,
-               feature_bounds: tuple[ArrayLike, ArrayLike] | None = None,
-               outcome: str | tuple[float, float] = "paper", train_share: float = 0.8,
-               C: float = 0.0, seed: int = 0, *, larger_is_better: bool = True) -> TuningResult:
+def tune_gamma(
+    proxy: Trial | Mapping[str, Any],
+    n: int,
+    epsilon: float,
+    gammas: Sequence[float] = PAPER_GAMMA_GRID,
+    reps: int = 20,
+    metric: str = "value",
+    weight_bound: float = PAPER_W,
+    h: float = 0.5,
+    propensity: float | ArrayLike | None = 0.5,
+    feature_bounds: tuple[ArrayLike, ArrayLike] | None = None,
+    outcome: str | tuple[float, float] = "paper",
+    train_share: float = 0.8,
+    C: float = 0.0,
+    seed: int = 0,
+    *,
+    larger_is_better: bool = True,
+) -> TuningResult:
     """Pick gamma for DP-OWL at a target (n, epsilon) on a public proxy dataset (Algorithm 2).
 
     Parameters
@@ -147,11 +158,15 @@ def tune_gamma(proxy: Trial | Mapping[str, Any], n: int, epsilon: float,
     noise_rng = stream(seed, Stream.TUNE_NOISE)
     for g in np.sort(grid):
         theta, _ = solve_werm(Xt, A[idx], w, g, "huber", h, theta0=theta)
-        released = output_perturbation(theta, epsilon, sensitivity(weight_bound, g, C),
-                                       rng=noise_rng)
+        released = output_perturbation(
+            theta, epsilon, sensitivity(weight_bound, g, C), rng=noise_rng
+        )
         A_hat = np.where(released @ Xv.T > 0, 1.0, -1.0)
-        score = (100 * np.mean(A_hat == truth, axis=-1) if metric == "accuracy"
-                 else ipw_value(A_hat, Av, Bv, p_valid))
+        score = (
+            100 * np.mean(A_hat == truth, axis=-1)
+            if metric == "accuracy"
+            else ipw_value(A_hat, Av, Bv, p_valid)
+        )
         rows.append(pd.DataFrame({"gamma": g, "rep": np.arange(int(reps)), metric: score}))
     runs = pd.concat(rows, ignore_index=True)
     curve = summarize(runs, by=("gamma",), metrics=(metric,))

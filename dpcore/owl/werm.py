@@ -77,16 +77,31 @@ class _Batch:
         return f, grad, hess
 
 
-def werm_objective(theta: ArrayLike, X: ArrayLike, y: ArrayLike, w: ArrayLike, gamma: ArrayLike,
-                   loss: str = "huber",
-                   h: float = 0.5) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def werm_objective(
+    theta: ArrayLike,
+    X: ArrayLike,
+    y: ArrayLike,
+    w: ArrayLike,
+    gamma: ArrayLike,
+    loss: str = "huber",
+    h: float = 0.5,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Objective F, gradient and Hessian for a batch; shapes (B, d), (B, n, d), (B, n), (B,)."""
     return _Batch(np.asarray(X, float), y, w, gamma, loss, h)(np.asarray(theta, float))
 
 
-def solve_werm(X: ArrayLike, y: ArrayLike, w: ArrayLike, gamma: ArrayLike, loss: str = "huber",
-               h: float = 0.5, *, tol: float = SOLVER_TOL, max_iter: int = 500,
-               theta0: ArrayLike | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+def solve_werm(
+    X: ArrayLike,
+    y: ArrayLike,
+    w: ArrayLike,
+    gamma: ArrayLike,
+    loss: str = "huber",
+    h: float = 0.5,
+    *,
+    tol: float = SOLVER_TOL,
+    max_iter: int = 500,
+    theta0: ArrayLike | None = None,
+) -> tuple[np.ndarray, dict[str, Any]]:
     """Minimise sum_i w_i l(y_i theta'x_i) + gamma/2 ||theta||^2 for a batch of problems.
 
     A damped Newton method with an Armijo backtracking line search, vectorized over the batch.
@@ -192,7 +207,9 @@ def _armijo(f_new, f, t, slope):
 # Sensitivity and the estimator
 
 
-def sensitivity(weight_bound: FloatOrArray, gamma: FloatOrArray, C: FloatOrArray = 0.0) -> FloatOrArray:
+def sensitivity(
+    weight_bound: FloatOrArray, gamma: FloatOrArray, C: FloatOrArray = 0.0
+) -> FloatOrArray:
     """L2 sensitivity of a released weighted-ERM solution: (C + 2W + 2 RELEASE_TOL)/gamma.
 
     (C + 2W)/gamma bounds how far replacing one record moves the exact minimiser (Theorem 7);
@@ -210,7 +227,9 @@ def max_coefficient_norm(n: int, weight_bound: float, gamma: float, loss_at_zero
     comparing the objective at theta* with its value at 0 gives
     ||theta*|| <= sqrt(2 n W l(0) / gamma). Public values only.
     """
-    return float(min(n * weight_bound / gamma, np.sqrt(2.0 * n * weight_bound * loss_at_zero / gamma)))
+    return float(
+        min(n * weight_bound / gamma, np.sqrt(2.0 * n * weight_bound * loss_at_zero / gamma))
+    )
 
 
 def expected_noise_norm(dim: int, epsilon: float, delta: float) -> float:
@@ -238,8 +257,9 @@ def data_bounds_with_warning(X: np.ndarray, name: str) -> tuple[np.ndarray, np.n
     return X.min(axis=0), X.max(axis=0)
 
 
-def solve_for_release(X: np.ndarray, y: np.ndarray, w: np.ndarray, gamma: float, loss: str,
-                      h: float) -> tuple[np.ndarray, dict[str, Any]]:
+def solve_for_release(
+    X: np.ndarray, y: np.ndarray, w: np.ndarray, gamma: float, loss: str, h: float
+) -> tuple[np.ndarray, dict[str, Any]]:
     """The exact minimiser and the solver's diagnostics, refused past RELEASE_TOL."""
     theta_hat, info = solve_werm(X, y, w, gamma, loss, h)
     if info["grad_norm"] > RELEASE_TOL:

@@ -59,8 +59,10 @@ class BudgetExceededError(ValueError):
 #: The epsilon recorded for a release without a guarantee (NOT PRIVATE, or seeded noise):
 #: it makes the dataset's total infinite, so no later total understates what was lost.
 NO_GUARANTEE = float("inf")
-_RAISE_HINT = ("raise it on the command line, as the ledger's keeper: dpcore ledger cap DATA "
-               "EPSILON --allow-raise")
+_RAISE_HINT = (
+    "raise it on the command line, as the ledger's keeper: dpcore ledger cap DATA "
+    "EPSILON --allow-raise"
+)
 
 
 @dataclass(frozen=True)
@@ -130,8 +132,9 @@ class PrivacyLedger:
         self.path = None
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str], dataset: str, *,
-             budget: float | None = None) -> PrivacyLedger:
+    def open(
+        cls, path: str | os.PathLike[str], dataset: str, *, budget: float | None = None
+    ) -> PrivacyLedger:
         """The durable ledger of ``dataset`` at ``path`` (created on first use).
 
         Parameters
@@ -161,17 +164,21 @@ class PrivacyLedger:
         if not isinstance(dataset, str) or not dataset:
             raise TypeError(f"dataset must be a non-empty key string, got {dataset!r}")
         if not is_dataset_key(dataset):
-            raise ValueError(f"dataset={dataset[:40]!r} is not a dataset key: compute it from the "
-                             "data with PrivacyLedger.for_file(csv, columns) (or for_cells, "
-                             "for_trial), never from a file name")
+            raise ValueError(
+                f"dataset={dataset[:40]!r} is not a dataset key: compute it from the "
+                "data with PrivacyLedger.for_file(csv, columns) (or for_cells, "
+                "for_trial), never from a file name"
+            )
         store = open_store(path, dataset)
         with store.transaction(write=False) as tx:
             known = tx.registered()
         if not known:
-            raise ValueError(f"dataset={dataset[:16]}... is not a dataset of the ledger "
-                             f"{shown_location(store.path)!r}: keys are salted per ledger; "
-                             "compute it with PrivacyLedger.for_file(csv, columns, path=that "
-                             "ledger)")
+            raise ValueError(
+                f"dataset={dataset[:16]}... is not a dataset of the ledger "
+                f"{shown_location(store.path)!r}: keys are salted per ledger; "
+                "compute it with PrivacyLedger.for_file(csv, columns, path=that "
+                "ledger)"
+            )
         return cls._attach(store, budget)
 
     @classmethod
@@ -187,9 +194,15 @@ class PrivacyLedger:
         return ledger
 
     @classmethod
-    def for_cells(cls, cells: Mapping[str, Sequence[object]], *,
-                  path: str | os.PathLike[str] | None = None, name: str = "",
-                  budget: float | None = None, _also: Sequence[str] = ()) -> PrivacyLedger:
+    def for_cells(
+        cls,
+        cells: Mapping[str, Sequence[object]],
+        *,
+        path: str | os.PathLike[str] | None = None,
+        name: str = "",
+        budget: float | None = None,
+        _also: Sequence[str] = (),
+    ) -> PrivacyLedger:
         """The durable ledger of the dataset made of these used columns' cells.
 
         The key is :func:`dpcore.privacy.identity.dataset_identity` of ``cells`` under the
@@ -227,13 +240,18 @@ class PrivacyLedger:
         store = open_store(path, identity.key)
         default = cls.default_cap(path)
         with store.transaction() as tx:
-            new = tx.register(identity.key, "content", name, identity.columns,
-                              identity.row_hashes, _now().isoformat())
+            new = tx.register(
+                identity.key,
+                "content",
+                name,
+                identity.columns,
+                identity.row_hashes,
+                _now().isoformat(),
+            )
             earlier = tx.sharing(identity.row_hashes) if new else []
             # A byte-keyed dataset of an older ledger (these very bytes) shares every row.
             known = set(tx.linked())
-            legacy = [k for k in _also if k != identity.key and k not in known
-                      and tx.registered(k)]
+            legacy = [k for k in _also if k != identity.key and k not in known and tx.registered(k)]
             # Their releases are copied (and their links made) while no release on them runs.
             tx.hold([*earlier, *legacy])
             for key in legacy:
@@ -246,9 +264,16 @@ class PrivacyLedger:
         return cls._attach(store, budget)
 
     @classmethod
-    def for_file(cls, source: str | os.PathLike[str] | bytes, columns: Sequence[str] | None = None,
-                 *, path: str | os.PathLike[str] | None = None, name: str = "",
-                 budget: float | None = None, encoding: str = "utf-8") -> PrivacyLedger:
+    def for_file(
+        cls,
+        source: str | os.PathLike[str] | bytes,
+        columns: Sequence[str] | None = None,
+        *,
+        path: str | os.PathLike[str] | None = None,
+        name: str = "",
+        budget: float | None = None,
+        encoding: str = "utf-8",
+    ) -> PrivacyLedger:
         """The durable ledger of a trial CSV, keyed by its used columns' content.
 
         Parameters
@@ -284,8 +309,14 @@ class PrivacyLedger:
         return cls.for_cells(cells, path=ledger_path, name=name, budget=budget, _also=legacy)
 
     @classmethod
-    def for_trial(cls, trial: object, *, path: str | os.PathLike[str] | None = None,
-                  name: str = "", budget: float | None = None) -> PrivacyLedger:
+    def for_trial(
+        cls,
+        trial: object,
+        *,
+        path: str | os.PathLike[str] | None = None,
+        name: str = "",
+        budget: float | None = None,
+    ) -> PrivacyLedger:
         """The durable ledger of a :class:`dpcore.Trial` (its used columns, rebuilt).
 
         For a trial read with ``incomplete="keep"`` this is the dataset :meth:`for_file`
@@ -301,13 +332,17 @@ class PrivacyLedger:
         store = open_store(default_ledger_path() if path is None else path, "")
         with store.transaction(write=False) as tx:
             stored = tx.setting("default_cap")
-        caps = [c for c in (None if stored is None else float(stored), env_default_cap())
-                if c is not None]
+        caps = [
+            c
+            for c in (None if stored is None else float(stored), env_default_cap())
+            if c is not None
+        ]
         return min(caps) if caps else None
 
     @staticmethod
-    def set_default_cap(path: str | os.PathLike[str] | None, cap: float | None, *,
-                        allow_raise: bool = False) -> None:
+    def set_default_cap(
+        path: str | os.PathLike[str] | None, cap: float | None, *, allow_raise: bool = False
+    ) -> None:
         """Set the cap given to every dataset the ledger sees from now on (the keeper's).
 
         Parameters
@@ -328,8 +363,10 @@ class PrivacyLedger:
             stored = tx.setting("default_cap")
             current = None if stored is None else float(stored)
             if current is not None and (cap is None or cap > current) and not allow_raise:
-                raise ValueError(f"the default cap epsilon={current:g} can only be lowered "
-                                 f"here: {_RAISE_HINT.replace('cap DATA', 'default-cap')}")
+                raise ValueError(
+                    f"the default cap epsilon={current:g} can only be lowered "
+                    f"here: {_RAISE_HINT.replace('cap DATA', 'default-cap')}"
+                )
             tx.set_setting("default_cap", None if cap is None else repr(cap))
 
     def linked(self) -> tuple[str, ...]:
@@ -340,10 +377,15 @@ class PrivacyLedger:
 
     def __repr__(self) -> str:
         eps, delta = self.total()
-        where = ("" if self.path is None else
-                 f"{shown_location(self.path)!r}, {str(self.dataset)[:12]!r}, ")
-        return (f"PrivacyLedger({where}budget={self.budget!r}, releases={len(self.entries)}, "
-                f"epsilon={eps:g}, delta={delta:g})")
+        where = (
+            ""
+            if self.path is None
+            else f"{shown_location(self.path)!r}, {str(self.dataset)[:12]!r}, "
+        )
+        return (
+            f"PrivacyLedger({where}budget={self.budget!r}, releases={len(self.entries)}, "
+            f"epsilon={eps:g}, delta={delta:g})"
+        )
 
     @property
     def budget(self) -> float | None:
@@ -382,8 +424,10 @@ class PrivacyLedger:
             raising = current is not None and (cap is None or cap > current)
             if raising and not allow_raise:
                 wanted = "removed" if cap is None else f"raised to {cap:g}"
-                raise ValueError(f"the budget cap epsilon={current:g} can only be lowered here, "
-                                 f"not {wanted}: {_RAISE_HINT} (allow_raise=True)")
+                raise ValueError(
+                    f"the budget cap epsilon={current:g} can only be lowered here, "
+                    f"not {wanted}: {_RAISE_HINT} (allow_raise=True)"
+                )
             tx.set_cap(cap, _now().isoformat())
 
     def record(self, mechanism: str, epsilon: float, delta: float = 0.0) -> LedgerEntry:
@@ -401,8 +445,9 @@ class PrivacyLedger:
         BudgetExceededError
             The release would take the total epsilon past the budget.
         """
-        return self._spend(_check_mechanism(mechanism), (("", _check_spend(epsilon)),),
-                           _check_delta(delta))
+        return self._spend(
+            _check_mechanism(mechanism), (("", _check_spend(epsilon)),), _check_delta(delta)
+        )
 
     def record_no_guarantee(self, mechanism: str, reason: str) -> LedgerEntry:
         """Record a release that has no privacy guarantee: the dataset's total becomes ∞.
@@ -430,8 +475,9 @@ class PrivacyLedger:
         text = f"{_check_mechanism(mechanism)} [no guarantee: {reason.strip()}]"
         return self._spend(text, (("", NO_GUARANTEE),), 0.0)
 
-    def record_parallel(self, mechanism: str, parts: Mapping[str, float],
-                        delta: float = 0.0) -> LedgerEntry:
+    def record_parallel(
+        self, mechanism: str, parts: Mapping[str, float], delta: float = 0.0
+    ) -> LedgerEntry:
         """Record one release made of disjoint parts of the dataset (each patient in one part).
 
         Parameters
@@ -451,12 +497,15 @@ class PrivacyLedger:
         """
         mechanism = _check_mechanism(mechanism)
         if not hasattr(parts, "items") or not parts:
-            raise TypeError(f"parts must be a non-empty mapping of part name to epsilon, got {parts!r}")
+            raise TypeError(
+                f"parts must be a non-empty mapping of part name to epsilon, got {parts!r}"
+            )
         for name in parts:
             if not isinstance(name, str) or not name.strip():
                 raise TypeError(f"each part needs a non-empty name, got {name!r}")
-        pairs = tuple((name, _check_spend(eps, f"epsilon of part {name!r}"))
-                      for name, eps in parts.items())
+        pairs = tuple(
+            (name, _check_spend(eps, f"epsilon of part {name!r}")) for name, eps in parts.items()
+        )
         return self._spend(mechanism, pairs, _check_delta(delta))
 
     def _spend(self, mechanism, parts, delta):
@@ -467,10 +516,14 @@ class PrivacyLedger:
             targets = [None, *tx.hold_linked()]
             plans = []
             for other in targets:
-                label = mechanism if other is None else (
-                    f"{mechanism} [on dataset {str(self.dataset)[:14]}, which shares rows]")
-                plans.append((other, self._admit(tx.rows(other), tx.cap(other), label, parts,
-                                                 delta, other)))
+                label = (
+                    mechanism
+                    if other is None
+                    else (f"{mechanism} [on dataset {str(self.dataset)[:14]}, which shares rows]")
+                )
+                plans.append(
+                    (other, self._admit(tx.rows(other), tx.cap(other), label, parts, delta, other))
+                )
             for other, rows in plans:
                 tx.insert(rows, other)
         return _entries(plans[0][1])[0]
@@ -481,20 +534,27 @@ class PrivacyLedger:
         entries = _entries(rows)
         spent = float(sum(e.epsilon for e in entries))
         epsilon = max(eps for _, eps in parts)
-        where = "" if other is None else f" of dataset {other[:14]}, which shares rows with this one,"
+        where = (
+            "" if other is None else f" of dataset {other[:14]}, which shares rows with this one,"
+        )
         if cap is not None and np.isinf(epsilon):
             raise BudgetExceededError(
                 f"privacy budget epsilon={cap:g}{where} cannot hold a release without a guarantee "
                 f"({mechanism!r} makes the total infinite); release it privately, or remove the "
-                f"cap as the ledger's keeper: dpcore ledger cap DATA --remove --allow-raise")
+                f"cap as the ledger's keeper: dpcore ledger cap DATA --remove --allow-raise"
+            )
         # A relative slack so that budgets like 0.1 + 0.2 == 0.3 are not refused by rounding.
         if cap is not None and spent + epsilon > cap * (1.0 + 1e-12):
-            left = "no guarantee is left (a release without one was recorded)" if np.isinf(spent) \
+            left = (
+                "no guarantee is left (a release without one was recorded)"
+                if np.isinf(spent)
                 else f"{spent:g} already spent"
+            )
             raise BudgetExceededError(
                 f"privacy budget epsilon={cap:g}{where} exceeded: {left}, "
                 f"{epsilon:g} requested by {mechanism!r} (total would be {spent + epsilon:g}); "
-                f"release with a smaller epsilon, or {_RAISE_HINT}")
+                f"release with a smaller epsilon, or {_RAISE_HINT}"
+            )
         index = max((e.index for e in entries), default=0) + 1
         when = _now().isoformat()
         return [(index, mechanism, eps, delta, part, when) for part, eps in parts]
@@ -528,9 +588,16 @@ def _entries(rows):
     for index, group in grouped.items():
         _, mechanism, _, _, part, when = group[0]
         parts = tuple((r[4], float(r[2])) for r in group) if part else ()
-        out.append(LedgerEntry(mechanism, max(float(r[2]) for r in group),
-                               max(float(r[3]) for r in group), datetime.fromisoformat(when),
-                               int(index), parts))
+        out.append(
+            LedgerEntry(
+                mechanism,
+                max(float(r[2]) for r in group),
+                max(float(r[3]) for r in group),
+                datetime.fromisoformat(when),
+                int(index),
+                parts,
+            )
+        )
     return tuple(out)
 
 
@@ -543,8 +610,10 @@ def _check_mechanism(mechanism):
 def _check_spend(epsilon, name="epsilon"):
     epsilon = check_epsilon(epsilon, name)
     if np.isinf(epsilon):
-        raise ValueError(f"{name} must be finite: a non-private release (epsilon=inf) is "
-                         "not a privacy spend and is not recorded")
+        raise ValueError(
+            f"{name} must be finite: a non-private release (epsilon=inf) is "
+            "not a privacy spend and is not recorded"
+        )
     return epsilon
 
 

@@ -29,10 +29,17 @@ class AuditResult:
         return self.epsilon_lb <= self.epsilon_claimed
 
 
-def audit_epsilon(sample_s: Callable[..., np.ndarray], sample_sp: Callable[..., np.ndarray],
-                  epsilon: float, n_samples: int = 1_000_000, delta: float = 0.0,
-                  alpha: float = 0.05, n_thresholds: int = 200, keep: int = 20,
-                  rng: Seed = None) -> AuditResult:
+def audit_epsilon(
+    sample_s: Callable[..., np.ndarray],
+    sample_sp: Callable[..., np.ndarray],
+    epsilon: float,
+    n_samples: int = 1_000_000,
+    delta: float = 0.0,
+    alpha: float = 0.05,
+    n_thresholds: int = 200,
+    keep: int = 20,
+    rng: Seed = None,
+) -> AuditResult:
     """Lower-bound the epsilon of a mechanism from samples of its output on neighbours.
 
     Parameters

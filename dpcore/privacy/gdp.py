@@ -19,7 +19,6 @@ from .._validation import check_real
 __all__ = ["gdp_compose", "gdp_delta", "gdp_epsilon", "gdp_mu"]
 
 
-
 @overload
 def gdp_delta(epsilon: float, mu: float) -> float: ...
 @overload

@@ -33,8 +33,15 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["DatasetIdentity", "cells_from_frame", "cells_from_trial", "dataset_identity",
-           "is_dataset_key", "normalise_cell", "normalise_cells"]
+__all__ = [
+    "DatasetIdentity",
+    "cells_from_frame",
+    "cells_from_trial",
+    "dataset_identity",
+    "is_dataset_key",
+    "normalise_cell",
+    "normalise_cells",
+]
 
 #: The number of bytes kept of each row's digest (128 bits: no accidental collisions).
 ROW_BYTES = 16
@@ -136,15 +143,18 @@ def dataset_identity(cells: Mapping[str, Sequence[Any]], salt: bytes) -> Dataset
     if not isinstance(salt, (bytes, bytearray)) or not salt:
         raise TypeError(f"salt must be non-empty bytes, got {type(salt).__name__}")
     if not isinstance(cells, Mapping) or not cells:
-        raise TypeError("cells must be a non-empty mapping {column name: [cell, ...]}, "
-                        f"got {type(cells).__name__}")
+        raise TypeError(
+            "cells must be a non-empty mapping {column name: [cell, ...]}, "
+            f"got {type(cells).__name__}"
+        )
     columns: dict[str, np.ndarray] = {}
     for name, values in cells.items():
         if not isinstance(name, str):
             raise TypeError(f"each column name must be text, got {name!r}")
         if isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
-            raise TypeError(f"the cells of column {name!r} must be a sequence, got "
-                            f"{type(values).__name__}")
+            raise TypeError(
+                f"the cells of column {name!r} must be a sequence, got {type(values).__name__}"
+            )
         key = unicodedata.normalize("NFC", name.strip())
         if key in columns:
             raise ValueError(f"two used columns are both named {key!r} once normalised")
@@ -155,12 +165,20 @@ def dataset_identity(cells: Mapping[str, Sequence[Any]], salt: bytes) -> Dataset
     order = sorted(columns)
     # Each row as the JSON text of its (name, cell) pairs, unambiguous whatever a cell holds,
     # built column by column (vectorised over rows).
-    template = "[" + ",".join("[" + json.dumps(c, ensure_ascii=False).replace("{", "{{")
-                              .replace("}", "}}") + ",{}]" for c in order) + "]"
+    template = (
+        "["
+        + ",".join(
+            "[" + json.dumps(c, ensure_ascii=False).replace("{", "{{").replace("}", "}}") + ",{}]"
+            for c in order
+        )
+        + "]"
+    )
     key = hashlib.sha256(bytes(salt) + _VERSION + b"/row").digest()  # keyed BLAKE2b per row
     blake = hashlib.blake2b
-    rows = [blake(t.encode("utf-8"), key=key, digest_size=ROW_BYTES).digest()
-            for t in map(template.format, *(columns[c].tolist() for c in order))]
+    rows = [
+        blake(t.encode("utf-8"), key=key, digest_size=ROW_BYTES).digest()
+        for t in map(template.format, *(columns[c].tolist() for c in order))
+    ]
     mac = hmac.new(bytes(salt), _VERSION + b"/dataset", hashlib.sha256)
     mac.update(json.dumps(order, ensure_ascii=False).encode("utf-8"))
     mac.update(len(rows).to_bytes(8, "big"))
@@ -173,8 +191,7 @@ def _json_cells(values: Sequence[Any]) -> np.ndarray:
     """Each cell normalised and JSON-quoted, as an object array; each distinct value once."""
     import pandas as pd
 
-    series = pd.Series(np.asarray(values, dtype=object) if not hasattr(values, "dtype")
-                       else values)
+    series = pd.Series(np.asarray(values, dtype=object) if not hasattr(values, "dtype") else values)
     if pd.api.types.is_numeric_dtype(series.dtype) and not pd.api.types.is_bool_dtype(series.dtype):
         x = series.to_numpy(dtype=float)
         out = np.array([f'"{v!r}"' for v in x.tolist()], dtype=object)
@@ -272,8 +289,14 @@ def cells_from_trial(trial: Any) -> dict[str, list[str]]:
     index = {c: j for j, c in enumerate(trial.covariates)}
     done = set()
     for c in trial.covariates:
-        base = next((col for col, levels in trial.categories.items()
-                     if any(c == f"{col}={lev}" for lev in levels[1:])), None)
+        base = next(
+            (
+                col
+                for col, levels in trial.categories.items()
+                if any(c == f"{col}={lev}" for lev in levels[1:])
+            ),
+            None,
+        )
         if base is None:
             out[c] = [normalise_cell(v) for v in X[:, index[c]]]
         elif base not in done:

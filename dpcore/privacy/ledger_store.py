@@ -57,9 +57,17 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .ledger_pg import PostgresStore
 
-__all__ = ["LedgerUnavailableError", "MemoryStore", "SQLiteStore", "dataset_key",
-           "default_ledger_path", "env_default_cap", "open_store", "server_url",
-           "shown_location"]
+__all__ = [
+    "LedgerUnavailableError",
+    "MemoryStore",
+    "SQLiteStore",
+    "dataset_key",
+    "default_ledger_path",
+    "env_default_cap",
+    "open_store",
+    "server_url",
+    "shown_location",
+]
 
 ENV = "DPCORE_LEDGER"
 DEFAULT_CAP_ENV = "DPCORE_LEDGER_DEFAULT_CAP"
@@ -83,14 +91,18 @@ Step = str | Callable[[Any, str], None]
 
 def backfill(sql: str) -> Callable[[Any, str], None]:
     """A migration step running ``sql`` with the migration's time as its one parameter."""
+
     def step(con: Any, when: str) -> None:
         con.execute(sql, (when,))
+
     return step
 
 
 _MIGRATIONS: tuple[tuple[int, tuple[Step, ...]], ...] = (
-    (1, (
-        """CREATE TABLE IF NOT EXISTS releases (
+    (
+        1,
+        (
+            """CREATE TABLE IF NOT EXISTS releases (
             id INTEGER PRIMARY KEY AUTOINCREMENT,
             dataset TEXT NOT NULL,
             release INTEGER NOT NULL,
@@ -99,43 +111,50 @@ _MIGRATIONS: tuple[tuple[int, tuple[Step, ...]], ...] = (
             delta REAL NOT NULL,
             part TEXT NOT NULL,
             time TEXT NOT NULL)""",
-        # One row per (release, part): a second writer of the same release index fails loudly.
-        "CREATE UNIQUE INDEX IF NOT EXISTS releases_by_dataset ON releases (dataset, release, part)",
-        """CREATE TABLE IF NOT EXISTS caps (
+            # One row per (release, part): a second writer of the same release index fails loudly.
+            "CREATE UNIQUE INDEX IF NOT EXISTS releases_by_dataset ON releases (dataset, release, part)",
+            """CREATE TABLE IF NOT EXISTS caps (
             dataset TEXT PRIMARY KEY,
             epsilon REAL NOT NULL,
             time TEXT NOT NULL)""",
-        "CREATE TABLE IF NOT EXISTS settings (name TEXT PRIMARY KEY, value BLOB NOT NULL)",
-    )),
+            "CREATE TABLE IF NOT EXISTS settings (name TEXT PRIMARY KEY, value BLOB NOT NULL)",
+        ),
+    ),
     # Datasets known to the ledger (a key is opened only once registered) and the keyed
     # digests of their rows, which link datasets that share patients.
-    (2, (
-        "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)",
-        """CREATE TABLE IF NOT EXISTS datasets (
+    (
+        2,
+        (
+            "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)",
+            """CREATE TABLE IF NOT EXISTS datasets (
             dataset TEXT PRIMARY KEY,
             kind TEXT NOT NULL,
             name TEXT NOT NULL,
             columns TEXT NOT NULL,
             rows INTEGER,
             time TEXT NOT NULL)""",
-        "CREATE TABLE IF NOT EXISTS row_hashes (dataset TEXT NOT NULL, hash BLOB NOT NULL)",
-        "CREATE INDEX IF NOT EXISTS row_hashes_by_hash ON row_hashes (hash)",
-        "CREATE INDEX IF NOT EXISTS row_hashes_by_dataset ON row_hashes (dataset)",
-        # Datasets that share at least one row, both ways, found when the later one registers.
-        """CREATE TABLE IF NOT EXISTS links (
+            "CREATE TABLE IF NOT EXISTS row_hashes (dataset TEXT NOT NULL, hash BLOB NOT NULL)",
+            "CREATE INDEX IF NOT EXISTS row_hashes_by_hash ON row_hashes (hash)",
+            "CREATE INDEX IF NOT EXISTS row_hashes_by_dataset ON row_hashes (dataset)",
+            # Datasets that share at least one row, both ways, found when the later one registers.
+            """CREATE TABLE IF NOT EXISTS links (
             dataset TEXT NOT NULL, other TEXT NOT NULL, PRIMARY KEY (dataset, other))""",
-        # Every dataset a version-1 ledger knows was keyed by its bytes: register it as such.
-        backfill("INSERT OR IGNORE INTO datasets (dataset, kind, name, columns, rows, time) "
-                 "SELECT DISTINCT dataset, 'bytes', '', '[]', NULL, ? FROM "
-                 "(SELECT dataset FROM releases UNION SELECT dataset FROM caps)"),
-    )),
+            # Every dataset a version-1 ledger knows was keyed by its bytes: register it as such.
+            backfill(
+                "INSERT OR IGNORE INTO datasets (dataset, kind, name, columns, rows, time) "
+                "SELECT DISTINCT dataset, 'bytes', '', '[]', NULL, ? FROM "
+                "(SELECT dataset FROM releases UNION SELECT dataset FROM caps)"
+            ),
+        ),
+    ),
 )
 _READY: set[Path | str] = set()  # ledgers this process has already created or checked
 _READY_LOCK = threading.Lock()
 
 
-def pending(version: int, migrations: Sequence[tuple[int, tuple[Step, ...]]],
-            where: str) -> list[tuple[int, tuple[Step, ...]]]:
+def pending(
+    version: int, migrations: Sequence[tuple[int, tuple[Step, ...]]], where: str
+) -> list[tuple[int, tuple[Step, ...]]]:
     """The migrations a ledger at ``version`` needs, in order (0: a new ledger).
 
     Raises
@@ -144,13 +163,16 @@ def pending(version: int, migrations: Sequence[tuple[int, tuple[Step, ...]]],
         The ledger is of a later version than this code knows (a newer dpcore wrote it).
     """
     if version > SCHEMA_VERSION:
-        raise RuntimeError(f"the ledger {where} has schema version {version}, newer than this "
-                           f"dpcore knows ({SCHEMA_VERSION}): upgrade dpcore to use it")
+        raise RuntimeError(
+            f"the ledger {where} has schema version {version}, newer than this "
+            f"dpcore knows ({SCHEMA_VERSION}): upgrade dpcore to use it"
+        )
     return [(v, steps) for v, steps in migrations if v > version]
 
 
-def run_migrations(con: Any, version: int, migrations: Sequence[tuple[int, tuple[Step, ...]]],
-                   where: str) -> None:
+def run_migrations(
+    con: Any, version: int, migrations: Sequence[tuple[int, tuple[Step, ...]]], where: str
+) -> None:
     """Apply the pending migrations on ``con`` (inside the caller's transaction) and record
     the new version; nothing when the ledger is current."""
     todo = pending(version, migrations, where)
@@ -183,14 +205,22 @@ def server_url(location: str | os.PathLike[str]) -> str | None:
     if match is None:
         return None
     scheme = match.group(1).lower()
-    if scheme in SERVER_SCHEMES and isinstance(location, str) and \
-            text[len(scheme) + 1:].startswith("//"):
+    if (
+        scheme in SERVER_SCHEMES
+        and isinstance(location, str)
+        and text[len(scheme) + 1 :].startswith("//")
+    ):
         return text
-    hint = (" (pass it as a string: a Path drops one of its slashes)"
-            if scheme in SERVER_SCHEMES else "")
-    raise ValueError(f"the ledger location {shown_location(text)!r} is not one the ledger can "
-                     f"serve{hint}: give a file path (an SQLite ledger) or a "
-                     "postgresql://user@host/database URL (a PostgreSQL ledger)")
+    hint = (
+        " (pass it as a string: a Path drops one of its slashes)"
+        if scheme in SERVER_SCHEMES
+        else ""
+    )
+    raise ValueError(
+        f"the ledger location {shown_location(text)!r} is not one the ledger can "
+        f"serve{hint}: give a file path (an SQLite ledger) or a "
+        "postgresql://user@host/database URL (a PostgreSQL ledger)"
+    )
 
 
 def shown_location(location: str | os.PathLike[str]) -> str:
@@ -375,8 +405,10 @@ class SQLiteStore:
                 con.execute("BEGIN IMMEDIATE")
                 try:
                     run_migrations(con, _version(con), _MIGRATIONS, repr(str(self.path)))
-                    con.execute("INSERT OR IGNORE INTO settings VALUES ('salt', ?)",
-                                (secrets.token_bytes(32),))
+                    con.execute(
+                        "INSERT OR IGNORE INTO settings VALUES ('salt', ?)",
+                        (secrets.token_bytes(32),),
+                    )
                 except BaseException:
                     con.execute("ROLLBACK")
                     raise
@@ -406,7 +438,7 @@ class SQLiteStore:
 
     def salt(self) -> bytes:
         with self.transaction(write=False) as tx:
-            (value,), = tx.con.execute("SELECT value FROM settings WHERE name = 'salt'")
+            ((value,),) = tx.con.execute("SELECT value FROM settings WHERE name = 'salt'")
         return bytes(value)
 
 
@@ -438,9 +470,11 @@ def _narrow(path: Path, mode: int = 0o600) -> None:
 
 def _version(con) -> int:
     """The file's schema version: 0 for a new file, 1 before ``schema_version`` existed."""
-    tables = {name for (name,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    tables = {
+        name for (name,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+    }
     if "schema_version" in tables:
-        (version,), = con.execute("SELECT max(version) FROM schema_version")
+        ((version,),) = con.execute("SELECT max(version) FROM schema_version")
         if version is not None:
             return int(version)
     return 1 if "releases" in tables else 0
@@ -457,40 +491,57 @@ class _SQLiteTransaction:
     def rows(self, dataset=None):
         return self.con.execute(
             "SELECT release, mechanism, epsilon, delta, part, time FROM releases "
-            "WHERE dataset = ? ORDER BY release, id", (dataset or self.dataset,)).fetchall()
+            "WHERE dataset = ? ORDER BY release, id",
+            (dataset or self.dataset,),
+        ).fetchall()
 
     def cap(self, dataset=None):
-        row = self.con.execute("SELECT epsilon FROM caps WHERE dataset = ?",
-                               (dataset or self.dataset,)).fetchone()
+        row = self.con.execute(
+            "SELECT epsilon FROM caps WHERE dataset = ?", (dataset or self.dataset,)
+        ).fetchone()
         return None if row is None else row[0]
 
     def insert(self, rows, dataset=None):
         self.con.executemany(
             "INSERT INTO releases (dataset, release, mechanism, epsilon, delta, part, time) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)", [(dataset or self.dataset, *row) for row in rows])
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [(dataset or self.dataset, *row) for row in rows],
+        )
 
     def set_cap(self, cap, when, dataset=None):
         dataset = dataset or self.dataset
         if cap is None:
             self.con.execute("DELETE FROM caps WHERE dataset = ?", (dataset,))
         else:
-            self.con.execute("INSERT OR REPLACE INTO caps VALUES (?, ?, ?)",
-                             (dataset, cap, when))
+            self.con.execute("INSERT OR REPLACE INTO caps VALUES (?, ?, ?)", (dataset, cap, when))
 
     def registered(self, dataset=None):
-        return self.con.execute("SELECT 1 FROM datasets WHERE dataset = ?",
-                                (dataset or self.dataset,)).fetchone() is not None
+        return (
+            self.con.execute(
+                "SELECT 1 FROM datasets WHERE dataset = ?", (dataset or self.dataset,)
+            ).fetchone()
+            is not None
+        )
 
     def register(self, dataset, kind, name, columns, row_hashes, when):
         """Add a dataset (and its row digests) once; returns True when it is new."""
         if self.registered(dataset):
             return False
-        self.con.execute("INSERT INTO datasets VALUES (?, ?, ?, ?, ?, ?)",
-                         (dataset, kind, name, json.dumps(list(columns)),
-                          None if row_hashes is None else len(row_hashes), when))
+        self.con.execute(
+            "INSERT INTO datasets VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                dataset,
+                kind,
+                name,
+                json.dumps(list(columns)),
+                None if row_hashes is None else len(row_hashes),
+                when,
+            ),
+        )
         if row_hashes:
-            self.con.executemany("INSERT INTO row_hashes VALUES (?, ?)",
-                                 [(dataset, h) for h in set(row_hashes)])
+            self.con.executemany(
+                "INSERT INTO row_hashes VALUES (?, ?)", [(dataset, h) for h in set(row_hashes)]
+            )
         return True
 
     def sharing(self, row_hashes, dataset=None):
@@ -501,14 +552,21 @@ class _SQLiteTransaction:
         self.con.executemany("INSERT OR IGNORE INTO probe VALUES (?)", [(h,) for h in row_hashes])
         found = self.con.execute(
             "SELECT DISTINCT r.dataset FROM row_hashes r JOIN probe p ON r.hash = p.hash "
-            "WHERE r.dataset != ? ORDER BY r.dataset", (dataset,)).fetchall()
+            "WHERE r.dataset != ? ORDER BY r.dataset",
+            (dataset,),
+        ).fetchall()
         self.con.execute("DELETE FROM probe")
         return [d for (d,) in found]
 
     def linked(self, dataset=None):
         """The other datasets that share at least one row with this one."""
-        return [d for (d,) in self.con.execute(
-            "SELECT other FROM links WHERE dataset = ? ORDER BY other", (dataset or self.dataset,))]
+        return [
+            d
+            for (d,) in self.con.execute(
+                "SELECT other FROM links WHERE dataset = ? ORDER BY other",
+                (dataset or self.dataset,),
+            )
+        ]
 
     def link(self, a, b):
         self.con.executemany("INSERT OR IGNORE INTO links VALUES (?, ?)", [(a, b), (b, a)])
@@ -524,8 +582,9 @@ class _SQLiteTransaction:
         return self.linked()
 
     def add_rows(self, dataset, row_hashes):
-        self.con.executemany("INSERT INTO row_hashes VALUES (?, ?)",
-                             [(dataset, h) for h in set(row_hashes)])
+        self.con.executemany(
+            "INSERT INTO row_hashes VALUES (?, ?)", [(dataset, h) for h in set(row_hashes)]
+        )
 
     def setting(self, name):
         row = self.con.execute("SELECT value FROM settings WHERE name = ?", (name,)).fetchone()

@@ -13,8 +13,9 @@ from .._typing import ArrayLike, FloatOrArray, Seed, Shape
 from .._validation import check_epsilon, check_real
 
 
-def l2_gamma_noise(d: int, epsilon: ArrayLike, sensitivity: ArrayLike, size: Shape = (),
-                   rng: Seed = None) -> np.ndarray:
+def l2_gamma_noise(
+    d: int, epsilon: ArrayLike, sensitivity: ArrayLike, size: Shape = (), rng: Seed = None
+) -> np.ndarray:
     """Noise for pure epsilon-DP release of a d-vector with L2 sensitivity ``sensitivity``.
 
     The radius is Gamma(shape=d, rate=epsilon/sensitivity) and the direction uniform on the
@@ -55,8 +56,9 @@ def l2_gamma_noise(d: int, epsilon: ArrayLike, sensitivity: ArrayLike, size: Sha
     return radius[..., None] * direction
 
 
-def output_perturbation(theta_hat: ArrayLike, epsilon: ArrayLike, sensitivity: ArrayLike,
-                        rng: Seed = None) -> np.ndarray:
+def output_perturbation(
+    theta_hat: ArrayLike, epsilon: ArrayLike, sensitivity: ArrayLike, rng: Seed = None
+) -> np.ndarray:
     """Release minimisers with pure epsilon-DP: theta_hat + l2_gamma_noise (Algorithm 1).
 
     Parameters
@@ -73,12 +75,14 @@ def output_perturbation(theta_hat: ArrayLike, epsilon: ArrayLike, sensitivity: A
     ndarray of the shape of ``theta_hat``
     """
     theta_hat = np.asarray(theta_hat, dtype=float)
-    return theta_hat + l2_gamma_noise(theta_hat.shape[-1], epsilon, sensitivity,
-                                      size=theta_hat.shape[:-1], rng=rng)
+    return theta_hat + l2_gamma_noise(
+        theta_hat.shape[-1], epsilon, sensitivity, size=theta_hat.shape[:-1], rng=rng
+    )
 
 
-def expected_noise_radius(d: int, epsilon: float, sensitivity: float,
-                          k: int | None = None) -> float:
+def expected_noise_radius(
+    d: int, epsilon: float, sensitivity: float, k: int | None = None
+) -> float:
     """E||noise|| of :func:`l2_gamma_noise`: the mean of Gamma(d, epsilon/Delta), d Delta/epsilon.
 
     With ``k`` < d, the mean length of the noise's projection on k coordinates: the radius is
@@ -97,7 +101,9 @@ def expected_noise_radius(d: int, epsilon: float, sensitivity: float,
 def _leading(a, size):
     """Align an array with the leading axes of ``size`` (not numpy's trailing-axis rule)."""
     if a.ndim > len(size) or any(s not in (1, t) for s, t in zip(a.shape, size)):
-        raise ValueError(f"an array of shape {a.shape} does not index the leading axes of size {size}")
+        raise ValueError(
+            f"an array of shape {a.shape} does not index the leading axes of size {size}"
+        )
     return np.broadcast_to(a.reshape(a.shape + (1,) * (len(size) - a.ndim)), size)
 
 
@@ -108,8 +114,9 @@ def _real_array(value, name):
     return arr.astype(float)
 
 
-def laplace_noise(epsilon: float, sensitivity: float, size: Shape = (),
-                  rng: Seed = None) -> np.ndarray:
+def laplace_noise(
+    epsilon: float, sensitivity: float, size: Shape = (), rng: Seed = None
+) -> np.ndarray:
     """Laplace(sensitivity/epsilon) noise: pure epsilon-DP for a scalar with that L1 sensitivity."""
     rng = np.random.default_rng(rng)
     epsilon = check_epsilon(epsilon)
@@ -168,8 +175,9 @@ def gaussian_noise(sigma: float, size: Shape = (), rng: Seed = None) -> np.ndarr
     return sigma * rng.standard_normal(size)
 
 
-def exponential_mechanism_logits(scores: ArrayLike, epsilon: float,
-                                 sensitivity: float) -> np.ndarray:
+def exponential_mechanism_logits(
+    scores: ArrayLike, epsilon: float, sensitivity: float
+) -> np.ndarray:
     """Logits epsilon * score / (2 sensitivity) of the exponential mechanism (McSherry-Talwar).
 
     Sampling with probability proportional to exp(logit) is epsilon-DP when each score has
@@ -227,8 +235,9 @@ def opendp_laplace_noise(epsilon, sensitivity, size=()):
         raise ImportError("OpenDP's sampler needs the opendp package: pip install opendp") from exc
     dp.enable_features("contrib")
     scale = sensitivity / epsilon
-    meas = dp.m.make_laplace(dp.vector_domain(dp.atom_domain(T=float, nan=False)),
-                             dp.l1_distance(T=float), scale=scale)
+    meas = dp.m.make_laplace(
+        dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l1_distance(T=float), scale=scale
+    )
     if meas.map(sensitivity) > epsilon * (1 + 1e-12):
         raise RuntimeError(f"OpenDP's privacy map gives {meas.map(sensitivity)} > ε = {epsilon}")
     return np.asarray(meas([0.0] * count), dtype=float).reshape(shape)

@@ -48,7 +48,9 @@ def lam_from_gamma(gamma: FloatOrArray, n: FloatOrArray, convention: str = "code
     return CONVENTIONS[convention] * np.asarray(gamma, dtype=float) / np.asarray(n, dtype=float)
 
 
-def weighted_sensitivity(weight_bound: FloatOrArray, gamma: FloatOrArray, C: FloatOrArray = 0.0) -> FloatOrArray:
+def weighted_sensitivity(
+    weight_bound: FloatOrArray, gamma: FloatOrArray, C: FloatOrArray = 0.0
+) -> FloatOrArray:
     """Theorem 7: (C + 2W)/gamma, the L2 sensitivity of the weighted-ERM minimiser."""
     return (C + 2.0 * np.asarray(weight_bound, dtype=float)) / np.asarray(gamma, dtype=float)
 
@@ -91,8 +93,17 @@ def huber_term(weight_bound: FloatOrArray, h: FloatOrArray) -> FloatOrArray:
     return np.asarray(weight_bound, dtype=float) * np.asarray(h, dtype=float) / 4.0
 
 
-def noise_term(n: FloatOrArray, lam: FloatOrArray, h: FloatOrArray, epsilon: FloatOrArray, rho: float, weight_bound: FloatOrArray,
-               C: FloatOrArray, d: int, form: str = "re-derived") -> FloatOrArray:
+def noise_term(
+    n: FloatOrArray,
+    lam: FloatOrArray,
+    h: FloatOrArray,
+    epsilon: FloatOrArray,
+    rho: float,
+    weight_bound: FloatOrArray,
+    C: FloatOrArray,
+    d: int,
+    form: str = "re-derived",
+) -> FloatOrArray:
     """T2 = E(n, lambda, h, epsilon, rho), the privacy-noise term, in either form, at a given
     lambda (the convention is the caller's: see :func:`werm_bound`).
 
@@ -117,9 +128,20 @@ def noise_term(n: FloatOrArray, lam: FloatOrArray, h: FloatOrArray, epsilon: Flo
     return np.where(np.isinf(eps), 0.0, out)
 
 
-def werm_bound(n: FloatOrArray, gamma: FloatOrArray, h: FloatOrArray, epsilon: FloatOrArray, rho: float, weight_bound: FloatOrArray,
-               C: FloatOrArray, d: int, theta0_norm: float, form: str = "re-derived",
-               G: float = 0.0, convention: str | None = None) -> dict[str, FloatOrArray]:
+def werm_bound(
+    n: FloatOrArray,
+    gamma: FloatOrArray,
+    h: FloatOrArray,
+    epsilon: FloatOrArray,
+    rho: float,
+    weight_bound: FloatOrArray,
+    C: FloatOrArray,
+    d: int,
+    theta0_norm: float,
+    form: str = "re-derived",
+    G: float = 0.0,
+    convention: str | None = None,
+) -> dict[str, FloatOrArray]:
     """Theorem 10's bound on L0_hat(theta*) - L0_hat(theta0) with probability >= 1 - rho, and
     with ``G`` > 0 Theorem 11's bound on the population excess L0(theta*) - L0(theta0), which
     adds 2 G_{n,h}(delta0) (a uniform-deviation term the user supplies) and holds with
@@ -137,9 +159,17 @@ def werm_bound(n: FloatOrArray, gamma: FloatOrArray, h: FloatOrArray, epsilon: F
     return {"T1": t1, "T2": t2, "T3": t3, "G": g2, "total": t1 + t2 + t3 + g2}
 
 
-def sample_size(alpha: FloatOrArray, epsilon: FloatOrArray, weight_bound: float, C: float,
-                d: int, delta: float, theta0_norm: float, h: FloatOrArray | None = None,
-                c: float = 1.0) -> dict[str, np.ndarray]:
+def sample_size(
+    alpha: FloatOrArray,
+    epsilon: FloatOrArray,
+    weight_bound: float,
+    C: float,
+    d: int,
+    delta: float,
+    theta0_norm: float,
+    h: FloatOrArray | None = None,
+    c: float = 1.0,
+) -> dict[str, np.ndarray]:
     """Corollary 12: the n that makes L0(theta*) <= L0(theta0) + alpha with high probability,
     up to constants: the largest of
 
@@ -170,8 +200,12 @@ def sample_size(alpha: FloatOrArray, epsilon: FloatOrArray, weight_bound: float,
     with np.errstate(divide="ignore"):
         priv = np.where(np.isinf(eps), 0.0, common / (eps * alpha))
         smooth = np.where(np.isinf(eps), 0.0, np.sqrt(W / h) * common * t0 / (eps * alpha**1.5))
-    return {"statistical": stat, "privacy": priv, "smoothing": smooth,
-            "n": np.maximum(stat, np.maximum(priv, smooth))}
+    return {
+        "statistical": stat,
+        "privacy": priv,
+        "smoothing": smooth,
+        "n": np.maximum(stat, np.maximum(priv, smooth)),
+    }
 
 
 def _positive_root(cubic, linear, constant):
@@ -189,9 +223,18 @@ def _noise_constant(n, epsilon, rho, weight_bound, C, d, form):
     return (span * radius_quantile(d, rho)) ** 2 / (2.0 * n**2 * epsilon**2)
 
 
-def best_gamma(n: float, h: float, epsilon: float, rho: float, weight_bound: float, C: float,
-               d: int, theta0_norm: float, form: str = "re-derived",
-               convention: str | None = None) -> float:
+def best_gamma(
+    n: float,
+    h: float,
+    epsilon: float,
+    rho: float,
+    weight_bound: float,
+    C: float,
+    d: int,
+    theta0_norm: float,
+    form: str = "re-derived",
+    convention: str | None = None,
+) -> float:
     """The gamma minimising Theorem 10's bound at fixed h (closed form: a cubic's root).
 
     With a = ||theta0||^2/2 and b = W/(2h), the re-derived bound a lambda + c (lambda + b)/
@@ -214,8 +257,17 @@ def best_gamma(n: float, h: float, epsilon: float, rho: float, weight_bound: flo
     return n * lam / CONVENTIONS[convention_of(form, convention)]
 
 
-def best_h(n: float, gamma: float, epsilon: float, rho: float, weight_bound: float, C: float,
-           d: int, form: str = "re-derived", convention: str | None = None) -> float:
+def best_h(
+    n: float,
+    gamma: float,
+    epsilon: float,
+    rho: float,
+    weight_bound: float,
+    C: float,
+    d: int,
+    form: str = "re-derived",
+    convention: str | None = None,
+) -> float:
     """The h minimising Theorem 10's bound at fixed gamma (closed form).
 
     Re-derived: h = sqrt(2c)/lambda. Printed: the positive root of
@@ -230,9 +282,17 @@ def best_h(n: float, gamma: float, epsilon: float, rho: float, weight_bound: flo
     return float(np.sqrt(2.0 * k) / lam)
 
 
-def best_gamma_h(n: float, epsilon: float, rho: float, weight_bound: float, C: float, d: int,
-                 theta0_norm: float, form: str = "re-derived",
-                 convention: str | None = None) -> tuple[float, float]:
+def best_gamma_h(
+    n: float,
+    epsilon: float,
+    rho: float,
+    weight_bound: float,
+    C: float,
+    d: int,
+    theta0_norm: float,
+    form: str = "re-derived",
+    convention: str | None = None,
+) -> tuple[float, float]:
     """The (gamma, h) minimising Theorem 10's bound jointly.
 
     Re-derived, closed form: with h = sqrt(2c)/lambda the h-dependent part is W sqrt(c/2)/
@@ -254,11 +314,15 @@ def best_gamma_h(n: float, epsilon: float, rho: float, weight_bound: float, C: f
     def total(log_lam):
         g = to_gamma * np.exp(log_lam)
         h = best_h(n, g, epsilon, rho, weight_bound, C, d, form, conv)
-        return float(werm_bound(n, g, h, epsilon, rho, weight_bound, C, d, theta0_norm, form,
-                                convention=conv)["total"])
+        return float(
+            werm_bound(
+                n, g, h, epsilon, rho, weight_bound, C, d, theta0_norm, form, convention=conv
+            )["total"]
+        )
 
-    start = np.log(best_gamma(n, 1.0, epsilon, rho, weight_bound, C, d, theta0_norm, form, conv)
-                   / to_gamma)
+    start = np.log(
+        best_gamma(n, 1.0, epsilon, rho, weight_bound, C, d, theta0_norm, form, conv) / to_gamma
+    )
     res = optimize.minimize_scalar(total, bracket=(start - 3.0, start, start + 3.0))
     g = float(to_gamma * np.exp(res.x))
     return g, best_h(n, g, epsilon, rho, weight_bound, C, d, form, conv)
@@ -268,13 +332,17 @@ def best_gamma_h(n: float, epsilon: float, rho: float, weight_bound: float, C: f
 # CVaR rates (private CVaR paper, spec cvar.md §4.6, §5)
 
 
-def effective_sizes(n: FloatOrArray, tau: FloatOrArray, epsilon: FloatOrArray) -> tuple[FloatOrArray, FloatOrArray]:
+def effective_sizes(
+    n: FloatOrArray, tau: FloatOrArray, epsilon: FloatOrArray
+) -> tuple[FloatOrArray, FloatOrArray]:
     """The paper's effective tail sample sizes: n tau (statistical) and epsilon n tau (privacy)."""
     m = np.asarray(n, dtype=float) * tau
     return m, epsilon * m
 
 
-def scalar_cvar_rate(n: FloatOrArray, tau: FloatOrArray, epsilon: FloatOrArray, bound: float = 1.0) -> FloatOrArray:
+def scalar_cvar_rate(
+    n: FloatOrArray, tau: FloatOrArray, epsilon: FloatOrArray, bound: float = 1.0
+) -> FloatOrArray:
     """Minimax error of private scalar CVaR (Theorem 3.4):
     B min{1, 1/sqrt(n tau) + 1/(epsilon n tau)}, up to constants. Vectorised."""
     m, em = effective_sizes(n, tau, epsilon)
@@ -287,14 +355,17 @@ def scalar_statistical_constant(tau: FloatOrArray) -> FloatOrArray:
     return np.sqrt(0.5) * np.sqrt(2.0 / np.pi) * np.sqrt(1.0 - np.asarray(tau) / 2.0)
 
 
-def two_point_lower_bound(n: int, tau: float, epsilon: float, bound: float = 1.0,
-                          c1: float = 0.1) -> float:
+def two_point_lower_bound(
+    n: int, tau: float, epsilon: float, bound: float = 1.0, c1: float = 0.1
+) -> float:
     """Theorem 3.2: every epsilon-DP estimator has max_j E_j|err| >= gap/16 on the two-point
     pair, gap = c1 B min{1, 1/(epsilon n tau)}."""
     return hard_two_point(n, tau, epsilon, bound, c1).gap / 16.0
 
 
-def finite_class_rate(M: int, n: FloatOrArray, tau: FloatOrArray, epsilon: FloatOrArray, bound: float = 1.0) -> FloatOrArray:
+def finite_class_rate(
+    M: int, n: FloatOrArray, tau: FloatOrArray, epsilon: FloatOrArray, bound: float = 1.0
+) -> FloatOrArray:
     """Minimax excess CVaR over M predictors (Theorem 4.5), up to constants:
     B min{1, sqrt(log 2M / (n tau)) + log 2M / (epsilon n tau)}."""
     m, em = effective_sizes(n, tau, epsilon)
@@ -302,14 +373,24 @@ def finite_class_rate(M: int, n: FloatOrArray, tau: FloatOrArray, epsilon: Float
     return bound * np.minimum(1.0, np.sqrt(log2m / m) + log2m / em)
 
 
-def em_gap_bound(M: int, n: float, tau: float, epsilon: FloatOrArray, bound: float = 1.0) -> FloatOrArray:
+def em_gap_bound(
+    M: int, n: float, tau: float, epsilon: FloatOrArray, bound: float = 1.0
+) -> FloatOrArray:
     """McSherry-Talwar: E[rho(f_hat)] - min rho <= 2 Delta (ln M + 1) / epsilon for the
     exponential mechanism with Delta = B min{1, 1/(n tau)}."""
     return 2.0 * cvar_sensitivity(n, tau, bound) * (np.log(M) + 1.0) / epsilon
 
 
-def convex_upper_rate(n: FloatOrArray, tau: FloatOrArray, epsilon: FloatOrArray, delta: float, d: FloatOrArray, G: float = 1.0,
-                      D: float = 2.0, B: float = 2.0) -> FloatOrArray:
+def convex_upper_rate(
+    n: FloatOrArray,
+    tau: FloatOrArray,
+    epsilon: FloatOrArray,
+    delta: float,
+    d: FloatOrArray,
+    G: float = 1.0,
+    D: float = 2.0,
+    B: float = 2.0,
+) -> FloatOrArray:
     """Theorem 5.4, up to polylog factors:
     (GD + B)/tau (1/sqrt(n) + sqrt((d+1) log(1/delta)) / (epsilon n)).
 
@@ -317,11 +398,22 @@ def convex_upper_rate(n: FloatOrArray, tau: FloatOrArray, epsilon: FloatOrArray,
     not tight there.
     """
     n = np.asarray(n, dtype=float)
-    return (G * D + B) / tau * (1.0 / np.sqrt(n) + np.sqrt((d + 1) * np.log(1.0 / delta)) / (epsilon * n))
+    return (
+        (G * D + B)
+        / tau
+        * (1.0 / np.sqrt(n) + np.sqrt((d + 1) * np.log(1.0 / delta)) / (epsilon * n))
+    )
 
 
-def convex_lower_rate(n: FloatOrArray, tau: FloatOrArray, epsilon: FloatOrArray, d: FloatOrArray, G: float = 1.0, D: float = 2.0,
-                      B: float = 2.0) -> FloatOrArray:
+def convex_lower_rate(
+    n: FloatOrArray,
+    tau: FloatOrArray,
+    epsilon: FloatOrArray,
+    d: FloatOrArray,
+    G: float = 1.0,
+    D: float = 2.0,
+    B: float = 2.0,
+) -> FloatOrArray:
     """Corollary 6.5 without its constants: R0 min{1, 1/sqrt(n tau) + sqrt(d)/(epsilon n tau)},
     R0 = min(B, GD). The paper's correction -B exp(-c' n tau) has an unspecified c' and is
     dropped; it matters only for n tau of order 1."""
@@ -329,14 +421,18 @@ def convex_lower_rate(n: FloatOrArray, tau: FloatOrArray, epsilon: FloatOrArray,
     return min(B, G * D) * np.minimum(1.0, 1.0 / np.sqrt(m) + np.sqrt(d) / em)
 
 
-def phase_transition_ratio(n: FloatOrArray, tau: FloatOrArray, epsilon: FloatOrArray, d: FloatOrArray) -> FloatOrArray:
+def phase_transition_ratio(
+    n: FloatOrArray, tau: FloatOrArray, epsilon: FloatOrArray, d: FloatOrArray
+) -> FloatOrArray:
     """epsilon n tau / sqrt(d). Corollary 6.6: nontrivial private learning needs this >> 1, up
     to logarithmic factors; the constant is not given (the page measures where DP-GD's excess
     actually falls, :func:`dpcore.theory.measurement.transition_ratio`)."""
     return effective_sizes(n, tau, epsilon)[1] / np.sqrt(d)
 
 
-def phase_transition_epsilon(n: FloatOrArray, tau: FloatOrArray, d: FloatOrArray, ratio: float = 1.0) -> FloatOrArray:
+def phase_transition_epsilon(
+    n: FloatOrArray, tau: FloatOrArray, d: FloatOrArray, ratio: float = 1.0
+) -> FloatOrArray:
     """The epsilon at which epsilon n tau / sqrt(d) = ``ratio``."""
     return ratio * np.sqrt(d) / (np.asarray(n, dtype=float) * tau)
 
@@ -344,7 +440,9 @@ def phase_transition_epsilon(n: FloatOrArray, tau: FloatOrArray, d: FloatOrArray
 REGIMES = ("statistical", "privacy-dominated", "trivial")
 
 
-def cvar_regime(n: FloatOrArray, tau: FloatOrArray, epsilon: FloatOrArray, d: FloatOrArray = 1) -> np.ndarray:
+def cvar_regime(
+    n: FloatOrArray, tau: FloatOrArray, epsilon: FloatOrArray, d: FloatOrArray = 1
+) -> np.ndarray:
     """The indicative regime of the worst-case CVaR rate at (n, tau, epsilon), up to constants.
 
     One rule for every page: the rate min{1, 1/sqrt(n tau) + sqrt(d)/(epsilon n tau)} with

@@ -55,9 +55,14 @@ class Trials:
         return self.X.shape[-1]
 
 
-def paper_trials(n: int, datasets: int, weight_bound: float = PAPER_W, seed: int = 0,
-                 design: TrialDesign = PAPER_TRIAL,
-                 outcome: str | tuple[float, float] = "paper") -> Trials:
+def paper_trials(
+    n: int,
+    datasets: int,
+    weight_bound: float = PAPER_W,
+    seed: int = 0,
+    design: TrialDesign = PAPER_TRIAL,
+    outcome: str | tuple[float, float] = "paper",
+) -> Trials:
     """``datasets`` trials of n patients from ``design``, weights B/pi clipped at W.
 
     The same stream as the DP-OWL sweep (seed, TRAIN, n), so these are its first trials.
@@ -80,8 +85,16 @@ def comparator(trials: Trials, gamma: float) -> np.ndarray:
     """theta0: the regularized-hinge minimiser at sum-form gamma (lambda = gamma/n) for each
     trial, shape (D, d)."""
     start, _ = solve_werm(trials.X, trials.y, trials.w, float(gamma), "huber", 0.5)
-    theta0, _ = solve_werm(trials.X, trials.y, trials.w, float(gamma), "huber", COMPARATOR_H,
-                           theta0=start, max_iter=2000)
+    theta0, _ = solve_werm(
+        trials.X,
+        trials.y,
+        trials.w,
+        float(gamma),
+        "huber",
+        COMPARATOR_H,
+        theta0=start,
+        max_iter=2000,
+    )
     return theta0
 
 
@@ -95,21 +108,31 @@ class Comparator:
     norm: np.ndarray
 
 
-def comparators(trials: Trials, gamma: float,
-                conventions: Sequence[str] = tuple(bounds.CONVENTIONS)) -> dict[str, Comparator]:
+def comparators(
+    trials: Trials, gamma: float, conventions: Sequence[str] = tuple(bounds.CONVENTIONS)
+) -> dict[str, Comparator]:
     """{convention: Comparator} at the code's gamma: lambda = gamma/n ("code") is the
     regularized fit at gamma, lambda = 2 gamma/n ("stated") the fit at 2 gamma."""
     out = {}
     for conv in conventions:
         theta0 = comparator(trials, bounds.CONVENTIONS[conv] * float(gamma))
-        out[conv] = Comparator(theta0, hinge_risk(theta0[:, None, :], trials)[:, 0],
-                               np.linalg.norm(theta0, axis=-1))
+        out[conv] = Comparator(
+            theta0, hinge_risk(theta0[:, None, :], trials)[:, 0], np.linalg.norm(theta0, axis=-1)
+        )
     return out
 
 
-def werm_excess_risk(trials: Trials, theta0: np.ndarray, epsilon: float,
-                     gammas: Sequence[float], h: float, weight_bound: float = PAPER_W,
-                     C: float = 0.0, draws: int = 200, seed: int = 0) -> pd.DataFrame:
+def werm_excess_risk(
+    trials: Trials,
+    theta0: np.ndarray,
+    epsilon: float,
+    gammas: Sequence[float],
+    h: float,
+    weight_bound: float = PAPER_W,
+    C: float = 0.0,
+    draws: int = 200,
+    seed: int = 0,
+) -> pd.DataFrame:
     """Excess empirical hinge risk of Algorithm 1's release against theta0.
 
     Parameters
@@ -143,13 +166,20 @@ def werm_excess_risk(trials: Trials, theta0: np.ndarray, epsilon: float,
         rng = stream(seed, Stream.NOISE, n, h, epsilon, _TAG)  # same draws for every gamma
         released = bounds_release(theta, epsilon, sensitivity(weight_bound, g, C), R, rng)
         risk = hinge_risk(released, trials)
-        frames.append(pd.DataFrame({
-            "gamma": g, "h": float(h),
-            "trial": np.repeat(np.arange(D), R), "draw": np.tile(np.arange(R), D),
-            "risk": risk.ravel(), "excess": (risk - base).ravel(),
-            "theta0_norm": np.repeat(norms, R),
-            "radius": np.linalg.norm(released - theta[:, None, :], axis=-1).ravel(),
-        }))
+        frames.append(
+            pd.DataFrame(
+                {
+                    "gamma": g,
+                    "h": float(h),
+                    "trial": np.repeat(np.arange(D), R),
+                    "draw": np.tile(np.arange(R), D),
+                    "risk": risk.ravel(),
+                    "excess": (risk - base).ravel(),
+                    "theta0_norm": np.repeat(norms, R),
+                    "radius": np.linalg.norm(released - theta[:, None, :], axis=-1).ravel(),
+                }
+            )
+        )
     return pd.concat(frames, ignore_index=True)
 
 
@@ -158,13 +188,15 @@ def werm_excess_over_h(trials, theta0, epsilon, gamma, hs, executor=None, **kwar
     order of ``hs``; each width is an independent task for ``executor`` (default: a thread
     pool sized to the machine), with the same rows as the serial loop."""
     with local_executor(executor) as (pool, _):
-        futures = [pool.submit(werm_excess_risk, trials, theta0, epsilon, [gamma], h, **kwargs)
-                   for h in hs]
+        futures = [
+            pool.submit(werm_excess_risk, trials, theta0, epsilon, [gamma], h, **kwargs) for h in hs
+        ]
         return pd.concat([f.result() for f in futures], ignore_index=True)
 
 
-def bounds_release(theta_hat: np.ndarray, epsilon: float, delta: ArrayLike, draws: int,
-                   rng: Seed) -> np.ndarray:
+def bounds_release(
+    theta_hat: np.ndarray, epsilon: float, delta: ArrayLike, draws: int, rng: Seed
+) -> np.ndarray:
     """``draws`` releases of each exact minimiser: output_perturbation, shape (D, R, d)."""
     batch = np.broadcast_to(theta_hat[:, None, :], (theta_hat.shape[0], draws, theta_hat.shape[1]))
     return output_perturbation(batch, epsilon, delta, rng=rng)
@@ -176,9 +208,17 @@ def check_name(form: str, convention: str | None = None) -> str:
     return form if conv == bounds.FORM_CONVENTION[form] else f"{form}_{conv}"
 
 
-def with_bounds(runs: pd.DataFrame, comps: dict[str, Comparator], n: int, epsilon: float,
-                rho: float, weight_bound: float, C: float, d: int,
-                checks: Sequence[tuple[str, str]] | None = None) -> pd.DataFrame:
+def with_bounds(
+    runs: pd.DataFrame,
+    comps: dict[str, Comparator],
+    n: int,
+    epsilon: float,
+    rho: float,
+    weight_bound: float,
+    C: float,
+    d: int,
+    checks: Sequence[tuple[str, str]] | None = None,
+) -> pd.DataFrame:
     """Add, for each (form, convention) of ``checks`` (default: each form at its own
     convention), the excess against that convention's comparator, the bound (T1 from that
     comparator's norm) and whether the excess stayed within it: columns excess_<conv>,
@@ -196,16 +236,28 @@ def with_bounds(runs: pd.DataFrame, comps: dict[str, Comparator], n: int, epsilo
         conv = bounds.convention_of(form, conv)
         comp, name = comps[conv], check_name(form, conv)
         excess = runs.risk.to_numpy() - comp.risk[trial]
-        b = bounds.werm_bound(n, runs.gamma.to_numpy(), runs.h.to_numpy(), epsilon, rho,
-                              weight_bound, C, d, comp.norm[trial], form, convention=conv)["total"]
+        b = bounds.werm_bound(
+            n,
+            runs.gamma.to_numpy(),
+            runs.h.to_numpy(),
+            epsilon,
+            rho,
+            weight_bound,
+            C,
+            d,
+            comp.norm[trial],
+            form,
+            convention=conv,
+        )["total"]
         runs[f"excess_{conv}"] = excess
         runs[f"bound_{name}"] = b
         runs[f"within_{name}"] = excess <= b
     return runs
 
 
-def coverage(within: ArrayLike, trial: ArrayLike | None = None, identical: bool = False,
-             level: float = 0.95) -> dict[str, float]:
+def coverage(
+    within: ArrayLike, trial: ArrayLike | None = None, identical: bool = False, level: float = 0.95
+) -> dict[str, float]:
     """Share of draws within the bound and a 95% interval that respects the trials.
 
     Parameters
@@ -294,6 +346,20 @@ def transition_ratio(summary: pd.DataFrame, level: float = 0.5) -> pd.Series:
     return pd.Series(out, name="transition_ratio", dtype=float).rename_axis("d")
 
 
-__all__ = ["COMPARATOR_H", "CONVEX_TRANSITION", "Comparator", "Trials", "paper_trials", "hinge_risk", "comparator",
-           "comparators", "werm_excess_risk", "werm_excess_over_h", "bounds_release", "check_name", "with_bounds",
-           "coverage", "transition_ratio"]
+__all__ = [
+    "COMPARATOR_H",
+    "CONVEX_TRANSITION",
+    "Comparator",
+    "Trials",
+    "paper_trials",
+    "hinge_risk",
+    "comparator",
+    "comparators",
+    "werm_excess_risk",
+    "werm_excess_over_h",
+    "bounds_release",
+    "check_name",
+    "with_bounds",
+    "coverage",
+    "transition_ratio",
+]

@@ -17,31 +17,64 @@ from dpcore_app.ui.common.controls import (
 from dpcore_app.ui.common.grids import EPS_OPTIONS, H_OPTIONS, N_OPTIONS, fmt_eps
 from dpcore_app.ui.common.safety import guarded
 
-EPS = Choice("eps", EPS_OPTIONS, 1.0, "Privacy budget ε", fmt_eps, help="Smaller ε: more noise, stronger privacy.")
+EPS = Choice(
+    "eps",
+    EPS_OPTIONS,
+    1.0,
+    "Privacy budget ε",
+    fmt_eps,
+    help="Smaller ε: more noise, stronger privacy.",
+)
 N = Choice("n", N_OPTIONS, 500, "Patients in the trial (n)")
-MODE = Choice("gamma_mode", ("paper", "free"), "paper", "γ", {"paper": "paper-tuned", "free": "fixed"}.get,
-              kind="segmented", help="Paper-tuned: the authors' Algorithm 2 choice for the nearest (ε, n) cell.")
+MODE = Choice(
+    "gamma_mode",
+    ("paper", "free"),
+    "paper",
+    "γ",
+    {"paper": "paper-tuned", "free": "fixed"}.get,
+    kind="segmented",
+    help="Paper-tuned: the authors' Algorithm 2 choice for the nearest (ε, n) cell.",
+)
 GAMMA = IntRange("gamma", 1, 1000, 75, "Regularization γ", kind="slider")
 H = Choice("h", H_OPTIONS, 0.5, "Huber width h")
-W = IntRange("W", 1, 100, 30, "Weight bound W", help="Public bound on the weights; the authors use 30.")
-C = Choice("C", (0.0, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0), 0.0, "Constant C",
-           help="0 when the propensity is known (a randomized trial); see Theorem 7.")
+W = IntRange(
+    "W", 1, 100, 30, "Weight bound W", help="Public bound on the weights; the authors use 30."
+)
+C = Choice(
+    "C",
+    (0.0, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0),
+    0.0,
+    "Constant C",
+    help="0 when the propensity is known (a randomized trial); see Theorem 7.",
+)
 RHO = Choice("rho", (0.01, 0.05, 0.1, 0.2), 0.05, "Failure probability ρ")
 G = Choice("G", (0.0, 0.1, 0.5, 1.0, 2.0, 5.0), 0.0, "Generalization term G (Theorem 11)")
 SEED = IntRange("seed", 0, 10**6, 0, "Seed")
-FORM = Choice("form", ("re-derived", "printed"), "re-derived", "Bound to stack", explain.FORM_NAMES.get,
-              kind="segmented", help="Transcribed: the formula as the seed text prints it, at its stated λ = 2γ/n.")
+FORM = Choice(
+    "form",
+    ("re-derived", "printed"),
+    "re-derived",
+    "Bound to stack",
+    explain.FORM_NAMES.get,
+    kind="segmented",
+    help="Transcribed: the formula as the seed text prints it, at its stated λ = 2γ/n.",
+)
 ALPHA = Choice("alpha", (0.1, 0.2, 0.5, 1.0, 2.0, 5.0), 1.0, "Target excess risk α")
 TAU = Choice("tau", (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0), 0.05, "Tail fraction τ")
 DIM = Choice("d", (1, 2, 5, 10, 20, 50, 100), 5, "Model dimension d")
 CONTROLS = (EPS, N, MODE, GAMMA, H, W, C, RHO, G, SEED, FORM, ALPHA, TAU, DIM)
 STATE = (EPS, N, MODE, GAMMA, H, W, C, RHO, G, SEED)  # what a preset sets, all of it
-PRESETS = presets(STATE, {
-    "Paper: n = 500, ε = 1": dict(eps=1.0, n=500, gamma_mode="paper", h=0.5, W=30),
-    "Strict privacy: n = 200, ε = 0.1": dict(eps=0.1, n=200, gamma_mode="paper", h=0.5, W=30),
-    "Large trial: n = 1000, ε = 5": dict(eps=5.0, n=1000, gamma_mode="paper", h=0.5, W=30),
-    "Where the transcribed formula fails": dict(eps=1.0, n=200, gamma_mode="free", gamma=1, h=2.0, W=1),
-})
+PRESETS = presets(
+    STATE,
+    {
+        "Paper: n = 500, ε = 1": dict(eps=1.0, n=500, gamma_mode="paper", h=0.5, W=30),
+        "Strict privacy: n = 200, ε = 0.1": dict(eps=0.1, n=200, gamma_mode="paper", h=0.5, W=30),
+        "Large trial: n = 1000, ε = 5": dict(eps=5.0, n=1000, gamma_mode="paper", h=0.5, W=30),
+        "Where the transcribed formula fails": dict(
+            eps=1.0, n=200, gamma_mode="free", gamma=1, h=2.0, W=1
+        ),
+    },
+)
 
 
 def settings_panel():
@@ -53,23 +86,40 @@ def settings_panel():
         with left:
             mode = MODE.widget()
         with right:
-            gamma = GAMMA.widget() if mode == "free" else GAMMA.default  # shown only when it is used
+            gamma = (
+                GAMMA.widget() if mode == "free" else GAMMA.default
+            )  # shown only when it is used
         with st.expander("More settings: h, W, C, ρ, G, seed"):
             h, w, c, rho = row(H, W, C, RHO)
             g, seed = row(G, SEED)
     with box:
         presets_menu(PRESETS, STATE, key=lambda i, name: f"preset_{name}")
     s = dict(n=n, eps=eps, gamma=compute.gamma_used(mode, gamma, eps, n), h=h, W=w, C=c, rho=rho)
-    st.caption(f"γ in use: **{s['gamma']:g}** (λ = γ/n = {s['gamma'] / n:.3g} for the re-derived form, "
-               f"2γ/n = {2 * s['gamma'] / n:.3g} for the transcribed one)"
-               + (" — the authors' tuned value for the nearest (ε, n) of their table" if mode == "paper" else ""))
+    st.caption(
+        f"γ in use: **{s['gamma']:g}** (λ = γ/n = {s['gamma'] / n:.3g} for the re-derived form, "
+        f"2γ/n = {2 * s['gamma'] / n:.3g} for the transcribed one)"
+        + (
+            " — the authors' tuned value for the nearest (ε, n) of their table"
+            if mode == "paper"
+            else ""
+        )
+    )
     return s, g, seed
 
 
 def verdict_panel(s, terms, m):
     excess = m.excess("re-derived")
-    st.info(explain.bound_verdict(s["eps"], terms["re-derived"], float(excess.quantile(1 - s["rho"])),
-                                  s["rho"], float(excess.max()), compute.TRIALS), icon=":material/balance:")
+    st.info(
+        explain.bound_verdict(
+            s["eps"],
+            terms["re-derived"],
+            float(excess.quantile(1 - s["rho"])),
+            s["rho"],
+            float(excess.max()),
+            compute.TRIALS,
+        ),
+        icon=":material/balance:",
+    )
     show = {"holds": st.success, "unclear": st.info, "violated": st.error}
     for form, cov in compute.coverages(m.here, s["eps"]).items():
         status, sentence = explain.coverage_sentence(form, cov, s["rho"], s["eps"])
@@ -81,48 +131,101 @@ def werm_panel(s, G, m, terms):
     st.subheader("DP-wERM: Theorem 10, term by term", anchor=False)
     form = FORM.widget()
     t = terms[form]
-    best = compute.minimisers(s["n"], s["eps"], s["gamma"], s["h"], s["W"], s["C"], s["rho"], m.norms)
+    best = compute.minimisers(
+        s["n"], s["eps"], s["gamma"], s["h"], s["W"], s["C"], s["rho"], m.norms
+    )
     a, b = st.columns(2)
-    for col, over, current, pick, key in ((a, "gamma", s["gamma"], best[form]["gamma"], "vs_gamma"),
-                                          (b, "h", s["h"], best[form]["h"], "vs_h")):
-        curve = compute.terms_curve(s["n"], s["eps"], s["gamma"], s["h"], s["W"], s["C"], s["rho"],
-                                    m.norms, G, over, reach=pick)
+    for col, over, current, pick, key in (
+        (a, "gamma", s["gamma"], best[form]["gamma"], "vs_gamma"),
+        (b, "h", s["h"], best[form]["h"], "vs_h"),
+    ):
+        curve = compute.terms_curve(
+            s["n"],
+            s["eps"],
+            s["gamma"],
+            s["h"],
+            s["W"],
+            s["C"],
+            s["rho"],
+            m.norms,
+            G,
+            over,
+            reach=pick,
+        )
         measured = m.curve(over, form)
         with col:
-            st.plotly_chart(compute.figure("bound_terms", curve, measured, over, form, current, pick,
-                                           s["rho"], best["paper"] if over == "gamma" else None),
-                            width="stretch", key=key)
+            st.plotly_chart(
+                compute.figure(
+                    "bound_terms",
+                    curve,
+                    measured,
+                    over,
+                    form,
+                    current,
+                    pick,
+                    s["rho"],
+                    best["paper"] if over == "gamma" else None,
+                ),
+                width="stretch",
+                key=key,
+            )
             both = curve.merge(measured, on=over, how="outer").sort_values(over)
-            st.download_button(f"Download the numbers (CSV, against {over})", lambda b=both: handout.csv(b),
-                               f"bounds_vs_{over}.csv", "text/csv", key=f"dl_{key}")
+            st.download_button(
+                f"Download the numbers (CSV, against {over})",
+                lambda b=both: handout.csv(b),
+                f"bounds_vs_{over}.csv",
+                "text/csv",
+                key=f"dl_{key}",
+            )
     cols = st.columns(5)  # under the charts: the numbers at the current γ and h
-    for col, (label, value) in zip(cols, (("T1 regularization", t["T1"]), ("T2 privacy noise", t["T2"]),
-                                          ("T3 Huber-to-hinge", t["T3"]),
-                                          (f"Bound ({explain.FORM_NAMES[form]})", t["total"]),
-                                          compute.measured_card(s["eps"], s["rho"], m.excess(form)))):
+    for col, (label, value) in zip(
+        cols,
+        (
+            ("T1 regularization", t["T1"]),
+            ("T2 privacy noise", t["T2"]),
+            ("T3 Huber-to-hinge", t["T3"]),
+            (f"Bound ({explain.FORM_NAMES[form]})", t["total"]),
+            compute.measured_card(s["eps"], s["rho"], m.excess(form)),
+        ),
+    ):
         col.metric(label, f"{value:.3g}")
     st.caption(explain.terms_caption(form))
-    joint = pd.DataFrame([{"form": f, "best γ at this h": v["gamma"], "best h at this γ": v["h"],
-                           "best γ jointly": v["joint"][0], "best h jointly": v["joint"][1]}
-                          for f, v in best.items() if f != "paper"]).set_index("form")
+    joint = pd.DataFrame(
+        [
+            {
+                "form": f,
+                "best γ at this h": v["gamma"],
+                "best h at this γ": v["h"],
+                "best γ jointly": v["joint"][0],
+                "best h jointly": v["joint"][1],
+            }
+            for f, v in best.items()
+            if f != "paper"
+        ]
+    ).set_index("form")
     box = details("Bound-minimising γ and h, sensitivities and conventions", "bounds_details")
     if not box.open:
         return
     with box:
         st.dataframe(joint, width="stretch")
-        st.caption(f"Against the authors' Algorithm 2 picks at n = {s['n']} (h = {s['h']:g}, same θ₀):")
-        st.dataframe(compute.gamma_table(s["n"], s["h"], s["W"], s["C"], s["rho"], m.norms),
-                     width="stretch")
+        st.caption(
+            f"Against the authors' Algorithm 2 picks at n = {s['n']} (h = {s['h']:g}, same θ₀):"
+        )
+        st.dataframe(
+            compute.gamma_table(s["n"], s["h"], s["W"], s["C"], s["rho"], m.norms), width="stretch"
+        )
         sens = compute.sensitivities(s["W"], s["gamma"], s["C"])
-        st.markdown(f"The paper's table picks γ = {best['paper']:g} for the nearest (ε, n) cell "
-                    f"(Algorithm 2 on public data; run it on the DP-OWL page). Sensitivity "
-                    f"(C + 2W)/γ = {sens['weighted']:.3g} against {sens['unweighted']:.3g} for "
-                    f"unweighted ERM. θ₀ here has ‖θ₀‖ = {m.norms['code']:.3g} at λ = γ/n and "
-                    f"{m.norms['stated']:.3g} at λ = 2γ/n (mean over "
-                    f"{compute.TRIALS} simulated trials; d = {compute.D}: four features and the "
-                    f"intercept). The release itself uses {sens['released']:.6g}, which adds the "
-                    "engine's solver slack 2·10⁻⁶/γ (a relative change of "
-                    f"{sens['released'] / sens['weighted'] - 1:.1g} that the bounds leave out).")
+        st.markdown(
+            f"The paper's table picks γ = {best['paper']:g} for the nearest (ε, n) cell "
+            f"(Algorithm 2 on public data; run it on the DP-OWL page). Sensitivity "
+            f"(C + 2W)/γ = {sens['weighted']:.3g} against {sens['unweighted']:.3g} for "
+            f"unweighted ERM. θ₀ here has ‖θ₀‖ = {m.norms['code']:.3g} at λ = γ/n and "
+            f"{m.norms['stated']:.3g} at λ = 2γ/n (mean over "
+            f"{compute.TRIALS} simulated trials; d = {compute.D}: four features and the "
+            f"intercept). The release itself uses {sens['released']:.6g}, which adds the "
+            "engine's solver slack 2·10⁻⁶/γ (a relative change of "
+            f"{sens['released'] / sens['weighted'] - 1:.1g} that the bounds leave out)."
+        )
         for tex, sentence in explain.WERM_FORMULAS:
             st.latex(tex)
             st.caption(sentence)
@@ -132,49 +235,80 @@ def sample_size_panel(s, theta0_norm):
     st.subheader("Sample complexity: patients needed for a target excess risk", anchor=False)
     alpha = ALPHA.widget()
     df = compute.sample_sizes(alpha, s["W"], s["C"], s["rho"], theta0_norm)
-    st.plotly_chart(compute.figure("sample_size", df, s["eps"], alpha), width="stretch", key="sample_size")
+    st.plotly_chart(
+        compute.figure("sample_size", df, s["eps"], alpha), width="stretch", key="sample_size"
+    )
     tex, sentence = explain.SAMPLE_SIZE_FORMULA
-    st.caption(sentence + " " + explain.sample_size_caption(df.epsilon.to_numpy(), df.regime.to_numpy())
-               + " Both privacy terms fall like 1/ε; the statistical term does not depend on ε.")
+    st.caption(
+        sentence
+        + " "
+        + explain.sample_size_caption(df.epsilon.to_numpy(), df.regime.to_numpy())
+        + " Both privacy terms fall like 1/ε; the statistical term does not depend on ε."
+    )
     box = details("The formula: Corollary 12", "sample_size_formula")
     if box.open:
         with box:
             st.latex(tex)
-    st.download_button("Download the numbers (CSV)", lambda: handout.csv(df), "sample_size.csv",
-                       "text/csv", key="dl_sample_size")
+    st.download_button(
+        "Download the numbers (CSV)",
+        lambda: handout.csv(df),
+        "sample_size.csv",
+        "text/csv",
+        key="dl_sample_size",
+    )
 
 
 def cvar_panel(s, seed):
-    st.subheader("Private CVaR: where privacy is cheap, and the rates against measurement", anchor=False)
+    st.subheader(
+        "Private CVaR: where privacy is cheap, and the rates against measurement", anchor=False
+    )
     tau, d = row(TAU, DIM)
     ns, taus, regime = compute.phase_grid(s["eps"], d)
     a, b = st.columns(2)
     with a:
-        st.plotly_chart(compute.figure("phase_diagram", ns, taus, regime, s["n"], tau, s["eps"], d),
-                        width="stretch", key="phase")
+        st.plotly_chart(
+            compute.figure("phase_diagram", ns, taus, regime, s["n"], tau, s["eps"], d),
+            width="stretch",
+            key="phase",
+        )
         st.caption(explain.phase_caption(s["eps"], d))
         grid = pd.DataFrame(regime, index=pd.Index(taus, name="tau"), columns=ns)
-        st.download_button("Download the regime grid (CSV)", handout.csv(grid, index=True), "cvar_regimes.csv",
-                           "text/csv", key="dl_phase")
+        st.download_button(
+            "Download the regime grid (CSV)",
+            handout.csv(grid, index=True),
+            "cvar_regimes.csv",
+            "text/csv",
+            key="dl_phase",
+        )
     rates = compute.cvar_rates(tau, s["eps"], d)
     measured = compute.cvar_measured(tau, s["eps"], seed)
     with b:
-        st.plotly_chart(compute.figure("cvar_rates", rates, measured, tau, s["eps"]), width="stretch", key="rates")
+        st.plotly_chart(
+            compute.figure("cvar_rates", rates, measured, tau, s["eps"]),
+            width="stretch",
+            key="rates",
+        )
         lo, hi = compute.rate_ratio(measured, tau, s["eps"])
-        st.caption("Lines: the papers' rates with constants set to 1 (so only their shape is "
-                   f"meaningful); red band: the Laplace plug-in's mean error over {compute.CVAR_REPS} "
-                   "samples of the page's two-point law (B with probability τ/2) per n. "
-                   + explain.rate_ratio_sentence(lo, hi, s["eps"]))
+        st.caption(
+            "Lines: the papers' rates with constants set to 1 (so only their shape is "
+            f"meaningful); red band: the Laplace plug-in's mean error over {compute.CVAR_REPS} "
+            "samples of the page's two-point law (B with probability τ/2) per n. "
+            + explain.rate_ratio_sentence(lo, hi, s["eps"])
+        )
         both = pd.concat([rates.assign(source="rate"), measured.assign(source="measured")])
-        st.download_button("Download the numbers (CSV)", lambda: handout.csv(both), "cvar_rates.csv",
-                           "text/csv", key="dl_rates")
+        st.download_button(
+            "Download the numbers (CSV)",
+            lambda: handout.csv(both),
+            "cvar_rates.csv",
+            "text/csv",
+            key="dl_rates",
+        )
     box = details("The formulas behind these rates", "cvar_formulas")
     if box.open:
         with box:
             for tex, sentence in explain.CVAR_FORMULAS:
                 st.latex(tex)
                 st.caption(sentence)
-
 
 
 @st.fragment
@@ -189,8 +323,9 @@ def study():
     waiting = " (waiting for other users' simulations)" if compute.busy() else ""
     with st.spinner(f"Simulating releases{waiting}…"):
         m = compute.measure(s["n"], s["eps"], s["gamma"], s["h"], s["W"], s["C"], s["rho"], seed)
-    terms = compute.terms(s["n"], s["eps"], s["gamma"], s["h"], s["W"], s["C"], s["rho"],
-                          m.norms)  # Theorem 10; the charts add Theorem 11's 2G
+    terms = compute.terms(
+        s["n"], s["eps"], s["gamma"], s["h"], s["W"], s["C"], s["rho"], m.norms
+    )  # Theorem 10; the charts add Theorem 11's 2G
     with verdict_slot:
         verdict_panel(s, terms, m)
     werm_panel(s, G, m, terms)

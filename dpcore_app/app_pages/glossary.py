@@ -7,6 +7,8 @@ from dpcore_app.ui.common.controls import check_link
 
 st.title("Glossary")
 check_link([], page="glossary")
-st.markdown("Every symbol and term the pages show, in words. Each page's “What the words mean” "
-            "expander shows its own share of this list.")
+st.markdown(
+    "Every symbol and term the pages show, in words. Each page's “What the words mean” "
+    "expander shows its own share of this list."
+)
 st.markdown(glossary.markdown())

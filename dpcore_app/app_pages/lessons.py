@@ -12,11 +12,18 @@ check_link([], page="lessons")
 st.markdown(
     "Each lesson asks one question, opens the page that answers it with every control set "
     "(the link is the whole experiment: share it with a class), says what to look at, and "
-    "answers from the live numbers. Try to predict the answer before you show it.")
+    "answers from the live numbers. Try to predict the answer before you show it."
+)
 base = handout.app_base()  # now: a download's callback has no address to read
-st.download_button("Printable handout of the lessons (HTML, works offline)",
-                   lambda: handout.lessons_page(LESSONS, base), "dpcore_lessons.html",
-                   "text/html", on_click="ignore", key="lessons_handout", icon=":material/print:")
+st.download_button(
+    "Printable handout of the lessons (HTML, works offline)",
+    lambda: handout.lessons_page(LESSONS, base),
+    "dpcore_lessons.html",
+    "text/html",
+    on_click="ignore",
+    key="lessons_handout",
+    icon=":material/print:",
+)
 
 
 @st.fragment
@@ -31,11 +38,17 @@ for number, lesson in enumerate(LESSONS, start=1):
     with st.container(border=True):
         st.subheader(f"{number}. {lesson.title}", anchor=lesson.key)
         st.markdown(f"**Question.** {lesson.question}")
-        st.page_link(lesson.page, label="Open the experiment", icon=":material/science:",
-                     query_params=lesson.params)
+        st.page_link(
+            lesson.page,
+            label="Open the experiment",
+            icon=":material/science:",
+            query_params=lesson.params,
+        )
         st.markdown(f"**Look at.** {lesson.look}")
         answer(number, lesson)
         if lesson.caveat:
             st.caption(f"Caveat: {lesson.caveat}")
         if lesson.terms:
-            glossary.panel(lesson.terms, label="The words of this lesson", key=f"terms_{lesson.key}")
+            glossary.panel(
+                lesson.terms, label="The words of this lesson", key=f"terms_{lesson.key}"
+            )

@@ -15,22 +15,51 @@ from dpcore_app.ui.common.safety import guarded
 from dpcore_app.ui.overview import charts
 
 PAGES = (
-    (page("dp_owl"), "DP-OWL: a private treatment rule, live", ":material/medication:",
-     "Move ε, n, γ and h on the DP-wERM paper's simulated trial; tune γ on public data."),
-    (page("cvar"), "Private CVaR: the privacy price of tail risk", ":material/warning:",
-     "Estimate and learn the mean of the worst τ share under ε-DP: privacy acts on εnτ."),
-    (page("bounds"), "Theory bounds: what the theorems promise", ":material/functions:",
-     "Every term of both papers' bounds, live, against the mechanisms' measured errors."),
-    (page("your_data"), "Your data: a private rule from your trial", ":material/upload_file:",
-     "Upload a trial CSV; release a private treatment rule, with its privacy spend and files to share."),
-    (page("lessons"), "Lessons: six guided experiments, with a printable handout", ":material/school:",
-     "For a lecture or alone: each lesson sets a page for you, says what to look at, and shows the answer."),
-    (page("limitations"), "What the guarantee does not cover", ":material/report:",
-     "Floating-point noise, tuning on private data, side channels."),
+    (
+        page("dp_owl"),
+        "DP-OWL: a private treatment rule, live",
+        ":material/medication:",
+        "Move ε, n, γ and h on the DP-wERM paper's simulated trial; tune γ on public data.",
+    ),
+    (
+        page("cvar"),
+        "Private CVaR: the privacy price of tail risk",
+        ":material/warning:",
+        "Estimate and learn the mean of the worst τ share under ε-DP: privacy acts on εnτ.",
+    ),
+    (
+        page("bounds"),
+        "Theory bounds: what the theorems promise",
+        ":material/functions:",
+        "Every term of both papers' bounds, live, against the mechanisms' measured errors.",
+    ),
+    (
+        page("your_data"),
+        "Your data: a private rule from your trial",
+        ":material/upload_file:",
+        "Upload a trial CSV; release a private treatment rule, with its privacy spend and files to share.",
+    ),
+    (
+        page("lessons"),
+        "Lessons: six guided experiments, with a printable handout",
+        ":material/school:",
+        "For a lecture or alone: each lesson sets a page for you, says what to look at, and shows the answer.",
+    ),
+    (
+        page("limitations"),
+        "What the guarantee does not cover",
+        ":material/report:",
+        "Floating-point noise, tuning on private data, side channels.",
+    ),
     (page("glossary"), "Glossary", ":material/menu_book:", "Every symbol and term the pages use."),
 )
-DEMO_EPS = Choice("demo_eps", tuple(e for e in EPS_OPTIONS if math.isfinite(e)), 1.0,
-                  "Privacy budget ε for this release", fmt_eps)
+DEMO_EPS = Choice(
+    "demo_eps",
+    tuple(e for e in EPS_OPTIONS if math.isfinite(e)),
+    1.0,
+    "Privacy budget ε for this release",
+    fmt_eps,
+)
 TRUE_COUNT = 412
 
 st.title("What does differential privacy cost in learning?")
@@ -61,8 +90,11 @@ with student:
         "C is 0 when the treatment probabilities are fixed by the trial's design. The pages put "
         "each term of that recipe on a slider and measure its effect by Monte Carlo."
     )
-    st.page_link(page("lessons"), label="Teaching? Start with the Lessons (printable handout)",
-                 icon=":material/school:")
+    st.page_link(
+        page("lessons"),
+        label="Teaching? Start with the Lessons (printable handout)",
+        icon=":material/school:",
+    )
 
 st.divider()
 st.subheader("Try it: one noisy release", anchor=False)
@@ -81,16 +113,26 @@ def noisy_release():
     many = TRUE_COUNT + laplace_noise(eps, 1.0, size=2000, rng=rng)
     left, right = st.columns([1, 2], gap="large")
     with left:
-        st.metric("Released count", f"{one:.0f}", f"{one - TRUE_COUNT:+.1f} noise", delta_color="off",
-                  delta_arrow="off")
+        st.metric(
+            "Released count",
+            f"{one:.0f}",
+            f"{one - TRUE_COUNT:+.1f} noise",
+            delta_color="off",
+            delta_arrow="off",
+        )
         half_width = laplace_interval_halfwidth(eps, 1.0, level=0.95)
         st.markdown(f"95% of releases land within **±{half_width:.1f}** of the truth.")
         st.info(explain.attacker_sentence(eps, what="the count"), icon=":material/visibility_off:")
     with right:
-        st.plotly_chart(figure(charts.noisy_count, TRUE_COUNT, np.round(many), eps),
-                        width="stretch", key="noisy_count")
-        st.caption("Small ε: wide spread, strong privacy. Large ε: the release is nearly exact, "
-                   "and nearly nothing is hidden.")
+        st.plotly_chart(
+            figure(charts.noisy_count, TRUE_COUNT, np.round(many), eps),
+            width="stretch",
+            key="noisy_count",
+        )
+        st.caption(
+            "Small ε: wide spread, strong privacy. Large ε: the release is nearly exact, "
+            "and nearly nothing is hidden."
+        )
 
 
 noisy_release()

@@ -51,7 +51,8 @@ def design_panel(source, trial_columns, m):
         p_min = P_MIN.widget()
     if design == "column":
         column = upload_form.propensity_column(
-            source, trial_columns, (m["treatment"], m["outcome"]) + m["covariates"])
+            source, trial_columns, (m["treatment"], m["outcome"]) + m["covariates"]
+        )
         if column is None:
             raise TrialDataError(explain.NO_PROPENSITY_COLUMN)
     if design == "estimated":
@@ -66,19 +67,31 @@ def privacy_panel(source, m, table, trial, W, settings):
         d0 = upload_form.d0_source(source, m, table)
         if d0 is None:
             return None
-        gamma, where = compute.d0_gamma(d0.digest, d0.trial, trial.n, eps, W, settings["propensity"],
-                                        *trial.feature_bounds(settings["bounds"]),
-                                        settings["outcome_bounds"], settings["larger_is_better"])
-        st.markdown(f"γ = **{gamma:.4g}** from {where}. W = **{W:.4g}** follows from the outcome "
-                    "bounds and the smallest propensity.")
+        gamma, where = compute.d0_gamma(
+            d0.digest,
+            d0.trial,
+            trial.n,
+            eps,
+            W,
+            settings["propensity"],
+            *trial.feature_bounds(settings["bounds"]),
+            settings["outcome_bounds"],
+            settings["larger_is_better"],
+        )
+        st.markdown(
+            f"γ = **{gamma:.4g}** from {where}. W = **{W:.4g}** follows from the outcome "
+            "bounds and the smallest propensity."
+        )
     else:
         variant = PROXY.widget() if gamma_from == "proxy" else PROXY.default
         if gamma_from == "proxy" and compute.SIMULATIONS.busy():
             st.caption("Waiting for other users' simulations…")
         gamma, g0, where = compute.tuned_gamma(gamma_from, variant, trial.n, eps, W)
-        st.markdown(f"γ = **{gamma:.4g}** from {where}, scaled by W/30 = {W / 30:.3g} from the "
-                    f"paper's weight bound (γ = {g0:g} there). W = **{W:.4g}** follows from the "
-                    "outcome bounds and the smallest propensity.")
+        st.markdown(
+            f"γ = **{gamma:.4g}** from {where}, scaled by W/30 = {W / 30:.3g} from the "
+            f"paper's weight bound (γ = {g0:g} there). W = **{W:.4g}** follows from the "
+            "outcome bounds and the smallest propensity."
+        )
     st.latex(r"W = \frac{\text{outcome upper} - \text{outcome lower}}{\min_{a,x}\,\pi(a\mid x)}")
     st.latex(r"\text{noise scale } \Delta = \frac{C + 2W}{\gamma}")
     return eps, gamma, where
@@ -99,8 +112,10 @@ def ready(source, verdict, flow):
         larger, propensity, p_min, column = design_panel(source, preview.columns, m)
         # Keyed by the used columns' content as soon as they are chosen: the sidebar and the
         # first step show the spend on this trial at once, before the table is filled.
-        key = ledger.dataset_key(source, columns=(m["treatment"], m["outcome"],
-                                                  *([column] if column else []), *m["covariates"]))
+        key = ledger.dataset_key(
+            source,
+            columns=(m["treatment"], m["outcome"], *([column] if column else []), *m["covariates"]),
+        )
         flow.has(1, f"{source.name}; " + steps.spend_text(*ledger.standing(key)))
         st.subheader("Public metadata: bounds, levels, units", anchor=False)
         table, from_data = upload_form.metadata(source, m)
@@ -141,22 +156,35 @@ def steps_of_study(verdict, flow):
     if got is None:
         return None
     source, m, table, from_data, larger, propensity, p_min, trial = got
-    with st.expander(f"Analyst only: how the file was read (n = {trial.n}, the public row count; "
-                     "other counts are not covered by ε and never in a download)"):
+    with st.expander(
+        f"Analyst only: how the file was read (n = {trial.n}, the public row count; "
+        "other counts are not covered by ε and never in a download)"
+    ):
         st.caption(plain(compute.read_summary(trial)))
     needed = ([DIRECTION_NEEDED.rstrip(".")] if larger is None else []) + list(table.problems)
     if needed:
-        st.info(plain("Still needed: " + "; ".join(needed[:5])
-                      + (f"; and {len(needed) - 5} more" if len(needed) > 5 else "")),
-                icon=":material/rule:")
+        st.info(
+            plain(
+                "Still needed: "
+                + "; ".join(needed[:5])
+                + (f"; and {len(needed) - 5} more" if len(needed) > 5 else "")
+            ),
+            icon=":material/rule:",
+        )
         stage = "bounds" if table.problems else "direction"
         return verdict.info(explain.upload_verdict(stage, trial.n), icon=":material/rule:")
     flow.has(2, f"n = {trial.n}, {len(trial.covariates)} covariates, every bound and level public")
     flow.at(3)
     st.subheader("Privacy", anchor=False)
     W = compute.weight_bound(table.outcome_bounds, propensity, p_min)
-    settings = dict(bounds=table.bounds, outcome_bounds=table.outcome_bounds,
-                    larger_is_better=larger, W=W, propensity=propensity, private=not from_data)
+    settings = dict(
+        bounds=table.bounds,
+        outcome_bounds=table.outcome_bounds,
+        larger_is_better=larger,
+        W=W,
+        propensity=propensity,
+        private=not from_data,
+    )
     try:
         chosen = privacy_panel(source, m, table, trial, W, settings)
     except TrialDataError as exc:
@@ -167,31 +195,44 @@ def steps_of_study(verdict, flow):
     noise = compute.noise_warning(trial.n, W, gamma, propensity)
     if noise:
         st.warning(noise, icon=":material/blur_on:")
-    label = st.text_input("Title for the report (optional; printed in the downloads)",
-                          key="report_title", max_chars=120)
+    label = st.text_input(
+        "Title for the report (optional; printed in the downloads)",
+        key="report_title",
+        max_chars=120,
+    )
     settings = dict(settings, eps=eps, gamma=gamma, gamma_source=where, label=label)
     before = analyst.before_release(source, trial, settings, p_min, upload_form.units(source))
     settings["evaluation"] = before["evaluation"]
-    flow.has(3, f"ε = {eps:g}, γ = {gamma:.4g}" + (
-        f", evaluated at ε_eval = {before['evaluation'][0]:g}" if before["evaluation"] else ""))
+    flow.has(
+        3,
+        f"ε = {eps:g}, γ = {gamma:.4g}"
+        + (f", evaluated at ε_eval = {before['evaluation'][0]:g}" if before["evaluation"] else ""),
+    )
     flow.at(4)
     # The report's title is not an input of the fit: the release keeps the one it was made with.
-    rkey = compute.settings_key(source.digest, dict(m, levels=tuple(table.categorical.items())),
-                                {k: v for k, v in settings.items() if k != "label"})
+    rkey = compute.settings_key(
+        source.digest,
+        dict(m, levels=tuple(table.categorical.items())),
+        {k: v for k, v in settings.items() if k != "label"},
+    )
     key = st.session_state[ledger.IN_USE]
     cost = max(eps, before["evaluation"][0]) if before["evaluation"] else eps
     spent, cap = ledger.standing(key)
     refused = cap is not None and spent + cost > cap + 1e-12
     (verdict.warning if refused else verdict.info)(
         explain.upload_verdict("ready", trial.n, eps, spent, cap, cost),
-        icon=":material/block:" if refused else ":material/check_circle:")
+        icon=":material/block:" if refused else ":material/check_circle:",
+    )
     results.release_panel(key, trial, settings, m, rkey, before, RELEASE)
     last = st.session_state.get(RELEASE)
     if last is not None and last.key == rkey:
-        kind, said = explain.deploy_verdict(last.release, last.receipt.epsilon_total, last.evaluation)
-        getattr(verdict, kind)(f"{said} {ledger.release_number(last.receipt)} "
-                               f"{epsilon_note(last.release.epsilon)}",
-                               icon=":material/verified_user:" if kind == "success" else ":material/balance:")
+        kind, said = explain.deploy_verdict(
+            last.release, last.receipt.epsilon_total, last.evaluation
+        )
+        getattr(verdict, kind)(
+            f"{said} {ledger.release_number(last.receipt)} {epsilon_note(last.release.epsilon)}",
+            icon=":material/verified_user:" if kind == "success" else ":material/balance:",
+        )
         results.result_panel(last, source, files=lambda: flow.at(5))
         flow.has(4, f"{last.release.title()}, recorded as no. {last.receipt.index} in the ledger")
         flow.has(5, "the rule, the per-row file, the report and the script")
@@ -200,10 +241,14 @@ def steps_of_study(verdict, flow):
 
 
 st.title("Your data: a private treatment rule from your trial")
-st.markdown("Upload a randomized trial (covariates, treatment arm, outcome) and release a rule "
-            "*treat when …* with ε-differential privacy: what it recommends, what it spent, and "
-            "files to share.")
-st.caption("Unit of privacy: one patient (one row); neighbouring trials differ by replacing one "
-           "patient. Every release is recorded in the privacy ledger in the sidebar.")
+st.markdown(
+    "Upload a randomized trial (covariates, treatment arm, outcome) and release a rule "
+    "*treat when …* with ε-differential privacy: what it recommends, what it spent, and "
+    "files to share."
+)
+st.caption(
+    "Unit of privacy: one patient (one row); neighbouring trials differ by replacing one "
+    "patient. Every release is recorded in the privacy ledger in the sidebar."
+)
 check_link(CONTROLS)
 study(st.empty())

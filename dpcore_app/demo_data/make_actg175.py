@@ -35,36 +35,94 @@ MEMBER = "lifelines/datasets/ACTG175.csv"
 SHA256 = "56fba31fa0d7bfbff9667b7149fd96a97c352e72aa582871a62a935e812f0e07"
 ARMS = {0: "zidovudine", 1: "zidovudine+didanosine"}  # the file's arms codes 0 and 1
 # All four arms (codes 0-3 of the source's ``arms``), zidovudine (the standard) first.
-ARMS4 = {0: "zidovudine", 1: "zidovudine+didanosine", 2: "zidovudine+zalcitabine",
-         3: "didanosine"}
+ARMS4 = {0: "zidovudine", 1: "zidovudine+didanosine", 2: "zidovudine+zalcitabine", 3: "didanosine"}
 
 # (name, type, unit, bounds or levels, meaning): public, from the protocol or natural ranges.
 COVARIATES = [
-    ("age", "numeric", "years", (12, 90), "age at baseline (the protocol enrolled patients aged 12 or more)"),
+    (
+        "age",
+        "numeric",
+        "years",
+        (12, 90),
+        "age at baseline (the protocol enrolled patients aged 12 or more)",
+    ),
     ("wtkg", "numeric", "kg", (30, 200), "weight at baseline (natural range)"),
     ("hemo", "binary", "", None, "haemophilia (1 = yes)"),
     ("homo", "binary", "", None, "homosexual activity (1 = yes)"),
     ("drugs", "binary", "", None, "history of intravenous drug use (1 = yes)"),
-    ("karnof", "numeric", "points", (70, 100), "Karnofsky score (the protocol required at least 70; the scale ends at 100)"),
-    ("oprior", "binary", "", None, "non-zidovudine antiretroviral therapy before the trial (1 = yes)"),
+    (
+        "karnof",
+        "numeric",
+        "points",
+        (70, 100),
+        "Karnofsky score (the protocol required at least 70; the scale ends at 100)",
+    ),
+    (
+        "oprior",
+        "binary",
+        "",
+        None,
+        "non-zidovudine antiretroviral therapy before the trial (1 = yes)",
+    ),
     ("z30", "binary", "", None, "zidovudine in the 30 days before the trial (1 = yes)"),
-    ("preanti", "numeric", "days", (0, 3650), "days of antiretroviral therapy before the trial (capped at ten years)"),
+    (
+        "preanti",
+        "numeric",
+        "days",
+        (0, 3650),
+        "days of antiretroviral therapy before the trial (capped at ten years)",
+    ),
     ("race", "binary", "", None, "race (0 = white, 1 = non-white)"),
     ("gender", "binary", "", None, "gender (0 = female, 1 = male)"),
     ("str2", "binary", "", None, "antiretroviral history (0 = naive, 1 = experienced)"),
-    ("strat", "categorical", "", [1, 2, 3], "antiretroviral history stratum: 1 naive, 2 more than 1 and at most 52 weeks, 3 more than 52 weeks"),
+    (
+        "strat",
+        "categorical",
+        "",
+        [1, 2, 3],
+        "antiretroviral history stratum: 1 naive, 2 more than 1 and at most 52 weeks, 3 more than 52 weeks",
+    ),
     ("symptom", "binary", "", None, "symptomatic HIV infection (1 = yes)"),
-    ("cd40", "numeric", "cells/mm3", (0, 1500), "CD4 count at baseline (the protocol required 200 to 500 at screening; higher counts are clipped)"),
-    ("cd80", "numeric", "cells/mm3", (0, 5000), "CD8 count at baseline (natural range; higher counts are clipped)"),
+    (
+        "cd40",
+        "numeric",
+        "cells/mm3",
+        (0, 1500),
+        "CD4 count at baseline (the protocol required 200 to 500 at screening; higher counts are clipped)",
+    ),
+    (
+        "cd80",
+        "numeric",
+        "cells/mm3",
+        (0, 5000),
+        "CD8 count at baseline (natural range; higher counts are clipped)",
+    ),
 ]
-OUTCOME = ("cd420", "cells/mm3", (0, 1500), "CD4 count at 20 (plus or minus 5) weeks; larger is better")
+OUTCOME = (
+    "cd420",
+    "cells/mm3",
+    (0, 1500),
+    "CD4 count at 20 (plus or minus 5) weeks; larger is better",
+)
 
 
 def wheel_bytes(path=None):
     if path is None:
         with tempfile.TemporaryDirectory() as tmp:
-            subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "-q",
-                            "lifelines==0.30.3", "-d", tmp], check=True)
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "pip",
+                    "download",
+                    "--no-deps",
+                    "-q",
+                    "lifelines==0.30.3",
+                    "-d",
+                    tmp,
+                ],
+                check=True,
+            )
             return (Path(tmp) / WHEEL).read_bytes()
     return Path(path).read_bytes()
 
@@ -85,8 +143,14 @@ def extract(wheel, arms=ARMS):
 
 
 def dictionary(n):
-    columns = [{"name": "patient", "role": "identifier", "type": "label",
-                "meaning": "patient number in the trial; not a covariate"}]
+    columns = [
+        {
+            "name": "patient",
+            "role": "identifier",
+            "type": "label",
+            "meaning": "patient number in the trial; not a covariate",
+        }
+    ]
     for name, kind, unit, spec, meaning in COVARIATES:
         entry = {"name": name, "role": "covariate", "type": kind, "meaning": meaning}
         if unit:
@@ -96,25 +160,46 @@ def dictionary(n):
         if kind == "categorical":
             entry["levels"] = spec
         columns.append(entry)
-    columns.append({"name": "arm", "role": "treatment", "type": "label",
-                    "levels": [ARMS[1], ARMS[0]],
-                    "meaning": "randomized arm: zidovudine plus didanosine (treated) or zidovudine alone"})
+    columns.append(
+        {
+            "name": "arm",
+            "role": "treatment",
+            "type": "label",
+            "levels": [ARMS[1], ARMS[0]],
+            "meaning": "randomized arm: zidovudine plus didanosine (treated) or zidovudine alone",
+        }
+    )
     name, unit, bounds, meaning = OUTCOME
-    columns.append({"name": name, "role": "outcome", "type": "numeric", "unit": unit,
-                    "bounds": [float(b) for b in bounds], "meaning": meaning})
+    columns.append(
+        {
+            "name": name,
+            "role": "outcome",
+            "type": "numeric",
+            "unit": unit,
+            "bounds": [float(b) for b in bounds],
+            "meaning": meaning,
+        }
+    )
     return {
         "dataset": "actg175_trial.csv",
-        "description": (f"AIDS Clinical Trials Group Study 175 (Hammer et al. 1996), the {n} "
-                        "patients randomized to zidovudine alone or to zidovudine plus "
-                        "didanosine (1:1:1:1 over four arms, so 1:1 between these two). "
-                        "Two of the trial's four arms are compared here. Outcome: CD4 count at "
-                        "week 20, a surrogate endpoint (a laboratory marker, not a clinical "
-                        "outcome such as progression or death). Real patients: bounds are "
-                        "public, from the protocol or natural ranges."),
+        "description": (
+            f"AIDS Clinical Trials Group Study 175 (Hammer et al. 1996), the {n} "
+            "patients randomized to zidovudine alone or to zidovudine plus "
+            "didanosine (1:1:1:1 over four arms, so 1:1 between these two). "
+            "Two of the trial's four arms are compared here. Outcome: CD4 count at "
+            "week 20, a surrogate endpoint (a laboratory marker, not a clinical "
+            "outcome such as progression or death). Real patients: bounds are "
+            "public, from the protocol or natural ranges."
+        ),
         "source": f"{MEMBER} in {WHEEL} (PyPI), SHA-256 {SHA256}",
-        "treatment": "arm", "treated": ARMS[1], "propensity": 0.5, "randomization": "1:1",
-        "outcome": name, "larger_is_better": True,
-        "outcome_bounds": [float(b) for b in bounds], "columns": columns,
+        "treatment": "arm",
+        "treated": ARMS[1],
+        "propensity": 0.5,
+        "randomization": "1:1",
+        "outcome": name,
+        "larger_is_better": True,
+        "outcome_bounds": [float(b) for b in bounds],
+        "columns": columns,
     }
 
 
@@ -124,24 +209,34 @@ def four_arm_dictionary(n):
     for c in d["columns"]:
         if c["name"] == "arm":
             c["levels"] = list(ARMS4.values())
-            c["meaning"] = ("randomized arm: zidovudine alone (the standard), zidovudine plus "
-                            "didanosine, zidovudine plus zalcitabine, or didanosine alone")
+            c["meaning"] = (
+                "randomized arm: zidovudine alone (the standard), zidovudine plus "
+                "didanosine, zidovudine plus zalcitabine, or didanosine alone"
+            )
     del d["treated"], d["propensity"]
-    d.update(dataset="actg175_four_arms.csv", randomization="1:1:1:1",
-             arm_probabilities=[0.25] * 4, reference=ARMS4[0],
-             description=(f"AIDS Clinical Trials Group Study 175 (Hammer et al. 1996), all {n} "
-                          "patients, randomized 1:1:1:1 to zidovudine alone, zidovudine plus "
-                          "didanosine, zidovudine plus zalcitabine, or didanosine alone. Outcome: "
-                          "CD4 count at week 20, a surrogate endpoint (a laboratory marker, not a "
-                          "clinical outcome such as progression or death). Real patients: bounds "
-                          "are public, from the protocol or natural ranges."))
+    d.update(
+        dataset="actg175_four_arms.csv",
+        randomization="1:1:1:1",
+        arm_probabilities=[0.25] * 4,
+        reference=ARMS4[0],
+        description=(
+            f"AIDS Clinical Trials Group Study 175 (Hammer et al. 1996), all {n} "
+            "patients, randomized 1:1:1:1 to zidovudine alone, zidovudine plus "
+            "didanosine, zidovudine plus zalcitabine, or didanosine alone. Outcome: "
+            "CD4 count at week 20, a surrogate endpoint (a laboratory marker, not a "
+            "clinical outcome such as progression or death). Real patients: bounds "
+            "are public, from the protocol or natural ranges."
+        ),
+    )
     return d
 
 
 def main(argv):
     wheel = wheel_bytes(argv[1] if len(argv) > 1 else None)
-    for stem, arms, describe in (("actg175_trial", ARMS, dictionary),
-                                 ("actg175_four_arms", ARMS4, four_arm_dictionary)):
+    for stem, arms, describe in (
+        ("actg175_trial", ARMS, dictionary),
+        ("actg175_four_arms", ARMS4, four_arm_dictionary),
+    ):
         trial = extract(wheel, arms)
         trial.to_csv(HERE / f"{stem}.csv", index=False, lineterminator="\n")
         text = json.dumps(describe(len(trial)), indent=2, ensure_ascii=False) + "\n"

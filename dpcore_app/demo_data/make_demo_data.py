@@ -20,7 +20,11 @@ from dpcore.owl.simulate import PAPER_TRIAL  # noqa: E402
 
 SEED_PAPER = 20240501
 SEED_HOSPITAL = 20240502
-SITE_SHIFT = {"A": 0.0, "B": 0.5, "C": -0.5}  # days; the same in both arms, so no effect on the rule
+SITE_SHIFT = {
+    "A": 0.0,
+    "B": 0.5,
+    "C": -0.5,
+}  # days; the same in both arms, so no effect on the rule
 MISSING_SHARE = 0.02
 
 
@@ -46,15 +50,34 @@ def paper_trial(n=1000, seed=SEED_PAPER):
         "larger_is_better": True,
         "outcome_bounds": [-10.0, 10.0],
         "columns": [
-            *({"name": f"x{j}", "role": "covariate", "type": "numeric", "unit": "none",
-               "meaning": f"feature {j}, uniform on [0, 1] by design", "bounds": [0.0, 1.0]}
-              for j in range(1, 5)),
-            {"name": "treatment", "role": "treatment", "type": "label", "unit": "none",
-             "meaning": "randomized arm: 1 = treated, 0 = control", "levels": [0, 1]},
-            {"name": "outcome", "role": "outcome", "type": "numeric", "unit": "score",
-             "meaning": "outcome score, larger is better; |3 f(x)| <= 9 plus noise, so the "
-                        "public bounds [-10, 10] cover it up to rare noise tails",
-             "bounds": [-10.0, 10.0]},
+            *(
+                {
+                    "name": f"x{j}",
+                    "role": "covariate",
+                    "type": "numeric",
+                    "unit": "none",
+                    "meaning": f"feature {j}, uniform on [0, 1] by design",
+                    "bounds": [0.0, 1.0],
+                }
+                for j in range(1, 5)
+            ),
+            {
+                "name": "treatment",
+                "role": "treatment",
+                "type": "label",
+                "unit": "none",
+                "meaning": "randomized arm: 1 = treated, 0 = control",
+                "levels": [0, 1],
+            },
+            {
+                "name": "outcome",
+                "role": "outcome",
+                "type": "numeric",
+                "unit": "score",
+                "meaning": "outcome score, larger is better; |3 f(x)| <= 9 plus noise, so the "
+                "public bounds [-10, 10] cover it up to rare noise tails",
+                "bounds": [-10.0, 10.0],
+            },
         ],
     }
     return df, dictionary
@@ -72,16 +95,18 @@ def hospital_trial(n=1200, seed=SEED_HOSPITAL):
     X = s["X"]
     site = rng.choice(list(SITE_SHIFT), n, p=[0.5, 0.3, 0.2])
     days = 10.0 - 0.5 * s["B"] + np.vectorize(SITE_SHIFT.get)(site)
-    df = pd.DataFrame({
-        "patient_id": [f"P{i + 1:04d}" for i in range(n)],
-        "site": site,
-        "age": np.round(40 + 40 * X[:, 0], 1),
-        "biomarker": np.round(X[:, 1], 3),
-        "severity": np.round(10 * X[:, 2], 2),
-        "frailty": np.round(X[:, 3], 3),
-        "arm": np.where(s["A"] > 0, "drug", "placebo"),
-        "days_in_hospital": np.round(np.clip(days, 0.5, None), 1),
-    })
+    df = pd.DataFrame(
+        {
+            "patient_id": [f"P{i + 1:04d}" for i in range(n)],
+            "site": site,
+            "age": np.round(40 + 40 * X[:, 0], 1),
+            "biomarker": np.round(X[:, 1], 3),
+            "severity": np.round(10 * X[:, 2], 2),
+            "frailty": np.round(X[:, 3], 3),
+            "arm": np.where(s["A"] > 0, "drug", "placebo"),
+            "days_in_hospital": np.round(np.clip(days, 0.5, None), 1),
+        }
+    )
     holes = np.flatnonzero(rng.random(n) < MISSING_SHARE)
     cols = rng.choice(["age", "biomarker", "severity", "frailty", "days_in_hospital"], holes.size)
     df = df.astype({c: object for c in set(cols)})
@@ -105,22 +130,69 @@ def hospital_trial(n=1200, seed=SEED_HOSPITAL):
         "larger_is_better": False,
         "outcome_bounds": [0.0, 20.0],
         "columns": [
-            {"name": "patient_id", "role": "identifier", "type": "label", "unit": "none",
-             "meaning": "study number; not a covariate"},
-            {"name": "site", "role": "covariate", "type": "categorical", "unit": "none",
-             "meaning": "recruiting hospital", "levels": ["A", "B", "C"]},
-            {"name": "age", "role": "covariate", "type": "numeric", "unit": "years",
-             "meaning": "age at randomization (inclusion 40 to 80)", "bounds": [40.0, 80.0]},
-            {"name": "biomarker", "role": "covariate", "type": "numeric", "unit": "none",
-             "meaning": "normalised biomarker level", "bounds": [0.0, 1.0]},
-            {"name": "severity", "role": "covariate", "type": "numeric", "unit": "points",
-             "meaning": "severity score on a 0 to 10 scale", "bounds": [0.0, 10.0]},
-            {"name": "frailty", "role": "covariate", "type": "numeric", "unit": "none",
-             "meaning": "frailty index", "bounds": [0.0, 1.0]},
-            {"name": "arm", "role": "treatment", "type": "label", "unit": "none",
-             "meaning": "randomized arm, drug (treated) or placebo", "levels": ["drug", "placebo"]},
-            {"name": "days_in_hospital", "role": "outcome", "type": "numeric", "unit": "days",
-             "meaning": "length of hospital stay, fewer is better", "bounds": [0.0, 20.0]},
+            {
+                "name": "patient_id",
+                "role": "identifier",
+                "type": "label",
+                "unit": "none",
+                "meaning": "study number; not a covariate",
+            },
+            {
+                "name": "site",
+                "role": "covariate",
+                "type": "categorical",
+                "unit": "none",
+                "meaning": "recruiting hospital",
+                "levels": ["A", "B", "C"],
+            },
+            {
+                "name": "age",
+                "role": "covariate",
+                "type": "numeric",
+                "unit": "years",
+                "meaning": "age at randomization (inclusion 40 to 80)",
+                "bounds": [40.0, 80.0],
+            },
+            {
+                "name": "biomarker",
+                "role": "covariate",
+                "type": "numeric",
+                "unit": "none",
+                "meaning": "normalised biomarker level",
+                "bounds": [0.0, 1.0],
+            },
+            {
+                "name": "severity",
+                "role": "covariate",
+                "type": "numeric",
+                "unit": "points",
+                "meaning": "severity score on a 0 to 10 scale",
+                "bounds": [0.0, 10.0],
+            },
+            {
+                "name": "frailty",
+                "role": "covariate",
+                "type": "numeric",
+                "unit": "none",
+                "meaning": "frailty index",
+                "bounds": [0.0, 1.0],
+            },
+            {
+                "name": "arm",
+                "role": "treatment",
+                "type": "label",
+                "unit": "none",
+                "meaning": "randomized arm, drug (treated) or placebo",
+                "levels": ["drug", "placebo"],
+            },
+            {
+                "name": "days_in_hospital",
+                "role": "outcome",
+                "type": "numeric",
+                "unit": "days",
+                "meaning": "length of hospital stay, fewer is better",
+                "bounds": [0.0, 20.0],
+            },
         ],
     }
     return df, dictionary

@@ -17,15 +17,41 @@ def panels_script():
     trial = read_trial(demo / "hospital_trial.csv", **d.read_trial_kwargs())
     lower, upper = trial.feature_bounds(d.bounds)
     binary = panels.binary_flags(trial.covariates, trial.categories, d)
-    panels.preview_panel(trial.n, trial.covariates, lower, upper, binary, d.outcome_bounds,
-                         d.larger_is_better, d.propensity, None, 60.0, 0.0, 1.0, 60.0, "paper",
-                         unit="days")
+    panels.preview_panel(
+        trial.n,
+        trial.covariates,
+        lower,
+        upper,
+        binary,
+        d.outcome_bounds,
+        d.larger_is_better,
+        d.propensity,
+        None,
+        60.0,
+        0.0,
+        1.0,
+        60.0,
+        "paper",
+        unit="days",
+    )
     on, eps_eval, share = panels.evaluation_controls(1.0)
     if on:
         model, ev, (fit_rows, _) = fit_and_evaluate(
-            trial.X, trial.A, trial.B, d.propensity, epsilon_fit=1.0, epsilon_eval=eps_eval,
-            fit_share=share, gamma=60.0, weight_bound=60.0, feature_bounds=(lower, upper),
-            outcome_bounds=d.outcome_bounds, larger_is_better=False, arms=trial.arms, rng=0)
+            trial.X,
+            trial.A,
+            trial.B,
+            d.propensity,
+            epsilon_fit=1.0,
+            epsilon_eval=eps_eval,
+            fit_share=share,
+            gamma=60.0,
+            weight_bound=60.0,
+            feature_bounds=(lower, upper),
+            outcome_bounds=d.outcome_bounds,
+            larger_is_better=False,
+            arms=trial.arms,
+            rng=0,
+        )
         panels.evaluation_panel(ev, 1.0, len(fit_rows), unit="days")
     panels.dictionary_downloads(d, "hospital")
     st.write(panels.dictionary_uploader() is None)

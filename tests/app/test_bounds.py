@@ -32,8 +32,9 @@ def figure(at, key):
 
 def check_clean(at):
     assert not at.exception, [e.value for e in at.exception]
-    assert not at.error or all("fails by measurement" in e.value or "It fails on the data" in e.value
-                               for e in at.error)
+    assert not at.error or all(
+        "fails by measurement" in e.value or "It fails on the data" in e.value for e in at.error
+    )
     assert not at.warning, words(at.warning)
 
 
@@ -86,12 +87,15 @@ def test_non_private_smallest_n(open_page):
     assert "probability" not in verdict.replace("no probability", "")
     assert metric(at, "T2 privacy noise") == 0
     coverage_text = words(at.success) + words(at.error)
-    assert f"of {compute.TRIALS} simulated trials" in coverage_text and "releases" not in coverage_text
+    assert (
+        f"of {compute.TRIALS} simulated trials" in coverage_text and "releases" not in coverage_text
+    )
     assert "CI" not in coverage_text
     assert any(mm.label == "Measured, largest over trials" for mm in at.metric)
     # The chart's band counts trials, not their identical draws.
-    m = compute.measure(100, float("inf"), compute.gamma_used("paper", 75, float("inf"), 100), 0.5, 30,
-                        0.0, 0.05, 0)
+    m = compute.measure(
+        100, float("inf"), compute.gamma_used("paper", 75, float("inf"), 100), 0.5, 30, 0.0, 0.05, 0
+    )
     assert (m.curve("gamma", "re-derived").reps == compute.TRIALS).all()
 
 

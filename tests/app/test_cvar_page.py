@@ -34,6 +34,7 @@ def trace(fig, prefix):
 
 def arr(x):
     import base64
+
     if isinstance(x, dict):
         return np.frombuffer(base64.b64decode(x["bdata"]), dtype=np.dtype(x["dtype"]))
     return np.asarray(x, dtype=float)
@@ -60,7 +61,9 @@ def test_default_view_runs_clean_and_says_what_it_shows(open_page):
     assert not at.warning
     assert "tail risk" in at.title[0].value
     verdict = at.info[0].value
-    assert verdict.startswith("With 2000 patients and τ = 5%, only 100 patients form the tail; at ε = 1")
+    assert verdict.startswith(
+        "With 2000 patients and τ = 5%, only 100 patients form the tail; at ε = 1"
+    )
     for key in ("errors", "em_probs", "em_excess", "rule_tail"):
         figure(at, key)
 
@@ -87,15 +90,21 @@ def test_epsilon_slider_moves_the_verdict_and_the_regime(open_page, engine):
     assert "the privacy part is the larger" in text(at.caption)
 
 
-@pytest.mark.parametrize("params,words", [
-    ({"eps": "non-private"}, ["without privacy", "all of it sampling error"]),
-    ({"n": "100", "tau": "0.01", "eps": "0.05"}, ["only 1 patient forms the tail",
-                                                  "Up to constants, in the worst case over all"]),
-    ({"tau": "1"}, ["all 2000 patients count"]),
-    ({"loss": "hard two-point", "B": "10"}, ["loss scale from 0 to 10"]),
-    ({"loss": "heavy-tailed", "x": "εnτ"}, ["private tail sample size"]),
-    ({"x": "n"}, []), ({"x": "τ"}, []),
-])
+@pytest.mark.parametrize(
+    "params,words",
+    [
+        ({"eps": "non-private"}, ["without privacy", "all of it sampling error"]),
+        (
+            {"n": "100", "tau": "0.01", "eps": "0.05"},
+            ["only 1 patient forms the tail", "Up to constants, in the worst case over all"],
+        ),
+        ({"tau": "1"}, ["all 2000 patients count"]),
+        ({"loss": "hard two-point", "B": "10"}, ["loss scale from 0 to 10"]),
+        ({"loss": "heavy-tailed", "x": "εnτ"}, ["private tail sample size"]),
+        ({"x": "n"}, []),
+        ({"x": "τ"}, []),
+    ],
+)
 def test_extremes_and_views_run_and_read_true(open_page, params, words):
     at = open_page(PAGE, **{**FAST, **params})
     clean(at)
@@ -135,8 +144,14 @@ def test_presets_set_the_controls(open_page):
     at = open_page(PAGE, **FAST)
     at.button(key="preset_1").click().run()
     clean(at)
-    assert at.select_slider(key="cvar.eps").value == 0.5 and at.session_state["cvar.loss"] == "two-point"
-    assert "With 1000 patients and τ = 5%, only 50 patients form the tail; at ε = 0.5" in at.info[0].value
+    assert (
+        at.select_slider(key="cvar.eps").value == 0.5
+        and at.session_state["cvar.loss"] == "two-point"
+    )
+    assert (
+        "With 1000 patients and τ = 5%, only 50 patients form the tail; at ε = 0.5"
+        in at.info[0].value
+    )
 
 
 def test_convex_panel_runs_on_request(open_page):
@@ -153,10 +168,13 @@ def test_convex_panel_runs_on_request(open_page):
     assert "εnτ ≈ √d is far from enough" in caption
 
 
-@pytest.mark.parametrize("params,words", [
-    ({"eps_rule": "5", "eps": "0.5"}, "ε₁ + ε₂ = 5 + 0.5 = 5.5 by basic composition"),
-    ({"eps": "non-private"}, "Privacy spent: not private"),
-])
+@pytest.mark.parametrize(
+    "params,words",
+    [
+        ({"eps_rule": "5", "eps": "0.5"}, "ε₁ + ε₂ = 5 + 0.5 = 5.5 by basic composition"),
+        ({"eps": "non-private"}, "Privacy spent: not private"),
+    ],
+)
 def test_rule_bridge_states_the_total_budget(open_page, params, words):
     at = open_page(PAGE, **params, **FAST)
     assert words in text(at.info)
@@ -168,20 +186,28 @@ def test_reps_above_the_cap_give_a_notice(open_page):
     assert "repetitions instead of 1000" in text(at.info)
 
 
-@pytest.mark.parametrize("params,keys", [
-    ({"eps": "-3", "tau": "7"}, ["eps=-3", "tau=7"]),
-    ({"loss": "normal", "B": "0", "n": "10"}, ["loss=normal", "B=0", "n=10"]),
-    ({"M": "4", "d": ["2", "7"], "x": "foo"}, ["M=4", "d=2&7", "x=foo"]),
-    ({"eps_rule": "non-private", "reps": "1", "seed": "-1", "zzz": "1"}, ["eps_rule=non-private", "reps=1",
-                                                                           "seed=-1", "zzz"]),
-])
+@pytest.mark.parametrize(
+    "params,keys",
+    [
+        ({"eps": "-3", "tau": "7"}, ["eps=-3", "tau=7"]),
+        ({"loss": "normal", "B": "0", "n": "10"}, ["loss=normal", "B=0", "n=10"]),
+        ({"M": "4", "d": ["2", "7"], "x": "foo"}, ["M=4", "d=2&7", "x=foo"]),
+        (
+            {"eps_rule": "non-private", "reps": "1", "seed": "-1", "zzz": "1"},
+            ["eps_rule=non-private", "reps=1", "seed=-1", "zzz"],
+        ),
+    ],
+)
 def test_bad_links_fall_back_with_a_notice(open_page, params, keys):
     at = open_page(PAGE, **params)
     clean(at)
     notices = text(at.warning)
     for key in keys:
         assert key in notices
-    assert at.select_slider(key="cvar.eps").value == 1.0 and at.select_slider(key="cvar.tau").value == 0.05
+    assert (
+        at.select_slider(key="cvar.eps").value == 1.0
+        and at.select_slider(key="cvar.tau").value == 0.05
+    )
 
 
 def test_a_failing_computation_shows_a_message(open_page, monkeypatch):

@@ -17,8 +17,11 @@ FAST = {"reps": "40", "compare": ["200"]}
 
 def everything(at):
     """Every piece of text the page shows, as a user reads it."""
-    parts = [e.value for kind in ("markdown", "caption", "info", "success", "warning", "error")
-             for e in getattr(at, kind)]
+    parts = [
+        e.value
+        for kind in ("markdown", "caption", "info", "success", "warning", "error")
+        for e in getattr(at, kind)
+    ]
     parts += [f"{m.label} {m.value} {m.delta or ''}" for m in at.metric]
     return re.sub(r"\\(.)", r"\1", " ".join(str(p) for p in parts))
 
@@ -38,14 +41,17 @@ def chart(at, key):
     return json.loads(next(c for c in at.get("plotly_chart") if key in c.proto.id).proto.spec)
 
 
-@pytest.mark.parametrize("params", [
-    {},
-    {"eps": "non-private"},
-    {"eps": "0.05", "metric": "value"},
-    {"gamma_mode": "fixed", "gamma": "30"},
-    {"prep": "authors' shift", "metric": "agreement"},
-    {"eps": "0.05", "n": "100", "W": "10", "metric": "value", "scale": "paper scale"},
-])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"eps": "non-private"},
+        {"eps": "0.05", "metric": "value"},
+        {"gamma_mode": "fixed", "gamma": "30"},
+        {"prep": "authors' shift", "metric": "agreement"},
+        {"eps": "0.05", "n": "100", "W": "10", "metric": "value", "scale": "paper scale"},
+    ],
+)
 def test_states_render_without_error(open_fresh, params):
     at = open_fresh(PAGE, **{**FAST, **params})
     assert not at.error, [e.value for e in at.error]
@@ -68,32 +74,49 @@ def test_the_nonprivate_state_reads_as_such(open_fresh):
 
 def test_the_cards_split_the_gap_exactly_as_the_engine_does(open_fresh):
     at = open_fresh(PAGE, eps="0.5", n="500", **{"reps": "40", "compare": ["200"]})
-    engine = owl_monte_carlo([500], EPS_OPTIONS, gamma="paper", reps=40, test_size=TEST_SIZE, seed=0,
-                             outcome=PUBLIC_OUTCOME, weight_bound=48.0).summary.set_index("epsilon")
+    engine = owl_monte_carlo(
+        [500],
+        EPS_OPTIONS,
+        gamma="paper",
+        reps=40,
+        test_size=TEST_SIZE,
+        seed=0,
+        outcome=PUBLIC_OUTCOME,
+        weight_bound=48.0,
+    ).summary.set_index("epsilon")
     here, best = engine.loc[0.5], engine.loc[math.inf]
     total = here.accuracy_mean - best.accuracy_mean
     noise = here.accuracy_mean - here.accuracy_same_gamma_mean
     card = at.metric[0]
     split = next(m.value for m in at.markdown if "by cause" in m.value).split(";")[0]
     numbers = [float(x) for x in re.findall(r"[+-]\d+\.\d", split)]
-    assert numbers == pytest.approx([round(total, 1), round(noise, 1), round(total - noise, 1)], abs=0.051)
+    assert numbers == pytest.approx(
+        [round(total, 1), round(noise, 1), round(total - noise, 1)], abs=0.051
+    )
     assert numbers[1] + numbers[2] == pytest.approx(numbers[0], abs=0.11)  # rounding only
     assert card.value == f"{here.accuracy_mean:.1f}%"
     assert card.delta == f"{total:+.1f} pts vs best non-private"
     assert "from noise" in split and "from regularization (γ = " in split
-    assert f"accuracy {here.accuracy_lo:.1f}–{here.accuracy_hi:.1f}%" in everything(at)  # the card's 95% CI
+    assert f"accuracy {here.accuracy_lo:.1f}–{here.accuracy_hi:.1f}%" in everything(
+        at
+    )  # the card's 95% CI
 
 
 def test_the_verdict_counts_patients_out_of_100(open_fresh):
     at = open_fresh(PAGE, **FAST)
     private, nonprivate = map(int, re.findall(r"(\d+) of 100", verdict(at)[1])[:2])
-    assert f"{private}" == at.metric[0].value.split(".")[0] or abs(private - float(at.metric[0].value[:-1])) <= 0.5
+    assert (
+        f"{private}" == at.metric[0].value.split(".")[0]
+        or abs(private - float(at.metric[0].value[:-1])) <= 0.5
+    )
     assert nonprivate > private
 
 
 def test_a_coin_flip_is_called_a_coin_flip(open_fresh):
     at = open_fresh(PAGE, eps="0.05", n="100", reps="40", compare=["200"])
-    assert verdict(at) == ("warning", verdict(at)[1]) and "about a coin flip (50%)" in verdict(at)[1]
+    assert (
+        verdict(at) == ("warning", verdict(at)[1]) and "about a coin flip (50%)" in verdict(at)[1]
+    )
 
 
 def test_the_paper_preprocessing_is_labelled_not_covered(open_fresh):
@@ -119,7 +142,9 @@ def test_charts_show_the_references(open_fresh):
     texts = [a.get("text", "") for a in fig["layout"].get("annotations", [])]
     assert any("coin flip" in t for t in texts)
     fixed = open_fresh(PAGE, gamma_mode="fixed", **FAST)
-    fig = json.loads(next(c for c in fixed.get("plotly_chart") if "vs_eps" in c.proto.id).proto.spec)
+    fig = json.loads(
+        next(c for c in fixed.get("plotly_chart") if "vs_eps" in c.proto.id).proto.spec
+    )
     names = {t.get("name") for t in fig["data"]}
     assert "non-private at the same γ" not in names and "non-private at the fixed γ = 75" in names
 
@@ -139,7 +164,10 @@ def test_algorithm_2_confirms_the_change(open_fresh):
     assert "largest γ within one standard error" in caption
     best = int(at.button(key="use_gamma").label.split("= ")[1].split(" ")[0])
     at.button(key="use_gamma").click().run()
-    assert at.session_state["dp-owl.gamma_mode"] == "free" and at.slider(key="dp-owl.gamma").value == best
+    assert (
+        at.session_state["dp-owl.gamma_mode"] == "free"
+        and at.slider(key="dp-owl.gamma").value == best
+    )
     assert any(f"γ = {best}" in t.value for t in at.toast)
     assert np.isfinite(best)
 
@@ -171,8 +199,16 @@ def test_fixed_gamma_1000_compares_with_the_best_nonprivate_rule(open_fresh):
     """At γ = 1000 the old page said "58 of 100 against 58 without privacy, +0.0 pts, all from
     noise" over a legend "non-private (best γ)" drawn at 57%."""
     at = open_fresh(PAGE, gamma_mode="fixed", gamma="1000", **FAST)
-    best = owl_monte_carlo([1000], [math.inf], gamma="paper", reps=40, test_size=TEST_SIZE, seed=0,
-                           outcome=PUBLIC_OUTCOME, weight_bound=48.0).summary.iloc[0]
+    best = owl_monte_carlo(
+        [1000],
+        [math.inf],
+        gamma="paper",
+        reps=40,
+        test_size=TEST_SIZE,
+        seed=0,
+        outcome=PUBLIC_OUTCOME,
+        weight_bound=48.0,
+    ).summary.iloc[0]
     kind, text = verdict(at)
     private, nonprivate = map(int, re.findall(r"(\d+) of 100", text)[:2])
     assert nonprivate == round(best.accuracy_mean) and nonprivate - private > 20
@@ -180,14 +216,22 @@ def test_fixed_gamma_1000_compares_with_the_best_nonprivate_rule(open_fresh):
     card = next(m.value for m in at.markdown if "by cause" in m.value).split(";")[0]
     assert "all from noise" not in card and "from regularization (γ = 1000 instead of" in card
     numbers = [float(x) for x in re.findall(r"[+-]\d+\.\d", card)]
-    assert numbers[0] == pytest.approx(float(at.metric[0].value[:-1]) - best.accuracy_mean, abs=0.11)
+    assert numbers[0] == pytest.approx(
+        float(at.metric[0].value[:-1]) - best.accuracy_mean, abs=0.11
+    )
     fig = chart(at, "vs_eps")
-    lines = {t["name"]: t for t in fig["data"] if t.get("name", "").startswith(("best", "non-private"))}
+    lines = {
+        t["name"]: t for t in fig["data"] if t.get("name", "").startswith(("best", "non-private"))
+    }
     assert set(lines) == {"best non-private rule", "non-private at the fixed γ = 1000"}
     assert values(lines["best non-private rule"]["y"])[0] == pytest.approx(best.accuracy_mean)
-    names = {t.get("name") for t in chart(at, "vs_n")["data"]} | {t.get("name") for t in chart(at, "dist")["data"]}
+    names = {t.get("name") for t in chart(at, "vs_n")["data"]} | {
+        t.get("name") for t in chart(at, "dist")["data"]
+    }
     assert "non-private, fixed γ = 1000" in names and "non-private" not in names
-    assert "fixed γ = 1000" in everything(at) and "Grey dotted: the best non-private rule" in everything(at)
+    assert "fixed γ = 1000" in everything(
+        at
+    ) and "Grey dotted: the best non-private rule" in everything(at)
 
 
 def test_eps_01_is_not_green(open_fresh):
@@ -208,17 +252,27 @@ def test_green_only_when_one_release_meets_the_target():
         return Share(1.0, p, lo, hi, median, 200)
 
     best = cell(90, 89, 91)
-    assert say(1.0, 1000, cell(85, 83, 87), best, 80, "t", share(0.95, 0.91, 0.97), 0.9)[0] == "success"
+    assert (
+        say(1.0, 1000, cell(85, 83, 87), best, 80, "t", share(0.95, 0.91, 0.97), 0.9)[0]
+        == "success"
+    )
     kind, text = say(1.0, 1000, cell(85, 83, 87), best, 80, "t", share(0.72, 0.65, 0.78), 0.9)
     assert kind == "warning" and "72% of single releases reach it (95% interval 65%–78%" in text
     assert "met on average, but not by 9 of 10 single releases" in text
     assert say(1.0, 1000, cell(70, 68, 72), best, 80, "t", share(0.1, 0.06, 0.15), 0.9)[0] == "info"
-    kind, text = say(0.1, 1000, cell(51.0, 50.04, 52.3), best, 50, "t", share(0.5, 0.4, 0.6, 51), 0.9)
+    kind, text = say(
+        0.1, 1000, cell(51.0, 50.04, 52.3), best, 50, "t", share(0.5, 0.4, 0.6, 51), 0.9
+    )
     assert kind == "warning" and text.endswith("about a coin flip (50%).") and "50.0–52.3%" in text
     kind, text = say(0.1, 1000, cell(53.0, 52.6, 53.4), best, 80, "t", share(0, 0, 0.02, 52.4), 0.9)
     assert kind == "warning" and "median release picks the better treatment for 52.4%" in text
-    assert say(0.1, 1000, cell(53.0, 52.6, 53.4), best, 80, "t", share(0, 0, 0.02, 52.6), 0.9)[0] == "info"
-    first = say(1.0, 1000, cell(85, 83, 87), best, 80, "t", share(0.95, 0.91, 0.97), 0.9, first=True)
+    assert (
+        say(0.1, 1000, cell(53.0, 52.6, 53.4), best, 80, "t", share(0, 0, 0.02, 52.6), 0.9)[0]
+        == "info"
+    )
+    first = say(
+        1.0, 1000, cell(85, 83, 87), best, 80, "t", share(0.95, 0.91, 0.97), 0.9, first=True
+    )
     assert first[1].startswith("**First estimate**")
 
 
@@ -236,19 +290,32 @@ def test_every_named_eps_says_what_it_promises_one_patient():
 
 def test_at_what_eps_matches_the_engine(open_fresh):
     at = open_fresh(PAGE, k="75", **FAST)
-    result = owl_monte_carlo([1000], EPS_OPTIONS, gamma="paper", reps=40, test_size=TEST_SIZE, seed=0,
-                             outcome=PUBLIC_OUTCOME, weight_bound=48.0)
+    result = owl_monte_carlo(
+        [1000],
+        EPS_OPTIONS,
+        gamma="paper",
+        reps=40,
+        test_size=TEST_SIZE,
+        seed=0,
+        outcome=PUBLIC_OUTCOME,
+        weight_bound=48.0,
+    )
     engine, runs = result.summary, result.runs
     # The share of single releases at or above 85%, and its Wilson interval's lower end.
     private = runs[np.isfinite(runs.epsilon)].groupby("epsilon").accuracy
     k, m = private.apply(lambda a: (a >= 75).sum()), private.size()
     z, p = 1.959964, k / m
-    lower = (p + z * z / (2 * m) - z * np.sqrt(p * (1 - p) / m + z * z / (4 * m * m))) / (1 + z * z / m)
+    lower = (p + z * z / (2 * m) - z * np.sqrt(p * (1 - p) / m + z * z / (4 * m * m))) / (
+        1 + z * z / m
+    )
     first = lower[lower >= 0.9].index.min()  # with 40 trials: where at least 37 reach it
     at_one = engine[(engine.epsilon == 1.0)].iloc[0]  # the page's default ε, from the same trials
     assert stability_sentence(1.0, at_one) in everything(at)
     answer = next(m.value for m in at.markdown if "At what ε can we publish?" in m.value)
-    assert f"the smallest ε on the grid at which 9 of 10 single releases reach 75.0% is ε = {first:g}:" in answer
+    assert (
+        f"the smallest ε on the grid at which 9 of 10 single releases reach 75.0% is ε = {first:g}:"
+        in answer
+    )
     assert f"{p[first]:.0%} of them do" in answer
     star = [t for t in chart(at, "vs_eps")["data"] if "ε to publish at" in t.get("name", "")]
     assert values(star[0]["x"])[0] == pytest.approx(first)
@@ -264,12 +331,16 @@ def test_at_what_eps_matches_the_engine(open_fresh):
 def test_the_n_it_would_take_at_the_current_eps(open_fresh):
     at = open_fresh(PAGE, eps="5", n="200", k="75", reps="40", compare=["1000", "2500"])
     answer = next(m.value for m in at.markdown if "At what ε can we publish?" in m.value)
-    assert re.search(r"At ε = 5( it would take n = \d+ patients|, the current 200 patients are enough|, none "
-                     r"of the simulated sizes)", answer)
+    assert re.search(
+        r"At ε = 5( it would take n = \d+ patients|, the current 200 patients are enough|, none "
+        r"of the simulated sizes)",
+        answer,
+    )
 
 
 def test_presets_set_a_whole_state(open_fresh):
     """Strong → Clean → Moderate gives the numbers of Moderate alone, and says which is active."""
+
     def numbers(at):
         return [m.value for m in at.metric], verdict(at)[1]
 
@@ -281,7 +352,9 @@ def test_presets_set_a_whole_state(open_fresh):
     assert numbers(seq) == numbers(alone)
     assert seq.button(key="preset_1").proto.type == "primary"
     assert any("Active preset: **Moderate (ε = 1)**" in c.value for c in seq.caption)
-    assert any("Moderate (ε = 1): At ε = 1" in t.value for t in seq.toast)  # the verdict, even off-screen
+    assert any(
+        "Moderate (ε = 1): At ε = 1" in t.value for t in seq.toast
+    )  # the verdict, even off-screen
     clean = open_fresh(PAGE)
     clean.button(key="preset_3").click().run()
     assert "best non-private rule (γ = " in verdict(clean)[1]
@@ -293,8 +366,15 @@ def test_words_scale_references_and_names(open_fresh):
     assert re.search(r"can be almost certain after [^.]*promises little[^.]*17\.14", sentence)
     at = open_fresh(PAGE, **FAST)
     texts = [a.get("text", "") for a in chart(at, "vs_eps")["layout"]["annotations"]]
-    assert any(t.startswith("coin flip: 50%<br>treat everyone: 49.") and "treat no one: 50." in t for t in texts)
-    grey = [t for t in chart(at, "vs_eps")["data"] if t.get("legendgroup", "").startswith(("best", "non-private"))]
+    assert any(
+        t.startswith("coin flip: 50%<br>treat everyone: 49.") and "treat no one: 50." in t
+        for t in texts
+    )
+    grey = [
+        t
+        for t in chart(at, "vs_eps")["data"]
+        if t.get("legendgroup", "").startswith(("best", "non-private"))
+    ]
     assert len(grey) == 2  # the current n only; "for every n" on request
     assert "age<br>(x1)" in chart(at, "coef")["data"][0]["x"]
     help_text = at.metric[0].proto.help
@@ -308,11 +388,14 @@ def test_downloads_carry_their_settings_and_the_handout_is_offline(open_fresh):
     at = open_fresh(PAGE, **FAST)
     keys = [b.proto.id for b in at.get("download_button")]
     assert any("handout" in k for k in keys)
-    csv = handout.with_settings(__import__("pandas").DataFrame({"accuracy_mean": [1.0]}),
-                                {"seed": 0, "W": 48, "link": "dp-owl?eps=1"})
-    assert csv.startswith("# settings\n# seed = 0\n# W = 48\n# link = dp-owl?eps=1\n# data dictionary")
+    csv = handout.with_settings(
+        __import__("pandas").DataFrame({"accuracy_mean": [1.0]}),
+        {"seed": 0, "W": 48, "link": "dp-owl?eps=1"},
+    )
+    assert csv.startswith(
+        "# settings\n# seed = 0\n# W = 48\n# link = dp-owl?eps=1\n# data dictionary"
+    )
     assert "# _mean/_sd/_se/_lo/_hi:" in csv
-
 
 
 @pytest.mark.slow
@@ -320,5 +403,7 @@ def test_the_pages_guide_quotes_the_verdict_the_page_shows(open_fresh):
     from pathlib import Path
 
     guide = (Path(__file__).resolve().parents[2] / "docs" / "pages.md").read_text()
-    quoted = re.search(r'\("(At ε = 1 and 1000 patients.*?)", at the default settings\)', guide, re.S).group(1)
+    quoted = re.search(
+        r'\("(At ε = 1 and 1000 patients.*?)", at the default settings\)', guide, re.S
+    ).group(1)
     assert verdict(open_fresh(PAGE))[1] == " ".join(quoted.split())

@@ -8,7 +8,11 @@ from streamlit.testing.v1 import AppTest
 from dpcore_app.ui.common import controls
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
-OWL, BOUNDS, CVAR = "dpcore_app/app_pages/dp_owl.py", "dpcore_app/app_pages/bounds.py", "dpcore_app/app_pages/cvar.py"
+OWL, BOUNDS, CVAR = (
+    "dpcore_app/app_pages/dp_owl.py",
+    "dpcore_app/app_pages/bounds.py",
+    "dpcore_app/app_pages/cvar.py",
+)
 FAST = {"reps": "20", "compare": "200"}
 
 
@@ -54,7 +58,9 @@ def test_a_tabs_first_run_corrects_the_address_from_the_browser_then_the_server(
     at.run()
     assert at.session_state["overview.demo_eps"] == 0.2
     assert at.query_params["demo_eps"] == "0.3"
-    scripts = [h.proto.body for h in at.get("html") if "replaceState(window.history.state" in h.proto.body]
+    scripts = [
+        h.proto.body for h in at.get("html") if "replaceState(window.history.state" in h.proto.body
+    ]
     assert len(scripts) == 1 and "demo_eps=0.2" in scripts[0]
     at.run()
     assert at.query_params["demo_eps"] == "0.2" and at.session_state["overview.demo_eps"] == 0.2

@@ -94,29 +94,36 @@ def test_record_release_gives_a_receipt_or_a_refusal(tmp_path, monkeypatch):
     both = ledger.record_parallel_release(k, "rule + evaluation", {"fit": 1.0, "evaluation": 0.5})
     assert (both.index, both.epsilon, both.epsilon_total) == (2, 1.0, 2.0)
     refused = ledger.record_release(k, "again", 0.5)
-    assert isinstance(refused, str) and "cap is ε = 2" in refused and "ε = 2 is already spent" in refused
+    assert (
+        isinstance(refused, str)
+        and "cap is ε = 2" in refused
+        and "ε = 2 is already spent" in refused
+    )
     assert "Release no. 2" in ledger.receipt_sentence(both)
     assert "ε = 2" in ledger.receipt_sentence(both)
     with pytest.raises(AttributeError):
         first.index = 3
 
 
-def test_a_not_private_release_makes_the_total_infinite_and_is_refused_under_a_cap(tmp_path,
-                                                                                 monkeypatch):
+def test_a_not_private_release_makes_the_total_infinite_and_is_refused_under_a_cap(
+    tmp_path, monkeypatch
+):
     monkeypatch.setenv("DPCORE_LEDGER", str(tmp_path / "l.sqlite"))
     k = PrivacyLedger.for_cells({"id": ["free"]}, path=tmp_path / "l.sqlite").dataset
     got = ledger.record_no_guarantee_release(k, "DP-OWL rule (NOT PRIVATE)", "bounds from data")
     assert got.epsilon_total == float("inf")
     assert "∞ (no guarantee)" in ledger.receipt_sentence(got)
-    capped = PrivacyLedger.for_cells({"id": ["capped"]}, path=tmp_path / "l.sqlite",
-                                     budget=2.0).dataset
+    capped = PrivacyLedger.for_cells(
+        {"id": ["capped"]}, path=tmp_path / "l.sqlite", budget=2.0
+    ).dataset
     refused = ledger.record_no_guarantee_release(capped, "DP-OWL rule (NOT PRIVATE)", "bounds")
     assert isinstance(refused, str) and "NOT PRIVATE" in refused and "dpcore ledger cap" in refused
     assert ledger.dataset_ledger(capped).entries == ()
 
 
-def test_two_sessions_share_the_total_on_a_postgresql_ledger(own_session_ids, postgres_server,
-                                                              monkeypatch):
+def test_two_sessions_share_the_total_on_a_postgresql_ledger(
+    own_session_ids, postgres_server, monkeypatch
+):
     """The app on a PostgreSQL ledger ($DPCORE_LEDGER a URL), as several app processes share
     it: a second session sees the first one's release and adds its own. About 5 s, over 10 s
     on a loaded machine: two AppTest sessions, each keying the 1000-row demo trial."""

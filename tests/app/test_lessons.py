@@ -15,19 +15,31 @@ def test_the_page_lists_every_lesson_with_its_link(open_fresh):
     at = open_fresh(PAGE)
     assert not at.exception and not at.error
     titles = [h.value for h in at.subheader]
-    assert len(LESSONS) >= 5 and titles == [f"{k}. {lesson.title}" for k, lesson in enumerate(LESSONS, 1)]
+    assert len(LESSONS) >= 5 and titles == [
+        f"{k}. {lesson.title}" for k, lesson in enumerate(LESSONS, 1)
+    ]
     links = [p for p in at.get("page_link")]
     assert len([p for p in links if p.proto.label == "Open the experiment"]) == len(LESSONS)
 
 
-@pytest.mark.parametrize("number,lesson", list(enumerate(LESSONS, 1)), ids=[lesson.key for lesson in LESSONS])
-def test_a_lessons_link_sets_a_state_its_page_accepts_and_the_answer_is_live(open_fresh, number, lesson):
+@pytest.mark.parametrize(
+    "number,lesson", list(enumerate(LESSONS, 1)), ids=[lesson.key for lesson in LESSONS]
+)
+def test_a_lessons_link_sets_a_state_its_page_accepts_and_the_answer_is_live(
+    open_fresh, number, lesson
+):
     target = open_fresh(lesson.page, **lesson.params)
-    assert not [w for w in target.warning if w.icon == ":material/link_off:"], [w.value for w in target.warning]
+    assert not [w for w in target.warning if w.icon == ":material/link_off:"], [
+        w.value for w in target.warning
+    ]
     assert not target.exception and not [e for e in target.error if e.icon == ":material/error:"]
     at = open_fresh(PAGE)
-    next(t for t in at.toggle if t.label == f"Show the answer to lesson {number}").set_value(True).run()
-    assert not at.exception and not at.error, [e.value for e in at.error]  # a caught failure is an error
+    next(t for t in at.toggle if t.label == f"Show the answer to lesson {number}").set_value(
+        True
+    ).run()
+    assert not at.exception and not at.error, [
+        e.value for e in at.error
+    ]  # a caught failure is an error
     text = " ".join(m.value for m in at.markdown)
     assert re.search(r"\d+\.\d", text) or "No private release yet" in text
 

@@ -30,8 +30,14 @@ def figure(at, key):
     raise AssertionError(f"no chart {key!r} among {[c.proto.id for c in charts]}")
 
 
-@pytest.mark.parametrize("page", ["dpcore_app/app_pages/overview.py", "dpcore_app/app_pages/dp_owl.py",
-                                  "dpcore_app/app_pages/limitations.py"])
+@pytest.mark.parametrize(
+    "page",
+    [
+        "dpcore_app/app_pages/overview.py",
+        "dpcore_app/app_pages/dp_owl.py",
+        "dpcore_app/app_pages/limitations.py",
+    ],
+)
 def test_every_page_runs_without_exception(open_page, page):
     at = open_page(page, **(FAST if page.endswith("dp_owl.py") else {}))
     assert at.title[0].value
@@ -61,8 +67,16 @@ def test_epsilon_slider_changes_the_plotted_data(open_page):
 
 def test_curves_match_the_engine(open_page):
     at = open_page("dpcore_app/app_pages/dp_owl.py", **FAST)
-    engine = owl_monte_carlo([1000], EPS_OPTIONS, gamma="paper", reps=20, test_size=TEST_SIZE,
-                             seed=0, outcome=PUBLIC_OUTCOME, weight_bound=48.0).summary
+    engine = owl_monte_carlo(
+        [1000],
+        EPS_OPTIONS,
+        gamma="paper",
+        reps=20,
+        test_size=TEST_SIZE,
+        seed=0,
+        outcome=PUBLIC_OUTCOME,
+        weight_bound=48.0,
+    ).summary
     finite = engine[np.isfinite(engine.epsilon)].sort_values("epsilon")
     fig = figure(at, "vs_eps")
     line = next(t for t in fig["data"] if t.get("name") == "private, n = 1000")
@@ -86,12 +100,18 @@ def test_nonprivate_setting(open_page):
     assert "Without privacy" in at.info[0].value
 
 
-@pytest.mark.parametrize("params,keys", [
-    ({"eps": "-3", "n": "abc"}, ["eps=-3", "n=abc"]),
-    ({"gamma": "0", "reps": "1", "seed": "x"}, ["gamma=0", "reps=1", "seed=x"]),
-    ({"compare": ["200", "7"], "metric": "concordance"}, ["compare=200&7", "metric=concordance"]),
-    ({"eps": ["5", "10"], "scale": "authors"}, ["eps=5&10", "scale=authors"]),
-])
+@pytest.mark.parametrize(
+    "params,keys",
+    [
+        ({"eps": "-3", "n": "abc"}, ["eps=-3", "n=abc"]),
+        ({"gamma": "0", "reps": "1", "seed": "x"}, ["gamma=0", "reps=1", "seed=x"]),
+        (
+            {"compare": ["200", "7"], "metric": "concordance"},
+            ["compare=200&7", "metric=concordance"],
+        ),
+        ({"eps": ["5", "10"], "scale": "authors"}, ["eps=5&10", "scale=authors"]),
+    ],
+)
 def test_invalid_url_parameters_fall_back_with_a_notice(open_page, words, params, keys):
     at = open_page("dpcore_app/app_pages/dp_owl.py", **{**FAST, **params})
     notices = words(at.warning)
@@ -102,11 +122,24 @@ def test_invalid_url_parameters_fall_back_with_a_notice(open_page, words, params
 
 
 def test_links_carry_the_labels_the_widgets_write(open_page):
-    at = open_page("dpcore_app/app_pages/dp_owl.py", metric="value", scale="paper scale", prep="authors' shift",
-                   gamma_mode="fixed", gamma="10", **FAST)
+    at = open_page(
+        "dpcore_app/app_pages/dp_owl.py",
+        metric="value",
+        scale="paper scale",
+        prep="authors' shift",
+        gamma_mode="fixed",
+        gamma="10",
+        **FAST,
+    )
     assert not [w for w in at.warning if w.icon == ":material/link_off:"]  # no link notice
-    assert at.session_state["dp-owl.metric"] == "value" and at.radio(key="dp-owl.scale").value == "paper"
-    assert at.session_state["dp-owl.prep"] == "paper" and at.session_state["dp-owl.gamma_mode"] == "free"
+    assert (
+        at.session_state["dp-owl.metric"] == "value"
+        and at.radio(key="dp-owl.scale").value == "paper"
+    )
+    assert (
+        at.session_state["dp-owl.prep"] == "paper"
+        and at.session_state["dp-owl.gamma_mode"] == "free"
+    )
     assert at.slider(key="dp-owl.gamma").value == 10
 
 

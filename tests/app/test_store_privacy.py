@@ -55,11 +55,21 @@ def test_the_detector_sees_a_teaching_page_write(open_page):
 
 
 def test_no_code_that_reads_uploads_imports_the_store():
-    readers = [*ROOT.glob("dpcore_app/ui/upload/*.py"), ROOT / "dpcore_app" / "app_pages" / "your_data.py"]
+    readers = [
+        *ROOT.glob("dpcore_app/ui/upload/*.py"),
+        ROOT / "dpcore_app" / "app_pages" / "your_data.py",
+    ]
     assert len(readers) > 10, readers  # the room is there
     for path in readers:
-        names = {a.name for node in ast.walk(ast.parse(path.read_text()))
-                 if isinstance(node, (ast.Import, ast.ImportFrom)) for a in node.names}
-        modules = {node.module for node in ast.walk(ast.parse(path.read_text()))
-                   if isinstance(node, ast.ImportFrom)}
+        names = {
+            a.name
+            for node in ast.walk(ast.parse(path.read_text()))
+            if isinstance(node, (ast.Import, ast.ImportFrom))
+            for a in node.names
+        }
+        modules = {
+            node.module
+            for node in ast.walk(ast.parse(path.read_text()))
+            if isinstance(node, ast.ImportFrom)
+        }
         assert "stored" not in names and "dpcore.store" not in modules | names, path

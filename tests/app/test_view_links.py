@@ -38,7 +38,9 @@ def downloads(monkeypatch):
 
 def links_in(text):
     """The links a reader follows: anchors, the settings' link, CSV headers' # link = …"""
-    return [html.unescape(next(g for g in groups if g)) for groups in LINK.findall(SCRIPT.sub("", text))]
+    return [
+        html.unescape(next(g for g in groups if g)) for groups in LINK.findall(SCRIPT.sub("", text))
+    ]
 
 
 def open_share(at, url_path):
@@ -56,7 +58,9 @@ def reopens(open_fresh, at, link, page, scope):
     assert f"{parts.scheme}://{parts.netloc}" == BASE and parts.path == f"/{scope}", link
     params = parse_qs(parts.query, keep_blank_values=True)
     again = open_fresh(page, **params)
-    assert not [w for w in again.warning if w.icon == ":material/link_off:"], [w.value for w in again.warning]
+    assert not [w for w in again.warning if w.icon == ":material/link_off:"], [
+        w.value for w in again.warning
+    ]
     keys = [k for k in at.session_state if k.startswith(f"{scope}.")]
     assert {k.split(".", 1)[1] for k in keys} <= set(params), (keys, params)  # complete
     for key in keys:
@@ -65,7 +69,9 @@ def reopens(open_fresh, at, link, page, scope):
 
 def test_dp_owl_handout_csvs_and_view_link(open_fresh, downloads):
     page = "dpcore_app/app_pages/dp_owl.py"
-    at = open_fresh(page, eps="10", n="500", reps="20", compare="200", gamma_mode="fixed", gamma="40")
+    at = open_fresh(
+        page, eps="10", n="500", reps="20", compare="200", gamma_mode="fixed", gamma="40"
+    )
     assert not at.exception and not at.code  # the link is written once its expander opens
     shared = [c.value for c in open_share(at, "dp-owl").code]
     assert len(shared) == 1 and "eps=10" in shared[0] and "gamma=40" in shared[0]

@@ -44,7 +44,9 @@ def upload(at, data, name="trial.csv"):
 
 def trial_csv(n=40, arms=("1", "0"), sep=",", header=("age", "arm", "y"), extra=""):
     rng = np.random.default_rng(1)
-    body = "".join(f"{40 + i % 30}{sep}{arms[i % 2]}{sep}{rng.normal():.4f}{extra}\n" for i in range(n))
+    body = "".join(
+        f"{40 + i % 30}{sep}{arms[i % 2]}{sep}{rng.normal():.4f}{extra}\n" for i in range(n)
+    )
     return (sep.join(header) + "\n" + body).encode()
 
 
@@ -55,14 +57,22 @@ def fill_table(at, data, rows):
     state by column name, which is what typing into the table changes. The outcome's
     direction is public metadata too: it is chosen ("larger") where nothing chose it yet.
     """
-    if any(b.key == "better" for b in at.button_group) and at.button_group(key="better").value is None:
+    if (
+        any(b.key == "better" for b in at.button_group)
+        and at.button_group(key="better").value is None
+    ):
         at.button_group(key="better").set_value("larger")
     digest = hashlib.sha256(data).hexdigest()[:12]
-    typed = {c: {"type": "numeric", "lower": None, "upper": None, "levels": "", "unit": "", **r}
-             for c, r in rows.items()}
+    typed = {
+        c: {"type": "numeric", "lower": None, "upper": None, "levels": "", "unit": "", **r}
+        for c, r in rows.items()
+    }
     at.session_state[f"meta_rows_{digest}"] = typed
-    at.session_state[f"meta_version_{digest}"] = at.session_state[f"meta_version_{digest}"] + 1 \
-        if f"meta_version_{digest}" in at.session_state else 1
+    at.session_state[f"meta_version_{digest}"] = (
+        at.session_state[f"meta_version_{digest}"] + 1
+        if f"meta_version_{digest}" in at.session_state
+        else 1
+    )
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     return at
@@ -78,7 +88,9 @@ def edit_row(at, data, column, **values):
 
 def fill_bounds(at, values, data, names=("age", "y")):
     """Public bounds for the columns ``names``, in that order: [(lo, hi), ...]."""
-    return fill_table(at, data, {n: {"lower": lo, "upper": hi} for n, (lo, hi) in zip(names, values)})
+    return fill_table(
+        at, data, {n: {"lower": lo, "upper": hi} for n, (lo, hi) in zip(names, values)}
+    )
 
 
 def release(at, evaluate=False):
@@ -134,18 +146,24 @@ CASES = {
     "three arms": (trial_csv(arms=("a", "b")).replace(b",a,", b",c,", 3), "3 arms"),
     "one arm": (trial_csv(arms=("1", "1")), "one arm only"),
     "too few rows": (trial_csv(n=12), "at least 10"),
-    "constant outcome": (b"age,arm,y\n" + b"".join(b"%d,%d,5\n" % (i, i % 2) for i in range(30)),
-                         "same value in every row"),
+    "constant outcome": (
+        b"age,arm,y\n" + b"".join(b"%d,%d,5\n" % (i, i % 2) for i in range(30)),
+        "same value in every row",
+    ),
     "duplicate header": (GOOD.replace(b"age,arm,y", b"age,arm,arm"), "more than once"),
     "ragged rows": (GOOD + b"1,2,3,4,5\n", "fields"),
     # a cell that is not a number is a missing value of its row (weight 0), nothing else
     "non-numeric covariate cell": (GOOD.replace(b"\n41,", b"\nforty,", 1), None),
-    "all rows missing outcome": (b"age,arm,y\n" + b"".join(b"%d,%d,\n" % (i, i % 2) for i in range(30)),
-                                 "missing value"),
+    "all rows missing outcome": (
+        b"age,arm,y\n" + b"".join(b"%d,%d,\n" % (i, i % 2) for i in range(30)),
+        "missing value",
+    ),
     "infinite covariate": (GOOD.replace(b"\n41,", b"\ninf,", 1), None),
     "stray quote": (GOOD.replace(b"\n41,", b'\n"41,', 1), "quoted field is not closed"),
-    "markup in names and labels": (trial_csv(arms=("<b>x</b>", "**y**"), header=("[a](http://e)", "arm", "y")),
-                                   None),
+    "markup in names and labels": (
+        trial_csv(arms=("<b>x</b>", "**y**"), header=("[a](http://e)", "arm", "y")),
+        None,
+    ),
 }
 
 
@@ -206,9 +224,13 @@ def test_release_is_recorded_and_the_json_reproduces_the_screen(page):
     entries = ledger_entries(at)
     assert [(e.mechanism, e.epsilon, e.delta) for e in entries] == [("DP-OWL rule", 1.0, 0.0)]
     assert "ε = 1 over 1 release" in words(at.sidebar.markdown)
-    assert "Released a private treatment rule at ε = 1: a patient's data moves the chance of " \
-           "this rule by at most a factor 2.72. This dataset has spent ε = 1 in total, over every " \
-           "session." in headline(at) and "Release no. 1 on this dataset." in headline(at)
+    assert (
+        "Released a private treatment rule at ε = 1: a patient's data moves the chance of "
+        "this rule by at most a factor 2.72. This dataset has spent ε = 1 in total, over every "
+        "session."
+        in headline(at)
+        and "Release no. 1 on this dataset." in headline(at)
+    )
     rule = json.loads(files.rule_json(rel))
     recommended, _ = files.apply_rule(rule, read_table(DEMO))
     np.testing.assert_array_equal(recommended == rule["treated"], rec > 0)
@@ -302,7 +324,9 @@ def test_one_data_range_left_after_the_dictionary_keeps_the_release_not_private(
     at = page
     at.radio(key="file").set_value("hospital_trial").run()
     at.button(key="fill_data").click().run()
-    data = (Path(__file__).resolve().parents[2] / "dpcore_app/demo_data/hospital_trial.csv").read_bytes()
+    data = (
+        Path(__file__).resolve().parents[2] / "dpcore_app/demo_data/hospital_trial.csv"
+    ).read_bytes()
     digest = hashlib.sha256(data).hexdigest()[:12]
     from_data = dict(at.session_state[f"meta_rows_{digest}"])["age"]
     at.button(key="fill_dictionary").click().run()
@@ -313,20 +337,28 @@ def test_one_data_range_left_after_the_dictionary_keeps_the_release_not_private(
     assert at.subheader[-1].value.startswith("NOT PRIVATE treatment rule")
 
 
-@pytest.mark.parametrize("settings,expect", [
-    ({"design": "estimated"}, "C = n W"),
-    ({"design": "column"}, "none is left to hold the propensities"),
-    ({"eps": 0.05, "gamma_from": "proxy"}, "Algorithm 2 on a simulated public proxy"),
-    ({"eps": 1000.0, "better": "smaller"}, "the paper's table"),
-    ({"design": "2:1"}, "W = **60**"),
-    ({"design": "estimated", "p_min": 0.01}, "W = **2000**"),
-])
+@pytest.mark.parametrize(
+    "settings,expect",
+    [
+        ({"design": "estimated"}, "C = n W"),
+        ({"design": "column"}, "none is left to hold the propensities"),
+        ({"eps": 0.05, "gamma_from": "proxy"}, "Algorithm 2 on a simulated public proxy"),
+        ({"eps": 1000.0, "better": "smaller"}, "the paper's table"),
+        ({"design": "2:1"}, "W = **60**"),
+        ({"design": "estimated", "p_min": 0.01}, "W = **2000**"),
+    ],
+)
 def test_parameter_choices(page, settings, expect):
     at = page
     at.radio(key="file").set_value("paper_trial").run()
     at.button(key="fill_dictionary").click().run()
-    kinds = {"design": "selectbox", "eps": "select_slider", "gamma_from": "button_group",
-             "better": "button_group", "p_min": "select_slider"}
+    kinds = {
+        "design": "selectbox",
+        "eps": "select_slider",
+        "gamma_from": "button_group",
+        "better": "button_group",
+        "p_min": "select_slider",
+    }
     for key, value in settings.items():
         getattr(at, kinds[key])(key=key).set_value(value).run()
     assert not at.exception
@@ -371,14 +403,20 @@ def own_session_ids(monkeypatch):
     real = ScriptRunner.__init__
 
     def init(self, *args, session_id, session_state, **kwargs):
-        real(self, *args, session_id=f"test-{id(session_state)}", session_state=session_state,
-             **kwargs)
+        real(
+            self,
+            *args,
+            session_id=f"test-{id(session_state)}",
+            session_state=session_state,
+            **kwargs,
+        )
 
     monkeypatch.setattr(ScriptRunner, "__init__", init)
 
 
-def test_a_second_session_sees_neither_the_data_nor_the_ledger(open_page, monkeypatch, caplog,
-                                                               own_session_ids):
+def test_a_second_session_sees_neither_the_data_nor_the_ledger(
+    open_page, monkeypatch, caplog, own_session_ids
+):
     import dpcore_app.ui.upload.compute as compute
 
     calls = []
@@ -407,7 +445,9 @@ def test_a_second_session_sees_neither_the_data_nor_the_ledger(open_page, monkey
     for folder in (Path(tempfile.gettempdir()), Path(APP).parent):  # nothing written to disk
         for path in folder.rglob("*"):
             try:
-                fresh = path.is_file() and path.stat().st_mtime >= start and path.stat().st_size < 10**7
+                fresh = (
+                    path.is_file() and path.stat().st_mtime >= start and path.stat().st_size < 10**7
+                )
                 assert not fresh or marker not in path.read_bytes(), path
             except OSError:  # another process's file, gone or unreadable
                 continue
@@ -442,16 +482,21 @@ def public_d0(n=400, seed=7):
 
     s = PAPER_TRIAL.sample(n, rng=seed)
     lines = ["x1,x2,x3,x4,treatment,outcome"] + [
-        ",".join(f"{v:.4f}" for v in x) + f",{int(a > 0)},{b:.4f}" for x, a, b in zip(s["X"], s["A"], s["B"])]
+        ",".join(f"{v:.4f}" for v in x) + f",{int(a > 0)},{b:.4f}"
+        for x, a, b in zip(s["X"], s["A"], s["B"])
+    ]
     return ("\n".join(lines) + "\n").encode()
 
 
-@pytest.mark.parametrize("d0,design,expect", [
-    ("public", None, "Algorithm 2 on a file D0 (400 rows"),
-    ("public", "estimated", "needs a known randomization ratio"),
-    ("trial", None, "D0 is the trial itself"),
-    ("shares rows", None, "D0 shares 1 row with the trial"),
-])
+@pytest.mark.parametrize(
+    "d0,design,expect",
+    [
+        ("public", None, "Algorithm 2 on a file D0 (400 rows"),
+        ("public", "estimated", "needs a known randomization ratio"),
+        ("trial", None, "D0 is the trial itself"),
+        ("shares rows", None, "D0 shares 1 row with the trial"),
+    ],
+)
 def test_gamma_tuned_on_a_public_file_d0(page, d0, design, expect):
     at = page
     at.radio(key="file").set_value("paper_trial").run()
@@ -460,8 +505,11 @@ def test_gamma_tuned_on_a_public_file_d0(page, d0, design, expect):
         at.selectbox(key="design").set_value(design).run()
     at.button_group(key="gamma_from").set_value("d0").run()
     assert "Upload D0" in words(at.info) and all(b.key != "release" for b in at.button)
-    data = {"public": public_d0(), "trial": DATA,
-            "shares rows": public_d0() + DATA.splitlines(keepends=True)[5]}[d0]
+    data = {
+        "public": public_d0(),
+        "trial": DATA,
+        "shares rows": public_d0() + DATA.splitlines(keepends=True)[5],
+    }[d0]
     at.file_uploader(key="upload_d0").set_value(("d0.csv", data, "text/csv")).run()
     assert not at.exception
     assert expect in words(at.markdown) + words(at.error)
@@ -469,7 +517,10 @@ def test_gamma_tuned_on_a_public_file_d0(page, d0, design, expect):
         release(at)
         source = at.session_state[RELEASE].release.gamma_source
         assert "the analyst declares public" in source and "analyst's assertion" in source
-        assert "analyst's assertion" in json.loads(files.rule_json(at.session_state[RELEASE].release))["gamma_source"]
+        assert (
+            "analyst's assertion"
+            in json.loads(files.rule_json(at.session_state[RELEASE].release))["gamma_source"]
+        )
     else:
         assert all(b.key != "release" for b in at.button)
 
@@ -481,22 +532,37 @@ def test_gamma_tuned_on_a_public_file_d0(page, d0, design, expect):
 def site_csv(change=None, n=60, extra_columns=""):
     """patient_id, age, site (text), arm, y, response (a second outcome); row 7 may change."""
     rng = np.random.default_rng(3)
-    rows = [[f"P{i}", str(30 + i % 50), "ABC"[i % 3], "drug" if i % 2 else "placebo",
-             f"{rng.uniform(0, 10):.3f}", f"{rng.uniform():.2f}"] for i in range(n)]
+    rows = [
+        [
+            f"P{i}",
+            str(30 + i % 50),
+            "ABC"[i % 3],
+            "drug" if i % 2 else "placebo",
+            f"{rng.uniform(0, 10):.3f}",
+            f"{rng.uniform():.2f}",
+        ]
+        for i in range(n)
+    ]
     for j, v in (change or {}).items():
         rows[7][j] = v
     head = "patient_id,age,site,arm,y,response" + extra_columns + "\n"
-    return (head + "".join(",".join(r) + "," * extra_columns.count(",") + "\n" for r in rows)).encode()
+    return (
+        head + "".join(",".join(r) + "," * extra_columns.count(",") + "\n" for r in rows)
+    ).encode()
 
 
-SITE_TABLE = {"age": {"lower": 18.0, "upper": 90.0},
-              "site": {"type": "categorical", "levels": "A, B, C"},
-              "y": {"lower": 0.0, "upper": 10.0}}
+SITE_TABLE = {
+    "age": {"lower": 18.0, "upper": 90.0},
+    "site": {"type": "categorical", "levels": "A, B, C"},
+    "y": {"lower": 0.0, "upper": 10.0},
+}
 
 
 def site_release(at, data):
     upload(at, data)
-    at.multiselect(key=f"covs_{hashlib.sha256(data).hexdigest()[:12]}").set_value(["age", "site"]).run()
+    at.multiselect(key=f"covs_{hashlib.sha256(data).hexdigest()[:12]}").set_value(
+        ["age", "site"]
+    ).run()
     fill_table(at, data, SITE_TABLE)
     return release(at)
 
@@ -505,7 +571,9 @@ def test_levels_come_from_the_table_not_the_data(page):
     at = page
     data = site_csv({2: "RARE_one_patient"})
     upload(at, data)
-    at.multiselect(key=f"covs_{hashlib.sha256(data).hexdigest()[:12]}").set_value(["age", "site"]).run()
+    at.multiselect(key=f"covs_{hashlib.sha256(data).hexdigest()[:12]}").set_value(
+        ["age", "site"]
+    ).run()
     assert "Type the public levels" in words(at.info)  # guessed categorical, no levels yet
     assert all(b.key != "release" for b in at.button)
     fill_table(at, data, SITE_TABLE)
@@ -518,14 +586,17 @@ def test_levels_read_from_the_data_title_the_release_not_private(page):
     at = page
     data = site_csv({2: "RARE_one_patient"})
     upload(at, data)
-    at.multiselect(key=f"covs_{hashlib.sha256(data).hexdigest()[:12]}").set_value(["age", "site"]).run()
+    at.multiselect(key=f"covs_{hashlib.sha256(data).hexdigest()[:12]}").set_value(
+        ["age", "site"]
+    ).run()
     at.button(key="fill_data").click().run()
     assert "voids the privacy" in words(at.warning)
     at.button_group(key="better").set_value("larger").run()
     rel = release(at).session_state[RELEASE].release
     assert "site=RARE_one_patient" in rel.names
-    assert rel.title() == ("NOT PRIVATE treatment rule (ε = 1): bounds or levels read from the "
-                           "data void the guarantee")
+    assert rel.title() == (
+        "NOT PRIVATE treatment rule (ε = 1): bounds or levels read from the data void the guarantee"
+    )
 
 
 def test_n_is_the_files_row_count_and_the_complete_count_is_analyst_only(page):
@@ -534,7 +605,9 @@ def test_n_is_the_files_row_count_and_the_complete_count_is_analyst_only(page):
     assert last.release.n == 60 and "patient's row among the 60" in words(at.info)
     assert "1 of them miss a value" in words(at.caption) and "for you only" in words(at.caption)
     published = json.loads(files.rule_json(last.release))
-    numbers = [v for v in _leaves(published) if isinstance(v, int | float) and not isinstance(v, bool)]
+    numbers = [
+        v for v in _leaves(published) if isinstance(v, int | float) and not isinstance(v, bool)
+    ]
     assert 59 not in numbers and published["n"] == 60
 
 
@@ -560,7 +633,9 @@ def test_a_release_is_hidden_when_its_settings_change(page):
     assert all(not s.value.startswith("Private treatment rule") for s in at.subheader)
     assert "computed from earlier settings" in words(at.caption)
     assert not release_files(at)
-    at.multiselect(key=f"covs_{hashlib.sha256(data).hexdigest()[:12]}").set_value(["age", "site"]).run()
+    at.multiselect(key=f"covs_{hashlib.sha256(data).hexdigest()[:12]}").set_value(
+        ["age", "site"]
+    ).run()
     fill_table(at, data, SITE_TABLE)
     assert at.subheader[-1].value == "Private treatment rule (ε = 1)"  # the same settings again
     edit_row(at, data, "site", levels="B, A, C")  # another baseline: other columns
@@ -592,9 +667,15 @@ def test_a_rerun_after_a_release_reads_nothing_again(page, monkeypatch):
     data = site_csv()
     at = site_release(page, data)
     calls = []
-    for module, name in ((compute, "read_table"), (compute, "read_trial"), (upload_files, "rows_csv")):
+    for module, name in (
+        (compute, "read_table"),
+        (compute, "read_trial"),
+        (upload_files, "rows_csv"),
+    ):
         real = getattr(module, name)
-        monkeypatch.setattr(module, name, lambda *a, _real=real, _n=name, **k: calls.append(_n) or _real(*a, **k))
+        monkeypatch.setattr(
+            module, name, lambda *a, _real=real, _n=name, **k: calls.append(_n) or _real(*a, **k)
+        )
     for _ in range(3):
         at.run()
     assert not at.exception and calls == []
@@ -612,7 +693,9 @@ def test_a_failed_download_says_so_on_the_page_and_logs_no_data(page, monkeypatc
     monkeypatch.setattr(upload_files, "rows_csv", broken)
     caplog.set_level(logging.DEBUG)
     at = site_release(page, site_csv())
-    assert "Per-row recommendations (CSV) download could not be built (ValueError)" in words(at.error)
+    assert "Per-row recommendations (CSV) download could not be built (ValueError)" in words(
+        at.error
+    )
     assert "zqxj_secret" not in caplog.text and "message withheld" in caplog.text
     assert len(release_files(at)) == 2  # the other two files are still offered
 
@@ -657,7 +740,10 @@ def test_switching_to_a_demo_and_back_keeps_the_upload_mapping_and_table(page):
 
 def test_option_lists_show_column_names_as_typed(page):
     at = upload(page, site_csv())
-    assert "patient_id" in at.selectbox(key=f"treat_{hashlib.sha256(site_csv()).hexdigest()[:12]}").options
+    assert (
+        "patient_id"
+        in at.selectbox(key=f"treat_{hashlib.sha256(site_csv()).hexdigest()[:12]}").options
+    )
     assert not any("\\_" in o for s in at.selectbox for o in s.options)
     assert not any("\\_" in o for m in at.multiselect for o in m.options)
 
@@ -702,9 +788,13 @@ def test_downloads_carry_the_release_index_and_the_files_total(page):
     spent = {e.index: e.epsilon for e in ledger_entries(at)}
     for rel in (first, second):
         got = json.loads(files.rule_json(rel))["ledger"]
-        assert got["epsilon_total"] == pytest.approx(sum(v for k, v in spent.items() if k <= got["release_index"]))
-    assert json.loads(files.rule_json(second))["ledger"]["release_index"] == \
-        json.loads(files.rule_json(first))["ledger"]["release_index"] + 1
+        assert got["epsilon_total"] == pytest.approx(
+            sum(v for k, v in spent.items() if k <= got["release_index"])
+        )
+    assert (
+        json.loads(files.rule_json(second))["ledger"]["release_index"]
+        == json.loads(files.rule_json(first))["ledger"]["release_index"] + 1
+    )
     report = at.session_state[RELEASE].files[("report",)]
     assert f"release no. {second.ledger_index} on this file" in report
     rows_file = next(v for k, v in at.session_state[RELEASE].files.items() if k[0] == "rows")
@@ -712,10 +802,14 @@ def test_downloads_carry_the_release_index_and_the_files_total(page):
     assert {r["release"] for r in rows} == {files.ledger_text(second)}
 
 
-@pytest.mark.parametrize("change", [{2: "RARE_one_patient"}, {1: "NA"}, {4: ""}],
-                         ids=["a rare site", "a missing age", "a missing outcome"])
-def test_neighbouring_files_on_the_page_publish_the_same_fields(open_fresh, change, tmp_path,
-                                                                monkeypatch):
+@pytest.mark.parametrize(
+    "change",
+    [{2: "RARE_one_patient"}, {1: "NA"}, {4: ""}],
+    ids=["a rare site", "a missing age", "a missing outcome"],
+)
+def test_neighbouring_files_on_the_page_publish_the_same_fields(
+    open_fresh, change, tmp_path, monkeypatch
+):
     """The page's own plumbing (table, levels, n, γ, release, downloads) on two files that
     differ in one row: every published field but the noisy coefficients is the same. Each
     file is released in its own ledger: in one ledger the second file shares 59 rows with the
@@ -727,19 +821,32 @@ def test_neighbouring_files_on_the_page_publish_the_same_fields(open_fresh, chan
         monkeypatch.setenv("DPCORE_LEDGER", str(tmp_path / f"ledger{k}.sqlite"))
         at = site_release(open_fresh(PAGE), data)
         last = at.session_state[RELEASE]
-        rel = dataclasses.replace(last.release, intercept=0.0, coef=(0.0,) * len(last.release.coef),
-                                  time="T")
-        published.append((files.rule_dict(rel), last.files[("rows", ("patient_id",))].splitlines()[0],
-                          at.subheader[-1].value, words(at.info)))
+        rel = dataclasses.replace(
+            last.release, intercept=0.0, coef=(0.0,) * len(last.release.coef), time="T"
+        )
+        published.append(
+            (
+                files.rule_dict(rel),
+                last.files[("rows", ("patient_id",))].splitlines()[0],
+                at.subheader[-1].value,
+                words(at.info),
+            )
+        )
     assert published[0] == published[1]
-    assert published[0][0]["n"] == 60 and published[0][0]["covariates"] == ["age", "site=B", "site=C"]
+    assert published[0][0]["n"] == 60 and published[0][0]["covariates"] == [
+        "age",
+        "site=B",
+        "site=C",
+    ]
 
 
 # --------------------------------------------------------------------------------------------
 # The outcome's direction: never assumed
 
 
-DIRECTION_WARNING = "was created with a default value but also had its value set via the Session State API"
+DIRECTION_WARNING = (
+    "was created with a default value but also had its value set via the Session State API"
+)
 
 
 @pytest.fixture
@@ -774,16 +881,22 @@ def test_the_outcome_direction_has_no_default(page):
     assert at.session_state[RELEASE].release.larger_is_better is False
 
 
-@pytest.mark.parametrize("line,expect", [
-    ("larger_is_better,design,,,,false,\n", "smaller"),
-    ("larger_is_better,design,,,,true,\n", "larger"),
-    ("", None),  # not given
-    ("larger_is_beter,design,,,,true,\n", None),  # misspelled: listed as a problem
-])
-def test_filling_from_a_dictionary_sets_the_direction_only_when_it_names_it(page, policy_log,
-                                                                            line, expect):
-    dictionary = ("column,role,type,lower,upper,levels\nage,covariate,numeric,0,100,\n"
-                  "arm,treatment,label,,,1|0\ny,outcome,numeric,-5,5,\n" + line).encode()
+@pytest.mark.parametrize(
+    "line,expect",
+    [
+        ("larger_is_better,design,,,,false,\n", "smaller"),
+        ("larger_is_better,design,,,,true,\n", "larger"),
+        ("", None),  # not given
+        ("larger_is_beter,design,,,,true,\n", None),  # misspelled: listed as a problem
+    ],
+)
+def test_filling_from_a_dictionary_sets_the_direction_only_when_it_names_it(
+    page, policy_log, line, expect
+):
+    dictionary = (
+        "column,role,type,lower,upper,levels\nage,covariate,numeric,0,100,\n"
+        "arm,treatment,label,,,1|0\ny,outcome,numeric,-5,5,\n" + line
+    ).encode()
     at = upload(page, UPLOADED)
     at.file_uploader(key="dictionary_upload").set_value(("d.csv", dictionary, "text/csv")).run()
     at.button(key="fill_dictionary").click().run()
@@ -797,10 +910,18 @@ def test_filling_from_a_dictionary_sets_the_direction_only_when_it_names_it(page
 
 def test_the_page_is_the_analysts_steps_with_the_spend_from_the_first(page):
     at = page
-    heads = lambda: [re.sub(r"\\(.)", r"\1", m.value) for m in at.markdown  # noqa: E731
-                     if re.match(r"\*\*\d · ", m.value)]
+    heads = lambda: [
+        re.sub(r"\\(.)", r"\1", m.value)
+        for m in at.markdown  # noqa: E731
+        if re.match(r"\*\*\d · ", m.value)
+    ]
     assert [h.split(" · ")[1].rstrip("*") for h in heads()] == [
-        "Data", "Dictionary and table", "Preview", "Release", "Files"]
+        "Data",
+        "Dictionary and table",
+        "Preview",
+        "Release",
+        "Files",
+    ]
     assert all("· needs " in h for h in heads())
     at.radio(key="file").set_value("paper_trial").run()
     assert "spent on this file so far: ε = 0 over every session" in heads()[0]

@@ -29,8 +29,14 @@ def run_script(folder, script):
     """Run the page's script download in a subprocess (the ledger file is the test's own,
     through DPCORE_LEDGER); returns the rule it wrote."""
     (folder / "release_again.py").write_text(script)
-    done = subprocess.run([sys.executable, "release_again.py"], cwd=folder, capture_output=True,
-                          text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    done = subprocess.run(
+        [sys.executable, "release_again.py"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert done.returncode == 0, done.stderr
     return load_rule(folder / "rule.json")
 
@@ -67,11 +73,20 @@ def test_csv_and_dictionary_to_an_evaluated_release_and_four_files(page, tmp_pat
     assert dict(entry.parts) == {"fit": 1.0, "evaluation": 1.0} and entry.epsilon == 1.0
     assert "This dataset has spent ε = 1 in total" in headline(at)
     assert ev.summary()[:60] in words([*at.success, *at.info, *at.error])
-    assert [m.label for m in at.metric][2:] == ["Private rule", "Everyone 'drug'", "Everyone 'placebo'"]
+    assert [m.label for m in at.metric][2:] == [
+        "Private rule",
+        "Everyone 'drug'",
+        "Everyone 'placebo'",
+    ]
     labels = [b.label for b in at.get("download_button")]
-    for wanted in ("Rule (JSON)", "Per-row recommendations (CSV)", "Report (HTML, opens offline)",
-                   "Python script (redoes the release: spends ε again)",
-                   "Download this dictionary (JSON)", "Download this dictionary (CSV)"):
+    for wanted in (
+        "Rule (JSON)",
+        "Per-row recommendations (CSV)",
+        "Report (HTML, opens offline)",
+        "Python script (redoes the release: spends ε again)",
+        "Download this dictionary (JSON)",
+        "Download this dictionary (CSV)",
+    ):
         assert wanted in labels
 
     # The rule file loads in dpcore and reproduces the per-row file's recommendations exactly.
@@ -89,8 +104,13 @@ def test_csv_and_dictionary_to_an_evaluated_release_and_four_files(page, tmp_pat
     # The script, with the dictionary the page hands back, redoes the release elsewhere.
     (tmp_path / "trial.csv").write_bytes(data)
     filled = analyst_compute.dictionary_from_settings(
-        last.trial, last.settings["bounds"], last.settings["outcome_bounds"],
-        last.settings["larger_is_better"], last.settings["propensity"], base=dictionary)
+        last.trial,
+        last.settings["bounds"],
+        last.settings["outcome_bounds"],
+        last.settings["larger_is_better"],
+        last.settings["propensity"],
+        base=dictionary,
+    )
     (tmp_path / "trial_dictionary.json").write_text(filled.to_json())
     script = analyst_compute.script_for(last)  # what the page's "Python script" offers
     assert script.startswith("# RUNNING THIS SCRIPT IS A NEW PRIVATE RELEASE")
@@ -131,9 +151,12 @@ def test_the_real_trial_demo_releases_with_its_protocol_bounds(page):
 def test_a_malformed_dictionary_gets_a_message_and_the_page_carries_on(page):
     at = page
     at.radio(key="file").set_value("upload").run()
-    at.file_uploader(key="upload").set_value(("t.csv", HOSPITAL.read_bytes() + b"\n", "text/csv")).run()
+    at.file_uploader(key="upload").set_value(
+        ("t.csv", HOSPITAL.read_bytes() + b"\n", "text/csv")
+    ).run()
     at.file_uploader(key="dictionary_upload").set_value(
-        ("d.csv", b"column,role,type,lower,upper\nage,covariate,numeric,90,18\n", "text/csv")).run()
+        ("d.csv", b"column,role,type,lower,upper\nage,covariate,numeric,90,18\n", "text/csv")
+    ).run()
     assert not at.exception
     assert "lower < upper" in words(at.warning) and "swap them" in words(at.warning)
     # ... and marked in the table itself, on the row it concerns, beside what the row lacks
@@ -165,15 +188,19 @@ def test_the_treated_arm_and_levels_come_from_an_uploaded_dictionary(page):
         arm = "drug" if i % 3 else "placebo"
         if i == 5:
             arm = "unknown arm"
-        rows.append(f"{40 + i % 30},{('A, north', 'B', 'C')[i % 3]!r},{arm},{rng.uniform(0, 20):.2f}")
+        rows.append(
+            f"{40 + i % 30},{('A, north', 'B', 'C')[i % 3]!r},{arm},{rng.uniform(0, 20):.2f}"
+        )
     data = ("age,site,arm,days\n" + "\n".join(r.replace("'", '"') for r in rows) + "\n").encode()
-    dictionary = (b"column,role,type,lower,upper,levels,unit,treated\n"
-                  b"age,covariate,numeric,18,90,,years,\n"
-                  b"site,covariate,categorical,,,\"A, north|B|C\",,\n"
-                  b"arm,treatment,label,,,placebo|drug,,drug\n"
-                  b"days,outcome,numeric,0,30,,days,\n"
-                  b"larger_is_better,design,,,,false,,\n"
-                  b"randomization,design,,,,2:1,,\n")
+    dictionary = (
+        b"column,role,type,lower,upper,levels,unit,treated\n"
+        b"age,covariate,numeric,18,90,,years,\n"
+        b'site,covariate,categorical,,,"A, north|B|C",,\n'
+        b"arm,treatment,label,,,placebo|drug,,drug\n"
+        b"days,outcome,numeric,0,30,,days,\n"
+        b"larger_is_better,design,,,,false,,\n"
+        b"randomization,design,,,,2:1,,\n"
+    )
     at = upload_with_dictionary(page, data, dictionary)
     radio = treated_radio(at)
     assert list(radio.options) == ["drug", "placebo"] and radio.value == "drug"
@@ -186,10 +213,14 @@ def test_the_treated_arm_and_levels_come_from_an_uploaded_dictionary(page):
     assert "site=B" in rel.names and "site=C" in rel.names and len(rel.names) == 3
 
 
-@pytest.mark.parametrize("change", [{2: "RARE_one_patient"}, {1: "NA"}, {4: ""}],
-                         ids=["a rare site", "a missing age", "a missing outcome"])
-def test_neighbouring_files_publish_the_same_fields_with_the_evaluation(open_fresh, change, tmp_path,
-                                                                       monkeypatch):
+@pytest.mark.parametrize(
+    "change",
+    [{2: "RARE_one_patient"}, {1: "NA"}, {4: ""}],
+    ids=["a rare site", "a missing age", "a missing outcome"],
+)
+def test_neighbouring_files_publish_the_same_fields_with_the_evaluation(
+    open_fresh, change, tmp_path, monkeypatch
+):
     """Two files that differ in one row, released with the private evaluation: every
     published field but the noisy numbers (coefficients, cells, values) is the same. Each
     file is released in its own ledger: in one ledger the second shares rows with the first
@@ -207,14 +238,22 @@ def test_neighbouring_files_publish_the_same_fields_with_the_evaluation(open_fre
         fill_table(at, data, SITE_TABLE)
         at = release(at, evaluate=True)
         last = at.session_state[RELEASE]
-        rel = dataclasses.replace(last.release, intercept=0.0, coef=(0.0,) * len(last.release.coef),
-                                  time="T")
+        rel = dataclasses.replace(
+            last.release, intercept=0.0, coef=(0.0,) * len(last.release.coef), time="T"
+        )
         ev = last.evaluation.to_dict()
         public = {k: ev[k] for k in ("epsilon_eval", "patients", "level", "sensitivity_l1")}
         entry = ledger_entries(at)[-1]
         shown = [e for e in at.info if "held out" not in str(e.value)]
-        published.append((files.rule_dict(rel), public, (entry.mechanism, entry.parts),
-                          at.subheader[-1].value, words(shown)))
+        published.append(
+            (
+                files.rule_dict(rel),
+                public,
+                (entry.mechanism, entry.parts),
+                at.subheader[-1].value,
+                words(shown),
+            )
+        )
     assert published[0] == published[1]
     assert published[0][1]["patients"] == 12 and published[0][0]["n"] == 48
 
@@ -222,16 +261,26 @@ def test_neighbouring_files_publish_the_same_fields_with_the_evaluation(open_fre
 def codes_csv(change=None, n=60):
     """age, site coded 01/02/03, note (unused text), arm True/False, y; row 7 may change."""
     rng = np.random.default_rng(5)
-    rows = [[str(30 + i % 50), f"0{1 + i % 3}", "ok", "True" if i % 2 else "False",
-             f"{rng.uniform(0, 10):.3f}"] for i in range(n)]
+    rows = [
+        [
+            str(30 + i % 50),
+            f"0{1 + i % 3}",
+            "ok",
+            "True" if i % 2 else "False",
+            f"{rng.uniform(0, 10):.3f}",
+        ]
+        for i in range(n)
+    ]
     for j, v in (change or {}).items():
         rows[7][j] = v
     return ("age,site,note,arm,y\n" + "".join(",".join(r) + "\n" for r in rows)).encode()
 
 
-@pytest.mark.parametrize("change", [{1: "x"}, {3: ""}, {2: "caf\u00e9"}],
-                         ids=["site x among 01/02/03", "a True/False arm with a gap",
-                              "an accent in an unused note"])
+@pytest.mark.parametrize(
+    "change",
+    [{1: "x"}, {3: ""}, {2: "caf\u00e9"}],
+    ids=["site x among 01/02/03", "a True/False arm with a gap", "an accent in an unused note"],
+)
 def test_neighbouring_files_read_per_cell_on_the_page(open_fresh, change, tmp_path, monkeypatch):
     """Issue 30's breaks through the page: one changed cell changes nothing else published.
     Each file is released in its own ledger (in one, the neighbour shares rows with the first
@@ -241,21 +290,25 @@ def test_neighbouring_files_read_per_cell_on_the_page(open_fresh, change, tmp_pa
 
     from tests.app.test_your_data import fill_table, upload
 
-    table = {"age": {"lower": 18.0, "upper": 90.0},
-             "site": {"type": "categorical", "levels": "01, 02, 03"},
-             "y": {"lower": 0.0, "upper": 10.0}}
+    table = {
+        "age": {"lower": 18.0, "upper": 90.0},
+        "site": {"type": "categorical", "levels": "01, 02, 03"},
+        "y": {"lower": 0.0, "upper": 10.0},
+    }
     published, trials = [], []
     for k, data in enumerate((codes_csv(), codes_csv(change))):
         monkeypatch.setenv("DPCORE_LEDGER", str(tmp_path / f"ledger{k}.sqlite"))
         at = upload(open_fresh(PAGE), data)
         at.multiselect(key=f"covs_{hashlib.sha256(data).hexdigest()[:12]}").set_value(
-            ["age", "site"]).run()
+            ["age", "site"]
+        ).run()
         fill_table(at, data, table)
         at = release(at)
         assert not at.exception and not at.error, words(at.error)
         last = at.session_state[RELEASE]
-        rel = dataclasses.replace(last.release, intercept=0.0, coef=(0.0,) * len(last.release.coef),
-                                  time="T")
+        rel = dataclasses.replace(
+            last.release, intercept=0.0, coef=(0.0,) * len(last.release.coef), time="T"
+        )
         published.append((files.rule_dict(rel), at.subheader[-1].value))
         trials.append(last.trial)
     assert published[0] == published[1]
@@ -313,8 +366,13 @@ def test_a_propensity_column_design_s_script_runs_and_adds_to_the_page_s_total(p
     assert last.settings["propensity"] == "column" and last.trial.propensity_column == "p"
     (tmp_path / "trial.csv").write_bytes(data)
     filled = analyst_compute.dictionary_from_settings(
-        last.trial, last.settings["bounds"], last.settings["outcome_bounds"],
-        last.settings["larger_is_better"], "column", min_propensity=last.mapping["p_min"])
+        last.trial,
+        last.settings["bounds"],
+        last.settings["outcome_bounds"],
+        last.settings["larger_is_better"],
+        "column",
+        min_propensity=last.mapping["p_min"],
+    )
     (tmp_path / "trial_dictionary.json").write_text(filled.to_json())
     again = run_script(tmp_path, analyst_compute.script_for(last))
     assert again.settings["n"] == last.release.n == 160

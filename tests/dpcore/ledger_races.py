@@ -79,8 +79,10 @@ def race_processes(cls, path, processes=4):
     PrivacyLedger.open(path, key_of(path, "shared trial"), budget=5.0)
     ctx = multiprocessing.get_context("spawn")
     barrier, results = ctx.Barrier(20), ctx.Queue()
-    workers = [ctx.Process(target=process_main, args=(cls, path, barrier, 20 // processes, results))
-               for _ in range(processes)]
+    workers = [
+        ctx.Process(target=process_main, args=(cls, path, barrier, 20 // processes, results))
+        for _ in range(processes)
+    ]
     for w in workers:
         w.start()
     recorded = sum(results.get(timeout=120) for _ in workers)

@@ -39,8 +39,10 @@ from dpcore.privacy.accounting import (
 )
 
 
-@pytest.mark.parametrize("eps,delta,mu", [(1.0, 1e-5, 0.2681), (0.5, 1e-6, 0.1241),
-                                          (2.0, 1e-5, 0.5016), (0.1, 1e-5, 0.0325)])
+@pytest.mark.parametrize(
+    "eps,delta,mu",
+    [(1.0, 1e-5, 0.2681), (0.5, 1e-6, 0.1241), (2.0, 1e-5, 0.5016), (0.1, 1e-5, 0.0325)],
+)
 def test_calibrated_mu_matches_the_spec_and_inverts_delta(eps, delta, mu):
     m = gdp_mu(eps, delta)
     assert m == pytest.approx(mu, abs=1e-4)
@@ -86,8 +88,9 @@ def test_google_dp_accounting_agrees_with_the_closed_form():
     assert acc.get_epsilon(1e-5) == pytest.approx(gdp_epsilon(np.sqrt(T) / z, 1e-5), abs=1e-3)
 
 
-@pytest.mark.parametrize("bad,exc", [(0.0, ValueError), (-1.0, ValueError), (np.nan, ValueError),
-                                     ("1", TypeError)])
+@pytest.mark.parametrize(
+    "bad,exc", [(0.0, ValueError), (-1.0, ValueError), (np.nan, ValueError), ("1", TypeError)]
+)
 def test_calibration_rejects_bad_epsilon(bad, exc):
     with pytest.raises(exc, match="epsilon"):
         gdp_mu(bad, 1e-5)
@@ -117,7 +120,9 @@ def test_ledger_records_entries_and_composes():
 def test_budget_refusal_names_budget_spent_and_request_and_records_nothing():
     ledger = PrivacyLedger(budget=1.0)
     ledger.record("a", 0.7)
-    with pytest.raises(BudgetExceededError, match=r"epsilon=1\b.*0\.7 already spent.*0\.4 requested"):
+    with pytest.raises(
+        BudgetExceededError, match=r"epsilon=1\b.*0\.7 already spent.*0\.4 requested"
+    ):
         ledger.record("b", 0.4)
     assert len(ledger.entries) == 1 and ledger.total() == (0.7, 0.0)
     assert issubclass(BudgetExceededError, ValueError)
@@ -125,12 +130,19 @@ def test_budget_refusal_names_budget_spent_and_request_and_records_nothing():
     assert ledger.total()[0] == pytest.approx(1.0)
 
 
-@pytest.mark.parametrize("eps,delta,exc,word", [
-    (0.0, 0.0, ValueError, "epsilon"), (-1.0, 0.0, ValueError, "epsilon"),
-    (np.inf, 0.0, ValueError, "epsilon"), (np.nan, 0.0, ValueError, "epsilon"),
-    ("1", 0.0, TypeError, "epsilon"), (1.0, -0.1, ValueError, "delta"),
-    (1.0, 1.0, ValueError, "delta"), (1.0, np.nan, ValueError, "delta"),
-])
+@pytest.mark.parametrize(
+    "eps,delta,exc,word",
+    [
+        (0.0, 0.0, ValueError, "epsilon"),
+        (-1.0, 0.0, ValueError, "epsilon"),
+        (np.inf, 0.0, ValueError, "epsilon"),
+        (np.nan, 0.0, ValueError, "epsilon"),
+        ("1", 0.0, TypeError, "epsilon"),
+        (1.0, -0.1, ValueError, "delta"),
+        (1.0, 1.0, ValueError, "delta"),
+        (1.0, np.nan, ValueError, "delta"),
+    ],
+)
 def test_ledger_validation(eps, delta, exc, word):
     ledger = PrivacyLedger()
     with pytest.raises(exc, match=word):
@@ -170,13 +182,18 @@ def test_total_through_an_index_and_the_entry_returned():
 # Parallel composition (issue 16 §3): disjoint parts of one dataset cost their largest ε
 
 
-@pytest.mark.parametrize("new_ledger,durable", [("sqlite", False), ("sqlite", True),
-                                                ("postgresql", True)], indirect=["new_ledger"])
+@pytest.mark.parametrize(
+    "new_ledger,durable",
+    [("sqlite", False), ("sqlite", True), ("postgresql", True)],
+    indirect=["new_ledger"],
+)
 def test_parallel_parts_cost_their_largest_epsilon_and_sequential_releases_add(durable, new_ledger):
     where = new_ledger() if durable else None
     make = (lambda: PrivacyLedger.open(where, key_of(where, "k"))) if durable else PrivacyLedger
-    parallel, sequential = make(), (PrivacyLedger.open(where, key_of(where, "other"))
-                                    if durable else PrivacyLedger())
+    parallel, sequential = (
+        make(),
+        (PrivacyLedger.open(where, key_of(where, "other")) if durable else PrivacyLedger()),
+    )
     entry = parallel.record_parallel("rule + evaluation", {"fit": 1.0, "evaluation": 1.0})
     assert parallel.total() == (1.0, 0.0)
     assert entry.epsilon == 1.0 and entry.parts == (("fit", 1.0), ("evaluation", 1.0))
@@ -197,10 +214,16 @@ def test_a_parallel_release_is_checked_against_the_cap_by_its_largest_part():
     assert ledger.total() == (0.6, 0.0)
 
 
-@pytest.mark.parametrize("parts,exc,word", [({}, TypeError, "parts"), ([1.0], TypeError, "parts"),
-                                            ({"": 1.0}, TypeError, "name"),
-                                            ({"a": 0.0}, ValueError, "part 'a'"),
-                                            ({"a": np.inf}, ValueError, "finite")])
+@pytest.mark.parametrize(
+    "parts,exc,word",
+    [
+        ({}, TypeError, "parts"),
+        ([1.0], TypeError, "parts"),
+        ({"": 1.0}, TypeError, "name"),
+        ({"a": 0.0}, ValueError, "part 'a'"),
+        ({"a": np.inf}, ValueError, "finite"),
+    ],
+)
 def test_parallel_validation(parts, exc, word):
     ledger = PrivacyLedger()
     with pytest.raises(exc, match=word):
@@ -221,7 +244,9 @@ def test_durable_ledger_survives_reopening_and_keeps_datasets_apart(new_ledger):
     again = PrivacyLedger.open(path, key_of(path, "dataset-a"))
     assert again.total() == (1.5, 1e-6) and [e.index for e in again.entries] == [1, 2]
     assert [(e.mechanism, e.epsilon, e.delta) for e in again.entries] == [
-        ("DP-OWL rule", 1.0, 0.0), ("private CVaR", 0.5, 1e-6)]
+        ("DP-OWL rule", 1.0, 0.0),
+        ("private CVaR", 0.5, 1e-6),
+    ]
     assert again.entries[0].timestamp.tzinfo is not None
     assert PrivacyLedger.open(path, key_of(path, "dataset-b")).total() == (3.0, 0.0)
     assert again.dataset[:12] in repr(again)
@@ -246,7 +271,9 @@ def test_a_cap_is_stored_per_dataset_and_only_lowered_without_allow_raise(new_le
     for higher in (1.6, None):
         with pytest.raises(ValueError, match="only be lowered.*dpcore ledger cap"):
             PrivacyLedger.open(path, key_of(path, "k")).set_budget(higher)
-    assert PrivacyLedger.open(path, key_of(path, "k"), budget=5.0).budget == 1.5  # opening never raises it
+    assert (
+        PrivacyLedger.open(path, key_of(path, "k"), budget=5.0).budget == 1.5
+    )  # opening never raises it
     assert PrivacyLedger.open(path, key_of(path, "k"), budget=1.0).budget == 1.0  # but lowers it
     assert PrivacyLedger.open(path, key_of(path, "other")).budget is None
     with pytest.raises(AttributeError):
@@ -301,19 +328,29 @@ def _everything_stored(where, folder):
         import psycopg
 
         with psycopg.connect(where) as con:
-            tables = [t for (t,) in con.execute(
-                "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")]
-            return b"".join(con.execute(f"SELECT coalesce(string_agg(t::text, ' '), '') FROM {t} t")
-                            .fetchone()[0].encode() for t in tables)
+            tables = [
+                t
+                for (t,) in con.execute(
+                    "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
+                )
+            ]
+            return b"".join(
+                con.execute(f"SELECT coalesce(string_agg(t::text, ' '), '') FROM {t} t")
+                .fetchone()[0]
+                .encode()
+                for t in tables
+            )
     return b"".join(p.read_bytes() for p in folder.iterdir())
 
 
 # --------------------------------------------------------------------------------------------
 # Concurrent releases against a cap: the check and the record are one transaction
 
-RACES = pytest.mark.parametrize("new_ledger,race", [
-    ("sqlite", race_threads), ("sqlite", race_processes), ("postgresql", race_threads)],
-    indirect=["new_ledger"])
+RACES = pytest.mark.parametrize(
+    "new_ledger,race",
+    [("sqlite", race_threads), ("sqlite", race_processes), ("postgresql", race_threads)],
+    indirect=["new_ledger"],
+)
 
 
 @RACES
@@ -339,8 +376,7 @@ def test_the_cap_holds_whatever_isolation_the_server_defaults_to(postgres_server
     assert PrivacyLedger.open(url, key_of(url, "shared trial")).total() == (5.0, 0.0)
 
 
-def test_releases_on_two_datasets_sharing_rows_queue_on_both_rows_without_deadlock(
-        postgres_server):
+def test_releases_on_two_datasets_sharing_rows_queue_on_both_rows_without_deadlock(postgres_server):
     """20 attempts alternating between two linked datasets (each release charged to both),
     against a cap of 5 on the first: the rows are locked in key order, so no two attempts
     wait for each other (a deadlock would fail one after a second) and exactly 5 are in."""
@@ -385,9 +421,12 @@ def test_without_the_row_lock_two_releases_overspend_the_cap(postgres_server, mo
         whole = CheckTogetherLedger.open(url, key, budget=1.0)
         split = CheckTogetherLedger.open(url, key)
         with ThreadPoolExecutor(2) as pool:
-            jobs = [pool.submit(whole.record, "rule", 1.0),
-                    pool.submit(split.record_parallel, "rule and evaluation",
-                                {"fit": 1.0, "evaluation": 1.0})]
+            jobs = [
+                pool.submit(whole.record, "rule", 1.0),
+                pool.submit(
+                    split.record_parallel, "rule and evaluation", {"fit": 1.0, "evaluation": 1.0}
+                ),
+            ]
         refused = [j.exception() for j in jobs if j.exception() is not None]
         assert all(isinstance(e, BudgetExceededError) for e in refused), refused
         return 2 - len(refused), len(whole.entries)
@@ -402,8 +441,11 @@ def test_two_writers_of_one_release_index_fail_loudly(new_ledger):
     path = new_ledger()
     ledger = PrivacyLedger.open(path, key_of(path, "k"))
     ledger.record("a", 1.0)
-    integrity = sqlite3.IntegrityError if not isinstance(path, str) else \
-        __import__("psycopg").IntegrityError
+    integrity = (
+        sqlite3.IntegrityError
+        if not isinstance(path, str)
+        else __import__("psycopg").IntegrityError
+    )
     with pytest.raises(integrity), ledger._store.transaction() as tx:
         tx.insert([(1, "b", 1.0, 0.0, "", "2026-01-01T00:00:00+00:00")])
 

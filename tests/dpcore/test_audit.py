@@ -23,10 +23,18 @@ def laplace_count(true_value, eps, sensitivity=1.0):
 
 def test_laplace_mechanism_passes_and_a_broken_twin_fails():
     eps = 1.0
-    ok = audit_epsilon(laplace_count(0.0, eps), laplace_count(1.0, eps), eps, 1_000_000, alpha=ALPHA, rng=0)
+    ok = audit_epsilon(
+        laplace_count(0.0, eps), laplace_count(1.0, eps), eps, 1_000_000, alpha=ALPHA, rng=0
+    )
     assert ok.passed and ok.epsilon_lb > 0.85  # near-tight: the audit can see the privacy loss
-    broken = audit_epsilon(laplace_count(0.0, eps, 0.5), laplace_count(1.0, eps, 0.5), eps, 1_000_000,
-                           alpha=ALPHA, rng=1)
+    broken = audit_epsilon(
+        laplace_count(0.0, eps, 0.5),
+        laplace_count(1.0, eps, 0.5),
+        eps,
+        1_000_000,
+        alpha=ALPHA,
+        rng=1,
+    )
     assert not broken.passed and broken.epsilon_lb > 1.5
 
 
@@ -45,7 +53,9 @@ def werm_release(y0, eps, noise_scale=1.0, d_extra=0):
     y[0] = y0
     w = np.zeros(n)
     w[0] = 1.0
-    kw = dict(gamma=4.0, weight_bound=1.0, fit_intercept=False, feature_bounds=(-np.ones(p), np.ones(p)))
+    kw = dict(
+        gamma=4.0, weight_bound=1.0, fit_intercept=False, feature_bounds=(-np.ones(p), np.ones(p))
+    )
     fit = DPWeightedERM(epsilon=np.inf, **kw).fit(X, y, w)
     theta_hat, delta = fit.theta_, fit.sensitivity_ * noise_scale
     return lambda size, rng: (theta_hat + l2_gamma_noise(p, eps, delta, size, rng))[:, 0]
@@ -53,20 +63,40 @@ def werm_release(y0, eps, noise_scale=1.0, d_extra=0):
 
 @pytest.mark.parametrize("eps", [0.5, 1.0])
 def test_dp_werm_release_passes_and_half_noise_fails(eps):
-    ok = audit_epsilon(werm_release(1.0, eps), werm_release(-1.0, eps), eps, 1_000_000, alpha=ALPHA, rng=2)
+    ok = audit_epsilon(
+        werm_release(1.0, eps), werm_release(-1.0, eps), eps, 1_000_000, alpha=ALPHA, rng=2
+    )
     assert ok.passed and ok.epsilon_lb > 0.8 * eps
-    broken = audit_epsilon(werm_release(1.0, eps, 0.5), werm_release(-1.0, eps, 0.5), eps, 1_000_000,
-                           alpha=ALPHA, rng=3)
+    broken = audit_epsilon(
+        werm_release(1.0, eps, 0.5),
+        werm_release(-1.0, eps, 0.5),
+        eps,
+        1_000_000,
+        alpha=ALPHA,
+        rng=3,
+    )
     assert not broken.passed
 
 
 def test_dp_werm_audit_in_three_dimensions_projected_on_a_fixed_direction():
     eps = 1.0
-    ok = audit_epsilon(werm_release(1.0, eps, d_extra=2), werm_release(-1.0, eps, d_extra=2), eps,
-                       1_000_000, alpha=ALPHA, rng=4)
+    ok = audit_epsilon(
+        werm_release(1.0, eps, d_extra=2),
+        werm_release(-1.0, eps, d_extra=2),
+        eps,
+        1_000_000,
+        alpha=ALPHA,
+        rng=4,
+    )
     assert ok.passed
-    broken = audit_epsilon(werm_release(1.0, eps, 0.4, d_extra=2), werm_release(-1.0, eps, 0.4, d_extra=2),
-                           eps, 1_000_000, alpha=ALPHA, rng=5)
+    broken = audit_epsilon(
+        werm_release(1.0, eps, 0.4, d_extra=2),
+        werm_release(-1.0, eps, 0.4, d_extra=2),
+        eps,
+        1_000_000,
+        alpha=ALPHA,
+        rng=5,
+    )
     assert not broken.passed
 
 
@@ -80,8 +110,9 @@ def test_false_alarm_rate_of_a_correct_mechanism_is_at_most_alpha():
     eps, alpha, audits = 1.0, 0.05, 200
     gen = np.random.default_rng(2026)
     alarms = sum(
-        not audit_epsilon(laplace_count(0.0, eps), laplace_count(1.0, eps), eps, 20_000,
-                          alpha=alpha, rng=gen).passed
+        not audit_epsilon(
+            laplace_count(0.0, eps), laplace_count(1.0, eps), eps, 20_000, alpha=alpha, rng=gen
+        ).passed
         for _ in range(audits)
     )
     assert alarms <= stats.binom.ppf(0.99, audits, alpha)
@@ -97,6 +128,7 @@ def test_the_estimate_uses_only_samples_the_selection_did_not_see():
             calls[side] += 1
             first = calls[side] == 1
             return rng.normal(shift if first else 0.0, 1.0, size)
+
         return draw
 
     res = audit_epsilon(sampler("s", 0.0), sampler("sp", 8.0), 1.0, 200_000, alpha=0.05, rng=7)
@@ -137,5 +169,9 @@ def test_clopper_pearson_with_effective_counts_is_the_beta_quantile():
     from dpcore.privacy.audit import clopper_pearson_lower, clopper_pearson_upper
 
     for k, n in [(0.4, 10.3), (2.5, 10.3), (9.9, 10.3)]:
-        assert float(clopper_pearson_lower(k, n, 0.025)) == pytest.approx(stats.beta.ppf(0.025, k, n - k + 1))
-        assert float(clopper_pearson_upper(k, n, 0.025)) == pytest.approx(stats.beta.ppf(0.975, k + 1, n - k))
+        assert float(clopper_pearson_lower(k, n, 0.025)) == pytest.approx(
+            stats.beta.ppf(0.025, k, n - k + 1)
+        )
+        assert float(clopper_pearson_upper(k, n, 0.025)) == pytest.approx(
+            stats.beta.ppf(0.975, k + 1, n - k)
+        )

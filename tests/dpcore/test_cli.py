@@ -19,8 +19,14 @@ DEMO = ROOT / "dpcore_app" / "demo_data"
 
 def dpcore(*args, cwd=None):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "dpcore", *map(str, args)], capture_output=True,
-                          text=True, env=env, cwd=cwd, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "dpcore", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=120,
+    )
 
 
 def run(*args):
@@ -42,13 +48,26 @@ def run(*args):
 def has(module, name):
     try:
         return importlib.util.find_spec(module) is not None and hasattr(
-            __import__(module, fromlist=[name]), name)
+            __import__(module, fromlist=[name]), name
+        )
     except ImportError:
         return False
 
 
-@pytest.mark.parametrize("command", [[], ["fit"], ["apply"], ["ledger"], ["ledger", "show"],
-                                     ["ledger", "cap"], ["sweep"], ["app"], ["serve"]])
+@pytest.mark.parametrize(
+    "command",
+    [
+        [],
+        ["fit"],
+        ["apply"],
+        ["ledger"],
+        ["ledger", "show"],
+        ["ledger", "cap"],
+        ["sweep"],
+        ["app"],
+        ["serve"],
+    ],
+)
 def test_help_documents_every_command(command):
     out = run(*command, "--help")
     assert out.returncode == 0 and "usage: dpcore" in out.stdout
@@ -68,8 +87,20 @@ def test_bad_arguments_give_one_line_and_exit_code_2():
 
 
 def test_sweep_writes_a_csv(tmp_path):
-    out = run("sweep", "--n", "100", "--epsilon", "1", "inf", "--reps", "3",
-                 "--test-size", "200", "--out", tmp_path / "s.csv")
+    out = run(
+        "sweep",
+        "--n",
+        "100",
+        "--epsilon",
+        "1",
+        "inf",
+        "--reps",
+        "3",
+        "--test-size",
+        "200",
+        "--out",
+        tmp_path / "s.csv",
+    )
     assert out.returncode == 0, out.stderr
     table = pd.read_csv(tmp_path / "s.csv")
     assert len(table) == 2 and {"n", "epsilon", "accuracy_mean", "value_mean"} <= set(table.columns)
@@ -82,9 +113,13 @@ def test_bad_input_is_one_line_with_exit_code(tmp_path):
 
 
 needs_release = pytest.mark.skipif(
-    not (has("dpcore.owl.release", "load_rule") and has("dpcore.data.dictionary_read", "read_dictionary")
-         and has("dpcore.privacy.accounting", "dataset_key")),
-    reason="dpcore.owl.release, dpcore.data.dictionary or the durable ledger not merged yet")
+    not (
+        has("dpcore.owl.release", "load_rule")
+        and has("dpcore.data.dictionary_read", "read_dictionary")
+        and has("dpcore.privacy.accounting", "dataset_key")
+    ),
+    reason="dpcore.owl.release, dpcore.data.dictionary or the durable ledger not merged yet",
+)
 
 
 @needs_release
@@ -92,19 +127,41 @@ def test_fit_apply_round_trip_recorded_in_the_ledger(tmp_path):
     """The README's path as a user runs it: fit, apply, show, cap, a refused fit. About 6 s
     (10 s on a loaded machine): five commands in five interpreters, each importing pandas."""
     ledger, rule = tmp_path / "ledger.sqlite", tmp_path / "rule.json"
-    fit = dpcore("fit", DEMO / "paper_trial.csv", "--dictionary", DEMO / "paper_trial.json",
-                 "--epsilon", "1", "--ledger", ledger, "--out", rule)
+    fit = dpcore(
+        "fit",
+        DEMO / "paper_trial.csv",
+        "--dictionary",
+        DEMO / "paper_trial.json",
+        "--epsilon",
+        "1",
+        "--ledger",
+        ledger,
+        "--out",
+        rule,
+    )
     assert fit.returncode == 0, fit.stderr
     applied = dpcore("apply", rule, DEMO / "paper_trial.csv", "--out", tmp_path / "rec.csv")
     assert applied.returncode == 0, applied.stderr
     rec = pd.read_csv(tmp_path / "rec.csv")
-    assert set(rec["recommendation"]) <= {0, 1} and len(rec) == len(pd.read_csv(DEMO / "paper_trial.csv"))
+    assert set(rec["recommendation"]) <= {0, 1} and len(rec) == len(
+        pd.read_csv(DEMO / "paper_trial.csv")
+    )
     keyed = ("--dictionary", DEMO / "paper_trial.json", "--ledger", ledger)
     shown = dpcore("ledger", "show", DEMO / "paper_trial.csv", *keyed)
     assert "total epsilon=1 " in shown.stdout
     assert dpcore("ledger", "cap", DEMO / "paper_trial.csv", "1.5", *keyed).returncode == 0
-    again = dpcore("fit", DEMO / "paper_trial.csv", "--dictionary", DEMO / "paper_trial.json",
-                   "--epsilon", "1", "--ledger", ledger, "--out", tmp_path / "rule2.json")
+    again = dpcore(
+        "fit",
+        DEMO / "paper_trial.csv",
+        "--dictionary",
+        DEMO / "paper_trial.json",
+        "--epsilon",
+        "1",
+        "--ledger",
+        ledger,
+        "--out",
+        tmp_path / "rule2.json",
+    )
     assert again.returncode == 1 and "exceeded" in again.stderr
     assert not (tmp_path / "rule2.json").exists()  # refused: nothing released
 
@@ -115,11 +172,19 @@ def test_apply_reports_the_rows_it_cannot_score(tmp_path):
     from dpcore.owl.release import rule_to_dict, write_rule
 
     covariates = ["age", "biomarker", "severity", "frailty", "site=B", "site=C"]
-    rule = write_rule(rule_to_dict(covariates=covariates, intercept=0.5,
-                                   coef=[-0.01, 1.0, -0.1, -0.5, 0.2, -0.2],
-                                   lower=[40, 0, 0, 0, 0, 0], upper=[80, 1, 10, 1, 1, 1],
-                                   treated="drug", control="placebo",
-                                   categories={"site": ["A", "B", "C"]}), tmp_path / "rule.json")
+    rule = write_rule(
+        rule_to_dict(
+            covariates=covariates,
+            intercept=0.5,
+            coef=[-0.01, 1.0, -0.1, -0.5, 0.2, -0.2],
+            lower=[40, 0, 0, 0, 0, 0],
+            upper=[80, 1, 10, 1, 1, 1],
+            treated="drug",
+            control="placebo",
+            categories={"site": ["A", "B", "C"]},
+        ),
+        tmp_path / "rule.json",
+    )
     assert rule
     out = run("apply", tmp_path / "rule.json", DEMO / "hospital_new_patients.csv")
     assert out.returncode == 0, out.stderr
@@ -172,7 +237,10 @@ def test_warm_drops_only_streamlits_bare_mode_notices():
             record = lambda level, lg=lg: lg.makeRecord(lg.name, level, "", 1, "m", (), None)  # noqa: E731
             assert not lg.filter(record(logging.WARNING)) and lg.filter(record(logging.ERROR))
         assert logging.getLogger("streamlit.other").filter(
-            logging.getLogger("streamlit.other").makeRecord("x", logging.WARNING, "", 1, "m", (), None))
+            logging.getLogger("streamlit.other").makeRecord(
+                "x", logging.WARNING, "", 1, "m", (), None
+            )
+        )
     finally:
         for lg, filters in zip(loggers, before):
             lg.filters[:] = filters
@@ -187,7 +255,9 @@ def test_app_passes_streamlit_options_through(monkeypatch):
     monkeypatch.setattr(_serve, "run_app", lambda cmd, cwd: seen.update(cmd=cmd, cwd=cwd) or 0)
     assert cli.main(["app", "--server.port", "8502"]) == 0
     assert seen["cmd"][1:4] == ["-m", "streamlit", "run"]
-    assert Path(seen["cmd"][4]).name == "app.py" and Path(seen["cwd"]) == Path(seen["cmd"][4]).parent
+    assert (
+        Path(seen["cmd"][4]).name == "app.py" and Path(seen["cwd"]) == Path(seen["cmd"][4]).parent
+    )
     assert seen["cmd"][-2:] == ["--server.port", "8502"]
 
 
@@ -204,8 +274,10 @@ def test_warm_runs_the_dashboards_warm_up_with_its_options(monkeypatch):
     assert (Path(seen["cwd"]) / "app.py").is_file()
 
 
-@pytest.mark.skipif(not has("dpcore.privacy.accounting", "dataset_key"),
-                    reason="the durable ledger is not in this version")
+@pytest.mark.skipif(
+    not has("dpcore.privacy.accounting", "dataset_key"),
+    reason="the durable ledger is not in this version",
+)
 def test_ledger_cap_and_show(tmp_path):
     """`dpcore ledger show` and `cap`: a cap is set once, raised only with --allow-raise, and
     a name is a label of the same dataset."""
@@ -238,8 +310,18 @@ def test_fit_on_neighbouring_files_differs_only_in_the_noisy_part(tmp_path, chan
     neighbour.write_text("\n".join(rows[:7] + [",".join(fields)] + rows[8:]) + "\n")
     out = {}
     for name, data in (("original", DEMO / "paper_trial.csv"), ("neighbour", neighbour)):
-        fit = run("fit", data, "--dictionary", DEMO / "paper_trial.json", "--epsilon", "1",
-                     "--ledger", tmp_path / f"{name}.sqlite", "--out", tmp_path / f"{name}.json")
+        fit = run(
+            "fit",
+            data,
+            "--dictionary",
+            DEMO / "paper_trial.json",
+            "--epsilon",
+            "1",
+            "--ledger",
+            tmp_path / f"{name}.sqlite",
+            "--out",
+            tmp_path / f"{name}.json",
+        )
         assert fit.returncode == 0, fit.stderr
         out[name] = json.loads((tmp_path / f"{name}.json").read_text())
     noisy = {"coef", "intercept", "released_at"}
@@ -252,8 +334,15 @@ FIT = ("fit", DEMO / "paper_trial.csv", "--dictionary", DEMO / "paper_trial.json
 
 
 def _shown(ledger):
-    return run("ledger", "show", DEMO / "paper_trial.csv", "--dictionary",
-               DEMO / "paper_trial.json", "--ledger", ledger).stdout
+    return run(
+        "ledger",
+        "show",
+        DEMO / "paper_trial.csv",
+        "--dictionary",
+        DEMO / "paper_trial.json",
+        "--ledger",
+        ledger,
+    ).stdout
 
 
 @needs_release
@@ -264,16 +353,19 @@ def test_seed_is_refused_unless_the_rule_is_titled_not_private(tmp_path):
     refused = run(*FIT, "--seed", "0", "--ledger", ledger, "--out", tmp_path / "r.json")
     assert refused.returncode == 1 and "--not-private" in refused.stderr
     assert not (tmp_path / "r.json").exists() and "over 0 release(s)" in _shown(ledger)
-    seeded = run(*FIT, "--seed", "0", "--not-private", "--ledger", ledger,
-                    "--out", tmp_path / "r.json")
+    seeded = run(
+        *FIT, "--seed", "0", "--not-private", "--ledger", ledger, "--out", tmp_path / "r.json"
+    )
     assert seeded.returncode == 0, seeded.stderr
     rule = json.loads((tmp_path / "r.json").read_text())
     assert rule["title"].startswith("NOT PRIVATE") and rule["seed"] == 0
     assert rule["private"] is False and rule["ledger"]["epsilon_total"] == "no guarantee (inf)"
     later = run(*FIT, "--ledger", ledger, "--out", tmp_path / "later.json")
     assert later.returncode == 0, later.stderr
-    assert json.loads((tmp_path / "later.json").read_text())["ledger"]["epsilon_total"] == \
-        "no guarantee (inf)"  # every later file states it
+    assert (
+        json.loads((tmp_path / "later.json").read_text())["ledger"]["epsilon_total"]
+        == "no guarantee (inf)"
+    )  # every later file states it
     assert "total epsilon=no guarantee (inf)" in _shown(ledger)
 
 
@@ -305,8 +397,18 @@ def test_a_dictionary_without_larger_is_better_is_refused_naming_the_field(tmp_p
     d = json.loads((DEMO / "paper_trial.json").read_text())
     d.pop("larger_is_better", None)
     (tmp_path / "d.json").write_text(json.dumps(d))
-    fit = run("fit", DEMO / "paper_trial.csv", "--dictionary", tmp_path / "d.json",
-                 "--epsilon", "1", "--ledger", tmp_path / "l.sqlite", "--out", tmp_path / "r.json")
+    fit = run(
+        "fit",
+        DEMO / "paper_trial.csv",
+        "--dictionary",
+        tmp_path / "d.json",
+        "--epsilon",
+        "1",
+        "--ledger",
+        tmp_path / "l.sqlite",
+        "--out",
+        tmp_path / "r.json",
+    )
     assert fit.returncode == 1 and "larger_is_better" in fit.stderr
     assert len(fit.stderr.strip().splitlines()) == 1
 
@@ -318,8 +420,17 @@ def test_a_re_saved_file_spends_the_same_budget(tmp_path):
     lines = (DEMO / "paper_trial.csv").read_text().splitlines()
     resaved.write_text("\r\n".join([lines[0]] + lines[1:][::-1]))  # CRLF, rows reversed
     assert run(*FIT, "--ledger", ledger, "--out", tmp_path / "a.json").returncode == 0
-    again = run("fit", resaved, *FIT[2:], "--ledger", ledger, "--name", "another name",
-                   "--out", tmp_path / "b.json")
+    again = run(
+        "fit",
+        resaved,
+        *FIT[2:],
+        "--ledger",
+        ledger,
+        "--name",
+        "another name",
+        "--out",
+        tmp_path / "b.json",
+    )
     assert again.returncode == 0, again.stderr
     assert "total is 2" in again.stdout
 
@@ -352,7 +463,7 @@ def test_apply_neutralises_formula_cells_and_keeps_numbers(tmp_path):
     assert len(table) == 13
     note = table[0].index("note")
     cells = [r[note] for r in table[1:]]
-    assert cells[:3] == ["'=HYPERLINK(\"http://x\")", "'+1", "'@SUM(A1)"]
+    assert cells[:3] == ['\'=HYPERLINK("http://x")', "'+1", "'@SUM(A1)"]
     assert cells[3] == "'\uff1dcmd" and cells[4] == "'-x" and cells[5] == "plain"
     assert any(c.startswith("-") for r in table[1:] for c in r[:note])  # numbers stay numbers
     arm = table[0].index("treatment")
@@ -364,8 +475,19 @@ def test_fit_evaluate_aipw_writes_the_doubly_robust_evaluation_at_the_same_cost(
     import json
 
     ledger, out = tmp_path / "l.sqlite", tmp_path / "r.json"
-    fit = run(*FIT, "--evaluate", "0.5", "--evaluation", "aipw", "--model-covariates", "x1,x3",
-              "--ledger", ledger, "--out", out)
+    fit = run(
+        *FIT,
+        "--evaluate",
+        "0.5",
+        "--evaluation",
+        "aipw",
+        "--model-covariates",
+        "x1,x3",
+        "--ledger",
+        ledger,
+        "--out",
+        out,
+    )
     assert fit.returncode == 0, fit.stderr
     ev = json.loads(out.read_text())["evaluation"]
     assert ev["method"].startswith("aipw") and ev["epsilon_eval"] == 0.5
@@ -390,8 +512,19 @@ def test_fit_evaluate_on_neighbouring_files_differs_only_in_the_noisy_part(tmp_p
     neighbour.write_text("\n".join(rows[:7] + [",".join(fields)] + rows[8:]) + "\n")
     out = {}
     for name, data in (("original", DEMO / "paper_trial.csv"), ("neighbour", neighbour)):
-        fit = run("fit", data, *FIT[2:], "--evaluate", "0.5", "--evaluation", method, "--ledger",
-                  tmp_path / f"{name}.sqlite", "--out", tmp_path / f"{name}.json")
+        fit = run(
+            "fit",
+            data,
+            *FIT[2:],
+            "--evaluate",
+            "0.5",
+            "--evaluation",
+            method,
+            "--ledger",
+            tmp_path / f"{name}.sqlite",
+            "--out",
+            tmp_path / f"{name}.json",
+        )
         assert fit.returncode == 0, fit.stderr
         out[name] = json.loads((tmp_path / f"{name}.json").read_text())
     differ = {k for k in out["original"] if out["original"][k] != out["neighbour"][k]}
@@ -401,21 +534,35 @@ def test_fit_evaluate_on_neighbouring_files_differs_only_in_the_noisy_part(tmp_p
     assert {k: a[k] for k in public & a.keys()} == {k: b[k] for k in public & b.keys()}
     assert set(a) == set(b)
     if method == "aipw":
-        model = lambda e: {k: v for k, v in e["outcome_model"].items()  # noqa: E731
-                           if not k.startswith("coef")}
+        model = lambda e: {
+            k: v
+            for k, v in e["outcome_model"].items()  # noqa: E731
+            if not k.startswith("coef")
+        }
         assert model(a) == model(b) and len(model(a)) == 5
 
 
-@pytest.mark.parametrize("args,flag", [
-    (("--evaluate", "1", "--fit-share", "1.5"), "--fit-share"),
-    (("--ledger", "/proc/none/l.sqlite"), "--ledger"),
-    (("--seed", "1"), "--not-private"),
-    (("--evaluation", "aipw"), "--evaluate"),
-    (("--evaluate", "1", "--evaluation", "aipw", "--model-covariates", "x9"), "--model-covariates"),
-])
+@pytest.mark.parametrize(
+    "args,flag",
+    [
+        (("--evaluate", "1", "--fit-share", "1.5"), "--fit-share"),
+        (("--ledger", "/proc/none/l.sqlite"), "--ledger"),
+        (("--seed", "1"), "--not-private"),
+        (("--evaluation", "aipw"), "--evaluate"),
+        (
+            ("--evaluate", "1", "--evaluation", "aipw", "--model-covariates", "x9"),
+            "--model-covariates",
+        ),
+    ],
+)
 def test_user_errors_are_one_line_naming_the_flag_that_fixes_them(tmp_path, args, flag):
-    got = run(*FIT, *args, "--out", tmp_path / "r.json",
-              *(() if "--ledger" in args else ("--ledger", tmp_path / "l.sqlite")))
+    got = run(
+        *FIT,
+        *args,
+        "--out",
+        tmp_path / "r.json",
+        *(() if "--ledger" in args else ("--ledger", tmp_path / "l.sqlite")),
+    )
     assert got.returncode == 1 and flag in got.stderr, got.stderr
     assert len(got.stderr.strip().splitlines()) == 1 and "Traceback" not in got.stderr
     assert not (tmp_path / "r.json").exists()

@@ -22,8 +22,13 @@ def test_other_cells_and_numbers_are_untouched(cell):
 
 
 def test_write_csv_guards_cells_headers_and_categories_and_quotes_line_ends():
-    frame = pd.DataFrame({"=h": ["=x", "a\rb", "c\nd"], "n": [-1.0, 2.0, -3.5],
-                          "cat": pd.Categorical(["@a", "b", "@a"])})
+    frame = pd.DataFrame(
+        {
+            "=h": ["=x", "a\rb", "c\nd"],
+            "n": [-1.0, 2.0, -3.5],
+            "cat": pd.Categorical(["@a", "b", "@a"]),
+        }
+    )
     text = write_csv(frame)
     rows = list(csv.reader(io.StringIO(text, newline="")))
     assert rows[0] == ["'=h", "n", "cat"]
@@ -74,7 +79,7 @@ def test_every_csv_writer_of_the_project_goes_through_the_guard():
             rel = path.relative_to(root).as_posix()
             text = path.read_text(encoding="utf-8")
             for m in re.finditer(r"\.to_csv\(|csv\.writer\(|csv\.DictWriter\(", text):
-                line = text[:m.start()].count("\n") + 1
+                line = text[: m.start()].count("\n") + 1
                 if rel not in allowed and "def to_csv" not in text.splitlines()[line - 1]:
                     found.append(f"{rel}:{line}")
     assert found == []

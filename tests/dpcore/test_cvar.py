@@ -42,8 +42,13 @@ def brute_force_cvar(x, tau):
 def lp_cvar(x, tau):
     """The dual LP max {p.x : 0 <= p_i <= 1/(n tau), sum p = 1} solved by HiGHS."""
     n = len(x)
-    res = linprog(-np.asarray(x), A_eq=np.ones((1, n)), b_eq=[1.0],
-                  bounds=[(0, 1 / (n * tau))] * n, method="highs")
+    res = linprog(
+        -np.asarray(x),
+        A_eq=np.ones((1, n)),
+        b_eq=[1.0],
+        bounds=[(0, 1 / (n * tau))] * n,
+        method="highs",
+    )
     return -res.fun
 
 
@@ -52,14 +57,20 @@ def random_cases(count, seed=0):
     for _ in range(count):
         n = int(rng.integers(1, 61))
         kind = rng.integers(3)
-        x = (rng.random(n) if kind == 0 else rng.exponential(size=n) if kind == 1
-             else rng.integers(0, 4, n).astype(float))
+        x = (
+            rng.random(n)
+            if kind == 0
+            else rng.exponential(size=n)
+            if kind == 1
+            else rng.integers(0, 4, n).astype(float)
+        )
         tau = rng.choice([rng.random(), 1 / n, 0.5 / n, 3 / n, 1.0])
         yield x, float(min(max(tau, 1e-3), 1.0))
 
 
-@pytest.mark.parametrize("tau,rho,eta", [(0.1, 5, 5), (0.2, 5, 4), (0.3, 14 / 3, 4), (0.5, 4.2, 3),
-                                         (1.0, 3, 1)])
+@pytest.mark.parametrize(
+    "tau,rho,eta", [(0.1, 5, 5), (0.2, 5, 4), (0.3, 14 / 3, 4), (0.5, 4.2, 3), (1.0, 3, 1)]
+)
 def test_worked_example(tau, rho, eta):
     x = [5, 1, 4, 2, 3]
     assert empirical_cvar(x, tau) == pytest.approx(rho, abs=1e-12)
@@ -93,8 +104,9 @@ def test_special_cases_and_top_ceil_is_different():
 def test_vectorised_rows_equal_one_at_a_time():
     X = np.random.default_rng(1).random((7, 33))
     for tau in (0.01, 0.1, 0.37, 1.0):
-        np.testing.assert_allclose(empirical_cvar(X, tau), [empirical_cvar(r, tau) for r in X],
-                                   rtol=0, atol=1e-15)
+        np.testing.assert_allclose(
+            empirical_cvar(X, tau), [empirical_cvar(r, tau) for r in X], rtol=0, atol=1e-15
+        )
         np.testing.assert_allclose(empirical_var(X, tau), [empirical_var(r, tau) for r in X])
 
 
@@ -126,8 +138,9 @@ def test_translation_and_scale_equivariance(x, tau, shift, scale):
     assert x.max() + 1e-12 >= rho >= x.mean() - 1e-12
 
 
-@pytest.mark.parametrize("n,tau,expected", [(100, 0.05, 0.2), (100, 0.005, 1.0), (1000, 0.1, 0.01),
-                                            (7, 0.3, 0.47619)])
+@pytest.mark.parametrize(
+    "n,tau,expected", [(100, 0.05, 0.2), (100, 0.005, 1.0), (1000, 0.1, 0.01), (7, 0.3, 0.47619)]
+)
 def test_sensitivity_attained_on_the_worst_pair(n, tau, expected):
     x = np.zeros(n)
     xp = x.copy()
@@ -152,14 +165,23 @@ def test_no_random_neighbour_exceeds_the_sensitivity():
 # Private CVaR
 
 
-@pytest.mark.parametrize("kwargs,exc,word", [
-    (dict(tau=0.0), ValueError, "tau"), (dict(tau=1.5), ValueError, "tau"),
-    (dict(tau=np.nan), ValueError, "tau"), (dict(bound=0.0), ValueError, "bound"),
-    (dict(bound=-1.0), ValueError, "bound"), (dict(epsilon=0.0), ValueError, "epsilon"),
-    (dict(epsilon=-1.0), ValueError, "epsilon"), (dict(epsilon="1"), TypeError, "epsilon"),
-    (dict(x=[]), ValueError, "x"), (dict(x=[0.1, np.nan]), ValueError, "x"),
-    (dict(x=[["a"]]), TypeError, "x"), (dict(method="smooth"), ValueError, "method"),
-])
+@pytest.mark.parametrize(
+    "kwargs,exc,word",
+    [
+        (dict(tau=0.0), ValueError, "tau"),
+        (dict(tau=1.5), ValueError, "tau"),
+        (dict(tau=np.nan), ValueError, "tau"),
+        (dict(bound=0.0), ValueError, "bound"),
+        (dict(bound=-1.0), ValueError, "bound"),
+        (dict(epsilon=0.0), ValueError, "epsilon"),
+        (dict(epsilon=-1.0), ValueError, "epsilon"),
+        (dict(epsilon="1"), TypeError, "epsilon"),
+        (dict(x=[]), ValueError, "x"),
+        (dict(x=[0.1, np.nan]), ValueError, "x"),
+        (dict(x=[["a"]]), TypeError, "x"),
+        (dict(method="smooth"), ValueError, "method"),
+    ],
+)
 def test_private_cvar_validation(kwargs, exc, word):
     args = dict(x=[0.1, 0.5, 0.9], tau=0.5, epsilon=1.0, bound=1.0) | kwargs
     with pytest.raises(exc, match=word):
@@ -231,7 +253,9 @@ def test_bernoulli_shortcut_equals_the_estimator():
     rng = np.random.default_rng(5)
     for n, tau in [(50, 0.1), (50, 0.013), (37, 0.25), (10, 1.0)]:
         X = (rng.random((300, n)) < tau / 2).astype(float)
-        np.testing.assert_allclose(empirical_cvar(X, tau), bernoulli_cvar(X.sum(1), n, tau), atol=1e-12)
+        np.testing.assert_allclose(
+            empirical_cvar(X, tau), bernoulli_cvar(X.sum(1), n, tau), atol=1e-12
+        )
 
 
 def test_statistical_part_has_slope_minus_half_and_the_analytic_constant():
@@ -239,10 +263,14 @@ def test_statistical_part_has_slope_minus_half_and_the_analytic_constant():
     tau, reps = 0.1, 40_000
     m = np.geomspace(50, 5e4, 7)
     n = (m / tau).astype(int)
-    err = np.array([np.abs(bernoulli_cvar(rng.binomial(k, tau / 2, reps), k, tau) - 0.5).mean() for k in n])
+    err = np.array(
+        [np.abs(bernoulli_cvar(rng.binomial(k, tau / 2, reps), k, tau) - 0.5).mean() for k in n]
+    )
     assert log_slope(n * tau, err) == pytest.approx(-0.5, abs=0.05)
     # sqrt(n tau) E|err| -> 0.557 at large n tau; Monte-Carlo SE of each mean is about 0.4%.
-    assert np.sqrt(n[-1] * tau) * err[-1] == pytest.approx(scalar_statistical_constant(tau), rel=0.03)
+    assert np.sqrt(n[-1] * tau) * err[-1] == pytest.approx(
+        scalar_statistical_constant(tau), rel=0.03
+    )
 
 
 def test_total_error_stays_in_the_theta_band():
@@ -252,7 +280,9 @@ def test_total_error_stays_in_the_theta_band():
         for tau in (0.01, 0.05, 0.2):
             for eps in (0.01, 0.03, 0.1, 0.3, 1.0):
                 K = rng.binomial(int(n), tau / 2, 20_000)
-                release = laplace_release(bernoulli_cvar(K, int(n), tau), int(n), tau, eps, 1.0, rng)
+                release = laplace_release(
+                    bernoulli_cvar(K, int(n), tau), int(n), tau, eps, 1.0, rng
+                )
                 ratios.append(np.abs(release - 0.5).mean() / scalar_cvar_rate(n, tau, eps))
     assert 0.25 <= min(ratios) and max(ratios) <= 1.2
 
@@ -289,14 +319,18 @@ def test_tail_embedding_turns_cvar_into_a_mean(tau):
 def test_demo_losses_have_their_population_cvar(kind):
     x = demo_losses(kind, 400_000, 2.0, p=0.05, rng=11)
     assert x.min() >= 0 and x.max() <= 2.0
-    assert empirical_cvar(x, 0.1) == pytest.approx(demo_population_cvar(kind, 0.1, 2.0, p=0.05), abs=0.01)
+    assert empirical_cvar(x, 0.1) == pytest.approx(
+        demo_population_cvar(kind, 0.1, 2.0, p=0.05), abs=0.01
+    )
 
 
 def test_private_quantile_is_near_the_quantile():
     x = np.random.default_rng(12).random((200, 2000))
     q = private_quantile(x, 0.9, 1.0, 1.0, rng=13)
     assert np.abs(q - 0.9).mean() < 0.01
-    assert private_quantile(np.linspace(0, 1, 101), 0.5, np.inf, 1.0) == pytest.approx(0.5, abs=0.01)
+    assert private_quantile(np.linspace(0, 1, 101), 0.5, np.inf, 1.0) == pytest.approx(
+        0.5, abs=0.01
+    )
 
 
 def test_instance_adaptive_helps_on_concentrated_data_and_hurts_on_the_hard_instance():
@@ -304,12 +338,16 @@ def test_instance_adaptive_helps_on_concentrated_data_and_hurts_on_the_hard_inst
     beta = demo_losses("beta", (reps, n), rng=14)
     truth = demo_population_cvar("beta", tau)
     plain = np.abs(private_cvar(beta, tau, eps, 1.0, rng=15) - truth).mean()
-    adaptive = np.abs(private_cvar(beta, tau, eps, 1.0, rng=16, method="instance-adaptive") - truth).mean()
+    adaptive = np.abs(
+        private_cvar(beta, tau, eps, 1.0, rng=16, method="instance-adaptive") - truth
+    ).mean()
     assert adaptive < 0.7 * plain
     n, tau, eps = 5000, 0.05, 0.2
     hard = demo_losses("two-point", (reps, n), p=tau / 2, rng=17)
     plain = np.abs(private_cvar(hard, tau, eps, 1.0, rng=18) - 0.5).mean()
-    adaptive = np.abs(private_cvar(hard, tau, eps, 1.0, rng=19, method="instance-adaptive") - 0.5).mean()
+    adaptive = np.abs(
+        private_cvar(hard, tau, eps, 1.0, rng=19, method="instance-adaptive") - 0.5
+    ).mean()
     assert adaptive > 2 * plain
 
 
@@ -319,9 +357,17 @@ def test_instance_adaptive_helps_on_concentrated_data_and_hurts_on_the_hard_inst
 
 def cvar_sampler(x, tau, eps, chunk=100_000, **kw):
     """Draw private_cvar on the fixed dataset x, ``size`` times, vectorised by chunks."""
+
     def sample(size, rng):
-        return np.concatenate([private_cvar(np.broadcast_to(x, (min(chunk, size - i), x.size)),
-                                            tau, eps, 1.0, rng, **kw) for i in range(0, size, chunk)])
+        return np.concatenate(
+            [
+                private_cvar(
+                    np.broadcast_to(x, (min(chunk, size - i), x.size)), tau, eps, 1.0, rng, **kw
+                )
+                for i in range(0, size, chunk)
+            ]
+        )
+
     return sample
 
 
@@ -333,20 +379,25 @@ def worst_pair(n):
 
 def test_laplace_plugin_passes_the_audit():
     x, xp = worst_pair(100)
-    ok = audit_epsilon(cvar_sampler(x, 0.05, 1.0), cvar_sampler(xp, 0.05, 1.0), 1.0, 1_000_000,
-                       alpha=ALPHA, rng=20)
+    ok = audit_epsilon(
+        cvar_sampler(x, 0.05, 1.0), cvar_sampler(xp, 0.05, 1.0), 1.0, 1_000_000, alpha=ALPHA, rng=20
+    )
     assert ok.passed and ok.epsilon_lb > 0.85
 
 
-@pytest.mark.parametrize("broken_sensitivity,lb", [
-    (lambda n, tau, bound: bound / n, 5.0),                            # forgets the 1/tau
-    (lambda n, tau, bound: bound * min(1.0, 1.0 / (n * tau)) / 1.5, 1.2),  # noise too small
-])
+@pytest.mark.parametrize(
+    "broken_sensitivity,lb",
+    [
+        (lambda n, tau, bound: bound / n, 5.0),  # forgets the 1/tau
+        (lambda n, tau, bound: bound * min(1.0, 1.0 / (n * tau)) / 1.5, 1.2),  # noise too small
+    ],
+)
 def test_audit_rejects_a_broken_laplace_plugin(monkeypatch, broken_sensitivity, lb):
     monkeypatch.setattr(cvar_mod, "cvar_sensitivity", broken_sensitivity)
     x, xp = worst_pair(100)
-    res = audit_epsilon(cvar_sampler(x, 0.05, 1.0), cvar_sampler(xp, 0.05, 1.0), 1.0, 1_000_000,
-                        alpha=ALPHA, rng=21)
+    res = audit_epsilon(
+        cvar_sampler(x, 0.05, 1.0), cvar_sampler(xp, 0.05, 1.0), 1.0, 1_000_000, alpha=ALPHA, rng=21
+    )
     assert not res.passed and res.epsilon_lb > lb
 
 
@@ -355,7 +406,12 @@ def test_instance_adaptive_passes_the_audit():
     x = np.linspace(0, 1, 40)
     xp = x.copy()
     xp[0] = 1.0
-    ok = audit_epsilon(cvar_sampler(x, 0.1, 1.0, method="instance-adaptive"),
-                       cvar_sampler(xp, 0.1, 1.0, method="instance-adaptive"), 1.0, 400_000,
-                       alpha=ALPHA, rng=22)
+    ok = audit_epsilon(
+        cvar_sampler(x, 0.1, 1.0, method="instance-adaptive"),
+        cvar_sampler(xp, 0.1, 1.0, method="instance-adaptive"),
+        1.0,
+        400_000,
+        alpha=ALPHA,
+        rng=22,
+    )
     assert ok.passed

@@ -77,7 +77,9 @@ def test_probabilities_are_the_softmax_of_the_scaled_scores(regression_losses):
 @pytest.mark.parametrize("M,expected", [(2, 0.500), (10, 0.897), (100, 0.990), (1000, 0.999)])
 def test_worst_pair_log_ratio_is_exact_and_within_epsilon(M, expected):
     S, Sp = em_pair(M)
-    ratio = np.abs(np.log(em_probabilities(S, 0.05, 1.0, 1.0)) - np.log(em_probabilities(Sp, 0.05, 1.0, 1.0)))
+    ratio = np.abs(
+        np.log(em_probabilities(S, 0.05, 1.0, 1.0)) - np.log(em_probabilities(Sp, 0.05, 1.0, 1.0))
+    )
     assert ratio.max() == pytest.approx(expected, abs=1e-3)
     assert ratio.max() <= 1.0
 
@@ -150,7 +152,9 @@ def test_em_passes_the_audit_and_a_double_epsilon_twin_fails(monkeypatch):
     ok = audit_epsilon(sampler(S), sampler(Sp), 1.0, 1_000_000, alpha=ALPHA, rng=6)
     assert ok.passed and ok.epsilon_lb > 0.75  # exact worst-case log ratio: 0.990
     # Broken: epsilon / Delta instead of epsilon / (2 Delta) in the logits.
-    monkeypatch.setattr(learn, "cvar_sensitivity", lambda n, tau, bound: bound * min(1, 1 / (n * tau)) / 2)
+    monkeypatch.setattr(
+        learn, "cvar_sensitivity", lambda n, tau, bound: bound * min(1, 1 / (n * tau)) / 2
+    )
     broken = audit_epsilon(sampler(S), sampler(Sp), 1.0, 1_000_000, alpha=ALPHA, rng=7)
     assert not broken.passed and broken.epsilon_lb > 1.5
 
@@ -239,7 +243,9 @@ def test_noiseless_descent_reaches_the_lp_optimum(regression_problem):
 def test_excess_is_below_the_worst_case_bound(regression_problem):
     X, y, (best, _) = regression_problem
     for eps in (0.3, 1.0):
-        fit = dp_gd_cvar(X, y, 0.1, eps, 1e-5, steps=100, c_eta=1.0, output="average", reps=20, rng=11)
+        fit = dp_gd_cvar(
+            X, y, 0.1, eps, 1e-5, steps=100, c_eta=1.0, output="average", reps=20, rng=11
+        )
         excess = (lifted_objective(fit.coef, fit.var / fit.lam, X, y, 0.1, fit.lam) - best).mean()
         assert excess <= dp_gd_excess_bound(2000, 2, 0.1, eps, 1e-5, steps=100)
 
@@ -252,20 +258,33 @@ def test_excess_decreases_with_epsilon_outside_saturation():
         X, y = regression_data(n, d, rng)
         for tau in (0.05, 0.25):
             ref = cvar_of(dp_gd_cvar(X, y, tau, np.inf, 0.0, steps=1000).coef, X, y, tau)
-            excess = [np.mean(cvar_of(dp_gd_cvar(X, y, tau, e, 1e-5, steps=100, reps=5, rng=13).coef,
-                                      X, y, tau)) - ref for e in eps_grid]
+            excess = [
+                np.mean(
+                    cvar_of(
+                        dp_gd_cvar(X, y, tau, e, 1e-5, steps=100, reps=5, rng=13).coef, X, y, tau
+                    )
+                )
+                - ref
+                for e in eps_grid
+            ]
             for k in range(len(eps_grid) - 1):
                 if eps_grid[k] * n * tau / np.sqrt(d) >= 20:
                     assert excess[k + 1] <= excess[k] * 1.1 + 2e-4, (d, tau, excess)
             assert excess[-1] < 0.01
 
 
-@pytest.mark.parametrize("kwargs,exc,word", [
-    (dict(tau=0.0), ValueError, "tau"), (dict(epsilon=-1.0), ValueError, "epsilon"),
-    (dict(delta=0.0), ValueError, "delta"), (dict(delta=1.0), ValueError, "delta"),
-    (dict(loss="squared"), ValueError, "loss"), (dict(radius=0.0), ValueError, "radius"),
-    (dict(y=np.zeros(3)), ValueError, "y"),
-])
+@pytest.mark.parametrize(
+    "kwargs,exc,word",
+    [
+        (dict(tau=0.0), ValueError, "tau"),
+        (dict(epsilon=-1.0), ValueError, "epsilon"),
+        (dict(delta=0.0), ValueError, "delta"),
+        (dict(delta=1.0), ValueError, "delta"),
+        (dict(loss="squared"), ValueError, "loss"),
+        (dict(radius=0.0), ValueError, "radius"),
+        (dict(y=np.zeros(3)), ValueError, "y"),
+    ],
+)
 def test_dp_gd_validation(kwargs, exc, word):
     args = dict(X=np.ones((5, 2)), y=np.zeros(5), tau=0.2, epsilon=1.0, delta=1e-5) | kwargs
     with pytest.raises(exc, match=word):
@@ -285,15 +304,22 @@ def canary_sampler(y0, eps=1.0, delta=1e-5):
     """DP-GD's last iterate on n = 10 records: a canary (x=1, y=y0) and nine (0, 0)."""
     X, y = np.zeros((10, 1)), np.zeros(10)
     X[0, 0], y[0] = 1.0, y0
-    return lambda size, rng: dp_gd_cvar(X, y, 0.1, eps, delta, steps=20, c_eta=0.02, reps=size,
-                                        output="last", rng=rng).coef[:, 0]
+    return lambda size, rng: dp_gd_cvar(
+        X, y, 0.1, eps, delta, steps=20, c_eta=0.02, reps=size, output="last", rng=rng
+    ).coef[:, 0]
 
 
 def test_dp_gd_passes_the_audit_and_a_half_sensitivity_twin_fails(monkeypatch):
-    ok = audit_epsilon(canary_sampler(1.0), canary_sampler(-1.0), 1.0, 400_000, delta=1e-5,
-                       alpha=ALPHA, rng=16)
+    ok = audit_epsilon(
+        canary_sampler(1.0), canary_sampler(-1.0), 1.0, 400_000, delta=1e-5, alpha=ALPHA, rng=16
+    )
     assert ok.passed and ok.epsilon_lb > 0.4
-    monkeypatch.setattr(learn, "lifted_sensitivity", lambda n, tau, G, lam: max(2 * G, np.hypot(G, lam)) / (2 * n * tau))
-    broken = audit_epsilon(canary_sampler(1.0), canary_sampler(-1.0), 1.0, 400_000, delta=1e-5,
-                           alpha=ALPHA, rng=17)
+    monkeypatch.setattr(
+        learn,
+        "lifted_sensitivity",
+        lambda n, tau, G, lam: max(2 * G, np.hypot(G, lam)) / (2 * n * tau),
+    )
+    broken = audit_epsilon(
+        canary_sampler(1.0), canary_sampler(-1.0), 1.0, 400_000, delta=1e-5, alpha=ALPHA, rng=17
+    )
     assert not broken.passed

@@ -27,9 +27,7 @@ DEMO = pathlib.Path(__file__).resolve().parents[2] / "dpcore_app" / "demo_data"
 def rows(n=24, arms=("1", "0"), sep=",", header="age,arm,y", seed=0):
     """A valid small trial as CSV text: age, arm (alternating labels), outcome y."""
     rng = np.random.default_rng(seed)
-    body = "".join(
-        f"{40 + i}{sep}{arms[i % 2]}{sep}{rng.normal():.6f}\n" for i in range(n)
-    )
+    body = "".join(f"{40 + i}{sep}{arms[i % 2]}{sep}{rng.normal():.6f}\n" for i in range(n))
     return header.replace(",", sep) + "\n" + body
 
 
@@ -97,7 +95,7 @@ def test_bom_latin1_and_utf16_files_read_alike():
     for data, enc, declared in [
         (codecs.BOM_UTF8 + text.encode("utf-8"), "utf-8", "utf-8"),
         (text.encode("latin-1"), "cp1252", "cp1252"),  # declared, never guessed
-        (text.encode("utf-16"), "utf-16", "utf-8"),    # the byte-order mark says so
+        (text.encode("utf-16"), "utf-16", "utf-8"),  # the byte-order mark says so
     ]:
         t = read(data, treated="médicament", encoding=declared)
         assert t.encoding == enc and t.covariates == ("age",)
@@ -127,9 +125,9 @@ def test_missing_words_are_missing_in_a_label_column():
 
 def test_missing_values_are_dropped_and_counted():
     lines = rows(n=40).splitlines()
-    lines[3] = "41,,0.5"          # missing arm
-    lines[5] = ",1,0.5"           # missing covariate
-    lines[7] = "44,0,NA"          # missing outcome
+    lines[3] = "41,,0.5"  # missing arm
+    lines[5] = ",1,0.5"  # missing covariate
+    lines[7] = "44,0,NA"  # missing outcome
     t = read("\n".join(lines) + "\n")
     assert t.n == 37 and t.n_dropped == 3
 
@@ -137,21 +135,26 @@ def test_missing_values_are_dropped_and_counted():
 def test_unused_columns_with_gaps_do_not_drop_rows():
     text = "age,arm,y,notes\n" + "".join(f"{i},{i % 2},{i % 3},\n" for i in range(30))
     t = read(text)
-    assert t.n_dropped == 0 and t.covariates == ("age",)  # the empty column is not a default covariate
+    assert t.n_dropped == 0 and t.covariates == (
+        "age",
+    )  # the empty column is not a default covariate
 
 
-@pytest.mark.parametrize("labels, treated, expected", [
-    (("0", "1"), None, (1, 0)),
-    (("-1", "1"), None, (1, -1)),
-    (("1", "-1"), None, (1, -1)),
-    (("TRUE", "FALSE"), None, (True, False)),
-    (("placebo", "drug"), None, ("drug", "placebo")),
-    (("Control", "Treated"), None, ("Treated", "Control")),
-    (("1", "2"), 2, (2, 1)),
-    (("1", "2"), "1", (1, 2)),
-    (("B", "A"), "A", ("A", "B")),
-    (("0", "1"), 0, (0, 1)),
-])
+@pytest.mark.parametrize(
+    "labels, treated, expected",
+    [
+        (("0", "1"), None, (1, 0)),
+        (("-1", "1"), None, (1, -1)),
+        (("1", "-1"), None, (1, -1)),
+        (("TRUE", "FALSE"), None, (True, False)),
+        (("placebo", "drug"), None, ("drug", "placebo")),
+        (("Control", "Treated"), None, ("Treated", "Control")),
+        (("1", "2"), 2, (2, 1)),
+        (("1", "2"), "1", (1, 2)),
+        (("B", "A"), "A", ("A", "B")),
+        (("0", "1"), 0, (0, 1)),
+    ],
+)
 def test_treatment_codings(labels, treated, expected):
     t = read(rows(arms=labels), treated=treated)
     assert t.arms == expected and t.treated == expected[0]
@@ -168,9 +171,7 @@ def test_per_row_propensity_column():
 
 
 def test_categorical_one_hot_drop_first_sorted_levels():
-    text = "site,age,arm,y\n" + "".join(
-        f"{'CAB'[i % 3]},{i},{i % 2},{i % 5}\n" for i in range(30)
-    )
+    text = "site,age,arm,y\n" + "".join(f"{'CAB'[i % 3]},{i},{i % 2},{i % 5}\n" for i in range(30))
     t = read(text, categorical=["site"])
     assert t.covariates == ("site=B", "site=C", "age")
     assert t.categories == {"site": ("A", "B", "C")}
@@ -188,7 +189,9 @@ def test_numeric_categorical_levels():
 
 
 def test_feature_bounds_follow_the_columns():
-    text = "site,age,arm,y\n" + "".join(f"{'AB'[i % 2]},{i},{i // 2 % 2},{i % 5}\n" for i in range(40))
+    text = "site,age,arm,y\n" + "".join(
+        f"{'AB'[i % 2]},{i},{i // 2 % 2},{i % 5}\n" for i in range(40)
+    )
     t = read(text, categorical={"site": ["A", "B"]})
     lo, hi = t.feature_bounds({"age": (18, 90)})
     np.testing.assert_array_equal(lo, [0, 18])
@@ -203,8 +206,12 @@ def test_source_kinds(tmp_path, kind):
     f = tmp_path / "trial.csv"
     f.write_text(text, encoding="utf-8")
     source = {
-        "path": f, "str": str(f), "bytes": text.encode(), "binary file": open(f, "rb"),
-        "text file": open(f, encoding="utf-8"), "upload": io.BytesIO(text.encode()),
+        "path": f,
+        "str": str(f),
+        "bytes": text.encode(),
+        "binary file": open(f, "rb"),
+        "text file": open(f, encoding="utf-8"),
+        "upload": io.BytesIO(text.encode()),
     }[kind]
     if kind == "upload":
         source.read()  # an upload already read once still gives the whole file
@@ -281,9 +288,13 @@ def test_constant_outcome():
     assert "same value in every row" in error(text)
 
 
-@pytest.mark.parametrize("value, hint", [("0", ""), ("1", ""), ("1.2", ""), ("-0.1", ""), ("50", "percentage")])
+@pytest.mark.parametrize(
+    "value, hint", [("0", ""), ("1", ""), ("1.2", ""), ("-0.1", ""), ("50", "percentage")]
+)
 def test_propensity_outside_zero_one(value, hint):
-    text = "age,arm,y,ps\n" + "".join(f"{i},{i % 2},{i % 3},{value if i == 7 else 0.5}\n" for i in range(30))
+    text = "age,arm,y,ps\n" + "".join(
+        f"{i},{i % 2},{i % 3},{value if i == 7 else 0.5}\n" for i in range(30)
+    )
     msg = error(text, propensity="ps")
     assert "strictly between 0 and 1" in msg and "data row 8" in msg and hint in msg
 
@@ -297,12 +308,15 @@ def test_header_only():
     assert "header ('age', 'arm', 'y') but no data rows" in error("age,arm,y\n")
 
 
-@pytest.mark.parametrize("data, what", [
-    (b"PK\x03\x04" + bytes(200), "Excel .xlsx"),
-    (b"\xd0\xcf\x11\xe0" + bytes(200), ".xls"),
-    (b"%PDF-1.7\n" + bytes(200), "PDF"),
-    (bytes(range(256)) * 4, "binary data"),
-])
+@pytest.mark.parametrize(
+    "data, what",
+    [
+        (b"PK\x03\x04" + bytes(200), "Excel .xlsx"),
+        (b"\xd0\xcf\x11\xe0" + bytes(200), ".xls"),
+        (b"%PDF-1.7\n" + bytes(200), "PDF"),
+        (bytes(range(256)) * 4, "binary data"),
+    ],
+)
 def test_not_a_csv(data, what):
     msg = error(data)
     assert what in msg and "CSV" in msg
@@ -389,10 +403,17 @@ def written_trials(draw):
     sep = draw(st.sampled_from([",", ";", "\t", "|"]))
     enc = draw(st.sampled_from(["utf-8", "utf-8-sig", "cp1252", "utf-16"]))
     eol = draw(st.sampled_from(["\n", "\r\n"]))
-    labels, treated = draw(st.sampled_from([
-        (("1", "0"), None), (("2", "1"), 2), (("drug", "placebo"), None),
-        (("médicament", "contrôle"), "médicament"), (("1", "-1"), None),
-    ]))
+    labels, treated = draw(
+        st.sampled_from(
+            [
+                (("1", "0"), None),
+                (("2", "1"), 2),
+                (("drug", "placebo"), None),
+                (("médicament", "contrôle"), "médicament"),
+                (("1", "-1"), None),
+            ]
+        )
+    )
     comma_decimal = sep != "," and draw(st.booleans())
     pad = draw(st.lists(st.sampled_from(["", " ", "  "]), min_size=4, max_size=4))
     quote = draw(st.booleans())
@@ -408,8 +429,10 @@ def written_trials(draw):
         return pad[k % 2] + s + pad[2 + k % 2]
 
     header = sep.join(cell(h, k) for k, h in enumerate(["x1", "arm", "x2", "y"]))
-    body = [sep.join([cell(X[i, 0], 0), cell(labels[arm[i]], 1), cell(X[i, 1], 2), cell(y[i], 3)])
-            for i in range(n)]
+    body = [
+        sep.join([cell(X[i, 0], 0), cell(labels[arm[i]], 1), cell(X[i, 1], 2), cell(y[i], 3)])
+        for i in range(n)
+    ]
     data = (eol.join([header, *body]) + eol).encode(enc)
     return (data, enc), treated, X, np.where(arm == 0, 1.0, -1.0), y
 
@@ -446,20 +469,46 @@ def test_csv_like_junk_reads_or_raises_trial_data_errors(text):
 # Helpers for a mapping screen
 
 
-@pytest.mark.parametrize("columns, expected", [
-    (["x1", "x2", "x3", "x4", "treatment", "outcome"],
-     {"treatment": "treatment", "outcome": "outcome", "propensity": None,
-      "covariates": ["x1", "x2", "x3", "x4"]}),
-    (["patient_id", "site", "age", "arm", "days_in_hospital"],
-     {"treatment": "arm", "outcome": "days_in_hospital", "propensity": None,
-      "covariates": ["site", "age"]}),
-    (["Unnamed: 0", "A", "Y", "PS", "bmi"],
-     {"treatment": "A", "outcome": "Y", "propensity": "PS", "covariates": ["bmi"]}),
-    (["trt_group", "p_treat", "response score", "Age (years)"],
-     {"treatment": "trt_group", "outcome": "response score", "propensity": "p_treat",
-      "covariates": ["Age (years)"]}),
-    (["a1", "a2"], {"treatment": None, "outcome": None, "propensity": None, "covariates": ["a1", "a2"]}),
-])
+@pytest.mark.parametrize(
+    "columns, expected",
+    [
+        (
+            ["x1", "x2", "x3", "x4", "treatment", "outcome"],
+            {
+                "treatment": "treatment",
+                "outcome": "outcome",
+                "propensity": None,
+                "covariates": ["x1", "x2", "x3", "x4"],
+            },
+        ),
+        (
+            ["patient_id", "site", "age", "arm", "days_in_hospital"],
+            {
+                "treatment": "arm",
+                "outcome": "days_in_hospital",
+                "propensity": None,
+                "covariates": ["site", "age"],
+            },
+        ),
+        (
+            ["Unnamed: 0", "A", "Y", "PS", "bmi"],
+            {"treatment": "A", "outcome": "Y", "propensity": "PS", "covariates": ["bmi"]},
+        ),
+        (
+            ["trt_group", "p_treat", "response score", "Age (years)"],
+            {
+                "treatment": "trt_group",
+                "outcome": "response score",
+                "propensity": "p_treat",
+                "covariates": ["Age (years)"],
+            },
+        ),
+        (
+            ["a1", "a2"],
+            {"treatment": None, "outcome": None, "propensity": None, "covariates": ["a1", "a2"]},
+        ),
+    ],
+)
 def test_guess_columns(columns, expected):
     assert guess_columns(columns) == expected
 
@@ -483,7 +532,9 @@ def demo(name, **override):
     d = json.loads((DEMO / f"{name}.json").read_text(encoding="utf-8"))
     cols = {c["name"]: c for c in d["columns"]}
     kw = dict(
-        treatment=d["treatment"], outcome=d["outcome"], treated=d["treated"],
+        treatment=d["treatment"],
+        outcome=d["outcome"],
+        treated=d["treated"],
         covariates=[n for n, c in cols.items() if c["role"] == "covariate"],
         categorical={n: c["levels"] for n, c in cols.items() if c["type"] == "categorical"},
     )
@@ -504,8 +555,12 @@ def contrast(name, t):
 def fitted_agreement(name, **override):
     d, cols, t = demo(name, **override)
     bounds = t.feature_bounds({n: c["bounds"] for n, c in cols.items() if "bounds" in c})
-    rule = DPOWL(epsilon=np.inf, feature_bounds=bounds, outcome_bounds=d["outcome_bounds"],
-                 larger_is_better=d["larger_is_better"])
+    rule = DPOWL(
+        epsilon=np.inf,
+        feature_bounds=bounds,
+        outcome_bounds=d["outcome_bounds"],
+        larger_is_better=d["larger_is_better"],
+    )
     rule.fit(t.X, t.A, t.B, propensity=d["propensity"])
     return np.mean(rule.predict(t.X) == np.where(contrast(name, t) > 0, 1, -1))
 
@@ -545,7 +600,12 @@ def test_demo_generator_is_deterministic(tmp_path):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     module.write(tmp_path)
-    for name in ("paper_trial.csv", "paper_trial.json", "hospital_trial.csv", "hospital_trial.json"):
+    for name in (
+        "paper_trial.csv",
+        "paper_trial.json",
+        "hospital_trial.csv",
+        "hospital_trial.json",
+    ):
         assert (tmp_path / name).read_bytes() == (DEMO / name).read_bytes(), name
 
 
@@ -559,15 +619,32 @@ def test_swapping_the_treated_arm_is_caught():
 
 
 BREAKS = {
-    "treated default flipped": ("columns._default_treated", lambda labels: sorted(labels, key=str)[0],
-                                lambda: test_treatment_codings(("0", "1"), None, (1, 0))),
-    "no delimiter sniffing": ("csv_io._header_delimiter", lambda line: ",",
-                              lambda: test_other_delimiters_are_sniffed(";")),
-    "baseline level not sorted": ("columns._level_key", lambda v: (0, 0, "") if v == "B" else (1, 0, str(v)),
-                                  test_categorical_one_hot_drop_first_sorted_levels),
+    "treated default flipped": (
+        "columns._default_treated",
+        lambda labels: sorted(labels, key=str)[0],
+        lambda: test_treatment_codings(("0", "1"), None, (1, 0)),
+    ),
+    "no delimiter sniffing": (
+        "csv_io._header_delimiter",
+        lambda line: ",",
+        lambda: test_other_delimiters_are_sniffed(";"),
+    ),
+    "baseline level not sorted": (
+        "columns._level_key",
+        lambda v: (0, 0, "") if v == "B" else (1, 0, str(v)),
+        test_categorical_one_hot_drop_first_sorted_levels,
+    ),
     "other minimum per arm": ("trial.MIN_ROWS_PER_ARM", 20, test_too_few_rows_per_arm),
-    "NA words not missing": ("csv_io._NA_TOKENS", frozenset([""]), test_missing_words_are_missing_in_a_label_column),
-    "cells not stripped": ("csv_io.normalise_cell", lambda v: v or None, test_quoted_fields_spaces_and_missing_words),
+    "NA words not missing": (
+        "csv_io._NA_TOKENS",
+        frozenset([""]),
+        test_missing_words_are_missing_in_a_label_column,
+    ),
+    "cells not stripped": (
+        "csv_io.normalise_cell",
+        lambda v: v or None,
+        test_quoted_fields_spaces_and_missing_words,
+    ),
 }
 
 
@@ -610,21 +687,32 @@ def _with_site(change=None, n=30):
 
 
 def test_keep_incomplete_rows_gives_the_files_row_count():
-    t = read(_with_site("NA,B,1,3"), covariates=["age", "site"], categorical={"site": ["A", "B", "C"]},
-             incomplete="keep", unknown_levels="baseline")
+    t = read(
+        _with_site("NA,B,1,3"),
+        covariates=["age", "site"],
+        categorical={"site": ["A", "B", "C"]},
+        incomplete="keep",
+        unknown_levels="baseline",
+    )
     assert t.n == 30 and t.n_dropped == 0 and t.n_incomplete == 1
     assert not t.complete[3] and t.complete.sum() == 29 and not t.covariates_complete[3]
     assert t.rows.tolist() == list(range(1, 31))
     np.testing.assert_array_equal(t.outcomes_for_fit((0, 10))[3], 0.0)
     np.testing.assert_array_equal(t.outcomes_for_fit((0, 10), larger_is_better=False)[3], 10.0)
     np.testing.assert_array_equal(t.outcomes_for_fit((0, 10))[t.complete], t.B[t.complete])
-    dropped = read(_with_site("NA,B,1,3"), covariates=["age", "site"], categorical={"site": ["A", "B", "C"]})
+    dropped = read(
+        _with_site("NA,B,1,3"), covariates=["age", "site"], categorical={"site": ["A", "B", "C"]}
+    )
     assert dropped.n == 29 and dropped.n_dropped == 1 and dropped.complete is None
 
 
 def test_a_missing_outcome_keeps_the_rows_covariates():
-    t = read(_with_site("43,B,1,"), covariates=["age", "site"], categorical={"site": ["A", "B", "C"]},
-             incomplete="keep")
+    t = read(
+        _with_site("43,B,1,"),
+        covariates=["age", "site"],
+        categorical={"site": ["A", "B", "C"]},
+        incomplete="keep",
+    )
     assert not t.complete[3] and t.covariates_complete[3] and t.X[3].tolist() == [43, 1, 0]
 
 

@@ -36,6 +36,10 @@ def test_the_extraction_script_writes_the_same_bytes(tmp_path, monkeypatch):
     spec.loader.exec_module(module)
     monkeypatch.setattr(module, "HERE", tmp_path)
     module.main(["make_actg175.py", wheel])
-    for name in ("actg175_trial.csv", "actg175_trial.json", "actg175_four_arms.csv",
-                 "actg175_four_arms.json"):
+    for name in (
+        "actg175_trial.csv",
+        "actg175_trial.json",
+        "actg175_four_arms.csv",
+        "actg175_four_arms.json",
+    ):
         assert (tmp_path / name).read_bytes() == (DEMO / name).read_bytes()

@@ -38,14 +38,16 @@ def test_hospital_dictionary_gives_read_trial_its_arguments():
 
 
 def test_csv_table_reads_design_rows_binary_columns_and_levels():
-    text = (HEADER + "age,covariate,numeric,18,90,,years\n"
-            "smoker,covariate,binary,,,,\n"
-            "stage,covariate,categorical,,,I|II|III,\n"
-            "arm,treatment,label,,,1|2,\n"
-            "y,outcome,numeric,0,1.5,,mmol/l\n"
-            "treated,design,,,,2,\n"
-            "propensity,design,,,,0.6666666666666666,\n"
-            "larger_is_better,design,,,,false,\n")
+    text = (
+        HEADER + "age,covariate,numeric,18,90,,years\n"
+        "smoker,covariate,binary,,,,\n"
+        "stage,covariate,categorical,,,I|II|III,\n"
+        "arm,treatment,label,,,1|2,\n"
+        "y,outcome,numeric,0,1.5,,mmol/l\n"
+        "treated,design,,,,2,\n"
+        "propensity,design,,,,0.6666666666666666,\n"
+        "larger_is_better,design,,,,false,\n"
+    )
     d = read_dictionary(text)
     assert d.bounds == {"age": (18.0, 90.0), "smoker": (0.0, 1.0)}
     assert d.categorical == {"stage": ["I", "II", "III"]}
@@ -64,40 +66,51 @@ def test_table_has_the_editor_columns():
 
 
 def test_a_dictionary_never_fills_bounds_or_levels_it_was_not_given():
-    d = read_dictionary(HEADER + "age,covariate,numeric,,,,\narm,treatment,label,,,,\ny,outcome,numeric,,,,\n")
+    d = read_dictionary(
+        HEADER + "age,covariate,numeric,,,,\narm,treatment,label,,,,\ny,outcome,numeric,,,,\n"
+    )
     assert d.bounds == {} and d.outcome_bounds is None and d.column("arm").levels is None
     assert d.missing_bounds == ["age", "y"]
     filled = d.with_bounds(age=(0, 120), y=(0, 10))
     assert filled.bounds == {"age": (0.0, 120.0)} and filled.outcome_bounds == (0.0, 10.0)
 
 
-@pytest.mark.parametrize("text, match", [
-    (HEADER + "age,covariate,numeric,18,,,\n", "one bound only"),
-    (HEADER + "age,covariate,numeric,90,18,,\n", "lower < upper"),
-    (HEADER + "age,covariate,numeric,eighteen,90,,\n", "not a number"),
-    (HEADER + "age,covarite,numeric,18,90,,\n", "role 'covarite'"),
-    (HEADER + "age,covariate,decimalish,18,90,,\n", "type 'decimalish'"),
-    (HEADER + "site,covariate,categorical,,,,\n", "needs its public levels"),
-    (HEADER + "site,covariate,categorical,,,A|A,\n", "distinct"),
-    (HEADER + "a,treatment,label,,,x,\n", "at least two arms"),
-    (HEADER + "a,treatment,label,,,x|y|z,\narm_probabilities,design,,,,0.5|0.5,\n", "3 arms"),
-    (HEADER + "a,outcome,numeric,0,1,,\nb,outcome,numeric,0,1,,\n", "one column can"),
-    (HEADER + "age,covariate,numeric,0,1,,\nage,covariate,numeric,0,1,,\n", "more than once"),
-    (HEADER + "x,covariate,binary,0,2,,\n", "binary"),
-    (HEADER + "propensity,design,,,,1.5,\n", "strictly between 0 and 1"),
-    (HEADER + "seed,design,,,,3,\n", "design key 'seed'"),
-    ("column,type\nage,numeric\n", "'role' are missing"),
-    ("column,role,type,colour\n", "unknown dictionary column"),
-    ("", "empty"),
-    ('{"columns": [}', "not valid JSON"),
-    ('{"dataset": "x"}', "'columns' list"),
-    ('{"columns": [{"name": "a", "bound": [0, 1]}]}', "unknown keys"),
-    ('{"outcome_bounds": [0, 1], "outcome": "y", "columns": [{"name": "y", "role": "outcome", '
-     '"bounds": [0, 2]}]}', "differ"),
-    ('{"treated": "x", "columns": [{"name": "a", "role": "treatment", "type": "label", '
-     '"levels": ["d", "p"]}]}', "not one of the levels"),
-    ('{"larger_is_better": "maybe", "columns": []}', "true or false"),
-])
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        (HEADER + "age,covariate,numeric,18,,,\n", "one bound only"),
+        (HEADER + "age,covariate,numeric,90,18,,\n", "lower < upper"),
+        (HEADER + "age,covariate,numeric,eighteen,90,,\n", "not a number"),
+        (HEADER + "age,covarite,numeric,18,90,,\n", "role 'covarite'"),
+        (HEADER + "age,covariate,decimalish,18,90,,\n", "type 'decimalish'"),
+        (HEADER + "site,covariate,categorical,,,,\n", "needs its public levels"),
+        (HEADER + "site,covariate,categorical,,,A|A,\n", "distinct"),
+        (HEADER + "a,treatment,label,,,x,\n", "at least two arms"),
+        (HEADER + "a,treatment,label,,,x|y|z,\narm_probabilities,design,,,,0.5|0.5,\n", "3 arms"),
+        (HEADER + "a,outcome,numeric,0,1,,\nb,outcome,numeric,0,1,,\n", "one column can"),
+        (HEADER + "age,covariate,numeric,0,1,,\nage,covariate,numeric,0,1,,\n", "more than once"),
+        (HEADER + "x,covariate,binary,0,2,,\n", "binary"),
+        (HEADER + "propensity,design,,,,1.5,\n", "strictly between 0 and 1"),
+        (HEADER + "seed,design,,,,3,\n", "design key 'seed'"),
+        ("column,type\nage,numeric\n", "'role' are missing"),
+        ("column,role,type,colour\n", "unknown dictionary column"),
+        ("", "empty"),
+        ('{"columns": [}', "not valid JSON"),
+        ('{"dataset": "x"}', "'columns' list"),
+        ('{"columns": [{"name": "a", "bound": [0, 1]}]}', "unknown keys"),
+        (
+            '{"outcome_bounds": [0, 1], "outcome": "y", "columns": [{"name": "y", "role": "outcome", '
+            '"bounds": [0, 2]}]}',
+            "differ",
+        ),
+        (
+            '{"treated": "x", "columns": [{"name": "a", "role": "treatment", "type": "label", '
+            '"levels": ["d", "p"]}]}',
+            "not one of the levels",
+        ),
+        ('{"larger_is_better": "maybe", "columns": []}', "true or false"),
+    ],
+)
 def test_malformed_dictionaries_get_a_message_naming_the_entry(text, match):
     with pytest.raises(DictionaryError, match=match):
         read_dictionary(text)
@@ -119,8 +132,9 @@ def test_read_trial_takes_its_roles_and_levels_from_a_dictionary():
     assert by_dict.covariates == by_hand.covariates and by_dict.arms == ("drug", "placebo")
     assert (by_dict.X == by_hand.X).all() and by_dict.n == 1200
     # An explicit argument wins over the dictionary's; the path form works too.
-    only_age = read_trial(DEMO / "hospital_trial.csv", dictionary=DEMO / "hospital_trial.json",
-                          covariates=["age"])
+    only_age = read_trial(
+        DEMO / "hospital_trial.csv", dictionary=DEMO / "hospital_trial.json", covariates=["age"]
+    )
     assert only_age.covariates == ("age",)
     with pytest.raises(TypeError, match="treatment"):
         read_trial(DEMO / "hospital_trial.csv", outcome="days_in_hospital")

@@ -17,38 +17,82 @@ DEMO = Path(__file__).resolve().parents[2] / "dpcore_app" / "demo_data"
 # as (where, field, a phrase of the fix)
 EXPECTED = {
     "top_level_roles.json": dict(
-        treatment="arm", treated="drug", outcome="days", outcome_bounds=(0, 30),
-        larger_is_better=False, propensity=0.5, bounds={"age": (18, 90)},
-        categorical={"site": ["A", "B", "C"]}, arms=None),
+        treatment="arm",
+        treated="drug",
+        outcome="days",
+        outcome_bounds=(0, 30),
+        larger_is_better=False,
+        propensity=0.5,
+        bounds={"age": (18, 90)},
+        categorical={"site": ["A", "B", "C"]},
+        arms=None,
+    ),
     "constant_propensity.json": dict(
-        treatment="arm", treated="drug", arms=("drug", "placebo"), propensity=0.5,
-        propensity_column=None, bounds={"age": (18, 90)}),
+        treatment="arm",
+        treated="drug",
+        arms=("drug", "placebo"),
+        propensity=0.5,
+        propensity_column=None,
+        bounds={"age": (18, 90)},
+    ),
     "agreeing_probability.json": dict(
-        treated="drug", propensity=0.5, propensity_column=None, larger_is_better=False),
+        treated="drug", propensity=0.5, propensity_column=None, larger_is_better=False
+    ),
     "units_and_meanings.json": dict(
-        treated="zidovudine+didanosine", arms=("zidovudine+didanosine", "zidovudine"),
-        outcome="cd420", outcome_bounds=(0, 1500), larger_is_better=True, propensity=0.5,
-        bounds={"age": (12, 90), "wtkg": (30, 200)}, units={"wtkg": "kg", "cd420": "cells/mm3"}),
+        treated="zidovudine+didanosine",
+        arms=("zidovudine+didanosine", "zidovudine"),
+        outcome="cd420",
+        outcome_bounds=(0, 1500),
+        larger_is_better=True,
+        propensity=0.5,
+        bounds={"age": (12, 90), "wtkg": (30, 200)},
+        units={"wtkg": "kg", "cd420": "cells/mm3"},
+    ),
     "yes_no_synonyms.json": dict(
-        treatment="treated", treated="Yes", arms=("Yes", "No"), larger_is_better=True,
-        propensity=0.5, bounds={"smoker": (0, 1)}, categorical={"diabetic": ["no", "yes"]}),
+        treatment="treated",
+        treated="Yes",
+        arms=("Yes", "No"),
+        larger_is_better=True,
+        propensity=0.5,
+        bounds={"smoker": (0, 1)},
+        categorical={"diabetic": ["no", "yes"]},
+    ),
     "spreadsheet_export.csv": dict(
-        treated="drug, 10 mg", arms=("drug, 10 mg", "placebo"), larger_is_better=False,
-        categorical={"site": ["A", "B", "C"]}, bounds={"age": (18, 90)}, units={"age": "years"}),
+        treated="drug, 10 mg",
+        arms=("drug, 10 mg", "placebo"),
+        larger_is_better=False,
+        categorical={"site": ["A", "B", "C"]},
+        bounds={"age": (18, 90)},
+        units={"age": "years"},
+    ),
     "bom_semicolon.csv": dict(
-        treatment="arm", treated=1, arms=(1, -1), outcome_bounds=(4.0, 14.5),
-        propensity=0.6667, larger_is_better=False, bounds={"bmi": (15, 50)}),
+        treatment="arm",
+        treated=1,
+        arms=(1, -1),
+        outcome_bounds=(4.0, 14.5),
+        propensity=0.6667,
+        larger_is_better=False,
+        bounds={"bmi": (15, 50)},
+    ),
     "missing_optional.csv": dict(
-        treatment="arm", treated=None, outcome="days", outcome_bounds=None, bounds={}),
+        treatment="arm", treated=None, outcome="days", outcome_bounds=None, bounds={}
+    ),
     "frictionless.json": dict(
-        treatment="arm", treated="drug", arms=("drug", "placebo"), outcome_bounds=(0, 30),
-        bounds={"age": (18, 90), "smoker": (0, 1)}, categorical={"site": ["A", "B", "C"]},
-        missing_values=("NA", "-99"), covariates=["age", "site", "smoker"]),
+        treatment="arm",
+        treated="drug",
+        arms=("drug", "placebo"),
+        outcome_bounds=(0, 30),
+        bounds={"age": (18, 90), "smoker": (0, 1)},
+        categorical={"site": ["A", "B", "C"]},
+        missing_values=("NA", "-99"),
+        covariates=["age", "site", "smoker"],
+    ),
     "ratio_2to1.json": dict(treated="B", arms=("B", "A"), propensity=2 / 3),
     "treated_column.csv": dict(treated="drug", arms=("drug", "placebo")),
     "levels_semicolon.csv": dict(treatment="A", treated=1, arms=(1, -1)),
-    "mixed_case.json": dict(treatment="arm", treated="1", arms=("1", "0"), outcome="y",
-                            bounds={"age": (18, 90)}),
+    "mixed_case.json": dict(
+        treatment="arm", treated="1", arms=("1", "0"), outcome="y", bounds={"age": (18, 90)}
+    ),
     "one_mistake_per_field.json": [
         ("column 'age'", "role", "use one of covariate"),
         ("column 'age'", "bounds", "swap them"),
@@ -77,7 +121,10 @@ def test_each_dictionary_loads_to_its_table_or_names_every_fix(name):
         found = info.value.problems
         for where, field, fix in expected:
             assert any(p.where == where and p.field == field and fix in p.fix for p in found), (
-                where, field, [str(p) for p in found])
+                where,
+                field,
+                [str(p) for p in found],
+            )
         assert len(found) == len(expected), [str(p) for p in found]
         for where, _, _ in expected:
             assert where in str(info.value)  # the message names every problem's place
@@ -119,10 +166,16 @@ def test_a_trial_reads_with_a_csv_dictionary_naming_1_treated_among_minus_1_and_
 
 def test_frictionless_missing_values_read_as_missing():
     d = read_dictionary(CORPUS / "frictionless.json")
-    rows = "".join(f"p{i},{20 + i},{'ABC'[i % 3]},{'true' if i % 2 else 'false'},"
-                   f"{('placebo', 'drug')[i % 2]},{-99 if i == 3 else i % 9},\n" for i in range(40))
-    t = read_trial(("patient_id,age,site,smoker,arm,days,notes\n" + rows).encode(),
-                   dictionary=d, incomplete="keep")
+    rows = "".join(
+        f"p{i},{20 + i},{'ABC'[i % 3]},{'true' if i % 2 else 'false'},"
+        f"{('placebo', 'drug')[i % 2]},{-99 if i == 3 else i % 9},\n"
+        for i in range(40)
+    )
+    t = read_trial(
+        ("patient_id,age,site,smoker,arm,days,notes\n" + rows).encode(),
+        dictionary=d,
+        incomplete="keep",
+    )
     assert not t.complete[3] and t.complete.sum() == 39
     assert t.X[:, t.covariates.index("smoker")].tolist() == [float(i % 2) for i in range(40)]
 
@@ -130,9 +183,13 @@ def test_frictionless_missing_values_read_as_missing():
 def test_check_lists_what_a_release_still_needs_and_the_files_problems(tmp_path):
     d, problems, notes = check_dictionary(CORPUS / "missing_optional.csv")
     fields = {(p.where, p.field) for p in problems}
-    assert {("column 'arm'", "levels"), ("column 'days'", "bounds"),
-            ("dictionary", "larger_is_better"), ("dictionary", "propensity"),
-            ("column 'age'", "bounds")} <= fields
+    assert {
+        ("column 'arm'", "levels"),
+        ("column 'days'", "bounds"),
+        ("dictionary", "larger_is_better"),
+        ("dictionary", "propensity"),
+        ("column 'age'", "bounds"),
+    } <= fields
     data = tmp_path / "t.csv"
     data.write_text("age,arm,day\n" + "".join(f"{30 + i},{i % 2},{i}\n" for i in range(20)))
     _, problems, _ = check_dictionary(CORPUS / "missing_optional.csv", data)
@@ -144,8 +201,18 @@ def test_check_lists_what_a_release_still_needs_and_the_files_problems(tmp_path)
 def test_dictionary_check_command(tmp_path, capsys):
     from dpcore.cli import main
 
-    assert main(["dictionary", "check", str(DEMO / "actg175_trial.json"),
-                 "--data", str(DEMO / "actg175_trial.csv")]) == 0
+    assert (
+        main(
+            [
+                "dictionary",
+                "check",
+                str(DEMO / "actg175_trial.json"),
+                "--data",
+                str(DEMO / "actg175_trial.csv"),
+            ]
+        )
+        == 0
+    )
     assert "ok:" in capsys.readouterr().out
     assert main(["dictionary", "check", str(CORPUS / "one_mistake_per_field.json")]) == 1
     out = capsys.readouterr().out
@@ -167,8 +234,11 @@ def test_the_documented_examples_read_and_agree():
 
     doc = (Path(__file__).resolve().parents[2] / "docs" / "dictionary.md").read_text()
     blocks = re.findall(r"```(json|csv)\n(.*?)```", doc, flags=re.S)
-    read = [read_dictionary(text) for kind, text in blocks if "treatment" in text and
-            ("columns" in text or "fields" in text or "design" in text)]
+    read = [
+        read_dictionary(text)
+        for kind, text in blocks
+        if "treatment" in text and ("columns" in text or "fields" in text or "design" in text)
+    ]
     assert len(read) == 3
     full_json, full_csv, frictionless = read
     from dataclasses import replace
@@ -177,7 +247,11 @@ def test_the_documented_examples_read_and_agree():
     assert full_json.treated == frictionless.treated == "drug"
     assert full_json.propensity == pytest.approx(2 / 3, abs=1e-4)
     assert full_json.missing_values == ("-99",) and frictionless.missing_values == ("NA", "-99")
-    snippet = next(text for kind, text in blocks if text.startswith("column,role,type,lower,upper,levels,treated"))
+    snippet = next(
+        text
+        for kind, text in blocks
+        if text.startswith("column,role,type,lower,upper,levels,treated")
+    )
     assert read_dictionary(snippet, strict=False).treated == "drug"
 
 
@@ -212,8 +286,10 @@ def synthetic_file(d, n=60, odd_row=None):
     return out.getvalue().encode()
 
 
-@pytest.mark.parametrize("name", [n for n, e in sorted(EXPECTED.items())
-                                  if isinstance(e, dict) and n != "missing_optional.csv"])
+@pytest.mark.parametrize(
+    "name",
+    [n for n, e in sorted(EXPECTED.items()) if isinstance(e, dict) and n != "missing_optional.csv"],
+)
 def test_neighbouring_files_through_each_dictionary_shape(name):
     """One row replaced by unreadable cells: n, arms, names, levels and every other row stay."""
     d = read_dictionary(CORPUS / name)

@@ -90,6 +90,7 @@ def evaluation_release(data, eps, p_min, noise=1.0, power=1):
     def draw(size, rng):
         cells = exact + rng.laplace(0.0, scale, (size, 4))
         return cells[:, 0] + sign * cells[:, 3]
+
     return draw
 
 
@@ -97,13 +98,23 @@ def evaluation_release(data, eps, p_min, noise=1.0, power=1):
 def test_dp_audit_of_the_evaluation_passes_and_its_broken_twin_fails(eps, power):
     """Each of the two releases (cells, second moments) at its own budget."""
     D, Dp = designed_neighbours()
-    ok = audit_epsilon(evaluation_release(D, eps, 0.2, power=power),
-                       evaluation_release(Dp, eps, 0.2, power=power), eps, 1_000_000,
-                       alpha=ALPHA, rng=10)
+    ok = audit_epsilon(
+        evaluation_release(D, eps, 0.2, power=power),
+        evaluation_release(Dp, eps, 0.2, power=power),
+        eps,
+        1_000_000,
+        alpha=ALPHA,
+        rng=10,
+    )
     assert ok.passed and ok.epsilon_lb > 0.6 * eps
-    broken = audit_epsilon(evaluation_release(D, eps, 0.2, 0.5, power),
-                           evaluation_release(Dp, eps, 0.2, 0.5, power), eps, 1_000_000,
-                           alpha=ALPHA, rng=11)
+    broken = audit_epsilon(
+        evaluation_release(D, eps, 0.2, 0.5, power),
+        evaluation_release(Dp, eps, 0.2, 0.5, power),
+        eps,
+        1_000_000,
+        alpha=ALPHA,
+        rng=11,
+    )
     assert not broken.passed
 
 
@@ -116,10 +127,13 @@ def test_noiseless_values_are_the_horvitz_thompson_ipw_values():
         # Horvitz-Thompson IPW of the outcome centred at the bounds' midpoint (here 0).
         expected = np.mean((t["A"] == rule) * B / 0.5)
         assert ev.values[name].value == pytest.approx(expected)
-    assert ev.gains["over_treat_all"].value == pytest.approx(ev.values["rule"].value - ev.values["treat_all"].value)
+    assert ev.gains["over_treat_all"].value == pytest.approx(
+        ev.values["rule"].value - ev.values["treat_all"].value
+    )
     # Smaller is better: the values are the same outcome means; gains count days saved.
-    ev2 = evaluate_rule(d, t["A"], t["B"], 0.5, outcome_bounds=BOUNDS, larger_is_better=False,
-                        epsilon=np.inf)
+    ev2 = evaluate_rule(
+        d, t["A"], t["B"], 0.5, outcome_bounds=BOUNDS, larger_is_better=False, epsilon=np.inf
+    )
     assert ev2.values["rule"].value == pytest.approx(ev.values["rule"].value)
     assert ev2.gains["over_treat_all"].value == pytest.approx(-ev.gains["over_treat_all"].value)
 
@@ -134,16 +148,21 @@ def test_intervals_cover_the_true_values_and_gains_at_least_95_percent():
     b_big = np.clip(big["B"], *BOUNDS)
     # Truths by IPW on 400,000 patients (standard error about 0.01, against half-widths near 1).
     d_big = flip(big["X"], big["f"])
-    truth = {name: np.mean((big["A"] == r) * b_big / 0.5)
-             for name, r in (("rule", d_big), ("treat_all", 1.0), ("treat_none", -1.0))}
-    truth_gain = {"over_treat_all": truth["rule"] - truth["treat_all"],
-                  "over_treat_none": truth["rule"] - truth["treat_none"]}
+    truth = {
+        name: np.mean((big["A"] == r) * b_big / 0.5)
+        for name, r in (("rule", d_big), ("treat_all", 1.0), ("treat_none", -1.0))
+    }
+    truth_gain = {
+        "over_treat_all": truth["rule"] - truth["treat_all"],
+        "over_treat_none": truth["rule"] - truth["treat_none"],
+    }
     hits = {k: 0 for k in (*truth, *truth_gain)}
     gen = np.random.default_rng(101)
     for _ in range(reps):
         t = PAPER_TRIAL.sample(m, rng=gen)
-        ev = evaluate_rule(flip(t["X"], t["f"]), t["A"], t["B"], 0.5, outcome_bounds=BOUNDS,
-                           epsilon=eps, rng=gen)
+        ev = evaluate_rule(
+            flip(t["X"], t["f"]), t["A"], t["B"], 0.5, outcome_bounds=BOUNDS, epsilon=eps, rng=gen
+        )
         for k, e in (*ev.values.items(), *ev.gains.items()):
             hits[k] += e.lower <= {**truth, **truth_gain}[k] <= e.upper
     floor = stats.binom.ppf(0.001, reps, 0.95)
@@ -158,7 +177,9 @@ def test_verdict_better_worse_and_inconclusive():
     assert evaluate_rule(good, t["A"], t["B"], 0.5, epsilon=5.0, **kw).verdict == "better"
     assert evaluate_rule(-good, t["A"], t["B"], 0.5, epsilon=5.0, **kw).verdict == "worse"
     small = PAPER_TRIAL.sample(100, rng=7)
-    ev = evaluate_rule(optimal_treatment(small["f"]), small["A"], small["B"], 0.5, epsilon=0.05, **kw)
+    ev = evaluate_rule(
+        optimal_treatment(small["f"]), small["A"], small["B"], 0.5, epsilon=0.05, **kw
+    )
     assert ev.verdict == "inconclusive"
     assert "cannot tell" in ev.summary() and "ε_eval = 0.05" in ev.summary()
     assert set(ev.to_dict()) >= {"values", "gains", "verdict", "cells", "epsilon_eval"}
@@ -167,8 +188,14 @@ def test_verdict_better_worse_and_inconclusive():
 def test_neighbouring_files_publish_the_same_fields_but_the_noisy_ones():
     t = PAPER_TRIAL.sample(500, rng=8)
     X, A, B = t["X"], t["A"], t["B"].copy()
-    kw = dict(epsilon_fit=1.0, epsilon_eval=1.0, gamma=50.0, outcome_bounds=BOUNDS,
-              feature_bounds=PAPER_TRIAL.feature_bounds, weight_bound=40.0)
+    kw = dict(
+        epsilon_fit=1.0,
+        epsilon_eval=1.0,
+        gamma=50.0,
+        outcome_bounds=BOUNDS,
+        feature_bounds=PAPER_TRIAL.feature_bounds,
+        weight_bound=40.0,
+    )
     m1, e1, split1 = fit_and_evaluate(X, A, B, 0.5, rng=9, **kw)
     B[17] = 9.9  # one patient's outcome replaced
     m2, e2, split2 = fit_and_evaluate(X, A, B, 0.5, rng=9, **kw)
@@ -182,12 +209,26 @@ def test_the_release_path_can_draw_with_opendp(monkeypatch):
     import dpcore.privacy.mechanisms as mech
 
     calls = []
-    monkeypatch.setattr(mech, "opendp_laplace_noise",
-                        lambda e, s, size: calls.append((e, s, size)) or np.zeros(size))
+    monkeypatch.setattr(
+        mech,
+        "opendp_laplace_noise",
+        lambda e, s, size: calls.append((e, s, size)) or np.zeros(size),
+    )
     t = PAPER_TRIAL.sample(300, rng=3)
-    _, ev, _ = fit_and_evaluate(t["X"], t["A"], t["B"], 0.5, epsilon_fit=1.0, epsilon_eval=0.5,
-                                gamma=50.0, outcome_bounds=BOUNDS, weight_bound=40.0,
-                                feature_bounds=PAPER_TRIAL.feature_bounds, sampler="opendp", rng=0)
+    _, ev, _ = fit_and_evaluate(
+        t["X"],
+        t["A"],
+        t["B"],
+        0.5,
+        epsilon_fit=1.0,
+        epsilon_eval=0.5,
+        gamma=50.0,
+        outcome_bounds=BOUNDS,
+        weight_bound=40.0,
+        feature_bounds=PAPER_TRIAL.feature_bounds,
+        sampler="opendp",
+        rng=0,
+    )
     assert calls == [(0.375, ev.sensitivity, 4), (0.125, moment_sensitivity(BOUNDS, 0.5, ev.m), 4)]
 
 
@@ -196,8 +237,15 @@ def test_bad_arguments():
     with pytest.raises(ValueError, match="min_propensity"):
         evaluate_rule(t["A"], t["A"], t["B"], np.full(50, 0.5), outcome_bounds=BOUNDS, epsilon=1.0)
     with pytest.raises(ValueError, match="estimated propensity"):
-        fit_and_evaluate(t["X"], t["A"], t["B"], "logistic", epsilon_fit=1.0, epsilon_eval=1.0,
-                         outcome_bounds=BOUNDS)
+        fit_and_evaluate(
+            t["X"],
+            t["A"],
+            t["B"],
+            "logistic",
+            epsilon_fit=1.0,
+            epsilon_eval=1.0,
+            outcome_bounds=BOUNDS,
+        )
     with pytest.raises(ValueError, match="min_propensity"):
         evaluation_sensitivity(BOUNDS, 0.7, 10)
 
@@ -208,18 +256,30 @@ def test_evaluate_rule_adds_exactly_the_audited_noise():
     D, _ = designed_neighbours()
     d, A, B, p = D
     eps, share = 0.8, 0.25
-    ev = evaluate_rule(d, A, B, p, outcome_bounds=BOUNDS, min_propensity=0.2, epsilon=eps,
-                       moment_share=share, rng=21)
+    ev = evaluate_rule(
+        d,
+        A,
+        B,
+        p,
+        outcome_bounds=BOUNDS,
+        min_propensity=0.2,
+        epsilon=eps,
+        moment_share=share,
+        rng=21,
+    )
     rng = np.random.default_rng(21)
     cells = cell_sums(d, A, B, p, BOUNDS, 0.2) + rng.laplace(
-        0.0, evaluation_sensitivity(BOUNDS, 0.2, len(A)) / (eps * (1 - share)), 4)
+        0.0, evaluation_sensitivity(BOUNDS, 0.2, len(A)) / (eps * (1 - share)), 4
+    )
     moments = cell_sums(d, A, B, p, BOUNDS, 0.2, power=2) + rng.laplace(
-        0.0, moment_sensitivity(BOUNDS, 0.2, len(A)) / (eps * share), 4)
+        0.0, moment_sensitivity(BOUNDS, 0.2, len(A)) / (eps * share), 4
+    )
     np.testing.assert_allclose(ev.cells, cells, rtol=1e-12)
     np.testing.assert_allclose(ev.moments, moments, rtol=1e-12)
 
 
 # ---- incomplete rows: the noisy count of complete rows and the ratio estimator (issue 23) ----
+
 
 def count_release(include, eps, noise=1.0):
     """Sampler of the released count of complete rows; ``noise`` < 1 is the broken twin."""
@@ -227,6 +287,7 @@ def count_release(include, eps, noise=1.0):
 
     def draw(size, rng):
         return exact + rng.laplace(0.0, noise * COUNT_SENSITIVITY / eps, size)
+
     return draw
 
 
@@ -236,11 +297,18 @@ def test_dp_audit_of_the_complete_count_passes_and_its_broken_twin_fails(eps):
     include = np.ones(50, bool)
     other = include.copy()
     other[0] = False
-    ok = audit_epsilon(count_release(include, eps), count_release(other, eps), eps, 1_000_000,
-                       alpha=ALPHA, rng=12)
+    ok = audit_epsilon(
+        count_release(include, eps), count_release(other, eps), eps, 1_000_000, alpha=ALPHA, rng=12
+    )
     assert ok.passed and ok.epsilon_lb > 0.6 * eps
-    broken = audit_epsilon(count_release(include, eps, 0.5), count_release(other, eps, 0.5), eps,
-                           1_000_000, alpha=ALPHA, rng=13)
+    broken = audit_epsilon(
+        count_release(include, eps, 0.5),
+        count_release(other, eps, 0.5),
+        eps,
+        1_000_000,
+        alpha=ALPHA,
+        rng=13,
+    )
     assert not broken.passed
 
 
@@ -251,7 +319,8 @@ def test_a_row_made_incomplete_moves_the_cells_within_their_sensitivity():
     gone[0] = False  # the designed row, at the largest term, loses its outcome
     for power, sens in ((1, evaluation_sensitivity), (2, moment_sensitivity)):
         moved = cell_sums(d, A, B, p, BOUNDS, 0.2, include, power) - cell_sums(
-            d, A, B, p, BOUNDS, 0.2, gone, power)
+            d, A, B, p, BOUNDS, 0.2, gone, power
+        )
         assert 0 < np.abs(moved).sum() <= sens(BOUNDS, 0.2, len(A)) * (1 + 1e-12)
 
 
@@ -277,8 +346,9 @@ def test_evaluate_rule_draws_the_count_noise_third():
     D, _ = designed_neighbours()
     d, A, B, p = D
     include = np.arange(len(A)) % 7 != 0
-    ev = evaluate_rule(d, A, B, p, outcome_bounds=BOUNDS, min_propensity=0.2, epsilon=0.8,
-                       include=include, rng=22)
+    ev = evaluate_rule(
+        d, A, B, p, outcome_bounds=BOUNDS, min_propensity=0.2, epsilon=0.8, include=include, rng=22
+    )
     rng = np.random.default_rng(22)
     rng.laplace(size=8)  # the cells' and the moments' draws
     expected = include.sum() + rng.laplace(0.0, 1.0 / (0.8 * 0.1))
@@ -292,9 +362,14 @@ def potential_truth(size=400_000, seed=30, bounds=BOUNDS):
     t = PAPER_TRIAL.sample(size, rng=rng)
     X, f = t["X"], t["f"]
     noise = PAPER_TRIAL.noise_sd * rng.standard_normal(size)
-    v = {k: float(np.mean(np.clip(0.01 + 0.02 * X[:, 3] + 3.0 * r * f + noise, *bounds)))
-         for k, r in (("rule", flipped_rule(X, f)), ("treat_all", 1.0), ("treat_none", -1.0))}
-    v["over_treat_all"], v["over_treat_none"] = v["rule"] - v["treat_all"], v["rule"] - v["treat_none"]
+    v = {
+        k: float(np.mean(np.clip(0.01 + 0.02 * X[:, 3] + 3.0 * r * f + noise, *bounds)))
+        for k, r in (("rule", flipped_rule(X, f)), ("treat_all", 1.0), ("treat_none", -1.0))
+    }
+    v["over_treat_all"], v["over_treat_none"] = (
+        v["rule"] - v["treat_all"],
+        v["rule"] - v["treat_none"],
+    )
     return v
 
 
@@ -316,8 +391,16 @@ def test_intervals_keep_their_coverage_with_10_percent_incomplete_rows():
     for _ in range(reps):
         t = PAPER_TRIAL.sample(m, rng=gen)
         include = gen.random(m) >= 0.1
-        ev = evaluate_rule(flipped_rule(t["X"], t["f"]), t["A"], t["B"], 0.5, include=include,
-                           outcome_bounds=bounds, epsilon=10.0, rng=gen)
+        ev = evaluate_rule(
+            flipped_rule(t["X"], t["f"]),
+            t["A"],
+            t["B"],
+            0.5,
+            include=include,
+            outcome_bounds=bounds,
+            epsilon=10.0,
+            rng=gen,
+        )
         for k, e in (*ev.values.items(), *ev.gains.items()):
             hits[k] += e.lower <= truth[k] <= e.upper
     assert all(h >= stats.binom.ppf(0.001, reps, 0.95) for h in hits.values()), hits
@@ -339,9 +422,15 @@ def test_heavy_weights_without_noise_keep_their_coverage():
     truth = S[0] + S[3]  # the rule's value (centre 0) by IPW on 400,000 patients
     t = design.sample(m, reps, rng=rng)
     args = (optimal_treatment(t["f"]), t["A"], t["B"], 0.9, BOUNDS, 0.1)
-    est = release_estimates(cell_sums(*args), cell_sums(*args, power=2), None, m=m,
-                            outcome_bounds=BOUNDS, min_propensity=0.1,
-                            epsilons=(np.inf, np.inf, 0.0))
+    est = release_estimates(
+        cell_sums(*args),
+        cell_sums(*args, power=2),
+        None,
+        m=m,
+        outcome_bounds=BOUNDS,
+        min_propensity=0.1,
+        epsilons=(np.inf, np.inf, 0.0),
+    )
     _, lower, upper = est["rule"]
     hits = int(np.sum((lower <= truth) & (truth <= upper)))
     assert hits >= stats.binom.ppf(0.001, reps, 0.95), hits / reps
@@ -358,20 +447,38 @@ def test_the_budget_split_and_its_bad_arguments():
     with pytest.raises(ValueError, match="count_share"):
         evaluation_budget(1.0, count_share=0.0)
     t = PAPER_TRIAL.sample(200, rng=3)
-    ev = evaluate_rule(t["A"], t["A"], t["B"], 0.5, outcome_bounds=BOUNDS, epsilon=1.0,
-                       include=np.ones(200, bool), rng=4)
+    ev = evaluate_rule(
+        t["A"],
+        t["A"],
+        t["B"],
+        0.5,
+        outcome_bounds=BOUNDS,
+        epsilon=1.0,
+        include=np.ones(200, bool),
+        rng=4,
+    )
     out = ev.to_dict()
     assert out["complete_rows_noisy"] == ev.complete
-    assert out["epsilon_split"] == pytest.approx({"cells": 0.65, "second_moments": 0.25,
-                                                  "complete_count": 0.1})
+    assert out["epsilon_split"] == pytest.approx(
+        {"cells": 0.65, "second_moments": 0.25, "complete_count": 0.1}
+    )
     assert "complete rows" in ev.summary()
     plain = evaluate_rule(t["A"], t["A"], t["B"], 0.5, outcome_bounds=BOUNDS, epsilon=1.0, rng=4)
     assert plain.complete is None and "complete rows" not in plain.summary()
     assert all(e.lower >= BOUNDS[0] and e.upper <= BOUNDS[1] for e in plain.values.values())
 
 
-@pytest.mark.parametrize("sigma, s, b", [(1.0, 0.1, 0.0), (0.1, 1.0, 0.0), (1.0, 1.0, 0.5),
-                                         (0.05, 1.0, 3.0), (2.0, 0.3, 1.0), (0.0, 1.0, 0.2)])
+@pytest.mark.parametrize(
+    "sigma, s, b",
+    [
+        (1.0, 0.1, 0.0),
+        (0.1, 1.0, 0.0),
+        (1.0, 1.0, 0.5),
+        (0.05, 1.0, 3.0),
+        (2.0, 0.3, 1.0),
+        (0.0, 1.0, 0.2),
+    ],
+)
 def test_the_half_width_is_the_stated_quantile_of_normal_plus_laplace_noise(sigma, s, b):
     """Against 400,000 draws of sigma Z + s (L1 + L2) + b L3: the share within the half-width
     is the level within 4 binomial standard errors (0.14 points)."""
@@ -379,7 +486,10 @@ def test_the_half_width_is_the_stated_quantile_of_normal_plus_laplace_noise(sigm
 
     rng = np.random.default_rng(50)
     n = 400_000
-    x = (sigma * rng.standard_normal(n) + s * rng.laplace(size=(2, n)).sum(0)
-         + b * rng.laplace(size=n))
+    x = (
+        sigma * rng.standard_normal(n)
+        + s * rng.laplace(size=(2, n)).sum(0)
+        + b * rng.laplace(size=n)
+    )
     q = abs_quantile(0.95, np.array([sigma]), s, np.array([b]))[0]
     assert np.mean(np.abs(x) <= q) == pytest.approx(0.95, abs=4 * np.sqrt(0.95 * 0.05 / n))

@@ -61,22 +61,28 @@ def cells_neighbours():
     control, recommended control, B = lo, mu = (lo, hi), P(control) = p_min. All four cells
     move the same way: their sum moves by exactly Delta_1 = 2 R / (m p_min)."""
     rows = base_rows()
-    return (with_row0(rows, 1.0, 1.0, HI, P_MIN, LO, HI),
-            with_row0(rows, -1.0, -1.0, LO, 1 - P_MIN, LO, HI))
+    return (
+        with_row0(rows, 1.0, 1.0, HI, P_MIN, LO, HI),
+        with_row0(rows, -1.0, -1.0, LO, 1 - P_MIN, LO, HI),
+    )
 
 
 def contrast_neighbours():
     """Row 0's contrast psi is R / p_min in group +1, then R / p_min in group -1."""
     rows = base_rows()
-    return (with_row0(rows, 1.0, 1.0, HI, P_MIN, LO, LO),
-            with_row0(rows, -1.0, -1.0, LO, 1 - P_MIN, HI, HI))
+    return (
+        with_row0(rows, 1.0, 1.0, HI, P_MIN, LO, LO),
+        with_row0(rows, -1.0, -1.0, LO, 1 - P_MIN, HI, HI),
+    )
 
 
 def value_neighbours():
     """Row 0's value terms about kappa = lo: (R / p_min)^2 and R^2 in group +1, then in -1."""
     rows = base_rows()
-    return (with_row0(rows, 1.0, 1.0, HI, P_MIN, LO, HI),
-            with_row0(rows, -1.0, -1.0, HI, 1 - P_MIN, HI, LO))
+    return (
+        with_row0(rows, 1.0, 1.0, HI, P_MIN, LO, HI),
+        with_row0(rows, -1.0, -1.0, HI, 1 - P_MIN, HI, LO),
+    )
 
 
 def cells(rows):
@@ -134,23 +140,27 @@ def release(rows, eps, stat, noise=1.0):
 
     def draw(size, rng):
         return (exact + rng.laplace(0.0, scale, (size, exact.size))) @ w
+
     return draw
 
 
-@pytest.mark.parametrize("stat, neighbours", [("cells", cells_neighbours),
-                                              ("contrast", contrast_neighbours),
-                                              ("values", value_neighbours)])
+@pytest.mark.parametrize(
+    "stat, neighbours",
+    [("cells", cells_neighbours), ("contrast", contrast_neighbours), ("values", value_neighbours)],
+)
 def test_dp_audit_of_the_aipw_release_passes_and_its_broken_twin_fails(stat, neighbours):
     """The broken twins: the cells noised at IPW's sensitivity R / (m p_min) (forgetting that
     an AIPW row enters two cells), the moments at half theirs (forgetting that a replaced row
     can leave one group and enter the other)."""
     eps = 1.0
     D, Dp = neighbours()
-    ok = audit_epsilon(release(D, eps, stat), release(Dp, eps, stat), eps, 1_000_000,
-                       alpha=ALPHA, rng=10)
+    ok = audit_epsilon(
+        release(D, eps, stat), release(Dp, eps, stat), eps, 1_000_000, alpha=ALPHA, rng=10
+    )
     assert ok.passed and ok.epsilon_lb > 0.6 * eps
-    broken = audit_epsilon(release(D, eps, stat, 0.5), release(Dp, eps, stat, 0.5), eps,
-                           1_000_000, alpha=ALPHA, rng=11)
+    broken = audit_epsilon(
+        release(D, eps, stat, 0.5), release(Dp, eps, stat, 0.5), eps, 1_000_000, alpha=ALPHA, rng=11
+    )
     assert not broken.passed
 
 
@@ -169,8 +179,9 @@ def model_neighbours(n=40):
 
 def model_statistics(data):
     X, A, B = data
-    return sufficient_statistics(design_rows(X, (np.zeros(1), np.ones(1))), A,
-                                 np.clip(B, LO, HI) / 10.0)
+    return sufficient_statistics(
+        design_rows(X, (np.zeros(1), np.ones(1))), A, np.clip(B, LO, HI) / 10.0
+    )
 
 
 def model_release(data, eps, noise=1.0):
@@ -186,14 +197,18 @@ def model_release(data, eps, noise=1.0):
     def draw(size, rng):
         noisy = exact + rng.laplace(0.0, noise * sens / eps, (size, exact.size))
         return (np.abs(noisy - b) - np.abs(noisy - a)).sum(-1) * eps / sens
+
     return draw
 
 
 def test_outcome_model_statistics_sensitivity_attained_and_never_exceeded():
     (D, Dp) = model_neighbours()
     Z = design_rows(D[0], (np.zeros(1), np.ones(1)))
-    s = lambda X, A, B: sufficient_statistics(design_rows(X, (np.zeros(1), np.ones(1))), A,  # noqa: E731
-                                              np.clip(B, LO, HI) / 10.0)
+    s = lambda X, A, B: sufficient_statistics(
+        design_rows(X, (np.zeros(1), np.ones(1))),
+        A,  # noqa: E731
+        np.clip(B, LO, HI) / 10.0,
+    )
     assert np.abs(s(*D) - s(*Dp)).sum() == pytest.approx(statistics_sensitivity(Z.shape[-1]))
     rng = np.random.default_rng(4)
     X3 = rng.random((30, 3))
@@ -214,25 +229,39 @@ def test_dp_audit_of_the_outcome_model_passes_and_its_broken_twin_fails():
     500,000 samples: the twin's lower bound is then about 1.45 against the claimed 1."""
     eps = 1.0
     D, Dp = model_neighbours()
-    ok = audit_epsilon(model_release(D, eps), model_release(Dp, eps), eps, 500_000,
-                       alpha=ALPHA, rng=12)
+    ok = audit_epsilon(
+        model_release(D, eps), model_release(Dp, eps), eps, 500_000, alpha=ALPHA, rng=12
+    )
     assert ok.passed and ok.epsilon_lb > 0.6 * eps
-    broken = audit_epsilon(model_release(D, eps, 0.5), model_release(Dp, eps, 0.5), eps,
-                           500_000, alpha=ALPHA, rng=13)
+    broken = audit_epsilon(
+        model_release(D, eps, 0.5), model_release(Dp, eps, 0.5), eps, 500_000, alpha=ALPHA, rng=13
+    )
     assert not broken.passed
 
 
 def test_the_release_adds_exactly_the_audited_noise_in_its_stated_order():
     d, A, B, p, mu = base_rows()
     eps, include = 0.8, np.arange(50) % 9 != 0
-    ev = evaluate_rule_aipw(d, A, B, p, mu, outcome_bounds=BOUNDS, min_propensity=P_MIN,
-                            epsilon=eps, centre=2.0, include=include, rng=21)
+    ev = evaluate_rule_aipw(
+        d,
+        A,
+        B,
+        p,
+        mu,
+        outcome_bounds=BOUNDS,
+        min_propensity=P_MIN,
+        epsilon=eps,
+        centre=2.0,
+        include=include,
+        rng=21,
+    )
     e1, e2, e3 = evaluation_budget(eps, AIPW_MOMENT_SHARE, 0.1, True)
     ev_, eg = moment_budget(e2)
     dv, dg = aipw_moment_sensitivity(BOUNDS, P_MIN, 50)
     rng = np.random.default_rng(21)
     c = aipw_cells(d, A, B, p, mu, BOUNDS, P_MIN, include) + rng.laplace(
-        0.0, aipw_sensitivity(BOUNDS, P_MIN, 50) / e1, 4)
+        0.0, aipw_sensitivity(BOUNDS, P_MIN, 50) / e1, 4
+    )
     mo = aipw_moments(d, A, B, p, mu, BOUNDS, P_MIN, 2.0, include)
     mo = mo + np.concatenate((rng.laplace(0.0, dv / ev_, 4), rng.laplace(0.0, dg / eg, 2)))
     count = include.sum() + rng.laplace(0.0, 1.0 / e3)
@@ -243,6 +272,7 @@ def test_the_release_adds_exactly_the_audited_noise_in_its_stated_order():
 
 
 # ---- the doubly robust property and the variance it saves -------------------------------
+
 
 def prognostic_trial(n, reps, rng):
     """The paper's trial plus a main effect 5 (x1 + x2 - 1): the covariates predict the
@@ -261,8 +291,14 @@ def noiseless(d, A, B, mu, bounds=(-15.0, 15.0)):
     """The noiseless values and gains (centred) of AIPW and of IPW, reps leading."""
     S = aipw_cells(d, A, B, 0.5, mu, bounds, 0.5)
     T = cell_sums(d, A, B, 0.5, bounds, 0.5)
-    pick = lambda C: np.stack([C[..., 0] + C[..., 1], C[..., 3] - C[..., 1],  # noqa: E731
-                               C[..., 0] - C[..., 2]], -1)
+    pick = lambda C: np.stack(
+        [
+            C[..., 0] + C[..., 1],
+            C[..., 3] - C[..., 1],  # noqa: E731
+            C[..., 0] - C[..., 2],
+        ],
+        -1,
+    )
     return pick(S), pick(T)  # treat-all value, gain over treat-all, gain over treat-none
 
 
@@ -281,8 +317,9 @@ def test_aipw_is_unbiased_when_the_outcome_model_is_wrong():
     mu_big = np.clip(true_means(big["X"], big["f"]), -15, 15)
     d_big = np.where(big["X"][:, 0] > 0.7, -1.0, 1.0) * optimal_treatment(big["f"])
     rule = np.where(d_big > 0, mu_big[:, 0], mu_big[:, 1])
-    truth = np.array([mu_big[:, 0].mean(), np.mean(rule - mu_big[:, 0]),
-                      np.mean(rule - mu_big[:, 1])])
+    truth = np.array(
+        [mu_big[:, 0].mean(), np.mean(rule - mu_big[:, 0]), np.mean(rule - mu_big[:, 1])]
+    )
     se = est.std(0) / np.sqrt(len(est))
     assert np.all(np.abs(est.mean(0) - truth) < 4 * se + 0.01), (est.mean(0), truth, se)
     plug_in = np.clip(wrong[..., 0], -15, 15).mean()
@@ -327,16 +364,23 @@ def test_intervals_cover_with_a_private_model_at_least_95_percent():
     args = (d[:, ev], A[:, ev], B[:, ev], 0.5, mu, bounds, 0.5)
     C = aipw_cells(*args) + rng.laplace(0.0, aipw_sensitivity(bounds, 0.5, m) / e1, (reps, 4))
     M = aipw_moments(*args, 15.0 * coef[:, :, 0].mean(-1)) + np.concatenate(
-        (rng.laplace(0.0, dv / ev_, (reps, 4)), rng.laplace(0.0, dg / eg, (reps, 2))), -1)
-    est = release_aipw_estimates(C, M, None, m=m, outcome_bounds=bounds, min_propensity=0.5,
-                                 epsilons=(e1, e2, e3))
+        (rng.laplace(0.0, dv / ev_, (reps, 4)), rng.laplace(0.0, dg / eg, (reps, 2))), -1
+    )
+    est = release_aipw_estimates(
+        C, M, None, m=m, outcome_bounds=bounds, min_propensity=0.5, epsilons=(e1, e2, e3)
+    )
     big = PAPER_TRIAL.sample(1_000_000, rng=64)
     noise = PAPER_TRIAL.noise_sd * rng.standard_normal(1_000_000)
     base = 0.01 + 0.02 * big["X"][:, 3] + 5.0 * (big["X"][:, 0] + big["X"][:, 1] - 1.0) + noise
     d_big = np.where(big["X"][:, 0] > 0.7, -1.0, 1.0) * optimal_treatment(big["f"])
-    v = {k: np.mean(np.clip(base + 3.0 * r * big["f"], *bounds))
-         for k, r in (("rule", d_big), ("treat_all", 1.0), ("treat_none", -1.0))}
-    v["over_treat_all"], v["over_treat_none"] = v["rule"] - v["treat_all"], v["rule"] - v["treat_none"]
+    v = {
+        k: np.mean(np.clip(base + 3.0 * r * big["f"], *bounds))
+        for k, r in (("rule", d_big), ("treat_all", 1.0), ("treat_none", -1.0))
+    }
+    v["over_treat_all"], v["over_treat_none"] = (
+        v["rule"] - v["treat_all"],
+        v["rule"] - v["treat_none"],
+    )
     hits = {k: int(np.sum((est[k][1] <= v[k]) & (v[k] <= est[k][2]))) for k in v}
     assert all(h >= stats.binom.ppf(0.001, reps, 0.95) for h in hits.values()), hits
     assert min(hits.values()) < reps
@@ -344,8 +388,15 @@ def test_intervals_cover_with_a_private_model_at_least_95_percent():
 
 # ---- the release path: neighbouring files, the ledger, bad arguments ---------------------
 
-KW = dict(epsilon_fit=1.0, epsilon_eval=1.0, gamma=50.0, outcome_bounds=BOUNDS,
-          feature_bounds=PAPER_TRIAL.feature_bounds, weight_bound=40.0, evaluation="aipw")
+KW = dict(
+    epsilon_fit=1.0,
+    epsilon_eval=1.0,
+    gamma=50.0,
+    outcome_bounds=BOUNDS,
+    feature_bounds=PAPER_TRIAL.feature_bounds,
+    weight_bound=40.0,
+    evaluation="aipw",
+)
 NOISY = {"cells", "moments", "complete", "values", "gains", "verdict", "model", "centre"}
 
 
@@ -375,8 +426,15 @@ def test_the_ledger_records_the_fit_part_and_the_evaluation_part_in_parallel():
 
     t = PAPER_TRIAL.sample(300, rng=3)
     ledger = PrivacyLedger()
-    _, ev, _ = fit_and_evaluate(t["X"], t["A"], t["B"], 0.5, ledger=ledger,
-                                rng=np.random.default_rng(), **{**KW, "epsilon_eval": 0.5})
+    _, ev, _ = fit_and_evaluate(
+        t["X"],
+        t["A"],
+        t["B"],
+        0.5,
+        ledger=ledger,
+        rng=np.random.default_rng(),
+        **{**KW, "epsilon_eval": 0.5},
+    )
     entry = ledger.entries[-1]
     assert ledger.total()[0] == pytest.approx(1.0)  # max(ε_rule + ε_model, ε_eval)
     assert dict(entry.parts) == {"fit (rule + outcome model)": 1.0, "evaluation": 0.5}
@@ -390,11 +448,13 @@ def test_bad_arguments():
     with pytest.raises(ValueError, match="feature_bounds"):
         fit_and_evaluate(t["X"], t["A"], t["B"], 0.5, **{**KW, "feature_bounds": None})
     with pytest.raises(ValueError, match="shape"):
-        evaluate_rule_aipw(t["A"], t["A"], t["B"], 0.5, np.zeros((60, 3)), outcome_bounds=BOUNDS,
-                           epsilon=1.0)
+        evaluate_rule_aipw(
+            t["A"], t["A"], t["B"], 0.5, np.zeros((60, 3)), outcome_bounds=BOUNDS, epsilon=1.0
+        )
     with pytest.raises(ValueError, match="feature_bounds"):
-        fit_outcome_model(t["X"], t["A"], t["B"], feature_bounds=None, outcome_bounds=BOUNDS,
-                          epsilon=1.0)
+        fit_outcome_model(
+            t["X"], t["A"], t["B"], feature_bounds=None, outcome_bounds=BOUNDS, epsilon=1.0
+        )
 
 
 def test_every_aipw_draw_can_come_from_opendp(monkeypatch):
@@ -403,14 +463,22 @@ def test_every_aipw_draw_can_come_from_opendp(monkeypatch):
     import dpcore.privacy.mechanisms as mech
 
     calls = []
-    monkeypatch.setattr(mech, "opendp_laplace_noise",
-                        lambda e, s, size: calls.append((e, s, size)) or np.zeros(size))
+    monkeypatch.setattr(
+        mech,
+        "opendp_laplace_noise",
+        lambda e, s, size: calls.append((e, s, size)) or np.zeros(size),
+    )
     t = PAPER_TRIAL.sample(300, rng=3)
-    _, ev, _ = fit_and_evaluate(t["X"], t["A"], t["B"], 0.5, sampler="opendp", rng=0,
-                                **{**KW, "epsilon_eval": 0.5})
+    _, ev, _ = fit_and_evaluate(
+        t["X"], t["A"], t["B"], 0.5, sampler="opendp", rng=0, **{**KW, "epsilon_eval": 0.5}
+    )
     dv, dg = aipw_moment_sensitivity(BOUNDS, 0.5, ev.m)
-    assert calls[-4:] == [(0.25, 40.0, (40,)), (pytest.approx(0.3), ev.sensitivity, 4),
-                          (pytest.approx(0.05), dv, 4), (pytest.approx(0.15), dg, 2)]
+    assert calls[-4:] == [
+        (0.25, 40.0, (40,)),
+        (pytest.approx(0.3), ev.sensitivity, 4),
+        (pytest.approx(0.05), dv, 4),
+        (pytest.approx(0.15), dg, 2),
+    ]
 
 
 def test_intervals_keep_their_coverage_with_10_percent_incomplete_rows():
@@ -430,20 +498,28 @@ def test_intervals_keep_their_coverage_with_10_percent_incomplete_rows():
     e1, e2, e3 = evaluation_budget(eps, AIPW_MOMENT_SHARE, 0.1, True)
     (dv, dg), (ev_, eg) = aipw_moment_sensitivity(bounds, 0.5, m), moment_budget(e2)
     args = (d, t["A"], t["B"], 0.5, mu, bounds, 0.5)
-    C = aipw_cells(*args, include) + rng.laplace(0.0, aipw_sensitivity(bounds, 0.5, m) / e1,
-                                                 (reps, 4))
+    C = aipw_cells(*args, include) + rng.laplace(
+        0.0, aipw_sensitivity(bounds, 0.5, m) / e1, (reps, 4)
+    )
     M = aipw_moments(*args, 0.0, include) + np.concatenate(
-        (rng.laplace(0.0, dv / ev_, (reps, 4)), rng.laplace(0.0, dg / eg, (reps, 2))), -1)
+        (rng.laplace(0.0, dv / ev_, (reps, 4)), rng.laplace(0.0, dg / eg, (reps, 2))), -1
+    )
     count = include.sum(-1) + rng.laplace(0.0, 1.0 / e3, reps)
-    est = release_aipw_estimates(C, M, count, m=m, outcome_bounds=bounds, min_propensity=0.5,
-                                 epsilons=(e1, e2, e3))
+    est = release_aipw_estimates(
+        C, M, count, m=m, outcome_bounds=bounds, min_propensity=0.5, epsilons=(e1, e2, e3)
+    )
     big = PAPER_TRIAL.sample(400_000, rng=66)
     noise = PAPER_TRIAL.noise_sd * rng.standard_normal(400_000)
     b0 = 0.01 + 0.02 * big["X"][:, 3] + noise
     d_big = np.where(big["X"][:, 0] > 0.7, -1.0, 1.0) * optimal_treatment(big["f"])
-    v = {k: np.mean(np.clip(b0 + 3.0 * r * big["f"], *bounds))
-         for k, r in (("rule", d_big), ("treat_all", 1.0), ("treat_none", -1.0))}
-    v["over_treat_all"], v["over_treat_none"] = v["rule"] - v["treat_all"], v["rule"] - v["treat_none"]
+    v = {
+        k: np.mean(np.clip(b0 + 3.0 * r * big["f"], *bounds))
+        for k, r in (("rule", d_big), ("treat_all", 1.0), ("treat_none", -1.0))
+    }
+    v["over_treat_all"], v["over_treat_none"] = (
+        v["rule"] - v["treat_all"],
+        v["rule"] - v["treat_none"],
+    )
     hits = {k: int(np.sum((est[k][1] <= v[k]) & (v[k] <= est[k][2]))) for k in v}
     assert all(h >= stats.binom.ppf(0.001, reps, 0.95) for h in hits.values()), hits
     assert min(hits.values()) < reps

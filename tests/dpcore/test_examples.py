@@ -15,7 +15,8 @@ SCRIPTS = sorted((ROOT / "examples").glob("*.py"))
 def test_example_runs(script):
     pytest.importorskip("sklearn")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env,
-                         timeout=300)
+    out = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     assert "recommendations:" in out.stdout

@@ -46,8 +46,10 @@ def test_a_sweep_on_a_process_pool_is_bit_identical(serial):
 
 
 def test_a_sweep_split_by_n_is_the_same_as_the_whole(serial):
-    parts = [owl_monte_carlo([n], EPS, gamma=["paper", 10.0], reps=4, test_size=200, seed=3).runs
-             for n in N_GRID]
+    parts = [
+        owl_monte_carlo([n], EPS, gamma=["paper", 10.0], reps=4, test_size=200, seed=3).runs
+        for n in N_GRID
+    ]
     same(pd.concat(parts, ignore_index=True), serial[0])
 
 
@@ -66,16 +68,21 @@ def test_the_bound_measurement_over_h_matches_the_serial_loop():
     trials = check.paper_trials(80, 3, seed=1)
     theta0 = check.comparator(trials, 20.0)
     kw = dict(weight_bound=30.0, draws=5, seed=1)
-    serial = pd.concat([check.werm_excess_risk(trials, theta0, 1.0, [20.0], h, **kw)
-                        for h in (0.1, 0.5, 1.0)], ignore_index=True)
+    serial = pd.concat(
+        [check.werm_excess_risk(trials, theta0, 1.0, [20.0], h, **kw) for h in (0.1, 0.5, 1.0)],
+        ignore_index=True,
+    )
     same(check.werm_excess_over_h(trials, theta0, 1.0, 20.0, (0.1, 0.5, 1.0), **kw), serial)
 
 
 def test_a_dask_cluster_gives_the_same_bits(serial):
     distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as client:
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         runs, refs = owl(executor=client.get_executor())
     same(runs, serial[0])
     same(refs, serial[1])
@@ -85,10 +92,33 @@ def test_the_cli_sweep_on_a_scheduler_writes_the_same_table(tmp_path):
     distributed = pytest.importorskip("distributed")
     from dpcore.cli import main
 
-    args = ["sweep", "--n", "80", "120", "--epsilon", "1", "inf", "--reps", "3", "--test-size", "150"]
+    args = [
+        "sweep",
+        "--n",
+        "80",
+        "120",
+        "--epsilon",
+        "1",
+        "inf",
+        "--reps",
+        "3",
+        "--test-size",
+        "150",
+    ]
     assert main([*args, "--out", str(tmp_path / "local.csv")]) == 0
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                  dashboard_address=None) as cluster:
-        assert main([*args, "--scheduler", cluster.scheduler_address,
-                     "--out", str(tmp_path / "cluster.csv")]) == 0
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+    ) as cluster:
+        assert (
+            main(
+                [
+                    *args,
+                    "--scheduler",
+                    cluster.scheduler_address,
+                    "--out",
+                    str(tmp_path / "cluster.csv"),
+                ]
+            )
+            == 0
+        )
     assert (tmp_path / "local.csv").read_bytes() == (tmp_path / "cluster.csv").read_bytes()

@@ -9,15 +9,29 @@ from dpcore.owl.simulate import PAPER_TRIAL
 
 @pytest.fixture(scope="module")
 def paper_run():
-    return owl_monte_carlo([200, 1000], [0.1, 1.0, 5.0, np.inf], gamma="paper", reps=200,
-                           test_size=2000, seed=3)
+    return owl_monte_carlo(
+        [200, 1000], [0.1, 1.0, 5.0, np.inf], gamma="paper", reps=200, test_size=2000, seed=3
+    )
 
 
 def test_tidy_layout(paper_run):
     runs = paper_run.runs
     assert len(runs) == 2 * 4 * 200
-    assert set(runs.columns) >= {"n", "epsilon", "gamma", "h", "rep", "accuracy", "value", "value_paper",
-                                 "concordance", "kappa", "disagreement", "noise_norm", "clipped_share"}
+    assert set(runs.columns) >= {
+        "n",
+        "epsilon",
+        "gamma",
+        "h",
+        "rep",
+        "accuracy",
+        "value",
+        "value_paper",
+        "concordance",
+        "kappa",
+        "disagreement",
+        "noise_norm",
+        "clipped_share",
+    }
     assert (runs.loc[runs.epsilon == np.inf, "noise_norm"] == 0).all()
     assert (runs.loc[runs.epsilon == np.inf, "disagreement"] == 0).all()  # the same rule every time
     assert (runs.loc[runs.epsilon == np.inf, "concordance"] == 100).all()
@@ -72,8 +86,16 @@ def test_reproducible_and_independent_of_the_rest_of_the_grid():
 
 
 def test_grids_of_gamma_and_h_and_public_outcome_bounds():
-    res = owl_monte_carlo([200], [1.0, np.inf], gamma=[5.0, 50.0], h=[0.1, 0.5], reps=5,
-                          test_size=200, outcome=(-12.0, 12.0), weight_bound=48.0)
+    res = owl_monte_carlo(
+        [200],
+        [1.0, np.inf],
+        gamma=[5.0, 50.0],
+        h=[0.1, 0.5],
+        reps=5,
+        test_size=200,
+        outcome=(-12.0, 12.0),
+        weight_bound=48.0,
+    )
     runs = res.runs
     assert len(runs) == 2 * 2 * 2 * 5
     assert set(runs.gamma) == {5.0, 50.0} and set(runs.h) == {0.1, 0.5}
@@ -84,7 +106,9 @@ def test_grids_of_gamma_and_h_and_public_outcome_bounds():
     np.testing.assert_allclose(paper.clipped_share, np.mean(w > 30, axis=1))
     assert paper.clipped_share.max() > 0  # the authors' W = 30 clips a few weights
     calls = []
-    owl_monte_carlo([100, 200], [1.0], gamma=5.0, reps=2, test_size=50, progress=lambda f, m: calls.append(f))
+    owl_monte_carlo(
+        [100, 200], [1.0], gamma=5.0, reps=2, test_size=50, progress=lambda f, m: calls.append(f)
+    )
     assert calls == [0.5, 1.0]
 
 
@@ -140,8 +164,9 @@ def test_a_second_release_of_the_same_trial_has_its_own_noise():
     2 (100 - concordance), each gap beyond 3 Monte-Carlo standard errors (about 6 expected at 200
     trials). A second release with the first one's noise (0), with none (100 - concordance) or
     with its negation (2 (100 - concordance) on average) fails."""
-    runs = owl_monte_carlo([500], [5.0, 20.0, np.inf], gamma=75.0, reps=200, test_size=1000,
-                           seed=4).runs
+    runs = owl_monte_carlo(
+        [500], [5.0, 20.0, np.inf], gamma=75.0, reps=200, test_size=1000, seed=4
+    ).runs
     for eps in (5.0, 20.0):
         cell = runs[runs.epsilon == eps]
         flipped, twice = 100 - cell.concordance, cell.disagreement

@@ -33,11 +33,17 @@ def three_arm_files(n=90, seed=0, probs=(0.5, 0.25, 0.25)):
     age = rng.integers(20, 80, n)
     y = np.round(rng.uniform(0, 10, n), 2)
     csv = "age,arm,y\n" + "".join(f"{a},{t},{v}\n" for a, t, v in zip(age, arms, y))
-    d = {"treatment": "arm", "outcome": "y", "larger_is_better": True,
-         "arm_probabilities": list(probs),
-         "columns": [{"name": "age", "role": "covariate", "bounds": [18, 90]},
-                     {"name": "arm", "role": "treatment", "levels": ["a", "b", "c"]},
-                     {"name": "y", "role": "outcome", "bounds": [0, 10]}]}
+    d = {
+        "treatment": "arm",
+        "outcome": "y",
+        "larger_is_better": True,
+        "arm_probabilities": list(probs),
+        "columns": [
+            {"name": "age", "role": "covariate", "bounds": [18, 90]},
+            {"name": "arm", "role": "treatment", "levels": ["a", "b", "c"]},
+            {"name": "y", "role": "outcome", "bounds": [0, 10]},
+        ],
+    }
     return csv.encode(), d
 
 
@@ -50,8 +56,10 @@ def test_a_dictionary_lists_k_arms_with_their_probabilities():
     assert len(d.arms) == 4 and d.arm_probabilities == (0.25,) * 4 and not d.problems
     two = d.for_arms("didanosine", "zidovudine")
     assert two.arms == ("didanosine", "zidovudine") and two.treated == "didanosine"
-    assert two.propensity == 0.5 and two.extra["other_arms"] == ["zidovudine+didanosine",
-                                                                 "zidovudine+zalcitabine"]
+    assert two.propensity == 0.5 and two.extra["other_arms"] == [
+        "zidovudine+didanosine",
+        "zidovudine+zalcitabine",
+    ]
     _, spec = three_arm_files()
     d3 = read_dictionary(spec)
     # P(b | b or a) = 0.25 / (0.25 + 0.5): the design's conditional probability
@@ -68,8 +76,12 @@ def test_a_dictionary_lists_k_arms_with_their_probabilities():
 
 def test_two_of_four_arms_keeps_every_row_and_the_others_at_weight_zero():
     d = read_dictionary(DEMO / "actg175_four_arms.json")
-    trial = read_trial(DEMO / "actg175_four_arms.csv", dictionary=d, incomplete="keep",
-                       arms=("zidovudine+didanosine", "zidovudine"))
+    trial = read_trial(
+        DEMO / "actg175_four_arms.csv",
+        dictionary=d,
+        incomplete="keep",
+        arms=("zidovudine+didanosine", "zidovudine"),
+    )
     assert trial.n == 2139  # the file's row count: public
     assert trial.arms == ("zidovudine+didanosine", "zidovudine") and trial.design_propensity == 0.5
     assert trial.n_other_arms == 524 + 561 and trial.n_incomplete == 524 + 561
@@ -83,8 +95,13 @@ def test_two_of_four_arms_keeps_every_row_and_the_others_at_weight_zero():
     with pytest.raises(TrialDataError, match="not an arm"):
         read_trial(DEMO / "actg175_four_arms.csv", dictionary=d, arms=("zidovudine", "placebo"))
     # treated= names which of the two is +1
-    swapped = read_trial(DEMO / "actg175_four_arms.csv", dictionary=d, incomplete="keep",
-                         arms=("zidovudine+didanosine", "zidovudine"), treated="zidovudine")
+    swapped = read_trial(
+        DEMO / "actg175_four_arms.csv",
+        dictionary=d,
+        incomplete="keep",
+        arms=("zidovudine+didanosine", "zidovudine"),
+        treated="zidovudine",
+    )
     assert swapped.arms == ("zidovudine", "zidovudine+didanosine")
 
 
@@ -96,9 +113,15 @@ def test_rows_of_other_arms_change_nothing_in_the_fit():
     whole = read_trial(data, dictionary=spec, arms=("b", "a"), incomplete="keep")
     lines = data.decode().splitlines(keepends=True)
     cut = (lines[0] + "".join(ln for ln in lines[1:] if ",c," not in ln)).encode()
-    two = {**spec, "arm_probabilities": None, "propensity": 1 / 3, "treated": "b",
-           "columns": [c if c["name"] != "arm" else {**c, "levels": ["b", "a"]}
-                       for c in spec["columns"]]}
+    two = {
+        **spec,
+        "arm_probabilities": None,
+        "propensity": 1 / 3,
+        "treated": "b",
+        "columns": [
+            c if c["name"] != "arm" else {**c, "levels": ["b", "a"]} for c in spec["columns"]
+        ],
+    }
     small = read_trial(cut, dictionary=two, incomplete="keep")
     assert whole.n == 120 and small.n == 80 and whole.design_propensity == pytest.approx(1 / 3)
     a = DPOWL(**kw).fit_trial(whole)
@@ -114,10 +137,15 @@ def test_a_k_arm_trial_reads_every_arm_by_its_public_label():
     assert np.bincount(trial.A.astype(int)).tolist() == [532, 522, 524, 561]
     with pytest.raises(ValueError, match="KArmOWL"):
         DPOWL(outcome_bounds=(0, 1500)).fit_trial(trial)
-    one = {"treatment": "arm", "outcome": "y",
-           "columns": [{"name": "x", "bounds": [0, 1]},
-                       {"name": "arm", "role": "treatment", "levels": ["a"]},
-                       {"name": "y", "role": "outcome", "bounds": [0, 1]}]}
+    one = {
+        "treatment": "arm",
+        "outcome": "y",
+        "columns": [
+            {"name": "x", "bounds": [0, 1]},
+            {"name": "arm", "role": "treatment", "levels": ["a"]},
+            {"name": "y", "role": "outcome", "bounds": [0, 1]},
+        ],
+    }
     with pytest.raises(TrialDataError, match="arms"):
         read_arms_trial(io.BytesIO(b"x,arm,y\n0.5,a,1\n"), dictionary=one)
 
@@ -128,16 +156,21 @@ def test_a_k_arm_trial_reads_every_arm_by_its_public_label():
 
 def test_each_rule_gets_epsilon_over_k_minus_one_and_its_own_pair():
     data = FOUR_ARM_TRIAL.sample(400, rng=0)
-    kw = dict(outcome_bounds=FOUR_ARM_TRIAL.outcome_bounds, feature_bounds=FOUR_ARM_TRIAL.feature_bounds,
-              gamma=60.0)
+    kw = dict(
+        outcome_bounds=FOUR_ARM_TRIAL.outcome_bounds,
+        feature_bounds=FOUR_ARM_TRIAL.feature_bounds,
+        gamma=60.0,
+    )
     m = KArmOWL(epsilon=1.5, rng=np.random.default_rng(1), **kw).fit(
-        data["X"], data["A"], data["B"], FOUR_ARM_TRIAL.arm_probabilities, arms=FOUR_ARM_TRIAL.arms)
+        data["X"], data["A"], data["B"], FOUR_ARM_TRIAL.arm_probabilities, arms=FOUR_ARM_TRIAL.arms
+    )
     assert m.epsilons_ == (0.5, 0.5, 0.5) and m.reference_ == "standard"
     assert m.compared_ == ("drug 1", "drug 2", "drug 3")
     assert m.weight_bounds_ == (48.0,) * 3  # 24 / min(1/2, 1/2)
     assert m.sensitivities_ == pytest.approx((2 * 48.0 / 60.0,) * 3, rel=1e-6)
     exact = KArmOWL(epsilon=np.inf, **kw).fit(
-        data["X"], data["A"], data["B"], FOUR_ARM_TRIAL.arm_probabilities, arms=FOUR_ARM_TRIAL.arms)
+        data["X"], data["A"], data["B"], FOUR_ARM_TRIAL.arm_probabilities, arms=FOUR_ARM_TRIAL.arms
+    )
     for j, arm in enumerate(exact.compared_):
         pair = np.isin(data["A"], [arm, "standard"])
         y = np.where(data["A"][pair] == arm, 1.0, -1.0)
@@ -159,9 +192,12 @@ def test_the_recommendation_is_the_reference_unless_a_comparison_prefers_another
 
 def test_the_k_arm_rule_learns_the_best_arm_without_noise():
     data, test = K_ARM_TRIAL.sample(3000, rng=2), K_ARM_TRIAL.sample(4000, rng=3)
-    m = KArmOWL(epsilon=np.inf, gamma=5.0, outcome_bounds=K_ARM_TRIAL.outcome_bounds,
-                feature_bounds=K_ARM_TRIAL.feature_bounds).fit(
-        data["X"], data["A"], data["B"], K_ARM_TRIAL.arm_probabilities, arms=K_ARM_TRIAL.arms)
+    m = KArmOWL(
+        epsilon=np.inf,
+        gamma=5.0,
+        outcome_bounds=K_ARM_TRIAL.outcome_bounds,
+        feature_bounds=K_ARM_TRIAL.feature_bounds,
+    ).fit(data["X"], data["A"], data["B"], K_ARM_TRIAL.arm_probabilities, arms=K_ARM_TRIAL.arms)
     got = np.array([K_ARM_TRIAL.arms.index(a) for a in m.recommend(test["X"])])
     # chance is at most the largest best-arm share, 0.36; the linear rule reaches about 0.65+
     assert np.mean(got == test["best"]) > 0.6
@@ -172,10 +208,19 @@ def test_the_k_arm_fit_is_recorded_once_at_epsilon(tmp_path):
 
     ledger = PrivacyLedger()
     data = K_ARM_TRIAL.sample(300, rng=4)
-    KArmOWL(epsilon=0.8, outcome_bounds=K_ARM_TRIAL.outcome_bounds,
-            feature_bounds=K_ARM_TRIAL.feature_bounds, rng=np.random.default_rng(0)).fit(
-        data["X"], data["A"], data["B"], K_ARM_TRIAL.arm_probabilities, arms=K_ARM_TRIAL.arms,
-        ledger=ledger)
+    KArmOWL(
+        epsilon=0.8,
+        outcome_bounds=K_ARM_TRIAL.outcome_bounds,
+        feature_bounds=K_ARM_TRIAL.feature_bounds,
+        rng=np.random.default_rng(0),
+    ).fit(
+        data["X"],
+        data["A"],
+        data["B"],
+        K_ARM_TRIAL.arm_probabilities,
+        arms=K_ARM_TRIAL.arms,
+        ledger=ledger,
+    )
     assert [e.epsilon for e in ledger.entries] == [0.8] and ledger.total()[0] == pytest.approx(0.8)
 
 
@@ -208,13 +253,20 @@ def karm_release(x0, eps, monkeypatch):
     B[0] = 1.0
     with monkeypatch.context() as patch:
         patch.setattr(dpwerm, "output_perturbation", record)
-        KArmOWL(epsilon=eps, gamma=4.0, outcome_bounds=(0.0, 1.0), feature_bounds=([-1.0], [1.0]),
-                fit_intercept=False, reference="r", rng=np.random.default_rng(0)).fit(
-            X, A, B, (1 / 3, 1 / 3, 1 / 3), arms=("r", "a", "b"))
+        KArmOWL(
+            epsilon=eps,
+            gamma=4.0,
+            outcome_bounds=(0.0, 1.0),
+            feature_bounds=([-1.0], [1.0]),
+            fit_intercept=False,
+            reference="r",
+            rng=np.random.default_rng(0),
+        ).fit(X, A, B, (1 / 3, 1 / 3, 1 / 3), arms=("r", "a", "b"))
     assert len(calls) == 2
 
     def sample(size, rng):
         return sum(t[0] + l2_gamma_noise(1, e, s, size, rng)[:, 0] for t, e, s in calls)
+
     return sample
 
 
@@ -222,8 +274,14 @@ def test_k_arm_release_passes_the_audit_and_the_unsplit_twin_fails(monkeypatch):
     """1,000,000 draws per side (about 1 s): the sum of the two rules' coefficients moves by
     both rules' full shift, so spending ε on each rule doubles the privacy loss."""
     eps = 1.0
-    ok = audit_epsilon(karm_release(1.0, eps, monkeypatch), karm_release(-1.0, eps, monkeypatch),
-                       eps, 1_000_000, alpha=ALPHA, rng=11)
+    ok = audit_epsilon(
+        karm_release(1.0, eps, monkeypatch),
+        karm_release(-1.0, eps, monkeypatch),
+        eps,
+        1_000_000,
+        alpha=ALPHA,
+        rng=11,
+    )
     assert ok.passed and ok.epsilon_lb > 0.5 * eps
     # Broken: each rule spends the whole ε (no split), 2ε in total.
     monkeypatch.setattr(karm, "rule_budget", lambda epsilon, n_rules: float(epsilon))
@@ -260,7 +318,7 @@ def neighbours(tmp_path, n=90):
     lines = data.decode().splitlines()
     i = next(j for j, ln in enumerate(lines[1:], 1) if ",a," in ln)
     age, _, _ = lines[i].split(",")
-    moved = lines[:i] + [f"{age},c,9.5"] + lines[i + 1:]
+    moved = lines[:i] + [f"{age},c,9.5"] + lines[i + 1 :]
     (tmp_path / "s.csv").write_bytes(data)
     (tmp_path / "n.csv").write_text("\n".join(moved) + "\n")
     (tmp_path / "d.json").write_text(json.dumps(spec))
@@ -269,20 +327,35 @@ def neighbours(tmp_path, n=90):
 
 def released(tmp_path, data, dictionary, *flags):
     out = tmp_path / f"{data.stem}-{len(flags)}.json"
-    code, err = cli("fit", data, "--dictionary", dictionary, "--epsilon", "1",
-                    "--ledger", tmp_path / f"{data.stem}-{len(flags)}.sqlite", "--out", out, *flags)
+    code, err = cli(
+        "fit",
+        data,
+        "--dictionary",
+        dictionary,
+        "--epsilon",
+        "1",
+        "--ledger",
+        tmp_path / f"{data.stem}-{len(flags)}.sqlite",
+        "--out",
+        out,
+        *flags,
+    )
     assert code == 0, err
     return json.loads(out.read_text())
 
 
-@pytest.mark.parametrize("flags,noisy", [
-    (("--arms", "a,b"), {"coef", "intercept"}),
-    (("--arms", "b,a", "--evaluate", "0.5"), {"coef", "intercept", "evaluation"}),
-    ((), {"scores"}),
-    (("--evaluate", "0.5"), {"scores", "evaluation"}),
-])
-def test_neighbouring_files_give_rule_files_that_differ_only_in_the_noisy_part(tmp_path, flags,
-                                                                                 noisy):
+@pytest.mark.parametrize(
+    "flags,noisy",
+    [
+        (("--arms", "a,b"), {"coef", "intercept"}),
+        (("--arms", "b,a", "--evaluate", "0.5"), {"coef", "intercept", "evaluation"}),
+        ((), {"scores"}),
+        (("--evaluate", "0.5"), {"scores", "evaluation"}),
+    ],
+)
+def test_neighbouring_files_give_rule_files_that_differ_only_in_the_noisy_part(
+    tmp_path, flags, noisy
+):
     """Privacy rule 10, two of K and K-arm: the patient moves between a compared arm and
     another arm; n, the arms, γ, W, the title, the columns and every other field agree."""
     s, sp, d = neighbours(tmp_path)
@@ -308,9 +381,13 @@ def test_a_k_arm_rule_file_applies_to_new_patients_as_the_model_does(tmp_path):
 
     d = read_dictionary(DEMO / "actg175_four_arms.json")
     trial = read_arms_trial(DEMO / "actg175_four_arms.csv", dictionary=d)
-    model = KArmOWL(epsilon=2.0, outcome_bounds=d.outcome_bounds, reference="zidovudine",
-                    feature_bounds=trial.feature_bounds(d.bounds),
-                    rng=np.random.default_rng(0)).fit_trial(trial)
+    model = KArmOWL(
+        epsilon=2.0,
+        outcome_bounds=d.outcome_bounds,
+        reference="zidovudine",
+        feature_bounds=trial.feature_bounds(d.bounds),
+        rng=np.random.default_rng(0),
+    ).fit_trial(trial)
     rule = rule_from_karm(model, trial)
     write_rule(rule, tmp_path / "k.json")
     loaded = load_rule(tmp_path / "k.json")
@@ -333,8 +410,9 @@ def test_a_k_arm_rule_file_applies_to_new_patients_as_the_model_does(tmp_path):
 
     with pytest.raises(RuleFileError, match="reference and the arm"):
         load_rule({**recipe, "arms": ["x", "y"]})
-    code, err = cli("apply", tmp_path / "k.json", DEMO / "actg175_four_arms.csv",
-                    "--out", tmp_path / "rec.csv")
+    code, err = cli(
+        "apply", tmp_path / "k.json", DEMO / "actg175_four_arms.csv", "--out", tmp_path / "rec.csv"
+    )
     assert code == 0, err
 
 
@@ -342,8 +420,18 @@ def test_the_cli_says_what_a_k_arm_dictionary_is_missing(tmp_path):
     data, spec = three_arm_files()
     (tmp_path / "s.csv").write_bytes(data)
     (tmp_path / "d.json").write_text(json.dumps({**spec, "arm_probabilities": None}))
-    base = ("fit", tmp_path / "s.csv", "--dictionary", tmp_path / "d.json", "--epsilon", "1",
-            "--ledger", tmp_path / "l.sqlite", "--out", tmp_path / "r.json")
+    base = (
+        "fit",
+        tmp_path / "s.csv",
+        "--dictionary",
+        tmp_path / "d.json",
+        "--epsilon",
+        "1",
+        "--ledger",
+        tmp_path / "l.sqlite",
+        "--out",
+        tmp_path / "r.json",
+    )
     code, err = cli(*base)
     assert code == 1 and "arm_probabilities" in err and "--arms" in err
     code, err = cli(*base, "--arms", "a")
@@ -362,16 +450,26 @@ def test_arm_sums_estimate_each_policy_value_without_noise():
     D = K_ARM_TRIAL
     data = D.sample(40_000, rng=5)
     rec = (data["X"][:, 1] > 0.5).astype(int) * 2  # a fixed rule: drug 2 when x2 > 1/2
-    ev = evaluate_arms_rule(rec, data["code"], data["B"], D.arm_probabilities,
-                            outcome_bounds=D.outcome_bounds, epsilon=np.inf, arms=D.arms)
-    truth = {"rule": data["mean"][np.arange(40_000), rec].mean(),
-             **{a: data["mean"][:, j].mean() for j, a in enumerate(D.arms)}}
+    ev = evaluate_arms_rule(
+        rec,
+        data["code"],
+        data["B"],
+        D.arm_probabilities,
+        outcome_bounds=D.outcome_bounds,
+        epsilon=np.inf,
+        arms=D.arms,
+    )
+    truth = {
+        "rule": data["mean"][np.arange(40_000), rec].mean(),
+        **{a: data["mean"][:, j].mean() for j, a in enumerate(D.arms)},
+    }
     for name, value in truth.items():
         e = ev.values[name]
         half = (e.upper - e.lower) / 2  # about 1.96 standard errors (Bernstein-widened)
         assert abs(e.value - value) < 2 * half and e.lower <= value <= e.upper, name
-    assert ev.gains["drug 1"].value == pytest.approx(ev.values["rule"].value
-                                                     - ev.values["drug 1"].value)
+    assert ev.gains["drug 1"].value == pytest.approx(
+        ev.values["rule"].value - ev.values["drug 1"].value
+    )
 
 
 def arms_release(rows, eps, monkeypatch, sensitivity=None):
@@ -396,9 +494,19 @@ def arms_release(rows, eps, monkeypatch, sensitivity=None):
             patch.setattr(ea, "sample_laplace", record)
             if sensitivity is not None:
                 patch.setattr(ea, "arms_sensitivity", sensitivity)
-            means.append(np.array(ea.evaluate_arms_rule(
-                rec, A, B, (0.5, 0.25, 0.25), outcome_bounds=(0, 1), epsilon=eps,
-                arms=("x", "y", "z")).sums))
+            means.append(
+                np.array(
+                    ea.evaluate_arms_rule(
+                        rec,
+                        A,
+                        B,
+                        (0.5, 0.25, 0.25),
+                        outcome_bounds=(0, 1),
+                        epsilon=eps,
+                        arms=("x", "y", "z"),
+                    ).sums
+                )
+            )
     eps1, scale = calls[0]
     mu, mu_p = means
 
@@ -406,7 +514,9 @@ def arms_release(rows, eps, monkeypatch, sensitivity=None):
         def draw(size, rng):
             o = centre + laplace_noise(eps1, scale, (size, centre.size), rng)
             return (np.abs(o - mu) - np.abs(o - mu_p)).sum(axis=1)
+
         return draw
+
     return side(mu), side(mu_p), eps1
 
 

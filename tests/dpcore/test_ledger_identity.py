@@ -21,14 +21,17 @@ from dpcore.privacy.accounting import BudgetExceededError, PrivacyLedger, datase
 from dpcore.privacy.identity import dataset_identity, normalise_cell, normalise_cells
 
 USED = ["arm", "y", "age", "site"]
-ROWS = [(f"P{i:03d}", i % 2, round(1.5 + 0.37 * i, 2), 30 + i, "ABC"[i % 3], f"note {i}")
-        for i in range(24)]
+ROWS = [
+    (f"P{i:03d}", i % 2, round(1.5 + 0.37 * i, 2), 30 + i, "ABC"[i % 3], f"note {i}")
+    for i in range(24)
+]
 HEADER = ["patient_id", "arm", "y", "age", "site", "note"]
 
 
 def csv_text(rows=ROWS, header=HEADER, sep=",", end="\n", quote=False):
     def cell(v):
         return f'"{v}"' if quote else str(v)
+
     lines = [sep.join(cell(h) for h in header)]
     lines += [sep.join(cell(v) for v in row) for row in rows]
     return end.join(lines) + end
@@ -55,8 +58,9 @@ def test_a_trial_re_saved_is_one_dataset_with_one_total(tmp_path, how):
     path = tmp_path / "l.sqlite"
     first = PrivacyLedger.for_file(ORIGINAL, USED, path=path)
     first.record("DP-OWL rule", 0.5)
-    again = PrivacyLedger.for_file(RESAVED[how], USED, path=path,
-                                   encoding="latin-1" if how == "latin-1 note" else "utf-8")
+    again = PrivacyLedger.for_file(
+        RESAVED[how], USED, path=path, encoding="latin-1" if how == "latin-1 note" else "utf-8"
+    )
     assert again.dataset == first.dataset
     assert again.total() == (0.5, 0.0)
 
@@ -98,10 +102,19 @@ def test_the_name_is_a_label_not_a_way_around_the_cap(new_ledger):
 
 def test_for_trial_gives_the_file_s_dataset(tmp_path):
     path = tmp_path / "l.sqlite"
-    trial = read_trial(ORIGINAL, treatment="arm", outcome="y", covariates=["age", "site"],
-                       categorical={"site": ["A", "B", "C"]}, treated=1, incomplete="keep")
-    assert (PrivacyLedger.for_trial(trial, path=path).dataset
-            == PrivacyLedger.for_file(ORIGINAL, USED, path=path).dataset)
+    trial = read_trial(
+        ORIGINAL,
+        treatment="arm",
+        outcome="y",
+        covariates=["age", "site"],
+        categorical={"site": ["A", "B", "C"]},
+        treated=1,
+        incomplete="keep",
+    )
+    assert (
+        PrivacyLedger.for_trial(trial, path=path).dataset
+        == PrivacyLedger.for_file(ORIGINAL, USED, path=path).dataset
+    )
 
 
 def test_identity_is_salted_order_free_and_normalises_cells():
@@ -117,10 +130,47 @@ def test_identity_is_salted_order_free_and_normalises_cells():
 
 
 AWKWARD_CELLS = [
-    "1", " 01 ", "1.0", "1e0", "-0", "0.0", "+3", "1_000", "1,5", "３", "１", "nan", "NaN", "NA",
-    "inf", "-inf", "Infinity", "1e400", "-1e400", "9007199254740993", "18446744073709551616",
-    "123456789012345678901234567890", "0x10", "1e-400", "Cafe\u0301", "  ", "", None, "True",
-    "yes", ".5", "5.", "1 000", "\u22121", "2.50", "007", "1e+20", "\u0661\u0662", "\u216b", "\u00bd"]
+    "1",
+    " 01 ",
+    "1.0",
+    "1e0",
+    "-0",
+    "0.0",
+    "+3",
+    "1_000",
+    "1,5",
+    "３",
+    "１",
+    "nan",
+    "NaN",
+    "NA",
+    "inf",
+    "-inf",
+    "Infinity",
+    "1e400",
+    "-1e400",
+    "9007199254740993",
+    "18446744073709551616",
+    "123456789012345678901234567890",
+    "0x10",
+    "1e-400",
+    "Cafe\u0301",
+    "  ",
+    "",
+    None,
+    "True",
+    "yes",
+    ".5",
+    "5.",
+    "1 000",
+    "\u22121",
+    "2.50",
+    "007",
+    "1e+20",
+    "\u0661\u0662",
+    "\u216b",
+    "\u00bd",
+]
 
 
 def test_a_dataset_key_is_the_same_in_every_version():
@@ -130,9 +180,15 @@ def test_a_dataset_key_is_the_same_in_every_version():
     assert key == "ds2-ac18541c083f5d67559a57cc2ac6c7df055fbe576ef5cfab073a42d72307fc70"
 
 
-_cell = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(),
-                  st.sampled_from(AWKWARD_CELLS), st.text(max_size=8),
-                  st.from_regex(r"\s*[-+]?\d{0,25}([.,]\d{0,5})?(e[-+]?\d{1,4})?\s*", fullmatch=True))
+_cell = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(),
+    st.sampled_from(AWKWARD_CELLS),
+    st.text(max_size=8),
+    st.from_regex(r"\s*[-+]?\d{0,25}([.,]\d{0,5})?(e[-+]?\d{1,4})?\s*", fullmatch=True),
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -197,9 +253,13 @@ def test_a_version_1_ledger_keeps_working_and_its_byte_keys_join_the_content_key
     salt = b"\x01" * 32
     con.execute("INSERT INTO settings VALUES ('salt', ?)", (salt,))
     from dpcore.privacy.ledger_store import byte_key
+
     old_key = byte_key(salt, ORIGINAL, "")
-    con.execute("INSERT INTO releases VALUES (NULL, ?, 1, 'DP-OWL rule', 0.75, 0, '', "
-                "'2026-01-01T00:00:00+00:00')", (old_key,))
+    con.execute(
+        "INSERT INTO releases VALUES (NULL, ?, 1, 'DP-OWL rule', 0.75, 0, '', "
+        "'2026-01-01T00:00:00+00:00')",
+        (old_key,),
+    )
     con.execute("INSERT INTO caps VALUES (?, 1.0, '2026-01-01T00:00:00+00:00')", (old_key,))
     con.commit()
     con.close()

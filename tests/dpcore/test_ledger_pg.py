@@ -36,13 +36,20 @@ NEIGHBOUR = TRIAL.replace("\nP7,1,3.25,37\n", "\nP7,1,9.5,37\n")
 
 def test_a_postgresql_url_is_a_server_ledger_and_any_other_url_is_refused(monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
-    for url in ("postgresql://ann@db.example:5432/ledger", "postgres://db.example/ledger",
-                "postgresql:///ledger?host=/run/postgresql"):
+    for url in (
+        "postgresql://ann@db.example:5432/ledger",
+        "postgres://db.example/ledger",
+        "postgresql:///ledger?host=/run/postgresql",
+    ):
         assert server_url(url) == url
     for path in (tmp_path / "l.sqlite", "l.sqlite", "sub/l.sqlite", "C:/ledgers/l.sqlite"):
         assert server_url(path) is None
-    for bad in ("mysql://db.example/ledger", "sqlite:///tmp/l.sqlite", "file:///tmp/l.sqlite",
-                "https://db.example/ledger"):
+    for bad in (
+        "mysql://db.example/ledger",
+        "sqlite:///tmp/l.sqlite",
+        "file:///tmp/l.sqlite",
+        "https://db.example/ledger",
+    ):
         with pytest.raises(ValueError, match="not one the ledger can serve"):
             PrivacyLedger.for_cells({"id": ["a"]}, path=bad)
     with pytest.raises(ValueError, match="as a string"):  # pathlib made it postgresql:/db...
@@ -56,11 +63,17 @@ def test_a_postgresql_url_is_a_server_ledger_and_any_other_url_is_refused(monkey
 
 
 def test_a_password_in_the_url_is_never_shown():
-    assert shown_location("postgresql://ann:s3cret@db.example/ledger?sslmode=require") == \
-        "postgresql://ann:***@db.example/ledger?sslmode=require"
-    assert shown_location("postgresql://db.example/ledger?user=ann&password=s3cret&x=1") == \
-        "postgresql://db.example/ledger?user=ann&password=***&x=1"
-    assert shown_location("postgresql://ann@db.example/ledger") == "postgresql://ann@db.example/ledger"
+    assert (
+        shown_location("postgresql://ann:s3cret@db.example/ledger?sslmode=require")
+        == "postgresql://ann:***@db.example/ledger?sslmode=require"
+    )
+    assert (
+        shown_location("postgresql://db.example/ledger?user=ann&password=s3cret&x=1")
+        == "postgresql://db.example/ledger?user=ann&password=***&x=1"
+    )
+    assert (
+        shown_location("postgresql://ann@db.example/ledger") == "postgresql://ann@db.example/ledger"
+    )
     assert shown_location(Path("/srv/ledger.sqlite")) == "/srv/ledger.sqlite"
 
 
@@ -89,20 +102,35 @@ def test_a_new_database_gets_the_tables_and_version_of_sqlite(postgres_server, t
     PrivacyLedger.for_file(TRIAL.encode(), USED, path=url).record("DP-OWL rule", 1.0)
     PrivacyLedger.for_file(TRIAL.encode(), USED, path=tmp_path / "l.sqlite").record("rule", 1.0)
     with psycopg.connect(url) as con:
-        tables = {t for (t,) in con.execute(
-            "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")}
-        columns = [c for (c,) in con.execute(
-            "SELECT column_name FROM information_schema.columns WHERE table_name = 'releases' "
-            "AND table_schema = current_schema() ORDER BY ordinal_position")]
-        (version,), = con.execute("SELECT version FROM schema_version").fetchall()
+        tables = {
+            t
+            for (t,) in con.execute(
+                "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
+            )
+        }
+        columns = [
+            c
+            for (c,) in con.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_name = 'releases' "
+                "AND table_schema = current_schema() ORDER BY ordinal_position"
+            )
+        ]
+        ((version,),) = con.execute("SELECT version FROM schema_version").fetchall()
     import sqlite3
 
     with sqlite3.connect(tmp_path / "l.sqlite") as con:
-        sqlite_tables = {t for (t,) in con.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name != 'sqlite_sequence'")}
-        (sqlite_version,), = con.execute("SELECT version FROM schema_version").fetchall()
-    assert tables == sqlite_tables == {"releases", "caps", "settings", "schema_version",
-                                       "datasets", "row_hashes", "links"}
+        sqlite_tables = {
+            t
+            for (t,) in con.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name != 'sqlite_sequence'"
+            )
+        }
+        ((sqlite_version,),) = con.execute("SELECT version FROM schema_version").fetchall()
+    assert (
+        tables
+        == sqlite_tables
+        == {"releases", "caps", "settings", "schema_version", "datasets", "row_hashes", "links"}
+    )
     assert columns == ["id", "dataset", "release", "mechanism", "epsilon", "delta", "part", "time"]
     assert version == sqlite_version == 2
 
@@ -127,14 +155,18 @@ def test_neighbouring_files_get_the_same_keys_and_digests_as_in_sqlite(postgres_
     assert on_server.total() == (1.0, 0.0)  # the neighbour shares 29 rows: charged with both
     import sqlite3
 
-    query = ("SELECT dataset, kind, columns, rows FROM datasets ORDER BY dataset",
-             "SELECT dataset, hash FROM row_hashes ORDER BY dataset, hash",
-             "SELECT dataset, other FROM links ORDER BY dataset, other")
+    query = (
+        "SELECT dataset, kind, columns, rows FROM datasets ORDER BY dataset",
+        "SELECT dataset, hash FROM row_hashes ORDER BY dataset, hash",
+        "SELECT dataset, other FROM links ORDER BY dataset, other",
+    )
     with sqlite3.connect(sqlite_path) as con:
         on_file = [[tuple(r) for r in con.execute(q)] for q in query]
     with psycopg.connect(url) as con:
-        on_server = [[tuple(bytes(v) if isinstance(v, memoryview) else v for v in r)
-                      for r in con.execute(q)] for q in query]
+        on_server = [
+            [tuple(bytes(v) if isinstance(v, memoryview) else v for v in r) for r in con.execute(q)]
+            for q in query
+        ]
     assert on_file == on_server
     datasets, digests, links = on_server
     first, second = ({h for d, h in digests if d == key} for key, *_ in datasets)
@@ -144,12 +176,19 @@ def test_neighbouring_files_get_the_same_keys_and_digests_as_in_sqlite(postgres_
 def test_a_release_in_another_process_counts_against_the_cap_here(postgres_server):
     url = postgres_server.new_ledger()
     here = PrivacyLedger.for_file(TRIAL.encode(), USED, path=url, budget=1.0)
-    there = (f"from dpcore.privacy.accounting import PrivacyLedger\n"
-             f"ledger = PrivacyLedger.open({url!r}, {here.dataset!r})\n"
-             f"print(ledger.record('DP-OWL rule', 0.75).index)\n"
-             f"ledger.record('again', 0.5)\n")  # over the cap: refused there too
-    done = subprocess.run([sys.executable, "-c", there], capture_output=True, text=True,
-                          timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    there = (
+        f"from dpcore.privacy.accounting import PrivacyLedger\n"
+        f"ledger = PrivacyLedger.open({url!r}, {here.dataset!r})\n"
+        f"print(ledger.record('DP-OWL rule', 0.75).index)\n"
+        f"ledger.record('again', 0.5)\n"
+    )  # over the cap: refused there too
+    done = subprocess.run(
+        [sys.executable, "-c", there],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert done.stdout.strip() == "1" and "BudgetExceededError" in done.stderr, done.stderr
     assert here.total() == (0.75, 0.0)
     with pytest.raises(BudgetExceededError, match="0.75 already spent"):
@@ -190,9 +229,11 @@ def test_two_files_sharing_rows_registered_at_once_are_linked(postgres_server, m
         with ThreadPoolExecutor(2) as pool:
             first, second = pool.map(
                 lambda data: PrivacyLedger.for_file(data.encode(), USED, path=url),
-                (TRIAL, NEIGHBOUR))
-        return first.linked() == (second.dataset,) and second.linked() == (first.dataset,), \
-            first.linked() + second.linked()
+                (TRIAL, NEIGHBOUR),
+            )
+        return first.linked() == (second.dataset,) and second.linked() == (
+            first.dataset,
+        ), first.linked() + second.linked()
 
     assert race(postgres_server.new_ledger(), 0.5)[0]
     monkeypatch.setattr(ledger_pg._PostgresTransaction, "hold_ledger", lambda self: None)

@@ -67,18 +67,26 @@ def test_a_version_2_sqlite_ledger_opens_with_its_datasets_releases_caps_and_lin
     second = dataset_identity(shared, SALT)
     with sqlite3.connect(path) as con:
         con.executescript(SQLITE_VERSION_2)
-        con.executemany("INSERT INTO settings VALUES (?, ?)",
-                        [("salt", SALT), ("default_cap", "3.0")])
+        con.executemany(
+            "INSERT INTO settings VALUES (?, ?)", [("salt", SALT), ("default_cap", "3.0")]
+        )
         for identity in (first, second):
-            con.execute("INSERT INTO datasets VALUES (?, 'content', '', ?, ?, ?)",
-                        (identity.key, json.dumps(sorted(CELLS)), identity.n, WHEN))
-            con.executemany("INSERT INTO row_hashes VALUES (?, ?)",
-                            [(identity.key, h) for h in set(identity.row_hashes)])
-            con.execute("INSERT INTO releases VALUES (NULL, ?, 1, 'DP-OWL rule', 0.5, 0, '', ?)",
-                        (identity.key, WHEN))
+            con.execute(
+                "INSERT INTO datasets VALUES (?, 'content', '', ?, ?, ?)",
+                (identity.key, json.dumps(sorted(CELLS)), identity.n, WHEN),
+            )
+            con.executemany(
+                "INSERT INTO row_hashes VALUES (?, ?)",
+                [(identity.key, h) for h in set(identity.row_hashes)],
+            )
+            con.execute(
+                "INSERT INTO releases VALUES (NULL, ?, 1, 'DP-OWL rule', 0.5, 0, '', ?)",
+                (identity.key, WHEN),
+            )
         con.execute("INSERT INTO caps VALUES (?, 1.0, ?)", (first.key, WHEN))
-        con.executemany("INSERT INTO links VALUES (?, ?)",
-                        [(first.key, second.key), (second.key, first.key)])
+        con.executemany(
+            "INSERT INTO links VALUES (?, ?)", [(first.key, second.key), (second.key, first.key)]
+        )
     con.close()
     ledger = PrivacyLedger.for_cells(CELLS, path=path)
     assert ledger.dataset == first.key  # the salt is the file's
@@ -104,7 +112,9 @@ def _newer(where):
             con.execute("INSERT INTO schema_version VALUES (%s)", (SCHEMA_VERSION + 1,))
     else:
         with sqlite3.connect(where) as con:
-            con.executescript(SQLITE_VERSION_2.replace("VALUES (2)", f"VALUES ({SCHEMA_VERSION + 1})"))
+            con.executescript(
+                SQLITE_VERSION_2.replace("VALUES (2)", f"VALUES ({SCHEMA_VERSION + 1})")
+            )
         con.close()
 
 
@@ -134,8 +144,11 @@ def test_a_version_1_postgresql_ledger_is_migrated_and_its_byte_keys_registered(
         for statement in POSTGRES_VERSION_1:
             con.execute(statement)
         con.execute("INSERT INTO settings VALUES ('salt', %s)", (SALT,))
-        con.execute("INSERT INTO releases (dataset, release, mechanism, epsilon, delta, part, "
-                    "time) VALUES (%s, 1, 'DP-OWL rule', 0.75, 0, '', %s)", (old_key, WHEN))
+        con.execute(
+            "INSERT INTO releases (dataset, release, mechanism, epsilon, delta, part, "
+            "time) VALUES (%s, 1, 'DP-OWL rule', 0.75, 0, '', %s)",
+            (old_key, WHEN),
+        )
         con.execute("INSERT INTO caps VALUES (%s, 1.0, %s)", (old_key, WHEN))
     old = PrivacyLedger.open(url, old_key)  # registered by the migration
     assert old.total() == (0.75, 0.0) and old.budget == 1.0
@@ -143,5 +156,6 @@ def test_a_version_1_postgresql_ledger_is_migrated_and_its_byte_keys_registered(
     assert old_key in same.linked() and same.total() == (0.75, 0.0)
     with psycopg.connect(url) as con:
         assert con.execute("SELECT version FROM schema_version").fetchall() == [(SCHEMA_VERSION,)]
-        assert con.execute("SELECT kind FROM datasets WHERE dataset = %s",
-                           (old_key,)).fetchone() == ("bytes",)
+        assert con.execute(
+            "SELECT kind FROM datasets WHERE dataset = %s", (old_key,)
+        ).fetchone() == ("bytes",)

@@ -34,16 +34,33 @@ def test_fit_and_evaluate_lets_a_privacy_warning_through(data):
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyWarning)
         with pytest.raises(PrivacyWarning, match="feature_bounds"):
-            fit_and_evaluate(data["X"], data["A"], data["B"], 0.5, epsilon_fit=1.0,
-                             epsilon_eval=1.0, rng=np.random.default_rng(0), **KW)
+            fit_and_evaluate(
+                data["X"],
+                data["A"],
+                data["B"],
+                0.5,
+                epsilon_fit=1.0,
+                epsilon_eval=1.0,
+                rng=np.random.default_rng(0),
+                **KW,
+            )
 
 
 def test_fit_and_evaluate_still_silences_only_the_weight_clipping_warning(data):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        fit_and_evaluate(data["X"], data["A"], data["B"] * 3, 0.5, epsilon_fit=1.0,
-                         epsilon_eval=1.0, feature_bounds=BOUNDS, weight_bound=20.0,
-                         rng=np.random.default_rng(0), **KW)
+        fit_and_evaluate(
+            data["X"],
+            data["A"],
+            data["B"] * 3,
+            0.5,
+            epsilon_fit=1.0,
+            epsilon_eval=1.0,
+            feature_bounds=BOUNDS,
+            weight_bound=20.0,
+            rng=np.random.default_rng(0),
+            **KW,
+        )
     messages = [str(w.message) for w in caught]
     assert not any("exceed the weight bound" in m for m in messages)
     assert any("outcome_bounds" in m for m in messages)  # B * 3 leaves the public bounds
@@ -52,13 +69,15 @@ def test_fit_and_evaluate_still_silences_only_the_weight_clipping_warning(data):
 def test_a_rule_fitted_with_data_bounds_says_not_private_in_its_file(data):
     with pytest.warns(PrivacyWarning):
         model = DPOWL(epsilon=1.0, rng=np.random.default_rng(1), **KW).fit(
-            data["X"], data["A"], data["B"], 0.5)
+            data["X"], data["A"], data["B"], 0.5
+        )
     file = rule_from_dpowl(model, _Trial(400, 2), private=True).to_dict()
     assert file["private"] is False and file["title"].startswith("NOT PRIVATE")
     assert "feature bounds read from the data" in file["title"]
     assert file["mechanism"].startswith("NOT PRIVATE")
     public = DPOWL(epsilon=1.0, feature_bounds=BOUNDS, rng=np.random.default_rng(1), **KW).fit(
-        data["X"], data["A"], data["B"], 0.5)
+        data["X"], data["A"], data["B"], 0.5
+    )
     file = rule_from_dpowl(public, _Trial(400, 2)).to_dict()
     assert file["private"] is True and file["title"] == "Private treatment rule (ε = 1)"
     seeded = rule_from_dpowl(public, _Trial(400, 2), seed=0).to_dict()
@@ -67,11 +86,13 @@ def test_a_rule_fitted_with_data_bounds_says_not_private_in_its_file(data):
 
 def test_the_default_gamma_is_the_paper_s_table_scaled_by_w(data):
     model = DPOWL(epsilon=1.0, feature_bounds=BOUNDS, rng=np.random.default_rng(0), **KW).fit(
-        data["X"], data["A"], data["B"], 0.5)
+        data["X"], data["A"], data["B"], 0.5
+    )
     assert model.gamma == "paper" and model.weight_bound_ == 48.0
     assert model.gamma_ == default_gamma(1.0, 400, 48.0) == paper_gamma(1.0, 400) * 48 / 30
     fixed = DPOWL(epsilon=1.0, gamma=75, feature_bounds=BOUNDS, rng=0, **KW).fit(
-        data["X"], data["A"], data["B"], 0.5)
+        data["X"], data["A"], data["B"], 0.5
+    )
     assert fixed.gamma_ == 75.0
     with pytest.raises(ValueError, match="gamma must be a positive number or 'paper'"):
         DPOWL(gamma="table", **KW).fit(data["X"], data["A"], data["B"], 0.5)
@@ -104,13 +125,15 @@ def test_fit_records_in_the_ledger_and_a_refusal_releases_nothing(data, tmp_path
     gen = np.random.default_rng(0)
     DPOWL(epsilon=1.0, feature_bounds=BOUNDS, rng=gen, **KW).fit(*args, ledger=ledger)
     assert [(e.mechanism, e.epsilon) for e in ledger.entries] == [
-        ("DP-OWL rule (output perturbation)", 1.0)]
+        ("DP-OWL rule (output perturbation)", 1.0)
+    ]
     refused = DPOWL(epsilon=1.0, feature_bounds=BOUNDS, rng=gen, **KW)
     with pytest.raises(BudgetExceededError):
         refused.fit(*args, ledger=ledger)
     assert not hasattr(refused, "coef_") and ledger.total() == (1.0, 0.0)
     DPWeightedERM(epsilon=0.5, gamma=20.0, feature_bounds=BOUNDS, rng=gen).fit(
-        data["X"], data["A"], ledger=ledger)
+        data["X"], data["A"], ledger=ledger
+    )
     assert ledger.total() == (1.5, 0.0)
 
 
@@ -129,8 +152,18 @@ def test_a_seeded_or_data_bounded_fit_makes_the_total_infinite(data):
 
 def test_fit_and_evaluate_records_two_parallel_parts(data):
     ledger = PrivacyLedger()
-    fit_and_evaluate(data["X"], data["A"], data["B"], 0.5, epsilon_fit=1.0, epsilon_eval=0.5,
-                     feature_bounds=BOUNDS, rng=np.random.default_rng(0), ledger=ledger, **KW)
+    fit_and_evaluate(
+        data["X"],
+        data["A"],
+        data["B"],
+        0.5,
+        epsilon_fit=1.0,
+        epsilon_eval=0.5,
+        feature_bounds=BOUNDS,
+        rng=np.random.default_rng(0),
+        ledger=ledger,
+        **KW,
+    )
     (entry,) = ledger.entries
     assert entry.epsilon == 1.0 and dict(entry.parts) == {"fit": 1.0, "evaluation": 0.5}
 
@@ -143,16 +176,32 @@ def test_neighbouring_files_publish_the_same_fields_but_the_noise_through_the_le
             X[0], A[0], B[0] = BOUNDS[1], -A[0], 12.0
         ledger = PrivacyLedger()
         model = DPOWL(epsilon=1.0, feature_bounds=BOUNDS, rng=np.random.default_rng(5), **KW).fit(
-            X, A, B, 0.5, ledger=ledger)
-        files.append(rule_to_dict(**{k: v for k, v in rule_from_dpowl(
-            model, _Trial(400, 2)).to_dict().items() if k not in ("format", "rule", "one_hot",
-                                                                   "package", "package_version",
-                                                                   "apply", "apply_python",
-                                                                   "apply_dpcore")}))
+            X, A, B, 0.5, ledger=ledger
+        )
+        files.append(
+            rule_to_dict(
+                **{
+                    k: v
+                    for k, v in rule_from_dpowl(model, _Trial(400, 2)).to_dict().items()
+                    if k
+                    not in (
+                        "format",
+                        "rule",
+                        "one_hot",
+                        "package",
+                        "package_version",
+                        "apply",
+                        "apply_python",
+                        "apply_dpcore",
+                    )
+                }
+            )
+        )
         records.append([(e.mechanism, e.epsilon, e.delta) for e in ledger.entries])
     noisy = {"coef", "intercept"}
-    assert {k: v for k, v in files[0].items() if k not in noisy} == \
-        {k: v for k, v in files[1].items() if k not in noisy}
+    assert {k: v for k, v in files[0].items() if k not in noisy} == {
+        k: v for k, v in files[1].items() if k not in noisy
+    }
     assert records[0] == records[1]
 
 
@@ -161,12 +210,18 @@ def test_larger_is_better_is_never_a_silent_true(data):
 
     with pytest.raises(TypeError, match="field larger_is_better"):
         DPOWL(epsilon=1.0, feature_bounds=BOUNDS, larger_is_better=None, **KW).fit(
-            data["X"], data["A"], data["B"], 0.5)
+            data["X"], data["A"], data["B"], 0.5
+        )
     from pathlib import Path
 
     demo = Path(__file__).resolve().parents[2] / "dpcore_app" / "demo_data" / "hospital_trial.csv"
-    trial = read_trial(demo, treatment="arm", outcome="days_in_hospital",
-                       categorical={"site": ["A", "B", "C"]}, incomplete="keep",
-                       unknown_levels="baseline")
+    trial = read_trial(
+        demo,
+        treatment="arm",
+        outcome="days_in_hospital",
+        categorical={"site": ["A", "B", "C"]},
+        incomplete="keep",
+        unknown_levels="baseline",
+    )
     with pytest.raises(TypeError, match="field larger_is_better"):
         trial.outcomes_for_fit((0, 20), None)

@@ -27,8 +27,13 @@ def test_huber_matches_piecewise_definition(z, h):
 @pytest.mark.parametrize("h", [0.1, 0.5, 2.0])
 def test_huber_derivatives_against_finite_differences(h):
     # Stay away from the two joints, where the second derivative jumps.
-    z = np.concatenate([np.linspace(-3, 1 - h - 1e-3, 20), np.linspace(1 - h + 1e-3, 1 + h - 1e-3, 20),
-                        np.linspace(1 + h + 1e-3, 4, 5)])
+    z = np.concatenate(
+        [
+            np.linspace(-3, 1 - h - 1e-3, 20),
+            np.linspace(1 - h + 1e-3, 1 + h - 1e-3, 20),
+            np.linspace(1 + h + 1e-3, 4, 5),
+        ]
+    )
     for zi in z:
         f = lambda t: huber_hinge(t, h)[0][0]  # noqa: E731
         g = lambda t: huber_hinge(t, h)[1]  # noqa: E731
@@ -70,8 +75,12 @@ def test_logistic_is_stable_and_bounded(z):
 
 def test_logistic_derivatives_against_finite_differences():
     for zi in np.linspace(-6, 6, 25):
-        assert logistic(zi)[1] == pytest.approx(approx_fprime([zi], lambda t: logistic(t)[0][0], 1e-7)[0], abs=1e-6)
-        assert logistic(zi)[2] == pytest.approx(approx_fprime([zi], lambda t: logistic(t)[1][0], 1e-7)[0], abs=1e-6)
+        assert logistic(zi)[1] == pytest.approx(
+            approx_fprime([zi], lambda t: logistic(t)[0][0], 1e-7)[0], abs=1e-6
+        )
+        assert logistic(zi)[2] == pytest.approx(
+            approx_fprime([zi], lambda t: logistic(t)[1][0], 1e-7)[0], abs=1e-6
+        )
 
 
 def test_margin_loss_dispatch_and_errors():

@@ -17,8 +17,10 @@ def test_laplace_scale_and_infinity():
     assert np.all(laplace_noise(1.0, 0.0, 10, rng=0) == 0)  # zero sensitivity: the identity
 
 
-@pytest.mark.parametrize("eps,exc", [(0, ValueError), (-1, ValueError), (np.nan, ValueError),
-                                     ("1", TypeError), (None, TypeError)])
+@pytest.mark.parametrize(
+    "eps,exc",
+    [(0, ValueError), (-1, ValueError), (np.nan, ValueError), ("1", TypeError), (None, TypeError)],
+)
 def test_bad_epsilon(eps, exc):
     with pytest.raises(exc, match="epsilon"):
         laplace_noise(eps, 1.0)
@@ -76,7 +78,9 @@ def test_noise_direction_is_uniform_on_the_sphere(d):
 
 
 def test_noise_vectorizes_over_epsilon_and_infinity_adds_nothing():
-    b = l2_gamma_noise(4, np.array([[np.inf], [1.0]]), np.array([[1.0], [1.0]]), size=(2, 500), rng=2)
+    b = l2_gamma_noise(
+        4, np.array([[np.inf], [1.0]]), np.array([[1.0], [1.0]]), size=(2, 500), rng=2
+    )
     assert b.shape == (2, 500, 4)
     assert np.all(b[0] == 0) and np.all(np.linalg.norm(b[1], axis=1) > 0)
 
@@ -84,8 +88,9 @@ def test_noise_vectorizes_over_epsilon_and_infinity_adds_nothing():
 def test_output_perturbation_adds_l2_gamma_noise_to_each_minimiser():
     theta_hat = np.arange(12.0).reshape(2, 2, 3)
     released = output_perturbation(theta_hat, 0.8, 1.5, rng=9)
-    np.testing.assert_array_equal(released,
-                                  theta_hat + l2_gamma_noise(3, 0.8, 1.5, size=(2, 2), rng=9))
+    np.testing.assert_array_equal(
+        released, theta_hat + l2_gamma_noise(3, 0.8, 1.5, size=(2, 2), rng=9)
+    )
     np.testing.assert_array_equal(output_perturbation(theta_hat, np.inf, 1.5, rng=9), theta_hat)
 
 
@@ -93,8 +98,13 @@ def test_laplace_interval_halfwidth_covers_the_stated_share():
     t = laplace_interval_halfwidth(0.5, 2.0, level=0.9)
     assert t == pytest.approx(2.0 / 0.5 * np.log(10))
     assert stats.laplace(scale=4.0).cdf(t) - stats.laplace(scale=4.0).cdf(-t) == pytest.approx(0.9)
-    assert laplace_interval_halfwidth(1.0, 1.0) == pytest.approx(np.log(20))  # the overview's ±ln 20 / ε
-    assert laplace_interval_halfwidth(np.inf, 1.0) == 0.0 and expected_noise_radius(3, np.inf, 1.0) == 0.0
+    assert laplace_interval_halfwidth(1.0, 1.0) == pytest.approx(
+        np.log(20)
+    )  # the overview's ±ln 20 / ε
+    assert (
+        laplace_interval_halfwidth(np.inf, 1.0) == 0.0
+        and expected_noise_radius(3, np.inf, 1.0) == 0.0
+    )
     with pytest.raises(ValueError, match="level must be < 1"):
         laplace_interval_halfwidth(1.0, 1.0, level=1.0)
 

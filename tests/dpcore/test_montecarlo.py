@@ -22,17 +22,22 @@ def test_fused_metrics_equal_the_direct_formulas():
             a = np.where(Xt[r] @ theta[e, r] > 0, 1, -1)
             b = np.where(Xt[r] @ ref[r] > 0, 1, -1)
             v = ipw_value(a, test["A"][r], test["B"][r])
-            assert got["accuracy"][e, r] == pytest.approx(100 * np.mean(a == np.where(test["f"][r] > 0, 1, -1)))
+            assert got["accuracy"][e, r] == pytest.approx(
+                100 * np.mean(a == np.where(test["f"][r] > 0, 1, -1))
+            )
             assert got["value"][e, r] == pytest.approx(v, rel=1e-10)
-            assert got["value_paper"][e, r] == pytest.approx(v + paper_outcome_shift(test["B"][r]), rel=1e-10)
+            assert got["value_paper"][e, r] == pytest.approx(
+                v + paper_outcome_shift(test["B"][r]), rel=1e-10
+            )
             agree = agreement_test(a, b)
             assert got["concordance"][e, r] == pytest.approx(100 * agree["concordance"])
             assert got["kappa"][e, r] == pytest.approx(agree["kappa"])
 
 
 def test_summary_ci_is_the_t_interval():
-    runs = pd.DataFrame({"n": 1, "epsilon": 1.0, "gamma": 2.0, "h": 0.5,
-                         "accuracy": np.arange(10.0)})
+    runs = pd.DataFrame(
+        {"n": 1, "epsilon": 1.0, "gamma": 2.0, "h": 0.5, "accuracy": np.arange(10.0)}
+    )
     s = summarize(runs, ("n", "epsilon", "gamma", "h"), ("accuracy",))
     half = stats.t.ppf(0.975, 9) * np.std(np.arange(10.0), ddof=1) / np.sqrt(10)
     assert s.loc[0, "accuracy_mean"] == 4.5
@@ -51,6 +56,8 @@ def test_summary_skips_absent_columns_and_metrics():
 def test_streams_are_named_and_keyed_by_value():
     assert len({int(t) for t in Stream}) == len(Stream)  # no tag is an alias of another
     a = stream(3, Stream.NOISE, 200, 0.5, 1.0).random(4)
-    np.testing.assert_array_equal(a, np.random.default_rng([3, 2, 200, 500_000, 1_000_000]).random(4))
+    np.testing.assert_array_equal(
+        a, np.random.default_rng([3, 2, 200, 500_000, 1_000_000]).random(4)
+    )
     assert not np.allclose(a, stream(3, Stream.NOISE, 200, 0.5, 2.0).random(4))
     assert key(np.inf) == 2**62 and key(7) == 7 and key(0.25) == 250_000

@@ -47,7 +47,11 @@ def test_sample_laplace_dispatches(monkeypatch):
     calls = []
     import dpcore.privacy.mechanisms as mech
 
-    monkeypatch.setattr(mech, "opendp_laplace_noise", lambda e, s, size: calls.append(size) or np.zeros(size))
+    monkeypatch.setattr(
+        mech, "opendp_laplace_noise", lambda e, s, size: calls.append(size) or np.zeros(size)
+    )
     sample_laplace(1.0, 1.0, 4, sampler="opendp")
     assert calls == [4]
-    np.testing.assert_array_equal(sample_laplace(1.0, 1.0, 4, rng=5), laplace_noise(1.0, 1.0, 4, rng=5))
+    np.testing.assert_array_equal(
+        sample_laplace(1.0, 1.0, 4, rng=5), laplace_noise(1.0, 1.0, 4, rng=5)
+    )

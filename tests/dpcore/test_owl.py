@@ -68,8 +68,12 @@ def test_agreement_test_against_scipy_and_kappa_by_hand():
     a = rng.choice([-1, 1], 200)
     b = np.where(rng.random(200) < 0.8, a, -a)
     res = agreement_test(a, b)
-    table = np.array([[np.sum((a > 0) & (b > 0)), np.sum((a > 0) & (b < 0))],
-                      [np.sum((a < 0) & (b > 0)), np.sum((a < 0) & (b < 0))]])
+    table = np.array(
+        [
+            [np.sum((a > 0) & (b > 0)), np.sum((a > 0) & (b < 0))],
+            [np.sum((a < 0) & (b > 0)), np.sum((a < 0) & (b < 0))],
+        ]
+    )
     po = np.trace(table) / 200
     pe = (table[0].sum() * table[:, 0].sum() + table[1].sum() * table[:, 1].sum()) / 200**2
     assert res["kappa"] == pytest.approx((po - pe) / (1 - pe))
@@ -111,9 +115,17 @@ def test_dpowl_is_dpwerm_with_owl_weights():
     data = PAPER_TRIAL.sample(300, rng=2)
     X, A, B = data["X"], data["A"], data["B"]
     bounds = (np.zeros(4), np.ones(4))
-    with pytest.warns(UserWarning, match="some OWL weights \\(benefit / propensity\\) exceed") as caught:
-        owl = DPOWL(epsilon=1.0, gamma=20.0, weight_bound=30.0, feature_bounds=bounds,
-                    outcome_bounds=(-12, 12), rng=5).fit(X, A, B, propensity=0.5)
+    with pytest.warns(
+        UserWarning, match="some OWL weights \\(benefit / propensity\\) exceed"
+    ) as caught:
+        owl = DPOWL(
+            epsilon=1.0,
+            gamma=20.0,
+            weight_bound=30.0,
+            feature_bounds=bounds,
+            outcome_bounds=(-12, 12),
+            rng=5,
+        ).fit(X, A, B, propensity=0.5)
     w = (np.clip(B, -12, 12) + 12) / 0.5
     erm = DPWeightedERM(epsilon=1.0, gamma=20.0, weight_bound=30.0, feature_bounds=bounds, rng=5)
     with pytest.warns(UserWarning, match="clipped to W"):
@@ -130,16 +142,29 @@ def test_dpowl_is_dpwerm_with_owl_weights():
 def test_dpowl_learns_the_paper_rule_without_noise():
     data = PAPER_TRIAL.sample(2000, rng=3)
     test = PAPER_TRIAL.sample(5000, rng=4)
-    owl = DPOWL(epsilon=np.inf, gamma=1.0, feature_bounds=PAPER_TRIAL.feature_bounds,
-                outcome_bounds=(-12, 12)).fit(data["X"], data["A"], data["B"], 0.5)
+    owl = DPOWL(
+        epsilon=np.inf,
+        gamma=1.0,
+        feature_bounds=PAPER_TRIAL.feature_bounds,
+        outcome_bounds=(-12, 12),
+    ).fit(data["X"], data["A"], data["B"], 0.5)
     assert treatment_accuracy(owl.predict(test["X"]), np.sign(test["f"])) > 0.9
 
 
 def test_smaller_is_better_flips_the_rule():
     data = PAPER_TRIAL.sample(2000, rng=3)
-    kw = dict(epsilon=np.inf, gamma=1.0, feature_bounds=PAPER_TRIAL.feature_bounds, outcome_bounds=(-12, 12))
+    kw = dict(
+        epsilon=np.inf,
+        gamma=1.0,
+        feature_bounds=PAPER_TRIAL.feature_bounds,
+        outcome_bounds=(-12, 12),
+    )
     larger = DPOWL(**kw).fit(data["X"], data["A"], data["B"], 0.5).predict(data["X"])
-    smaller = DPOWL(larger_is_better=False, **kw).fit(data["X"], data["A"], data["B"], 0.5).predict(data["X"])
+    smaller = (
+        DPOWL(larger_is_better=False, **kw)
+        .fit(data["X"], data["A"], data["B"], 0.5)
+        .predict(data["X"])
+    )
     assert np.mean(larger == -smaller) > 0.9
 
 
@@ -148,7 +173,9 @@ def test_propensity_options():
     X = rng.uniform(0, 1, (400, 2))
     A = np.where(rng.random(400) < 2 / 3, 1.0, -1.0)
     B = rng.uniform(0, 5, 400)
-    kw = dict(gamma=5.0, feature_bounds=(np.zeros(2), np.ones(2)), outcome_bounds=(0, 5), epsilon=np.inf)
+    kw = dict(
+        gamma=5.0, feature_bounds=(np.zeros(2), np.ones(2)), outcome_bounds=(0, 5), epsilon=np.inf
+    )
     const = DPOWL(**kw).fit(X, A, B, propensity=2 / 3)
     assert const.weight_bound_ == pytest.approx(15.0)  # (5 - 0) / min(2/3, 1/3)
     per_row = DPOWL(weight_bound=15.0, **kw).fit(X, A, B, propensity=np.full(400, 2 / 3))
@@ -164,7 +191,9 @@ def test_propensity_options():
         est = DPOWL(weight_bound=20.0, C="worst-case", **kw).fit(X, A, B, propensity="logistic")
     assert est.sensitivity_ == pytest.approx((400 * 20 + 40) / 5)
     p_hat = fit_logistic_propensity(X, A)
-    assert abs(p_hat.mean() - np.mean(A > 0)) < 1e-6  # logistic MLE with intercept matches the share
+    assert (
+        abs(p_hat.mean() - np.mean(A > 0)) < 1e-6
+    )  # logistic MLE with intercept matches the share
     with pytest.raises(ValueError, match="propensity must lie strictly between 0 and 1"):
         DPOWL(weight_bound=20.0, **kw).fit(X, A, B, propensity=np.r_[1.0, np.full(399, 0.5)])
     with pytest.raises(ValueError, match="propensity must be"):
@@ -227,12 +256,18 @@ def test_owl_weights_divide_by_the_propensity_of_the_arm_received():
 def test_dpowl_uses_the_weights_of_owl_weights_with_per_row_propensities():
     trial = PAPER_TRIAL.sample(300, rng=4)
     p = np.clip(0.3 + 0.4 * trial["X"][:, 0], 0.05, 0.95)
-    rule = DPOWL(epsilon=np.inf, gamma=10.0, weight_bound=200.0, outcome_bounds=(-12, 12),
-                 feature_bounds=PAPER_TRIAL.feature_bounds).fit(trial["X"], trial["A"], trial["B"], p)
+    rule = DPOWL(
+        epsilon=np.inf,
+        gamma=10.0,
+        weight_bound=200.0,
+        outcome_bounds=(-12, 12),
+        feature_bounds=PAPER_TRIAL.feature_bounds,
+    ).fit(trial["X"], trial["A"], trial["B"], p)
     by_hand = np.where(trial["A"] > 0, np.clip(trial["B"], -12, 12) + 12, np.nan) / p
     by_hand = np.where(trial["A"] > 0, by_hand, (np.clip(trial["B"], -12, 12) + 12) / (1 - p))
-    direct = DPWeightedERM(epsilon=np.inf, gamma=10.0, weight_bound=200.0,
-                           feature_bounds=PAPER_TRIAL.feature_bounds).fit(trial["X"], trial["A"], by_hand)
+    direct = DPWeightedERM(
+        epsilon=np.inf, gamma=10.0, weight_bound=200.0, feature_bounds=PAPER_TRIAL.feature_bounds
+    ).fit(trial["X"], trial["A"], by_hand)
     np.testing.assert_allclose(rule.theta_, direct.theta_, atol=1e-10)
 
 
@@ -252,14 +287,26 @@ def test_estimators_follow_scikit_learn_conventions():
         with pytest.raises(NotFittedError):
             est.decision_function(np.zeros((2, 4)))
     with pytest.raises(ValueError, match="larger_is_better=False needs outcome_bounds"):
-        DPOWL(larger_is_better=False, weight_bound=5.0).fit(np.zeros((4, 1)), [1, -1, 1, -1], np.ones(4), 0.5)
+        DPOWL(larger_is_better=False, weight_bound=5.0).fit(
+            np.zeros((4, 1)), [1, -1, 1, -1], np.ones(4), 0.5
+        )
 
 
 def test_released_attributes_are_apart_from_the_analyst_only_diagnostics():
     data = PAPER_TRIAL.sample(200, rng=1)
-    rule = DPOWL(epsilon=1.0, gamma=20.0, outcome_bounds=(-12, 12),
-                 feature_bounds=PAPER_TRIAL.feature_bounds, rng=2).fit(data["X"], data["A"], data["B"], 0.5)
-    assert set(rule.diagnostics_) == {"n_iter", "grad_norm", "clipped_share", "outside_bounds_share"}
+    rule = DPOWL(
+        epsilon=1.0,
+        gamma=20.0,
+        outcome_bounds=(-12, 12),
+        feature_bounds=PAPER_TRIAL.feature_bounds,
+        rng=2,
+    ).fit(data["X"], data["A"], data["B"], 0.5)
+    assert set(rule.diagnostics_) == {
+        "n_iter",
+        "grad_norm",
+        "clipped_share",
+        "outside_bounds_share",
+    }
     assert not hasattr(rule, "n_iter_") and not hasattr(rule, "clipped_share_")
 
 
@@ -272,11 +319,22 @@ def test_fit_trial_needs_the_design_and_recommends_arm_labels():
 
     demo = Path(__file__).resolve().parents[2] / "dpcore_app" / "demo_data"
     d = json.loads((demo / "hospital_trial.json").read_text())
-    trial = read_trial(demo / "hospital_trial.csv", treatment="arm", outcome="days_in_hospital",
-                       covariates=["age", "biomarker", "severity", "frailty"], treated="drug")
+    trial = read_trial(
+        demo / "hospital_trial.csv",
+        treatment="arm",
+        outcome="days_in_hospital",
+        covariates=["age", "biomarker", "severity", "frailty"],
+        treated="drug",
+    )
     bounds = trial.feature_bounds({c["name"]: c["bounds"] for c in d["columns"] if "bounds" in c})
-    rule = DPOWL(epsilon=1.0, gamma=50.0, feature_bounds=bounds, outcome_bounds=(0, 20),
-                 larger_is_better=False, rng=0)
+    rule = DPOWL(
+        epsilon=1.0,
+        gamma=50.0,
+        feature_bounds=bounds,
+        outcome_bounds=(0, 20),
+        larger_is_better=False,
+        rng=0,
+    )
     with pytest.raises(TypeError, match="no propensity column"):
         rule.fit_trial(trial)
     rule.fit_trial(trial, propensity=d["propensity"])
@@ -308,16 +366,27 @@ def test_fit_trial_gives_incomplete_rows_weight_zero():
     from dpcore import read_trial
 
     demo = Path(__file__).resolve().parents[2] / "dpcore_app" / "demo_data"
-    trial = read_trial(demo / "hospital_trial.csv", treatment="arm", outcome="days_in_hospital",
-                       covariates=["age", "biomarker", "severity", "frailty"], treated="drug",
-                       incomplete="keep")
+    trial = read_trial(
+        demo / "hospital_trial.csv",
+        treatment="arm",
+        outcome="days_in_hospital",
+        covariates=["age", "biomarker", "severity", "frailty"],
+        treated="drug",
+        incomplete="keep",
+    )
     assert trial.n_incomplete > 0
-    kw = dict(epsilon=np.inf, gamma=50.0, feature_bounds=([40, 0, 0, 0], [80, 1, 10, 1]),
-              outcome_bounds=(0, 20), larger_is_better=False)
+    kw = dict(
+        epsilon=np.inf,
+        gamma=50.0,
+        feature_bounds=([40, 0, 0, 0], [80, 1, 10, 1]),
+        outcome_bounds=(0, 20),
+        larger_is_better=False,
+    )
     by_trial = DPOWL(**kw).fit_trial(trial, propensity=2 / 3)
     B = trial.outcomes_for_fit((0, 20), larger_is_better=False)
     by_hand = DPOWL(**kw).fit(trial.X, trial.A, B, 2 / 3)
     np.testing.assert_allclose(by_trial.theta_, by_hand.theta_)
     with pytest.raises(ValueError, match="missing value"):
-        DPOWL(epsilon=np.inf, weight_bound=60.0, gamma=50.0,
-              feature_bounds=kw["feature_bounds"]).fit_trial(trial, propensity=2 / 3)
+        DPOWL(
+            epsilon=np.inf, weight_bound=60.0, gamma=50.0, feature_bounds=kw["feature_bounds"]
+        ).fit_trial(trial, propensity=2 / 3)

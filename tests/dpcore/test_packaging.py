@@ -23,8 +23,11 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory):
     out = tmp_path_factory.mktemp("wheel")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps",
-                    "-q", "-w", str(out)], check=True, cwd=out)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "-q", "-w", str(out)],
+        check=True,
+        cwd=out,
+    )
     return zipfile.ZipFile(next(out.glob("dpcore-*.whl")))
 
 
@@ -36,7 +39,11 @@ def metadata(wheel):
 def test_core_requires_no_streamlit_or_plotly(wheel):
     requires = metadata(wheel).get_all("Requires-Dist")
     core = [r for r in requires if "extra ==" not in r]
-    assert sorted(r.split(">")[0].split("<")[0].strip() for r in core) == ["numpy", "pandas", "scipy"]
+    assert sorted(r.split(">")[0].split("<")[0].strip() for r in core) == [
+        "numpy",
+        "pandas",
+        "scipy",
+    ]
     app = [r for r in requires if 'extra == "app"' in r]
     assert any(r.startswith("streamlit") and ">=1.65" in r and "<1.68" in r for r in app)
     assert any(r.startswith("scikit-learn") for r in requires if 'extra == "sklearn"' in r)
@@ -49,14 +56,22 @@ def test_wheel_installs_dpcore_and_the_dashboard_under_one_name(wheel):
     top = next(n for n in names if n.endswith(".dist-info/top_level.txt"))
     assert wheel.read(top).decode().split() == ["dpcore", "dpcore_app"]
     assert {n.split("/")[0] for n in names if ".dist-info/" not in n} == {"dpcore", "dpcore_app"}
-    for needed in ("dpcore/__init__.py", "dpcore/py.typed", "dpcore/cli.py",
-                   "dpcore/data/dictionary.schema.json", "dpcore_app/__init__.py",
-                   "dpcore_app/app.py", "dpcore_app/.streamlit/config.toml",
-                   "dpcore_app/app_pages/overview.py", "dpcore_app/ui/common/controls.py",
-                   "dpcore_app/ui/owl/charts.py", "dpcore_app/assets/icon.png",
-                   "dpcore_app/demo_data/hospital_trial.csv",
-                   "dpcore_app/demo_data/hospital_trial.json",
-                   "dpcore_app/demo_data/hospital_new_patients.csv"):
+    for needed in (
+        "dpcore/__init__.py",
+        "dpcore/py.typed",
+        "dpcore/cli.py",
+        "dpcore/data/dictionary.schema.json",
+        "dpcore_app/__init__.py",
+        "dpcore_app/app.py",
+        "dpcore_app/.streamlit/config.toml",
+        "dpcore_app/app_pages/overview.py",
+        "dpcore_app/ui/common/controls.py",
+        "dpcore_app/ui/owl/charts.py",
+        "dpcore_app/assets/icon.png",
+        "dpcore_app/demo_data/hospital_trial.csv",
+        "dpcore_app/demo_data/hospital_trial.json",
+        "dpcore_app/demo_data/hospital_new_patients.csv",
+    ):
         assert needed in names, needed
     assert not [n for n in names if "/make_" in n or n.startswith("tests/") or "__pycache__" in n]
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
@@ -73,8 +88,12 @@ def test_metadata_names_the_license_by_its_spdx_expression(wheel):
 
 
 def test_version_is_importable():
-    out = subprocess.run([sys.executable, "-c", "import dpcore; print(dpcore.__version__)"],
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", "import dpcore; print(dpcore.__version__)"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert out.stdout.strip()
 
 
@@ -86,17 +105,26 @@ def test_every_dashboard_module_imports_from_the_wheel(wheel, tmp_path):
     wheel.extractall(site)
     modules = sorted(
         ".".join(p.relative_to(site).with_suffix("").parts).removesuffix(".__init__")
-        for p in (site / "dpcore_app").rglob("*.py") if "app_pages" not in p.parts)
-    code = ("import importlib, sys, dpcore_app\n"
-            f"assert dpcore_app.__file__.startswith({str(site)!r}), dpcore_app.__file__\n"
-            f"for name in {modules!r}:\n"
-            "    importlib.import_module(name)\n"
-            "from dpcore_app.app import main\n"
-            "print(sorted(p.rsplit('/', 1)[1] for p in map(dpcore_app.page, "
-            "['overview', 'dp_owl', 'cvar', 'bounds', 'your_data', 'lessons', 'limitations', "
-            "'glossary'])))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(site)})
+        for p in (site / "dpcore_app").rglob("*.py")
+        if "app_pages" not in p.parts
+    )
+    code = (
+        "import importlib, sys, dpcore_app\n"
+        f"assert dpcore_app.__file__.startswith({str(site)!r}), dpcore_app.__file__\n"
+        f"for name in {modules!r}:\n"
+        "    importlib.import_module(name)\n"
+        "from dpcore_app.app import main\n"
+        "print(sorted(p.rsplit('/', 1)[1] for p in map(dpcore_app.page, "
+        "['overview', 'dp_owl', 'cvar', 'bounds', 'your_data', 'lessons', 'limitations', "
+        "'glossary'])))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(site)},
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     assert "dpcore_app.ui.owl.compute" in modules and "dpcore_app.ui.upload.compute" in modules
     assert out.stdout.count(".py") == 8

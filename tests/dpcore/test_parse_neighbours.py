@@ -30,8 +30,12 @@ def trial_csv(arm=None, site=None, note=None, *, n=N):
 
 
 DICT = {
-    "treatment": "arm", "treated": "True", "outcome": "y", "outcome_bounds": [-5, 5],
-    "larger_is_better": True, "propensity": 0.5,
+    "treatment": "arm",
+    "treated": "True",
+    "outcome": "y",
+    "outcome_bounds": [-5, 5],
+    "larger_is_better": True,
+    "propensity": 0.5,
     "columns": [
         {"name": "age", "role": "covariate", "type": "numeric", "bounds": [18, 90]},
         {"name": "site", "role": "covariate", "type": "categorical", "levels": ["01", "02", "03"]},
@@ -50,10 +54,18 @@ def read(text, **kw):
 
 def published(t):
     """Every field of a trial that a release publishes or is shaped by (no row values)."""
-    return {"n": t.n, "arms": t.arms, "treated": t.treated, "covariates": t.covariates,
-            "categories": {k: tuple(v) for k, v in t.categories.items()},
-            "treatment": t.treatment, "outcome": t.outcome, "encoding": t.encoding,
-            "delimiter": t.delimiter, "decimal": t.decimal}
+    return {
+        "n": t.n,
+        "arms": t.arms,
+        "treated": t.treated,
+        "covariates": t.covariates,
+        "categories": {k: tuple(v) for k, v in t.categories.items()},
+        "treatment": t.treatment,
+        "outcome": t.outcome,
+        "encoding": t.encoding,
+        "delimiter": t.delimiter,
+        "decimal": t.decimal,
+    }
 
 
 def assert_neighbours(t1, t2, row):
@@ -87,8 +99,12 @@ def test_dictionary_naming_treated_true_is_accepted_in_any_case():
     for treated in ("True", "TRUE", "true", True):
         t = read(trial_csv(arm={3: ""}), dictionary={**DICT, "treated": treated})
         assert t.A[1] == 1.0 and t.A[0] == -1.0
-    levels = {**DICT, "columns": [c if c["name"] != "arm" else {**c, "levels": ["False", "True"]}
-                                  for c in DICT["columns"]]}
+    levels = {
+        **DICT,
+        "columns": [
+            c if c["name"] != "arm" else {**c, "levels": ["False", "True"]} for c in DICT["columns"]
+        ],
+    }
     t = read(trial_csv(arm={3: ""}), dictionary=levels)
     assert t.arms == ("True", "False") and t.A[1] == 1.0
 
@@ -101,8 +117,12 @@ def test_site_codes_with_one_x():
     # "1", "01" and "1.0" are one level: compared by value
     assert read(trial_csv(site={4: "1.0", 5: " 2 "})).X[4:6, 1:].tolist() == [[0, 0], [1, 0]]
     # numeric dictionary levels read the same cells
-    num = {**DICT, "columns": [c if c["name"] != "site" else {**c, "levels": [1, 2, 3]}
-                               for c in DICT["columns"]]}
+    num = {
+        **DICT,
+        "columns": [
+            c if c["name"] != "site" else {**c, "levels": [1, 2, 3]} for c in DICT["columns"]
+        ],
+    }
     np.testing.assert_array_equal(read(trial_csv(site={11: "x"}), dictionary=num).X, odd.X)
 
 
@@ -112,8 +132,11 @@ def test_latin1_byte_in_an_unused_column_is_refused_wherever_it_is(row):
     with pytest.raises(TrialDataError, match=rf"not valid utf-8: byte 0xE9 at line {row + 2}"):
         read(text, latin1=True)
     # declared, the file reads, and reads exactly as its neighbour without the accent
-    assert_neighbours(read(trial_csv(), latin1=True, encoding="latin-1"),
-                      read(text, latin1=True, encoding="latin-1"), row)
+    assert_neighbours(
+        read(trial_csv(), latin1=True, encoding="latin-1"),
+        read(text, latin1=True, encoding="latin-1"),
+        row,
+    )
     assert_neighbours(read(trial_csv()), read(text), row)  # the same note in UTF-8
 
 
@@ -129,14 +152,25 @@ def test_stray_quote_in_an_unused_column_is_refused_wherever_it_is(row):
 def test_n_is_the_physical_line_count():
     from dpcore.data.csv_io import read_cells
 
-    levels = {**DICT, "columns": [c if c["name"] != "arm" else {**c, "levels": ["True", "False"]}
-                                  for c in DICT["columns"]]}
-    for text in (trial_csv(), trial_csv(note={5: '"x, y"'}), trial_csv(arm={5: "maybe"}),
-                 trial_csv(site={5: "x"}, arm={6: ""})):
+    levels = {
+        **DICT,
+        "columns": [
+            c if c["name"] != "arm" else {**c, "levels": ["True", "False"]} for c in DICT["columns"]
+        ],
+    }
+    for text in (
+        trial_csv(),
+        trial_csv(note={5: '"x, y"'}),
+        trial_csv(arm={5: "maybe"}),
+        trial_csv(site={5: "x"}, arm={6: ""}),
+    ):
         assert read(text, dictionary=levels).n == N == read_cells(text.encode()).n
     # an arm outside the dictionary's two is a missing value of that row only
-    assert_neighbours(read(trial_csv(), dictionary=levels),
-                      read(trial_csv(arm={5: "maybe"}), dictionary=levels), 5)
+    assert_neighbours(
+        read(trial_csv(), dictionary=levels),
+        read(trial_csv(arm={5: "maybe"}), dictionary=levels),
+        5,
+    )
 
 
 def test_a_cell_that_is_not_a_number_does_not_change_its_column():
@@ -154,11 +188,13 @@ def test_numbers_are_the_same_bits_whichever_reader_reads_their_column(sep):
     cells = [repr(float(v)) for v in x]
     if sep == ";":
         cells = [c.replace(".", ",") for c in cells]
+
     def text(odd):
         rows = [f"{c}{sep}{i % 2}{sep}{i % 5}" for i, c in enumerate(cells)]
         if odd:
             rows[100] = f"x{sep}1{sep}3"
         return ("age" + sep + "arm" + sep + "y\n" + "\n".join(rows) + "\n").encode()
+
     kw = dict(treatment="arm", outcome="y", covariates=["age"], incomplete="keep")
     a, b = read_trial(text(False), **kw), read_trial(text(True), **kw)
     other = np.arange(500) != 100
@@ -196,8 +232,20 @@ def dpcore_fit(tmp_path, capsys, name, text, *, encoding="utf-8"):
     data.write_bytes(text.encode(encoding))
     dictionary.write_text(json.dumps(DICT))
     out = tmp_path / f"{name}.rule.json"
-    code = main(["fit", str(data), "--dictionary", str(dictionary), "--epsilon", "1",
-                 "--ledger", str(tmp_path / f"{name}.ledger.sqlite"), "--out", str(out)])
+    code = main(
+        [
+            "fit",
+            str(data),
+            "--dictionary",
+            str(dictionary),
+            "--epsilon",
+            "1",
+            "--ledger",
+            str(tmp_path / f"{name}.ledger.sqlite"),
+            "--out",
+            str(out),
+        ]
+    )
     err = capsys.readouterr().err
     return code, err, (json.loads(out.read_text()) if out.exists() else None)
 
@@ -214,16 +262,48 @@ def test_cli_neighbours_publish_the_same_fields(tmp_path, capsys):
     assert "'True'" in rules["base"]["rule"] and rules["base"]["n"] == N
     code, err, rule = dpcore_fit(tmp_path, capsys, "quote", trial_csv(note={29: '"unclosed'}))
     assert code == 1 and rule is None and "line 31" in err and "Traceback" not in err
-    code, err, rule = dpcore_fit(tmp_path, capsys, "latin", trial_csv(note={29: "café"}),
-                                 encoding="latin-1")
+    code, err, rule = dpcore_fit(
+        tmp_path, capsys, "latin", trial_csv(note={29: "café"}), encoding="latin-1"
+    )
     assert code == 1 and rule is None and "not valid utf-8" in err
 
 
-
-FORMS = ["1", "01", "+1", "-0", "1.", ".5", "5.", "1e5", "1E5", "1e+05", "1.5e-3", "1e500",
-         "inf", "-inf", "Infinity", "1_000", "0x10", "1 ", "1e", "e5", "--1", "1.2.3", "1d5",
-         "NaN", "nan", "NA", "9999999999999999999999", "-9223372036854775809", "1.0e-400",
-         "+.5", "-.5e1", "00.5", "3,5", "yes"]
+FORMS = [
+    "1",
+    "01",
+    "+1",
+    "-0",
+    "1.",
+    ".5",
+    "5.",
+    "1e5",
+    "1E5",
+    "1e+05",
+    "1.5e-3",
+    "1e500",
+    "inf",
+    "-inf",
+    "Infinity",
+    "1_000",
+    "0x10",
+    "1 ",
+    "1e",
+    "e5",
+    "--1",
+    "1.2.3",
+    "1d5",
+    "NaN",
+    "nan",
+    "NA",
+    "9999999999999999999999",
+    "-9223372036854775809",
+    "1.0e-400",
+    "+.5",
+    "-.5e1",
+    "00.5",
+    "3,5",
+    "yes",
+]
 
 
 @pytest.mark.parametrize("sep", [",", ";"])

@@ -18,9 +18,15 @@ from dpcore.owl.preview import (
 from dpcore.owl.werm import sensitivity, solve_werm
 from dpcore.privacy.mechanisms import l2_gamma_noise
 
-DESIGN = TwinDesign(n=400, lower=(0.0, 18.0, 0.0, 0.0), upper=(1.0, 90.0, 1.0, 10.0),
-                    outcome_bounds=(0.0, 20.0), larger_is_better=False, propensity=2 / 3,
-                    binary=(True, False, False, False))
+DESIGN = TwinDesign(
+    n=400,
+    lower=(0.0, 18.0, 0.0, 0.0),
+    upper=(1.0, 90.0, 1.0, 10.0),
+    outcome_bounds=(0.0, 20.0),
+    larger_is_better=False,
+    propensity=2 / 3,
+    binary=(True, False, False, False),
+)
 
 
 def test_the_twin_respects_the_public_description():
@@ -60,7 +66,9 @@ def test_preview_is_deterministic_and_shaped():
     b = preview(DESIGN, [0.5, 5.0], **kw)
     pd.testing.assert_frame_equal(a, b)
     assert len(a) == 6 and set(a["strength"]) == set(STRENGTHS)
-    assert ((a["agreement_lo"] <= a["agreement_mean"]) & (a["agreement_mean"] <= a["agreement_hi"])).all()
+    assert (
+        (a["agreement_lo"] <= a["agreement_mean"]) & (a["agreement_mean"] <= a["agreement_hi"])
+    ).all()
     assert (a["releases"] == 15).all()
     strong = a[a["strength"] == "strong"]
     assert strong["agreement_mean"].iloc[1] > strong["agreement_mean"].iloc[0]
@@ -71,8 +79,9 @@ def test_preview_is_deterministic_and_shaped():
 
 
 def test_smallest_epsilon_interpolates_on_the_log_scale():
-    frame = pd.DataFrame({"strength": "strong", "epsilon": [0.1, 1.0, 10.0],
-                          "agreement_mean": [50.0, 70.0, 90.0]})
+    frame = pd.DataFrame(
+        {"strength": "strong", "epsilon": [0.1, 1.0, 10.0], "agreement_mean": [50.0, 70.0, 90.0]}
+    )
     assert smallest_epsilon(frame, 80.0, "strong") == pytest.approx(np.sqrt(10.0))
     assert smallest_epsilon(frame, 40.0, "strong") == 0.1
     assert smallest_epsilon(frame, 95.0, "strong") is None
@@ -97,12 +106,25 @@ def test_predicted_agreement_is_what_the_release_path_achieves_on_fresh_twins(ep
     preview's own Monte-Carlo error; and inside the release path's band of single releases.
     With 0.7 times the noise the preview is off by more than this tolerance (checked by hand)."""
     gamma, W = 40.0, 60.0
-    pre = preview(DESIGN, [eps], gamma=gamma, weight_bound=W, strengths=(strength,), twins=20,
-                  draws=25, seed=6).iloc[0]
+    pre = preview(
+        DESIGN,
+        [eps],
+        gamma=gamma,
+        weight_bound=W,
+        strengths=(strength,),
+        twins=20,
+        draws=25,
+        seed=6,
+    ).iloc[0]
     share = STRENGTHS[strength]
     gen = np.random.default_rng(7)
-    kw = dict(gamma=gamma, weight_bound=W, feature_bounds=(np.array(DESIGN.lower), np.array(DESIGN.upper)),
-              outcome_bounds=DESIGN.outcome_bounds, larger_is_better=False)
+    kw = dict(
+        gamma=gamma,
+        weight_bound=W,
+        feature_bounds=(np.array(DESIGN.lower), np.array(DESIGN.upper)),
+        outcome_bounds=DESIGN.outcome_bounds,
+        larger_is_better=False,
+    )
     got = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -21,9 +21,14 @@ def fitted(name, epsilon=1.0, rng=0):
     trial = read_trial(DEMO / f"{name}.csv", **d.read_trial_kwargs())
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        model = DPOWL(epsilon=epsilon, gamma=50.0, feature_bounds=trial.feature_bounds(d.bounds),
-                      outcome_bounds=d.outcome_bounds, larger_is_better=d.larger_is_better,
-                      rng=rng).fit(trial.X, trial.A, trial.B, d.propensity)
+        model = DPOWL(
+            epsilon=epsilon,
+            gamma=50.0,
+            feature_bounds=trial.feature_bounds(d.bounds),
+            outcome_bounds=d.outcome_bounds,
+            larger_is_better=d.larger_is_better,
+            rng=rng,
+        ).fit(trial.X, trial.A, trial.B, d.propensity)
     return d, trial, model
 
 
@@ -37,8 +42,11 @@ def test_a_written_rule_loads_and_recommends_the_models_arms_from_the_csv(tmp_pa
     labels = loaded.recommend(DEMO / "paper_trial.csv")
     expected = np.where(model.predict(trial.X) > 0, 1, 0)
     assert labels.tolist() == expected.tolist()
-    np.testing.assert_allclose(loaded.decision_function(DEMO / "paper_trial.csv"),
-                               model.decision_function(trial.X), atol=1e-12)
+    np.testing.assert_allclose(
+        loaded.decision_function(DEMO / "paper_trial.csv"),
+        model.decision_function(trial.X),
+        atol=1e-12,
+    )
     data = json.loads(path.read_text())
     assert data["package_version"] == dpcore.__version__ and data["format"] == "dpcore-rule/1"
     assert data["epsilon"] == 1.0 and data["n"] == 1000 and data["gamma_source"] == "fixed"
@@ -59,9 +67,20 @@ def test_the_pages_rule_file_and_per_row_csv_round_trip():
     from dpcore_app.ui.upload.compute import fit_release
 
     d, trial, _ = fitted("hospital_trial")
-    release, rec, _ = fit_release(trial, "hospital_trial.csv", d.bounds, d.outcome_bounds,
-                                  d.larger_is_better, 1.0, 60.0, "fixed", 60.0, d.propensity,
-                                  True, rng=3)
+    release, rec, _ = fit_release(
+        trial,
+        "hospital_trial.csv",
+        d.bounds,
+        d.outcome_bounds,
+        d.larger_is_better,
+        1.0,
+        60.0,
+        "fixed",
+        60.0,
+        d.propensity,
+        True,
+        rng=3,
+    )
     rule = load_rule(upload_files.rule_json(release))
     rows = pd.read_csv(io.StringIO(upload_files.rows_csv(release, trial, rec)))
     table = pd.read_csv(DEMO / "hospital_trial.csv").iloc[rows["data_row"] - 1]
@@ -93,19 +112,32 @@ def test_recommendations_report_the_rows_they_cannot_score():
     table = pd.read_csv(DEMO / "hospital_trial.csv").head(100).astype({"frailty": object})
     table.loc[2, "site"], table.loc[3, "frailty"] = "D", "frail"
     out = rule.recommendations(table)
-    why = dict(zip(out.index[out["not_scored"] != ""] + 1, out["not_scored"][out["not_scored"] != ""]))
+    why = dict(
+        zip(out.index[out["not_scored"] != ""] + 1, out["not_scored"][out["not_scored"] != ""])
+    )
     assert why[91] == "no value for 'age'"
     assert why[3] == "'site' is 'D', not one of the rule's levels 'A', 'B', 'C'"
     assert why[4] == "'frailty' is 'frail', not a number"
     scored = out["not_scored"] == ""
     assert out["recommendation"][~scored].isna().all()
-    assert out["recommendation"][scored].tolist() == rule.recommend(table[scored.to_numpy()]).tolist()
+    assert (
+        out["recommendation"][scored].tolist() == rule.recommend(table[scored.to_numpy()]).tolist()
+    )
     assert list(out.columns) == [*table.columns, "recommendation", "not_scored"]
 
 
 def test_rule_to_dict_keeps_settings_and_covariate_order():
-    data = rule_to_dict(covariates=["b", "a"], intercept=0.5, coef=[1, 2], lower=[0, 0],
-                        upper=[1, 1], treated=1, control=0, epsilon=2.0, n=10)
+    data = rule_to_dict(
+        covariates=["b", "a"],
+        intercept=0.5,
+        coef=[1, 2],
+        lower=[0, 0],
+        upper=[1, 1],
+        treated=1,
+        control=0,
+        epsilon=2.0,
+        n=10,
+    )
     assert data["covariates"] == ["b", "a"] and data["epsilon"] == 2.0
     rule = load_rule(data)
     assert rule.columns == ["b", "a"]
@@ -113,19 +145,63 @@ def test_rule_to_dict_keeps_settings_and_covariate_order():
     assert rule.recommend(pd.DataFrame({"a": [-1.0], "b": [-1.0]})).tolist() == [1]  # clipped
 
 
-@pytest.mark.parametrize("data, match", [
-    (b"not json", "not valid JSON"),
-    ("[1, 2]", "JSON object"),
-    ({"covariates": ["a"]}, "has no 'intercept'"),
-    ({"covariates": ["a"], "intercept": 0, "coef": [1, 2], "lower": [0], "upper": [1],
-      "treated": 1, "control": 0}, "'coef' must hold 1"),
-    ({"covariates": ["a"], "intercept": 0, "coef": ["x"], "lower": [0], "upper": [1],
-      "treated": 1, "control": 0}, "list of numbers"),
-    ({"covariates": ["a"], "intercept": 0, "coef": [1], "lower": [2], "upper": [1],
-      "treated": 1, "control": 0}, "at most its upper"),
-    ({"covariates": ["s=B"], "intercept": 0, "coef": [1], "lower": [0], "upper": [1],
-      "treated": 1, "control": 0, "categories": {"s": ["A", "B", "C"]}}, "disagree"),
-])
+@pytest.mark.parametrize(
+    "data, match",
+    [
+        (b"not json", "not valid JSON"),
+        ("[1, 2]", "JSON object"),
+        ({"covariates": ["a"]}, "has no 'intercept'"),
+        (
+            {
+                "covariates": ["a"],
+                "intercept": 0,
+                "coef": [1, 2],
+                "lower": [0],
+                "upper": [1],
+                "treated": 1,
+                "control": 0,
+            },
+            "'coef' must hold 1",
+        ),
+        (
+            {
+                "covariates": ["a"],
+                "intercept": 0,
+                "coef": ["x"],
+                "lower": [0],
+                "upper": [1],
+                "treated": 1,
+                "control": 0,
+            },
+            "list of numbers",
+        ),
+        (
+            {
+                "covariates": ["a"],
+                "intercept": 0,
+                "coef": [1],
+                "lower": [2],
+                "upper": [1],
+                "treated": 1,
+                "control": 0,
+            },
+            "at most its upper",
+        ),
+        (
+            {
+                "covariates": ["s=B"],
+                "intercept": 0,
+                "coef": [1],
+                "lower": [0],
+                "upper": [1],
+                "treated": 1,
+                "control": 0,
+                "categories": {"s": ["A", "B", "C"]},
+            },
+            "disagree",
+        ),
+    ],
+)
 def test_malformed_rule_files_get_a_message(data, match):
     with pytest.raises(RuleFileError, match=match):
         load_rule(data)

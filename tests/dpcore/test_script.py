@@ -22,8 +22,14 @@ def run(script, tmp_path):
     shutil.copy(DEMO / "hospital_trial.json", tmp_path / "trial_dictionary.json")
     (tmp_path / "release.py").write_text(script, encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "release.py"], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "release.py"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout, load_rule(tmp_path / "rule.json")
 
@@ -32,8 +38,14 @@ def run(script, tmp_path):
 @pytest.mark.parametrize("epsilon_eval", [None, 0.5])
 def test_the_script_reproduces_the_release_settings_on_a_demo_file(tmp_path, epsilon_eval):
     pytest.importorskip("opendp")
-    script = release_script(csv_name="trial.csv", dictionary_name="trial_dictionary.json",
-                            epsilon=1.0, gamma=60.0, weight_bound=60.0, epsilon_eval=epsilon_eval)
+    script = release_script(
+        csv_name="trial.csv",
+        dictionary_name="trial_dictionary.json",
+        epsilon=1.0,
+        gamma=60.0,
+        weight_bound=60.0,
+        epsilon_eval=epsilon_eval,
+    )
     first = script.splitlines()[:3]
     assert "NEW PRIVATE RELEASE" in first[0] and "spends" in first[0]
     assert f"ε = {1.0 if epsilon_eval is None else max(1.0, epsilon_eval):g} again" in first[1]
@@ -57,12 +69,18 @@ def test_the_script_reproduces_the_release_settings_on_a_demo_file(tmp_path, eps
 
 def test_bad_settings():
     with pytest.raises(ValueError, match="inf"):
-        release_script(csv_name="a.csv", dictionary_name="a.json", epsilon=float("inf"),
-                       gamma=1.0, weight_bound=1.0)
+        release_script(
+            csv_name="a.csv",
+            dictionary_name="a.json",
+            epsilon=float("inf"),
+            gamma=1.0,
+            weight_bound=1.0,
+        )
 
 
 # --------------------------------------------------------------------------------------------
 # Every design the page allows, and the release recorded in the durable ledger when run
+
 
 def design_files(tmp_path, design, n=240):
     """A small synthetic trial with a per-row propensity column ``p``, and a dictionary for
@@ -72,14 +90,21 @@ def design_files(tmp_path, design, n=240):
     p = np.where(x > 5, 0.7, 0.4)
     arm = rng.uniform(size=n) < p
     y = rng.normal(size=n) + arm * (x - 5) * 0.3
-    lines = ["note,x,arm,y,p"] + [f"n{i},{x[i]:.3f},{'drug' if arm[i] else 'placebo'},"
-                                  f"{y[i]:.3f},{p[i]:g}" for i in range(n)]
+    lines = ["note,x,arm,y,p"] + [
+        f"n{i},{x[i]:.3f},{'drug' if arm[i] else 'placebo'},{y[i]:.3f},{p[i]:g}" for i in range(n)
+    ]
     (tmp_path / "trial.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    columns = [{"name": "x", "role": "covariate", "type": "numeric", "bounds": [0.0, 10.0]},
-               {"name": "arm", "role": "treatment", "type": "label", "levels": ["drug", "placebo"]},
-               {"name": "y", "role": "outcome", "type": "numeric", "bounds": [-5.0, 5.0]}]
-    d = {"treated": "drug", "larger_is_better": True, "outcome_bounds": [-5.0, 5.0],
-         "columns": columns}
+    columns = [
+        {"name": "x", "role": "covariate", "type": "numeric", "bounds": [0.0, 10.0]},
+        {"name": "arm", "role": "treatment", "type": "label", "levels": ["drug", "placebo"]},
+        {"name": "y", "role": "outcome", "type": "numeric", "bounds": [-5.0, 5.0]},
+    ]
+    d = {
+        "treated": "drug",
+        "larger_is_better": True,
+        "outcome_bounds": [-5.0, 5.0],
+        "columns": columns,
+    }
     if design == "ratio":
         d["propensity"] = 0.5
     elif design == "column":
@@ -92,8 +117,14 @@ def design_files(tmp_path, design, n=240):
 def run_here(script, tmp_path, ledger_file):
     (tmp_path / "release.py").write_text(script, encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": str(ROOT), "DPCORE_LEDGER": str(ledger_file)}
-    done = subprocess.run([sys.executable, "release.py"], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "release.py"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -114,10 +145,17 @@ def test_the_script_runs_for_every_design_and_records_its_release(tmp_path, desi
     page.record("DP-OWL rule", 0.25)
     propensity = {"ratio": 0.5, "column": "column", "logistic": "logistic"}[design]
     script = release_script(
-        csv_name="trial.csv", dictionary_name="trial_dictionary.json", epsilon=1.0, gamma=50.0,
-        weight_bound=200.0, C="worst-case" if design == "logistic" else 0.0,
-        epsilon_eval=epsilon_eval, propensity=propensity,
-        min_propensity=0.05 if design == "column" else None, columns=sorted(used))
+        csv_name="trial.csv",
+        dictionary_name="trial_dictionary.json",
+        epsilon=1.0,
+        gamma=50.0,
+        weight_bound=200.0,
+        C="worst-case" if design == "logistic" else 0.0,
+        epsilon_eval=epsilon_eval,
+        propensity=propensity,
+        min_propensity=0.05 if design == "column" else None,
+        columns=sorted(used),
+    )
     out = run_here(script, tmp_path, ledger_file)
     rule = load_rule(tmp_path / "rule.json")
     assert rule.settings["private"] and (rule.treated, rule.control) == ("drug", "placebo")
@@ -127,8 +165,9 @@ def test_the_script_runs_for_every_design_and_records_its_release(tmp_path, desi
     entries = again.entries
     assert len(entries) == 2 and entries[0].mechanism == "DP-OWL rule"
     assert entries[1].epsilon == 1.0
-    assert dict(entries[1].parts) == ({} if epsilon_eval is None else
-                                      {"fit": 1.0, "evaluation": 0.5})
+    assert dict(entries[1].parts) == (
+        {} if epsilon_eval is None else {"fit": 1.0, "evaluation": 0.5}
+    )
     assert again.total()[0] == pytest.approx(1.25)
     assert "1.25 spent on this dataset in total" in out
 
@@ -137,9 +176,15 @@ def test_a_not_private_release_s_script_leaves_the_dataset_no_guarantee(tmp_path
     used = design_files(tmp_path, "ratio")
     ledger_file = tmp_path / "ledger.sqlite"
     script = release_script(
-        csv_name="trial.csv", dictionary_name="trial_dictionary.json", epsilon=1.0, gamma=50.0,
-        weight_bound=20.0, propensity=0.5, columns=used,
-        not_private=["bounds or levels read from the data"])
+        csv_name="trial.csv",
+        dictionary_name="trial_dictionary.json",
+        epsilon=1.0,
+        gamma=50.0,
+        weight_bound=20.0,
+        propensity=0.5,
+        columns=used,
+        not_private=["bounds or levels read from the data"],
+    )
     assert "WITHOUT A GUARANTEE" in script.splitlines()[1]
     run_here(script, tmp_path, ledger_file)
     assert not load_rule(tmp_path / "rule.json").settings["private"]

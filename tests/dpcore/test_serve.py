@@ -37,12 +37,19 @@ def test_the_config_routes_by_cookie_to_every_replica_and_passes_websockets(tmp_
 @pytest.mark.skipif(NGINX is None, reason="nginx is not installed (apt-get install nginx-light)")
 def test_nginx_accepts_the_config(tmp_path):
     conf = tmp_path / "nginx.conf"
-    conf.write_text(_serve.nginx_config(TEMPLATE.read_text(), tmp_path, f"127.0.0.1:"
-                                        f"{_serve.free_port()}", [_serve.free_port()]))
+    conf.write_text(
+        _serve.nginx_config(
+            TEMPLATE.read_text(), tmp_path, f"127.0.0.1:{_serve.free_port()}", [_serve.free_port()]
+        )
+    )
     if os.geteuid() == 0:
         tmp_path.chmod(0o711)
-    out = subprocess.run([NGINX, "-t", "-p", str(tmp_path), "-c", str(conf), "-e",
-                          str(tmp_path / "error.log")], capture_output=True, text=True, timeout=30)
+    out = subprocess.run(
+        [NGINX, "-t", "-p", str(tmp_path), "-c", str(conf), "-e", str(tmp_path / "error.log")],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert out.returncode == 0, out.stderr
 
 
@@ -84,14 +91,26 @@ def test_app_stops_its_streamlit_server_on_sigterm(tmp_path):
     flag = f"--server.port={port}"  # unique on this machine: finds the server by its command line
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     with open(tmp_path / "app.log", "wb") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "dpcore", "app", flag,
-                                 "--server.headless=true", "--server.address=127.0.0.1"],
-                                env=env, stdout=log, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "dpcore",
+                "app",
+                flag,
+                "--server.headless=true",
+                "--server.address=127.0.0.1",
+            ],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
     try:
         deadline = time.monotonic() + 60
         while not _healthy(f"http://127.0.0.1:{port}/_stcore/health"):
             assert proc.poll() is None and time.monotonic() < deadline, (
-                tmp_path / "app.log").read_text()[-2000:]
+                tmp_path / "app.log"
+            ).read_text()[-2000:]
             time.sleep(0.2)
         server = [p for p in _processes_with(flag) if p != proc.pid]
         assert server, "no Streamlit process found"

@@ -28,7 +28,9 @@ def test_proxy_variants_stay_in_the_public_bounds():
         d = design.sample(2000, rng=2)
         lo, hi = design.feature_bounds
         assert (d["X"] >= lo).all() and (d["X"] <= hi).all(), name
-    assert np.mean(PROXY_VARIANTS["2:1 randomization"].sample(30_000, rng=3)["A"] > 0) == pytest.approx(2 / 3, abs=0.01)
+    assert np.mean(
+        PROXY_VARIANTS["2:1 randomization"].sample(30_000, rng=3)["A"] > 0
+    ) == pytest.approx(2 / 3, abs=0.01)
 
 
 def test_design_validation():

@@ -30,14 +30,14 @@ BOUNDS = ([-1, -1], [1, 1])
 #: The checks differential privacy must fail at the default settings, and why.
 EXPECTED_FAILURES = {
     "check_fit_idempotent": "rng=None draws fresh noise at every fit: two fits on the same "
-                            "data differ by design (fix rng to reproduce a release)",
+    "data differ by design (fix rng to reproduce a release)",
     "check_classifier_data_not_an_array": "fits twice (array and array-like) and compares the "
-                                          "predictions: fresh noise at each fit, as above",
+    "predictions: fresh noise at each fit, as above",
     "check_supervised_y_2d": "fits with y as 1-D and as a column and compares the predictions: "
-                             "fresh noise at each fit (it passes when the two draws agree)",
+    "fresh noise at each fit (it passes when the two draws agree)",
     "check_sample_weight_equivalence_on_dense_data": "weights are clipped to the public bound "
-        "W = 1 (the sensitivity 2W/gamma needs it) and, without public feature_bounds, the "
-        "bounds are read from the rows, so weight 0 is not the same as a removed row",
+    "W = 1 (the sensitivity 2W/gamma needs it) and, without public feature_bounds, the "
+    "bounds are read from the rows, so weight 0 is not the same as a removed row",
 }
 
 
@@ -48,7 +48,9 @@ def data(n=300, seed=0):
 
 
 def model(**kw):
-    return DPWeightedERM(**{"epsilon": 2.0, "gamma": 20.0, "feature_bounds": BOUNDS, "rng": 1, **kw})
+    return DPWeightedERM(
+        **{"epsilon": 2.0, "gamma": 20.0, "feature_bounds": BOUNDS, "rng": 1, **kw}
+    )
 
 
 def test_clone_and_is_classifier():
@@ -95,8 +97,13 @@ def test_feature_names_from_a_data_frame():
 def test_dpowl_scores_a_data_frame_without_a_feature_name_warning():
     trial = PAPER_TRIAL.sample(200, rng=0)
     X = pd.DataFrame(trial["X"], columns=["x1", "x2", "x3", "x4"])
-    rule = DPOWL(epsilon=1.0, gamma=75.0, outcome_bounds=(-12, 12),
-                 feature_bounds=PAPER_TRIAL.feature_bounds, rng=1).fit(X, trial["A"], trial["B"], 0.5)
+    rule = DPOWL(
+        epsilon=1.0,
+        gamma=75.0,
+        outcome_bounds=(-12, 12),
+        feature_bounds=PAPER_TRIAL.feature_bounds,
+        rng=1,
+    ).fit(X, trial["A"], trial["B"], 0.5)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         rule.score(X, trial["A"], trial["B"])
@@ -148,16 +155,23 @@ def owl_data(n=600, seed=0):
 
 
 def owl(**kw):
-    return DPOWL(**{"epsilon": 1.0, "gamma": 75.0, "outcome_bounds": (-12, 12),
-                    "feature_bounds": PAPER_TRIAL.feature_bounds, "rng": 3, **kw})
+    return DPOWL(
+        **{
+            "epsilon": 1.0,
+            "gamma": 75.0,
+            "outcome_bounds": (-12, 12),
+            "feature_bounds": PAPER_TRIAL.feature_bounds,
+            "rng": 3,
+            **kw,
+        }
+    )
 
 
 def test_dpowl_cross_validates_with_metadata_routing():
     X, A, B = owl_data()
     with config_context(enable_metadata_routing=True):
         scores = cross_val_score(owl(), X, A, params={"B": B, "propensity": 0.5}, cv=3)
-        search = GridSearchCV(owl(), {"gamma": [25.0, 75.0]}, cv=2).fit(
-            X, A, B=B, propensity=0.5)
+        search = GridSearchCV(owl(), {"gamma": [25.0, 75.0]}, cv=2).fit(X, A, B=B, propensity=0.5)
     assert scores.shape == (3,) and np.isfinite(scores).all()
     assert search.best_params_["gamma"] in (25.0, 75.0)
 
@@ -172,9 +186,9 @@ def test_dpowl_in_a_pipeline_against_a_non_private_baseline():
 
 
 def test_import_dpcore_does_not_import_scikit_learn():
-    code = ("import dpcore, sys; dpcore.DPOWL; dpcore.DPWeightedERM; "
-            "print('sklearn' in sys.modules)")
+    code = "import dpcore, sys; dpcore.DPOWL; dpcore.DPWeightedERM; print('sklearn' in sys.modules)"
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env=env)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
     assert out.stdout.strip() == "False"

@@ -50,11 +50,21 @@ def test_a_sweep_comes_back_bit_for_bit(store):
 
 
 def test_every_kind_of_result_round_trips(store):
-    frame = pd.DataFrame({"kind": ["a", "b"], "x": [np.nan, np.inf], "ok": [True, False],
-                          "label": pd.Categorical(["y", "x"], categories=["y", "x", "z"])},
-                         index=pd.Index([100, 200], name="n"))
-    value = {"result": TuningResult(frame, -np.inf, "ε", 2.0, 0.5), "values": np.eye(3)[:2],
-             "numbers": [1, 2.5, None, "text", (3, 4)], "scalar": np.float64(0.1)}
+    frame = pd.DataFrame(
+        {
+            "kind": ["a", "b"],
+            "x": [np.nan, np.inf],
+            "ok": [True, False],
+            "label": pd.Categorical(["y", "x"], categories=["y", "x", "z"]),
+        },
+        index=pd.Index([100, 200], name="n"),
+    )
+    value = {
+        "result": TuningResult(frame, -np.inf, "ε", 2.0, 0.5),
+        "values": np.eye(3)[:2],
+        "numbers": [1, 2.5, None, "text", (3, 4)],
+        "scalar": np.float64(0.1),
+    }
     store.put("mixed", {}, value)
     back = store.get("mixed", {})
     assert isinstance(back["result"], TuningResult)
@@ -72,13 +82,19 @@ def test_count_reads_which_function_wrote_each_entry(store):
     store.put("tests.figure", {}, {"data": []})
     (store.root / "ab").mkdir(exist_ok=True)
     (store.root / "ab" / ("x" * 64 + ".npz")).write_bytes(b"not an entry")
-    assert (store.count("tests.sweep"), store.count("tests.figure"), store.count("other")) == (3, 1, 0)
+    assert (store.count("tests.sweep"), store.count("tests.figure"), store.count("other")) == (
+        3,
+        1,
+        0,
+    )
 
 
 def test_the_key_names_the_function_its_parameters_and_the_version(store, monkeypatch):
     base = store.key("dpcore_app.ui.owl.compute.owl_sweep", {"n": 500, "eps": np.inf})
     assert base == store.key("dpcore_app.ui.owl.compute.owl_sweep", {"eps": np.inf, "n": 500})
-    assert base == store.key("dpcore_app.ui.owl.compute.owl_sweep", {"n": 500.0, "eps": float("inf")})
+    assert base == store.key(
+        "dpcore_app.ui.owl.compute.owl_sweep", {"n": 500.0, "eps": float("inf")}
+    )
     assert base != store.key("dpcore_app.ui.owl.compute.owl_sweep", {"n": 501, "eps": np.inf})
     assert base != store.key("dpcore_app.ui.owl.compute.other", {"n": 500, "eps": np.inf})
     monkeypatch.setattr(dpcore, "__version__", "99.0")
@@ -106,10 +122,17 @@ def test_stored_reads_before_computing_across_instances_and_binds_defaults(tmp_p
 def test_another_process_reads_what_this_one_wrote(tmp_path):
     root = tmp_path / "shared"
     ResultStore(root).put("shared.entry", {"n": 1}, np.array([1.5, 2.5]))
-    code = ("import sys; from dpcore.store import ResultStore; "
-            "print(ResultStore(sys.argv[1]).get('shared.entry', {'n': 1}).sum())")
-    out = subprocess.run([sys.executable, "-c", code, str(root)], capture_output=True, text=True,
-                         env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True)
+    code = (
+        "import sys; from dpcore.store import ResultStore; "
+        "print(ResultStore(sys.argv[1]).get('shared.entry', {'n': 1}).sum())"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(root)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        check=True,
+    )
     assert out.stdout.strip() == "4.0"
 
 
@@ -176,17 +199,26 @@ def _plant(store, name, manifest, tag=None):
     return path
 
 
-def test_a_planted_file_is_ignored_and_nothing_is_imported_because_a_file_names_it(store,
-                                                                                    monkeypatch):
+def test_a_planted_file_is_ignored_and_nothing_is_imported_because_a_file_names_it(
+    store, monkeypatch
+):
     store.put("mine", {}, np.array([1.0]))  # creates the store's key
     path = _plant(store, "planted", {"producer": "planted", "value": {"value": 42}})
     assert store.get("planted", {}, "missing") == "missing" and not path.exists()
     # Even a correctly tagged file may only rebuild classes of modules already imported.
     imported = []
-    monkeypatch.setattr(store_module.importlib, "import_module",
-                        lambda name, *a: imported.append(name))
-    _plant(store, "tagged", {"producer": "tagged", "value": {
-        "dataclass": "dpcore.not_yet_imported:Thing", "fields": {}}}, tag="valid")
+    monkeypatch.setattr(
+        store_module.importlib, "import_module", lambda name, *a: imported.append(name)
+    )
+    _plant(
+        store,
+        "tagged",
+        {
+            "producer": "tagged",
+            "value": {"dataclass": "dpcore.not_yet_imported:Thing", "fields": {}},
+        },
+        tag="valid",
+    )
     assert store.get("tagged", {}, "missing") == "missing"
     assert "dpcore.not_yet_imported" not in imported  # (the key imports only the asker)
     monkeypatch.undo()

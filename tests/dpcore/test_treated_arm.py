@@ -61,15 +61,24 @@ def test_a_2_to_1_design_with_labels_sorting_against_the_treated_arm_matches_plu
 
 def test_through_read_trial_and_a_dictionary_the_same_rule():
     X, A, B, labels = two_to_one()
-    text = "x1,x2,arm,y\n" + "".join(f"{a:.6f},{b:.6f},{lab},{y:.6f}\n"
-                                     for (a, b), lab, y in zip(X, labels, B))
-    d = read_dictionary({"treatment": "arm", "treated": "drug", "outcome": "y",
-                         "outcome_bounds": [0, 5], "larger_is_better": True,
-                         "randomization": "2:1",
-                         "columns": [{"name": "x1", "bounds": [-1, 1]},
-                                     {"name": "x2", "bounds": [-1, 1]},
-                                     {"name": "arm", "role": "treatment",
-                                      "levels": ["placebo", "drug"]}]})
+    text = "x1,x2,arm,y\n" + "".join(
+        f"{a:.6f},{b:.6f},{lab},{y:.6f}\n" for (a, b), lab, y in zip(X, labels, B)
+    )
+    d = read_dictionary(
+        {
+            "treatment": "arm",
+            "treated": "drug",
+            "outcome": "y",
+            "outcome_bounds": [0, 5],
+            "larger_is_better": True,
+            "randomization": "2:1",
+            "columns": [
+                {"name": "x1", "bounds": [-1, 1]},
+                {"name": "x2", "bounds": [-1, 1]},
+                {"name": "arm", "role": "treatment", "levels": ["placebo", "drug"]},
+            ],
+        }
+    )
     assert d.propensity == pytest.approx(2 / 3) and d.column("arm").levels == ("drug", "placebo")
     trial = read_trial(text.encode(), dictionary=d, incomplete="keep")
     assert trial.arms == ("drug", "placebo")
@@ -84,8 +93,20 @@ def run_fit(tmp_path, capsys, data, dictionary):
     from dpcore.cli import main
 
     out = tmp_path / "rule.json"
-    code = main(["fit", str(data), "--dictionary", str(dictionary), "--epsilon", "1",
-                 "--ledger", str(tmp_path / "ledger.sqlite"), "--out", str(out)])
+    code = main(
+        [
+            "fit",
+            str(data),
+            "--dictionary",
+            str(dictionary),
+            "--epsilon",
+            "1",
+            "--ledger",
+            str(tmp_path / "ledger.sqlite"),
+            "--out",
+            str(out),
+        ]
+    )
     assert code == 0, capsys.readouterr().err
     return json.loads(out.read_text())
 
@@ -93,8 +114,10 @@ def run_fit(tmp_path, capsys, data, dictionary):
 def test_cli_csv_dictionary_with_levels_minus_1_and_1_treats_with_1(tmp_path, capsys):
     rng = np.random.default_rng(0)
     data = tmp_path / "t.csv"
-    data.write_text("x1,A,B\n" + "".join(f"{rng.uniform(-3, 3):.3f},{(-1, 1)[i % 2]},{i % 9}\n"
-                                         for i in range(60)))
+    data.write_text(
+        "x1,A,B\n"
+        + "".join(f"{rng.uniform(-3, 3):.3f},{(-1, 1)[i % 2]},{i % 9}\n" for i in range(60))
+    )
     rule = run_fit(tmp_path, capsys, data, CORPUS / "levels_semicolon.csv")
     assert rule["rule"].startswith("treat with '1' when")
 

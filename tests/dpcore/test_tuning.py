@@ -16,15 +16,22 @@ def test_curve_rejects_tiny_gamma_under_privacy(proxy):
     curve = res.curve.set_index("gamma")
     best = curve.loc[res.best_gamma]
     # gamma = 1 means noise of radius ~ 5 * 60 / 1 = 300: the rule is a coin flip.
-    assert curve.loc[1, "value_mean"] < best["value_mean"] - 3 * np.hypot(best["value_se"], curve.loc[1, "value_se"])
+    assert curve.loc[1, "value_mean"] < best["value_mean"] - 3 * np.hypot(
+        best["value_se"], curve.loc[1, "value_se"]
+    )
     assert res.best_gamma >= 21
     assert res.top_gamma == curve["value_mean"].idxmax()
-    assert curve.loc[res.best_gamma, "value_mean"] >= curve.loc[res.top_gamma, "value_mean"] - curve.loc[res.top_gamma, "value_se"]
+    assert (
+        curve.loc[res.best_gamma, "value_mean"]
+        >= curve.loc[res.top_gamma, "value_mean"] - curve.loc[res.top_gamma, "value_se"]
+    )
     assert res.best_gamma >= res.top_gamma
 
 
 def test_without_privacy_small_gamma_is_best(proxy):
-    res = tune_gamma(proxy, n=500, epsilon=np.inf, gammas=[1, 201, 601], reps=20, metric="accuracy", seed=2)
+    res = tune_gamma(
+        proxy, n=500, epsilon=np.inf, gammas=[1, 201, 601], reps=20, metric="accuracy", seed=2
+    )
     curve = res.curve.set_index("gamma")
     assert res.best_gamma == 1
     assert curve.loc[1, "accuracy_mean"] > curve.loc[601, "accuracy_mean"]
@@ -53,9 +60,13 @@ def test_the_target_release_constant_C_adds_its_noise(proxy):
 
 
 def test_one_standard_error_rule_by_hand():
-    curve = pd.DataFrame({"gamma": [1.0, 21.0, 41.0, 61.0, 81.0],
-                          "value_mean": [5.0, 9.6, 10.0, 9.5, 8.0],
-                          "value_se": [0.5, 0.5, 0.5, 0.5, 0.5]})
+    curve = pd.DataFrame(
+        {
+            "gamma": [1.0, 21.0, 41.0, 61.0, 81.0],
+            "value_mean": [5.0, 9.6, 10.0, 9.5, 8.0],
+            "value_se": [0.5, 0.5, 0.5, 0.5, 0.5],
+        }
+    )
     best, top, near = one_se_choice(curve, "value")
     assert top == 41.0
     assert best == 61.0  # 9.5 >= 10 - 0.5; 81 (8.0) is not
@@ -82,5 +93,7 @@ def test_tune_gamma_takes_a_trial_and_an_outcome_direction():
     smaller = tune_gamma(trial, outcome=bounds, larger_is_better=False, **kw)
     flipped = SimpleNamespace(**{**vars(trial), "B": bounds[0] + bounds[1] - proxy["B"]})
     larger = tune_gamma(flipped, outcome=bounds, propensity=0.5, **kw)
-    np.testing.assert_allclose(smaller.curve["value_mean"], larger.curve["value_mean"])  # lo + hi = 0
+    np.testing.assert_allclose(
+        smaller.curve["value_mean"], larger.curve["value_mean"]
+    )  # lo + hi = 0
     assert smaller.best_gamma == larger.best_gamma

@@ -15,10 +15,19 @@ INIT = Path(dpcore.__file__)
 
 def _type_checking_imports() -> dict[str, str]:
     tree = ast.parse(INIT.read_text())
-    block = next(node for node in tree.body if isinstance(node, ast.If)
-                 and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING")
-    return {alias.name: "dpcore." + node.module for node in block.body
-            if isinstance(node, ast.ImportFrom) for alias in node.names}
+    block = next(
+        node
+        for node in tree.body
+        if isinstance(node, ast.If)
+        and isinstance(node.test, ast.Name)
+        and node.test.id == "TYPE_CHECKING"
+    )
+    return {
+        alias.name: "dpcore." + node.module
+        for node in block.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
 
 
 def test_type_checkers_see_every_lazy_name_from_its_module():

@@ -26,6 +26,7 @@ def random_problem(rng, n=60, d=4, W=5.0):
 
 def scipy_objective(loss, h):
     """The objective written independently of dpcore, for scipy."""
+
     def f(theta, X, y, w, gamma):
         z = y * (X @ theta)
         if loss == "huber":
@@ -34,6 +35,7 @@ def scipy_objective(loss, h):
         else:
             val, d1 = np.logaddexp(0, -z), -1 / (1 + np.exp(z))
         return w @ val + gamma / 2 * theta @ theta, X.T @ (w * y * d1) + gamma * theta
+
     return f
 
 
@@ -48,8 +50,14 @@ def test_solver_reaches_scipy_optimum(loss, h, seed):
     gamma = rng.uniform(0.5, 20)
     theta, info = solve_werm(X, y, w, gamma, loss, h)
     f = scipy_objective(loss, h)
-    ref = minimize(f, np.zeros(X.shape[1]), args=(X, y, w, gamma), jac=True, method="BFGS",
-                   options={"gtol": 1e-11, "maxiter": 10_000})
+    ref = minimize(
+        f,
+        np.zeros(X.shape[1]),
+        args=(X, y, w, gamma),
+        jac=True,
+        method="BFGS",
+        options={"gtol": 1e-11, "maxiter": 10_000},
+    )
     assert info["grad_norm"] <= 1e-9
     # Strong convexity: ||theta - theta*|| <= ||grad F(theta)|| / gamma.
     assert np.linalg.norm(theta - ref.x) <= np.linalg.norm(ref.jac) / gamma + 1e-9
@@ -117,7 +125,9 @@ def test_scaling_puts_rows_in_unit_ball_and_unscaling_keeps_decisions():
 
 def test_scaling_without_intercept():
     sc = FeatureScaling.from_bounds(([0, -1], [4, 1]), 2, fit_intercept=False)
-    np.testing.assert_allclose(sc.transform(np.array([[4.0, -1.0]])), [[1 / np.sqrt(2), -1 / np.sqrt(2)]])
+    np.testing.assert_allclose(
+        sc.transform(np.array([[4.0, -1.0]])), [[1 / np.sqrt(2), -1 / np.sqrt(2)]]
+    )
 
 
 def test_estimator_coefficients_are_in_original_units():
@@ -141,7 +151,9 @@ def test_integer_weights_equal_repeated_rows(loss):
     bounds = (-np.ones(3), np.ones(3))
     kw = dict(gamma=3.0, weight_bound=3.0, loss=loss, feature_bounds=bounds)
     weighted = DPWeightedERM(epsilon=np.inf, **kw).fit(X, y, counts)
-    repeated = DPWeightedERM(epsilon=np.inf, **kw).fit(np.repeat(X, counts, 0), np.repeat(y, counts))
+    repeated = DPWeightedERM(epsilon=np.inf, **kw).fit(
+        np.repeat(X, counts, 0), np.repeat(y, counts)
+    )
     np.testing.assert_allclose(weighted.theta_, repeated.theta_, atol=1e-10)
     # With a finite epsilon the same seed draws the same noise: the releases agree too.
     a = DPWeightedERM(epsilon=1.0, rng=11, **kw).fit(X, y, counts)
@@ -155,9 +167,14 @@ def test_weights_above_the_bound_are_clipped_with_a_warning():
     w = np.full(20, 1.0)
     w[:3] = 9.0
     kw = dict(epsilon=np.inf, gamma=1.0, weight_bound=2.0, feature_bounds=(-1, 1))
-    with pytest.warns(UserWarning, match="some sample_weight values exceed the weight bound W=2; they were clipped"):
+    with pytest.warns(
+        UserWarning,
+        match="some sample_weight values exceed the weight bound W=2; they were clipped",
+    ):
         clipped = DPWeightedERM(**kw).fit(X, y, w)
-    np.testing.assert_allclose(clipped.theta_, DPWeightedERM(**kw).fit(X, y, np.minimum(w, 2.0)).theta_)
+    np.testing.assert_allclose(
+        clipped.theta_, DPWeightedERM(**kw).fit(X, y, np.minimum(w, 2.0)).theta_
+    )
 
 
 # ------------------------------------------------------------------------------ sensitivity
@@ -178,7 +195,9 @@ def designed_neighbours(W, n=8):
 @pytest.mark.parametrize("W,gamma", [(1.0, 4.0), (3.0, 20.0), (30.0, 150.0)])
 def test_designed_neighbours_attain_the_sensitivity_bound(W, gamma):
     X, y_s, y_sp, w = designed_neighbours(W)
-    kw = dict(epsilon=np.inf, gamma=gamma, weight_bound=W, fit_intercept=False, feature_bounds=([-1], [1]))
+    kw = dict(
+        epsilon=np.inf, gamma=gamma, weight_bound=W, fit_intercept=False, feature_bounds=([-1], [1])
+    )
     a, b = DPWeightedERM(**kw).fit(X, y_s, w), DPWeightedERM(**kw).fit(X, y_sp, w)
     gap = np.linalg.norm(a.theta_ - b.theta_)
     assert gap == pytest.approx(2 * W / gamma, rel=1e-9)  # the bound 2W/gamma is tight
@@ -209,10 +228,14 @@ def test_random_neighbours_never_exceed_the_sensitivity_bound(loss):
 
 def test_C_options():
     X, y_s, _, w = designed_neighbours(2.0, n=10)
-    kw = dict(epsilon=np.inf, gamma=4.0, weight_bound=2.0, fit_intercept=False, feature_bounds=([-1], [1]))
+    kw = dict(
+        epsilon=np.inf, gamma=4.0, weight_bound=2.0, fit_intercept=False, feature_bounds=([-1], [1])
+    )
     assert DPWeightedERM(C=0.0, **kw).fit(X, y_s, w).sensitivity_ == pytest.approx(1.0)
     assert DPWeightedERM(C=0.5, **kw).fit(X, y_s, w).sensitivity_ == pytest.approx(4.5 / 4)
-    assert DPWeightedERM(C="worst-case", **kw).fit(X, y_s, w).sensitivity_ == pytest.approx((10 * 2 + 4) / 4)
+    assert DPWeightedERM(C="worst-case", **kw).fit(X, y_s, w).sensitivity_ == pytest.approx(
+        (10 * 2 + 4) / 4
+    )
     with pytest.raises(ValueError, match="C must be"):
         DPWeightedERM(C="big", **kw).fit(X, y_s, w)
     with pytest.raises(ValueError, match="C must be >= 0"):
@@ -225,7 +248,9 @@ def test_C_options():
 def test_epsilon_infinity_is_the_nonprivate_fit():
     rng = np.random.default_rng(4)
     X, y, w = random_problem(rng)
-    m = DPWeightedERM(epsilon=np.inf, gamma=2.0, weight_bound=5.0, feature_bounds=(-1, 1), fit_intercept=False).fit(X, y, w)
+    m = DPWeightedERM(
+        epsilon=np.inf, gamma=2.0, weight_bound=5.0, feature_bounds=(-1, 1), fit_intercept=False
+    ).fit(X, y, w)
     theta, _ = solve_werm(X / np.sqrt(4), y, w, 2.0)
     np.testing.assert_allclose(m.theta_, theta, atol=1e-12)
 
@@ -246,8 +271,11 @@ def test_a_solution_past_the_release_tolerance_is_never_released(monkeypatch):
 
     X, y, w = random_problem(np.random.default_rng(2))
     exact, info = solve_werm(X / 2, y, w, 3.0)
-    monkeypatch.setattr(werm, "solve_werm",
-                        lambda *a, **k: (exact, {**info, "grad_norm": np.float64(2 * RELEASE_TOL)}))
+    monkeypatch.setattr(
+        werm,
+        "solve_werm",
+        lambda *a, **k: (exact, {**info, "grad_norm": np.float64(2 * RELEASE_TOL)}),
+    )
     with pytest.raises(ConvergenceError, match="release tolerance"):
         DPWeightedERM(epsilon=1.0, gamma=3.0, weight_bound=5.0, feature_bounds=(-1, 1)).fit(X, y, w)
 
@@ -258,8 +286,9 @@ def test_estimator_release_distribution_end_to_end():
     kw = dict(gamma=4.0, weight_bound=1.0, fit_intercept=False, feature_bounds=([-1], [1]))
     centre = DPWeightedERM(epsilon=np.inf, **kw).fit(X, y_s, w).theta_[0]
     gen = np.random.default_rng(6)
-    draws = np.array([DPWeightedERM(epsilon=2.0, rng=gen, **kw).fit(X, y_s, w).theta_[0]
-                      for _ in range(1500)])
+    draws = np.array(
+        [DPWeightedERM(epsilon=2.0, rng=gen, **kw).fit(X, y_s, w).theta_[0] for _ in range(1500)]
+    )
     assert stats.kstest(draws - centre, stats.laplace(scale=0.5 / 2.0).cdf).pvalue > 1e-3
 
 
@@ -279,32 +308,77 @@ Y_OK = np.array([1.0, -1.0, 1.0, -1.0])
 B_OK = (np.zeros(2), np.ones(2))
 
 
-@pytest.mark.parametrize("kwargs,X,y,w,exc,match", [
-    ({"epsilon": 0.0}, X_OK, Y_OK, None, ValueError, "epsilon must be > 0"),
-    ({"epsilon": -1.0}, X_OK, Y_OK, None, ValueError, "epsilon must be > 0"),
-    ({"epsilon": np.nan}, X_OK, Y_OK, None, ValueError, "epsilon must be a number"),
-    ({"epsilon": "1"}, X_OK, Y_OK, None, TypeError, "epsilon must be a real number"),
-    ({"epsilon": -np.inf}, X_OK, Y_OK, None, ValueError, "epsilon must be finite"),
-    ({"gamma": 0.0}, X_OK, Y_OK, None, ValueError, "gamma must be > 0"),
-    ({"huber_h": -0.5}, X_OK, Y_OK, None, ValueError, "huber_h must be > 0"),
-    ({"weight_bound": 0.0}, X_OK, Y_OK, None, ValueError, "weight_bound must be > 0"),
-    ({"loss": "hinge"}, X_OK, Y_OK, None, ValueError, "loss must be one of"),
-    ({}, X_OK, np.array([1.0, 0.0, 2.0, 0.0]), None, ValueError, "Only binary classification"),
-    ({}, X_OK, np.array([1.0, 0.5, 1.0, 0.0]), None, ValueError, "Unknown label type"),
-    ({}, X_OK[:, 0], Y_OK, None, ValueError, "X must be 2-D"),
-    ({}, X_OK, Y_OK, np.zeros(4), ValueError, "sample_weight is zero for every row"),
-    ({}, X_OK, np.ones(4), None, ValueError, "y contains only one class"),
-    ({}, X_OK, Y_OK, np.array([1.0, -0.1, 1.0, 1.0]), ValueError, "sample_weight must be non-negative"),
-    ({}, X_OK, Y_OK, np.array([1.0, np.nan, 1.0, 1.0]), ValueError, "sample_weight contains 1 NaN"),
-    ({}, np.array([[0.0, np.nan], [1, 0], [0, 1], [1, 1]]), Y_OK, None, ValueError, "X contains 1 NaN or infinite"),
-    ({}, np.array([[0.0, np.inf], [1, 0], [0, 1], [1, 1]]), Y_OK, None, ValueError, "X contains 1 NaN or infinite"),
-    ({}, X_OK, Y_OK[:3], None, ValueError, "y has 3 entries but X has 4 rows"),
-    ({}, X_OK, Y_OK, np.ones(5), ValueError, "sample_weight has 5 entries"),
-    ({"feature_bounds": ([1, 0], [0, 1])}, X_OK, Y_OK, None, ValueError, "lower bound 1 > upper bound 0"),
-    ({"feature_bounds": ([0, 0, 0], [1, 1, 1])}, X_OK, Y_OK, None, ValueError, "feature_bounds must hold 2"),
-    ({"feature_bounds": 5}, X_OK, Y_OK, None, TypeError, "feature_bounds must be a pair"),
-    ({}, [["a", "b"]] * 4, Y_OK, None, TypeError, "X must be a numeric"),
-])
+@pytest.mark.parametrize(
+    "kwargs,X,y,w,exc,match",
+    [
+        ({"epsilon": 0.0}, X_OK, Y_OK, None, ValueError, "epsilon must be > 0"),
+        ({"epsilon": -1.0}, X_OK, Y_OK, None, ValueError, "epsilon must be > 0"),
+        ({"epsilon": np.nan}, X_OK, Y_OK, None, ValueError, "epsilon must be a number"),
+        ({"epsilon": "1"}, X_OK, Y_OK, None, TypeError, "epsilon must be a real number"),
+        ({"epsilon": -np.inf}, X_OK, Y_OK, None, ValueError, "epsilon must be finite"),
+        ({"gamma": 0.0}, X_OK, Y_OK, None, ValueError, "gamma must be > 0"),
+        ({"huber_h": -0.5}, X_OK, Y_OK, None, ValueError, "huber_h must be > 0"),
+        ({"weight_bound": 0.0}, X_OK, Y_OK, None, ValueError, "weight_bound must be > 0"),
+        ({"loss": "hinge"}, X_OK, Y_OK, None, ValueError, "loss must be one of"),
+        ({}, X_OK, np.array([1.0, 0.0, 2.0, 0.0]), None, ValueError, "Only binary classification"),
+        ({}, X_OK, np.array([1.0, 0.5, 1.0, 0.0]), None, ValueError, "Unknown label type"),
+        ({}, X_OK[:, 0], Y_OK, None, ValueError, "X must be 2-D"),
+        ({}, X_OK, Y_OK, np.zeros(4), ValueError, "sample_weight is zero for every row"),
+        ({}, X_OK, np.ones(4), None, ValueError, "y contains only one class"),
+        (
+            {},
+            X_OK,
+            Y_OK,
+            np.array([1.0, -0.1, 1.0, 1.0]),
+            ValueError,
+            "sample_weight must be non-negative",
+        ),
+        (
+            {},
+            X_OK,
+            Y_OK,
+            np.array([1.0, np.nan, 1.0, 1.0]),
+            ValueError,
+            "sample_weight contains 1 NaN",
+        ),
+        (
+            {},
+            np.array([[0.0, np.nan], [1, 0], [0, 1], [1, 1]]),
+            Y_OK,
+            None,
+            ValueError,
+            "X contains 1 NaN or infinite",
+        ),
+        (
+            {},
+            np.array([[0.0, np.inf], [1, 0], [0, 1], [1, 1]]),
+            Y_OK,
+            None,
+            ValueError,
+            "X contains 1 NaN or infinite",
+        ),
+        ({}, X_OK, Y_OK[:3], None, ValueError, "y has 3 entries but X has 4 rows"),
+        ({}, X_OK, Y_OK, np.ones(5), ValueError, "sample_weight has 5 entries"),
+        (
+            {"feature_bounds": ([1, 0], [0, 1])},
+            X_OK,
+            Y_OK,
+            None,
+            ValueError,
+            "lower bound 1 > upper bound 0",
+        ),
+        (
+            {"feature_bounds": ([0, 0, 0], [1, 1, 1])},
+            X_OK,
+            Y_OK,
+            None,
+            ValueError,
+            "feature_bounds must hold 2",
+        ),
+        ({"feature_bounds": 5}, X_OK, Y_OK, None, TypeError, "feature_bounds must be a pair"),
+        ({}, [["a", "b"]] * 4, Y_OK, None, TypeError, "X must be a numeric"),
+    ],
+)
 def test_bad_input_raises_a_clear_error(kwargs, X, y, w, exc, match):
     params = {"epsilon": 1.0, "feature_bounds": B_OK, **kwargs}
     with pytest.raises(exc, match=match):
@@ -321,7 +395,9 @@ def test_predict_checks_the_number_of_columns():
 def test_unweighted_rows_respect_a_weight_bound_below_one():
     """Without sample_weight every row weighs 1; W < 1 must clip them, or the noise is too small."""
     X, y_s, y_sp, _ = designed_neighbours(1.0)
-    kw = dict(epsilon=np.inf, gamma=4.0, weight_bound=0.1, fit_intercept=False, feature_bounds=([-1], [1]))
+    kw = dict(
+        epsilon=np.inf, gamma=4.0, weight_bound=0.1, fit_intercept=False, feature_bounds=([-1], [1])
+    )
     with pytest.warns(UserWarning, match="clipped to W"):
         a = DPWeightedERM(**kw).fit(X, y_s)
     with pytest.warns(UserWarning, match="clipped to W"):
@@ -337,8 +413,18 @@ def test_batch_from_gamma_alone_is_not_mistaken_for_one_problem():
     np.testing.assert_allclose(theta[1], solve_werm(X, y, w, 10.0)[0], atol=1e-10)
 
 
-@pytest.mark.parametrize("case", ["tiny h", "tiny gamma, separable", "huge gamma", "huge weights",
-                                  "identical rows", "zero weights but one", "large n"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        "tiny h",
+        "tiny gamma, separable",
+        "huge gamma",
+        "huge weights",
+        "identical rows",
+        "zero weights but one",
+        "large n",
+    ],
+)
 def test_solver_stress(case):
     rng = np.random.default_rng(12)
     X, y, w = random_problem(rng, n=300, d=3)

@@ -24,8 +24,9 @@ from dpcore.theory.measurement import (
     with_bounds,
 )
 
-SETTING = dict(n=1000, gamma=75.0, h=0.5, epsilon=5.0, rho=0.05, weight_bound=30.0, C=0.0, d=5,
-               theta0_norm=2.0)
+SETTING = dict(
+    n=1000, gamma=75.0, h=0.5, epsilon=5.0, rho=0.05, weight_bound=30.0, C=0.0, d=5, theta0_norm=2.0
+)
 
 
 def gamma_isf(rho, d):
@@ -41,14 +42,21 @@ def test_hand_worked_values():
     L = math.log(20)
     ap = math.sqrt(5 + 2 * math.sqrt(5 * L) + L)
     r = gamma_isf(0.05, 5)
-    for form, conv, lam in (("re-derived", None, 0.075), ("printed", None, 0.15),
-                            ("re-derived", "stated", 0.15), ("printed", "code", 0.075)):
+    for form, conv, lam in (
+        ("re-derived", None, 0.075),
+        ("printed", None, 0.15),
+        ("re-derived", "stated", 0.15),
+        ("printed", "code", 0.075),
+    ):
         beta = lam + 30 / (2 * 0.5)
         out = bounds.werm_bound(**SETTING, form=form, convention=conv)
         assert out["T1"] == pytest.approx(lam / 2 * 4)
         assert out["T3"] == pytest.approx(30 * 0.5 / 4)
-        t2 = ((beta * 60 * ap) ** 2 / (2 * 1000 * lam * 5) ** 2 if form == "printed"
-              else beta * (60 * r) ** 2 / (2 * (1000 * lam * 5) ** 2))
+        t2 = (
+            (beta * 60 * ap) ** 2 / (2 * 1000 * lam * 5) ** 2
+            if form == "printed"
+            else beta * (60 * r) ** 2 / (2 * (1000 * lam * 5) ** 2)
+        )
         assert out["T2"] == pytest.approx(t2)
         assert out["total"] == pytest.approx(lam / 2 * 4 + 3.75 + t2)
     assert bounds.radius_quantile(5, 0.05) == pytest.approx(r, rel=1e-9)
@@ -86,8 +94,9 @@ def test_limits(form):
 def test_printed_against_rederived_ratio():
     """printed / re-derived = beta a_p^2 / (2 r^2): the printed form squares the smoothness."""
     lam, beta = 0.075, 0.075 + 30.0
-    ratio = (bounds.noise_term(1000, lam, 0.5, 5, 0.05, 30, 0, 5, "printed")
-             / bounds.noise_term(1000, lam, 0.5, 5, 0.05, 30, 0, 5, "re-derived"))
+    ratio = bounds.noise_term(1000, lam, 0.5, 5, 0.05, 30, 0, 5, "printed") / bounds.noise_term(
+        1000, lam, 0.5, 5, 0.05, 30, 0, 5, "re-derived"
+    )
     assert ratio == pytest.approx(beta * bounds.a_p(5, 0.05) ** 2 / (2 * gamma_isf(0.05, 5) ** 2))
 
 
@@ -116,7 +125,8 @@ def test_sensitivities():
     assert bounds.weighted_sensitivity(1.0, 10.0) == bounds.unweighted_sensitivity(10.0) == 0.2
     assert bounds.weighted_sensitivity(30.0, 75.0, C=3.0) == pytest.approx(63 / 75)
     assert sensitivity(30.0, 75.0) - bounds.weighted_sensitivity(30.0, 75.0) == pytest.approx(
-        2 * RELEASE_TOL / 75)
+        2 * RELEASE_TOL / 75
+    )
 
 
 @pytest.mark.parametrize("form", bounds.FORMS)
@@ -162,7 +172,12 @@ def test_cvar_regimes():
     # privacy rules while 3/(n tau) > 1/sqrt(n tau), i.e. n tau < 9.
     regime = bounds.cvar_regime(np.array([10, 100, 120, 1000, 10_000]), 0.05, 1.0, 9)
     assert [bounds.REGIMES[r] for r in regime] == [
-        "trivial", "trivial", "privacy-dominated", "statistical", "statistical"]
+        "trivial",
+        "trivial",
+        "privacy-dominated",
+        "statistical",
+        "statistical",
+    ]
     assert bounds.cvar_regime(1000, 0.05, 0.01, 9) == 2  # eps n tau = 0.5 < 3
     assert bounds.cvar_regime(10, 0.05, 1000.0, 9) == 2  # n tau = 0.5: no tail to learn from
     assert bounds.cvar_regime_name(10_000, 0.1, math.inf) == "statistical"
@@ -179,7 +194,12 @@ def test_one_regime_rule_for_both_pages():
     ns, taus, grid = theory_page.phase_grid(0.5, 1)
     i, j = np.argmin(abs(np.log(taus / 0.01))), np.argmin(abs(np.log(ns / 400)))
     assert bounds.REGIMES[grid[i, j]] == page_rule(ns[j], taus[i], 0.5)
-    for n, tau, eps in ((100, 0.01, 1.0), (5000, 0.5, 0.05), (2000, 0.05, math.inf), (500, 1.0, 0.01)):
+    for n, tau, eps in (
+        (100, 0.01, 1.0),
+        (5000, 0.5, 0.05),
+        (2000, 0.05, math.inf),
+        (500, 1.0, 0.01),
+    ):
         assert page_rule(n, tau, eps) == bounds.REGIMES[int(bounds.cvar_regime(n, tau, eps, 1))]
 
 
@@ -211,8 +231,9 @@ def test_comparator_is_the_regularized_hinge_minimiser(trials):
     assert np.all(reg(theta0) <= reg(huber) + 1e-9)
     rng = np.random.default_rng(5)
     for _ in range(20):  # no nearby point does better by more than W h0/4
-        assert np.all(reg(theta0) <= reg(theta0 + 0.05 * rng.standard_normal(theta0.shape))
-                      + 30 * 1e-3 / 4)
+        assert np.all(
+            reg(theta0) <= reg(theta0 + 0.05 * rng.standard_normal(theta0.shape)) + 30 * 1e-3 / 4
+        )
 
 
 CHECKS = [(f, c) for f in bounds.FORMS for c in bounds.CONVENTIONS]
@@ -254,10 +275,19 @@ def test_each_convention_has_its_own_comparator(trials):
     assert out.excess_code.to_numpy() == pytest.approx(out.excess.to_numpy())
     t0 = comps["stated"].norm[out.trial.to_numpy()]
     assert out.bound_printed.to_numpy() == pytest.approx(
-        bounds.werm_bound(300, 40.0, 0.5, 1.0, 0.05, 30.0, 0.0, 5, t0, "printed")["total"])
+        bounds.werm_bound(300, 40.0, 0.5, 1.0, 0.05, 30.0, 0.0, 5, t0, "printed")["total"]
+    )
     with pytest.raises(ValueError, match="single gamma"):
-        with_bounds(werm_excess_risk(trials, comps["code"].theta0, 1.0, [20.0, 40.0], 0.5, draws=2),
-                    comps, 300, 1.0, 0.05, 30.0, 0.0, 5)
+        with_bounds(
+            werm_excess_risk(trials, comps["code"].theta0, 1.0, [20.0, 40.0], 0.5, draws=2),
+            comps,
+            300,
+            1.0,
+            0.05,
+            30.0,
+            0.0,
+            5,
+        )
 
 
 def test_coverage_counts_trials_when_draws_are_identical_or_clustered():
@@ -283,9 +313,13 @@ def test_transition_ratio_interpolates_the_half_drop():
     import pandas as pd
 
     ratio = np.array([1.0, 10.0, 100.0, 1000.0])
-    summary = pd.DataFrame({"d": [1] * 4 + [5] * 4 + [9] * 4, "ratio": np.tile(ratio, 3),
-                            "excess_mean": [1.0, 0.9, 0.3, 0.0, 0.5, 0.5, 0.5, 0.5,
-                                            0.2, 1.0, 0.1, 0.0]})
+    summary = pd.DataFrame(
+        {
+            "d": [1] * 4 + [5] * 4 + [9] * 4,
+            "ratio": np.tile(ratio, 3),
+            "excess_mean": [1.0, 0.9, 0.3, 0.0, 0.5, 0.5, 0.5, 0.5, 0.2, 1.0, 0.1, 0.0],
+        }
+    )
     out = transition_ratio(summary)
     # 0.5 lies 0.4/0.6 of the way from 0.9 (ratio 10) to 0.3 (ratio 100), in log ratio.
     assert out[1] == pytest.approx(10 ** (1 + 0.4 / 0.6))
@@ -301,8 +335,14 @@ def test_release_is_the_estimators_release():
 
     data = PAPER_TRIAL.sample(300, rng=11)
     w, _ = owl_weights(data["B"], data["A"], 0.5, 30.0, "paper")
-    model = DPWeightedERM(epsilon=0.5, gamma=40.0, weight_bound=30.0, huber_h=0.5,
-                          feature_bounds=PAPER_TRIAL.feature_bounds, rng=12)
+    model = DPWeightedERM(
+        epsilon=0.5,
+        gamma=40.0,
+        weight_bound=30.0,
+        huber_h=0.5,
+        feature_bounds=PAPER_TRIAL.feature_bounds,
+        rng=12,
+    )
     model.fit(data["X"], data["A"], sample_weight=w)
     X = model.scaling_.transform(data["X"])
     theta, _ = solve_werm(X, data["A"], w, 40.0, "huber", 0.5)

@@ -110,22 +110,38 @@ def streamlit_server(tmp_path_factory):
     env = dict(os.environ, STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py",
-             "--server.port", str(port), "--server.headless", "true",
-             "--server.address", "127.0.0.1"],
-            cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+            [
+                sys.executable,
+                "-m",
+                "streamlit",
+                "run",
+                "app.py",
+                "--server.port",
+                str(port),
+                "--server.headless",
+                "true",
+                "--server.address",
+                "127.0.0.1",
+            ],
+            cwd=REPO_ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
         )
     base_url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + SERVER_START_TIMEOUT_S
         while not _healthy(f"{base_url}/_stcore/health"):
             if proc.poll() is not None:
-                pytest.fail(f"streamlit exited with code {proc.returncode}:\n"
-                            + log_path.read_text(errors="replace")[-3000:])
+                pytest.fail(
+                    f"streamlit exited with code {proc.returncode}:\n"
+                    + log_path.read_text(errors="replace")[-3000:]
+                )
             if time.monotonic() > deadline:
-                pytest.fail(f"streamlit did not answer /_stcore/health within "
-                            f"{SERVER_START_TIMEOUT_S} s:\n"
-                            + log_path.read_text(errors="replace")[-3000:])
+                pytest.fail(
+                    f"streamlit did not answer /_stcore/health within "
+                    f"{SERVER_START_TIMEOUT_S} s:\n" + log_path.read_text(errors="replace")[-3000:]
+                )
             time.sleep(0.25)
         yield base_url
     finally:
@@ -227,7 +243,9 @@ class AppDriver:
                 if (window.__e2eIdleSince === undefined) window.__e2eIdleSince = now;
                 return now - window.__e2eIdleSince >= stableMs;
             }""",
-            arg=stable_ms, polling=50, timeout=timeout,
+            arg=stable_ms,
+            polling=50,
+            timeout=timeout,
         )
         self.page.evaluate("() => { window.__e2eSeen = window.__e2eRuns; }")  # for wait_rerun
 
@@ -242,12 +260,16 @@ class AppDriver:
         counted = self.page.evaluate("() => window.__e2eRuns !== undefined")
         try:
             if counted:
-                self.page.wait_for_function("() => window.__e2eRuns > (window.__e2eSeen ?? 0)",
-                                            polling=50, timeout=start_timeout_ms)
+                self.page.wait_for_function(
+                    "() => window.__e2eRuns > (window.__e2eSeen ?? 0)",
+                    polling=50,
+                    timeout=start_timeout_ms,
+                )
             else:
                 self.page.wait_for_selector(
                     "[data-testid='stApp']:not([data-test-script-state='notRunning'])",
-                    timeout=start_timeout_ms)
+                    timeout=start_timeout_ms,
+                )
         except PlaywrightTimeoutError:
             pass
         self.wait_idle(timeout=timeout)
@@ -256,7 +278,8 @@ class AppDriver:
     def slider(self, label):
         """The stSlider container whose label is exactly `label`."""
         return self.page.locator("[data-testid='stSlider']").filter(
-            has=self.page.locator("[data-testid='stWidgetLabel']").get_by_text(label, exact=True))
+            has=self.page.locator("[data-testid='stWidgetLabel']").get_by_text(label, exact=True)
+        )
 
     def slider_value(self, label):
         return self.slider(label).locator("[data-testid='stSliderThumbValue']")
@@ -291,7 +314,8 @@ class AppDriver:
                     const side = document.querySelector("[data-testid='stSidebarContent']");
                     return Math.max(main ? main.scrollHeight : 0, side ? side.scrollHeight : 0,
                                     document.documentElement.scrollHeight);
-                }""")
+                }"""
+            )
             height = int(min(max(height, original["height"]), 12_000))
             if height != original["height"]:
                 self.page.set_viewport_size({"width": original["width"], "height": height})

@@ -20,8 +20,11 @@ def test_bounds_page_renders(app, width):
     expect(app.page.locator("h1").first).to_have_text(re.compile("Theory bounds"))
     expect_path(app.page, "/bounds")
     app.expect_no_exception()
-    expect(app.page.locator("[data-testid='stAlertContentInfo']").filter(
-        has_text="privacy-noise term").first).to_be_visible()
+    expect(
+        app.page.locator("[data-testid='stAlertContentInfo']")
+        .filter(has_text="privacy-noise term")
+        .first
+    ).to_be_visible()
     expect_charts_drawn(app.page)
     app.screenshot(f"bounds-{width}.png")
 

@@ -28,11 +28,14 @@ def test_page_opens_and_draws_at_both_widths(app, width, shot):
     app.goto("/cvar")
     expect(app.page.locator("h1").first).to_have_text(re.compile("Private CVaR"))
     expect_path(app.page, "/cvar")
-    expect(verdict(app)).to_have_text(re.compile(r"With 2000 patients and τ = 5%, only 100 patients"))
+    expect(verdict(app)).to_have_text(
+        re.compile(r"With 2000 patients and τ = 5%, only 100 patients")
+    )
     app.expect_no_exception()
     expect_charts_drawn(app.page)
     overflow = app.page.evaluate(
-        "() => document.querySelector(\"[data-testid='stMain']\").scrollWidth - window.innerWidth")
+        "() => document.querySelector(\"[data-testid='stMain']\").scrollWidth - window.innerWidth"
+    )
     assert overflow <= 0, f"the page is {overflow}px wider than the window"
     app.screenshot(shot)
 

@@ -24,22 +24,30 @@ TITLES_FIT = """() => [...document.querySelectorAll("[data-testid='stPlotlyChart
 
 def verdict(app):
     """The verdict, in whichever colour the verdict gives it."""
-    return app.page.locator("[data-testid^='stAlertContent']").filter(
-        has_text=re.compile(r"picks the better treatment|Without privacy, a rule")).first
+    return (
+        app.page.locator("[data-testid^='stAlertContent']")
+        .filter(has_text=re.compile(r"picks the better treatment|Without privacy, a rule"))
+        .first
+    )
 
 
 @pytest.mark.parametrize("width,shot", [(1440, "dp-owl-1440.png"), (390, "dp-owl-390.png")])
 def test_the_page_fits_both_widths(app, width, shot):
     app.page.set_viewport_size({"width": width, "height": 900})
     app.goto(f"/dp-owl?{FAST}")
-    expect(verdict(app)).to_have_text(re.compile(r"At ε = 1 and 1000 patients, the private rule picks "
-                                                 r"the better treatment for \d+ of 100 new patients"))
+    expect(verdict(app)).to_have_text(
+        re.compile(
+            r"At ε = 1 and 1000 patients, the private rule picks "
+            r"the better treatment for \d+ of 100 new patients"
+        )
+    )
     expect(app.page.locator("[data-testid='stPlotlyChart'] .main-svg").first).to_be_visible()
     app.wait_idle()  # the charts draw after the text: measure them once they are there
     app.expect_no_exception()
     expect_charts_drawn(app.page)
     overflow = app.page.evaluate(
-        "() => document.querySelector(\"[data-testid='stMain']\").scrollWidth - window.innerWidth")
+        "() => document.querySelector(\"[data-testid='stMain']\").scrollWidth - window.innerWidth"
+    )
     assert overflow <= 0, f"the page is {overflow}px wider than the window"
     assert max(app.page.evaluate(TITLES_FIT)) <= 1, "a chart title runs past its chart"
     slider = app.slider(EPS_LABEL).bounding_box()
@@ -49,7 +57,9 @@ def test_the_page_fits_both_widths(app, width, shot):
 
 def test_the_nonprivate_state(app):
     app.goto(f"/dp-owl?eps=non-private&{FAST}")
-    expect(verdict(app)).to_have_text(re.compile(r"Without privacy, a rule learned from 1000 patients"))
+    expect(verdict(app)).to_have_text(
+        re.compile(r"Without privacy, a rule learned from 1000 patients")
+    )
     body = app.page.locator("[data-testid='stMain']").inner_text()
     for absent in ("ε = inf", "+0.0", "< 1e-300", "Noise radius"):
         assert absent not in body
@@ -99,22 +109,27 @@ OVERLAPS = """() => {
 def phone(browser, streamlit_server, screenshot_dir, scheme="light"):
     from .conftest import AppDriver
 
-    context = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True,
-                                  color_scheme=scheme)
+    context = browser.new_context(
+        viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True, color_scheme=scheme
+    )
     page = context.new_page()
     page.set_default_timeout(30_000)
     return context, AppDriver(page, streamlit_server, screenshot_dir)
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_a_phone_sees_the_verdict_first_and_charts_keep_clear(browser, streamlit_server, screenshot_dir, scheme):
+def test_a_phone_sees_the_verdict_first_and_charts_keep_clear(
+    browser, streamlit_server, screenshot_dir, scheme
+):
     context, app = phone(browser, streamlit_server, screenshot_dir, scheme)
     try:
         app.goto(f"/dp-owl?{FAST}&eps=0.1")
         expect(verdict(app)).to_be_visible()
         app.expect_no_exception()
         top = verdict(app).bounding_box()["y"]
-        assert top < app.slider(EPS_LABEL).bounding_box()["y"], "the verdict sits below the controls"
+        assert top < app.slider(EPS_LABEL).bounding_box()["y"], (
+            "the verdict sits below the controls"
+        )
         for chart in app.page.evaluate(OVERLAPS):
             assert not chart["toolbar"], "Plotly's toolbar covers a chart title"
             assert not chart["legend"], "a legend overlaps an axis title"
@@ -129,7 +144,9 @@ def test_a_phone_sees_the_verdict_first_and_charts_keep_clear(browser, streamlit
 
 def test_fixed_gamma_and_presets_in_the_browser(app):
     app.goto(f"/dp-owl?{FAST}&gamma_mode=fixed&gamma=1000")
-    expect(verdict(app)).to_have_text(re.compile(r"for the best non-private rule \(γ = \d+; at the fixed γ = 1000"))
+    expect(verdict(app)).to_have_text(
+        re.compile(r"for the best non-private rule \(γ = \d+; at the fixed γ = 1000")
+    )
     open_presets(app.page)
     app.page.get_by_role("button", name="Moderate (ε = 1)").click()
     app.wait_rerun(timeout=120_000)

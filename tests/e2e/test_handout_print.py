@@ -35,20 +35,44 @@ def owl_handout():
     sizes, reps = (200, 500, 1000, 2500), compute.QUICK_REPS
     results = compute.sweeps(sizes, "paper", 75, 0.5, "auto", reps, 0, "public")
     summary, runs = compute.stack_summaries(results), {m: r for m, (r, _, _) in results.items()}
-    here, best = compute.cell(summary[summary.n == 1000], 1.0), compute.cell(summary[summary.n == 1000], math.inf)
+    here, best = (
+        compute.cell(summary[summary.n == 1000], 1.0),
+        compute.cell(summary[summary.n == 1000], math.inf),
+    )
     target, assurance = targets.Target("patients", 80), 0.9
     threshold = target.threshold(best.accuracy_mean)
     share = targets.share_at(runs[1000], 1.0, threshold)
-    _, sentence = explain.verdict(1.0, 1000, here, best, threshold, target.words(), share, assurance)
+    _, sentence = explain.verdict(
+        1.0, 1000, here, best, threshold, target.words(), share, assurance
+    )
     assured = targets.smallest_assured_eps(runs[1000], threshold, assurance)
     answer = explain.eps_answer_sentence(
-        assured, targets.smallest_eps(summary, 1000, threshold), 1000, 1.0,
-        targets.smallest_assured_n(runs, 1.0, dict.fromkeys(sizes, threshold), assurance), sizes,
-        best.accuracy_mean, threshold, assurance, board=True)
+        assured,
+        targets.smallest_eps(summary, 1000, threshold),
+        1000,
+        1.0,
+        targets.smallest_assured_n(runs, 1.0, dict.fromkeys(sizes, threshold), assurance),
+        sizes,
+        best.accuracy_mean,
+        threshold,
+        assurance,
+        board=True,
+    )
     mark = (threshold, targets.hit_at(summary, 1000, assured.at if assured else None))
-    report = owl_report(s, here, best, answer, summary, sizes, reps, sentence,
-                                privacy_statement(1.0), mark, (share, assurance),
-                                view_link="http://localhost:8501/dp-owl?" + "&".join(f"k{i}=v{i}" for i in range(25)))
+    report = owl_report(
+        s,
+        here,
+        best,
+        answer,
+        summary,
+        sizes,
+        reps,
+        sentence,
+        privacy_statement(1.0),
+        mark,
+        (share, assurance),
+        view_link="http://localhost:8501/dp-owl?" + "&".join(f"k{i}=v{i}" for i in range(25)),
+    )
     return handout.page(report)
 
 
@@ -59,7 +83,9 @@ def cvar_handout():
     spec = {"eps": 1.0, "n": 2000, "tau": 0.05, "loss": "uniform", "B": 1.0, "reps": 200, "seed": 0}
     work = compute.workload(200)
     summary = compute.scalar_summary("uniform", 1.0, work.reps, 0)
-    return handout.page(cvar_handout._report(spec, work.reps, summary, "http://localhost:8501/cvar?eps=1&n=2000"))
+    return handout.page(
+        cvar_handout._report(spec, work.reps, summary, "http://localhost:8501/cvar?eps=1&n=2000")
+    )
 
 
 def pages_of(pdf):

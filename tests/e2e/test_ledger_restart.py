@@ -25,13 +25,32 @@ pytestmark = pytest.mark.e2e
 def server(ledger_file, log_path):
     """A `streamlit run app.py` of its own on `ledger_file`; yields its base URL."""
     port = _free_port()
-    env = dict(os.environ, STREAMLIT_BROWSER_GATHER_USAGE_STATS="false",
-               DPCORE_LEDGER=str(ledger_file), PYTHONPATH=str(REPO_ROOT))
+    env = dict(
+        os.environ,
+        STREAMLIT_BROWSER_GATHER_USAGE_STATS="false",
+        DPCORE_LEDGER=str(ledger_file),
+        PYTHONPATH=str(REPO_ROOT),
+    )
     with open(log_path, "ab") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-             "--server.headless", "true", "--server.address", "127.0.0.1"],
-            cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+            [
+                sys.executable,
+                "-m",
+                "streamlit",
+                "run",
+                "app.py",
+                "--server.port",
+                str(port),
+                "--server.headless",
+                "true",
+                "--server.address",
+                "127.0.0.1",
+            ],
+            cwd=REPO_ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + SERVER_START_TIMEOUT_S

@@ -21,7 +21,8 @@ SLOW_MS = 240_000  # a lesson's first answer runs its Monte-Carlo study on a sha
 
 def _group(app, testid, label):
     return app.page.locator(f"[data-testid='{testid}']").filter(
-        has=app.page.locator("[data-testid='stWidgetLabel']").get_by_text(label, exact=True))
+        has=app.page.locator("[data-testid='stWidgetLabel']").get_by_text(label, exact=True)
+    )
 
 
 def _chosen(app, label):
@@ -49,34 +50,53 @@ def _answer(app, number, pattern):
 
 
 def check_noise(app, said):
-    assert (_slider(app, "Privacy budget ε"), _slider(app, "Patients in the trial (n)")) == ("0.5", "1000")
+    assert (_slider(app, "Privacy budget ε"), _slider(app, "Patients in the trial (n)")) == (
+        "0.5",
+        "1000",
+    )
     assert _chosen(app, "γ") == "paper-tuned"
     assert _metric(app, "Accuracy") == f"{said[0]}%"
 
 
 def check_small_n(app, said):
-    assert (_slider(app, "Privacy budget ε"), _slider(app, "Patients in the trial (n)")) == ("1", "200")
+    assert (_slider(app, "Privacy budget ε"), _slider(app, "Patients in the trial (n)")) == (
+        "1",
+        "200",
+    )
     assert _chosen(app, "γ") == "paper-tuned"
     assert _metric(app, "Accuracy") == f"{said[0]}%"
 
 
 def check_eps_n_tau(app, said):
-    assert [_slider(app, x) for x in ("Privacy budget ε", "Patients (records) n", "Tail level τ")] == ["1", "2000", "0.05"]
+    assert [
+        _slider(app, x) for x in ("Privacy budget ε", "Patients (records) n", "Tail level τ")
+    ] == ["1", "2000", "0.05"]
     assert _chosen(app, "Error against") == "εnτ"
-    verdict = app.page.get_by_text(re.compile("the private estimate of their mean loss is off by about")).inner_text()
+    verdict = app.page.get_by_text(
+        re.compile("the private estimate of their mean loss is off by about")
+    ).inner_text()
     shown, quoted = float(re.search(r"off by about ([\d.e-]+)", verdict).group(1)), float(said[0])
-    assert abs(shown - quoted) <= 0.5 * 10 ** (math.floor(math.log10(quoted)) - 1) + 5e-5, (verdict, quoted)
+    assert abs(shown - quoted) <= 0.5 * 10 ** (math.floor(math.log10(quoted)) - 1) + 5e-5, (
+        verdict,
+        quoted,
+    )
 
 
 def check_theory(app, said):
-    assert (_slider(app, "Privacy budget ε"), _slider(app, "Patients in the trial (n)")) == ("1", "200")
+    assert (_slider(app, "Privacy budget ε"), _slider(app, "Patients in the trial (n)")) == (
+        "1",
+        "200",
+    )
     assert _chosen(app, "γ") == "fixed" and _slider(app, "Regularization γ") == "1"
     assert _metric(app, "Bound (re-derived)") == said[0]
 
 
 def check_shift(app, said):
     # Lesson 4 left n = 200 and a fixed γ = 1 on the Theory page: none of it may reach DP-OWL.
-    assert (_slider(app, "Privacy budget ε"), _slider(app, "Patients in the trial (n)")) == ("1", "1000")
+    assert (_slider(app, "Privacy budget ε"), _slider(app, "Patients in the trial (n)")) == (
+        "1",
+        "1000",
+    )
     assert _chosen(app, "γ") == "paper-tuned"
     assert app.page.get_by_role("radio", name="authors' shift").is_checked()
     assert _metric(app, "Accuracy") == f"{said[0]}%"

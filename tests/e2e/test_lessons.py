@@ -26,12 +26,19 @@ def test_every_lesson_opens_its_experiment(app):
         assert f"/{lesson.url_path}" in app.page.url, app.page.url
         shown = parse_qs(urlparse(app.page.url).query, keep_blank_values=True)
         for key, values in shown.items():  # what the address keeps is what the lesson set
-            assert lesson.params[key] in (values[0], ascii_form(values[0])), (key, values, lesson.params)
+            assert lesson.params[key] in (values[0], ascii_form(values[0])), (
+                key,
+                values,
+                lesson.params,
+            )
         for key, value in lesson.params.items():  # a parameter dropped only at its default
             assert key in shown or value in ("1", "2000", "paper-tuned"), (key, app.page.url)
         app.expect_no_exception()
-        expect(app.page.locator("[data-testid='stAlertContentWarning']").filter(
-            has_text="Ignored the link")).to_have_count(0)
+        expect(
+            app.page.locator("[data-testid='stAlertContentWarning']").filter(
+                has_text="Ignored the link"
+            )
+        ).to_have_count(0)
 
 
 def _download(app, name, folder):
@@ -60,7 +67,9 @@ def test_the_handouts_open_offline(app, browser, tmp_path):
     Over 10 s: three pages, three downloads, and three offline tabs that each run the inlined
     plotly.js (4.8 MB) to draw the charts."""
     app.goto("/lessons")
-    with offline(browser, _download(app, "Printable handout of the lessons (HTML, works offline)", tmp_path)) as page:
+    with offline(
+        browser, _download(app, "Printable handout of the lessons (HTML, works offline)", tmp_path)
+    ) as page:
         expect(page.locator("h2")).to_have_count(len(LESSONS))
         expect(page.get_by_role("link").first).to_have_attribute("href", re.compile(r"/dp-owl\?"))
     app.goto("/dp-owl?reps=40&compare=200")
@@ -82,7 +91,8 @@ def test_the_lessons_fit_a_phone(browser, streamlit_server, screenshot_dir, sche
         app.goto("/lessons")
         app.expect_no_exception()
         overflow = app.page.evaluate(
-            "() => document.querySelector(\"[data-testid='stMain']\").scrollWidth - window.innerWidth")
+            "() => document.querySelector(\"[data-testid='stMain']\").scrollWidth - window.innerWidth"
+        )
         assert overflow <= 0
         expect(app.page.get_by_role("link", name="Open the experiment")).to_have_count(len(LESSONS))
         app.screenshot(f"lessons-390-{scheme}.png")

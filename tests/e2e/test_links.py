@@ -19,9 +19,15 @@ FAST = "reps=20&compare=200"
 def remote_requests(page):
     """Record every request that would leave this machine."""
     seen = []
-    page.on("request", lambda r: seen.append(r.url)
+    page.on(
+        "request",
+        lambda r: (
+            seen.append(r.url)
             if not re.match(r"^(https?|wss?)://(127\.0\.0\.1|localhost)(:\d+)?/", r.url)
-            and not r.url.startswith(("data:", "blob:")) else None)
+            and not r.url.startswith(("data:", "blob:"))
+            else None
+        ),
+    )
     return seen
 
 
@@ -35,7 +41,9 @@ def test_a_link_the_app_writes_reproduces_the_view(app):
     app.page.keyboard.press("Home")  # γ = 1, the slider's minimum
     app.wait_rerun()
     expect(app.slider_value(GAMMA_LABEL)).to_have_text("1")
-    clear = app.page.locator("[data-testid='stMultiSelect']").get_by_role("button", name=re.compile("Clear all"))
+    clear = app.page.locator("[data-testid='stMultiSelect']").get_by_role(
+        "button", name=re.compile("Clear all")
+    )
     clear.click()
     app.wait_rerun()
     shared = app.page.url
@@ -54,7 +62,9 @@ def test_back_and_forward_restore_the_view_and_keep_the_users_link(app):
     """Moving a slider replaces the history entry (Streamlit's bound widgets); moving between
     pages adds one. Back to the page shows the link's view, with no defaults written in."""
     app.goto(f"/dp-owl?eps=5&{FAST}")
-    app.page.locator("[data-testid='stSidebarNav']").get_by_role("link", name=re.compile("Overview")).click()
+    app.page.locator("[data-testid='stSidebarNav']").get_by_role(
+        "link", name=re.compile("Overview")
+    ).click()
     app.wait_rerun()
     expect(app.page.locator("h1").first).to_have_text(re.compile("privacy", re.I))
     app.page.go_back()
@@ -84,7 +94,9 @@ def test_hostile_values_render_as_text_and_fetch_nothing(app):
     query = "&".join(f"{k}={quote(v)}" for k, v in HOSTILE.items())
     app.goto(f"/dp-owl?{query}&{FAST}")
     alerts = app.page.locator("[data-testid='stAlert']")
-    expect(app.warnings().filter(has_text="eps=`` [Log in again](https://evil.examp…")).to_have_count(1)
+    expect(
+        app.warnings().filter(has_text="eps=`` [Log in again](https://evil.examp…")
+    ).to_have_count(1)
     expect(app.warnings().filter(has_text="unknown parameter “esp”")).to_have_count(1)
     assert alerts.locator("a, img, h1, h2, h3, script").count() == 0
     expect(app.slider_value(EPS_LABEL)).to_have_text("1")

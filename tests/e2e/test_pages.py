@@ -20,8 +20,9 @@ PAGES = [
     # path, screenshot, a word the page's h1 must contain
     pytest.param("/", "overview.png", re.compile(r"privacy", re.I), id="overview"),
     pytest.param("/dp-owl", "dp-owl.png", re.compile(r"DP-OWL"), id="dp-owl"),
-    pytest.param("/limitations", "limitations.png", re.compile(r"guarantee", re.I),
-                 id="limitations"),
+    pytest.param(
+        "/limitations", "limitations.png", re.compile(r"guarantee", re.I), id="limitations"
+    ),
 ]
 
 
@@ -107,8 +108,11 @@ def test_keyboard_moves_eps_slider(app, path, label, param, shot):
     expect(app.slider_value(label)).to_have_text("5")
     expect(app.page).to_have_url(re.compile(rf"[?&]{param}=5(&|$)"))
     # The rerun used the new value: the explanation under the slider now speaks of ε = 5.
-    expect(app.page.locator("[data-testid='stAlertContentInfo']").filter(
-        has_text=re.compile(r"ε = 5\b")).first).to_be_visible()
+    expect(
+        app.page.locator("[data-testid='stAlertContentInfo']")
+        .filter(has_text=re.compile(r"ε = 5\b"))
+        .first
+    ).to_be_visible()
     app.expect_no_exception()
     expect_charts_drawn(app.page)
     app.screenshot(shot, full=False)
@@ -117,7 +121,8 @@ def test_keyboard_moves_eps_slider(app, path, label, param, shot):
 def test_sidebar_link_reaches_dp_owl(app):
     app.goto("/")
     link = app.page.locator("[data-testid='stSidebarNav']").get_by_role(
-        "link", name=re.compile("DP-OWL"))
+        "link", name=re.compile("DP-OWL")
+    )
     expect(link).to_be_visible()
     link.click()
     expect_path(app.page, "/dp-owl")

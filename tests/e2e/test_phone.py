@@ -32,7 +32,8 @@ def test_every_page_fits_a_phone(browser, streamlit_server, screenshot_dir, path
         app.goto(path, timeout=180_000)
         app.expect_no_exception()
         overflow = app.page.evaluate(
-            "() => document.querySelector(\"[data-testid='stMain']\").scrollWidth - window.innerWidth")
+            "() => document.querySelector(\"[data-testid='stMain']\").scrollWidth - window.innerWidth"
+        )
         assert overflow <= 0, f"{path} is {overflow}px wider than the phone"
         covered = [c["title"] for c in app.page.evaluate(OVERLAPS) if c["toolbar"]]
         assert not covered, f"Plotly's toolbar covers the titles {covered}"

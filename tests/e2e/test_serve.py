@@ -25,8 +25,12 @@ import pytest
 from tests.e2e.conftest import APP_READY, REPO_ROOT, _free_port, _healthy
 
 NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").is_file() else None)
-pytestmark = [pytest.mark.e2e, pytest.mark.skipif(
-    NGINX is None, reason="nginx is not installed (Debian: apt-get install nginx-light)")]
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(
+        NGINX is None, reason="nginx is not installed (Debian: apt-get install nginx-light)"
+    ),
+]
 
 
 def _descendants(pid):
@@ -59,12 +63,33 @@ def _alive(pid):
 def test_two_replicas_behind_nginx_serve_a_page_and_stop_cleanly(browser, tmp_path):
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
-    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(REPO_ROOT),
+        "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false",
+    }
     log = tmp_path / "serve.log"
     with open(log, "wb") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "dpcore", "serve", "--replicas", "2",
-                                 "--port", str(port), "--address", "127.0.0.1", "--nginx", NGINX],
-                                cwd=tmp_path, env=env, stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "dpcore",
+                "serve",
+                "--replicas",
+                "2",
+                "--port",
+                str(port),
+                "--address",
+                "127.0.0.1",
+                "--nginx",
+                NGINX,
+            ],
+            cwd=tmp_path,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
     started = []
     try:
         deadline = time.monotonic() + 90
@@ -80,10 +105,12 @@ def test_two_replicas_behind_nginx_serve_a_page_and_stop_cleanly(browser, tmp_pa
             assert '<div id="root">' in shell.read().decode()
 
         with socket.create_connection(("127.0.0.1", port), timeout=10) as ws:  # the upgrade
-            ws.sendall(f"GET /_stcore/stream HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
-                       "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
-                       "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
-                       "Sec-WebSocket-Protocol: streamlit\r\n\r\n".encode())
+            ws.sendall(
+                f"GET /_stcore/stream HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+                "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                "Sec-WebSocket-Protocol: streamlit\r\n\r\n".encode()
+            )
             assert ws.recv(4096).startswith(b"HTTP/1.1 101 "), "nginx did not pass the upgrade"
 
         context = browser.new_context()

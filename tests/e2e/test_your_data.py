@@ -78,15 +78,23 @@ def test_upload_map_release_and_download(app, browser):
         assert analyst_only not in json.dumps(rule) and analyst_only not in report
 
     # The page's caption is true: a download link answers a request from outside the session.
-    assert "share the downloaded files, not the links" in app.page.get_by_text(
-        "A download link is an unguessable address").first.inner_text()
+    assert (
+        "share the downloaded files, not the links"
+        in app.page.get_by_text("A download link is an unguessable address").first.inner_text()
+    )
     outsider = browser.new_context()
     assert outsider.request.get(LINKS[-1]).status == 200
 
     # The report opens with the network cut off and draws its chart.
     offline = browser.new_context()
-    offline.route("**/*", lambda route: route.abort() if not route.request.url.startswith(
-        ("data:", "about:")) else route.continue_())
+    offline.route(
+        "**/*",
+        lambda route: (
+            route.abort()
+            if not route.request.url.startswith(("data:", "about:"))
+            else route.continue_()
+        ),
+    )
     page = offline.new_page()
     page.set_content(report)
     expect(page.locator(".js-plotly-plot .main-svg").first).to_be_visible()
@@ -102,8 +110,10 @@ def test_upload_map_release_and_download(app, browser):
     # A clicked download stays served until the server has finished two more page runs (the
     # window the page and the Limitations page state; here two visits of the page), then the
     # per-row file and the others are gone.
-    assert "two more page runs" in app.page.get_by_text(
-        "A download is built when you click").first.inner_text()
+    assert (
+        "two more page runs"
+        in app.page.get_by_text("A download is built when you click").first.inner_text()
+    )
     assert outsider.request.get(LINKS[-2]).status == 200
     for _ in range(2):
         app.goto("/your-data")
@@ -127,17 +137,22 @@ def test_csv_and_dictionary_preview_evaluated_release_and_files_that_work(app, t
     trial = tmp_path / "trial.csv"
     trial.write_bytes(hospital.read_bytes().replace(b"\n", b"\r\n"))  # not the demo's bytes
     dictionary = tmp_path / "trial_dictionary.csv"
-    dictionary.write_text(read_dictionary(root / "dpcore_app" / "demo_data" / "hospital_trial.json").to_csv())
+    dictionary.write_text(
+        read_dictionary(root / "dpcore_app" / "demo_data" / "hospital_trial.json").to_csv()
+    )
     app.page.set_viewport_size({"width": 1440, "height": 1000})
     app.goto("/your-data")
-    app.page.locator("[data-testid='stFileUploaderDropzoneInput']").first.set_input_files(str(trial))
+    app.page.locator("[data-testid='stFileUploaderDropzoneInput']").first.set_input_files(
+        str(trial)
+    )
     app.wait_rerun()
     # Without its levels the categorical 'site' blocks the trial: the dictionary brings them.
-    expect(app.page.get_by_test_id("stAlertContentInfo").get_by_text(
-        "Type the public levels")).to_be_visible()  # also in the table's "problem" cell
+    expect(
+        app.page.get_by_test_id("stAlertContentInfo").get_by_text("Type the public levels")
+    ).to_be_visible()  # also in the table's "problem" cell
     app.page.locator("[data-testid='stFileUploader']").filter(
-        has_text="Public data dictionary").locator(
-        "[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(dictionary))
+        has_text="Public data dictionary"
+    ).locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(dictionary))
     app.wait_rerun()
     expect(app.page.get_by_text("trial_dictionary.csv")).to_be_visible()
     app.page.get_by_role("button", name="Fill in from the data dictionary").click()
@@ -154,7 +169,9 @@ def test_csv_and_dictionary_preview_evaluated_release_and_files_that_work(app, t
     rows = pd.read_csv(io.BytesIO(download(app, "Per-row recommendations (CSV)")))
     report = download(app, "Report (HTML, opens offline)").decode()
     script = download(app, "Python script (redoes the release: spends ε again)").decode()
-    (tmp_path / "trial_dictionary.json").write_bytes(download(app, "Download this dictionary (JSON)"))
+    (tmp_path / "trial_dictionary.json").write_bytes(
+        download(app, "Download this dictionary (JSON)")
+    )
     assert "Private evaluation on held-out patients" in report
     assert json.loads(rule)["evaluation"]["patients"] == 240
     (tmp_path / "rule_released.json").write_bytes(rule)
@@ -163,8 +180,14 @@ def test_csv_and_dictionary_preview_evaluated_release_and_files_that_work(app, t
     got = load_rule(tmp_path / "rule_released.json").recommend(table[scored])
     assert got.tolist() == rows["recommendation"][scored].tolist()
     (tmp_path / "release_again.py").write_text(script)
-    done = subprocess.run([sys.executable, "release_again.py"], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(root)})
+    done = subprocess.run(
+        [sys.executable, "release_again.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(root)},
+    )
     assert done.returncode == 0, done.stderr
     assert load_rule(tmp_path / "rule.json").settings["n"] == 960
     app.screenshot("your-data-evaluated.png")

@@ -34,21 +34,38 @@ from dpcore.owl.simulate import PAPER_TRIAL
 
 def used_as_documented(path: str) -> str:
     sample = PAPER_TRIAL.sample(500, rng=0)
-    model = DPOWL(epsilon=1.0, gamma=75.0, outcome_bounds=(-12.0, 12.0),
-                  feature_bounds=PAPER_TRIAL.feature_bounds, rng=1)
+    model = DPOWL(
+        epsilon=1.0,
+        gamma=75.0,
+        outcome_bounds=(-12.0, 12.0),
+        feature_bounds=PAPER_TRIAL.feature_bounds,
+        rng=1,
+    )
     model = model.fit(sample["X"], sample["A"], sample["B"], propensity=0.5)
     treat: np.ndarray = model.predict(sample["X"][:5])
     value: float = model.score(sample["X"], sample["A"], sample["B"])
     coef: np.ndarray = model.coef_
     d = read_dictionary("dpcore_app/demo_data/actg175_trial.json")
-    trial = read_trial("dpcore_app/demo_data/actg175_trial.csv", **d.read_trial_kwargs(), incomplete="keep")
+    trial = read_trial(
+        "dpcore_app/demo_data/actg175_trial.csv", **d.read_trial_kwargs(), incomplete="keep"
+    )
     assert d.outcome_bounds is not None and d.larger_is_better is not None
     outcomes = trial.outcomes_for_fit(d.outcome_bounds, d.larger_is_better)
     fitted, evaluation, (fit_rows, _) = fit_and_evaluate(
-        trial.X, trial.A, outcomes, 0.5, epsilon_fit=1.0, epsilon_eval=1.0,
-        include=trial.complete, gamma=250.0, weight_bound=3000.0,
-        feature_bounds=trial.feature_bounds(d.bounds), outcome_bounds=d.outcome_bounds,
-        larger_is_better=d.larger_is_better, arms=trial.arms)
+        trial.X,
+        trial.A,
+        outcomes,
+        0.5,
+        epsilon_fit=1.0,
+        epsilon_eval=1.0,
+        include=trial.complete,
+        gamma=250.0,
+        weight_bound=3000.0,
+        feature_bounds=trial.feature_bounds(d.bounds),
+        outcome_bounds=d.outcome_bounds,
+        larger_is_better=d.larger_is_better,
+        arms=trial.arms,
+    )
     rule: Rule = rule_from_dpowl(fitted, trial, n=len(fit_rows))
     text: str = write_rule(rule, path)
     arms: np.ndarray = load_rule(path).recommend(pd.DataFrame({"age": [40]}))
@@ -57,8 +74,10 @@ def used_as_documented(path: str) -> str:
     spent, delta = ledger.total()
     losses = np.random.default_rng(2).uniform(0.0, 1.0, 1000)
     tail = private_cvar(losses, 0.05, epsilon=1.0, bound=1.0) - empirical_cvar(losses, 0.05)
-    return (f"{treat} {value:.2f} {coef} {evaluation.summary()} {text[:1]} {arms} {spent + delta} "
-            f"{tail}")
+    return (
+        f"{treat} {value:.2f} {coef} {evaluation.summary()} {text[:1]} {arms} {spent + delta} "
+        f"{tail}"
+    )
 
 
 def mistakes(X: np.ndarray, A: np.ndarray, B: np.ndarray) -> None:
@@ -72,6 +91,7 @@ def mistakes(X: np.ndarray, A: np.ndarray, B: np.ndarray) -> None:
     DPOWL().fit(X, A, B)  # type: ignore[call-arg]
     # 5. a misspelt name from the package
     from dpcore import DPOwl  # type: ignore[attr-defined]
+
     # 6. a rule file's path as a number, and the evaluation's summary used as a number
     load_rule(3)  # type: ignore[arg-type]
     _, evaluation, _ = fit_and_evaluate(X, A, B, 0.5, epsilon_fit=1.0, epsilon_eval=1.0)

@@ -20,8 +20,19 @@ def small_preview(eps=1.0):
     grid = (0.5, 1.0, 5.0)
     gammas = analyst.preview_gammas(grid, 300, 60.0, 42.0, eps, "paper")
     assert gammas[1] == 42.0 and gammas[0] != 42.0
-    return analyst.twin_preview(300, (0.0, 40.0), (1.0, 80.0), (True, False), (0.0, 20.0), False,
-                                2 / 3, grid, gammas, 60.0, 0.0)
+    return analyst.twin_preview(
+        300,
+        (0.0, 40.0),
+        (1.0, 80.0),
+        (True, False),
+        (0.0, 20.0),
+        False,
+        2 / 3,
+        grid,
+        gammas,
+        60.0,
+        0.0,
+    )
 
 
 def test_preview_chart_and_sentence():
@@ -29,8 +40,9 @@ def test_preview_chart_and_sentence():
     fig = charts.agreement_curve(frame, 1.0, target=80)
     assert fig.layout.xaxis.type == "log" and len(fig.data) == 6
     assert charts.retained_curve(frame, 1.0).layout.title.text.startswith("Preview")
-    text = explain.preview_sentence(frame, "strong", 1.0, 80, smallest_epsilon(frame, 80, "strong"),
-                                    "days")
+    text = explain.preview_sentence(
+        frame, "strong", 1.0, 80, smallest_epsilon(frame, 80, "strong"), "days"
+    )
     assert "Simulated, no privacy spent" in text and "6 days" in text
 
 
@@ -50,8 +62,9 @@ def test_noise_sentence_names_the_largest_shift():
 def test_the_filled_table_downloads_as_the_dictionary_it_came_from():
     d = read_dictionary(DEMO / "hospital_trial.json")
     trial = read_trial(DEMO / "hospital_trial.csv", **d.read_trial_kwargs())
-    got = analyst.dictionary_from_settings(trial, d.bounds, d.outcome_bounds, d.larger_is_better,
-                                           d.propensity, base=d)
+    got = analyst.dictionary_from_settings(
+        trial, d.bounds, d.outcome_bounds, d.larger_is_better, d.propensity, base=d
+    )
     assert got.bounds == d.bounds and got.categorical == d.categorical
     assert got.outcome_bounds == d.outcome_bounds and got.treated == d.treated
     assert got.propensity == d.propensity and got.larger_is_better is False
@@ -61,15 +74,27 @@ def test_the_filled_table_downloads_as_the_dictionary_it_came_from():
 
 def test_evaluation_and_cost_sentences():
     t = PAPER_TRIAL.sample(500, rng=1)
-    ev = evaluate_rule(optimal_treatment(t["f"]), t["A"], t["B"], 0.5, outcome_bounds=(-10, 10),
-                       epsilon=1.0, rng=2, arms=("drug", "placebo"))
+    ev = evaluate_rule(
+        optimal_treatment(t["f"]),
+        t["A"],
+        t["B"],
+        0.5,
+        outcome_bounds=(-10, 10),
+        epsilon=1.0,
+        rng=2,
+        arms=("drug", "placebo"),
+    )
     assert "'drug'" in explain.evaluation_sentence(ev)
     assert "max(ε, ε_eval) = 2" in explain.cost_sentence(2.0, 1.0, 400, 100)
 
 
 def test_script_text_follows_the_settings():
-    text = analyst.script_text("t.csv", "t.json", {"eps": 1.0, "gamma": 50.0, "W": 40.0,
-                                                  "propensity": 0.5}, epsilon_eval=0.5)
+    text = analyst.script_text(
+        "t.csv",
+        "t.json",
+        {"eps": 1.0, "gamma": 50.0, "W": 40.0, "propensity": 0.5},
+        epsilon_eval=0.5,
+    )
     assert "epsilon_fit=1.0, epsilon_eval=0.5" in text and "gamma=50.0" in text
 
 
@@ -77,14 +102,23 @@ def test_report_sections_escape_and_carry_released_numbers_only():
     from dpcore_app.ui.upload import report_parts
 
     t = PAPER_TRIAL.sample(500, rng=1)
-    ev = evaluate_rule(optimal_treatment(t["f"]), t["A"], t["B"], 0.5, outcome_bounds=(-10, 10),
-                       epsilon=1.0, rng=2, arms=("<b>drug</b>", "placebo"))
+    ev = evaluate_rule(
+        optimal_treatment(t["f"]),
+        t["A"],
+        t["B"],
+        0.5,
+        outcome_bounds=(-10, 10),
+        epsilon=1.0,
+        rng=2,
+        arms=("<b>drug</b>", "placebo"),
+    )
     part = report_parts.evaluation_html(ev, 1.0, 400, "points")
     assert "<b>drug</b>" not in part and "&lt;b&gt;drug&lt;/b&gt;" in part
     assert f"{ev.values['rule'].value:.4g}" in part
     frame = small_preview()
-    html_ = report_parts.preview_html(frame, charts.agreement_curve(frame, 1.0), 1.0, "strong",
-                                      90, None, "days")
+    html_ = report_parts.preview_html(
+        frame, charts.agreement_curve(frame, 1.0), 1.0, "strong", 90, None, "days"
+    )
     assert "no privacy spent" in html_ and "<script" in html_ and "plotly.js v" not in html_
 
 
@@ -94,13 +128,28 @@ def test_the_pages_evaluated_release_draws_its_laplace_noise_with_opendp(monkeyp
     from dpcore_app.ui.upload import compute
 
     calls = []
-    monkeypatch.setattr(mech, "opendp_laplace_noise",
-                        lambda e, s, size: calls.append((e, size)) or np.zeros(size))
+    monkeypatch.setattr(
+        mech, "opendp_laplace_noise", lambda e, s, size: calls.append((e, size)) or np.zeros(size)
+    )
     d = read_dictionary(DEMO / "hospital_trial.json")
     trial = read_trial(DEMO / "hospital_trial.csv", **d.read_trial_kwargs(), incomplete="keep")
     release, rec, _, ev = compute.fit_evaluated_release(
-        trial, "", d.bounds, d.outcome_bounds, False, 1.0, 60.0, "test", 60.0, 2 / 3, True,
-        eps_eval=0.5, fit_share=0.8, p_min=0.05, rng=0)
+        trial,
+        "",
+        d.bounds,
+        d.outcome_bounds,
+        False,
+        1.0,
+        60.0,
+        "test",
+        60.0,
+        2 / 3,
+        True,
+        eps_eval=0.5,
+        fit_share=0.8,
+        p_min=0.05,
+        rng=0,
+    )
     # The file keeps its incomplete rows, so the count of complete rows is released too.
     assert [c[0] for c in calls] == pytest.approx([0.325, 0.125, 0.05])
     assert ev.m == 240 and release.n == 960 and ev.complete is not None
@@ -110,9 +159,15 @@ def test_the_pages_evaluated_release_draws_its_laplace_noise_with_opendp(monkeyp
 def test_a_binary_column_is_one_click_in_the_metadata_table():
     from dpcore_app.ui.upload import meta
 
-    frame = meta.table(["smoker", "age"], "y", {"smoker": {"type": "binary"},
-                                               "age": {"lower": 18.0, "upper": 90.0},
-                                               "y": {"lower": 0.0, "upper": 1.0}})
+    frame = meta.table(
+        ["smoker", "age"],
+        "y",
+        {
+            "smoker": {"type": "binary"},
+            "age": {"lower": 18.0, "upper": 90.0},
+            "y": {"lower": 0.0, "upper": 1.0},
+        },
+    )
     got = meta.read(frame, "y")
     assert got.complete and got.bounds == {"smoker": (0.0, 1.0), "age": (18.0, 90.0)}
     d = read_dictionary(DEMO / "actg175_trial.json").to_dict()
@@ -128,9 +183,20 @@ def test_the_preview_sentence_is_as_strong_as_its_numbers():
     from dpcore_app.ui.upload.analyst_explain import preview_sentence, twin_assumptions
 
     def frame(kept, lo, hi, base=2.0):
-        return pd.DataFrame([{"strength": "moderate", "epsilon": 1.0, "effect_sd": 1.5,
-                              "agreement_mean": 70.0, "agreement_lo": lo, "agreement_hi": hi,
-                              "retained_mean": kept, "nonprivate_gain": base}])
+        return pd.DataFrame(
+            [
+                {
+                    "strength": "moderate",
+                    "epsilon": 1.0,
+                    "effect_sd": 1.5,
+                    "agreement_mean": 70.0,
+                    "agreement_lo": lo,
+                    "agreement_hi": hi,
+                    "retained_mean": kept,
+                    "nonprivate_gain": base,
+                }
+            ]
+        )
 
     text = preview_sentence(frame(0.6, 55, 85), "moderate", 1.0, 90, None)
     assert "keeps 60% of its gain" in text and "between 55% and 85%" in text
@@ -139,7 +205,9 @@ def test_the_preview_sentence_is_as_strong_as_its_numbers():
     assert "against 2 days for the non-private rule" in text
     text = preview_sentence(frame(-0.4, 0, 100), "moderate", 1.0, 90, None)
     assert "too wide to say what one release will do" in text and "-40%" not in text
-    assert "240 patients" in twin_assumptions(240) and "no average difference" in twin_assumptions(240)
+    assert "240 patients" in twin_assumptions(240) and "no average difference" in twin_assumptions(
+        240
+    )
     assert "dominant arm" in twin_assumptions(240, dominant=True)
     assert "Two releases" not in text  # a frame without the paired draws says nothing of them
 
@@ -153,10 +221,23 @@ def test_the_preview_says_how_often_two_releases_would_disagree():
     from dpcore_app.ui.upload.analyst_explain import preview_sentence
 
     def frame(d, lo, hi):
-        return pd.DataFrame([{"strength": "moderate", "epsilon": 2.0, "effect_sd": 1.5,
-                              "agreement_mean": 70.0, "agreement_lo": 55, "agreement_hi": 85,
-                              "retained_mean": 0.6, "nonprivate_gain": 2.0,
-                              "disagreement_mean": d, "disagreement_lo": lo, "disagreement_hi": hi}])
+        return pd.DataFrame(
+            [
+                {
+                    "strength": "moderate",
+                    "epsilon": 2.0,
+                    "effect_sd": 1.5,
+                    "agreement_mean": 70.0,
+                    "agreement_lo": 55,
+                    "agreement_hi": 85,
+                    "retained_mean": 0.6,
+                    "nonprivate_gain": 2.0,
+                    "disagreement_mean": d,
+                    "disagreement_lo": lo,
+                    "disagreement_hi": hi,
+                }
+            ]
+        )
 
     text = preview_sentence(frame(31.4, 12, 55), "moderate", 2.0, 90, None)
     assert "Two releases at ε = 2 on the same trial" in text and "about 31% of its patients" in text
@@ -170,12 +251,19 @@ def test_the_dominant_arm_twin_has_the_average_advantage_it_names():
 
     from dpcore.owl.preview import TwinDesign
 
-    design = TwinDesign(n=20000, lower=(0.0,) * 4, upper=(1.0,) * 4, outcome_bounds=(0.0, 10.0),
-                        average_effect=0.1)
+    design = TwinDesign(
+        n=20000, lower=(0.0,) * 4, upper=(1.0,) * 4, outcome_bounds=(0.0, 10.0), average_effect=0.1
+    )
     effect = design.sample([0.15], rng=0)["effect"][0.15]
     assert abs(effect.mean() - 1.0) < 0.05  # 10% of the range R = 10
-    assert abs(TwinDesign(n=20000, lower=(0.0,) * 4, upper=(1.0,) * 4,
-                          outcome_bounds=(0.0, 10.0)).sample([0.15], rng=0)["effect"][0.15].mean()) < 0.05
+    assert (
+        abs(
+            TwinDesign(n=20000, lower=(0.0,) * 4, upper=(1.0,) * 4, outcome_bounds=(0.0, 10.0))
+            .sample([0.15], rng=0)["effect"][0.15]
+            .mean()
+        )
+        < 0.05
+    )
 
 
 def test_the_preview_eps_axis_has_labelled_1_2_5_ticks_only():
@@ -183,10 +271,29 @@ def test_the_preview_eps_axis_has_labelled_1_2_5_ticks_only():
 
     from dpcore_app.ui.upload.preview_charts import agreement_curve
 
-    rows = [{"strength": "moderate", "epsilon": e, "agreement_mean": 60.0, "agreement_lo": 50.0,
-             "agreement_hi": 70.0} for e in (0.1, 1.0, 10.0, 100.0)]
+    rows = [
+        {
+            "strength": "moderate",
+            "epsilon": e,
+            "agreement_mean": 60.0,
+            "agreement_lo": 50.0,
+            "agreement_hi": 70.0,
+        }
+        for e in (0.1, 1.0, 10.0, 100.0)
+    ]
     fig = agreement_curve(pd.DataFrame(rows), 1.0)
-    assert list(fig.layout.xaxis.ticktext) == ["0.1", "0.2", "0.5", "1", "2", "5", "10", "20", "50", "100"]
+    assert list(fig.layout.xaxis.ticktext) == [
+        "0.1",
+        "0.2",
+        "0.5",
+        "1",
+        "2",
+        "5",
+        "10",
+        "20",
+        "50",
+        "100",
+    ]
 
 
 def test_the_release_headline_is_green_only_when_the_evaluation_shows_the_rule_beats_both_arms():
@@ -204,5 +311,11 @@ def test_the_release_headline_is_green_only_when_the_evaluation_shows_the_rule_b
     assert kind == "warning" and "do not deploy it" in text
     kind, text = deploy_verdict(rel, 1.0, None)
     assert kind == "info" and "not evaluated" in text
-    assert deploy_verdict(SimpleNamespace(private=False, epsilon=1.0, void="bounds from the data"),
-                          1.0, ev("better"))[0] == "warning"
+    assert (
+        deploy_verdict(
+            SimpleNamespace(private=False, epsilon=1.0, void="bounds from the data"),
+            1.0,
+            ev("better"),
+        )[0]
+        == "warning"
+    )

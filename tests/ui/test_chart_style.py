@@ -35,7 +35,7 @@ def _rgb(colour):
     if colour.startswith("#"):
         h = colour[1:]
         h = "".join(c * 2 for c in h) if len(h) in (3, 4) else h
-        parts = [int(h[i:i + 2], 16) for i in range(0, len(h), 2)]
+        parts = [int(h[i : i + 2], 16) for i in range(0, len(h), 2)]
         return parts[:3], (parts[3] / 255 if len(parts) == 4 else 1.0)
     numbers = [float(v) for v in re.findall(r"[\d.]+", colour)]
     if colour.startswith("rgb") and len(numbers) >= 3:
@@ -84,13 +84,18 @@ def _texts(layout):
 
 def _coloured(spec):
     """(where, colour, background) of every font colour set anywhere in the figure."""
+
     def walk(node, where, bg):
         if isinstance(node, dict):
             bg = node.get("bgcolor", bg) if isinstance(node.get("bgcolor"), str) else bg
             for key, value in node.items():
                 if key == "template":  # the theme's own (Streamlit swaps in its colours per theme)
                     continue
-                if key.endswith("font") and isinstance(value, dict) and isinstance(value.get("color"), str):
+                if (
+                    key.endswith("font")
+                    and isinstance(value, dict)
+                    and isinstance(value.get("color"), str)
+                ):
                     yield f"{where}.{key}", value["color"], bg
                 yield from walk(value, f"{where}.{key}", bg)
         elif isinstance(node, (list, tuple)):
@@ -109,7 +114,9 @@ def problems(fig):
         if not isinstance(size, (int, float)) or size < MIN_PX:
             found.append(f"{where}: size {size}")
     for where, colour, bg in _coloured(spec):
-        if bg is not None and _rgb(bg)[1] == 1.0:  # an opaque box behind the text: that is its background
+        if (
+            bg is not None and _rgb(bg)[1] == 1.0
+        ):  # an opaque box behind the text: that is its background
             backgrounds = {"own box": bg}
         else:
             backgrounds = BACKGROUNDS
@@ -130,31 +137,75 @@ def owl_figures():
     # estimate's repetitions: the same figures, a fraction of the simulation.
     s = dict(eps=1.0, n=1000, mode="paper", gamma=75, h=0.5, W="auto", prep="public", seed=0)
     sizes, reps = (200, 500, 1000, 2500), compute.QUICK_REPS
-    results = compute.sweeps(sizes, s["mode"], s["gamma"], s["h"], s["W"], reps, s["seed"], s["prep"])
+    results = compute.sweeps(
+        sizes, s["mode"], s["gamma"], s["h"], s["W"], reps, s["seed"], s["prep"]
+    )
     runs, _, _ = results[s["n"]]
     summary = compute.stack_summaries(results)
     best = {s["n"]: float(decide.best_reference(s, summary, reps)["accuracy_mean"])}
     target = (80.0, None)
     here = runs.loc[runs.epsilon == s["eps"], "accuracy"]
     nonprivate = runs.loc[np.isinf(runs.epsilon), "accuracy"]
-    ex = compute.example_rule(s["n"], s["eps"], s["mode"], s["gamma"], s["h"], s["W"], s["seed"], s["prep"])
+    ex = compute.example_rule(
+        s["n"], s["eps"], s["mode"], s["gamma"], s["h"], s["W"], s["seed"], s["prep"]
+    )
     names = explain.feature_names(ex.names)
     refs = targets.fixed_rule_accuracy()
     return {
-        "dp-owl ε": figure(charts.curves_vs_epsilon, summary, "accuracy", sizes, 1.0, refs, mode="paper",
-                           gamma=75, best=best, reference_ns=(1000,), target=target),
+        "dp-owl ε": figure(
+            charts.curves_vs_epsilon,
+            summary,
+            "accuracy",
+            sizes,
+            1.0,
+            refs,
+            mode="paper",
+            gamma=75,
+            best=best,
+            reference_ns=(1000,),
+            target=target,
+        ),
         "dp-owl n": figure(charts.curve_vs_n, summary, "accuracy", 1.0, refs, "non-private"),
-        "dp-owl n, one n": figure(charts.curve_vs_n, summary[summary.n == 1000], "accuracy", 1.0, refs),
-        "dp-owl value": figure(charts.curves_vs_epsilon, summary, "value", sizes, 1.0,
-                               {"oracle": 7.0, "treat_all": 5.0, "treat_none": 4.9}, mode="paper", gamma=75),
-        "dp-owl spread": figure(charts.distribution, here, nonprivate, "accuracy", 1.0, "non-private"),
-        "dp-owl coefficients": figure(charts.coefficients, names, ex.nonprivate, ex.private, 1.0,
-                                      None, (ex.gamma_ref, ex.gamma)),
+        "dp-owl n, one n": figure(
+            charts.curve_vs_n, summary[summary.n == 1000], "accuracy", 1.0, refs
+        ),
+        "dp-owl value": figure(
+            charts.curves_vs_epsilon,
+            summary,
+            "value",
+            sizes,
+            1.0,
+            {"oracle": 7.0, "treat_all": 5.0, "treat_none": 4.9},
+            mode="paper",
+            gamma=75,
+        ),
+        "dp-owl spread": figure(
+            charts.distribution, here, nonprivate, "accuracy", 1.0, "non-private"
+        ),
+        "dp-owl coefficients": figure(
+            charts.coefficients,
+            names,
+            ex.nonprivate,
+            ex.private,
+            1.0,
+            None,
+            (ex.gamma_ref, ex.gamma),
+        ),
         "dp-owl noise": figure(charts.noise_vector, ex.theta_hat, ex.noise, 0.5, names=names),
         "dp-owl γ": charts.gamma_curve(
-            pd.DataFrame({"gamma": [1.0, 10.0, 100.0], "accuracy_mean": [60.0, 70.0, 65.0],
-                                            "accuracy_lo": [55.0, 65.0, 60.0], "accuracy_hi": [65.0, 75.0, 70.0]}),
-            10.0, "accuracy", top=100.0, paper_value=75.0),
+            pd.DataFrame(
+                {
+                    "gamma": [1.0, 10.0, 100.0],
+                    "accuracy_mean": [60.0, 70.0, 65.0],
+                    "accuracy_lo": [55.0, 65.0, 60.0],
+                    "accuracy_hi": [65.0, 75.0, 70.0],
+                }
+            ),
+            10.0,
+            "accuracy",
+            top=100.0,
+            paper_value=75.0,
+        ),
     }
 
 
@@ -165,10 +216,20 @@ def cvar_figures():
     summary = compute.scalar_summary("uniform", bound, compute.workload(200).reps, seed)
     study = compute.finite_class(n, tau, 31, bound, seed)
     res, _, _ = compute.rule_tail(n, tau, 2.0, eps, seed)
-    figs = {f"cvar error against {x}": figure(charts.error_curves, compute.curve(summary, x, n, tau, eps), x,
-                                              {"epsilon": eps, "n": n, "tau": tau, "eps_n_tau": None}[x], bound, eps)
-            for x in ("epsilon", "n", "tau", "eps_n_tau")}
-    figs["cvar selection"] = figure(charts.selection_probabilities, study, list(study.epsilons).index(eps))
+    figs = {
+        f"cvar error against {x}": figure(
+            charts.error_curves,
+            compute.curve(summary, x, n, tau, eps),
+            x,
+            {"epsilon": eps, "n": n, "tau": tau, "eps_n_tau": None}[x],
+            bound,
+            eps,
+        )
+        for x in ("epsilon", "n", "tau", "eps_n_tau")
+    }
+    figs["cvar selection"] = figure(
+        charts.selection_probabilities, study, list(study.epsilons).index(eps)
+    )
     figs["cvar class excess"] = figure(charts.class_excess, study, eps)
     figs["cvar rule tail"] = charts.rule_tail(res, 2.0, eps)
     return figs
@@ -177,22 +238,50 @@ def cvar_figures():
 def bounds_figures():
     from dpcore_app.ui.bounds import compute
 
-    n, eps, h, W, C, rho, seed, G, form, d, tau = 500, 1.0, 0.5, 30, 0.0, 0.05, 0, 0.0, "re-derived", 5, 0.05
+    n, eps, h, W, C, rho, seed, G, form, d, tau = (
+        500,
+        1.0,
+        0.5,
+        30,
+        0.0,
+        0.05,
+        0,
+        0.0,
+        "re-derived",
+        5,
+        0.05,
+    )
     gamma = compute.gamma_used("paper", 75, eps, n)
     m = compute.measure(n, eps, gamma, h, W, C, rho, seed)
     best = compute.minimisers(n, eps, gamma, h, W, C, rho, m.norms)
     figs = {}
     for over, current in (("gamma", gamma), ("h", h)):
-        curve = compute.terms_curve(n, eps, gamma, h, W, C, rho, m.norms, G, over, reach=best[form][over])
+        curve = compute.terms_curve(
+            n, eps, gamma, h, W, C, rho, m.norms, G, over, reach=best[form][over]
+        )
         figs[f"theory against {over}"] = compute.figure(
-            "bound_terms", curve, m.curve(over, form), over, form, current, best[form][over], rho,
-            best["paper"] if over == "gamma" else None)
-    figs["theory sample size"] = compute.figure("sample_size", compute.sample_sizes(1.0, W, C, rho, m.theta0_norm),
-                                                eps, 1.0)
+            "bound_terms",
+            curve,
+            m.curve(over, form),
+            over,
+            form,
+            current,
+            best[form][over],
+            rho,
+            best["paper"] if over == "gamma" else None,
+        )
+    figs["theory sample size"] = compute.figure(
+        "sample_size", compute.sample_sizes(1.0, W, C, rho, m.theta0_norm), eps, 1.0
+    )
     ns, taus, regime = compute.phase_grid(eps, d)
     figs["theory phase"] = compute.figure("phase_diagram", ns, taus, regime, n, tau, eps, d)
-    figs["theory rates"] = compute.figure("cvar_rates", compute.cvar_rates(tau, eps, d),
-                                          compute.cvar_measured(tau, eps, seed), tau, eps)
+    figs["theory rates"] = compute.figure(
+        "cvar_rates",
+        compute.cvar_rates(tau, eps, d),
+        compute.cvar_measured(tau, eps, seed),
+        tau,
+        eps,
+    )
     return figs
 
 

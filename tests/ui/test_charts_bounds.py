@@ -10,20 +10,43 @@ from dpcore_app.ui.bounds import charts, compute, explain
 
 def measured(over, xs):
     k = len(xs)
-    return pd.DataFrame({over: xs, "excess_mean": np.ones(k), "excess_lo": np.full(k, 0.5),
-                         "excess_hi": np.full(k, 2.0), "excess_q": np.full(k, 3.0)})
+    return pd.DataFrame(
+        {
+            over: xs,
+            "excess_mean": np.ones(k),
+            "excess_lo": np.full(k, 0.5),
+            "excess_hi": np.full(k, 2.0),
+            "excess_q": np.full(k, 3.0),
+        }
+    )
 
 
 def test_bound_terms_stacks_the_chosen_form_and_skips_empty_terms():
     curve = compute.terms_curve(500, 1.0, 115.0, 0.5, 30, 0.0, 0.05, 3.0, 0.0, "gamma")
-    fig = charts.bound_terms(curve, measured("gamma", [1.0, 10.0]), "gamma", "printed", 115.0, 900.0,
-                             0.05, paper_gamma=115.0)
+    fig = charts.bound_terms(
+        curve,
+        measured("gamma", [1.0, 10.0]),
+        "gamma",
+        "printed",
+        115.0,
+        900.0,
+        0.05,
+        paper_gamma=115.0,
+    )
     stacked = [t for t in fig.data if t.stackgroup == "terms"]
-    assert [t.name for t in stacked] == ["T1 regularization", "T2 privacy noise", "T3 Huber-to-hinge"]
+    assert [t.name for t in stacked] == [
+        "T1 regularization",
+        "T2 privacy noise",
+        "T3 Huber-to-hinge",
+    ]
     assert np.allclose(stacked[1].y, curve["T2_printed"])
-    assert any(t.name == "re-derived, λ = γ/n bound (total)" for t in fig.data)  # the other form, dashed
+    assert any(
+        t.name == "re-derived, λ = γ/n bound (total)" for t in fig.data
+    )  # the other form, dashed
     texts = [a.text for a in fig.layout.annotations]
-    assert any("bound-minimising γ = 900" in t for t in texts) and any("paper table" in t for t in texts)
+    assert any("bound-minimising γ = 900" in t for t in texts) and any(
+        "paper table" in t for t in texts
+    )
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
     assert fig.layout.title.text.startswith("Theorem 10, transcribed, λ = 2γ/n")
 
@@ -38,7 +61,9 @@ def test_bound_terms_with_G_and_without_privacy():
 
 
 def test_terms_curve_reaches_the_minimiser():
-    curve = compute.terms_curve(500, 1.0, 115.0, 0.5, 30, 0.0, 0.05, 3.0, 0.0, "gamma", reach=4000.0)
+    curve = compute.terms_curve(
+        500, 1.0, 115.0, 0.5, 30, 0.0, 0.05, 3.0, 0.0, "gamma", reach=4000.0
+    )
     assert curve.gamma.max() >= 4000
 
 
@@ -61,8 +86,10 @@ def test_phase_diagram_and_rates():
     threshold = next(t for t in fig.data if t.name == "ε n τ = √d")
     assert np.allclose(np.asarray(threshold.y) * ns, math.sqrt(5))
     rates = compute.cvar_rates(0.05, math.inf, 5)
-    m = pd.DataFrame({"n": [100, 1000]} | {f"{k}_{s}": [0.1, 0.01] for k in ("total", "privacy")
-                                             for s in ("mean", "lo", "hi")})
+    m = pd.DataFrame(
+        {"n": [100, 1000]}
+        | {f"{k}_{s}": [0.1, 0.01] for k in ("total", "privacy") for s in ("mean", "lo", "hi")}
+    )
     m[["privacy_mean", "privacy_lo", "privacy_hi"]] = 0.0
     fig = charts.cvar_rates(rates, m, 0.05, math.inf)
     assert "its privacy part" not in [t.name for t in fig.data]  # no privacy, no privacy band

@@ -36,9 +36,17 @@ def test_error_curves_draw_the_parts_and_the_rate(summary, x_axis, current):
     np.testing.assert_allclose(total.y, rows.total_mean)
     np.testing.assert_allclose(total.x, rows[x_axis])
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
-    assert fig.layout.title.text and fig.layout.xaxis.title.text and "B = 1" in fig.layout.yaxis.title.text
-    assert fig.layout.legend.yref == "container" and fig.layout.legend.y == 0  # under the x title, however long
-    assert any(a.text == f"{charts.X_AXES[x_axis][1]} = {current:g}" for a in fig.layout.annotations)
+    assert (
+        fig.layout.title.text
+        and fig.layout.xaxis.title.text
+        and "B = 1" in fig.layout.yaxis.title.text
+    )
+    assert (
+        fig.layout.legend.yref == "container" and fig.layout.legend.y == 0
+    )  # under the x title, however long
+    assert any(
+        a.text == f"{charts.X_AXES[x_axis][1]} = {current:g}" for a in fig.layout.annotations
+    )
 
 
 def test_non_private_view_has_no_privacy_part(summary):
@@ -67,9 +75,9 @@ def test_exponential_mechanism_charts():
     assert "ε = 5" in fig.layout.title.text
     assert "non-private" in charts.selection_probabilities(study, 2).layout.title.text
     ex = charts.class_excess(study, 0.5)
-    assert len(ex.data) == 4 and len(ex.data[0].x) == 2      # the non-private point is left out
+    assert len(ex.data) == 4 and len(ex.data[0].x) == 2  # the non-private point is left out
     np.testing.assert_allclose(ex.data[1].y, study.excess_emp[:2])
-    tiny = class_study(2000, 0.5, 5, (1000.0,))   # an excess of ~1e-300: a gap, not 10^-300
+    tiny = class_study(2000, 0.5, 5, (1000.0,))  # an excess of ~1e-300: a gap, not 10^-300
     assert np.isnan(charts.class_excess(tiny, 1000.0).data[1].y).all()
 
 
@@ -96,6 +104,8 @@ def test_rule_tail_chart(eps_cvar):
     res = rule_tail_risk(300, 0.1, 2.0, eps_cvar)
     fig = charts.rule_tail(res, 2.0, eps_cvar)
     bars = fig.data[0]
-    np.testing.assert_allclose(bars.x, [res.best_rule, res.nonprivate_rule, res.private_rule, res.released])
+    np.testing.assert_allclose(
+        bars.x, [res.best_rule, res.nonprivate_rule, res.private_rule, res.released]
+    )
     assert bars.error_x.array[-1] == res.halfwidth
     assert "10%" in fig.layout.title.text

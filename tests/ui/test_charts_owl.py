@@ -13,8 +13,9 @@ from dpcore_app.ui.owl import charts
 
 @pytest.fixture(scope="module")
 def summary():
-    return owl_monte_carlo([200, 500], [0.5, 5.0, np.inf], gamma="paper", reps=10, test_size=300,
-                           seed=1).summary
+    return owl_monte_carlo(
+        [200, 500], [0.5, 5.0, np.inf], gamma="paper", reps=10, test_size=300, seed=1
+    ).summary
 
 
 def names(fig):
@@ -24,7 +25,9 @@ def names(fig):
 def test_curves_draw_both_nonprivate_references_in_one_colour(summary):
     fig = charts.curves_vs_epsilon(summary, "accuracy", [200, 500], 0.5)
     assert names(fig).count("best non-private rule") == 2  # one per n, one legend entry
-    assert sum(t.showlegend is not False for t in fig.data if t.name == "best non-private rule") == 1
+    assert (
+        sum(t.showlegend is not False for t in fig.data if t.name == "best non-private rule") == 1
+    )
     references = [t for t in fig.data if t.name and t.name.startswith("non-private")]
     assert {t.line.color for t in references} == {GREY}
     same = next(t for t in fig.data if t.name == "non-private at the same γ")
@@ -65,8 +68,14 @@ def test_the_noise_picture_and_its_circle_describe_the_same_thing():
 def test_gamma_curve_marks_the_pick_and_the_best_mean():
     import pandas as pd
 
-    curve = pd.DataFrame({"gamma": [1.0, 21.0, 41.0], "value_mean": [1.0, 3.0, 2.9],
-                          "value_lo": [0.5, 2.5, 2.4], "value_hi": [1.5, 3.5, 3.4]})
+    curve = pd.DataFrame(
+        {
+            "gamma": [1.0, 21.0, 41.0],
+            "value_mean": [1.0, 3.0, 2.9],
+            "value_lo": [0.5, 2.5, 2.4],
+            "value_hi": [1.5, 3.5, 3.4],
+        }
+    )
     fig = charts.gamma_curve(curve, 41.0, "value", top=21.0, paper_value=75.0)
     texts = [a.text for a in fig.layout.annotations]
     assert texts == ["picked γ = 41", "best mean γ = 21", "paper table γ = 75"]
@@ -75,13 +84,29 @@ def test_gamma_curve_marks_the_pick_and_the_best_mean():
 def test_the_eps_chart_names_what_it_draws_in_fixed_mode_and_marks_the_target(summary):
     from dpcore_app.ui.owl.decide_compute import Hit
 
-    fixed = owl_monte_carlo([200, 500], [0.5, 5.0, np.inf], gamma=1000.0, reps=10, test_size=300,
-                            seed=1).summary
-    fig = charts.curves_vs_epsilon(fixed, "accuracy", [200, 500], 0.5, mode="free", gamma=1000,
-                                   best={500: 88.0}, reference_ns=(500,),
-                                   target=(80.0, Hit(5.0, 81.0, 79.0, 83.0)))
-    grey = [t for t in fig.data if t.name in ("best non-private rule", "non-private at the fixed γ = 1000")]
-    assert len(grey) == 2 and {t.name for t in grey} == {"best non-private rule", "non-private at the fixed γ = 1000"}
+    fixed = owl_monte_carlo(
+        [200, 500], [0.5, 5.0, np.inf], gamma=1000.0, reps=10, test_size=300, seed=1
+    ).summary
+    fig = charts.curves_vs_epsilon(
+        fixed,
+        "accuracy",
+        [200, 500],
+        0.5,
+        mode="free",
+        gamma=1000,
+        best={500: 88.0},
+        reference_ns=(500,),
+        target=(80.0, Hit(5.0, 81.0, 79.0, 83.0)),
+    )
+    grey = [
+        t
+        for t in fig.data
+        if t.name in ("best non-private rule", "non-private at the fixed γ = 1000")
+    ]
+    assert len(grey) == 2 and {t.name for t in grey} == {
+        "best non-private rule",
+        "non-private at the fixed γ = 1000",
+    }
     assert list(next(t for t in grey if t.name == "best non-private rule").y) == [88.0, 88.0]
     assert any(t.name == "ε to publish at: 5" and list(t.x) == [5.0] for t in fig.data)
     assert any(a.text == "target: 80.0%" for a in fig.layout.annotations)

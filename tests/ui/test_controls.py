@@ -16,9 +16,28 @@ EPS = Choice("eps", EPS_OPTIONS, 1.0, "Privacy budget ε", fmt_eps)
 COMPARE = MultiChoice("compare", N_OPTIONS, (200, 500), "Also show n")
 REPS = IntRange("reps", 20, 500, 200, "Repetitions")
 
-HOSTILE = ["", " ", "-5", "NaN", "nan", "inf", "-inf", "Infinity", "1e309", "9" * 400, "５００",
-           "1_000", "0x10", "10.5", "<script>alert(1)</script>", "`` [x](https://evil.example) ``",
-           "![b](https://evil.example/b.png)", "# heading\n## more", "\u0000", "ε"]
+HOSTILE = [
+    "",
+    " ",
+    "-5",
+    "NaN",
+    "nan",
+    "inf",
+    "-inf",
+    "Infinity",
+    "1e309",
+    "9" * 400,
+    "５００",
+    "1_000",
+    "0x10",
+    "10.5",
+    "<script>alert(1)</script>",
+    "`` [x](https://evil.example) ``",
+    "![b](https://evil.example/b.png)",
+    "# heading\n## more",
+    "\u0000",
+    "ε",
+]
 
 
 def test_a_choice_reads_exactly_the_labels_its_widget_writes():
@@ -54,8 +73,9 @@ def test_a_repeated_parameter_is_refused_and_the_default_used():
         assert value == spec.default and "was given 2 times (40, 60)" in problem
 
 
-@pytest.mark.parametrize("raw,expected", [("500", 500), ("500.0", 500), ("5e2", 500), (" 60 ", 60),
-                                          ("+40", 40)])
+@pytest.mark.parametrize(
+    "raw,expected", [("500", 500), ("500.0", 500), ("5e2", 500), (" 60 ", 60), ("+40", 40)]
+)
 def test_whole_numbers_written_another_way_are_read(raw, expected):
     assert REPS.from_url([raw]) == (expected, None)
     assert REPS.to_url(expected) == str(expected)
@@ -108,7 +128,11 @@ def test_work_per_view_is_capped_with_a_notice():
     assert 5000 in work.sizes and 4000 not in work.sizes and 3000 not in work.sizes
     assert "without n = 3000, 4000" in work.notice
     work = cap_work(500, {5000}, keep=5000)
-    assert work.sizes == (5000,) and work.reps == 400 and "400 repetitions instead of 500" in work.notice
+    assert (
+        work.sizes == (5000,)
+        and work.reps == 400
+        and "400 repetitions instead of 500" in work.notice
+    )
 
 
 def test_the_gate_says_when_a_caller_would_wait():
@@ -129,8 +153,14 @@ def test_a_fresh_link_is_corrected_with_public_apis_only():
     at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=60)
     at.run()
     at.switch_page("dpcore_app/app_pages/dp_owl.py")
-    for key, value in {"reps": "1e309", "seed": ["3", "4"], "eps": "0.3", "compare": "200", "bogus": "1",
-                       "n": "5e2"}.items():
+    for key, value in {
+        "reps": "1e309",
+        "seed": ["3", "4"],
+        "eps": "0.3",
+        "compare": "200",
+        "bogus": "1",
+        "n": "5e2",
+    }.items():
         at.query_params[key] = value
     at.run()
     assert not at.exception, [e.value for e in at.exception]
@@ -139,4 +169,9 @@ def test_a_fresh_link_is_corrected_with_public_apis_only():
     assert at.session_state["dp-owl.eps"] == 0.2 and at.session_state["dp-owl.reps"] == 200
     assert at.session_state["dp-owl.n"] == 500
     text = re.sub(r"\\(.)", r"\1", " ".join(w.value for w in at.warning))
-    assert "1e309" in text and "given 2 times" in text and "bogus" in text and "nearest on its grid is 0.2" in text
+    assert (
+        "1e309" in text
+        and "given 2 times" in text
+        and "bogus" in text
+        and "nearest on its grid is 0.2" in text
+    )

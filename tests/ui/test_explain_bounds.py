@@ -14,8 +14,12 @@ from dpcore_app.ui.bounds import compute, explain
 from dpcore_app.ui.common.grids import EPS_OPTIONS, N_OPTIONS
 
 EPS_EXTREMES = (min(EPS_OPTIONS), 1.0, max(e for e in EPS_OPTIONS if math.isfinite(e)), math.inf)
-SETTINGS = [(eps, n, C) for eps in EPS_EXTREMES for n in (min(N_OPTIONS), max(N_OPTIONS))
-            for C in (0.0, 60.0)]
+SETTINGS = [
+    (eps, n, C)
+    for eps in EPS_EXTREMES
+    for n in (min(N_OPTIONS), max(N_OPTIONS))
+    for C in (0.0, 60.0)
+]
 NORMS = {"code": 3.0, "stated": 2.5}
 
 
@@ -64,8 +68,10 @@ def clustered(share_per_trial, draws=100, rng=0):
 
 
 @pytest.mark.parametrize("form", bounds.FORMS)
-@pytest.mark.parametrize("per_trial", [np.full(20, 0.999), np.full(20, 0.8), np.r_[np.ones(16), np.zeros(4)],
-                                       np.full(20, 0.94)])
+@pytest.mark.parametrize(
+    "per_trial",
+    [np.full(20, 0.999), np.full(20, 0.8), np.r_[np.ones(16), np.zeros(4)], np.full(20, 0.94)],
+)
 def test_coverage_sentence_reads_back_its_interval(form, per_trial):
     within, trial = clustered(per_trial)
     cov = coverage(within, trial)
@@ -74,8 +80,13 @@ def test_coverage_sentence_reads_back_its_interval(form, per_trial):
     lo, hi = map(float, re.search(r"95% CI ([\d.]+)–([\d.]+)%", text).groups())
     assert share == pytest.approx(100 * cov["share"], abs=0.05)
     assert (m, trials) == (within.size, 20)
-    assert (lo, hi) == (pytest.approx(100 * cov["lo"], abs=0.05), pytest.approx(100 * cov["hi"], abs=0.05))
-    assert status == ("violated" if cov["hi"] < 0.95 else "unclear" if cov["share"] < 0.95 else "holds")
+    assert (lo, hi) == (
+        pytest.approx(100 * cov["lo"], abs=0.05),
+        pytest.approx(100 * cov["hi"], abs=0.05),
+    )
+    assert status == (
+        "violated" if cov["hi"] < 0.95 else "unclear" if cov["share"] < 0.95 else "holds"
+    )
     assert ("fails by measurement" in text) == (status == "violated")
     claim = "Theorem 10 as transcribed" if form == "printed" else "this project's derivation"
     assert claim in text
@@ -91,8 +102,9 @@ def test_coverage_sentence_without_noise_counts_trials(held):
     assert status == ("holds" if held == 20 else "violated")
 
 
-@pytest.mark.parametrize("lo, hi, eps", [(0.4, 0.7, 1.0), (0.05, 0.7, 0.05), (0.3, 1.9, 1000.0),
-                                         (0.3, 2.5, math.inf)])
+@pytest.mark.parametrize(
+    "lo, hi, eps", [(0.4, 0.7, 1.0), (0.05, 0.7, 0.05), (0.3, 1.9, 1000.0), (0.3, 2.5, math.inf)]
+)
 def test_rate_ratio_sentence(lo, hi, eps):
     text = explain.rate_ratio_sentence(lo, hi, eps)
     assert numbers(text.split("between", 1)[1])[:2] == [lo, hi]

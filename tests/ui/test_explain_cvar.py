@@ -27,8 +27,9 @@ def after(text, words):
     return first_number(text.split(words, 1)[1])
 
 
-@pytest.mark.parametrize("n, tau", [(100, 0.01), (100, 1.0), (2000, 0.05), (150, 0.01), (50, 0.01),
-                                    (5000, 0.5)])
+@pytest.mark.parametrize(
+    "n, tau", [(100, 0.01), (100, 1.0), (2000, 0.05), (150, 0.01), (50, 0.01), (5000, 0.5)]
+)
 @pytest.mark.parametrize("eps", EPS_EXTREMES)
 def test_verdict_counts_the_tail_truly(n, tau, eps):
     text = explain.cvar_verdict(n, tau, eps, 0.123, 0.045, 1.0)
@@ -82,10 +83,19 @@ def test_regime_labels_differ_where_the_pages_used_to_disagree():
     assert compute.regime(400, 0.01, 0.5) == "trivial"
 
 
-@pytest.mark.parametrize("laplace, adaptive, word", [(0.05, 0.01, "helps"), (0.01, 0.05, "hurts"),
-                                                     (0.05, 0.049, "is on par"), (0.50, 0.25, "helps")])
+@pytest.mark.parametrize(
+    "laplace, adaptive, word",
+    [
+        (0.05, 0.01, "helps"),
+        (0.01, 0.05, "hurts"),
+        (0.05, 0.049, "is on par"),
+        (0.50, 0.25, "helps"),
+    ],
+)
 @pytest.mark.parametrize("n, tau, eps", [(100, 0.01, 0.05), (2000, 0.05, 1.0), (5000, 1.0, 1000.0)])
-def test_adaptive_sentence_is_conditional_and_names_the_right_worst_case(laplace, adaptive, word, n, tau, eps):
+def test_adaptive_sentence_is_conditional_and_names_the_right_worst_case(
+    laplace, adaptive, word, n, tau, eps
+):
     text = explain.adaptive_sentence(laplace, adaptive, 0.001, 0.001, n, tau, eps)
     assert f"it {word} here" in text
     assert "cannot beat" not in text and "try the hard two-point law" not in text
@@ -109,13 +119,28 @@ def test_class_caption_contrasts_only_where_the_slopes_differ(tau):
 
 def transition(half, max_eps):
     half = pd.Series(half, dtype=float).rename_axis("d")
-    consts = [dp_gd_privacy_constant(2000, d, 0.1, r * math.sqrt(d) / 200, 1e-5) for d, r in half.dropna().items()]
-    return {"half": half, "c": [k["c"] for k in consts], "calibration": [k["calibration"] for k in consts],
-            "benchmark": 28.1, "max_epsilon": max_eps}
+    consts = [
+        dp_gd_privacy_constant(2000, d, 0.1, r * math.sqrt(d) / 200, 1e-5)
+        for d, r in half.dropna().items()
+    ]
+    return {
+        "half": half,
+        "c": [k["c"] for k in consts],
+        "calibration": [k["calibration"] for k in consts],
+        "benchmark": 28.1,
+        "max_epsilon": max_eps,
+    }
 
 
-@pytest.mark.parametrize("half, max_eps", [({2: 22.9, 10: 29.8}, 35.0), ({1: 26.4}, 0.5),
-                                           ({2: math.nan, 10: 40.0}, 3.0), ({2: math.nan}, 3.0)])
+@pytest.mark.parametrize(
+    "half, max_eps",
+    [
+        ({2: 22.9, 10: 29.8}, 35.0),
+        ({1: 26.4}, 0.5),
+        ({2: math.nan, 10: 40.0}, 3.0),
+        ({2: math.nan}, 3.0),
+    ],
+)
 def test_convex_caption_says_where_this_run_puts_the_transition(half, max_eps):
     tr = transition(half, max_eps)
     text = explain.convex_caption(tr, tuple(half))
@@ -155,7 +180,9 @@ def test_rule_tail_sentence_composes_and_names_the_tail(eps_rule, eps_cvar, tau)
     if math.isinf(eps_cvar):
         assert "not private" in text and "ε₁ + ε₂" not in text
     else:
-        a, b, c = map(float, re.search(r"ε₁ \+ ε₂ = ([\d.]+) \+ ([\d.]+) = ([\d.]+)", text).groups())
+        a, b, c = map(
+            float, re.search(r"ε₁ \+ ε₂ = ([\d.]+) \+ ([\d.]+) = ([\d.]+)", text).groups()
+        )
         assert c == pytest.approx(a + b, rel=1e-3)
         assert after(text, "within ±") == pytest.approx(res.halfwidth, abs=0.005)
     assert ("all new patients" in text) == (tau >= 1)

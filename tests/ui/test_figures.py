@@ -12,10 +12,16 @@ from dpcore_app.ui.owl import charts
 
 def _inputs(shift=0.0):
     rng = np.random.default_rng(0)
-    runs = pd.DataFrame({"epsilon": np.repeat([1.0, np.inf], 50),
-                         "accuracy": 60 + shift + rng.normal(size=100)})
-    return (runs.loc[runs.epsilon == 1.0, "accuracy"], runs.loc[np.isinf(runs.epsilon), "accuracy"],
-            "accuracy", 1.0, "non-private")
+    runs = pd.DataFrame(
+        {"epsilon": np.repeat([1.0, np.inf], 50), "accuracy": 60 + shift + rng.normal(size=100)}
+    )
+    return (
+        runs.loc[runs.epsilon == 1.0, "accuracy"],
+        runs.loc[np.isinf(runs.epsilon), "accuracy"],
+        "accuracy",
+        1.0,
+        "non-private",
+    )
 
 
 def test_a_shared_figure_draws_what_a_fresh_build_draws():
@@ -34,8 +40,12 @@ def test_equal_inputs_share_one_build_and_other_inputs_get_their_own():
 def test_charts_of_uploaded_data_are_never_shared():
     from dpcore_app.ui.upload import charts as upload
 
-    builder = next(getattr(upload, n) for n in dir(upload) if callable(getattr(upload, n))
-                   and getattr(getattr(upload, n), "__module__", "") == "dpcore_app.ui.upload.charts")
+    builder = next(
+        getattr(upload, n)
+        for n in dir(upload)
+        if callable(getattr(upload, n))
+        and getattr(getattr(upload, n), "__module__", "") == "dpcore_app.ui.upload.charts"
+    )
     with pytest.raises(ValueError, match="only teaching charts"):
         figure(builder)
 
@@ -91,9 +101,15 @@ def test_the_your_data_preview_is_never_written_to_disk(store):
     from dpcore_app.ui.common import figures
     from dpcore_app.ui.upload.preview_charts import agreement_curve
 
-    frame = pd.DataFrame({"strength": ["strong"] * 2, "epsilon": [1.0, 10.0],
-                          "agreement_mean": [60.0, 90.0], "agreement_lo": [50.0, 85.0],
-                          "agreement_hi": [70.0, 95.0]})
+    frame = pd.DataFrame(
+        {
+            "strength": ["strong"] * 2,
+            "epsilon": [1.0, 10.0],
+            "agreement_mean": [60.0, 90.0],
+            "agreement_lo": [50.0, 85.0],
+            "agreement_hi": [70.0, 95.0],
+        }
+    )
     with figures.storing():
         figure(agreement_curve, frame, 1.0)
     assert store.entries() == []

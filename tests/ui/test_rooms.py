@@ -9,20 +9,34 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 ROOMS = {"owl", "cvar", "bounds", "upload", "lessons", "overview"}
-PAGE_ROOM = {"dp_owl": "owl", "cvar": "cvar", "bounds": "bounds", "your_data": "upload",
-             "lessons": "lessons", "overview": "overview", "glossary": None, "limitations": None}
+PAGE_ROOM = {
+    "dp_owl": "owl",
+    "cvar": "cvar",
+    "bounds": "bounds",
+    "your_data": "upload",
+    "lessons": "lessons",
+    "overview": "overview",
+    "glossary": None,
+    "limitations": None,
+}
 READS_OTHERS = {"lessons": {"owl", "cvar", "bounds"}}
 
 
 def rooms_imported(path):
     for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("dpcore_app.ui"):
+        if (
+            isinstance(node, ast.ImportFrom)
+            and node.module
+            and node.module.startswith("dpcore_app.ui")
+        ):
             parts = node.module.split(".")[1:]
             for alias in node.names:
                 yield parts[1] if len(parts) > 1 else alias.name
 
 
-@pytest.mark.parametrize("path", sorted((ROOT / "dpcore_app" / "app_pages").glob("*.py")), ids=lambda p: p.stem)
+@pytest.mark.parametrize(
+    "path", sorted((ROOT / "dpcore_app" / "app_pages").glob("*.py")), ids=lambda p: p.stem
+)
 def test_a_page_imports_its_own_room_and_common(path):
     allowed = {"common", PAGE_ROOM[path.stem]}
     assert {r for r in rooms_imported(path) if r in ROOMS | {"common"}} <= allowed

@@ -23,15 +23,27 @@ HOSPITAL = DEMO / "hospital_trial.csv"
 @pytest.fixture(scope="module")
 def released():
     d = json.loads((DEMO / "hospital_trial.json").read_text())
-    trial = compute.read_trial(HOSPITAL, treatment="arm", outcome="days_in_hospital", treated="drug",
-                               covariates=["site", "age", "biomarker", "severity", "frailty"],
-                               categorical={"site": ["A", "B", "C"]})
+    trial = compute.read_trial(
+        HOSPITAL,
+        treatment="arm",
+        outcome="days_in_hospital",
+        treated="drug",
+        covariates=["site", "age", "biomarker", "severity", "frailty"],
+        categorical={"site": ["A", "B", "C"]},
+    )
     bounds = {c["name"]: c["bounds"] for c in d["columns"] if "bounds" in c}
     W = compute.weight_bound((0.0, 20.0), 2 / 3, 0.05)
-    settings = dict(bounds=bounds, outcome_bounds=(0.0, 20.0), larger_is_better=False, gamma=20.0,
-                    W=W, propensity=2 / 3)
-    release, rec, _ = compute.fit_release(trial, "=evil.csv", eps=50.0, gamma_source="a test",
-                                          private=True, rng=0, **settings)
+    settings = dict(
+        bounds=bounds,
+        outcome_bounds=(0.0, 20.0),
+        larger_is_better=False,
+        gamma=20.0,
+        W=W,
+        propensity=2 / 3,
+    )
+    release, rec, _ = compute.fit_release(
+        trial, "=evil.csv", eps=50.0, gamma_source="a test", private=True, rng=0, **settings
+    )
     return trial, release, rec, compute.compare_nonprivate(trial, rec, **settings)
 
 
@@ -57,9 +69,19 @@ def test_the_python_recipe_in_the_file_runs_and_agrees(released, tmp_path, monke
 
 def test_nothing_analyst_only_in_the_downloads(released):
     trial, release, rec, analyst = released
-    text = files.rule_json(release) + files.report_html(release, rule_effects(
-        release.names, release.effects(), release.treated, release.control))
-    for word in ("clipped_share", "weights clipped", "diagnos", "n_iter", "grad_norm", "kappa", "IPW", "non-private rule"):
+    text = files.rule_json(release) + files.report_html(
+        release, rule_effects(release.names, release.effects(), release.treated, release.control)
+    )
+    for word in (
+        "clipped_share",
+        "weights clipped",
+        "diagnos",
+        "n_iter",
+        "grad_norm",
+        "kappa",
+        "IPW",
+        "non-private rule",
+    ):
         assert word not in text
     for number in (analyst.value_private, analyst.value_nonprivate):
         assert f"{number:.6g}" not in text
@@ -68,8 +90,9 @@ def test_nothing_analyst_only_in_the_downloads(released):
 
 def test_report_is_one_offline_page_with_escaped_user_text(released):
     _, release, _, _ = released
-    html = files.report_html(release, rule_effects(release.names, release.effects(),
-                                                   release.treated, release.control))
+    html = files.report_html(
+        release, rule_effects(release.names, release.effects(), release.treated, release.control)
+    )
     assert not re.search(r"<script[^>]+src=", html) and not re.search(r"<link[^>]+href=", html)
     assert "Plotly.newPlot" in html and len(html) > 1_000_000  # plotly.js inlined
     assert "=evil.csv" in html and "<h1>Private treatment rule (ε = 50)</h1>" in html  # typed title
@@ -78,18 +101,41 @@ def test_report_is_one_offline_page_with_escaped_user_text(released):
 
 def test_csv_neutralises_formulas_and_keeps_numbers(released):
     trial, release, rec, _ = released
-    ids = {"patient_id": np.array(["=HYPERLINK(\"x\")", "+1", "-2", "@SUM(A1)", "P5"]
-                                  * (trial.n // 5) + ["P"] * (trial.n % 5), dtype=object)}
-    out = pd.read_csv(io.StringIO(files.rows_csv(release, trial, rec, ids)), dtype={"patient_id": str})
-    assert out["patient_id"].head(5).tolist() == ["'=HYPERLINK(\"x\")", "'+1", "'-2", "'@SUM(A1)", "P5"]
+    ids = {
+        "patient_id": np.array(
+            ['=HYPERLINK("x")', "+1", "-2", "@SUM(A1)", "P5"] * (trial.n // 5)
+            + ["P"] * (trial.n % 5),
+            dtype=object,
+        )
+    }
+    out = pd.read_csv(
+        io.StringIO(files.rows_csv(release, trial, rec, ids)), dtype={"patient_id": str}
+    )
+    assert out["patient_id"].head(5).tolist() == [
+        '\'=HYPERLINK("x")',
+        "'+1",
+        "'-2",
+        "'@SUM(A1)",
+        "P5",
+    ]
     assert out["data_row"].tolist() == trial.rows.tolist()
     assert (out["score"] < 0).any()  # negative numbers are numbers, not neutralised text
     assert set(out["recommendation"]) <= {"drug", "placebo"}
     np.testing.assert_array_equal(out["recommendation"] == "drug", rec > 0)
 
 
-@pytest.mark.parametrize("cell,expected", [("=1+1", "'=1+1"), ("+1", "'+1"), ("-x", "'-x"),
-                                           ("@x", "'@x"), ("\tx", "'\tx"), ("ok", "ok"), (-1.5, -1.5)])
+@pytest.mark.parametrize(
+    "cell,expected",
+    [
+        ("=1+1", "'=1+1"),
+        ("+1", "'+1"),
+        ("-x", "'-x"),
+        ("@x", "'@x"),
+        ("\tx", "'\tx"),
+        ("ok", "ok"),
+        (-1.5, -1.5),
+    ],
+)
 def test_neutral(cell, expected):
     assert files.neutral(cell) == expected
 
@@ -110,9 +156,16 @@ SITES = ("A", "B", "C")
 def neighbour_csv(change=None, n=60):
     """A small 1:1 trial with a categorical site; ``change`` replaces row 7's cells."""
     rng = np.random.default_rng(3)
-    rows = [{"patient_id": f"P{i}", "age": str(30 + i % 50), "site": SITES[i % 3],
-             "arm": "drug" if i % 2 else "placebo", "y": f"{rng.uniform(0, 10):.3f}"}
-            for i in range(n)]
+    rows = [
+        {
+            "patient_id": f"P{i}",
+            "age": str(30 + i % 50),
+            "site": SITES[i % 3],
+            "arm": "drug" if i % 2 else "placebo",
+            "y": f"{rng.uniform(0, 10):.3f}",
+        }
+        for i in range(n)
+    ]
     rows[7].update(change or {})
     head = "patient_id,age,site,arm,y\n"
     return (head + "".join(",".join(r.values()) + "\n" for r in rows)).encode()
@@ -125,24 +178,42 @@ def published(data, gamma_from="paper", d0=None):
     choice, fit_release, then the three downloads.
     """
     trial = compute.load_trial.__wrapped__(
-        "digest", data, "arm", "y", ("age", "site"), (("site", SITES),), None, "drug", True)
+        "digest", data, "arm", "y", ("age", "site"), (("site", SITES),), None, "drug", True
+    )
     W = compute.weight_bound((0.0, 10.0), 0.5, 0.05)
     if gamma_from == "d0":
         gamma, where = compute.d0_gamma.__wrapped__(
-            "d0", d0, trial.n, 1.0, W, 0.5, *trial.feature_bounds({"age": (18.0, 90.0)}),
-            (0.0, 10.0), True)
+            "d0",
+            d0,
+            trial.n,
+            1.0,
+            W,
+            0.5,
+            *trial.feature_bounds({"age": (18.0, 90.0)}),
+            (0.0, 10.0),
+            True,
+        )
     else:
-        gamma, _, where = compute.tuned_gamma.__wrapped__("paper", "same as the trial", trial.n, 1.0, W)
+        gamma, _, where = compute.tuned_gamma.__wrapped__(
+            "paper", "same as the trial", trial.n, 1.0, W
+        )
     release, rec, _ = compute.fit_release(
-        trial, "", {"age": (18.0, 90.0)}, (0.0, 10.0), True, 1.0, gamma, where, W, 0.5, True, rng=0)
-    release = dataclasses.replace(release, intercept=0.0, coef=(0.0,) * len(release.coef),
-                                  time="2026-01-01T00:00:00Z")
-    report = files.report_html(release, rule_effects(release.names, release.effects(),
-                                                     release.treated, release.control))
+        trial, "", {"age": (18.0, 90.0)}, (0.0, 10.0), True, 1.0, gamma, where, W, 0.5, True, rng=0
+    )
+    release = dataclasses.replace(
+        release, intercept=0.0, coef=(0.0,) * len(release.coef), time="2026-01-01T00:00:00Z"
+    )
+    report = files.report_html(
+        release, rule_effects(release.names, release.effects(), release.treated, release.control)
+    )
     report = re.sub(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", "", report)
     header = files.rows_csv(release, trial, rec).splitlines()[0]
-    return {"rule": files.rule_dict(release), "report": report, "csv header": header,
-            "n, γ, Δ, W": (release.n, release.gamma, release.sensitivity, release.W)}
+    return {
+        "rule": files.rule_dict(release),
+        "report": report,
+        "csv header": header,
+        "n, γ, Δ, W": (release.n, release.gamma, release.sensitivity, release.W),
+    }
 
 
 NEIGHBOURS = {
@@ -168,14 +239,28 @@ def test_neighbouring_files_publish_the_same_fields(case):
 def test_the_neighbouring_check_has_teeth():
     """The comparison sees a change: another n, or levels read off the data, differ."""
     assert published(neighbour_csv()) != published(neighbour_csv(n=61))
-    trial = compute.read_trial(neighbour_csv(NEIGHBOURS["a rare site"]), treatment="arm",
-                               outcome="y", covariates=["age", "site"], categorical=["site"])
+    trial = compute.read_trial(
+        neighbour_csv(NEIGHBOURS["a rare site"]),
+        treatment="arm",
+        outcome="y",
+        covariates=["age", "site"],
+        categorical=["site"],
+    )
     assert "site=RARE_site_of_one_patient" in trial.covariates  # what the old page published
 
 
 def test_neighbouring_files_with_a_public_d0_publish_the_same_fields():
-    d0 = compute.load_trial.__wrapped__("d0", neighbour_csv(n=80).replace(b"P", b"Q"), "arm", "y",
-                                        ("age", "site"), (("site", SITES),), None, "drug", False)
+    d0 = compute.load_trial.__wrapped__(
+        "d0",
+        neighbour_csv(n=80).replace(b"P", b"Q"),
+        "arm",
+        "y",
+        ("age", "site"),
+        (("site", SITES),),
+        None,
+        "drug",
+        False,
+    )
     base = published(neighbour_csv(), "d0", d0)
     other = published(neighbour_csv(NEIGHBOURS["a missing age"]), "d0", d0)
     assert base == other
@@ -184,13 +269,15 @@ def test_neighbouring_files_with_a_public_d0_publish_the_same_fields():
 
 def test_an_incomplete_row_gets_weight_zero_and_a_blank_recommendation(released):
     data = neighbour_csv({"age": "NA"})
-    trial = compute.load_trial.__wrapped__("d", data, "arm", "y", ("age", "site"),
-                                           (("site", SITES),), None, "drug", True)
+    trial = compute.load_trial.__wrapped__(
+        "d", data, "arm", "y", ("age", "site"), (("site", SITES),), None, "drug", True
+    )
     assert trial.n == 60 and trial.n_incomplete == 1 and not trial.complete[7]
     B = trial.outcomes_for_fit((0.0, 10.0), True)
     assert B[7] == 0.0  # the worst bound: benefit 0, so weight 0
-    release, rec, _ = compute.fit_release(trial, "", {"age": (18.0, 90.0)}, (0.0, 10.0), True,
-                                          1.0, 10.0, "t", 20.0, 0.5, True, rng=0)
+    release, rec, _ = compute.fit_release(
+        trial, "", {"age": (18.0, 90.0)}, (0.0, 10.0), True, 1.0, 10.0, "t", 20.0, 0.5, True, rng=0
+    )
     out = list(csv.DictReader(io.StringIO(files.rows_csv(release, trial, rec))))
     assert len(out) == 60 and out[7]["recommendation"] == "" and out[7]["score"] == ""
     assert out[8]["recommendation"] in ("drug", "placebo")
@@ -199,21 +286,38 @@ def test_an_incomplete_row_gets_weight_zero_and_a_blank_recommendation(released)
 # --------------------------------------------------------------------------------------------
 # A hostile file's per-row CSV (items 6, 7 and 11)
 
-HOSTILE = ["=cmd|' /C calc'!A0", "a\rb", "line\n=1+1", "  =SUM(A1)", "\uff1dHYPERLINK(1)",
-           "+1", "-2", "@x", "\tx", "\r=x", "ok", "\u3000=x"]
+HOSTILE = [
+    "=cmd|' /C calc'!A0",
+    "a\rb",
+    "line\n=1+1",
+    "  =SUM(A1)",
+    "\uff1dHYPERLINK(1)",
+    "+1",
+    "-2",
+    "@x",
+    "\tx",
+    "\r=x",
+    "ok",
+    "\u3000=x",
+]
 
 
 @pytest.fixture
 def hostile():
     data = neighbour_csv()
-    trial = compute.load_trial.__wrapped__("d", data, "arm", "y", ("age", "site"),
-                                           (("site", SITES),), None, "drug", True)
-    release, rec, _ = compute.fit_release(trial, "", {"age": (18.0, 90.0)}, (0.0, 10.0), True,
-                                          1.0, 10.0, "t", 20.0, 0.5, True, rng=0)
+    trial = compute.load_trial.__wrapped__(
+        "d", data, "arm", "y", ("age", "site"), (("site", SITES),), None, "drug", True
+    )
+    release, rec, _ = compute.fit_release(
+        trial, "", {"age": (18.0, 90.0)}, (0.0, 10.0), True, 1.0, 10.0, "t", 20.0, 0.5, True, rng=0
+    )
     release = dataclasses.replace(release, treated="=drug\r\n", control="\uff0b1")
-    ids = {"\uff1dcmd header": np.array([HOSTILE[i % len(HOSTILE)] for i in range(trial.n)],
-                                        dtype=object),
-           "\r\nsecond": np.array([" -x\n"] * trial.n, dtype=object)}
+    ids = {
+        "\uff1dcmd header": np.array(
+            [HOSTILE[i % len(HOSTILE)] for i in range(trial.n)], dtype=object
+        ),
+        "\r\nsecond": np.array([" -x\n"] * trial.n, dtype=object),
+    }
     return trial, release, rec, ids
 
 
@@ -243,8 +347,12 @@ def test_hostile_cells_stay_one_row_per_patient_and_are_neutralised(hostile):
 
 def test_file_columns_named_like_the_files_own_are_kept_apart(hostile):
     trial, release, rec, _ = hostile
-    ids = {"score": np.arange(trial.n), "data_row": np.full(trial.n, "x", object),
-           "=a": np.zeros(trial.n), "'=a": np.ones(trial.n)}
+    ids = {
+        "score": np.arange(trial.n),
+        "data_row": np.full(trial.n, "x", object),
+        "=a": np.zeros(trial.n),
+        "'=a": np.ones(trial.n),
+    }
     out = list(csv.reader(io.StringIO(files.rows_csv(release, trial, rec, ids))))
     header = out[0]
     assert len(set(header)) == len(header)
@@ -263,8 +371,9 @@ def test_a_not_private_release_says_so_in_every_row(hostile):
 def test_the_report_holds_no_file_name_unless_a_title_is_typed(released):
     _, release, _, _ = released
     untitled = dataclasses.replace(release, label="")
-    html = files.report_html(untitled, rule_effects(release.names, release.effects(),
-                                                    release.treated, release.control))
+    html = files.report_html(
+        untitled, rule_effects(release.names, release.effects(), release.treated, release.control)
+    )
     assert "=evil.csv" not in html and "hospital_trial" not in html
 
 
@@ -276,8 +385,9 @@ def test_chart_labels_keep_quotes_and_escape_tags():
 
 def test_a_d0_with_other_levels_gets_the_trials_columns():
     d0_data = neighbour_csv({"site": "D"}, n=80)
-    d0 = compute.load_trial.__wrapped__("d0", d0_data, "arm", "y", ("age", "site"),
-                                        (("site", SITES),), None, "drug", False)
+    d0 = compute.load_trial.__wrapped__(
+        "d0", d0_data, "arm", "y", ("age", "site"), (("site", SITES),), None, "drug", False
+    )
     assert d0.covariates == ("age", "site=B", "site=C")
 
 
@@ -296,16 +406,29 @@ def test_counts_agree_in_number(k, text):
 def test_the_table_reads_back_levels_bounds_and_what_is_missing():
     from dpcore_app.ui.upload import meta
 
-    rows = {"age": {"lower": 18.0, "upper": 90.0}, "site": {"type": "categorical", "levels": " A, B ,C"},
-            "levels": {"lower": 1.0}}
+    rows = {
+        "age": {"lower": 18.0, "upper": 90.0},
+        "site": {"type": "categorical", "levels": " A, B ,C"},
+        "levels": {"lower": 1.0},
+    }
     frame = meta.table(["age", "site", "levels"], "y", rows, guessed_categorical=("site",))
-    assert list(frame.columns) == ["column", "type", "lower", "upper", "levels", "unit", "from",
-                                  "problem"]
+    assert list(frame.columns) == [
+        "column",
+        "type",
+        "lower",
+        "upper",
+        "levels",
+        "unit",
+        "from",
+        "problem",
+    ]
     got = meta.read(frame, "y")
     assert got.categorical == {"site": ("A", "B", "C")} and got.bounds == {"age": (18.0, 90.0)}
     assert got.levels_ready and not got.complete  # the bounds of 'levels' and y are missing
     assert any("'levels'" in p for p in got.problems) and any("'y'" in p for p in got.problems)
-    dup = meta.read(meta.table(["site"], "y", {"site": {"type": "categorical", "levels": "A, A"}}), "y")
+    dup = meta.read(
+        meta.table(["site"], "y", {"site": {"type": "categorical", "levels": "A, A"}}), "y"
+    )
     assert not dup.levels_ready
     assert meta.rows_of(frame)["y"]["type"] == "outcome"
 
@@ -319,9 +442,14 @@ def test_the_table_fills_from_a_dictionary_and_from_the_data():
     assert got.complete and got.categorical == {"site": ("A", "B", "C")}
     filled = meta.from_data({}, {"age": (40.0, 40.0)}, {"site": ("A", "Z")})
     assert filled["age"]["upper"] == 41.0 and filled["site"]["levels"] == "A, Z"
-    assert meta.read(meta.table(["age", "site"], "y", filled), "y", filled).from_data == ("age", "site")
-    assert meta.default_covariates(list("abc")) == list("abc") and meta.default_covariates(
-        [str(i) for i in range(meta.WIDE + 1)]) == []
+    assert meta.read(meta.table(["age", "site"], "y", filled), "y", filled).from_data == (
+        "age",
+        "site",
+    )
+    assert (
+        meta.default_covariates(list("abc")) == list("abc")
+        and meta.default_covariates([str(i) for i in range(meta.WIDE + 1)]) == []
+    )
 
 
 def test_a_data_range_left_in_the_table_keeps_the_release_not_private():
@@ -333,8 +461,11 @@ def test_a_data_range_left_in_the_table_keeps_the_release_not_private():
     d = json.loads((DEMO / "hospital_trial.json").read_text())
     d["columns"] = [c for c in d["columns"] if c["name"] != "frailty"]
     names = ["site", "age", "frailty"]
-    rows = meta.from_data({}, {"age": (21.0, 89.0), "frailty": (0.01, 0.99),
-                               "days_in_hospital": (1.2, 19.8)}, {"site": ("A", "B", "C")})
+    rows = meta.from_data(
+        {},
+        {"age": (21.0, 89.0), "frailty": (0.01, 0.99), "days_in_hospital": (1.2, 19.8)},
+        {"site": ("A", "B", "C")},
+    )
     rows = {**rows, **meta.from_dictionary(d, [*names, "days_in_hospital"])}
     frame = meta.table(names, "days_in_hospital", rows)
     assert list(frame["from"]) == ["dictionary", "dictionary", "data (not private)", "dictionary"]
@@ -351,15 +482,18 @@ def test_the_metadata_table_marks_each_rows_problem_and_counts_a_pending_edit():
 
     rows = {"age": {"type": "numeric", "lower": 90.0, "upper": 18.0}}
     problems = meta.dictionary_problems_by_column(
-        [("column 'age'", "the dictionary's bounds was left out"), ("dictionary", "elsewhere")])
+        [("column 'age'", "the dictionary's bounds was left out"), ("dictionary", "elsewhere")]
+    )
     frame = meta.table(["age", "site"], "y", rows, ("site",), problems).set_index("column")
     assert "upper bound must be above" in frame.loc["age", "problem"]
     assert "the dictionary's bounds was left out" in frame.loc["age", "problem"]
     assert "type the public levels of 'site'" in frame.loc["site", "problem"]
     assert "enter public bounds" in frame.loc["y", "problem"]
     base = meta.table(["age"], "y", rows)
-    edited = meta.with_edits(base, {"edited_rows": {"0": {"lower": 18.0, "upper": 90.0},
-                                                    1: {"lower": 0.0, "upper": 1.0}}})
+    edited = meta.with_edits(
+        base,
+        {"edited_rows": {"0": {"lower": 18.0, "upper": 90.0}, 1: {"lower": 0.0, "upper": 1.0}}},
+    )
     now = meta.rows_of(edited, rows)
     assert meta.table(["age"], "y", now)["problem"].tolist() == ["", ""]
     assert meta.with_edits(base, None) is base

@@ -39,7 +39,9 @@ def small_views(monkeypatch):
 
 def test_warm_resumes_and_reports_progress(small_views, monkeypatch):
     seen = []
-    first = warm.warm(progress=lambda done, total, label: seen.append((done, total)), pages=small_views)
+    first = warm.warm(
+        progress=lambda done, total, label: seen.append((done, total)), pages=small_views
+    )
     assert seen[-1] == (1, 1) and first["views"] == 1
     calls = []
     monkeypatch.setattr(owl, "owl_monte_carlo", lambda *a, **k: calls.append(1))
@@ -89,10 +91,12 @@ def test_warming_on_a_dask_cluster_stores_the_same_bits(small_views, monkeypatch
     monkeypatch.setenv("DPCORE_STORE", str(tmp_path / "local"))
     local = fn.__wrapped__(*args)
     monkeypatch.setenv("DPCORE_STORE", str(tmp_path / "cluster"))
-    monkeypatch.setattr(limits, "_cluster", {"address": None, "executor": None,
-                                             "failed_at": -float("inf")})
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                  dashboard_address=None) as cluster:
+    monkeypatch.setattr(
+        limits, "_cluster", {"address": None, "executor": None, "failed_at": -float("inf")}
+    )
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+    ) as cluster:
         out = warm.warm(pages=small_views, scheduler=cluster.scheduler_address)
         assert out["computed"] == 1 and limits._cluster["executor"] is not None
         limits._cluster["executor"]._client.close()
@@ -107,7 +111,7 @@ def test_the_warm_up_starts_with_the_default_link_and_the_single_moves():
     assert len(points) == len(set(points)) == 15 * 12  # every (ε, n) of the sliders, once
     assert points[0] == (1.0, 1000)
     singles = 15 + 12 - 2
-    assert all(e == 1.0 or n == 1000 for e, n in points[1:1 + singles])
+    assert all(e == 1.0 or n == 1000 for e, n in points[1 : 1 + singles])
     assert points[1:3] == [(1.0, 800), (0.5, 1000)] or points[1:3] == [(0.5, 1000), (1.0, 800)]
 
 
@@ -125,8 +129,11 @@ def test_the_warm_up_stores_exactly_the_figures_the_page_then_reads(small_views,
     owl.example_rule(200, 1.0, "paper", 75, 0.5, "auto", 77, "public")  # now stored
     built = []
     freeze = figures.SharedFigure.freeze.__func__
-    monkeypatch.setattr(figures.SharedFigure, "freeze",
-                        classmethod(lambda cls, fig: built.append(fig.layout.title.text) or freeze(cls, fig)))
+    monkeypatch.setattr(
+        figures.SharedFigure,
+        "freeze",
+        classmethod(lambda cls, fig: built.append(fig.layout.title.text) or freeze(cls, fig)),
+    )
     figures._build.clear()
     assert warm.store_figures([state]) == 1 and len(built) == 4
     figures._build.clear()  # a server started after the warm-up: nothing in memory

@@ -74,7 +74,9 @@ class Measured:
 
 def _norm(theta0_norm, form):
     """‖θ0‖ for a form: a number, or a {convention: number} dict read at the form's own."""
-    return theta0_norm[bounds.FORM_CONVENTION[form]] if isinstance(theta0_norm, dict) else theta0_norm
+    return (
+        theta0_norm[bounds.FORM_CONVENTION[form]] if isinstance(theta0_norm, dict) else theta0_norm
+    )
 
 
 def _curves(runs, comps, by, rho):
@@ -110,12 +112,22 @@ def measure(n, eps, gamma, h, W, C, rho, seed):
         args = dict(weight_bound=float(W), C=float(C), draws=draws, seed=int(seed))
         gammas = sorted(set(GAMMA_GRID) | {float(gamma)})
         runs_g = check.werm_excess_risk(trials, theta0, eps, gammas, h, **args)
-        runs_h = check.werm_excess_over_h(trials, theta0, eps, gamma, sorted(set(H_GRID) | {float(h)}),
-                                          executor=executor(), **args)
+        runs_h = check.werm_excess_over_h(
+            trials,
+            theta0,
+            eps,
+            gamma,
+            sorted(set(H_GRID) | {float(h)}),
+            executor=executor(),
+            **args,
+        )
     here = check.with_bounds(runs_g[runs_g.gamma == float(gamma)], comps, n, eps, rho, W, C, D)
-    return Measured(here.reset_index(drop=True), _curves(runs_g, comps, "gamma", rho),
-                    _curves(runs_h, comps, "h", rho),
-                    {conv: float(np.mean(c.norm)) for conv, c in comps.items()})
+    return Measured(
+        here.reset_index(drop=True),
+        _curves(runs_g, comps, "gamma", rho),
+        _curves(runs_h, comps, "h", rho),
+        {conv: float(np.mean(c.norm)) for conv, c in comps.items()},
+    )
 
 
 def measured_card(eps, rho, excess):
@@ -129,16 +141,24 @@ def measured_card(eps, rho, excess):
 def coverages(here, eps):
     """Coverage of each bound form at the current setting (share within, 95% CI with the
     draws clustered by trial; without noise one value per trial)."""
-    return {form: check.coverage(here[f"within_{form}"], here.trial, identical=math.isinf(eps))
-            for form in bounds.FORMS}
+    return {
+        form: check.coverage(here[f"within_{form}"], here.trial, identical=math.isinf(eps))
+        for form in bounds.FORMS
+    }
 
 
 def terms(n, eps, gamma, h, W, C, rho, theta0_norm, G=0.0):
     """Both forms' terms at the current setting, each at its own convention and with its own
     comparator's ‖θ0‖: {form: {T1, T2, T3, G, total}} as floats."""
-    return {form: {k: float(v) for k, v in bounds.werm_bound(
-                n, gamma, h, eps, rho, W, C, D, _norm(theta0_norm, form), form, G).items()}
-            for form in bounds.FORMS}
+    return {
+        form: {
+            k: float(v)
+            for k, v in bounds.werm_bound(
+                n, gamma, h, eps, rho, W, C, D, _norm(theta0_norm, form), form, G
+            ).items()
+        }
+        for form in bounds.FORMS
+    }
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -176,19 +196,30 @@ def minimisers(n, eps, gamma, h, W, C, rho, theta0_norm):
 def gamma_table(n, h, W, C, rho, theta0_norm):
     """The paper's tuned γ against the bound-minimising γ (at this h) for each finite ε of the
     paper's table, at this n."""
-    rows = [{"ε": e, "paper table γ": paper_gamma(e, n),
-             **{f"bound-minimising γ ({f})": bounds.best_gamma(n, h, e, rho, W, C, D,
-                                                               _norm(theta0_norm, f), f)
-                for f in bounds.FORMS}}
-            for e in PAPER_EPSILONS if math.isfinite(e) and e <= 150]
+    rows = [
+        {
+            "ε": e,
+            "paper table γ": paper_gamma(e, n),
+            **{
+                f"bound-minimising γ ({f})": bounds.best_gamma(
+                    n, h, e, rho, W, C, D, _norm(theta0_norm, f), f
+                )
+                for f in bounds.FORMS
+            },
+        }
+        for e in PAPER_EPSILONS
+        if math.isfinite(e) and e <= 150
+    ]
     return pd.DataFrame(rows).set_index("ε")
 
 
 def sensitivities(W, gamma, C):
     """Theorem 7's (C + 2W)/γ, the unweighted 2/γ, and what the engine's release uses."""
-    return {"weighted": float(bounds.weighted_sensitivity(W, gamma, C)),
-            "unweighted": float(bounds.unweighted_sensitivity(gamma)),
-            "released": float(sensitivity(W, gamma, C))}
+    return {
+        "weighted": float(bounds.weighted_sensitivity(W, gamma, C)),
+        "unweighted": float(bounds.unweighted_sensitivity(gamma)),
+        "released": float(sensitivity(W, gamma, C)),
+    }
 
 
 def rate_ratio(measured, tau, eps):
@@ -220,14 +251,16 @@ def phase_grid(eps, d):
 def cvar_rates(tau, eps, d):
     """Rate curves against n at (τ, ε, d), B = 1, constants 1."""
     ns = np.geomspace(10, 1e6, 120)
-    return pd.DataFrame({
-        "n": ns,
-        "scalar": bounds.scalar_cvar_rate(ns, tau, eps),
-        "finite_class_M10": bounds.finite_class_rate(10, ns, tau, eps),
-        "convex_lower": bounds.convex_lower_rate(ns, tau, eps, d, G=1.0, D=1.0, B=1.0),
-        "statistical_part": np.minimum(1.0, 1.0 / np.sqrt(ns * tau)),
-        "privacy_part": np.minimum(1.0, 1.0 / (eps * ns * tau)) if math.isfinite(eps) else 0.0,
-    })
+    return pd.DataFrame(
+        {
+            "n": ns,
+            "scalar": bounds.scalar_cvar_rate(ns, tau, eps),
+            "finite_class_M10": bounds.finite_class_rate(10, ns, tau, eps),
+            "convex_lower": bounds.convex_lower_rate(ns, tau, eps, d, G=1.0, D=1.0, B=1.0),
+            "statistical_part": np.minimum(1.0, 1.0 / np.sqrt(ns * tau)),
+            "privacy_part": np.minimum(1.0, 1.0 / (eps * ns * tau)) if math.isfinite(eps) else 0.0,
+        }
+    )
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
@@ -236,8 +269,15 @@ def cvar_runs(tau, seed):
     """The Laplace plug-in on the hard two-point instance at every ε of the grid: one sweep
     serves every ε slider position."""
     with SIMULATIONS.slot():
-        return cvar_sweep("two-point", CVAR_N, [tau], EPS_OPTIONS, reps=CVAR_REPS, seed=int(seed),
-                          executor=executor())
+        return cvar_sweep(
+            "two-point",
+            CVAR_N,
+            [tau],
+            EPS_OPTIONS,
+            reps=CVAR_REPS,
+            seed=int(seed),
+            executor=executor(),
+        )
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -245,8 +285,11 @@ def cvar_measured(tau, eps, seed):
     """Mean error of the Laplace plug-in at ε, with its statistical and (exact) privacy parts."""
     runs = cvar_runs(tau, seed)
     here = runs[(runs.epsilon == eps) | (np.isclose(runs.epsilon, eps) & np.isfinite(eps))]
-    return summarize(here.rename(columns={"privacy": "privacy_draw", "privacy_exact": "privacy"}),
-                     ["n"], ["total", "statistical", "privacy"])
+    return summarize(
+        here.rename(columns={"privacy": "privacy_draw", "privacy_exact": "privacy"}),
+        ["n"],
+        ["total", "statistical", "privacy"],
+    )
 
 
 def busy():

@@ -29,16 +29,34 @@ def layout(fig, title, xtitle, ytitle, height=380):
     """The shared layout: title, axis titles, sizes of every text; call it after the traces
     (an axis holding a single value gets its range from them)."""
     fig.update_layout(
-        title={"text": title, "x": 0, "xanchor": "left", "y": 0.98, "yanchor": "top",
-               "font": {"size": TITLE_PX}},
+        title={
+            "text": title,
+            "x": 0,
+            "xanchor": "left",
+            "y": 0.98,
+            "yanchor": "top",
+            "font": {"size": TITLE_PX},
+        },
         xaxis={"title": {"text": xtitle, "font": FONT}, "tickfont": FONT},
         yaxis={"title": {"text": ytitle, "font": FONT}, "tickfont": FONT},
-        height=height, font=FONT, hoverlabel={"font": FONT},  # theme: Streamlit's, light or dark
-        margin={"l": 60, "r": 40, "t": 70, "b": 20}, hovermode="x unified",
-        modebar={"orientation": "v"},  # in the right margin: a horizontal one covers the title on a phone
+        height=height,
+        font=FONT,
+        hoverlabel={"font": FONT},  # theme: Streamlit's, light or dark
+        margin={"l": 60, "r": 40, "t": 70, "b": 20},
+        hovermode="x unified",
+        modebar={
+            "orientation": "v"
+        },  # in the right margin: a horizontal one covers the title on a phone
         # At the figure's foot, under the x-axis title however many rows it takes on a phone: a
         # legend placed relative to the plot would also push the plot up by a share of its height.
-        legend={"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom", "x": 0, "font": FONT},
+        legend={
+            "orientation": "h",
+            "yref": "container",
+            "y": 0,
+            "yanchor": "bottom",
+            "x": 0,
+            "font": FONT,
+        },
     )
     fig.update_xaxes(automargin=True)
     fig.update_annotations(font_size=TEXT_PX)
@@ -57,7 +75,11 @@ def _phone_height(fig):
     there, packed in trace order at about 0.55 em a character beside a 40 px symbol."""
     names = []
     for trace in fig.data:
-        if trace.name and trace.showlegend is not False and (trace.legendgroup or trace.name) not in names:
+        if (
+            trace.name
+            and trace.showlegend is not False
+            and (trace.legendgroup or trace.name) not in names
+        ):
             names.append(trace.legendgroup or trace.name)
     if not names or fig.layout.showlegend is False:
         return PLOT_PX + CHROME_PX
@@ -92,10 +114,19 @@ def decade_ticks(fig, axis):
     finite = finite[np.isfinite(finite) & (finite > 0)]
     if not finite.size:
         return fig
-    powers = range(math.floor(math.log10(finite.min()) + 1e-9), math.ceil(math.log10(finite.max()) - 1e-9) + 1)
-    text = [f"{10.0 ** k:g}" if -2 <= k <= 3 else "10" + str(k).translate(_SUPERSCRIPT) for k in powers]
+    powers = range(
+        math.floor(math.log10(finite.min()) + 1e-9), math.ceil(math.log10(finite.max()) - 1e-9) + 1
+    )
+    text = [
+        f"{10.0**k:g}" if -2 <= k <= 3 else "10" + str(k).translate(_SUPERSCRIPT) for k in powers
+    ]
     update = fig.update_xaxes if axis == "x" else fig.update_yaxes
-    update(type="log", tickvals=[10.0 ** k for k in powers], ticktext=text, minor={"showgrid": False, "ticks": ""})
+    update(
+        type="log",
+        tickvals=[10.0**k for k in powers],
+        ticktext=text,
+        minor={"showgrid": False, "ticks": ""},
+    )
     return fig
 
 
@@ -109,7 +140,11 @@ def _single_values(fig):
             if trace.type != "scatter" or getattr(trace, axis) is None:
                 continue
             column = np.asarray(getattr(trace, axis), dtype=object)
-            values |= {float(v) for v in column if isinstance(v, (int, float, np.number)) and np.isfinite(v)}
+            values |= {
+                float(v)
+                for v in column
+                if isinstance(v, (int, float, np.number)) and np.isfinite(v)
+            }
         if len(values) == 1:
             v = values.pop()
             update(autorangeoptions={"include": [v / 2, 2 * v] if v > 0 else [v - 1, v + 1]})
@@ -117,21 +152,52 @@ def _single_values(fig):
 
 def rgba(hex_colour, alpha):
     h = hex_colour.lstrip("#")
-    r, g, b = (int(h[i:i + 2], 16) for i in (0, 2, 4))
+    r, g, b = (int(h[i : i + 2], 16) for i in (0, 2, 4))
     return f"rgba({r},{g},{b},{alpha})"
 
 
 def band(fig, x, mean, lo, hi, colour, name, hover):
     """A mean line with its 95% Monte-Carlo band."""
-    fig.add_trace(go.Scatter(x=np.r_[x, x[::-1]], y=np.r_[hi, lo[::-1]], fill="toself", mode="lines",
-                             fillcolor=rgba(colour, 0.18), line={"width": 0}, hoverinfo="skip",
-                             showlegend=False, legendgroup=name))
+    fig.add_trace(
+        go.Scatter(
+            x=np.r_[x, x[::-1]],
+            y=np.r_[hi, lo[::-1]],
+            fill="toself",
+            mode="lines",
+            fillcolor=rgba(colour, 0.18),
+            line={"width": 0},
+            hoverinfo="skip",
+            showlegend=False,
+            legendgroup=name,
+        )
+    )
     one = len(x) == 1  # a band of one x has no width: its interval as an error bar instead
-    bar = {"type": "data", "symmetric": False, "array": np.asarray(hi) - np.asarray(mean),
-           "arrayminus": np.asarray(mean) - np.asarray(lo), "color": colour, "width": 8} if one else None
-    fig.add_trace(go.Scatter(x=x, y=mean, mode="lines+markers", name=name, legendgroup=name,
-                             line={"color": colour, "width": 2}, marker={"size": 8 if one else 6},
-                             error_y=bar, customdata=np.c_[lo, hi], hovertemplate=hover))
+    bar = (
+        {
+            "type": "data",
+            "symmetric": False,
+            "array": np.asarray(hi) - np.asarray(mean),
+            "arrayminus": np.asarray(mean) - np.asarray(lo),
+            "color": colour,
+            "width": 8,
+        }
+        if one
+        else None
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=x,
+            y=mean,
+            mode="lines+markers",
+            name=name,
+            legendgroup=name,
+            line={"color": colour, "width": 2},
+            marker={"size": 8 if one else 6},
+            error_y=bar,
+            customdata=np.c_[lo, hi],
+            hovertemplate=hover,
+        )
+    )
 
 
 def marker(fig, x, text, colour=INK, dash="solid", log_x=False, row=0):
@@ -141,5 +207,13 @@ def marker(fig, x, text, colour=INK, dash="solid", log_x=False, row=0):
     ``row`` stacks labels of nearby markers.
     """
     fig.add_vline(x=x, line={"color": colour, "dash": dash, "width": 1.5})
-    fig.add_annotation(x=math.log10(x) if log_x else x, y=1.0, yref="paper", yanchor="bottom",
-                       yshift=2 + (TEXT_PX + 4) * row, text=text, showarrow=False, font=FONT)
+    fig.add_annotation(
+        x=math.log10(x) if log_x else x,
+        y=1.0,
+        yref="paper",
+        yanchor="bottom",
+        yshift=2 + (TEXT_PX + 4) * row,
+        text=text,
+        showarrow=False,
+        font=FONT,
+    )

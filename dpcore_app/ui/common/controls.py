@@ -25,7 +25,9 @@ import streamlit as st
 from dpcore_app.ui.common.grids import fmt_number
 from dpcore_app.ui.common.safety import plain
 
-_NUMBER = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")  # ASCII only: no ５００, 1_000
+_NUMBER = re.compile(
+    r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?"
+)  # ASCII only: no ５００, 1_000
 _SHOWN = 40  # characters of a link's value echoed in a notice
 
 
@@ -52,7 +54,9 @@ class Control:
 
     def widget(self, **kwargs):
         """Create the widget and return its value, never None."""
-        value = self._create(key=self.state_key, on_change=write_link, **kwargs)  # the address follows
+        value = self._create(
+            key=self.state_key, on_change=write_link, **kwargs
+        )  # the address follows
         last = st.session_state.setdefault("_last_good", {})
         if value is None:  # a transient empty value from the browser: keep the last good one
             return last.get(self.state_key, self.default)
@@ -100,8 +104,10 @@ class Choice(Control):
         if near is not None:
             if near == _number(value):  # the same number written another way (0.50, 1e0)
                 return near, None
-            return near, (f"{self.label} has no option {value.strip()}; the nearest on its grid is "
-                          f"{self.fmt(near)}")
+            return near, (
+                f"{self.label} has no option {value.strip()}; the nearest on its grid is "
+                f"{self.fmt(near)}"
+            )
         shown = list(labels)
         allowed = ", ".join(shown) if len(shown) <= 8 else f"{shown[0]} … {shown[-1]}"
         return self.default, f"{self.label} must be one of {allowed}"
@@ -111,8 +117,9 @@ class Choice(Control):
         if self.kind == "select_slider":
             return st.select_slider(self.label, options=self.options, value=self.default, **common)
         if self.kind == "segmented":
-            return st.segmented_control(self.label, self.options, default=self.default,
-                                        required=True, **common)
+            return st.segmented_control(
+                self.label, self.options, default=self.default, required=True, **common
+            )
         index = self.options.index(self.default)
         if self.kind == "radio":
             return st.radio(self.label, self.options, index=index, horizontal=True, **common)
@@ -143,8 +150,16 @@ class MultiChoice(Choice):
         return (tuple(good) if good else self.default), problem
 
     def _create(self, **kwargs):
-        return tuple(st.multiselect(self.label, self.options, default=list(self.default),
-                                    format_func=self.fmt, help=self.help, **kwargs))
+        return tuple(
+            st.multiselect(
+                self.label,
+                self.options,
+                default=list(self.default),
+                format_func=self.fmt,
+                help=self.help,
+                **kwargs,
+            )
+        )
 
 
 @dataclass(frozen=True)
@@ -188,8 +203,19 @@ class IntRange(Control):
         return st.number_input(self.label, self.low, self.high, self.default, **common)
 
 
-_GREEK = {"ε": "eps", "τ": "tau", "γ": "gamma", "ρ": "rho", "λ": "lambda", "κ": "kappa",
-          "δ": "delta", "Δ": "Delta", "θ": "theta", "α": "alpha", "√": "sqrt"}
+_GREEK = {
+    "ε": "eps",
+    "τ": "tau",
+    "γ": "gamma",
+    "ρ": "rho",
+    "λ": "lambda",
+    "κ": "kappa",
+    "δ": "delta",
+    "Δ": "Delta",
+    "θ": "theta",
+    "α": "alpha",
+    "√": "sqrt",
+}
 
 
 def ascii_form(text):
@@ -211,8 +237,11 @@ def _nearest(options, raw):
     """The option nearest to a number inside the numeric options' range (log scale when all
     are positive), or None: off-grid values snap, values outside the grid do not."""
     x = _number(raw)
-    numbers = [o for o in options if isinstance(o, (int, float)) and not isinstance(o, bool)
-               and math.isfinite(o)]
+    numbers = [
+        o
+        for o in options
+        if isinstance(o, (int, float)) and not isinstance(o, bool) and math.isfinite(o)
+    ]
     if x is None or not numbers or not min(numbers) <= x <= max(numbers):
         return None
     if min(numbers) > 0:
@@ -295,12 +324,22 @@ def presets_menu(presets_, specs, announce=False, key=lambda i, label: f"preset_
     caption. ``announce``: a preset's label is announced with the verdict (see :func:`apply`).
     Returns the active preset's label or None."""
     now = active(presets_, specs)
-    with st.popover(f"Preset: {now}" if now else "Presets (now: custom settings)", icon=":material/tune:"):
+    with st.popover(
+        f"Preset: {now}" if now else "Presets (now: custom settings)", icon=":material/tune:"
+    ):
         for i, (label, values) in enumerate(presets_.items()):
-            st.button(label, on_click=apply, args=(values, label if announce else None), width="stretch",
-                      key=key(i, label), type="primary" if label == now else "secondary")
-        st.caption((f"Active preset: **{now}**. " if now else "Custom settings (no preset). ")
-                   + "A preset sets every control of the study, the simulation settings to their defaults.")
+            st.button(
+                label,
+                on_click=apply,
+                args=(values, label if announce else None),
+                width="stretch",
+                key=key(i, label),
+                type="primary" if label == now else "secondary",
+            )
+        st.caption(
+            (f"Active preset: **{now}**. " if now else "Custom settings (no preset). ")
+            + "A preset sets every control of the study, the simulation settings to their defaults."
+        )
     return now
 
 
@@ -334,7 +373,9 @@ def write_link():
     if page not in _PAGES:
         return
     params = link_params()
-    st.session_state.pop("_link_pending", None)  # the widgets' state supersedes a pending correction
+    st.session_state.pop(
+        "_link_pending", None
+    )  # the widgets' state supersedes a pending correction
     if _as_lists(params) != _current():
         st.query_params.from_dict(params)
     st.session_state.setdefault("_link_seen", {})[page] = _as_lists(params)
@@ -422,8 +463,10 @@ def _read(specs, raw):
         value, problem = spec.from_url(given)
         values[key] = value
         if problem:
-            notices.append(f"Ignored the link's {_quote(key + '=' + '&'.join(given))}: {problem}. "
-                           f"Using {_shown(spec, value)}.")
+            notices.append(
+                f"Ignored the link's {_quote(key + '=' + '&'.join(given))}: {problem}. "
+                f"Using {_shown(spec, value)}."
+            )
         if not (problem and _same(value, spec.default)):  # a named value stays, a default too
             canonical[key] = _listed(spec.to_url(value))
     return notices, values, canonical
@@ -434,9 +477,12 @@ def _replace_address(params):
     is in place); the server's copy follows on the next run, without a new entry since the
     address then already reads the same. ``params`` are labels of the page's own options."""
     query = json.dumps(urlencode(params, doseq=True)).replace("<", "\\u003c")
-    st.html(f"<script>window.history.replaceState(window.history.state, '', "
-            f"window.location.pathname + ({query} ? '?' + {query} : ''));</script>",
-            unsafe_allow_javascript=True, width="content")
+    st.html(
+        f"<script>window.history.replaceState(window.history.state, '', "
+        f"window.location.pathname + ({query} ? '?' + {query} : ''));</script>",
+        unsafe_allow_javascript=True,
+        width="content",
+    )
 
 
 def _rewrite_pending(here):

@@ -20,12 +20,13 @@ def _sure_after(post):
 def attacker_sentence(eps, what="the rule", prior=0.5):
     """What one ε-DP release (``what``) can do to an attacker's belief about one person."""
     if math.isinf(eps):
-        return (f"Without privacy there is no limit on what {what} can reveal about any one "
-                "patient.")
+        return f"Without privacy there is no limit on what {what} can reveal about any one patient."
     sure = _sure_after(float(attacker_posterior_bound(prior, eps)))
-    return (f"An attacker who was {100 * prior:.0f}% sure of a fact about one patient (say, that "
-            f"they were in the trial with a given outcome) {sure} after seeing "
-            f"{what} released at ε = {eps:g}, whatever else they know.")
+    return (
+        f"An attacker who was {100 * prior:.0f}% sure of a fact about one patient (say, that "
+        f"they were in the trial with a given outcome) {sure} after seeing "
+        f"{what} released at ε = {eps:g}, whatever else they know."
+    )
 
 
 #: Outside this range of ε the verdict warns, as OpenDP's DP Wizard does (above 5: the
@@ -41,11 +42,15 @@ def epsilon_note(eps):
     promise = f"At ε = {eps:g} an attacker 50% sure of a fact about one patient {sure} after seeing the rule."
     low, high = EPS_RANGE
     if eps > high:
-        return promise + (f" Above ε = {high:g} the promise to one patient is weak: OpenDP's DP "
-                          "Wizard warns from here.")
+        return promise + (
+            f" Above ε = {high:g} the promise to one patient is weak: OpenDP's DP "
+            "Wizard warns from here."
+        )
     if eps < low:
-        return promise + (f" Below ε = {low:g} the noise is likely to swamp the result: DP Wizard "
-                          "warns from here.")
+        return promise + (
+            f" Below ε = {low:g} the noise is likely to swamp the result: DP Wizard "
+            "warns from here."
+        )
     return promise
 
 
@@ -53,17 +58,22 @@ def privacy_statement(eps, what="the rule"):
     """What ε means for one patient and how it compares with budgets used in practice, in one
     sentence, as strong as the bound: at ε = 10 it says that little is promised."""
     if math.isinf(eps):
-        return (f"Without privacy there is no limit on what {what} can reveal about any one "
-                "patient.")
+        return f"Without privacy there is no limit on what {what} can reveal about any one patient."
     post = float(attacker_posterior_bound(0.5, eps))
     if eps <= 1:
         strength = "strong privacy by the usual reading (ε ≤ 1, Dwork and Roth 2014)"
     elif post < 0.9995:
-        strength = ("a moderate promise, in the range of deployed systems (Apple reports ε from 2 "
-                    "to 8 per day)")
+        strength = (
+            "a moderate promise, in the range of deployed systems (Apple reports ε from 2 "
+            "to 8 per day)"
+        )
     else:
-        strength = ("so on its own this ε promises little about any one patient, even though large "
-                    "deployments have used budgets this size (the US Census Bureau's 2020 "
-                    "persons file: ε = 17.14)")
-    return (f"An attacker 50% sure of a fact about one patient {_sure_after(post)} after "
-            f"seeing {what} released at ε = {eps:g}: {strength}.")
+        strength = (
+            "so on its own this ε promises little about any one patient, even though large "
+            "deployments have used budgets this size (the US Census Bureau's 2020 "
+            "persons file: ε = 17.14)"
+        )
+    return (
+        f"An attacker 50% sure of a fact about one patient {_sure_after(post)} after "
+        f"seeing {what} released at ε = {eps:g}: {strength}."
+    )

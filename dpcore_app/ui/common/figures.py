@@ -62,8 +62,11 @@ def _frame_key(frame):
 
 
 # A class of 30 moving ε and n reaches every (ε, n, metric) of a page: keep them all.
-@st.cache_resource(max_entries=2048, show_spinner=False,
-                   hash_funcs={pd.DataFrame: _frame_key, pd.Series: _frame_key})
+@st.cache_resource(
+    max_entries=2048,
+    show_spinner=False,
+    hash_funcs={pd.DataFrame: _frame_key, pd.Series: _frame_key},
+)
 def _build(module, name, args, kwargs):
     key = _spec_key(module, name, args, kwargs) if module in STORED_CHARTS else None
     store = default_store() if key is not None else None
@@ -81,8 +84,15 @@ def _build(module, name, args, kwargs):
 
 #: The chart modules of simulated or demo data, whose figures may be shared between sessions
 #: (not dpcore_app.ui.upload.charts: those draw an uploaded trial).
-TEACHING_CHARTS = frozenset({"dpcore_app.ui.owl.charts", "dpcore_app.ui.cvar.charts", "dpcore_app.ui.bounds.charts",
-                             "dpcore_app.ui.overview.charts", "dpcore_app.ui.upload.preview_charts"})
+TEACHING_CHARTS = frozenset(
+    {
+        "dpcore_app.ui.owl.charts",
+        "dpcore_app.ui.cvar.charts",
+        "dpcore_app.ui.bounds.charts",
+        "dpcore_app.ui.overview.charts",
+        "dpcore_app.ui.upload.preview_charts",
+    }
+)
 #: Of those, the charts of the pages' simulated studies, which the results store may keep on
 #: disk (not the Your-data preview's, drawn from an analyst's public settings).
 STORED_CHARTS = TEACHING_CHARTS - {"dpcore_app.ui.upload.preview_charts"}

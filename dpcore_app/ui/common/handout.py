@@ -30,7 +30,7 @@ DICTIONARY = {
     "concordance": "% agreement with the non-private rule at the same γ",
     "kappa": "Cohen's κ of that agreement",
     "disagreement": "% of new patients a second release of the same trial (fresh noise) treats "
-                    "otherwise",
+    "otherwise",
     "noise_norm": "length of the added noise (scaled space)",
     "clipped_share": "share of weights clipped at W",
     "_same_gamma": "suffix: the noiseless rule at the same γ",
@@ -73,7 +73,9 @@ def app_base():
     if seen.scheme in ("http", "https") and seen.netloc:
         return f"{seen.scheme}://{seen.netloc}{path}".rstrip("/")
     host = st.context.headers.get("Host") if st.context.headers else None
-    return (f"http://{host}" if host else f"http://localhost:{st.get_option('server.port')}") + path.rstrip("/")
+    return (
+        f"http://{host}" if host else f"http://localhost:{st.get_option('server.port')}"
+    ) + path.rstrip("/")
 
 
 def absolute(url_path, params):
@@ -94,13 +96,17 @@ def share(url_path):
     """The view's link, with a copy button, written only while its expander is open: the code
     block's highlighter is 1.5 MB of script that a browser would otherwise load and run before
     the page's first chart (0.4-0.7 s of it at 1440 px)."""
-    box = details("Link to this view (copy, print, mail)", share_key(url_path), icon=":material/link:")
+    box = details(
+        "Link to this view (copy, print, mail)", share_key(url_path), icon=":material/link:"
+    )
     if box.open:
         with box:
             st.code(link(url_path), language=None, wrap_lines=True)
-            st.caption("The link sets every control of the page; opening it reproduces this view "
-                       f"(the same seeds, the same numbers). Behind a proxy, set {PUBLIC_URL} to "
-                       "the address people use.")
+            st.caption(
+                "The link sets every control of the page; opening it reproduces this view "
+                f"(the same seeds, the same numbers). Behind a proxy, set {PUBLIC_URL} to "
+                "the address people use."
+            )
 
 
 def share_key(url_path):
@@ -116,8 +122,11 @@ def csv(df, **to_csv):
 def with_settings(df, settings, dictionary=DICTIONARY):
     """A CSV whose first lines (# comments) give the settings and a data dictionary."""
     head = ["# settings"] + [f"# {k} = {v}" for k, v in settings.items()]
-    used = [(k, v) for k, v in dictionary.items()
-            if k.startswith("_") and any(k.split("/")[0] in c for c in df.columns) or k in df.columns]
+    used = [
+        (k, v)
+        for k, v in dictionary.items()
+        if k.startswith("_") and any(k.split("/")[0] in c for c in df.columns) or k in df.columns
+    ]
     head += ["# data dictionary"] + [f"# {k}: {v}" for k, v in used]
     return "\n".join(head) + "\n" + write_csv(df)
 
@@ -147,20 +156,39 @@ def page(report, today=None):
     scenario, the verdict and its numbers, the chart, the settings, the date and dpcore's
     version; it prints on one A4 page (``today``: the date it states, default today)."""
     e = html.escape
-    cards = "".join(f"<div class='card'><div class='l'>{e(a)}</div><div class='v'>{e(b)}</div>"
-                    f"<div class='s'>{e(c)}</div></div>" for a, b, c in report.cards)
-    settings = " · ".join(f"{e(str(k))} <b>{e(str(v))}</b>" for k, v in report.settings.items()
-                          if k not in ("link", "page"))
+    cards = "".join(
+        f"<div class='card'><div class='l'>{e(a)}</div><div class='v'>{e(b)}</div>"
+        f"<div class='s'>{e(c)}</div></div>"
+        for a, b, c in report.cards
+    )
+    settings = " · ".join(
+        f"{e(str(k))} <b>{e(str(v))}</b>"
+        for k, v in report.settings.items()
+        if k not in ("link", "page")
+    )
     chart = ""
     if report.figure is not None:  # printed on white, whatever the app's theme; sized for the page
         width, height = CHART_PX
-        fig = _editable(report.figure).update_layout(template="plotly_white", width=width, height=height)
-        chart = "<div class='chart'>" + fig.to_html(full_html=False, include_plotlyjs=True, config={
-            "displaylogo": False, "displayModeBar": False, "responsive": False}) + "</div>"
+        fig = _editable(report.figure).update_layout(
+            template="plotly_white", width=width, height=height
+        )
+        chart = (
+            "<div class='chart'>"
+            + fig.to_html(
+                full_html=False,
+                include_plotlyjs=True,
+                config={"displaylogo": False, "displayModeBar": False, "responsive": False},
+            )
+            + "</div>"
+        )
     table = ""
-    if report.table is not None:  # one column per row of the table: a page's width, a few lines tall
+    if (
+        report.table is not None
+    ):  # one column per row of the table: a page's width, a few lines tall
         wide = report.table.set_index(report.table.columns[0]).T
-        table = "<p class='s'><b>The numbers behind the chart</b></p>" + wide.to_html(border=0, index_names=False)
+        table = "<p class='s'><b>The numbers behind the chart</b></p>" + wide.to_html(
+            border=0, index_names=False
+        )
     notes = "".join(f"<p class='s'>{e(n)}</p>" for n in report.notes)
     scenario = f"<p><b>The scenario.</b> {e(report.scenario)}</p>" if report.scenario else ""
     day = (today or datetime.date.today()).isoformat()
@@ -202,10 +230,12 @@ def lessons_page(lessons, base):
     for k, lesson in enumerate(lessons, start=1):
         url = lesson.link(base)
         caveat = f"<p class='s'>Caveat: {e(lesson.caveat)}</p>" if lesson.caveat else ""
-        items.append(f"<section><h2>{k}. {e(lesson.title)}</h2><p><b>Question.</b> {e(lesson.question)}</p>"
-                     f"<div class='open'>{qr_svg(url)}<p><b>Open.</b> <a href='{e(url, quote=True)}'>{e(url)}</a></p></div>"
-                     f"<p><b>Look at.</b> {e(lesson.look)}</p>{caveat}"
-                     "<p><b>Your prediction, then the answer:</b></p><div class='box'></div></section>")
+        items.append(
+            f"<section><h2>{k}. {e(lesson.title)}</h2><p><b>Question.</b> {e(lesson.question)}</p>"
+            f"<div class='open'>{qr_svg(url)}<p><b>Open.</b> <a href='{e(url, quote=True)}'>{e(url)}</a></p></div>"
+            f"<p><b>Look at.</b> {e(lesson.look)}</p>{caveat}"
+            "<p><b>Your prediction, then the answer:</b></p><div class='box'></div></section>"
+        )
     return f"""<!doctype html><html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1"><title>Lessons: what privacy costs</title>
 <style>body{{font-family:system-ui,sans-serif;max-width:48rem;margin:1.5rem auto;padding:0 1rem;color:#222}}

@@ -27,8 +27,9 @@ IN_USE = "ledger_dataset"  # the key of the dataset in use (a salted digest), ne
 _MEMO = "ledger_key_memo"  # (file digest, name, ledger path, key): the file is hashed once
 CAP = "ledger_cap"
 _CAP_MESSAGE = "ledger_cap_message"
-RAISE_WHERE = ("A cap is raised only on the command line, by whoever keeps the ledger: "
-               "`dpcore ledger cap …`.")
+RAISE_WHERE = (
+    "A cap is raised only on the command line, by whoever keeps the ledger: `dpcore ledger cap …`."
+)
 
 
 @dataclass(frozen=True)
@@ -68,8 +69,11 @@ def _dictionary_demo_keys(path):
     for name in DEMOS:
         source = demo_source(name)
         d = source.dictionary
-        columns = [d["treatment"], d["outcome"], *(c["name"] for c in d["columns"]
-                                                    if c.get("role") == "covariate")]
+        columns = [
+            d["treatment"],
+            d["outcome"],
+            *(c["name"] for c in d["columns"] if c.get("role") == "covariate"),
+        ]
         keys.add(PrivacyLedger.for_file(source.data, columns, path=path).dataset)
     return frozenset(keys)
 
@@ -126,15 +130,19 @@ def record_release(dataset_key, mechanism, epsilon, delta=0.0):
 def record_parallel_release(dataset_key, mechanism, parts, delta=0.0):
     """Record one release made of disjoint parts ``{name: ε}`` of the dataset (it costs the
     largest ε); returns a Receipt or the refusal message, like :func:`record_release`."""
-    return _spend(dataset_key, lambda ledger: ledger.record_parallel(mechanism, parts, delta),
-                  max(parts.values()))
+    return _spend(
+        dataset_key,
+        lambda ledger: ledger.record_parallel(mechanism, parts, delta),
+        max(parts.values()),
+    )
 
 
 def record_no_guarantee_release(dataset_key, mechanism, reason):
     """Record a NOT PRIVATE release: the dataset's total becomes ∞ (no guarantee) for good.
     Returns a Receipt, or the refusal message when a cap is set (no cap holds ∞)."""
-    return _spend(dataset_key, lambda ledger: ledger.record_no_guarantee(mechanism, reason),
-                  float("inf"))
+    return _spend(
+        dataset_key, lambda ledger: ledger.record_no_guarantee(mechanism, reason), float("inf")
+    )
 
 
 def eps_text(eps):
@@ -157,21 +165,27 @@ def refusal(ledger, epsilon):
     """Why a release of ``epsilon`` is refused under the dataset's cap, in plain words."""
     spent = ledger.total()[0]
     if epsilon == float("inf"):
-        return (f"Refused: a NOT PRIVATE release leaves this dataset no guarantee, and its budget "
-                f"cap is ε = {ledger.budget:g}, which no such release fits in. Nothing was "
-                f"computed. Enter public bounds and levels, or ask whoever keeps the ledger. "
-                f"{RAISE_WHERE}")
-    return (f"Refused: this release would spend ε = {epsilon:g}, but this dataset's budget cap "
-            f"is ε = {ledger.budget:g} and ε = {eps_text(spent)} is already spent on it, over "
-            f"every session (the total would be {eps_text(spent + epsilon)}). Nothing was "
-            f"computed. Release with a smaller ε, or ask whoever keeps the ledger. {RAISE_WHERE}")
+        return (
+            f"Refused: a NOT PRIVATE release leaves this dataset no guarantee, and its budget "
+            f"cap is ε = {ledger.budget:g}, which no such release fits in. Nothing was "
+            f"computed. Enter public bounds and levels, or ask whoever keeps the ledger. "
+            f"{RAISE_WHERE}"
+        )
+    return (
+        f"Refused: this release would spend ε = {epsilon:g}, but this dataset's budget cap "
+        f"is ε = {ledger.budget:g} and ε = {eps_text(spent)} is already spent on it, over "
+        f"every session (the total would be {eps_text(spent + epsilon)}). Nothing was "
+        f"computed. Release with a smaller ε, or ask whoever keeps the ledger. {RAISE_WHERE}"
+    )
 
 
 def receipt_sentence(receipt):
     """What every release shows: its index and the dataset's cumulative spend."""
     delta = f", δ = {receipt.delta_total:g}" if receipt.delta_total else ""
-    return (f"Release no. {receipt.index} on this dataset; with it the dataset's cumulative "
-            f"spend is ε = {eps_text(receipt.epsilon_total)}{delta}, over every session.")
+    return (
+        f"Release no. {receipt.index} on this dataset; with it the dataset's cumulative "
+        f"spend is ε = {eps_text(receipt.epsilon_total)}{delta}, over every session."
+    )
 
 
 def release_number(receipt):
@@ -182,10 +196,17 @@ def release_number(receipt):
 def entries_table(ledger):
     """The releases as a table (index, ε, time in UTC, mechanism, δ, parts), oldest first:
     what the sidebar's width shows first is what was spent and when."""
-    rows = [{"no.": e.index, "ε": e.epsilon, "time (UTC)": e.timestamp.strftime("%m-%d %H:%M"),
-             "mechanism": e.mechanism, "δ": e.delta,
-             "parts": ", ".join(f"{name} ε = {eps:g}" for name, eps in e.parts)}
-            for e in ledger.entries]
+    rows = [
+        {
+            "no.": e.index,
+            "ε": e.epsilon,
+            "time (UTC)": e.timestamp.strftime("%m-%d %H:%M"),
+            "mechanism": e.mechanism,
+            "δ": e.delta,
+            "parts": ", ".join(f"{name} ε = {eps:g}" for name, eps in e.parts),
+        }
+        for e in ledger.entries
+    ]
     return pd.DataFrame(rows, columns=["no.", "ε", "time (UTC)", "mechanism", "δ", "parts"])
 
 
@@ -209,7 +230,8 @@ def _set_cap():
         ledger.set_budget(float(st.session_state[CAP]))
     except ValueError:
         st.session_state[_CAP_MESSAGE] = (
-            f"The cap stays at ε = {ledger.budget:g}: here it can only be lowered. {RAISE_WHERE}")
+            f"The cap stays at ε = {ledger.budget:g}: here it can only be lowered. {RAISE_WHERE}"
+        )
     else:
         st.session_state[_CAP_MESSAGE] = None
 
@@ -217,24 +239,42 @@ def _set_cap():
 def _cap_panel(ledger, eps, demo=False):
     cap = ledger.budget
     if demo:
-        st.caption("Practice data shipped with the app: its total is shared by every session, "
-                   "but no cap can be set on it here, so no one can block the others. "
-                   + ("" if cap is None else f"Its cap ε = {cap:g} was set by whoever keeps the "
-                      "ledger. ") + RAISE_WHERE)
+        st.caption(
+            "Practice data shipped with the app: its total is shared by every session, "
+            "but no cap can be set on it here, so no one can block the others. "
+            + ("" if cap is None else f"Its cap ε = {cap:g} was set by whoever keeps the ledger. ")
+            + RAISE_WHERE
+        )
         return
     if cap is None:
-        st.number_input("Budget cap ε for this dataset", min_value=0.01, max_value=1000.0,
-                        value=None, step=0.5, key=CAP, placeholder="type a cap, e.g. 3")
-        sure = st.checkbox("I understand that the cap cannot be raised or removed from the app",
-                           key="ledger_cap_sure")
-        st.button("Set the cap", key="ledger_set_cap", on_click=_set_cap,
-                  disabled=not sure or st.session_state.get(CAP) is None)
-        st.caption("A release that would take this dataset's total past the cap is refused, in "
-                   "every session. Once set, the cap can be lowered here but never raised or "
-                   f"switched off. {RAISE_WHERE}")
+        st.number_input(
+            "Budget cap ε for this dataset",
+            min_value=0.01,
+            max_value=1000.0,
+            value=None,
+            step=0.5,
+            key=CAP,
+            placeholder="type a cap, e.g. 3",
+        )
+        sure = st.checkbox(
+            "I understand that the cap cannot be raised or removed from the app",
+            key="ledger_cap_sure",
+        )
+        st.button(
+            "Set the cap",
+            key="ledger_set_cap",
+            on_click=_set_cap,
+            disabled=not sure or st.session_state.get(CAP) is None,
+        )
+        st.caption(
+            "A release that would take this dataset's total past the cap is refused, in "
+            "every session. Once set, the cap can be lowered here but never raised or "
+            f"switched off. {RAISE_WHERE}"
+        )
         return
-    st.number_input("Lower the cap to ε", min_value=0.01, max_value=1000.0, value=cap,
-                    step=0.1, key=CAP)
+    st.number_input(
+        "Lower the cap to ε", min_value=0.01, max_value=1000.0, value=cap, step=0.1, key=CAP
+    )
     st.button("Lower the cap", key="ledger_set_cap", on_click=_set_cap)
     if st.session_state.get(_CAP_MESSAGE):
         st.caption(st.session_state[_CAP_MESSAGE])
@@ -254,19 +294,25 @@ def sidebar():
         ledger = st.session_state.pop(IN_USE, None) and None
     if ledger is None:
         st.markdown("ε = 0: no private release on your data yet")
-        st.caption("Once the columns of a file are chosen on the Your data page, its total over "
-                   "every session shows here; the ledger keeps it across reloads and restarts.")
+        st.caption(
+            "Once the columns of a file are chosen on the Your data page, its total over "
+            "every session shows here; the ledger keeps it across reloads and restarts."
+        )
         return
     st.markdown(_summary(ledger))
-    st.caption(f"Dataset {key[:10]} (a salted digest of the used columns' values: the same "
-               "trial re-saved is the same dataset). Kept in the durable ledger: every session, "
-               "reload and restart adds to the same total.")
+    st.caption(
+        f"Dataset {key[:10]} (a salted digest of the used columns' values: the same "
+        "trial re-saved is the same dataset). Kept in the durable ledger: every session, "
+        "reload and restart adds to the same total."
+    )
     if ledger.entries:
         with st.expander("Releases"):
             st.dataframe(entries_table(ledger), hide_index=True, width="stretch")
-            st.caption("Total by composition: the ε of releases on this dataset add up; a "
-                       "release made of disjoint parts (each patient in one part) counts its "
-                       "largest part's ε. A release on a file that shares rows with this one "
-                       "is counted here too; the ledger cannot see patients whose rows differ "
-                       "in a used column.")
+            st.caption(
+                "Total by composition: the ε of releases on this dataset add up; a "
+                "release made of disjoint parts (each patient in one part) counts its "
+                "largest part's ε. A release on a file that shares rows with this one "
+                "is counted here too; the ledger cannot see patients whose rows differ "
+                "in a used column."
+            )
     _cap_panel(ledger, ledger.total()[0], demo=is_demo(key))

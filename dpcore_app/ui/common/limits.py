@@ -47,9 +47,14 @@ def cap_work(reps, sizes, keep, max_work=None):
     parts = [f"{reps} repetitions instead of {asked[0]}"] if reps != asked[0] else []
     if dropped:
         parts.append("without n = " + ", ".join(map(str, dropped)))
-    return Workload(reps, sizes, "To keep the app quick for everyone, this view simulates "
-                    + " and ".join(parts) + " (at most "
-                    + f"{max_work:,} patient-repetitions per view).")
+    return Workload(
+        reps,
+        sizes,
+        "To keep the app quick for everyone, this view simulates "
+        + " and ".join(parts)
+        + " (at most "
+        + f"{max_work:,} patient-repetitions per view).",
+    )
 
 
 class _Gate:
@@ -111,7 +116,8 @@ def executor():
         try:
             _cluster.update(address=address, executor=cluster_executor(address))
         except Exception as err:  # unreachable, or dask not installed: compute here
-            logging.getLogger(__name__).warning("DPCORE_SCHEDULER=%s unusable (%s); sweeps run "
-                                                "on this machine", address, err)
+            logging.getLogger(__name__).warning(
+                "DPCORE_SCHEDULER=%s unusable (%s); sweeps run on this machine", address, err
+            )
             _cluster.update(executor=None, failed_at=time.monotonic())
         return _cluster["executor"]

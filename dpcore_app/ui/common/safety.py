@@ -32,25 +32,34 @@ def friendly_errors(what="This view", sensitive=False):
             log_withheld(what, exc)
         else:
             _LOG.exception("%s failed", what)
-        st.error(plain(f"{what} could not be computed: {exc}. Change a setting and try again; "
-                       "your other settings are kept."), icon=":material/error:")
+        st.error(
+            plain(
+                f"{what} could not be computed: {exc}. Change a setting and try again; "
+                "your other settings are kept."
+            ),
+            icon=":material/error:",
+        )
 
 
 def log_withheld(what, exc):
     """Log an error on uploaded data: its type and traceback frames, never its message."""
     frames = "".join(traceback.format_tb(exc.__traceback__))
-    _LOG.error("%s failed with %s (message withheld: uploaded data)\n%s", what,
-               type(exc).__name__, frames)
+    _LOG.error(
+        "%s failed with %s (message withheld: uploaded data)\n%s", what, type(exc).__name__, frames
+    )
 
 
 def guarded(what, sensitive=False):
     """Decorator form of :func:`friendly_errors`, for fragments."""
+
     def wrap(fn):
         @functools.wraps(fn)
         def inner(*args, **kwargs):
             with friendly_errors(what, sensitive):
                 return fn(*args, **kwargs)
+
         return inner
+
     return wrap
 
 

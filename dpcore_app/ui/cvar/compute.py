@@ -27,8 +27,12 @@ M_GRID = (5, 11, 31, 101, 301)
 D_GRID = (1, 2, 5, 10, 20, 50)
 RATIO_GRID = (1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0)
 CONVEX_N, CONVEX_TAU, CONVEX_REPS = 2000, 0.1, 10
-KIND_LABELS = {"uniform": "uniform on [0, B]", "beta": "concentrated (Beta)",
-               "two-point": "hard two-point", "heavy-tailed": "heavy-tailed (Pareto)"}
+KIND_LABELS = {
+    "uniform": "uniform on [0, B]",
+    "beta": "concentrated (Beta)",
+    "two-point": "hard two-point",
+    "heavy-tailed": "heavy-tailed (Pareto)",
+}
 
 regime = studies.cvar_regime
 
@@ -48,8 +52,16 @@ def waiting():
 def scalar_summary(kind, bound, reps, seed):
     """Mean errors with 95% Monte-Carlo bands on the full (n, τ, ε) grid, one row per cell."""
     with SIMULATIONS.slot():
-        runs = studies.cvar_sweep(kind, N_GRID, TAU_GRID, EPS_OPTIONS, float(bound), int(reps), int(seed),
-                                  executor=executor())
+        runs = studies.cvar_sweep(
+            kind,
+            N_GRID,
+            TAU_GRID,
+            EPS_OPTIONS,
+            float(bound),
+            int(reps),
+            int(seed),
+            executor=executor(),
+        )
     return studies.sweep_summary(runs, float(bound))
 
 
@@ -58,14 +70,18 @@ def scalar_summary(kind, bound, reps, seed):
 def methods(kind, n, tau, eps, bound, reps, seed):
     """The Laplace plug-in against the instance-adaptive variant at one finite ε."""
     with SIMULATIONS.slot():
-        return studies.method_comparison(kind, int(n), float(tau), float(eps), float(bound), int(reps),
-                                         int(seed))
+        return studies.method_comparison(
+            kind, int(n), float(tau), float(eps), float(bound), int(reps), int(seed)
+        )
 
 
 def cell(summary, n, tau, eps):
     """The summary row of one (n, τ, ε) cell."""
-    rows = summary[(summary.n == n) & np.isclose(summary.tau, tau)
-                   & ((summary.epsilon == eps) | np.isclose(summary.epsilon, eps))]
+    rows = summary[
+        (summary.n == n)
+        & np.isclose(summary.tau, tau)
+        & ((summary.epsilon == eps) | np.isclose(summary.epsilon, eps))
+    ]
     return rows.iloc[0]
 
 
@@ -74,10 +90,12 @@ def curve(summary, x_axis, n, tau, eps):
     (at τ, ε), "tau" (at n, ε) or "eps_n_tau" (finite ε at n, every τ)."""
     at_eps = (summary.epsilon == eps) | np.isclose(summary.epsilon, eps)
     finite = np.isfinite(summary.epsilon)
-    pick = {"epsilon": (summary.n == n) & np.isclose(summary.tau, tau) & finite,
-            "n": np.isclose(summary.tau, tau) & at_eps,
-            "tau": (summary.n == n) & at_eps,
-            "eps_n_tau": (summary.n == n) & finite}[x_axis]
+    pick = {
+        "epsilon": (summary.n == n) & np.isclose(summary.tau, tau) & finite,
+        "n": np.isclose(summary.tau, tau) & at_eps,
+        "tau": (summary.n == n) & at_eps,
+        "eps_n_tau": (summary.n == n) & finite,
+    }[x_axis]
     return summary[pick].sort_values(["tau", "epsilon", "n"]).reset_index(drop=True)
 
 
@@ -92,11 +110,28 @@ def finite_class(n, tau, M, bound, seed):
 def class_table(study):
     """Selection probabilities (one column per ε) and the excess curves, as one tidy table."""
     probs = pd.DataFrame(study.probs.T, columns=[f"P(select) at eps={e:g}" for e in study.epsilons])
-    per_theta = pd.concat([pd.DataFrame({"theta": study.thetas, "cvar_empirical": study.rho_emp,
-                                         "cvar_population": study.rho_pop}), probs], axis=1)
-    per_eps = pd.DataFrame({"epsilon": study.epsilons, "excess_empirical": study.excess_emp,
-                            "excess_population": study.excess_pop,
-                            "mcsherry_talwar_bound": study.gap_bound, "rate": study.rate})
+    per_theta = pd.concat(
+        [
+            pd.DataFrame(
+                {
+                    "theta": study.thetas,
+                    "cvar_empirical": study.rho_emp,
+                    "cvar_population": study.rho_pop,
+                }
+            ),
+            probs,
+        ],
+        axis=1,
+    )
+    per_eps = pd.DataFrame(
+        {
+            "epsilon": study.epsilons,
+            "excess_empirical": study.excess_emp,
+            "excess_population": study.excess_pop,
+            "mcsherry_talwar_bound": study.gap_bound,
+            "rate": study.rate,
+        }
+    )
     return per_theta, per_eps
 
 
@@ -105,8 +140,9 @@ def class_table(study):
 def convex(ds, seed):
     """DP-GD's excess CVaR against εnτ/√d for each d (n = 2000, τ = 0.1, T = 100)."""
     with SIMULATIONS.slot():
-        runs = studies.convex_study(CONVEX_N, CONVEX_TAU, sorted(ds), RATIO_GRID, reps=CONVEX_REPS,
-                            seed=int(seed))
+        runs = studies.convex_study(
+            CONVEX_N, CONVEX_TAU, sorted(ds), RATIO_GRID, reps=CONVEX_REPS, seed=int(seed)
+        )
     return summarize(runs, ("d", "ratio"), ("excess", "epsilon"))
 
 
@@ -114,11 +150,19 @@ def convex_transition(summary, delta=1e-5):
     """Where this run's excess falls to half its peak, per d, and DP-GD's worst-case noise
     constant c (noise part c √d/(εnτ)) with its Gaussian-DP calibration ε/μ at that point."""
     half = transition_ratio(summary)
-    consts = [dp_gd_privacy_constant(CONVEX_N, d, CONVEX_TAU, r * math.sqrt(d) / (CONVEX_N * CONVEX_TAU), delta)
-              for d, r in half.dropna().items()]
-    return {"half": half, "c": [k["c"] for k in consts], "calibration": [k["calibration"] for k in consts],
-            "benchmark": CONVEX_TRANSITION["median_half"],
-            "max_epsilon": float(summary.epsilon_mean.max()) if "epsilon_mean" in summary else math.nan}
+    consts = [
+        dp_gd_privacy_constant(
+            CONVEX_N, d, CONVEX_TAU, r * math.sqrt(d) / (CONVEX_N * CONVEX_TAU), delta
+        )
+        for d, r in half.dropna().items()
+    ]
+    return {
+        "half": half,
+        "c": [k["c"] for k in consts],
+        "calibration": [k["calibration"] for k in consts],
+        "benchmark": CONVEX_TRANSITION["median_half"],
+        "max_epsilon": float(summary.epsilon_mean.max()) if "epsilon_mean" in summary else math.nan,
+    }
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -134,13 +178,37 @@ def rule_tail(n, tau, eps_rule, eps_cvar, seed):
 
 def rule_table(res, eps_rule, eps_cvar, spent):
     """The numbers of the treatment-rule chart, for download (simulated patients only)."""
-    return pd.DataFrame({
-        "quantity": ["tau", "eps_rule", "eps_cvar", "eps_total_basic_composition", "gamma",
-                     "worst_tau_mean_best_rule", "worst_tau_mean_nonprivate_rule",
-                     "worst_tau_mean_private_rule", "worst_tau_mean_private_rule_released",
-                     "release_95pct_halfwidth", "mean_outcome_private_rule",
-                     "mean_outcome_nonprivate_rule", "agreement_private_vs_nonprivate"],
-        "value": [res.tau, eps_rule, eps_cvar, spent, res.gamma, res.best_rule, res.nonprivate_rule,
-                  res.private_rule, res.released, res.halfwidth, res.mean_private,
-                  res.mean_nonprivate, res.agreement],
-    })
+    return pd.DataFrame(
+        {
+            "quantity": [
+                "tau",
+                "eps_rule",
+                "eps_cvar",
+                "eps_total_basic_composition",
+                "gamma",
+                "worst_tau_mean_best_rule",
+                "worst_tau_mean_nonprivate_rule",
+                "worst_tau_mean_private_rule",
+                "worst_tau_mean_private_rule_released",
+                "release_95pct_halfwidth",
+                "mean_outcome_private_rule",
+                "mean_outcome_nonprivate_rule",
+                "agreement_private_vs_nonprivate",
+            ],
+            "value": [
+                res.tau,
+                eps_rule,
+                eps_cvar,
+                spent,
+                res.gamma,
+                res.best_rule,
+                res.nonprivate_rule,
+                res.private_rule,
+                res.released,
+                res.halfwidth,
+                res.mean_private,
+                res.mean_nonprivate,
+                res.agreement,
+            ],
+        }
+    )

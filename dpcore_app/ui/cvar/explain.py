@@ -20,12 +20,14 @@ def _tail(n, tau):
     if tau >= 1:
         return f"all {n} patients count (the plain mean)"
     if m < 1:
-        return (f"the tail holds less than one patient (nτ = {m:.2g}): it is a fraction of the "
-                "worst record")
+        return (
+            f"the tail holds less than one patient (nτ = {m:.2g}): it is a fraction of the "
+            "worst record"
+        )
     if abs(m - round(m)) < 1e-9:
         k = round(m)
         return f"only {_records(k)} {'forms' if k == 1 else 'form'} the tail"
-    return (f"the tail holds nτ = {m:.3g} patients' worth (the boundary record counts in part)")
+    return f"the tail holds nτ = {m:.3g} patients' worth (the boundary record counts in part)"
 
 
 def cvar_verdict(n, tau, eps, total, statistical, bound):
@@ -33,10 +35,14 @@ def cvar_verdict(n, tau, eps, total, statistical, bound):
     scale = f"on a loss scale from 0 to {bound:g}"
     lead = f"With {n} patients and τ = {_share(tau)}, {_tail(n, tau)};"
     if math.isinf(eps):
-        return (f"{lead} without privacy the estimate of their mean loss is off by about "
-                f"{total:.2g} {scale}, all of it sampling error.")
-    return (f"{lead} at ε = {eps:g} the private estimate of their mean loss is off by about "
-            f"{total:.2g} {scale}; the sampling error alone is {statistical:.2g}.")
+        return (
+            f"{lead} without privacy the estimate of their mean loss is off by about "
+            f"{total:.2g} {scale}, all of it sampling error."
+        )
+    return (
+        f"{lead} at ε = {eps:g} the private estimate of their mean loss is off by about "
+        f"{total:.2g} {scale}; the sampling error alone is {statistical:.2g}."
+    )
 
 
 INDICATIVE = "an indicative label: the theorem's constants are unknown, and set to 1 here"
@@ -51,22 +57,34 @@ def cvar_regime_sentence(regime, n, tau, eps, privacy, statistical):
     worst = "Up to constants, in the worst case over all loss laws in [0, B]"
     if regime == "trivial":
         if math.isinf(eps):
-            text = (f"{worst}: 1/√(nτ) = {stat:.2g} reaches the cap 1, so the rate is of the "
-                    "order of B itself")
+            text = (
+                f"{worst}: 1/√(nτ) = {stat:.2g} reaches the cap 1, so the rate is of the "
+                "order of B itself"
+            )
         else:
-            text = (f"{worst}: 1/√(nτ) + 1/(εnτ) = {stat + 1.0 / (eps * m):.2g} reaches the cap "
-                    "1, so the rate is of the order of B itself")
-        text += (": no estimator is guaranteed to beat a fixed guess by more than a constant "
-                 f"factor ({INDICATIVE}).")
+            text = (
+                f"{worst}: 1/√(nτ) + 1/(εnτ) = {stat + 1.0 / (eps * m):.2g} reaches the cap "
+                "1, so the rate is of the order of B itself"
+            )
+        text += (
+            ": no estimator is guaranteed to beat a fixed guess by more than a constant "
+            f"factor ({INDICATIVE})."
+        )
     elif regime == "privacy-dominated":
-        text = (f"{worst}: εnτ = {eps * m:.3g} is below √(nτ) = {math.sqrt(m):.3g}, so the "
-                f"privacy term 1/(εnτ) outweighs the sampling term 1/√(nτ) ({INDICATIVE}).")
+        text = (
+            f"{worst}: εnτ = {eps * m:.3g} is below √(nτ) = {math.sqrt(m):.3g}, so the "
+            f"privacy term 1/(εnτ) outweighs the sampling term 1/√(nτ) ({INDICATIVE})."
+        )
     elif math.isinf(eps):
-        text = (f"Without privacy only the sampling term 1/√(nτ) = {stat:.2g} of the rate "
-                "remains (up to constants).")
+        text = (
+            f"Without privacy only the sampling term 1/√(nτ) = {stat:.2g} of the rate "
+            "remains (up to constants)."
+        )
     else:
-        text = (f"{worst}: εnτ = {eps * m:.3g} is at least √(nτ) = {math.sqrt(m):.3g}, so the "
-                f"sampling term 1/√(nτ) outweighs the privacy term 1/(εnτ) ({INDICATIVE}).")
+        text = (
+            f"{worst}: εnτ = {eps * m:.3g} is at least √(nτ) = {math.sqrt(m):.3g}, so the "
+            f"sampling term 1/√(nτ) outweighs the privacy term 1/(εnτ) ({INDICATIVE})."
+        )
     if math.isinf(eps):
         return text
     if eps > 1:
@@ -75,49 +93,66 @@ def cvar_regime_sentence(regime, n, tau, eps, privacy, statistical):
         larger = "the two are about equal"
     else:
         larger = f"the {'privacy' if privacy > statistical else 'sampling'} part is the larger"
-    return (text + f" Measured on this loss law: privacy part {privacy:.2g}, sampling part "
-            f"{statistical:.2g}; {larger}.")
+    return (
+        text + f" Measured on this loss law: privacy part {privacy:.2g}, sampling part "
+        f"{statistical:.2g}; {larger}."
+    )
 
 
 def rule_tail_sentence(res, eps_rule, eps_cvar, spent):
     """The DP-OWL bridge in words: the worst-off patients under each rule and the budget."""
-    who = ("all new patients (τ = 100%: the plain mean)" if res.tau >= 1
-           else f"the worst-off {_share(res.tau)} of new patients")
-    release = ("released without privacy" if math.isinf(eps_cvar)
-               else f"released at ε₂ = {eps_cvar:g} as {res.released:.2f}; at least 95% of such "
-                  f"releases land within ±{res.halfwidth:.2f} of the exact value")
+    who = (
+        "all new patients (τ = 100%: the plain mean)"
+        if res.tau >= 1
+        else f"the worst-off {_share(res.tau)} of new patients"
+    )
+    release = (
+        "released without privacy"
+        if math.isinf(eps_cvar)
+        else f"released at ε₂ = {eps_cvar:g} as {res.released:.2f}; at least 95% of such "
+        f"releases land within ±{res.halfwidth:.2f} of the exact value"
+    )
     change = res.private_rule - res.nonprivate_rule
-    compared = ("the same to two decimals" if abs(change) < 0.005 else
-                f"{abs(change):.2f} points {'worse' if change < 0 else 'better'}")
-    budget = ("Privacy spent: not private (a release with ε = non-private has no guarantee)."
-              if math.isinf(spent) else
-              f"Privacy spent: ε₁ + ε₂ = {eps_rule:g} + {eps_cvar:g} = {spent:g} by basic "
-              "composition for a patient in both data sets; a patient in only one is covered "
-              "by that release's ε.")
-    return (f"Under the private rule (ε₁ = {eps_rule:g}) {who} have a mean outcome of "
-            f"{res.private_rule:.2f} points ({release}); under the non-private rule, "
-            f"{res.nonprivate_rule:.2f}: {compared}. {budget}")
+    compared = (
+        "the same to two decimals"
+        if abs(change) < 0.005
+        else f"{abs(change):.2f} points {'worse' if change < 0 else 'better'}"
+    )
+    budget = (
+        "Privacy spent: not private (a release with ε = non-private has no guarantee)."
+        if math.isinf(spent)
+        else f"Privacy spent: ε₁ + ε₂ = {eps_rule:g} + {eps_cvar:g} = {spent:g} by basic "
+        "composition for a patient in both data sets; a patient in only one is covered "
+        "by that release's ε."
+    )
+    return (
+        f"Under the private rule (ε₁ = {eps_rule:g}) {who} have a mean outcome of "
+        f"{res.private_rule:.2f} points ({release}); under the non-private rule, "
+        f"{res.nonprivate_rule:.2f}: {compared}. {budget}"
+    )
 
 
 CVAR_CAPTIONS = {
     "epsilon": "The privacy part falls like 1/ε (flatter where the clip to [0, B] caps it); once it is "
-               "below the statistical part, the total settles on the statistical part, which no budget "
-               "removes. The rate is drawn with its constants set to 1 and is proven for ε ≤ 1 "
-               "(shaded beyond). Bands: 95% Monte-Carlo intervals.",
+    "below the statistical part, the total settles on the statistical part, which no budget "
+    "removes. The rate is drawn with its constants set to 1 and is proven for ε ≤ 1 "
+    "(shaded beyond). Bands: 95% Monte-Carlo intervals.",
     "n": "In the rate (up to constants) the sampling term falls like 1/√n and the privacy term like "
-         "1/n: with more patients, the privacy cost becomes negligible first.",
+    "1/n: with more patients, the privacy cost becomes negligible first.",
     "tau": "A smaller τ leaves fewer records nτ in the tail: both terms of the rate (up to constants) "
-           "grow as τ shrinks.",
+    "grow as τ shrinks.",
     "eps_n_tau": "Privacy acts on εnτ, the private tail sample size, not on εn: every τ follows B/(εnτ) "
-                 "once the noise is small against the tail mean's distance to 0 and B. Before that the "
-                 "clip to [0, B] pulls the curves down (at once for the hard two-point law, whose tail "
-                 "mean is B/2).",
+    "once the noise is small against the tail mean's distance to 0 and B. Before that the "
+    "clip to [0, B] pulls the curves down (at once for the hard two-point law, whose tail "
+    "mean is B/2).",
 }
 
 
 #: The Laplace plug-in, for the statistician: what is released, its error, its rate, its scope.
-MECHANISM_INTRO = ("CVaR at level τ of n losses (the mean of the worst τ share; a fractional "
-                   "weight on the boundary record), released by the Laplace plug-in:")
+MECHANISM_INTRO = (
+    "CVaR at level τ of n losses (the mean of the worst τ share; a fractional "
+    "weight on the boundary record), released by the Laplace plug-in:"
+)
 MECHANISM_TEX = (
     r"\tilde\rho=\operatorname{clip}\Big(\hat\rho_\tau+\mathrm{Lap}\big(\tfrac{\Delta}{\varepsilon}\big),0,B\Big),"
     r"\quad \Delta=B\min\{1,\tfrac{1}{n\tau}\}",
@@ -125,39 +160,53 @@ MECHANISM_TEX = (
     r"\qquad \text{rate } B\min\Big\{1,\tfrac{1}{\sqrt{n\tau}}+\tfrac{1}{\varepsilon n\tau}\Big\}"
     r"\text{ up to constants}",
 )
-MECHANISM_SCOPE = ("Losses outside [0, B] are clipped record by record before the release (a "
-                   "data-dependent error message would itself leak). Unit of privacy: one "
-                   "record; neighbours differ by replacing one. Pure ε-DP, δ = 0.")
+MECHANISM_SCOPE = (
+    "Losses outside [0, B] are clipped record by record before the release (a "
+    "data-dependent error message would itself leak). Unit of privacy: one "
+    "record; neighbours differ by replacing one. Pure ε-DP, δ = 0."
+)
 
 
 def adaptive_sentence(laplace, adaptive, se_laplace, se_adaptive, n, tau, eps, c1=0.1):
     """The instance-adaptive variant against the Laplace plug-in on the same data: what was
     measured here, and the worst case no ε-DP estimator escapes (Theorem 3.2's instance)."""
     half = 2.0 * math.hypot(se_laplace, se_adaptive)
-    verdict = ("helps here" if adaptive < laplace - half else "hurts here" if adaptive > laplace + half
-               else "is on par here (within twice the Monte-Carlo standard error)")
+    verdict = (
+        "helps here"
+        if adaptive < laplace - half
+        else "hurts here"
+        if adaptive > laplace + half
+        else "is on par here (within twice the Monte-Carlo standard error)"
+    )
     p = c1 * min(tau, 1.0 / (eps * n))
     proven = "" if eps <= 1 else f" (the bound is proven for ε ≤ 1; here ε = {eps:g})"
-    return (f"The instance-adaptive variant spends half of ε on two private quantiles, clips the "
-            f"data to them and spends the rest on the Laplace release. On the same simulated data "
-            f"it errs by {adaptive:.2g} on average against {laplace:.2g} for the plug-in: it "
-            f"{verdict}, on this one law. What no ε-DP estimator, adaptive or not, escapes is the "
-            f"privacy lower bound's instance (Theorem 3.2): B with probability p = c₁·min{{τ, "
-            f"1/(εn)}} (= {p:.2g} with c₁ = {c1:g}) against all mass at 0: on one of the two its "
-            f"expected error is at least a constant times B·min{{1, 1/(εnτ)}}{proven}. The page's two-point "
-            "law (B with probability τ/2) is a different law.")
+    return (
+        f"The instance-adaptive variant spends half of ε on two private quantiles, clips the "
+        f"data to them and spends the rest on the Laplace release. On the same simulated data "
+        f"it errs by {adaptive:.2g} on average against {laplace:.2g} for the plug-in: it "
+        f"{verdict}, on this one law. What no ε-DP estimator, adaptive or not, escapes is the "
+        f"privacy lower bound's instance (Theorem 3.2): B with probability p = c₁·min{{τ, "
+        f"1/(εn)}} (= {p:.2g} with c₁ = {c1:g}) against all mass at 0: on one of the two its "
+        f"expected error is at least a constant times B·min{{1, 1/(εnτ)}}{proven}. The page's two-point "
+        "law (B with probability τ/2) is a different law."
+    )
 
 
 def class_caption(tau):
     """The exponential-mechanism caption; at τ = 1 CVaR is the mean and the two slopes agree."""
-    contrast = ("At τ = 1 CVaR is the mean loss, so the slope with the lowest mean loss and the "
-                "one with the lowest CVaR coincide." if tau >= 1 else
-                "The slope with the lowest mean loss serves the majority; the lowest CVaR "
-                "protects the minority.")
-    return ("90% of records follow y = x, a 10% minority y = −x. " + contrast + " The exponential "
-            "mechanism releases a slope with probability ∝ exp(−εnτ·CVaR/(2B)); expectations "
-            "are exact, on one simulated data set. The rate (Theorem 4.5, up to constants) is "
-            "proven for ε ≤ 1 (shaded beyond); the McSherry–Talwar bound holds at every ε.")
+    contrast = (
+        "At τ = 1 CVaR is the mean loss, so the slope with the lowest mean loss and the "
+        "one with the lowest CVaR coincide."
+        if tau >= 1
+        else "The slope with the lowest mean loss serves the majority; the lowest CVaR "
+        "protects the minority."
+    )
+    return (
+        "90% of records follow y = x, a 10% minority y = −x. " + contrast + " The exponential "
+        "mechanism releases a slope with probability ∝ exp(−εnτ·CVaR/(2B)); expectations "
+        "are exact, on one simulated data set. The rate (Theorem 4.5, up to constants) is "
+        "proven for ε ≤ 1 (shaded beyond); the McSherry–Talwar bound holds at every ε."
+    )
 
 
 def convex_caption(transition, ds):
@@ -170,32 +219,44 @@ def convex_caption(transition, ds):
     else:
         lo, hi = half.min(), half.max()
         where = f"≈ {lo:.0f}" if round(lo) == round(hi) else f"between about {lo:.0f} and {hi:.0f}"
-        parts.append(f"Measured in this run: the excess falls to half its peak at εnτ/√d {where} "
-                     f"(d = {', '.join(str(d) for d in half.index)}); before that it stays high, "
-                     "so εnτ ≈ √d is far from enough.")
+        parts.append(
+            f"Measured in this run: the excess falls to half its peak at εnτ/√d {where} "
+            f"(d = {', '.join(str(d) for d in half.index)}); before that it stays high, "
+            "so εnτ ≈ √d is far from enough."
+        )
     missing = [d for d in ds if d not in half.index]
     if missing and not half.empty:
-        parts.append(f"For d = {', '.join(map(str, missing))} it never falls that far on this grid.")
-    parts.append(f"The dotted marker is the benchmark's median half point, "
-                 f"εnτ/√d ≈ {transition['benchmark']:.0f} (benchmarks/convex_transition.py).")
+        parts.append(
+            f"For d = {', '.join(map(str, missing))} it never falls that far on this grid."
+        )
+    parts.append(
+        f"The dotted marker is the benchmark's median half point, "
+        f"εnτ/√d ≈ {transition['benchmark']:.0f} (benchmarks/convex_transition.py)."
+    )
     if transition["c"]:
         c_lo, c_hi = min(transition["c"]), max(transition["c"])
         k_lo, k_hi = min(transition["calibration"]), max(transition["calibration"])
-        parts.append(f"Corollary 6.6 gives only the scale, εnτ ≫ √d up to logarithms and constants. "
-                     f"The bound's worst-case noise part is c·√d/(εnτ) with c ≈ {c_lo:.0f}–{c_hi:.0f} "
-                     f"here (the lifted problem's diameter and sensitivity times the Gaussian-DP "
-                     f"calibration ε/μ ≈ {k_lo:.1f}–{k_hi:.1f} at δ = 10⁻⁵), but c does not say where "
-                     "the drop falls: it leaves out DP-GD's step size and number of steps, which move "
-                     "the drop too. This run's own tuning sets where it falls here.")
+        parts.append(
+            f"Corollary 6.6 gives only the scale, εnτ ≫ √d up to logarithms and constants. "
+            f"The bound's worst-case noise part is c·√d/(εnτ) with c ≈ {c_lo:.0f}–{c_hi:.0f} "
+            f"here (the lifted problem's diameter and sensitivity times the Gaussian-DP "
+            f"calibration ε/μ ≈ {k_lo:.1f}–{k_hi:.1f} at δ = 10⁻⁵), but c does not say where "
+            "the drop falls: it leaves out DP-GD's step size and number of steps, which move "
+            "the drop too. This run's own tuning sets where it falls here."
+        )
     eps_max = transition.get("max_epsilon", math.nan)
     if math.isfinite(eps_max) and eps_max > 1:
-        parts.append(f"Corollaries 6.5–6.6 are proven for ε ≤ 1; this grid reaches ε = {eps_max:.2g}.")
+        parts.append(
+            f"Corollaries 6.5–6.6 are proven for ε ≤ 1; this grid reaches ε = {eps_max:.2g}."
+        )
     parts.append("Bands: 95% Monte-Carlo intervals.")
     return " ".join(parts)
 
 
 #: The page's opening: what it answers, the unit of privacy and δ.
-CVAR_INTRO = ("How far off is a differentially private estimate of the mean of the worst τ share of outcomes, "
-              "and why? Privacy acts on the **private tail sample size εnτ**, not on εn: with a small tail, "
-              "privacy gets expensive fast. :small[Unit of privacy: one patient (one record); neighbouring "
-              "data sets differ by replacing one. Pure ε-DP (δ = 0) except DP-GD, which is (ε, 10⁻⁵)-DP.]")
+CVAR_INTRO = (
+    "How far off is a differentially private estimate of the mean of the worst τ share of outcomes, "
+    "and why? Privacy acts on the **private tail sample size εnτ**, not on εn: with a small tail, "
+    "privacy gets expensive fast. :small[Unit of privacy: one patient (one record); neighbouring "
+    "data sets differ by replacing one. Pure ε-DP (δ = 0) except DP-GD, which is (ε, 10⁻⁵)-DP.]"
+)

@@ -59,12 +59,19 @@ def answer_noise():
     lines, bigger = [], []
     for eps in (0.5, 5.0):
         here, _, total, noise, reg = _split(summary, 1000, eps)
-        lines.append(f"- ε = {eps:g}: accuracy {here.accuracy_mean:.1f}% ({here.accuracy_lo:.1f}–"
-                     f"{here.accuracy_hi:.1f}), {total:+.1f} points against the best non-private rule: "
-                     f"{noise:+.1f} from noise, {reg:+.1f} from the larger γ.")
+        lines.append(
+            f"- ε = {eps:g}: accuracy {here.accuracy_mean:.1f}% ({here.accuracy_lo:.1f}–"
+            f"{here.accuracy_hi:.1f}), {total:+.1f} points against the best non-private rule: "
+            f"{noise:+.1f} from noise, {reg:+.1f} from the larger γ."
+        )
         bigger.append(f"{'the noise' if abs(noise) >= abs(reg) else 'the larger γ'} at ε = {eps:g}")
-    return ("At n = 1000 with the authors' γ (" + str(OWL_REPS) + " simulated trials):\n"
-            + "\n".join(lines) + f"\n\nThe bigger part: {' and '.join(bigger)}.")
+    return (
+        "At n = 1000 with the authors' γ ("
+        + str(OWL_REPS)
+        + " simulated trials):\n"
+        + "\n".join(lines)
+        + f"\n\nThe bigger part: {' and '.join(bigger)}."
+    )
 
 
 def answer_small_n():
@@ -72,15 +79,19 @@ def answer_small_n():
     lines = []
     for n in (200, 2000):
         here, best, total, _, _ = _split(summary, n, 1.0)
-        lines.append(f"- n = {n}: private {here.accuracy_mean:.1f}% ({here.accuracy_lo:.1f}–"
-                     f"{here.accuracy_hi:.1f}) against {best.accuracy_mean:.1f}% without privacy: "
-                     f"{total:+.1f} points.")
+        lines.append(
+            f"- n = {n}: private {here.accuracy_mean:.1f}% ({here.accuracy_lo:.1f}–"
+            f"{here.accuracy_hi:.1f}) against {best.accuracy_mean:.1f}% without privacy: "
+            f"{total:+.1f} points."
+        )
     lengths = owl_compute.noise_lengths((200, 2000), 1.0, "paper", 75, "auto")
-    return ("At ε = 1:\n" + "\n".join(lines) + "\n\nWith the authors' γ the noise does not stay the "
-            "same: their table changes γ with n, so the noise's typical length dΔ/ε, Δ = (C + 2W)/γ, "
-            f"is {lengths[200]:.1f} at n = 200 and {lengths[2000]:.1f} at n = 2000. What grows "
-            "with n is the signal, the coefficients of the rule, so more patients lose less to the "
-            "noise. With a fixed γ the noise is the same at every n.")
+    return (
+        "At ε = 1:\n" + "\n".join(lines) + "\n\nWith the authors' γ the noise does not stay the "
+        "same: their table changes γ with n, so the noise's typical length dΔ/ε, Δ = (C + 2W)/γ, "
+        f"is {lengths[200]:.1f} at n = 200 and {lengths[2000]:.1f} at n = 2000. What grows "
+        "with n is the signal, the coefficients of the rule, so more patients lose less to the "
+        "noise. With a fixed γ the noise is the same at every n."
+    )
 
 
 def answer_eps_n_tau():
@@ -90,57 +101,84 @@ def answer_eps_n_tau():
     for tau, eps in ((0.05, 1.0), (0.5, 0.1), (0.01, 5.0)):
         row = cvar_compute.cell(summary, 2000, tau, eps)
         rows.append(row)
-        lines.append(f"- τ = {tau:g}, ε = {eps:g}: εnτ = {row.eps_n_tau:g}, privacy error "
-                     f"{row.privacy_mean:.4f} (95% interval {row.privacy_lo:.4f}–{row.privacy_hi:.4f}; "
-                     f"total {row.total_mean:.4f})")
+        lines.append(
+            f"- τ = {tau:g}, ε = {eps:g}: εnτ = {row.eps_n_tau:g}, privacy error "
+            f"{row.privacy_mean:.4f} (95% interval {row.privacy_lo:.4f}–{row.privacy_hi:.4f}; "
+            f"total {row.total_mean:.4f})"
+        )
     overlap = max(r.privacy_lo for r in rows) <= min(r.privacy_hi for r in rows)
     ratio = max(r.privacy_mean for r in rows) / min(r.privacy_mean for r in rows)
-    verdict = ("The privacy parts agree within their Monte-Carlo intervals: privacy acts through "
-               "εnτ, which is why the curves for different τ fall together on the εnτ axis" if overlap
-               else f"The privacy parts are of one order, within a factor {ratio:.1f} of each other, "
-               "as the rate 1/(εnτ) says; they differ beyond Monte-Carlo error because the released "
-               "value is clipped to [0, B], which cuts off more of the noise where the CVaR lies "
-               "near a bound. So the curves for different τ fall together on the εnτ axis up to "
-               "that clip")
-    return ("Three settings of n = 2000 with the same εnτ = 100:\n" + "\n".join(lines)
-            + f"\n\n{verdict}.")
+    verdict = (
+        "The privacy parts agree within their Monte-Carlo intervals: privacy acts through "
+        "εnτ, which is why the curves for different τ fall together on the εnτ axis"
+        if overlap
+        else f"The privacy parts are of one order, within a factor {ratio:.1f} of each other, "
+        "as the rate 1/(εnτ) says; they differ beyond Monte-Carlo error because the released "
+        "value is clipped to [0, B], which cuts off more of the noise where the CVaR lies "
+        "near a bound. So the curves for different τ fall together on the εnτ axis up to "
+        "that clip"
+    )
+    return (
+        "Three settings of n = 2000 with the same εnτ = 100:\n"
+        + "\n".join(lines)
+        + f"\n\n{verdict}."
+    )
 
 
 def answer_theory():
     out, failed = [], []
-    for label, (n, eps, gamma, h, W) in (("the paper's setting (n = 500, ε = 1)", (500, 1.0, None, 0.5, 30)),
-                                         ("γ = 1, h = 2, W = 1, n = 200", (200, 1.0, 1.0, 2.0, 1))):
+    for label, (n, eps, gamma, h, W) in (
+        ("the paper's setting (n = 500, ε = 1)", (500, 1.0, None, 0.5, 30)),
+        ("γ = 1, h = 2, W = 1, n = 200", (200, 1.0, 1.0, 2.0, 1)),
+    ):
         g = bounds_compute.gamma_used("paper" if gamma is None else "free", gamma or 75, eps, n)
         m = bounds_compute.measure(n, eps, g, h, W, 0.0, 0.05, 0)
         terms = bounds_compute.terms(n, eps, g, h, W, 0.0, 0.05, m.norms)
         q = float(m.excess("re-derived").quantile(0.95))
         cov = bounds_compute.coverages(m.here, eps)
-        held = ", ".join(f"the {form} bound held in {100 * c['share']:.1f}% of releases "
-                         f"(95% interval {100 * c['lo']:.1f}–{100 * c['hi']:.1f}%)" for form, c in cov.items())
+        held = ", ".join(
+            f"the {form} bound held in {100 * c['share']:.1f}% of releases "
+            f"(95% interval {100 * c['lo']:.1f}–{100 * c['hi']:.1f}%)"
+            for form, c in cov.items()
+        )
         failed += [f"{form} bound at {label}" for form, c in cov.items() if c["hi"] < 0.95]
         ratio = terms["re-derived"]["total"] / q if q > 0 else math.inf
-        out.append(f"- At {label}: the re-derived bound is {terms['re-derived']['total']:.3g}, "
-                   f"{ratio:.0f}× the measured 95% quantile {q:.3g}; {held} (the theorem promises 95%).")
-    fails = ("Measurement rejects the " + "; the ".join(failed) + " (its interval lies below 95%)."
-             if failed else "Neither bound is rejected by measurement at these settings.")
+        out.append(
+            f"- At {label}: the re-derived bound is {terms['re-derived']['total']:.3g}, "
+            f"{ratio:.0f}× the measured 95% quantile {q:.3g}; {held} (the theorem promises 95%)."
+        )
+    fails = (
+        "Measurement rejects the " + "; the ".join(failed) + " (its interval lies below 95%)."
+        if failed
+        else "Neither bound is rejected by measurement at these settings."
+    )
     return "\n".join(out) + "\n\n" + fails
 
 
 def answer_shift():
     lines, acc = [], {}
-    for prep, W, name in (("public", "auto", "public bounds, W = 48 (no weight clipped)"),
-                          ("public", 30, "public bounds, W = 30 (the largest weights clipped)"),
-                          ("paper", "auto", "authors' shift, W = 30")):
+    for prep, W, name in (
+        ("public", "auto", "public bounds, W = 48 (no weight clipped)"),
+        ("public", 30, "public bounds, W = 30 (the largest weights clipped)"),
+        ("paper", "auto", "authors' shift, W = 30"),
+    ):
         here = owl_compute.cell(_owl(1000, prep=prep, W=W), 1.0)
         acc[(prep, W)] = here.accuracy_mean
-        lines.append(f"- {name}: {here.accuracy_mean:.1f}% ({here.accuracy_lo:.1f}–{here.accuracy_hi:.1f}) "
-                     f"at ε = 1, value {here.value_mean:.2f}")
-    gap, by_w = acc[("paper", "auto")] - acc[("public", "auto")], acc[("public", 30)] - acc[("public", "auto")]
-    return ("At n = 1000, ε = 1:\n" + "\n".join(lines) + f"\n\nOf the shift's {gap:+.1f} points over "
-            f"public bounds, {by_w:+.1f} come from the smaller weight bound alone (W = 30 against 48: "
-            "less noise), which public bounds can also use, privately, by clipping the largest "
-            "weights. The rest is the shift itself, which reads each data set's own minimum and so "
-            "is not covered by the guarantee.")
+        lines.append(
+            f"- {name}: {here.accuracy_mean:.1f}% ({here.accuracy_lo:.1f}–{here.accuracy_hi:.1f}) "
+            f"at ε = 1, value {here.value_mean:.2f}"
+        )
+    gap, by_w = (
+        acc[("paper", "auto")] - acc[("public", "auto")],
+        acc[("public", 30)] - acc[("public", "auto")],
+    )
+    return (
+        "At n = 1000, ε = 1:\n" + "\n".join(lines) + f"\n\nOf the shift's {gap:+.1f} points over "
+        f"public bounds, {by_w:+.1f} come from the smaller weight bound alone (W = 30 against 48: "
+        "less noise), which public bounds can also use, privately, by clipping the largest "
+        "weights. The rest is the shift itself, which reads each data set's own minimum and so "
+        "is not covered by the guarantee."
+    )
 
 
 def answer_ledger():
@@ -148,63 +186,106 @@ def answer_ledger():
 
     key = st.session_state.get(ledger.IN_USE)
     if key is None:
-        return ("No dataset in use yet: open the experiment, release a rule on the Your data page, "
-                "then come back. Each release adds its ε to the dataset's ledger.")
+        return (
+            "No dataset in use yet: open the experiment, release a rule on the Your data page, "
+            "then come back. Each release adds its ε to the dataset's ledger."
+        )
     book = ledger.dataset_ledger(key)
     eps, delta = book.total()
     count = len(book.entries)
     if not count:
         return f"The dataset in use ({key[:10]}) has no private release yet: release one, then look again."
-    return (f"The dataset in use ({key[:10]}) has {count} private release(s), ε = {eps:g} in total "
-            f"(δ = {delta:g}), over every session and restart. Releases on the same patients compose: "
-            "the total bounds what all of them together reveal about one patient.")
+    return (
+        f"The dataset in use ({key[:10]}) has {count} private release(s), ε = {eps:g} in total "
+        f"(δ = {delta:g}), over every session and restart. Releases on the same patients compose: "
+        "the total bounds what all of them together reveal about one patient."
+    )
 
 
 OWL = page("dp_owl")
 _OWL_BASE = {"reps": str(OWL_REPS)}
 LESSONS = (
-    Lesson("noise", "Noise against regularization",
-           "Privacy costs accuracy twice: the noise itself, and the larger γ that keeps the noise "
-           "small. Which part costs more at ε = 0.5, and at ε = 5?",
-           OWL, "dp-owl", {**_OWL_BASE, "eps": "0.5", "compare": ""},
-           "The line under the cards that splits the gap into “from noise” and “from regularization”, and on the ε chart "
-           "the band's distance to the grey dashed line (noise) and dashed to dotted (γ).",
-           answer_noise, "The split uses the authors' γ table; a γ tuned for your own setting "
-           "(Algorithm 2 on the same page) moves the balance.", ("gamma", "points")),
-    Lesson("small_n", "Why small trials hurt",
-           "At ε = 1, how much accuracy does privacy cost with 200 patients, and with 2000?",
-           OWL, "dp-owl", {**_OWL_BASE, "eps": "1", "n": "200", "compare": "2000"},
-           "The accuracy-against-n chart: the private band closes on the grey non-private band as n grows.",
-           answer_small_n, "", ("n", "accuracy")),
-    Lesson("eps_n_tau", "The effective tail sample size εnτ",
-           "Private CVaR averages the worst τ share. Why do curves for different τ fall onto one "
-           "curve when plotted against εnτ?",
-           page("cvar"), "cvar", {"x": "eps_n_tau", "n": "2000"},
-           "The error chart against εnτ: one curve per τ, and where they meet the 1/(εnτ) rate.",
-           answer_eps_n_tau, "Only the privacy part collapses; the statistical part depends on nτ.",
-           ("eps_n_tau", "tau", "CVaR")),
-    Lesson("theory", "Theory against measurement",
-           "How close is Theorem 10's bound to what the mechanism actually does, and where does the "
-           "bound as transcribed from the paper fail?",
-           page("bounds"), "bounds", {"eps": "1", "n": "200", "gamma_mode": "fixed", "gamma": "1",
-                                             "h": "2", "W": "1"},
-           "The coverage lines under the verdict, and the stacked terms against the red measured excess.",
-           answer_theory, "The bound holds with probability 1 − ρ over the noise; the measured share "
-           "has its own Monte-Carlo interval. The re-derived form is this project's derivation, "
-           "not a theorem of the paper. Rates hold up to constants.", ("rho", "gamma", "h", "W")),
-    Lesson("shift", "Honest bounds against the authors' shift",
-           "The paper's code shifts outcomes by each data set's own minimum. How much better does "
-           "it look than public bounds, and why is that not a fair comparison?",
-           OWL, "dp-owl", {**_OWL_BASE, "eps": "1", "prep": "authors' shift", "compare": ""},
-           "The coverage caption under the cards (not covered by the guarantee), then switch the "
-           "preprocessing back to public bounds and compare the cards.",
-           answer_shift, "The shift reads the data: its curves reproduce the paper, not a private release.",
-           ("public bounds", "authors' shift", "W")),
-    Lesson("ledger", "The privacy ledger",
-           "Release a private rule twice from the same trial. What has this file spent, over every "
-           "session, and what does that total protect?",
-           page("your_data"), "your-data", {"file": "demo: paper's trial (1:1)", "eps": "1"},
-           "The sidebar's privacy ledger after each release.",
-           answer_ledger, "The total is basic composition, an upper bound; the ledger is durable and "
-           "per dataset, so other sessions' releases on the same file count too.", ("ledger", "epsilon")),
+    Lesson(
+        "noise",
+        "Noise against regularization",
+        "Privacy costs accuracy twice: the noise itself, and the larger γ that keeps the noise "
+        "small. Which part costs more at ε = 0.5, and at ε = 5?",
+        OWL,
+        "dp-owl",
+        {**_OWL_BASE, "eps": "0.5", "compare": ""},
+        "The line under the cards that splits the gap into “from noise” and “from regularization”, and on the ε chart "
+        "the band's distance to the grey dashed line (noise) and dashed to dotted (γ).",
+        answer_noise,
+        "The split uses the authors' γ table; a γ tuned for your own setting "
+        "(Algorithm 2 on the same page) moves the balance.",
+        ("gamma", "points"),
+    ),
+    Lesson(
+        "small_n",
+        "Why small trials hurt",
+        "At ε = 1, how much accuracy does privacy cost with 200 patients, and with 2000?",
+        OWL,
+        "dp-owl",
+        {**_OWL_BASE, "eps": "1", "n": "200", "compare": "2000"},
+        "The accuracy-against-n chart: the private band closes on the grey non-private band as n grows.",
+        answer_small_n,
+        "",
+        ("n", "accuracy"),
+    ),
+    Lesson(
+        "eps_n_tau",
+        "The effective tail sample size εnτ",
+        "Private CVaR averages the worst τ share. Why do curves for different τ fall onto one "
+        "curve when plotted against εnτ?",
+        page("cvar"),
+        "cvar",
+        {"x": "eps_n_tau", "n": "2000"},
+        "The error chart against εnτ: one curve per τ, and where they meet the 1/(εnτ) rate.",
+        answer_eps_n_tau,
+        "Only the privacy part collapses; the statistical part depends on nτ.",
+        ("eps_n_tau", "tau", "CVaR"),
+    ),
+    Lesson(
+        "theory",
+        "Theory against measurement",
+        "How close is Theorem 10's bound to what the mechanism actually does, and where does the "
+        "bound as transcribed from the paper fail?",
+        page("bounds"),
+        "bounds",
+        {"eps": "1", "n": "200", "gamma_mode": "fixed", "gamma": "1", "h": "2", "W": "1"},
+        "The coverage lines under the verdict, and the stacked terms against the red measured excess.",
+        answer_theory,
+        "The bound holds with probability 1 − ρ over the noise; the measured share "
+        "has its own Monte-Carlo interval. The re-derived form is this project's derivation, "
+        "not a theorem of the paper. Rates hold up to constants.",
+        ("rho", "gamma", "h", "W"),
+    ),
+    Lesson(
+        "shift",
+        "Honest bounds against the authors' shift",
+        "The paper's code shifts outcomes by each data set's own minimum. How much better does "
+        "it look than public bounds, and why is that not a fair comparison?",
+        OWL,
+        "dp-owl",
+        {**_OWL_BASE, "eps": "1", "prep": "authors' shift", "compare": ""},
+        "The coverage caption under the cards (not covered by the guarantee), then switch the "
+        "preprocessing back to public bounds and compare the cards.",
+        answer_shift,
+        "The shift reads the data: its curves reproduce the paper, not a private release.",
+        ("public bounds", "authors' shift", "W"),
+    ),
+    Lesson(
+        "ledger",
+        "The privacy ledger",
+        "Release a private rule twice from the same trial. What has this file spent, over every "
+        "session, and what does that total protect?",
+        page("your_data"),
+        "your-data",
+        {"file": "demo: paper's trial (1:1)", "eps": "1"},
+        "The sidebar's privacy ledger after each release.",
+        answer_ledger,
+        "The total is basic composition, an upper bound; the ledger is durable and "
+        "per dataset, so other sessions' releases on the same file count too.",
+        ("ledger", "epsilon"),
+    ),
 )

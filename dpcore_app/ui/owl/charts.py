@@ -34,15 +34,17 @@ REFERENCE_STYLE = {  # label, line dash, where the label sits (treat-all and tre
 }
 
 
-
-
 def _reference_lines(fig, references, unit=""):
     digits = 1 if unit else 2
     for key, value in references.items():
         label, dash, position = REFERENCE_STYLE[key]
-        fig.add_hline(y=value, line={"color": INK, "dash": dash, "width": 1},
-                      annotation_text=f"{label}: {value:.{digits}f}{unit}", annotation_position=position,
-                      annotation_font=FONT)
+        fig.add_hline(
+            y=value,
+            line={"color": INK, "dash": dash, "width": 1},
+            annotation_text=f"{label}: {value:.{digits}f}{unit}",
+            annotation_position=position,
+            annotation_font=FONT,
+        )
 
 
 def _chance_line(fig, metric, references=None):
@@ -51,22 +53,49 @@ def _chance_line(fig, metric, references=None):
     if metric in ("accuracy", "concordance"):
         text = "coin flip: 50%"
         if metric == "accuracy" and references:
-            text += (f"<br>treat everyone: {references['treat_all']:.1f}%, "
-                     f"treat no one: {references['treat_none']:.1f}%")
-        fig.add_hline(y=50, line={"color": INK, "dash": "dashdot", "width": 1},
-                      annotation_text=text, annotation_position="bottom left", annotation_align="left",
-                      annotation_font=FONT)
+            text += (
+                f"<br>treat everyone: {references['treat_all']:.1f}%, "
+                f"treat no one: {references['treat_none']:.1f}%"
+            )
+        fig.add_hline(
+            y=50,
+            line={"color": INK, "dash": "dashdot", "width": 1},
+            annotation_text=text,
+            annotation_position="bottom left",
+            annotation_align="left",
+            annotation_font=FONT,
+        )
 
 
 def _level(fig, x, y, name, dash, show, hover):
     """A non-private reference drawn across the ε axis, in the one non-private colour."""
-    fig.add_trace(go.Scatter(x=x, y=y, mode="lines", name=name, legendgroup=name,
-                             showlegend=show, line={"color": NONPRIVATE, "dash": dash, "width": 1.5},
-                             hovertemplate=hover))
+    fig.add_trace(
+        go.Scatter(
+            x=x,
+            y=y,
+            mode="lines",
+            name=name,
+            legendgroup=name,
+            showlegend=show,
+            line={"color": NONPRIVATE, "dash": dash, "width": 1.5},
+            hovertemplate=hover,
+        )
+    )
 
 
-def curves_vs_epsilon(summary, metric, ns, current_eps, references=None, *, mode="paper", gamma=None,
-                      best=None, reference_ns=None, target=None):
+def curves_vs_epsilon(
+    summary,
+    metric,
+    ns,
+    current_eps,
+    references=None,
+    *,
+    mode="paper",
+    gamma=None,
+    best=None,
+    reference_ns=None,
+    target=None,
+):
     """Mean metric against ε (log axis), one band per n, with the non-private references.
 
     Grey dotted: the best non-private rule (``best`` maps n to its level; by default the
@@ -79,43 +108,84 @@ def curves_vs_epsilon(summary, metric, ns, current_eps, references=None, *, mode
     fig = go.Figure()
     unit = "%" if metric in ("accuracy", "concordance") else ""
     reference_ns = ns if reference_ns is None else reference_ns
-    dashed = "non-private at the same γ" if mode == "paper" else f"non-private at the fixed γ = {gamma:g}"
+    dashed = (
+        "non-private at the same γ"
+        if mode == "paper"
+        else f"non-private at the fixed γ = {gamma:g}"
+    )
     for k, n in enumerate(ns):
         colour = PALETTE[k % len(PALETTE)]
         rows = summary[(summary["n"] == n)].sort_values("epsilon")
         private = rows[np.isfinite(rows["epsilon"])]
         x = private["epsilon"].to_numpy()
-        hover = (f"n = {n}<br>ε = %{{x:g}}<br>mean %{{y:.2f}}{unit}"
-                 f"<br>95% CI %{{customdata[0]:.2f}} – %{{customdata[1]:.2f}}<extra></extra>")
-        band(fig, x, private[f"{metric}_mean"].to_numpy(), private[f"{metric}_lo"].to_numpy(),
-             private[f"{metric}_hi"].to_numpy(), colour, f"private, n = {n}", hover)
+        hover = (
+            f"n = {n}<br>ε = %{{x:g}}<br>mean %{{y:.2f}}{unit}"
+            f"<br>95% CI %{{customdata[0]:.2f}} – %{{customdata[1]:.2f}}<extra></extra>"
+        )
+        band(
+            fig,
+            x,
+            private[f"{metric}_mean"].to_numpy(),
+            private[f"{metric}_lo"].to_numpy(),
+            private[f"{metric}_hi"].to_numpy(),
+            colour,
+            f"private, n = {n}",
+            hover,
+        )
         nonpriv = rows[np.isinf(rows["epsilon"])]
         if not len(nonpriv) or metric == "concordance" or n not in reference_ns:
             continue
         first = n == reference_ns[0]
         level = best[n] if best and n in best else float(nonpriv[f"{metric}_mean"].iloc[0])
-        _level(fig, x, np.full(x.size, level), "best non-private rule", "dot", first,
-               f"best non-private, n = {n}: %{{y:.2f}}{unit}<extra></extra>")
+        _level(
+            fig,
+            x,
+            np.full(x.size, level),
+            "best non-private rule",
+            "dot",
+            first,
+            f"best non-private, n = {n}: %{{y:.2f}}{unit}<extra></extra>",
+        )
         same = private[f"{metric}_same_gamma_mean"].to_numpy()
         if not np.allclose(same, level):
-            _level(fig, x, same, dashed, "dash", first,
-                   f"{dashed}, n = {n}: %{{y:.2f}}{unit}<extra></extra>")
+            _level(
+                fig,
+                x,
+                same,
+                dashed,
+                "dash",
+                first,
+                f"{dashed}, n = {n}: %{{y:.2f}}{unit}<extra></extra>",
+            )
     _chance_line(fig, metric, references)
     if references and metric != "accuracy":
         _reference_lines(fig, references, unit)
     if target is not None:
         threshold, hit = target
-        fig.add_hline(y=threshold, line={"color": PALETTE[2], "dash": "longdash", "width": 1.5},
-                      annotation_text=f"target: {threshold:.1f}%", annotation_position="top left",
-                      annotation_font=FONT)
+        fig.add_hline(
+            y=threshold,
+            line={"color": PALETTE[2], "dash": "longdash", "width": 1.5},
+            annotation_text=f"target: {threshold:.1f}%",
+            annotation_position="top left",
+            annotation_font=FONT,
+        )
         if hit is not None:
-            fig.add_trace(go.Scatter(x=[hit.at], y=[hit.mean], mode="markers", name=f"ε to publish at: {hit.at:g}",
-                                     marker={"color": PALETTE[2], "size": 14, "symbol": "star"},
-                                     hovertemplate="smallest ε on the grid at which enough single releases "
-                                                   "reach the target: %{x:g}<extra></extra>"))
+            fig.add_trace(
+                go.Scatter(
+                    x=[hit.at],
+                    y=[hit.mean],
+                    mode="markers",
+                    name=f"ε to publish at: {hit.at:g}",
+                    marker={"color": PALETTE[2], "size": 14, "symbol": "star"},
+                    hovertemplate="smallest ε on the grid at which enough single releases "
+                    "reach the target: %{x:g}<extra></extra>",
+                )
+            )
     if math.isfinite(current_eps):
         marker(fig, current_eps, f"ε = {current_eps:g}", log_x=True, colour=INK)
-    fig.update_xaxes(type="log", tickvals=[0.1, 1, 10, 100, 1000], ticktext=["0.1", "1", "10", "100", "1000"])
+    fig.update_xaxes(
+        type="log", tickvals=[0.1, 1, 10, 100, 1000], ticktext=["0.1", "1", "10", "100", "1000"]
+    )
     title = f"{METRIC_LABELS[metric].split(' (')[0].capitalize()} against ε"
     return layout(fig, title, "privacy budget ε (log scale)", METRIC_LABELS[metric])
 
@@ -129,10 +199,20 @@ def curve_vs_n(summary, metric, eps, references=None, nonprivate_name="non-priva
         settings.append((math.inf, nonprivate_name, NONPRIVATE))
     for e, name, colour in settings:
         rows = summary[summary["epsilon"] == e].sort_values("n")
-        hover = (f"{name}<br>n = %{{x}}<br>mean %{{y:.2f}}{unit}"
-                 f"<br>95% CI %{{customdata[0]:.2f}} – %{{customdata[1]:.2f}}<extra></extra>")
-        band(fig, rows["n"].to_numpy(), rows[f"{metric}_mean"].to_numpy(),
-             rows[f"{metric}_lo"].to_numpy(), rows[f"{metric}_hi"].to_numpy(), colour, name, hover)
+        hover = (
+            f"{name}<br>n = %{{x}}<br>mean %{{y:.2f}}{unit}"
+            f"<br>95% CI %{{customdata[0]:.2f}} – %{{customdata[1]:.2f}}<extra></extra>"
+        )
+        band(
+            fig,
+            rows["n"].to_numpy(),
+            rows[f"{metric}_mean"].to_numpy(),
+            rows[f"{metric}_lo"].to_numpy(),
+            rows[f"{metric}_hi"].to_numpy(),
+            colour,
+            name,
+            hover,
+        )
     _chance_line(fig, metric, references)
     if references and metric != "accuracy":
         _reference_lines(fig, references, unit)
@@ -144,13 +224,23 @@ def distribution(private, nonprivate, metric, eps, nonprivate_name="non-private"
     """Histogram over repetitions of the metric: private at ε (if any) against non-private."""
     fig = go.Figure()
     label = METRIC_LABELS[metric]
-    for values, name, colour in ((private, f"private, ε = {eps:g}", PALETTE[0]),
-                                 (nonprivate, nonprivate_name, NONPRIVATE)):
+    for values, name, colour in (
+        (private, f"private, ε = {eps:g}", PALETTE[0]),
+        (nonprivate, nonprivate_name, NONPRIVATE),
+    ):
         if values is None:
             continue
-        fig.add_trace(go.Histogram(x=values, name=name, marker_color=colour, opacity=0.6, nbinsx=40,
-                                   bingroup=1,
-                                   hovertemplate=f"{name}<br>%{{x}}<br>%{{y}} repetitions<extra></extra>"))
+        fig.add_trace(
+            go.Histogram(
+                x=values,
+                name=name,
+                marker_color=colour,
+                opacity=0.6,
+                nbinsx=40,
+                bingroup=1,
+                hovertemplate=f"{name}<br>%{{x}}<br>%{{y}} repetitions<extra></extra>",
+            )
+        )
     fig.update_layout(barmode="overlay")
     fig = layout(fig, "Spread over repeated trials", label, "repetitions")
     fig.update_layout(hovermode="closest")
@@ -168,20 +258,33 @@ def coefficients(names, nonprivate, private=None, eps=None, same_gamma=None, gam
     if same_gamma is not None:
         bars.append((same_gamma, f"non-private, γ = {g:g}", NONPRIVATE, "/"))
     if private is not None:
-        bars.append((private, f"private, ε = {eps:g}" + (f", γ = {g:g}" if g else ""), PALETTE[0], ""))
+        bars.append(
+            (private, f"private, ε = {eps:g}" + (f", γ = {g:g}" if g else ""), PALETTE[0], "")
+        )
     fig = go.Figure()
     ticks = [n.replace(" ", "<br>") for n in names]  # stacked words: a phone need not tilt them
     for values, name, colour, pattern in bars:
-        fig.add_trace(go.Bar(x=ticks, y=values, name=name, marker_color=colour,
-                             marker_pattern_shape=pattern,
-                             hovertemplate=f"%{{x}}: %{{y:.3f}}<extra>{name}</extra>"))
+        fig.add_trace(
+            go.Bar(
+                x=ticks,
+                y=values,
+                name=name,
+                marker_color=colour,
+                marker_pattern_shape=pattern,
+                hovertemplate=f"%{{x}}: %{{y:.3f}}<extra>{name}</extra>",
+            )
+        )
     fig.update_layout(barmode="group")
-    fig = layout(fig, "The learned rule's coefficients", "term of the rule", "coefficient (per unit of x)")
+    fig = layout(
+        fig, "The learned rule's coefficients", "term of the rule", "coefficient (per unit of x)"
+    )
     fig.update_xaxes(tickangle=0)
     return fig
 
 
-def noise_vector(theta_hat, noise, radius, dims=(3, 4), names=("intercept", "x1", "x2", "x3", "x4")):
+def noise_vector(
+    theta_hat, noise, radius, dims=(3, 4), names=("intercept", "x1", "x2", "x3", "x4")
+):
     """The exact minimiser and the released point on two coordinates, the noise as an arrow.
 
     ``radius`` is the mean length of the noise's projection on these two coordinates, so the
@@ -191,23 +294,59 @@ def noise_vector(theta_hat, noise, radius, dims=(3, 4), names=("intercept", "x1"
     start, end = theta_hat[[i, j]], (theta_hat + noise)[[i, j]]
     fig = go.Figure()
     t = np.linspace(0, 2 * np.pi, 120)
-    fig.add_trace(go.Scatter(x=start[0] + radius * np.cos(t), y=start[1] + radius * np.sin(t),
-                             mode="lines", line={"color": GREY, "dash": "dot"}, hoverinfo="skip",
-                             name="mean length of the noise on these two"))
-    fig.add_trace(go.Scatter(x=[start[0]], y=[start[1]], mode="markers", name="exact minimiser θ̂",
-                             marker={"color": NONPRIVATE, "size": 12, "symbol": "circle"},
-                             hovertemplate="θ̂: (%{x:.3f}, %{y:.3f})<extra></extra>"))
-    fig.add_trace(go.Scatter(x=[end[0]], y=[end[1]], mode="markers", name="released θ* = θ̂ + noise",
-                             marker={"color": PALETTE[0], "size": 12, "symbol": "diamond"},
-                             hovertemplate="θ*: (%{x:.3f}, %{y:.3f})<extra></extra>"))
-    fig.add_annotation(x=end[0], y=end[1], ax=start[0], ay=start[1], xref="x", yref="y",
-                       axref="x", ayref="y", showarrow=True, arrowhead=3, arrowwidth=2,
-                       arrowcolor=PALETTE[5])
+    fig.add_trace(
+        go.Scatter(
+            x=start[0] + radius * np.cos(t),
+            y=start[1] + radius * np.sin(t),
+            mode="lines",
+            line={"color": GREY, "dash": "dot"},
+            hoverinfo="skip",
+            name="mean length of the noise on these two",
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=[start[0]],
+            y=[start[1]],
+            mode="markers",
+            name="exact minimiser θ̂",
+            marker={"color": NONPRIVATE, "size": 12, "symbol": "circle"},
+            hovertemplate="θ̂: (%{x:.3f}, %{y:.3f})<extra></extra>",
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=[end[0]],
+            y=[end[1]],
+            mode="markers",
+            name="released θ* = θ̂ + noise",
+            marker={"color": PALETTE[0], "size": 12, "symbol": "diamond"},
+            hovertemplate="θ*: (%{x:.3f}, %{y:.3f})<extra></extra>",
+        )
+    )
+    fig.add_annotation(
+        x=end[0],
+        y=end[1],
+        ax=start[0],
+        ay=start[1],
+        xref="x",
+        yref="y",
+        axref="x",
+        ayref="y",
+        showarrow=True,
+        arrowhead=3,
+        arrowwidth=2,
+        arrowcolor=PALETTE[5],
+    )
     reach = max(radius, float(np.max(np.abs(end - start)))) * 1.15
     fig.update_xaxes(range=[start[0] - reach, start[0] + reach])
     fig.update_yaxes(range=[start[1] - reach, start[1] + reach], scaleanchor="x", scaleratio=1)
-    fig = layout(fig, "The noise on two coefficients", f"{names[i]} coefficient (scaled)",
-                 f"{names[j]} coefficient (scaled)")
+    fig = layout(
+        fig,
+        "The noise on two coefficients",
+        f"{names[i]} coefficient (scaled)",
+        f"{names[j]} coefficient (scaled)",
+    )
     fig.update_layout(hovermode="closest")
     return fig
 
@@ -216,18 +355,26 @@ def gamma_curve(curve, best, metric, top=None, paper_value=None):
     """Algorithm 2's γ curve: mean validation metric with its 95% band, the pick marked."""
     fig = go.Figure()
     unit = "%" if metric == "accuracy" else ""
-    band(fig, curve["gamma"].to_numpy(), curve[f"{metric}_mean"].to_numpy(),
-         curve[f"{metric}_lo"].to_numpy(), curve[f"{metric}_hi"].to_numpy(), PALETTE[2],
-         "proxy validation " + metric,
-         f"γ = %{{x:g}}<br>mean %{{y:.3f}}{unit}<br>95% CI %{{customdata[0]:.3f}} – "
-         "%{customdata[1]:.3f}<extra></extra>")
+    band(
+        fig,
+        curve["gamma"].to_numpy(),
+        curve[f"{metric}_mean"].to_numpy(),
+        curve[f"{metric}_lo"].to_numpy(),
+        curve[f"{metric}_hi"].to_numpy(),
+        PALETTE[2],
+        "proxy validation " + metric,
+        f"γ = %{{x:g}}<br>mean %{{y:.3f}}{unit}<br>95% CI %{{customdata[0]:.3f}} – "
+        "%{customdata[1]:.3f}<extra></extra>",
+    )
     marker(fig, best, f"picked γ = {best:g}", colour=PALETTE[5])
     rows = 1
     if top is not None and top != best:
         marker(fig, top, f"best mean γ = {top:g}", colour=PALETTE[2], dash="dot", row=rows)
         rows += 1
     if paper_value is not None:
-        marker(fig, paper_value, f"paper table γ = {paper_value:g}", colour=GREY, dash="dash", row=rows)
+        marker(
+            fig, paper_value, f"paper table γ = {paper_value:g}", colour=GREY, dash="dash", row=rows
+        )
     label = METRIC_LABELS["value"] if metric == "value" else METRIC_LABELS["accuracy"]
     fig = layout(fig, "Algorithm 2: validation score against γ", "regularization γ", label)
     fig.update_layout(margin={"t": 70 + 16 * rows})

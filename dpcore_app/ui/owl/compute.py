@@ -39,7 +39,9 @@ QUICK_REPS = 40  # a first estimate while the full sweep runs
 # noise sd is 0.5, so [-12, 12] holds every outcome but with probability ~1e-9.
 PUBLIC_OUTCOME = (-12.0, 12.0)
 _computed = set()  # sweeps already in the cache (an evicted one is only recomputed)
-_COMPUTED_MAX = 4096  # forgetting is harmless (a first estimate shown again), growing forever is not
+_COMPUTED_MAX = (
+    4096  # forgetting is harmless (a first estimate shown again), growing forever is not
+)
 
 
 def preprocessing(prep, W):
@@ -72,8 +74,12 @@ def noise_lengths(sizes, eps, mode, gamma, W, prep="public"):
 
     _, W = preprocessing(prep, W)
     d = PAPER_TRIAL.p + 1  # the covariates and the intercept
-    return {int(n): float(expected_noise_radius(d, eps, sensitivity(W, gamma_used(mode, gamma, eps, n))))
-            for n in sizes}
+    return {
+        int(n): float(
+            expected_noise_radius(d, eps, sensitivity(W, gamma_used(mode, gamma, eps, n)))
+        )
+        for n in sizes
+    }
 
 
 @st.cache_data(max_entries=48, show_spinner=False)
@@ -88,10 +94,18 @@ def owl_sweep(n, mode, gamma, h, W, reps, seed, prep="public"):
     """
     outcome, W = preprocessing(prep, W)
     with SIMULATIONS.slot() if int(reps) > QUICK_REPS else nullcontext():
-        res = owl_monte_carlo([int(n)], EPS_OPTIONS, gamma=gamma_setting(mode, gamma),
-                              h=float(h), weight_bound=W, reps=int(reps),
-                              test_size=TEST_SIZE, seed=int(seed), outcome=outcome,
-                              executor=executor())
+        res = owl_monte_carlo(
+            [int(n)],
+            EPS_OPTIONS,
+            gamma=gamma_setting(mode, gamma),
+            h=float(h),
+            weight_bound=W,
+            reps=int(reps),
+            test_size=TEST_SIZE,
+            seed=int(seed),
+            outcome=outcome,
+            executor=executor(),
+        )
     return res.runs, res.summary, res.references
 
 
@@ -142,7 +156,9 @@ class ExampleRule:
     value_nonprivate: float
 
 
-@st.cache_data(max_entries=512, show_spinner=False)  # every (n, ε) of both γ modes and preprocessings
+@st.cache_data(
+    max_entries=512, show_spinner=False
+)  # every (n, ε) of both γ modes and preprocessings
 @stored
 def example_rule(n, eps, mode, gamma, h, W, seed, prep="public"):
     """One training set of the paper's trial, its non-private and private rules (from the
@@ -156,12 +172,18 @@ def example_rule(n, eps, mode, gamma, h, W, seed, prep="public"):
         B_train, bounds = train["B"] + paper_outcome_shift(train["B"]), None
     else:
         B_train, bounds = train["B"], outcome
-    kw = dict(gamma=g, huber_h=float(h), weight_bound=W, outcome_bounds=bounds,
-              feature_bounds=PAPER_TRIAL.feature_bounds)
+    kw = dict(
+        gamma=g,
+        huber_h=float(h),
+        weight_bound=W,
+        outcome_bounds=bounds,
+        feature_bounds=PAPER_TRIAL.feature_bounds,
+    )
 
     def fit(epsilon, **overrides):
         return DPOWL(epsilon=epsilon, **{**kw, **overrides}).fit(
-            train["X"], train["A"], B_train, PAPER_TRIAL.propensity)
+            train["X"], train["A"], B_train, PAPER_TRIAL.propensity
+        )
 
     with warnings.catch_warnings():
         # Simulated data: clipping is reported as the page's share, and a fixed γ far from the
@@ -204,31 +226,45 @@ def gamma_tuning(n, eps, variant, n0, reps, h, W, prep="public", seed=0):
     proxy = design.sample(int(n0), rng=stream(seed, Stream.PROXY))
     _, W = preprocessing(prep, W)
     with SIMULATIONS.slot():
-        return tune_gamma(proxy, int(n), float(eps), reps=int(reps), weight_bound=W,
-                          h=float(h), propensity=design.propensity,
-                          feature_bounds=design.feature_bounds, seed=int(seed))
+        return tune_gamma(
+            proxy,
+            int(n),
+            float(eps),
+            reps=int(reps),
+            weight_bound=W,
+            h=float(h),
+            propensity=design.propensity,
+            feature_bounds=design.feature_bounds,
+            seed=int(seed),
+        )
 
 
 def view_numbers(summary, n, eps):
     """The current view's numbers (one row per shown setting) for a download."""
     keep = [c for c in summary.columns if not c.endswith(("_sd",))]
-    here = summary[(summary["n"] == n) & (np.isclose(summary["epsilon"], eps)
-                                            | (np.isinf(summary["epsilon"]) & np.isinf(eps)))]
+    here = summary[
+        (summary["n"] == n)
+        & (np.isclose(summary["epsilon"], eps) | (np.isinf(summary["epsilon"]) & np.isinf(eps)))
+    ]
     best = summary[(summary["n"] == n) & np.isinf(summary["epsilon"])]
     return pd.concat([here, best]).drop_duplicates()[keep]
 
 
 def cell(summary, eps):
     """The summary row at one ε (the grid holds every slider value)."""
-    row = summary[np.isclose(summary["epsilon"], eps) | ((summary["epsilon"] == eps) & np.isinf(eps))]
+    row = summary[
+        np.isclose(summary["epsilon"], eps) | ((summary["epsilon"] == eps) & np.isinf(eps))
+    ]
     return row.iloc[0]
 
 
 def paper_gamma_table():
     """The authors' tuned γ as a table: rows n, columns ε."""
     epsilons = sorted({e for e, _ in PAPER_GAMMA})
-    return pd.DataFrame({fmt_eps(e): [PAPER_GAMMA[(e, n)] for n in PAPER_N] for e in epsilons},
-                        index=pd.Index(PAPER_N, name="n"))
+    return pd.DataFrame(
+        {fmt_eps(e): [PAPER_GAMMA[(e, n)] for n in PAPER_N] for e in epsilons},
+        index=pd.Index(PAPER_N, name="n"),
+    )
 
 
 def stack_runs(runs):

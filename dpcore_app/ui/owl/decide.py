@@ -12,17 +12,28 @@ from dpcore_app.ui.common.controls import Choice, value_of
 from dpcore_app.ui.owl import compute
 from dpcore_app.ui.owl import decide_compute as decide
 
-TARGET = Choice("target", ("patients", "points"), "patients", "Publish when the rule is",
-                {"patients": "k of 100", "points": "within p points"}.get, kind="segmented",
-                help="k of 100: at least k of 100 new patients get the better treatment. Within p "
-                     "points: the accuracy is at most p percentage points below the best "
-                     "non-private rule's.")
+TARGET = Choice(
+    "target",
+    ("patients", "points"),
+    "patients",
+    "Publish when the rule is",
+    {"patients": "k of 100", "points": "within p points"}.get,
+    kind="segmented",
+    help="k of 100: at least k of 100 new patients get the better treatment. Within p "
+    "points: the accuracy is at most p percentage points below the best "
+    "non-private rule's.",
+)
 K = Choice("k", (55, 60, 65, 70, 75, 80, 85, 90, 95), 80, "k: of 100 new patients, at least")
 P = Choice("p", (1, 2, 3, 5, 10, 15, 20), 5, "p: percentage points behind, at most")
-ASSURANCE = Choice("assurance", (0.5, 0.8, 0.9, 0.95), 0.9, "Of single releases, reaching it",
-                   {0.5: "5 of 10", 0.8: "8 of 10", 0.9: "9 of 10", 0.95: "19 of 20"}.get,
-                   help="A publisher releases one rule, not an average: how many of 10 "
-                        "releases (each on its own simulated trial) must reach the target.")
+ASSURANCE = Choice(
+    "assurance",
+    (0.5, 0.8, 0.9, 0.95),
+    0.9,
+    "Of single releases, reaching it",
+    {0.5: "5 of 10", 0.8: "8 of 10", 0.9: "9 of 10", 0.95: "19 of 20"}.get,
+    help="A publisher releases one rule, not an average: how many of 10 "
+    "releases (each on its own simulated trial) must reach the target.",
+)
 CONTROLS = (TARGET, K, P, ASSURANCE)
 
 
@@ -30,8 +41,9 @@ def target_widgets():
     """The target's widgets in a popover whose label states the target; returns
     (:class:`decide.Target`, assurance as a fraction)."""
     kind = value_of(TARGET)
-    words = (f"{value_of(K)} of 100 patients" if kind == "patients"
-             else f"within {value_of(P)} points") + f", {ASSURANCE.fmt(value_of(ASSURANCE))} releases"
+    words = (
+        f"{value_of(K)} of 100 patients" if kind == "patients" else f"within {value_of(P)} points"
+    ) + f", {ASSURANCE.fmt(value_of(ASSURANCE))} releases"
     with st.popover(f"Target: {words}", icon=":material/flag:"):
         kind = TARGET.widget()
         level = K.widget() if kind == "patients" else P.widget()

@@ -31,7 +31,11 @@ class Target:
 
     def threshold(self, best_accuracy):
         """The accuracy (%) that meets the target, given the best non-private rule's."""
-        return float(self.level) if self.kind == "patients" else float(best_accuracy) - float(self.level)
+        return (
+            float(self.level)
+            if self.kind == "patients"
+            else float(best_accuracy) - float(self.level)
+        )
 
     def words(self):
         if self.kind == "patients":
@@ -71,9 +75,13 @@ def smallest_eps(summary, n, threshold):
 
     def first(column):
         reached = np.flatnonzero(rows[column].to_numpy() >= threshold)
-        return _hit(rows.iloc[reached[0]], rows["epsilon"].iloc[reached[0]]) if reached.size else None
+        return (
+            _hit(rows.iloc[reached[0]], rows["epsilon"].iloc[reached[0]]) if reached.size else None
+        )
 
-    return EpsAnswer(float(threshold), first("accuracy_mean"), first("accuracy_lo"), first("accuracy_hi"))
+    return EpsAnswer(
+        float(threshold), first("accuracy_mean"), first("accuracy_lo"), first("accuracy_hi")
+    )
 
 
 def hit_at(summary, n, eps):
@@ -93,8 +101,13 @@ def smallest_n(summary, eps, thresholds):
     """
     sizes = sorted(int(n) for n in thresholds)
     for n in sizes:
-        rows = summary[(summary["n"] == n) & (np.isclose(summary["epsilon"], eps)
-                                             | (np.isinf(summary["epsilon"]) & math.isinf(eps)))]
+        rows = summary[
+            (summary["n"] == n)
+            & (
+                np.isclose(summary["epsilon"], eps)
+                | (np.isinf(summary["epsilon"]) & math.isinf(eps))
+            )
+        ]
         if len(rows) and rows.iloc[0].accuracy_mean >= thresholds[n]:
             return _hit(rows.iloc[0], n), sizes
     return None, sizes
@@ -133,23 +146,34 @@ def release_shares(runs, threshold):
         here = acc[eps == e]
         k = int(np.count_nonzero(here >= threshold))
         lo, hi = wilson(k, here.size)
-        out.append(Share(float(e), k / here.size, float(lo), float(hi), float(np.median(here)),
-                         int(here.size)))
+        out.append(
+            Share(
+                float(e),
+                k / here.size,
+                float(lo),
+                float(hi),
+                float(np.median(here)),
+                int(here.size),
+            )
+        )
     return out
 
 
 def share_at(runs, eps, threshold):
     """The :class:`Share` at one ε."""
-    return next(s for s in release_shares(runs, threshold)
-                if s.at == eps or math.isclose(s.at, eps))
+    return next(
+        s for s in release_shares(runs, threshold) if s.at == eps or math.isclose(s.at, eps)
+    )
 
 
 def smallest_assured_eps(runs, threshold, assurance):
     """The smallest private ε whose share's interval lies at or above ``assurance`` (a
     fraction): there, at least that share of single releases reaches the threshold, beyond
     Monte-Carlo doubt. None when no ε on the grid does."""
-    return next((s for s in release_shares(runs, threshold)
-                 if math.isfinite(s.at) and s.lo >= assurance), None)
+    return next(
+        (s for s in release_shares(runs, threshold) if math.isfinite(s.at) and s.lo >= assurance),
+        None,
+    )
 
 
 def smallest_assured_n(runs_by_n, eps, thresholds, assurance):
@@ -170,10 +194,21 @@ def best_nonprivate(n, h, W, reps, seed, prep="public"):
     The engine's streams are keyed by (seed, n), so these are the very trials of the sweep.
     """
     outcome, W = preprocessing(prep, W)
-    res = owl_monte_carlo([int(n)], [math.inf], gamma="paper", h=float(h), weight_bound=W,
-                          reps=int(reps), test_size=TEST_SIZE, seed=int(seed), outcome=outcome)
+    res = owl_monte_carlo(
+        [int(n)],
+        [math.inf],
+        gamma="paper",
+        h=float(h),
+        weight_bound=W,
+        reps=int(reps),
+        test_size=TEST_SIZE,
+        seed=int(seed),
+        outcome=outcome,
+    )
     row = res.summary.iloc[0]
-    return {k: float(row[k]) for k in row.index if k.endswith(("_mean", "_lo", "_hi")) or k == "gamma"}
+    return {
+        k: float(row[k]) for k in row.index if k.endswith(("_mean", "_lo", "_hi")) or k == "gamma"
+    }
 
 
 @st.cache_data(show_spinner=False)

@@ -27,13 +27,19 @@ CHANCE_MEDIAN = 52.5
 
 def assurance_words(assurance):
     """0.9 -> '9 of 10'."""
-    return f"{round(10 * assurance):g} of 10" if round(10 * assurance) == 10 * assurance else f"{assurance:.0%}"
+    return (
+        f"{round(10 * assurance):g} of 10"
+        if round(10 * assurance) == 10 * assurance
+        else f"{assurance:.0%}"
+    )
 
 
 def share_words(share):
     """How often one release reaches the target, with its interval."""
-    return (f"{share.share:.0%} of single releases reach it (95% interval {share.lo:.0%}–"
-            f"{share.hi:.0%}, over {share.releases} simulated trials)")
+    return (
+        f"{share.share:.0%} of single releases reach it (95% interval {share.lo:.0%}–"
+        f"{share.hi:.0%}, over {share.releases} simulated trials)"
+    )
 
 
 def _num(x):
@@ -44,8 +50,12 @@ def _num(x):
 
 def _disagreement(here):
     """(mean, lo, hi, reps) of the cell's disagreement, its interval kept within 0–100%."""
-    return (float(here["disagreement_mean"]), max(float(here["disagreement_lo"]), 0.0),
-            min(float(here["disagreement_hi"]), 100.0), int(here["reps"]))
+    return (
+        float(here["disagreement_mean"]),
+        max(float(here["disagreement_lo"]), 0.0),
+        min(float(here["disagreement_hi"]), 100.0),
+        int(here["reps"]),
+    )
 
 
 def stability_sentence(eps, here):
@@ -58,14 +68,18 @@ def stability_sentence(eps, here):
     contains 50%.
     """
     if math.isinf(eps):
-        return ("Two fits of the same trial without privacy disagree on 0% of patients: the "
-                "non-private rule is the same every time.")
+        return (
+            "Two fits of the same trial without privacy disagree on 0% of patients: the "
+            "non-private rule is the same every time."
+        )
     mean, lo, hi, reps = _disagreement(here)
     what = f"Two releases at ε = {eps:g} on the same trial (the same patients, fresh noise each)"
     if hi == 0:
         return f"{what} agreed on every test patient in all {reps} simulated trials."
-    text = (f"{what} disagree on about {_num(mean)}% of new patients (average over {reps} "
-            f"simulated trials, 95% Monte-Carlo interval {_num(lo)}–{_num(hi)}%)")
+    text = (
+        f"{what} disagree on about {_num(mean)}% of new patients (average over {reps} "
+        f"simulated trials, 95% Monte-Carlo interval {_num(lo)}–{_num(hi)}%)"
+    )
     if _printed(lo) <= 50.0 <= _printed(hi):
         text += ": about as often as two coin flips would (50%)"
     return text + "."
@@ -77,12 +91,17 @@ def stability_card(eps, here):
     if math.isinf(eps):
         return label, "0%", "of patients: the non-private rule is the same every time"
     mean, lo, hi, reps = _disagreement(here)
-    return (label, f"{_num(mean)}%", f"of new patients, on average (fresh noise each); 95% "
-                                     f"interval {_num(lo)}–{_num(hi)}% over {reps} simulated trials")
+    return (
+        label,
+        f"{_num(mean)}%",
+        f"of new patients, on average (fresh noise each); 95% "
+        f"interval {_num(lo)}–{_num(hi)}% over {reps} simulated trials",
+    )
 
 
-def verdict(eps, n, here, best, threshold, target_words, share, assurance, gamma_note="",
-            first=False):
+def verdict(
+    eps, n, here, best, threshold, target_words, share, assurance, gamma_note="", first=False
+):
     """(kind, sentence): the page's first sentence and its colour, about one release.
 
     ``here`` and ``best`` are the current cell and the best non-private rule (accuracy_mean,
@@ -94,56 +113,91 @@ def verdict(eps, n, here, best, threshold, target_words, share, assurance, gamma
     mean, lo, hi = here["accuracy_mean"], here["accuracy_lo"], here["accuracy_hi"]
     ci = f"average over simulated trials, 95% Monte-Carlo interval {lo:.1f}–{hi:.1f}%"
     if math.isinf(eps):
-        head = (f"Without privacy, a rule learned from {n} patients picks the better treatment for "
-                f"{out_of_100(mean)} new patients ({ci}){gamma_note}.")
+        head = (
+            f"Without privacy, a rule learned from {n} patients picks the better treatment for "
+            f"{out_of_100(mean)} new patients ({ci}){gamma_note}."
+        )
     else:
-        head = (f"At ε = {eps:g} and {n} patients, the private rule picks the better treatment for "
-                f"{out_of_100(mean)} new patients ({ci}), against {out_of_100(best['accuracy_mean'])} "
-                f"for the best non-private rule{gamma_note}.")
+        head = (
+            f"At ε = {eps:g} and {n} patients, the private rule picks the better treatment for "
+            f"{out_of_100(mean)} new patients ({ci}), against {out_of_100(best['accuracy_mean'])} "
+            f"for the best non-private rule{gamma_note}."
+        )
     target = f" The target: {target_words} ({threshold:.1f}%); {share_words(share)}."
     a = assurance_words(assurance)
     if is_coin_flip(lo, hi) or share.median < CHANCE_MEDIAN:
-        kind, tail = "warning", (f" The median release picks the better treatment for "
-                                 f"{share.median:.1f}% of patients: about a coin flip (50%).")
+        kind, tail = (
+            "warning",
+            (
+                f" The median release picks the better treatment for "
+                f"{share.median:.1f}% of patients: about a coin flip (50%)."
+            ),
+        )
     elif share.lo >= assurance:
         kind, tail = "success", f" Target met for one release: at least {a} releases reach it."
     elif mean >= threshold:
-        kind, tail = "warning", (f" The target is met on average, but not by {a} single "
-                                 "releases beyond Monte-Carlo doubt: one release may miss it.")
+        kind, tail = (
+            "warning",
+            (
+                f" The target is met on average, but not by {a} single "
+                "releases beyond Monte-Carlo doubt: one release may miss it."
+            ),
+        )
     else:
         kind, tail = "info", " Target not met."
     prefix = "**First estimate** (final numbers in a few seconds): " if first else ""
     return kind, prefix + head + target + tail
 
 
-def eps_answer_sentence(assured, mean_answer, n, eps, n_hit, sizes, nonprivate_accuracy,
-                        threshold, assurance, board=False):
+def eps_answer_sentence(
+    assured,
+    mean_answer,
+    n,
+    eps,
+    n_hit,
+    sizes,
+    nonprivate_accuracy,
+    threshold,
+    assurance,
+    board=False,
+):
     """One paragraph: the smallest ε on the grid for n at which ``assurance`` of single
     releases reach the threshold (beyond Monte-Carlo doubt), with what that ε promises one
     patient; where the mean alone reaches it; and the n it would take at the current ε.
     ``board``: for a printed handout, whose reader has no controls to try."""
     t, a = f"{threshold:.1f}%", assurance_words(assurance)
     if assured is None:
-        why = (" Even without privacy the rule reaches only "
-               f"{nonprivate_accuracy:.1f}%." if nonprivate_accuracy < threshold else "")
+        why = (
+            f" Even without privacy the rule reaches only {nonprivate_accuracy:.1f}%."
+            if nonprivate_accuracy < threshold
+            else ""
+        )
         head = f"For n = {n}, at no ε on the grid up to 1000 do {a} single releases reach {t}.{why}"
     else:
-        head = (f"For n = {n}, the smallest ε on the grid at which {a} single releases reach {t} "
-                f"is ε = {assured.at:g}: {assured.share:.0%} of them do (95% interval "
-                f"{assured.lo:.0%}–{assured.hi:.0%}). {epsilon_note(assured.at)}")
+        head = (
+            f"For n = {n}, the smallest ε on the grid at which {a} single releases reach {t} "
+            f"is ε = {assured.at:g}: {assured.share:.0%} of them do (95% interval "
+            f"{assured.lo:.0%}–{assured.hi:.0%}). {epsilon_note(assured.at)}"
+        )
     if mean_answer.first is not None and (assured is None or mean_answer.first.at < assured.at):
-        head += (f" On average the rule reaches {t} from ε = {mean_answer.first.at:g}, where a "
-                 "single release may still miss it.")
+        head += (
+            f" On average the rule reaches {t} from ε = {mean_answer.first.at:g}, where a "
+            "single release may still miss it."
+        )
     if math.isinf(eps):
         return head
     shown = ", ".join(str(s) for s in sizes)
     if n_hit is None:
-        tail = (f" At ε = {eps:g}, none of the simulated sizes ({shown}) gets {a} releases there"
-                + ("; larger trials were not simulated." if board else
-                   ": add larger trials under “Also show n” to see whether any would."))
+        tail = f" At ε = {eps:g}, none of the simulated sizes ({shown}) gets {a} releases there" + (
+            "; larger trials were not simulated."
+            if board
+            else ": add larger trials under “Also show n” to see whether any would."
+        )
     elif n_hit.at == n:
         tail = f" At ε = {eps:g}, the current {n} patients are enough."
     else:
-        tail = (f" At ε = {eps:g} it would take n = {n_hit.at:g} patients ({n_hit.share:.0%} of "
-                f"releases reach it there), the smallest of the simulated sizes ({shown}) that does.")
+        tail = (
+            f" At ε = {eps:g} it would take n = {n_hit.at:g} patients ({n_hit.share:.0%} of "
+            f"releases reach it there), the smallest of the simulated sizes ({shown}) that does."
+        )
     return head + tail

@@ -18,15 +18,20 @@ def gap_text(total, noise, regularization, unit="pts", digits=1, gammas=None):
     head = f"{f.format(total)} {unit}".rstrip()
     if abs(regularization) < 0.5 * 10**-digits:
         return f"{head}, all from noise"
-    why = (f"γ = {gammas[0]:g} instead of the best non-private γ = {gammas[1]:g}" if gammas
-           else "a larger γ than the best non-private rule's")
+    why = (
+        f"γ = {gammas[0]:g} instead of the best non-private γ = {gammas[1]:g}"
+        if gammas
+        else "a larger γ than the best non-private rule's"
+    )
     return f"{head}: {f.format(noise)} from noise, {f.format(regularization)} from regularization ({why})"
 
 
 def intervals(here, value_key, private):
     """The cards' 95% Monte-Carlo intervals, in one line."""
-    parts = [f"accuracy {here.accuracy_lo:.1f}–{here.accuracy_hi:.1f}%",
-             f"value {here[value_key + '_lo']:.2f}–{here[value_key + '_hi']:.2f}"]
+    parts = [
+        f"accuracy {here.accuracy_lo:.1f}–{here.accuracy_hi:.1f}%",
+        f"value {here[value_key + '_lo']:.2f}–{here[value_key + '_hi']:.2f}",
+    ]
     if private:
         parts.append(f"agreement {here.concordance_lo:.1f}–{here.concordance_hi:.1f}%")
     return f"95% intervals over {int(here.reps)} simulated trials: " + ", ".join(parts) + "."
@@ -34,39 +39,58 @@ def intervals(here, value_key, private):
 
 def coverage(prep, W, bounds, clipped_share):
     """What the privacy guarantee covers in this preprocessing mode (a caption)."""
-    unit = ("Unit of privacy: one patient (one row); neighbouring trials differ by replacing "
-            "one patient.")
+    unit = (
+        "Unit of privacy: one patient (one row); neighbouring trials differ by replacing "
+        "one patient."
+    )
     if prep == "paper":
-        return (f"{unit} **Paper's preprocessing: not covered by the guarantee.** As in the "
-                "authors' code, each training set's outcomes are shifted by their own minimum "
-                f"and weights are capped at W = {W:g}; that shift reads the data, so these curves "
-                "reproduce the paper rather than a private release.")
+        return (
+            f"{unit} **Paper's preprocessing: not covered by the guarantee.** As in the "
+            "authors' code, each training set's outcomes are shifted by their own minimum "
+            f"and weights are capped at W = {W:g}; that shift reads the data, so these curves "
+            "reproduce the paper rather than a private release."
+        )
     lo, hi = bounds
-    clipped = ("no weight is clipped" if clipped_share == 0 else
-               f"{100 * clipped_share:.1f}% of the weights are clipped at W (the guarantee still "
-               "holds; clipped patients count for less)")
-    return (f"{unit} **Pure ε-DP (δ = 0) for the released coefficients.** Outcomes are clipped to "
-            f"the public range [{lo:g}, {hi:g}] fixed before the data, weights are benefit / "
-            f"propensity with W = {W:g}, and {clipped}.")
+    clipped = (
+        "no weight is clipped"
+        if clipped_share == 0
+        else f"{100 * clipped_share:.1f}% of the weights are clipped at W (the guarantee still "
+        "holds; clipped patients count for less)"
+    )
+    return (
+        f"{unit} **Pure ε-DP (δ = 0) for the released coefficients.** Outcomes are clipped to "
+        f"the public range [{lo:g}, {hi:g}] fixed before the data, weights are benefit / "
+        f"propensity with W = {W:g}, and {clipped}."
+    )
 
 
 def eps_curve_caption(metric, mode="paper", gamma=None, all_n=False):
     """What the ε chart draws, in the mode it is drawn in."""
     if metric == "concordance":
-        return ("Agreement with the non-private rule at the same n and γ (100% means the same "
-                "recommendations); the dash-dot line is a coin flip.")
+        return (
+            "Agreement with the non-private rule at the same n and γ (100% means the same "
+            "recommendations); the dash-dot line is a coin flip."
+        )
     which = "every trial size" if all_n else "the current n only (tick the box for every n)"
     if mode == "paper":
-        lines = ("Grey dotted: the best non-private rule. Grey dashed: the non-private rule at the "
-                 "γ each ε uses. The band's distance to the dashed line is the cost of the noise; "
-                 "dashed to dotted, the cost of the larger γ that privacy calls for")
+        lines = (
+            "Grey dotted: the best non-private rule. Grey dashed: the non-private rule at the "
+            "γ each ε uses. The band's distance to the dashed line is the cost of the noise; "
+            "dashed to dotted, the cost of the larger γ that privacy calls for"
+        )
     else:
-        lines = (f"Grey dashed: the non-private rule at the fixed γ = {gamma:g}. Grey dotted: the "
-                 "best non-private rule (the authors' tuned γ). The band's distance to the dashed "
-                 "line is the cost of the noise; dashed to dotted, the cost of fixing γ")
-    refs = (" The dash-dot line at 50% is a coin flip; treating everyone or no one lands within a "
-            "point of it (labelled)." if metric == "accuracy" else " Thin labelled lines: the rules "
-            "that need no data (treat everyone, treat no one) and the oracle that knows the truth.")
+        lines = (
+            f"Grey dashed: the non-private rule at the fixed γ = {gamma:g}. Grey dotted: the "
+            "best non-private rule (the authors' tuned γ). The band's distance to the dashed "
+            "line is the cost of the noise; dashed to dotted, the cost of fixing γ"
+        )
+    refs = (
+        " The dash-dot line at 50% is a coin flip; treating everyone or no one lands within a "
+        "point of it (labelled)."
+        if metric == "accuracy"
+        else " Thin labelled lines: the rules "
+        "that need no data (treat everyone, treat no one) and the oracle that knows the truth."
+    )
     return f"Each band is one trial size. {lines}, drawn for {which}.{refs}"
 
 
@@ -75,15 +99,22 @@ def n_curve_caption(eps, mode="paper", lengths=None):
     if math.isinf(eps):
         return "Without noise, more patients give a rule closer to the best one."
     if mode != "paper":
-        return ("At a fixed ε and a fixed γ the noise, of typical length dΔ/ε with Δ = 2W/γ, is "
-                "the same at every n, while the coefficients grow with n: the same noise flips "
-                "fewer recommendations.")
+        return (
+            "At a fixed ε and a fixed γ the noise, of typical length dΔ/ε with Δ = 2W/γ, is "
+            "the same at every n, while the coefficients grow with n: the same noise flips "
+            "fewer recommendations."
+        )
     sizes = sorted(lengths or {})
-    change = ("" if len(sizes) < 2 else f" (at ε = {eps:g}: " + ", ".join(
-        f"{lengths[n]:.1f} at n = {n}" for n in sizes) + ")")
-    return ("With the paper-tuned γ, the authors' table changes γ with n, so the noise's typical "
-            f"length dΔ/ε, Δ = 2W/γ, changes with n too{change}; what more patients buy at this "
-            "ε is what the curve measures. Choose a fixed γ to see the noise held still.")
+    change = (
+        ""
+        if len(sizes) < 2
+        else f" (at ε = {eps:g}: " + ", ".join(f"{lengths[n]:.1f} at n = {n}" for n in sizes) + ")"
+    )
+    return (
+        "With the paper-tuned γ, the authors' table changes γ with n, so the noise's typical "
+        f"length dΔ/ε, Δ = 2W/γ, changes with n too{change}; what more patients buy at this "
+        "ε is what the curve measures. Choose a fixed γ to see the noise held still."
+    )
 
 
 def spread_caption(sd_private, sd_nonprivate):
@@ -92,33 +123,47 @@ def spread_caption(sd_private, sd_nonprivate):
     if sd_private is None:
         return text + "."
     if sd_private > 1.2 * sd_nonprivate:
-        return (text + f": privacy widens the spread (standard deviation {sd_private:.2f} against "
-                f"{sd_nonprivate:.2f}), and the mean hides how often a private rule is poor.")
-    return (text + f": at this ε the private rules spread about as much as the non-private ones "
-            f"(standard deviation {sd_private:.2f} against {sd_nonprivate:.2f}).")
+        return (
+            text + f": privacy widens the spread (standard deviation {sd_private:.2f} against "
+            f"{sd_nonprivate:.2f}), and the mean hides how often a private rule is poor."
+        )
+    return (
+        text + f": at this ε the private rules spread about as much as the non-private ones "
+        f"(standard deviation {sd_private:.2f} against {sd_nonprivate:.2f})."
+    )
 
 
 def agreement_text(agree):
     p = f"p = {agree['p_value']:.1e}" if agree["p_value"] >= 1e-300 else "p below 10⁻³⁰⁰"
-    return (f"On 5000 new patients this example's private rule agrees with the non-private one "
-            f"for {100 * agree['concordance']:.1f}% (Cohen's κ = {agree['kappa']:.2f}; Fisher's "
-            f"exact one-sided test of agreement beyond chance: {p}).")
+    return (
+        f"On 5000 new patients this example's private rule agrees with the non-private one "
+        f"for {100 * agree['concordance']:.1f}% (Cohen's κ = {agree['kappa']:.2f}; Fisher's "
+        f"exact one-sided test of agreement beyond chance: {p})."
+    )
 
 
 def noise_caption(d, sensitivity, radius):
-    return (f"The exact minimiser θ̂ moves by noise of length Gamma(d = {d}, rate ε/Δ), Δ = "
-            f"{sensitivity:.3g}, in a uniform direction; the picture shows its part on two of the "
-            f"{d} coordinates, and the circle that part's mean length, {radius:.3g}.")
+    return (
+        f"The exact minimiser θ̂ moves by noise of length Gamma(d = {d}, rate ε/Δ), Δ = "
+        f"{sensitivity:.3g}, in a uniform direction; the picture shows its part on two of the "
+        f"{d} coordinates, and the circle that part's mean length, {radius:.3g}."
+    )
 
 
 def tuning_caption(res, reps, n, variant, n0):
     """What Algorithm 2's curve says, with its uncertainty."""
-    flat = (f" The curve is flat here: {100 * res.near_best:.0f}% of the γ grid is within one "
-            "standard error of the best, so many γ are about as good." if res.near_best >= 0.25 else "")
-    return (f"Mean validation value of {reps} private fits per γ, each on n = {n} rows drawn from D0 "
-            f"({variant}, n0 = {n0}), with 95% bands. The pick is the largest γ within one standard "
-            f"error of the best mean (γ = {res.top_gamma:g}): larger γ means less noise, and the data "
-            f"cannot tell these apart.{flat}")
+    flat = (
+        f" The curve is flat here: {100 * res.near_best:.0f}% of the γ grid is within one "
+        "standard error of the best, so many γ are about as good."
+        if res.near_best >= 0.25
+        else ""
+    )
+    return (
+        f"Mean validation value of {reps} private fits per γ, each on n = {n} rows drawn from D0 "
+        f"({variant}, n0 = {n0}), with 95% bands. The pick is the largest γ within one standard "
+        f"error of the best mean (γ = {res.top_gamma:g}): larger γ means less noise, and the data "
+        f"cannot tell these apart.{flat}"
+    )
 
 
 OWL_INTRO = (
@@ -132,38 +177,53 @@ OWL_INTRO = (
 )
 
 OWL_FORMULAS = (
-    (r"\hat\theta = \arg\min_\theta \sum_{i=1}^n \frac{B_i - b_{lo}}{\pi(A_i)}\,"
-     r"\ell_h\big(A_i\,\theta^\top \tilde x_i\big) + \frac{\gamma}{2}\lVert\theta\rVert^2",
-     "The rule: a weighted classification of the treatment received, each patient weighted by "
-     "their benefit over the chance of the arm they got (W bounds these weights)."),
-    (r"\Delta = \frac{C + 2W}{\gamma}",
-     "How far replacing one patient can move the exact rule (C = 0 here: the randomization "
-     "probabilities are known); the code adds a 2·10⁻⁶/γ solver slack."),
-    (r"\theta^* = \hat\theta + b,\quad p(b) \propto e^{-\varepsilon \lVert b\rVert / \Delta}",
-     "The release: noise whose length is Gamma(d, ε/Δ) in a uniform direction, so its mean "
-     "length is dΔ/ε."),
+    (
+        r"\hat\theta = \arg\min_\theta \sum_{i=1}^n \frac{B_i - b_{lo}}{\pi(A_i)}\,"
+        r"\ell_h\big(A_i\,\theta^\top \tilde x_i\big) + \frac{\gamma}{2}\lVert\theta\rVert^2",
+        "The rule: a weighted classification of the treatment received, each patient weighted by "
+        "their benefit over the chance of the arm they got (W bounds these weights).",
+    ),
+    (
+        r"\Delta = \frac{C + 2W}{\gamma}",
+        "How far replacing one patient can move the exact rule (C = 0 here: the randomization "
+        "probabilities are known); the code adds a 2·10⁻⁶/γ solver slack.",
+    ),
+    (
+        r"\theta^* = \hat\theta + b,\quad p(b) \propto e^{-\varepsilon \lVert b\rVert / \Delta}",
+        "The release: noise whose length is Gamma(d, ε/Δ) in a uniform direction, so its mean "
+        "length is dΔ/ε.",
+    ),
 )
+
 
 def clinical_summary(eps, n, concordance, value_private, value_best, scale):
     """The private rule against the best non-private rule, out of 100 patients, in outcome units."""
     if math.isinf(eps):
-        return (f"Without privacy, a rule learned from {n} patients reaches an average outcome of "
-                f"{value_private:.2f} outcome units ({scale}; the best non-private rule: "
-                f"{value_best:.2f}).")
+        return (
+            f"Without privacy, a rule learned from {n} patients reaches an average outcome of "
+            f"{value_private:.2f} outcome units ({scale}; the best non-private rule: "
+            f"{value_best:.2f})."
+        )
     same = int(round(concordance))
     change = value_private - value_best
     direction = "drops" if change < 0 else "rises" if change > 0 else "stays"
-    return (f"At ε = {eps:g}, with {n} patients to learn from, out of 100 new patients the private "
-            f"rule recommends the same treatment as the non-private rule at its γ for about {same}; "
-            f"the average outcome of patients treated by the rule (its value) {direction} from "
-            f"{value_best:.2f} for the best non-private rule to {value_private:.2f} outcome units "
-            f"({scale}).")
+    return (
+        f"At ε = {eps:g}, with {n} patients to learn from, out of 100 new patients the private "
+        f"rule recommends the same treatment as the non-private rule at its γ for about {same}; "
+        f"the average outcome of patients treated by the rule (its value) {direction} from "
+        f"{value_best:.2f} for the best non-private rule to {value_private:.2f} outcome units "
+        f"({scale})."
+    )
 
 
 # Display names for the simulated trial's features x1..x4 (each uniform on [0, 1]); invented
 # so that a rule reads like one, the simulation itself is the paper's.
-FEATURE_NAMES = {"x1": "age (x1)", "x2": "biomarker (x2)", "x3": "blood pressure (x3)",
-                 "x4": "kidney risk (x4)"}
+FEATURE_NAMES = {
+    "x1": "age (x1)",
+    "x2": "biomarker (x2)",
+    "x3": "blood pressure (x3)",
+    "x4": "kidney risk (x4)",
+}
 
 
 def feature_names(names):

@@ -18,8 +18,26 @@ from dpcore_app.ui.common.limits import cap_work
 from dpcore_app.ui.owl import charts, compute, decide, decide_explain, explain
 from dpcore_app.ui.owl import decide_compute as targets
 
-TERMS = ("accuracy", "points", "value", "agreement", "coin flip", "epsilon", "gamma", "h", "W", "C", "Delta",
-         "interval", "treat everyone", "oracle", "public bounds", "authors' shift", "kappa", "Algorithm 2")
+TERMS = (
+    "accuracy",
+    "points",
+    "value",
+    "agreement",
+    "coin flip",
+    "epsilon",
+    "gamma",
+    "h",
+    "W",
+    "C",
+    "Delta",
+    "interval",
+    "treat everyone",
+    "oracle",
+    "public bounds",
+    "authors' shift",
+    "kappa",
+    "Algorithm 2",
+)
 
 
 @dataclass(frozen=True)
@@ -47,9 +65,15 @@ def view(s, results, reps):
     """The :class:`View` of ``results`` (n -> (runs, summary, refs)) at the state ``s``."""
     runs, summary, refs = results[s["n"]]
     all_summary = compute.stack_summaries(results)
-    return View(runs, summary, refs, all_summary, compute.cell(summary, s["eps"]),
-                decide.best_reference(s, all_summary, reps),
-                {m: r for m, (r, _, _) in results.items()})
+    return View(
+        runs,
+        summary,
+        refs,
+        all_summary,
+        compute.cell(summary, s["eps"]),
+        decide.best_reference(s, all_summary, reps),
+        {m: r for m, (r, _, _) in results.items()},
+    )
 
 
 def decision(s, v, target, reps):
@@ -58,14 +82,23 @@ def decision(s, v, target, reps):
     ``mark``."""
     (target, assurance), eps, n = target, s["eps"], s["n"]
     threshold = target.threshold(v.best.accuracy_mean)
-    thresholds = {m: target.threshold(decide.best_reference(s, v.all_summary, reps, m).accuracy_mean)
-                  if target.kind == "points" else threshold for m in sorted(v.runs_by_n)}
+    thresholds = {
+        m: target.threshold(decide.best_reference(s, v.all_summary, reps, m).accuracy_mean)
+        if target.kind == "points"
+        else threshold
+        for m in sorted(v.runs_by_n)
+    }
     assured = targets.smallest_assured_eps(v.runs_by_n[n], threshold, assurance)
-    return dict(threshold=threshold, answer=targets.smallest_eps(v.all_summary, n, threshold),
-                assured=assured, share=targets.share_at(v.runs_by_n[n], eps, threshold),
-                n_hit=targets.smallest_assured_n(v.runs_by_n, eps, thresholds, assurance),
-                mark=(threshold, targets.hit_at(v.all_summary, n, assured.at if assured else None)),
-                assurance=assurance, target=target)
+    return dict(
+        threshold=threshold,
+        answer=targets.smallest_eps(v.all_summary, n, threshold),
+        assured=assured,
+        share=targets.share_at(v.runs_by_n[n], eps, threshold),
+        n_hit=targets.smallest_assured_n(v.runs_by_n, eps, thresholds, assurance),
+        mark=(threshold, targets.hit_at(v.all_summary, n, assured.at if assured else None)),
+        assurance=assurance,
+        target=target,
+    )
 
 
 def verdict(s, v, target, reps, first):
@@ -74,20 +107,52 @@ def verdict(s, v, target, reps, first):
     d, eps, n = decision(s, v, target, reps), s["eps"], s["n"]
     g_best = decide.best_gamma(n)
     fixed = compute.cell(v.all_summary[v.all_summary.n == n], math.inf).accuracy_mean
-    note = "" if s["mode"] == "paper" else (f" (γ = {g_best:g}; at the fixed γ = {s['gamma']:g} even the "
-                                            f"non-private rule reaches only {fixed:.1f}%)")
-    kind, sentence = decide_explain.verdict(eps, n, v.here, v.best, d["threshold"], d["target"].words(), d["share"],
-                                     d["assurance"], note, first)
-    getattr(st, kind)(sentence + " " + common_explain.epsilon_note(eps), icon=":material/medical_services:")
+    note = (
+        ""
+        if s["mode"] == "paper"
+        else (
+            f" (γ = {g_best:g}; at the fixed γ = {s['gamma']:g} even the "
+            f"non-private rule reaches only {fixed:.1f}%)"
+        )
+    )
+    kind, sentence = decide_explain.verdict(
+        eps,
+        n,
+        v.here,
+        v.best,
+        d["threshold"],
+        d["target"].words(),
+        d["share"],
+        d["assurance"],
+        note,
+        first,
+    )
+    getattr(st, kind)(
+        sentence + " " + common_explain.epsilon_note(eps), icon=":material/medical_services:"
+    )
     # Beside the share: how stable one release is (two releases of the same trial).
     st.markdown(f":material/compare_arrows: {decide_explain.stability_sentence(eps, v.here)}")
     if st.session_state.get("_preset_toast") and not first:
         st.toast(f"{st.session_state.pop('_preset_toast')}: {sentence}", icon=":material/check:")
-    answer = (d["assured"], d["answer"], n, eps, d["n_hit"], sorted(v.runs_by_n), v.best.accuracy_mean,
-              d["threshold"], d["assurance"])
+    answer = (
+        d["assured"],
+        d["answer"],
+        n,
+        eps,
+        d["n_hit"],
+        sorted(v.runs_by_n),
+        v.best.accuracy_mean,
+        d["threshold"],
+        d["assurance"],
+    )
     text = decide_explain.eps_answer_sentence(*answer)
     st.markdown("**At what ε can we publish?** " + text)
-    return dict(d, text=text, board=decide_explain.eps_answer_sentence(*answer, board=True), verdict=sentence)
+    return dict(
+        d,
+        text=text,
+        board=decide_explain.eps_answer_sentence(*answer, board=True),
+        verdict=sentence,
+    )
 
 
 def nonprivate_name(s):
@@ -98,33 +163,60 @@ def curve_references(s, v, reps, metric, scale, reference_ns):
     """(reference levels, {n: the best non-private rule's level}) of the curves of ``metric``."""
     suffix = "" if scale == "own" else "_paper"
     shown = "value" if metric.startswith("value") else metric
-    references = ({k: float(v.refs[k + suffix].mean()) for k in ("oracle", "treat_all", "treat_none")}
-                  if shown == "value" else targets.fixed_rule_accuracy() if shown == "accuracy" else None)
-    best = None if metric == "concordance" else {
-        m: float(decide.best_reference(s, v.all_summary, reps, m)[f"{metric}_mean"]) for m in reference_ns}
+    references = (
+        {k: float(v.refs[k + suffix].mean()) for k in ("oracle", "treat_all", "treat_none")}
+        if shown == "value"
+        else targets.fixed_rule_accuracy()
+        if shown == "accuracy"
+        else None
+    )
+    best = (
+        None
+        if metric == "concordance"
+        else {
+            m: float(decide.best_reference(s, v.all_summary, reps, m)[f"{metric}_mean"])
+            for m in reference_ns
+        }
+    )
     return references, best
 
 
 def curve_figures(s, sizes, v, reps, metric, scale, reference_ns, mark):
     """The view's curves against ε and against n, from the shared figure cache."""
     references, best = curve_references(s, v, reps, metric, scale, reference_ns)
-    return (figure(charts.curves_vs_epsilon, v.all_summary, metric, sizes, s["eps"], references,
-                   mode=s["mode"], gamma=s["gamma"], best=best, reference_ns=reference_ns,
-                   target=mark if metric == "accuracy" else None),
-            figure(charts.curve_vs_n, v.all_summary, metric, s["eps"], references, nonprivate_name(s)))
+    return (
+        figure(
+            charts.curves_vs_epsilon,
+            v.all_summary,
+            metric,
+            sizes,
+            s["eps"],
+            references,
+            mode=s["mode"],
+            gamma=s["gamma"],
+            best=best,
+            reference_ns=reference_ns,
+            target=mark if metric == "accuracy" else None,
+        ),
+        figure(charts.curve_vs_n, v.all_summary, metric, s["eps"], references, nonprivate_name(s)),
+    )
 
 
 def spread(s, runs, metric):
     """(the metric over the repetitions at the state's ε, or None without privacy; the same of
     the non-private rule)."""
     private = math.isfinite(s["eps"])
-    return (runs.loc[runs.epsilon == s["eps"], metric] if private else None,
-            runs.loc[np.isinf(runs.epsilon), metric])
+    return (
+        runs.loc[runs.epsilon == s["eps"], metric] if private else None,
+        runs.loc[np.isinf(runs.epsilon), metric],
+    )
 
 
 def example(s):
     """The example rule of the state ``s`` (one simulated trial)."""
-    return compute.example_rule(s["n"], s["eps"], s["mode"], s["gamma"], s["h"], s["W"], s["seed"], s["prep"])
+    return compute.example_rule(
+        s["n"], s["eps"], s["mode"], s["gamma"], s["h"], s["W"], s["seed"], s["prep"]
+    )
 
 
 def rule_figures(s, runs, metric, ex):
@@ -132,9 +224,18 @@ def rule_figures(s, runs, metric, ex):
     eps, private = s["eps"], math.isfinite(s["eps"])
     here, best = spread(s, runs, metric)
     same = ex.nonprivate_same_gamma if ex.gamma != ex.gamma_ref and private else None
-    return (figure(charts.distribution, here, best, metric, eps, nonprivate_name(s)),
-            figure(charts.coefficients, explain.feature_names(ex.names), ex.nonprivate,
-                   ex.private if private else None, eps, same, (ex.gamma_ref, ex.gamma)))
+    return (
+        figure(charts.distribution, here, best, metric, eps, nonprivate_name(s)),
+        figure(
+            charts.coefficients,
+            explain.feature_names(ex.names),
+            ex.nonprivate,
+            ex.private if private else None,
+            eps,
+            same,
+            (ex.gamma_ref, ex.gamma),
+        ),
+    )
 
 
 def cards(s, here, best, clipped_here, value_key):
@@ -144,31 +245,64 @@ def cards(s, here, best, clipped_here, value_key):
     vk = value_key
     gammas = (compute.gamma_used(s["mode"], s["gamma"], eps, s["n"]), decide.best_gamma(s["n"]))
     cols, splits = st.columns(3), []
-    for col, (label, m, unit, digits, word) in zip(cols, (
-            ("Accuracy (better treatment)", "accuracy", "pts", 1, "percentage points (pts) of accuracy"),
-            ("Value of the rule", vk, "", 2, "outcome units; value: the average outcome of patients "
-                                              "treated as the rule says"))):
-        total, noise = here[f"{m}_mean"] - best[f"{m}_mean"], here[f"{m}_mean"] - here[f"{m}_same_gamma_mean"]
-        splits.append(f"{label.split(' (')[0].lower()} {explain.gap_text(total, noise, total - noise, unit, digits, gammas)}")
-        col.metric(label, f"{here[f'{m}_mean']:.{digits}f}{'%' if m == 'accuracy' else ''}",
-                   f"{total:+.{digits}f} {unit} vs best non-private".replace("  ", " ") if split else None,
-                   help=f"95% interval over {int(here.reps)} simulated trials: {here[f'{m}_lo']:.{digits}f} – "
-                        f"{here[f'{m}_hi']:.{digits}f}. The change, in {word}, is against the best non-private "
-                        f"rule (γ = {gammas[1]:g}); “from regularization” is what the γ in use costs even "
-                        "without noise.")
+    for col, (label, m, unit, digits, word) in zip(
+        cols,
+        (
+            (
+                "Accuracy (better treatment)",
+                "accuracy",
+                "pts",
+                1,
+                "percentage points (pts) of accuracy",
+            ),
+            (
+                "Value of the rule",
+                vk,
+                "",
+                2,
+                "outcome units; value: the average outcome of patients treated as the rule says",
+            ),
+        ),
+    ):
+        total, noise = (
+            here[f"{m}_mean"] - best[f"{m}_mean"],
+            here[f"{m}_mean"] - here[f"{m}_same_gamma_mean"],
+        )
+        splits.append(
+            f"{label.split(' (')[0].lower()} {explain.gap_text(total, noise, total - noise, unit, digits, gammas)}"
+        )
+        col.metric(
+            label,
+            f"{here[f'{m}_mean']:.{digits}f}{'%' if m == 'accuracy' else ''}",
+            f"{total:+.{digits}f} {unit} vs best non-private".replace("  ", " ") if split else None,
+            help=f"95% interval over {int(here.reps)} simulated trials: {here[f'{m}_lo']:.{digits}f} – "
+            f"{here[f'{m}_hi']:.{digits}f}. The change, in {word}, is against the best non-private "
+            f"rule (γ = {gammas[1]:g}); “from regularization” is what the γ in use costs even "
+            "without noise.",
+        )
     if private:
-        cols[2].metric("Agrees with the non-private rule", f"{here.concordance_mean:.1f}%",
-                       help=f"At the same γ. 95% interval: {here.concordance_lo:.1f} – {here.concordance_hi:.1f}%.")
+        cols[2].metric(
+            "Agrees with the non-private rule",
+            f"{here.concordance_mean:.1f}%",
+            help=f"At the same γ. 95% interval: {here.concordance_lo:.1f} – {here.concordance_hi:.1f}%.",
+        )
     if split:
-        st.markdown("**The gap to the best non-private rule, by cause:** " + "; ".join(splits)
-                    + ". (pts: percentage points of accuracy; value in outcome units; regularization: "
-                    "what the γ in use costs even without noise.)")
+        st.markdown(
+            "**The gap to the best non-private rule, by cause:** "
+            + "; ".join(splits)
+            + ". (pts: percentage points of accuracy; value in outcome units; regularization: "
+            "what the γ in use costs even without noise.)"
+        )
     st.caption(explain.intervals(here, vk, private))
     outcome, W = compute.preprocessing(s["prep"], s["W"])
     st.caption(explain.coverage(s["prep"], W, outcome, float(clipped_here.mean())))
     scale = "on the outcome's own scale" if vk == "value" else "on the authors' test-shifted scale"
-    st.info(explain.clinical_summary(eps, s["n"], here.concordance_mean, here[vk + "_mean"],
-                                     best[vk + "_mean"], scale), icon=":material/groups:")
+    st.info(
+        explain.clinical_summary(
+            eps, s["n"], here.concordance_mean, here[vk + "_mean"], best[vk + "_mean"], scale
+        ),
+        icon=":material/groups:",
+    )
     st.info(common_explain.privacy_statement(eps), icon=":material/visibility_off:")
     glossary.panel(TERMS)
 
@@ -177,17 +311,45 @@ def downloads(results, summary, s, report):
     """The four downloads; ``report()`` builds the view's handout, called only on a download."""
     runs, report = {n: r for n, (r, _, _) in results.items()}, functools.cache(report)
     a, b, c, d = st.columns(4)
-    a.download_button("Runs (CSV)", lambda: handout.with_settings(compute.stack_runs(runs), report().settings),
-                      "dp_owl_runs.csv", "text/csv", on_click="ignore", width="stretch")
-    b.download_button("Summary (CSV)", lambda: handout.with_settings(summary, report().settings),
-                      "dp_owl_summary.csv", "text/csv", on_click="ignore", width="stretch")
-    c.download_button("This view (CSV)", lambda: handout.with_settings(
-        compute.view_numbers(summary, s["n"], s["eps"]), report().settings), "dp_owl_view.csv", "text/csv",
-        on_click="ignore", width="stretch")
-    d.download_button("Handout (HTML, offline)", lambda: handout.page(report()), "dp_owl_handout.html",
-                      "text/html", on_click="ignore", width="stretch", key="handout")
-    st.caption("Each CSV starts with its settings (seed, W, preprocessing, the reproducing link) and a "
-               "data dictionary as # comment lines: read it with pandas.read_csv(..., comment='#').")
+    a.download_button(
+        "Runs (CSV)",
+        lambda: handout.with_settings(compute.stack_runs(runs), report().settings),
+        "dp_owl_runs.csv",
+        "text/csv",
+        on_click="ignore",
+        width="stretch",
+    )
+    b.download_button(
+        "Summary (CSV)",
+        lambda: handout.with_settings(summary, report().settings),
+        "dp_owl_summary.csv",
+        "text/csv",
+        on_click="ignore",
+        width="stretch",
+    )
+    c.download_button(
+        "This view (CSV)",
+        lambda: handout.with_settings(
+            compute.view_numbers(summary, s["n"], s["eps"]), report().settings
+        ),
+        "dp_owl_view.csv",
+        "text/csv",
+        on_click="ignore",
+        width="stretch",
+    )
+    d.download_button(
+        "Handout (HTML, offline)",
+        lambda: handout.page(report()),
+        "dp_owl_handout.html",
+        "text/html",
+        on_click="ignore",
+        width="stretch",
+        key="handout",
+    )
+    st.caption(
+        "Each CSV starts with its settings (seed, W, preprocessing, the reproducing link) and a "
+        "data dictionary as # comment lines: read it with pandas.read_csv(..., comment='#')."
+    )
 
 
 def for_statisticians(ex, eps, names):
@@ -195,8 +357,12 @@ def for_statisticians(ex, eps, names):
     if math.isfinite(eps):
         st.markdown(explain.agreement_text(ex.agreement))
         radius = expected_noise_radius(len(ex.theta_hat), eps, ex.sensitivity, k=2)
-        st.plotly_chart(figure(charts.noise_vector, ex.theta_hat, ex.noise, radius, names=names), width="stretch",
-                        key="noise", config=charts.CONFIG)
+        st.plotly_chart(
+            figure(charts.noise_vector, ex.theta_hat, ex.noise, radius, names=names),
+            width="stretch",
+            key="noise",
+            config=charts.CONFIG,
+        )
         st.caption(explain.noise_caption(len(ex.theta_hat), ex.sensitivity, radius))
     for formula, meaning in explain.OWL_FORMULAS:
         st.latex(formula)

@@ -47,18 +47,46 @@ DOMINANT = 0.10
 
 
 @st.cache_data(max_entries=32, show_spinner="Simulating a twin of your trial (no privacy spent)…")
-def twin_preview(n, lower, upper, binary, outcome_bounds, larger_is_better, propensity,
-                 eps_grid, gammas, W, C, huber_h=0.5, dominant=False):
+def twin_preview(
+    n,
+    lower,
+    upper,
+    binary,
+    outcome_bounds,
+    larger_is_better,
+    propensity,
+    eps_grid,
+    gammas,
+    W,
+    C,
+    huber_h=0.5,
+    dominant=False,
+):
     """The preview's table (see :func:`dpcore.owl.preview.preview`); public inputs only.
     ``dominant``: the treated arm is better on average by :data:`DOMINANT` of the range."""
-    design = TwinDesign(n=int(n), lower=tuple(lower), upper=tuple(upper),
-                        outcome_bounds=tuple(outcome_bounds), larger_is_better=bool(larger_is_better),
-                        propensity=float(propensity), binary=tuple(binary),
-                        average_effect=DOMINANT if dominant else 0.0)
+    design = TwinDesign(
+        n=int(n),
+        lower=tuple(lower),
+        upper=tuple(upper),
+        outcome_bounds=tuple(outcome_bounds),
+        larger_is_better=bool(larger_is_better),
+        propensity=float(propensity),
+        binary=tuple(binary),
+        average_effect=DOMINANT if dominant else 0.0,
+    )
     # Bounded whatever n (a twin has at most dpcore.owl.preview.MAX_ROWS patients), so it runs
     # in the analyst's own session, not behind the gate the teaching pages' sweeps share.
-    return preview(design, eps_grid, gamma=list(gammas), weight_bound=W, C=C,
-                   huber_h=huber_h, twins=TWINS, draws=DRAWS, seed=0)
+    return preview(
+        design,
+        eps_grid,
+        gamma=list(gammas),
+        weight_bound=W,
+        C=C,
+        huber_h=huber_h,
+        twins=TWINS,
+        draws=DRAWS,
+        seed=0,
+    )
 
 
 def fit_size(n, evaluation):
@@ -81,8 +109,16 @@ def noise_lengths(lower, upper, eps, W, gamma, C, n):
     return noise_per_coefficient(np.asarray(lower), np.asarray(upper), eps, delta)
 
 
-def dictionary_from_settings(trial, bounds, outcome_bounds, larger_is_better, propensity, units=None,
-                             base=None, min_propensity=None):
+def dictionary_from_settings(
+    trial,
+    bounds,
+    outcome_bounds,
+    larger_is_better,
+    propensity,
+    units=None,
+    base=None,
+    min_propensity=None,
+):
     """The page's filled-in public metadata as a Dictionary (for "download this dictionary").
 
     ``bounds`` are the numeric covariates' public bounds as entered; categorical levels and
@@ -95,36 +131,84 @@ def dictionary_from_settings(trial, bounds, outcome_bounds, larger_is_better, pr
     cols = []
     for name, levels in ((c, lv) for c, lv in trial.categories.items()):
         old = kept.get(name)
-        cols.append(Column(name, "covariate", "categorical", units.get(name, old.unit if old else ""),
-                           None, tuple(levels), old.meaning if old else ""))
+        cols.append(
+            Column(
+                name,
+                "covariate",
+                "categorical",
+                units.get(name, old.unit if old else ""),
+                None,
+                tuple(levels),
+                old.meaning if old else "",
+            )
+        )
     dummies = {f"{c}={lev}" for c, levels in trial.categories.items() for lev in levels[1:]}
     for name in trial.covariates:
         if name in dummies:
             continue
         old = kept.get(name)
         kind = old.type if old is not None and old.type == "binary" else "numeric"
-        cols.append(Column(name, "covariate", kind, units.get(name, old.unit if old else ""),
-                           None if kind == "binary" else tuple(map(float, bounds[name])), None,
-                           old.meaning if old else ""))
+        cols.append(
+            Column(
+                name,
+                "covariate",
+                kind,
+                units.get(name, old.unit if old else ""),
+                None if kind == "binary" else tuple(map(float, bounds[name])),
+                None,
+                old.meaning if old else "",
+            )
+        )
     old = kept.get(trial.treatment)
-    cols.append(Column(trial.treatment, "treatment", "label", "", None, tuple(trial.arms),
-                       old.meaning if old else ""))
+    cols.append(
+        Column(
+            trial.treatment,
+            "treatment",
+            "label",
+            "",
+            None,
+            tuple(trial.arms),
+            old.meaning if old else "",
+        )
+    )
     if trial.propensity_column:
         cols.append(Column(trial.propensity_column, "propensity", "numeric"))
     old = kept.get(trial.outcome)
-    cols.append(Column(trial.outcome, "outcome", "numeric", units.get(trial.outcome, old.unit if old else ""),
-                       tuple(map(float, outcome_bounds)), None, old.meaning if old else ""))
-    return Dictionary(columns=tuple(cols), treated=trial.arms[0],
-                      propensity=propensity if isinstance(propensity, float) else None,
-                      larger_is_better=bool(larger_is_better),
-                      min_propensity=(float(min_propensity) if propensity == "column"
-                                      and min_propensity is not None else None),
-                      dataset=base.dataset if base is not None else "",
-                      description=base.description if base is not None else "")
+    cols.append(
+        Column(
+            trial.outcome,
+            "outcome",
+            "numeric",
+            units.get(trial.outcome, old.unit if old else ""),
+            tuple(map(float, outcome_bounds)),
+            None,
+            old.meaning if old else "",
+        )
+    )
+    return Dictionary(
+        columns=tuple(cols),
+        treated=trial.arms[0],
+        propensity=propensity if isinstance(propensity, float) else None,
+        larger_is_better=bool(larger_is_better),
+        min_propensity=(
+            float(min_propensity) if propensity == "column" and min_propensity is not None else None
+        ),
+        dataset=base.dataset if base is not None else "",
+        description=base.description if base is not None else "",
+    )
 
 
-def script_text(csv_name, dictionary_name, settings, epsilon_eval=None, fit_share=0.8, split_seed=0,
-                *, columns=None, p_min=None):
+def script_text(
+    csv_name,
+    dictionary_name,
+    settings,
+    epsilon_eval=None,
+    fit_share=0.8,
+    split_seed=0,
+    *,
+    columns=None,
+    p_min=None,
+):
     """The "Python script" download for a release made with ``settings`` (the page's dict).
 
     ``columns`` are the file's columns the release used (``Released.columns``): the script
@@ -133,23 +217,48 @@ def script_text(csv_name, dictionary_name, settings, epsilon_eval=None, fit_shar
     """
     propensity = settings.get("propensity")
     C = "worst-case" if propensity == "logistic" else 0.0
-    return release_script(csv_name=csv_name, dictionary_name=dictionary_name,
-                          epsilon=settings["eps"], gamma=settings["gamma"],
-                          weight_bound=settings["W"], C=C, epsilon_eval=epsilon_eval,
-                          fit_share=fit_share, split_seed=split_seed, propensity=propensity,
-                          min_propensity=p_min if propensity == "column" else None,
-                          columns=columns,
-                          not_private=() if settings.get("private", True) else (VOID["bounds"],))
+    return release_script(
+        csv_name=csv_name,
+        dictionary_name=dictionary_name,
+        epsilon=settings["eps"],
+        gamma=settings["gamma"],
+        weight_bound=settings["W"],
+        C=C,
+        epsilon_eval=epsilon_eval,
+        fit_share=fit_share,
+        split_seed=split_seed,
+        propensity=propensity,
+        min_propensity=p_min if propensity == "column" else None,
+        columns=columns,
+        not_private=() if settings.get("private", True) else (VOID["bounds"],),
+    )
 
 
 def script_for(released, csv_name="trial.csv", dictionary_name="trial_dictionary.json"):
     """The script download of a release (a ``Released``): its settings, its design, its
     evaluation's split and the columns its dataset is keyed by in the ledger."""
     evaluation = released.settings.get("evaluation")
-    return script_text(csv_name, dictionary_name, released.settings,
-                       *(evaluation if evaluation else (None,)), columns=released.columns,
-                       p_min=released.mapping.get("p_min"))
+    return script_text(
+        csv_name,
+        dictionary_name,
+        released.settings,
+        *(evaluation if evaluation else (None,)),
+        columns=released.columns,
+        p_min=released.mapping.get("p_min"),
+    )
 
 
-__all__ = ["PREVIEW_EPS", "STRENGTHS", "TARGETS", "dictionary_from_settings", "noise_lengths",
-           "fit_size", "preview_gammas", "preview_grid", "script_for", "script_text", "twin_preview", "twin_propensity"]
+__all__ = [
+    "PREVIEW_EPS",
+    "STRENGTHS",
+    "TARGETS",
+    "dictionary_from_settings",
+    "noise_lengths",
+    "fit_size",
+    "preview_gammas",
+    "preview_grid",
+    "script_for",
+    "script_text",
+    "twin_preview",
+    "twin_propensity",
+]

@@ -5,18 +5,25 @@ Plain text: callers escape it for markdown or HTML.
 
 from __future__ import annotations
 
-PREVIEW_NOTE = ("Simulated, no privacy spent: a twin of your trial built from public values only "
-                "(n, covariate count, public bounds, design, W, C, γ), not from your patients.")
+PREVIEW_NOTE = (
+    "Simulated, no privacy spent: a twin of your trial built from public values only "
+    "(n, covariate count, public bounds, design, W, C, γ), not from your patients."
+)
 
 
 def twin_assumptions(n, dominant=False):
     """What the twin assumes, in one sentence: the preview is exactly as good as these."""
-    arms = ("one arm better on average (a dominant arm)" if dominant
-            else "no average difference between the arms")
-    return (f"The twin assumes {n} patients (those the rule is fitted on), covariates uniform on "
-            "their public bounds (0/1 columns fair coins), a treatment effect linear in the "
-            f"covariates and {arms}. A real trial differs on each: read the preview as an order "
-            "of magnitude, not a forecast.")
+    arms = (
+        "one arm better on average (a dominant arm)"
+        if dominant
+        else "no average difference between the arms"
+    )
+    return (
+        f"The twin assumes {n} patients (those the rule is fitted on), covariates uniform on "
+        "their public bounds (0/1 columns fair coins), a treatment effect linear in the "
+        f"covariates and {arms}. A real trial differs on each: read the preview as an order "
+        "of magnitude, not a forecast."
+    )
 
 
 def preview_sentence(frame, strength, eps, target, smallest, unit=""):
@@ -27,26 +34,36 @@ def preview_sentence(frame, strength, eps, target, smallest, unit=""):
     """
     row = frame[(frame["strength"] == strength) & (frame["epsilon"] == eps)].iloc[0]
     unit = f" {unit}" if unit else ""
-    reach = (f"the smallest previewed ε at which it agrees on {target}% of patients on average is "
-             f"about {smallest:.2g}" if smallest is not None else
-             f"no previewed ε up to 100 reaches {target}% agreement on average")
+    reach = (
+        f"the smallest previewed ε at which it agrees on {target}% of patients on average is "
+        f"about {smallest:.2g}"
+        if smallest is not None
+        else f"no previewed ε up to 100 reaches {target}% agreement on average"
+    )
     lo, hi = row["agreement_lo"], row["agreement_hi"]
-    spread = (f"single releases range from {lo:.0f}% to {hi:.0f}%, too wide to say what one "
-              "release will do" if hi - lo >= 80 else
-              f"95% of single releases between {lo:.0f}% and {hi:.0f}%")
+    spread = (
+        f"single releases range from {lo:.0f}% to {hi:.0f}%, too wide to say what one "
+        "release will do"
+        if hi - lo >= 80
+        else f"95% of single releases between {lo:.0f}% and {hi:.0f}%"
+    )
     kept, base = row["retained_mean"], row["nonprivate_gain"]
     if kept == kept and 0.0 <= kept <= 1.0:
         value = f"keeps {100 * kept:.0f}% of its gain over the better fixed arm"
     elif kept == kept:
-        value = (f"gains {kept * base:.3g}{unit} over the better fixed arm on average, against "
-                 f"{base:.3g}{unit} for the non-private rule")
+        value = (
+            f"gains {kept * base:.3g}{unit} over the better fixed arm on average, against "
+            f"{base:.3g}{unit} for the non-private rule"
+        )
     else:
         value = "has no gain over the better fixed arm to keep (the non-private rule has none)"
-    return (f"With {strength} effects (the best arm's advantage varies across patients with a "
-            f"standard deviation of {row['effect_sd']:.3g}{unit}), a private rule at ε = {eps:g} "
-            f"agrees with the non-private rule on {row['agreement_mean']:.0f}% of patients on "
-            f"average ({spread}) and {value}; {reach}.{stability_clause(row, eps)} "
-            "Simulated, no privacy spent.")
+    return (
+        f"With {strength} effects (the best arm's advantage varies across patients with a "
+        f"standard deviation of {row['effect_sd']:.3g}{unit}), a private rule at ε = {eps:g} "
+        f"agrees with the non-private rule on {row['agreement_mean']:.0f}% of patients on "
+        f"average ({spread}) and {value}; {reach}.{stability_clause(row, eps)} "
+        "Simulated, no privacy spent."
+    )
 
 
 def stability_clause(row, eps):
@@ -57,21 +74,29 @@ def stability_clause(row, eps):
         return ""
     coin = ": about as often as two coin flips would" if lo <= 50.0 <= hi else ""
     shown = f"{d:.0f}%" if d >= 1 else f"{d:.2g}%"
-    return (f" Two releases at ε = {eps:g} on the same trial (fresh noise each) would treat about "
-            f"{shown} of its patients differently (95% of pairs between {lo:.0f}% and {hi:.0f}%)"
-            f"{coin}; a second release that differs this much is expected.")
+    return (
+        f" Two releases at ε = {eps:g} on the same trial (fresh noise each) would treat about "
+        f"{shown} of its patients differently (95% of pairs between {lo:.0f}% and {hi:.0f}%)"
+        f"{coin}; a second release that differs this much is expected."
+    )
 
 
 def noise_sentence(noise, names, eps):
     """The typical noise per coefficient in the rule's own units, against the public bounds."""
     j = int(abs(noise["across_bounds"]).argmax()) if len(names) else 0
-    worst = (f"; across its public bounds the noise alone can move the score by about "
-             f"{noise['across_bounds'][j]:.2g} for '{names[j]}'" if len(names) else "")
-    return (f"At ε = {eps:g} the noise added to the rule has length dΔ/ε = {noise['radius']:.3g} "
-            f"in the scaled space where every patient's features have length at most 1; per "
-            f"coefficient that is typically {noise['intercept']:.2g} on the intercept{worst}. "
-            "Compare it with the released rule's bars: a covariate whose bar is not much longer "
-            "than this could owe its pull to the noise.")
+    worst = (
+        f"; across its public bounds the noise alone can move the score by about "
+        f"{noise['across_bounds'][j]:.2g} for '{names[j]}'"
+        if len(names)
+        else ""
+    )
+    return (
+        f"At ε = {eps:g} the noise added to the rule has length dΔ/ε = {noise['radius']:.3g} "
+        f"in the scaled space where every patient's features have length at most 1; per "
+        f"coefficient that is typically {noise['intercept']:.2g} on the intercept{worst}. "
+        "Compare it with the released rule's bars: a covariate whose bar is not much longer "
+        "than this could owe its pull to the noise."
+    )
 
 
 def evaluation_sentence(evaluation):
@@ -81,7 +106,8 @@ def evaluation_sentence(evaluation):
 
 def cost_sentence(eps_fit, eps_eval, n_fit, n_eval):
     """Parallel composition of the two parts, in one sentence."""
-    return (f"The rule was fitted on {n_fit} patients at ε = {eps_fit:g} and evaluated on the "
-            f"other {n_eval} at ε_eval = {eps_eval:g}; each patient is in one part only, so the "
-            f"trial spends max(ε, ε_eval) = {max(eps_fit, eps_eval):g} (parallel composition).")
-
+    return (
+        f"The rule was fitted on {n_fit} patients at ε = {eps_fit:g} and evaluated on the "
+        f"other {n_eval} at ε_eval = {eps_eval:g}; each patient is in one part only, so the "
+        f"trial spends max(ε, ε_eval) = {max(eps_fit, eps_eval):g} (parallel composition)."
+    )

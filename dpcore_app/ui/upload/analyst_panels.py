@@ -23,10 +23,16 @@ SHARES = (0.7, 0.8, 0.9)
 
 def dictionary_uploader(key="dictionary_upload"):
     """An optional public data dictionary (JSON or CSV); returns a Dictionary or None."""
-    up = st.file_uploader("Public data dictionary (optional: JSON or CSV with column, role, type, "
-                          "lower, upper, levels, unit)", type=["json", "csv"], key=key)
-    st.caption("A dictionary fills the roles, types, levels, bounds and design from the protocol. "
-               "It holds public metadata only; nothing in it is read from your data.")
+    up = st.file_uploader(
+        "Public data dictionary (optional: JSON or CSV with column, role, type, "
+        "lower, upper, levels, unit)",
+        type=["json", "csv"],
+        key=key,
+    )
+    st.caption(
+        "A dictionary fills the roles, types, levels, bounds and design from the protocol. "
+        "It holds public metadata only; nothing in it is read from your data."
+    )
     if up is None:
         return None
     try:
@@ -38,20 +44,35 @@ def dictionary_uploader(key="dictionary_upload"):
         # the valid entries are used; each invalid one is listed with its fix and left empty
         # in the table below, which then asks for it
         lines = "\n".join(f"- {plain(str(p))}" for p in d.problems)
-        st.warning(f"{len(d.problems)} entries of the dictionary were left out; the rest is "
-                   f"used. Fix these and upload it again:\n{lines}", icon=":material/warning:")
+        st.warning(
+            f"{len(d.problems)} entries of the dictionary were left out; the rest is "
+            f"used. Fix these and upload it again:\n{lines}",
+            icon=":material/warning:",
+        )
     return d
 
 
 def dictionary_downloads(dictionary, stem="trial"):
     """'Download this dictionary' as JSON and as CSV, so the next release starts filled."""
     a, b = st.columns(2)
-    a.download_button("Download this dictionary (JSON)", dictionary.to_json(),
-                      f"{stem}_dictionary.json", "application/json", key="dl_dict_json",
-                      on_click="ignore", width="stretch")
-    b.download_button("Download this dictionary (CSV)", dictionary.to_csv(),
-                      f"{stem}_dictionary.csv", "text/csv", key="dl_dict_csv", on_click="ignore",
-                      width="stretch")
+    a.download_button(
+        "Download this dictionary (JSON)",
+        dictionary.to_json(),
+        f"{stem}_dictionary.json",
+        "application/json",
+        key="dl_dict_json",
+        on_click="ignore",
+        width="stretch",
+    )
+    b.download_button(
+        "Download this dictionary (CSV)",
+        dictionary.to_csv(),
+        f"{stem}_dictionary.csv",
+        "text/csv",
+        key="dl_dict_csv",
+        on_click="ignore",
+        width="stretch",
+    )
 
 
 def binary_flags(names, categories, dictionary=None):
@@ -63,34 +84,79 @@ def binary_flags(names, categories, dictionary=None):
     return tuple(n in dummies or n in binary for n in names)
 
 
-def preview_panel(n, names, lower, upper, binary, outcome_bounds, larger_is_better, propensity,
-                  p_min, W, C, eps, gamma, gamma_source, unit=""):
+def preview_panel(
+    n,
+    names,
+    lower,
+    upper,
+    binary,
+    outcome_bounds,
+    larger_is_better,
+    propensity,
+    p_min,
+    W,
+    C,
+    eps,
+    gamma,
+    gamma_source,
+    unit="",
+):
     """What a release at ε is likely to deliver, on a simulated twin; returns the table."""
     st.subheader("Preview before spending", anchor=False)
     left, middle, right = st.columns(3)
-    strength = left.segmented_control("Heterogeneity of the treatment effect",
-                                      tuple(STRENGTHS), default="moderate",
-                                      key="preview_strength") or "moderate"
-    dominant = middle.segmented_control(
-        "Arms on average", ("equal", "one better"), default="equal", key="preview_dominant",
-        help=f"One better: the treated arm is better on average by {compute.DOMINANT:.0%} of the "
-             "outcome's range, so treating everyone is already good.") == "one better"
-    target = right.segmented_control("Target agreement (%)", compute.TARGETS, default=90,
-                                     key="preview_target") or 90
+    strength = (
+        left.segmented_control(
+            "Heterogeneity of the treatment effect",
+            tuple(STRENGTHS),
+            default="moderate",
+            key="preview_strength",
+        )
+        or "moderate"
+    )
+    dominant = (
+        middle.segmented_control(
+            "Arms on average",
+            ("equal", "one better"),
+            default="equal",
+            key="preview_dominant",
+            help=f"One better: the treated arm is better on average by {compute.DOMINANT:.0%} of the "
+            "outcome's range, so treating everyone is already good.",
+        )
+        == "one better"
+    )
+    target = (
+        right.segmented_control(
+            "Target agreement (%)", compute.TARGETS, default=90, key="preview_target"
+        )
+        or 90
+    )
     st.caption(explain.PREVIEW_NOTE + " " + explain.twin_assumptions(int(n), dominant))
     grid = compute.preview_grid(eps)
     gammas = compute.preview_gammas(grid, n, W, gamma, eps, gamma_source)
-    frame = compute.twin_preview(int(n), tuple(map(float, lower)), tuple(map(float, upper)),
-                                 tuple(binary), tuple(map(float, outcome_bounds)),
-                                 bool(larger_is_better), compute.twin_propensity(propensity, p_min),
-                                 grid, gammas, float(W), C, dominant=dominant)
+    frame = compute.twin_preview(
+        int(n),
+        tuple(map(float, lower)),
+        tuple(map(float, upper)),
+        tuple(binary),
+        tuple(map(float, outcome_bounds)),
+        bool(larger_is_better),
+        compute.twin_propensity(propensity, p_min),
+        grid,
+        gammas,
+        float(W),
+        C,
+        dominant=dominant,
+    )
     smallest = smallest_epsilon(frame, target, strength)
     st.markdown(plain(explain.preview_sentence(frame, strength, eps, target, smallest, unit)))
-    st.plotly_chart(charts.agreement_curve(frame, eps, target), width="stretch",
-                    key="preview_agreement")
-    st.caption("Each band holds 95% of single releases on simulated twins; the dotted line is "
-               "chance (50%). Held at the release's γ where γ does not come from the paper's "
-               "table. Simulated, no privacy spent.")
+    st.plotly_chart(
+        charts.agreement_curve(frame, eps, target), width="stretch", key="preview_agreement"
+    )
+    st.caption(
+        "Each band holds 95% of single releases on simulated twins; the dotted line is "
+        "chance (50%). Held at the release's γ where γ does not come from the paper's "
+        "table. Simulated, no privacy spent."
+    )
     with st.expander("Value kept, and the noise in the rule's own units"):
         st.plotly_chart(charts.retained_curve(frame, eps), width="stretch", key="preview_value")
         noise = compute.noise_lengths(lower, upper, eps, W, gamma, C, n)
@@ -100,18 +166,33 @@ def preview_panel(n, names, lower, upper, binary, outcome_bounds, larger_is_bett
 
 def evaluation_controls(eps):
     """The private evaluation's settings: (on, ε_eval, share fitted); on by default."""
-    on = st.toggle("Evaluate the rule privately on held-out patients", value=True,
-                   key="evaluate", help="A public seeded split: the rule is fitted on one part "
-                   "and its value estimated on the other with Laplace noise at ε_eval.")
+    on = st.toggle(
+        "Evaluate the rule privately on held-out patients",
+        value=True,
+        key="evaluate",
+        help="A public seeded split: the rule is fitted on one part "
+        "and its value estimated on the other with Laplace noise at ε_eval.",
+    )
     if not on:
         return False, None, None
     left, right = st.columns(2)
-    eps_eval = left.select_slider("ε_eval (evaluation)", EVAL_EPS, value=min(EVAL_EPS, key=lambda e: abs(e - eps)),
-                                  key="eps_eval")
-    share = right.select_slider("Share of patients that fit the rule", SHARES, value=0.8,
-                                format_func=lambda s: f"{s:.0%} / {1 - s:.0%}", key="fit_share")
-    st.caption(f"Each patient is in one part, so the trial spends max(ε, ε_eval) = "
-               f"{max(eps, eps_eval):g}, not their sum (parallel composition).")
+    eps_eval = left.select_slider(
+        "ε_eval (evaluation)",
+        EVAL_EPS,
+        value=min(EVAL_EPS, key=lambda e: abs(e - eps)),
+        key="eps_eval",
+    )
+    share = right.select_slider(
+        "Share of patients that fit the rule",
+        SHARES,
+        value=0.8,
+        format_func=lambda s: f"{s:.0%} / {1 - s:.0%}",
+        key="fit_share",
+    )
+    st.caption(
+        f"Each patient is in one part, so the trial spends max(ε, ε_eval) = "
+        f"{max(eps, eps_eval):g}, not their sum (parallel composition)."
+    )
     return True, float(eps_eval), float(share)
 
 
@@ -120,16 +201,26 @@ def evaluation_panel(evaluation, eps_fit, n_fit, unit=""):
     st.markdown("**Private evaluation on held-out patients** (released at ε_eval)")
     unit = f" {unit}" if unit else ""
     cols = st.columns(3)
-    names = {"rule": "Private rule", "treat_all": f"Everyone '{evaluation.treated}'",
-             "treat_none": f"Everyone '{evaluation.control}'"}
+    names = {
+        "rule": "Private rule",
+        "treat_all": f"Everyone '{evaluation.treated}'",
+        "treat_none": f"Everyone '{evaluation.control}'",
+    }
     for col, (key, label) in zip(cols, names.items()):
         e = evaluation.values[key]
-        col.metric(plain(label), f"{e.value:.3g}{unit}", f"95%: {e.lower:.3g} to {e.upper:.3g}",
-                   delta_color="off", delta_arrow="off")
+        col.metric(
+            plain(label),
+            f"{e.value:.3g}{unit}",
+            f"95%: {e.lower:.3g} to {e.upper:.3g}",
+            delta_color="off",
+            delta_arrow="off",
+        )
     show = {"better": st.success, "worse": st.error, "inconclusive": st.info}[evaluation.verdict]
     show(plain(explain.evaluation_sentence(evaluation)), icon=":material/balance:")
-    st.caption(plain(explain.cost_sentence(eps_fit, evaluation.epsilon, n_fit, evaluation.m))
-               + " The intervals include the Laplace noise and the sampling error.")
+    st.caption(
+        plain(explain.cost_sentence(eps_fit, evaluation.epsilon, n_fit, evaluation.m))
+        + " The intervals include the Laplace noise and the sampling error."
+    )
 
 
 def before_release(source, trial, settings, p_min, units):
@@ -146,8 +237,10 @@ def before_release(source, trial, settings, p_min, units):
     lower, upper = trial.feature_bounds(settings["bounds"])
     propensity, eps = settings["propensity"], settings["eps"]
     if propensity == "logistic":
-        st.caption("The private evaluation needs a known randomization or a propensity column; "
-                   "with an estimated propensity the release has none.")
+        st.caption(
+            "The private evaluation needs a known randomization or a propensity column; "
+            "with an estimated propensity the release has none."
+        )
         evaluation = None
     else:
         on, eps_eval, share = evaluation_controls(eps)
@@ -155,21 +248,52 @@ def before_release(source, trial, settings, p_min, units):
     n_fit = compute.fit_size(trial.n, evaluation)
     unit = units.get(trial.outcome, "")
     preview = None
-    if st.toggle(f"Preview on a simulated twin of {n_fit} patients (no privacy spent)",
-                 key="preview_on", help=explain.PREVIEW_NOTE):
+    if st.toggle(
+        f"Preview on a simulated twin of {n_fit} patients (no privacy spent)",
+        key="preview_on",
+        help=explain.PREVIEW_NOTE,
+    ):
         C = "worst-case" if propensity == "logistic" else 0.0
-        source_kind = "paper" if settings["gamma_source"].startswith("the paper's table") else "other"
-        frame = preview_panel(n_fit, trial.covariates, lower, upper,
-                              binary_flags(trial.covariates, trial.categories, base),
-                              settings["outcome_bounds"], settings["larger_is_better"], propensity,
-                              p_min, settings["W"], C, eps, settings["gamma"], source_kind, unit)
+        source_kind = (
+            "paper" if settings["gamma_source"].startswith("the paper's table") else "other"
+        )
+        frame = preview_panel(
+            n_fit,
+            trial.covariates,
+            lower,
+            upper,
+            binary_flags(trial.covariates, trial.categories, base),
+            settings["outcome_bounds"],
+            settings["larger_is_better"],
+            propensity,
+            p_min,
+            settings["W"],
+            C,
+            eps,
+            settings["gamma"],
+            source_kind,
+            unit,
+        )
         strength = st.session_state.get("preview_strength") or "moderate"
         target = st.session_state.get("preview_target") or 90
-        preview = {"frame": frame, "eps": eps, "strength": strength, "target": target,
-                   "smallest": smallest_epsilon(frame, target, strength), "unit": unit}
+        preview = {
+            "frame": frame,
+            "eps": eps,
+            "strength": strength,
+            "target": target,
+            "smallest": smallest_epsilon(frame, target, strength),
+            "unit": unit,
+        }
     filled = compute.dictionary_from_settings(
-        trial, settings["bounds"], settings["outcome_bounds"], settings["larger_is_better"],
-        propensity, units, base, min_propensity=p_min)
+        trial,
+        settings["bounds"],
+        settings["outcome_bounds"],
+        settings["larger_is_better"],
+        propensity,
+        units,
+        base,
+        min_propensity=p_min,
+    )
     dictionary_downloads(filled)
     return {"evaluation": evaluation, "preview": preview}
 
@@ -178,10 +302,18 @@ def script_download(released):
     """The "Python script" download: redoes the release from the CSV and its dictionary, for
     every design, and records it in the durable ledger under this page's dataset."""
     text = compute.script_for(released)
-    st.download_button("Python script (redoes the release: spends ε again)", text,
-                       "release_again.py", "text/x-python", key="dl_script", on_click="ignore",
-                       width="stretch")
-    st.caption("The script reads trial.csv and trial_dictionary.json (the dictionary download "
-               "above): rename your files or edit its first lines. Running it is a new release, "
-               "recorded in the durable privacy ledger (DPCORE_LEDGER, or set LEDGER in the "
-               "script) under the same dataset as this page's releases.")
+    st.download_button(
+        "Python script (redoes the release: spends ε again)",
+        text,
+        "release_again.py",
+        "text/x-python",
+        key="dl_script",
+        on_click="ignore",
+        width="stretch",
+    )
+    st.caption(
+        "The script reads trial.csv and trial_dictionary.json (the dictionary download "
+        "above): rename your files or edit its first lines. Running it is a new release, "
+        "recorded in the durable privacy ledger (DPCORE_LEDGER, or set LEDGER in the "
+        "script) under the same dataset as this page's releases."
+    )

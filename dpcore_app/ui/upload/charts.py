@@ -28,11 +28,24 @@ def rule_effects(names, effects, treated, control, title="What the released rule
     names = [html.escape(str(names[i]), quote=False) for i in order]
     values = effects[order]
     colours = [PALETTE[0] if v > 0 else PALETTE[1] for v in values]
-    fig = go.Figure(go.Bar(
-        x=values, y=names, orientation="h", marker={"color": colours},
-        customdata=np.abs(values), hovertemplate="%{y}: %{x:.3g} score units<extra></extra>"))
+    fig = go.Figure(
+        go.Bar(
+            x=values,
+            y=names,
+            orientation="h",
+            marker={"color": colours},
+            customdata=np.abs(values),
+            hovertemplate="%{y}: %{x:.3g} score units<extra></extra>",
+        )
+    )
     fig.add_vline(x=0, line={"color": GREY, "width": 1})
     treated, control = (html.escape(str(v), quote=False) for v in (treated, control))
-    layout(fig, title, f"score change across the bounds (→ {treated}, ← {control})", None, height=max(260, 90 + 34 * len(names)))
+    layout(
+        fig,
+        title,
+        f"score change across the bounds (→ {treated}, ← {control})",
+        None,
+        height=max(260, 90 + 34 * len(names)),
+    )
     fig.update_layout(hovermode="closest", showlegend=False, yaxis={"automargin": True})
     return fig

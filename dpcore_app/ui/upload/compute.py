@@ -60,12 +60,14 @@ def upload_source(name, data):
     if len(data) > limit * 1024 * 1024:
         raise UploadTooLarge(
             f"this file is {len(data) / 1024 / 1024:.0f} MB; the largest file this app accepts is "
-            f"{limit} MB. Upload the columns you need only (or a random subset of rows)")
+            f"{limit} MB. Upload the columns you need only (or a random subset of rows)"
+        )
     lines = data.count(b"\n") - 1
     if lines > MAX_ROWS:
         raise UploadTooLarge(
             f"this file has about {lines:,} rows; this page works with at most {MAX_ROWS:,} "
-            "(about 10 s to read and fit). Upload a random subset of rows")
+            "(about 10 s to read and fit). Upload a random subset of rows"
+        )
     digest = _digest(data)
     known = {_demo_bytes(d)[1]: _demo_bytes(d)[2] for d in DEMOS}
     return Source(str(name), data, digest, known.get(digest))
@@ -79,8 +81,10 @@ def upload_source(name, data):
 def preview(digest, _data):
     out = preview_csv(_data, n_rows=5)
     if len(out.columns) > MAX_COLUMNS:
-        raise UploadTooLarge(f"this file has {len(out.columns):,} columns; this page works with "
-                             f"at most {MAX_COLUMNS:,}. Upload the columns you need only")
+        raise UploadTooLarge(
+            f"this file has {len(out.columns):,} columns; this page works with "
+            f"at most {MAX_COLUMNS:,}. Upload the columns you need only"
+        )
     return out
 
 
@@ -90,8 +94,18 @@ def arm_labels(digest, _data, column):
 
 
 @st.cache_data(scope="session", max_entries=8, show_spinner="Reading the trial…")
-def load_trial(digest, _data, treatment, outcome, covariates, categorical, propensity, treated,
-               public_n=True, arms=None):
+def load_trial(
+    digest,
+    _data,
+    treatment,
+    outcome,
+    covariates,
+    categorical,
+    propensity,
+    treated,
+    public_n=True,
+    arms=None,
+):
     """read_trial on the session's bytes; ``categorical`` is a tuple of (column, levels).
 
     ``public_n``: every row is kept (n is the file's row count; an incomplete row gets weight
@@ -100,10 +114,18 @@ def load_trial(digest, _data, treatment, outcome, covariates, categorical, prope
     read with ``public_n=False`` (its incomplete rows dropped). ``arms``: the dictionary's two
     public labels (a cell matching neither is missing), else read off the file.
     """
-    return read_trial(_data, treatment=treatment, outcome=outcome, covariates=list(covariates),
-                      propensity=propensity, treated=treated, arms=list(arms) if arms else None,
-                      categorical={c: list(levels) for c, levels in categorical} or None,
-                      incomplete="keep" if public_n else "drop", unknown_levels="baseline")
+    return read_trial(
+        _data,
+        treatment=treatment,
+        outcome=outcome,
+        covariates=list(covariates),
+        propensity=propensity,
+        treated=treated,
+        arms=list(arms) if arms else None,
+        categorical={c: list(levels) for c, levels in categorical} or None,
+        incomplete="keep" if public_n else "drop",
+        unknown_levels="baseline",
+    )
 
 
 @st.cache_data(scope="session", max_entries=4, show_spinner="Reading the data's ranges…")
@@ -124,8 +146,11 @@ def data_metadata(digest, _data, numeric, categorical, outcome):
 def data_ranges(trial):
     """Each numeric covariate's observed (min, max): reading them voids the guarantee."""
     dummies = {f"{c}={lev}" for c, levels in trial.categories.items() for lev in levels[1:]}
-    return {c: (float(trial.X[:, j].min()), float(trial.X[:, j].max()))
-            for j, c in enumerate(trial.covariates) if c not in dummies}
+    return {
+        c: (float(trial.X[:, j].min()), float(trial.X[:, j].max()))
+        for j, c in enumerate(trial.covariates)
+        if c not in dummies
+    }
 
 
 def outcome_range(trial):
@@ -161,11 +186,20 @@ def tuned_gamma(source, variant, n, eps, W):
         design = PROXY_VARIANTS[variant]
         proxy = design.sample(PROXY_N0, rng=stream(0, Stream.PROXY))
         with SIMULATIONS.slot():
-            g0 = tune_gamma(proxy, int(n), float(eps), reps=PROXY_REPS, weight_bound=PAPER_W,
-                            propensity=design.propensity, feature_bounds=design.feature_bounds,
-                            seed=0).best_gamma
-        where = (f"Algorithm 2 on a simulated public proxy ({variant}, n0 = {PROXY_N0}, "
-                 f"{PROXY_REPS} fits per γ); no privacy spent")
+            g0 = tune_gamma(
+                proxy,
+                int(n),
+                float(eps),
+                reps=PROXY_REPS,
+                weight_bound=PAPER_W,
+                propensity=design.propensity,
+                feature_bounds=design.feature_bounds,
+                seed=0,
+            ).best_gamma
+        where = (
+            f"Algorithm 2 on a simulated public proxy ({variant}, n0 = {PROXY_N0}, "
+            f"{PROXY_REPS} fits per γ); no privacy spent"
+        )
     return g0 * gamma_scale(W), g0, where
 
 
@@ -179,18 +213,30 @@ def d0_gamma(digest, _proxy, n, eps, W, propensity, lower, upper, outcome_bounds
     only that it is not the trial and shares no row with it (:func:`check_d0`).
     """
     if not isinstance(propensity, float):
-        raise TrialDataError("Algorithm 2 on D0 needs a known randomization ratio (D0's arms are "
-                             "weighted by it); choose a ratio, or take γ from the paper's table")
+        raise TrialDataError(
+            "Algorithm 2 on D0 needs a known randomization ratio (D0's arms are "
+            "weighted by it); choose a ratio, or take γ from the paper's table"
+        )
     lo, hi = outcome_bounds
     B, bounds = (_proxy.B, (lo, hi)) if larger_is_better else (-_proxy.B, (-hi, -lo))
     proxy = {"X": _proxy.X, "A": _proxy.A, "B": B}
     with SIMULATIONS.slot():
-        g = tune_gamma(proxy, int(n), float(eps), reps=PROXY_REPS, weight_bound=float(W),
-                       propensity=propensity, feature_bounds=(np.array(lower), np.array(upper)),
-                       outcome=bounds, seed=0).best_gamma
-    return g, (f"Algorithm 2 on a file D0 ({_proxy.n} rows, {PROXY_REPS} fits per γ) that the "
-               "analyst declares public; that D0 is public is the analyst's assertion, not "
-               "checked by the app. No privacy is spent on the trial if it is")
+        g = tune_gamma(
+            proxy,
+            int(n),
+            float(eps),
+            reps=PROXY_REPS,
+            weight_bound=float(W),
+            propensity=propensity,
+            feature_bounds=(np.array(lower), np.array(upper)),
+            outcome=bounds,
+            seed=0,
+        ).best_gamma
+    return g, (
+        f"Algorithm 2 on a file D0 ({_proxy.n} rows, {PROXY_REPS} fits per γ) that the "
+        "analyst declares public; that D0 is public is the analyst's assertion, not "
+        "checked by the app. No privacy is spent on the trial if it is"
+    )
 
 
 @st.cache_data(scope="session", max_entries=4, show_spinner="Comparing D0 with the trial…")
@@ -211,16 +257,21 @@ def check_d0(trial_source, d0_source, columns):
     independent of which rows the trial holds.
     """
     if d0_source.digest == trial_source.digest:
-        raise TrialDataError("D0 is the trial itself: tuning γ on it spends privacy that no "
-                             "release accounts for. Upload a different, public file, or take γ "
-                             "from the paper's table")
-    shared = np.isin(row_hashes(d0_source.digest, d0_source.data, columns),
-                     row_hashes(trial_source.digest, trial_source.data, columns))
+        raise TrialDataError(
+            "D0 is the trial itself: tuning γ on it spends privacy that no "
+            "release accounts for. Upload a different, public file, or take γ "
+            "from the paper's table"
+        )
+    shared = np.isin(
+        row_hashes(d0_source.digest, d0_source.data, columns),
+        row_hashes(trial_source.digest, trial_source.data, columns),
+    )
     if shared.any():
         raise TrialDataError(
             f"D0 shares {int(shared.sum())} {rows_word(int(shared.sum()))} with the trial (equal in every used column): a "
             "public D0 must not hold the trial's patients. Remove them from D0, or take γ from "
-            "the paper's table")
+            "the paper's table"
+        )
 
 
 def identifiers(data, id_columns, rows):
@@ -269,15 +320,25 @@ def preview_frame(preview):
 def read_summary(trial):
     """How the file was read and what was kept, in one sentence (analyst only)."""
     names = {",": "comma", ";": "semicolon", "\t": "tab", "|": "pipe"}
-    k = int((trial.A[trial.complete] > 0).sum()) if trial.complete is not None else int((trial.A > 0).sum())
+    k = (
+        int((trial.A[trial.complete] > 0).sum())
+        if trial.complete is not None
+        else int((trial.A > 0).sum())
+    )
     complete = trial.n - trial.n_incomplete
-    incomplete = (f"; for you only (not in any release): {trial.n_incomplete} of them miss a "
-                  "value in a used column (an arm other than the two compared counts as "
-                  "missing) and get weight 0" if trial.n_incomplete else "")
-    return (f"Read {trial.n} {rows_word(trial.n)}, the public n{incomplete}. Complete rows: "
-            f"'{trial.treated}' (treated) {k}, '{trial.arms[1]}' {complete - k}; "
-            f"{names.get(trial.delimiter, trial.delimiter)}-separated, {trial.encoding}, decimal "
-            f"mark '{trial.decimal}'; {len(trial.covariates)} covariate columns.")
+    incomplete = (
+        f"; for you only (not in any release): {trial.n_incomplete} of them miss a "
+        "value in a used column (an arm other than the two compared counts as "
+        "missing) and get weight 0"
+        if trial.n_incomplete
+        else ""
+    )
+    return (
+        f"Read {trial.n} {rows_word(trial.n)}, the public n{incomplete}. Complete rows: "
+        f"'{trial.treated}' (treated) {k}, '{trial.arms[1]}' {complete - k}; "
+        f"{names.get(trial.delimiter, trial.delimiter)}-separated, {trial.encoding}, decimal "
+        f"mark '{trial.decimal}'; {len(trial.covariates)} covariate columns."
+    )
 
 
 def rows_word(n, word="row"):

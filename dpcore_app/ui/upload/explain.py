@@ -7,37 +7,51 @@ import math
 
 def rule_sentence(release):
     """The released rule as a sentence in the covariates' original units."""
-    terms = " ".join(f"{'−' if c < 0 else '+'} {abs(c):.4g}·{name}"
-                     for name, c in zip(release.names, release.coef))
-    return (f"Treat with '{release.treated}' when {release.intercept:.4g} {terms} > 0; otherwise "
-            f"give '{release.control}'. Each covariate is first clipped to its public bounds; a "
-            "one-hot column 'col=level' is 1 for patients with that level and 0 otherwise.")
+    terms = " ".join(
+        f"{'−' if c < 0 else '+'} {abs(c):.4g}·{name}"
+        for name, c in zip(release.names, release.coef)
+    )
+    return (
+        f"Treat with '{release.treated}' when {release.intercept:.4g} {terms} > 0; otherwise "
+        f"give '{release.control}'. Each covariate is first clipped to its public bounds; a "
+        "one-hot column 'col=level' is 1 for patients with that level and 0 otherwise."
+    )
 
 
 def release_statement(release):
     """What was released, under which ε, and what the guarantee covers."""
     if not release.private:
-        return (f"The rule's coefficients were released with ε = {release.epsilon:g} noise, but "
-                f"{release.void}, so there is NO differential-privacy guarantee: treat this "
-                "rule as if it were computed without privacy.")
-    return (f"Only the rule's {len(release.coef) + 1} coefficients were released, with pure "
-            f"ε-differential privacy at ε = {release.epsilon:g} (δ = 0): replacing any one "
-            f"patient's row among the {release.n} changes the chance of any released rule by at "
-            f"most a factor e^{release.epsilon:g} = {math.exp(min(release.epsilon, 700)):.3g}. "
-            "The bounds, γ, W and C are public settings chosen without looking at the data. The "
-            "guarantee does not cover floating-point effects of the noise sampler, settings tuned "
-            "on the same data, or side channels.")
+        return (
+            f"The rule's coefficients were released with ε = {release.epsilon:g} noise, but "
+            f"{release.void}, so there is NO differential-privacy guarantee: treat this "
+            "rule as if it were computed without privacy."
+        )
+    return (
+        f"Only the rule's {len(release.coef) + 1} coefficients were released, with pure "
+        f"ε-differential privacy at ε = {release.epsilon:g} (δ = 0): replacing any one "
+        f"patient's row among the {release.n} changes the chance of any released rule by at "
+        f"most a factor e^{release.epsilon:g} = {math.exp(min(release.epsilon, 700)):.3g}. "
+        "The bounds, γ, W and C are public settings chosen without looking at the data. The "
+        "guarantee does not cover floating-point effects of the noise sampler, settings tuned "
+        "on the same data, or side channels."
+    )
 
 
 #: Shown beside the outcome direction control until it is chosen, and in "Still needed".
-DIRECTION_NEEDED = ("Choose which outcome is better, larger or smaller: nothing is assumed. A "
-                    "dictionary that names larger_is_better fills it in.")
-NO_PROPENSITY_COLUMN = ("every column already has a role, so none is left to hold the "
-                        "propensities: take one out of the covariates, or choose a "
-                        "randomization ratio or 'unknown: estimate'")
-ESTIMATED_PROPENSITY = ("An estimated propensity is fitted on the same patients, so the noise is "
-                        "sized for the worst case (C = n W): pure ε-DP holds, at the cost of much "
-                        "more noise.")
+DIRECTION_NEEDED = (
+    "Choose which outcome is better, larger or smaller: nothing is assumed. A "
+    "dictionary that names larger_is_better fills it in."
+)
+NO_PROPENSITY_COLUMN = (
+    "every column already has a role, so none is left to hold the "
+    "propensities: take one out of the covariates, or choose a "
+    "randomization ratio or 'unknown: estimate'"
+)
+ESTIMATED_PROPENSITY = (
+    "An estimated propensity is fitted on the same patients, so the noise is "
+    "sized for the worst case (C = n W): pure ε-DP holds, at the cost of much "
+    "more noise."
+)
 
 
 def upload_verdict(stage, n=None, eps=None, spent=0.0, cap=None, cost=None):
@@ -57,28 +71,39 @@ def upload_verdict(stage, n=None, eps=None, spent=0.0, cap=None, cost=None):
     if stage == "bounds":
         return f"{patients(n)} read. Enter the public bounds below before a rule can be released."
     cost = eps if cost is None else cost
-    before = (f"ε = {spent:g} is already spent on this file, over every session"
-              if spent else "nothing is spent on this file yet")
+    before = (
+        f"ε = {spent:g} is already spent on this file, over every session"
+        if spent
+        else "nothing is spent on this file yet"
+    )
     if cap is not None and spent + cost > cap + 1e-12:
-        return (f"{patients(n)} read, but a release at this setting would be refused: it would "
-                f"spend ε = {cost:g}, {before}, and the file's cap is ε = {cap:g}. Choose a "
-                "smaller ε, or ask whoever keeps the ledger.")
+        return (
+            f"{patients(n)} read, but a release at this setting would be refused: it would "
+            f"spend ε = {cost:g}, {before}, and the file's cap is ε = {cap:g}. Choose a "
+            "smaller ε, or ask whoever keeps the ledger."
+        )
     room = "" if cap is None else f" (cap ε = {cap:g})"
-    return (f"{patients(n)} read. A rule can be released at ε = {eps:g}: it will spend "
-            f"ε = {cost:g} of this file's privacy budget; {before}, so the total would be "
-            f"ε = {spent + cost:g}{room}, recorded in the ledger for every session.")
+    return (
+        f"{patients(n)} read. A rule can be released at ε = {eps:g}: it will spend "
+        f"ε = {cost:g} of this file's privacy budget; {before}, so the total would be "
+        f"ε = {spent + cost:g}{room}, recorded in the ledger for every session."
+    )
 
 
 def released_verdict(release, spent):
     """The page's verdict once a rule is out: what was released and what the dataset spent."""
     if not release.private:
-        return (f"Released a rule at ε = {release.epsilon:g} WITHOUT a privacy guarantee "
-                f"({release.void}). This dataset has recorded ε = {spent:g} in total, over every "
-                "session.")
-    return (f"Released a private treatment rule at ε = {release.epsilon:g}: a patient's data "
-            f"moves the chance of this rule by at most a factor "
-            f"{math.exp(min(release.epsilon, 700)):.3g}. This dataset has spent ε = {spent:g} "
-            "in total, over every session.")
+        return (
+            f"Released a rule at ε = {release.epsilon:g} WITHOUT a privacy guarantee "
+            f"({release.void}). This dataset has recorded ε = {spent:g} in total, over every "
+            "session."
+        )
+    return (
+        f"Released a private treatment rule at ε = {release.epsilon:g}: a patient's data "
+        f"moves the chance of this rule by at most a factor "
+        f"{math.exp(min(release.epsilon, 700)):.3g}. This dataset has spent ε = {spent:g} "
+        "in total, over every session."
+    )
 
 
 def deploy_verdict(release, spent, evaluation):
@@ -92,21 +117,29 @@ def deploy_verdict(release, spent, evaluation):
     if not release.private:
         return "warning", head
     if evaluation is None:
-        return "info", (head + " It was not evaluated on held-out patients, so nothing here "
-                        "shows that it beats treating everyone with the better arm: release it "
-                        "with the private evaluation before deploying it.")
+        return "info", (
+            head + " It was not evaluated on held-out patients, so nothing here "
+            "shows that it beats treating everyone with the better arm: release it "
+            "with the private evaluation before deploying it."
+        )
     if evaluation.verdict == "better":
-        return "success", (head + f" The private evaluation shows it beats treating everyone "
-                           f"with either arm ({evaluation.level:.0%} intervals): it can be "
-                           "deployed on this evidence.")
+        return "success", (
+            head + f" The private evaluation shows it beats treating everyone "
+            f"with either arm ({evaluation.level:.0%} intervals): it can be "
+            "deployed on this evidence."
+        )
     if evaluation.verdict == "worse":
-        return "warning", (head + " The private evaluation finds it worse than treating "
-                           "everyone with one of the arms: do not deploy it; treat everyone "
-                           "with the arm the evaluation below favours.")
-    return "warning", (head + " The private evaluation cannot tell it from treating everyone "
-                       "with the better arm: do not deploy it on this evidence. More patients "
-                       "or a larger ε_eval narrow the intervals; or treat everyone with the arm "
-                       "the evaluation below favours.")
+        return "warning", (
+            head + " The private evaluation finds it worse than treating "
+            "everyone with one of the arms: do not deploy it; treat everyone "
+            "with the arm the evaluation below favours."
+        )
+    return "warning", (
+        head + " The private evaluation cannot tell it from treating everyone "
+        "with the better arm: do not deploy it on this evidence. More patients "
+        "or a larger ε_eval narrow the intervals; or treat everyone with the arm "
+        "the evaluation below favours."
+    )
 
 
 def patients(k, n=None):
@@ -118,10 +151,12 @@ def patients(k, n=None):
 
 def stale_release(release):
     """What the page says when the last release was computed from other settings."""
-    return (f"Your last release (ε = {release.epsilon:g}, {release.time}) was computed from "
-            "earlier settings (file, columns, design, bounds, levels, ε or γ), so it is not "
-            "shown next to these: return to those settings to see it and its downloads again, "
-            "or release a new rule. It stays recorded in the privacy ledger.")
+    return (
+        f"Your last release (ε = {release.epsilon:g}, {release.time}) was computed from "
+        "earlier settings (file, columns, design, bounds, levels, ε or γ), so it is not "
+        "shown next to these: return to those settings to see it and its downloads again, "
+        "or release a new rule. It stays recorded in the privacy ledger."
+    )
 
 
 #: Under the downloads: what they hold and how long a clicked download stays on the server
@@ -132,7 +167,8 @@ DOWNLOAD_WINDOW = (
     "you keep the data. A download is built when you click it and stays in the server's memory "
     "at its address until the server has finished two more page runs in any session (your next "
     "two clicks here, or anyone's); closing the tab does not remove it, and on a server nobody "
-    "else uses it stays until the next run or a restart.")
+    "else uses it stays until the next run or a restart."
+)
 
 
 def upload_caption(ttl_seconds):
@@ -142,10 +178,12 @@ def upload_caption(ttl_seconds):
     reconnect and removes it at its next clean-up after that; download links are files in
     the server's memory that answer any request holding their address until they are cleared.
     """
-    return ("The file stays in this server's memory for your session only: it is never written "
-            "to disk, logged or shared with other users. After you close the tab the server "
-            f"keeps your session {ttl_seconds:g} s (so that a reconnect finds it) and drops it, "
-            "with the file, at its next clean-up after that; a restart drops everything. A "
-            "download link is an unguessable address on this server that answers whoever holds "
-            "it until the server clears it (two page runs after the click, in any session): "
-            "share the downloaded files, not the links.")
+    return (
+        "The file stays in this server's memory for your session only: it is never written "
+        "to disk, logged or shared with other users. After you close the tab the server "
+        f"keeps your session {ttl_seconds:g} s (so that a reconnect finds it) and drops it, "
+        "with the file, at its next clean-up after that; a restart drops everything. A "
+        "download link is an unguessable address on this server that answers whoever holds "
+        "it until the server clears it (two page runs after the click, in any session): "
+        "share the downloaded files, not the links."
+    )

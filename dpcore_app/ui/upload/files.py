@@ -27,18 +27,36 @@ def rule_dict(release, evaluation=None):
     """
     extra = {"evaluation": evaluation.to_dict()} if evaluation is not None else {}
     return rule_to_dict(
-        covariates=release.names, intercept=release.intercept, coef=release.coef,
-        lower=release.lower, upper=release.upper, treated=release.treated,
-        control=release.control, categories=release.categories,
-        title=release.title(), private=release.private, treatment=release.treatment,
-        outcome=release.outcome, outcome_bounds=list(release.outcome_bounds),
-        larger_is_better=release.larger_is_better, epsilon=release.epsilon, delta=0.0,
-        gamma=release.gamma, gamma_source=release.gamma_source, W=release.W, C=release.C,
-        sensitivity=release.sensitivity, propensity=release.propensity, n=release.n,
+        covariates=release.names,
+        intercept=release.intercept,
+        coef=release.coef,
+        lower=release.lower,
+        upper=release.upper,
+        treated=release.treated,
+        control=release.control,
+        categories=release.categories,
+        title=release.title(),
+        private=release.private,
+        treatment=release.treatment,
+        outcome=release.outcome,
+        outcome_bounds=list(release.outcome_bounds),
+        larger_is_better=release.larger_is_better,
+        epsilon=release.epsilon,
+        delta=0.0,
+        gamma=release.gamma,
+        gamma_source=release.gamma_source,
+        W=release.W,
+        C=release.C,
+        sensitivity=release.sensitivity,
+        propensity=release.propensity,
+        n=release.n,
         mechanism="DP-OWL: Huber-hinge weighted ERM, output perturbation (pure ε-DP, "
-                  "replace-one neighbours)",
-        privacy_statement=explain.release_statement(release), released_at=release.time,
-        ledger=_ledger(release), **extra)
+        "replace-one neighbours)",
+        privacy_statement=explain.release_statement(release),
+        released_at=release.time,
+        ledger=_ledger(release),
+        **extra,
+    )
 
 
 def _ledger(release):
@@ -46,11 +64,13 @@ def _ledger(release):
     if release.ledger_index is None:
         return None
     total = release.epsilon_total
-    return {"release_index": release.ledger_index,
-            "epsilon_total": "no guarantee (inf)" if total == float("inf") else total,
-            "delta_total": release.delta_total,
-            "meaning": "this release's number among the releases on this file, and the privacy "
-                       "spent on the file by all of them (basic composition)"}
+    return {
+        "release_index": release.ledger_index,
+        "epsilon_total": "no guarantee (inf)" if total == float("inf") else total,
+        "delta_total": release.delta_total,
+        "meaning": "this release's number among the releases on this file, and the privacy "
+        "spent on the file by all of them (basic composition)",
+    }
 
 
 def ledger_text(release):
@@ -58,10 +78,15 @@ def ledger_text(release):
     if release.ledger_index is None:
         return ""
     delta = f", δ = {release.delta_total:g}" if release.delta_total else ""
-    total = ("∞ (no guarantee)" if release.epsilon_total == float("inf")
-             else f"{release.epsilon_total:g}")
-    return (f"release no. {release.ledger_index} on this file; with it the file's cumulative "
-            f"spend is ε = {total}{delta}")
+    total = (
+        "∞ (no guarantee)"
+        if release.epsilon_total == float("inf")
+        else f"{release.epsilon_total:g}"
+    )
+    return (
+        f"release no. {release.ledger_index} on this file; with it the file's cumulative "
+        f"spend is ε = {total}{delta}"
+    )
 
 
 def rule_json(release, evaluation=None):
@@ -115,7 +140,9 @@ def rows_csv(release, trial, recommendations, identifiers=None):
         score = np.where(scored, score, np.nan)
         rec = np.where(scored, rec, "")
     taken = set(OWN_COLUMNS)
-    columns = [] if release.private else [("NOT PRIVATE", np.full(trial.n, release.title(), object))]
+    columns = (
+        [] if release.private else [("NOT PRIVATE", np.full(trial.n, release.title(), object))]
+    )
     if release.ledger_index is not None:
         columns.append(("release", np.full(trial.n, ledger_text(release), object)))
     taken.update(c for c, _ in columns)
@@ -144,15 +171,17 @@ def report_html(release, figure, evaluation=None, preview=None):
     """
     sections = ""
     if evaluation is not None:
-        sections += report_parts.evaluation_html(evaluation, release.epsilon, release.n,
-                                                 (preview or {}).get("unit", ""))
+        sections += report_parts.evaluation_html(
+            evaluation, release.epsilon, release.n, (preview or {}).get("unit", "")
+        )
     if preview is not None:
         sections += report_parts.preview_html(**preview)
     e = html.escape
     chart = figure.to_html(full_html=False, include_plotlyjs=True, config={"displaylogo": False})
     rows = "".join(
         f"<tr><td>{e(n)}</td><td>{c:.6g}</td><td>[{lo:g}, {hi:g}]</td></tr>"
-        for n, c, lo, hi in zip(release.names, release.coef, release.lower, release.upper))
+        for n, c, lo, hi in zip(release.names, release.coef, release.lower, release.upper)
+    )
     settings = {
         "ε (privacy budget)": f"{release.epsilon:g} (δ = 0)",
         "γ (regularization)": f"{release.gamma:.4g}, from {release.gamma_source}",
@@ -161,17 +190,21 @@ def report_html(release, figure, evaluation=None, preview=None):
         "Noise scale Δ = (C + 2W)/γ": f"{release.sensitivity:.4g}",
         "Propensity": release.propensity,
         f"Outcome '{release.outcome}' bounds": f"[{release.outcome_bounds[0]:g}, "
-                                                f"{release.outcome_bounds[1]:g}], "
-                                                + ("larger is better" if release.larger_is_better
-                                                   else "smaller is better"),
+        f"{release.outcome_bounds[1]:g}], "
+        + ("larger is better" if release.larger_is_better else "smaller is better"),
         "Patients": str(release.n),
         "Privacy ledger": ledger_text(release) or "not recorded",
         "Released at (UTC)": release.time,
     }
     table = "".join(f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in settings.items())
-    warn = "" if release.private else (
-        f"<p class='warn'><b>Not private.</b> {e(release.void[0].upper() + release.void[1:])} "
-        "void the differential-privacy guarantee.</p>")
+    warn = (
+        ""
+        if release.private
+        else (
+            f"<p class='warn'><b>Not private.</b> {e(release.void[0].upper() + release.void[1:])} "
+            "void the differential-privacy guarantee.</p>"
+        )
+    )
     label = f"<p>{e(release.label)}</p>" if release.label else ""  # typed, never the file name
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
@@ -194,4 +227,3 @@ code{{background:#f3f3f3;padding:.1rem .3rem}}</style></head><body>
 <p>{e(explain.release_statement(release))}</p>
 <table>{table}</table>
 </body></html>"""
-

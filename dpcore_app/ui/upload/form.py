@@ -36,9 +36,16 @@ class Unchosen(Choice):
     kind: str = "segmented"
 
     def widget(self, **kwargs):
-        return st.segmented_control(self.label, self.options, default=None, format_func=self.fmt,
-                                    key=self.state_key, on_change=write_link, help=self.help,
-                                    **kwargs)
+        return st.segmented_control(
+            self.label,
+            self.options,
+            default=None,
+            format_func=self.fmt,
+            key=self.state_key,
+            on_change=write_link,
+            help=self.help,
+            **kwargs,
+        )
 
 
 def _forget_upload():
@@ -51,8 +58,12 @@ def uploaded_source():
     The Source (bytes and digest, computed once per file) is kept in this session's state, so
     switching to a demo and back finds the file, its mapping and its table again.
     """
-    up = st.file_uploader(f"Trial CSV (comma, semicolon or tab; at most {compute.max_upload_mb()} MB)",
-                          type=["csv", "tsv", "txt"], key="upload", on_change=_forget_upload)
+    up = st.file_uploader(
+        f"Trial CSV (comma, semicolon or tab; at most {compute.max_upload_mb()} MB)",
+        type=["csv", "tsv", "txt"],
+        key="upload",
+        on_change=_forget_upload,
+    )
     st.caption(explain.upload_caption(st.get_option("server.disconnectedSessionTTL")))
     kept = st.session_state.get(UPLOADED)
     if up is not None:
@@ -62,8 +73,12 @@ def uploaded_source():
         return kept[1]
     if kept is None:
         return None
-    st.caption(plain(f"Using {kept[1].name}, uploaded earlier in this session; upload another "
-                     "file to replace it."))
+    st.caption(
+        plain(
+            f"Using {kept[1].name}, uploaded earlier in this session; upload another "
+            "file to replace it."
+        )
+    )
     st.button("Forget this file", on_click=_forget_upload, key="forget_upload")
     return kept[1]
 
@@ -71,11 +86,18 @@ def uploaded_source():
 def with_dictionary(source, dictionary):
     """The uploaded file with an uploaded public data dictionary (a Dictionary) attached: the
     mapping's defaults and the "fill in" button then come from it, as for a demo file."""
-    return replace(source, dictionary=dictionary.to_dict(),
-                   dictionary_problems=tuple(
-                       (p.where, f"the dictionary's {p.field or 'entry'} was left out: {p.message}"
-                                 + (f" (fix: {p.fix})" if p.fix else ""))
-                       for p in dictionary.problems))
+    return replace(
+        source,
+        dictionary=dictionary.to_dict(),
+        dictionary_problems=tuple(
+            (
+                p.where,
+                f"the dictionary's {p.field or 'entry'} was left out: {p.message}"
+                + (f" (fix: {p.fix})" if p.fix else ""),
+            )
+            for p in dictionary.problems
+        ),
+    )
 
 
 def units(source):
@@ -135,13 +157,29 @@ def mapping(source, preview):
     a, b = st.columns(2)
     k = key(source, "treat")
     with a:
-        treatment = kept(k, st.selectbox("Treatment column", cols, key=k, index=None if keep(
-            k, cols) else index(guess["treatment"])))
+        treatment = kept(
+            k,
+            st.selectbox(
+                "Treatment column",
+                cols,
+                key=k,
+                index=None if keep(k, cols) else index(guess["treatment"]),
+            ),
+        )
     with b:
         rest = [c for c in cols if c != treatment]
         k = key(source, "outcome")
-        outcome = kept(k, st.selectbox("Outcome column", rest, key=k, index=None if keep(k, rest) else (
-            rest.index(guess["outcome"]) if guess["outcome"] in rest else 0)))
+        outcome = kept(
+            k,
+            st.selectbox(
+                "Outcome column",
+                rest,
+                key=k,
+                index=None
+                if keep(k, rest)
+                else (rest.index(guess["outcome"]) if guess["outcome"] in rest else 0),
+            ),
+        )
     # the dictionary's two arms and its treated one, when it describes this column; the
     # data's labels only without one
     from_dictionary = meta.dictionary_arms(source.dictionary, treatment)
@@ -153,22 +191,45 @@ def mapping(source, preview):
     treated = None
     if len(labels) == 2:
         k = key(source, "treated")
-        treated = kept(k, st.radio(
-            "Treated arm (the rule's “treat” recommendation)", labels, horizontal=True,
-            index=None if keep(k, labels) else (labels.index(guessed) if guessed in labels else 0),
-            format_func=plain, key=k))
+        treated = kept(
+            k,
+            st.radio(
+                "Treated arm (the rule's “treat” recommendation)",
+                labels,
+                horizontal=True,
+                index=None
+                if keep(k, labels)
+                else (labels.index(guessed) if guessed in labels else 0),
+                format_func=plain,
+                key=k,
+            ),
+        )
     options = [c for c in cols if c not in (treatment, outcome)]
     candidates = [c for c in guess["covariates"] if c in options]
     default = meta.default_covariates(candidates)
     k = key(source, "covs")
-    covariates = kept(k, st.multiselect("Covariates the rule may use", options, key=k,
-                                        default=None if keep(k, options, many=True) else default))
+    covariates = kept(
+        k,
+        st.multiselect(
+            "Covariates the rule may use",
+            options,
+            key=k,
+            default=None if keep(k, options, many=True) else default,
+        ),
+    )
     if len(candidates) > len(default):
-        st.caption(f"{len(candidates)} columns could be covariates: none is pre-selected in a "
-                   "file this wide. Pick the ones the rule may use.")
-    return dict(treatment=treatment, outcome=outcome, treated=treated,
-                covariates=tuple(covariates), guessed_categorical=tuple(guess["categorical"]),
-                arms=tuple(labels) if from_dictionary is not None else None)
+        st.caption(
+            f"{len(candidates)} columns could be covariates: none is pre-selected in a "
+            "file this wide. Pick the ones the rule may use."
+        )
+    return dict(
+        treatment=treatment,
+        outcome=outcome,
+        treated=treated,
+        covariates=tuple(covariates),
+        guessed_categorical=tuple(guess["categorical"]),
+        arms=tuple(labels) if from_dictionary is not None else None,
+    )
 
 
 def propensity_column(source, columns, used):
@@ -180,8 +241,18 @@ def propensity_column(source, columns, used):
 
 def trial_args(source, m, propensity, table, public_n=True):
     """load_trial's arguments: the mapping and the table's public levels."""
-    return (source.digest, source.data, m["treatment"], m["outcome"], m["covariates"],
-            tuple(table.categorical.items()), propensity, m["treated"], public_n, m.get("arms"))
+    return (
+        source.digest,
+        source.data,
+        m["treatment"],
+        m["outcome"],
+        m["covariates"],
+        tuple(table.categorical.items()),
+        propensity,
+        m["treated"],
+        public_n,
+        m.get("arms"),
+    )
 
 
 def d0_source(source, m, table):
@@ -190,17 +261,23 @@ def d0_source(source, m, table):
     Read with the trial's public levels (so its columns match) and refused when it is the
     trial or shares a row with it.
     """
-    up = st.file_uploader("Public proxy D0: a CSV with the same columns (e.g. an earlier, "
-                          "published trial). Its rows spend no privacy.", type=["csv", "tsv", "txt"],
-                          key="upload_d0")
+    up = st.file_uploader(
+        "Public proxy D0: a CSV with the same columns (e.g. an earlier, "
+        "published trial). Its rows spend no privacy.",
+        type=["csv", "tsv", "txt"],
+        key="upload_d0",
+    )
     if up is None:
-        st.info("Upload D0 to tune γ on it, or take γ from the paper's table.",
-                icon=":material/upload_file:")
+        st.info(
+            "Upload D0 to tune γ on it, or take γ from the paper's table.",
+            icon=":material/upload_file:",
+        )
         return None
     d0 = compute.upload_source(up.name, up.getvalue())
     compute.check_d0(source, d0, [m["treatment"], m["outcome"], *m["covariates"]])
-    return SimpleNamespace(digest=d0.digest,
-                           trial=compute.load_trial(*trial_args(d0, m, None, table, public_n=False)))
+    return SimpleNamespace(
+        digest=d0.digest, trial=compute.load_trial(*trial_args(d0, m, None, table, public_n=False))
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -214,7 +291,9 @@ def _rows(source):
 def _refresh(source, rows):
     """Replace the table's entries (with their origins) and start a fresh editor over them."""
     st.session_state[key(source, "meta_rows")] = rows
-    st.session_state[key(source, "meta_version")] = st.session_state.get(key(source, "meta_version"), 0) + 1
+    st.session_state[key(source, "meta_version")] = (
+        st.session_state.get(key(source, "meta_version"), 0) + 1
+    )
 
 
 def direction_label(value):
@@ -232,8 +311,9 @@ def fill_from_dictionary(source, names):
         st.session_state[state_key("better")] = "larger" if d["larger_is_better"] else "smaller"
     ratio = d.get("randomization")
     if ratio not in RATIO_OF.values():
-        ratio = next((r for p, r in RATIO_OF.items() if abs(p - (d.get("propensity") or -1)) < 1e-9),
-                     None)
+        ratio = next(
+            (r for p, r in RATIO_OF.items() if abs(p - (d.get("propensity") or -1)) < 1e-9), None
+        )
     if ratio is not None:
         st.session_state["design"] = ratio
     _refresh(source, {**_rows(source), **meta.from_dictionary(d, names)})
@@ -241,8 +321,9 @@ def fill_from_dictionary(source, names):
 
 def fill_from_data(source, numeric, categorical, outcome):
     """Button callback: the data's own ranges and levels (voids the guarantee; the page says so)."""
-    ranges, levels = compute.data_metadata(source.digest, source.data, tuple(numeric),
-                                           tuple(categorical), outcome)
+    ranges, levels = compute.data_metadata(
+        source.digest, source.data, tuple(numeric), tuple(categorical), outcome
+    )
     _refresh(source, meta.from_data(_rows(source), ranges, levels))
 
 
@@ -267,51 +348,83 @@ def metadata(source, m):
     # (the editor's pending state), and the dictionary's invalid entries for that column.
     base = meta.table(names, m["outcome"], rows, m["guessed_categorical"])
     pending = meta.rows_of(meta.with_edits(base, st.session_state.get(editor)), rows)
-    frame = meta.table(names, m["outcome"], {**rows, **pending}, m["guessed_categorical"],
-                       meta.dictionary_problems_by_column(source.dictionary_problems))
+    frame = meta.table(
+        names,
+        m["outcome"],
+        {**rows, **pending},
+        m["guessed_categorical"],
+        meta.dictionary_problems_by_column(source.dictionary_problems),
+    )
     edited = st.data_editor(
-        frame, key=editor, hide_index=True, num_rows="fixed",
-        disabled=["column", "from", "problem"], width="stretch",
+        frame,
+        key=editor,
+        hide_index=True,
+        num_rows="fixed",
+        disabled=["column", "from", "problem"],
+        width="stretch",
         column_config={
             "column": st.column_config.TextColumn("column"),
-            "type": st.column_config.SelectboxColumn("type", options=list(meta.TYPES),
-                                                     required=True),
+            "type": st.column_config.SelectboxColumn(
+                "type", options=list(meta.TYPES), required=True
+            ),
             "lower": st.column_config.NumberColumn("lower", format="%g"),
             "upper": st.column_config.NumberColumn("upper", format="%g"),
             "levels": st.column_config.TextColumn(
-                "levels", help="Categorical columns: the public levels, comma-separated (or "
-                               "separated by | when a level holds a comma), baseline first. A "
-                               "value outside them counts as the baseline."),
+                "levels",
+                help="Categorical columns: the public levels, comma-separated (or "
+                "separated by | when a level holds a comma), baseline first. A "
+                "value outside them counts as the baseline.",
+            ),
             "unit": st.column_config.TextColumn("unit"),
             "from": st.column_config.TextColumn(
-                "from", help="Where each entry came from: typed, the data dictionary, or the "
-                             "data (which voids the guarantee). Typing over an entry makes it typed."),
+                "from",
+                help="Where each entry came from: typed, the data dictionary, or the "
+                "data (which voids the guarantee). Typing over an entry makes it typed.",
+            ),
             "problem": st.column_config.TextColumn(
-                "problem", help="What this row still needs before a release, and the "
-                                "dictionary's entries for it that were left out (with their fix).")})
+                "problem",
+                help="What this row still needs before a release, and the "
+                "dictionary's entries for it that were left out (with their fix).",
+            ),
+        },
+    )
     now = meta.rows_of(edited, rows)
     st.session_state[key(source, "meta_rows")] = {**rows, **now}
     got = meta.read(edited, m["outcome"], now)
     a, b, c = st.columns(3)
     if source.demo:
-        a.button("Fill in from the data dictionary", on_click=fill_from_dictionary,
-                 args=(source, [*names, m["outcome"]]), key="fill_dictionary", type="primary",
-                 help="The dictionary gives bounds, levels, the outcome's direction and the "
-                      "randomization from the trial's design, not from its data.")
+        a.button(
+            "Fill in from the data dictionary",
+            on_click=fill_from_dictionary,
+            args=(source, [*names, m["outcome"]]),
+            key="fill_dictionary",
+            type="primary",
+            help="The dictionary gives bounds, levels, the outcome's direction and the "
+            "randomization from the trial's design, not from its data.",
+        )
     types = dict(zip(edited["column"], edited["type"]))
     numeric = [n for n in names if types.get(n) != "categorical"]
-    b.button("Use the data's ranges and levels", on_click=fill_from_data, key="fill_data",
-             args=(source, numeric, [n for n in names if n not in numeric], m["outcome"]),
-             help="Reads bounds and levels off the data: the guarantee is then void.")
+    b.button(
+        "Use the data's ranges and levels",
+        on_click=fill_from_data,
+        key="fill_data",
+        args=(source, numeric, [n for n in names if n not in numeric], m["outcome"]),
+        help="Reads bounds and levels off the data: the guarantee is then void.",
+    )
     c.button("Clear the table", on_click=clear_table, args=(source,), key="clear_bounds")
     if got.from_data:
         read_off = ", ".join(f"'{plain(c)}'" for c in got.from_data)
-        st.warning(f"The bounds or levels of {read_off} were read from "
-                   "the data. That voids the privacy guarantee: the release will be titled NOT "
-                   "PRIVATE. Type over them bounds and levels known before seeing the data (a "
-                   "measuring range, an inclusion criterion, the sites of the protocol) to keep "
-                   "it.", icon=":material/gpp_bad:")
-    st.caption("One-hot columns need no bounds: they are 0 or 1. A 0/1 column is one click: "
-               "type binary. A missing value makes a row count with weight 0; n stays the "
-               "file's row count.")
+        st.warning(
+            f"The bounds or levels of {read_off} were read from "
+            "the data. That voids the privacy guarantee: the release will be titled NOT "
+            "PRIVATE. Type over them bounds and levels known before seeing the data (a "
+            "measuring range, an inclusion criterion, the sites of the protocol) to keep "
+            "it.",
+            icon=":material/gpp_bad:",
+        )
+    st.caption(
+        "One-hot columns need no bounds: they are 0 or 1. A 0/1 column is one click: "
+        "type binary. A missing value makes a row count with weight 0; n stays the "
+        "file's row count."
+    )
     return got, bool(got.from_data)

@@ -32,24 +32,35 @@ def arms_choice(source):
         return source, None
     k = len(arms)
     st.subheader(f"A trial with {k} arms", anchor=False)
-    mode = st.radio(f"The dictionary lists {k} arms: {', '.join(map(str, arms))}", MODES,
-                    format_func={"two": "compare two arms (the others' rows get weight 0)",
-                                 "all": f"a rule over all {k} arms"}.get,
-                    key=f"arms_mode_{source.digest[:12]}", horizontal=True)
+    mode = st.radio(
+        f"The dictionary lists {k} arms: {', '.join(map(str, arms))}",
+        MODES,
+        format_func={
+            "two": "compare two arms (the others' rows get weight 0)",
+            "all": f"a rule over all {k} arms",
+        }.get,
+        key=f"arms_mode_{source.digest[:12]}",
+        horizontal=True,
+    )
     if mode == "all":
         return source, "all"
     a, b = st.columns(2)
-    treated = a.selectbox("Treated arm", arms, index=1, format_func=plain,
-                          key=f"arms_treated_{source.digest[:12]}")
-    control = b.selectbox("Compared with", arms, index=0, format_func=plain,
-                          key=f"arms_control_{source.digest[:12]}")
+    treated = a.selectbox(
+        "Treated arm", arms, index=1, format_func=plain, key=f"arms_treated_{source.digest[:12]}"
+    )
+    control = b.selectbox(
+        "Compared with", arms, index=0, format_func=plain, key=f"arms_control_{source.digest[:12]}"
+    )
     if treated == control:
         st.warning("Choose two different arms.", icon=":material/rule:")
         return None, None
-    st.caption(f"n stays the file's {k}-arm row count: the rows of the other arms are kept at "
-               "weight 0, so replacing any one patient is covered by the same ε.")
-    return replace(source, dictionary=compute.two_arm_dictionary(source.dictionary, treated,
-                                                                 control)), None
+    st.caption(
+        f"n stays the file's {k}-arm row count: the rows of the other arms are kept at "
+        "weight 0, so replacing any one patient is covered by the same ε."
+    )
+    return replace(
+        source, dictionary=compute.two_arm_dictionary(source.dictionary, treated, control)
+    ), None
 
 
 def k_arm_steps(source, verdict, flow):
@@ -57,65 +68,104 @@ def k_arm_steps(source, verdict, flow):
     d = source.dictionary
     needed = compute.missing(d)
     if needed:
-        st.info(plain("Still needed in the data dictionary: " + "; ".join(needed[:5])),
-                icon=":material/rule:")
-        return verdict.info("A rule over all arms takes every bound, the outcome's direction and "
-                            "the arms' design probabilities from the data dictionary.",
-                            icon=":material/rule:")
+        st.info(
+            plain("Still needed in the data dictionary: " + "; ".join(needed[:5])),
+            icon=":material/rule:",
+        )
+        return verdict.info(
+            "A rule over all arms takes every bound, the outcome's direction and "
+            "the arms' design probabilities from the data dictionary.",
+            icon=":material/rule:",
+        )
     trial = compute.load_arms_trial(source.digest, source.data, json.dumps(d, sort_keys=True))
-    columns = (trial.treatment, trial.outcome, *dict.fromkeys(
-        c.split("=", 1)[0] if "=" in c else c for c in trial.covariates))
+    columns = (
+        trial.treatment,
+        trial.outcome,
+        *dict.fromkeys(c.split("=", 1)[0] if "=" in c else c for c in trial.covariates),
+    )
     key = ledger.dataset_key(source, columns=columns)
     flow.has(1, f"{source.name}; " + _spend(key))
-    flow.has(2, f"n = {trial.n}, {len(trial.arms)} arms, {len(trial.covariates)} covariates, "
-                "every bound from the dictionary")
+    flow.has(
+        2,
+        f"n = {trial.n}, {len(trial.arms)} arms, {len(trial.covariates)} covariates, "
+        "every bound from the dictionary",
+    )
     flow.at(3)
     st.subheader("Privacy", anchor=False)
     eps = EPS.widget()
-    evaluate = st.checkbox("Evaluate the rule on held-out patients (a public 80/20 split; "
-                           "costs ε on the held-out 20%, in parallel with the fit)",
-                           key="arms_evaluate")
+    evaluate = st.checkbox(
+        "Evaluate the rule on held-out patients (a public 80/20 split; "
+        "costs ε on the held-out 20%, in parallel with the fit)",
+        key="arms_evaluate",
+    )
     k = len(trial.arms)
-    st.caption(f"The rule is {k - 1} comparisons of each arm with the reference arm, each "
-               f"released at ε/{k - 1} = {eps / (k - 1):.3g}; together they spend ε = {eps:g} "
-               "(basic composition: every comparison reads the same patients).")
+    st.caption(
+        f"The rule is {k - 1} comparisons of each arm with the reference arm, each "
+        f"released at ε/{k - 1} = {eps / (k - 1):.3g}; together they spend ε = {eps:g} "
+        "(basic composition: every comparison reads the same patients)."
+    )
     flow.has(3, f"ε = {eps:g}" + (" with a private evaluation" if evaluate else ""))
     flow.at(4)
     rkey = f"{source.digest}:{eps}:{evaluate}"
-    if st.button(f"Release the private rule over {k} arms at ε = {eps:g}", type="primary",
-                 key="release_arms"):
+    if st.button(
+        f"Release the private rule over {k} arms at ε = {eps:g}", type="primary", key="release_arms"
+    ):
         name = f"K-arm DP-OWL rule ({k} arms)"
-        receipt = (ledger.record_parallel_release(key, name + " + private evaluation",
-                                                  {"fit": eps, "evaluation": eps})
-                   if evaluate else ledger.record_release(key, name, eps))
+        receipt = (
+            ledger.record_parallel_release(
+                key, name + " + private evaluation", {"fit": eps, "evaluation": eps}
+            )
+            if evaluate
+            else ledger.record_release(key, name, eps)
+        )
         if isinstance(receipt, str):
             st.error(receipt, icon=":material/block:")
             return None
         with st.spinner("Fitting the rules and adding their noise…"):
             rule, title, evaluation = compute.fit_arms_release(trial, d, eps, evaluate)
-        rule["ledger"] = {"release_index": receipt.index,
-                          "epsilon_total": ledger.eps_text(receipt.epsilon_total)}
-        st.session_state[RELEASE] = compute.ArmsReleased(rkey, rule, title, eps, evaluation,
-                                                         receipt)
+        rule["ledger"] = {
+            "release_index": receipt.index,
+            "epsilon_total": ledger.eps_text(receipt.epsilon_total),
+        }
+        st.session_state[RELEASE] = compute.ArmsReleased(
+            rkey, rule, title, eps, evaluation, receipt
+        )
         st.rerun()
     last = st.session_state.get(RELEASE)
     if last is None or last.key != rkey:
-        return verdict.info(f"A rule over {k} arms can be released at ε = {eps:g}.",
-                            icon=":material/check_circle:")
-    verdict.info(f"{last.title}. {ledger.release_number(last.receipt)} "
-                 f"{epsilon_note(last.epsilon)}", icon=":material/verified_user:")
+        return verdict.info(
+            f"A rule over {k} arms can be released at ε = {eps:g}.", icon=":material/check_circle:"
+        )
+    verdict.info(
+        f"{last.title}. {ledger.release_number(last.receipt)} {epsilon_note(last.epsilon)}",
+        icon=":material/verified_user:",
+    )
     st.subheader(plain(last.title), anchor=False)
     st.markdown(plain(last.rule["rule"]))
-    st.dataframe([{"arm": s["arm"], "intercept": s["intercept"],
-                   **dict(zip(last.rule["covariates"], s["coef"]))} for s in last.rule["scores"]],
-                 hide_index=True, width="stretch")
+    st.dataframe(
+        [
+            {
+                "arm": s["arm"],
+                "intercept": s["intercept"],
+                **dict(zip(last.rule["covariates"], s["coef"])),
+            }
+            for s in last.rule["scores"]
+        ],
+        hide_index=True,
+        width="stretch",
+    )
     if last.evaluation is not None:
         st.info(plain(last.evaluation.summary()), icon=":material/balance:")
     flow.has(4, f"{last.title}, recorded as no. {last.receipt.index} in the ledger")
     flow.at(5)
-    st.download_button("Rule (JSON)", json.dumps(last.rule, indent=2, ensure_ascii=False),
-                       "private_rule_k_arms.json", "application/json", key="dl_rule_arms",
-                       on_click="ignore")
+    st.download_button(
+        "Rule (JSON)",
+        json.dumps(last.rule, indent=2, ensure_ascii=False),
+        "private_rule_k_arms.json",
+        "application/json",
+        key="dl_rule_arms",
+        on_click="ignore",
+    )
     flow.has(5, "the rule file")
     return None
 

@@ -41,8 +41,7 @@ def missing(dictionary):
 @st.cache_data(scope="session", max_entries=4, show_spinner="Reading the trial…")
 def load_arms_trial(digest, _data, dictionary_json):
     """read_arms_trial on the session's bytes (every row kept, n the file's row count)."""
-    return read_arms_trial(_data, dictionary=json.loads(dictionary_json),
-                           unknown_levels="baseline")
+    return read_arms_trial(_data, dictionary=json.loads(dictionary_json), unknown_levels="baseline")
 
 
 @dataclass
@@ -67,14 +66,19 @@ def fit_arms_release(trial, dictionary, eps, evaluate):
     from dpcore.owl.release import rule_from_karm
 
     d = read_dictionary(dictionary, strict=False)
-    kw = dict(outcome_bounds=d.outcome_bounds, larger_is_better=bool(d.larger_is_better),
-              feature_bounds=trial.feature_bounds(d.bounds), reference=d.extra.get("reference"))
+    kw = dict(
+        outcome_bounds=d.outcome_bounds,
+        larger_is_better=bool(d.larger_is_better),
+        feature_bounds=trial.feature_bounds(d.bounds),
+        reference=d.extra.get("reference"),
+    )
     rng = np.random.default_rng()
     evaluation, n = None, trial.n
     if evaluate:
         # OpenDP's floating-point-safe Laplace sampler on uploaded data, as for two arms
         model, evaluation, (fit_rows, _) = fit_and_evaluate_arms(
-            trial, epsilon_fit=eps, epsilon_eval=eps, rng=rng, sampler=_sampler(), **kw)
+            trial, epsilon_fit=eps, epsilon_eval=eps, rng=rng, sampler=_sampler(), **kw
+        )
         n = len(fit_rows)
     else:
         model = KArmOWL(epsilon=eps, rng=rng, **kw).fit_trial(trial)

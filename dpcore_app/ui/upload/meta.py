@@ -64,8 +64,14 @@ class Meta:
 
 
 def empty_row(kind="numeric"):
-    return {"type": kind, "lower": math.nan, "upper": math.nan, "levels": "", "unit": "",
-            "origin": {}}
+    return {
+        "type": kind,
+        "lower": math.nan,
+        "upper": math.nan,
+        "levels": "",
+        "unit": "",
+        "origin": {},
+    }
 
 
 def _origin_words(origin):
@@ -107,10 +113,21 @@ def table(covariates, outcome, rows, guessed_categorical=(), dictionary_problems
     extra = dictionary_problems or {}
     frame["problem"] = [
         "; ".join([*read(None, outcome, {name: now[name]}).problems, *extra.get(name, ())])
-        for name in frame["column"]]
+        for name in frame["column"]
+    ]
     # A stable schema keeps the editor's edits across reruns.
-    return frame.astype({"column": str, "type": str, "lower": float, "upper": float,
-                         "levels": str, "unit": str, "from": str, "problem": str})
+    return frame.astype(
+        {
+            "column": str,
+            "type": str,
+            "lower": float,
+            "upper": float,
+            "levels": str,
+            "unit": str,
+            "from": str,
+            "problem": str,
+        }
+    )
 
 
 def with_edits(frame, state):
@@ -150,10 +167,13 @@ def rows_of(frame, before=None):
     rows = {}
     for rec in frame.to_dict("records"):
         name = str(rec["column"])
-        row = {"type": rec["type"] if rec["type"] in TYPES else "numeric",
-               "lower": _number(rec["lower"]), "upper": _number(rec["upper"]),
-               "levels": "" if _blank(rec["levels"]) else str(rec["levels"]),
-               "unit": "" if _blank(rec["unit"]) else str(rec["unit"])}
+        row = {
+            "type": rec["type"] if rec["type"] in TYPES else "numeric",
+            "lower": _number(rec["lower"]),
+            "upper": _number(rec["upper"]),
+            "levels": "" if _blank(rec["levels"]) else str(rec["levels"]),
+            "unit": "" if _blank(rec["unit"]) else str(rec["unit"]),
+        }
         old = before.get(name, {})
         origin = {}
         for field in FIELDS:
@@ -216,8 +236,9 @@ def read(frame, outcome, rows=None):
             levels = parse_levels(row["levels"])
             if not levels:
                 levels_ready = False
-                problems.append(f"type the public levels of {name!r} (comma-separated, "
-                                "baseline first)")
+                problems.append(
+                    f"type the public levels of {name!r} (comma-separated, baseline first)"
+                )
             elif len(set(levels)) < len(levels):
                 levels_ready = False
                 problems.append(f"the levels of {name!r} name a level more than once")
@@ -231,8 +252,14 @@ def read(frame, outcome, rows=None):
             got = _bounds(name, row, problems)
             if got is not None:
                 bounds[name] = got
-    return Meta(categorical, bounds, outcome_bounds, tuple(problems), levels_ready,
-                _read_from_data(rows, outcome))
+    return Meta(
+        categorical,
+        bounds,
+        outcome_bounds,
+        tuple(problems),
+        levels_ready,
+        _read_from_data(rows, outcome),
+    )
 
 
 def _read_from_data(rows, outcome):
@@ -286,8 +313,12 @@ def from_dictionary(dictionary, names):
         row = empty_row(kind if kind in ("categorical", "binary") else "numeric")
         # A binary column is 0/1 by definition (a public fact, not read from the data).
         lo, hi = e.get("bounds") or ((0.0, 1.0) if e.get("type") == "binary" else (None, None))
-        row.update(lower=_number(lo), upper=_number(hi), unit=str(e.get("unit", "")),
-                   levels=join_levels(e.get("levels", ())))
+        row.update(
+            lower=_number(lo),
+            upper=_number(hi),
+            unit=str(e.get("unit", "")),
+            levels=join_levels(e.get("levels", ())),
+        )
         row["origin"] = {f: "dictionary" for f in FIELDS if row[f] not in (None, "")}
         rows[name] = row
     return rows

@@ -13,8 +13,12 @@ EPS_TICKS = (0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100)
 
 
 def _eps_axis(fig):
-    fig.update_xaxes(type="log", tickvals=list(EPS_TICKS), ticktext=[f"{t:g}" for t in EPS_TICKS],
-                     minor={"showgrid": False, "ticks": ""})
+    fig.update_xaxes(
+        type="log",
+        tickvals=list(EPS_TICKS),
+        ticktext=[f"{t:g}" for t in EPS_TICKS],
+        minor={"showgrid": False, "ticks": ""},
+    )
 
 
 def agreement_curve(frame, eps, target=None, title="Preview: agreement with the non-private rule"):
@@ -24,10 +28,16 @@ def agreement_curve(frame, eps, target=None, title="Preview: agreement with the 
     for strength, part in frame.groupby("strength", sort=False):
         part = part.sort_values("epsilon")
         x = part["epsilon"].to_numpy()
-        band(fig, x, part["agreement_mean"].to_numpy(), part["agreement_lo"].to_numpy(),
-             part["agreement_hi"].to_numpy(), COLOURS.get(strength, GREY),
-             f"{strength} effects",
-             f"{strength}: %{{y:.0f}}% (95% of releases %{{customdata[0]:.0f}}–%{{customdata[1]:.0f}}%)<extra></extra>")
+        band(
+            fig,
+            x,
+            part["agreement_mean"].to_numpy(),
+            part["agreement_lo"].to_numpy(),
+            part["agreement_hi"].to_numpy(),
+            COLOURS.get(strength, GREY),
+            f"{strength} effects",
+            f"{strength}: %{{y:.0f}}% (95% of releases %{{customdata[0]:.0f}}–%{{customdata[1]:.0f}}%)<extra></extra>",
+        )
     fig.add_hline(y=50, line={"color": GREY, "dash": "dot", "width": 1})
     if target is not None:
         fig.add_hline(y=target, line={"color": INK, "dash": "dash", "width": 1})
@@ -44,11 +54,16 @@ def retained_curve(frame, eps, title="Preview: share of the non-private rule's g
     fig = go.Figure()
     for strength, part in frame.groupby("strength", sort=False):
         part = part.sort_values("epsilon")
-        band(fig, part["epsilon"].to_numpy(), 100 * part["retained_mean"].to_numpy(),
-             100 * np.clip(part["retained_lo"].to_numpy(), -1, 2),
-             100 * np.clip(part["retained_hi"].to_numpy(), -1, 2), COLOURS.get(strength, GREY),
-             f"{strength} effects",
-             f"{strength}: %{{y:.0f}}% kept (95% of releases %{{customdata[0]:.0f}}–%{{customdata[1]:.0f}}%)<extra></extra>")
+        band(
+            fig,
+            part["epsilon"].to_numpy(),
+            100 * part["retained_mean"].to_numpy(),
+            100 * np.clip(part["retained_lo"].to_numpy(), -1, 2),
+            100 * np.clip(part["retained_hi"].to_numpy(), -1, 2),
+            COLOURS.get(strength, GREY),
+            f"{strength} effects",
+            f"{strength}: %{{y:.0f}}% kept (95% of releases %{{customdata[0]:.0f}}–%{{customdata[1]:.0f}}%)<extra></extra>",
+        )
     fig.add_hline(y=0, line={"color": GREY, "dash": "dot", "width": 1})
     fig.add_hline(y=100, line={"color": GREY, "dash": "dot", "width": 1})
     marker(fig, eps, f"ε = {eps:g}", log_x=True)

@@ -59,8 +59,9 @@ class Release:
 
     def title(self):
         head = "Private treatment rule" if self.private else "NOT PRIVATE treatment rule"
-        return f"{head} (ε = {self.epsilon:g})" + ("" if self.private else
-                                                  f": {self.void} void the guarantee")
+        return f"{head} (ε = {self.epsilon:g})" + (
+            "" if self.private else f": {self.void} void the guarantee"
+        )
 
     def effects(self):
         """coef × (upper − lower): how far each covariate moves the score across its bounds."""
@@ -93,8 +94,16 @@ class Released:
     def columns(self):
         """The file's columns the release used (treatment, outcome, covariates, propensity)."""
         t = self.trial
-        return tuple(c for c in (t.treatment, t.outcome, t.propensity_column,
-                                 *self.mapping.get("covariates", ())) if c)
+        return tuple(
+            c
+            for c in (
+                t.treatment,
+                t.outcome,
+                t.propensity_column,
+                *self.mapping.get("covariates", ()),
+            )
+            if c
+        )
 
 
 @dataclass(frozen=True)
@@ -108,9 +117,12 @@ class AnalystView:
 
 def settings_key(digest, mapping, settings):
     """Everything a release depends on, as a small hashable tuple (no data)."""
-    plain = {k: (tuple(sorted(v.items())) if isinstance(v, dict) else v)
-             for k, v in settings.items()}
-    m = tuple((k, tuple(v) if isinstance(v, (list, tuple)) else v) for k, v in sorted(mapping.items()))
+    plain = {
+        k: (tuple(sorted(v.items())) if isinstance(v, dict) else v) for k, v in settings.items()
+    }
+    m = tuple(
+        (k, tuple(v) if isinstance(v, (list, tuple)) else v) for k, v in sorted(mapping.items())
+    )
     return (digest, m, tuple(sorted(plain.items())))
 
 
@@ -119,13 +131,32 @@ def _owl_setup(trial, bounds, outcome_bounds, larger_is_better, gamma, W, propen
     lower, upper = trial.feature_bounds(bounds)
     p = trial.propensity if propensity == "column" else propensity
     C = "worst-case" if propensity == "logistic" else 0.0
-    kw = dict(gamma=gamma, weight_bound=W, C=C, feature_bounds=(lower, upper),
-              outcome_bounds=outcome_bounds, larger_is_better=larger_is_better)
+    kw = dict(
+        gamma=gamma,
+        weight_bound=W,
+        C=C,
+        feature_bounds=(lower, upper),
+        outcome_bounds=outcome_bounds,
+        larger_is_better=larger_is_better,
+    )
     return kw, p
 
 
-def fit_release(trial, label, bounds, outcome_bounds, larger_is_better, eps, gamma,
-                gamma_source, W, propensity, private, rng=None, void=VOID["bounds"]):
+def fit_release(
+    trial,
+    label,
+    bounds,
+    outcome_bounds,
+    larger_is_better,
+    eps,
+    gamma,
+    gamma_source,
+    W,
+    propensity,
+    private,
+    rng=None,
+    void=VOID["bounds"],
+):
     """Fit DP-OWL with fresh randomness; returns (Release, recommendations, diagnostics).
 
     Not cached: every call is a new release (record it in the ledger first). ``label`` is a
@@ -147,23 +178,37 @@ def fit_release(trial, label, bounds, outcome_bounds, larger_is_better, eps, gam
         rule = DPOWL(epsilon=eps, rng=np.random.default_rng(rng), **kw).fit(trial.X, trial.A, B, p)
     lower, upper = kw["feature_bounds"]
     release = Release(
-        label=str(label), names=tuple(trial.covariates), intercept=float(rule.intercept_),
-        coef=tuple(float(c) for c in rule.coef_), lower=tuple(map(float, lower)),
+        label=str(label),
+        names=tuple(trial.covariates),
+        intercept=float(rule.intercept_),
+        coef=tuple(float(c) for c in rule.coef_),
+        lower=tuple(map(float, lower)),
         upper=tuple(map(float, upper)),
         categories={c: [json_label(v) for v in levels] for c, levels in trial.categories.items()},
-        treatment=trial.treatment, treated=json_label(trial.arms[0]),
-        control=json_label(trial.arms[1]), outcome=trial.outcome,
-        outcome_bounds=tuple(map(float, outcome_bounds)), larger_is_better=bool(larger_is_better),
-        epsilon=float(eps), gamma=float(gamma), gamma_source=gamma_source, W=float(W), C=kw["C"],
-        sensitivity=float(rule.sensitivity_), propensity=_propensity_text(propensity, trial),
-        private=bool(private), n=int(trial.n), void=void,
+        treatment=trial.treatment,
+        treated=json_label(trial.arms[0]),
+        control=json_label(trial.arms[1]),
+        outcome=trial.outcome,
+        outcome_bounds=tuple(map(float, outcome_bounds)),
+        larger_is_better=bool(larger_is_better),
+        epsilon=float(eps),
+        gamma=float(gamma),
+        gamma_source=gamma_source,
+        W=float(W),
+        C=kw["C"],
+        sensitivity=float(rule.sensitivity_),
+        propensity=_propensity_text(propensity, trial),
+        private=bool(private),
+        n=int(trial.n),
+        void=void,
         time=np.datetime_as_string(np.datetime64("now"), unit="s") + "Z",
     )
     return release, rule.predict(trial.X), dict(rule.diagnostics_)
 
 
-def compare_nonprivate(trial, rec, bounds, outcome_bounds, larger_is_better, gamma, W, propensity,
-                       **_):
+def compare_nonprivate(
+    trial, rec, bounds, outcome_bounds, larger_is_better, gamma, W, propensity, **_
+):
     """Value (IPW) of the private and the non-private rule and their agreement: analyst only.
 
     One more fit on the sensitive data, run only when the analyst asks for it; the values
@@ -181,12 +226,30 @@ def compare_nonprivate(trial, rec, bounds, outcome_bounds, larger_is_better, gam
     return AnalystView(
         value_private=float(ipw_value(rec[ok], trial.A[ok], trial.B[ok], p_ok)),
         value_nonprivate=float(ipw_value(exact[ok], trial.A[ok], trial.B[ok], p_ok)),
-        agreement=agreement_test(rec[ok], exact[ok]))
+        agreement=agreement_test(rec[ok], exact[ok]),
+    )
 
 
-def fit_evaluated_release(trial, label, bounds, outcome_bounds, larger_is_better, eps, gamma,
-                          gamma_source, W, propensity, private, eps_eval, fit_share, p_min,
-                          split_seed=0, rng=None, sampler="opendp", void=VOID["bounds"]):
+def fit_evaluated_release(
+    trial,
+    label,
+    bounds,
+    outcome_bounds,
+    larger_is_better,
+    eps,
+    gamma,
+    gamma_source,
+    W,
+    propensity,
+    private,
+    eps_eval,
+    fit_share,
+    p_min,
+    split_seed=0,
+    rng=None,
+    sampler="opendp",
+    void=VOID["bounds"],
+):
     """A release with its private evaluation: (Release, recommendations, diagnostics, evaluation).
 
     The public seeded split (:func:`dpcore.owl.evaluation.public_split`, over the public n)
@@ -198,37 +261,63 @@ def fit_evaluated_release(trial, label, bounds, outcome_bounds, larger_is_better
     recommendations are the released rule's on every row of the file.
     """
     if propensity == "logistic":
-        raise ValueError("the private evaluation needs a known randomization or a propensity column")
+        raise ValueError(
+            "the private evaluation needs a known randomization or a propensity column"
+        )
     fit_rows, eval_rows = public_split(trial.n, fit_share, split_seed)
     rng = np.random.default_rng(rng)
     release, _, diagnostics = fit_release(
-        _part(trial, fit_rows), label, bounds, outcome_bounds, larger_is_better, eps, gamma,
-        gamma_source, W, propensity, private, rng=rng, void=void)
+        _part(trial, fit_rows),
+        label,
+        bounds,
+        outcome_bounds,
+        larger_is_better,
+        eps,
+        gamma,
+        gamma_source,
+        W,
+        propensity,
+        private,
+        rng=rng,
+        void=void,
+    )
     x = np.clip(trial.X, release.lower, release.upper)
     rec = np.where(release.intercept + x @ np.asarray(release.coef) > 0, 1.0, -1.0)
     p = trial.propensity if propensity == "column" else propensity
     ev = evaluate_rule(
-        rec[eval_rows], trial.A[eval_rows], trial.B[eval_rows],
-        p if np.ndim(p) == 0 else np.asarray(p)[eval_rows], outcome_bounds=outcome_bounds,
+        rec[eval_rows],
+        trial.A[eval_rows],
+        trial.B[eval_rows],
+        p if np.ndim(p) == 0 else np.asarray(p)[eval_rows],
+        outcome_bounds=outcome_bounds,
         larger_is_better=larger_is_better,
-        min_propensity=None if np.ndim(p) == 0 else p_min, epsilon=eps_eval,
+        min_propensity=None if np.ndim(p) == 0 else p_min,
+        epsilon=eps_eval,
         include=None if trial.complete is None else np.asarray(trial.complete)[eval_rows],
-        rng=rng, sampler=sampler, arms=(release.treated, release.control))
+        rng=rng,
+        sampler=sampler,
+        arms=(release.treated, release.control),
+    )
     return release, rec, diagnostics, ev
 
 
 def _part(trial, rows):
     """The trial restricted to some rows (a public split's part)."""
-    cut = {k: (None if getattr(trial, k) is None else np.asarray(getattr(trial, k))[rows])
-           for k in ("X", "A", "B", "propensity", "rows", "complete", "covariates_complete")}
+    cut = {
+        k: (None if getattr(trial, k) is None else np.asarray(getattr(trial, k))[rows])
+        for k in ("X", "A", "B", "propensity", "rows", "complete", "covariates_complete")
+    }
     return replace(trial, **cut)
 
 
 def with_receipt(release, receipt):
     """The release with the ledger's receipt (index, the file's cumulative ε and δ) in it."""
-    return replace(release, ledger_index=int(receipt.index),
-                   epsilon_total=float(receipt.epsilon_total),
-                   delta_total=float(receipt.delta_total))
+    return replace(
+        release,
+        ledger_index=int(receipt.index),
+        epsilon_total=float(receipt.epsilon_total),
+        delta_total=float(receipt.delta_total),
+    )
 
 
 def noise_warning(n, W, gamma, propensity):
@@ -241,10 +330,12 @@ def noise_warning(n, W, gamma, propensity):
     if propensity != "logistic":
         return None
     delta, known = (n + 2) * W / gamma, 2 * W / gamma
-    return (f"With an estimated propensity the noise scale is Δ = (nW + 2W)/γ = {delta:.3g}, "
-            f"{(n + 2) / 2:.3g} times the Δ = 2W/γ = {known:.3g} of a known randomization "
-            "ratio: the released rule will be essentially noise. Choose the trial's "
-            "randomization ratio if it is known.")
+    return (
+        f"With an estimated propensity the noise scale is Δ = (nW + 2W)/γ = {delta:.3g}, "
+        f"{(n + 2) / 2:.3g} times the Δ = 2W/γ = {known:.3g} of a known randomization "
+        "ratio: the released rule will be essentially noise. Choose the trial's "
+        "randomization ratio if it is known."
+    )
 
 
 def json_label(v):

@@ -14,24 +14,31 @@ from dpcore_app.ui.upload import analyst_explain as explain
 
 def evaluation_html(evaluation, eps_fit, n_fit, unit=""):
     e = html.escape
-    names = {"rule": "Private rule", "treat_all": f"Everyone '{evaluation.treated}'",
-             "treat_none": f"Everyone '{evaluation.control}'",
-             "over_treat_all": f"Gain over everyone '{evaluation.treated}'",
-             "over_treat_none": f"Gain over everyone '{evaluation.control}'"}
+    names = {
+        "rule": "Private rule",
+        "treat_all": f"Everyone '{evaluation.treated}'",
+        "treat_none": f"Everyone '{evaluation.control}'",
+        "over_treat_all": f"Gain over everyone '{evaluation.treated}'",
+        "over_treat_none": f"Gain over everyone '{evaluation.control}'",
+    }
     rows = "".join(
         f"<tr><td>{e(names[k])}</td><td>{v.value:.4g}</td><td>[{v.lower:.4g}, {v.upper:.4g}]</td></tr>"
-        for k, v in (*evaluation.values.items(), *evaluation.gains.items()))
-    return (f"<h2>Private evaluation on held-out patients</h2>"
-            f"<p>{e(explain.evaluation_sentence(evaluation))}</p>"
-            f"<table><tr><th>estimate{e(f' ({unit})' if unit else '')}</th><th>value</th>"
-            f"<th>{100 * evaluation.level:g}% interval (noise and sampling)</th></tr>{rows}</table>"
-            f"<p>{e(explain.cost_sentence(eps_fit, evaluation.epsilon, n_fit, evaluation.m))}</p>")
+        for k, v in (*evaluation.values.items(), *evaluation.gains.items())
+    )
+    return (
+        f"<h2>Private evaluation on held-out patients</h2>"
+        f"<p>{e(explain.evaluation_sentence(evaluation))}</p>"
+        f"<table><tr><th>estimate{e(f' ({unit})' if unit else '')}</th><th>value</th>"
+        f"<th>{100 * evaluation.level:g}% interval (noise and sampling)</th></tr>{rows}</table>"
+        f"<p>{e(explain.cost_sentence(eps_fit, evaluation.epsilon, n_fit, evaluation.m))}</p>"
+    )
 
 
 def preview_html(frame, figure, eps, strength, target, smallest, unit=""):
-    chart = figure.to_html(full_html=False, include_plotlyjs=False,
-                           config={"displaylogo": False})
-    return (f"<h2>Preview before spending (simulated, no privacy spent)</h2>"
-            f"<p>{html.escape(explain.PREVIEW_NOTE)}</p>"
-            f"<p>{html.escape(explain.preview_sentence(frame, strength, eps, target, smallest, unit))}</p>"
-            f"{chart}")
+    chart = figure.to_html(full_html=False, include_plotlyjs=False, config={"displaylogo": False})
+    return (
+        f"<h2>Preview before spending (simulated, no privacy spent)</h2>"
+        f"<p>{html.escape(explain.PREVIEW_NOTE)}</p>"
+        f"<p>{html.escape(explain.preview_sentence(frame, strength, eps, target, smallest, unit))}</p>"
+        f"{chart}"
+    )

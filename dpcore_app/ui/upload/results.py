@@ -22,19 +22,25 @@ COMPARE = "your_data_compare"
 
 def analyst_panel(released):
     diagnostics = released.diagnostics
-    st.markdown(f"- Weights clipped at W: **{100 * diagnostics['clipped_share']:.1f}%** of rows\n"
-                f"- Solver: {diagnostics['n_iter']} iterations, gradient norm "
-                f"{diagnostics['grad_norm']:.1e}")
+    st.markdown(
+        f"- Weights clipped at W: **{100 * diagnostics['clipped_share']:.1f}%** of rows\n"
+        f"- Solver: {diagnostics['n_iter']} iterations, gradient norm "
+        f"{diagnostics['grad_norm']:.1e}"
+    )
     if st.button("Compare with the non-private rule (one more fit on your data)", key="compare"):
-        st.session_state[COMPARE] = (released.release, compute.compare_nonprivate(
-            released.trial, released.rec, **released.settings))
+        st.session_state[COMPARE] = (
+            released.release,
+            compute.compare_nonprivate(released.trial, released.rec, **released.settings),
+        )
     shown, view = st.session_state.get(COMPARE, (None, None))
     if shown is released.release:
-        st.markdown(f"- Estimated value (IPW) of the private rule: **{view.value_private:.3g}**, "
-                    f"of the non-private rule: **{view.value_nonprivate:.3g}** (outcome units)\n"
-                    f"- The private rule agrees with the non-private one for "
-                    f"**{100 * view.agreement['concordance']:.1f}%** of patients "
-                    f"(Cohen's κ = {view.agreement['kappa']:.2f})")
+        st.markdown(
+            f"- Estimated value (IPW) of the private rule: **{view.value_private:.3g}**, "
+            f"of the non-private rule: **{view.value_nonprivate:.3g}** (outcome units)\n"
+            f"- The private rule agrees with the non-private one for "
+            f"**{100 * view.agreement['concordance']:.1f}%** of patients "
+            f"(Cohen's κ = {view.agreement['kappa']:.2f})"
+        )
 
 
 class Failed(str):
@@ -63,9 +69,17 @@ def identifier_choice(released, source):
     if not options:  # every column has a role: nothing to choose
         return ()
     k = f"ids_{source.digest[:12]}"
-    return tuple(kept(k, st.multiselect(
-        "Identifier columns written into the per-row file (only these; ID-like names start ticked)",
-        options, default=None if keep(k, options, many=True) else list(ticked), key=k)))
+    return tuple(
+        kept(
+            k,
+            st.multiselect(
+                "Identifier columns written into the per-row file (only these; ID-like names start ticked)",
+                options,
+                default=None if keep(k, options, many=True) else list(ticked),
+                key=k,
+            ),
+        )
+    )
 
 
 #: Above this many rows the per-row file is built when the analyst asks (seconds at 10^6).
@@ -77,33 +91,72 @@ def downloads_panel(released, source):
     ids = identifier_choice(released, source)
     ev = released.evaluation
     rule = built(released, ("rule",), lambda: files.rule_json(release, ev))
-    report = built(released, ("report",), lambda: files.report_html(
-        release, _figure(release), ev, _preview_section(released.preview)))
+    report = built(
+        released,
+        ("report",),
+        lambda: files.report_html(
+            release, _figure(release), ev, _preview_section(released.preview)
+        ),
+    )
     name = ("rows", ids)
-    if name in released.files or trial.n <= EAGER_ROWS or st.button(
-            f"Prepare the per-row file ({trial.n:,} rows, a few seconds)", key="prepare_rows"):
-        rows = built(released, name, lambda: files.rows_csv(
-            release, trial, released.rec, compute.identifiers(source.data, ids, trial.rows)))
+    if (
+        name in released.files
+        or trial.n <= EAGER_ROWS
+        or st.button(
+            f"Prepare the per-row file ({trial.n:,} rows, a few seconds)", key="prepare_rows"
+        )
+    ):
+        rows = built(
+            released,
+            name,
+            lambda: files.rows_csv(
+                release, trial, released.rec, compute.identifiers(source.data, ids, trial.rows)
+            ),
+        )
     else:
         rows = None
     marker = "" if release.private else "_NOT_PRIVATE"
     a, b, c = st.columns(3)
     for column, content, label, name, mime, wkey in (
-            (a, rule, "Rule (JSON)", f"private_rule{marker}.json", "application/json", "dl_rule"),
-            (b, rows, "Per-row recommendations (CSV)", f"recommendations{marker}.csv", "text/csv",
-             "dl_rows"),
-            (c, report, "Report (HTML, opens offline)", f"private_rule_report{marker}.html",
-             "text/html", "dl_report")):
+        (a, rule, "Rule (JSON)", f"private_rule{marker}.json", "application/json", "dl_rule"),
+        (
+            b,
+            rows,
+            "Per-row recommendations (CSV)",
+            f"recommendations{marker}.csv",
+            "text/csv",
+            "dl_rows",
+        ),
+        (
+            c,
+            report,
+            "Report (HTML, opens offline)",
+            f"private_rule_report{marker}.html",
+            "text/html",
+            "dl_report",
+        ),
+    ):
         if content is None:
             continue
         if isinstance(content, Failed):
-            column.error(plain(f"The {label} download could not be built ({content}); the other "
-                               "files are fine. Release again, or report the problem."),
-                         icon=":material/error:")
+            column.error(
+                plain(
+                    f"The {label} download could not be built ({content}); the other "
+                    "files are fine. Release again, or report the problem."
+                ),
+                icon=":material/error:",
+            )
             continue
         # Built in the script run above; the button only hands the captured bytes over.
-        column.download_button(label, lambda content=content: content, name, mime, key=wkey,
-                               on_click="ignore", width="stretch")
+        column.download_button(
+            label,
+            lambda content=content: content,
+            name,
+            mime,
+            key=wkey,
+            on_click="ignore",
+            width="stretch",
+        )
     st.caption(DOWNLOAD_WINDOW)
     analyst_panels.script_download(released)
 
@@ -125,20 +178,41 @@ def result_panel(released, source, files=None):
     scored = rec if trial.covariates_complete is None else rec[trial.covariates_complete]
     treated, n = int((scored > 0).sum()), len(scored)
     a, b = st.columns(2)
-    a.metric(plain(f"Recommended {release.treated}"), f"{100 * treated / n:.1f}%",
-             explain.patients(treated, n), delta_color="off", delta_arrow="off")
-    b.metric(plain(f"Recommended {release.control}"), f"{100 * (1 - treated / n):.1f}%",
-             explain.patients(n - treated, n), delta_color="off", delta_arrow="off")
-    st.caption("Shares counted on your uploaded patients with every covariate: the count is not "
-               "covered by ε, so it is for you, not for the report.")
+    a.metric(
+        plain(f"Recommended {release.treated}"),
+        f"{100 * treated / n:.1f}%",
+        explain.patients(treated, n),
+        delta_color="off",
+        delta_arrow="off",
+    )
+    b.metric(
+        plain(f"Recommended {release.control}"),
+        f"{100 * (1 - treated / n):.1f}%",
+        explain.patients(n - treated, n),
+        delta_color="off",
+        delta_arrow="off",
+    )
+    st.caption(
+        "Shares counted on your uploaded patients with every covariate: the count is not "
+        "covered by ε, so it is for you, not for the report."
+    )
     st.info(explain.release_statement(release), icon=":material/shield_lock:")
-    st.plotly_chart(charts.rule_effects(release.names, release.effects(), release.treated,
-                                        release.control), width="stretch", key="rule_effects")
-    st.caption("Each bar is how much the rule's score moves when that covariate goes from its "
-               "lower to its upper public bound; the longest bars drive the recommendation.")
+    st.plotly_chart(
+        charts.rule_effects(release.names, release.effects(), release.treated, release.control),
+        width="stretch",
+        key="rule_effects",
+    )
+    st.caption(
+        "Each bar is how much the rule's score moves when that covariate goes from its "
+        "lower to its upper public bound; the longest bars drive the recommendation."
+    )
     if released.evaluation is not None:
-        analyst_panels.evaluation_panel(released.evaluation, release.epsilon, release.n,
-                                        (released.preview or {}).get("unit", ""))
+        analyst_panels.evaluation_panel(
+            released.evaluation,
+            release.epsilon,
+            release.n,
+            (released.preview or {}).get("unit", ""),
+        )
     with st.expander("Analyst only: computed on your data, NOT private, never in a download"):
         analyst_panel(released)
     if files is not None:
@@ -152,19 +226,25 @@ def release_panel(key, trial, settings, m, rkey, before, store):
     the release goes to ``store``."""
     eps, evaluation = settings["eps"], before["evaluation"]
     label = "Release private rule" if settings["private"] else "Release rule (NOT PRIVATE)"
-    if not st.button(f"{label} at ε = {eps:g}" + (f", evaluated at ε_eval = {evaluation[0]:g}"
-                                                   if evaluation else ""),
-                     type="primary", key="release"):
+    if not st.button(
+        f"{label} at ε = {eps:g}"
+        + (f", evaluated at ε_eval = {evaluation[0]:g}" if evaluation else ""),
+        type="primary",
+        key="release",
+    ):
         return
     name = "DP-OWL rule" + ("" if settings["private"] else " (NOT PRIVATE)")
     fit = {k: v for k, v in settings.items() if k != "evaluation"}
     if not settings["private"]:  # no guarantee: the dataset's total becomes ∞ for good
         receipt = ledger.record_no_guarantee_release(
-            key, name + (" + private evaluation" if evaluation else ""),
-            "bounds or levels read from the data")
+            key,
+            name + (" + private evaluation" if evaluation else ""),
+            "bounds or levels read from the data",
+        )
     elif evaluation:
         receipt = ledger.record_parallel_release(
-            key, name + " + private evaluation", {"fit": eps, "evaluation": evaluation[0]})
+            key, name + " + private evaluation", {"fit": eps, "evaluation": evaluation[0]}
+        )
     else:
         receipt = ledger.record_release(key, name, eps)
     if isinstance(receipt, str):
@@ -174,10 +254,20 @@ def release_panel(key, trial, settings, m, rkey, before, store):
     with st.spinner("Fitting the rule and adding its noise…"):
         if evaluation:
             release, rec, diagnostics, ev = compute.fit_evaluated_release(
-                trial, **fit, eps_eval=evaluation[0], fit_share=evaluation[1], p_min=m["p_min"])
+                trial, **fit, eps_eval=evaluation[0], fit_share=evaluation[1], p_min=m["p_min"]
+            )
         else:
             release, rec, diagnostics = compute.fit_release(trial, **fit)
     st.session_state[store] = compute.Released(
-        compute.with_receipt(release, receipt), rec, diagnostics, settings, trial, rkey,
-        mapping=m, receipt=receipt, evaluation=ev, preview=before["preview"])
+        compute.with_receipt(release, receipt),
+        rec,
+        diagnostics,
+        settings,
+        trial,
+        rkey,
+        mapping=m,
+        receipt=receipt,
+        evaluation=ev,
+        preview=before["preview"],
+    )
     st.rerun()  # the sidebar's ledger shows the new total

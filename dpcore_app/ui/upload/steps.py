@@ -16,10 +16,16 @@ from dpcore_app.ui.common.safety import plain
 #: (title, what the step needs) in the analyst's order.
 STEPS = (
     ("Data", "a trial CSV (or a demo file)"),
-    ("Dictionary and table", "the columns' roles, the outcome's direction and the public bounds "
-                             "and levels (a data dictionary fills them)"),
-    ("Preview", "ε and γ; the private evaluation and the preview on a simulated twin are "
-                "optional and spend nothing"),
+    (
+        "Dictionary and table",
+        "the columns' roles, the outcome's direction and the public bounds "
+        "and levels (a data dictionary fills them)",
+    ),
+    (
+        "Preview",
+        "ε and γ; the private evaluation and the preview on a simulated twin are "
+        "optional and spend nothing",
+    ),
     ("Release", "the steps above; the release spends ε on this file, recorded in the ledger"),
     ("Files", "a release"),
 )
@@ -59,4 +65,5 @@ def spend_text(spent, cap):
     """The spend on this file, as the first step shows it from the moment the file is keyed."""
     total = "∞ (no guarantee)" if spent == float("inf") else f"{spent:g}"
     return f"spent on this file so far: ε = {total} over every session" + (
-        "" if cap is None else f" (cap ε = {cap:g})")
+        "" if cap is None else f" (cap ε = {cap:g})"
+    )
