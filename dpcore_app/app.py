@@ -13,34 +13,35 @@ from dpcore_app.ui.common.controls import history_guard  # noqa: E402
 from dpcore_app.ui.common.safety import friendly_errors  # noqa: E402
 
 ICON = str(APP_DIR / "assets" / "icon.png")  # local: nothing fetched online
+#: The pages in the sidebar's order: (script in app_pages/, title, icon, URL path); the first
+#: is the default page, at the app's root address.
+PAGES = (
+    ("overview", "Overview", ":material/home:", ""),
+    ("dp_owl", "DP-OWL treatment rule", ":material/medication:", "dp-owl"),
+    ("cvar", "Private CVaR (tail risk)", ":material/warning:", "cvar"),
+    ("bounds", "Theory bounds", ":material/functions:", "bounds"),
+    ("your_data", "Your data", ":material/upload_file:", "your-data"),
+    ("lessons", "Lessons", ":material/school:", "lessons"),
+    ("limitations", "Limitations", ":material/report:", "limitations"),
+    ("glossary", "Glossary", ":material/menu_book:", "glossary"),
+)
 
 
 def main() -> None:
     """One run of the app: the page configuration, the navigation, the sidebar, then the page."""
-    st.set_page_config(page_title="What privacy costs in learning", page_icon=ICON,
-                       layout="wide")
+    st.set_page_config(page_title="What privacy costs in learning", page_icon=ICON, layout="wide")
     pages = [
-        st.Page(page("overview"), title="Overview", icon=":material/home:", default=True),
-        st.Page(page("dp_owl"), title="DP-OWL treatment rule", icon=":material/medication:",
-                url_path="dp-owl"),
-        st.Page(page("cvar"), title="Private CVaR (tail risk)", icon=":material/warning:",
-                url_path="cvar"),
-        st.Page(page("bounds"), title="Theory bounds", icon=":material/functions:",
-                url_path="bounds"),
-        st.Page(page("your_data"), title="Your data", icon=":material/upload_file:",
-                url_path="your-data"),
-        st.Page(page("lessons"), title="Lessons", icon=":material/school:", url_path="lessons"),
-        st.Page(page("limitations"), title="Limitations", icon=":material/report:",
-                url_path="limitations"),
-        st.Page(page("glossary"), title="Glossary", icon=":material/menu_book:",
-                url_path="glossary"),
+        st.Page(page(name), title=title, icon=icon, url_path=url_path, default=not url_path)
+        for name, title, icon, url_path in PAGES
     ]
     current = st.navigation(pages)
 
     with st.sidebar:
         st.markdown("**What privacy costs in learning**")
-        st.caption("Differential privacy adds noise to protect each person in the data. "
-                   "These pages measure what that noise costs, live.")
+        st.caption(
+            "Differential privacy adds noise to protect each person in the data. "
+            "These pages measure what that noise costs, live."
+        )
         st.caption(f"You are on: **{current.title}**")
         st.divider()
         ledger.sidebar()

@@ -8,13 +8,26 @@ from pathlib import Path
 
 import pytest
 
+from dpcore_app import app
+
 ROOT = Path(__file__).resolve().parents[2]
-PAGES = [f"dpcore_app/app_pages/{name}.py" for name in re.findall(
-    r'st\.Page\(page\("(\w+)"\)', (ROOT / "dpcore_app" / "app.py").read_text())]
-assert len(PAGES) == 8, PAGES
-WIDGETS = {"SelectSlider", "Slider", "NumberInput", "Radio", "Selectbox", "Multiselect",
-           "ButtonGroup", "Checkbox", "Toggle", "TextInput", "TextArea", "DateInput",
-           "TimeInput", "ColorPicker"}
+PAGES = [f"dpcore_app/app_pages/{name}.py" for name, *_ in app.PAGES]
+WIDGETS = {
+    "SelectSlider",
+    "Slider",
+    "NumberInput",
+    "Radio",
+    "Selectbox",
+    "Multiselect",
+    "ButtonGroup",
+    "Checkbox",
+    "Toggle",
+    "TextInput",
+    "TextArea",
+    "DateInput",
+    "TimeInput",
+    "ColorPicker",
+}
 HOSTILE = {
     "empty": "",
     "huge": "9" * 400,
@@ -47,7 +60,13 @@ def bound_keys(open_fresh, page):
     privacy ledger's cap) belong to the session, not to a link."""
     if page not in _keys:
         at = open_fresh(page, **FAST.get(page, {}))
-        keys = sorted({n.key for n in walk(at.main) if type(n).__name__ in WIDGETS and getattr(n, "key", None)})
+        keys = sorted(
+            {
+                n.key
+                for n in walk(at.main)
+                if type(n).__name__ in WIDGETS and getattr(n, "key", None)
+            }
+        )
         _keys[page] = {k.split(".", 1)[-1]: k for k in keys}
     return _keys[page]
 
@@ -96,7 +115,9 @@ def test_hostile_values_in_every_parameter(open_page, open_fresh, words, page, k
         if used.group(1):
             assert key not in link, (key, link)
         else:
-            assert ", ".join(link[key]) == used.group(2) or (link[key] == [""] and used.group(2) == "none")
+            assert ", ".join(link[key]) == used.group(2) or (
+                link[key] == [""] and used.group(2) == "none"
+            )
     # The corrected address reproduces the view in a fresh session, without a notice.
     again = open_fresh(page, **link)
     assert not again.warning, words(again.warning)
@@ -139,15 +160,25 @@ def test_a_control_that_loses_its_value_keeps_the_last_one(open_page):
     assert not [s for s in at.slider if s.key == "dp-owl.gamma"]  # still paper-tuned, not fixed
 
 
-@pytest.mark.parametrize("params,notice,expected", [
-    ({"reps": ["40", "60"]}, "“reps=40&60”: Repetitions was given 2 times (40, 60). Using the default, 200.",
-     {"reps": 200}),
-    ({"compare": ["500", "abc"]}, "abc is not one. Using 500.", {"compare": [500]}),
-    ({"W": "inf"}, "Using the default, auto.", {"W": "auto"}),
-    ({"seed": "Infinity"}, "Using the default, 0.", {"seed": 0}),
-    ({"seed": "1" * 400}, "Seed must be between 0 and 1000000. Using the default, 0.", {"seed": 0}),
-    ({"reps": "1e309"}, "Using the default, 200.", {"reps": 200}),
-])
+@pytest.mark.parametrize(
+    "params,notice,expected",
+    [
+        (
+            {"reps": ["40", "60"]},
+            "“reps=40&60”: Repetitions was given 2 times (40, 60). Using the default, 200.",
+            {"reps": 200},
+        ),
+        ({"compare": ["500", "abc"]}, "abc is not one. Using 500.", {"compare": [500]}),
+        ({"W": "inf"}, "Using the default, auto.", {"W": "auto"}),
+        ({"seed": "Infinity"}, "Using the default, 0.", {"seed": 0}),
+        (
+            {"seed": "1" * 400},
+            "Seed must be between 0 and 1000000. Using the default, 0.",
+            {"seed": 0},
+        ),
+        ({"reps": "1e309"}, "Using the default, 200.", {"reps": 200}),
+    ],
+)
 def test_notices_name_the_value_the_view_uses(open_fresh, words, params, notice, expected):
     base = {} if "reps" in params else {"reps": "20"}
     at = open_fresh(OWL, **{**base, "compare": ["200"], **params})
@@ -244,5 +275,7 @@ def test_the_server_config_turns_off_the_duplicate_state_warning():
     a stack (the "default value but also set via the Session State API" warning)."""
     import tomllib
 
-    config = tomllib.loads((Path(__file__).resolve().parents[2] / ".streamlit" / "config.toml").read_text())
+    config = tomllib.loads(
+        (Path(__file__).resolve().parents[2] / ".streamlit" / "config.toml").read_text()
+    )
     assert config["global"]["disableWidgetStateDuplicationWarning"] is True
