@@ -28,17 +28,16 @@ RELEASE = "your_data_release"
 
 
 def source_panel():
-    """Pick a demo file or upload one; returns a Source or None."""
+    """Pick a demo file or upload one, with its public dictionary (before or after the file);
+    returns a Source (the dictionary attached) or None."""
     kind = FILE.widget()
-    return demos.demo_source(kind) if kind != "upload" else upload_form.uploaded_source()
-
-
-def dictionary_panel(source):
-    """An uploaded file's optional public dictionary; returns the Source with it attached."""
-    if st.session_state.get(FILE.key, FILE.default) != "upload":
-        return source
+    if kind != "upload":
+        return demos.demo_source(kind)
+    source = upload_form.uploaded_source()
     dictionary = analyst.dictionary_uploader()
-    return source if dictionary is None else upload_form.with_dictionary(source, dictionary)
+    if source is None or dictionary is None:
+        return source
+    return upload_form.with_dictionary(source, dictionary)
 
 
 def design_panel(source, trial_columns, m):
@@ -103,12 +102,14 @@ def ready(source, verdict, flow):
         preview = compute.preview(source.digest, source.data)
         st.dataframe(compute.preview_frame(preview), hide_index=True, width="stretch")
         flow.at(2)
-        source = dictionary_panel(source)
         source, arms_mode = upload_karm.arms_choice(source)
         if source is None or arms_mode == "all":
             return arms_mode
         st.subheader("Columns", anchor=False)
         m = upload_form.mapping(source, preview)
+        if m is None:
+            verdict.info(explain.upload_verdict("roles"), icon=":material/view_column:")
+            return None
         larger, propensity, p_min, column = design_panel(source, preview.columns, m)
         # Keyed by the used columns' content as soon as they are chosen: the sidebar and the
         # first step show the spend on this trial at once, before the table is filled.

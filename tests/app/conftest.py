@@ -4,6 +4,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+#: A file with more candidate covariates than this gets none chosen by :func:`choose_roles`.
+WIDE = 20
+
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
 
@@ -45,3 +48,26 @@ def _open(at, page, **params):
 def words():
     """words(elements): the text of notices as a user reads it (markdown escapes removed)."""
     return lambda elements: " ".join(re.sub(r"\\(.)", r"\1", e.value) for e in elements)
+
+
+def choose_roles(at):
+    """Choose the outcome and the covariates as the analyst of these small test files does
+    (the page pre-selects neither without a data dictionary): the outcome the column names
+    suggest, and every other column that is not an identifier, unless the file is too wide to
+    take them all (then none). Roles already chosen, by a dictionary or a test, stay."""
+    from dpcore.data.columns import guess_columns
+
+    outcome = next((s for s in at.selectbox if (s.key or "").startswith("outcome_")), None)
+    if outcome is None or outcome.value is not None:
+        return at
+    treatment = next(s for s in at.selectbox if (s.key or "").startswith("treat_"))
+    guess = guess_columns([treatment.value, *outcome.options])
+    chosen = guess["outcome"] if guess["outcome"] in outcome.options else outcome.options[0]
+    outcome.set_value(chosen).run()
+    covariates = [c for c in guess["covariates"] if c not in (chosen, treatment.value)]
+    key = outcome.key.replace("outcome_", "covs_", 1)
+    widget = next((m for m in at.multiselect if m.key == key), None)  # absent once refused
+    if widget is not None and 0 < len(covariates) <= WIDE:
+        widget.set_value(covariates).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at

@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 from dpcore.data.trial import read_table
 from dpcore_app.ui.common import ledger
 from dpcore_app.ui.upload import files
-from tests.app.conftest import APP
+from tests.app.conftest import APP, choose_roles
 
 PAGE = "dpcore_app/app_pages/your_data.py"
 DEMO = "dpcore_app/demo_data/paper_trial.csv"
@@ -39,7 +39,7 @@ def headline(at):
 def upload(at, data, name="trial.csv"):
     at.file_uploader(key="upload").set_value((name, data, "text/csv")).run()
     assert not at.exception, [e.value for e in at.exception]
-    return at
+    return choose_roles(at)
 
 
 def trial_csv(n=40, arms=("1", "0"), sep=",", header=("age", "arm", "y"), extra=""):
@@ -429,7 +429,8 @@ def test_a_second_session_sees_neither_the_data_nor_the_ledger(
     first = upload(open_page(PAGE), data)
     fill_bounds(first, [(0, 100), (-5, 5)], data)
     release(first)
-    assert len(ledger_entries(first)) == 1 and calls == [1]
+    reads = len(calls)  # the analyst's choices of roles each read the file once
+    assert len(ledger_entries(first)) == 1 and reads >= 1
 
     second = AppTest.from_file(APP, default_timeout=60)
     second.run()
@@ -440,7 +441,7 @@ def test_a_second_session_sees_neither_the_data_nor_the_ledger(
     assert RELEASE not in second.session_state
     assert "ε = 0: no private release" in words(second.sidebar.markdown)
     upload(second, data)  # the same bytes: a global cache would answer without reading
-    assert calls == [1, 1]
+    assert len(calls) == 2 * reads
     assert marker.decode() not in caplog.text
     for folder in (Path(tempfile.gettempdir()), Path(APP).parent):  # nothing written to disk
         for path in folder.rglob("*"):

@@ -14,6 +14,7 @@ import pytest
 
 from dpcore import load_rule, read_dictionary
 from dpcore_app.ui.upload import analyst_compute, files
+from tests.app.conftest import choose_roles
 from tests.app.test_your_data import PAGE, RELEASE, headline, ledger_entries, release, words
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -158,6 +159,7 @@ def test_a_malformed_dictionary_gets_a_message_and_the_page_carries_on(page):
         ("d.csv", b"column,role,type,lower,upper\nage,covariate,numeric,90,18\n", "text/csv")
     ).run()
     assert not at.exception
+    choose_roles(at)  # the dictionary names no outcome: the analyst chooses it
     assert "lower < upper" in words(at.warning) and "swap them" in words(at.warning)
     # ... and marked in the table itself, on the row it concerns, beside what the row lacks
     table = at.dataframe[-1].value.set_index("column")["problem"]

@@ -446,10 +446,6 @@ def test_the_table_fills_from_a_dictionary_and_from_the_data():
         "age",
         "site",
     )
-    assert (
-        meta.default_covariates(list("abc")) == list("abc")
-        and meta.default_covariates([str(i) for i in range(meta.WIDE + 1)]) == []
-    )
 
 
 def test_a_data_range_left_in_the_table_keeps_the_release_not_private():

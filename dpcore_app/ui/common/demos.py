@@ -17,7 +17,11 @@ DEMOS = ("paper_trial", "hospital_trial", "actg175_trial", "actg175_four_arms")
 
 @dataclass(frozen=True, eq=False)
 class Source:
-    """A CSV held in memory: its name as given, bytes, digest and, for a demo, its dictionary."""
+    """A CSV held in memory: its name as given, bytes, digest and its public dictionary, if any.
+
+    ``shipped`` marks the demo files that come with the app (public practice data); an
+    uploaded file is never a demo, with or without a dictionary.
+    """
 
     name: str
     data: bytes = field(repr=False)
@@ -26,10 +30,12 @@ class Source:
     #: The uploaded dictionary's invalid entries, ``(where, sentence)``: left out of it, marked
     #: in the metadata table's "problem" column.
     dictionary_problems: tuple = ()
+    shipped: bool = False
 
     @property
     def demo(self):
-        return self.dictionary is not None
+        """A file shipped with the app, by its identity (never an upload)."""
+        return self.shipped
 
 
 def _digest(data):
@@ -45,4 +51,4 @@ def _demo_bytes(name):
 
 def demo_source(name):
     data, digest, dictionary = _demo_bytes(name)
-    return Source(f"{name}.csv", data, digest, dictionary)
+    return Source(f"{name}.csv", data, digest, dictionary, shipped=True)

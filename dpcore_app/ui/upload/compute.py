@@ -53,7 +53,7 @@ def max_upload_mb():
 def upload_source(name, data):
     """An uploaded file as a Source; refuses a file over the upload limit with a message.
 
-    A file identical to a demo file gets that demo's dictionary: the comparison is by digest
+    A file identical to a demo file is that demo (public practice data) and gets its dictionary: the comparison is by digest
     against public files, so it reveals nothing about other uploads.
     """
     limit = max_upload_mb()
@@ -70,7 +70,7 @@ def upload_source(name, data):
         )
     digest = _digest(data)
     known = {_demo_bytes(d)[1]: _demo_bytes(d)[2] for d in DEMOS}
-    return Source(str(name), data, digest, known.get(digest))
+    return Source(str(name), data, digest, known.get(digest), shipped=digest in known)
 
 
 # --------------------------------------------------------------------------------------------

@@ -64,6 +64,8 @@ def upload_verdict(stage, n=None, eps=None, spent=0.0, cap=None, cost=None):
         return "No trial yet: pick a demo file or upload a CSV to begin."
     if stage == "error":
         return "The file could not be read as a trial yet: the message below says what to change."
+    if stage == "roles":
+        return "Choose the treatment and the outcome column below (a data dictionary names them)."
     if stage == "levels":
         return "Type the public levels of each categorical covariate in the table below."
     if stage == "direction":

@@ -26,6 +26,8 @@ def rule_dict(release, evaluation=None):
     a private evaluation, a release itself, rides along when there is one.
     """
     extra = {"evaluation": evaluation.to_dict()} if evaluation is not None else {}
+    if release.overrides:
+        extra["roles_differ_from_dictionary"] = list(release.overrides)
     return rule_to_dict(
         covariates=release.names,
         intercept=release.intercept,
@@ -193,6 +195,11 @@ def report_html(release, figure, evaluation=None, preview=None):
         f"{release.outcome_bounds[1]:g}], "
         + ("larger is better" if release.larger_is_better else "smaller is better"),
         "Patients": str(release.n),
+        **(
+            {"Roles that differ from the data dictionary": "; ".join(release.overrides)}
+            if release.overrides
+            else {}
+        ),
         "Privacy ledger": ledger_text(release) or "not recorded",
         "Released at (UTC)": release.time,
     }

@@ -12,6 +12,7 @@ options, table cells), never as markup. The public metadata (bounds, levels, uni
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass, replace
 from types import SimpleNamespace
 
@@ -105,21 +106,6 @@ def units(source):
     return {name: row.get("unit", "") for name, row in _rows(source).items()}
 
 
-def _dictionary_guess(source, cols, guess):
-    """The mapping's defaults from the source's dictionary, where it names file columns."""
-    d = source.dictionary or {}
-    entries = [c for c in d.get("columns", ()) if c.get("name") in cols]
-    for role in ("treatment", "outcome"):
-        named = d.get(role) or next((c["name"] for c in entries if c.get("role") == role), None)
-        if named in cols:
-            guess[role] = named
-    covs = [c["name"] for c in entries if c.get("role") == "covariate"]
-    if covs:
-        guess["covariates"] = covs
-        guess["categorical"] = [c["name"] for c in entries if c.get("type") == "categorical"]
-    return guess
-
-
 def keep(widget_key, options, many=False):
     """Restore a widget's value kept from a run where it was drawn; True when restored.
 
@@ -146,40 +132,48 @@ def key(source, name):
     return f"{name}_{source.digest[:12]}"
 
 
+def role_key(source, name):
+    """A mapping widget's key: the file's, and its dictionary's when it has one, so a dictionary
+    that arrives after the file (or another dictionary) starts the roles afresh from it."""
+    if source.dictionary is None:
+        return key(source, name)
+    text = json.dumps(source.dictionary, sort_keys=True, ensure_ascii=False, default=str)
+    return f"{key(source, name)}_{hashlib.sha256(text.encode()).hexdigest()[:8]}"
+
+
+def _select(label, options, k, default):
+    """A selectbox over ``options`` starting at ``default`` (nothing chosen when it is None)."""
+    index = options.index(default) if default in options else None
+    return kept(k, st.selectbox(label, options, key=k, index=None if keep(k, options) else index))
+
+
 def mapping(source, preview):
-    """Treatment, treated label, outcome, covariates, and the guessed categorical columns."""
+    """Treatment, treated label, outcome and covariates: the dictionary's roles, or the analyst's.
+
+    With a public dictionary every role starts as it says, and a column it gives another role
+    (``ignore``, ``identifier``, the outcome) is never offered as a covariate; a role the
+    analyst changes is named in ``overrides``, which the release carries. Without one (or
+    where it names none), the treatment column is guessed from its name only, and the outcome
+    and the covariates are the analyst's to choose: nothing is pre-selected.
+    """
     cols = list(preview.columns)
-    guess = _dictionary_guess(source, cols, compute.guesses(cols, preview.rows))
-
-    def index(value):
-        return cols.index(value) if value in cols else 0
-
+    roles = meta.dictionary_roles(source.dictionary, cols)
+    guess = compute.guesses(cols, preview.rows)
     a, b = st.columns(2)
-    k = key(source, "treat")
     with a:
-        treatment = kept(
-            k,
-            st.selectbox(
-                "Treatment column",
-                cols,
-                key=k,
-                index=None if keep(k, cols) else index(guess["treatment"]),
-            ),
+        treatment = _select(
+            "Treatment column",
+            cols,
+            role_key(source, "treat"),
+            roles.treatment if roles and roles.treatment else guess["treatment"],
         )
     with b:
         rest = [c for c in cols if c != treatment]
-        k = key(source, "outcome")
-        outcome = kept(
-            k,
-            st.selectbox(
-                "Outcome column",
-                rest,
-                key=k,
-                index=None
-                if keep(k, rest)
-                else (rest.index(guess["outcome"]) if guess["outcome"] in rest else 0),
-            ),
+        outcome = _select(
+            "Outcome column", rest, role_key(source, "outcome"), roles.outcome if roles else None
         )
+    if treatment is None or outcome is None:
+        return None
     # the dictionary's two arms and its treated one, when it describes this column; the
     # data's labels only without one
     from_dictionary = meta.dictionary_arms(source.dictionary, treatment)
@@ -190,7 +184,7 @@ def mapping(source, preview):
         guessed = default_treated(labels) if len(labels) == 2 else None
     treated = None
     if len(labels) == 2:
-        k = key(source, "treated")
+        k = role_key(source, "treated")
         treated = kept(
             k,
             st.radio(
@@ -204,10 +198,10 @@ def mapping(source, preview):
                 key=k,
             ),
         )
-    options = [c for c in cols if c not in (treatment, outcome)]
-    candidates = [c for c in guess["covariates"] if c in options]
-    default = meta.default_covariates(candidates)
-    k = key(source, "covs")
+    excluded = roles.excluded if roles else frozenset()
+    options = [c for c in cols if c not in (treatment, outcome) and c not in excluded]
+    default = [c for c in roles.covariates if c in options] if roles else []
+    k = role_key(source, "covs")
     covariates = kept(
         k,
         st.multiselect(
@@ -217,18 +211,34 @@ def mapping(source, preview):
             default=None if keep(k, options, many=True) else default,
         ),
     )
-    if len(candidates) > len(default):
+    if roles and excluded - {treatment, outcome}:
         st.caption(
-            f"{len(candidates)} columns could be covariates: none is pre-selected in a "
-            "file this wide. Pick the ones the rule may use."
+            plain(
+                f"{len(excluded - {treatment, outcome})} column(s) the dictionary marks "
+                "ignore, identifier, outcome or propensity are not offered as covariates."
+            )
         )
+    elif not roles and not covariates:
+        st.caption(
+            "Without a data dictionary none is pre-selected: pick the covariates the rule may "
+            "use (measured before randomization), or upload the trial's dictionary."
+        )
+    overrides = roles.overrides(treatment, outcome, treated, covariates) if roles else ()
+    if overrides:
+        st.warning(
+            plain("Roles that differ from the data dictionary: " + "; ".join(overrides) + ". ")
+            + "The release names them, in its files too.",
+            icon=":material/edit_note:",
+        )
+    categorical = roles.categorical if roles else guess["categorical"]
     return dict(
         treatment=treatment,
         outcome=outcome,
         treated=treated,
         covariates=tuple(covariates),
-        guessed_categorical=tuple(guess["categorical"]),
+        guessed_categorical=tuple(categorical),
         arms=tuple(labels) if from_dictionary is not None else None,
+        overrides=overrides,
     )
 
 
@@ -392,7 +402,7 @@ def metadata(source, m):
     st.session_state[key(source, "meta_rows")] = {**rows, **now}
     got = meta.read(edited, m["outcome"], now)
     a, b, c = st.columns(3)
-    if source.demo:
+    if source.dictionary is not None:
         a.button(
             "Fill in from the data dictionary",
             on_click=fill_from_dictionary,

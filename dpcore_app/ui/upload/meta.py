@@ -27,8 +27,6 @@ COLUMNS = ("column", "type", "lower", "upper", "levels", "unit", "from", "proble
 FIELDS = ("lower", "upper", "levels")
 ORIGINS = ("typed", "dictionary", "data")
 TYPES = ("numeric", "binary", "categorical", "outcome")
-#: With more candidate covariates than this, none is pre-selected (the analyst picks).
-WIDE = 20
 
 
 @dataclass(frozen=True)
@@ -202,6 +200,61 @@ def join_levels(levels):
     return (" | " if any("," in v or "|" in v for v in levels) else ", ").join(levels)
 
 
+@dataclass(frozen=True)
+class Roles:
+    """The roles a public dictionary gives the file's columns (the mapping's starting point).
+
+    ``excluded`` are the columns it gives a role other than covariate (``ignore``,
+    ``identifier``, the outcome, the propensity): never offered as covariates.
+    """
+
+    treatment: str | None
+    outcome: str | None
+    treated: object
+    covariates: tuple
+    categorical: tuple
+    excluded: frozenset
+
+    def overrides(self, treatment, outcome, treated, covariates):
+        """Where the analyst's mapping differs from the dictionary, one sentence each."""
+        out = []
+        if treatment != self.treatment:
+            out.append(f"treatment column {treatment!r} (the dictionary names {self.treatment!r})")
+        if outcome != self.outcome:
+            out.append(f"outcome column {outcome!r} (the dictionary names {self.outcome!r})")
+        if treatment == self.treatment and self.treated is not None and treated != self.treated:
+            out.append(f"treated arm {treated!r} (the dictionary names {self.treated!r})")
+        added = [c for c in covariates if c not in self.covariates]
+        dropped = [c for c in self.covariates if c not in covariates]
+        if added:
+            out.append("covariates the dictionary does not name: " + ", ".join(map(repr, added)))
+        if dropped:
+            out.append("dictionary covariates left out: " + ", ".join(map(repr, dropped)))
+        return tuple(out)
+
+
+def dictionary_roles(dictionary, columns):
+    """:class:`Roles` from a public dictionary (a dict) for a file with these columns, or None
+    without a dictionary. Only the file's columns are named."""
+    if not dictionary:
+        return None
+    from dpcore.data import read_dictionary
+
+    d = read_dictionary(dictionary, strict=False)
+    cols = set(columns)
+    entries = [c for c in d.columns if c.name in cols]
+    excluded = {c.name for c in entries if c.role not in (None, "covariate")}
+    excluded |= {c for c in (d.outcome, d.propensity_column) if c in cols}
+    return Roles(
+        treatment=d.treatment if d.treatment in cols else None,
+        outcome=d.outcome if d.outcome in cols else None,
+        treated=d.treated,
+        covariates=tuple(c for c in d.covariates if c in cols and c not in excluded),
+        categorical=tuple(c.name for c in entries if c.type == "categorical"),
+        excluded=frozenset(excluded),
+    )
+
+
 def dictionary_arms(dictionary, treatment):
     """``(arms, treated)`` from a public dictionary (a dict) for this treatment column, or None.
 
@@ -339,8 +392,3 @@ def from_data(rows, ranges, levels):
         row.update(levels=join_levels(values))
         row["origin"]["levels"] = "data"
     return out
-
-
-def default_covariates(candidates):
-    """Covariates pre-selected on the mapping screen: all of a narrow file's, none of a wide one's."""
-    return list(candidates) if len(candidates) <= WIDE else []

@@ -56,6 +56,9 @@ class Release:
     ledger_index: int | None = None
     epsilon_total: float | None = None
     delta_total: float | None = None
+    #: Where the analyst's roles differ from the public dictionary, one sentence each (public
+    #: choices, published with the release).
+    overrides: tuple = ()
 
     def title(self):
         head = "Private treatment rule" if self.private else "NOT PRIVATE treatment rule"

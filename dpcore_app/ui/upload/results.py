@@ -9,6 +9,8 @@ expander titled as analyst-only.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import streamlit as st
 
 from dpcore_app.ui.common import ledger
@@ -258,6 +260,7 @@ def release_panel(key, trial, settings, m, rkey, before, store):
             )
         else:
             release, rec, diagnostics = compute.fit_release(trial, **fit)
+    release = replace(release, overrides=tuple(m.get("overrides", ())))
     st.session_state[store] = compute.Released(
         compute.with_receipt(release, receipt),
         rec,

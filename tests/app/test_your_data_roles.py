@@ -1,0 +1,144 @@
+"""AppTest: on Your data the public dictionary decides every role, whether it arrives before or
+after the trial's CSV: treatment, treated arm, outcome, direction and covariates; a column it
+marks ``ignore`` or ``identifier`` is never offered as a covariate; a role the analyst changes
+is named on the page and in the release's files. An uploaded file is never a demo."""
+
+import hashlib
+import json
+
+import numpy as np
+import pytest
+
+from dpcore_app.ui.common import ledger
+from dpcore_app.ui.upload import files
+from tests.app.test_your_data import PAGE, RELEASE, release, words
+
+DICTIONARY = {
+    "dataset": "wide_trial.csv",
+    "treatment": "arm",
+    "treated": "verum",
+    "randomization": "2:1",
+    "outcome": "weight_g",
+    "larger_is_better": True,
+    "columns": [
+        {"name": "record", "role": "identifier", "type": "label"},
+        {"name": "age", "role": "covariate", "type": "numeric", "bounds": [18, 90]},
+        {"name": "parity", "role": "covariate", "type": "numeric", "bounds": [0, 10]},
+        {"name": "arm", "role": "treatment", "levels": ["comparator", "verum"]},
+        {"name": "weight_g", "role": "outcome", "bounds": [0, 6000], "unit": "g"},
+        {"name": "postop_pain", "role": "ignore", "type": "numeric"},
+        {"name": "postop_nausea", "role": "ignore", "type": "numeric"},
+    ],
+}
+
+
+def wide_trial(n=60):
+    """A 2:1 trial whose treated arm sorts second, with post-randomization columns."""
+    rng = np.random.default_rng(5)
+    rows = [
+        f"{i},{30 + i % 40},{i % 4},{'verum' if i % 3 else 'comparator'},"
+        f"{3000 + rng.normal(0, 400):.0f},{rng.integers(0, 10)},{rng.integers(0, 2)}\n"
+        for i in range(n)
+    ]
+    return ("record,age,parity,arm,weight_g,postop_pain,postop_nausea\n" + "".join(rows)).encode()
+
+
+DATA = wide_trial()
+DIGEST = hashlib.sha256(DATA).hexdigest()[:12]
+
+
+def upload_csv(at):
+    at.radio(key="file").set_value("upload").run()
+    at.file_uploader(key="upload").set_value(("wide_trial.csv", DATA, "text/csv")).run()
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def upload_dictionary(at):
+    text = json.dumps(DICTIONARY).encode()
+    at.file_uploader(key="dictionary_upload").set_value(("d.json", text, "application/json"))
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def widget(elements, prefix):
+    return next(e for e in elements if (e.key or "").startswith(prefix + DIGEST))
+
+
+def roles(at):
+    return dict(
+        treatment=widget(at.selectbox, "treat_").value,
+        outcome=widget(at.selectbox, "outcome_").value,
+        treated=widget(at.radio, "treated_").value,
+        covariates=widget(at.multiselect, "covs_").value,
+        offered=widget(at.multiselect, "covs_").options,
+    )
+
+
+EXPECTED = dict(treatment="arm", outcome="weight_g", treated="verum", covariates=["age", "parity"])
+
+
+@pytest.mark.parametrize("order", ["dictionary first", "csv first"])
+def test_the_dictionary_decides_the_roles_whichever_comes_first(open_page, order):
+    at = open_page(PAGE)
+    at.radio(key="file").set_value("upload").run()
+    steps = (
+        [upload_dictionary, upload_csv]
+        if order == "dictionary first"
+        else [
+            upload_csv,
+            upload_dictionary,
+        ]
+    )
+    for step in steps:
+        step(at)
+    got = roles(at)
+    assert {k: got[k] for k in EXPECTED} == EXPECTED
+    # never offered: what the dictionary marks ignore or identifier
+    assert set(got["offered"]) == {"age", "parity"}
+    assert "not offered as covariates" in words(at.caption)
+    assert "differ from the data dictionary" not in words(at.warning)
+
+
+def test_without_a_dictionary_the_outcome_and_covariates_are_the_analysts(open_page):
+    at = open_page(PAGE)
+    upload_csv(at)
+    assert widget(at.selectbox, "treat_").value == "arm"  # the name says so
+    assert widget(at.selectbox, "outcome_").value is None
+    assert "Choose the treatment and the outcome column" in words(at.info)
+    widget(at.selectbox, "outcome_").set_value("weight_g").run()
+    covs = widget(at.multiselect, "covs_")
+    assert covs.value == [] and "postop_pain" in covs.options
+    assert "none is pre-selected" in words(at.caption)
+
+
+def test_an_overridden_role_is_named_on_the_page_and_in_the_rule_file(open_page):
+    at = open_page(PAGE)
+    upload_csv(at)
+    upload_dictionary(at)
+    at.button(key="fill_dictionary").click().run()
+    widget(at.multiselect, "covs_").set_value(["age"]).run()
+    assert "dictionary covariates left out: 'parity'" in words(at.warning)
+    release(at)
+    rule = json.loads(files.rule_json(at.session_state[RELEASE].release))
+    assert rule["roles_differ_from_dictionary"] == ["dictionary covariates left out: 'parity'"]
+    assert rule["treated"] == "verum" and rule["covariates"] == ["age"]
+
+
+def test_a_release_with_the_dictionarys_roles_names_no_override(open_page):
+    at = open_page(PAGE)
+    upload_csv(at)
+    upload_dictionary(at)
+    at.button(key="fill_dictionary").click().run()
+    release(at)
+    released = at.session_state[RELEASE].release
+    assert released.overrides == () and released.treated == "verum"
+    assert released.names == ("age", "parity") and released.outcome == "weight_g"
+
+
+def test_an_uploaded_file_with_a_dictionary_is_not_a_demo_and_can_be_capped(open_page):
+    at = open_page(PAGE)
+    upload_csv(at)
+    upload_dictionary(at)
+    assert not ledger.is_demo(at.session_state[ledger.IN_USE])
+    assert any(n.key == ledger.CAP for n in at.sidebar.number_input)
+    assert "Practice data shipped with the app" not in words(at.sidebar.caption)
