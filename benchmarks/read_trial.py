@@ -71,6 +71,7 @@ def main(n=10**6):
                 feature_bounds=DESIGN.feature_bounds,
                 outcome_bounds=(-12, 12),
                 rng=1,
+                larger_is_better=True,
             )
             _, t_fit = timed(lambda m=model, t=trial: m.fit(t.X, t.A, t.B, propensity=0.5))
             mb = path.stat().st_size / 1e6

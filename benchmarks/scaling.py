@@ -41,6 +41,7 @@ def main():
             outcome_bounds=(-12, 12),
             feature_bounds=PAPER_TRIAL.feature_bounds,
             rng=1,
+            larger_is_better=True,
         )
         s, mib = measure(lambda m=model, d=data: m.fit(d["X"], d["A"], d["B"], 0.5))
         print(f"{n:>10} {s:>9.3f} {mib:>9.1f}")

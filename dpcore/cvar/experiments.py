@@ -420,10 +420,12 @@ def rule_tail_risk(
         # Weights above W are clipped, as on the DP-OWL page: only that is silenced, and only
         # here, on the paper's simulated trial; a privacy warning still reaches the caller.
         warnings.simplefilter("ignore", ClippingWarning)
-        private = DPOWL(epsilon=eps_rule, rng=rng, **kw).fit(
+        private = DPOWL(epsilon=eps_rule, rng=rng, **kw, larger_is_better=True).fit(
             train["X"], train["A"], train["B"], 0.5
         )
-        exact = DPOWL(epsilon=np.inf, **kw).fit(train["X"], train["A"], train["B"], 0.5)
+        exact = DPOWL(epsilon=np.inf, **kw, larger_is_better=True).fit(
+            train["X"], train["A"], train["B"], 0.5
+        )
     test = PAPER_TRIAL.sample(int(test_size), rng=stream(seed, Stream.CVAR_RULE, 0))
     baseline = 0.01 + 0.02 * test["X"][:, 3]  # the design's outcome mean without the A f term
     noise = 0.5 * stream(seed, Stream.CVAR_RULE, 1).standard_normal(int(test_size))

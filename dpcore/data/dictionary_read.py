@@ -199,6 +199,7 @@ def trial_arguments(dictionary, **given):
     filled = {k: v if given.get(k) is None else given[k] for k, v in d.read_trial_kwargs().items()}
     filled["other_arms"] = others
     filled["design_propensity"] = d.known_propensity
+    filled["larger_is_better"] = d.larger_is_better
     cat = filled["categorical"]
     if given.get("categorical") is None and cat and given.get("covariates") is not None:
         filled["categorical"] = {c: v for c, v in cat.items() if c in given["covariates"]} or None

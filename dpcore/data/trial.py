@@ -13,7 +13,7 @@ the data beyond the arrays themselves and the number of rows dropped for missing
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -110,6 +110,9 @@ class Trial:
         The dictionary's randomization probability P(A = +1) (for two of K arms,
         p_treated / (p_treated + p_control)); :meth:`dpcore.DPOWL.fit_trial` uses it when the
         file has no propensity column. None without a dictionary that gives it.
+    larger_is_better : bool or None
+        The dictionary's outcome direction (:meth:`dpcore.DPOWL.fit_trial` uses it when the
+        estimator is not given one). None without a dictionary that names it.
     other_arms : tuple
         Two arms of a K-arm trial: the dictionary's other arms. Their rows are missing values
         (with ``incomplete="keep"``: kept at weight 0, marked in ``complete``).
@@ -147,6 +150,7 @@ class Trial:
     other_arms: tuple = ()
     n_other_arms: int = 0
     arm_probabilities: tuple | None = None
+    larger_is_better: bool | None = None
 
     @property
     def n(self) -> int:
@@ -158,6 +162,40 @@ class Trial:
         """Rows kept with a missing value or in another arm (data: analyst-only, never
         published): every row ``outcomes_for_fit`` gives weight 0."""
         return 0 if self.complete is None else int((~self.complete).sum())
+
+    def outside_bounds(
+        self,
+        bounds: Mapping[str, tuple[float, float]],
+        outcome_bounds: tuple[float, float],
+    ) -> dict[str, float]:
+        """Analyst-only: the share of each column's present values outside its public bounds.
+
+        The outcome and every numeric covariate (one-hot columns are 0 or 1); a value outside
+        is clipped by the release, so a large share says the bounds are in other units than
+        the data (grams against kilograms) or too narrow. A fact about the sensitive data:
+        show it to the analyst, never publish it.
+
+        Examples
+        --------
+        >>> import io
+        >>> csv = "age,arm,y\\n" + "".join(f"{30 + i},{i % 2},{i % 3}\\n" for i in range(40))
+        >>> trial = read_trial(io.StringIO(csv), treatment="arm", outcome="y")
+        >>> trial.outside_bounds({"age": (18, 60)}, (0, 1))
+        {'y': 0.325, 'age': 0.225}
+        """
+        lower, upper = self.feature_bounds(bounds)
+        columns = {self.outcome: (np.asarray(self.B, dtype=float), *map(float, outcome_bounds))}
+        dummies = {f"{col}={lev}" for col, levels in self.categories.items() for lev in levels[1:]}
+        X = np.asarray(self.X, dtype=float)
+        for j, c in enumerate(self.covariates):
+            if c not in dummies:
+                columns[c] = (X[:, j], float(lower[j]), float(upper[j]))
+        ok = np.ones(X.shape[0], bool) if self.complete is None else np.asarray(self.complete)
+        out = {}
+        for c, (v, lo, hi) in columns.items():
+            v = v[ok & np.isfinite(v)]
+            out[c] = float(((v < lo) | (v > hi)).mean()) if v.size else 0.0
+        return out
 
     def outcomes_for_fit(
         self, outcome_bounds: tuple[float, float], larger_is_better: bool = True
@@ -237,7 +275,7 @@ def read_trial(
     propensity: str | None = None,
     treated: Any = None,
     categorical: Sequence[str] | Mapping[str, Sequence[Any]] | None = None,
-    incomplete: str = "drop",
+    incomplete: str = "keep",
     unknown_levels: str = "error",
     dictionary: Any = None,
     arms: Sequence[Any] | None = None,
@@ -288,12 +326,14 @@ def read_trial(
         a value outside them is an error (see ``unknown_levels``). Levels read from the file
         are data: prefer the dict when the encoded column names will be shown next to a
         private release.
-    incomplete : {"drop", "keep"}
-        "drop" (default) drops a row with a missing value in a used column and counts it in
-        ``Trial.n_dropped``. "keep" keeps every row, so that ``Trial.n`` is the file's row
-        count (public), fills the missing cells with fixed values and marks the row in
-        ``Trial.complete``: fit with :meth:`Trial.outcomes_for_fit` to give it weight 0. Use
-        "keep" for a private release (docs/architecture.md, privacy rule 8).
+    incomplete : {"keep", "drop"}
+        "keep" (default) keeps every row, so that ``Trial.n`` is the file's row count
+        (public), fills the missing cells with fixed values and marks the row in
+        ``Trial.complete``: :meth:`dpcore.DPOWL.fit_trial` (and
+        :meth:`Trial.outcomes_for_fit`) give it weight 0, as a private release needs
+        (docs/architecture.md, privacy rule 8). "drop" drops a row with a missing value in a
+        used column and counts it in ``Trial.n_dropped``: its n depends on the data, so a
+        rule fitted on it is not a private release of the file.
     unknown_levels : {"error", "baseline"}
         A value of a categorical column outside its public levels: an error, or read as the
         baseline (every one-hot column 0), which does not depend on the other rows.
@@ -374,9 +414,10 @@ def read_trial(
         )
         missing_values = kw["missing_values"]
         other_arms, design_p = tuple(kw["other_arms"]), kw["design_propensity"]
+        larger_is_better = kw["larger_is_better"]
     else:
-        other_arms, design_p = (), None
-    return _read(
+        other_arms, design_p, larger_is_better = (), None, None
+    trial = _read(
         source,
         treatment,
         outcome,
@@ -394,6 +435,7 @@ def read_trial(
         other_arms=other_arms,
         design_propensity=design_p,
     )
+    return trial if larger_is_better is None else replace(trial, larger_is_better=larger_is_better)
 
 
 def _read(
@@ -655,9 +697,13 @@ def read_arms_trial(
         kw["missing_values"],
         all_arms=tuple(d.arms),
     )
-    from dataclasses import replace
-
-    return replace(trial, arm_probabilities=probs, propensity=None, propensity_column=None)
+    return replace(
+        trial,
+        arm_probabilities=probs,
+        propensity=None,
+        propensity_column=None,
+        larger_is_better=d.larger_is_better,
+    )
 
 
 def _check_some_number(table, name, role):

@@ -50,6 +50,33 @@ def _plus_minus_one(classes: np.ndarray) -> bool:
     return classes.tolist() == [-1, 1]
 
 
+def outcome_direction(
+    larger_is_better: bool | None,
+    from_trial: bool | None = None,
+    outcome_bounds: tuple[float, float] | None = None,
+) -> bool:
+    """Whether a larger outcome is better: the learner's setting, else the trial's dictionary's
+    (``Trial.larger_is_better``); never assumed, for every learner of a treatment rule.
+
+    Raises
+    ------
+    ValueError
+        Neither says (or False without the outcome bounds that turn outcomes into benefits).
+    """
+    value = larger_is_better if larger_is_better is not None else from_trial
+    if value is None:
+        raise ValueError(
+            "larger_is_better is not set: say whether a larger outcome is better (True) "
+            "or worse (False, e.g. days in hospital), as DPOWL(..., larger_is_better=False); "
+            "fit_trial takes it from a trial read with a data dictionary that names it"
+        )
+    if not value and outcome_bounds is None:
+        raise ValueError(
+            "larger_is_better=False needs outcome_bounds to turn outcomes into benefits"
+        )
+    return bool(value)
+
+
 class DPOWL(PrivateEstimator):
     """Differentially private outcome weighted learning (DP-OWL).
 
@@ -73,8 +100,11 @@ class DPOWL(PrivateEstimator):
     outcome_bounds : (lo, hi), optional
         Public bounds of the outcome. Without them the outcome must already be a
         non-negative benefit.
-    larger_is_better : bool, default True
-        False for outcomes such as length of stay: the benefit is then hi - B.
+    larger_is_better : bool
+        Required: True when a larger outcome is better, False for outcomes such as length of
+        stay (the benefit is then hi - B). Never assumed: :meth:`fit` refuses a rule without
+        it, and :meth:`fit_trial` takes it from the trial's dictionary when it is not given
+        here (``Trial.larger_is_better``). ``larger_is_better_`` holds the direction used.
 
     Attributes
     ----------
@@ -124,6 +154,7 @@ class DPOWL(PrivateEstimator):
     ...     gamma=75,
     ...     outcome_bounds=(-12, 12),
     ...     feature_bounds=PAPER_TRIAL.feature_bounds,
+    ...     larger_is_better=True,
     ...     rng=1,
     ... )
     >>> rule.fit(trial["X"], trial["A"], trial["B"], propensity=0.5).predict(trial["X"][:4]).shape
@@ -140,7 +171,7 @@ class DPOWL(PrivateEstimator):
     C: float | str
     feature_bounds: tuple[ArrayLike, ArrayLike] | None
     outcome_bounds: tuple[float, float] | None
-    larger_is_better: bool
+    larger_is_better: bool | None
     fit_intercept: bool
     rng: Any
     # The release, copied from the fitted DPWeightedERM by ``fit`` (declared for type checkers).
@@ -162,7 +193,7 @@ class DPOWL(PrivateEstimator):
         C: float | str = 0.0,
         feature_bounds: tuple[ArrayLike, ArrayLike] | None = None,
         outcome_bounds: tuple[float, float] | None = None,
-        larger_is_better: bool = True,
+        larger_is_better: bool | None = None,
         fit_intercept: bool = True,
         rng: Any = None,
     ) -> None:
@@ -171,8 +202,9 @@ class DPOWL(PrivateEstimator):
     def _check_params(self) -> None:
         """The OWL-specific hyper-parameters (the rest are checked by DPWeightedERM)."""
         check_epsilon(self.epsilon)
-        if not isinstance(self.larger_is_better, (bool, np.bool_)):
-            # never a silent True: a dictionary without the field gives None here
+        if self.larger_is_better is not None and not isinstance(
+            self.larger_is_better, (bool, np.bool_)
+        ):
             raise TypeError(
                 "larger_is_better must be True or False (in a data dictionary, the "
                 f"field larger_is_better), got {self.larger_is_better!r}"
@@ -184,10 +216,6 @@ class DPOWL(PrivateEstimator):
             check_real(self.gamma, "gamma", low=0.0)
         if self.outcome_bounds is not None:
             check_bounds(self.outcome_bounds, 1, "outcome_bounds")
-        elif not self.larger_is_better:
-            raise ValueError(
-                "larger_is_better=False needs outcome_bounds to turn outcomes into benefits"
-            )
         if self.weight_bound is not None:
             check_real(self.weight_bound, "weight_bound", low=0.0)
 
@@ -240,6 +268,7 @@ class DPOWL(PrivateEstimator):
             As in :meth:`dpcore.DPWeightedERM.fit`.
         """
         self._check_params()
+        self.larger_is_better_ = self._direction()
         self._set_feature_names(X)
         X = check_matrix(X, allow_1d=False)
         n = X.shape[0]
@@ -286,7 +315,7 @@ class DPOWL(PrivateEstimator):
                     ClippingWarning,
                     stacklevel=2,
                 )
-        w, clipped = owl_weights(B, A, propensity, W, self.outcome_bounds, self.larger_is_better)
+        w, clipped = owl_weights(B, A, propensity, W, self.outcome_bounds, self.larger_is_better_)
         if clipped > 0:
             warnings.warn(
                 f"some OWL weights (benefit / propensity) exceed the weight bound W={W:g}; they "
@@ -368,11 +397,21 @@ class DPOWL(PrivateEstimator):
                     "this trial keeps rows with a missing value; their OWL weight is "
                     "0 only with public outcome_bounds"
                 )
-            B = trial.outcomes_for_fit(self.outcome_bounds, self.larger_is_better)
+            B = trial.outcomes_for_fit(self.outcome_bounds, self._direction(trial.larger_is_better))
         X = pd.DataFrame(np.asarray(trial.X), columns=list(trial.covariates))
-        self.fit(X, trial.A, B, p, treated=1.0, ledger=ledger)  # Trial.A is +1 for trial.arms[0]
+        self._trial_direction = trial.larger_is_better
+        try:  # Trial.A is +1 for trial.arms[0]
+            self.fit(X, trial.A, B, p, treated=1.0, ledger=ledger)
+        finally:
+            del self._trial_direction
         self.arms_ = tuple(trial.arms)
         return self
+
+    def _direction(self, from_trial: bool | None = None) -> bool:
+        """The outcome direction: the estimator's, else the trial's dictionary's."""
+        if from_trial is None:
+            from_trial = getattr(self, "_trial_direction", None)
+        return outcome_direction(self.larger_is_better, from_trial, self.outcome_bounds)
 
     def _estimated_propensity(self, X: np.ndarray, A: np.ndarray, propensity: str) -> np.ndarray:
         if propensity != "logistic":
@@ -447,7 +486,7 @@ class DPOWL(PrivateEstimator):
         if A.shape[0] != n:
             raise ValueError(f"A has {A.shape[0]} entries but X has {n} rows")
         A_pm = np.where(A == self.classes_[1], 1.0, -1.0)
-        gain = benefit(check_vector(B, "B", n), self.outcome_bounds, self.larger_is_better)
+        gain = benefit(check_vector(B, "B", n), self.outcome_bounds, self.larger_is_better_)
         A_hat = np.where(self.estimator_.decision_function(X) > 0, 1.0, -1.0)
         return float(ipw_value(A_hat, A_pm, gain, p))
 

@@ -658,7 +658,7 @@ def fit_and_evaluate(
         )
     kw = dict(
         outcome_bounds=dpowl["outcome_bounds"],
-        larger_is_better=dpowl.get("larger_is_better", True),
+        larger_is_better=model.larger_is_better_,
         min_propensity=min_propensity,
         epsilon=epsilon_eval,
         include=None if include is None else np.asarray(include)[eval_rows],

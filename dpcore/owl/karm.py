@@ -61,7 +61,7 @@ from numpy.typing import ArrayLike
 
 from .._estimator import PrivateEstimator
 from .._validation import check_bounds, check_epsilon, check_matrix, check_vector
-from .dpowl import DPOWL
+from .dpowl import DPOWL, outcome_direction
 
 if TYPE_CHECKING:
     from ..data.trial import Trial
@@ -110,6 +110,8 @@ class KArmOWL(PrivateEstimator):
     outcome_bounds : (lo, hi)
         Required: public bounds (rows outside a comparison get weight 0 through them).
     larger_is_better : bool
+        Required, as in :class:`dpcore.DPOWL`: :meth:`fit_trial` takes it from the trial's
+        dictionary when it is not given here; ``larger_is_better_`` holds the one used.
     reference : label, optional
         The arm every other arm is compared against. Default: the first of ``arms``.
     rng : None, int or Generator
@@ -133,6 +135,7 @@ class KArmOWL(PrivateEstimator):
     ...     epsilon=2.0,
     ...     outcome_bounds=K_ARM_TRIAL.outcome_bounds,
     ...     feature_bounds=K_ARM_TRIAL.feature_bounds,
+    ...     larger_is_better=True,
     ...     rng=1,
     ... )
     >>> rule = rule.fit(
@@ -165,7 +168,7 @@ class KArmOWL(PrivateEstimator):
         C: float | str = 0.0,
         feature_bounds: tuple[ArrayLike, ArrayLike] | None = None,
         outcome_bounds: tuple[float, float] | None = None,
-        larger_is_better: bool = True,
+        larger_is_better: bool | None = None,
         fit_intercept: bool = True,
         reference: Any = None,
         rng: Any = None,
@@ -206,7 +209,8 @@ class KArmOWL(PrivateEstimator):
         if len(arms) < 2:
             raise ValueError(f"a rule needs at least two arms, got {list(arms)!r}")
         codes = arm_indices(A, arms)
-        return self._fit_codes(X, codes, B, arm_probabilities, arms, ledger)
+        direction = outcome_direction(self.larger_is_better, None, self.outcome_bounds)
+        return self._fit_codes(X, codes, B, arm_probabilities, arms, ledger, direction)
 
     def fit_trial(self, trial: Trial, *, ledger: Any = None) -> KArmOWL:
         """Fit on a trial from :func:`dpcore.read_arms_trial` (its arms, probabilities and
@@ -216,13 +220,16 @@ class KArmOWL(PrivateEstimator):
                 "this trial has no arm probabilities: read it with "
                 "read_arms_trial and a dictionary that gives arm_probabilities"
             )
+        direction = outcome_direction(
+            self.larger_is_better, trial.larger_is_better, self.outcome_bounds
+        )
         B = trial.B
         if trial.complete is not None:
-            B = trial.outcomes_for_fit(self._bounds(), self.larger_is_better)
+            B = trial.outcomes_for_fit(self._bounds(), direction)
         X = pd.DataFrame(np.asarray(trial.X), columns=list(trial.covariates))
-        return self._fit_codes(
-            X, np.asarray(trial.A, dtype=int), B, trial.arm_probabilities, tuple(trial.arms), ledger
-        )
+        codes = np.asarray(trial.A, dtype=int)
+        probs, arms = trial.arm_probabilities, tuple(trial.arms)
+        return self._fit_codes(X, codes, B, probs, arms, ledger, direction)
 
     # ------------------------------------------------------------------------------------
     def _bounds(self) -> tuple[float, float]:
@@ -249,7 +256,14 @@ class KArmOWL(PrivateEstimator):
         return p
 
     def _fit_codes(
-        self, X: Any, codes: np.ndarray, B: ArrayLike, probs: Any, arms: tuple, ledger: Any
+        self,
+        X: Any,
+        codes: np.ndarray,
+        B: ArrayLike,
+        probs: Any,
+        arms: tuple,
+        ledger: Any,
+        larger_is_better: bool,
     ) -> KArmOWL:
         from .dpwerm import _seeded, charge
 
@@ -263,7 +277,7 @@ class KArmOWL(PrivateEstimator):
         B = check_vector(B, "B", n)
         if codes.shape != (n,):
             raise ValueError(f"A has {codes.shape[0]} entries but X has {n} rows")
-        worst = lo if self.larger_is_better else hi
+        worst = lo if larger_is_better else hi
         others = [k for k in range(len(arms)) if k != ref]
         eps_k = rule_budget(self.epsilon, len(others))
         seeded = _seeded(self.rng)
@@ -282,7 +296,7 @@ class KArmOWL(PrivateEstimator):
                 C=self.C,
                 feature_bounds=self.feature_bounds,
                 outcome_bounds=(lo, hi),
-                larger_is_better=self.larger_is_better,
+                larger_is_better=larger_is_better,
                 fit_intercept=self.fit_intercept,
                 rng=gen,
             )
@@ -304,6 +318,7 @@ class KArmOWL(PrivateEstimator):
                 reasons,
             )
         self.arms_ = arms
+        self.larger_is_better_ = larger_is_better
         self.reference_ = arms[ref]
         self.compared_ = tuple(arms[k] for k in others)
         self.arm_probabilities_ = tuple(float(v) for v in p)

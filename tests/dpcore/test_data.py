@@ -34,6 +34,7 @@ def rows(n=24, arms=("1", "0"), sep=",", header="age,arm,y", seed=0):
 def read(text, **kw):
     kw.setdefault("treatment", "arm")
     kw.setdefault("outcome", "y")
+    kw.setdefault("incomplete", "drop")  # these tests read what a dropped row leaves
     data = text.encode("utf-8") if isinstance(text, str) else text
     return read_trial(data, **kw)
 
@@ -539,6 +540,7 @@ def demo(name, **override):
         categorical={n: c["levels"] for n, c in cols.items() if c["type"] == "categorical"},
     )
     kw.update(override)
+    kw.setdefault("incomplete", "drop")
     return d, cols, read_trial(DEMO / f"{name}.csv", **kw)
 
 

@@ -195,6 +195,7 @@ def test_neighbouring_files_publish_the_same_fields_but_the_noisy_ones():
         outcome_bounds=BOUNDS,
         feature_bounds=PAPER_TRIAL.feature_bounds,
         weight_bound=40.0,
+        larger_is_better=True,
     )
     m1, e1, split1 = fit_and_evaluate(X, A, B, 0.5, rng=9, **kw)
     B[17] = 9.9  # one patient's outcome replaced
@@ -226,6 +227,7 @@ def test_the_release_path_can_draw_with_opendp(monkeypatch):
         outcome_bounds=BOUNDS,
         weight_bound=40.0,
         feature_bounds=PAPER_TRIAL.feature_bounds,
+        larger_is_better=True,
         sampler="opendp",
         rng=0,
     )

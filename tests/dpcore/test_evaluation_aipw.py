@@ -395,6 +395,7 @@ KW = dict(
     outcome_bounds=BOUNDS,
     feature_bounds=PAPER_TRIAL.feature_bounds,
     weight_bound=40.0,
+    larger_is_better=True,
     evaluation="aipw",
 )
 NOISY = {"cells", "moments", "complete", "values", "gains", "verdict", "model", "centre"}

@@ -124,8 +124,8 @@ def test_rows_of_other_arms_change_nothing_in_the_fit():
     }
     small = read_trial(cut, dictionary=two, incomplete="keep")
     assert whole.n == 120 and small.n == 80 and whole.design_propensity == pytest.approx(1 / 3)
-    a = DPOWL(**kw).fit_trial(whole)
-    b = DPOWL(**kw).fit_trial(small)
+    a = DPOWL(**kw, larger_is_better=True).fit_trial(whole)
+    b = DPOWL(**kw, larger_is_better=True).fit_trial(small)
     np.testing.assert_allclose(a.theta_, b.theta_, atol=1e-8)
     assert a.weight_bound_ == b.weight_bound_ == pytest.approx(30.0)  # 10 / min(1/3, 2/3)
 
@@ -136,7 +136,7 @@ def test_a_k_arm_trial_reads_every_arm_by_its_public_label():
     assert trial.n == 2139 and trial.arms == d.arms and trial.treated is None
     assert np.bincount(trial.A.astype(int)).tolist() == [532, 522, 524, 561]
     with pytest.raises(ValueError, match="KArmOWL"):
-        DPOWL(outcome_bounds=(0, 1500)).fit_trial(trial)
+        DPOWL(outcome_bounds=(0, 1500), larger_is_better=True).fit_trial(trial)
     one = {
         "treatment": "arm",
         "outcome": "y",
@@ -160,6 +160,7 @@ def test_each_rule_gets_epsilon_over_k_minus_one_and_its_own_pair():
         outcome_bounds=FOUR_ARM_TRIAL.outcome_bounds,
         feature_bounds=FOUR_ARM_TRIAL.feature_bounds,
         gamma=60.0,
+        larger_is_better=True,
     )
     m = KArmOWL(epsilon=1.5, rng=np.random.default_rng(1), **kw).fit(
         data["X"], data["A"], data["B"], FOUR_ARM_TRIAL.arm_probabilities, arms=FOUR_ARM_TRIAL.arms
@@ -195,6 +196,7 @@ def test_the_k_arm_rule_learns_the_best_arm_without_noise():
     m = KArmOWL(
         epsilon=np.inf,
         gamma=5.0,
+        larger_is_better=True,
         outcome_bounds=K_ARM_TRIAL.outcome_bounds,
         feature_bounds=K_ARM_TRIAL.feature_bounds,
     ).fit(data["X"], data["A"], data["B"], K_ARM_TRIAL.arm_probabilities, arms=K_ARM_TRIAL.arms)
@@ -210,6 +212,7 @@ def test_the_k_arm_fit_is_recorded_once_at_epsilon(tmp_path):
     data = K_ARM_TRIAL.sample(300, rng=4)
     KArmOWL(
         epsilon=0.8,
+        larger_is_better=True,
         outcome_bounds=K_ARM_TRIAL.outcome_bounds,
         feature_bounds=K_ARM_TRIAL.feature_bounds,
         rng=np.random.default_rng(0),
@@ -256,6 +259,7 @@ def karm_release(x0, eps, monkeypatch):
         KArmOWL(
             epsilon=eps,
             gamma=4.0,
+            larger_is_better=True,
             outcome_bounds=(0.0, 1.0),
             feature_bounds=([-1.0], [1.0]),
             fit_intercept=False,

@@ -15,7 +15,7 @@ from dpcore.owl.simulate import PAPER_TRIAL
 from dpcore.privacy.accounting import BudgetExceededError, PrivacyLedger
 
 BOUNDS = PAPER_TRIAL.feature_bounds
-KW = dict(outcome_bounds=(-12, 12))
+KW = dict(outcome_bounds=(-12, 12), larger_is_better=True)
 
 
 @pytest.fixture(scope="module")
@@ -208,8 +208,14 @@ def test_neighbouring_files_publish_the_same_fields_but_the_noise_through_the_le
 def test_larger_is_better_is_never_a_silent_true(data):
     from dpcore import read_trial
 
+    given = {k: v for k, v in KW.items() if k != "larger_is_better"}
+    for kw in ({}, {"larger_is_better": None}):  # left out, or a dictionary's missing field
+        with pytest.raises(ValueError, match="larger_is_better is not set"):
+            DPOWL(epsilon=1.0, feature_bounds=BOUNDS, **kw, **given).fit(
+                data["X"], data["A"], data["B"], 0.5
+            )
     with pytest.raises(TypeError, match="field larger_is_better"):
-        DPOWL(epsilon=1.0, feature_bounds=BOUNDS, larger_is_better=None, **KW).fit(
+        DPOWL(epsilon=1.0, feature_bounds=BOUNDS, larger_is_better="no", **given).fit(
             data["X"], data["A"], data["B"], 0.5
         )
     from pathlib import Path
@@ -225,3 +231,30 @@ def test_larger_is_better_is_never_a_silent_true(data):
     )
     with pytest.raises(TypeError, match="field larger_is_better"):
         trial.outcomes_for_fit((0, 20), None)
+
+
+def test_fit_trial_takes_the_direction_from_the_trials_dictionary():
+    """A smaller-is-better trial read with its dictionary: a rule given no direction fits the
+    dictionary's (the same rule as one told so), never a silent "larger is better"."""
+    from pathlib import Path
+
+    from dpcore import read_trial
+    from dpcore.data import read_dictionary
+
+    demo = Path(__file__).resolve().parents[2] / "dpcore_app" / "demo_data"
+    d = read_dictionary(demo / "hospital_trial.json")
+    assert d.larger_is_better is False
+    trial = read_trial(demo / "hospital_trial.csv", dictionary=d, incomplete="keep")
+    assert trial.larger_is_better is False
+    kw = dict(
+        epsilon=np.inf,
+        gamma=50.0,
+        feature_bounds=trial.feature_bounds(d.bounds),
+        outcome_bounds=d.outcome_bounds,
+    )
+    from_trial = DPOWL(**kw).fit_trial(trial)
+    told = DPOWL(**kw, larger_is_better=False).fit_trial(trial)
+    assert from_trial.larger_is_better_ is False and from_trial.larger_is_better is None
+    np.testing.assert_array_equal(from_trial.coef_, told.coef_)
+    wrong = DPOWL(**kw, larger_is_better=True).fit_trial(trial)  # an explicit choice wins
+    assert not np.array_equal(wrong.coef_, told.coef_)

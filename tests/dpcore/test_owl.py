@@ -125,6 +125,7 @@ def test_dpowl_is_dpwerm_with_owl_weights():
             feature_bounds=bounds,
             outcome_bounds=(-12, 12),
             rng=5,
+            larger_is_better=True,
         ).fit(X, A, B, propensity=0.5)
     w = (np.clip(B, -12, 12) + 12) / 0.5
     erm = DPWeightedERM(epsilon=1.0, gamma=20.0, weight_bound=30.0, feature_bounds=bounds, rng=5)
@@ -147,6 +148,7 @@ def test_dpowl_learns_the_paper_rule_without_noise():
         gamma=1.0,
         feature_bounds=PAPER_TRIAL.feature_bounds,
         outcome_bounds=(-12, 12),
+        larger_is_better=True,
     ).fit(data["X"], data["A"], data["B"], 0.5)
     assert treatment_accuracy(owl.predict(test["X"]), np.sign(test["f"])) > 0.9
 
@@ -159,7 +161,11 @@ def test_smaller_is_better_flips_the_rule():
         feature_bounds=PAPER_TRIAL.feature_bounds,
         outcome_bounds=(-12, 12),
     )
-    larger = DPOWL(**kw).fit(data["X"], data["A"], data["B"], 0.5).predict(data["X"])
+    larger = (
+        DPOWL(**kw, larger_is_better=True)
+        .fit(data["X"], data["A"], data["B"], 0.5)
+        .predict(data["X"])
+    )
     smaller = (
         DPOWL(larger_is_better=False, **kw)
         .fit(data["X"], data["A"], data["B"], 0.5)
@@ -176,28 +182,36 @@ def test_propensity_options():
     kw = dict(
         gamma=5.0, feature_bounds=(np.zeros(2), np.ones(2)), outcome_bounds=(0, 5), epsilon=np.inf
     )
-    const = DPOWL(**kw).fit(X, A, B, propensity=2 / 3)
+    const = DPOWL(**kw, larger_is_better=True).fit(X, A, B, propensity=2 / 3)
     assert const.weight_bound_ == pytest.approx(15.0)  # (5 - 0) / min(2/3, 1/3)
-    per_row = DPOWL(weight_bound=15.0, **kw).fit(X, A, B, propensity=np.full(400, 2 / 3))
+    per_row = DPOWL(weight_bound=15.0, **kw, larger_is_better=True).fit(
+        X, A, B, propensity=np.full(400, 2 / 3)
+    )
     np.testing.assert_allclose(const.theta_, per_row.theta_, atol=1e-10)
     with pytest.raises(ValueError, match="weight_bound is required"):
-        DPOWL(**kw).fit(X, A, B, propensity=np.full(400, 2 / 3))
+        DPOWL(**kw, larger_is_better=True).fit(X, A, B, propensity=np.full(400, 2 / 3))
     with pytest.raises(ValueError, match="C > 0"):
-        DPOWL(weight_bound=20.0, **kw).fit(X, A, B, propensity="logistic")
+        DPOWL(weight_bound=20.0, **kw, larger_is_better=True).fit(X, A, B, propensity="logistic")
     with pytest.warns(PrivacyWarning, match="C='worst-case'"):
-        DPOWL(weight_bound=20.0, C=0.01, **kw).fit(X, A, B, propensity="logistic")
+        DPOWL(weight_bound=20.0, C=0.01, **kw, larger_is_better=True).fit(
+            X, A, B, propensity="logistic"
+        )
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # worst-case C covers any propensity model: no warning
-        est = DPOWL(weight_bound=20.0, C="worst-case", **kw).fit(X, A, B, propensity="logistic")
+        est = DPOWL(weight_bound=20.0, C="worst-case", **kw, larger_is_better=True).fit(
+            X, A, B, propensity="logistic"
+        )
     assert est.sensitivity_ == pytest.approx((400 * 20 + 40) / 5)
     p_hat = fit_logistic_propensity(X, A)
     assert (
         abs(p_hat.mean() - np.mean(A > 0)) < 1e-6
     )  # logistic MLE with intercept matches the share
     with pytest.raises(ValueError, match="propensity must lie strictly between 0 and 1"):
-        DPOWL(weight_bound=20.0, **kw).fit(X, A, B, propensity=np.r_[1.0, np.full(399, 0.5)])
+        DPOWL(weight_bound=20.0, **kw, larger_is_better=True).fit(
+            X, A, B, propensity=np.r_[1.0, np.full(399, 0.5)]
+        )
     with pytest.raises(ValueError, match="propensity must be"):
-        DPOWL(weight_bound=20.0, **kw).fit(X, A, B, propensity="known")
+        DPOWL(weight_bound=20.0, **kw, larger_is_better=True).fit(X, A, B, propensity="known")
 
 
 def test_logistic_propensity_H_formula():
@@ -209,21 +223,21 @@ def test_dpowl_input_errors():
     A = np.array([1.0, -1.0] * 5)
     kw = dict(feature_bounds=(np.zeros(2), np.ones(2)), weight_bound=10.0)
     with pytest.raises(ValueError, match="A contains only one class"):
-        DPOWL(**kw).fit(X, np.ones(10), np.ones(10), 0.5)
+        DPOWL(**kw, larger_is_better=True).fit(X, np.ones(10), np.ones(10), 0.5)
     with pytest.raises(ValueError, match="Only binary classification"):
-        DPOWL(**kw).fit(X, np.arange(10) % 3, np.ones(10), 0.5)
+        DPOWL(**kw, larger_is_better=True).fit(X, np.arange(10) % 3, np.ones(10), 0.5)
     with pytest.raises(ValueError, match="B contains 1 NaN"):
-        DPOWL(**kw).fit(X, A, np.r_[np.nan, np.ones(9)], 0.5)
+        DPOWL(**kw, larger_is_better=True).fit(X, A, np.r_[np.nan, np.ones(9)], 0.5)
     with pytest.raises(ValueError, match="epsilon must be > 0"):
-        DPOWL(epsilon=-3, **kw).fit(X, A, np.ones(10), 0.5)
+        DPOWL(epsilon=-3, **kw, larger_is_better=True).fit(X, A, np.ones(10), 0.5)
     with pytest.raises(ValueError, match="outcome_bounds: lower bound 5 > upper bound 1"):
-        DPOWL(outcome_bounds=(5, 1), **kw).fit(X, A, np.ones(10), 0.5)
+        DPOWL(outcome_bounds=(5, 1), **kw, larger_is_better=True).fit(X, A, np.ones(10), 0.5)
     with pytest.raises(TypeError, match="propensity"):
-        DPOWL(**kw).fit(X, A, np.ones(10))  # never a silent 1:1
+        DPOWL(**kw, larger_is_better=True).fit(X, A, np.ones(10))  # never a silent 1:1
     with pytest.raises(TypeError, match="propensity is required"):
-        DPOWL(**kw).fit(X, A, np.ones(10), None)
+        DPOWL(**kw, larger_is_better=True).fit(X, A, np.ones(10), None)
     with pytest.raises(ValueError, match="treated='x' is not a label of A"):
-        DPOWL(**kw).fit(X, A, np.ones(10), 0.5, treated="x")
+        DPOWL(**kw, larger_is_better=True).fit(X, A, np.ones(10), 0.5, treated="x")
 
 
 def test_owl_weights_options():
@@ -262,6 +276,7 @@ def test_dpowl_uses_the_weights_of_owl_weights_with_per_row_propensities():
         weight_bound=200.0,
         outcome_bounds=(-12, 12),
         feature_bounds=PAPER_TRIAL.feature_bounds,
+        larger_is_better=True,
     ).fit(trial["X"], trial["A"], trial["B"], p)
     by_hand = np.where(trial["A"] > 0, np.clip(trial["B"], -12, 12) + 12, np.nan) / p
     by_hand = np.where(trial["A"] > 0, by_hand, (np.clip(trial["B"], -12, 12) + 12) / (1 - p))
@@ -274,9 +289,12 @@ def test_dpowl_uses_the_weights_of_owl_weights_with_per_row_propensities():
 def test_estimators_follow_scikit_learn_conventions():
     with pytest.raises(TypeError):
         DPOWL(1.0)  # hyper-parameters are keyword-only
-    rule = DPOWL(epsilon=0.5, gamma=75, outcome_bounds=(-12, 12))
+    rule = DPOWL(epsilon=0.5, gamma=75, outcome_bounds=(-12, 12), larger_is_better=True)
     assert rule.get_params()["gamma"] == 75 and set(rule.get_params()) >= {"epsilon", "rng", "C"}
-    assert repr(rule) == "DPOWL(epsilon=0.5, gamma=75, outcome_bounds=(-12, 12))"
+    assert (
+        repr(rule)
+        == "DPOWL(epsilon=0.5, gamma=75, outcome_bounds=(-12, 12), larger_is_better=True)"
+    )
     assert repr(DPWeightedERM()) == "DPWeightedERM()"
     assert rule.set_params(gamma=10).gamma == 10
     with pytest.raises(ValueError, match="'gama' is not a parameter of DPOWL"):
@@ -300,6 +318,7 @@ def test_released_attributes_are_apart_from_the_analyst_only_diagnostics():
         outcome_bounds=(-12, 12),
         feature_bounds=PAPER_TRIAL.feature_bounds,
         rng=2,
+        larger_is_better=True,
     ).fit(data["X"], data["A"], data["B"], 0.5)
     assert set(rule.diagnostics_) == {
         "n_iter",
@@ -353,8 +372,8 @@ def test_treated_label_decides_the_sign():
     A = np.where(rng.random(200) < 0.5, "drug", "placebo")
     B = rng.uniform(0, 1, 200)
     kw = dict(epsilon=np.inf, weight_bound=10.0, feature_bounds=([0, 0], [1, 1]))
-    a = DPOWL(**kw).fit(X, A, B, 0.5, treated="drug")
-    b = DPOWL(**kw).fit(X, np.where(A == "drug", 1, -1), B, 0.5)
+    a = DPOWL(**kw, larger_is_better=True).fit(X, A, B, 0.5, treated="drug")
+    b = DPOWL(**kw, larger_is_better=True).fit(X, np.where(A == "drug", 1, -1), B, 0.5)
     np.testing.assert_allclose(a.theta_, b.theta_)
     assert a.classes_.tolist() == ["placebo", "drug"] and a.arms_ == ("drug", "placebo")
 
@@ -388,5 +407,9 @@ def test_fit_trial_gives_incomplete_rows_weight_zero():
     np.testing.assert_allclose(by_trial.theta_, by_hand.theta_)
     with pytest.raises(ValueError, match="missing value"):
         DPOWL(
-            epsilon=np.inf, weight_bound=60.0, gamma=50.0, feature_bounds=kw["feature_bounds"]
+            epsilon=np.inf,
+            weight_bound=60.0,
+            gamma=50.0,
+            feature_bounds=kw["feature_bounds"],
+            larger_is_better=True,
         ).fit_trial(trial, propensity=2 / 3)

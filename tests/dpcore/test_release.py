@@ -18,7 +18,7 @@ DEMO = Path(__file__).resolve().parents[2] / "dpcore_app" / "demo_data"
 
 def fitted(name, epsilon=1.0, rng=0):
     d = read_dictionary(DEMO / f"{name}.json")
-    trial = read_trial(DEMO / f"{name}.csv", **d.read_trial_kwargs())
+    trial = read_trial(DEMO / f"{name}.csv", **d.read_trial_kwargs(), incomplete="drop")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = DPOWL(

@@ -57,7 +57,7 @@ def test_clone_and_is_classifier():
     est = model()
     twin = clone(est)
     assert twin is not est and twin.get_params() == est.get_params()
-    assert is_classifier(est) and is_classifier(DPOWL())
+    assert is_classifier(est) and is_classifier(DPOWL(larger_is_better=True))
 
 
 def test_pipeline_cross_val_score_and_grid_search():
@@ -103,6 +103,7 @@ def test_dpowl_scores_a_data_frame_without_a_feature_name_warning():
         outcome_bounds=(-12, 12),
         feature_bounds=PAPER_TRIAL.feature_bounds,
         rng=1,
+        larger_is_better=True,
     ).fit(X, trial["A"], trial["B"], 0.5)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -115,7 +116,7 @@ def test_unfitted_use_raises_scikit_learns_not_fitted_error():
     with pytest.raises(NotFittedError, match="call fit first"):
         model().predict(np.zeros((1, 2)))
     with pytest.raises(dpcore.NotFittedError):
-        DPOWL().decision_function(np.zeros((1, 2)))
+        DPOWL(larger_is_better=True).decision_function(np.zeros((1, 2)))
 
 
 def test_check_estimator_fails_only_where_privacy_must():
@@ -163,7 +164,8 @@ def owl(**kw):
             "feature_bounds": PAPER_TRIAL.feature_bounds,
             "rng": 3,
             **kw,
-        }
+        },
+        larger_is_better=True,
     )
 
 

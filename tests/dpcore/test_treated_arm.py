@@ -34,17 +34,21 @@ KW = dict(epsilon=1.0, gamma=5.0, outcome_bounds=(0, 5), feature_bounds=([-1, -1
 def test_labels_other_than_plus_minus_one_need_treated():
     X, _, B, labels = two_to_one()
     with pytest.raises(ValueError, match=r"say which is the treated arm.*treated='placebo'"):
-        DPOWL(**KW).fit(X, labels, B, 2 / 3)
+        DPOWL(**KW, larger_is_better=True).fit(X, labels, B, 2 / 3)
     with pytest.raises(ValueError, match="treated="):
-        DPOWL(**KW).fit(X, (labels == "drug").astype(int), B, 2 / 3)  # 0/1: say it too
-    DPOWL(**KW, rng=0).fit(X, np.where(labels == "drug", 1, -1), B, 2 / 3)  # ±1: +1 is treated
+        DPOWL(**KW, larger_is_better=True).fit(
+            X, (labels == "drug").astype(int), B, 2 / 3
+        )  # 0/1: say it too
+    DPOWL(**KW, rng=0, larger_is_better=True).fit(
+        X, np.where(labels == "drug", 1, -1), B, 2 / 3
+    )  # ±1: +1 is treated
 
 
 def test_a_2_to_1_design_with_labels_sorting_against_the_treated_arm_matches_plus_minus_one():
     X, A, B, labels = two_to_one()
     W = default_weight_bound((0, 5), 2 / 3)
-    by_sign = DPOWL(**KW, rng=7).fit(X, A, B, 2 / 3)
-    by_label = DPOWL(**KW, rng=7).fit(X, labels, B, 2 / 3, treated="drug")
+    by_sign = DPOWL(**KW, rng=7, larger_is_better=True).fit(X, A, B, 2 / 3)
+    by_label = DPOWL(**KW, rng=7, larger_is_better=True).fit(X, labels, B, 2 / 3, treated="drug")
     assert by_label.weight_bound_ == by_sign.weight_bound_ == W
     np.testing.assert_array_equal(by_label.coef_, by_sign.coef_)
     assert by_label.intercept_ == by_sign.intercept_
@@ -55,7 +59,7 @@ def test_a_2_to_1_design_with_labels_sorting_against_the_treated_arm_matches_plu
     np.testing.assert_allclose(w[A > 0], B[A > 0] / (2 / 3))
     np.testing.assert_allclose(w[A < 0], B[A < 0] / (1 / 3))
     # and the opposite choice is a different rule: the test can fail
-    swapped = DPOWL(**KW, rng=7).fit(X, labels, B, 2 / 3, treated="placebo")
+    swapped = DPOWL(**KW, rng=7, larger_is_better=True).fit(X, labels, B, 2 / 3, treated="placebo")
     assert not np.allclose(swapped.coef_, by_sign.coef_)
 
 
@@ -83,8 +87,10 @@ def test_through_read_trial_and_a_dictionary_the_same_rule():
     trial = read_trial(text.encode(), dictionary=d, incomplete="keep")
     assert trial.arms == ("drug", "placebo")
     np.testing.assert_array_equal(trial.A, A)
-    fitted = DPOWL(**KW, rng=7).fit_trial(trial, d.propensity)
-    by_sign = DPOWL(**KW, rng=7).fit(np.round(X, 6), A, np.round(B, 6), d.propensity)
+    fitted = DPOWL(**KW, rng=7, larger_is_better=True).fit_trial(trial, d.propensity)
+    by_sign = DPOWL(**KW, rng=7, larger_is_better=True).fit(
+        np.round(X, 6), A, np.round(B, 6), d.propensity
+    )
     np.testing.assert_allclose(fitted.coef_, by_sign.coef_)
     assert fitted.arms_ == ("drug", "placebo")
 

@@ -30,6 +30,7 @@ def released():
         treated="drug",
         covariates=["site", "age", "biomarker", "severity", "frailty"],
         categorical={"site": ["A", "B", "C"]},
+        incomplete="drop",
     )
     bounds = {c["name"]: c["bounds"] for c in d["columns"] if "bounds" in c}
     W = compute.weight_bound((0.0, 20.0), 2 / 3, 0.05)

@@ -181,7 +181,7 @@ def example_rule(n, eps, mode, gamma, h, W, seed, prep="public"):
     )
 
     def fit(epsilon, **overrides):
-        return DPOWL(epsilon=epsilon, **{**kw, **overrides}).fit(
+        return DPOWL(epsilon=epsilon, **{**kw, **overrides}, larger_is_better=True).fit(
             train["X"], train["A"], B_train, PAPER_TRIAL.propensity
         )
 
