@@ -224,7 +224,8 @@ def steps_of_study(verdict, flow):
         explain.upload_verdict("ready", trial.n, eps, spent, cap, cost),
         icon=":material/block:" if refused else ":material/check_circle:",
     )
-    results.release_panel(key, trial, settings, m, rkey, before, RELEASE)
+    units_ok, confirmed = analyst.units_check(trial, settings)
+    results.release_panel(key, trial, settings, m, rkey, before, RELEASE, units_ok, confirmed)
     last = st.session_state.get(RELEASE)
     if last is not None and last.key == rkey:
         kind, said = explain.deploy_verdict(

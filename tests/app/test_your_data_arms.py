@@ -47,3 +47,43 @@ def test_two_of_four_arms_run_the_two_arm_steps(open_page):
     assert not at.exception, [e.value for e in at.exception]
     assert "A rule can be released" in words(at.info)
     assert "2139" in words(at.info) or "2,139" in words(at.info)
+
+
+def test_a_rule_over_all_arms_of_an_uploaded_three_arm_trial(open_page):
+    """An upload (not a demo) with its dictionary, the dictionary after the CSV: the rule over
+    all three arms is released and recorded, with the dictionary's labels."""
+    import json
+
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    arms = ("placebo", "low dose", "high dose")
+    rows = "".join(
+        f"{40 + i % 30},{arms[i % 3]},{50 + rng.normal(0, 10):.1f}\n" for i in range(300)
+    )
+    data = ("age,group,score\n" + rows).encode()
+    dictionary = {
+        "treatment": "group",
+        "outcome": "score",
+        "larger_is_better": True,
+        "arm_probabilities": [1 / 3, 1 / 3, 1 / 3],
+        "columns": [
+            {"name": "age", "role": "covariate", "type": "numeric", "bounds": [18, 90]},
+            {"name": "group", "role": "treatment", "levels": list(arms)},
+            {"name": "score", "role": "outcome", "bounds": [0, 100]},
+        ],
+    }
+    at = open_page(PAGE)
+    at.radio(key="file").set_value("upload").run()
+    at.file_uploader(key="upload").set_value(("three.csv", data, "text/csv")).run()
+    at.file_uploader(key="dictionary_upload").set_value(
+        ("three.json", json.dumps(dictionary).encode(), "application/json")
+    ).run()
+    assert not at.exception, [e.value for e in at.exception]
+    mode_radio(at).set_value("all").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "can be released" in words(at.info), words(at.info)
+    at.button(key="release_arms").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "Private treatment rule over 3 arms (ε = 1)" in words(at.subheader)
+    assert [e.epsilon for e in ledger_entries(at)] == [1.0]

@@ -1,7 +1,8 @@
 """AppTest: on Your data the public dictionary decides every role, whether it arrives before or
 after the trial's CSV: treatment, treated arm, outcome, direction and covariates; a column it
 marks ``ignore`` or ``identifier`` is never offered as a covariate; a role the analyst changes
-is named on the page and in the release's files. An uploaded file is never a demo."""
+is named on the page and in the release's files. An uploaded file is never a demo, and bounds in
+other units than the data are shown before the release."""
 
 import hashlib
 import json
@@ -142,3 +143,39 @@ def test_an_uploaded_file_with_a_dictionary_is_not_a_demo_and_can_be_capped(open
     assert not ledger.is_demo(at.session_state[ledger.IN_USE])
     assert any(n.key == ledger.CAP for n in at.sidebar.number_input)
     assert "Practice data shipped with the app" not in words(at.sidebar.caption)
+
+
+def test_an_outcome_in_other_units_than_its_bounds_is_shown_and_confirmed_before_release(
+    open_page,
+):
+    """Bounds [0, 6] (kilograms) on birthweights in grams: every outcome would be clipped. The
+    page says so before the release button, which stays off until the analyst confirms; the
+    ledger's record says the bounds were confirmed, the rule file does not."""
+    kilograms = json.loads(json.dumps(DICTIONARY))
+    next(c for c in kilograms["columns"] if c["name"] == "weight_g")["bounds"] = [0, 6]
+    at = open_page(PAGE)
+    upload_csv(at)
+    text = json.dumps(kilograms).encode()
+    at.file_uploader(key="dictionary_upload").set_value(("d.json", text, "application/json"))
+    at.run()
+    at.button(key="fill_dictionary").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "weight_g (100%)" in words(at.warning) and "units" in words(at.warning)
+    assert at.button(key="release").disabled
+    box = next(c for c in at.checkbox if (c.key or "").startswith("units_confirmed_"))
+    box.check().run()
+    assert not at.button(key="release").disabled
+    release(at)
+    entry = ledger.dataset_ledger(at.session_state[ledger.IN_USE]).entries[-1]
+    assert "bounds confirmed by the analyst" in entry.mechanism
+    published = files.rule_json(at.session_state[RELEASE].release)
+    assert "confirmed" not in published and "100%" not in published
+
+
+def test_bounds_that_hold_the_data_ask_for_no_confirmation(open_page):
+    at = open_page(PAGE)
+    upload_csv(at)
+    upload_dictionary(at)
+    at.button(key="fill_dictionary").click().run()
+    assert not any((c.key or "").startswith("units_confirmed_") for c in at.checkbox)
+    assert not at.button(key="release").disabled

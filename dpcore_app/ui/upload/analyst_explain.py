@@ -111,3 +111,14 @@ def cost_sentence(eps_fit, eps_eval, n_fit, n_eval):
         f"other {n_eval} at ε_eval = {eps_eval:g}; each patient is in one part only, so the "
         f"trial spends max(ε, ε_eval) = {max(eps_fit, eps_eval):g} (parallel composition)."
     )
+
+
+def outside_bounds(shares, limit):
+    """Analyst only: which columns' values lie outside their public bounds, in words."""
+    listed = ", ".join(f"{c} ({s:.0%})" for c, s in sorted(shares.items(), key=lambda x: -x[1]))
+    return (
+        f"Analyst only: more than {limit:.0%} of the values of {listed} lie outside their "
+        "public bounds, and the release would clip every one of them to the nearest bound. "
+        "Are the bounds in the data's units (grams or kilograms, days or weeks)? Correct them "
+        "in the table above, or confirm them below to release."
+    )

@@ -7,9 +7,12 @@ The preview and the dictionary hold public values only. The evaluation shows rel
 
 from __future__ import annotations
 
+import hashlib
+
 import streamlit as st
 
 from dpcore import read_dictionary
+from dpcore._estimator import CLIPPED_SHARE_WARNING
 from dpcore.data.dictionary import DictionaryError
 from dpcore.owl.preview import STRENGTHS, smallest_epsilon
 from dpcore_app.ui.common.safety import plain
@@ -317,3 +320,31 @@ def script_download(released):
         "recorded in the durable privacy ledger (DPCORE_LEDGER, or set LEDGER in the "
         "script) under the same dataset as this page's releases."
     )
+
+
+def units_check(trial, settings):
+    """Analyst only, before the release button: the columns with more than
+    ``CLIPPED_SHARE_WARNING`` of their values outside the public bounds (bounds in other units
+    than the data, or too narrow), and the analyst's confirmation that they are right.
+
+    Returns
+    -------
+    (ready, columns): whether the release may go ahead, and the columns confirmed (empty
+    when nothing needed confirming). A fact about the sensitive data: shown here, never in a
+    download.
+    """
+    shares = trial.outside_bounds(settings["bounds"], settings["outcome_bounds"])
+    wide = {c: s for c, s in shares.items() if s > CLIPPED_SHARE_WARNING}
+    if not wide:
+        return True, ()
+    st.warning(
+        plain(explain.outside_bounds(wide, CLIPPED_SHARE_WARNING)), icon=":material/straighten:"
+    )
+    # confirmed for these bounds: new bounds (or other columns outside them) ask again
+    seen = (sorted(settings["bounds"].items()), settings["outcome_bounds"], sorted(wide))
+    digest = hashlib.sha256(repr(seen).encode()).hexdigest()[:12]
+    confirmed = st.checkbox(
+        "The bounds are right: release with these values clipped to them",
+        key=f"units_confirmed_{digest}",
+    )
+    return confirmed, tuple(wide) if confirmed else ()

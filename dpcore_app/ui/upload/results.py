@@ -222,10 +222,12 @@ def result_panel(released, source, files=None):
     downloads_panel(released, source)
 
 
-def release_panel(key, trial, settings, m, rkey, before, store):
+def release_panel(key, trial, settings, m, rkey, before, store, ready=True, confirmed=()):
     """The release button: the ledger records the spend on the dataset with ledger key ``key``
     first (two parallel parts when the rule is evaluated on held-out patients), or refuses it;
-    the release goes to ``store``."""
+    the release goes to ``store``. ``ready`` False (bounds the analyst has not confirmed)
+    disables the button; ``confirmed`` names the columns whose bounds the analyst confirmed
+    against the data, which the ledger's record of the release says (never a download)."""
     eps, evaluation = settings["eps"], before["evaluation"]
     label = "Release private rule" if settings["private"] else "Release rule (NOT PRIVATE)"
     if not st.button(
@@ -233,9 +235,12 @@ def release_panel(key, trial, settings, m, rkey, before, store):
         + (f", evaluated at ε_eval = {evaluation[0]:g}" if evaluation else ""),
         type="primary",
         key="release",
+        disabled=not ready,
     ):
         return
     name = "DP-OWL rule" + ("" if settings["private"] else " (NOT PRIVATE)")
+    if confirmed:
+        name += " (bounds confirmed by the analyst: values outside them clipped)"
     fit = {k: v for k, v in settings.items() if k != "evaluation"}
     if not settings["private"]:  # no guarantee: the dataset's total becomes ∞ for good
         receipt = ledger.record_no_guarantee_release(
