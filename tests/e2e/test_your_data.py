@@ -33,13 +33,22 @@ def download(app, label):
 
 
 @pytest.mark.slow
+def trial_csv_input(app):
+    """The trial CSV's uploader (the dictionary's sits beside it)."""
+    return (
+        app.page.locator("[data-testid='stFileUploader']")
+        .filter(has_text="Trial CSV")
+        .locator("[data-testid='stFileUploaderDropzoneInput']")
+    )
+
+
 def test_upload_map_release_and_download(app, browser):
     """An analyst's whole path in the browser: upload, map, bounds, release, the downloads.
     Over 10 s: each step reruns the Your-data page in the real server and the browser."""
     app.page.set_viewport_size({"width": 1440, "height": 1000})
     app.goto("/your-data")
     expect(app.page.locator("h1").first).to_have_text(re.compile("Your data"))
-    app.page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(DEMO))
+    trial_csv_input(app).set_input_files(str(DEMO))
     app.wait_rerun()
     app.expect_no_exception()
     expect(app.page.get_by_text("1000 patients read")).to_be_visible()
@@ -142,14 +151,12 @@ def test_csv_and_dictionary_preview_evaluated_release_and_files_that_work(app, t
     )
     app.page.set_viewport_size({"width": 1440, "height": 1000})
     app.goto("/your-data")
-    app.page.locator("[data-testid='stFileUploaderDropzoneInput']").first.set_input_files(
-        str(trial)
-    )
+    trial_csv_input(app).set_input_files(str(trial))
     app.wait_rerun()
-    # Without its levels the categorical 'site' blocks the trial: the dictionary brings them.
+    # Without a dictionary the outcome and the covariates are the analyst's: the page asks.
     expect(
-        app.page.get_by_test_id("stAlertContentInfo").get_by_text("Type the public levels")
-    ).to_be_visible()  # also in the table's "problem" cell
+        app.page.get_by_test_id("stAlertContentInfo").get_by_text("Choose the treatment and")
+    ).to_be_visible()
     app.page.locator("[data-testid='stFileUploader']").filter(
         has_text="Public data dictionary"
     ).locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(dictionary))
