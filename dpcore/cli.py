@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
 import sqlite3
 import subprocess
 import sys
@@ -272,7 +273,6 @@ def cmd_fit(args: argparse.Namespace) -> None:
     )
     fit_part = "fit (rule + outcome model)" if aipw else "fit"
     parts = {fit_part: args.epsilon, "evaluation": args.evaluate} if evaluation else None
-    cost = max(args.epsilon, args.evaluate or 0.0)
     settings: dict[str, Any] = dict(
         n=len(fit_rows),
         gamma_source="given (--gamma)"
@@ -288,7 +288,7 @@ def cmd_fit(args: argparse.Namespace) -> None:
         settings["arms_in_trial"] = [str(a) for a in d.extra["all_arms"]]
     released = rule_from_dpowl(rule, trial, not_private=reasons, **settings)
     extra = {"evaluation": evaluation.to_dict()} if evaluation is not None else {}
-    _write_and_record(args, data, trial, released, extra, mechanism, parts, cost)
+    _write_and_record(args, data, trial, released, extra, mechanism, parts)
 
 
 def _write_and_record(
@@ -299,15 +299,20 @@ def _write_and_record(
     extra: dict,
     mechanism: str,
     parts: dict | None,
-    cost: float,
 ) -> None:
-    """Write the rule file beside --out, charge the ledger, then put the file in place."""
+    """Write the rule file beside --out, charge the ledger, then put the file in place.
+
+    ``parts`` are the release's disjoint parts ``{name: ε}`` (None: one release of
+    --epsilon); the dataset is charged their parallel cost."""
     import os
     import tempfile
 
+    from .privacy.composition import parallel_cost, record_release
+
     (write_rule,) = _need("dpcore.owl.release", ("write_rule",), "fit")
     ledger = _ledger(args.ledger, data, args.name, _trial_columns(trial))
-    _check_room(ledger, cost, not released.settings["private"])
+    parts = parts or {"release": args.epsilon}
+    _check_room(ledger, parallel_cost(parts), not released.settings["private"])
     out = Path(args.out)
     # The file is written first (to a temporary name beside it), then the ledger charged,
     # then the file put in place: a fit whose --out cannot be written spends nothing.
@@ -323,14 +328,7 @@ def _write_and_record(
             "released or recorded"
         ) from None
     try:
-        if not released.settings["private"]:
-            entry = ledger.record_no_guarantee(
-                mechanism, "; ".join(released.settings["not_private_because"])
-            )
-        elif parts:
-            entry = ledger.record_parallel(mechanism, parts)
-        else:
-            entry = ledger.record(mechanism, args.epsilon)
+        entry = record_release(ledger, mechanism, parts, released.settings["not_private_because"])
         eps, delta = ledger.total(through=entry.index)
         record = {
             "release_index": entry.index,
@@ -436,16 +434,7 @@ def _fit_k_arms(args: argparse.Namespace, data: bytes, d: Any) -> None:
         " + private evaluation" if evaluation else ""
     )
     parts = {"fit": args.epsilon, "evaluation": args.evaluate} if evaluation else None
-    _write_and_record(
-        args,
-        data,
-        trial,
-        released,
-        extra,
-        mechanism,
-        parts,
-        max(args.epsilon, args.evaluate or 0.0),
-    )
+    _write_and_record(args, data, trial, released, extra, mechanism, parts)
 
 
 def _has(module: str) -> bool:
@@ -457,10 +446,10 @@ def _has(module: str) -> bool:
 def _check_room(ledger: Any, cost: float, no_guarantee: bool) -> None:
     """Refuse before anything is written when the cap cannot take the release (the record
     itself checks again, in its transaction)."""
+    from .privacy.composition import within_cap
+
     cap, spent = ledger.budget, ledger.total()[0]
-    if cap is None:
-        return
-    if no_guarantee or spent + cost > cap * (1.0 + 1e-12):
+    if not within_cap(spent, math.inf if no_guarantee else cost, cap):
         asked = "a release without a guarantee (total inf)" if no_guarantee else f"epsilon={cost:g}"
         raise CliError(
             f"privacy budget epsilon={cap:g} exceeded: {_total_text(spent)} already "

@@ -184,7 +184,10 @@ class Trial:
         {'y': 0.325, 'age': 0.225}
         """
         lower, upper = self.feature_bounds(bounds)
-        columns = {self.outcome: (np.asarray(self.B, dtype=float), *map(float, outcome_bounds))}
+        lo, hi = float(outcome_bounds[0]), float(outcome_bounds[1])
+        columns: dict[str, tuple[np.ndarray, float, float]] = {
+            self.outcome: (np.asarray(self.B, dtype=float), lo, hi)
+        }
         dummies = {f"{col}={lev}" for col, levels in self.categories.items() for lev in levels[1:]}
         X = np.asarray(self.X, dtype=float)
         for j, c in enumerate(self.covariates):

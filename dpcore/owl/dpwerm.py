@@ -26,6 +26,7 @@ from .._validation import (
     check_real,
     check_weights,
 )
+from ..privacy.composition import record_release
 from ..privacy.mechanisms import output_perturbation
 from .losses import LOSSES, margin_loss
 from .preprocessing import FeatureScaling
@@ -42,22 +43,6 @@ from .werm import (
 def _seeded(rng: Any) -> bool:
     """An int (or SeedSequence) seed: anyone who knows it can subtract the noise."""
     return isinstance(rng, (int, np.integer, np.random.SeedSequence)) and not isinstance(rng, bool)
-
-
-def charge(
-    ledger: Any,
-    mechanism: str,
-    epsilon: float,
-    reasons: list[str] | tuple = (),
-    parts: dict[str, float] | None = None,
-) -> Any:
-    """Record a release in ``ledger``: as a release without a guarantee if there is a reason,
-    as parallel parts if ``parts`` is given, else as one release of ``epsilon``."""
-    if reasons:
-        return ledger.record_no_guarantee(mechanism, "; ".join(reasons))
-    if parts is not None:
-        return ledger.record_parallel(mechanism, parts)
-    return ledger.record(mechanism, epsilon)
 
 
 __all__ = ["DPWeightedERM"]
@@ -303,7 +288,7 @@ class DPWeightedERM(PrivateEstimator):
                 )
                 if hit
             ]
-            charge(ledger, self._ledger_mechanism, eps, reasons)
+            record_release(ledger, self._ledger_mechanism, {"release": eps}, reasons)
         self.bounds_from_data_ = bool(from_data)
         self.scaling_ = scaling
         self.diagnostics_ = {

@@ -627,7 +627,8 @@ def fit_and_evaluate(
     (model, evaluation, (fit_rows, eval_rows))
     """
     from .._estimator import WEIGHT_CLIPPING_MESSAGE, ClippingWarning
-    from .dpwerm import _seeded, charge
+    from ..privacy.composition import record_release
+    from .dpwerm import _seeded
 
     if isinstance(propensity, str):
         raise ValueError(
@@ -709,11 +710,10 @@ def fit_and_evaluate(
             if hit
         ]
         fit_part = "fit (rule + outcome model)" if aipw else "fit"
-        charge(
+        record_release(
             ledger,
             "DP-OWL rule + private " + ("AIPW " if aipw else "") + "evaluation",
-            max(epsilon_fit, epsilon_eval),
+            {fit_part: epsilon_fit, "evaluation": epsilon_eval},
             reasons,
-            parts={fit_part: epsilon_fit, "evaluation": epsilon_eval},
         )
     return model, evaluation, (fit_rows, eval_rows)

@@ -292,7 +292,9 @@ def fit_and_evaluate_arms(
     (model, evaluation, (fit_rows, eval_rows))
     """
     from .._estimator import WEIGHT_CLIPPING_MESSAGE, ClippingWarning
-    from .dpwerm import _seeded, charge
+    from ..privacy.composition import record_release
+    from .dpowl import outcome_direction
+    from .dpwerm import _seeded
     from .karm import KArmOWL, arm_indices
 
     if trial.arm_probabilities is None:
@@ -300,12 +302,11 @@ def fit_and_evaluate_arms(
     fit_rows, eval_rows = public_split(trial.n, fit_share, split_seed)
     seeded = _seeded(rng)
     rng = np.random.default_rng(rng)
-    model = KArmOWL(epsilon=epsilon_fit, rng=rng, **karm)
-    B = (
-        trial.B
-        if trial.complete is None
-        else trial.outcomes_for_fit(model._bounds(), model.larger_is_better)
+    direction = outcome_direction(
+        karm.get("larger_is_better"), trial.larger_is_better, karm.get("outcome_bounds")
     )
+    model = KArmOWL(epsilon=epsilon_fit, rng=rng, **{**karm, "larger_is_better": direction})
+    B = trial.B if trial.complete is None else trial.outcomes_for_fit(model._bounds(), direction)
     labels = np.asarray(trial.arms, dtype=object)[np.asarray(trial.A, dtype=int)]
     X = np.asarray(trial.X)
     with warnings.catch_warnings():
@@ -322,7 +323,7 @@ def fit_and_evaluate_arms(
         outcome_bounds=model._bounds(),
         epsilon=epsilon_eval,
         arms=trial.arms,
-        larger_is_better=model.larger_is_better,
+        larger_is_better=direction,
         include=None if trial.complete is None else np.asarray(trial.complete)[eval_rows],
         level=level,
         rng=rng,
@@ -337,11 +338,10 @@ def fit_and_evaluate_arms(
             )
             if hit
         ]
-        charge(
+        record_release(
             ledger,
             "K-arm DP-OWL rule + private evaluation",
-            max(epsilon_fit, epsilon_eval),
+            {"fit": epsilon_fit, "evaluation": epsilon_eval},
             reasons,
-            parts={"fit": epsilon_fit, "evaluation": epsilon_eval},
         )
     return model, evaluation, (fit_rows, eval_rows)

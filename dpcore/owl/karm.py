@@ -265,7 +265,8 @@ class KArmOWL(PrivateEstimator):
         ledger: Any,
         larger_is_better: bool,
     ) -> KArmOWL:
-        from .dpwerm import _seeded, charge
+        from ..privacy.composition import record_release
+        from .dpwerm import _seeded
 
         check_epsilon(self.epsilon)
         lo, hi = self._bounds()
@@ -311,10 +312,10 @@ class KArmOWL(PrivateEstimator):
                 )
                 if hit
             ]
-            charge(
+            record_release(
                 ledger,
                 f"K-arm DP-OWL rule ({len(arms)} arms, {len(others)} rules)",
-                float(self.epsilon),
+                {"release": float(self.epsilon)},
                 reasons,
             )
         self.arms_ = arms

@@ -42,6 +42,7 @@ import pandas as pd
 
 from ..data.columns import _clean, _numeric, _plain
 from ..data.csv_io import Source, TrialDataError, _name_list, _q, read_table
+from ..privacy.mechanisms import OUTPUT_PERTURBATION
 
 if TYPE_CHECKING:
     from ..data.trial import Trial
@@ -351,20 +352,17 @@ def rule_from_dpowl(
         "treatment": trial.treatment,
         "outcome": trial.outcome,
         "epsilon": model.epsilon,
-        "delta": 0.0,
+        "delta": OUTPUT_PERTURBATION.delta,
         "gamma": getattr(model, "gamma_", model.gamma),
         "W": model.weight_bound_,
         "C": model.C,
         "sensitivity": model.sensitivity_,
         "n": int(trial.n),
         "outcome_bounds": None if model.outcome_bounds is None else list(model.outcome_bounds),
-        "larger_is_better": bool(model.larger_is_better),
-        "mechanism": "DP-OWL: Huber-hinge weighted ERM, output perturbation (pure ε-DP, "
-        "replace-one neighbours)",
+        "larger_is_better": bool(model.larger_is_better_),
+        "mechanism": OUTPUT_PERTURBATION.sentence(),
     }
-    base = _settings(
-        base, settings, title, void, "DP-OWL: Huber-hinge weighted ERM, output perturbation"
-    )
+    base = _settings(base, settings, title, void, OUTPUT_PERTURBATION.name)
     return Rule(
         covariates=tuple(trial.covariates),
         intercept=float(model.intercept_),
@@ -559,7 +557,7 @@ def rule_from_karm(model, trial, *, not_private=(), **settings):
         "outcome": trial.outcome,
         "epsilon": model.epsilon,
         "epsilon_per_rule": model.epsilons_[0],
-        "delta": 0.0,
+        "delta": OUTPUT_PERTURBATION.delta,
         "gamma": list(model.gammas_),
         "W": list(model.weight_bounds_),
         "C": model.C,
@@ -567,11 +565,11 @@ def rule_from_karm(model, trial, *, not_private=(), **settings):
         "n": int(trial.n),
         "arm_probabilities": list(model.arm_probabilities_),
         "outcome_bounds": list(model.outcome_bounds),
-        "larger_is_better": bool(model.larger_is_better),
-        "mechanism": (
+        "larger_is_better": bool(model.larger_is_better_),
+        "mechanism": OUTPUT_PERTURBATION.sentence(
             f"K-arm DP-OWL: {len(model.rules_)} Huber-hinge weighted ERM rules, each "
             f"arm against '{model.reference_}' at ε/{len(model.rules_)}, output "
-            "perturbation, basic composition (pure ε-DP, replace-one neighbours)"
+            "perturbation, basic composition"
         ),
     }
     base = _settings(base, settings, title, void, "K-arm DP-OWL, output perturbation")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 
 from .._validation import check_epsilon, check_real
+from ..privacy.composition import parallel_cost
 
 __all__ = ["release_script"]
 
@@ -104,11 +105,10 @@ def release_script(
         min_propensity = check_real(min_propensity, "min_propensity", low=0.0)
     columns = None if columns is None else [str(c) for c in columns]
     void = [str(r) for r in not_private]
-    cost = (
-        epsilon
-        if epsilon_eval is None
-        else max(epsilon, check_epsilon(epsilon_eval, "epsilon_eval"))
-    )
+    parts = {"release": epsilon}
+    if epsilon_eval is not None:
+        parts = {"fit": epsilon, "evaluation": check_epsilon(epsilon_eval, "epsilon_eval")}
+    cost = parallel_cost(parts)
     what = (
         "the rule"
         if epsilon_eval is None

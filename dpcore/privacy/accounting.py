@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .._validation import check_epsilon, check_real
+from .composition import parallel_cost, within_cap
 from .gdp import gdp_compose, gdp_delta, gdp_epsilon, gdp_mu
 from .identity import cells_from_trial, dataset_identity, is_dataset_key
 from .ledger_store import (
@@ -533,7 +534,7 @@ class PrivacyLedger:
         """The rows that record the release, or BudgetExceededError; reads nothing itself."""
         entries = _entries(rows)
         spent = float(sum(e.epsilon for e in entries))
-        epsilon = max(eps for _, eps in parts)
+        epsilon = parallel_cost(dict(parts))
         where = (
             "" if other is None else f" of dataset {other[:14]}, which shares rows with this one,"
         )
@@ -543,8 +544,7 @@ class PrivacyLedger:
                 f"({mechanism!r} makes the total infinite); release it privately, or remove the "
                 f"cap as the ledger's keeper: dpcore ledger cap DATA --remove --allow-raise"
             )
-        # A relative slack so that budgets like 0.1 + 0.2 == 0.3 are not refused by rounding.
-        if cap is not None and spent + epsilon > cap * (1.0 + 1e-12):
+        if not within_cap(spent, epsilon, cap):
             left = (
                 "no guarantee is left (a release without one was recorded)"
                 if np.isinf(spent)

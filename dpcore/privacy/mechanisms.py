@@ -6,6 +6,8 @@ has known side channels (Mironov 2012); the app's limitations page says so.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from scipy.special import betaln, expit
 
@@ -253,3 +255,36 @@ def sample_laplace(epsilon, sensitivity, size=(), rng=None, sampler="numpy"):
     if sampler != "numpy":
         raise ValueError(f"sampler must be one of {SAMPLERS}, got {sampler!r}")
     return laplace_noise(epsilon, sensitivity, size, rng)
+
+
+@dataclass(frozen=True)
+class Mechanism:
+    """How a released treatment rule was made private, as its files say it: the one place
+    for a mechanism's sentence and its δ (every rule file, report and script reads them here).
+
+    Attributes
+    ----------
+    name : str
+        Short, for a title ("DP-OWL: Huber-hinge weighted ERM, output perturbation").
+    delta : float
+        The δ of its (ε, δ) guarantee: 0 for pure ε-DP.
+    guarantee : str
+        The guarantee's kind and its unit of privacy.
+    """
+
+    name: str
+    delta: float
+    guarantee: str
+
+    def sentence(self, detail: str = "") -> str:
+        """The mechanism in one sentence: its name (or ``detail``) and its guarantee."""
+        return f"{detail or self.name} ({self.guarantee})"
+
+
+#: DP-OWL's release (Algorithm 1 of the DP-wERM paper): the weighted Huber-hinge ERM's
+#: minimiser plus noise of density ∝ exp(−ε‖b‖/Δ).
+OUTPUT_PERTURBATION = Mechanism(
+    name="DP-OWL: Huber-hinge weighted ERM, output perturbation",
+    delta=0.0,
+    guarantee="pure ε-DP, replace-one neighbours",
+)

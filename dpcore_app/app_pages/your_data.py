@@ -3,6 +3,7 @@
 import streamlit as st
 
 from dpcore.data.trial import TrialDataError
+from dpcore.privacy.composition import parallel_cost, within_cap
 from dpcore_app.ui.common import demos, ledger
 from dpcore_app.ui.common.controls import check_link, row
 from dpcore_app.ui.common.explain import epsilon_note
@@ -217,9 +218,13 @@ def steps_of_study(verdict, flow):
         {k: v for k, v in settings.items() if k != "label"},
     )
     key = st.session_state[ledger.IN_USE]
-    cost = max(eps, before["evaluation"][0]) if before["evaluation"] else eps
+    cost = parallel_cost(
+        {"fit": eps, "evaluation": before["evaluation"][0]}
+        if before["evaluation"]
+        else {"release": eps}
+    )
     spent, cap = ledger.standing(key)
-    refused = cap is not None and spent + cost > cap + 1e-12
+    refused = not within_cap(spent, cost, cap)
     (verdict.warning if refused else verdict.info)(
         explain.upload_verdict("ready", trial.n, eps, spent, cap, cost),
         icon=":material/block:" if refused else ":material/check_circle:",

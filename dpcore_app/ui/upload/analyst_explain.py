@@ -5,6 +5,8 @@ Plain text: callers escape it for markdown or HTML.
 
 from __future__ import annotations
 
+from dpcore.privacy.composition import parallel_cost
+
 PREVIEW_NOTE = (
     "Simulated, no privacy spent: a twin of your trial built from public values only "
     "(n, covariate count, public bounds, design, W, C, γ), not from your patients."
@@ -109,7 +111,7 @@ def cost_sentence(eps_fit, eps_eval, n_fit, n_eval):
     return (
         f"The rule was fitted on {n_fit} patients at ε = {eps_fit:g} and evaluated on the "
         f"other {n_eval} at ε_eval = {eps_eval:g}; each patient is in one part only, so the "
-        f"trial spends max(ε, ε_eval) = {max(eps_fit, eps_eval):g} (parallel composition)."
+        f"trial spends max(ε, ε_eval) = {parallel_cost({'fit': eps_fit, 'evaluation': eps_eval}):g} (parallel composition)."
     )
 
 

@@ -15,6 +15,7 @@ from dpcore import read_dictionary
 from dpcore._estimator import CLIPPED_SHARE_WARNING
 from dpcore.data.dictionary import DictionaryError
 from dpcore.owl.preview import STRENGTHS, smallest_epsilon
+from dpcore.privacy.composition import parallel_cost
 from dpcore_app.ui.common.safety import plain
 from dpcore_app.ui.upload import analyst_compute as compute
 from dpcore_app.ui.upload import analyst_explain as explain
@@ -194,7 +195,7 @@ def evaluation_controls(eps):
     )
     st.caption(
         f"Each patient is in one part, so the trial spends max(ε, ε_eval) = "
-        f"{max(eps, eps_eval):g}, not their sum (parallel composition)."
+        f"{parallel_cost({'fit': eps, 'evaluation': eps_eval}):g}, not their sum (parallel composition)."
     )
     return True, float(eps_eval), float(share)
 

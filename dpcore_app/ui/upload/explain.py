@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import math
 
+from dpcore.privacy.composition import within_cap
+from dpcore.privacy.mechanisms import OUTPUT_PERTURBATION
+
 
 def rule_sentence(release):
     """The released rule as a sentence in the covariates' original units."""
@@ -28,7 +31,8 @@ def release_statement(release):
         )
     return (
         f"Only the rule's {len(release.coef) + 1} coefficients were released, with pure "
-        f"ε-differential privacy at ε = {release.epsilon:g} (δ = 0): replacing any one "
+        f"ε-differential privacy at ε = {release.epsilon:g} (δ = {OUTPUT_PERTURBATION.delta:g}): "
+        "replacing any one "
         f"patient's row among the {release.n} changes the chance of any released rule by at "
         f"most a factor e^{release.epsilon:g} = {math.exp(min(release.epsilon, 700)):.3g}. "
         "The bounds, γ, W and C are public settings chosen without looking at the data. The "
@@ -78,7 +82,7 @@ def upload_verdict(stage, n=None, eps=None, spent=0.0, cap=None, cost=None):
         if spent
         else "nothing is spent on this file yet"
     )
-    if cap is not None and spent + cost > cap + 1e-12:
+    if not within_cap(spent, cost, cap):
         return (
             f"{patients(n)} read, but a release at this setting would be refused: it would "
             f"spend ε = {cost:g}, {before}, and the file's cap is ε = {cap:g}. Choose a "

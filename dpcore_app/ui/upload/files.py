@@ -16,6 +16,7 @@ import pandas as pd
 
 from dpcore.data.csv_safe import FORMULA_START, neutral  # noqa: F401 - one guard for every CSV
 from dpcore.owl.release import rule_to_dict
+from dpcore.privacy.mechanisms import OUTPUT_PERTURBATION
 from dpcore_app.ui.upload import explain, report_parts
 
 
@@ -44,7 +45,7 @@ def rule_dict(release, evaluation=None):
         outcome_bounds=list(release.outcome_bounds),
         larger_is_better=release.larger_is_better,
         epsilon=release.epsilon,
-        delta=0.0,
+        delta=OUTPUT_PERTURBATION.delta,
         gamma=release.gamma,
         gamma_source=release.gamma_source,
         W=release.W,
@@ -52,8 +53,7 @@ def rule_dict(release, evaluation=None):
         sensitivity=release.sensitivity,
         propensity=release.propensity,
         n=release.n,
-        mechanism="DP-OWL: Huber-hinge weighted ERM, output perturbation (pure ε-DP, "
-        "replace-one neighbours)",
+        mechanism=OUTPUT_PERTURBATION.sentence(),
         privacy_statement=explain.release_statement(release),
         released_at=release.time,
         ledger=_ledger(release),
@@ -185,7 +185,7 @@ def report_html(release, figure, evaluation=None, preview=None):
         for n, c, lo, hi in zip(release.names, release.coef, release.lower, release.upper)
     )
     settings = {
-        "ε (privacy budget)": f"{release.epsilon:g} (δ = 0)",
+        "ε (privacy budget)": f"{release.epsilon:g} (δ = {OUTPUT_PERTURBATION.delta:g})",
         "γ (regularization)": f"{release.gamma:.4g}, from {release.gamma_source}",
         "W (weight bound)": f"{release.W:.4g}",
         "C": str(release.C),

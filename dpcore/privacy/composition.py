@@ -1,0 +1,74 @@
+"""What one release costs its dataset, whether a cap can take it, and how it is recorded.
+
+The one home of three rules every surface (the library, ``dpcore fit``, the Your-data page, the
+rerun script) applies to a release:
+
+- a release made of disjoint parts of the rows (a rule fitted on one part, its evaluation on the
+  other) costs the dataset its largest part's ε (parallel composition, McSherry 2009);
+- a cap takes a release when the total stays within it, up to a relative slack for rounding
+  (0.1 + 0.2 is 0.3); a release without a guarantee (ε = ∞) never fits under a cap;
+- a release is recorded as a release without a guarantee when there is a reason for one, as
+  parallel parts when it has several, else as one release of its ε.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+__all__ = ["CAP_SLACK", "parallel_cost", "record_release", "within_cap"]
+
+#: The relative slack of every cap check: 0.1 + 0.2 under a cap of 0.3 is not refused.
+CAP_SLACK = 1e-12
+
+
+def parallel_cost(parts: Mapping[str, float]) -> float:
+    """The ε a release made of disjoint parts of the dataset costs it: the largest part's.
+
+    Examples
+    --------
+    >>> parallel_cost({"fit": 1.0, "evaluation": 0.5})
+    1.0
+    """
+    if not parts:
+        raise ValueError("a release has at least one part")
+    return max(float(eps) for eps in parts.values())
+
+
+def within_cap(spent: float, epsilon: float, cap: float | None) -> bool:
+    """Whether a release of ``epsilon`` on a dataset that has ``spent`` fits under ``cap``.
+
+    Examples
+    --------
+    >>> within_cap(0.1 + 0.2, 0.0, 0.3), within_cap(1.0, 0.5, 1.2), within_cap(0.0, math.inf, 9)
+    (True, False, False)
+    >>> within_cap(5.0, 1.0, None)
+    True
+    """
+    if cap is None:
+        return True
+    if math.isinf(epsilon) or math.isinf(spent):
+        return False
+    return spent + epsilon <= cap * (1.0 + CAP_SLACK)
+
+
+def record_release(
+    ledger: Any,
+    mechanism: str,
+    parts: Mapping[str, float],
+    reasons: Sequence[str] = (),
+    delta: float = 0.0,
+) -> Any:
+    """Record a release in ``ledger``: without a guarantee when there are ``reasons`` (the
+    dataset's total becomes ∞), as parallel parts when there are several, else as one release.
+
+    Returns
+    -------
+    LedgerEntry
+    """
+    if reasons:
+        return ledger.record_no_guarantee(mechanism, "; ".join(reasons))
+    if len(parts) > 1:
+        return ledger.record_parallel(mechanism, dict(parts), delta=delta)
+    return ledger.record(mechanism, parallel_cost(parts), delta)
