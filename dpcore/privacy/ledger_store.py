@@ -71,7 +71,7 @@ __all__ = [
 
 ENV = "DPCORE_LEDGER"
 DEFAULT_CAP_ENV = "DPCORE_LEDGER_DEFAULT_CAP"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 # Seconds a connection waits for another one's write lock before it gives up.
 BUSY_TIMEOUT_S = 30.0
 #: URL schemes of a PostgreSQL ledger (libpq's two spellings).
@@ -145,6 +145,21 @@ _MIGRATIONS: tuple[tuple[int, tuple[Step, ...]], ...] = (
                 "SELECT DISTINCT dataset, 'bytes', '', '[]', NULL, ? FROM "
                 "(SELECT dataset FROM releases UNION SELECT dataset FROM caps)"
             ),
+        ),
+    ),
+    # Who: the user who registered each dataset and who made each release ('' the local
+    # single user, and every dataset and release of an earlier ledger), and the datasets a
+    # keeper granted to other users (what a user may see: privacy rule 12).
+    (
+        3,
+        (
+            "ALTER TABLE datasets ADD COLUMN owner TEXT NOT NULL DEFAULT ''",
+            "ALTER TABLE releases ADD COLUMN who TEXT NOT NULL DEFAULT ''",
+            """CREATE TABLE IF NOT EXISTS grants (
+            dataset TEXT NOT NULL,
+            grantee TEXT NOT NULL,
+            time TEXT NOT NULL,
+            PRIMARY KEY (dataset, grantee))""",
         ),
     ),
 )
@@ -371,7 +386,7 @@ class MemoryStore:
     def hold(self, datasets: Iterable[str | None]) -> None:
         """Nothing to lock: the whole store is already held (see :meth:`transaction`)."""
 
-    def hold_linked(self) -> list[str]:
+    def hold_linked(self, keep: Callable[[list[str]], list[str]] | None = None) -> list[str]:
         return []
 
 
@@ -490,7 +505,7 @@ class _SQLiteTransaction:
 
     def rows(self, dataset=None):
         return self.con.execute(
-            "SELECT release, mechanism, epsilon, delta, part, time FROM releases "
+            "SELECT release, mechanism, epsilon, delta, part, time, who FROM releases "
             "WHERE dataset = ? ORDER BY release, id",
             (dataset or self.dataset,),
         ).fetchall()
@@ -503,8 +518,8 @@ class _SQLiteTransaction:
 
     def insert(self, rows, dataset=None):
         self.con.executemany(
-            "INSERT INTO releases (dataset, release, mechanism, epsilon, delta, part, time) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO releases (dataset, release, mechanism, epsilon, delta, part, time, who) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             [(dataset or self.dataset, *row) for row in rows],
         )
 
@@ -523,12 +538,13 @@ class _SQLiteTransaction:
             is not None
         )
 
-    def register(self, dataset, kind, name, columns, row_hashes, when):
+    def register(self, dataset, kind, name, columns, row_hashes, when, owner=""):
         """Add a dataset (and its row digests) once; returns True when it is new."""
         if self.registered(dataset):
             return False
         self.con.execute(
-            "INSERT INTO datasets VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT INTO datasets (dataset, kind, name, columns, rows, time, owner) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
             (
                 dataset,
                 kind,
@@ -536,6 +552,7 @@ class _SQLiteTransaction:
                 json.dumps(list(columns)),
                 None if row_hashes is None else len(row_hashes),
                 when,
+                owner,
             ),
         )
         if row_hashes:
@@ -577,9 +594,56 @@ class _SQLiteTransaction:
     def hold_ledger(self):
         """Lock the whole ledger (registrations, settings): here a no-op."""
 
-    def hold_linked(self):
-        """:meth:`linked`, every one of them (and this dataset) held: here the file is."""
-        return self.linked()
+    def hold_linked(self, keep=None):
+        """:meth:`linked` (those ``keep`` keeps), every one of them (and this dataset) held:
+        here the file is."""
+        linked = self.linked()
+        return linked if keep is None else keep(linked)
+
+    def visible(self, datasets, user):
+        """Those of ``datasets`` that ``user`` registered or was granted, in their order."""
+        if not datasets:
+            return []
+        marks = ",".join("?" * len(datasets))
+        seen = {
+            d
+            for (d,) in self.con.execute(
+                f"SELECT dataset FROM datasets WHERE dataset IN ({marks}) AND (owner = ? OR "
+                "dataset IN (SELECT dataset FROM grants WHERE grantee = ?))",
+                (*datasets, user, user),
+            )
+        }
+        return [d for d in datasets if d in seen]
+
+    def grant(self, dataset, grantee, when):
+        self.con.execute("INSERT OR IGNORE INTO grants VALUES (?, ?, ?)", (dataset, grantee, when))
+
+    def info(self, dataset=None):
+        """(kind, name, owner, rows, time) of a registered dataset, or None."""
+        return self.con.execute(
+            "SELECT kind, name, owner, rows, time FROM datasets WHERE dataset = ?",
+            (dataset or self.dataset,),
+        ).fetchone()
+
+    def set_name(self, name, dataset=None):
+        self.con.execute(
+            "UPDATE datasets SET name = ? WHERE dataset = ?", (name, dataset or self.dataset)
+        )
+
+    def datasets(self):
+        """Every registered dataset: (dataset, kind, name, owner, rows, time), oldest first."""
+        return self.con.execute(
+            "SELECT dataset, kind, name, owner, rows, time FROM datasets ORDER BY time, dataset"
+        ).fetchall()
+
+    def legacy_columns(self):
+        """The distinct column lists of the ``ds2-`` datasets (an earlier identity)."""
+        return [
+            c
+            for (c,) in self.con.execute(
+                "SELECT DISTINCT columns FROM datasets WHERE dataset LIKE 'ds2-%' ORDER BY columns"
+            )
+        ]
 
     def add_rows(self, dataset, row_hashes):
         self.con.executemany(
