@@ -120,8 +120,11 @@ def write_rows(rows: Iterable[Sequence[Any]], *, keep_numbers: bool = False) -> 
 
     Examples
     --------
-    >>> write_rows([["a", "b"], ["=1", "x\ry"]])
-    'a,b\n"\'=1","x\ry"\n'
+    >>> print(write_rows([["a", "b"], ["=1", "x"]]), end="")
+    a,b
+    '=1,x
+    >>> write_rows([["one", "x\\ry"]])
+    '"one","x\\ry"\\n'
     """
     out = io.StringIO()
     plain = csv.writer(out, lineterminator="\n")
