@@ -221,9 +221,13 @@ def dataset_identity(
     # Each row as the JSON list of its cells in one fixed order (sorted text): the multiset of
     # its cells, whatever the columns' names and order.
     if n:
-        uniques, codes = np.unique(np.concatenate(columns), return_inverse=True)
+        import pandas as pd
+
+        # Codes in the sorted order of the distinct cells (sorting the few distinct values,
+        # not every cell), then each row's codes sorted: its cells in one fixed order.
+        codes, uniques = pd.factorize(np.concatenate(columns), sort=True)
         order = np.sort(np.asarray(codes).reshape(len(columns), n).T, axis=1)
-        words = uniques.tolist()
+        words = list(uniques)
         texts = ["[" + ",".join(map(words.__getitem__, r)) + "]" for r in order.tolist()]
     else:
         texts = []

@@ -34,7 +34,7 @@ lock instead (:data:`LEDGER_LOCK`): a dataset registering must see every dataset
 before it, which no row lock on rows not yet written can promise. Registrations are rare
 (once per dataset), so serializing them costs nothing; releases never take that lock.
 
-Schema and migrations: the version-1 and version-2 tables of SQLite, in PostgreSQL types
+Schema and migrations: the tables of every SQLite version, in PostgreSQL types
 (``BYTEA`` for the salt and the digests, ``DOUBLE PRECISION`` for ε and δ, ε = ∞ kept as
 ``Infinity``), the version in ``schema_version``, migrations applied in order under the
 advisory lock by the first process that opens the database.

@@ -1,7 +1,7 @@
 """Where the privacy ledger keeps its rows: in memory, in one SQLite file, or in PostgreSQL.
 
-A row is ``(dataset key, release index, mechanism, epsilon, delta, part, time)``; nothing of
-the data itself is ever stored. Every store exposes the same transaction, so the ledger's cap
+A row is ``(dataset key, release index, mechanism, epsilon, delta, part, time, who)``; nothing
+of the data itself is ever stored. Every store exposes the same transaction, so the ledger's cap
 check and its insert run in one transaction whatever the storage: a lock in memory,
 ``BEGIN IMMEDIATE`` in SQLite (the write lock is taken before the check reads anything, so
 two processes can never both pass the check on the same total), and in PostgreSQL a row lock
@@ -13,12 +13,14 @@ Where: :func:`default_ledger_path` (``$DPCORE_LEDGER``, else a per-user file) or
 machines, one budget); any other URL is refused, never taken for a file name
 (:func:`server_url`).
 
-A dataset is keyed by its content (:mod:`dpcore.privacy.identity`: a keyed digest of the used
-columns' normalised cells, whatever the file's encoding, delimiter, order or unused columns),
-with a random salt created once per ledger and stored in it. The ledger also keeps one
-keyed digest per row, so a new dataset that shares rows with an earlier one is linked to it:
-every release on either is recorded against both and checked against both caps. Keys of
-ledgers written before (HMAC of the file's bytes, :func:`dataset_key`) keep working.
+A dataset is keyed by its rows (:mod:`dpcore.privacy.identity`: a keyed digest of each row's
+normalised cells, whatever the file's encoding, delimiter, column names, order or label case),
+with a random salt created once per ledger and stored in it. A dataset enters the ledger (its
+``datasets`` row, its owner and one keyed digest per row) with its first release or cap, never
+when a file is merely keyed; a new dataset sharing rows with an earlier one its user may see
+is then linked to it: every release on it is recorded against both and checked against both
+caps. ``grants`` lets a user see a dataset someone else registered. Keys of ledgers written
+before (HMAC of the file's bytes, :func:`dataset_key`; ``ds2-`` content keys) keep working.
 
 The file is private to its keeper: created 0600 (its WAL files follow), in a directory
 created 0700; an older ledger is narrowed to 0600 when opened. With the salt and the row
@@ -29,8 +31,10 @@ Schema. ``schema_version`` holds the version (:data:`SCHEMA_VERSION`); the migra
 list per backend, applied in order from the ledger's version, in the transaction that opens
 it (:func:`pending`). Version 1 had ``releases``, ``caps`` and ``settings`` (and no
 ``schema_version``); version 2 adds ``datasets``, ``row_hashes`` and ``links`` and registers
-version 1's datasets as byte-keyed ones. A ledger of a later version than this code knows is
-refused, so an older dpcore never writes rows a newer schema would misread.
+version 1's datasets as byte-keyed ones; version 3 adds who: ``datasets.owner`` (the user
+who registered it, ``''`` for the local single user and every earlier dataset),
+``releases.who`` and the ``grants`` table. A ledger of a later version than this code knows
+is refused, so an older dpcore never writes rows a newer schema would misread.
 
 Settings: ``$DPCORE_LEDGER`` the location; ``$DPCORE_LEDGER_DEFAULT_CAP`` a cap on the total ε
 given to every new dataset (with ``dpcore ledger default-cap``'s stored value, the lower one
