@@ -413,3 +413,33 @@ def test_one_patients_cell_cannot_rekey_the_other_rows(new_ledger):
     second = PrivacyLedger.for_file(changed, path=path)
     assert second.dataset != first.dataset and second.linked() == (first.dataset,)
     assert second.total() == (0.5, 0.0)
+
+
+def test_a_file_keyed_by_an_earlier_dpcore_on_its_used_columns_keeps_its_record(new_ledger):
+    """A ledger written before this version keyed a release by the columns it used (ds2-):
+    keying the whole file now is linked to that record, so its releases and its cap still
+    count (an upgrade never starts a budget afresh)."""
+    from dpcore.data.csv_io import normalised_cells
+    from dpcore.privacy.ledger_store import open_store
+
+    path = new_ledger()
+    salt = open_store(path, "").salt()
+    old = legacy_identity(normalised_cells(ORIGINAL, ["arm", "y", "age", "site"]), salt)
+    store = open_store(path, old.key)
+    with store.transaction() as tx:  # as dpcore 2 registered and charged it
+        tx.register(
+            old.key, "content", "", old.columns, old.row_hashes, "2026-11-01T00:00:00+00:00"
+        )
+        tx.insert([(1, "DP-OWL rule", 0.75, 0.0, "", "2026-11-01T00:00:00+00:00", "")])
+        tx.set_cap(1.0, "2026-11-01T00:00:00+00:00")
+    now = PrivacyLedger.for_file(RESAVED["reordered columns"], path=path)
+    assert now.dataset.startswith("ds3-") and now.linked() == (old.key,)
+    assert now.total() == (0.75, 0.0)
+    with pytest.raises(BudgetExceededError, match="shares rows"):
+        now.record("DP-OWL rule", 0.5)
+    now.record("DP-OWL rule", 0.25)
+    assert PrivacyLedger.open(path, old.key).total() == (1.0, 0.0)
+    # The earlier record learnt today's row digests: a subset of the file links to it directly.
+    lines = ORIGINAL.decode().splitlines()
+    part = PrivacyLedger.for_file(("\n".join(lines[:8]) + "\n").encode(), path=path)
+    assert old.key in part.linked()
