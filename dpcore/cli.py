@@ -578,6 +578,28 @@ def cmd_ledger_list(args: argparse.Namespace) -> None:
         )
 
 
+def cmd_ledger_grant(args: argparse.Namespace) -> None:
+    """Let a user see a dataset (the keeper's, on a department server)."""
+    (PrivacyLedger,) = _need("dpcore.privacy.accounting", ("PrivacyLedger",), "the ledger")
+    from .privacy.ledger_store import shown_location
+
+    where = _ledger_location(args.ledger)
+    if _new_ledger_file(where):
+        raise CliError(f"the ledger {shown_location(where)} does not exist yet: no dataset")
+    with _ledger_errors(where):
+        keys = [d.dataset for d in PrivacyLedger.list_datasets(where)]
+    found = [k for k in keys if k.startswith(args.dataset)] if len(args.dataset) >= 8 else []
+    if len(found) != 1:
+        raise CliError(
+            f"{args.dataset!r} names {'no' if not found else 'more than one'} dataset of the "
+            f"ledger {shown_location(where)}: give a key (8 characters at least) as "
+            "dpcore ledger list shows it"
+        )
+    with _ledger_errors(where):
+        PrivacyLedger.grant(where, found[0], args.user)
+    print(f"{args.user} may now see dataset {found[0][:14]} (and release on it)")
+
+
 def cmd_ledger_default_cap(args: argparse.Namespace) -> None:
     """Set the cap every new dataset of the ledger gets (the keeper's)."""
     PrivacyLedger, default_path = _need(
@@ -922,6 +944,17 @@ def build_parser() -> argparse.ArgumentParser:
         "registered it and when, the privacy spent on it and its cap.",
     )
     listing.set_defaults(run=cmd_ledger_list)
+    grant = lsub.add_parser(
+        "grant",
+        parents=[ledger_opts],
+        help="let a user see a dataset (the keeper's)",
+        description="On a department server, let USER see the dataset DATASET (its key, or the "
+        "start of it that dpcore ledger list shows): its releases count in the total of USER's "
+        "files that share rows with it, its cap binds them, and USER may release on it.",
+    )
+    grant.add_argument("dataset", help="the dataset's key (8 characters of it at least)")
+    grant.add_argument("user", help="the user name")
+    grant.set_defaults(run=cmd_ledger_grant)
     default = lsub.add_parser(
         "default-cap",
         parents=[ledger_opts],

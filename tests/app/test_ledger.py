@@ -172,3 +172,12 @@ def test_choosing_a_file_stores_nothing_in_the_ledger_until_a_release(
     assert stored() == [1, 1000, 1]
     (listed,) = PrivacyLedger.list_datasets(where)
     assert listed.name == "paper_trial.csv" and listed.epsilon == 1.0
+
+
+def test_the_releases_table_says_who_released_each_on_a_server(tmp_path):
+    server = PrivacyLedger.for_cells({"id": ["x"]}, path=tmp_path / "l.sqlite", user="ann")
+    server.record("DP-OWL rule", 0.5)
+    assert list(ledger.entries_table(server)["by"]) == ["ann"]
+    local = PrivacyLedger.for_cells({"id": ["y"]}, path=tmp_path / "l.sqlite")
+    local.record("DP-OWL rule", 0.5)
+    assert "by" not in ledger.entries_table(local).columns  # one machine: no one to name

@@ -64,6 +64,7 @@ def has(module, name):
         ["ledger", "show"],
         ["ledger", "cap"],
         ["ledger", "list"],
+        ["ledger", "grant"],
         ["sweep"],
         ["app"],
         ["serve"],
@@ -455,6 +456,18 @@ def test_ledger_list_names_every_dataset_with_who_spend_and_cap(tmp_path):
     assert lines[1].endswith("epsilon=1 delta=0 over 1 release(s); cap none")
     assert "pilot  registered by the local user" in lines[2]
     assert lines[2].endswith("epsilon=0 delta=0 over 0 release(s); cap 2")
+    # The keeper lets a server user see the pilot, by the key's start as the list shows it.
+    from dpcore.privacy.accounting import PrivacyLedger
+
+    prefix = lines[2].split()[0]
+    with pytest.raises(ValueError, match="that you may see"):
+        PrivacyLedger.open(ledger, PrivacyLedger.list_datasets(ledger)[1].dataset, user="bob")
+    granted = run("ledger", "grant", prefix, "bob", "--ledger", ledger)
+    assert granted.returncode == 0 and "bob may now see dataset" in granted.stdout
+    key = PrivacyLedger.list_datasets(ledger, user="bob")[0].dataset
+    assert key.startswith(prefix) and PrivacyLedger.open(ledger, key, user="bob").budget == 2.0
+    unknown = run("ledger", "grant", "ds3-0000", "bob", "--ledger", ledger)
+    assert unknown.returncode == 1 and "names no dataset" in unknown.stderr
 
 
 @needs_release

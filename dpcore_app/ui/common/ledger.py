@@ -210,8 +210,13 @@ def release_number(receipt):
 
 
 def entries_table(ledger):
-    """The releases as a table (index, ε, time in UTC, mechanism, δ, parts), oldest first:
-    what the sidebar's width shows first is what was spent and when."""
+    """The releases as a table (index, ε, time in UTC, mechanism, δ, parts, and who released
+    each on a server), oldest first: what the sidebar's width shows first is what was spent
+    and when."""
+    entries = ledger.entries
+    columns = ["no.", "ε", "time (UTC)", "mechanism", "δ", "parts"]
+    if any(e.who for e in entries):  # a department server: every entry says who released it
+        columns.append("by")
     rows = [
         {
             "no.": e.index,
@@ -220,10 +225,11 @@ def entries_table(ledger):
             "mechanism": e.mechanism,
             "δ": e.delta,
             "parts": ", ".join(f"{name} ε = {eps:g}" for name, eps in e.parts),
+            "by": e.who,
         }
-        for e in ledger.entries
+        for e in entries
     ]
-    return pd.DataFrame(rows, columns=["no.", "ε", "time (UTC)", "mechanism", "δ", "parts"])
+    return pd.DataFrame(rows, columns=columns)
 
 
 def _summary(ledger):
