@@ -176,6 +176,7 @@ class PrivacyLedger:
     user: str | None
     keepers: frozenset[str]
     _pending: _Pending | None
+    _links_memo: tuple | None
 
     def __init__(self, budget: float | None = None) -> None:
         budget = None if budget is None else check_real(budget, "budget", low=0.0)
@@ -185,6 +186,7 @@ class PrivacyLedger:
         self.user = None
         self.keepers = frozenset()
         self._pending = None
+        self._links_memo = None
 
     @classmethod
     def _new(
@@ -197,6 +199,7 @@ class PrivacyLedger:
         ledger._store, ledger.dataset, ledger.path = store, store.dataset, store.path
         ledger.user, ledger.keepers = _check_user(user), _check_keepers(keepers)
         ledger._pending = None
+        ledger._links_memo = None
         return ledger
 
     @property
@@ -567,11 +570,24 @@ class PrivacyLedger:
             return [json.loads(c) for c in lists]
         return []  # an earlier version's datasets belong to the local user (or a keeper)
 
-    def _links(self, tx):
+    def _links(self, tx, memo=False):
         """(linked, whole): the datasets the user may see that a pending dataset shares rows
-        with, and among them those that are these very rows under an earlier key."""
+        with, and among them those that are these very rows under an earlier key.
+
+        With ``memo`` (a read), the last answer is reused while no dataset registered and no
+        grant was made since: the sidebar reads a pending file's total, entries and cap on
+        every rerun, and each fresh answer looks up every row's digest.
+        """
         p = self._pending
         assert p is not None
+        stamp = tx.generation()
+        if memo and self._links_memo is not None and self._links_memo[0] == stamp:
+            return self._links_memo[1]
+        found_links = self._find_links(tx, p)
+        self._links_memo = (stamp, found_links)
+        return found_links
+
+    def _find_links(self, tx, p):
         key = p.identity.key
         found = tx.sharing(p.identity.row_hashes, key) if p.identity.row_hashes else []
         whole = [k for k in p.also if k != key and tx.registered(k)]
@@ -621,7 +637,7 @@ class PrivacyLedger:
                 self._pending = None
             if self._pending is None:
                 return tx.rows(), tx.cap(), self._visible(tx, tx.linked())
-            linked, _ = self._links(tx)
+            linked, _ = self._links(tx, memo=True)
             rows: list = []
             for other in linked:
                 rows += _copied(tx, other, rows)

@@ -343,6 +343,15 @@ class _PostgresTransaction:
         }
         return [d for d in datasets if d in seen]
 
+    def generation(self):
+        """What changes when a dataset registers or a grant is made (links and what a user
+        may see can change only then): the numbers of datasets and of grants."""
+        return tuple(
+            self.con.execute(
+                "SELECT (SELECT count(*) FROM datasets), (SELECT count(*) FROM grants)"
+            ).fetchone()
+        )
+
     def grant(self, dataset, grantee, when):
         self.con.execute(
             "INSERT INTO grants VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",

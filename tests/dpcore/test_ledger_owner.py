@@ -198,3 +198,15 @@ def test_who_and_users_are_validated(new_ledger):
             PrivacyLedger.for_file(csv(MADE_UP), path=where, user=bad)
     with pytest.raises(TypeError, match="keepers"):
         PrivacyLedger.for_file(csv(MADE_UP), path=where, user="kim", keepers="kim")
+
+
+def test_a_keyed_file_sees_datasets_registered_or_granted_after_it_was_keyed(new_ledger):
+    """What a keyed (not yet stored) file shows is read again once a dataset registers or a
+    grant is made: the sidebar's answer is never stale."""
+    where = new_ledger()
+    pending = PrivacyLedger.for_file(csv(ANNS[:10] + MADE_UP[:5]), path=where, user="bob")
+    assert pending.linked() == () and pending.total() == (0.0, 0.0)
+    ann = ann_s_trial(where)
+    assert pending.linked() == ()  # Ann's, which Bob may not see
+    PrivacyLedger.grant(where, ann.dataset, "bob")
+    assert pending.linked() == (ann.dataset,) and pending.total() == (1.0, 0.0)
