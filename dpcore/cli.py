@@ -44,13 +44,13 @@ def _need(module: str, names: Sequence[str], what: str) -> list[Any]:
         ) from None
 
 
-def _ledger(path: str | None, data: bytes, name: str, columns: Sequence[str] | None = None) -> Any:
-    """The dataset's durable ledger (SQLite or PostgreSQL), keyed by the used columns' content,
-    like the app's.
+def _ledger(path: str | None, data: bytes, name: str) -> Any:
+    """The dataset's durable ledger (SQLite or PostgreSQL), keyed by the file's rows over all
+    its columns, like the app's: whatever columns or dictionary a release uses.
 
-    ``name`` is the keeper's label, not part of the key, and ``path`` the keeper's ledger
-    (a file or a ``postgresql://`` URL): neither makes a fresh budget for data the ledger has
-    seen.
+    ``name`` is the label stored with the dataset, not part of the key, and ``path`` the
+    keeper's ledger (a file or a ``postgresql://`` URL): neither makes a fresh budget for data
+    the ledger has seen.
     """
     PrivacyLedger, default_path = _need(
         "dpcore.privacy.accounting",
@@ -65,7 +65,7 @@ def _ledger(path: str | None, data: bytes, name: str, columns: Sequence[str] | N
         )
     where = path or default_path()
     with _ledger_errors(where):
-        return PrivacyLedger.for_file(data, columns, path=where, name=name)
+        return PrivacyLedger.for_file(data, path=where, name=name)
 
 
 @contextlib.contextmanager
@@ -84,10 +84,6 @@ def _ledger_errors(where: Any) -> Iterator[None]:
             f"cannot open the ledger {shown_location(where)} (--ledger, or "
             f"$DPCORE_LEDGER): {exc.strerror or exc}"
         ) from None
-    except ValueError as exc:
-        if str(exc).startswith("columns "):
-            raise CliError(f"{exc}: check --columns (or the --dictionary's columns)") from None
-        raise
 
 
 def _read_bytes(path: str) -> bytes:
@@ -97,34 +93,18 @@ def _read_bytes(path: str) -> bytes:
         raise CliError(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
-def _dictionary_columns(path: str | None, columns: str | None) -> list[str] | None:
-    """The used columns a ledger command keys the dataset by: --columns, else the dictionary's."""
-    if columns:
-        return [c.strip() for c in columns.split(",") if c.strip()]
-    if not path:
-        return None
-    (read_dictionary,) = _need("dpcore.data.dictionary_read", ("read_dictionary",), "the ledger")
-    d = read_dictionary(Path(path))
-    kw = d.read_trial_kwargs()
-    return [
-        c
-        for c in dict.fromkeys(
-            [kw["treatment"], kw["outcome"], *(kw["covariates"] or []), kw["propensity"]]
+def _dataset_name(args: argparse.Namespace) -> str:
+    """The name stored with the dataset: --name, else the data file's name."""
+    return args.name or Path(args.data).name
+
+
+def _ignored_key_options(args: argparse.Namespace) -> None:
+    if getattr(args, "dictionary", None) or getattr(args, "columns", None):
+        print(
+            "dpcore ledger: --dictionary and --columns no longer change the dataset: a file "
+            "is keyed by all its rows, whatever columns a release uses",
+            file=sys.stderr,
         )
-        if c
-    ]
-
-
-def _trial_columns(trial: Any) -> list[str]:
-    """The file columns a release on ``trial`` uses (one-hot covariates by their column)."""
-    dummies = {f"{c}={lev}": c for c, levels in trial.categories.items() for lev in levels[1:]}
-    cols = [
-        trial.treatment,
-        trial.outcome,
-        trial.propensity_column,
-        *(dummies.get(c, c) for c in trial.covariates),
-    ]
-    return [c for c in dict.fromkeys(cols) if c]
 
 
 def _total_text(eps: float) -> str:
@@ -310,10 +290,15 @@ def _write_and_record(
     from .privacy.composition import parallel_cost, record_release
 
     (write_rule,) = _need("dpcore.owl.release", ("write_rule",), "fit")
-    ledger = _ledger(args.ledger, data, args.name, _trial_columns(trial))
     parts = parts or {"release": args.epsilon}
-    _check_room(ledger, parallel_cost(parts), not released.settings["private"])
     out = Path(args.out)
+    if out.is_dir():  # os.replace would fail only after the ledger was charged
+        raise CliError(
+            f"--out {args.out} is a directory: give the rule file's name (e.g. "
+            f"{out / 'rule.json'}); nothing was released or recorded"
+        )
+    ledger = _ledger(args.ledger, data, _dataset_name(args))
+    _check_room(ledger, parallel_cost(parts), not released.settings["private"])
     # The file is written first (to a temporary name beside it), then the ledger charged,
     # then the file put in place: a fit whose --out cannot be written spends nothing.
     try:
@@ -491,31 +476,58 @@ def cmd_apply(args: argparse.Namespace) -> None:
             raise CliError(f"cannot write --out {args.out}: {exc.strerror or exc}") from None
 
 
-def cmd_ledger_show(args: argparse.Namespace) -> None:
-    """Print a dataset's recorded releases and total."""
-    columns = _dictionary_columns(args.dictionary, args.columns)
-    ledger = _ledger(args.ledger, _read_bytes(args.data), args.name, columns)
-    for e in ledger.entries:
-        print(
-            f"{e.timestamp:%Y-%m-%d %H:%M:%S}Z  epsilon={_total_text(e.epsilon)}  "
-            f"delta={e.delta:g}  {e.mechanism}"
-        )
-    eps, delta = ledger.total()
-    cap = "none" if ledger.budget is None else f"{ledger.budget:g}"
-    print(
-        f"total epsilon={_total_text(eps)} delta={delta:g} over {len(ledger.entries)} "
-        f"release(s); cap {cap}"
+def _new_ledger_file(where: Any) -> bool:
+    """Whether ``where`` is an SQLite ledger that does not exist yet (reading it would make it)."""
+    from .privacy.ledger_store import server_url
+
+    return server_url(where) is None and not Path(where).expanduser().exists()
+
+
+def _ledger_location(path: str | None) -> Any:
+    (default_path,) = _need(
+        "dpcore.privacy.accounting", ("default_ledger_path",), "the durable privacy ledger"
     )
-    if columns is None:
+    return path or default_path()
+
+
+def cmd_ledger_show(args: argparse.Namespace) -> None:
+    """Print a dataset's recorded releases and total, naming the ledger read."""
+    from .privacy.ledger_store import shown_location
+
+    _ignored_key_options(args)
+    data = _read_bytes(args.data)
+    where = _ledger_location(args.ledger)
+    print(f"ledger {shown_location(where)}")
+    if _new_ledger_file(where):
         print(
-            "(keyed by every column of the file; a release keys it by the columns it uses: "
-            "pass --dictionary, or --columns, to see that dataset)"
+            "this ledger does not exist yet: it is new and empty (no release recorded, no cap "
+            "set); the first release or cap creates it"
         )
-    linked = ledger.linked()
+        return
+    ledger = _ledger(args.ledger, data, _dataset_name(args))
+    with _ledger_errors(where):
+        if not ledger.registered:
+            print(
+                "this file is not in the ledger yet (nothing released on it or capped); what "
+                "it would start with:"
+            )
+        for e in ledger.entries:
+            who = f"  by {e.who}" if e.who else ""
+            print(
+                f"{e.timestamp:%Y-%m-%d %H:%M:%S}Z  epsilon={_total_text(e.epsilon)}  "
+                f"delta={e.delta:g}  {e.mechanism}{who}"
+            )
+        eps, delta = ledger.total()
+        cap = "none" if ledger.budget is None else f"{ledger.budget:g}"
+        print(
+            f"total epsilon={_total_text(eps)} delta={delta:g} over {len(ledger.entries)} "
+            f"release(s); cap {cap}"
+        )
+        linked = ledger.linked()
     if linked:
         print(
             f"shares rows with {len(linked)} other dataset(s) in this ledger: every release on "
-            "either is recorded against both and checked against both caps"
+            "this one is recorded against them too and checked against their caps"
         )
 
 
@@ -523,14 +535,58 @@ def cmd_ledger_cap(args: argparse.Namespace) -> None:
     """Set, lower or (with --allow-raise) raise or remove a dataset's cap."""
     if (args.cap is None) == (not args.remove):
         raise CliError("give the cap EPSILON, or --remove (with --allow-raise) to remove it")
-    columns = _dictionary_columns(args.dictionary, args.columns)
-    ledger = _ledger(args.ledger, _read_bytes(args.data), args.name, columns)
+    _ignored_key_options(args)
+    ledger = _ledger(args.ledger, _read_bytes(args.data), _dataset_name(args))
     try:
         ledger.set_budget(None if args.remove else args.cap, allow_raise=args.allow_raise)
     except ValueError as exc:
         raise CliError(str(exc).replace(" (allow_raise=True)", "")) from None
     what = "removed" if args.remove else f"set to epsilon={args.cap:g}"
     print(f"cap {what}; {_total_text(ledger.total()[0])} spent")
+
+
+def cmd_ledger_list(args: argparse.Namespace) -> None:
+    """Print every dataset of the ledger: its name, who registered it, its spend and cap."""
+    (PrivacyLedger,) = _need("dpcore.privacy.accounting", ("PrivacyLedger",), "the ledger")
+    from .privacy.ledger_store import shown_location
+
+    where = _ledger_location(args.ledger)
+    if _new_ledger_file(where):
+        print(f"ledger {shown_location(where)} does not exist yet: no dataset")
+        return
+    with _ledger_errors(where):
+        found = PrivacyLedger.list_datasets(where)
+    print(f"ledger {shown_location(where)}: {len(found)} dataset(s)")
+    for d in found:
+        cap = "none" if d.cap is None else f"{d.cap:g}"
+        print(
+            f"{d.dataset[:14]}  {d.name or '(no name)'}  registered by "
+            f"{d.owner or 'the local user'} {d.registered:%Y-%m-%d %H:%M}Z  "
+            f"epsilon={_total_text(d.epsilon)} delta={d.delta:g} over {d.releases} "
+            f"release(s); cap {cap}"
+        )
+
+
+def cmd_ledger_grant(args: argparse.Namespace) -> None:
+    """Let a user see a dataset (the keeper's, on a department server)."""
+    (PrivacyLedger,) = _need("dpcore.privacy.accounting", ("PrivacyLedger",), "the ledger")
+    from .privacy.ledger_store import shown_location
+
+    where = _ledger_location(args.ledger)
+    if _new_ledger_file(where):
+        raise CliError(f"the ledger {shown_location(where)} does not exist yet: no dataset")
+    with _ledger_errors(where):
+        keys = [d.dataset for d in PrivacyLedger.list_datasets(where)]
+    found = [k for k in keys if k.startswith(args.dataset)] if len(args.dataset) >= 8 else []
+    if len(found) != 1:
+        raise CliError(
+            f"{args.dataset!r} names {'no' if not found else 'more than one'} dataset of the "
+            f"ledger {shown_location(where)}: give a key (8 characters at least) as "
+            "dpcore ledger list shows it"
+        )
+    with _ledger_errors(where):
+        PrivacyLedger.grant(where, found[0], args.user)
+    print(f"{args.user} may now see dataset {found[0][:14]} (and release on it)")
 
 
 def cmd_ledger_default_cap(args: argparse.Namespace) -> None:
@@ -725,18 +781,17 @@ def build_parser() -> argparse.ArgumentParser:
     ledger_opts.add_argument(
         "--name",
         default="",
-        help="a label for the dataset in the ledger (the keeper's). The dataset is keyed by its "
-        "used columns' content, so a new name is the same dataset, with the same cap",
+        help="a name for the dataset, stored in the ledger (default: the data file's name). "
+        "The dataset is keyed by its rows, so a new name is the same dataset, with the same cap",
     )
     key_opts = argparse.ArgumentParser(add_help=False)
     key_opts.add_argument(
         "--dictionary",
-        help="the data dictionary whose columns a release uses "
-        "(the dataset is keyed by those columns only)",
+        help="ignored (kept for older scripts): a file is keyed by all its rows",
     )
     key_opts.add_argument(
         "--columns",
-        help="the used columns, comma-separated (instead of --dictionary); default every column",
+        help="ignored (kept for older scripts): a file is keyed by all its rows",
     )
 
     fit = sub.add_parser(
@@ -746,9 +801,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Fit a private DP-OWL rule on a trial CSV with its public data dictionary "
         "(bounds, levels, design), write the rule file, then record the release in "
         "the dataset's ledger. Each run is a new release: it spends epsilon again. "
-        "The dataset is keyed by the content of the columns the release uses, so a "
-        "re-saved file, another --name or reordered rows spend the same budget, and "
-        "a file sharing rows with an earlier one is charged to both.",
+        "The dataset is keyed by its rows over all its columns, so a re-saved file, "
+        "renamed columns, re-cased labels, another --name or reordered rows spend the "
+        "same budget, and a file sharing rows with an earlier one is charged to both.",
     )
     fit.add_argument("data", help="the trial's CSV file")
     fit.add_argument("--dictionary", required=True, help="its public data dictionary (JSON or CSV)")
@@ -847,10 +902,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     ledger = sub.add_parser(
         "ledger",
-        help="show a dataset's ledger or set its cap",
-        description="The durable privacy ledger of one dataset, keyed by the content of the "
-        "columns a release uses (give --dictionary or --columns as for the release). "
-        "Its file is private to its keeper (0600).",
+        help="show a dataset's ledger, set its cap, list the datasets",
+        description="The durable privacy ledger, where a dataset is keyed by its file's rows "
+        "over all its columns (whatever columns a release uses). Its file is private "
+        "to its keeper (0600).",
     )
     lsub = ledger.add_subparsers(dest="ledger_command", required=True, metavar="ACTION")
     show = lsub.add_parser(
@@ -870,6 +925,25 @@ def build_parser() -> argparse.ArgumentParser:
         help="allow raising (or removing) an existing cap: the keeper's decision",
     )
     cap.set_defaults(run=cmd_ledger_cap)
+    listing = lsub.add_parser(
+        "list",
+        parents=[ledger_opts],
+        help="every dataset: its name, who registered it, its spend and cap",
+        description="List every dataset of the ledger (the keeper's view): its key, name, who "
+        "registered it and when, the privacy spent on it and its cap.",
+    )
+    listing.set_defaults(run=cmd_ledger_list)
+    grant = lsub.add_parser(
+        "grant",
+        parents=[ledger_opts],
+        help="let a user see a dataset (the keeper's)",
+        description="On a department server, let USER see the dataset DATASET (its key, or the "
+        "start of it that dpcore ledger list shows): its releases count in the total of USER's "
+        "files that share rows with it, its cap binds them, and USER may release on it.",
+    )
+    grant.add_argument("dataset", help="the dataset's key (8 characters of it at least)")
+    grant.add_argument("user", help="the user name")
+    grant.set_defaults(run=cmd_ledger_grant)
     default = lsub.add_parser(
         "default-cap",
         parents=[ledger_opts],

@@ -1,29 +1,44 @@
 """Every CSV the project writes goes through here: cells a spreadsheet would run are neutralised.
 
 A text cell that starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return (also after
-leading spaces, or in its full-width Unicode form, as in ``＝``) is prefixed with ``'``, so
+leading spaces or invisible characters such as a zero-width space or a byte-order mark, or in
+its full-width Unicode form, as in ``＝``) is prefixed with ``'``, so
 that Excel, LibreOffice or Google Sheets show it as text instead of evaluating a formula
 (OWASP's "CSV injection"). Numbers are left untouched (a float column's ``-1.5`` stays a
 number); text is guarded whatever follows, as OWASP advises (``"+1"`` as text becomes
 ``'+1``: some spreadsheets run ``+1+cmd|...`` as a formula). A cell holding a line
 end (LF or a bare CR) is quoted, so it stays one cell and cannot split its row.
 
-Use :func:`write_csv` for a DataFrame and :func:`neutral` for a single cell (the
-``csv.writer`` rows of a dictionary).
+Use :func:`write_csv` for a DataFrame, :func:`write_rows` for rows of cells (a dictionary's)
+and :func:`neutral` for a single cell.
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import os
 import unicodedata
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["FORMULA_START", "neutral", "neutral_frame", "write_csv"]
+__all__ = ["FORMULA_START", "neutral", "neutral_frame", "write_csv", "write_rows"]
 
 #: The first characters that make a spreadsheet evaluate a cell (the Unicode minus too).
 FORMULA_START = ("=", "+", "-", "\u2212", "@", "\t", "\r")
+# Characters a spreadsheet may skip, or a reader may show as nothing, before a formula prefix:
+# spaces and separators, format characters (zero-width space U+200B, joiners, the byte-order
+# mark U+FEFF, U+2060) and control characters.
+_INVISIBLE = frozenset({"Zs", "Zl", "Zp", "Cf", "Cc"})
+
+
+def _visible_start(text: str) -> str:
+    """``text`` from its first character that is not invisible (:data:`_INVISIBLE`)."""
+    for i, ch in enumerate(text):
+        if unicodedata.category(ch) not in _INVISIBLE:
+            return text[i:]
+    return ""
 
 
 def neutral(cell: Any, *, keep_numbers: bool = False) -> Any:
@@ -40,19 +55,19 @@ def neutral(cell: Any, *, keep_numbers: bool = False) -> Any:
     Returns
     -------
     object
-        ``"'" + cell`` for text that starts (after spaces, in NFKC form) with one of
-        :data:`FORMULA_START`; otherwise ``cell``.
+        ``"'" + cell`` for text that starts (after spaces or invisible characters, in NFKC
+        form) with one of :data:`FORMULA_START`; otherwise ``cell``.
 
     Examples
     --------
-    >>> [neutral(c) for c in ("=1+2", " @SUM(A1)", "-1.5", -1.5, "plain")]
-    ["'=1+2", "' @SUM(A1)", "'-1.5", -1.5, 'plain']
+    >>> [neutral(c) for c in ("=1+2", " @SUM(A1)", "-1.5", -1.5, "plain", "\u200b=1+2")]
+    ["'=1+2", "' @SUM(A1)", "'-1.5", -1.5, 'plain', "'\u200b=1+2"]
     """
     if not isinstance(cell, str) or not cell:
         return cell
     folded = unicodedata.normalize("NFKC", cell)
-    head = folded.lstrip(" ")
-    if not (cell.startswith(FORMULA_START) or head.startswith(FORMULA_START)):
+    heads = (cell, folded.lstrip(" "), _visible_start(folded))
+    if not any(head.startswith(FORMULA_START) for head in heads):
         return cell
     if keep_numbers:
         try:
@@ -94,6 +109,31 @@ def _has_cr(frame: Any) -> bool:
         elif isinstance(column.dtype, pd.CategoricalDtype):
             texts.extend(str(v) for v in column.cat.categories)
     return any("\r" in t for t in texts)
+
+
+def write_rows(rows: Iterable[Sequence[Any]], *, keep_numbers: bool = False) -> str:
+    """Rows of cells as CSV text (LF line ends), every text cell neutralised (:func:`neutral`).
+
+    A row holding a bare CR in a cell is written with every cell quoted: :mod:`csv` quotes a
+    cell only for the characters of its own line terminator, and a reader that takes CR as a
+    line end (a spreadsheet, Python's universal newlines) would otherwise split the row.
+
+    Examples
+    --------
+    >>> print(write_rows([["a", "b"], ["=1", "x"]]), end="")
+    a,b
+    '=1,x
+    >>> write_rows([["one", "x\\ry"]])
+    '"one","x\\ry"\\n'
+    """
+    out = io.StringIO()
+    plain = csv.writer(out, lineterminator="\n")
+    quoted = csv.writer(out, lineterminator="\n", quoting=csv.QUOTE_ALL)
+    for row in rows:
+        cells = [neutral(c, keep_numbers=keep_numbers) for c in row]
+        has_cr = any(isinstance(c, str) and "\r" in c for c in cells)
+        (quoted if has_cr else plain).writerow(cells)
+    return out.getvalue()
 
 
 def write_csv(

@@ -21,8 +21,6 @@ listed at once (:class:`Problem`, :class:`DictionaryError`).
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 from dataclasses import dataclass, field, replace
@@ -409,25 +407,18 @@ class Dictionary:
 
     def to_csv(self):
         """The dictionary as a CSV table; text cells are guarded against spreadsheet formulas
-        (:func:`dpcore.data.csv_safe.neutral`) and a cell with a line end is quoted."""
-        from .csv_safe import neutral
+        and a cell with a line end, a bare CR included, is quoted
+        (:func:`dpcore.data.csv_safe.write_rows`)."""
+        from .csv_safe import write_rows
 
-        out = io.StringIO()
-        w = csv.writer(out, lineterminator="\n")
-        w.writerow(CSV_COLUMNS)
-        w.writerows([neutral(c, keep_numbers=True) for c in row] for row in _rows(self))
+        rows = [list(CSV_COLUMNS), *_rows(self)]
         for key in _DESIGN:
             value = getattr(self, key)
             if key in ("missing_values", "arm_probabilities") and value is not None:
                 value = LEVEL_SEP.join(_cell(v) for v in value)
             if value not in (None, ""):
-                w.writerow(
-                    [
-                        neutral(c, keep_numbers=True)
-                        for c in [key, "design", "", "", "", _cell(value), "", ""]
-                    ]
-                )
-        return out.getvalue()
+                rows.append([key, "design", "", "", "", _cell(value), "", ""])
+        return write_rows(rows, keep_numbers=True)
 
     def with_bounds(self, **bounds):
         """A copy with the given columns' bounds set: ``d.with_bounds(age=(18, 90))``."""

@@ -4,7 +4,7 @@ The script uses only ``dpcore``, repeats the release's public settings (ε, γ, 
 split of the evaluation) and its design (a known ratio, a per-row propensity column or an
 estimated propensity) and draws fresh noise: it has no seed, so running it is a new release that
 spends ε again, and its first lines say so. It records that release in the durable privacy
-ledger (``ledger=``), keyed by the used columns' content as the original release was
+ledger (``ledger=``), keyed by the file's rows as the original release was
 (:meth:`dpcore.PrivacyLedger.for_file`), so it adds to the same total and meets the same cap.
 """
 
@@ -34,7 +34,6 @@ def release_script(
     version=None,
     propensity=None,
     min_propensity=None,
-    columns=None,
     not_private=(),
 ):
     """The text of a script that redoes a release on the same files and records it.
@@ -63,11 +62,6 @@ def release_script(
     min_propensity : float, optional
         The public smallest propensity of a per-row column (the private evaluation needs it);
         None takes the dictionary's.
-    columns : sequence of str, optional
-        The file's columns the release uses, which key the dataset in the durable privacy
-        ledger (:meth:`dpcore.PrivacyLedger.for_file`): give the ones the original release
-        was keyed by, so that the script's release adds to the same total. None takes the
-        dictionary's treatment, outcome, propensity column and covariates.
     not_private : sequence of str
         Why the original release had no guarantee (e.g. bounds read from the data): the
         script's release is then recorded as one without a guarantee (the dataset's total
@@ -103,7 +97,6 @@ def release_script(
             )
     if min_propensity is not None:
         min_propensity = check_real(min_propensity, "min_propensity", low=0.0)
-    columns = None if columns is None else [str(c) for c in columns]
     void = [str(r) for r in not_private]
     parts = {"release": epsilon}
     if epsilon_eval is not None:
@@ -163,15 +156,9 @@ def release_script(
         "kwargs = dictionary.read_trial_kwargs()",
         "# n is public: every row counts; a row missing a value gets weight 0 (never dropped).",
         "trial = dpcore.read_trial(CSV, **kwargs, incomplete='keep', unknown_levels='baseline')",
-        "# The dataset is keyed by the used columns' values (as the original release was), so a",
-        "# re-saved copy of the file is the same dataset.",
-        (
-            f"COLUMNS = {columns!r}"
-            if columns is not None
-            else "COLUMNS = [c for c in (trial.treatment, trial.outcome, trial.propensity_column, "
-            "*kwargs['covariates']) if c]"
-        ),
-        "ledger = dpcore.PrivacyLedger.for_file(CSV, COLUMNS, path=LEDGER)",
+        "# The dataset is its patients: every row of the file as the reader reads it, so a",
+        "# re-saved or re-coded copy of the file is the same dataset, with the same total.",
+        "ledger = dpcore.PrivacyLedger.for_file(CSV, path=LEDGER)",
         "outcomes = trial.outcomes_for_fit(dictionary.outcome_bounds, dictionary.larger_is_better)",
         *design,
         "settings = dict(",

@@ -8,19 +8,27 @@ live in memory or, durably, in an SQLite file or a PostgreSQL database
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Mapping, Sequence
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .._validation import check_epsilon, check_real
 from .composition import parallel_cost, within_cap
 from .gdp import gdp_compose, gdp_delta, gdp_epsilon, gdp_mu
-from .identity import cells_from_trial, dataset_identity, is_dataset_key
+from .identity import (
+    DatasetIdentity,
+    cells_from_trial,
+    dataset_identity,
+    is_dataset_key,
+    legacy_identity,
+)
 from .ledger_store import (
     MemoryStore,
     SQLiteStore,
@@ -37,6 +45,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BudgetExceededError",
+    "DatasetSummary",
     "LedgerEntry",
     "PrivacyLedger",
     "dataset_key",
@@ -73,6 +82,7 @@ class LedgerEntry:
     ``index`` numbers the releases on the dataset from 1. ``parts`` is empty for a release
     computed on the whole dataset; for a release made of disjoint parts of it (each patient in
     one part) it holds ``(part name, epsilon)`` pairs, and ``epsilon`` is their largest.
+    ``who`` is the user who released it (``""``: the local single user).
     """
 
     mechanism: str
@@ -81,6 +91,39 @@ class LedgerEntry:
     timestamp: datetime
     index: int = 1
     parts: tuple = ()
+    who: str = ""
+
+
+@dataclass(frozen=True)
+class DatasetSummary:
+    """One dataset of a ledger, as :meth:`PrivacyLedger.list_datasets` lists it.
+
+    ``owner`` is the user who registered it (``""``: the local single user, or a ledger of an
+    earlier version); ``kind`` is ``"content"`` (keyed by its rows) or ``"bytes"`` (a byte key
+    of the first ledgers); ``epsilon``/``delta`` its total over ``releases`` releases.
+    """
+
+    dataset: str
+    name: str
+    owner: str
+    kind: str
+    rows: int | None
+    registered: datetime
+    releases: int
+    epsilon: float
+    delta: float
+    cap: float | None
+
+
+@dataclass(frozen=True)
+class _Pending:
+    """A dataset keyed but not yet in the ledger: registered (its row digests stored) by its
+    first release or cap, never by keying alone (privacy rule 12)."""
+
+    identity: DatasetIdentity
+    name: str
+    also: tuple[str, ...]  # byte keys of these very bytes (the first ledgers)
+    legacy: tuple[DatasetIdentity, ...]  # its ds2 identities, for the ledger's ds2 column sets
 
 
 class PrivacyLedger:
@@ -108,6 +151,12 @@ class PrivacyLedger:
     ``BEGIN IMMEDIATE`` in SQLite, a row lock per dataset in PostgreSQL), so concurrent
     releases cannot overspend the budget.
 
+    A durable ledger is opened for a user (``user=None``: the local single user, who sees
+    every dataset of the ledger; a user name on a department server). What it shows, links
+    and enforces for that user depends only on the datasets the user registered or was
+    granted (:meth:`grant`), or on every dataset for a user among ``keepers``: a file that
+    shares rows with someone else's dataset gives its uploader no signal.
+
     Examples
     --------
     >>> ledger = PrivacyLedger(budget=1.0)
@@ -125,18 +174,63 @@ class PrivacyLedger:
     _store: MemoryStore | SQLiteStore | PostgresStore
     dataset: str | None
     path: Path | str | None
+    user: str | None
+    keepers: frozenset[str]
+    _pending: _Pending | None
+    _links_memo: tuple | None
 
     def __init__(self, budget: float | None = None) -> None:
         budget = None if budget is None else check_real(budget, "budget", low=0.0)
         self._store = MemoryStore(budget)
         self.dataset = None
         self.path = None
+        self.user = None
+        self.keepers = frozenset()
+        self._pending = None
+        self._links_memo = None
+
+    @classmethod
+    def _new(
+        cls,
+        store: SQLiteStore | PostgresStore,
+        user: str | None,
+        keepers: Iterable[str] | None,
+    ) -> PrivacyLedger:
+        ledger = cls.__new__(cls)
+        ledger._store, ledger.dataset, ledger.path = store, store.dataset, store.path
+        ledger.user, ledger.keepers = _check_user(user), _check_keepers(keepers)
+        ledger._pending = None
+        ledger._links_memo = None
+        return ledger
+
+    @property
+    def registered(self) -> bool:
+        """Whether the dataset is in the ledger: something was released on it or a cap set.
+
+        Keying a file (:meth:`for_file`) stores nothing; the first release or cap registers
+        the dataset with its rows' keyed digests. Until then its total, entries, cap and links
+        are what registering would give it (the releases of the datasets it shares rows
+        with, the keeper's default cap).
+        """
+        if self._pending is None:
+            return True
+        store: Any = self._store
+        with store.transaction(write=False) as tx:
+            if tx.registered():
+                self._pending = None
+        return self._pending is None
 
     @classmethod
     def open(
-        cls, path: str | os.PathLike[str], dataset: str, *, budget: float | None = None
+        cls,
+        path: str | os.PathLike[str],
+        dataset: str,
+        *,
+        budget: float | None = None,
+        user: str | None = None,
+        keepers: Iterable[str] | None = None,
     ) -> PrivacyLedger:
-        """The durable ledger of ``dataset`` at ``path`` (created on first use).
+        """The durable ledger of ``dataset`` at ``path``, a dataset already in it.
 
         Parameters
         ----------
@@ -144,21 +238,26 @@ class PrivacyLedger:
             The ledger: an SQLite file, or a ``postgresql://user@host/database`` URL (a
             string); the app uses :func:`default_ledger_path`. Any other URL is refused.
         dataset : str
-            A dataset key this ledger knows: from :meth:`for_file`, :meth:`for_cells`,
-            :meth:`for_trial` or (byte keys) :func:`dataset_key`, computed with this
-            ledger's salt.
+            A dataset key this ledger holds: from :meth:`for_file`, :meth:`for_cells`,
+            :meth:`for_trial` (once something was released or capped on it) or (byte keys)
+            :func:`dataset_key`, computed with this ledger's salt.
         budget : float, optional
             A cap to apply: it sets the dataset's cap if none is stored and lowers a higher
             one; a lower stored cap stays (opening never raises a cap).
+        user : str, optional
+            Who opens it (None: the local single user). A dataset the user may not see is
+            refused exactly as one the ledger does not hold.
+        keepers : iterable of str, optional
+            The users who see every dataset.
 
         Raises
         ------
         TypeError
             ``dataset`` not a string.
         ValueError
-            ``dataset`` is not a dataset key of this ledger (a file name, say): the ledger
-            would otherwise open an empty budget that no cap covers; or ``path`` is a URL
-            the ledger cannot serve.
+            ``dataset`` is not a dataset key of this ledger that the user may see (a file
+            name, say): the ledger would otherwise open an empty budget that no cap covers;
+            or ``path`` is a URL the ledger cannot serve.
         ImportError
             ``path`` is a PostgreSQL URL and psycopg (``dpcore[server]``) is not installed.
         """
@@ -167,32 +266,33 @@ class PrivacyLedger:
         if not is_dataset_key(dataset):
             raise ValueError(
                 f"dataset={dataset[:40]!r} is not a dataset key: compute it from the "
-                "data with PrivacyLedger.for_file(csv, columns) (or for_cells, "
-                "for_trial), never from a file name"
+                "data with PrivacyLedger.for_file(csv) (or for_cells, for_trial), never "
+                "from a file name"
             )
         store = open_store(path, dataset)
+        ledger = cls._new(store, user, keepers)
         with store.transaction(write=False) as tx:
-            known = tx.registered()
+            known = tx.registered() and bool(ledger._visible(tx, [dataset]))
         if not known:
             raise ValueError(
                 f"dataset={dataset[:16]}... is not a dataset of the ledger "
-                f"{shown_location(store.path)!r}: keys are salted per ledger; "
-                "compute it with PrivacyLedger.for_file(csv, columns, path=that "
-                "ledger)"
+                f"{shown_location(store.path)!r} that you may see: keys are salted "
+                "per ledger and a dataset is in it once something was released or capped on "
+                "it; compute the key with PrivacyLedger.for_file(csv, path=that ledger)"
             )
-        return cls._attach(store, budget)
-
-    @classmethod
-    def _attach(cls, store: SQLiteStore | PostgresStore, budget: float | None) -> PrivacyLedger:
-        ledger = cls.__new__(cls)
-        ledger._store, ledger.dataset, ledger.path = store, store.dataset, store.path
         if budget is not None:
-            budget = check_real(budget, "budget", low=0.0)
-            with ledger._store.transaction() as tx:
-                tx.hold([None])
-                if tx.cap() is None or budget < tx.cap():
-                    tx.set_cap(budget, _now().isoformat())
+            ledger._lower_cap(budget)
         return ledger
+
+    def _lower_cap(self, budget: float) -> None:
+        budget = check_real(budget, "budget", low=0.0)
+        with self._store.transaction() as tx:
+            self._register(tx)
+            tx.hold([None])
+            current = tx.cap()
+            if current is None or budget < current:
+                tx.set_cap(budget, _now().isoformat())
+        self._pending = None
 
     @classmethod
     def for_cells(
@@ -202,32 +302,41 @@ class PrivacyLedger:
         path: str | os.PathLike[str] | None = None,
         name: str = "",
         budget: float | None = None,
+        user: str | None = None,
+        keepers: Iterable[str] | None = None,
         _also: Sequence[str] = (),
     ) -> PrivacyLedger:
-        """The durable ledger of the dataset made of these used columns' cells.
+        """The durable ledger of the dataset made of these cells.
 
         The key is :func:`dpcore.privacy.identity.dataset_identity` of ``cells`` under the
-        ledger file's salt: the same trial re-saved (another encoding, delimiter, quoting,
-        line ends, column or row order, other unused columns) is the same dataset. On first
-        sight the dataset is registered with its rows' keyed digests and gets the keeper's
-        default cap (:meth:`set_default_cap`, ``$DPCORE_LEDGER_DEFAULT_CAP``); if it shares
-        rows with datasets already in the ledger, their releases so far are copied into its
-        record, and from then on every release on either is recorded against both and checked
-        against both caps.
+        ledger file's salt and the user's scope: the same rows re-saved (another encoding,
+        delimiter, quoting, line ends, column names or order, row order, label case or
+        binary coding) are the same dataset. Keying stores nothing: the dataset is registered,
+        with its rows' keyed digests and the keeper's default cap (:meth:`set_default_cap`,
+        ``$DPCORE_LEDGER_DEFAULT_CAP``), by its first release or cap. When it registers, the
+        datasets the user may see that share rows with it are linked to it: their releases
+        so far are copied into its record, and from then on every release on it is recorded
+        against them too and checked against their caps.
 
         Parameters
         ----------
         cells : mapping of str to sequence
-            ``{column: [cell, ...]}`` for the columns the release uses (text, normalised by
-            :func:`dpcore.privacy.identity.normalise_cell`).
+            ``{column: [cell, ...]}`` (text, read by
+            :func:`dpcore.privacy.identity.row_cell`); the names are not part of the key.
         path : str or Path, optional
             The ledger (an SQLite file or a ``postgresql://`` URL, as in :meth:`open`);
             default :func:`default_ledger_path`.
         name : str, optional
-            A label the keeper gives the dataset (shown in the ledger). It is not part of the
-            key: a new name is the same dataset, with the same cap.
+            A label for the dataset (the file's name, say), stored when it registers. It is
+            not part of the key: a new name is the same dataset, with the same cap.
         budget : float, optional
-            A cap to apply, as in :meth:`open` (it can only lower a stored cap).
+            A cap to apply, as in :meth:`open` (it can only lower a stored cap); a cap
+            registers the dataset.
+        user : str, optional
+            Who keys it: None for the local single user (who sees every dataset), a user name
+            on a department server. Recorded as the dataset's owner and on every release.
+        keepers : iterable of str, optional
+            The users who see every dataset of the ledger (its keepers).
 
         Returns
         -------
@@ -235,34 +344,28 @@ class PrivacyLedger:
         """
         if not isinstance(name, str):
             raise TypeError(f"name must be a string, got {name!r}")
+        user = _check_user(user)
         path = default_ledger_path() if path is None else path
         salt = open_store(path, "").salt()
-        identity = dataset_identity(cells, salt)
+        identity = dataset_identity(cells, salt, scope=user or "")
         store = open_store(path, identity.key)
-        default = cls.default_cap(path)
-        with store.transaction() as tx:
-            new = tx.register(
-                identity.key,
-                "content",
-                name,
-                identity.columns,
-                identity.row_hashes,
-                _now().isoformat(),
+        ledger = cls._new(store, user, keepers)
+        with store.transaction(write=False) as tx:
+            info = tx.info()
+            older = [] if info is not None else ledger._legacy_columns(tx)
+        if info is None:
+            legacy = tuple(
+                legacy_identity({c: cells[c] for c in columns}, salt)
+                for columns in older
+                if set(columns) <= set(cells)
             )
-            earlier = tx.sharing(identity.row_hashes) if new else []
-            # A byte-keyed dataset of an older ledger (these very bytes) shares every row.
-            known = set(tx.linked())
-            legacy = [k for k in _also if k != identity.key and k not in known and tx.registered(k)]
-            # Their releases are copied (and their links made) while no release on them runs.
-            tx.hold([*earlier, *legacy])
-            for key in legacy:
-                tx.add_rows(key, identity.row_hashes)
-            for other in dict.fromkeys([*earlier, *legacy]):
-                tx.link(identity.key, other)
-                _copy_releases(tx, other, identity.key)
-            if new and default is not None:
-                tx.set_cap(default, _now().isoformat())
-        return cls._attach(store, budget)
+            ledger._pending = _Pending(identity, name, tuple(_also), legacy)
+        elif name and not info[1]:
+            with store.transaction() as tx:
+                tx.set_name(name)
+        if budget is not None:
+            ledger._lower_cap(budget)
+        return ledger
 
     @classmethod
     def for_file(
@@ -274,19 +377,23 @@ class PrivacyLedger:
         name: str = "",
         budget: float | None = None,
         encoding: str = "utf-8",
+        user: str | None = None,
+        keepers: Iterable[str] | None = None,
     ) -> PrivacyLedger:
-        """The durable ledger of a trial CSV, keyed by its used columns' content.
+        """The durable ledger of a trial CSV, keyed by all its rows' content.
+
+        Every column of the file is part of its rows, whatever columns a release uses: a
+        release from a file always has the file's bytes, so a cap set on the file binds every
+        release from it, with or without a dictionary, whatever its columns.
 
         Parameters
         ----------
         source : str, Path or bytes
             The CSV file (or its bytes), read with :func:`dpcore.data.csv_io.read_table`.
         columns : sequence of str, optional
-            The columns the release uses (treatment, outcome, covariates, propensity). Give
-            them: by default every column is used, so dropping or editing an unused column
-            would make another dataset (still linked to this one by its other rows only when
-            the rows agree in every column).
-        path, name, budget
+            Deprecated and ignored (a DeprecationWarning): the dataset is the file's rows over
+            all its columns.
+        path, name, budget, user, keepers
             As in :meth:`for_cells`.
         encoding : str
             The file's declared encoding (as :func:`dpcore.read_trial` reads it): a file not
@@ -295,19 +402,35 @@ class PrivacyLedger:
         Returns
         -------
         PrivacyLedger
-            Its dataset also absorbs the byte-keyed record (:func:`dataset_key`) an older
-            ledger holds for these exact bytes and ``name``.
+            Not registered until its first release or cap (:attr:`registered`); it is then
+            linked with the byte-keyed record (:func:`dataset_key`) of these exact bytes and
+            ``name`` and with the ``ds2-`` records of an earlier dpcore for this file.
         """
         from ..data.csv_io import normalised_cells
 
+        if columns is not None:
+            warnings.warn(
+                "PrivacyLedger.for_file(source, columns): columns is ignored; a file is keyed "
+                "by all its rows, whatever columns a release uses. Drop the argument.",
+                DeprecationWarning,
+                stacklevel=2,
+            )
         data = source if isinstance(source, (bytes, bytearray)) else Path(source).read_bytes()
         # Each cell on its own, as the trial reader reads it: no cell can change how another
         # row is keyed (a whole-column typing would let one patient re-key every other row).
-        cells = normalised_cells(bytes(data), columns, encoding=encoding)
+        cells = normalised_cells(bytes(data), encoding=encoding)
         ledger_path = default_ledger_path() if path is None else path
         salt = open_store(ledger_path, "").salt()
         legacy = [byte_key(salt, bytes(data), n) for n in dict.fromkeys((name, ""))]
-        return cls.for_cells(cells, path=ledger_path, name=name, budget=budget, _also=legacy)
+        return cls.for_cells(
+            cells,
+            path=ledger_path,
+            name=name,
+            budget=budget,
+            user=user,
+            keepers=keepers,
+            _also=legacy,
+        )
 
     @classmethod
     def for_trial(
@@ -317,14 +440,20 @@ class PrivacyLedger:
         path: str | os.PathLike[str] | None = None,
         name: str = "",
         budget: float | None = None,
+        user: str | None = None,
+        keepers: Iterable[str] | None = None,
     ) -> PrivacyLedger:
-        """The durable ledger of a :class:`dpcore.Trial` (its used columns, rebuilt).
+        """The durable ledger of a :class:`dpcore.Trial` (its used columns, rebuilt as cells).
 
-        For a trial read with ``incomplete="keep"`` this is the dataset :meth:`for_file`
-        gives for the file and the trial's columns (see
-        :func:`dpcore.privacy.identity.cells_from_trial`).
+        A library call without the file: the dataset is the trial's rows over the columns
+        it holds (:func:`dpcore.privacy.identity.cells_from_trial`), read as the file's are.
+        It is the file's dataset (:meth:`for_file`) when the file has no other column, and
+        otherwise linked with it only through rows that agree: release from the file when
+        you have it.
         """
-        return cls.for_cells(cells_from_trial(trial), path=path, name=name, budget=budget)
+        return cls.for_cells(
+            cells_from_trial(trial), path=path, name=name, budget=budget, user=user, keepers=keepers
+        )
 
     @staticmethod
     def default_cap(path: str | os.PathLike[str] | None = None) -> float | None:
@@ -332,13 +461,7 @@ class PrivacyLedger:
         default (:meth:`set_default_cap`) and ``$DPCORE_LEDGER_DEFAULT_CAP``; None if neither."""
         store = open_store(default_ledger_path() if path is None else path, "")
         with store.transaction(write=False) as tx:
-            stored = tx.setting("default_cap")
-        caps = [
-            c
-            for c in (None if stored is None else float(stored), env_default_cap())
-            if c is not None
-        ]
-        return min(caps) if caps else None
+            return _default_cap(tx)
 
     @staticmethod
     def set_default_cap(
@@ -370,11 +493,161 @@ class PrivacyLedger:
                 )
             tx.set_setting("default_cap", None if cap is None else repr(cap))
 
-    def linked(self) -> tuple[str, ...]:
-        """Keys of the other datasets that share rows with this one (each release on this
-        dataset is recorded against them too)."""
+    @staticmethod
+    def grant(path: str | os.PathLike[str] | None, dataset: str, user: str) -> None:
+        """Let ``user`` see ``dataset`` (the keeper's act, on a department server).
+
+        From then on the dataset is linked, when they share rows, to the datasets ``user``
+        registers, and ``user`` may open it and release on it.
+
+        Raises
+        ------
+        ValueError
+            ``dataset`` is not a dataset of the ledger.
+        """
+        user = _check_user(user)
+        if user is None:
+            raise TypeError("user must be a user name (the local user sees every dataset)")
+        store = open_store(default_ledger_path() if path is None else path, "")
+        with store.transaction() as tx:
+            if not isinstance(dataset, str) or not tx.registered(dataset):
+                raise ValueError(
+                    f"dataset={str(dataset)[:16]}... is not a dataset of the ledger "
+                    f"{shown_location(store.path)!r}"
+                )
+            tx.grant(dataset, user, _now().isoformat())
+
+    @staticmethod
+    def list_datasets(
+        path: str | os.PathLike[str] | None = None,
+        *,
+        user: str | None = None,
+        keepers: Iterable[str] | None = None,
+    ) -> tuple[DatasetSummary, ...]:
+        """Every dataset of the ledger that ``user`` may see, oldest first, with its name, who
+        registered it, its total and its cap (``dpcore ledger list``)."""
+        user, keepers = _check_user(user), _check_keepers(keepers)
+        store = open_store(default_ledger_path() if path is None else path, "")
+        out = []
+        with store.transaction(write=False) as tx:
+            rows = tx.datasets()
+            if user is not None and user not in keepers:
+                seen = set(tx.visible([r[0] for r in rows], user))
+                rows = [r for r in rows if r[0] in seen]
+            for key, kind, name, owner, n, when in rows:
+                entries = _entries(tx.rows(key))
+                out.append(
+                    DatasetSummary(
+                        key,
+                        name,
+                        owner,
+                        kind,
+                        n,
+                        datetime.fromisoformat(when),
+                        len(entries),
+                        float(sum(e.epsilon for e in entries)),
+                        float(sum(e.delta for e in entries)),
+                        tx.cap(key),
+                    )
+                )
+        return tuple(out)
+
+    # ----------------------------------------------------------------------------------------
+    # What the user may see, and a dataset's registration
+
+    def _visible(self, tx, keys):
+        """Those of ``keys`` the ledger's user may see (all for the local user and keepers)."""
+        keys = list(keys)
+        if self.user is None or self.user in self.keepers:
+            return keys
+        return tx.visible(keys, self.user)
+
+    def _legacy_columns(self, tx):
+        """The column lists of the ``ds2-`` datasets the user may see (an earlier identity)."""
+        if not hasattr(tx, "legacy_columns"):
+            return []
+        lists = tx.legacy_columns()
+        if not lists or self.user is None or self.user in self.keepers:
+            return [json.loads(c) for c in lists]
+        return []  # an earlier version's datasets belong to the local user (or a keeper)
+
+    def _links(self, tx, memo=False):
+        """(linked, whole): the datasets the user may see that a pending dataset shares rows
+        with, and among them those that are these very rows under an earlier key.
+
+        With ``memo`` (a read), the last answer is reused while no dataset registered and no
+        grant was made since: the sidebar reads a pending file's total, entries and cap on
+        every rerun, and each fresh answer looks up every row's digest.
+        """
+        p = self._pending
+        assert p is not None
+        stamp = tx.generation()
+        if memo and self._links_memo is not None and self._links_memo[0] == stamp:
+            return self._links_memo[1]
+        found_links = self._find_links(tx, p)
+        self._links_memo = (stamp, found_links)
+        return found_links
+
+    def _find_links(self, tx, p):
+        key = p.identity.key
+        found = tx.sharing(p.identity.row_hashes, key) if p.identity.row_hashes else []
+        whole = [k for k in p.also if k != key and tx.registered(k)]
+        for old in p.legacy:
+            if tx.registered(old.key):
+                whole.append(old.key)
+            if old.row_hashes:
+                found += tx.sharing(old.row_hashes, key)
+        whole = self._visible(tx, dict.fromkeys(whole))
+        linked = self._visible(tx, sorted(set(found) | set(whole)))
+        return linked, whole
+
+    def _register(self, tx):
+        """Register a pending dataset in the write transaction ``tx`` (its first release or
+        cap): its row digests, its owner, its links and the keeper's default cap."""
+        p = self._pending
+        if p is None:
+            return
+        identity, when = p.identity, _now().isoformat()
+        new = tx.register(
+            identity.key,
+            "content",
+            p.name,
+            identity.columns,
+            identity.row_hashes,
+            when,
+            owner=self.user or "",
+        )
+        if not new:  # the same user registered it meanwhile (another session)
+            return
+        linked, whole = self._links(tx)
+        # Their releases are copied (and their links made) while no release on them runs.
+        tx.hold(linked)
+        for key in whole:  # an earlier key of these rows learns today's row digests
+            tx.add_rows(key, identity.row_hashes)
+        for other in linked:
+            tx.link(identity.key, other)
+            tx.insert(_copied(tx, other, tx.rows()), identity.key)
+        default = _default_cap(tx)
+        if default is not None:
+            tx.set_cap(default, when)
+
+    def _view(self):
+        """(rows, cap, linked): as stored, or as registering a pending dataset would make them."""
         with self._store.transaction(write=False) as tx:
-            return tuple(tx.linked())
+            if self._pending is not None and tx.registered():
+                self._pending = None
+            if self._pending is None:
+                return tx.rows(), tx.cap(), self._visible(tx, tx.linked())
+            linked, _ = self._links(tx, memo=True)
+            rows: list = []
+            for other in linked:
+                rows += _copied(tx, other, rows)
+            return rows, _default_cap(tx), linked
+
+    def linked(self) -> tuple[str, ...]:
+        """Keys of the other datasets, among those the user may see, that share rows with
+        this one (each release on this dataset is recorded against them too)."""
+        return tuple(self._view()[2])
 
     def __repr__(self) -> str:
         eps, delta = self.total()
@@ -391,14 +664,12 @@ class PrivacyLedger:
     @property
     def budget(self) -> float | None:
         """The dataset's cap on the total epsilon, or None; change it with :meth:`set_budget`."""
-        with self._store.transaction(write=False) as tx:
-            return tx.cap()
+        return self._view()[1]
 
     @property
     def entries(self) -> tuple[LedgerEntry, ...]:
         """The recorded releases, oldest first, as a tuple of frozen :class:`LedgerEntry`."""
-        with self._store.transaction(write=False) as tx:
-            return _entries(tx.rows())
+        return _entries(self._view()[0])
 
     def total(self, through: int | None = None) -> tuple[float, float]:
         """(epsilon_total, delta_total) of releases 1..``through`` (all by default); (0.0, 0.0)
@@ -420,6 +691,7 @@ class PrivacyLedger:
         """
         cap = None if cap is None else check_real(cap, "budget", low=0.0)
         with self._store.transaction() as tx:
+            self._register(tx)
             tx.hold([None])
             current = tx.cap()
             raising = current is not None and (cap is None or cap > current)
@@ -430,6 +702,7 @@ class PrivacyLedger:
                     f"not {wanted}: {_RAISE_HINT} (allow_raise=True)"
                 )
             tx.set_cap(cap, _now().isoformat())
+        self._pending = None
 
     def record(self, mechanism: str, epsilon: float, delta: float = 0.0) -> LedgerEntry:
         """Record a release on the whole dataset, or raise and record nothing.
@@ -511,10 +784,15 @@ class PrivacyLedger:
 
     def _spend(self, mechanism, parts, delta):
         # The check reads the totals inside the transaction that writes: one unit, never two.
-        # A release is charged to this dataset and to every dataset sharing rows with it,
-        # each against its own cap.
+        # A release is charged to this dataset and to every dataset sharing rows with it that
+        # its user may see, each against its own cap; one the user may not see is neither
+        # read, nor locked, nor charged (no signal about it, privacy rule 12). A dataset keyed
+        # but not yet in the ledger registers here, in the same transaction: a refused
+        # release stores nothing.
+        who = self.user or ""
         with self._store.transaction() as tx:
-            targets = [None, *tx.hold_linked()]
+            self._register(tx)
+            targets = [None, *tx.hold_linked(lambda keys: self._visible(tx, keys))]
             plans = []
             for other in targets:
                 label = (
@@ -523,14 +801,18 @@ class PrivacyLedger:
                     else (f"{mechanism} [on dataset {str(self.dataset)[:14]}, which shares rows]")
                 )
                 plans.append(
-                    (other, self._admit(tx.rows(other), tx.cap(other), label, parts, delta, other))
+                    (
+                        other,
+                        self._admit(tx.rows(other), tx.cap(other), label, parts, delta, other, who),
+                    )
                 )
             for other, rows in plans:
                 tx.insert(rows, other)
+        self._pending = None
         return _entries(plans[0][1])[0]
 
     @staticmethod
-    def _admit(rows, cap, mechanism, parts, delta, other=None):
+    def _admit(rows, cap, mechanism, parts, delta, other=None, who=""):
         """The rows that record the release, or BudgetExceededError; reads nothing itself."""
         entries = _entries(rows)
         spent = float(sum(e.epsilon for e in entries))
@@ -557,22 +839,50 @@ class PrivacyLedger:
             )
         index = max((e.index for e in entries), default=0) + 1
         when = _now().isoformat()
-        return [(index, mechanism, eps, delta, part, when) for part, eps in parts]
+        return [(index, mechanism, eps, delta, part, when, who) for part, eps in parts]
 
 
-def _copy_releases(tx, source, target):
-    """Copy the releases recorded on ``source`` into ``target``'s record (a new dataset that
-    shares rows with it: those patients have already had these releases)."""
-    base = max((e.index for e in _entries(tx.rows(target))), default=0)
+def _copied(tx, source, target_rows):
+    """The releases recorded on ``source`` as rows to copy into a new dataset's record after
+    ``target_rows`` (it shares rows with ``source``: those patients already had them)."""
+    base = max((e.index for e in _entries(target_rows)), default=0)
     rows = []
     for e in _entries(tx.rows(source)):
         label = f"{e.mechanism} [on dataset {source[:14]}, which shares rows]"
         when = e.timestamp.isoformat()
         if e.parts:
-            rows += [(base + e.index, label, eps, e.delta, part, when) for part, eps in e.parts]
+            rows += [
+                (base + e.index, label, eps, e.delta, part, when, e.who) for part, eps in e.parts
+            ]
         else:
-            rows.append((base + e.index, label, e.epsilon, e.delta, "", when))
-    tx.insert(rows, target)
+            rows.append((base + e.index, label, e.epsilon, e.delta, "", when, e.who))
+    return rows
+
+
+def _default_cap(tx):
+    """The cap a new dataset gets: the lower of the stored default and the environment's."""
+    stored = tx.setting("default_cap")
+    caps = [
+        c for c in (None if stored is None else float(stored), env_default_cap()) if c is not None
+    ]
+    return min(caps) if caps else None
+
+
+def _check_user(user):
+    """None (the local single user) or a user name, stripped."""
+    if user is None:
+        return None
+    if not isinstance(user, str) or not user.strip():
+        raise TypeError(f"user must be a user name or None (the local user), got {user!r}")
+    return user.strip()
+
+
+def _check_keepers(keepers):
+    if keepers is None:
+        return frozenset()
+    if isinstance(keepers, str):
+        raise TypeError(f"keepers must be a set of user names, not one string: {keepers!r}")
+    return frozenset(_check_user(k) for k in keepers)
 
 
 def _now():
@@ -580,13 +890,14 @@ def _now():
 
 
 def _entries(rows):
-    """Rows (index, mechanism, epsilon, delta, part, time) grouped into one entry per release."""
+    """Rows (index, mechanism, epsilon, delta, part, time, who) grouped into one entry per
+    release."""
     grouped = {}
     for row in rows:
         grouped.setdefault(row[0], []).append(row)
     out = []
     for index, group in grouped.items():
-        _, mechanism, _, _, part, when = group[0]
+        _, mechanism, _, _, part, when, *who = group[0]
         parts = tuple((r[4], float(r[2])) for r in group) if part else ()
         out.append(
             LedgerEntry(
@@ -596,6 +907,7 @@ def _entries(rows):
                 datetime.fromisoformat(when),
                 int(index),
                 parts,
+                who[0] if who else "",
             )
         )
     return tuple(out)

@@ -1,23 +1,38 @@
-"""A dataset's identity in the privacy ledger: what re-saving a file cannot change.
+"""A dataset's identity in the privacy ledger: its patients, whatever the file looks like.
 
-The identity of a trial is the multiset of its rows restricted to the columns a release
-uses, each cell as normalised text. It does not depend on the file's encoding, delimiter,
-quoting, line ends, byte-order mark, column order, row order or unused columns: re-saving a
-trial in a spreadsheet gives the same dataset, so the same budget and the same cap.
+A dataset is the multiset of its rows, and a row the multiset of its cells as the reader
+reads them, without column names: it does not depend on the file's encoding, delimiter,
+quoting, line ends, byte-order mark, column names, column order or row order. Each cell is
+normalised without looking at any other cell (:func:`row_cell`): stripped, Unicode NFC and
+casefolded, a number written canonically (``1``, ``1.0`` and ``1e0`` agree) and the usual
+binary codings folded together (``yes``/``no``, ``y``/``n``, ``true``/``false``, ``t``/``f``
+read as ``1``/``0``). Re-saving a trial in a spreadsheet, upper-casing its arm labels,
+writing a binary column as yes/no, renaming a column or using fewer of its columns in a
+release gives the same dataset, so the same budget and the same cap.
 
-Two keyed digests come out of it, both under the ledger file's secret salt (HMAC-SHA-256):
+A file is keyed over all its columns (:meth:`dpcore.PrivacyLedger.for_file`): a release from
+a file always has the file's bytes, so whatever columns or dictionary it uses, it is charged
+to the file's dataset. A :class:`dpcore.Trial` without its file is keyed over the columns it
+holds, rebuilt as cells (:func:`cells_from_trial`): a file-based and an array-based release
+of the same patients are the same dataset, or linked through their rows, only when their
+rows agree (the file has no other column).
 
-- one per row, stored in the ledger so that a later file sharing rows with an earlier
-  dataset is charged to both (a patient in both files is protected by both caps);
-- one for the dataset, over its sorted row digests and its column names: the ledger key.
+Two keyed digests come out of it, both under the ledger file's secret salt:
+
+- one per row, stored in the ledger when something is released on (or a cap set for) the
+  dataset, so that a later file sharing rows with it (a subset, one patient's value changed)
+  is charged to both;
+- one for the dataset, over its sorted row digests and the scope of the person keying it
+  (the user name on a department server, empty on one machine): the ledger key. Two users
+  keying the same file get two keys, so a key never tells one user that another has the data.
 
 Without the ledger's salt neither reveals anything about the data (a row's digest cannot be
 looked up in a table of guessed rows); with it, anyone holding the ledger can test whether a
 guessed row is in a dataset, which is why the ledger file is private to its keeper (0600).
 
-Cells are normalised by :func:`normalise_cell`: surrounding spaces stripped, Unicode NFC,
-a number written by ``repr(float(x))`` (so ``1``, ``1.0`` and ``1e0`` agree) and a missing
-cell as the empty text.
+Ledgers written before (``ds2-`` keys: the used columns' cells with their names, without
+casefolding or binary folding) keep their datasets: :func:`legacy_identity` computes that
+key so that a file is linked to its earlier record.
 """
 
 from __future__ import annotations
@@ -35,17 +50,35 @@ import numpy as np
 
 __all__ = [
     "DatasetIdentity",
+    "KEY_PREFIX",
     "cells_from_frame",
     "cells_from_trial",
     "dataset_identity",
     "is_dataset_key",
+    "legacy_identity",
     "normalise_cell",
     "normalise_cells",
+    "row_cell",
+    "row_keys",
 ]
 
 #: The number of bytes kept of each row's digest (128 bits: no accidental collisions).
 ROW_BYTES = 16
-_VERSION = b"dpcore-dataset/2"
+#: The prefix of today's dataset keys (the identity's version).
+KEY_PREFIX = "ds3-"
+_VERSION = b"dpcore-dataset/3"
+_VERSION_2 = b"dpcore-dataset/2"
+#: The usual binary codings, casefolded, and the number each reads as.
+BINARY_CODES = {
+    "yes": "1",
+    "no": "0",
+    "y": "1",
+    "n": "0",
+    "true": "1",
+    "false": "0",
+    "t": "1",
+    "f": "0",
+}
 
 
 def normalise_cell(value: Any) -> str:
@@ -93,9 +126,10 @@ class DatasetIdentity:
     Attributes
     ----------
     key : str
-        ``"ds2-"`` and 64 hexadecimal characters: the dataset's key in the ledger.
+        ``"ds3-"`` and 64 hexadecimal characters: the dataset's key in the ledger
+        (``"ds2-"`` for :func:`legacy_identity`).
     columns : tuple of str
-        The used columns, normalised and sorted.
+        The column names as given, stripped, NFC and sorted (not part of the key).
     row_hashes : tuple of bytes
         One keyed digest per row (ROW_BYTES bytes), in the rows' order.
     """
@@ -110,8 +144,165 @@ class DatasetIdentity:
         return len(self.row_hashes)
 
 
-def dataset_identity(cells: Mapping[str, Sequence[Any]], salt: bytes) -> DatasetIdentity:
-    """The identity of a dataset given as each used column's cells.
+def row_cell(value: Any) -> str:
+    """One cell as a row's identity compares it: :func:`normalise_cell`, then casefolded
+    (and NFC again), with the usual binary codings read as ``1``/``0``.
+
+    Data-independent: each cell on its own, the same rule for every file.
+
+    Examples
+    --------
+    >>> [row_cell(v) for v in ("Yes", " N ", "TRUE", True, 0.0, "1e0", "Placebo", "STRASSE")]
+    ['1', '0', '1', '1', '0', '1', 'placebo', 'strasse']
+    """
+    return _fold(normalise_cell(value))
+
+
+def _fold(text: str) -> str:
+    if not text:
+        return text
+    folded = text.casefold()
+    if not folded.isascii():
+        folded = unicodedata.normalize("NFC", folded)
+    return BINARY_CODES.get(folded, folded)
+
+
+def dataset_identity(
+    cells: Mapping[str, Sequence[Any]], salt: bytes, *, scope: str = ""
+) -> DatasetIdentity:
+    """The identity of a dataset given as its columns' cells.
+
+    Parameters
+    ----------
+    cells : mapping of str to sequence
+        ``{column name: [cell, ...]}``, every column with one cell per row. Cells are text
+        (or numbers); each is read with :func:`row_cell`. The names are not part of the
+        identity: a row is the multiset of its cells.
+    salt : bytes
+        The ledger file's secret salt (:meth:`dpcore.privacy.ledger_store.SQLiteStore.salt`).
+    scope : str, optional
+        Whose key this is: ``""`` on one machine, the user name on a department server. The
+        dataset key depends on it, the row digests do not (they link datasets within what a
+        user may see).
+
+    Returns
+    -------
+    DatasetIdentity
+
+    Raises
+    ------
+    TypeError
+        ``cells`` not a mapping of names to sequences, ``salt`` not bytes or ``scope`` not
+        text.
+    ValueError
+        Columns of different lengths.
+
+    Examples
+    --------
+    >>> a = dataset_identity({"arm": ["Treated", "control"], "y": [" 2.5", "yes"]}, b"salt")
+    >>> b = dataset_identity({"Y": ["1", "2.50"], "ARM": ["CONTROL", "treated"]}, b"salt")
+    >>> a.key == b.key, a.key.startswith("ds3-")
+    (True, True)
+    >>> dataset_identity({"arm": ["1"]}, b"salt", scope="ann").key == dataset_identity(
+    ...     {"arm": ["1"]}, b"salt"
+    ... ).key
+    False
+    """
+    if not isinstance(salt, (bytes, bytearray)) or not salt:
+        raise TypeError(f"salt must be non-empty bytes, got {type(salt).__name__}")
+    if not isinstance(scope, str):
+        raise TypeError(f"scope must be text (a user name, or empty), got {scope!r}")
+    names = _check_columns(cells)
+    columns = [_folded_json(values) for values in cells.values()]
+    lengths = {len(v) for v in columns}
+    if len(lengths) != 1:
+        raise ValueError(f"every column needs one cell per row; got lengths {sorted(lengths)}")
+    n = lengths.pop()
+    # Each row as the JSON list of its cells in one fixed order (sorted text): the multiset of
+    # its cells, whatever the columns' names and order.
+    if n:
+        import pandas as pd
+
+        # Codes in the sorted order of the distinct cells (sorting the few distinct values,
+        # not every cell), then each row's codes sorted: its cells in one fixed order.
+        codes, uniques = pd.factorize(np.concatenate(columns), sort=True)
+        order = np.sort(np.asarray(codes).reshape(len(columns), n).T, axis=1)
+        words = list(uniques)
+        texts = ["[" + ",".join(map(words.__getitem__, r)) + "]" for r in order.tolist()]
+    else:
+        texts = []
+    key = hashlib.sha256(bytes(salt) + _VERSION + b"/row").digest()  # keyed BLAKE2b per row
+    blake = hashlib.blake2b
+    rows = [blake(t.encode("utf-8"), key=key, digest_size=ROW_BYTES).digest() for t in texts]
+    mac = hmac.new(bytes(salt), _VERSION + b"/dataset", hashlib.sha256)
+    mac.update(json.dumps(scope, ensure_ascii=False).encode("utf-8"))
+    mac.update(len(rows).to_bytes(8, "big"))
+    for h in sorted(rows):  # the multiset of rows: row order does not matter
+        mac.update(h)
+    return DatasetIdentity(KEY_PREFIX + mac.hexdigest(), tuple(sorted(names)), tuple(rows))
+
+
+def row_keys(cells: Mapping[str, Sequence[Any]]) -> np.ndarray:
+    """One unkeyed 64-bit hash per row of these columns (in their order), each cell read by
+    :func:`row_cell`: to compare two tables' rows in memory, never to store.
+
+    Two tables whose rows agree once re-cased, re-coded (yes/no for 1/0) or re-written (1.0
+    for 1) give the same hashes: the check that a "public" D0 holds none of the trial's
+    patients (privacy rule 8) compares these.
+
+    Examples
+    --------
+    >>> a = row_keys({"arm": ["Treated", "Control"], "smoker": ["1", "0"]})
+    >>> b = row_keys({"arm": ["CONTROL", "treated"], "smoker": ["no", "yes"]})
+    >>> sorted(a.tolist()) == sorted(b.tolist())
+    True
+    """
+    import pandas as pd
+
+    _check_columns(cells)
+    frame = pd.DataFrame({str(j): _folded_json(v) for j, v in enumerate(cells.values())})
+    return pd.util.hash_pandas_object(frame, index=False).to_numpy()
+
+
+def _check_columns(cells: Mapping[str, Sequence[Any]]) -> list[str]:
+    """The column names, stripped and NFC, once each cell list is known to be a sequence."""
+    if not isinstance(cells, Mapping) or not cells:
+        raise TypeError(
+            "cells must be a non-empty mapping {column name: [cell, ...]}, "
+            f"got {type(cells).__name__}"
+        )
+    names = []
+    for name, values in cells.items():
+        if not isinstance(name, str):
+            raise TypeError(f"each column name must be text, got {name!r}")
+        if isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
+            raise TypeError(
+                f"the cells of column {name!r} must be a sequence, got {type(values).__name__}"
+            )
+        names.append(unicodedata.normalize("NFC", name.strip()))
+    return names
+
+
+def _folded_json(values: Sequence[Any]) -> np.ndarray:
+    """Each cell as :func:`row_cell` and JSON-quoted, as an object array; each distinct
+    value read once."""
+    import pandas as pd
+
+    series = pd.Series(values if hasattr(values, "dtype") else np.asarray(values, dtype=object))
+    if series.dtype == bool:
+        series = series.astype(object)
+    codes, uniques = pd.factorize(series, use_na_sentinel=True)
+    quoted = [json.dumps(_fold(t), ensure_ascii=False) for t in normalise_cells(list(uniques))]
+    # The sentinel -1 picks the last entry: a missing cell, "".
+    return np.asarray(quoted + ['""'], dtype=object)[codes]
+
+
+def legacy_identity(cells: Mapping[str, Sequence[Any]], salt: bytes) -> DatasetIdentity:
+    """The ``ds2-`` identity of ledgers written before this version: the used columns' cells.
+
+    Kept so that a file is found again in a ledger that recorded it under a ``ds2-`` key
+    (:meth:`dpcore.PrivacyLedger.for_file` links the two). Unlike :func:`dataset_identity` it
+    includes the column names and does not casefold or fold binary codings.
 
     Parameters
     ----------
@@ -135,8 +326,8 @@ def dataset_identity(cells: Mapping[str, Sequence[Any]], salt: bytes) -> Dataset
 
     Examples
     --------
-    >>> a = dataset_identity({"arm": ["1", "0"], "y": [" 2.5", "3"]}, b"salt")
-    >>> b = dataset_identity({"y": ["3.0", "2.5"], "arm": ["0", "1.0"]}, b"salt")
+    >>> a = legacy_identity({"arm": ["1", "0"], "y": [" 2.5", "3"]}, b"salt")
+    >>> b = legacy_identity({"y": ["3.0", "2.5"], "arm": ["0", "1.0"]}, b"salt")
     >>> a.key == b.key, a.key.startswith("ds2-")
     (True, True)
     """
@@ -173,13 +364,13 @@ def dataset_identity(cells: Mapping[str, Sequence[Any]], salt: bytes) -> Dataset
         )
         + "]"
     )
-    key = hashlib.sha256(bytes(salt) + _VERSION + b"/row").digest()  # keyed BLAKE2b per row
+    key = hashlib.sha256(bytes(salt) + _VERSION_2 + b"/row").digest()  # keyed BLAKE2b per row
     blake = hashlib.blake2b
     rows = [
         blake(t.encode("utf-8"), key=key, digest_size=ROW_BYTES).digest()
         for t in map(template.format, *(columns[c].tolist() for c in order))
     ]
-    mac = hmac.new(bytes(salt), _VERSION + b"/dataset", hashlib.sha256)
+    mac = hmac.new(bytes(salt), _VERSION_2 + b"/dataset", hashlib.sha256)
     mac.update(json.dumps(order, ensure_ascii=False).encode("utf-8"))
     mac.update(len(rows).to_bytes(8, "big"))
     for h in sorted(rows):  # the multiset of rows: row order does not matter
@@ -238,24 +429,24 @@ def normalise_cells(values: Sequence[Any]) -> list[str]:
 
 
 def is_dataset_key(key: Any) -> bool:
-    """Whether ``key`` has the form of a ledger key: ``ds2-`` + 64 hex (content) or 64 hex
-    (the byte digests of ledgers written before the content identity)."""
+    """Whether ``key`` has the form of a ledger key: ``ds3-`` (or an earlier version's
+    ``ds2-``) + 64 hex (content), or 64 hex (the byte digests of the first ledgers)."""
     if not isinstance(key, str):
         return False
-    body = key[4:] if key.startswith("ds2-") else key
+    body = key[4:] if key.startswith(("ds3-", "ds2-")) else key
     return len(body) == 64 and all(c in "0123456789abcdef" for c in body)
 
 
 def cells_from_frame(frame: Any, columns: Sequence[str] | None = None) -> dict[str, list[str]]:
-    """The normalised cells of a DataFrame's used columns (all columns by default).
+    """The normalised cells of a DataFrame's columns (all columns by default: a file's
+    identity is over all of them).
 
     Parameters
     ----------
     frame : pandas.DataFrame
         A table as read (text cells, or numbers a reader parsed).
     columns : sequence of str, optional
-        The columns the release uses; unused columns must be left out, so that dropping or
-        editing one does not change the identity.
+        Only these columns (a table that is not a whole file).
 
     Returns
     -------
@@ -276,8 +467,10 @@ def cells_from_trial(trial: Any) -> dict[str, list[str]]:
     their values, a one-hot encoded column its level (the baseline where no indicator is
     set) and the propensity column its values; a missing value is ``""``. For a trial read
     with ``incomplete="keep"`` and levels that match the file's cells, this equals
-    :func:`cells_from_frame` of the file's used columns, so :meth:`PrivacyLedger.for_trial`
-    and :meth:`PrivacyLedger.for_file` give the same dataset.
+    :func:`cells_from_frame` of the file's used columns: when the file has no other column,
+    :meth:`PrivacyLedger.for_trial` and :meth:`PrivacyLedger.for_file` give the same dataset,
+    and otherwise they are only linked through rows that agree (none, when the file has a
+    column the trial does not hold).
     """
     A = np.asarray(trial.A)
     treated, control = trial.arms

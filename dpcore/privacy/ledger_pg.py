@@ -34,7 +34,7 @@ lock instead (:data:`LEDGER_LOCK`): a dataset registering must see every dataset
 before it, which no row lock on rows not yet written can promise. Registrations are rare
 (once per dataset), so serializing them costs nothing; releases never take that lock.
 
-Schema and migrations: the version-1 and version-2 tables of SQLite, in PostgreSQL types
+Schema and migrations: the tables of every SQLite version, in PostgreSQL types
 (``BYTEA`` for the salt and the digests, ``DOUBLE PRECISION`` for ε and δ, ε = ∞ kept as
 ``Infinity``), the version in ``schema_version``, migrations applied in order under the
 advisory lock by the first process that opens the database.
@@ -113,6 +113,18 @@ _MIGRATIONS: tuple[tuple[int, tuple[Step, ...]], ...] = (
                 "(SELECT dataset FROM releases UNION SELECT dataset FROM caps) AS known "
                 "ON CONFLICT (dataset) DO NOTHING"
             ),
+        ),
+    ),
+    (
+        3,
+        (
+            "ALTER TABLE datasets ADD COLUMN IF NOT EXISTS owner TEXT NOT NULL DEFAULT ''",
+            "ALTER TABLE releases ADD COLUMN IF NOT EXISTS who TEXT NOT NULL DEFAULT ''",
+            """CREATE TABLE IF NOT EXISTS grants (
+            dataset TEXT NOT NULL,
+            grantee TEXT NOT NULL,
+            time TEXT NOT NULL,
+            PRIMARY KEY (dataset, grantee))""",
         ),
     ),
 )
@@ -231,7 +243,7 @@ class _PostgresTransaction:
 
     def rows(self, dataset=None):
         return self.con.execute(
-            "SELECT release, mechanism, epsilon, delta, part, time FROM releases "
+            "SELECT release, mechanism, epsilon, delta, part, time, who FROM releases "
             "WHERE dataset = %s ORDER BY release, id",
             (dataset or self.dataset,),
         ).fetchall()
@@ -245,8 +257,8 @@ class _PostgresTransaction:
     def insert(self, rows, dataset=None):
         with self.con.cursor() as cur:
             cur.executemany(
-                "INSERT INTO releases (dataset, release, mechanism, epsilon, delta, part, time) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                "INSERT INTO releases (dataset, release, mechanism, epsilon, delta, part, time, "
+                "who) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
                 [(dataset or self.dataset, *row) for row in rows],
             )
 
@@ -269,12 +281,13 @@ class _PostgresTransaction:
             is not None
         )
 
-    def register(self, dataset, kind, name, columns, row_hashes, when):
+    def register(self, dataset, kind, name, columns, row_hashes, when, owner=""):
         """Add a dataset (and its row digests) once; returns True when it is new."""
         self.hold_ledger()  # one registration at a time: each sees every earlier one's rows
         new = (
             self.con.execute(
-                "INSERT INTO datasets VALUES (%s, %s, %s, %s, %s, %s) "
+                "INSERT INTO datasets (dataset, kind, name, columns, rows, time, owner) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s) "
                 "ON CONFLICT (dataset) DO NOTHING RETURNING 1",
                 (
                     dataset,
@@ -283,6 +296,7 @@ class _PostgresTransaction:
                     json.dumps(list(columns)),
                     None if row_hashes is None else len(row_hashes),
                     when,
+                    owner,
                 ),
             ).fetchone()
             is not None
@@ -314,6 +328,62 @@ class _PostgresTransaction:
         self.con.execute(
             "INSERT INTO links VALUES (%s, %s), (%s, %s) ON CONFLICT DO NOTHING", (a, b, b, a)
         )
+
+    def visible(self, datasets, user):
+        """Those of ``datasets`` that ``user`` registered or was granted, in their order."""
+        if not datasets:
+            return []
+        seen = {
+            d
+            for (d,) in self.con.execute(
+                "SELECT dataset FROM datasets WHERE dataset = ANY(%s) AND (owner = %s OR "
+                "dataset IN (SELECT dataset FROM grants WHERE grantee = %s))",
+                (list(datasets), user, user),
+            ).fetchall()
+        }
+        return [d for d in datasets if d in seen]
+
+    def generation(self):
+        """What changes when a dataset registers or a grant is made (links and what a user
+        may see can change only then): the numbers of datasets and of grants."""
+        return tuple(
+            self.con.execute(
+                "SELECT (SELECT count(*) FROM datasets), (SELECT count(*) FROM grants)"
+            ).fetchone()
+        )
+
+    def grant(self, dataset, grantee, when):
+        self.con.execute(
+            "INSERT INTO grants VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
+            (dataset, grantee, when),
+        )
+
+    def info(self, dataset=None):
+        """(kind, name, owner, rows, time) of a registered dataset, or None."""
+        return self.con.execute(
+            "SELECT kind, name, owner, rows, time FROM datasets WHERE dataset = %s",
+            (dataset or self.dataset,),
+        ).fetchone()
+
+    def set_name(self, name, dataset=None):
+        self.con.execute(
+            "UPDATE datasets SET name = %s WHERE dataset = %s", (name, dataset or self.dataset)
+        )
+
+    def datasets(self):
+        """Every registered dataset: (dataset, kind, name, owner, rows, time), oldest first."""
+        return self.con.execute(
+            "SELECT dataset, kind, name, owner, rows, time FROM datasets ORDER BY time, dataset"
+        ).fetchall()
+
+    def legacy_columns(self):
+        """The distinct column lists of the ``ds2-`` datasets (an earlier identity)."""
+        return [
+            c
+            for (c,) in self.con.execute(
+                "SELECT DISTINCT columns FROM datasets WHERE dataset LIKE 'ds2-%%' ORDER BY columns"
+            ).fetchall()
+        ]
 
     def add_rows(self, dataset, row_hashes):
         with (
@@ -368,8 +438,10 @@ class _PostgresTransaction:
         """Take the ledger-wide lock (registrations, settings) until the transaction ends."""
         self.con.execute("SELECT pg_advisory_xact_lock(%s)", (LEDGER_LOCK,))
 
-    def hold_linked(self) -> list[str]:
-        """:meth:`linked`, with this dataset and every linked one held.
+    def hold_linked(self, keep=None) -> list[str]:
+        """:meth:`linked` (those ``keep`` keeps: the ones the releaser may see), with this
+        dataset and every one of them held; a linked dataset ``keep`` drops is never locked,
+        so a release never waits on a dataset its user may not see.
 
         The links are read, then all the rows locked in one statement (key order); then read
         again, since a dataset that registered meanwhile may have linked itself (it held
@@ -377,7 +449,7 @@ class _PostgresTransaction:
         """
         held: set[str] = set()
         while True:
-            linked = self.linked()
+            linked = self.linked() if keep is None else keep(self.linked())
             wanted = {self.dataset, *linked} - held
             if not wanted:
                 return linked

@@ -1,7 +1,7 @@
 """Where the privacy ledger keeps its rows: in memory, in one SQLite file, or in PostgreSQL.
 
-A row is ``(dataset key, release index, mechanism, epsilon, delta, part, time)``; nothing of
-the data itself is ever stored. Every store exposes the same transaction, so the ledger's cap
+A row is ``(dataset key, release index, mechanism, epsilon, delta, part, time, who)``; nothing
+of the data itself is ever stored. Every store exposes the same transaction, so the ledger's cap
 check and its insert run in one transaction whatever the storage: a lock in memory,
 ``BEGIN IMMEDIATE`` in SQLite (the write lock is taken before the check reads anything, so
 two processes can never both pass the check on the same total), and in PostgreSQL a row lock
@@ -13,12 +13,14 @@ Where: :func:`default_ledger_path` (``$DPCORE_LEDGER``, else a per-user file) or
 machines, one budget); any other URL is refused, never taken for a file name
 (:func:`server_url`).
 
-A dataset is keyed by its content (:mod:`dpcore.privacy.identity`: a keyed digest of the used
-columns' normalised cells, whatever the file's encoding, delimiter, order or unused columns),
-with a random salt created once per ledger and stored in it. The ledger also keeps one
-keyed digest per row, so a new dataset that shares rows with an earlier one is linked to it:
-every release on either is recorded against both and checked against both caps. Keys of
-ledgers written before (HMAC of the file's bytes, :func:`dataset_key`) keep working.
+A dataset is keyed by its rows (:mod:`dpcore.privacy.identity`: a keyed digest of each row's
+normalised cells, whatever the file's encoding, delimiter, column names, order or label case),
+with a random salt created once per ledger and stored in it. A dataset enters the ledger (its
+``datasets`` row, its owner and one keyed digest per row) with its first release or cap, never
+when a file is merely keyed; a new dataset sharing rows with an earlier one its user may see
+is then linked to it: every release on it is recorded against both and checked against both
+caps. ``grants`` lets a user see a dataset someone else registered. Keys of ledgers written
+before (HMAC of the file's bytes, :func:`dataset_key`; ``ds2-`` content keys) keep working.
 
 The file is private to its keeper: created 0600 (its WAL files follow), in a directory
 created 0700; an older ledger is narrowed to 0600 when opened. With the salt and the row
@@ -29,8 +31,10 @@ Schema. ``schema_version`` holds the version (:data:`SCHEMA_VERSION`); the migra
 list per backend, applied in order from the ledger's version, in the transaction that opens
 it (:func:`pending`). Version 1 had ``releases``, ``caps`` and ``settings`` (and no
 ``schema_version``); version 2 adds ``datasets``, ``row_hashes`` and ``links`` and registers
-version 1's datasets as byte-keyed ones. A ledger of a later version than this code knows is
-refused, so an older dpcore never writes rows a newer schema would misread.
+version 1's datasets as byte-keyed ones; version 3 adds who: ``datasets.owner`` (the user
+who registered it, ``''`` for the local single user and every earlier dataset),
+``releases.who`` and the ``grants`` table. A ledger of a later version than this code knows
+is refused, so an older dpcore never writes rows a newer schema would misread.
 
 Settings: ``$DPCORE_LEDGER`` the location; ``$DPCORE_LEDGER_DEFAULT_CAP`` a cap on the total ε
 given to every new dataset (with ``dpcore ledger default-cap``'s stored value, the lower one
@@ -71,7 +75,7 @@ __all__ = [
 
 ENV = "DPCORE_LEDGER"
 DEFAULT_CAP_ENV = "DPCORE_LEDGER_DEFAULT_CAP"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 # Seconds a connection waits for another one's write lock before it gives up.
 BUSY_TIMEOUT_S = 30.0
 #: URL schemes of a PostgreSQL ledger (libpq's two spellings).
@@ -145,6 +149,21 @@ _MIGRATIONS: tuple[tuple[int, tuple[Step, ...]], ...] = (
                 "SELECT DISTINCT dataset, 'bytes', '', '[]', NULL, ? FROM "
                 "(SELECT dataset FROM releases UNION SELECT dataset FROM caps)"
             ),
+        ),
+    ),
+    # Who: the user who registered each dataset and who made each release ('' the local
+    # single user, and every dataset and release of an earlier ledger), and the datasets a
+    # keeper granted to other users (what a user may see: privacy rule 12).
+    (
+        3,
+        (
+            "ALTER TABLE datasets ADD COLUMN owner TEXT NOT NULL DEFAULT ''",
+            "ALTER TABLE releases ADD COLUMN who TEXT NOT NULL DEFAULT ''",
+            """CREATE TABLE IF NOT EXISTS grants (
+            dataset TEXT NOT NULL,
+            grantee TEXT NOT NULL,
+            time TEXT NOT NULL,
+            PRIMARY KEY (dataset, grantee))""",
         ),
     ),
 )
@@ -371,7 +390,7 @@ class MemoryStore:
     def hold(self, datasets: Iterable[str | None]) -> None:
         """Nothing to lock: the whole store is already held (see :meth:`transaction`)."""
 
-    def hold_linked(self) -> list[str]:
+    def hold_linked(self, keep: Callable[[list[str]], list[str]] | None = None) -> list[str]:
         return []
 
 
@@ -490,7 +509,7 @@ class _SQLiteTransaction:
 
     def rows(self, dataset=None):
         return self.con.execute(
-            "SELECT release, mechanism, epsilon, delta, part, time FROM releases "
+            "SELECT release, mechanism, epsilon, delta, part, time, who FROM releases "
             "WHERE dataset = ? ORDER BY release, id",
             (dataset or self.dataset,),
         ).fetchall()
@@ -503,8 +522,8 @@ class _SQLiteTransaction:
 
     def insert(self, rows, dataset=None):
         self.con.executemany(
-            "INSERT INTO releases (dataset, release, mechanism, epsilon, delta, part, time) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO releases (dataset, release, mechanism, epsilon, delta, part, time, who) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             [(dataset or self.dataset, *row) for row in rows],
         )
 
@@ -523,12 +542,13 @@ class _SQLiteTransaction:
             is not None
         )
 
-    def register(self, dataset, kind, name, columns, row_hashes, when):
+    def register(self, dataset, kind, name, columns, row_hashes, when, owner=""):
         """Add a dataset (and its row digests) once; returns True when it is new."""
         if self.registered(dataset):
             return False
         self.con.execute(
-            "INSERT INTO datasets VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT INTO datasets (dataset, kind, name, columns, rows, time, owner) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
             (
                 dataset,
                 kind,
@@ -536,6 +556,7 @@ class _SQLiteTransaction:
                 json.dumps(list(columns)),
                 None if row_hashes is None else len(row_hashes),
                 when,
+                owner,
             ),
         )
         if row_hashes:
@@ -577,9 +598,65 @@ class _SQLiteTransaction:
     def hold_ledger(self):
         """Lock the whole ledger (registrations, settings): here a no-op."""
 
-    def hold_linked(self):
-        """:meth:`linked`, every one of them (and this dataset) held: here the file is."""
-        return self.linked()
+    def hold_linked(self, keep=None):
+        """:meth:`linked` (those ``keep`` keeps), every one of them (and this dataset) held:
+        here the file is."""
+        linked = self.linked()
+        return linked if keep is None else keep(linked)
+
+    def visible(self, datasets, user):
+        """Those of ``datasets`` that ``user`` registered or was granted, in their order."""
+        if not datasets:
+            return []
+        marks = ",".join("?" * len(datasets))
+        seen = {
+            d
+            for (d,) in self.con.execute(
+                f"SELECT dataset FROM datasets WHERE dataset IN ({marks}) AND (owner = ? OR "
+                "dataset IN (SELECT dataset FROM grants WHERE grantee = ?))",
+                (*datasets, user, user),
+            )
+        }
+        return [d for d in datasets if d in seen]
+
+    def generation(self):
+        """What changes when a dataset registers or a grant is made (links and what a user
+        may see can change only then): the numbers of datasets and of grants."""
+        return tuple(
+            self.con.execute(
+                "SELECT (SELECT count(*) FROM datasets), (SELECT count(*) FROM grants)"
+            ).fetchone()
+        )
+
+    def grant(self, dataset, grantee, when):
+        self.con.execute("INSERT OR IGNORE INTO grants VALUES (?, ?, ?)", (dataset, grantee, when))
+
+    def info(self, dataset=None):
+        """(kind, name, owner, rows, time) of a registered dataset, or None."""
+        return self.con.execute(
+            "SELECT kind, name, owner, rows, time FROM datasets WHERE dataset = ?",
+            (dataset or self.dataset,),
+        ).fetchone()
+
+    def set_name(self, name, dataset=None):
+        self.con.execute(
+            "UPDATE datasets SET name = ? WHERE dataset = ?", (name, dataset or self.dataset)
+        )
+
+    def datasets(self):
+        """Every registered dataset: (dataset, kind, name, owner, rows, time), oldest first."""
+        return self.con.execute(
+            "SELECT dataset, kind, name, owner, rows, time FROM datasets ORDER BY time, dataset"
+        ).fetchall()
+
+    def legacy_columns(self):
+        """The distinct column lists of the ``ds2-`` datasets (an earlier identity)."""
+        return [
+            c
+            for (c,) in self.con.execute(
+                "SELECT DISTINCT columns FROM datasets WHERE dataset LIKE 'ds2-%' ORDER BY columns"
+            )
+        ]
 
     def add_rows(self, dataset, row_hashes):
         self.con.executemany(

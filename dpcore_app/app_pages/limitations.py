@@ -28,13 +28,14 @@ released numbers and anything computed from them.
 - **Several releases.** Each release spends its own ε; releasing k rules from the same
   patients costs up to k·ε in total. The sidebar's privacy ledger adds up, per file, the
   releases made with this app's ledger file over every session and restart (basic
-  composition; a release made of disjoint parts counts its largest part). It knows a dataset
-  by the values of the columns a release uses (a salted digest per row), so the same trial
-  re-saved (another delimiter, encoding, row order, line ends, unused columns) is the same
-  dataset, and a file sharing rows with an earlier one is charged to both. It cannot know
-  about releases made elsewhere, about patients whose rows differ in a used column, or about a
-  release that uses other columns of the same patients. A release without a guarantee (NOT
-  PRIVATE, or with a fixed seed) makes the dataset's total "no guarantee".
+  composition; a release made of disjoint parts counts its largest part). It knows a file
+  by all its rows (a salted digest per row, whatever columns a release uses), so the same
+  trial re-saved (another delimiter, encoding, row order, line ends, column names, label case,
+  yes/no for 1/0) is the same dataset, a cap on the file binds every release from it, and a
+  file sharing rows with an earlier one is charged to both. It cannot know about releases
+  made elsewhere, or about patients whose rows differ in a cell (an edited value, a dropped
+  column). A release without a guarantee (NOT PRIVATE, or with a fixed seed) makes the
+  dataset's total "no guarantee".
 - **Estimated propensities.** Weights that use a propensity model fitted on the same data
   are covered only with C = "worst-case" (n·W); the paper's C = H/n assumes large n and a
   stability constant H that is right, and the code warns when it is used.

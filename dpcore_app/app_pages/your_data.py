@@ -112,12 +112,9 @@ def ready(source, verdict, flow):
             verdict.info(explain.upload_verdict("roles"), icon=":material/view_column:")
             return None
         larger, propensity, p_min, column = design_panel(source, preview.columns, m)
-        # Keyed by the used columns' content as soon as they are chosen: the sidebar and the
+        # Keyed by the file's rows (nothing stored until a release): the sidebar and the
         # first step show the spend on this trial at once, before the table is filled.
-        key = ledger.dataset_key(
-            source,
-            columns=(m["treatment"], m["outcome"], *([column] if column else []), *m["covariates"]),
-        )
+        key = ledger.dataset_key(source, name=source.name)
         flow.has(1, f"{source.name}; " + steps.spend_text(*ledger.standing(key)))
         st.subheader("Public metadata: bounds, levels, units", anchor=False)
         table, from_data = upload_form.metadata(source, m)

@@ -3,6 +3,7 @@
 import re
 
 import pytest
+import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from dpcore.privacy.accounting import PrivacyLedger, dataset_key, default_ledger_path
@@ -58,10 +59,9 @@ def test_two_sessions_on_the_same_demo_file_share_its_total(own_session_ids):
 def test_the_session_keeps_the_key_not_the_data(own_session_ids):
     at = demo_release(session())
     key = at.session_state[ledger.IN_USE]
-    assert re.fullmatch(r"ds2-[0-9a-f]{64}", key)
+    assert re.fullmatch(r"ds3-[0-9a-f]{64}", key)
     data = open("dpcore_app/demo_data/paper_trial.csv", "rb").read()
-    used = at.session_state["your_data_release"].columns
-    assert key == PrivacyLedger.for_file(data, used, path=default_ledger_path()).dataset
+    assert key == PrivacyLedger.for_file(data, path=default_ledger_path()).dataset
     assert dataset_key(data, path=default_ledger_path()) != key  # not the bytes any more
     memo = at.session_state["ledger_key_memo"]
     flat = [v for m in memo for v in (m if isinstance(m, tuple) else (m,))]
@@ -109,7 +109,9 @@ def test_a_not_private_release_makes_the_total_infinite_and_is_refused_under_a_c
     tmp_path, monkeypatch
 ):
     monkeypatch.setenv("DPCORE_LEDGER", str(tmp_path / "l.sqlite"))
-    k = PrivacyLedger.for_cells({"id": ["free"]}, path=tmp_path / "l.sqlite").dataset
+    keyed = PrivacyLedger.for_cells({"id": ["free"]}, path=tmp_path / "l.sqlite")
+    st.session_state[ledger._KEYED] = keyed  # as the page keys an upload: nothing stored yet
+    k = keyed.dataset
     got = ledger.record_no_guarantee_release(k, "DP-OWL rule (NOT PRIVATE)", "bounds from data")
     assert got.epsilon_total == float("inf")
     assert "∞ (no guarantee)" in ledger.receipt_sentence(got)
@@ -138,3 +140,44 @@ def test_two_sessions_share_the_total_on_a_postgresql_ledger(
     assert "ε = 2 over 2 releases" in sidebar_text(second)
     key = second.session_state[ledger.IN_USE]
     assert PrivacyLedger.open(default_ledger_path(), key).total()[0] == 2.0
+
+
+def test_choosing_a_file_stores_nothing_in_the_ledger_until_a_release(
+    own_session_ids, tmp_path, monkeypatch
+):
+    """The page keys the file as soon as it is chosen (the sidebar shows its total), but
+    nothing of it enters the ledger, not even its rows' salted digests, until it is released
+    on (privacy rule 12). The dataset is stored under the file's name."""
+    import sqlite3
+
+    where = tmp_path / "ledger.sqlite"
+    monkeypatch.setenv("DPCORE_LEDGER", str(where))
+
+    def stored():
+        with sqlite3.connect(where) as con:
+            got = [con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in TABLES]
+        con.close()
+        return got
+
+    TABLES = ("datasets", "row_hashes", "releases")
+    at = session()
+    at.radio(key="file").set_value("paper_trial").run()
+    at.button(key="fill_dictionary").click().run()
+    assert at.session_state[ledger.IN_USE].startswith("ds3-")
+    assert "ε = 0: no private release on this dataset yet" in sidebar_text(at)
+    assert "Nothing about this file is stored until its first release" in sidebar_text(at)
+    assert stored() == [0, 0, 0]
+    release(at)
+    assert "ε = 1 over 1 release" in sidebar_text(at)
+    assert stored() == [1, 1000, 1]
+    (listed,) = PrivacyLedger.list_datasets(where)
+    assert listed.name == "paper_trial.csv" and listed.epsilon == 1.0
+
+
+def test_the_releases_table_says_who_released_each_on_a_server(tmp_path):
+    server = PrivacyLedger.for_cells({"id": ["x"]}, path=tmp_path / "l.sqlite", user="ann")
+    server.record("DP-OWL rule", 0.5)
+    assert list(ledger.entries_table(server)["by"]) == ["ann"]
+    local = PrivacyLedger.for_cells({"id": ["y"]}, path=tmp_path / "l.sqlite")
+    local.record("DP-OWL rule", 0.5)
+    assert "by" not in ledger.entries_table(local).columns  # one machine: no one to name

@@ -15,7 +15,16 @@ from dpcore.privacy.accounting import BudgetExceededError, PrivacyLedger
 
 def key_of(path, name):
     """A registered dataset key of the ledger file ``path`` for a one-cell dataset ``name``."""
-    return PrivacyLedger.for_cells({"id": [name]}, path=path).dataset
+    return registered(PrivacyLedger.for_cells({"id": [name]}, path=path)).dataset
+
+
+def registered(ledger):
+    """``ledger`` with its dataset in the ledger, as its first release or cap would put it
+    (keying alone stores nothing), with nothing released and no cap."""
+    with ledger._store.transaction() as tx:
+        ledger._register(tx)
+    ledger._pending = None
+    return ledger
 
 
 PAUSE_S = 0.05  # widens the window between the check and the write, so a race shows

@@ -23,6 +23,7 @@ from ledger_races import (
     race_processes,
     race_threads,
     record_once,
+    registered,
 )
 from scipy import stats
 
@@ -258,7 +259,17 @@ def test_an_sqlite_ledger_is_one_file_in_wal_mode(tmp_path):
     with sqlite3.connect(path) as con:
         assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         columns = [c[1] for c in con.execute("PRAGMA table_info(releases)")]
-    assert columns == ["id", "dataset", "release", "mechanism", "epsilon", "delta", "part", "time"]
+    assert columns == [
+        "id",
+        "dataset",
+        "release",
+        "mechanism",
+        "epsilon",
+        "delta",
+        "part",
+        "time",
+        "who",
+    ]
     assert "path" not in repr(again) and again.dataset[:12] in repr(again)
 
 
@@ -382,7 +393,7 @@ def test_releases_on_two_datasets_sharing_rows_queue_on_both_rows_without_deadlo
     wait for each other (a deadlock would fail one after a second) and exactly 5 are in."""
     url = postgres_server.new_ledger()
     first = SlowLedger.for_cells({"id": [str(i) for i in range(10)]}, path=url, budget=5.0)
-    second = SlowLedger.for_cells({"id": [str(i) for i in range(5, 15)]}, path=url)
+    second = registered(SlowLedger.for_cells({"id": [str(i) for i in range(5, 15)]}, path=url))
     assert second.linked() == (first.dataset,)
     barrier = threading.Barrier(20)
     ledgers = [SlowLedger.open(url, (first, second)[i % 2].dataset) for i in range(20)]
@@ -447,7 +458,7 @@ def test_two_writers_of_one_release_index_fail_loudly(new_ledger):
         else __import__("psycopg").IntegrityError
     )
     with pytest.raises(integrity), ledger._store.transaction() as tx:
-        tx.insert([(1, "b", 1.0, 0.0, "", "2026-01-01T00:00:00+00:00")])
+        tx.insert([(1, "b", 1.0, 0.0, "", "2026-01-01T00:00:00+00:00", "")])
 
 
 def test_memory_ledger_threads_cannot_overspend():

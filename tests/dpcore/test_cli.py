@@ -63,6 +63,8 @@ def has(module, name):
         ["ledger"],
         ["ledger", "show"],
         ["ledger", "cap"],
+        ["ledger", "list"],
+        ["ledger", "grant"],
         ["sweep"],
         ["app"],
         ["serve"],
@@ -283,7 +285,9 @@ def test_ledger_cap_and_show(tmp_path):
     a name is a label of the same dataset."""
     ledger, data = tmp_path / "ledger.sqlite", DEMO / "paper_trial.csv"
     empty = run("ledger", "show", data, "--ledger", ledger)
-    assert empty.returncode == 0 and "over 0 release(s); cap none" in empty.stdout
+    assert empty.returncode == 0 and f"ledger {ledger}\n" in empty.stdout
+    assert "does not exist yet: it is new and empty" in empty.stdout
+    assert "cap none" not in empty.stdout and not ledger.exists()  # reading made nothing
     assert run("ledger", "cap", data, "2", "--ledger", ledger).returncode == 0
     raised = run("ledger", "cap", data, "3", "--ledger", ledger)
     assert raised.returncode == 1 and len(raised.stderr.strip().splitlines()) == 1
@@ -352,7 +356,7 @@ def test_seed_is_refused_unless_the_rule_is_titled_not_private(tmp_path):
     ledger = tmp_path / "l.sqlite"
     refused = run(*FIT, "--seed", "0", "--ledger", ledger, "--out", tmp_path / "r.json")
     assert refused.returncode == 1 and "--not-private" in refused.stderr
-    assert not (tmp_path / "r.json").exists() and "over 0 release(s)" in _shown(ledger)
+    assert not (tmp_path / "r.json").exists() and "does not exist yet" in _shown(ledger)
     seeded = run(
         *FIT, "--seed", "0", "--not-private", "--ledger", ledger, "--out", tmp_path / "r.json"
     )
@@ -388,6 +392,82 @@ def test_a_fit_whose_out_cannot_be_written_is_not_charged(tmp_path):
     fit = run(*FIT, "--ledger", ledger, "--out", tmp_path / "missing" / "r.json")
     assert fit.returncode == 1 and "--out" in fit.stderr and "Traceback" not in fit.stderr
     assert "over 0 release(s)" in _shown(ledger)
+
+
+@needs_release
+def test_a_fit_whose_out_is_a_directory_is_refused_before_anything_is_charged(tmp_path):
+    ledger = tmp_path / "l.sqlite"
+    (tmp_path / "rules").mkdir()
+    fit = run(*FIT, "--ledger", ledger, "--out", tmp_path / "rules")
+    assert fit.returncode == 1 and "is a directory" in fit.stderr, fit.stderr
+    assert len(fit.stderr.strip().splitlines()) == 1 and "Traceback" not in fit.stderr
+    assert list((tmp_path / "rules").iterdir()) == []
+    assert not ledger.exists() or "over 0 release(s)" in _shown(ledger)
+
+
+def _dictionary_without(tmp_path, covariate):
+    """The demo trial's dictionary with ``covariate`` marked ignore (a release on fewer
+    columns of the same file)."""
+    import json
+
+    d = json.loads((DEMO / "paper_trial.json").read_text())
+    for c in d["columns"]:
+        if c["name"] == covariate:
+            c["role"] = "ignore"
+    out = tmp_path / f"without_{covariate}.json"
+    out.write_text(json.dumps(d))
+    return out
+
+
+@needs_release
+def test_a_cap_set_on_the_file_binds_releases_whatever_dictionary_they_use(tmp_path):
+    """`dpcore ledger cap FILE` (no dictionary) caps the file: a release with the full
+    dictionary and one that leaves a covariate out share that one budget (issue 37)."""
+    ledger, data = tmp_path / "l.sqlite", DEMO / "paper_trial.csv"
+    assert run("ledger", "cap", data, "1.5", "--ledger", ledger).returncode == 0
+    full = run(*FIT, "--ledger", ledger, "--out", tmp_path / "r.json")
+    assert full.returncode == 0, full.stderr
+    fewer = _dictionary_without(tmp_path, "x4")
+    over = ("fit", data, "--dictionary", fewer, "--epsilon", "1", "--ledger", ledger)
+    refused = run(*over, "--out", tmp_path / "r2.json")
+    assert refused.returncode == 1 and "epsilon=1.5 exceeded" in refused.stderr, refused.stderr
+    assert not (tmp_path / "r2.json").exists()
+    within = run(*over[:4], "--epsilon", "0.5", *over[6:], "--out", tmp_path / "r3.json")
+    assert within.returncode == 0, within.stderr
+    shown = run("ledger", "show", data, "--ledger", ledger).stdout
+    assert "total epsilon=1.5 delta=0 over 2 release(s); cap 1.5" in shown
+
+
+@needs_release
+def test_ledger_list_names_every_dataset_with_who_spend_and_cap(tmp_path):
+    ledger = tmp_path / "l.sqlite"
+    new = run("ledger", "list", "--ledger", ledger)
+    assert new.returncode == 0 and "does not exist yet: no dataset" in new.stdout
+    assert not ledger.exists()
+    assert run(*FIT, "--ledger", ledger, "--out", tmp_path / "r.json").returncode == 0
+    other = tmp_path / "other.csv"
+    other.write_text("arm,y\n1,2\n0,3\n")
+    assert run("ledger", "cap", other, "2", "--ledger", ledger, "--name", "pilot").returncode == 0
+    listed = run("ledger", "list", "--ledger", ledger)
+    assert listed.returncode == 0, listed.stderr
+    lines = listed.stdout.strip().splitlines()
+    assert lines[0] == f"ledger {ledger}: 2 dataset(s)"
+    assert "paper_trial.csv  registered by the local user" in lines[1]
+    assert lines[1].endswith("epsilon=1 delta=0 over 1 release(s); cap none")
+    assert "pilot  registered by the local user" in lines[2]
+    assert lines[2].endswith("epsilon=0 delta=0 over 0 release(s); cap 2")
+    # The keeper lets a server user see the pilot, by the key's start as the list shows it.
+    from dpcore.privacy.accounting import PrivacyLedger
+
+    prefix = lines[2].split()[0]
+    with pytest.raises(ValueError, match="that you may see"):
+        PrivacyLedger.open(ledger, PrivacyLedger.list_datasets(ledger)[1].dataset, user="bob")
+    granted = run("ledger", "grant", prefix, "bob", "--ledger", ledger)
+    assert granted.returncode == 0 and "bob may now see dataset" in granted.stdout
+    key = PrivacyLedger.list_datasets(ledger, user="bob")[0].dataset
+    assert key.startswith(prefix) and PrivacyLedger.open(ledger, key, user="bob").budget == 2.0
+    unknown = run("ledger", "grant", "ds3-0000", "bob", "--ledger", ledger)
+    assert unknown.returncode == 1 and "names no dataset" in unknown.stderr
 
 
 @needs_release

@@ -9,6 +9,9 @@ import pytest
 from dpcore.data.csv_safe import neutral, write_csv
 
 HOSTILE = ["=1+2", "+1", "-x", "@SUM(A1)", "\tx", "\rx", " =cmd", "\uff1dcmd", "\u2212x"]
+# Invisible before the prefix (issue 37): a zero-width space, a byte-order mark, a word joiner,
+# a zero-width joiner, a no-break space, and a mix of them with spaces.
+HIDDEN = ["\u200b=1+2", "\ufeff=cmd", "\u2060-1", "\u200d@SUM(A1)", "\xa0=1", " \u200b \ufeff=x"]
 
 
 @pytest.mark.parametrize("cell", HOSTILE)
@@ -16,7 +19,13 @@ def test_every_formula_start_gets_a_quote(cell):
     assert neutral(cell) == "'" + cell
 
 
-@pytest.mark.parametrize("cell", ["plain", "", "a=b", 1.5, -1.5, -3, None, True])
+@pytest.mark.parametrize("cell", HIDDEN)
+def test_invisible_characters_before_a_formula_prefix_do_not_hide_it(cell):
+    assert neutral(cell) == "'" + cell
+    assert neutral(cell, keep_numbers=True) == "'" + cell  # not a number either
+
+
+@pytest.mark.parametrize("cell", ["plain", "", "a=b", 1.5, -1.5, -3, None, True, "\u200bok"])
 def test_other_cells_and_numbers_are_untouched(cell):
     assert neutral(cell) == cell
 
@@ -56,6 +65,27 @@ def test_the_dictionary_csv_is_guarded(tmp_path):
     cells = [c for row in csv.reader(io.StringIO(text)) for c in row]
     assert "=cmd|x" not in cells and "'=cmd|x" in cells
     assert not any(c.startswith(("=", "+", "@")) for c in cells)
+
+
+def test_the_dictionary_csv_quotes_a_bare_carriage_return(tmp_path):
+    """A dictionary cell holding a bare CR stays one cell for a reader that takes CR as a line
+    end (Python's universal newlines, spreadsheets): the page's "Download this dictionary
+    (CSV)" cannot split a row."""
+    import json
+    from pathlib import Path
+
+    from dpcore.data.dictionary_read import read_dictionary
+
+    demo = Path(__file__).resolve().parents[2] / "dpcore_app" / "demo_data" / "paper_trial.json"
+    d = json.loads(demo.read_text())
+    d["columns"][0]["meaning"] = "first line\r=second line"
+    (tmp_path / "d.json").write_text(json.dumps(d))
+    text = read_dictionary(tmp_path / "d.json").to_csv()
+    strict = list(csv.reader(io.StringIO(text, newline="")))
+    universal = list(csv.reader(io.StringIO(text)))  # CR read as a line end outside quotes
+    assert len(universal) == len(strict) and [len(r) for r in universal] == [len(r) for r in strict]
+    assert "first line\r=second line" in [c for row in strict for c in row]
+    assert read_dictionary(text).columns[0].meaning == "first line\r=second line"
 
 
 def test_every_csv_writer_of_the_project_goes_through_the_guard():

@@ -17,6 +17,7 @@ from dpcore.data.csv_io import normalised_cells
 from dpcore.privacy.accounting import BudgetExceededError, PrivacyLedger, default_ledger_path
 from dpcore.privacy.identity import dataset_identity
 from dpcore.privacy.ledger_store import (
+    SCHEMA_VERSION,
     LedgerUnavailableError,
     open_store,
     server_url,
@@ -24,10 +25,16 @@ from dpcore.privacy.ledger_store import (
 )
 
 ROOT = Path(__file__).resolve().parents[2]
-USED = ["arm", "y", "age"]
 TRIAL = "id,arm,y,age\n" + "".join(f"P{i},{i % 2},{1.5 + 0.25 * i},{30 + i}\n" for i in range(30))
 # Neighbours: patient P7's outcome replaced (one row differs).
 NEIGHBOUR = TRIAL.replace("\nP7,1,3.25,37\n", "\nP7,1,9.5,37\n")
+
+
+def registered_file(data, url):
+    """The ledger of ``data``, put in the ledger by its first release."""
+    ledger = PrivacyLedger.for_file(data.encode(), path=url)
+    ledger.record("DP-OWL rule", 0.1)
+    return ledger
 
 
 # --------------------------------------------------------------------------------------------
@@ -99,8 +106,8 @@ def test_a_new_database_gets_the_tables_and_version_of_sqlite(postgres_server, t
     import psycopg
 
     url = postgres_server.new_ledger()
-    PrivacyLedger.for_file(TRIAL.encode(), USED, path=url).record("DP-OWL rule", 1.0)
-    PrivacyLedger.for_file(TRIAL.encode(), USED, path=tmp_path / "l.sqlite").record("rule", 1.0)
+    PrivacyLedger.for_file(TRIAL.encode(), path=url).record("DP-OWL rule", 1.0)
+    PrivacyLedger.for_file(TRIAL.encode(), path=tmp_path / "l.sqlite").record("rule", 1.0)
     with psycopg.connect(url) as con:
         tables = {
             t
@@ -129,10 +136,29 @@ def test_a_new_database_gets_the_tables_and_version_of_sqlite(postgres_server, t
     assert (
         tables
         == sqlite_tables
-        == {"releases", "caps", "settings", "schema_version", "datasets", "row_hashes", "links"}
+        == {
+            "releases",
+            "caps",
+            "settings",
+            "schema_version",
+            "datasets",
+            "row_hashes",
+            "links",
+            "grants",
+        }
     )
-    assert columns == ["id", "dataset", "release", "mechanism", "epsilon", "delta", "part", "time"]
-    assert version == sqlite_version == 2
+    assert columns == [
+        "id",
+        "dataset",
+        "release",
+        "mechanism",
+        "epsilon",
+        "delta",
+        "part",
+        "time",
+        "who",
+    ]
+    assert version == sqlite_version == SCHEMA_VERSION
 
 
 def test_neighbouring_files_get_the_same_keys_and_digests_as_in_sqlite(postgres_server, tmp_path):
@@ -147,16 +173,17 @@ def test_neighbouring_files_get_the_same_keys_and_digests_as_in_sqlite(postgres_
     with psycopg.connect(url) as con:  # the same salt, so that the keys can be compared
         con.execute("UPDATE settings SET value = %s WHERE name = 'salt'", (salt,))
     for data in (TRIAL, NEIGHBOUR):
-        on_file = PrivacyLedger.for_file(data.encode(), USED, path=sqlite_path)
-        on_server = PrivacyLedger.for_file(data.encode(), USED, path=url)
-        expected = dataset_identity(normalised_cells(data.encode(), USED), salt)
+        on_file = PrivacyLedger.for_file(data.encode(), path=sqlite_path)
+        on_server = PrivacyLedger.for_file(data.encode(), path=url)
+        expected = dataset_identity(normalised_cells(data.encode()), salt)
         assert on_file.dataset == on_server.dataset == expected.key
         on_server.record("DP-OWL rule", 0.5)
+        on_file.record("DP-OWL rule", 0.5)
     assert on_server.total() == (1.0, 0.0)  # the neighbour shares 29 rows: charged with both
     import sqlite3
 
     query = (
-        "SELECT dataset, kind, columns, rows FROM datasets ORDER BY dataset",
+        "SELECT dataset, kind, columns, rows, owner FROM datasets ORDER BY dataset",
         "SELECT dataset, hash FROM row_hashes ORDER BY dataset, hash",
         "SELECT dataset, other FROM links ORDER BY dataset, other",
     )
@@ -175,7 +202,7 @@ def test_neighbouring_files_get_the_same_keys_and_digests_as_in_sqlite(postgres_
 
 def test_a_release_in_another_process_counts_against_the_cap_here(postgres_server):
     url = postgres_server.new_ledger()
-    here = PrivacyLedger.for_file(TRIAL.encode(), USED, path=url, budget=1.0)
+    here = PrivacyLedger.for_file(TRIAL.encode(), path=url, budget=1.0)
     there = (
         f"from dpcore.privacy.accounting import PrivacyLedger\n"
         f"ledger = PrivacyLedger.open({url!r}, {here.dataset!r})\n"
@@ -209,8 +236,8 @@ def test_two_files_sharing_rows_registered_at_once_are_linked(postgres_server, m
     register = ledger_pg._PostgresTransaction.register
     together = []
 
-    def register_together(self, *args):  # both rows in before either looks for the other's
-        new = register(self, *args)
+    def register_together(self, *args, **kwargs):  # both in before either looks for the other
+        new = register(self, *args, **kwargs)
         barrier, wait = together[-1]
         try:
             barrier.wait(timeout=wait)
@@ -227,10 +254,7 @@ def test_two_files_sharing_rows_registered_at_once_are_linked(postgres_server, m
         open_store(url, "")  # the tables first: only the registrations race
         together.append((threading.Barrier(2), wait))
         with ThreadPoolExecutor(2) as pool:
-            first, second = pool.map(
-                lambda data: PrivacyLedger.for_file(data.encode(), USED, path=url),
-                (TRIAL, NEIGHBOUR),
-            )
+            first, second = pool.map(registered_file, (TRIAL, NEIGHBOUR), (url, url))
         return first.linked() == (second.dataset,) and second.linked() == (
             first.dataset,
         ), first.linked() + second.linked()

@@ -11,8 +11,8 @@ import sqlite3
 import pytest
 
 from dpcore.privacy import ledger_pg, ledger_store
-from dpcore.privacy.accounting import PrivacyLedger
-from dpcore.privacy.identity import dataset_identity
+from dpcore.privacy.accounting import BudgetExceededError, PrivacyLedger
+from dpcore.privacy.identity import legacy_identity
 from dpcore.privacy.ledger_store import SCHEMA_VERSION, byte_key, pending
 
 SALT = bytes(range(32))
@@ -62,9 +62,9 @@ def test_a_version_2_sqlite_ledger_opens_with_its_datasets_releases_caps_and_lin
     """Today's schema, written as dpcore wrote it: a content-keyed dataset with its row
     digests, a release, a cap, a second dataset linked to it and the keeper's default cap."""
     path = tmp_path / "ledger.sqlite"
-    first = dataset_identity(CELLS, SALT)
+    first = legacy_identity(CELLS, SALT)
     shared = {"arm": CELLS["arm"] + ["1"], "y": CELLS["y"] + ["4"]}
-    second = dataset_identity(shared, SALT)
+    second = legacy_identity(shared, SALT)
     with sqlite3.connect(path) as con:
         con.executescript(SQLITE_VERSION_2)
         con.executemany(
@@ -88,17 +88,26 @@ def test_a_version_2_sqlite_ledger_opens_with_its_datasets_releases_caps_and_lin
             "INSERT INTO links VALUES (?, ?)", [(first.key, second.key), (second.key, first.key)]
         )
     con.close()
+    assert PrivacyLedger.open(path, first.key).total() == (0.5, 0.0)
+    # Today's key of the same cells (ds3) is another key, linked to both ds2 datasets: the
+    # first is these very rows (its ds2 key), the second shares them.
     ledger = PrivacyLedger.for_cells(CELLS, path=path)
-    assert ledger.dataset == first.key  # the salt is the file's
-    assert ledger.total() == (0.5, 0.0) and ledger.budget == 1.0
-    assert ledger.linked() == (second.key,)
-    assert PrivacyLedger.default_cap(path) == 3.0
-    assert ledger.record("private CVaR", 0.5).index == 2
-    assert PrivacyLedger.open(path, second.key).total() == (1.0, 0.0)  # charged to both
+    assert ledger.dataset.startswith("ds3-") and ledger.dataset != first.key
+    assert ledger.linked() == tuple(sorted((first.key, second.key)))
+    assert ledger.total() == (1.0, 0.0)  # both earlier releases reached these patients
+    assert ledger.budget == 3.0 and PrivacyLedger.default_cap(path) == 3.0
+    with pytest.raises(BudgetExceededError):  # the first dataset's cap holds: 0.5 + 0.75 > 1
+        ledger.record("private CVaR", 0.75)
+    assert ledger.record("private CVaR", 0.5).index == 3
+    assert PrivacyLedger.open(path, first.key).total() == (1.0, 0.0)  # charged to both
+    assert PrivacyLedger.open(path, second.key).total() == (1.0, 0.0)
     with sqlite3.connect(path) as con:
         assert con.execute("SELECT version FROM schema_version").fetchall() == [(SCHEMA_VERSION,)]
-        assert con.execute("SELECT count(*) FROM datasets").fetchone() == (2,)
+        assert con.execute("SELECT count(*) FROM datasets").fetchone() == (3,)
         assert con.execute("SELECT count(*) FROM settings WHERE name = 'salt'").fetchone() == (1,)
+        # Version 3: who registered each dataset and who made each release ('' before).
+        assert {o for (o,) in con.execute("SELECT owner FROM datasets")} == {""}
+        assert {w for (w,) in con.execute("SELECT who FROM releases")} == {""}
     con.close()
 
 

@@ -135,13 +135,13 @@ DESIGNS = [("ratio", None), ("ratio", 0.5), ("column", None), ("column", 0.5), (
 @pytest.mark.parametrize("design,epsilon_eval", DESIGNS)
 def test_the_script_runs_for_every_design_and_records_its_release(tmp_path, design, epsilon_eval):
     """A subprocess (about 3 s alone, importing dpcore; longer on a loaded machine): the script's release lands in the ledger the page keys the
-    same way (the used columns' content, in any order), adding to the earlier total."""
+    same way (the file's rows, whatever columns it uses), adding to the earlier total."""
     if epsilon_eval is not None:
         pytest.importorskip("opendp")
-    used = design_files(tmp_path, design)
+    design_files(tmp_path, design)
     ledger_file = tmp_path / "ledger.sqlite"
     # the page's own release on this dataset, keyed as the page keys it
-    page = PrivacyLedger.for_file(tmp_path / "trial.csv", used, path=ledger_file)
+    page = PrivacyLedger.for_file(tmp_path / "trial.csv", path=ledger_file)
     page.record("DP-OWL rule", 0.25)
     propensity = {"ratio": 0.5, "column": "column", "logistic": "logistic"}[design]
     script = release_script(
@@ -154,13 +154,12 @@ def test_the_script_runs_for_every_design_and_records_its_release(tmp_path, desi
         epsilon_eval=epsilon_eval,
         propensity=propensity,
         min_propensity=0.05 if design == "column" else None,
-        columns=sorted(used),
     )
     out = run_here(script, tmp_path, ledger_file)
     rule = load_rule(tmp_path / "rule.json")
     assert rule.settings["private"] and (rule.treated, rule.control) == ("drug", "placebo")
     assert rule.settings["n"] == (240 if epsilon_eval is None else 192)
-    again = PrivacyLedger.for_file(tmp_path / "trial.csv", used, path=ledger_file)
+    again = PrivacyLedger.for_file(tmp_path / "trial.csv", path=ledger_file)
     assert again.dataset == page.dataset
     entries = again.entries
     assert len(entries) == 2 and entries[0].mechanism == "DP-OWL rule"
@@ -173,7 +172,7 @@ def test_the_script_runs_for_every_design_and_records_its_release(tmp_path, desi
 
 
 def test_a_not_private_release_s_script_leaves_the_dataset_no_guarantee(tmp_path):
-    used = design_files(tmp_path, "ratio")
+    design_files(tmp_path, "ratio")
     ledger_file = tmp_path / "ledger.sqlite"
     script = release_script(
         csv_name="trial.csv",
@@ -182,13 +181,12 @@ def test_a_not_private_release_s_script_leaves_the_dataset_no_guarantee(tmp_path
         gamma=50.0,
         weight_bound=20.0,
         propensity=0.5,
-        columns=used,
         not_private=["bounds or levels read from the data"],
     )
     assert "WITHOUT A GUARANTEE" in script.splitlines()[1]
     run_here(script, tmp_path, ledger_file)
     assert not load_rule(tmp_path / "rule.json").settings["private"]
-    ledger = PrivacyLedger.for_file(tmp_path / "trial.csv", used, path=ledger_file)
+    ledger = PrivacyLedger.for_file(tmp_path / "trial.csv", path=ledger_file)
     assert len(ledger.entries) == 1 and ledger.total()[0] == float("inf")
 
 

@@ -2,10 +2,16 @@
 
 The ledger is one SQLite file or PostgreSQL database (``$DPCORE_LEDGER``, else a per-user
 data path; see :func:`dpcore.privacy.accounting.default_ledger_path`) shared by every session
-and kept across restarts. Each dataset has its own total, keyed by a salted digest of its used columns'
-values (:meth:`dpcore.PrivacyLedger.for_file`); ``st.session_state`` holds only that key, never the data. The sidebar shows
-the dataset in use on the Your-data page: its cumulative ε (and δ) over every session, its
+and kept across restarts. Each dataset has its own total, keyed by a salted digest of the
+file's rows (:meth:`dpcore.PrivacyLedger.for_file`); ``st.session_state`` holds that key and
+the keyed ledger (the rows' salted digests), never the data. Keying a file on upload stores
+nothing: the dataset enters the ledger with its first release or cap. The sidebar shows the
+dataset in use on the Your-data page: its cumulative ε (and δ) over every session, its
 releases, and its cap, which the sidebar may set or lower but never raise or remove.
+
+Who: :func:`ledger_user` is the user the ledger answers for (None, the local single user, who
+sees every dataset; on a department server the signed-in user, who sees only the datasets
+they registered or were granted).
 
 The demo files shipped with the app are practice data that every session shares: their totals
 add up like any file's, but no cap can be set on them from the app (a cap cannot be undone
@@ -25,6 +31,7 @@ from dpcore.privacy.accounting import BudgetExceededError, PrivacyLedger
 
 IN_USE = "ledger_dataset"  # the key of the dataset in use (a salted digest), never the data
 _MEMO = "ledger_key_memo"  # (file digest, name, ledger path, key): the file is hashed once
+_KEYED = "ledger_keyed"  # the file's PrivacyLedger (row digests in memory until it registers)
 CAP = "ledger_cap"
 _CAP_MESSAGE = "ledger_cap_message"
 RAISE_WHERE = (
@@ -49,59 +56,68 @@ def ledger_path():
     return accounting.default_ledger_path()
 
 
+def ledger_user():
+    """The user the ledger answers for: None, the local single user (who sees every dataset).
+
+    On a department server this is the signed-in user (the server's authentication sets it);
+    the ledger then shows, links and enforces only the datasets that user registered or was
+    granted (privacy rule 12).
+    """
+    return None
+
+
 def dataset_ledger(key):
-    """The durable ledger of the dataset with this key."""
-    return PrivacyLedger.open(ledger_path(), key)
+    """The durable ledger of the dataset with this key, for :func:`ledger_user`: the file
+    keyed in this session (in the ledger or not yet), else a dataset already in the ledger."""
+    keyed = st.session_state.get(_KEYED)
+    if keyed is not None and keyed.dataset == key and str(keyed.path) == str(ledger_path()):
+        return keyed
+    return PrivacyLedger.open(ledger_path(), key, user=ledger_user())
 
 
-#: Ledger keys of the shipped demo files, as every session of this process has keyed them
-#: (one per choice of columns); a re-saved demo with the same columns has the same key.
+#: Ledger keys of the shipped demo files, as every session of this process has keyed them.
 _DEMO_KEYS: set = set()
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def _dictionary_demo_keys(path):
-    """The demo files' keys for the columns their dictionaries name (what the page's
-    "Fill in from the data dictionary" uses), known before any session keys them."""
+def _shipped_demo_keys(path, user):
+    """The demo files' keys, known before any session keys them."""
     from dpcore_app.ui.common.demos import DEMOS, demo_source
 
-    keys = set()
-    for name in DEMOS:
-        source = demo_source(name)
-        d = source.dictionary
-        columns = [
-            d["treatment"],
-            d["outcome"],
-            *(c["name"] for c in d["columns"] if c.get("role") == "covariate"),
-        ]
-        keys.add(PrivacyLedger.for_file(source.data, columns, path=path).dataset)
-    return frozenset(keys)
+    return frozenset(
+        PrivacyLedger.for_file(demo_source(name).data, path=path, user=user).dataset
+        for name in DEMOS
+    )
 
 
 def is_demo(key):
     """Whether the dataset with this key is, or shares rows with, a demo file shipped with the
     app (public practice data)."""
-    demos = _DEMO_KEYS | _dictionary_demo_keys(str(ledger_path()))
+    demos = _DEMO_KEYS | _shipped_demo_keys(str(ledger_path()), ledger_user())
     return bool(demos & ({key} | set(dataset_ledger(key).linked())))
 
 
-def dataset_key(source, name="", columns=None):
+def dataset_key(source, name=""):
     """The ledger key of ``source`` (a Source with ``.data`` and ``.digest``), now the one in use.
 
-    The key is the content of the ``columns`` the release uses
-    (:meth:`dpcore.PrivacyLedger.for_file`): the same trial re-saved is the same dataset, and
-    a file sharing rows with an earlier one is charged to both. It is computed once per file,
-    columns and session; when the dataset in use changes, the app reruns so that the sidebar,
-    drawn before the page, shows the new one.
+    The key is the file's rows over all its columns (:meth:`dpcore.PrivacyLedger.for_file`),
+    whatever columns the release uses: the same trial re-saved, with renamed columns or
+    re-cased labels, is the same dataset, and a file sharing rows with an earlier one the user
+    may see is charged to both. ``name`` (the uploaded file's name) is stored with the dataset
+    when it enters the ledger. It is computed once per file and session, and stores nothing;
+    when the dataset in use changes, the app reruns so that the sidebar, drawn before the
+    page, shows the new one.
     """
     path = str(ledger_path())
-    columns = None if columns is None else tuple(columns)
     memo = st.session_state.get(_MEMO)
-    if memo is not None and memo[:4] == (source.digest, name, path, columns):
-        key = memo[4]
+    keyed = st.session_state.get(_KEYED)
+    if memo is not None and memo[:3] == (source.digest, name, path) and keyed is not None:
+        key = memo[3]
     else:
-        key = PrivacyLedger.for_file(source.data, columns, path=path, name=name).dataset
-        st.session_state[_MEMO] = (source.digest, name, path, columns, key)
+        keyed = PrivacyLedger.for_file(source.data, path=path, name=name, user=ledger_user())
+        key = keyed.dataset
+        st.session_state[_KEYED] = keyed
+        st.session_state[_MEMO] = (source.digest, name, path, key)
     if getattr(source, "demo", False):
         _DEMO_KEYS.add(key)
     if st.session_state.get(IN_USE) != key:
@@ -194,8 +210,13 @@ def release_number(receipt):
 
 
 def entries_table(ledger):
-    """The releases as a table (index, ε, time in UTC, mechanism, δ, parts), oldest first:
-    what the sidebar's width shows first is what was spent and when."""
+    """The releases as a table (index, ε, time in UTC, mechanism, δ, parts, and who released
+    each on a server), oldest first: what the sidebar's width shows first is what was spent
+    and when."""
+    entries = ledger.entries
+    columns = ["no.", "ε", "time (UTC)", "mechanism", "δ", "parts"]
+    if any(e.who for e in entries):  # a department server: every entry says who released it
+        columns.append("by")
     rows = [
         {
             "no.": e.index,
@@ -204,10 +225,11 @@ def entries_table(ledger):
             "mechanism": e.mechanism,
             "δ": e.delta,
             "parts": ", ".join(f"{name} ε = {eps:g}" for name, eps in e.parts),
+            "by": e.who,
         }
-        for e in ledger.entries
+        for e in entries
     ]
-    return pd.DataFrame(rows, columns=["no.", "ε", "time (UTC)", "mechanism", "δ", "parts"])
+    return pd.DataFrame(rows, columns=columns)
 
 
 def _summary(ledger):
@@ -301,9 +323,14 @@ def sidebar():
         return
     st.markdown(_summary(ledger))
     st.caption(
-        f"Dataset {key[:10]} (a salted digest of the used columns' values: the same "
-        "trial re-saved is the same dataset). Kept in the durable ledger: every session, "
-        "reload and restart adds to the same total."
+        f"Dataset {key[:10]} (a salted digest of the file's rows: the same trial re-saved, "
+        "with renamed columns or re-cased labels, is the same dataset). Kept in the durable "
+        "ledger: every session, reload and restart adds to the same total."
+        + (
+            ""
+            if ledger.registered
+            else " Nothing about this file is stored until its first release or cap."
+        )
     )
     if ledger.entries:
         with st.expander("Releases"):
@@ -313,6 +340,6 @@ def sidebar():
                 "release made of disjoint parts (each patient in one part) counts its "
                 "largest part's ε. A release on a file that shares rows with this one "
                 "is counted here too; the ledger cannot see patients whose rows differ "
-                "in a used column."
+                "in a cell."
             )
     _cap_panel(ledger, ledger.total()[0], demo=is_demo(key))

@@ -206,14 +206,13 @@ def script_text(
     fit_share=0.8,
     split_seed=0,
     *,
-    columns=None,
     p_min=None,
 ):
     """The "Python script" download for a release made with ``settings`` (the page's dict).
 
-    ``columns`` are the file's columns the release used (``Released.columns``): the script
-    keys its ledger entry by them, as the page keyed the dataset, so running it adds to the
-    page's total. ``p_min`` is the public smallest propensity of a per-row column design.
+    The script keys its ledger entry by the file's rows, as the page keyed the dataset, so
+    running it adds to the page's total. ``p_min`` is the public smallest propensity of a
+    per-row column design.
     """
     propensity = settings.get("propensity")
     C = "worst-case" if propensity == "logistic" else 0.0
@@ -229,7 +228,6 @@ def script_text(
         split_seed=split_seed,
         propensity=propensity,
         min_propensity=p_min if propensity == "column" else None,
-        columns=columns,
         not_private=() if settings.get("private", True) else (VOID["bounds"],),
     )
 
@@ -243,7 +241,6 @@ def script_for(released, csv_name="trial.csv", dictionary_name="trial_dictionary
         dictionary_name,
         released.settings,
         *(evaluation if evaluation else (None,)),
-        columns=released.columns,
         p_min=released.mapping.get("p_min"),
     )
 

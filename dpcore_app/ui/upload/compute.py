@@ -20,6 +20,7 @@ from dpcore.owl.owl import default_weight_bound
 from dpcore.owl.paper import PAPER_W, paper_gamma
 from dpcore.owl.simulate import PROXY_VARIANTS
 from dpcore.owl.tuning import tune_gamma
+from dpcore.privacy.identity import row_keys
 from dpcore_app.ui.common.demos import DEMOS, Source, _demo_bytes, _digest
 from dpcore_app.ui.common.limits import SIMULATIONS
 from dpcore_app.ui.upload.release import (  # noqa: F401 - the page's compute API
@@ -241,13 +242,13 @@ def d0_gamma(digest, _proxy, n, eps, W, propensity, lower, upper, outcome_bounds
 
 @st.cache_data(scope="session", max_entries=4, show_spinner="Comparing D0 with the trial…")
 def row_hashes(digest, _data, columns):
-    """One 64-bit hash per row of the used columns (cells cleaned as read_trial reads them)."""
+    """One 64-bit hash per row of the used columns, each cell read as the ledger reads it
+    (re-cased labels, yes/no for 1/0 and 1.0 for 1 are the same patient)."""
     table = read_table(_data)
     missing = [c for c in columns if c not in table]
     if missing:
         raise TrialDataError(f"D0 has no column named {missing[0]!r}; it needs the trial's columns")
-    frame = pd.DataFrame({c: _clean(table[c]).astype(str) for c in columns})
-    return pd.util.hash_pandas_object(frame, index=False).to_numpy()
+    return row_keys({c: _clean(table[c]) for c in columns})
 
 
 def check_d0(trial_source, d0_source, columns):

@@ -78,12 +78,7 @@ def k_arm_steps(source, verdict, flow):
             icon=":material/rule:",
         )
     trial = compute.load_arms_trial(source.digest, source.data, json.dumps(d, sort_keys=True))
-    columns = (
-        trial.treatment,
-        trial.outcome,
-        *dict.fromkeys(c.split("=", 1)[0] if "=" in c else c for c in trial.covariates),
-    )
-    key = ledger.dataset_key(source, columns=columns)
+    key = ledger.dataset_key(source, name=source.name)
     flow.has(1, f"{source.name}; " + _spend(key))
     flow.has(
         2,
