@@ -321,7 +321,14 @@ class Dictionary:
 
     @property
     def outcome_bounds(self):
-        return self.column(self.outcome).bounds if self.outcome else None
+        """The outcome's public bounds: (0, 1) for a binary outcome."""
+        return self.column(self.outcome).public_bounds if self.outcome else None
+
+    @property
+    def outcome_levels(self):
+        """A binary outcome's two labels (read as 0, then 1), or None."""
+        c = self.column(self.outcome) if self.outcome else None
+        return tuple(c.levels) if c is not None and c.type == "binary" and c.levels else None
 
     @property
     def covariates(self):
@@ -373,6 +380,7 @@ class Dictionary:
             "treated": self.treated,
             "arms": tuple(levels) if levels else None,
             "binary": [c.name for c in self.columns if c.type == "binary"] or None,
+            "outcome_levels": self.outcome_levels,
         }
 
     def table(self):

@@ -255,11 +255,12 @@ def _data_problems(d, data, encoding, notes):
             continue
         cells = table.cells[c.name]
         missing = sum(v is None for v in cells)
-        if c.levels and c.role in ("treatment", "covariate"):
+        labelled = c.role == "outcome" and c.type == "binary" and c.levels
+        if c.levels and (c.role in ("treatment", "covariate") or labelled):
             keys = {label_key(v) for v in c.levels}
             outside = sum(v is not None and label_key(v) not in keys for v in cells)
             if outside:
-                what = "missing (weight 0)" if c.role == "treatment" else "the baseline level"
+                what = "the baseline level" if c.role == "covariate" else "missing (weight 0)"
                 notes.append(
                     f"{_q(c.name)}: {outside} cell(s) match none of the levels; they read as {what}"
                 )

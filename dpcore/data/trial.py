@@ -286,6 +286,7 @@ def read_trial(
     encoding: str = "utf-8",
     delimiter: str | None = None,
     missing_values: Sequence[str] | None = None,
+    outcome_levels: Sequence[Any] | None = None,
 ) -> Trial:
     """Read a two-arm randomized trial from a CSV file, cell by cell.
 
@@ -349,6 +350,12 @@ def read_trial(
     binary : list of str, optional
         Covariates that are 0/1 and whose yes/no, true/false, y/n cells read as 1/0
         (default: the dictionary's binary columns).
+    outcome_levels : two labels, optional
+        A binary outcome written as labels (``("0_no", "1_yes")``): the first reads as 0, the
+        second as 1, each cell compared by :func:`dpcore.data.columns.label_key`; a cell that
+        matches neither is missing. Default: the dictionary's levels of a ``binary`` outcome.
+        Which value is better is ``larger_is_better``'s to say (False when 1 is the event to
+        avoid).
     encoding : str
         The file's one encoding, default UTF-8 (a byte-order mark overrides it). A file not
         valid in it is refused, naming the line and byte; declare ``"cp1252"`` for a file
@@ -418,6 +425,8 @@ def read_trial(
         missing_values = kw["missing_values"]
         other_arms, design_p = tuple(kw["other_arms"]), kw["design_propensity"]
         larger_is_better = kw["larger_is_better"]
+        if outcome_levels is None:
+            outcome_levels = kw["outcome_levels"]
     else:
         other_arms, design_p, larger_is_better = (), None, None
     trial = _read(
@@ -437,6 +446,7 @@ def read_trial(
         missing_values,
         other_arms=other_arms,
         design_propensity=design_p,
+        outcome_levels=outcome_levels,
     )
     return trial if larger_is_better is None else replace(trial, larger_is_better=larger_is_better)
 
@@ -460,6 +470,7 @@ def _read(
     other_arms=(),
     design_propensity=None,
     all_arms=None,
+    outcome_levels=None,
 ):
     """The reader of :func:`read_trial` and :func:`read_arms_trial` (``all_arms``: every
     arm's public label, A then holds each row's arm index)."""
@@ -487,7 +498,10 @@ def _read(
         numeric = {
             c: c in binary
             for c in [outcome, *covariates, propensity]
-            if c is not None and c not in categorical and c != treatment
+            if c is not None
+            and c not in categorical
+            and c != treatment
+            and not (c == outcome and outcome_levels is not None)
         }
     table = read_cells(
         source,
@@ -497,7 +511,8 @@ def _read(
         columns=wanted,
         numeric=numeric,
     )
-    for c in table.numbers:  # a column of text named as a number: the wrong column
+    for c in set(table.numbers) - ({outcome} if outcome_levels is not None else set()):
+        # a column of text named as a number: the wrong column
         _check_some_number(
             table,
             c,
@@ -518,7 +533,10 @@ def _read(
         )
     }
     dec = table.decimal
-    B = _numeric(col[outcome], outcome, "outcome", dec)
+    if outcome_levels is None:
+        B = _numeric(col[outcome], outcome, "outcome", dec)
+    else:
+        B = _binary_labels(col[outcome], outcome, outcome_levels)
     p = None if propensity is None else _numeric(col[propensity], propensity, "propensity", dec)
     present = np.isfinite(B) & (True if p is None else np.isfinite(p))
     # cells first, each on its own; levels read off the data (no public list) use the rows
@@ -707,6 +725,28 @@ def read_arms_trial(
         propensity_column=None,
         larger_is_better=d.larger_is_better,
     )
+
+
+def _binary_labels(s, name, levels):
+    """A binary outcome written as two public labels: the first reads 0, the second 1, each
+    cell on its own (:func:`dpcore.data.columns.label_key`); any other cell is missing."""
+    if isinstance(levels, (str, bytes)) or len(levels) != 2:
+        raise TypeError(f"outcome_levels must be the outcome's two labels, got {levels!r:.80}")
+    zero, one = (label_key(v) for v in levels)
+    if zero == one:
+        raise TrialDataError(
+            f"the binary outcome {_q(name)}'s two levels {list(levels)!r} are one label"
+        )
+    keys = _keys(s)
+    B = np.where(keys == zero, 0.0, np.where(keys == one, 1.0, np.nan))
+    present = s.notna().to_numpy()
+    if present.any() and np.isnan(B[present]).all():
+        raise TrialDataError(
+            f"the binary outcome {_q(name)} holds neither of its levels {list(levels)!r} in any "
+            f"row (the first holds {_q(s[present].iloc[0])}): give the labels as the file "
+            "writes them, the one read as 0 first"
+        )
+    return B
 
 
 def _check_some_number(table, name, role):
