@@ -319,3 +319,19 @@ def test_the_release_headline_is_green_only_when_the_evaluation_shows_the_rule_b
         )[0]
         == "warning"
     )
+
+
+def test_the_downloaded_dictionary_keeps_the_covariates_order():
+    """A categorical covariate chosen after a numeric one stays after it: a release from the
+    downloaded dictionary (and its rerun script) fits the same column order as the page's."""
+    d = read_dictionary(DEMO / "hospital_trial.json")
+    trial = read_trial(
+        DEMO / "hospital_trial.csv",
+        **{**d.read_trial_kwargs(), "covariates": ["age", "frailty", "site"]},
+    )
+    got = analyst.dictionary_from_settings(
+        trial, d.bounds, d.outcome_bounds, d.larger_is_better, d.propensity, base=d
+    )
+    assert got.covariates == ["age", "frailty", "site"]
+    again = read_trial(DEMO / "hospital_trial.csv", **got.read_trial_kwargs())
+    assert again.covariates == trial.covariates

@@ -129,24 +129,26 @@ def dictionary_from_settings(
     units = units or {}
     kept = {c.name: c for c in (base.columns if base is not None else ())}
     cols = []
-    for name, levels in ((c, lv) for c, lv in trial.categories.items()):
+    # The covariates in the rule's order (a categorical one where its first indicator is), so
+    # that a release from the downloaded dictionary fits the same column order.
+    dummies = {f"{c}={lev}": c for c, levels in trial.categories.items() for lev in levels[1:]}
+    order = list(dict.fromkeys(dummies.get(c, c) for c in trial.covariates))
+    order += [c for c in trial.categories if c not in order]  # a single-level categorical
+    for name in order:
         old = kept.get(name)
-        cols.append(
-            Column(
-                name,
-                "covariate",
-                "categorical",
-                units.get(name, old.unit if old else ""),
-                None,
-                tuple(levels),
-                old.meaning if old else "",
+        if name in trial.categories:
+            cols.append(
+                Column(
+                    name,
+                    "covariate",
+                    "categorical",
+                    units.get(name, old.unit if old else ""),
+                    None,
+                    tuple(trial.categories[name]),
+                    old.meaning if old else "",
+                )
             )
-        )
-    dummies = {f"{c}={lev}" for c, levels in trial.categories.items() for lev in levels[1:]}
-    for name in trial.covariates:
-        if name in dummies:
             continue
-        old = kept.get(name)
         kind = old.type if old is not None and old.type == "binary" else "numeric"
         cols.append(
             Column(
