@@ -24,6 +24,11 @@ from .dictionary import Dictionary, DictionaryError, Problem
 __all__ = ["check_dictionary", "release_problems", "schema", "schema_problems"]
 
 
+#: Above this share of a column's cells outside its public levels, ``check --data`` reports a
+#: problem (the levels are misspelled), not a note (a few stray cells).
+LEVEL_TYPO_SHARE = 0.05
+
+
 def schema() -> dict:
     """The JSON Schema of the dictionary's JSON form (shipped as ``dictionary.schema.json``)."""
     text = resources.files("dpcore.data").joinpath("dictionary.schema.json").read_text("utf-8")
@@ -259,7 +264,24 @@ def _data_problems(d, data, encoding, notes):
         if c.levels and (c.role in ("treatment", "covariate") or labelled):
             keys = {label_key(v) for v in c.levels}
             outside = sum(v is not None and label_key(v) not in keys for v in cells)
-            if outside:
+            present = sum(v is not None for v in cells)
+            if present and outside > LEVEL_TYPO_SHARE * present:
+                # Not a stray cell: the levels are spelled otherwise than the file writes them
+                # (a release would read every such cell as the baseline or as missing).
+                seen = sorted(
+                    {str(v).strip() for v in cells if v is not None and label_key(v) not in keys}
+                )
+                out.append(
+                    Problem(
+                        f"column {_q(c.name)}",
+                        "levels",
+                        f"{outside} of {present} cells match none of the levels "
+                        f"{_name_list(list(c.levels), 8)}",
+                        "spell the levels as the file writes them (it also has "
+                        f"{_name_list(seen, 6)}), or list the missing ones",
+                    )
+                )
+            elif outside:
                 what = "the baseline level" if c.role == "covariate" else "missing (weight 0)"
                 notes.append(
                     f"{_q(c.name)}: {outside} cell(s) match none of the levels; they read as {what}"

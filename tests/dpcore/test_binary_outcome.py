@@ -1,7 +1,7 @@
 """A binary outcome written as labels (``0_no``/``1_yes``), declared ``type: binary`` with its two
 levels in the dictionary, as binary covariates are: read as 0/1 by the library and ``dpcore
 fit``, its direction from ``larger_is_better`` (the event is bad), and a neighbouring file gives
-the same published fields."""
+the same published fields. A dictionary whose levels the file never writes fails its check."""
 
 import io
 import json
@@ -104,3 +104,16 @@ def test_dictionary_check_reads_the_labelled_outcome_as_the_reader_does(tmp_path
     (tmp_path / "t.csv").write_text(trial_csv() + "50,placebo,unknown\n")
     noted = run("dictionary", "check", tmp_path / "d.json", "--data", tmp_path / "t.csv")
     assert "1 cell(s) match none of the levels; they read as missing" in noted.stdout + noted.stderr
+
+
+def test_a_misspelled_level_is_a_problem_of_dictionary_check_not_a_note(tmp_path):
+    """Levels the file never writes ("placebos" for "placebo") would read every such row as
+    missing (or a covariate's as the baseline): the check fails and names the file's spelling."""
+    typo = dict(DICTIONARY, columns=[dict(c) for c in DICTIONARY["columns"]])
+    typo["columns"][1]["levels"] = ["indomethacin", "placebos"]
+    (tmp_path / "d.json").write_text(json.dumps(typo))
+    (tmp_path / "t.csv").write_text(trial_csv())
+    checked = run("dictionary", "check", tmp_path / "d.json", "--data", tmp_path / "t.csv")
+    said = checked.stdout + checked.stderr
+    assert checked.returncode != 0 and "100 of 200 cells match none of the levels" in said, said
+    assert "'placebo'" in said
