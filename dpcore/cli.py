@@ -19,6 +19,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from ._extras import install_hint
+
 EXIT_INPUT, EXIT_MISSING = 1, 3
 
 
@@ -681,7 +683,7 @@ def cmd_app(args: argparse.Namespace) -> int:
     import importlib.util
 
     if importlib.util.find_spec("streamlit") is None:
-        raise CliError("the dashboard needs the app extra: pip install 'dpcore[app]'", EXIT_MISSING)
+        raise CliError("the dashboard needs the app extra: " + install_hint("app"), EXIT_MISSING)
     from ._serve import run_app
 
     app, flags = _app_files()
@@ -697,12 +699,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     if importlib.util.find_spec("streamlit") is None:
         raise CliError(
-            "serving the dashboard needs the app extra: pip install 'dpcore[app]'", EXIT_MISSING
+            "serving the dashboard needs the app extra: " + install_hint("app"), EXIT_MISSING
         )
     if args.dask_workers and importlib.util.find_spec("distributed") is None:
-        raise CliError(
-            "--dask-workers needs the dask extra: pip install 'dpcore[dask]'", EXIT_MISSING
-        )
+        raise CliError("--dask-workers needs the dask extra: " + install_hint("dask"), EXIT_MISSING)
     if args.replicas < 1 or args.dask_workers < 0:
         raise CliError(
             f"--replicas must be at least 1 and --dask-workers at least 0, got "
@@ -739,7 +739,7 @@ def cmd_warm(args: argparse.Namespace) -> int:
 
     if importlib.util.find_spec("streamlit") is None:
         raise CliError(
-            "warming the dashboard's views needs the app extra: pip install 'dpcore[app]'",
+            "warming the dashboard's views needs the app extra: " + install_hint("app"),
             EXIT_MISSING,
         )
     app, _ = _app_files()

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import stdtrit
 
+from ._extras import install_hint
 from ._typing import ArrayLike
 from .owl.owl import arm_propensity, ipw_value
 from .owl.paper import paper_outcome_shift
@@ -87,7 +88,7 @@ def cluster_client(address):
         from distributed import Client
     except ImportError as err:
         raise ImportError(
-            "a scheduler address needs dask.distributed: pip install 'dpcore[dask]'"
+            "a scheduler address needs dask.distributed: " + install_hint("dask")
         ) from err
     return Client(address, timeout="10s")
 

@@ -270,7 +270,7 @@ def _user(name):
 def postgres_server():
     """This test process's PostgreSQL server (started on first use, stopped at the end)."""
     if importlib.util.find_spec("psycopg") is None:
-        _unavailable("psycopg is not installed: pip install 'dpcore[server]'")
+        _unavailable("psycopg is not installed: python -m pip install -e '.[server]'")
     binaries = _pg_binaries()
     if binaries is None:
         _unavailable(

@@ -136,7 +136,8 @@ def release_script(
         spend,
         f"# It redoes {what}",
         f"# with the public settings of the original release (dpcore {version or __version__}).",
-        f"# Needs: pip install dpcore opendp, and {csv_name!r} and {dictionary_name!r} here.",
+        "# Needs dpcore with OpenDP (python -m pip install -e '.[app]' in a checkout of dpcore),",
+        f"# and {csv_name!r} and {dictionary_name!r} here.",
         "",
         "import dpcore",
         *(

@@ -7,7 +7,7 @@ same tables, the same rows and the same keyed digests as the SQLite file
 kept out of the URL (``~/.pgpass`` or ``$PGPASSFILE``, which libpq reads); messages and reprs
 show a URL's password as ``***``.
 
-The driver is psycopg 3 (``pip install 'dpcore[server]'``), imported only when a PostgreSQL
+The driver is psycopg 3 (the ``server`` extra), imported only when a PostgreSQL
 ledger is opened, so an SQLite ledger never needs it.
 
 Locking. The cap check and the record are one transaction that holds a row lock on every
@@ -49,6 +49,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from .._extras import install_hint
 from .ledger_store import (
     _READY,
     _READY_LOCK,
@@ -136,7 +137,7 @@ def _driver() -> Any:
         import psycopg
     except ImportError as err:
         raise ImportError(
-            "a PostgreSQL ledger (postgresql://...) needs psycopg 3: pip install 'dpcore[server]'"
+            "a PostgreSQL ledger (postgresql://...) needs psycopg 3: " + install_hint("server")
         ) from err
     return psycopg
 

@@ -223,7 +223,7 @@ def opendp_laplace_noise(epsilon, sensitivity, size=()):
     Raises
     ------
     ImportError
-        When OpenDP is not installed (``pip install opendp``, or ``dpcore[app]``).
+        When OpenDP is not installed (``pip install opendp``, or dpcore's ``app`` extra).
     """
     epsilon = check_epsilon(epsilon)
     sensitivity = check_real(sensitivity, "sensitivity", low=0.0, low_open=False)
