@@ -140,7 +140,6 @@ def test_an_uploaded_file_with_a_dictionary_is_not_a_demo_and_can_be_capped(open
     at = open_page(PAGE)
     upload_csv(at)
     upload_dictionary(at)
-    assert not ledger.is_demo(at.session_state[ledger.IN_USE])
     assert any(n.key == ledger.CAP for n in at.sidebar.number_input)
     assert "Practice data shipped with the app" not in words(at.sidebar.caption)
 
