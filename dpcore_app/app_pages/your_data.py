@@ -111,6 +111,7 @@ def ready(source, verdict, flow):
         if m is None:
             verdict.info(explain.upload_verdict("roles"), icon=":material/view_column:")
             return None
+        upload_form.fill_once_from_dictionary(source, m)
         larger, propensity, p_min, column = design_panel(source, preview.columns, m)
         # Keyed by the file's rows (nothing stored until a release): the sidebar and the
         # first step show the spend on this trial at once, before the table is filled.

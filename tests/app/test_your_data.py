@@ -373,10 +373,10 @@ def test_parameter_choices(page, settings, expect):
 def test_incomplete_or_reversed_bounds_block_the_release(page):
     at = page
     at.radio(key="file").set_value("paper_trial").run()
+    edit_row(at, DATA, "x1", upper=None)  # the dictionary's bound taken out of the table
     assert "Enter the public bounds" in words(at.info)
     assert all(b.key != "release" for b in at.button)
-    at.button(key="fill_dictionary").click().run()
-    edit_row(at, DATA, "x1", lower=2.0)
+    edit_row(at, DATA, "x1", lower=2.0, upper=1.0)
     assert "upper bound must be above" in words(at.info)
     assert all(b.key != "release" for b in at.button)
 
@@ -926,8 +926,7 @@ def test_the_page_is_the_analysts_steps_with_the_spend_from_the_first(page):
     assert all("· needs " in h for h in heads())
     at.radio(key="file").set_value("paper_trial").run()
     assert "spent on this file so far: ε = 0 over every session" in heads()[0]
-    assert "needs " in heads()[1]  # the table is still empty
-    at.button(key="fill_dictionary").click().run()
+    # the demo's dictionary fills the roles, the design and the table as the file arrives
     assert [":green[done]" in h for h in heads()] == [True, True, True, False, False]
     release(at)
     assert "spent on this file so far: ε = 1 over every session" in heads()[0]

@@ -178,3 +178,17 @@ def test_bounds_that_hold_the_data_ask_for_no_confirmation(open_page):
     at.button(key="fill_dictionary").click().run()
     assert not any((c.key or "").startswith("units_confirmed_") for c in at.checkbox)
     assert not at.button(key="release").disabled
+
+
+def test_the_dictionarys_direction_randomization_and_bounds_arrive_with_it(open_page):
+    """No click needed: a 2:1 design whose treated arm sorts second is 2:1 on the treated arm
+    as soon as the dictionary is there (a release cannot use a 1:1 it contradicts)."""
+    at = open_page(PAGE)
+    upload_csv(at)
+    widget(at.selectbox, "outcome_").set_value("weight_g").run()  # the analyst's choice
+    assert at.selectbox(key="design").value == "1:1"  # the page's default
+    upload_dictionary(at)
+    assert at.selectbox(key="design").value == "2:1"
+    assert at.button_group(key="better").value == "larger"
+    assert widget(at.radio, "treated_").value == "verum"
+    assert "A rule can be released" in words(at.info)

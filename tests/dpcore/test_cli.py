@@ -683,7 +683,7 @@ def test_a_ledger_server_out_of_reach_or_without_its_driver_is_one_line(tmp_path
     assert len(down.stderr.strip().splitlines()) == 1 and "s3cret" not in down.stderr
     monkeypatch.setitem(sys.modules, "psycopg", None)
     missing = run("ledger", "default-cap", "2", "--ledger", url)
-    assert missing.returncode == 3 and '.[server]' in missing.stderr
+    assert missing.returncode == 3 and ".[server]" in missing.stderr
     assert "not on a package index" in missing.stderr
     assert len(missing.stderr.strip().splitlines()) == 1
     other = run("ledger", "show", DEMO / "paper_trial.csv", "--ledger", "mysql://db/ledger")

@@ -329,6 +329,20 @@ def fill_from_dictionary(source, names):
     _refresh(source, {**_rows(source), **meta.from_dictionary(d, names)})
 
 
+def fill_once_from_dictionary(source, m):
+    """When a dictionary arrives (each dictionary once per file), everything it says is filled
+    in at once, as the "fill in" button does: the outcome's direction, the randomization and
+    the table's bounds, levels and units, so no release can use a design (a 1:1 ratio, say)
+    that the dictionary contradicts. Called before the design controls are drawn."""
+    if source.dictionary is None:
+        return
+    flag = role_key(source, "dictionary_filled")
+    if st.session_state.get(flag):
+        return
+    st.session_state[flag] = True
+    fill_from_dictionary(source, [*m["covariates"], m["outcome"]])
+
+
 def fill_from_data(source, numeric, categorical, outcome):
     """Button callback: the data's own ranges and levels (voids the guarantee; the page says so)."""
     ranges, levels = compute.data_metadata(
