@@ -23,7 +23,7 @@ from pathlib import Path
 from playwright.async_api import async_playwright
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from load import CHROMIUM_ARGS, free_port, start_server  # noqa: E402
+from load import CHROMIUM, CHROMIUM_ARGS, free_port, start_server  # noqa: E402
 
 CHART = "[data-testid='stPlotlyChart'] .main-svg"
 TITLE = "[data-testid='stMainBlockContainer'] h1"
@@ -62,9 +62,7 @@ async def run(args):
     times = {name: [] for name in targets}
     try:
         async with async_playwright() as p:
-            browser = await p.chromium.launch(
-                executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS
-            )
+            browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             for url, sel in targets.values():  # once each, not timed: server imports, caches
                 await first_chart(browser, url, sel, args.width)
             for _ in range(args.rounds):

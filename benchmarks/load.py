@@ -19,6 +19,7 @@ import atexit
 import os
 import random
 import re
+import shutil
 import socket
 import statistics
 import subprocess
@@ -40,6 +41,13 @@ SETTLED = """() => {
 }"""
 ERRORS = "[data-testid='stException'], [data-testid='stAlertContentError']"
 FIRST_VIEW = "[data-testid='stPlotlyChart'] .main-svg"  # the first chart drawn
+#: The browser: $DPCORE_CHROMIUM, else chromium on PATH, else Debian's /usr/bin/chromium.
+CHROMIUM = (
+    os.environ.get("DPCORE_CHROMIUM")
+    or shutil.which("chromium")
+    or shutil.which("chromium-browser")
+    or "/usr/bin/chromium"
+)
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -195,9 +203,7 @@ async def run(sessions, seconds, page_path):
     peak, stop = [rss_mb(server.pid)], asyncio.Event()
     try:
         async with async_playwright() as p:
-            browser = await p.chromium.launch(
-                executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS
-            )
+            browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             monitor = asyncio.create_task(watch_memory(server.pid, stop, peak))
             results = await asyncio.gather(
                 *(

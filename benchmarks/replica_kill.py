@@ -25,7 +25,7 @@ from pathlib import Path
 from playwright.sync_api import sync_playwright
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from load import CHROMIUM_ARGS, READY, SETTLED, start_serve  # noqa: E402
+from load import CHROMIUM, CHROMIUM_ARGS, READY, SETTLED, start_serve  # noqa: E402
 
 SIDEBAR = "[data-testid='stSidebar']"
 STATUS = "[data-testid='stStatusWidget']"
@@ -84,7 +84,7 @@ def main():
     base = f"http://127.0.0.1:{port}"
     try:
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             first = tab_on(browser, base, "/your-data", 1)
             other = tab_on(browser, base, "/dp-owl", 2)
             open_demo(first)

@@ -20,7 +20,7 @@ from playwright.sync_api import sync_playwright
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
-from load import CHROMIUM_ARGS, free_port, start_server  # noqa: E402
+from load import CHROMIUM, CHROMIUM_ARGS, free_port, start_server  # noqa: E402
 
 from dpcore_app.ui.lessons.catalog import LESSONS  # noqa: E402
 
@@ -104,7 +104,7 @@ def main():
     server = start_server(port)
     try:
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             for name, path in VIEWS.items():
                 if args.only and not any(o in name for o in args.only):
                     continue

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -35,7 +36,13 @@ except ImportError:  # pragma: no cover - depends on the environment
 
 E2E_DIR = Path(__file__).resolve().parent
 REPO_ROOT = E2E_DIR.parents[1]
-CHROMIUM = Path("/usr/bin/chromium")
+#: The browser: $DPCORE_CHROMIUM, else chromium on PATH, else Debian's /usr/bin/chromium.
+CHROMIUM = Path(
+    os.environ.get("DPCORE_CHROMIUM")
+    or shutil.which("chromium")
+    or shutil.which("chromium-browser")
+    or "/usr/bin/chromium"
+)
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -58,7 +65,10 @@ def _skip_reason():
     if sync_playwright is None:
         return "the playwright Python package is not installed"
     if not CHROMIUM.exists():
-        return f"{CHROMIUM} not found: install Debian's chromium to run the browser tests"
+        return (
+            f"{CHROMIUM} not found: install Debian's chromium (apt-get install chromium) or set "
+            "DPCORE_CHROMIUM to a Chromium binary to run the browser tests"
+        )
     return None
 
 
