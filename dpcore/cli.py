@@ -117,37 +117,12 @@ def _total_text(eps: float) -> str:
 # Subcommands
 
 
-def _model_columns(args: argparse.Namespace, trial) -> list[int] | None:
-    """Positions in X of --model-covariates (a categorical name brings its one-hot columns)."""
-    if not args.model_covariates:
-        return None
-    names = [c.strip() for c in args.model_covariates.split(",") if c.strip()]
-    cols = []
-    for name in names:
-        hits = [i for i, c in enumerate(trial.covariates) if c == name or c.startswith(name + "=")]
-        if not hits:
-            raise CliError(
-                f"--model-covariates names {name!r}, which is not a covariate of the "
-                f"rule (covariates: {', '.join(trial.covariates)})"
-            )
-        cols += hits
-    return sorted(set(cols))
-
-
 def cmd_fit(args: argparse.Namespace) -> None:
-    """Fit a private DP-OWL rule, write the rule file, then record it in the ledger."""
-    import warnings
-
-    import numpy as np
-
-    from . import DPOWL, read_trial
-    from ._estimator import WEIGHT_CLIPPING_MESSAGE, ClippingWarning
-    from .owl.evaluation import fit_and_evaluate, public_split
-    from .owl.owl import default_weight_bound
-    from .owl.paper import default_gamma
-
+    """Fit a private DP-OWL rule (:func:`dpcore.release.release`), write the rule file, then
+    record it in the ledger."""
     (read_dictionary,) = _need("dpcore.data.dictionary_read", ("read_dictionary",), "fit")
-    (rule_from_dpowl,) = _need("dpcore.owl.release", ("rule_from_dpowl",), "fit")
+    from .release import ReleaseError, ReleasePlan, release
+
     if args.seed is not None and not args.not_private:
         raise CliError(
             "--seed makes the noise reproducible, so the release has no privacy "
@@ -176,101 +151,40 @@ def cmd_fit(args: argparse.Namespace) -> None:
             f"the dictionary {args.dictionary} does not say which outcome is better: "
             'add the field "larger_is_better": true (or false) to it'
         )
+    arms = None
     if args.arms:
-        d = _two_arms(d, args.arms)
+        arms = _arms(args.arms)
+        if not d.arms:
+            raise CliError("--arms needs the dictionary to list the treatment's arms (its levels)")
     elif d.arms is not None and len(d.arms) > 2:
         return _fit_k_arms(args, data, d)
     elif args.reference is not None:
         raise CliError("--reference is for a rule over more than two arms")
-    # Every row kept, as the app does: n is the file's row count and an incomplete row gets
-    # weight 0; a level outside the dictionary's public list reads as the baseline.
-    trial = read_trial(
-        data, **{**d.read_trial_kwargs(), "incomplete": "keep", "unknown_levels": "baseline"}
-    )
-    propensity = d.propensity if trial.propensity is None else trial.propensity
-    if propensity is None:
-        raise CliError(
-            "the dictionary gives no randomization probability (field propensity) and "
-            "the file has no propensity column (a column with role propensity)"
-        )
-    if d.outcome_bounds is None:
-        raise CliError(
-            f"the dictionary gives no public bounds for the outcome {d.outcome!r} "
-            "(its column's field bounds)"
-        )
-    per_row = np.ndim(propensity) != 0
-    p_min = d.min_propensity if per_row else min(float(propensity), 1.0 - float(propensity))
-    W = args.weight_bound
-    if W is None:
-        if p_min is None:
-            raise CliError(
-                "give --weight-bound (or the field min_propensity in the dictionary): "
-                "the propensity is per row"
-            )
-        W = default_weight_bound(d.outcome_bounds, float(propensity) if not per_row else p_min)
-    # n is public: the file's row count, never the count after incomplete rows are dropped.
-    n = trial.n + trial.n_dropped
-    fit_rows = public_split(n, args.fit_share, 0)[0] if args.evaluate else np.arange(n)
-    gamma = args.gamma if args.gamma is not None else default_gamma(args.epsilon, len(fit_rows), W)
-    kw = dict(
-        gamma=gamma,
-        weight_bound=W,
+    names = tuple(c.strip() for c in (args.model_covariates or "").split(",") if c.strip())
+    plan = ReleasePlan(
+        epsilon=args.epsilon,
+        epsilon_eval=args.evaluate,
+        fit_share=args.fit_share,
+        evaluation=args.evaluation,
+        gamma=args.gamma,
+        weight_bound=args.weight_bound,
         C=args.C,
-        feature_bounds=trial.feature_bounds(d.bounds),
-        outcome_bounds=d.outcome_bounds,
-        larger_is_better=bool(d.larger_is_better),
+        model_covariates=names,
+        arms=arms,
+        seed=args.seed,
+        not_private=("released with --not-private",) if args.not_private else (),
     )
-    rng = np.random.default_rng(args.seed)
-    B = trial.outcomes_for_fit(d.outcome_bounds, bool(d.larger_is_better))
-    evaluation = None
-    with warnings.catch_warnings():
-        # Only the weight clipping is silenced (clipping to the public W is the method); a
-        # privacy, noise or clipped-share warning reaches the analyst on standard error.
-        warnings.filterwarnings("ignore", message=WEIGHT_CLIPPING_MESSAGE, category=ClippingWarning)
-        if args.evaluate:
-            sampler = "opendp" if _has("opendp") else "numpy"
-            rule, evaluation, _ = fit_and_evaluate(
-                trial.X,
-                trial.A,
-                B,
-                propensity,
-                epsilon_fit=args.epsilon,
-                epsilon_eval=args.evaluate,
-                fit_share=args.fit_share,
-                split_seed=0,
-                min_propensity=p_min if per_row else None,
-                include=trial.complete,
-                rng=rng,
-                sampler=sampler,
-                arms=(trial.arms[0], trial.arms[1]),
-                evaluation=args.evaluation,
-                model_columns=_model_columns(args, trial),
-                **kw,
-            )
-        else:
-            rule = DPOWL(epsilon=args.epsilon, rng=rng, **kw).fit_trial(trial, propensity)
-    aipw = args.evaluation == "aipw"
-    mechanism = "DP-OWL rule (dpcore fit)" + (
-        (" + private AIPW evaluation" if aipw else " + private evaluation") if evaluation else ""
+    try:
+        made = release(data, d, plan)
+    except ReleaseError as exc:
+        flags = {"arms": "--arms", "weight_bound": "--weight-bound"}
+        flag = {**flags, "model_covariates": "--model-covariates"}.get(exc.setting or "")
+        raise CliError(f"{flag}: {exc}" if flag else str(exc)) from None
+    extra = {"evaluation": made.evaluation.to_dict()} if made.evaluation is not None else {}
+    parts = plan.parts if made.evaluation is not None else None
+    _write_and_record(
+        args, data, made.trial, made.rule, extra, f"{made.mechanism} (dpcore fit)", parts
     )
-    fit_part = "fit (rule + outcome model)" if aipw else "fit"
-    parts = {fit_part: args.epsilon, "evaluation": args.evaluate} if evaluation else None
-    settings: dict[str, Any] = dict(
-        n=len(fit_rows),
-        gamma_source="given (--gamma)"
-        if args.gamma is not None
-        else "the paper's table scaled by W (dpcore fit)",
-        propensity=float(propensity) if not per_row else "per row",
-    )
-    if args.seed is not None:
-        settings["seed"] = args.seed
-    reasons = ["released with --not-private"] if args.not_private and args.seed is None else []
-    if args.arms:
-        settings["compared_arms"] = [str(a) for a in trial.arms]
-        settings["arms_in_trial"] = [str(a) for a in d.extra["all_arms"]]
-    released = rule_from_dpowl(rule, trial, not_private=reasons, **settings)
-    extra = {"evaluation": evaluation.to_dict()} if evaluation is not None else {}
-    _write_and_record(args, data, trial, released, extra, mechanism, parts)
 
 
 def _write_and_record(
@@ -338,19 +252,14 @@ def _write_and_record(
     )
 
 
-def _two_arms(d: Any, arms: str) -> Any:
-    """The dictionary of two of its arms (``--arms TREATED,CONTROL``)."""
+def _arms(arms: str) -> tuple[str, str]:
+    """The two arms of ``--arms TREATED,CONTROL``."""
     labels = [a.strip() for a in arms.split(",") if a.strip()]
     if len(labels) != 2:
         raise CliError(
             f"--arms takes two arms separated by a comma (the treated one first), got {arms!r}"
         )
-    if not d.arms:
-        raise CliError("--arms needs the dictionary to list the treatment's arms (its levels)")
-    try:
-        return d.for_arms(*labels)
-    except ValueError as exc:
-        raise CliError(f"--arms: {exc}") from None
+    return labels[0], labels[1]
 
 
 def _fit_k_arms(args: argparse.Namespace, data: bytes, d: Any) -> None:

@@ -1,0 +1,226 @@
+"""The release of a two-arm rule: the trial read with its public dictionary, split, fitted,
+evaluated, recorded. What ``dpcore fit`` and the library run."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._estimator import WEIGHT_CLIPPING_MESSAGE, ClippingWarning
+from ..data.dictionary import Dictionary
+from ..privacy.composition import record_release
+from .plan import ReleasePlan
+
+__all__ = ["Release", "ReleaseError", "release"]
+
+
+class ReleaseError(ValueError):
+    """A release the dictionary, the file or the plan cannot make, with the fix in words;
+    ``setting`` names the plan's setting to change, when one is to blame."""
+
+    def __init__(self, message: str, setting: str | None = None) -> None:
+        super().__init__(message)
+        self.setting = setting
+
+
+@dataclass(frozen=True, eq=False)
+class Release:
+    """One release, computed and not yet published.
+
+    Attributes
+    ----------
+    rule : dpcore.owl.release.Rule
+        The rule and its public settings (``rule.to_dict()`` is the rule file's content).
+    evaluation : PrivateEvaluation or None
+        The private evaluation on the held-out patients, a release itself.
+    trial : Trial
+        The trial as read (every row; n the file's row count). Sensitive: never publish it.
+    plan : ReleasePlan
+    entry : LedgerEntry or None
+        The ledger's record, once :meth:`record` (or :func:`release` with ``ledger=``) ran.
+    """
+
+    rule: Any
+    evaluation: Any
+    trial: Any
+    plan: ReleasePlan
+    entry: Any = None
+
+    @property
+    def mechanism(self) -> str:
+        """What the ledger calls this release."""
+        if self.evaluation is None:
+            return "DP-OWL rule"
+        kind = "AIPW " if self.plan.evaluation == "aipw" else ""
+        return f"DP-OWL rule + private {kind}evaluation"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The rule file's content: the rule, its public settings and its evaluation."""
+        extra = {"evaluation": self.evaluation.to_dict()} if self.evaluation is not None else {}
+        return {**self.rule.to_dict(), **extra}
+
+    def record(self, ledger: Any, where: str = "") -> Release:
+        """Record the release in ``ledger`` (its parts; without a guarantee when it has none);
+        returns the release with its entry. ``where`` names the surface in the ledger
+        ("dpcore fit"). Raises BudgetExceededError past the dataset's cap."""
+        name = self.mechanism + (f" ({where})" if where else "")
+        reasons = self.rule.settings["not_private_because"]
+        entry = record_release(ledger, name, self.plan.parts, reasons)
+        return Release(self.rule, self.evaluation, self.trial, self.plan, entry)
+
+
+def release(data: Any, dictionary: Dictionary, plan: ReleasePlan, *, ledger: Any = None) -> Release:
+    """The release of a two-arm rule from a trial file and its public dictionary.
+
+    Every row is kept (n is the file's row count, an incomplete row gets weight 0) and a level
+    outside the dictionary's public list reads as the baseline. With ``ledger`` the release is
+    recorded before it is returned: past the dataset's cap nothing is returned.
+
+    Parameters
+    ----------
+    data : path, bytes or file
+        The trial CSV.
+    dictionary : Dictionary
+        Its public data dictionary (:func:`dpcore.read_dictionary`); for two arms of a trial
+        with more, ``plan.arms`` names them.
+    plan : ReleasePlan
+    ledger : PrivacyLedger, optional
+
+    Returns
+    -------
+    Release
+
+    Raises
+    ------
+    ReleaseError
+        What the dictionary lacks (a direction, the outcome's bounds, the design), or two arms
+        it does not list.
+    """
+    from .. import DPOWL, read_trial
+    from ..owl.evaluation import fit_and_evaluate, public_split
+    from ..owl.owl import default_weight_bound
+    from ..owl.paper import default_gamma
+    from ..owl.release import rule_from_dpowl
+
+    d = dictionary
+    if d.larger_is_better is None:
+        raise ReleaseError(
+            "the dictionary does not say which outcome is better: add the field "
+            '"larger_is_better": true (or false) to it'
+        )
+    if plan.arms is not None:
+        if not d.arms:
+            raise ReleaseError("two arms need the dictionary to list the treatment's arms", "arms")
+        try:
+            d = d.for_arms(*plan.arms)
+        except ValueError as exc:
+            raise ReleaseError(str(exc), "arms") from None
+    trial = read_trial(
+        data, **{**d.read_trial_kwargs(), "incomplete": "keep", "unknown_levels": "baseline"}
+    )
+    propensity = d.propensity if trial.propensity is None else trial.propensity
+    if propensity is None:
+        raise ReleaseError(
+            "the dictionary gives no randomization probability (field propensity) and "
+            "the file has no propensity column (a column with role propensity)"
+        )
+    if d.outcome_bounds is None:
+        raise ReleaseError(
+            f"the dictionary gives no public bounds for the outcome {d.outcome!r} "
+            "(its column's field bounds)"
+        )
+    per_row = np.ndim(propensity) != 0
+    p_min = d.min_propensity if per_row else min(float(propensity), 1.0 - float(propensity))
+    W = plan.weight_bound
+    if W is None:
+        if p_min is None:
+            raise ReleaseError(
+                "give the weight bound W (or the field min_propensity in the dictionary): "
+                "the propensity is per row",
+                "weight_bound",
+            )
+        W = default_weight_bound(d.outcome_bounds, float(propensity) if not per_row else p_min)
+    n = trial.n  # public: the file's row count
+    evaluated = plan.epsilon_eval is not None
+    fit_rows = public_split(n, plan.fit_share, 0)[0] if evaluated else np.arange(n)
+    gamma = plan.gamma if plan.gamma is not None else default_gamma(plan.epsilon, len(fit_rows), W)
+    kw = dict(
+        gamma=gamma,
+        weight_bound=W,
+        C=plan.C,
+        feature_bounds=trial.feature_bounds(d.bounds),
+        outcome_bounds=d.outcome_bounds,
+        larger_is_better=bool(d.larger_is_better),
+    )
+    rng = np.random.default_rng(plan.seed)
+    evaluation = None
+    with warnings.catch_warnings():
+        # Only the weight clipping is silenced (clipping to the public W is the method); a
+        # privacy, noise or clipped-share warning reaches the analyst.
+        warnings.filterwarnings("ignore", message=WEIGHT_CLIPPING_MESSAGE, category=ClippingWarning)
+        if plan.epsilon_eval is not None:
+            B = trial.outcomes_for_fit(d.outcome_bounds, bool(d.larger_is_better))
+            rule, evaluation, _ = fit_and_evaluate(
+                trial.X,
+                trial.A,
+                B,
+                propensity,
+                epsilon_fit=plan.epsilon,
+                epsilon_eval=plan.epsilon_eval,
+                fit_share=plan.fit_share,
+                split_seed=0,
+                min_propensity=p_min if per_row else None,
+                include=trial.complete,
+                rng=rng,
+                sampler=_sampler(),
+                arms=(trial.arms[0], trial.arms[1]),
+                evaluation=plan.evaluation,
+                model_columns=_model_columns(plan.model_covariates, trial),
+                **kw,
+            )
+        else:
+            rule = DPOWL(epsilon=plan.epsilon, rng=rng, **kw).fit_trial(trial, propensity)
+    settings: dict[str, Any] = dict(
+        n=len(fit_rows),
+        gamma_source="given" if plan.gamma is not None else "the paper's table scaled by W",
+        propensity=float(propensity) if not per_row else "per row",
+    )
+    if plan.seed is not None:
+        settings["seed"] = plan.seed
+    if plan.arms is not None:
+        settings["compared_arms"] = [str(a) for a in trial.arms]
+        settings["arms_in_trial"] = [str(a) for a in d.extra["all_arms"]]
+    reasons = list(plan.not_private)
+    if plan.seed is not None:  # the rule file says so itself (seeded noise); not twice
+        reasons = []
+    rule_file = rule_from_dpowl(rule, trial, not_private=reasons, **settings)
+    out = Release(rule_file, evaluation, trial, plan)
+    return out.record(ledger) if ledger is not None else out
+
+
+def _sampler() -> str:
+    """OpenDP's floating-point-safe Laplace sampler when it is installed."""
+    import importlib.util
+
+    return "opendp" if importlib.util.find_spec("opendp") is not None else "numpy"
+
+
+def _model_columns(names: tuple[str, ...], trial: Any) -> list[int] | None:
+    """Positions in X of the AIPW outcome model's covariates (a categorical name brings its
+    one-hot columns); None for all."""
+    if not names:
+        return None
+    cols: list[int] = []
+    for name in names:
+        hits = [i for i, c in enumerate(trial.covariates) if c == name or c.startswith(name + "=")]
+        if not hits:
+            raise ReleaseError(
+                f"the outcome model's covariate {name!r} is not a covariate of the rule "
+                f"(covariates: {', '.join(trial.covariates)})",
+                "model_covariates",
+            )
+        cols += hits
+    return sorted(set(cols))

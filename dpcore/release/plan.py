@@ -1,0 +1,98 @@
+"""A release's public settings: everything it depends on but the data and the noise."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .._validation import check_epsilon
+from ..privacy.composition import parallel_cost
+
+__all__ = ["EVALUATIONS", "ReleasePlan"]
+
+#: How a release's private evaluation estimates the rule's value.
+EVALUATIONS = ("ipw", "aipw")
+
+
+@dataclass(frozen=True)
+class ReleasePlan:
+    """The public settings of one release of a two-arm rule.
+
+    Parameters
+    ----------
+    epsilon : float
+        The rule's budget (with an AIPW evaluation, the rule and its outcome model's).
+    epsilon_eval : float, optional
+        A private evaluation on the held-out part of the patients at this budget; None for
+        none. The parts are disjoint, so the release costs the larger (:attr:`cost`).
+    fit_share : float
+        The share of the patients the rule is fitted on, by a public seeded split.
+    evaluation : {"ipw", "aipw"}
+        How the evaluation estimates values.
+    gamma : float, optional
+        The regularization; None takes the paper's table scaled by W.
+    weight_bound : float, optional
+        W; None takes (hi - lo) / min propensity.
+    C : float
+        The propensity model's constant (0 for a known randomization).
+    model_covariates : tuple of str
+        The AIPW outcome model's covariates (a categorical name brings its indicators); empty
+        for every covariate of the rule.
+    arms : (treated, control), optional
+        Two arms of a trial with more (the other arms' rows at weight 0).
+    seed : int, optional
+        Reproducible noise: the release then has no guarantee, so it needs ``not_private``.
+    not_private : tuple of str
+        Why the release has no guarantee (it is titled NOT PRIVATE and the dataset's total
+        becomes infinite); empty for a private release.
+    """
+
+    epsilon: float
+    epsilon_eval: float | None = None
+    fit_share: float = 0.8
+    evaluation: str = "ipw"
+    gamma: float | None = None
+    weight_bound: float | None = None
+    C: float = 0.0
+    model_covariates: tuple[str, ...] = ()
+    arms: tuple[str, str] | None = None
+    seed: int | None = None
+    not_private: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        check_epsilon(self.epsilon)
+        if self.epsilon_eval is not None:
+            check_epsilon(self.epsilon_eval, "epsilon_eval")
+            if not 0.0 < self.fit_share < 1.0:
+                raise ValueError(
+                    "fit_share must be between 0 and 1 (the share of patients the rule is "
+                    f"fitted on), got {self.fit_share:g}"
+                )
+        if self.evaluation not in EVALUATIONS:
+            raise ValueError(f"evaluation must be one of {EVALUATIONS}, got {self.evaluation!r}")
+        if self.evaluation != "ipw" and self.epsilon_eval is None:
+            raise ValueError(f"evaluation={self.evaluation!r} needs epsilon_eval")
+        if self.model_covariates and self.evaluation != "aipw":
+            raise ValueError("model_covariates are the AIPW outcome model's: evaluation='aipw'")
+        if self.seed is not None and not self.not_private:
+            raise ValueError(
+                "a seed makes the noise reproducible, so the release has no privacy "
+                "guarantee: say why in not_private (it is then titled NOT PRIVATE and the "
+                "dataset's total becomes inf), or leave the seed out"
+            )
+
+    @property
+    def fit_part(self) -> str:
+        """The name of the fit's part in the ledger."""
+        return "fit (rule + outcome model)" if self.evaluation == "aipw" else "fit"
+
+    @property
+    def parts(self) -> dict[str, float]:
+        """The release's disjoint parts and their ε, as the ledger records them."""
+        if self.epsilon_eval is None:
+            return {"release": self.epsilon}
+        return {self.fit_part: self.epsilon, "evaluation": self.epsilon_eval}
+
+    @property
+    def cost(self) -> float:
+        """What the release costs its dataset (parallel composition of its parts)."""
+        return parallel_cost(self.parts)
