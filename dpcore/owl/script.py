@@ -116,21 +116,13 @@ def release_script(
         f"{'; '.join(void)}): the ledger then says 'no guarantee' for this dataset."
     )
     if propensity is None:
-        design = [
-            "propensity = dictionary.propensity if dictionary.propensity is not None "
-            "else trial.propensity"
-        ]
+        design = []  # the dictionary's randomization, else its propensity column
     elif propensity == "column":
-        design = ["propensity = trial.propensity  # the per-row propensity column"]
+        design = ['    propensity="column",  # the per-row propensity column']
+    elif propensity == "logistic":
+        design = ['    propensity="logistic",  # estimated on the same patients: C = "worst-case"']
     else:
-        design = [
-            f"propensity = {propensity!r}"
-            + (
-                "  # estimated on the same patients: C = 'worst-case' keeps pure ε-DP"
-                if propensity == "logistic"
-                else "  # the known randomization, P(treated)"
-            )
-        ]
+        design = [f"    propensity={float(propensity)!r},  # the known randomization, P(treated)"]
     head = [
         "# RUNNING THIS SCRIPT IS A NEW PRIVATE RELEASE: it draws fresh noise and spends",
         spend,
@@ -140,12 +132,8 @@ def release_script(
         f"# and {csv_name!r} and {dictionary_name!r} here.",
         "",
         "import dpcore",
-        *(
-            ["from dpcore.owl.evaluation import fit_and_evaluate"]
-            if epsilon_eval is not None
-            else []
-        ),
-        "from dpcore.owl.release import rule_from_dpowl, write_rule",
+        "from dpcore.owl.release import write_rule",
+        "from dpcore.release import ReleasePlan, release",
         "",
         f"CSV, DICTIONARY = {csv_name!r}, {dictionary_name!r}",
         "# The durable privacy ledger: None is $DPCORE_LEDGER, else dpcore's default file (the",
@@ -154,60 +142,33 @@ def release_script(
         "LEDGER = None",
         "",
         "dictionary = dpcore.read_dictionary(DICTIONARY)",
-        "kwargs = dictionary.read_trial_kwargs()",
-        "# n is public: every row counts; a row missing a value gets weight 0 (never dropped).",
-        "trial = dpcore.read_trial(CSV, **kwargs, incomplete='keep', unknown_levels='baseline')",
         "# The dataset is its patients: every row of the file as the reader reads it, so a",
         "# re-saved or re-coded copy of the file is the same dataset, with the same total.",
         "ledger = dpcore.PrivacyLedger.for_file(CSV, path=LEDGER)",
-        "outcomes = trial.outcomes_for_fit(dictionary.outcome_bounds, dictionary.larger_is_better)",
+        "plan = ReleasePlan(",
+        f"    epsilon={float(epsilon)!r},",
+        *(
+            [
+                f"    epsilon_eval={float(epsilon_eval)!r},  # each patient in one part: parallel",
+                f"    fit_share={float(fit_share)!r}, split_seed={int(split_seed)!r},",
+            ]
+            if epsilon_eval is not None
+            else []
+        ),
+        f"    gamma={float(gamma)!r}, weight_bound={W!r}, C={C!r}, huber_h={float(huber_h)!r},",
         *design,
-        "settings = dict(",
-        f"    gamma={gamma!r}, weight_bound={W!r}, C={C!r}, huber_h={float(huber_h)!r},",
-        "    feature_bounds=trial.feature_bounds(dictionary.bounds),",
-        "    outcome_bounds=dictionary.outcome_bounds,",
-        "    larger_is_better=dictionary.larger_is_better,",
+        *([f"    min_propensity={float(min_propensity)!r},"] if min_propensity is not None else []),
+        *([f"    not_private={tuple(void)!r},"] if void else []),
         ")",
-        "",
-    ]
-    if void:
-        reason = "; ".join(void)
-        mechanism = "DP-OWL rule (NOT PRIVATE)" + (
-            "" if epsilon_eval is None else " + private evaluation"
-        )
-        head += [
-            "# No guarantee: recorded as such before anything is computed (the total becomes ∞).",
-            f"ledger.record_no_guarantee({mechanism!r}, {reason!r})",
-            "recorded = None",
-        ]
-    else:
-        head += ["recorded = ledger  # the release is recorded there before it is returned"]
-    not_private_arg = f", not_private={void!r}" if void else ""
-    if epsilon_eval is None:
-        body = [
-            f"model = dpcore.DPOWL(epsilon={epsilon!r}, **settings).fit(trial.X, trial.A, outcomes, "
-            "propensity, ledger=recorded)",
-            f"rule = rule_from_dpowl(model, trial, gamma_source='as released'{not_private_arg})",
-        ]
-    else:
-        floor = "dictionary.min_propensity" if min_propensity is None else repr(min_propensity)
-        body = [
-            "# Each patient is in one part only, so the two parts cost the larger ε (parallel).",
-            "model, evaluation, (fit_rows, _) = fit_and_evaluate(",
-            "    trial.X, trial.A, outcomes, propensity, include=trial.complete,",
-            f"    epsilon_fit={epsilon!r}, epsilon_eval={float(epsilon_eval)!r},",
-            f"    fit_share={float(fit_share)!r}, split_seed={int(split_seed)!r},",
-            f"    min_propensity={floor}, sampler='opendp', arms=trial.arms,",
-            "    ledger=recorded, **settings,",
-            ")",
-            "rule = rule_from_dpowl(model, trial, n=len(fit_rows), gamma_source='as released',",
-            f"                       evaluation=evaluation.to_dict(){not_private_arg})",
-            "print(evaluation.summary())",
-        ]
-    tail = [
-        f"write_rule(rule, {rule_name!r})",
-        f"print('wrote {rule_name}:', rule.settings['n'], 'patients,', len(rule.covariates), 'covariates')",
+        "# n is public: every row counts; a row missing a value gets weight 0 (never dropped).",
+        "# The release is recorded in the ledger before it is returned (refused past the cap).",
+        "made = release(CSV, dictionary, plan, ledger=ledger)",
+        f"write_rule(made.to_dict(), {rule_name!r})",
+        "if made.evaluation is not None:",
+        "    print(made.evaluation.summary())",
+        f"print('wrote {rule_name}:', made.rule.settings['n'], 'patients,',"
+        " len(made.rule.covariates), 'covariates')",
         "print('privacy ledger: ε =', ledger.total()[0], 'spent on this dataset in total')",
         "",
     ]
-    return "\n".join(head + body + tail)
+    return "\n".join(head)

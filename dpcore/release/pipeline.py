@@ -121,19 +121,16 @@ def release(data: Any, dictionary: Dictionary, plan: ReleasePlan, *, ledger: Any
     trial = read_trial(
         data, **{**d.read_trial_kwargs(), "incomplete": "keep", "unknown_levels": "baseline"}
     )
-    propensity = d.propensity if trial.propensity is None else trial.propensity
-    if propensity is None:
-        raise ReleaseError(
-            "the dictionary gives no randomization probability (field propensity) and "
-            "the file has no propensity column (a column with role propensity)"
-        )
+    propensity = _propensity(plan.propensity, d, trial)
     if d.outcome_bounds is None:
         raise ReleaseError(
             f"the dictionary gives no public bounds for the outcome {d.outcome!r} "
             "(its column's field bounds)"
         )
-    per_row = np.ndim(propensity) != 0
-    p_min = d.min_propensity if per_row else min(float(propensity), 1.0 - float(propensity))
+    per_row = isinstance(propensity, str) or np.ndim(propensity) != 0
+    p_min = plan.min_propensity if plan.min_propensity is not None else d.min_propensity
+    if not per_row:
+        p_min = min(float(propensity), 1.0 - float(propensity))
     W = plan.weight_bound
     if W is None:
         if p_min is None:
@@ -142,15 +139,16 @@ def release(data: Any, dictionary: Dictionary, plan: ReleasePlan, *, ledger: Any
                 "the propensity is per row",
                 "weight_bound",
             )
-        W = default_weight_bound(d.outcome_bounds, float(propensity) if not per_row else p_min)
+        W = default_weight_bound(d.outcome_bounds, p_min)
     n = trial.n  # public: the file's row count
     evaluated = plan.epsilon_eval is not None
-    fit_rows = public_split(n, plan.fit_share, 0)[0] if evaluated else np.arange(n)
+    fit_rows = public_split(n, plan.fit_share, plan.split_seed)[0] if evaluated else np.arange(n)
     gamma = plan.gamma if plan.gamma is not None else default_gamma(plan.epsilon, len(fit_rows), W)
     kw = dict(
         gamma=gamma,
         weight_bound=W,
         C=plan.C,
+        huber_h=plan.huber_h,
         feature_bounds=trial.feature_bounds(d.bounds),
         outcome_bounds=d.outcome_bounds,
         larger_is_better=bool(d.larger_is_better),
@@ -171,7 +169,7 @@ def release(data: Any, dictionary: Dictionary, plan: ReleasePlan, *, ledger: Any
                 epsilon_fit=plan.epsilon,
                 epsilon_eval=plan.epsilon_eval,
                 fit_share=plan.fit_share,
-                split_seed=0,
+                split_seed=plan.split_seed,
                 min_propensity=p_min if per_row else None,
                 include=trial.complete,
                 rng=rng,
@@ -186,7 +184,7 @@ def release(data: Any, dictionary: Dictionary, plan: ReleasePlan, *, ledger: Any
     settings: dict[str, Any] = dict(
         n=len(fit_rows),
         gamma_source="given" if plan.gamma is not None else "the paper's table scaled by W",
-        propensity=float(propensity) if not per_row else "per row",
+        propensity=float(propensity) if not per_row else _design_text(propensity),
     )
     if plan.seed is not None:
         settings["seed"] = plan.seed
@@ -199,6 +197,25 @@ def release(data: Any, dictionary: Dictionary, plan: ReleasePlan, *, ledger: Any
     rule_file = rule_from_dpowl(rule, trial, not_private=reasons, **settings)
     out = Release(rule_file, evaluation, trial, plan)
     return out.record(ledger) if ledger is not None else out
+
+
+def _propensity(given: Any, d: Dictionary, trial: Any) -> Any:
+    """P(treated): the plan's, else the dictionary's randomization, else the file's column."""
+    if given == "column" or (given is None and d.propensity is None):
+        if trial.propensity is None:
+            raise ReleaseError(
+                "the dictionary gives no randomization probability (field propensity) and "
+                "the file has no propensity column (a column with role propensity)",
+                "propensity",
+            )
+        return trial.propensity
+    if given is None:
+        return d.propensity if trial.propensity is None else trial.propensity
+    return given
+
+
+def _design_text(propensity: Any) -> str:
+    return "estimated (logistic)" if isinstance(propensity, str) else "per row"
 
 
 def _sampler() -> str:

@@ -32,8 +32,19 @@ class ReleasePlan:
         The regularization; None takes the paper's table scaled by W.
     weight_bound : float, optional
         W; None takes (hi - lo) / min propensity.
-    C : float
-        The propensity model's constant (0 for a known randomization).
+    C : float or "worst-case"
+        The propensity model's constant (0 for a known randomization, "worst-case" with an
+        estimated propensity).
+    huber_h : float
+        The Huber hinge's width.
+    propensity : float, "column", "logistic" or None
+        The design: a known P(treated), the file's per-row propensity column, a propensity
+        estimated by logistic regression on the same patients (C must be "worst-case"; no
+        evaluation), or None for the dictionary's randomization (else its propensity column).
+    min_propensity : float, optional
+        The public smallest propensity of a per-row design; None takes the dictionary's.
+    split_seed : int
+        The public seed of the split between the fit and the evaluation.
     model_covariates : tuple of str
         The AIPW outcome model's covariates (a categorical name brings its indicators); empty
         for every covariate of the rule.
@@ -52,7 +63,11 @@ class ReleasePlan:
     evaluation: str = "ipw"
     gamma: float | None = None
     weight_bound: float | None = None
-    C: float = 0.0
+    C: float | str = 0.0
+    huber_h: float = 0.5
+    propensity: float | str | None = None
+    min_propensity: float | None = None
+    split_seed: int = 0
     model_covariates: tuple[str, ...] = ()
     arms: tuple[str, str] | None = None
     seed: int | None = None
@@ -73,6 +88,15 @@ class ReleasePlan:
             raise ValueError(f"evaluation={self.evaluation!r} needs epsilon_eval")
         if self.model_covariates and self.evaluation != "aipw":
             raise ValueError("model_covariates are the AIPW outcome model's: evaluation='aipw'")
+        if self.propensity == "logistic" and (self.C != "worst-case" or self.epsilon_eval):
+            raise ValueError(
+                "an estimated propensity needs C='worst-case' (pure ε-DP) and no evaluation"
+            )
+        if isinstance(self.propensity, str) and self.propensity not in ("column", "logistic"):
+            raise ValueError(
+                "propensity must be a probability, 'column', 'logistic' or None, got "
+                f"{self.propensity!r}"
+            )
         if self.seed is not None and not self.not_private:
             raise ValueError(
                 "a seed makes the noise reproducible, so the release has no privacy "

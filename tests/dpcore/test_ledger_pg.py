@@ -86,7 +86,7 @@ def test_a_password_in_the_url_is_never_shown():
 
 def test_without_psycopg_the_error_names_the_server_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "psycopg", None)  # import psycopg now fails
-    with pytest.raises(ImportError, match=r"pip install 'dpcore\[server\]'"):
+    with pytest.raises(ImportError, match=r'pip install -e "\.\[server\]".*not on a package index'):
         PrivacyLedger.for_cells({"id": ["a"]}, path="postgresql://ann@db.example/ledger")
 
 

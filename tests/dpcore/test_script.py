@@ -49,7 +49,7 @@ def test_the_script_reproduces_the_release_settings_on_a_demo_file(tmp_path, eps
     first = script.splitlines()[:3]
     assert "NEW PRIVATE RELEASE" in first[0] and "spends" in first[0]
     assert f"ε = {1.0 if epsilon_eval is None else max(1.0, epsilon_eval):g} again" in first[1]
-    assert "seed" not in script.split("settings = dict(")[1].replace("split_seed", "")
+    assert "seed" not in script.split("plan = ReleasePlan(")[1].replace("split_seed", "")
     out, rule = run(script, tmp_path)
     d = read_dictionary(DEMO / "hospital_trial.json")
     trial = read_trial(DEMO / "hospital_trial.csv", **d.read_trial_kwargs(), incomplete="keep")

@@ -95,7 +95,7 @@ def test_script_text_follows_the_settings():
         {"eps": 1.0, "gamma": 50.0, "W": 40.0, "propensity": 0.5},
         epsilon_eval=0.5,
     )
-    assert "epsilon_fit=1.0, epsilon_eval=0.5" in text and "gamma=50.0" in text
+    assert "epsilon=1.0," in text and "epsilon_eval=0.5," in text and "gamma=50.0" in text
 
 
 def test_report_sections_escape_and_carry_released_numbers_only():
