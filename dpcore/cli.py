@@ -156,10 +156,6 @@ def cmd_fit(args: argparse.Namespace) -> None:
         arms = _arms(args.arms)
         if not d.arms:
             raise CliError("--arms needs the dictionary to list the treatment's arms (its levels)")
-    elif d.arms is not None and len(d.arms) > 2:
-        return _fit_k_arms(args, data, d)
-    elif args.reference is not None:
-        raise CliError("--reference is for a rule over more than two arms")
     names = tuple(c.strip() for c in (args.model_covariates or "").split(",") if c.strip())
     plan = ReleasePlan(
         epsilon=args.epsilon,
@@ -171,14 +167,19 @@ def cmd_fit(args: argparse.Namespace) -> None:
         C=args.C,
         model_covariates=names,
         arms=arms,
+        reference=args.reference,
         seed=args.seed,
         not_private=("released with --not-private",) if args.not_private else (),
     )
     try:
         made = release(data, d, plan)
     except ReleaseError as exc:
-        flags = {"arms": "--arms", "weight_bound": "--weight-bound"}
-        flag = {**flags, "model_covariates": "--model-covariates"}.get(exc.setting or "")
+        flag = {
+            "arms": "--arms",
+            "weight_bound": "--weight-bound",
+            "model_covariates": "--model-covariates",
+            "reference": "--reference",
+        }.get(exc.setting or "")
         raise CliError(f"{flag}: {exc}" if flag else str(exc)) from None
     extra = {"evaluation": made.evaluation.to_dict()} if made.evaluation is not None else {}
     parts = plan.parts if made.evaluation is not None else None
@@ -260,77 +261,6 @@ def _arms(arms: str) -> tuple[str, str]:
             f"--arms takes two arms separated by a comma (the treated one first), got {arms!r}"
         )
     return labels[0], labels[1]
-
-
-def _fit_k_arms(args: argparse.Namespace, data: bytes, d: Any) -> None:
-    """``dpcore fit`` on a dictionary with K > 2 arms and no --arms: a rule over all K."""
-    import warnings
-
-    import numpy as np
-
-    from ._estimator import WEIGHT_CLIPPING_MESSAGE, ClippingWarning
-    from .data.trial import read_arms_trial
-    from .owl.karm import KArmOWL
-    from .owl.release import rule_from_karm
-
-    if d.arm_probabilities is None:
-        raise CliError(
-            f"the dictionary lists {len(d.arms)} arms but not their design "
-            'probabilities: add "arm_probabilities" (one per arm, in the levels\' '
-            "order), or compare two arms with --arms TREATED,CONTROL"
-        )
-    if d.outcome_bounds is None:
-        raise CliError(f"the dictionary gives no public bounds for the outcome {d.outcome!r}")
-    reference = args.reference if args.reference is not None else d.extra.get("reference")
-    trial = read_arms_trial(data, dictionary=d, unknown_levels="baseline")
-    kw = dict(
-        gamma=args.gamma if args.gamma is not None else "paper",
-        weight_bound=args.weight_bound,
-        C=args.C,
-        feature_bounds=trial.feature_bounds(d.bounds),
-        outcome_bounds=d.outcome_bounds,
-        larger_is_better=bool(d.larger_is_better),
-        reference=reference,
-    )
-    rng = np.random.default_rng(args.seed)
-    evaluation = None
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=WEIGHT_CLIPPING_MESSAGE, category=ClippingWarning)
-        try:
-            if args.evaluate:
-                from .owl.evaluation_arms import fit_and_evaluate_arms
-
-                rule, evaluation, (fit_rows, _) = fit_and_evaluate_arms(
-                    trial,
-                    epsilon_fit=args.epsilon,
-                    epsilon_eval=args.evaluate,
-                    fit_share=args.fit_share,
-                    split_seed=0,
-                    rng=rng,
-                    sampler="opendp" if _has("opendp") else "numpy",
-                    **kw,
-                )
-                n = len(fit_rows)
-            else:
-                rule, n = KArmOWL(epsilon=args.epsilon, rng=rng, **kw).fit_trial(trial), trial.n
-        except ValueError as exc:
-            raise CliError(str(exc)) from None
-    settings: dict[str, Any] = dict(
-        n=n,
-        gamma_source="given (--gamma)"
-        if args.gamma is not None
-        else "the paper's table scaled by W (dpcore fit)",
-    )
-    if args.seed is not None:
-        settings["seed"] = args.seed
-    reasons = ["released with --not-private"] if args.not_private and args.seed is None else []
-    released = rule_from_karm(rule, trial, not_private=reasons, **settings)
-    extra = {"evaluation": evaluation.to_dict()} if evaluation is not None else {}
-    mechanism = f"K-arm DP-OWL rule, {len(trial.arms)} arms (dpcore fit)" + (
-        " + private evaluation" if evaluation else ""
-    )
-    parts = {"fit": args.epsilon, "evaluation": args.evaluate} if evaluation else None
-    _write_and_record(args, data, trial, released, extra, mechanism, parts)
 
 
 def _has(module: str) -> bool:

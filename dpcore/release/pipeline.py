@@ -4,7 +4,7 @@ evaluated, recorded. What ``dpcore fit`` and the library run."""
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -39,6 +39,8 @@ class Release:
     trial : Trial
         The trial as read (every row; n the file's row count). Sensitive: never publish it.
     plan : ReleasePlan
+    mechanism : str
+        What the ledger calls it ("DP-OWL rule + private evaluation").
     entry : LedgerEntry or None
         The ledger's record, once :meth:`record` (or :func:`release` with ``ledger=``) ran.
     """
@@ -47,15 +49,8 @@ class Release:
     evaluation: Any
     trial: Any
     plan: ReleasePlan
+    mechanism: str
     entry: Any = None
-
-    @property
-    def mechanism(self) -> str:
-        """What the ledger calls this release."""
-        if self.evaluation is None:
-            return "DP-OWL rule"
-        kind = "AIPW " if self.plan.evaluation == "aipw" else ""
-        return f"DP-OWL rule + private {kind}evaluation"
 
     def to_dict(self) -> dict[str, Any]:
         """The rule file's content: the rule, its public settings and its evaluation."""
@@ -69,11 +64,13 @@ class Release:
         name = self.mechanism + (f" ({where})" if where else "")
         reasons = self.rule.settings["not_private_because"]
         entry = record_release(ledger, name, self.plan.parts, reasons)
-        return Release(self.rule, self.evaluation, self.trial, self.plan, entry)
+        return replace(self, entry=entry)
 
 
 def release(data: Any, dictionary: Dictionary, plan: ReleasePlan, *, ledger: Any = None) -> Release:
-    """The release of a two-arm rule from a trial file and its public dictionary.
+    """The release of a treatment rule from a trial file and its public dictionary: over two
+    arms, or over all of a trial's K > 2 arms when the dictionary lists them and ``plan.arms``
+    does not pick two.
 
     Every row is kept (n is the file's row count, an incomplete row gets weight 0) and a level
     outside the dictionary's public list reads as the baseline. With ``ledger`` the release is
@@ -99,18 +96,33 @@ def release(data: Any, dictionary: Dictionary, plan: ReleasePlan, *, ledger: Any
         What the dictionary lacks (a direction, the outcome's bounds, the design), or two arms
         it does not list.
     """
-    from .. import DPOWL, read_trial
-    from ..owl.evaluation import fit_and_evaluate, public_split
-    from ..owl.owl import default_weight_bound
-    from ..owl.paper import default_gamma
-    from ..owl.release import rule_from_dpowl
-
     d = dictionary
     if d.larger_is_better is None:
         raise ReleaseError(
             "the dictionary does not say which outcome is better: add the field "
             '"larger_is_better": true (or false) to it'
         )
+    with warnings.catch_warnings():
+        # Only the weight clipping is silenced (clipping to the public W is the method); a
+        # privacy, noise or clipped-share warning reaches the analyst.
+        warnings.filterwarnings("ignore", message=WEIGHT_CLIPPING_MESSAGE, category=ClippingWarning)
+        if plan.arms is None and d.arms is not None and len(d.arms) > 2:
+            made = _release_arms(data, d, plan)
+        else:
+            made = _release_two(data, d, plan)
+    return made.record(ledger) if ledger is not None else made
+
+
+def _release_two(data: Any, d: Dictionary, plan: ReleasePlan) -> Release:
+    """Two arms: a DP-OWL rule, and its private evaluation on the held-out patients."""
+    from .. import DPOWL, read_trial
+    from ..owl.evaluation import fit_and_evaluate, public_split
+    from ..owl.owl import default_weight_bound
+    from ..owl.paper import default_gamma
+    from ..owl.release import rule_from_dpowl
+
+    if plan.reference is not None:
+        raise ReleaseError("a reference arm is for a rule over more than two arms", "reference")
     if plan.arms is not None:
         if not d.arms:
             raise ReleaseError("two arms need the dictionary to list the treatment's arms", "arms")
@@ -155,32 +167,28 @@ def release(data: Any, dictionary: Dictionary, plan: ReleasePlan, *, ledger: Any
     )
     rng = np.random.default_rng(plan.seed)
     evaluation = None
-    with warnings.catch_warnings():
-        # Only the weight clipping is silenced (clipping to the public W is the method); a
-        # privacy, noise or clipped-share warning reaches the analyst.
-        warnings.filterwarnings("ignore", message=WEIGHT_CLIPPING_MESSAGE, category=ClippingWarning)
-        if plan.epsilon_eval is not None:
-            B = trial.outcomes_for_fit(d.outcome_bounds, bool(d.larger_is_better))
-            rule, evaluation, _ = fit_and_evaluate(
-                trial.X,
-                trial.A,
-                B,
-                propensity,
-                epsilon_fit=plan.epsilon,
-                epsilon_eval=plan.epsilon_eval,
-                fit_share=plan.fit_share,
-                split_seed=plan.split_seed,
-                min_propensity=p_min if per_row else None,
-                include=trial.complete,
-                rng=rng,
-                sampler=_sampler(),
-                arms=(trial.arms[0], trial.arms[1]),
-                evaluation=plan.evaluation,
-                model_columns=_model_columns(plan.model_covariates, trial),
-                **kw,
-            )
-        else:
-            rule = DPOWL(epsilon=plan.epsilon, rng=rng, **kw).fit_trial(trial, propensity)
+    if plan.epsilon_eval is not None:
+        B = trial.outcomes_for_fit(d.outcome_bounds, bool(d.larger_is_better))
+        rule, evaluation, _ = fit_and_evaluate(
+            trial.X,
+            trial.A,
+            B,
+            propensity,
+            epsilon_fit=plan.epsilon,
+            epsilon_eval=plan.epsilon_eval,
+            fit_share=plan.fit_share,
+            split_seed=plan.split_seed,
+            min_propensity=p_min if per_row else None,
+            include=trial.complete,
+            rng=rng,
+            sampler=_sampler(),
+            arms=(trial.arms[0], trial.arms[1]),
+            evaluation=plan.evaluation,
+            model_columns=_model_columns(plan.model_covariates, trial),
+            **kw,
+        )
+    else:
+        rule = DPOWL(epsilon=plan.epsilon, rng=rng, **kw).fit_trial(trial, propensity)
     settings: dict[str, Any] = dict(
         n=len(fit_rows),
         gamma_source="given" if plan.gamma is not None else "the paper's table scaled by W",
@@ -195,8 +203,70 @@ def release(data: Any, dictionary: Dictionary, plan: ReleasePlan, *, ledger: Any
     if plan.seed is not None:  # the rule file says so itself (seeded noise); not twice
         reasons = []
     rule_file = rule_from_dpowl(rule, trial, not_private=reasons, **settings)
-    out = Release(rule_file, evaluation, trial, plan)
-    return out.record(ledger) if ledger is not None else out
+    kind = "AIPW " if plan.evaluation == "aipw" else ""
+    mechanism = "DP-OWL rule" + (f" + private {kind}evaluation" if evaluation is not None else "")
+    return Release(rule_file, evaluation, trial, plan, mechanism)
+
+
+def _release_arms(data: Any, d: Dictionary, plan: ReleasePlan) -> Release:
+    """All K > 2 arms: K - 1 DP-OWL rules against a reference (:class:`dpcore.owl.karm.KArmOWL`),
+    and their private evaluation on the held-out patients."""
+    from ..data.trial import read_arms_trial
+    from ..owl.evaluation_arms import fit_and_evaluate_arms
+    from ..owl.karm import KArmOWL
+    from ..owl.release import rule_from_karm
+
+    if d.arm_probabilities is None:
+        raise ReleaseError(
+            f"the dictionary lists {len(d.arms or ())} arms but not their design "
+            'probabilities: add "arm_probabilities" (one per arm, in the levels\' '
+            "order), or compare two of the arms",
+            "arms",
+        )
+    if d.outcome_bounds is None:
+        raise ReleaseError(f"the dictionary gives no public bounds for the outcome {d.outcome!r}")
+    trial = read_arms_trial(data, dictionary=d, unknown_levels="baseline")
+    kw = dict(
+        gamma=plan.gamma if plan.gamma is not None else "paper",
+        weight_bound=plan.weight_bound,
+        C=plan.C,
+        huber_h=plan.huber_h,
+        feature_bounds=trial.feature_bounds(d.bounds),
+        outcome_bounds=d.outcome_bounds,
+        larger_is_better=bool(d.larger_is_better),
+        reference=plan.reference if plan.reference is not None else d.extra.get("reference"),
+    )
+    rng = np.random.default_rng(plan.seed)
+    evaluation = None
+    try:
+        if plan.epsilon_eval is not None:
+            rule, evaluation, (fit_rows, _) = fit_and_evaluate_arms(
+                trial,
+                epsilon_fit=plan.epsilon,
+                epsilon_eval=plan.epsilon_eval,
+                fit_share=plan.fit_share,
+                split_seed=plan.split_seed,
+                rng=rng,
+                sampler=_sampler(),
+                **kw,
+            )
+            n = len(fit_rows)
+        else:
+            rule, n = KArmOWL(epsilon=plan.epsilon, rng=rng, **kw).fit_trial(trial), trial.n
+    except ValueError as exc:
+        raise ReleaseError(str(exc)) from None
+    settings: dict[str, Any] = dict(
+        n=n,
+        gamma_source="given" if plan.gamma is not None else "the paper's table scaled by W",
+    )
+    if plan.seed is not None:
+        settings["seed"] = plan.seed
+    reasons = [] if plan.seed is not None else list(plan.not_private)
+    rule_file = rule_from_karm(rule, trial, not_private=reasons, **settings)
+    mechanism = f"K-arm DP-OWL rule, {len(trial.arms)} arms" + (
+        " + private evaluation" if evaluation is not None else ""
+    )
+    return Release(rule_file, evaluation, trial, plan, mechanism)
 
 
 def _propensity(given: Any, d: Dictionary, trial: Any) -> Any:

@@ -49,7 +49,11 @@ class ReleasePlan:
         The AIPW outcome model's covariates (a categorical name brings its indicators); empty
         for every covariate of the rule.
     arms : (treated, control), optional
-        Two arms of a trial with more (the other arms' rows at weight 0).
+        Two arms of a trial with more (the other arms' rows at weight 0). Without them, a
+        dictionary listing more than two arms gives a rule over all of them.
+    reference : str, optional
+        A rule over K arms: the arm every other is compared with (default: the
+        dictionary's ``reference``, else its first arm).
     seed : int, optional
         Reproducible noise: the release then has no guarantee, so it needs ``not_private``.
     not_private : tuple of str
@@ -70,6 +74,7 @@ class ReleasePlan:
     split_seed: int = 0
     model_covariates: tuple[str, ...] = ()
     arms: tuple[str, str] | None = None
+    reference: str | None = None
     seed: int | None = None
     not_private: tuple[str, ...] = ()
 

@@ -117,7 +117,7 @@ def k_arm_steps(source, verdict, flow):
             st.error(receipt, icon=":material/block:")
             return None
         with st.spinner("Fitting the rules and adding their noise…"):
-            rule, title, evaluation = compute.fit_arms_release(trial, d, eps, evaluate)
+            rule, title, evaluation = compute.fit_arms_release(source.data, d, eps, evaluate)
         rule["ledger"] = {
             "release_index": receipt.index,
             "epsilon_total": ledger.eps_text(receipt.epsilon_total),

@@ -2,8 +2,8 @@
 
 Two arms compared: the dictionary of those two (:meth:`dpcore.data.Dictionary.for_arms`), the
 other arms' rows at weight 0 and n the file's row count; the page's two-arm steps do the rest.
-A rule over all K arms: :class:`dpcore.owl.karm.KArmOWL` (``docs/k_arm.md``), with the private
-evaluation on held-out patients of :mod:`dpcore.owl.evaluation_arms`. Uploaded bytes stay in
+A rule over all K arms: :func:`dpcore.release.release` makes it as the library and ``dpcore fit``
+do (``docs/k_arm.md``), with the private evaluation on held-out patients. Uploaded bytes stay in
 this session (session-scoped caches keyed by the digest, as in :mod:`dpcore_app.ui.upload.compute`).
 """
 
@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-import numpy as np
 import streamlit as st
 
 from dpcore.data import read_dictionary
@@ -56,40 +55,14 @@ class ArmsReleased:
     receipt: object
 
 
-def fit_arms_release(trial, dictionary, eps, evaluate):
-    """The K-arm rule (and its evaluation when ``evaluate``): (rule dict, title, evaluation).
+def fit_arms_release(data, dictionary, eps, evaluate):
+    """The K-arm release (:func:`dpcore.release.release`, the library's and ``dpcore fit``'s):
+    (rule dict, title, evaluation), the evaluation at ``eps`` too when ``evaluate``.
 
     Called after the ledger recorded the spend. Fresh noise every call (no seed, never cached).
     """
-    from dpcore.owl.evaluation_arms import fit_and_evaluate_arms
-    from dpcore.owl.karm import KArmOWL
-    from dpcore.owl.release import rule_from_karm
+    from dpcore.release import ReleasePlan, release
 
-    d = read_dictionary(dictionary, strict=False)
-    kw = dict(
-        outcome_bounds=d.outcome_bounds,
-        larger_is_better=bool(d.larger_is_better),
-        feature_bounds=trial.feature_bounds(d.bounds),
-        reference=d.extra.get("reference"),
-    )
-    rng = np.random.default_rng()
-    evaluation, n = None, trial.n
-    if evaluate:
-        # OpenDP's floating-point-safe Laplace sampler on uploaded data, as for two arms
-        model, evaluation, (fit_rows, _) = fit_and_evaluate_arms(
-            trial, epsilon_fit=eps, epsilon_eval=eps, rng=rng, sampler=_sampler(), **kw
-        )
-        n = len(fit_rows)
-    else:
-        model = KArmOWL(epsilon=eps, rng=rng, **kw).fit_trial(trial)
-    released = rule_from_karm(model, trial, n=n, gamma_source="the paper's table scaled by W")
-    rule = released.to_dict()
-    if evaluation is not None:
-        rule["evaluation"] = evaluation.to_dict()
-    return rule, released.settings["title"], evaluation
-
-
-def _sampler():
-    import importlib.util
-
-    return "opendp" if importlib.util.find_spec("opendp") is not None else "numpy"
+    plan = ReleasePlan(epsilon=eps, epsilon_eval=eps if evaluate else None)
+    made = release(data, read_dictionary(dictionary, strict=False), plan)
+    return made.to_dict(), made.rule.settings["title"], made.evaluation
