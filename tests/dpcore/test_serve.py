@@ -7,6 +7,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -357,3 +358,27 @@ def test_the_dask_scheduler_listens_on_the_loopback_only(tmp_path):
         assert found and {host for host, _ in found} == {"127.0.0.1"}, found
     finally:
         server.stop()
+
+
+def test_insecure_no_auth_starts_with_a_loud_warning(monkeypatch, capsys):
+    """--insecure-no-auth lets a non-loopback server start, and says so on stderr first."""
+    started = []
+
+    class Server:  # what would start: here it only records that it was asked to
+        def __init__(self, app, flags, options):
+            self.stopping = threading.Event()
+
+        def start(self):
+            started.append(True)
+            raise _serve.ServeError("not started in this test")
+
+        def stop(self):
+            pass
+
+    monkeypatch.setattr(_serve, "Server", Server)
+    options = _serve.ServeOptions(address="0.0.0.0", insecure_no_auth=True)
+    assert _serve.serve(ROOT / "app.py", [], options) == 1
+    err = capsys.readouterr().err
+    assert started and "!" * 78 in err and "WARNING: dpcore serve listens on 0.0.0.0" in err
+    assert _serve.serve(ROOT / "app.py", [], _serve.ServeOptions(address="0.0.0.0")) == 1
+    assert len(started) == 1 and "not a loopback address" in capsys.readouterr().err

@@ -158,6 +158,9 @@ def _htpasswd(path, users):
 
 
 def _status(url, auth=None, headers=()):
+    import ssl
+
+    unchecked = ssl._create_unverified_context()  # the test's self-signed certificate
     request = urllib.request.Request(url, headers=dict(headers))
     if auth:
         import base64
@@ -165,7 +168,7 @@ def _status(url, auth=None, headers=()):
         token = base64.b64encode(f"{auth[0]}:{auth[1]}".encode()).decode()
         request.add_header("Authorization", f"Basic {token}")
     try:
-        with urllib.request.urlopen(request, timeout=10) as response:
+        with urllib.request.urlopen(request, timeout=10, context=unchecked) as response:
             return response.status
     except urllib.error.HTTPError as exc:
         return exc.code
@@ -181,6 +184,7 @@ def _upload_and_release(browser, base, user, trial, dictionary, forged=None):
     context = browser.new_context(
         http_credentials={"username": user, "password": f"pw-{user}"},
         extra_http_headers={"X-Dpcore-User": forged} if forged else None,
+        ignore_https_errors=True,  # the test's self-signed certificate
         viewport={"width": 1400, "height": 1000},
     )
     try:
@@ -214,14 +218,15 @@ def _upload_and_release(browser, base, user, trial, dictionary, forged=None):
 
 
 def test_a_department_server_signs_users_in_and_each_sees_only_their_datasets(browser, tmp_path):
-    """``dpcore serve --auth htpasswd FILE --keeper kim`` on its default address.
+    """``dpcore serve --auth htpasswd FILE --keeper kim --tls-cert C --tls-key K`` on its
+    default address (TLS with a self-signed certificate made as docs/deploy.md says).
 
     Nothing listens off the loopback; a request without (or with wrong) credentials gets 401;
     ann and bob sign in in Chromium, each uploads a trial of their own and releases on it,
     and each sees only their own dataset in the sidebar, while kim (a keeper) sees both; the
     ledger records who registered and who released each; bob's forged X-Dpcore-User header
     (naming the keeper) is ignored; the uploads left no file in nginx's client_body/.
-    One function, because it is expensive: about 40-60 s on this shared 2-core machine (a
+    One function, because it is expensive: about 25 s at a load average of 6 on 2 cores (a
     replica and nginx start, three browser sessions walk Your data through the proxy and two
     releases run); the server's start is what each check needs, so they share it.
     """
@@ -236,9 +241,27 @@ def test_a_department_server_signs_users_in_and_each_sees_only_their_datasets(br
     rows.iloc[:500].to_csv(ann_trial, index=False)  # over 16 KB: nginx would buffer it to disk
     rows.iloc[500:].to_csv(bob_trial, index=False)
     users = _htpasswd(tmp_path / "users", {u: f"pw-{u}" for u in ("ann", "bob", "kim")})
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256"]
+        + [
+            "-nodes",
+            "-days",
+            "1",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+            "-subj",
+            "/CN=localhost",
+        ],
+        check=True,
+        capture_output=True,
+        timeout=30,
+    )
     ledger_file = tmp_path / "ledger.sqlite"
     port = _free_port()
-    base = f"http://127.0.0.1:{port}"
+    base = f"https://127.0.0.1:{port}"
     env = {
         **os.environ,
         "PYTHONPATH": str(REPO_ROOT),
@@ -262,6 +285,10 @@ def test_a_department_server_signs_users_in_and_each_sees_only_their_datasets(br
                 str(users),
                 "--keeper",
                 "kim",
+                "--tls-cert",
+                str(cert),
+                "--tls-key",
+                str(key),
                 "--nginx",
                 NGINX,
             ],
@@ -287,6 +314,7 @@ def test_a_department_server_signs_users_in_and_each_sees_only_their_datasets(br
         assert _status(base + "/", auth=("ann", "wrong")) == 401
         assert _status(base + "/", auth=("ann", "pw-ann")) == 200
         assert _status(base + "/_stcore/health") == 200  # "ok" only, for the health checks
+        assert _status(f"http://127.0.0.1:{port}/") == 400  # plain HTTP on the TLS port
 
         ann = _upload_and_release(browser, base, "ann", ann_trial, demo / "paper_trial.json")
         bob = _upload_and_release(
