@@ -197,6 +197,20 @@ def is_loopback(address: str) -> bool:
         return False  # a host name: it may resolve to any interface
 
 
+def _host(address: str) -> str:
+    """``address`` as nginx's ``listen`` and a URL write it: an IPv6 address in brackets."""
+    return f"[{address}]" if ":" in address and not address.startswith("[") else address
+
+
+def _quoted(path: Path) -> str:
+    """``path`` as a quoted nginx string; a character nginx would read otherwise (a quote, a
+    backslash, ``$`` of a variable, a control character) is refused."""
+    text = str(path)
+    if any(c in text for c in '"\\$') or any(ord(c) < 32 for c in text):
+        raise ServeError(f"nginx cannot be given the path {text!r}: rename or move the file")
+    return f'"{text}"'
+
+
 def _auth_lines(auth: str | None, htpasswd: Path | None, secret: str) -> str:
     """nginx's directives for the user header (and basic authentication): ``auth`` is None,
     "htpasswd" (nginx checks each request against the ``htpasswd`` file) or "header" (a proxy
@@ -209,7 +223,7 @@ def _auth_lines(auth: str | None, htpasswd: Path | None, secret: str) -> str:
     if auth == "htpasswd":
         lines += [
             f'{pad}auth_basic "dpcore";',
-            f"{pad}auth_basic_user_file {htpasswd};",
+            f"{pad}auth_basic_user_file {_quoted(Path(str(htpasswd)))};",
             # proxy_set_header replaces whatever header of that name the client sent: the app
             # sees only the user nginx has checked.
             f"{pad}proxy_set_header {USER_HEADER} $remote_user;",
@@ -228,8 +242,8 @@ def _tls_lines(tls: tuple[Path, Path] | None) -> str:
         return ""
     cert, key = tls
     return (
-        f"        ssl_certificate {cert};\n"
-        f"        ssl_certificate_key {key};\n"
+        f"        ssl_certificate {_quoted(cert)};\n"
+        f"        ssl_certificate_key {_quoted(key)};\n"
         "        ssl_protocols TLSv1.2 TLSv1.3;"
     )
 
@@ -489,7 +503,7 @@ class Server:
         text = nginx_config(
             template,
             self.run_dir,
-            f"{o.address}:{o.port}",
+            f"{_host(o.address)}:{o.port}",
             self.ports,
             auth=o.auth,
             htpasswd=self._users_file(),
@@ -514,7 +528,7 @@ class Server:
             ],
         )
         self.proxy.log = self.run_dir / "error.log"  # nginx writes its errors there
-        host = "127.0.0.1" if o.address in ("0.0.0.0", "::", "[::]") else o.address
+        host = "127.0.0.1" if o.address in ("0.0.0.0", "::", "[::]") else _host(o.address)
         base = f"{self.scheme}://{host}:{o.port}"
         self._wait(
             self.proxy,
@@ -603,7 +617,7 @@ class Server:
         o = self.options
         lines = [
             f"dpcore serve: {o.replicas} app process(es) behind nginx at "
-            f"{self.scheme}://{o.address}:{o.port}/"
+            f"{self.scheme}://{_host(o.address)}:{o.port}/"
         ]
         if o.auth == "htpasswd":
             lines.append(f"  users: nginx basic authentication against {o.htpasswd}")

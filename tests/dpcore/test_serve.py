@@ -241,7 +241,7 @@ def test_the_proxy_authenticates_names_the_user_and_keeps_uploads_off_the_disk(t
         htpasswd=users,
         secret="s3cret",
     )
-    assert 'auth_basic "dpcore";' in conf and f"auth_basic_user_file {users};" in conf
+    assert 'auth_basic "dpcore";' in conf and f'auth_basic_user_file "{users}";' in conf
     # nginx's own user, never the client's header of that name (proxy_set_header replaces it)
     assert "proxy_set_header X-Dpcore-User $remote_user;" in conf
     assert "proxy_set_header X-Dpcore-Proxy s3cret;" in conf
@@ -255,12 +255,24 @@ def test_the_proxy_authenticates_names_the_user_and_keeps_uploads_off_the_disk(t
     assert "X-Dpcore-Proxy" not in plain
     with pytest.raises(_serve.ServeError, match="secret"):
         _serve.nginx_config(TEMPLATE.read_text(), tmp_path, "x:1", [9001], auth="header")
+    with pytest.raises(_serve.ServeError, match="cannot be given the path"):
+        _serve.nginx_config(
+            TEMPLATE.read_text(),
+            tmp_path,
+            "x:1",
+            [1],
+            auth="htpasswd",
+            htpasswd=Path("/a$b"),
+            secret="s",
+        )
+    assert _serve._host("::1") == "[::1]" and _serve._host("127.0.0.1") == "127.0.0.1"
 
 
 @pytest.mark.skipif(NGINX is None, reason="nginx is not installed (apt-get install nginx-light)")
 @pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl makes the test certificate")
 def test_nginx_accepts_the_config_with_basic_auth_and_tls(tmp_path):
-    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    (tmp_path / "my certs").mkdir()  # a space in a path: quoted for nginx
+    cert, key = tmp_path / "my certs" / "cert.pem", tmp_path / "my certs" / "key.pem"
     subprocess.run(
         [
             "openssl",
@@ -297,7 +309,7 @@ def test_nginx_accepts_the_config_with_basic_auth_and_tls(tmp_path):
         tls=(cert, key),
         secret="s",
     )
-    assert " ssl;" in text and f"ssl_certificate {cert};" in text
+    assert " ssl;" in text and f'ssl_certificate "{cert}";' in text
     conf.write_text(text)
     if os.geteuid() == 0:
         tmp_path.chmod(0o711)
