@@ -217,6 +217,7 @@ def _upload_and_release(browser, base, user, trial, dictionary, forged=None):
         context.close()
 
 
+@pytest.mark.slow
 def test_a_department_server_signs_users_in_and_each_sees_only_their_datasets(browser, tmp_path):
     """``dpcore serve --auth htpasswd FILE --keeper kim --tls-cert C --tls-key K`` on its
     default address (TLS with a self-signed certificate made as docs/deploy.md says).
