@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import ipaddress
 import os
 import secrets
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -124,8 +126,11 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 
 def _answers(url: str) -> bool:
+    # The proxy's own address, asked by this process: its certificate may be a test's
+    # self-signed one, and nothing but "ok" is read back.
+    unchecked = ssl._create_unverified_context() if url.startswith("https:") else None
     try:
-        with urllib.request.urlopen(url, timeout=2) as response:
+        with urllib.request.urlopen(url, timeout=2, context=unchecked) as response:
             return bool(response.status == 200)
     except OSError:
         return False
@@ -172,8 +177,94 @@ def render(template: str, fields: dict[str, str]) -> str:
     return re.sub(r"\{\{ (\w+) \}\}", lambda m: fields[m.group(1)], template)
 
 
-def nginx_config(template: str, prefix: Path, listen: str, ports: Sequence[int]) -> str:
-    """The nginx configuration: ``listen`` (``host:port``) in front of replicas on ``ports``."""
+#: The header that names the signed-in user to the app: only the proxy sets it.
+USER_HEADER = "X-Dpcore-User"
+#: The header that carries the run's secret from nginx to the replicas, so that a request
+#: made to a replica's loopback port past nginx (another account on the machine) is not
+#: taken for a signed-in user.
+PROXY_HEADER = "X-Dpcore-Proxy"
+AUTH_MODES = ("htpasswd", "header")
+
+
+def is_loopback(address: str) -> bool:
+    """Whether ``address`` (an IP address or ``localhost``) is on this machine only."""
+    host = address.strip("[]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # a host name: it may resolve to any interface
+
+
+def _host(address: str) -> str:
+    """``address`` as nginx's ``listen`` and a URL write it: an IPv6 address in brackets."""
+    return f"[{address}]" if ":" in address and not address.startswith("[") else address
+
+
+def _quoted(path: Path) -> str:
+    """``path`` as a quoted nginx string; a character nginx would read otherwise (a quote, a
+    backslash, ``$`` of a variable, a control character) is refused."""
+    text = str(path)
+    if any(c in text for c in '"\\$') or any(ord(c) < 32 for c in text):
+        raise ServeError(f"nginx cannot be given the path {text!r}: rename or move the file")
+    return f'"{text}"'
+
+
+def _auth_lines(auth: str | None, htpasswd: Path | None, secret: str) -> str:
+    """nginx's directives for the user header (and basic authentication): ``auth`` is None,
+    "htpasswd" (nginx checks each request against the ``htpasswd`` file) or "header" (a proxy
+    on the loopback in front, such as oauth2-proxy, has signed the user in and sets it)."""
+    pad = "        "
+    if auth is None:
+        # No authentication: no header names a user (a client's own is replaced by nothing).
+        return f'{pad}proxy_set_header {USER_HEADER} "";'
+    lines = []
+    if auth == "htpasswd":
+        lines += [
+            f'{pad}auth_basic "dpcore";',
+            f"{pad}auth_basic_user_file {_quoted(Path(str(htpasswd)))};",
+            # proxy_set_header replaces whatever header of that name the client sent: the app
+            # sees only the user nginx has checked.
+            f"{pad}proxy_set_header {USER_HEADER} $remote_user;",
+            f'{pad}proxy_set_header Authorization "";  # the password stops here',
+        ]
+    elif auth == "header":
+        lines.append(f"{pad}proxy_set_header {USER_HEADER} $http_x_dpcore_user;")
+    else:
+        raise ServeError(f"--auth must be one of {', '.join(AUTH_MODES)}, got {auth!r}")
+    lines.append(f"{pad}proxy_set_header {PROXY_HEADER} {secret};")
+    return "\n".join(lines)
+
+
+def _tls_lines(tls: tuple[Path, Path] | None) -> str:
+    if tls is None:
+        return ""
+    cert, key = tls
+    return (
+        f"        ssl_certificate {_quoted(cert)};\n"
+        f"        ssl_certificate_key {_quoted(key)};\n"
+        "        ssl_protocols TLSv1.2 TLSv1.3;"
+    )
+
+
+def nginx_config(
+    template: str,
+    prefix: Path,
+    listen: str,
+    ports: Sequence[int],
+    *,
+    auth: str | None = None,
+    htpasswd: Path | None = None,
+    tls: tuple[Path, Path] | None = None,
+    secret: str = "",
+) -> str:
+    """The nginx configuration: ``listen`` (``host:port``) in front of replicas on ``ports``;
+    with ``auth`` ("htpasswd" and its file, or "header"), the signed-in user in
+    :data:`USER_HEADER` and ``secret`` in :data:`PROXY_HEADER`; with ``tls`` (certificate,
+    key) nginx listens with ``ssl``."""
+    if auth is not None and not secret:
+        raise ServeError("an authenticating proxy needs its secret for the replicas")
     user = ""
     if POSIX and os.geteuid() == 0:
         import grp
@@ -186,8 +277,11 @@ def nginx_config(template: str, prefix: Path, listen: str, ports: Sequence[int])
     servers = "\n".join(
         f"        server 127.0.0.1:{p} max_fails=1 fail_timeout=10s;" for p in ports
     )
+    # Health answers "ok" and nothing else: it needs no password (dpcore serve and a load
+    # balancer ask it).
     health = "\n".join(
         f"        location = /_replica/{k}/health {{\n"
+        f"            auth_basic off;\n"
         f"            proxy_pass http://127.0.0.1:{p}/_stcore/health;\n"
         f"        }}"
         for k, p in enumerate(ports, start=1)
@@ -198,7 +292,9 @@ def nginx_config(template: str, prefix: Path, listen: str, ports: Sequence[int])
         {
             "user": user,
             "prefix": str(prefix),
-            "listen": listen,
+            "listen": listen + (" ssl" if tls else ""),
+            "tls": _tls_lines(tls),
+            "auth": _auth_lines(auth, htpasswd, secret),
             "servers": servers,
             "health": health,
             "numbers": numbers,
@@ -225,13 +321,81 @@ class ServeOptions:
 
     replicas: int = 2
     port: int = 8501
-    address: str = "0.0.0.0"
+    address: str = "127.0.0.1"
+    auth: str | None = None  # "htpasswd" (with htpasswd) or "header"
+    htpasswd: Path | None = None
+    keepers: tuple[str, ...] = ()
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+    insecure_no_auth: bool = False
     dask_workers: int = 0
     scheduler: str | None = None
     nginx: str | None = None
     template: Path | None = None
     log_dir: Path | None = None
     timeout: float = 90.0
+
+
+INSECURE = (
+    "WARNING: dpcore serve listens on {address}, beyond this machine, {what}. Anyone who can "
+    "reach it {who}. Use --auth htpasswd FILE with --tls-cert and --tls-key (docs/deploy.md)."
+)
+
+
+def check_exposure(o: ServeOptions) -> str | None:
+    """Refuse a server that others could reach without authentication (or whose passwords
+    would cross the network in clear); return the loud warning to print when
+    ``--insecure-no-auth`` lets it start anyway, else None."""
+    if o.auth not in (None, *AUTH_MODES):
+        raise ServeError(f"--auth must be one of {', '.join(AUTH_MODES)}, got {o.auth!r}")
+    if o.auth == "htpasswd":
+        if o.htpasswd is None:
+            raise ServeError("--auth htpasswd needs the users file: --auth htpasswd FILE")
+        if not Path(o.htpasswd).is_file():
+            raise ServeError(f"the users file {o.htpasswd} does not exist")
+    elif o.htpasswd is not None:
+        raise ServeError("a users file goes with --auth htpasswd only")
+    if (o.tls_cert is None) != (o.tls_key is None):
+        raise ServeError("give --tls-cert and --tls-key together")
+    for path in (o.tls_cert, o.tls_key):
+        if path is not None and not Path(path).is_file():
+            raise ServeError(f"the TLS file {path} does not exist")
+    if o.keepers and o.auth is None:
+        raise ServeError("--keeper names a signed-in user: it needs --auth")
+    if is_loopback(o.address):
+        return None
+    if o.auth == "header":
+        raise ServeError(
+            f"--auth header trusts the {USER_HEADER} header of whoever connects: nginx must "
+            f"listen on a loopback address (127.0.0.1) behind the proxy that signs users in, "
+            f"not on {o.address}"
+        )
+    if o.auth is None:
+        if not o.insecure_no_auth:
+            raise ServeError(
+                f"--address {o.address} is not a loopback address and there is no --auth: "
+                "anyone who can reach it could use the app and spend the privacy budget of "
+                "every dataset. Give --auth htpasswd FILE (and --tls-cert, --tls-key), or "
+                "--insecure-no-auth if that is really what you want"
+            )
+        return INSECURE.format(
+            address=o.address,
+            what="with no authentication",
+            who="uses the app and spends the privacy budget of every dataset",
+        )
+    if o.tls_cert is None:
+        if not o.insecure_no_auth:
+            raise ServeError(
+                f"--auth htpasswd on {o.address} without --tls-cert and --tls-key would send "
+                "every password in clear over the network: give a certificate, or "
+                "--insecure-no-auth if that is really what you want"
+            )
+        return INSECURE.format(
+            address=o.address,
+            what="with basic authentication and no TLS",
+            who="on the way can read every password and every page",
+        )
+    return None
 
 
 class Server:
@@ -261,6 +425,15 @@ class Server:
         # One cookie secret for every replica: Streamlit signs its XSRF cookie with it, so an
         # upload still works when a session moves to another replica.
         self.env.setdefault("STREAMLIT_SERVER_COOKIE_SECRET", secrets.token_hex(32))
+        # Who is signed in: the replicas trust the user header only when this run's nginx
+        # authenticates and sends its secret with it; otherwise no header names anyone.
+        self.secret = secrets.token_hex(32)
+        for name in ("DPCORE_AUTH_HEADER", "DPCORE_PROXY_SECRET", "DPCORE_KEEPERS"):
+            self.env.pop(name, None)
+        if options.auth is not None:
+            self.env["DPCORE_AUTH_HEADER"] = USER_HEADER
+            self.env["DPCORE_PROXY_SECRET"] = self.secret
+            self.env["DPCORE_KEEPERS"] = ",".join(options.keepers)
 
     def _start(self, name: str, command: Sequence[str], cwd: Path | None = None) -> Child:
         log = self.log_dir / f"{name.replace(' ', '-')}.log"
@@ -291,6 +464,7 @@ class Server:
         o = self.options
         if o.replicas < 1:
             raise ServeError(f"--replicas must be at least 1, got {o.replicas}")
+        check_exposure(o)
         nginx = find_nginx(o.nginx)
         if nginx is None:
             raise ServeError(NO_NGINX)
@@ -325,7 +499,20 @@ class Server:
         conf = self.run_dir / "nginx.conf"
         if POSIX and os.geteuid() == 0:
             self.run_dir.chmod(0o711)  # nginx's workers (user nobody) reach their temp paths
-        conf.write_text(nginx_config(template, self.run_dir, f"{o.address}:{o.port}", self.ports))
+        tls = None if o.tls_cert is None or o.tls_key is None else (o.tls_cert, o.tls_key)
+        text = nginx_config(
+            template,
+            self.run_dir,
+            f"{_host(o.address)}:{o.port}",
+            self.ports,
+            auth=o.auth,
+            htpasswd=self._users_file(),
+            tls=None if tls is None else (Path(tls[0]).resolve(), Path(tls[1]).resolve()),
+            secret=self.secret,
+        )
+        # The config holds the proxy's secret: for this user (and root's nginx master) only.
+        conf.touch(mode=0o600)
+        conf.write_text(text)
         self.proxy = self._start(
             "nginx",
             [
@@ -341,17 +528,37 @@ class Server:
             ],
         )
         self.proxy.log = self.run_dir / "error.log"  # nginx writes its errors there
-        host = "127.0.0.1" if o.address in ("0.0.0.0", "::", "[::]") else o.address
+        host = "127.0.0.1" if o.address in ("0.0.0.0", "::", "[::]") else _host(o.address)
+        base = f"{self.scheme}://{host}:{o.port}"
         self._wait(
             self.proxy,
-            lambda: _answers(f"http://{host}:{o.port}/_stcore/health"),
+            lambda: _answers(f"{base}/_stcore/health"),
             f"answer on port {o.port}",
         )
         for k in range(1, o.replicas + 1):
-            if not _answers(f"http://{host}:{o.port}/_replica/{k}/health"):
+            if not _answers(f"{base}/_replica/{k}/health"):
                 raise ServeError(
                     f"replica {k} does not answer through nginx (/_replica/{k}/health)"
                 )
+
+    def _users_file(self) -> Path | None:
+        """The htpasswd file nginx's workers read at each request (a user added or removed
+        counts at once). As root they run as ``nobody``, who cannot read a file private to
+        root: they get a copy of their own in the run's directory (then a change to the
+        users takes a restart)."""
+        if self.options.htpasswd is None:
+            return None
+        given = Path(self.options.htpasswd).resolve()
+        if not (POSIX and os.geteuid() == 0):
+            return given
+        import pwd
+
+        who = pwd.getpwnam("nobody")
+        copy = self.run_dir / "htpasswd"
+        copy.touch(mode=0o400)
+        copy.write_bytes(given.read_bytes())
+        os.chown(copy, who.pw_uid, who.pw_gid)
+        return copy
 
     def _start_dask(self, workers: int) -> None:
         port = free_port()
@@ -367,6 +574,11 @@ class Server:
                 "--port",
                 str(port),
                 "--no-dashboard",
+                # Even without its dashboard the scheduler serves HTTP (health, metrics) on
+                # the dashboard's address, by default every interface at :8787: keep it on
+                # the loopback, on a free port (two servers on one machine never clash).
+                "--dashboard-address",
+                "127.0.0.1:0",
             ],
         )
         self.dask.append(scheduler)
@@ -385,19 +597,36 @@ class Server:
                     "--nthreads",
                     "1",
                     "--no-dashboard",
+                    # Each worker's own ports (peers, nanny, HTTP): the loopback only.
+                    "--host",
+                    "127.0.0.1",
+                    "--dashboard-address",
+                    "127.0.0.1:0",
                 ],
                 cwd=self.app.parent,
             )
         )
         self.env["DPCORE_SCHEDULER"] = address
 
+    @property
+    def scheme(self) -> str:
+        return "https" if self.options.tls_cert else "http"
+
     def describe(self) -> str:
         """What runs where, for the person who started it."""
         o = self.options
         lines = [
             f"dpcore serve: {o.replicas} app process(es) behind nginx at "
-            f"http://{o.address}:{o.port}/"
+            f"{self.scheme}://{_host(o.address)}:{o.port}/"
         ]
+        if o.auth == "htpasswd":
+            lines.append(f"  users: nginx basic authentication against {o.htpasswd}")
+        elif o.auth == "header":
+            lines.append(f"  users: named by the {USER_HEADER} header of the proxy in front")
+        else:
+            lines.append("  users: no authentication (one local user: every dataset)")
+        if o.keepers:
+            lines.append(f"  keepers (see every dataset): {', '.join(o.keepers)}")
         for k, (child, port) in enumerate(zip(self.replicas, self.ports), start=1):
             lines.append(
                 f"  replica {k}: 127.0.0.1:{port} (pid {child.process.pid}), health "
@@ -450,6 +679,13 @@ class Server:
 
 def serve(app: Path, flags: Sequence[str], options: ServeOptions) -> int:
     """Run ``dpcore serve`` until a stop signal; its exit code."""
+    try:
+        warning = check_exposure(options)
+    except ServeError as exc:
+        print(f"dpcore serve: error: {exc}", file=sys.stderr)
+        return 1
+    if warning:
+        print(f"\n{'!' * 78}\n{warning}\n{'!' * 78}\n", file=sys.stderr, flush=True)
     server = Server(app, flags, options)
     with on_signals(lambda signum: server.stopping.set()):
         try:

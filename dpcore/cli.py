@@ -534,8 +534,32 @@ def cmd_serve(args: argparse.Namespace) -> int:
     """Several app processes behind nginx, optionally with a Dask cluster (the ``app`` extra)."""
     import importlib.util
 
-    from ._serve import NO_NGINX, ServeOptions, find_nginx, serve
+    from ._serve import NO_NGINX, ServeError, ServeOptions, check_exposure, find_nginx, serve
 
+    auth, htpasswd = _auth_option(args.auth)
+    options = ServeOptions(
+        replicas=args.replicas,
+        port=args.port,
+        address=args.address,
+        auth=auth,
+        htpasswd=htpasswd,
+        keepers=tuple(dict.fromkeys(k.strip() for k in args.keeper)),
+        tls_cert=args.tls_cert,
+        tls_key=args.tls_key,
+        insecure_no_auth=args.insecure_no_auth,
+        dask_workers=args.dask_workers,
+        scheduler=args.scheduler,
+        nginx=args.nginx,
+        template=args.template,
+        log_dir=args.log_dir,
+        timeout=args.timeout,
+    )
+    if any(not k or "," in k for k in options.keepers):
+        raise CliError(f"--keeper takes one user name, got {args.keeper}")
+    try:
+        check_exposure(options)  # a server others could reach unprotected never starts
+    except ServeError as exc:
+        raise CliError(str(exc)) from None
     if importlib.util.find_spec("streamlit") is None:
         raise CliError(
             "serving the dashboard needs the app extra: " + install_hint("app"), EXIT_MISSING
@@ -555,21 +579,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
             "running elsewhere), not both"
         )
     app, flags = _app_files()
-    return serve(
-        app,
-        flags,
-        ServeOptions(
-            replicas=args.replicas,
-            port=args.port,
-            address=args.address,
-            dask_workers=args.dask_workers,
-            scheduler=args.scheduler,
-            nginx=args.nginx,
-            template=args.template,
-            log_dir=args.log_dir,
-            timeout=args.timeout,
-        ),
-    )
+    return serve(app, flags, options)
+
+
+def _auth_option(given: list[str] | None) -> tuple[str | None, Path | None]:
+    """``--auth htpasswd FILE`` or ``--auth header`` as (mode, users file)."""
+    if not given:
+        return None, None
+    if given[0] == "htpasswd" and len(given) == 2:
+        return "htpasswd", Path(given[1])
+    if given == ["header"]:
+        return "header", None
+    raise CliError(f"--auth takes 'htpasswd FILE' or 'header', got {' '.join(given)!r}")
 
 
 def cmd_warm(args: argparse.Namespace) -> int:
@@ -874,8 +895,35 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=8501, help="nginx's port (default 8501)")
     serve.add_argument(
         "--address",
-        default="0.0.0.0",
-        help="nginx's address (default 0.0.0.0: every interface; 127.0.0.1 for this machine only)",
+        default="127.0.0.1",
+        help="nginx's address (default 127.0.0.1: this machine only); any other address "
+        "needs --auth (and, for htpasswd, --tls-cert and --tls-key), or --insecure-no-auth",
+    )
+    serve.add_argument(
+        "--auth",
+        nargs="+",
+        metavar=("MODE", "FILE"),
+        help="who is signed in: 'htpasswd FILE' (nginx's basic authentication against an "
+        "htpasswd users file; every user in it is an analyst) or 'header' (a proxy on the "
+        "loopback in front, such as oauth2-proxy, sets X-Dpcore-User). Each user then sees "
+        "and releases on the datasets they registered or were granted",
+    )
+    serve.add_argument(
+        "--keeper",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a signed-in user who sees every dataset (the ledger's keeper); repeatable",
+    )
+    serve.add_argument(
+        "--tls-cert", type=Path, help="TLS certificate (PEM): nginx listens with ssl"
+    )
+    serve.add_argument("--tls-key", type=Path, help="the certificate's private key (PEM)")
+    serve.add_argument(
+        "--insecure-no-auth",
+        action="store_true",
+        help="start on a non-loopback --address without authentication (or basic "
+        "authentication without TLS) anyway, with a warning",
     )
     serve.add_argument(
         "--dask-workers",

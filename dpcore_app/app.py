@@ -35,6 +35,11 @@ def main() -> None:
         for name, title, icon, url_path in PAGES
     ]
     current = st.navigation(pages)
+    try:
+        ledger.ledger_user()
+    except ledger.NotSignedIn as exc:  # a replica's port reached past the proxy that signs in
+        st.error(f"This server signs its users in, and {exc}: open it through its address.")
+        st.stop()
 
     with st.sidebar:
         st.markdown("**What privacy costs in learning**")

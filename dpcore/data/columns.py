@@ -175,13 +175,15 @@ def _encode_treatment(s, name, treated, arms=None, rows=None):
 
     With ``arms`` (the dictionary's two public labels) a cell maps onto the arm whose
     :func:`label_key` it shares, and a cell matching neither is missing. Without them the two
-    labels are read off the rows ``rows`` (data: fine for the analyst, not for a release).
+    labels are read off the rows ``rows`` (data: fine for the analyst, not for a release),
+    each spelled as the reader normalises it (:func:`label_key`: stripped, casefolded,
+    numbers by value), never as the first row that holds it spells it: a published label
+    says nothing about any one patient's cell.
     """
     keys = _keys(s)
     if arms is None:
         seen = pd.unique(keys[rows].dropna()) if rows is not None else pd.unique(keys.dropna())
-        first = {k: typed_label(s[keys == k].iloc[0]) for k in seen}
-        labels = list(first.values())
+        labels = [typed_label(k) for k in seen]
         if len(labels) > 2:
             shown = ", ".join(_q(v) for v in sorted(labels, key=str)[:6])
             more = f" and {len(labels) - 6} more" if len(labels) > 6 else ""

@@ -798,7 +798,7 @@ def column_labels(
 
     Examples
     --------
-    >>> column_labels(b"arm,y\\ndrug,1\\nplacebo,2\\n drug ,3\\n", "arm")
+    >>> column_labels(b"arm,y\\nDrug,1\\nplacebo,2\\n drug ,3\\n", "arm")
     ('drug', 'placebo')
     """
     check_names(column, "column", single=True)
@@ -807,11 +807,10 @@ def column_labels(
         raise TrialDataError(
             f"no column named {_q(column)}; the columns are {_name_list(table.header, 25)}"
         )
-    first: dict = {}
-    for v in table.cells[column]:
-        if v is not None:
-            first.setdefault(label_key(v), v)
-    labels = (typed_label(v) for v in first.values())
+    # Each label as the reader normalises it (stripped, casefolded, numbers by value), not as
+    # some row happens to spell it: PLACEBO and placebo are one arm, written "placebo".
+    keys = {label_key(v) for v in table.cells[column] if v is not None}
+    labels = (typed_label(k) for k in keys)
     return tuple(sorted(labels, key=_level_key)[: int(limit)])
 
 

@@ -7,6 +7,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -73,6 +74,22 @@ def _processes_with(text):
     return found
 
 
+def _family(pid):
+    """``pid`` and every live process below it (parent pids read from /proc)."""
+    parents = {}
+    for proc in Path("/proc").iterdir():
+        try:
+            parents[int(proc.name)] = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+    family, grew = {pid}, True
+    while grew:
+        more = {p for p, parent in parents.items() if parent in family} - family
+        family |= more
+        grew = bool(more)
+    return family
+
+
 def _healthy(url):
     try:
         with urllib.request.urlopen(url, timeout=2) as response:
@@ -133,3 +150,247 @@ def test_serve_without_nginx_says_how_to_install_it(monkeypatch, capsys):
     monkeypatch.setattr(_serve, "find_nginx", lambda given=None: None)
     assert cli.main(["serve", "--replicas", "2"]) == cli.EXIT_MISSING
     assert "apt-get install nginx-light" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------------------------
+# Secure by default: the loopback unless authentication is configured
+
+
+def test_the_app_listens_on_the_loopback_unless_told_otherwise(monkeypatch):
+    """`streamlit run app.py` (the root config links to the app's) and `dpcore app` bind
+    127.0.0.1; `dpcore app --server.address X` still overrides it (the later flag wins)."""
+    import tomllib
+
+    from dpcore import cli
+
+    for config in (
+        ROOT / ".streamlit" / "config.toml",
+        ROOT / "dpcore_app" / ".streamlit" / "config.toml",
+    ):
+        assert tomllib.loads(config.read_text())["server"]["address"] == "127.0.0.1"
+    pytest.importorskip("streamlit")
+    ran = []
+    monkeypatch.setattr(_serve, "run_app", lambda command, cwd: ran.append(command) or 0)
+    assert cli.main(["app"]) == 0
+    assert "--server.address=127.0.0.1" in ran[-1]
+    assert cli.main(["app", "--server.address", "10.1.2.3"]) == 0
+    given = [a for a in ran[-1] if a.startswith("--server.address")]
+    assert ran[-1].index("--server.address") > ran[-1].index(given[0])  # the user's comes last
+
+
+def test_serve_defaults_to_the_loopback_and_refuses_to_expose_an_unauthenticated_app(
+    tmp_path, capsys
+):
+    from dpcore import cli
+
+    assert _serve.ServeOptions().address == "127.0.0.1"
+    assert cli.build_parser().parse_args(["serve"]).address == "127.0.0.1"
+    for address in ("127.0.0.1", "::1", "[::1]", "localhost", "127.0.0.2"):
+        assert _serve.is_loopback(address), address
+    for address in ("0.0.0.0", "::", "10.0.0.5", "stats.example.org"):
+        assert not _serve.is_loopback(address), address
+
+    assert cli.main(["serve", "--address", "0.0.0.0"]) != 0
+    err = capsys.readouterr().err
+    assert "not a loopback address" in err and "--auth" in err and "--insecure-no-auth" in err
+
+    users = tmp_path / "users"
+    users.write_text("ann:$apr1$x$y\n")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    cert.write_text("-")
+    key.write_text("-")
+    check = _serve.check_exposure
+    Options = _serve.ServeOptions
+    # Basic authentication on the network without TLS would send the passwords in clear.
+    with pytest.raises(_serve.ServeError, match="in clear"):
+        check(Options(address="0.0.0.0", auth="htpasswd", htpasswd=users))
+    assert (
+        check(
+            Options(address="0.0.0.0", auth="htpasswd", htpasswd=users, tls_cert=cert, tls_key=key)
+        )
+        is None
+    )
+    assert check(Options(auth="htpasswd", htpasswd=users)) is None  # loopback: a proxy in front
+    # A header anyone could send names no one off the loopback.
+    with pytest.raises(_serve.ServeError, match="loopback"):
+        check(Options(address="0.0.0.0", auth="header", insecure_no_auth=True))
+    with pytest.raises(_serve.ServeError, match="needs --auth"):
+        check(Options(keepers=("kim",)))
+    with pytest.raises(_serve.ServeError, match="together"):
+        check(Options(auth="htpasswd", htpasswd=users, tls_cert=cert))
+    with pytest.raises(_serve.ServeError, match="does not exist"):
+        check(Options(auth="htpasswd", htpasswd=tmp_path / "nobody"))
+    # Knowingly insecure: it starts, with a loud warning.
+    warning = check(Options(address="0.0.0.0", insecure_no_auth=True))
+    assert warning and warning.startswith("WARNING") and "no authentication" in warning
+    assert "TLS" in check(
+        Options(address="0.0.0.0", auth="htpasswd", htpasswd=users, insecure_no_auth=True)
+    )
+    assert cli.main(["serve", "--auth", "htpasswd"]) != 0
+    assert "--auth takes" in capsys.readouterr().err
+
+
+def test_the_proxy_authenticates_names_the_user_and_keeps_uploads_off_the_disk(tmp_path):
+    users = tmp_path / "users"
+    conf = _serve.nginx_config(
+        TEMPLATE.read_text(),
+        tmp_path,
+        "127.0.0.1:8080",
+        [9001],
+        auth="htpasswd",
+        htpasswd=users,
+        secret="s3cret",
+    )
+    assert 'auth_basic "dpcore";' in conf and f'auth_basic_user_file "{users}";' in conf
+    # nginx's own user, never the client's header of that name (proxy_set_header replaces it)
+    assert "proxy_set_header X-Dpcore-User $remote_user;" in conf
+    assert "proxy_set_header X-Dpcore-Proxy s3cret;" in conf
+    assert "proxy_request_buffering off;" in conf
+    size = conf.split("client_body_buffer_size ")[1].split(";")[0]
+    assert size.endswith("m") and int(size[:-1]) >= 100  # the app's maxUploadSize (100 MB)
+    assert "proxy_max_temp_file_size 0;" in conf
+    # Without authentication no header names anyone, and no secret is sent.
+    plain = _serve.nginx_config(TEMPLATE.read_text(), tmp_path, "127.0.0.1:8080", [9001])
+    assert 'proxy_set_header X-Dpcore-User "";' in plain and 'auth_basic "' not in plain
+    assert "X-Dpcore-Proxy" not in plain
+    with pytest.raises(_serve.ServeError, match="secret"):
+        _serve.nginx_config(TEMPLATE.read_text(), tmp_path, "x:1", [9001], auth="header")
+    with pytest.raises(_serve.ServeError, match="cannot be given the path"):
+        _serve.nginx_config(
+            TEMPLATE.read_text(),
+            tmp_path,
+            "x:1",
+            [1],
+            auth="htpasswd",
+            htpasswd=Path("/a$b"),
+            secret="s",
+        )
+    assert _serve._host("::1") == "[::1]" and _serve._host("127.0.0.1") == "127.0.0.1"
+
+
+@pytest.mark.skipif(NGINX is None, reason="nginx is not installed (apt-get install nginx-light)")
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl makes the test certificate")
+def test_nginx_accepts_the_config_with_basic_auth_and_tls(tmp_path):
+    (tmp_path / "my certs").mkdir()  # a space in a path: quoted for nginx
+    cert, key = tmp_path / "my certs" / "cert.pem", tmp_path / "my certs" / "key.pem"
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+            "-nodes",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+            "-days",
+            "1",
+            "-subj",
+            "/CN=localhost",
+        ],
+        check=True,
+        capture_output=True,
+        timeout=30,
+    )
+    users = tmp_path / "users"
+    users.write_text("ann:$apr1$abcdefgh$0123456789abcdefghijkl\n")
+    conf = tmp_path / "nginx.conf"
+    text = _serve.nginx_config(
+        TEMPLATE.read_text(),
+        tmp_path,
+        f"127.0.0.1:{_serve.free_port()}",
+        [_serve.free_port()],
+        auth="htpasswd",
+        htpasswd=users,
+        tls=(cert, key),
+        secret="s",
+    )
+    assert " ssl;" in text and f'ssl_certificate "{cert}";' in text
+    conf.write_text(text)
+    if os.geteuid() == 0:
+        tmp_path.chmod(0o711)
+    out = subprocess.run(
+        [NGINX, "-t", "-p", str(tmp_path), "-c", str(conf), "-e", str(tmp_path / "error.log")],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert out.returncode == 0, out.stderr
+
+
+def test_the_replicas_learn_the_user_header_only_with_authentication(tmp_path, monkeypatch):
+    app = ROOT / "dpcore_app" / "app.py"
+    monkeypatch.setenv("DPCORE_AUTH_HEADER", "X-Forged")  # an environment left over: not trusted
+    monkeypatch.setenv("DPCORE_KEEPERS", "eve")
+    plain = _serve.Server(app, [], _serve.ServeOptions())
+    users = tmp_path / "users"
+    users.write_text("")
+    authed = _serve.Server(
+        app, [], _serve.ServeOptions(auth="htpasswd", htpasswd=users, keepers=("ann", "kim"))
+    )
+    try:
+        assert not {"DPCORE_AUTH_HEADER", "DPCORE_KEEPERS", "DPCORE_PROXY_SECRET"} & set(plain.env)
+        assert authed.env["DPCORE_AUTH_HEADER"] == "X-Dpcore-User"
+        assert authed.env["DPCORE_KEEPERS"] == "ann,kim"
+        assert authed.env["DPCORE_PROXY_SECRET"] == authed.secret and len(authed.secret) == 64
+        assert "users: nginx basic authentication" in authed.describe()
+        assert "keepers (see every dataset): ann, kim" in authed.describe()
+    finally:
+        plain.stop()
+        authed.stop()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_the_dask_scheduler_listens_on_the_loopback_only(tmp_path):
+    """``--dask-workers``' scheduler (and its workers) accept connections on 127.0.0.1 only:
+    nothing off this machine can reach them. 5-7 s at a load of 6 on 2 cores: a scheduler
+    and a worker start, which is what it tests."""
+    pytest.importorskip("distributed")
+    from tests.e2e.conftest import listening
+
+    server = _serve.Server(ROOT / "dpcore_app" / "app.py", [], _serve.ServeOptions(timeout=60))
+    try:
+        server._start_dask(1)
+        scheduler = server.dask[0].process.pid
+        assert server.env["DPCORE_SCHEDULER"].startswith("tcp://127.0.0.1:")
+        port = int(server.env["DPCORE_SCHEDULER"].rsplit(":", 1)[1])
+        found = listening([scheduler])
+        assert ("127.0.0.1", port) in found
+        assert {host for host, _ in found} == {"127.0.0.1"}, found
+        # The worker (its nanny, then the worker process) listens once it has joined.
+        workers = server.dask[1].process.pid
+        deadline = time.monotonic() + 60
+        while len(listening(_family(workers))) < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        found = listening(_family(workers))
+        assert found and {host for host, _ in found} == {"127.0.0.1"}, found
+    finally:
+        server.stop()
+
+
+def test_insecure_no_auth_starts_with_a_loud_warning(monkeypatch, capsys):
+    """--insecure-no-auth lets a non-loopback server start, and says so on stderr first."""
+    started = []
+
+    class Server:  # what would start: here it only records that it was asked to
+        def __init__(self, app, flags, options):
+            self.stopping = threading.Event()
+
+        def start(self):
+            started.append(True)
+            raise _serve.ServeError("not started in this test")
+
+        def stop(self):
+            pass
+
+    monkeypatch.setattr(_serve, "Server", Server)
+    options = _serve.ServeOptions(address="0.0.0.0", insecure_no_auth=True)
+    assert _serve.serve(ROOT / "app.py", [], options) == 1
+    err = capsys.readouterr().err
+    assert started and "!" * 78 in err and "WARNING: dpcore serve listens on 0.0.0.0" in err
+    assert _serve.serve(ROOT / "app.py", [], _serve.ServeOptions(address="0.0.0.0")) == 1
+    assert len(started) == 1 and "not a loopback address" in capsys.readouterr().err

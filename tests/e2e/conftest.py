@@ -14,6 +14,7 @@ If /usr/bin/chromium or the playwright package is missing, the e2e tests are ski
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 import shutil
@@ -87,6 +88,40 @@ def _free_port():
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def listening(pids):
+    """The (address, port) pairs on which the processes ``pids`` accept TCP connections, read
+    from /proc (their sockets' inodes, then /proc/net/tcp and tcp6 in their network space)."""
+    found = set()
+    for pid in pids:
+        inodes = set()
+        try:
+            fds = list(Path(f"/proc/{pid}/fd").iterdir())
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                target = os.readlink(fd)
+            except OSError:  # closed meanwhile
+                continue
+            if target.startswith("socket:["):
+                inodes.add(target[8:-1])
+        for table, size in (("tcp", 4), ("tcp6", 16)):
+            try:
+                lines = Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]
+            except OSError:
+                continue
+            for line in lines:
+                fields = line.split()
+                if fields[3] != "0A" or fields[9] not in inodes:  # 0A: LISTEN
+                    continue
+                hexaddr, hexport = fields[1].split(":")
+                raw = bytes.fromhex(hexaddr)
+                # /proc writes each 32-bit word in the host's (little-endian) order
+                words = b"".join(raw[i : i + 4][::-1] for i in range(0, size, 4))
+                found.add((str(ipaddress.ip_address(words)), int(hexport, 16)))
+    return found
 
 
 def _healthy(url):

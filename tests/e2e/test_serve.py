@@ -17,6 +17,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -137,3 +138,217 @@ def test_two_replicas_behind_nginx_serve_a_page_and_stop_cleanly(browser, tmp_pa
         for pid in started:
             if _alive(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+def _htpasswd(path, users):
+    """An htpasswd file of ``{user: password}`` (``openssl passwd -apr1``, as docs/deploy.md
+    says to make one)."""
+    lines = []
+    for user, password in users.items():
+        hashed = subprocess.run(
+            ["openssl", "passwd", "-apr1", password],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=30,
+        ).stdout.strip()
+        lines.append(f"{user}:{hashed}\n")
+    path.write_text("".join(lines))
+    return path
+
+
+def _status(url, auth=None, headers=()):
+    import ssl
+
+    unchecked = ssl._create_unverified_context()  # the test's self-signed certificate
+    request = urllib.request.Request(url, headers=dict(headers))
+    if auth:
+        import base64
+
+        token = base64.b64encode(f"{auth[0]}:{auth[1]}".encode()).decode()
+        request.add_header("Authorization", f"Basic {token}")
+    try:
+        with urllib.request.urlopen(request, timeout=10, context=unchecked) as response:
+            return response.status
+    except urllib.error.HTTPError as exc:
+        return exc.code
+
+
+def _upload_and_release(browser, base, user, trial, dictionary, forged=None):
+    """``user`` signs in (basic authentication), uploads ``trial`` with its dictionary on Your
+    data and releases a rule at ε = 1; returns the sidebar's text of the datasets they see."""
+    from playwright.sync_api import expect
+
+    from tests.e2e.conftest import AppDriver
+
+    context = browser.new_context(
+        http_credentials={"username": user, "password": f"pw-{user}"},
+        extra_http_headers={"X-Dpcore-User": forged} if forged else None,
+        ignore_https_errors=True,  # the test's self-signed certificate
+        viewport={"width": 1400, "height": 1000},
+    )
+    try:
+        page = context.new_page()
+        page.set_default_timeout(30_000)
+        app = AppDriver(page, base, None)
+        app.goto("/your-data")
+        sidebar = page.locator("[data-testid='stSidebar']")
+        expect(sidebar.get_by_text(f"Signed in as {user}")).to_be_visible()
+        if trial is not None:
+            uploaders = page.locator("[data-testid='stFileUploader']")
+            uploaders.filter(has_text="Trial CSV").locator(
+                "[data-testid='stFileUploaderDropzoneInput']"
+            ).set_input_files(str(trial))
+            app.wait_rerun()
+            uploaders.filter(has_text="Public data dictionary").locator(
+                "[data-testid='stFileUploaderDropzoneInput']"
+            ).set_input_files(str(dictionary))
+            app.wait_rerun()
+            page.get_by_role("button", name="Fill in from the data dictionary").click()
+            app.wait_rerun()
+            page.get_by_role("button", name="Release private rule at ε = 1").click()
+            app.wait_rerun()
+            app.expect_no_exception()
+            expect(sidebar.get_by_text("ε = 1 over 1 release", exact=True)).to_be_visible()
+        sidebar.get_by_text("Datasets you may see").click()
+        app.wait_idle()
+        return sidebar.inner_text()
+    finally:
+        context.close()
+
+
+@pytest.mark.slow
+def test_a_department_server_signs_users_in_and_each_sees_only_their_datasets(browser, tmp_path):
+    """``dpcore serve --auth htpasswd FILE --keeper kim --tls-cert C --tls-key K`` on its
+    default address (TLS with a self-signed certificate made as docs/deploy.md says).
+
+    Nothing listens off the loopback; a request without (or with wrong) credentials gets 401;
+    ann and bob sign in in Chromium, each uploads a trial of their own and releases on it,
+    and each sees only their own dataset in the sidebar, while kim (a keeper) sees both; the
+    ledger records who registered and who released each; bob's forged X-Dpcore-User header
+    (naming the keeper) is ignored; the uploads left no file in nginx's client_body/.
+    One function, because it is expensive: about 25 s at a load average of 6 on 2 cores (a
+    replica and nginx start, three browser sessions walk Your data through the proxy and two
+    releases run); the server's start is what each check needs, so they share it.
+    """
+    import pandas as pd
+
+    from dpcore.privacy.accounting import PrivacyLedger
+    from tests.e2e.conftest import listening
+
+    demo = REPO_ROOT / "dpcore_app" / "demo_data"
+    rows = pd.read_csv(demo / "paper_trial.csv")
+    ann_trial, bob_trial = tmp_path / "ann_trial.csv", tmp_path / "bob_trial.csv"
+    rows.iloc[:500].to_csv(ann_trial, index=False)  # over 16 KB: nginx would buffer it to disk
+    rows.iloc[500:].to_csv(bob_trial, index=False)
+    users = _htpasswd(tmp_path / "users", {u: f"pw-{u}" for u in ("ann", "bob", "kim")})
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256"]
+        + [
+            "-nodes",
+            "-days",
+            "1",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+            "-subj",
+            "/CN=localhost",
+        ],
+        check=True,
+        capture_output=True,
+        timeout=30,
+    )
+    ledger_file = tmp_path / "ledger.sqlite"
+    port = _free_port()
+    base = f"https://127.0.0.1:{port}"
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(REPO_ROOT),
+        "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false",
+        "DPCORE_LEDGER": str(ledger_file),
+    }
+    log = tmp_path / "serve.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "dpcore",
+                "serve",
+                "--replicas",
+                "1",
+                "--port",
+                str(port),
+                "--auth",
+                "htpasswd",
+                str(users),
+                "--keeper",
+                "kim",
+                "--tls-cert",
+                str(cert),
+                "--tls-key",
+                str(key),
+                "--nginx",
+                NGINX,
+            ],
+            cwd=tmp_path,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        deadline = time.monotonic() + 90
+        while "Stop with Ctrl-C" not in log.read_text(errors="replace"):
+            assert proc.poll() is None and time.monotonic() < deadline, log.read_text()[-3000:]
+            time.sleep(0.2)
+        # The default address is the loopback: nginx and the replica listen there only.
+        found = listening(_descendants(proc.pid))
+        assert ("127.0.0.1", port) in found
+        assert {host for host, _ in found} == {"127.0.0.1"}, found
+        conf = log.read_text().split("nginx config ")[1].split()[0]
+        client_body = Path(conf).parent / "client_body"
+        before = client_body.stat().st_mtime_ns  # nginx made it at start; a file would touch it
+
+        assert _status(base + "/") == 401
+        assert _status(base + "/", auth=("ann", "wrong")) == 401
+        assert _status(base + "/", auth=("ann", "pw-ann")) == 200
+        assert _status(base + "/_stcore/health") == 200  # "ok" only, for the health checks
+        assert _status(f"http://127.0.0.1:{port}/") == 400  # plain HTTP on the TLS port
+
+        ann = _upload_and_release(browser, base, "ann", ann_trial, demo / "paper_trial.json")
+        bob = _upload_and_release(
+            browser, base, "bob", bob_trial, demo / "paper_trial.json", forged="kim"
+        )
+        kim = _upload_and_release(browser, base, "kim", None, None)
+        assert "Datasets you may see (1)" in ann and "ann_trial.csv" in ann
+        assert "bob_trial.csv" not in ann
+        assert "Datasets you may see (1)" in bob and "bob_trial.csv" in bob
+        assert "ann_trial.csv" not in bob and "keeper" not in bob  # the forged header: ignored
+        assert "Datasets you may see (2)" in kim and "a keeper of the ledger" in kim
+        assert "ann_trial.csv" in kim and "bob_trial.csv" in kim
+
+        listed = {d.name: d for d in PrivacyLedger.list_datasets(ledger_file)}
+        assert {n: d.owner for n, d in listed.items()} == {
+            "ann_trial.csv": "ann",
+            "bob_trial.csv": "bob",
+        }
+        for name, who in (("ann_trial.csv", "ann"), ("bob_trial.csv", "bob")):
+            entries = PrivacyLedger.open(ledger_file, listed[name].dataset).entries
+            assert [e.who for e in entries] == [who]
+
+        # The uploads went to the replica unbuffered: nothing was ever written in client_body/.
+        assert list(client_body.iterdir()) == []
+        assert client_body.stat().st_mtime_ns == before
+
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 0, log.read_text()[-3000:]
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()

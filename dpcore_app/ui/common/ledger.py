@@ -11,7 +11,10 @@ releases, and its cap, which the sidebar may set or lower but never raise or rem
 
 Who: :func:`ledger_user` is the user the ledger answers for (None, the local single user, who
 sees every dataset; on a department server the signed-in user, who sees only the datasets
-they registered or were granted).
+they registered or were granted, unless among :func:`ledger_keepers`). The signed-in user is
+read from the header an authenticating proxy sets (``$DPCORE_AUTH_HEADER``, which
+``dpcore serve --auth`` sets for its replicas, with ``$DPCORE_PROXY_SECRET``); without that
+environment no header is trusted.
 
 The demo files shipped with the app are practice data that every session shares: their totals
 add up like any file's, but no cap can be set on them from the app (a cap cannot be undone
@@ -21,6 +24,8 @@ for confirmation first.
 
 from __future__ import annotations
 
+import hmac
+import os
 from dataclasses import dataclass
 
 import pandas as pd
@@ -28,6 +33,7 @@ import streamlit as st
 
 from dpcore.privacy import accounting
 from dpcore.privacy.accounting import BudgetExceededError, PrivacyLedger
+from dpcore_app.ui.common.safety import plain
 
 IN_USE = "ledger_dataset"  # the key of the dataset in use (a salted digest), never the data
 _MEMO = "ledger_key_memo"  # (file digest, name, ledger path, key): the file is hashed once
@@ -56,14 +62,50 @@ def ledger_path():
     return accounting.default_ledger_path()
 
 
+class NotSignedIn(RuntimeError):
+    """The server authenticates its users, but this session's request names none."""
+
+
+#: The header with the proxy's secret (dpcore._serve.PROXY_HEADER).
+PROXY_HEADER = "X-Dpcore-Proxy"
+
+
 def ledger_user():
     """The user the ledger answers for: None, the local single user (who sees every dataset).
 
-    On a department server this is the signed-in user (the server's authentication sets it);
-    the ledger then shows, links and enforces only the datasets that user registered or was
-    granted (privacy rule 12).
+    On a department server this is the signed-in user: ``$DPCORE_AUTH_HEADER`` names the
+    header the authenticating proxy sets (``dpcore serve --auth``: ``X-Dpcore-User``), read
+    from this session's request (``st.context.headers``), and trusted only beside the proxy's
+    secret (``$DPCORE_PROXY_SECRET``, when set). The ledger then shows, links and enforces
+    only the datasets that user registered or was granted (privacy rule 12). Without
+    ``$DPCORE_AUTH_HEADER`` no header is read: a client cannot name itself.
+
+    Raises
+    ------
+    NotSignedIn
+        The server authenticates, but the request names no user (or lacks the secret).
     """
-    return None
+    header = os.environ.get("DPCORE_AUTH_HEADER", "").strip()
+    if not header:
+        return None
+    headers = st.context.headers
+    secret = os.environ.get("DPCORE_PROXY_SECRET", "")
+    if secret and not hmac.compare_digest(headers.get(PROXY_HEADER, "").encode(), secret.encode()):
+        raise NotSignedIn("this request did not come through the server's proxy")
+    user = headers.get(header, "").strip()
+    if not user:
+        raise NotSignedIn("the server's proxy named no signed-in user")
+    return user
+
+
+def ledger_keepers():
+    """The users who see every dataset (``$DPCORE_KEEPERS``, comma-separated: ``dpcore serve
+    --keeper``); none without authentication, where the local user sees everything."""
+    if not os.environ.get("DPCORE_AUTH_HEADER", "").strip():
+        return frozenset()
+    return frozenset(
+        k.strip() for k in os.environ.get("DPCORE_KEEPERS", "").split(",") if k.strip()
+    )
 
 
 def dataset_ledger(key):
@@ -72,7 +114,7 @@ def dataset_ledger(key):
     keyed = st.session_state.get(_KEYED)
     if keyed is not None and keyed.dataset == key and str(keyed.path) == str(ledger_path()):
         return keyed
-    return PrivacyLedger.open(ledger_path(), key, user=ledger_user())
+    return PrivacyLedger.open(ledger_path(), key, user=ledger_user(), keepers=ledger_keepers())
 
 
 #: Ledger keys of the shipped demo files, as every session of this process has keyed them.
@@ -80,12 +122,14 @@ _DEMO_KEYS: set = set()
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def _shipped_demo_keys(path, user):
+def _shipped_demo_keys(path, user, keepers):
     """The demo files' keys, known before any session keys them."""
     from dpcore_app.ui.common.demos import DEMOS, demo_source
 
     return frozenset(
-        PrivacyLedger.for_file(demo_source(name).data, path=path, user=user).dataset
+        PrivacyLedger.for_file(
+            demo_source(name).data, path=path, user=user, keepers=keepers
+        ).dataset
         for name in DEMOS
     )
 
@@ -93,7 +137,9 @@ def _shipped_demo_keys(path, user):
 def is_demo(key):
     """Whether the dataset with this key is, or shares rows with, a demo file shipped with the
     app (public practice data)."""
-    demos = _DEMO_KEYS | _shipped_demo_keys(str(ledger_path()), ledger_user())
+    demos = _DEMO_KEYS | _shipped_demo_keys(
+        str(ledger_path()), ledger_user(), tuple(sorted(ledger_keepers()))
+    )
     return bool(demos & ({key} | set(dataset_ledger(key).linked())))
 
 
@@ -114,7 +160,9 @@ def dataset_key(source, name=""):
     if memo is not None and memo[:3] == (source.digest, name, path) and keyed is not None:
         key = memo[3]
     else:
-        keyed = PrivacyLedger.for_file(source.data, path=path, name=name, user=ledger_user())
+        keyed = PrivacyLedger.for_file(
+            source.data, path=path, name=name, user=ledger_user(), keepers=ledger_keepers()
+        )
         key = keyed.dataset
         st.session_state[_KEYED] = keyed
         st.session_state[_MEMO] = (source.digest, name, path, key)
@@ -306,8 +354,41 @@ def _cap_panel(ledger, eps, demo=False):
         st.caption(f"Already ε = {eps:g} spent, past the cap: every further release is refused.")
 
 
+def visible_datasets(user, keepers):
+    """The datasets of the ledger ``user`` may see (every one for a keeper), oldest first."""
+    return PrivacyLedger.list_datasets(ledger_path(), user=user, keepers=keepers)
+
+
+def _signed_in(user):
+    """On a department server: who is signed in, and the datasets they may see."""
+    keepers = ledger_keepers()
+    st.caption(
+        f"Signed in as **{plain(user)}**"
+        + (
+            ", a keeper of the ledger: you see every dataset."
+            if user in keepers
+            else ": you see and release on the datasets you registered or were granted."
+        )
+    )
+    found = visible_datasets(user, keepers)
+    with st.expander(f"Datasets you may see ({len(found)})"):
+        if not found:
+            st.caption("None yet: a dataset is yours from its first release or cap on it.")
+        for d in found:
+            cap = "" if d.cap is None else f", cap ε = {d.cap:g}"
+            st.markdown(
+                f"**{plain(d.name or '(no name)')}** ({d.dataset[:10]}), registered by "
+                f"{plain(d.owner or 'the local user')}: ε = {eps_text(d.epsilon)} over "
+                f"{d.releases} release{'s' if d.releases != 1 else ''}{cap}"
+            )
+
+
 def sidebar():
-    """The ledger in the sidebar: the dataset's cumulative total, its releases and its cap."""
+    """The ledger in the sidebar: the dataset's cumulative total, its releases and its cap;
+    on a department server also who is signed in and the datasets they may see."""
+    user = ledger_user()
+    if user is not None:
+        _signed_in(user)
     st.markdown("**Privacy spent on this dataset**")
     key = st.session_state.get(IN_USE)
     try:

@@ -33,7 +33,8 @@ def arms_choice(source):
     k = len(arms)
     st.subheader(f"A trial with {k} arms", anchor=False)
     mode = st.radio(
-        f"The dictionary lists {k} arms: {', '.join(map(str, arms))}",
+        # the labels are the dictionary's text: shown as text (an image link is never fetched)
+        f"The dictionary lists {k} arms: {plain(', '.join(map(str, arms)))}",
         MODES,
         format_func={
             "two": "compare two arms (the others' rows get weight 0)",

@@ -1,0 +1,28 @@
+"""A K-arm dictionary's arm labels reach a widget label as text: markdown in them (an image
+link) is escaped, never rendered or fetched."""
+
+from streamlit.testing.v1 import AppTest
+
+
+def _page():
+    from types import SimpleNamespace
+
+    from dpcore_app.ui.upload import karm
+
+    arms = ("placebo", "![pixel](http://127.0.0.1:9/p.png)", "**drug**")
+    karm.compute.arms_of = lambda dictionary: arms  # the dictionary's labels, as read
+    try:
+        karm.arms_choice(SimpleNamespace(dictionary=None, digest="0" * 64))
+    except TypeError:  # past the radio the page reads a real dictionary; none here
+        pass
+
+
+def test_the_arm_labels_of_a_dictionary_are_shown_as_text():
+    from dpcore_app.ui.common.safety import plain
+
+    at = AppTest.from_function(_page, default_timeout=30).run()
+    assert not at.exception, [e.value for e in at.exception]
+    label = at.radio[0].label
+    shown = plain("placebo, ![pixel](http://127.0.0.1:9/p.png), **drug**")
+    assert label == f"The dictionary lists 3 arms: {shown}"
+    assert "![" not in label and "**drug**" not in label and "http://" not in label
