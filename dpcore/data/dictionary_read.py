@@ -741,6 +741,9 @@ class _Reader:
             enum = cons.get("enum")
             if ftype == "boolean":
                 entry["type"] = "binary"
+                levels = self.boolean_levels(f, f"fields[{i}]")
+                if levels is not None:
+                    entry["levels"] = levels
             elif enum:
                 entry["type"] = (
                     "categorical" if entry.get("role", "covariate") == "covariate" else "label"
@@ -764,6 +767,24 @@ class _Reader:
             # Frictionless lists every missing marker; "" is always one here
             out["missing_values"] = [v for v in data["missing_values"] if v != ""]
         return out
+
+    def boolean_levels(self, field, where):
+        """A Table Schema boolean's ``falseValues`` and ``trueValues`` as a binary column's
+        two levels (false first), or None when it gives neither (the usual words read)."""
+        false, true = field.get("falseValues"), field.get("trueValues")
+        if false is None and true is None:
+            return None
+        given = [v if isinstance(v, list) else [v] for v in (false or [], true or [])]
+        if any(len(v) != 1 for v in given):
+            self.add(
+                where,
+                "trueValues",
+                "a binary column has two levels: one value read as false, one as true "
+                f"(got falseValues {false!r}, trueValues {true!r})",
+                'write "falseValues": ["N"], "trueValues": ["Y"] as the file writes them',
+            )
+            return None
+        return [str(given[0][0]), str(given[1][0])]
 
     # ------------------------------------------------------------------ single entries
     def word(self, value, table, allowed, default, where, field):

@@ -138,3 +138,32 @@ def test_read_trial_takes_its_roles_and_levels_from_a_dictionary():
     assert only_age.covariates == ("age",)
     with pytest.raises(TypeError, match="treatment"):
         read_trial(DEMO / "hospital_trial.csv", outcome="days_in_hospital")
+
+
+def test_table_schema_true_and_false_values_are_a_binary_columns_levels():
+    """Frictionless ``trueValues``/``falseValues`` (``Y``/``N``): the column's two levels, false
+    first, read as the file writes them; several values per side cannot be two levels."""
+    import io
+
+    from dpcore import read_trial
+
+    fields = [
+        {"name": "age", "type": "integer", "role": "covariate"},
+        {"name": "smoker", "type": "boolean", "trueValues": ["Y"], "falseValues": ["N"]},
+        {"name": "arm", "type": "string", "constraints": {"enum": ["drug", "placebo"]}},
+        {"name": "y", "type": "number", "constraints": {"minimum": 0, "maximum": 10}},
+    ]
+    fields[1]["role"], fields[2]["role"], fields[3]["role"] = "covariate", "treatment", "outcome"
+    schema = {"fields": fields, "treatment": "arm", "treated": "drug", "outcome": "y"}
+    d = read_dictionary(schema)
+    assert not d.problems and d.column("smoker").levels == ("N", "Y")
+    csv = "age,smoker,arm,y\n" + "".join(
+        f"{30 + i},{'Y' if i % 3 else 'N'},{'drug' if i % 2 else 'placebo'},{i % 7}\n"
+        for i in range(40)
+    )
+    trial = read_trial(io.StringIO(csv), dictionary=d)
+    smoker = trial.X[:, list(trial.covariates).index("smoker=Y")]
+    assert smoker.tolist() == [float(i % 3 != 0) for i in range(40)]
+    fields[1]["trueValues"] = ["Y", "yes"]
+    problems = read_dictionary(schema, strict=False).problems
+    assert any("one value read as false, one as true" in str(p) for p in problems)
