@@ -931,3 +931,28 @@ def test_the_page_is_the_analysts_steps_with_the_spend_from_the_first(page):
     release(at)
     assert "spent on this file so far: ε = 1 over every session" in heads()[0]
     assert all(":green[done]" in h for h in heads())
+
+
+@pytest.mark.parametrize("written", [("Yes", "No "), ("Y", "N"), ("TRUE", "false")])
+def test_a_binary_covariate_written_as_words_is_read_as_the_command_line_reads_it(page, written):
+    """Typed binary, a covariate whose cells are Yes/No (or Y/N, TRUE/false) reads as 1/0,
+    each cell on its own, as read_trial and dpcore fit read it; the release goes out."""
+    yes, no = written
+    rows = "".join(f"{40 + i % 30},{yes if i % 3 else no},{i % 2},{i % 7}\n" for i in range(60))
+    data = ("age,smoker,arm,y\n" + rows).encode()
+    at = upload(page, data)
+    fill_table(
+        at,
+        data,
+        {
+            "age": {"lower": 18.0, "upper": 90.0},
+            "smoker": {"type": "binary"},
+            "y": {"lower": 0.0, "upper": 10.0},
+        },
+    )
+    assert not at.error, [e.value for e in at.error]
+    release(at)
+    released = at.session_state[RELEASE]
+    assert released.release.names == ("age", "smoker")
+    smoker = released.trial.X[:, 1]
+    assert smoker.tolist() == [float(i % 3 != 0) for i in range(60)]

@@ -106,8 +106,10 @@ def load_trial(
     treated,
     public_n=True,
     arms=None,
+    binary=(),
 ):
-    """read_trial on the session's bytes; ``categorical`` is a tuple of (column, levels).
+    """read_trial on the session's bytes; ``categorical`` is a tuple of (column, levels),
+    ``binary`` the 0/1 covariates whose yes/no, y/n, true/false cells read as 1/0.
 
     ``public_n``: every row is kept (n is the file's row count; an incomplete row gets weight
     0) and a value outside the public levels reads as the baseline, so n, the covariate names
@@ -126,6 +128,7 @@ def load_trial(
         categorical={c: list(levels) for c, levels in categorical} or None,
         incomplete="keep" if public_n else "drop",
         unknown_levels="baseline",
+        binary=list(binary) or None,
     )
 
 

@@ -262,6 +262,7 @@ def trial_args(source, m, propensity, table, public_n=True):
         m["treated"],
         public_n,
         m.get("arms"),
+        tuple(table.binary),
     )
 
 
@@ -448,7 +449,8 @@ def metadata(source, m):
         )
     st.caption(
         "One-hot columns need no bounds: they are 0 or 1. A 0/1 column is one click: "
-        "type binary. A missing value makes a row count with weight 0; n stays the "
-        "file's row count."
+        "type binary (its yes/no, y/n or true/false cells read as 1/0; or type its two "
+        "levels, the one read as 0 first). A missing value makes a row count with weight 0; "
+        "n stays the file's row count."
     )
     return got, bool(got.from_data)

@@ -47,6 +47,9 @@ class Meta:
     from_data : tuple of str
         The columns whose bounds or levels in use were read off the data: any one makes the
         release NOT PRIVATE.
+    binary : tuple of str
+        The binary covariates read as 0/1 with their words (yes/no, y/n, true/false, each
+        cell on its own); a binary column given two levels is categorical instead.
     """
 
     categorical: dict
@@ -55,6 +58,7 @@ class Meta:
     problems: tuple
     levels_ready: bool = True
     from_data: tuple = ()
+    binary: tuple = ()
 
     @property
     def complete(self):
@@ -281,6 +285,7 @@ def read(frame, outcome, rows=None):
     them every entry counts as typed.
     """
     categorical, bounds, problems, outcome_bounds, levels_ready = {}, {}, [], None, True
+    binary = []
     rows = rows_of(frame) if rows is None else rows
     for name, row in rows.items():
         if name == outcome:
@@ -300,7 +305,12 @@ def read(frame, outcome, rows=None):
         elif row["type"] == "outcome":
             problems.append(f"{name!r} is a covariate: its type is numeric or categorical")
         elif row["type"] == "binary":
-            bounds[name] = (0.0, 1.0)  # 0/1 by definition: one click, no bounds to type
+            two = parse_levels(row.get("levels") or "")
+            if len(two) == 2:  # written as two labels (No/Yes): 0 is the first, the baseline
+                categorical[name] = two
+            else:
+                bounds[name] = (0.0, 1.0)  # 0/1 by definition: one click, no bounds to type
+                binary.append(name)
         else:
             got = _bounds(name, row, problems)
             if got is not None:
@@ -312,6 +322,7 @@ def read(frame, outcome, rows=None):
         tuple(problems),
         levels_ready,
         _read_from_data(rows, outcome),
+        tuple(binary),
     )
 
 
