@@ -281,7 +281,8 @@ def test_an_incomplete_row_gets_weight_zero_and_a_blank_recommendation(released)
     )
     out = list(csv.DictReader(io.StringIO(files.rows_csv(release, trial, rec))))
     assert len(out) == 60 and out[7]["recommendation"] == "" and out[7]["score"] == ""
-    assert out[8]["recommendation"] in ("drug", "placebo")
+    assert out[7]["age"] == "" and out[7]["site=B"] == ""  # missing, never the fill value 0
+    assert out[8]["recommendation"] in ("drug", "placebo") and out[8]["age"] != ""
 
 
 # --------------------------------------------------------------------------------------------

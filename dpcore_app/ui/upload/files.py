@@ -129,7 +129,8 @@ def rows_csv(release, trial, recommendations, identifiers=None):
     maps each column the analyst ticked to its values on the trial's rows. Every field is
     quoted, so a carriage return or line feed inside a cell stays in that cell; text cells and
     headers are neutralised against formula injection; numbers stay numbers. A row whose
-    covariates are incomplete gets no score and no recommendation. A NOT PRIVATE release
+    covariates are incomplete gets no score and no recommendation, and its covariates are
+    written as missing (empty), not as the values they were read as. A NOT PRIVATE release
     says so in a first column of every row; a recorded release states its number on the file
     and the file's cumulative ε in a ``release`` column.
     """
@@ -154,7 +155,10 @@ def rows_csv(release, trial, recommendations, identifiers=None):
             values = pd.Series(values, dtype=object)
             values = values.map({v: neutral(v) for v in pd.unique(values)}).to_numpy()
         columns.append((_unique(c, taken), values))
-    columns += [(_unique(c, taken), trial.X[:, j]) for j, c in enumerate(trial.covariates)]
+    # A row missing a covariate is read with fill values (weight 0, no score): its covariates
+    # are written as missing, never as the fill.
+    X = trial.X if scored is None else np.where(np.asarray(scored)[:, None], trial.X, np.nan)
+    columns += [(_unique(c, taken), X[:, j]) for j, c in enumerate(trial.covariates)]
     columns += [("score", score), ("recommendation", rec)]
     df = pd.DataFrame(dict(enumerate(v for _, v in columns)))
     df.columns = [c for c, _ in columns]
