@@ -10,11 +10,15 @@ def _page():
     from dpcore_app.ui.upload import karm
 
     arms = ("placebo", "![pixel](http://127.0.0.1:9/p.png)", "**drug**")
-    karm.compute.arms_of = lambda dictionary: arms  # the dictionary's labels, as read
+    # The dictionary's labels, as read; put back after this run: the module is the test
+    # process's, shared with every later AppTest of this worker.
+    original, karm.compute.arms_of = karm.compute.arms_of, lambda dictionary: arms
     try:
         karm.arms_choice(SimpleNamespace(dictionary=None, digest="0" * 64))
     except TypeError:  # past the radio the page reads a real dictionary; none here
         pass
+    finally:
+        karm.compute.arms_of = original
 
 
 def test_the_arm_labels_of_a_dictionary_are_shown_as_text():
