@@ -323,6 +323,22 @@ def build_owl_figures(s, target=OWL_TARGET):
     return True
 
 
+def warm_replica(state=OWL_STATE, target=OWL_TARGET):
+    """Build, in this process, the view a class opens first (the DP-OWL page's default link),
+    with the page's own cached functions: its sweeps and example rule (read from the results
+    store, or simulated and stored when ``dpcore warm`` has not run) and its figures (read
+    from the store when ``dpcore warm`` stored them). A server replica then answers its first
+    student from memory (:mod:`dpcore_app.replica`). Returns the seconds taken."""
+    start = time.perf_counter()
+    s = state
+    work, args = owl_panels.workload(s)
+    v = owl_panels.view(s, owl.sweeps(work.sizes, *args), work.reps)
+    mark = owl_panels.decision(s, v, target, work.reps)["mark"]
+    owl_panels.curve_figures(s, work.sizes, v, work.reps, "accuracy", "own", (s["n"],), mark)
+    owl_panels.rule_figures(s, v.runs, "accuracy", owl_panels.example(s))
+    return time.perf_counter() - start
+
+
 def store_figures(states=None, log=None):
     """Build the figures of ``states`` (default: :func:`owl_figure_states`) and write them to
     the results store, for every server that later reads them; returns how many states were

@@ -175,3 +175,48 @@ def test_the_warm_up_stores_exactly_the_figures_the_page_then_reads(small_views,
     at.run()
     assert not at.exception and len(at.get("plotly_chart")) == 4
     assert built == []
+
+
+def test_a_replica_warm_up_leaves_the_first_view_in_the_process_caches(monkeypatch):
+    """What ``dpcore serve`` has each replica do before it reports ready: build the default
+    link's view with the page's cached functions. Afterwards the same view needs neither a
+    simulation, nor the results store, nor a figure build (the store is switched off and the
+    engine refuses to run: only the process's own caches can answer)."""
+    from dpcore_app.ui.common import figures
+
+    state = dict(warm.OWL_STATE, n=200, compare=(200,), reps=40, seed=78)
+    figures._build.clear()
+    assert warm.warm_replica(state) >= 0
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the warmed view was simulated again")
+
+    built = []
+    freeze = figures.SharedFigure.freeze.__func__
+    monkeypatch.setattr(
+        figures.SharedFigure,
+        "freeze",
+        classmethod(lambda cls, fig: built.append(fig.layout.title.text) or freeze(cls, fig)),
+    )
+    monkeypatch.setattr(owl, "owl_monte_carlo", refuse)
+    monkeypatch.setenv("DPCORE_STORE", "off")
+    warm.warm_replica(state)
+    assert built == []
+
+
+def test_a_replica_says_when_its_first_view_is_built(monkeypatch, tmp_path):
+    """The file ``dpcore serve`` waits for before it reports ready: "ok SECONDS", or why not
+    (the replica still serves)."""
+    from dpcore_app import replica
+
+    monkeypatch.setattr(warm, "warm_replica", lambda: 1.25)
+    replica.warm_up(tmp_path / "replica-1.warm", wait=0)
+    assert (tmp_path / "replica-1.warm").read_text() == "ok 1.25\n"
+
+    def broken():
+        raise RuntimeError("no store")
+
+    monkeypatch.setattr(warm, "warm_replica", broken)
+    replica.warm_up(tmp_path / "replica-2.warm", wait=0)
+    assert (tmp_path / "replica-2.warm").read_text() == "failed: RuntimeError: no store\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["replica-1.warm", "replica-2.warm"]
