@@ -12,6 +12,7 @@ first view's imports, reads and figures. Without the variable this is ``streamli
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import threading
@@ -19,6 +20,22 @@ import time
 from pathlib import Path
 
 WARM_UP_ENV = "DPCORE_WARM_UP"
+#: What the entry script and the DP-OWL page import besides the view's own modules: imported
+#: here too, so that the first session finds them loaded.
+FIRST_IMPORTS = (
+    "dpcore_app.app",
+    "dpcore_app.ui.common.controls",
+    "dpcore_app.ui.common.explain",
+    "dpcore_app.ui.common.handout",
+    "dpcore_app.ui.common.ledger",
+    "dpcore_app.ui.common.safety",
+    "dpcore_app.ui.owl.charts",
+    "dpcore_app.ui.owl.decide",
+    "dpcore_app.ui.owl.explain",
+    "dpcore_app.ui.owl.handout",
+    "dpcore_app.ui.owl.panels",
+    "dpcore_app.ui.owl.tuning",
+)
 RUNTIME_SECONDS = 60.0  # how long the warm-up waits for Streamlit's runtime to exist
 
 
@@ -36,6 +53,8 @@ def warm_up(done: Path, wait: float = RUNTIME_SECONDS) -> None:
         from dpcore_app import warm
 
         warm.quiet_bare_mode()
+        for module in FIRST_IMPORTS:
+            importlib.import_module(module)
         text = f"ok {warm.warm_replica():.2f}"
     except Exception as err:  # reported to dpcore serve, which says it
         text = f"failed: {type(err).__name__}: {err}"
