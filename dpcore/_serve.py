@@ -334,8 +334,11 @@ class ServeOptions:
     template: Path | None = None
     log_dir: Path | None = None
     timeout: float = 90.0
+    warm_up: bool = True  # each replica builds the class's first view before ready
 
 
+#: The file a replica writes once it has built the class's first view (dpcore_app.replica).
+WARM_UP_ENV = "DPCORE_WARM_UP"
 INSECURE = (
     "WARNING: dpcore serve listens on {address}, beyond this machine, {what}. Anyone who can "
     "reach it {who}. Use --auth htpasswd FILE with --tls-cert and --tls-key (docs/deploy.md)."
@@ -435,10 +438,22 @@ class Server:
             self.env["DPCORE_PROXY_SECRET"] = self.secret
             self.env["DPCORE_KEEPERS"] = ",".join(options.keepers)
 
-    def _start(self, name: str, command: Sequence[str], cwd: Path | None = None) -> Child:
+    def _start(
+        self,
+        name: str,
+        command: Sequence[str],
+        cwd: Path | None = None,
+        env: dict[str, str] | None = None,
+    ) -> Child:
         log = self.log_dir / f"{name.replace(' ', '-')}.log"
         with open(log, "ab") as out:
-            process = start(command, cwd=cwd, env=self.env, stdout=out, stderr=subprocess.STDOUT)
+            process = start(
+                command,
+                cwd=cwd,
+                env=self.env if env is None else env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
         return Child(name, process, log)
 
     def _wait(self, child: Child, ready: Callable[[], bool], what: str) -> None:
@@ -473,10 +488,11 @@ class Server:
             self._start_dask(o.dask_workers)
         elif o.scheduler:
             self.env["DPCORE_SCHEDULER"] = o.scheduler
+        # With the warm-up, dpcore_app.replica runs `streamlit run` and builds the first view.
         streamlit = [
             sys.executable,
             "-m",
-            "streamlit",
+            "dpcore_app.replica" if o.warm_up else "streamlit",
             "run",
             str(self.app),
             *self.flags,
@@ -485,17 +501,30 @@ class Server:
             "--server.headless",
             "true",
         ]
+        warm_files = []
         for k in range(1, o.replicas + 1):
             port = free_port()
             self.ports.append(port)
+            env = self.env
+            if o.warm_up:
+                warm_files.append(self.run_dir / f"replica-{k}.warm")
+                env = dict(self.env, **{WARM_UP_ENV: str(warm_files[-1])})
             self.replicas.append(
                 self._start(
-                    f"replica {k}", [*streamlit, "--server.port", str(port)], cwd=self.app.parent
+                    f"replica {k}",
+                    [*streamlit, "--server.port", str(port)],
+                    cwd=self.app.parent,
+                    env=env,
                 )
             )
         for child, port in zip(self.replicas, self.ports):
             health = f"http://127.0.0.1:{port}/_stcore/health"
             self._wait(child, functools.partial(_answers, health), "answer /_stcore/health")
+        for k, (child, done) in enumerate(zip(self.replicas, warm_files), start=1):
+            self._wait(child, done.exists, "build the first view (DP-OWL's default link)")
+            text = done.read_text().strip()
+            if not text.startswith("ok"):
+                self.say(f"dpcore serve: replica {k} did not build its first view ({text})")
         conf = self.run_dir / "nginx.conf"
         if POSIX and os.geteuid() == 0:
             self.run_dir.chmod(0o711)  # nginx's workers (user nobody) reach their temp paths

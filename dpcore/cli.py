@@ -553,6 +553,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         template=args.template,
         log_dir=args.log_dir,
         timeout=args.timeout,
+        warm_up=not args.no_warm_up,
     )
     if any(not k or "," in k for k in options.keepers):
         raise CliError(f"--keeper takes one user name, got {args.keeper}")
@@ -953,6 +954,12 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         default=90.0,
         help="seconds each process has to answer at start (default 90)",
+    )
+    serve.add_argument(
+        "--no-warm-up",
+        action="store_true",
+        help="report ready without having each replica build the class's first view "
+        "(the DP-OWL page's default link) first",
     )
     serve.set_defaults(run=cmd_serve)
 

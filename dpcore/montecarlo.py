@@ -54,8 +54,17 @@ def key(value: float) -> int:
     return 2**62 if np.isinf(value) else int(round(float(value) * 1e6))
 
 
+#: Set in a worker process of a pool (``dpcore warm``'s): the threads its sweeps may use, so
+#: that the pool's processes together use the machine's cores once, not once each.
+WORKERS_ENV = "DPCORE_WORKERS"
+
+
 def workers():
-    """The cores this process may use (its CPU affinity where the system reports one)."""
+    """The cores this process may use (its CPU affinity where the system reports one), or
+    ``DPCORE_WORKERS`` when set."""
+    given = os.environ.get(WORKERS_ENV, "").strip()
+    if given.isdigit() and int(given) > 0:
+        return int(given)
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # macOS, Windows

@@ -463,6 +463,21 @@ def stored(fn):
         store = default_store()
         return store is not None and store.has(name, params(args, kwargs))
 
+    def save(value, *args, **kwargs):
+        """Store ``value`` as this call's result (computed elsewhere, for example in a
+        worker process by :attr:`compute`, the undecorated function); returns whether it was
+        stored."""
+        store = default_store()
+        if store is None:
+            return False
+        try:
+            store.put(name, params(args, kwargs), value)
+        except PermissionError:  # a store we cannot trust: never store
+            return False
+        return True
+
     wrapper.store_name = name
-    wrapper.is_stored = is_stored  # functools.update_wrapper (st.cache_data) keeps both
+    wrapper.compute = fn  # the computation alone: it neither reads nor writes the store
+    # functools.update_wrapper (st.cache_data) keeps these attributes
+    wrapper.is_stored, wrapper.save = is_stored, save
     return wrapper

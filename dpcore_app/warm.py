@@ -1,12 +1,15 @@
 """Warm the shared results store: every view the pages' main controls reach, at default
 secondary settings, computed once for every later user (and every later server process).
 
-    dpcore warm [--only dp_owl cvar theory] [--scheduler tcp://host:8786] [--list] [--limit K]
+    dpcore warm [--only dp_owl cvar theory] [--workers N] [--scheduler tcp://host:8786]
+                [--list] [--limit K]
     python -m dpcore_app.warm ...    # the same
 
-Resumable (a stored view is skipped), in parallel (a thread pool sized to the machine; numpy
-releases the GIL), with a progress bar on stderr. ``--scheduler`` sends the sweeps' cells to a
-dask.distributed cluster; the results still come back here and are stored on this machine.
+Resumable (a stored view is skipped), in parallel (``--workers`` processes, by default one per
+core: numpy releases the GIL only partly, so threads of one process do not fill a machine),
+with a progress bar on stderr. The views come back to this process, which alone writes the
+store. ``--scheduler`` sends the sweeps' cells to a dask.distributed cluster instead; the
+results still come back here and are stored on this machine.
 
 With the DP-OWL views it also stores the figures a class reaches first (:func:`store_figures`):
 the default link's, every ε at its n, every n at its ε, then every other (n, ε) of the sliders.
@@ -28,14 +31,16 @@ C = 0, rho = 0.05):
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import math
+import multiprocessing
 import os
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor, as_completed
 
-from dpcore.montecarlo import workers
+from dpcore.montecarlo import WORKERS_ENV, workers
 from dpcore.store import default_store
 from dpcore_app.ui.bounds import compute as bounds
 from dpcore_app.ui.common import figures
@@ -147,7 +152,32 @@ def _compute(fn, args):
     return fn.__wrapped__(*args)
 
 
-def warm(progress=None, executor=None, scheduler=None, pages=PAGES, limit=None):
+def _compute_elsewhere(store_name, args):
+    """In a worker process: the view's computation alone (the function the page's cached,
+    stored function wraps), returned to the parent, which stores it."""
+    module, name = store_name.rsplit(".", 1)
+    return getattr(importlib.import_module(module), name).compute(*args)
+
+
+def _worker_init(threads):
+    quiet_bare_mode()
+    os.environ[WORKERS_ENV] = str(threads)  # the processes share the cores
+
+
+def process_pool(processes=None):
+    """A pool of ``processes`` worker processes (default: one per core) for :func:`warm`;
+    each sweep in them uses its share of the cores."""
+    processes = max(1, int(processes or workers()))
+    return ProcessPoolExecutor(
+        max_workers=processes,
+        # a fresh interpreter: the parent may hold threads (a fork would copy their locks)
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_worker_init,
+        initargs=(max(1, workers() // processes),),
+    )
+
+
+def warm(progress=None, executor=None, scheduler=None, pages=PAGES, limit=None, processes=None):
     """Compute and store every view of ``pages`` not yet in the store.
 
     Parameters
@@ -155,10 +185,14 @@ def warm(progress=None, executor=None, scheduler=None, pages=PAGES, limit=None):
     progress : callable(done, total, label), optional
         Called after each view.
     executor : concurrent.futures.Executor, optional
-        Runs the views (threads or processes of this machine: they write this machine's store);
-        by default a thread pool sized to the machine.
+        Runs the views: threads of this process (they write the store themselves), or a
+        ``ProcessPoolExecutor`` (:func:`process_pool`: each view comes back to this process,
+        which stores it). By default ``processes`` worker processes, or a thread pool sized to
+        the machine when ``processes`` is None or a scheduler is given.
     scheduler : str, optional
         A dask.distributed scheduler address: the sweeps' cells run there.
+    processes : int, optional
+        Worker processes of this machine (see :func:`process_pool`).
     pages : sequence of "dp_owl", "cvar", "theory"
     limit : int, optional
         Compute at most this many of the missing views (to time a subset).
@@ -173,6 +207,9 @@ def warm(progress=None, executor=None, scheduler=None, pages=PAGES, limit=None):
     if scheduler:
         os.environ["DPCORE_SCHEDULER"] = scheduler  # read by dpcore_app.ui.common.limits.executor
     try:
+        if executor is None and processes and not scheduler:
+            with process_pool(processes) as pool:
+                return _warm(progress, pool, pages, limit)
         return _warm(progress, executor, pages, limit)
     finally:
         if scheduler:
@@ -211,13 +248,25 @@ def _warm(progress, executor, pages, limit):
 
 
 def _run(pool, missing, done, total, progress, own):
+    elsewhere = isinstance(pool, ProcessPoolExecutor)
     try:
-        futures = {pool.submit(_compute, fn, args): label for label, fn, args in missing}
+        futures = {
+            (
+                pool.submit(_compute_elsewhere, fn.store_name, args)
+                if elsewhere
+                else pool.submit(_compute, fn, args)
+            ): (label, fn, args)
+            for label, fn, args in missing
+        }
         for fut in as_completed(futures):
-            fut.result()
+            label, fn, args = futures[fut]
+            if elsewhere:
+                fn.save(fut.result(), *args)  # this process alone writes the store
+            else:
+                fut.result()
             done += 1
             if progress is not None:
-                progress(done, total, futures[fut])
+                progress(done, total, label)
     finally:
         if own:
             pool.shutdown(wait=True, cancel_futures=True)
@@ -272,6 +321,22 @@ def build_owl_figures(s, target=OWL_TARGET):
     owl_panels.curve_figures(s, work.sizes, v, work.reps, "accuracy", "own", (s["n"],), mark)
     owl_panels.rule_figures(s, v.runs, "accuracy", owl_panels.example(s))
     return True
+
+
+def warm_replica(state=OWL_STATE, target=OWL_TARGET):
+    """Build, in this process, the view a class opens first (the DP-OWL page's default link),
+    with the page's own cached functions: its sweeps and example rule (read from the results
+    store, or simulated and stored when ``dpcore warm`` has not run) and its figures (read
+    from the store when ``dpcore warm`` stored them). A server replica then answers its first
+    student from memory (:mod:`dpcore_app.replica`). Returns the seconds taken."""
+    start = time.perf_counter()
+    s = state
+    work, args = owl_panels.workload(s)
+    v = owl_panels.view(s, owl.sweeps(work.sizes, *args), work.reps)
+    mark = owl_panels.decision(s, v, target, work.reps)["mark"]
+    owl_panels.curve_figures(s, work.sizes, v, work.reps, "accuracy", "own", (s["n"],), mark)
+    owl_panels.rule_figures(s, v.runs, "accuracy", owl_panels.example(s))
+    return time.perf_counter() - start
 
 
 def store_figures(states=None, log=None):
@@ -332,7 +397,16 @@ def quiet_bare_mode() -> None:
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="+", choices=PAGES, default=list(PAGES))
-    parser.add_argument("--scheduler", help="dask.distributed scheduler address")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=workers(),
+        metavar="N",
+        help=f"worker processes of this machine (default: one per core, here {workers()})",
+    )
+    parser.add_argument(
+        "--scheduler", help="dask.distributed scheduler address (instead of the workers)"
+    )
     parser.add_argument("--list", action="store_true", help="count the views and exit")
     parser.add_argument("--limit", type=int, help="compute at most this many missing views")
     args = parser.parse_args(argv)
@@ -344,7 +418,15 @@ def main(argv=None):
     # Outside a server st.cache_data keeps its entries in this process's memory, as a warm-up
     # wants; Streamlit's notices that it does so would read as a problem to whoever runs this.
     quiet_bare_mode()
-    out = warm(progress=text_bar(), scheduler=args.scheduler, pages=args.only, limit=args.limit)
+    if args.workers < 1:
+        parser.error(f"--workers must be at least 1, got {args.workers}")
+    out = warm(
+        progress=text_bar(),
+        scheduler=args.scheduler,
+        pages=args.only,
+        limit=args.limit,
+        processes=args.workers,
+    )
     store = default_store()
     with_figures = (
         f", the figures of {out['figures']} DP-OWL states stored" if out["figures"] else ""
@@ -361,4 +443,7 @@ def _count(k, noun):
 
 
 if __name__ == "__main__":
-    main()
+    # Through the module's own name, so that the worker processes find what they are sent.
+    from dpcore_app.warm import main as _main
+
+    _main()

@@ -394,3 +394,58 @@ def test_insecure_no_auth_starts_with_a_loud_warning(monkeypatch, capsys):
     assert started and "!" * 78 in err and "WARNING: dpcore serve listens on 0.0.0.0" in err
     assert _serve.serve(ROOT / "app.py", [], _serve.ServeOptions(address="0.0.0.0")) == 1
     assert len(started) == 1 and "not a loopback address" in capsys.readouterr().err
+
+
+FAKE_REPLICA = """
+import os, sys, threading, time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+class Health(BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200)
+        self.end_headers()
+        self.wfile.write(b"ok")
+
+    def log_message(self, *args):
+        pass
+
+done = Path(os.environ["DPCORE_WARM_UP"])
+
+def warm_up():
+    time.sleep(1.0)  # health answers at once; the first view takes a while
+    done.write_text("failed: RuntimeError: no store\\n" if "-2." in done.name else "ok 1.00\\n")
+
+threading.Thread(target=warm_up, daemon=True).start()
+ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Health).serve_forever()
+"""
+
+
+@pytest.mark.skipif(NGINX is None, reason="nginx is not installed")
+def test_serve_is_ready_only_once_every_replica_has_built_its_first_view(tmp_path, monkeypatch):
+    """Each replica answers its health at once and says a second later that it has built the
+    class's first view (its warm-up file); ``Server.start`` returns only after both files, and
+    says which replica could not build it. Fake replicas (a few lines of http.server) and the
+    real nginx: about 3 s."""
+    fake = tmp_path / "fake_replica.py"
+    fake.write_text(FAKE_REPLICA)
+    real_start = _serve.start
+
+    def start(command, **kwargs):
+        if "dpcore_app.replica" in command:
+            command = [sys.executable, str(fake), command[command.index("--server.port") + 1]]
+        return real_start(command, **kwargs)
+
+    monkeypatch.setattr(_serve, "start", start)
+    said = []
+    options = _serve.ServeOptions(replicas=2, port=_serve.free_port(), nginx=NGINX, timeout=30)
+    server = _serve.Server(ROOT / "dpcore_app" / "app.py", [], options, say=said.append)
+    try:
+        server.start()
+        files = sorted(server.run_dir.glob("replica-*.warm"))
+        assert [f.name for f in files] == ["replica-1.warm", "replica-2.warm"]
+        assert said == [
+            "dpcore serve: replica 2 did not build its first view (failed: RuntimeError: no store)"
+        ]
+    finally:
+        server.stop()

@@ -97,6 +97,8 @@ def test_two_replicas_behind_nginx_serve_a_page_and_stop_cleanly(browser, tmp_pa
         while "Stop with Ctrl-C" not in log.read_text(errors="replace"):
             assert proc.poll() is None and time.monotonic() < deadline, log.read_text()[-3000:]
             time.sleep(0.2)
+        # ready only once each replica has built the class's first view (dpcore_app.replica)
+        assert "did not build its first view" not in log.read_text(errors="replace")
         started = _descendants(proc.pid)
         assert len(started) >= 4, started  # two replicas, nginx's master and its worker
         for path in ("/_stcore/health", "/_replica/1/health", "/_replica/2/health"):

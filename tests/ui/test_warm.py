@@ -2,6 +2,7 @@
 
 import os
 
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -47,6 +48,34 @@ def test_warm_resumes_and_reports_progress(small_views, monkeypatch):
     monkeypatch.setattr(owl, "owl_monte_carlo", lambda *a, **k: calls.append(1))
     again = warm.warm(pages=small_views)
     assert again["already_stored"] == 1 and calls == []
+
+
+def test_worker_processes_store_the_same_views_as_threads(monkeypatch, tmp_path):
+    """Two worker processes (each view comes back to this process, which stores it) and a
+    thread pool store the same entries. About 10 s: two fresh interpreters import the
+    dashboard (the way `dpcore warm` starts its workers)."""
+    tiny = [
+        ("DP-OWL n = 100, tiny", owl.owl_sweep, (100, "paper", 75, 0.5, "auto", 20, 5, "public")),
+        ("example rule, tiny", owl.example_rule, (100, 1.0, "paper", 75, 0.5, "auto", 5, "public")),
+    ]
+    monkeypatch.setattr(warm, "VIEWS", {"tiny": lambda: iter(tiny)})
+
+    def entries(root):  # each store signs its entries with a key of its own: compare names
+        return {p.relative_to(root) for p in root.rglob("*") if not p.name.startswith(".")}
+
+    monkeypatch.setenv("DPCORE_STORE", str(tmp_path / "threads"))
+    threads = warm.warm(pages=["tiny"])
+    monkeypatch.setenv("DPCORE_STORE", str(tmp_path / "processes"))
+    processes = warm.warm(pages=["tiny"], processes=2)
+    assert threads["computed"] == processes["computed"] == 2
+    stored = entries(tmp_path / "processes")
+    assert len([p for p in stored if p.suffix]) == 2 and stored == entries(tmp_path / "threads")
+    assert warm.warm(pages=["tiny"], processes=2)["already_stored"] == 2  # and it resumes
+    label, fn, args = tiny[0]
+    from_processes = fn.__wrapped__(*args)  # read back from the store
+    monkeypatch.setenv("DPCORE_STORE", str(tmp_path / "threads"))
+    for a, b in zip(from_processes, fn.__wrapped__(*args)):
+        pd.testing.assert_frame_equal(a, b, check_exact=True)
 
 
 def test_a_warmed_view_opens_without_simulating(small_views, monkeypatch):
@@ -146,3 +175,48 @@ def test_the_warm_up_stores_exactly_the_figures_the_page_then_reads(small_views,
     at.run()
     assert not at.exception and len(at.get("plotly_chart")) == 4
     assert built == []
+
+
+def test_a_replica_warm_up_leaves_the_first_view_in_the_process_caches(monkeypatch):
+    """What ``dpcore serve`` has each replica do before it reports ready: build the default
+    link's view with the page's cached functions. Afterwards the same view needs neither a
+    simulation, nor the results store, nor a figure build (the store is switched off and the
+    engine refuses to run: only the process's own caches can answer)."""
+    from dpcore_app.ui.common import figures
+
+    state = dict(warm.OWL_STATE, n=200, compare=(200,), reps=40, seed=78)
+    figures._build.clear()
+    assert warm.warm_replica(state) >= 0
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the warmed view was simulated again")
+
+    built = []
+    freeze = figures.SharedFigure.freeze.__func__
+    monkeypatch.setattr(
+        figures.SharedFigure,
+        "freeze",
+        classmethod(lambda cls, fig: built.append(fig.layout.title.text) or freeze(cls, fig)),
+    )
+    monkeypatch.setattr(owl, "owl_monte_carlo", refuse)
+    monkeypatch.setenv("DPCORE_STORE", "off")
+    warm.warm_replica(state)
+    assert built == []
+
+
+def test_a_replica_says_when_its_first_view_is_built(monkeypatch, tmp_path):
+    """The file ``dpcore serve`` waits for before it reports ready: "ok SECONDS", or why not
+    (the replica still serves)."""
+    from dpcore_app import replica
+
+    monkeypatch.setattr(warm, "warm_replica", lambda: 1.25)
+    replica.warm_up(tmp_path / "replica-1.warm", wait=0)
+    assert (tmp_path / "replica-1.warm").read_text() == "ok 1.25\n"
+
+    def broken():
+        raise RuntimeError("no store")
+
+    monkeypatch.setattr(warm, "warm_replica", broken)
+    replica.warm_up(tmp_path / "replica-2.warm", wait=0)
+    assert (tmp_path / "replica-2.warm").read_text() == "failed: RuntimeError: no store\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["replica-1.warm", "replica-2.warm"]
