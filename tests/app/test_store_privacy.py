@@ -39,7 +39,7 @@ def test_the_your_data_flow_leaves_the_store_unchanged(open_page):
     assert not at.exception and at.session_state["your_data_release"]
     at.radio(key="file").set_value("paper_trial").run()
     at.button(key="fill_dictionary").click().run()
-    at.button_group(key="gamma_from").set_value("d0").run()
+    at.radio(key="gamma_from").set_value("d0").run()
     at.file_uploader(key="upload_d0").set_value(("d0.csv", public_d0(), "text/csv")).run()
     release(at)
     assert not at.exception

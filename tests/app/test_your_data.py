@@ -356,7 +356,7 @@ def test_parameter_choices(page, settings, expect):
     kinds = {
         "design": "selectbox",
         "eps": "select_slider",
-        "gamma_from": "button_group",
+        "gamma_from": "radio",
         "better": "button_group",
         "p_min": "select_slider",
     }
@@ -507,7 +507,7 @@ def test_gamma_tuned_on_a_public_file_d0(page, d0, design, expect):
     at.button(key="fill_dictionary").click().run()
     if design:
         at.selectbox(key="design").set_value(design).run()
-    at.button_group(key="gamma_from").set_value("d0").run()
+    at.radio(key="gamma_from").set_value("d0").run()
     assert "Upload D0" in words(at.info) and all(b.key != "release" for b in at.button)
     data = {
         "public": public_d0(),

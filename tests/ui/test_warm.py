@@ -1,6 +1,8 @@
 """The warm-up: which views it covers, that it resumes, and that a warmed view costs no simulation."""
 
 import os
+import sys
+import types
 
 import pandas as pd
 import pytest
@@ -59,6 +61,9 @@ def test_worker_processes_store_the_same_views_as_threads(monkeypatch, tmp_path)
         ("example rule, tiny", owl.example_rule, (100, 1.0, "paper", 75, 0.5, "auto", 5, "public")),
     ]
     monkeypatch.setattr(warm, "VIEWS", {"tiny": lambda: iter(tiny)})
+    # A spawned worker re-runs this process's __main__, which an earlier AppTest of this test
+    # process may have left as its script (`dpcore warm`'s own __main__ is the warm module).
+    monkeypatch.setitem(sys.modules, "__main__", types.ModuleType("__main__"))
 
     def entries(root):  # each store signs its entries with a key of its own: compare names
         return {p.relative_to(root) for p in root.rglob("*") if not p.name.startswith(".")}

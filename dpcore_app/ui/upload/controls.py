@@ -77,7 +77,7 @@ GAMMA_FROM = Choice(
         "proxy": "Algorithm 2 on a simulated proxy",
         "d0": "Algorithm 2 on your public D0",
     }.get,
-    kind="segmented",
+    kind="radio",  # its labels wrap on a phone; a segmented control's run off the screen
 )
 PROXY = Choice(
     "proxy",
