@@ -56,6 +56,7 @@ from .ledger_store import (
     BUSY_TIMEOUT_S,
     LedgerUnavailableError,
     Step,
+    _DatasetQueries,
     backfill,
     run_migrations,
     shown_location,
@@ -230,13 +231,15 @@ def _version(con: Any) -> int:
     return 1 if releases is not None else 0
 
 
-class _PostgresTransaction:
+class _PostgresTransaction(_DatasetQueries):
     """The statements of one PostgreSQL transaction, as :class:`ledger_store._SQLiteTransaction`.
 
     Unlike SQLite's ``BEGIN IMMEDIATE``, beginning locks nothing: a transaction that checks
     and then writes holds its rows first (:meth:`hold`, :meth:`hold_linked`,
     :meth:`hold_ledger`).
     """
+
+    P = "%s"
 
     def __init__(self, con: Any, dataset: str) -> None:
         self.con = con
@@ -358,33 +361,6 @@ class _PostgresTransaction:
             "INSERT INTO grants VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
             (dataset, grantee, when),
         )
-
-    def info(self, dataset=None):
-        """(kind, name, owner, rows, time) of a registered dataset, or None."""
-        return self.con.execute(
-            "SELECT kind, name, owner, rows, time FROM datasets WHERE dataset = %s",
-            (dataset or self.dataset,),
-        ).fetchone()
-
-    def set_name(self, name, dataset=None):
-        self.con.execute(
-            "UPDATE datasets SET name = %s WHERE dataset = %s", (name, dataset or self.dataset)
-        )
-
-    def datasets(self):
-        """Every registered dataset: (dataset, kind, name, owner, rows, time), oldest first."""
-        return self.con.execute(
-            "SELECT dataset, kind, name, owner, rows, time FROM datasets ORDER BY time, dataset"
-        ).fetchall()
-
-    def legacy_columns(self):
-        """The distinct column lists of the ``ds2-`` datasets (an earlier identity)."""
-        return [
-            c
-            for (c,) in self.con.execute(
-                "SELECT DISTINCT columns FROM datasets WHERE dataset LIKE 'ds2-%%' ORDER BY columns"
-            ).fetchall()
-        ]
 
     def add_rows(self, dataset, row_hashes):
         with (

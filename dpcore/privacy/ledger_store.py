@@ -499,7 +499,43 @@ def _version(con) -> int:
     return 1 if "releases" in tables else 0
 
 
-class _SQLiteTransaction:
+class _DatasetQueries:
+    """The dataset table's reads and its name, written once for both stores: ``P`` is the
+    driver's parameter placeholder (``?`` for sqlite3, ``%s`` for psycopg)."""
+
+    P = "?"
+    con: Any
+    dataset: str
+
+    def info(self, dataset=None):
+        """(kind, name, owner, rows, time) of a registered dataset, or None."""
+        return self.con.execute(
+            f"SELECT kind, name, owner, rows, time FROM datasets WHERE dataset = {self.P}",
+            (dataset or self.dataset,),
+        ).fetchone()
+
+    def set_name(self, name, dataset=None):
+        self.con.execute(
+            f"UPDATE datasets SET name = {self.P} WHERE dataset = {self.P}",
+            (name, dataset or self.dataset),
+        )
+
+    def datasets(self):
+        """Every registered dataset: (dataset, kind, name, owner, rows, time), oldest first."""
+        return self.con.execute(
+            "SELECT dataset, kind, name, owner, rows, time FROM datasets ORDER BY time, dataset"
+        ).fetchall()
+
+    def legacy_columns(self):
+        """The distinct column lists of the ``ds2-`` datasets (an earlier identity)."""
+        rows = self.con.execute(
+            f"SELECT DISTINCT columns FROM datasets WHERE dataset LIKE {self.P} ORDER BY columns",
+            ("ds2-%",),
+        ).fetchall()
+        return [c for (c,) in rows]
+
+
+class _SQLiteTransaction(_DatasetQueries):
     """The statements of one SQLite transaction. ``BEGIN IMMEDIATE`` took the file's write
     lock before anything was read, so :meth:`hold` has nothing left to lock."""
 
@@ -630,33 +666,6 @@ class _SQLiteTransaction:
 
     def grant(self, dataset, grantee, when):
         self.con.execute("INSERT OR IGNORE INTO grants VALUES (?, ?, ?)", (dataset, grantee, when))
-
-    def info(self, dataset=None):
-        """(kind, name, owner, rows, time) of a registered dataset, or None."""
-        return self.con.execute(
-            "SELECT kind, name, owner, rows, time FROM datasets WHERE dataset = ?",
-            (dataset or self.dataset,),
-        ).fetchone()
-
-    def set_name(self, name, dataset=None):
-        self.con.execute(
-            "UPDATE datasets SET name = ? WHERE dataset = ?", (name, dataset or self.dataset)
-        )
-
-    def datasets(self):
-        """Every registered dataset: (dataset, kind, name, owner, rows, time), oldest first."""
-        return self.con.execute(
-            "SELECT dataset, kind, name, owner, rows, time FROM datasets ORDER BY time, dataset"
-        ).fetchall()
-
-    def legacy_columns(self):
-        """The distinct column lists of the ``ds2-`` datasets (an earlier identity)."""
-        return [
-            c
-            for (c,) in self.con.execute(
-                "SELECT DISTINCT columns FROM datasets WHERE dataset LIKE 'ds2-%' ORDER BY columns"
-            )
-        ]
 
     def add_rows(self, dataset, row_hashes):
         self.con.executemany(
