@@ -181,33 +181,16 @@ def cmd_fit(args: argparse.Namespace) -> None:
             "reference": "--reference",
         }.get(exc.setting or "")
         raise CliError(f"{flag}: {exc}" if flag else str(exc)) from None
-    extra = {"evaluation": made.evaluation.to_dict()} if made.evaluation is not None else {}
-    parts = plan.parts if made.evaluation is not None else None
-    _write_and_record(
-        args, data, made.trial, made.rule, extra, f"{made.mechanism} (dpcore fit)", parts
-    )
+    _write_and_record(args, data, made)
 
 
-def _write_and_record(
-    args: argparse.Namespace,
-    data: bytes,
-    trial: Any,
-    released: Any,
-    extra: dict,
-    mechanism: str,
-    parts: dict | None,
-) -> None:
-    """Write the rule file beside --out, charge the ledger, then put the file in place.
-
-    ``parts`` are the release's disjoint parts ``{name: ε}`` (None: one release of
-    --epsilon); the dataset is charged their parallel cost."""
+def _write_and_record(args: argparse.Namespace, data: bytes, made: Any) -> None:
+    """Write the rule file beside --out, record the release in the ledger, then put the file
+    in place with the ledger's record in it (the dataset is charged the plan's cost)."""
     import os
     import tempfile
 
-    from .privacy.composition import parallel_cost, record_release
-
     (write_rule,) = _need("dpcore.owl.release", ("write_rule",), "fit")
-    parts = parts or {"release": args.epsilon}
     out = Path(args.out)
     if out.is_dir():  # os.replace would fail only after the ledger was charged
         raise CliError(
@@ -215,7 +198,7 @@ def _write_and_record(
             f"{out / 'rule.json'}); nothing was released or recorded"
         )
     ledger = _ledger(args.ledger, data, _dataset_name(args))
-    _check_room(ledger, parallel_cost(parts), not released.settings["private"])
+    _check_room(ledger, made.plan.cost, not made.private)
     # The file is written first (to a temporary name beside it), then the ledger charged,
     # then the file put in place: a fit whose --out cannot be written spends nothing.
     try:
@@ -223,24 +206,15 @@ def _write_and_record(
             dir=out.parent if str(out.parent) else ".", prefix=".dpcore-", suffix=".json"
         )
         os.close(fd)
-        write_rule({**released.to_dict(), **extra}, tmp)
+        write_rule(made.to_dict(), tmp)
     except OSError as exc:
         raise CliError(
             f"cannot write --out {args.out}: {exc.strerror or exc}; nothing was "
             "released or recorded"
         ) from None
     try:
-        entry = record_release(ledger, mechanism, parts, released.settings["not_private_because"])
-        eps, delta = ledger.total(through=entry.index)
-        record = {
-            "release_index": entry.index,
-            "epsilon_total": _total_text(eps),
-            "delta_total": delta,
-            "meaning": "this release's number among the releases on this dataset, and the "
-            "privacy spent on it by all of them (basic composition; 'no "
-            "guarantee' once a release without one was made)",
-        }
-        write_rule({**released.to_dict(), **extra, "ledger": record}, tmp)
+        made = made.record(ledger, "dpcore fit")
+        write_rule(made.to_dict(), tmp)
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)  # a rule file is for sharing: the usual mode, not mkstemp's
@@ -248,8 +222,8 @@ def _write_and_record(
     finally:
         Path(tmp).unlink(missing_ok=True)
     print(
-        f"wrote {args.out}: epsilon={_total_text(entry.epsilon)} spent; this dataset's "
-        f"total is {_total_text(eps)}"
+        f"wrote {args.out}: epsilon={_total_text(made.entry.epsilon)} spent; this dataset's "
+        f"total is {_total_text(made.totals[0])}"
     )
 
 

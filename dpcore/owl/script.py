@@ -1,71 +1,56 @@
 """A short Python script that reproduces a release from the trial CSV and its data dictionary.
 
-The script uses only ``dpcore``, repeats the release's public settings (ε, γ, W, C, h, the
-split of the evaluation) and its design (a known ratio, a per-row propensity column or an
-estimated propensity) and draws fresh noise: it has no seed, so running it is a new release that
-spends ε again, and its first lines say so. It records that release in the durable privacy
+The script uses only ``dpcore``: it writes out the release's plan (:class:`dpcore.release.
+ReleasePlan`: ε, γ, W, C, h, the split of the evaluation, the design) and calls the one release
+function. Without a seed it draws fresh noise, so running it is a new release that spends ε
+again, and its first lines say so. It records that release in the durable privacy
 ledger (``ledger=``), keyed by the file's rows as the original release was
 (:meth:`dpcore.PrivacyLedger.for_file`), so it adds to the same total and meets the same cap.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from typing import TYPE_CHECKING
 
-from .._validation import check_epsilon, check_real
-from ..privacy.composition import parallel_cost
+if TYPE_CHECKING:
+    from ..release.plan import ReleasePlan
 
 __all__ = ["release_script"]
 
+#: A comment beside a plan's setting in the script.
+_NOTES = {
+    "epsilon_eval": "each patient in one part: parallel",
+    "propensity": "the design (a known P(treated), 'column' or 'logistic')",
+}
+
 
 def release_script(
+    plan: ReleasePlan,
     *,
-    csv_name,
-    dictionary_name,
-    epsilon,
-    gamma,
-    weight_bound,
-    C=0.0,
-    huber_h=0.5,
-    epsilon_eval=None,
-    fit_share=0.8,
-    split_seed=0,
-    rule_name="rule.json",
-    version=None,
-    propensity=None,
-    min_propensity=None,
-    not_private=(),
-):
-    """The text of a script that redoes a release on the same files and records it.
+    csv_name: str,
+    dictionary_name: str,
+    rule_name: str = "rule.json",
+    version: str | None = None,
+) -> str:
+    """The text of a script that redoes a release of ``plan`` on the same files and records it.
+
+    The script builds the same :class:`dpcore.release.ReleasePlan` (every setting that is not
+    the default, written out) and calls :func:`dpcore.release.release`, as the page and
+    ``dpcore fit`` do: the same files and plan make the same release.
 
     Parameters
     ----------
+    plan : ReleasePlan
+        The release's public settings. A plan with a seed is reproduced exactly (NOT
+        PRIVATE); without one, the script draws fresh noise and spends ε again.
     csv_name, dictionary_name : str
         File names the script opens (the trial and its JSON or CSV dictionary).
-    epsilon : float
-        ε of the fit.
-    gamma, weight_bound, C, huber_h
-        The release's γ, W, C (a number or "worst-case") and Huber width.
-    epsilon_eval : float, optional
-        ε of the private evaluation on the held-out part; None for a release without one.
-    fit_share, split_seed
-        The public split of the evaluation.
     rule_name : str
         Where the script writes the rule file.
     version : str, optional
         The dpcore version named in the header (default: this one).
-    propensity : float, "column", "logistic" or None
-        The design: a known P(treated), the trial's per-row propensity column (named by the
-        dictionary), or a propensity estimated by logistic regression (C must then be
-        "worst-case"; no private evaluation). None takes the dictionary's randomization,
-        else its propensity column.
-    min_propensity : float, optional
-        The public smallest propensity of a per-row column (the private evaluation needs it);
-        None takes the dictionary's.
-    not_private : sequence of str
-        Why the original release had no guarantee (e.g. bounds read from the data): the
-        script's release is then recorded as one without a guarantee (the dataset's total
-        becomes ∞) and its rule file is titled NOT PRIVATE.
 
     Returns
     -------
@@ -73,58 +58,37 @@ def release_script(
     """
     from .. import __version__
 
-    epsilon = check_epsilon(epsilon)
-    if math.isinf(epsilon):
+    if math.isinf(plan.epsilon):
         raise ValueError("a script reproduces private releases; ε = inf is not one")
-    gamma = check_real(gamma, "gamma", low=0.0)
-    W = check_real(weight_bound, "weight_bound", low=0.0)
-    C = C if isinstance(C, str) else float(C)
-    if propensity == "logistic":
-        if epsilon_eval is not None:
-            raise ValueError(
-                "the private evaluation needs a known randomization or a propensity "
-                "column, not propensity='logistic'"
-            )
-        if C != "worst-case":
-            raise ValueError(
-                "an estimated propensity (propensity='logistic') needs C='worst-case' for pure ε-DP"
-            )
-    elif propensity not in (None, "column"):
-        propensity = check_real(propensity, "propensity", low=0.0)
-        if not 0.0 < propensity < 1.0:
-            raise ValueError(
-                f"propensity must be in (0, 1), 'column' or 'logistic', got {propensity!r}"
-            )
-    if min_propensity is not None:
-        min_propensity = check_real(min_propensity, "min_propensity", low=0.0)
-    void = [str(r) for r in not_private]
-    parts = {"release": epsilon}
-    if epsilon_eval is not None:
-        parts = {"fit": epsilon, "evaluation": check_epsilon(epsilon_eval, "epsilon_eval")}
-    cost = parallel_cost(parts)
+    void = list(plan.not_private)
     what = (
         "the rule"
-        if epsilon_eval is None
-        else f"the rule (ε = {epsilon:g}) on {fit_share:.0%} of the rows and its private "
-        f"evaluation (ε_eval = {epsilon_eval:g}) on the other {1 - fit_share:.0%}"
+        if plan.epsilon_eval is None
+        else f"the rule (ε = {plan.epsilon:g}) on {plan.fit_share:.0%} of the rows and its "
+        f"private evaluation (ε_eval = {plan.epsilon_eval:g}) on the other "
+        f"{1 - plan.fit_share:.0%}"
     )
     spend = (
-        f"# ε = {cost:g} again on the patients of {csv_name!r}; it records itself in the "
+        f"# ε = {plan.cost:g} again on the patients of {csv_name!r}; it records itself in the "
         "durable privacy ledger."
         if not void
         else f"# on the patients of {csv_name!r} WITHOUT A GUARANTEE (NOT PRIVATE: "
         f"{'; '.join(void)}): the ledger then says 'no guarantee' for this dataset."
     )
-    if propensity is None:
-        design = []  # the dictionary's randomization, else its propensity column
-    elif propensity == "column":
-        design = ['    propensity="column",  # the per-row propensity column']
-    elif propensity == "logistic":
-        design = ['    propensity="logistic",  # estimated on the same patients: C = "worst-case"']
-    else:
-        design = [f"    propensity={float(propensity)!r},  # the known randomization, P(treated)"]
+    first = (
+        "# RUNNING THIS SCRIPT IS A NEW PRIVATE RELEASE: it draws fresh noise and spends"
+        if plan.seed is None
+        else f"# RUNNING THIS SCRIPT REPEATS A SEEDED RELEASE (seed {plan.seed}): the same noise,"
+    )
+    settings = []
+    for f in dataclasses.fields(plan):
+        value = getattr(plan, f.name)
+        if f.name != "epsilon" and value == f.default:
+            continue
+        note = _NOTES.get(f.name)
+        settings.append(f"    {f.name}={value!r}," + (f"  # {note}" if note else ""))
     head = [
-        "# RUNNING THIS SCRIPT IS A NEW PRIVATE RELEASE: it draws fresh noise and spends",
+        first,
         spend,
         f"# It redoes {what}",
         f"# with the public settings of the original release (dpcore {version or __version__}).",
@@ -146,19 +110,7 @@ def release_script(
         "# re-saved or re-coded copy of the file is the same dataset, with the same total.",
         "ledger = dpcore.PrivacyLedger.for_file(CSV, path=LEDGER)",
         "plan = ReleasePlan(",
-        f"    epsilon={float(epsilon)!r},",
-        *(
-            [
-                f"    epsilon_eval={float(epsilon_eval)!r},  # each patient in one part: parallel",
-                f"    fit_share={float(fit_share)!r}, split_seed={int(split_seed)!r},",
-            ]
-            if epsilon_eval is not None
-            else []
-        ),
-        f"    gamma={float(gamma)!r}, weight_bound={W!r}, C={C!r}, huber_h={float(huber_h)!r},",
-        *design,
-        *([f"    min_propensity={float(min_propensity)!r},"] if min_propensity is not None else []),
-        *([f"    not_private={tuple(void)!r},"] if void else []),
+        *settings,
         ")",
         "# n is public: every row counts; a row missing a value gets weight 0 (never dropped).",
         "# The release is recorded in the ledger before it is returned (refused past the cap).",

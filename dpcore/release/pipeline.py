@@ -3,8 +3,9 @@ evaluated, recorded. What ``dpcore fit`` and the library run."""
 
 from __future__ import annotations
 
+import math
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -14,7 +15,7 @@ from ..data.dictionary import Dictionary
 from ..privacy.composition import record_release
 from .plan import ReleasePlan
 
-__all__ = ["Release", "ReleaseError", "release"]
+__all__ = ["Release", "ReleaseError", "ledger_record", "noise_source", "release"]
 
 
 class ReleaseError(ValueError):
@@ -43,6 +44,11 @@ class Release:
         What the ledger calls it ("DP-OWL rule + private evaluation").
     entry : LedgerEntry or None
         The ledger's record, once :meth:`record` (or :func:`release` with ``ledger=``) ran.
+    totals : (float, float) or None
+        The dataset's cumulative (ε, δ) with this release, once recorded.
+    diagnostics : dict
+        The fit's diagnostics (clipped share, solver iterations): computed on the data without
+        noise, for the analyst only, never in a file.
     """
 
     rule: Any
@@ -51,20 +57,76 @@ class Release:
     plan: ReleasePlan
     mechanism: str
     entry: Any = None
+    totals: tuple[float, float] | None = None
+    diagnostics: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def private(self) -> bool:
+        return bool(self.rule.settings["private"])
+
+    @property
+    def title(self) -> str:
+        return str(self.rule.settings["title"])
 
     def to_dict(self) -> dict[str, Any]:
-        """The rule file's content: the rule, its public settings and its evaluation."""
-        extra = {"evaluation": self.evaluation.to_dict()} if self.evaluation is not None else {}
-        return {**self.rule.to_dict(), **extra}
+        """The rule file's content: the rule, its public settings, its evaluation and, once
+        recorded, the ledger's record. Every surface writes exactly this."""
+        out = self.rule.to_dict()
+        if self.evaluation is not None:
+            out["evaluation"] = self.evaluation.to_dict()
+        if self.entry is not None and self.totals is not None:
+            out["ledger"] = ledger_record(self.entry.index, *self.totals)
+        return out
 
     def record(self, ledger: Any, where: str = "") -> Release:
         """Record the release in ``ledger`` (its parts; without a guarantee when it has none);
-        returns the release with its entry. ``where`` names the surface in the ledger
-        ("dpcore fit"). Raises BudgetExceededError past the dataset's cap."""
-        name = self.mechanism + (f" ({where})" if where else "")
+        returns the release with its entry and the dataset's totals. ``where`` names the
+        surface in the ledger ("dpcore fit"). Raises BudgetExceededError past the dataset's
+        cap."""
         reasons = self.rule.settings["not_private_because"]
+        name = self.mechanism + (" (NOT PRIVATE)" if reasons else "")
+        name += f" ({where})" if where else ""
         entry = record_release(ledger, name, self.plan.parts, reasons)
-        return replace(self, entry=entry)
+        return replace(self, entry=entry, totals=tuple(ledger.total(through=entry.index)))
+
+
+def ledger_record(index: int, epsilon_total: float, delta_total: float) -> dict[str, Any]:
+    """The rule file's ``ledger`` field: the release's number on its dataset and the dataset's
+    cumulative spend with it.
+
+    Examples
+    --------
+    >>> (
+    ...     ledger_record(2, 1.5, 0.0)["epsilon_total"],
+    ...     ledger_record(3, math.inf, 0.0)["epsilon_total"],
+    ... )
+    ('1.5', 'no guarantee (inf)')
+    """
+    return {
+        "release_index": int(index),
+        "epsilon_total": "no guarantee (inf)"
+        if math.isinf(epsilon_total)
+        else f"{epsilon_total:g}",
+        "delta_total": float(delta_total),
+        "meaning": "this release's number among the releases on this dataset, and the "
+        "privacy spent on it by all of them (basic composition; 'no guarantee' once a "
+        "release without one was made)",
+    }
+
+
+def noise_source(plan: ReleasePlan) -> tuple[np.random.Generator, str]:
+    """Where a release's noise comes from: (generator, Laplace sampler).
+
+    Fresh entropy from the operating system and OpenDP's floating-point-safe sampler (when
+    installed) for a private release; a plan with a seed (NOT PRIVATE) draws every noise,
+    the evaluation's too, from numpy's generator with that seed, so it is reproduced exactly.
+    """
+    import importlib.util
+
+    if plan.seed is not None:
+        return np.random.default_rng(plan.seed), "numpy"
+    installed = importlib.util.find_spec("opendp") is not None
+    return np.random.default_rng(), "opendp" if installed else "numpy"
 
 
 def release(data: Any, dictionary: Dictionary, plan: ReleasePlan, *, ledger: Any = None) -> Release:
@@ -165,7 +227,7 @@ def _release_two(data: Any, d: Dictionary, plan: ReleasePlan) -> Release:
         outcome_bounds=d.outcome_bounds,
         larger_is_better=bool(d.larger_is_better),
     )
-    rng = np.random.default_rng(plan.seed)
+    rng, sampler = noise_source(plan)
     evaluation = None
     if plan.epsilon_eval is not None:
         B = trial.outcomes_for_fit(d.outcome_bounds, bool(d.larger_is_better))
@@ -181,7 +243,7 @@ def _release_two(data: Any, d: Dictionary, plan: ReleasePlan) -> Release:
             min_propensity=p_min if per_row else None,
             include=trial.complete,
             rng=rng,
-            sampler=_sampler(),
+            sampler=sampler,
             arms=(trial.arms[0], trial.arms[1]),
             evaluation=plan.evaluation,
             model_columns=_model_columns(plan.model_covariates, trial),
@@ -191,7 +253,7 @@ def _release_two(data: Any, d: Dictionary, plan: ReleasePlan) -> Release:
         rule = DPOWL(epsilon=plan.epsilon, rng=rng, **kw).fit_trial(trial, propensity)
     settings: dict[str, Any] = dict(
         n=len(fit_rows),
-        gamma_source="given" if plan.gamma is not None else "the paper's table scaled by W",
+        gamma_source=_gamma_source(plan),
         propensity=float(propensity) if not per_row else _design_text(propensity),
     )
     if plan.seed is not None:
@@ -205,7 +267,9 @@ def _release_two(data: Any, d: Dictionary, plan: ReleasePlan) -> Release:
     rule_file = rule_from_dpowl(rule, trial, not_private=reasons, **settings)
     kind = "AIPW " if plan.evaluation == "aipw" else ""
     mechanism = "DP-OWL rule" + (f" + private {kind}evaluation" if evaluation is not None else "")
-    return Release(rule_file, evaluation, trial, plan, mechanism)
+    return Release(
+        rule_file, evaluation, trial, plan, mechanism, diagnostics=dict(rule.diagnostics_)
+    )
 
 
 def _release_arms(data: Any, d: Dictionary, plan: ReleasePlan) -> Release:
@@ -236,7 +300,7 @@ def _release_arms(data: Any, d: Dictionary, plan: ReleasePlan) -> Release:
         larger_is_better=bool(d.larger_is_better),
         reference=plan.reference if plan.reference is not None else d.extra.get("reference"),
     )
-    rng = np.random.default_rng(plan.seed)
+    rng, sampler = noise_source(plan)
     evaluation = None
     try:
         if plan.epsilon_eval is not None:
@@ -247,7 +311,7 @@ def _release_arms(data: Any, d: Dictionary, plan: ReleasePlan) -> Release:
                 fit_share=plan.fit_share,
                 split_seed=plan.split_seed,
                 rng=rng,
-                sampler=_sampler(),
+                sampler=sampler,
                 **kw,
             )
             n = len(fit_rows)
@@ -257,7 +321,7 @@ def _release_arms(data: Any, d: Dictionary, plan: ReleasePlan) -> Release:
         raise ReleaseError(str(exc)) from None
     settings: dict[str, Any] = dict(
         n=n,
-        gamma_source="given" if plan.gamma is not None else "the paper's table scaled by W",
+        gamma_source=_gamma_source(plan),
     )
     if plan.seed is not None:
         settings["seed"] = plan.seed
@@ -284,15 +348,14 @@ def _propensity(given: Any, d: Dictionary, trial: Any) -> Any:
     return given
 
 
+def _gamma_source(plan: ReleasePlan) -> str:
+    if plan.gamma is None:
+        return "the paper's table scaled by W"
+    return plan.gamma_source or "given"
+
+
 def _design_text(propensity: Any) -> str:
     return "estimated (logistic)" if isinstance(propensity, str) else "per row"
-
-
-def _sampler() -> str:
-    """OpenDP's floating-point-safe Laplace sampler when it is installed."""
-    import importlib.util
-
-    return "opendp" if importlib.util.find_spec("opendp") is not None else "numpy"
 
 
 def _model_columns(names: tuple[str, ...], trial: Any) -> list[int] | None:

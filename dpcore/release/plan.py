@@ -30,6 +30,9 @@ class ReleasePlan:
         How the evaluation estimates values.
     gamma : float, optional
         The regularization; None takes the paper's table scaled by W.
+    gamma_source : str, optional
+        Where a given γ came from, in words, for the rule file ("tuned on a public proxy
+        D0"); None says "given".
     weight_bound : float, optional
         W; None takes (hi - lo) / min propensity.
     C : float or "worst-case"
@@ -66,6 +69,7 @@ class ReleasePlan:
     fit_share: float = 0.8
     evaluation: str = "ipw"
     gamma: float | None = None
+    gamma_source: str | None = None
     weight_bound: float | None = None
     C: float | str = 0.0
     huber_h: float = 0.5
@@ -100,6 +104,15 @@ class ReleasePlan:
         if isinstance(self.propensity, str) and self.propensity not in ("column", "logistic"):
             raise ValueError(
                 "propensity must be a probability, 'column', 'logistic' or None, got "
+                f"{self.propensity!r}"
+            )
+        if (
+            self.propensity is not None
+            and not isinstance(self.propensity, str)
+            and not 0.0 < float(self.propensity) < 1.0
+        ):
+            raise ValueError(
+                f"propensity must be in (0, 1) (P(treated) of a known randomization), got "
                 f"{self.propensity!r}"
             )
         if self.seed is not None and not self.not_private:

@@ -61,8 +61,12 @@ def design_panel(source, trial_columns, m):
 
 
 def privacy_panel(source, m, table, trial, W, settings):
-    """ε and γ; returns (ε, γ, where γ came from), or None while D0 is missing or unreadable."""
+    """ε, the private evaluation, then γ for the patients the rule is fitted on; returns
+    (ε, γ, where γ came from, evaluation, γ from the paper's table), or None while D0 is
+    missing or unreadable."""
     eps, gamma_from = row(EPS, GAMMA_FROM)
+    evaluation = analyst.evaluation_choice(eps, settings["propensity"])
+    n_fit = compute.fit_size(trial.n, evaluation)
     if gamma_from == "d0":
         d0 = upload_form.d0_source(source, m, table)
         if d0 is None:
@@ -70,7 +74,7 @@ def privacy_panel(source, m, table, trial, W, settings):
         gamma, where = compute.d0_gamma(
             d0.digest,
             d0.trial,
-            trial.n,
+            n_fit,
             eps,
             W,
             settings["propensity"],
@@ -86,7 +90,7 @@ def privacy_panel(source, m, table, trial, W, settings):
         variant = PROXY.widget() if gamma_from == "proxy" else PROXY.default
         if gamma_from == "proxy" and compute.SIMULATIONS.busy():
             st.caption("Waiting for other users' simulations…")
-        gamma, g0, where = compute.tuned_gamma(gamma_from, variant, trial.n, eps, W)
+        gamma, g0, where = compute.tuned_gamma(gamma_from, variant, n_fit, eps, W)
         st.markdown(
             f"γ = **{gamma:.4g}** from {where}, scaled by W/30 = {W / 30:.3g} from the "
             f"paper's weight bound (γ = {g0:g} there). W = **{W:.4g}** follows from the "
@@ -94,7 +98,7 @@ def privacy_panel(source, m, table, trial, W, settings):
         )
     st.latex(r"W = \frac{\text{outcome upper} - \text{outcome lower}}{\min_{a,x}\,\pi(a\mid x)}")
     st.latex(r"\text{noise scale } \Delta = \frac{C + 2W}{\gamma}")
-    return eps, gamma, where
+    return eps, gamma, where, evaluation, gamma_from == "paper"
 
 
 def ready(source, verdict, flow):
@@ -191,7 +195,7 @@ def steps_of_study(verdict, flow):
         return st.error(plain(exc), icon=":material/error:")
     if chosen is None:
         return verdict.info(explain.upload_verdict("bounds", trial.n), icon=":material/rule:")
-    eps, gamma, where = chosen
+    eps, gamma, where, evaluation, paper = chosen
     noise = compute.noise_warning(trial.n, W, gamma, propensity)
     if noise:
         st.warning(noise, icon=":material/blur_on:")
@@ -200,9 +204,18 @@ def steps_of_study(verdict, flow):
         key="report_title",
         max_chars=120,
     )
-    settings = dict(settings, eps=eps, gamma=gamma, gamma_source=where, label=label)
-    before = analyst.before_release(source, trial, settings, p_min, upload_form.units(source))
-    settings["evaluation"] = before["evaluation"]
+    settings = dict(
+        settings,
+        eps=eps,
+        gamma=gamma,
+        gamma_source=where,
+        gamma_paper=paper,
+        label=label,
+        evaluation=evaluation,
+    )
+    before = analyst.before_release(
+        source, trial, settings, p_min, upload_form.units(source), binary=tuple(table.binary)
+    )
     flow.has(
         3,
         f"ε = {eps:g}, γ = {gamma:.4g}"
@@ -228,7 +241,9 @@ def steps_of_study(verdict, flow):
         icon=":material/block:" if refused else ":material/check_circle:",
     )
     units_ok, confirmed = analyst.units_check(trial, settings)
-    results.release_panel(key, trial, settings, m, rkey, before, RELEASE, units_ok, confirmed)
+    results.release_panel(
+        source, key, trial, settings, m, rkey, before, RELEASE, units_ok, confirmed
+    )
     last = st.session_state.get(RELEASE)
     if last is not None and last.key == rkey:
         kind, said = explain.deploy_verdict(

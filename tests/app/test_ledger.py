@@ -20,6 +20,7 @@ from tests.app.test_your_data import (
     upload_release,
     words,
 )
+from tests.releases import recorded_release
 
 __all__ = ["own_session_ids"]  # a fixture, imported so these sessions get their own ids too
 
@@ -89,11 +90,12 @@ def test_the_sidebar_sets_and_lowers_a_cap_but_never_raises_it(own_session_ids):
 def test_record_release_gives_a_receipt_or_a_refusal(tmp_path, monkeypatch):
     monkeypatch.setenv("DPCORE_LEDGER", str(tmp_path / "l.sqlite"))
     k = PrivacyLedger.for_cells({"id": ["k"]}, path=tmp_path / "l.sqlite", budget=2.0).dataset
-    first = ledger.record_release(k, "DP-OWL rule", 1.0, delta=1e-6)
-    assert first == ledger.Receipt(1, 1.0, 1e-6, 1.0, 1e-6, k)
-    both = ledger.record_parallel_release(k, "rule + evaluation", {"fit": 1.0, "evaluation": 0.5})
+    made, first = ledger.record(k, recorded_release(1.0), "Your data")
+    assert first == ledger.Receipt(1, 1.0, 0.0, 1.0, 0.0, k)
+    assert made.entry.mechanism == "DP-OWL rule (Your data)" and made.totals == (1.0, 0.0)
+    _, both = ledger.record(k, recorded_release(1.0, epsilon_eval=0.5))
     assert (both.index, both.epsilon, both.epsilon_total) == (2, 1.0, 2.0)
-    refused = ledger.record_release(k, "again", 0.5)
+    refused = ledger.record(k, recorded_release(0.5))
     assert (
         isinstance(refused, str)
         and "cap is ε = 2" in refused
@@ -112,13 +114,13 @@ def test_a_not_private_release_makes_the_total_infinite_and_is_refused_under_a_c
     keyed = PrivacyLedger.for_cells({"id": ["free"]}, path=tmp_path / "l.sqlite")
     st.session_state[ledger._KEYED] = keyed  # as the page keys an upload: nothing stored yet
     k = keyed.dataset
-    got = ledger.record_no_guarantee_release(k, "DP-OWL rule (NOT PRIVATE)", "bounds from data")
-    assert got.epsilon_total == float("inf")
+    made, got = ledger.record(k, recorded_release(reasons=("bounds from data",)))
+    assert got.epsilon_total == float("inf") and "NOT PRIVATE" in made.entry.mechanism
     assert "∞ (no guarantee)" in ledger.receipt_sentence(got)
     capped = PrivacyLedger.for_cells(
         {"id": ["capped"]}, path=tmp_path / "l.sqlite", budget=2.0
     ).dataset
-    refused = ledger.record_no_guarantee_release(capped, "DP-OWL rule (NOT PRIVATE)", "bounds")
+    refused = ledger.record(capped, recorded_release(reasons=("bounds",)))
     assert isinstance(refused, str) and "NOT PRIVATE" in refused and "dpcore ledger cap" in refused
     assert ledger.dataset_ledger(capped).entries == ()
 

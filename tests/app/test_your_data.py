@@ -19,6 +19,7 @@ from dpcore.data.trial import read_table
 from dpcore_app.ui.common import ledger
 from dpcore_app.ui.upload import files
 from tests.app.conftest import APP, choose_roles
+from tests.releases import with_rule
 
 PAGE = "dpcore_app/app_pages/your_data.py"
 DEMO = "dpcore_app/demo_data/paper_trial.csv"
@@ -223,7 +224,9 @@ def test_release_is_recorded_and_the_json_reproduces_the_screen(page):
     rel, rec, diagnostics = last.release, last.rec, last.diagnostics
     assert at.subheader[-1].value == "Private treatment rule (ε = 1)"
     entries = ledger_entries(at)
-    assert [(e.mechanism, e.epsilon, e.delta) for e in entries] == [("DP-OWL rule", 1.0, 0.0)]
+    assert [(e.mechanism, e.epsilon, e.delta) for e in entries] == [
+        ("DP-OWL rule (Your data)", 1.0, 0.0)
+    ]
     assert "ε = 1 over 1 release" in words(at.sidebar.markdown)
     assert (
         "Released a private treatment rule at ε = 1: a patient's data moves the chance of "
@@ -792,7 +795,7 @@ def test_downloads_carry_the_release_index_and_the_files_total(page):
     spent = {e.index: e.epsilon for e in ledger_entries(at)}
     for rel in (first, second):
         got = json.loads(files.rule_json(rel))["ledger"]
-        assert got["epsilon_total"] == pytest.approx(
+        assert float(got["epsilon_total"]) == pytest.approx(
             sum(v for k, v in spent.items() if k <= got["release_index"])
         )
     assert (
@@ -818,19 +821,16 @@ def test_neighbouring_files_on_the_page_publish_the_same_fields(
     differ in one row: every published field but the noisy coefficients is the same. Each
     file is released in its own ledger: in one ledger the second file shares 59 rows with the
     first and is rightly charged its release too (tests/dpcore/test_ledger_identity.py)."""
-    import dataclasses
 
     published = []
     for k, data in enumerate((site_csv(), site_csv(change))):
         monkeypatch.setenv("DPCORE_LEDGER", str(tmp_path / f"ledger{k}.sqlite"))
         at = site_release(open_fresh(PAGE), data)
         last = at.session_state[RELEASE]
-        rel = dataclasses.replace(
-            last.release, intercept=0.0, coef=(0.0,) * len(last.release.coef), time="T"
-        )
+        rel = with_rule(last.release, intercept=0.0, coef=(0.0,) * len(last.release.coef))
         published.append(
             (
-                files.rule_dict(rel),
+                rel.to_dict(),
                 last.files[("rows", ("patient_id",))].splitlines()[0],
                 at.subheader[-1].value,
                 words(at.info),

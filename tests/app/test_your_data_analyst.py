@@ -13,9 +13,10 @@ import pandas as pd
 import pytest
 
 from dpcore import load_rule, read_dictionary
-from dpcore_app.ui.upload import analyst_compute, files
+from dpcore_app.ui.upload import analyst_compute
 from tests.app.conftest import choose_roles
 from tests.app.test_your_data import PAGE, RELEASE, headline, ledger_entries, release, words
+from tests.releases import with_rule
 
 ROOT = Path(__file__).resolve().parents[2]
 HOSPITAL = ROOT / "dpcore_app" / "demo_data" / "hospital_trial.csv"
@@ -70,7 +71,7 @@ def test_csv_and_dictionary_to_an_evaluated_release_and_four_files(page, tmp_pat
     rel, ev = last.release, last.evaluation
     assert ev is not None and rel.n == 960 and ev.m == 240  # the public 80/20 split of n = 1200
     entry = ledger_entries(at)[-1]
-    assert entry.mechanism == "DP-OWL rule + private evaluation"
+    assert entry.mechanism == "DP-OWL rule + private evaluation (Your data)"
     assert dict(entry.parts) == {"fit": 1.0, "evaluation": 1.0} and entry.epsilon == 1.0
     assert "This dataset has spent ε = 1 in total" in headline(at)
     assert ev.summary()[:60] in words([*at.success, *at.info, *at.error])
@@ -134,7 +135,7 @@ def test_without_the_evaluation_the_release_is_one_sequential_spend(page):
     last = at.session_state[RELEASE]
     assert last.evaluation is None and last.release.n == 1000
     entry = ledger_entries(at)[-1]
-    assert entry.mechanism == "DP-OWL rule" and entry.parts == ()
+    assert entry.mechanism == "DP-OWL rule (Your data)" and entry.parts == ()
     assert "evaluation" not in json.loads(last.files[("rule",)])
 
 
@@ -227,7 +228,6 @@ def test_neighbouring_files_publish_the_same_fields_with_the_evaluation(
     published field but the noisy numbers (coefficients, cells, values) is the same. Each
     file is released in its own ledger: in one ledger the second shares rows with the first
     and is rightly charged the first's release too."""
-    import dataclasses
 
     from tests.app.test_your_data import SITE_TABLE, fill_table, site_csv, upload
 
@@ -240,16 +240,14 @@ def test_neighbouring_files_publish_the_same_fields_with_the_evaluation(
         fill_table(at, data, SITE_TABLE)
         at = release(at, evaluate=True)
         last = at.session_state[RELEASE]
-        rel = dataclasses.replace(
-            last.release, intercept=0.0, coef=(0.0,) * len(last.release.coef), time="T"
-        )
+        rel = with_rule(last.release, intercept=0.0, coef=(0.0,) * len(last.release.coef))
         ev = last.evaluation.to_dict()
         public = {k: ev[k] for k in ("epsilon_eval", "patients", "level", "sensitivity_l1")}
         entry = ledger_entries(at)[-1]
         shown = [e for e in at.info if "held out" not in str(e.value)]
         published.append(
             (
-                files.rule_dict(rel),
+                {k: v for k, v in rel.to_dict().items() if k != "evaluation"},  # noisy: below
                 public,
                 (entry.mechanism, entry.parts),
                 at.subheader[-1].value,
@@ -287,7 +285,6 @@ def test_neighbouring_files_read_per_cell_on_the_page(open_fresh, change, tmp_pa
     """Issue 30's breaks through the page: one changed cell changes nothing else published.
     Each file is released in its own ledger (in one, the neighbour shares rows with the first
     file and is rightly charged its release too)."""
-    import dataclasses
     import hashlib
 
     from tests.app.test_your_data import fill_table, upload
@@ -308,10 +305,8 @@ def test_neighbouring_files_read_per_cell_on_the_page(open_fresh, change, tmp_pa
         at = release(at)
         assert not at.exception and not at.error, words(at.error)
         last = at.session_state[RELEASE]
-        rel = dataclasses.replace(
-            last.release, intercept=0.0, coef=(0.0,) * len(last.release.coef), time="T"
-        )
-        published.append((files.rule_dict(rel), at.subheader[-1].value))
+        rel = with_rule(last.release, intercept=0.0, coef=(0.0,) * len(last.release.coef))
+        published.append((rel.to_dict(), at.subheader[-1].value))
         trials.append(last.trial)
     assert published[0] == published[1]
     other = np.arange(60) != 7  # every other row is read exactly as before

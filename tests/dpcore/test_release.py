@@ -64,25 +64,24 @@ def test_labels_not_signs_for_a_categorical_trial_in_original_units():
 def test_the_pages_rule_file_and_per_row_csv_round_trip():
     """The page's download (dpcore_app.ui.upload.files) loads, and reproduces the per-row CSV."""
     from dpcore_app.ui.upload import files as upload_files
-    from dpcore_app.ui.upload.compute import fit_release
+    from tests.releases import page_release
 
     d, trial, _ = fitted("hospital_trial")
-    release, rec, _ = fit_release(
-        trial,
-        "hospital_trial.csv",
-        d.bounds,
-        d.outcome_bounds,
-        d.larger_is_better,
-        1.0,
-        60.0,
-        "fixed",
-        60.0,
-        d.propensity,
-        True,
-        rng=3,
+    settings = dict(
+        bounds=d.bounds,
+        outcome_bounds=d.outcome_bounds,
+        larger_is_better=d.larger_is_better,
+        eps=1.0,
+        gamma=60.0,
+        gamma_source="fixed",
+        W=60.0,
+        propensity=d.propensity,
     )
+    release, rec = page_release((DEMO / "hospital_trial.csv").read_bytes(), trial, settings)
+    trial = release.made.trial
     rule = load_rule(upload_files.rule_json(release))
     rows = pd.read_csv(io.StringIO(upload_files.rows_csv(release, trial, rec)))
+    rows = rows[trial.covariates_complete]  # the rows the rule can score
     table = pd.read_csv(DEMO / "hospital_trial.csv").iloc[rows["data_row"] - 1]
     assert rule.recommend(table).tolist() == rows["recommendation"].tolist()
     np.testing.assert_allclose(rule.decision_function(table), rows["score"], rtol=1e-12, atol=1e-12)

@@ -12,6 +12,7 @@ import pytest
 
 from dpcore import PrivacyLedger, load_rule, read_dictionary, read_trial
 from dpcore.owl.script import release_script
+from dpcore.release import ReleasePlan
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "dpcore_app" / "demo_data"
@@ -38,14 +39,8 @@ def run(script, tmp_path):
 @pytest.mark.parametrize("epsilon_eval", [None, 0.5])
 def test_the_script_reproduces_the_release_settings_on_a_demo_file(tmp_path, epsilon_eval):
     pytest.importorskip("opendp")
-    script = release_script(
-        csv_name="trial.csv",
-        dictionary_name="trial_dictionary.json",
-        epsilon=1.0,
-        gamma=60.0,
-        weight_bound=60.0,
-        epsilon_eval=epsilon_eval,
-    )
+    plan = ReleasePlan(epsilon=1.0, gamma=60.0, weight_bound=60.0, epsilon_eval=epsilon_eval)
+    script = release_script(plan, csv_name="trial.csv", dictionary_name="trial_dictionary.json")
     first = script.splitlines()[:3]
     assert "NEW PRIVATE RELEASE" in first[0] and "spends" in first[0]
     assert f"ε = {1.0 if epsilon_eval is None else max(1.0, epsilon_eval):g} again" in first[1]
@@ -70,11 +65,9 @@ def test_the_script_reproduces_the_release_settings_on_a_demo_file(tmp_path, eps
 def test_bad_settings():
     with pytest.raises(ValueError, match="inf"):
         release_script(
+            ReleasePlan(epsilon=float("inf"), gamma=1.0, weight_bound=1.0),
             csv_name="a.csv",
             dictionary_name="a.json",
-            epsilon=float("inf"),
-            gamma=1.0,
-            weight_bound=1.0,
         )
 
 
@@ -144,9 +137,7 @@ def test_the_script_runs_for_every_design_and_records_its_release(tmp_path, desi
     page = PrivacyLedger.for_file(tmp_path / "trial.csv", path=ledger_file)
     page.record("DP-OWL rule", 0.25)
     propensity = {"ratio": 0.5, "column": "column", "logistic": "logistic"}[design]
-    script = release_script(
-        csv_name="trial.csv",
-        dictionary_name="trial_dictionary.json",
+    plan = ReleasePlan(
         epsilon=1.0,
         gamma=50.0,
         weight_bound=200.0,
@@ -155,6 +146,7 @@ def test_the_script_runs_for_every_design_and_records_its_release(tmp_path, desi
         propensity=propensity,
         min_propensity=0.05 if design == "column" else None,
     )
+    script = release_script(plan, csv_name="trial.csv", dictionary_name="trial_dictionary.json")
     out = run_here(script, tmp_path, ledger_file)
     rule = load_rule(tmp_path / "rule.json")
     assert rule.settings["private"] and (rule.treated, rule.control) == ("drug", "placebo")
@@ -174,15 +166,14 @@ def test_the_script_runs_for_every_design_and_records_its_release(tmp_path, desi
 def test_a_not_private_release_s_script_leaves_the_dataset_no_guarantee(tmp_path):
     design_files(tmp_path, "ratio")
     ledger_file = tmp_path / "ledger.sqlite"
-    script = release_script(
-        csv_name="trial.csv",
-        dictionary_name="trial_dictionary.json",
+    plan = ReleasePlan(
         epsilon=1.0,
         gamma=50.0,
         weight_bound=20.0,
         propensity=0.5,
-        not_private=["bounds or levels read from the data"],
+        not_private=("bounds or levels read from the data",),
     )
+    script = release_script(plan, csv_name="trial.csv", dictionary_name="trial_dictionary.json")
     assert "WITHOUT A GUARANTEE" in script.splitlines()[1]
     run_here(script, tmp_path, ledger_file)
     assert not load_rule(tmp_path / "rule.json").settings["private"]
@@ -190,11 +181,11 @@ def test_a_not_private_release_s_script_leaves_the_dataset_no_guarantee(tmp_path
     assert len(ledger.entries) == 1 and ledger.total()[0] == float("inf")
 
 
-def test_bad_designs():
-    kw = dict(csv_name="a.csv", dictionary_name="a.json", epsilon=1.0, gamma=1.0, weight_bound=1.0)
+def test_bad_designs_are_refused_by_the_plan_the_script_writes():
+    kw = dict(epsilon=1.0, gamma=1.0, weight_bound=1.0)
     with pytest.raises(ValueError, match="worst-case"):
-        release_script(**kw, propensity="logistic")
+        ReleasePlan(**kw, propensity="logistic")
     with pytest.raises(ValueError, match="evaluation"):
-        release_script(**kw, propensity="logistic", C="worst-case", epsilon_eval=1.0)
+        ReleasePlan(**kw, propensity="logistic", C="worst-case", epsilon_eval=1.0)
     with pytest.raises(ValueError, match="propensity"):
-        release_script(**kw, propensity=1.5)
+        ReleasePlan(**kw, propensity="1.5")

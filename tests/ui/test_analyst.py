@@ -12,6 +12,7 @@ from dpcore.owl.simulate import PAPER_TRIAL, optimal_treatment
 from dpcore_app.ui.upload import analyst_compute as analyst
 from dpcore_app.ui.upload import analyst_explain as explain
 from dpcore_app.ui.upload import preview_charts as charts
+from tests.releases import page_release
 
 DEMO = Path(__file__).resolve().parents[2] / "dpcore_app" / "demo_data"
 
@@ -88,16 +89,6 @@ def test_evaluation_and_cost_sentences():
     assert "max(ε, ε_eval) = 2" in explain.cost_sentence(2.0, 1.0, 400, 100)
 
 
-def test_script_text_follows_the_settings():
-    text = analyst.script_text(
-        "t.csv",
-        "t.json",
-        {"eps": 1.0, "gamma": 50.0, "W": 40.0, "propensity": 0.5},
-        epsilon_eval=0.5,
-    )
-    assert "epsilon=1.0," in text and "epsilon_eval=0.5," in text and "gamma=50.0" in text
-
-
 def test_report_sections_escape_and_carry_released_numbers_only():
     from dpcore_app.ui.upload import report_parts
 
@@ -125,7 +116,6 @@ def test_report_sections_escape_and_carry_released_numbers_only():
 def test_the_pages_evaluated_release_draws_its_laplace_noise_with_opendp(monkeypatch):
     """On uploaded data the evaluation's noise comes from OpenDP's sampler (the page's path)."""
     import dpcore.privacy.mechanisms as mech
-    from dpcore_app.ui.upload import compute
 
     calls = []
     monkeypatch.setattr(
@@ -133,23 +123,20 @@ def test_the_pages_evaluated_release_draws_its_laplace_noise_with_opendp(monkeyp
     )
     d = read_dictionary(DEMO / "hospital_trial.json")
     trial = read_trial(DEMO / "hospital_trial.csv", **d.read_trial_kwargs(), incomplete="keep")
-    release, rec, _, ev = compute.fit_evaluated_release(
-        trial,
-        "",
-        d.bounds,
-        d.outcome_bounds,
-        False,
-        1.0,
-        60.0,
-        "test",
-        60.0,
-        2 / 3,
-        True,
-        eps_eval=0.5,
-        fit_share=0.8,
-        p_min=0.05,
-        rng=0,
+    settings = dict(
+        bounds=d.bounds,
+        outcome_bounds=d.outcome_bounds,
+        larger_is_better=False,
+        eps=1.0,
+        gamma=60.0,
+        gamma_source="test",
+        W=60.0,
+        propensity=2 / 3,
+        evaluation=(0.5, 0.8),
     )
+    data = (DEMO / "hospital_trial.csv").read_bytes()
+    release, rec = page_release(data, trial, settings, p_min=0.05, seed=None)
+    ev = release.made.evaluation
     # The file keeps its incomplete rows, so the count of complete rows is released too.
     assert [c[0] for c in calls] == pytest.approx([0.325, 0.125, 0.05])
     assert ev.m == 240 and release.n == 960 and ev.complete is not None

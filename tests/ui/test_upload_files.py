@@ -15,6 +15,7 @@ import pytest
 from dpcore.data.trial import read_table
 from dpcore_app.ui.upload import compute, files
 from dpcore_app.ui.upload.charts import rule_effects
+from tests.releases import page_release, with_rule
 
 DEMO = pathlib.Path(__file__).resolve().parents[2] / "dpcore_app" / "demo_data"
 HOSPITAL = DEMO / "hospital_trial.csv"
@@ -30,7 +31,8 @@ def released():
         treated="drug",
         covariates=["site", "age", "biomarker", "severity", "frailty"],
         categorical={"site": ["A", "B", "C"]},
-        incomplete="drop",
+        incomplete="keep",
+        unknown_levels="baseline",
     )
     bounds = {c["name"]: c["bounds"] for c in d["columns"] if "bounds" in c}
     W = compute.weight_bound((0.0, 20.0), 2 / 3, 0.05)
@@ -41,11 +43,12 @@ def released():
         gamma=20.0,
         W=W,
         propensity=2 / 3,
+        eps=50.0,
+        gamma_source="a test",
     )
-    release, rec, _ = compute.fit_release(
-        trial, "=evil.csv", eps=50.0, gamma_source="a test", private=True, rng=0, **settings
-    )
-    return trial, release, rec, compute.compare_nonprivate(trial, rec, **settings)
+    release, rec = page_release(HOSPITAL.read_bytes(), trial, settings, label="=evil.csv")
+    trial = release.made.trial
+    return trial, release, rec, compute.compare_nonprivate(release.made, rec)
 
 
 def test_json_rule_reproduces_the_recommendations(released):
@@ -53,7 +56,8 @@ def test_json_rule_reproduces_the_recommendations(released):
     rule = json.loads(files.rule_json(release))
     table = read_table(HOSPITAL).iloc[trial.rows - 1]
     labels, _ = files.apply_rule(rule, table)
-    np.testing.assert_array_equal(labels == "drug", rec > 0)
+    ok = trial.covariates_complete  # a row missing a covariate gets no recommendation
+    np.testing.assert_array_equal((labels == "drug")[ok], (rec > 0)[ok])
     assert 0 < np.mean(rec > 0) < 1  # both arms recommended: the check has teeth
     assert rule["one_hot"] == ["site=B", "site=C"] and rule["W"] == pytest.approx(60.0)
 
@@ -64,8 +68,11 @@ def test_the_python_recipe_in_the_file_runs_and_agrees(released, tmp_path, monke
     monkeypatch.chdir(tmp_path)
     scope = {}
     exec(json.loads(files.rule_json(release))["apply_python"], scope)
-    table = read_table(HOSPITAL).iloc[trial.rows - 1]
-    np.testing.assert_array_equal(scope["recommend"](table.to_dict("records")) == "drug", rec > 0)
+    ok = trial.covariates_complete
+    table = read_table(HOSPITAL).iloc[trial.rows[ok] - 1]
+    np.testing.assert_array_equal(
+        scope["recommend"](table.to_dict("records")) == "drug", (rec > 0)[ok]
+    )
 
 
 def test_nothing_analyst_only_in_the_downloads(released):
@@ -121,8 +128,10 @@ def test_csv_neutralises_formulas_and_keeps_numbers(released):
     ]
     assert out["data_row"].tolist() == trial.rows.tolist()
     assert (out["score"] < 0).any()  # negative numbers are numbers, not neutralised text
-    assert set(out["recommendation"]) <= {"drug", "placebo"}
-    np.testing.assert_array_equal(out["recommendation"] == "drug", rec > 0)
+    ok = trial.covariates_complete  # a row missing a covariate: no recommendation
+    assert set(out["recommendation"][ok]) == {"drug", "placebo"}
+    assert out["recommendation"][~ok].isna().all() and (~ok).any()
+    np.testing.assert_array_equal((out["recommendation"] == "drug")[ok], (rec > 0)[ok])
 
 
 @pytest.mark.parametrize(
@@ -176,7 +185,7 @@ def published(data, gamma_from="paper", d0=None):
     """Every published field of the page's release on ``data``, coefficients zeroed.
 
     The page's own calls: load_trial with the public levels (public n), γ from the page's
-    choice, fit_release, then the three downloads.
+    choice, the pipeline's release, then the three downloads.
     """
     trial = compute.load_trial.__wrapped__(
         "digest", data, "arm", "y", ("age", "site"), (("site", SITES),), None, "drug", True
@@ -198,23 +207,32 @@ def published(data, gamma_from="paper", d0=None):
         gamma, _, where = compute.tuned_gamma.__wrapped__(
             "paper", "same as the trial", trial.n, 1.0, W
         )
-    release, rec, _ = compute.fit_release(
-        trial, "", {"age": (18.0, 90.0)}, (0.0, 10.0), True, 1.0, gamma, where, W, 0.5, True, rng=0
-    )
-    release = dataclasses.replace(
-        release, intercept=0.0, coef=(0.0,) * len(release.coef), time="2026-01-01T00:00:00Z"
-    )
+    release, rec = page_release(data, trial, _settings(1.0, gamma, where, W))
+    release = with_rule(release, intercept=0.0, coef=(0.0,) * len(release.coef))
     report = files.report_html(
         release, rule_effects(release.names, release.effects(), release.treated, release.control)
     )
     report = re.sub(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", "", report)
     header = files.rows_csv(release, trial, rec).splitlines()[0]
     return {
-        "rule": files.rule_dict(release),
+        "rule": release.to_dict(),
         "report": report,
         "csv header": header,
         "n, γ, Δ, W": (release.n, release.gamma, release.sensitivity, release.W),
     }
+
+
+def _settings(eps, gamma, where, W):
+    return dict(
+        bounds={"age": (18.0, 90.0)},
+        outcome_bounds=(0.0, 10.0),
+        larger_is_better=True,
+        eps=eps,
+        gamma=gamma,
+        gamma_source=where,
+        W=W,
+        propensity=0.5,
+    )
 
 
 NEIGHBOURS = {
@@ -276,9 +294,7 @@ def test_an_incomplete_row_gets_weight_zero_and_a_blank_recommendation(released)
     assert trial.n == 60 and trial.n_incomplete == 1 and not trial.complete[7]
     B = trial.outcomes_for_fit((0.0, 10.0), True)
     assert B[7] == 0.0  # the worst bound: benefit 0, so weight 0
-    release, rec, _ = compute.fit_release(
-        trial, "", {"age": (18.0, 90.0)}, (0.0, 10.0), True, 1.0, 10.0, "t", 20.0, 0.5, True, rng=0
-    )
+    release, rec = page_release(data, trial, _settings(1.0, 10.0, "t", 20.0))
     out = list(csv.DictReader(io.StringIO(files.rows_csv(release, trial, rec))))
     assert len(out) == 60 and out[7]["recommendation"] == "" and out[7]["score"] == ""
     assert out[7]["age"] == "" and out[7]["site=B"] == ""  # missing, never the fill value 0
@@ -310,10 +326,8 @@ def hostile():
     trial = compute.load_trial.__wrapped__(
         "d", data, "arm", "y", ("age", "site"), (("site", SITES),), None, "drug", True
     )
-    release, rec, _ = compute.fit_release(
-        trial, "", {"age": (18.0, 90.0)}, (0.0, 10.0), True, 1.0, 10.0, "t", 20.0, 0.5, True, rng=0
-    )
-    release = dataclasses.replace(release, treated="=drug\r\n", control="\uff0b1")
+    release, rec = page_release(data, trial, _settings(1.0, 10.0, "t", 20.0))
+    release = with_rule(release, treated="=drug\r\n", control="\uff0b1")
     ids = {
         "\uff1dcmd header": np.array(
             [HOSTILE[i % len(HOSTILE)] for i in range(trial.n)], dtype=object
@@ -364,7 +378,10 @@ def test_file_columns_named_like_the_files_own_are_kept_apart(hostile):
 
 def test_a_not_private_release_says_so_in_every_row(hostile):
     trial, release, rec, _ = hostile
-    void = dataclasses.replace(release, private=False)
+    void = with_rule(
+        release,
+        settings={**release.settings, "private": False, "title": "NOT PRIVATE treatment rule"},
+    )
     rows = list(csv.reader(io.StringIO(files.rows_csv(void, trial, rec))))
     assert rows[0][0] == "NOT PRIVATE" and all(r[0].startswith("NOT PRIVATE") for r in rows[1:])
     assert "NOT PRIVATE" not in files.rows_csv(release, trial, rec)

@@ -180,49 +180,30 @@ def standing(key):
     return ledger.total()[0], ledger.budget
 
 
-def record_release(dataset_key, mechanism, epsilon, delta=0.0):
-    """Record a release on the whole dataset before it is computed or shown.
+def record(dataset_key, made, where=""):
+    """Record a release (:class:`dpcore.release.Release`, computed, nothing of it shown yet)
+    on the dataset with this key, as every surface records one (its plan's parts; without a
+    guarantee when it has none).
 
     Returns
     -------
-    Receipt or str
-        The receipt, or the refusal message (then nothing may be computed or shown).
+    (Release, Receipt) or str
+        The recorded release and its receipt, or the refusal message (then nothing of the
+        release may be shown).
     """
-    return _spend(dataset_key, lambda ledger: ledger.record(mechanism, epsilon, delta), epsilon)
-
-
-def record_parallel_release(dataset_key, mechanism, parts, delta=0.0):
-    """Record one release made of disjoint parts ``{name: ε}`` of the dataset (it costs the
-    largest ε); returns a Receipt or the refusal message, like :func:`record_release`."""
-    return _spend(
-        dataset_key,
-        lambda ledger: ledger.record_parallel(mechanism, parts, delta),
-        max(parts.values()),
-    )
-
-
-def record_no_guarantee_release(dataset_key, mechanism, reason):
-    """Record a NOT PRIVATE release: the dataset's total becomes ∞ (no guarantee) for good.
-    Returns a Receipt, or the refusal message when a cap is set (no cap holds ∞)."""
-    return _spend(
-        dataset_key, lambda ledger: ledger.record_no_guarantee(mechanism, reason), float("inf")
-    )
+    ledger = dataset_ledger(dataset_key)
+    try:
+        made = made.record(ledger, where)
+    except BudgetExceededError:
+        return refusal(ledger, made.plan.cost if made.private else float("inf"))
+    st.session_state[IN_USE] = dataset_key
+    entry = made.entry
+    return made, Receipt(entry.index, entry.epsilon, entry.delta, *made.totals, dataset_key)
 
 
 def eps_text(eps):
     """ε as the sidebar, the receipts and the files say it: ∞ is "no guarantee"."""
     return "∞ (no guarantee)" if eps == float("inf") else f"{eps:g}"
-
-
-def _spend(key, record, epsilon):
-    ledger = dataset_ledger(key)
-    try:
-        entry = record(ledger)
-    except BudgetExceededError:
-        return refusal(ledger, epsilon)
-    st.session_state[IN_USE] = key
-    eps_total, delta_total = ledger.total(through=entry.index)
-    return Receipt(entry.index, entry.epsilon, entry.delta, eps_total, delta_total, key)
 
 
 def refusal(ledger, epsilon):

@@ -19,7 +19,6 @@ from dpcore.owl.preview import STRENGTHS, TwinDesign, noise_per_coefficient, pre
 from dpcore.owl.script import release_script
 from dpcore.owl.werm import resolve_C, sensitivity
 from dpcore_app.ui.common.grids import EPS_OPTIONS
-from dpcore_app.ui.upload.release import VOID
 
 #: The ε grid of the preview curves (the chosen ε is added to it).
 PREVIEW_EPS = tuple(e for e in EPS_OPTIONS if math.isfinite(e) and 0.1 <= e <= 100)
@@ -118,13 +117,16 @@ def dictionary_from_settings(
     units=None,
     base=None,
     min_propensity=None,
+    binary=(),
 ):
-    """The page's filled-in public metadata as a Dictionary (for "download this dictionary").
+    """The page's filled-in public metadata as a Dictionary: what the page releases from
+    (:func:`dpcore.release.release`) and what "download this dictionary" gives.
 
     ``bounds`` are the numeric covariates' public bounds as entered; categorical levels and
-    the arms come from the trial's public mapping. Units and meanings are kept from ``base``
-    (the uploaded dictionary) when there is one. ``min_propensity`` (the public smallest
-    propensity) is written for a per-row propensity column, which the evaluation needs.
+    the arms come from the trial's public mapping; ``binary`` names the 0/1 covariates whose
+    cells may be words (yes/no). Units and meanings are kept from ``base`` (the uploaded
+    dictionary) when there is one. ``min_propensity`` (the public smallest propensity) is
+    written for a per-row propensity column, which the evaluation needs.
     """
     units = units or {}
     kept = {c.name: c for c in (base.columns if base is not None else ())}
@@ -149,7 +151,8 @@ def dictionary_from_settings(
                 )
             )
             continue
-        kind = old.type if old is not None and old.type == "binary" else "numeric"
+        is_binary = name in binary or (old is not None and old.type == "binary")
+        kind = "binary" if is_binary else "numeric"
         cols.append(
             Column(
                 name,
@@ -200,50 +203,13 @@ def dictionary_from_settings(
     )
 
 
-def script_text(
-    csv_name,
-    dictionary_name,
-    settings,
-    epsilon_eval=None,
-    fit_share=0.8,
-    split_seed=0,
-    *,
-    p_min=None,
-):
-    """The "Python script" download for a release made with ``settings`` (the page's dict).
-
-    The script keys its ledger entry by the file's rows, as the page keyed the dataset, so
-    running it adds to the page's total. ``p_min`` is the public smallest propensity of a
-    per-row column design.
-    """
-    propensity = settings.get("propensity")
-    C = "worst-case" if propensity == "logistic" else 0.0
-    return release_script(
-        csv_name=csv_name,
-        dictionary_name=dictionary_name,
-        epsilon=settings["eps"],
-        gamma=settings["gamma"],
-        weight_bound=settings["W"],
-        C=C,
-        epsilon_eval=epsilon_eval,
-        fit_share=fit_share,
-        split_seed=split_seed,
-        propensity=propensity,
-        min_propensity=p_min if propensity == "column" else None,
-        not_private=() if settings.get("private", True) else (VOID["bounds"],),
-    )
-
-
 def script_for(released, csv_name="trial.csv", dictionary_name="trial_dictionary.json"):
-    """The script download of a release (a ``Released``): its settings, its design, its
-    evaluation's split and the columns its dataset is keyed by in the ledger."""
-    evaluation = released.settings.get("evaluation")
-    return script_text(
-        csv_name,
-        dictionary_name,
-        released.settings,
-        *(evaluation if evaluation else (None,)),
-        p_min=released.mapping.get("p_min"),
+    """The "Python script" download of a release (a ``Released``): the release's own plan,
+    which the script hands to :func:`dpcore.release.release` with the CSV and the dictionary
+    download, so it makes the release the page made (with fresh noise) and records it under
+    the same dataset (the file's rows)."""
+    return release_script(
+        released.release.made.plan, csv_name=csv_name, dictionary_name=dictionary_name
     )
 
 
@@ -257,7 +223,6 @@ __all__ = [
     "preview_gammas",
     "preview_grid",
     "script_for",
-    "script_text",
     "twin_preview",
     "twin_propensity",
 ]

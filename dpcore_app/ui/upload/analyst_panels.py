@@ -168,6 +168,19 @@ def preview_panel(
     return frame
 
 
+def evaluation_choice(eps, propensity):
+    """The private evaluation chosen with ε (before γ, which follows the fit's size):
+    (ε_eval, share fitted), or None for none."""
+    if propensity == "logistic":
+        st.caption(
+            "The private evaluation needs a known randomization or a propensity column; "
+            "with an estimated propensity the release has none."
+        )
+        return None
+    on, eps_eval, share = evaluation_controls(eps)
+    return (eps_eval, share) if on else None
+
+
 def evaluation_controls(eps):
     """The private evaluation's settings: (on, ε_eval, share fitted); on by default."""
     on = st.toggle(
@@ -227,28 +240,22 @@ def evaluation_panel(evaluation, eps_fit, n_fit, unit=""):
     )
 
 
-def before_release(source, trial, settings, p_min, units):
-    """Everything shown between the public settings and the release button: the private
-    evaluation's controls, the preview (on request, at the size of the part that fits the
-    rule) and "download this dictionary". Public values only.
+def before_release(source, trial, settings, p_min, units, binary=()):
+    """Everything shown between the public settings and the release button: the preview (on
+    request, at the size of the part that fits the rule) and "download this dictionary".
+    Public values only; ``settings["evaluation"]`` is the private evaluation chosen with ε,
+    ``binary`` names the 0/1 covariates whose cells are words.
 
     Returns
     -------
-    dict with ``evaluation`` ((ε_eval, share) or None) and ``preview`` (what the report shows,
-    or None when the analyst did not ask for it)
+    dict with ``evaluation`` ((ε_eval, share) or None, as chosen), ``preview`` (what the report shows,
+    or None when the analyst did not ask for it) and ``dictionary``: the public dictionary of
+    the page's settings, which the release is made from and the analyst downloads
     """
     base = read_dictionary(source.dictionary) if source.dictionary is not None else None
     lower, upper = trial.feature_bounds(settings["bounds"])
     propensity, eps = settings["propensity"], settings["eps"]
-    if propensity == "logistic":
-        st.caption(
-            "The private evaluation needs a known randomization or a propensity column; "
-            "with an estimated propensity the release has none."
-        )
-        evaluation = None
-    else:
-        on, eps_eval, share = evaluation_controls(eps)
-        evaluation = (eps_eval, share) if on else None
+    evaluation = settings["evaluation"]
     n_fit = compute.fit_size(trial.n, evaluation)
     unit = units.get(trial.outcome, "")
     preview = None
@@ -297,9 +304,10 @@ def before_release(source, trial, settings, p_min, units):
         units,
         base,
         min_propensity=p_min,
+        binary=binary,
     )
     dictionary_downloads(filled)
-    return {"evaluation": evaluation, "preview": preview}
+    return {"evaluation": evaluation, "preview": preview, "dictionary": filled}
 
 
 def script_download(released):

@@ -17,22 +17,22 @@ from dpcore.data.columns import _clean, _is_numeric, is_identifier
 from dpcore.data.trial import TrialDataError, column_labels, guess_columns, preview_csv, read_table
 from dpcore.montecarlo import Stream, stream
 from dpcore.owl.owl import default_weight_bound
-from dpcore.owl.paper import PAPER_W, paper_gamma
+from dpcore.owl.paper import PAPER_W, default_gamma, paper_gamma
 from dpcore.owl.simulate import PROXY_VARIANTS
 from dpcore.owl.tuning import tune_gamma
 from dpcore.privacy.identity import row_keys
 from dpcore_app.ui.common.demos import DEMOS, Source, _demo_bytes, _digest
 from dpcore_app.ui.common.limits import SIMULATIONS
+from dpcore_app.ui.upload.analyst_compute import dictionary_from_settings, fit_size  # noqa: F401
 from dpcore_app.ui.upload.release import (  # noqa: F401 - the page's compute API
     AnalystView,
     Release,
     Released,
     compare_nonprivate,
-    fit_evaluated_release,
-    fit_release,
+    make_release,
     noise_warning,
+    plan_from_settings,
     settings_key,
-    with_receipt,
 )
 
 PROXY_N0, PROXY_REPS = 1000, 20
@@ -183,7 +183,7 @@ def gamma_scale(W):
 @st.cache_data(scope="session", max_entries=16, show_spinner=False)
 def tuned_gamma(source, variant, n, eps, W):
     """(γ for this release, γ on the proxy's scale, a sentence saying where it came from)."""
-    if source == "paper":
+    if source == "paper":  # dpcore.owl.paper.default_gamma: the rule every surface applies
         g0 = paper_gamma(eps, n)
         where = f"the paper's table (cell nearest n = {n}, ε = {eps:g})"
     else:
@@ -204,7 +204,8 @@ def tuned_gamma(source, variant, n, eps, W):
             f"Algorithm 2 on a simulated public proxy ({variant}, n0 = {PROXY_N0}, "
             f"{PROXY_REPS} fits per γ); no privacy spent"
         )
-    return g0 * gamma_scale(W), g0, where
+    gamma = default_gamma(eps, n, W) if source == "paper" else g0 * gamma_scale(W)
+    return gamma, g0, where
 
 
 @st.cache_data(scope="session", max_entries=4, show_spinner="Running Algorithm 2 on D0…")

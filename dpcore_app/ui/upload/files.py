@@ -1,7 +1,9 @@
 """The three downloads of a release: the rule as JSON, per-row recommendations as CSV, a report.
 
 Only the release and its public settings go into them (privacy rule 7): no value estimate,
-no comparison with the non-private rule, no clipped share, no solver diagnostics.
+no comparison with the non-private rule, no clipped share, no solver diagnostics. The rule
+file is the release's own (:meth:`dpcore.release.Release.to_dict`), written as every surface
+writes it.
 """
 
 from __future__ import annotations
@@ -15,64 +17,8 @@ import numpy as np
 import pandas as pd
 
 from dpcore.data.csv_safe import FORMULA_START, neutral  # noqa: F401 - one guard for every CSV
-from dpcore.owl.release import rule_to_dict
 from dpcore.privacy.mechanisms import OUTPUT_PERTURBATION
 from dpcore_app.ui.upload import explain, report_parts
-
-
-def rule_dict(release, evaluation=None):
-    """The released rule with everything needed to apply it elsewhere and to judge it.
-
-    The format is :func:`dpcore.owl.release.rule_to_dict`'s (``dpcore.load_rule`` reads it);
-    a private evaluation, a release itself, rides along when there is one.
-    """
-    extra = {"evaluation": evaluation.to_dict()} if evaluation is not None else {}
-    if release.overrides:
-        extra["roles_differ_from_dictionary"] = list(release.overrides)
-    return rule_to_dict(
-        covariates=release.names,
-        intercept=release.intercept,
-        coef=release.coef,
-        lower=release.lower,
-        upper=release.upper,
-        treated=release.treated,
-        control=release.control,
-        categories=release.categories,
-        title=release.title(),
-        private=release.private,
-        treatment=release.treatment,
-        outcome=release.outcome,
-        outcome_bounds=list(release.outcome_bounds),
-        larger_is_better=release.larger_is_better,
-        epsilon=release.epsilon,
-        delta=OUTPUT_PERTURBATION.delta,
-        gamma=release.gamma,
-        gamma_source=release.gamma_source,
-        W=release.W,
-        C=release.C,
-        sensitivity=release.sensitivity,
-        propensity=release.propensity,
-        n=release.n,
-        mechanism=OUTPUT_PERTURBATION.sentence(),
-        privacy_statement=explain.release_statement(release),
-        released_at=release.time,
-        ledger=_ledger(release),
-        **extra,
-    )
-
-
-def _ledger(release):
-    """The ledger's record of the release: its index and the file's cumulative spend."""
-    if release.ledger_index is None:
-        return None
-    total = release.epsilon_total
-    return {
-        "release_index": release.ledger_index,
-        "epsilon_total": "no guarantee (inf)" if total == float("inf") else total,
-        "delta_total": release.delta_total,
-        "meaning": "this release's number among the releases on this file, and the privacy "
-        "spent on the file by all of them (basic composition)",
-    }
 
 
 def ledger_text(release):
@@ -91,8 +37,10 @@ def ledger_text(release):
     )
 
 
-def rule_json(release, evaluation=None):
-    return json.dumps(rule_dict(release, evaluation), indent=2, ensure_ascii=False)
+def rule_json(release):
+    """The rule file: the pipeline's release (``dpcore fit``, the library and the rerun script
+    write the same), with the roles that differ from the public dictionary."""
+    return json.dumps(release.to_dict(), indent=2, ensure_ascii=False)
 
 
 def apply_rule(rule, table):

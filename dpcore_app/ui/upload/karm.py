@@ -106,23 +106,15 @@ def k_arm_steps(source, verdict, flow):
     if st.button(
         f"Release the private rule over {k} arms at ε = {eps:g}", type="primary", key="release_arms"
     ):
-        name = f"K-arm DP-OWL rule ({k} arms)"
-        receipt = (
-            ledger.record_parallel_release(
-                key, name + " + private evaluation", {"fit": eps, "evaluation": eps}
-            )
-            if evaluate
-            else ledger.record_release(key, name, eps)
-        )
-        if isinstance(receipt, str):
-            st.error(receipt, icon=":material/block:")
-            return None
         with st.spinner("Fitting the rules and adding their noise…"):
-            rule, title, evaluation = compute.fit_arms_release(source.data, d, eps, evaluate)
-        rule["ledger"] = {
-            "release_index": receipt.index,
-            "epsilon_total": ledger.eps_text(receipt.epsilon_total),
-        }
+            made = compute.make_arms_release(source.data, d, eps, evaluate)
+        # Recorded before anything of it is shown; past the cap it is dropped unseen.
+        recorded = ledger.record(key, made, "Your data")
+        if isinstance(recorded, str):
+            st.error(recorded, icon=":material/block:")
+            return None
+        made, receipt = recorded
+        rule, title, evaluation = made.to_dict(), made.title, made.evaluation
         st.session_state[RELEASE] = compute.ArmsReleased(
             rkey, rule, title, eps, evaluation, receipt
         )

@@ -55,14 +55,11 @@ class ArmsReleased:
     receipt: object
 
 
-def fit_arms_release(data, dictionary, eps, evaluate):
-    """The K-arm release (:func:`dpcore.release.release`, the library's and ``dpcore fit``'s):
-    (rule dict, title, evaluation), the evaluation at ``eps`` too when ``evaluate``.
-
-    Called after the ledger recorded the spend. Fresh noise every call (no seed, never cached).
-    """
+def make_arms_release(data, dictionary, eps, evaluate):
+    """The K-arm release (:func:`dpcore.release.release`, the library's and ``dpcore fit``'s),
+    not yet recorded, with its evaluation at ``eps`` too when ``evaluate``. Fresh noise every
+    call (no seed, never cached)."""
     from dpcore.release import ReleasePlan, release
 
     plan = ReleasePlan(epsilon=eps, epsilon_eval=eps if evaluate else None)
-    made = release(data, read_dictionary(dictionary, strict=False), plan)
-    return made.to_dict(), made.rule.settings["title"], made.evaluation
+    return release(data, read_dictionary(dictionary, strict=False), plan)

@@ -9,8 +9,7 @@ expander titled as analyst-only.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
+import numpy as np
 import streamlit as st
 
 from dpcore_app.ui.common import ledger
@@ -32,7 +31,7 @@ def analyst_panel(released):
     if st.button("Compare with the non-private rule (one more fit on your data)", key="compare"):
         st.session_state[COMPARE] = (
             released.release,
-            compute.compare_nonprivate(released.trial, released.rec, **released.settings),
+            compute.compare_nonprivate(released.release.made, released.rec),
         )
     shown, view = st.session_state.get(COMPARE, (None, None))
     if shown is released.release:
@@ -92,7 +91,7 @@ def downloads_panel(released, source):
     release, trial = released.release, released.trial
     ids = identifier_choice(released, source)
     ev = released.evaluation
-    rule = built(released, ("rule",), lambda: files.rule_json(release, ev))
+    rule = built(released, ("rule",), lambda: files.rule_json(release))
     report = built(
         released,
         ("report",),
@@ -222,12 +221,14 @@ def result_panel(released, source, files=None):
     downloads_panel(released, source)
 
 
-def release_panel(key, trial, settings, m, rkey, before, store, ready=True, confirmed=()):
-    """The release button: the ledger records the spend on the dataset with ledger key ``key``
-    first (two parallel parts when the rule is evaluated on held-out patients), or refuses it;
-    the release goes to ``store``. ``ready`` False (bounds the analyst has not confirmed)
-    disables the button; ``confirmed`` names the columns whose bounds the analyst confirmed
-    against the data, which the ledger's record of the release says (never a download)."""
+def release_panel(source, key, trial, settings, m, rkey, before, store, ready=True, confirmed=()):
+    """The release button: the release is made by the pipeline (:func:`dpcore.release.release`)
+    from the public dictionary of the page's settings, then recorded on the dataset with ledger
+    key ``key`` (two parallel parts when the rule is evaluated on held-out patients) or
+    refused; the release goes to ``store``. ``ready`` False (bounds the analyst has not
+    confirmed) disables the button; ``confirmed`` names the columns whose bounds the analyst
+    confirmed against the data, which the ledger's record of the release says (never a
+    download). The dictionary is ``before["dictionary"]``, the one the analyst downloads."""
     eps, evaluation = settings["eps"], before["evaluation"]
     label = "Release private rule" if settings["private"] else "Release rule (NOT PRIVATE)"
     if not st.button(
@@ -238,44 +239,36 @@ def release_panel(key, trial, settings, m, rkey, before, store, ready=True, conf
         disabled=not ready,
     ):
         return
-    name = "DP-OWL rule" + ("" if settings["private"] else " (NOT PRIVATE)")
-    if confirmed:
-        name += " (bounds confirmed by the analyst: values outside them clipped)"
-    fit = {k: v for k, v in settings.items() if k != "evaluation"}
-    if not settings["private"]:  # no guarantee: the dataset's total becomes ∞ for good
-        receipt = ledger.record_no_guarantee_release(
-            key,
-            name + (" + private evaluation" if evaluation else ""),
-            "bounds or levels read from the data",
-        )
-    elif evaluation:
-        receipt = ledger.record_parallel_release(
-            key, name + " + private evaluation", {"fit": eps, "evaluation": evaluation[0]}
-        )
-    else:
-        receipt = ledger.record_release(key, name, eps)
-    if isinstance(receipt, str):
-        st.error(receipt, icon=":material/block:")
-        return
-    ev = None
+    where = "Your data" + (
+        "; bounds confirmed by the analyst: values outside them clipped" if confirmed else ""
+    )
     with st.spinner("Fitting the rule and adding its noise…"):
-        if evaluation:
-            release, rec, diagnostics, ev = compute.fit_evaluated_release(
-                trial, **fit, eps_eval=evaluation[0], fit_share=evaluation[1], p_min=m["p_min"]
-            )
-        else:
-            release, rec, diagnostics = compute.fit_release(trial, **fit)
-    release = replace(release, overrides=tuple(m.get("overrides", ())))
+        made, rec = compute.make_release(
+            source.data,
+            before["dictionary"],
+            compute.plan_from_settings(settings, m["p_min"]),
+        )
+    # Recorded before anything of it is shown; past the cap it is dropped unseen.
+    recorded = ledger.record(key, made, where)
+    if isinstance(recorded, str):
+        st.error(recorded, icon=":material/block:")
+        return
+    made, receipt = recorded
     st.session_state[store] = compute.Released(
-        compute.with_receipt(release, receipt),
+        compute.Release(
+            made,
+            label=str(settings.get("label", "")),
+            overrides=tuple(m.get("overrides", ())),
+            time=np.datetime_as_string(np.datetime64("now"), unit="s") + "Z",
+        ),
         rec,
-        diagnostics,
+        made.diagnostics,
         settings,
         trial,
         rkey,
         mapping=m,
         receipt=receipt,
-        evaluation=ev,
+        evaluation=made.evaluation,
         preview=before["preview"],
     )
     st.rerun()  # the sidebar's ledger shows the new total

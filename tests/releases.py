@@ -1,0 +1,74 @@
+"""Releases in tests: the same noise on every surface, and the page's release without a browser.
+
+:func:`seeded_noise` makes every release's noise come from numpy's generator with one seed (the
+release itself stays titled private, as the page's is): the page, ``dpcore fit`` run in this
+process, the library and the rerun script then write byte-identical rule files. It patches the
+one place the pipeline draws its noise from (:func:`dpcore.release.pipeline.noise_source`) and
+restores it, so nothing leaks into the next test of the process.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import numpy as np
+
+
+@contextmanager
+def seeded_noise(seed=0):
+    from dpcore.release import pipeline
+
+    original = pipeline.noise_source
+    pipeline.noise_source = lambda plan: (np.random.default_rng(seed), "numpy")
+    try:
+        yield
+    finally:
+        pipeline.noise_source = original
+
+
+def page_release(data, trial, settings, *, p_min=None, label="", seed=0, base=None, binary=()):
+    """What the page's release button makes of ``settings`` (the page's dict: bounds,
+    outcome_bounds, larger_is_better, W, propensity, private, eps, gamma, gamma_source and,
+    optionally, evaluation) for the page's ``trial`` read from ``data``: (Release, rec),
+    not recorded, with seeded noise (``seed=None``: the page's own noise source)."""
+    from dpcore_app.ui.upload import compute
+
+    d = compute.dictionary_from_settings(
+        trial,
+        settings["bounds"],
+        settings["outcome_bounds"],
+        settings["larger_is_better"],
+        settings["propensity"],
+        base=base,
+        min_propensity=p_min,
+        binary=binary,
+    )
+    plan = compute.plan_from_settings({"private": True, **settings}, p_min)
+    if seed is None:
+        made, rec = compute.make_release(data, d, plan)
+    else:
+        with seeded_noise(seed):
+            made, rec = compute.make_release(data, d, plan)
+    return compute.Release(made, label=label, time="2026-01-01T00:00:00Z"), rec
+
+
+def with_rule(release, **changes):
+    """The page's release with some fields of its rule changed (coefficients zeroed, labels)."""
+    from dataclasses import replace
+
+    made = release.made
+    return replace(release, made=replace(made, rule=replace(made.rule, **changes)))
+
+
+def recorded_release(epsilon=1.0, epsilon_eval=None, reasons=(), mechanism="DP-OWL rule"):
+    """A release with nothing computed, to record in a ledger: its plan's parts and, with
+    ``reasons``, no guarantee."""
+    from types import SimpleNamespace
+
+    from dpcore.release import Release, ReleasePlan
+
+    rule = SimpleNamespace(
+        settings={"not_private_because": list(reasons), "private": not reasons, "title": "t"}
+    )
+    plan = ReleasePlan(epsilon=epsilon, epsilon_eval=epsilon_eval)
+    return Release(rule, None, None, plan, mechanism)
