@@ -179,14 +179,16 @@ def dictionary_from_settings(
     if trial.propensity_column:
         cols.append(Column(trial.propensity_column, "propensity", "numeric"))
     old = kept.get(trial.outcome)
+    # A yes/no outcome written as labels keeps its public levels (the first reads 0).
+    labelled = old is not None and old.type == "binary" and bool(old.levels)
     cols.append(
         Column(
             trial.outcome,
             "outcome",
-            "numeric",
+            "binary" if labelled else "numeric",
             units.get(trial.outcome, old.unit if old else ""),
-            tuple(map(float, outcome_bounds)),
-            None,
+            None if labelled else tuple(map(float, outcome_bounds)),
+            tuple(old.levels) if labelled else None,
             old.meaning if old else "",
         )
     )

@@ -11,12 +11,12 @@ from __future__ import annotations
 import csv
 import html
 import io
-import json
 
 import numpy as np
 import pandas as pd
 
 from dpcore.data.csv_safe import FORMULA_START, neutral  # noqa: F401 - one guard for every CSV
+from dpcore.owl.release import write_rule
 from dpcore.privacy.mechanisms import OUTPUT_PERTURBATION
 from dpcore_app.ui.upload import explain, report_parts
 
@@ -40,7 +40,7 @@ def ledger_text(release):
 def rule_json(release):
     """The rule file: the pipeline's release (``dpcore fit``, the library and the rerun script
     write the same), with the roles that differ from the public dictionary."""
-    return json.dumps(release.to_dict(), indent=2, ensure_ascii=False)
+    return write_rule(release.to_dict(), None)
 
 
 def apply_rule(rule, table):

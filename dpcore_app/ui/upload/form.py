@@ -18,6 +18,7 @@ from types import SimpleNamespace
 
 import streamlit as st
 
+from dpcore.data import read_dictionary
 from dpcore.data.columns import default_treated
 from dpcore_app.ui.common.controls import Choice, state_key, write_link
 from dpcore_app.ui.common.safety import plain
@@ -263,7 +264,20 @@ def trial_args(source, m, propensity, table, public_n=True):
         public_n,
         m.get("arms"),
         tuple(table.binary),
+        outcome_levels(source, m["outcome"]),
     )
+
+
+def outcome_levels(source, outcome):
+    """The outcome's two public labels when the dictionary declares it binary with its levels
+    ("0_no", "1_yes": the first reads 0), else None."""
+    if source.dictionary is None:
+        return None
+    d = read_dictionary(source.dictionary, strict=False)
+    column = next((c for c in d.columns if c.name == outcome), None)
+    if column is None or column.type != "binary" or not column.levels:
+        return None
+    return tuple(column.levels)
 
 
 def d0_source(source, m, table):
