@@ -306,6 +306,58 @@ def _encode_covariates(
     return np.ascontiguousarray(X, dtype=float), names, categories, M
 
 
+#: The name of a filled covariate's missing-indicator column in X and in a rule file.
+MISSING_SUFFIX = " is missing"
+
+
+def _fill_covariates(X, names, categories, missing, covariates, fill):
+    """Public fill-in values: a covariate's missing cell takes its fill (a number, or one of a
+    categorical covariate's public levels) and a column ``"<name> is missing"`` (1 there, else
+    0) follows the covariate's own, so the row keeps its other information. Returns
+    (X, names, missing) with the filled covariates no longer missing. Per cell: how one row is
+    read never depends on another."""
+    if not fill:
+        return X, names, missing
+    unknown = [c for c in fill if c not in covariates]
+    if unknown:
+        raise TrialDataError(
+            f"fill-in values are given for {_name_list(unknown)}, which "
+            f"{'is not a covariate' if len(unknown) == 1 else 'are not covariates'}"
+        )
+    X, names, missing = X.copy(), list(names), missing.copy()
+    for c in covariates:
+        if c not in fill:
+            continue
+        k = covariates.index(c)
+        miss = missing[:, k]
+        if c in categories:
+            levels = categories[c]
+            keys = [label_key(v) for v in levels]
+            if label_key(fill[c]) not in keys:
+                raise TrialDataError(
+                    f"the fill-in value {_q(fill[c])} of {_q(c)} is not one of its levels "
+                    f"{_name_list(levels, 8)}"
+                )
+            cols = [names.index(f"{c}={lev}") for lev in levels[1:]]
+            for j, key in zip(cols, keys[1:]):
+                X[miss, j] = float(key == label_key(fill[c]))
+            last = cols[-1] if cols else None
+        else:
+            try:
+                value = float(fill[c])
+            except (TypeError, ValueError):
+                raise TrialDataError(
+                    f"the fill-in value of {_q(c)} must be a number, got {_q(fill[c])}"
+                ) from None
+            last = names.index(c)
+            X[miss, last] = value
+        at = (last if last is not None else len(names) - 1) + 1
+        X = np.insert(X, at, miss.astype(float), axis=1)
+        names.insert(at, c + MISSING_SUFFIX)
+        missing[:, k] = False
+    return np.ascontiguousarray(X), names, missing
+
+
 def _strip_label(v):
     return v.strip() if isinstance(v, str) else v
 

@@ -111,6 +111,9 @@ class Column:
     bounds: tuple | None = None
     levels: tuple | None = None
     meaning: str = ""
+    #: A covariate's public fill-in value for a missing cell (JSON ``"missing": {"fill": v}``),
+    #: with a missing-indicator column beside it; None: a missing cell gives its row weight 0.
+    fill: Any = None
 
     @property
     def public_bounds(self):
@@ -381,6 +384,7 @@ class Dictionary:
             "arms": tuple(levels) if levels else None,
             "binary": [c.name for c in self.columns if c.type == "binary"] or None,
             "outcome_levels": self.outcome_levels,
+            "fill": {c.name: c.fill for c in self.columns if c.fill is not None} or None,
         }
 
     def table(self):
@@ -611,6 +615,7 @@ def _column_dict(c):
         "meaning": c.meaning,
         "bounds": _list(c.bounds),
         "levels": None if c.levels is None else list(c.levels),
+        "missing": None if c.fill is None else {"fill": c.fill},
     }
     return {k: v for k, v in out.items() if v not in (None, "")}
 

@@ -84,6 +84,8 @@ _KEYS = {
     "levels": ("levels", "categories", "values", "enum"),
     "value": ("value", "constant"),
     "treated": ("treated",),
+    "missing": ("missing",),
+    "fill": ("fill", "fill_value"),
 }
 _KEY = {w: k for k, words in _KEYS.items() for w in words}
 _TOP = {
@@ -399,7 +401,7 @@ class _Reader:
                 where,
                 _name_list(unknown),
                 "unknown keys",
-                "use name, role, type, unit, meaning, bounds, levels (or remove them)",
+                "use name, role, type, unit, meaning, bounds, levels, missing (or remove them)",
             )
         return self.column(where, name, entry, default_role)
 
@@ -478,7 +480,50 @@ class _Reader:
             bounds,
             levels,
             str(entry.get("meaning") or ""),
+            self.fill(entry, where, role, type_, bounds, levels),
         )
+
+    def fill(self, entry, where, role, type_, bounds, levels):
+        """A covariate's public fill-in value: ``"missing": {"fill": v}`` (or ``"fill": v``); a
+        number within its bounds (0 or 1 for a binary one) or one of a categorical one's levels."""
+        missing = entry.get("missing")
+        value = entry.get("fill")
+        if isinstance(missing, dict):
+            value = missing.get("fill", value)
+        elif missing not in (None, ""):
+            self.add(where, "missing", "must be an object", 'write "missing": {"fill": value}')
+            return None
+        if value in (None, ""):
+            return None
+        if role != "covariate":
+            self.add(where, "missing", "a fill-in value is for a covariate", "remove it")
+            return None
+        if type_ == "categorical":
+            keys = [str(v).strip().casefold() for v in levels or ()]
+            if str(value).strip().casefold() not in keys:
+                self.add(
+                    where,
+                    "missing",
+                    f"the fill-in value {value!r} is not one of the levels",
+                    "give one of its levels",
+                )
+                return None
+            return value
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            self.add(where, "missing", f"the fill-in value {value!r} is not a number", "give one")
+            return None
+        low, high = (0.0, 1.0) if type_ == "binary" and bounds is None else bounds or (None, None)
+        if low is not None and not low <= number <= high:
+            self.add(
+                where,
+                "missing",
+                f"the fill-in value {number:g} lies outside the bounds [{low:g}, {high:g}]",
+                "give a value within the public bounds",
+            )
+            return None
+        return int(number) if number.is_integer() else number
 
     def top_level_roles(self, cols, data):
         """Top-level treatment, outcome and outcome_bounds agree with (or add) the columns."""

@@ -19,9 +19,11 @@ from typing import Any
 import numpy as np
 
 from .columns import (
+    MISSING_SUFFIX,
     _encode_arms,
     _encode_covariates,
     _encode_treatment,
+    _fill_covariates,
     _keys,
     _level_key,
     _numeric,
@@ -124,6 +126,9 @@ class Trial:
         (an incomplete row's is 0, at weight 0) and ``treated`` is None.
     categories : dict
         For each one-hot encoded column, its levels with the baseline first.
+    fills : dict
+        The covariates' public fill-in values ``{column: value}``: a missing cell of one holds
+        its fill, and the column ``"<column> is missing"`` after it in ``X`` is 1 there.
     delimiter, encoding, decimal : str
         How the file was read, for showing back to the user.
     """
@@ -151,6 +156,7 @@ class Trial:
     n_other_arms: int = 0
     arm_probabilities: tuple | None = None
     larger_is_better: bool | None = None
+    fills: dict = field(default_factory=dict)
 
     @property
     def n(self) -> int:
@@ -254,6 +260,7 @@ class Trial:
         (array([18.]), array([90.]))
         """
         dummies = {f"{col}={lev}" for col, levels in self.categories.items() for lev in levels[1:]}
+        dummies |= {c + MISSING_SUFFIX for c in self.fills}
         missing = [c for c in self.covariates if c not in bounds and c not in dummies]
         if missing:
             raise TrialDataError(f"give public bounds (lower, upper) for {_name_list(missing)}")
@@ -287,6 +294,7 @@ def read_trial(
     delimiter: str | None = None,
     missing_values: Sequence[str] | None = None,
     outcome_levels: Sequence[Any] | None = None,
+    fill: Mapping[str, Any] | None = None,
 ) -> Trial:
     """Read a two-arm randomized trial from a CSV file, cell by cell.
 
@@ -356,6 +364,12 @@ def read_trial(
         matches neither is missing. Default: the dictionary's levels of a ``binary`` outcome.
         Which value is better is ``larger_is_better``'s to say (False when 1 is the event to
         avoid).
+    fill : mapping, optional
+        Public fill-in values ``{covariate: value}`` (a number, or one of a categorical
+        covariate's levels), never read from the data: a missing cell of the covariate reads
+        as its value, and a column ``"<covariate> is missing"`` (1 there, else 0) follows it,
+        so the row keeps its other information instead of getting weight 0. Default: the
+        dictionary's ``missing: {"fill": value}`` entries.
     encoding : str
         The file's one encoding, default UTF-8 (a byte-order mark overrides it). A file not
         valid in it is refused, naming the line and byte; declare ``"cp1252"`` for a file
@@ -427,6 +441,8 @@ def read_trial(
         larger_is_better = kw["larger_is_better"]
         if outcome_levels is None:
             outcome_levels = kw["outcome_levels"]
+        if fill is None:
+            fill = kw["fill"]
     else:
         other_arms, design_p, larger_is_better = (), None, None
     trial = _read(
@@ -447,6 +463,7 @@ def read_trial(
         other_arms=other_arms,
         design_propensity=design_p,
         outcome_levels=outcome_levels,
+        fill=fill,
     )
     return trial if larger_is_better is None else replace(trial, larger_is_better=larger_is_better)
 
@@ -471,6 +488,7 @@ def _read(
     design_propensity=None,
     all_arms=None,
     outcome_levels=None,
+    fill=None,
 ):
     """The reader of :func:`read_trial` and :func:`read_arms_trial` (``all_arms``: every
     arm's public label, A then holds each row's arm index)."""
@@ -550,6 +568,8 @@ def _read(
         binary,
         rows=present & col[treatment].notna().to_numpy(),
     )
+    fill = dict(fill or {})
+    X, names, xmiss = _fill_covariates(X, names, categories, xmiss, list(covariates), fill)
     xkeep = ~xmiss.any(axis=1)
     tmiss = col[treatment].isna().to_numpy()
     if not (present & xkeep & ~tmiss).any():
@@ -630,6 +650,7 @@ def _read(
         design_propensity=design_propensity,
         other_arms=tuple(other_arms),
         n_other_arms=n_other,
+        fills=fill,
     )
 
 
@@ -717,6 +738,8 @@ def read_arms_trial(
         delimiter,
         kw["missing_values"],
         all_arms=tuple(d.arms),
+        outcome_levels=kw["outcome_levels"],
+        fill=kw["fill"],
     )
     return replace(
         trial,

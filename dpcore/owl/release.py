@@ -40,7 +40,7 @@ from typing import IO, TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ..data.columns import _clean, _numeric, _plain
+from ..data.columns import MISSING_SUFFIX, _clean, _numeric, _plain
 from ..data.csv_io import Source, TrialDataError, _name_list, _q, read_table
 from ..privacy.mechanisms import OUTPUT_PERTURBATION
 
@@ -75,20 +75,40 @@ _REQUIRED = ("covariates", "intercept", "coef", "lower", "upper", "treated", "co
 APPLY_RECIPE = [
     "For each patient, build x in the order of 'covariates': a numeric covariate is its value;",
     "a one-hot column 'col=level' is 1 when the patient's 'col' equals 'level', else 0.",
+    "A column listed in 'fill' that the patient is missing takes its fill value there, and the",
+    "covariate 'col is missing' is 1 (0 when the patient has a value).",
     "Clip each x_j to [lower_j, upper_j] (the public bounds).",
     "score = intercept + sum_j coef_j * x_j.",
     "Recommend 'treated' when score > 0, otherwise 'control' (a score of exactly 0 goes to control).",
 ]
-APPLY_PYTHON = """import json, numpy as np
-rule = json.load(open("rule.json"))
-def recommend(rows):  # rows: list of dicts {column: value}, or a pandas DataFrame's records
-    x = np.array([[float(str(r[c.split("=", 1)[0]]).strip() == c.split("=", 1)[1])
-                   if c in rule["one_hot"] else float(r[c]) for c in rule["covariates"]]
-                  for r in rows])
-    score = rule["intercept"] + np.clip(x, rule["lower"], rule["upper"]) @ np.array(rule["coef"])
+#: The design matrix of a rule file's covariates, in plain Python (both rule formats).
+_PYTHON_DESIGN = """import json, numpy as np
+RULE_FILE = "private_rule.json"  # this file, by the name it was saved under
+rule = json.load(open(RULE_FILE))
+fill = rule.get("fill", {})
+def missing(v):
+    return v is None or v != v or str(v).strip() == ""
+def cell(r, c):  # the patient's value of column c, its public fill when missing
+    return fill[c] if c in fill and missing(r.get(c)) else r[c]
+def x(r, c):
+    if c.endswith(" is missing") and c[: -len(" is missing")] in fill:
+        return float(missing(r.get(c[: -len(" is missing")])))
+    if c in rule["one_hot"]:
+        col, level = c.split("=", 1)
+        return float(str(cell(r, col)).strip() == level)
+    return float(cell(r, c))
+def design(rows):  # rows: list of dicts {column: value}, or a pandas DataFrame's records
+    X = np.array([[x(r, c) for c in rule["covariates"]] for r in rows])
+    return np.clip(X, rule["lower"], rule["upper"])
+"""
+APPLY_PYTHON = (
+    _PYTHON_DESIGN
+    + """def recommend(rows):
+    score = rule["intercept"] + design(rows) @ np.array(rule["coef"])
     return np.where(score > 0, rule["treated"], rule["control"])"""
+)
 APPLY_DPCORE = """import dpcore
-rule = dpcore.load_rule("rule.json")
+rule = dpcore.load_rule("private_rule.json")  # this file, by the name it was saved under
 print(rule.recommend("new_patients.csv"))  # the arm labels, one per row"""
 
 
@@ -113,6 +133,9 @@ class Rule:
         The arm recommended when the score is positive, and otherwise.
     settings : dict
         Everything else in the file (ε, γ, W, n, the mechanism, the package version...).
+    fill : dict
+        ``{column: value}``: the public fill-in value of a covariate's missing cell; the
+        covariate ``"<column> is missing"`` is then 1 (else 0).
     """
 
     covariates: tuple
@@ -124,13 +147,25 @@ class Rule:
     control: object
     categories: dict = field(default_factory=dict)
     settings: dict = field(default_factory=dict, compare=False)
+    fill: dict = field(default_factory=dict)
+
+    @property
+    def indicators(self):
+        """``{"<column> is missing": column}`` of the filled covariates."""
+        return {c + MISSING_SUFFIX: c for c in self.fill}
+
+    def _base(self, c):
+        """The file column a covariate of the score is computed from."""
+        if c in self.one_hot:
+            return self.one_hot[c][0]
+        return self.indicators.get(c, c)
 
     @property
     def columns(self):
         """The file columns a patient table needs (categorical columns once)."""
         out = []
         for c in self.covariates:
-            base = c.split("=", 1)[0] if c in self.one_hot else c
+            base = self._base(c)
             if base not in out:
                 out.append(base)
         return out
@@ -161,7 +196,7 @@ class Rule:
         """
         table, cleaned = self._cleaned(patients)
         for c, s in cleaned.items():
-            if s.isna().any():
+            if c not in self.fill and s.isna().any():
                 row = int(np.argmax(s.isna().to_numpy())) + 1
                 raise RuleFileError(
                     f"row {row} has no value for {_q(c)}; the rule needs every "
@@ -170,6 +205,8 @@ class Rule:
         for c, levels in self.categories.items():
             key = cleaned[c].map(_plain).astype(str)
             outside = ~key.isin([str(v) for v in levels]).to_numpy()
+            if c in self.fill:  # a missing cell takes the public fill
+                outside &= cleaned[c].notna().to_numpy()
             if outside.any():
                 i = int(np.argmax(outside))
                 raise RuleFileError(
@@ -181,12 +218,27 @@ class Rule:
     def _matrix(self, cleaned: dict[str, pd.Series], n: int, strict: bool) -> np.ndarray:
         cols = []
         for c in self.covariates:
-            if c in self.one_hot:
+            if c in self.indicators:
+                base = self.indicators[c]
+                cols.append(self._missing(cleaned[base], base).astype(float))
+            elif c in self.one_hot:
                 base, level = self.one_hot[c]
-                cols.append((cleaned[base].map(_plain).astype(str) == str(level)).to_numpy(float))
+                cell = cleaned[base]
+                if base in self.fill:
+                    cell = cell.where(cell.notna(), self.fill[base])
+                cols.append((cell.map(_plain).astype(str) == str(level)).to_numpy(float))
+            elif c in self.fill:
+                x = _numeric(cleaned[c], c, "covariate", strict=False)
+                cols.append(np.where(np.isnan(x), float(self.fill[c]), x))
             else:
                 cols.append(_numeric(cleaned[c], c, "covariate", strict=strict))
         return np.column_stack(cols) if cols else np.empty((n, 0))
+
+    def _missing(self, cell: pd.Series, column: str) -> np.ndarray:
+        """Which cells of a filled column are missing (a numeric one's: not a number)."""
+        if column in self.categories:
+            return cell.isna().to_numpy()
+        return np.isnan(_numeric(cell, column, "covariate", strict=False))
 
     def recommendations(self, patients: Patients) -> pd.DataFrame:
         """The patients' table with a ``recommendation`` column, and why a row has none.
@@ -235,11 +287,15 @@ class Rule:
                 reasons[i] = why(i)
 
         for c, s in cleaned.items():
-            note(s.isna().to_numpy(), lambda i, c=c: f"no value for {_q(c)}")
+            if c not in self.fill:  # a filled column's missing cell takes its public value
+                note(s.isna().to_numpy(), lambda i, c=c: f"no value for {_q(c)}")
         for c, levels in self.categories.items():
             key = cleaned[c].map(_plain).astype(str)
+            outside = ~key.isin([str(v) for v in levels]).to_numpy()
+            if c in self.fill:
+                outside &= cleaned[c].notna().to_numpy()
             note(
-                ~key.isin([str(v) for v in levels]).to_numpy(),
+                outside,
                 lambda i, c=c, key=key, levels=levels: (
                     f"{_q(c)} is {_q(key.iloc[i])}, not one "
                     f"of the rule's levels {_name_list(levels, 8)}"
@@ -247,7 +303,7 @@ class Rule:
             )
         x = self._matrix(cleaned, len(table), strict=False)  # NaN: a cell that is not a number
         for j, c in enumerate(self.covariates):
-            if c not in self.one_hot:
+            if c not in self.one_hot and c not in self.indicators and c not in self.fill:
                 note(
                     np.isnan(x[:, j]),
                     lambda i, c=c: f"{_q(c)} is {_q(cleaned[c].iloc[i])}, not a number",
@@ -275,19 +331,30 @@ class Rule:
             categories=self.categories,
             treated=self.treated,
             control=self.control,
+            fill=self.fill,
             **self.settings,
         )
 
 
 def rule_to_dict(
-    *, covariates, intercept, coef, lower, upper, treated, control, categories=None, **settings
+    *,
+    covariates,
+    intercept,
+    coef,
+    lower,
+    upper,
+    treated,
+    control,
+    categories=None,
+    fill=None,
+    **settings,
 ):
     """The rule file's content: the rule, its public settings and the package version.
 
     Parameters
     ----------
-    covariates, intercept, coef, lower, upper, treated, control, categories
-        As the attributes of :class:`Rule`.
+    covariates, intercept, coef, lower, upper, treated, control, categories, fill
+        As the attributes of :class:`Rule` (``fill`` is written only when there is one).
     **settings
         The release's public settings, written as given (``epsilon``, ``delta``, ``gamma``,
         ``W``, ``C``, ``sensitivity``, ``n``, ``outcome``, ``outcome_bounds``,
@@ -314,6 +381,8 @@ def rule_to_dict(
         "treated": _plain(treated),
         "control": _plain(control),
     }
+    if fill:
+        out["fill"] = {str(c): _plain(v) for c, v in fill.items()}
     out.update({k: v for k, v in settings.items() if k not in out})
     out.update(
         {
@@ -373,6 +442,7 @@ def rule_from_dpowl(
         control=_plain(trial.arms[1]),
         categories={c: [_plain(v) for v in lv] for c, lv in trial.categories.items()},
         settings=base,
+        fill=dict(getattr(trial, "fills", {})),
     )
 
 
@@ -413,22 +483,22 @@ K_FORMAT = "dpcore-rule-k-arm/1"
 K_APPLY_RECIPE = [
     "For each patient, build x in the order of 'covariates': a numeric covariate is its value;",
     "a one-hot column 'col=level' is 1 when the patient's 'col' equals 'level', else 0.",
+    "A column listed in 'fill' that the patient is missing takes its fill value there, and the",
+    "covariate 'col is missing' is 1 (0 when the patient has a value).",
     "Clip each x_j to [lower_j, upper_j] (the public bounds).",
     "For each entry of 'scores': score = intercept + sum_j coef_j * x_j.",
     "Recommend the 'reference' arm when every score is <= 0; otherwise the 'arm' of the largest "
     "score (the first listed on ties).",
 ]
-K_APPLY_PYTHON = """import json, numpy as np
-rule = json.load(open("rule.json"))
-def recommend(rows):  # rows: list of dicts {column: value}, or a pandas DataFrame's records
-    x = np.array([[float(str(r[c.split("=", 1)[0]]).strip() == c.split("=", 1)[1])
-                   if c in rule["one_hot"] else float(r[c]) for c in rule["covariates"]]
-                  for r in rows])
-    x = np.clip(x, rule["lower"], rule["upper"])
+K_APPLY_PYTHON = (
+    _PYTHON_DESIGN
+    + """def recommend(rows):
+    x = design(rows)
     s = np.column_stack([k["intercept"] + x @ np.array(k["coef"]) for k in rule["scores"]])
     best = s.argmax(axis=1)
     arms = np.array([k["arm"] for k in rule["scores"]], dtype=object)[best]
     return np.where(s.max(axis=1) > 0, arms, rule["reference"])"""
+)
 
 
 @dataclass(frozen=True)
@@ -505,6 +575,7 @@ class ArmsRule:
             treated=None,
             control=None,
             categories=first.categories,
+            fill=first.fill,
         )
         out = {
             "format": K_FORMAT,
@@ -513,6 +584,7 @@ class ArmsRule:
                 f"the largest score when it is > 0, else '{self.reference}'"
             ),
             **{k: head[k] for k in ("covariates", "one_hot", "categories", "lower", "upper")},
+            **({"fill": head["fill"]} if "fill" in head else {}),
             "arms": [_plain(a) for a in self.arms],
             "reference": _plain(self.reference),
             "scores": [
@@ -584,6 +656,7 @@ def rule_from_karm(model, trial, *, not_private=(), **settings):
             treated=_plain(arm),
             control=_plain(model.reference_),
             categories=categories,
+            fill=dict(getattr(trial, "fills", {})),
         )
         for arm, w, b in zip(model.compared_, model.coef_, model.intercept_)
     )
@@ -612,6 +685,7 @@ def _load_arms(data):
                 {
                     **{k: data[k] for k in ("covariates", "lower", "upper")},
                     "categories": data.get("categories") or {},
+                    "fill": data.get("fill") or {},
                     "intercept": entry["intercept"],
                     "coef": entry["coef"],
                     "treated": entry["arm"],
@@ -635,6 +709,7 @@ def _load_arms(data):
             "arms",
             "reference",
             "scores",
+            "fill",
             "format",
             "rule",
             "package",
@@ -731,10 +806,18 @@ def load_rule(source: RuleSource) -> Rule | ArmsRule:
             "apply",
             "apply_python",
             "apply_dpcore",
+            "fill",
         )
     }
     settings["file_version"] = data.get("package_version")
+    fill = data.get("fill") or {}
+    if not isinstance(fill, dict) or any(f"{c}{MISSING_SUFFIX}" not in names for c in fill):
+        raise RuleFileError(
+            "'fill' must map each filled column to its value, with its covariate "
+            f"'<column>{MISSING_SUFFIX}'"
+        )
     return Rule(
+        fill=dict(fill),
         covariates=tuple(names),
         intercept=intercept,
         treated=data["treated"],

@@ -27,14 +27,15 @@ SEED = 11
 
 
 def wide():
-    """1:1, a categorical site, 24 post-randomization columns marked ignore, an identifier."""
+    """1:1, a categorical site, 24 post-randomization columns marked ignore, an identifier;
+    one patient in eight has no age, which the dictionary fills in (with its indicator)."""
     rng = np.random.default_rng(1)
     n, post = 120, [f"postop_{k}" for k in range(24)]
     head = ["record", "age", "site", "arm", "pain_score", *post]
     rows = [
         [
             f"R{i:04d}",
-            str(30 + i % 45),
+            "" if i % 8 == 3 else str(30 + i % 45),
             "ABC"[i % 3],
             "surgery" if i % 2 else "physio",
             f"{rng.uniform(0, 10):.1f}",
@@ -44,7 +45,13 @@ def wide():
     ]
     columns = [
         {"name": "record", "role": "identifier"},
-        {"name": "age", "role": "covariate", "type": "numeric", "bounds": [18, 90]},
+        {
+            "name": "age",
+            "role": "covariate",
+            "type": "numeric",
+            "bounds": [18, 90],
+            "missing": {"fill": 50},
+        },
         {"name": "site", "role": "covariate", "type": "categorical", "levels": ["A", "B", "C"]},
         {"name": "arm", "role": "treatment", "levels": ["surgery", "physio"]},
         {"name": "pain_score", "role": "outcome", "bounds": [0, 10], "unit": "points"},
@@ -171,7 +178,10 @@ def test_the_page_the_cli_the_library_and_the_script_write_the_same_rule_file(
     rule = json.loads(page)
     # the dictionary's roles, on every surface
     covariates = [c["name"] for c in d["columns"] if c["role"] == "covariate"]
-    assert {c.split("=")[0] for c in rule["covariates"]} == set(covariates)
+    named = {c.split("=")[0].removesuffix(" is missing") for c in rule["covariates"]}
+    assert named == set(covariates)
+    fills = {c["name"]: c["missing"]["fill"] for c in d["columns"] if "missing" in c}
+    assert rule.get("fill", {}) == fills
     assert (rule["treatment"], rule["outcome"]) == (d["treatment"], d["outcome"])
     assert rule["treated"] == d["treated"] and rule["private"] is True
     assert "roles_differ_from_dictionary" not in rule

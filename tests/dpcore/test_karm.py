@@ -408,7 +408,7 @@ def test_a_k_arm_rule_file_applies_to_new_patients_as_the_model_does(tmp_path):
     # the file's own recipe, run without dpcore, agrees
     recipe = json.loads((tmp_path / "k.json").read_text())
     scope: dict = {"recipe": recipe}
-    exec(recipe["apply_python"].replace('json.load(open("rule.json"))', "recipe"), scope)
+    exec(recipe["apply_python"].replace("json.load(open(RULE_FILE))", "recipe"), scope)
     np.testing.assert_array_equal(scope["recommend"](patients.to_dict("records")), got)
     from dpcore.owl.release import RuleFileError
 

@@ -64,7 +64,7 @@ def test_json_rule_reproduces_the_recommendations(released):
 
 def test_the_python_recipe_in_the_file_runs_and_agrees(released, tmp_path, monkeypatch):
     trial, release, rec, _ = released
-    (tmp_path / "rule.json").write_text(files.rule_json(release))
+    (tmp_path / "private_rule.json").write_text(files.rule_json(release))
     monkeypatch.chdir(tmp_path)
     scope = {}
     exec(json.loads(files.rule_json(release))["apply_python"], scope)
@@ -512,3 +512,30 @@ def test_the_metadata_table_marks_each_rows_problem_and_counts_a_pending_edit():
     now = meta.rows_of(edited, rows)
     assert meta.table(["age"], "y", now)["problem"].tolist() == ["", ""]
     assert meta.with_edits(base, None) is base
+
+
+def test_the_per_row_file_writes_a_filled_cell_as_missing_and_its_indicator():
+    """A public fill-in value stands in for a missing age in the fit; the per-row file shows the
+    age as missing (empty), its indicator 1, and the row scored."""
+    from dpcore import read_dictionary, read_trial
+    from tests.dpcore.test_fill import DICTIONARY, trial_csv
+
+    data = trial_csv()
+    d = read_dictionary(DICTIONARY)
+    trial = read_trial(data, dictionary=d, unknown_levels="baseline")
+    settings = dict(
+        bounds=d.bounds,
+        outcome_bounds=d.outcome_bounds,
+        larger_is_better=True,
+        W=20.0,
+        propensity=0.5,
+        eps=1.0,
+        gamma=10.0,
+        gamma_source="t",
+    )
+    release, rec = page_release(data, trial, settings)
+    out = list(csv.DictReader(io.StringIO(files.rows_csv(release, release.made.trial, rec))))
+    assert out[3]["age"] == "" and out[3]["age is missing"] == "1.0" and out[3]["score"] != ""
+    assert out[5]["site=B"] == "" and out[5]["site is missing"] == "1.0"
+    assert out[4]["age"] != "" and out[4]["age is missing"] == "0.0"
+    assert out[7]["score"] == ""  # bmi has no fill: that row is not scored

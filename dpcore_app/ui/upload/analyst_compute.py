@@ -12,6 +12,7 @@ import math
 import numpy as np
 import streamlit as st
 
+from dpcore.data.columns import MISSING_SUFFIX
 from dpcore.data.dictionary import Column, Dictionary
 from dpcore.owl.evaluation import public_split
 from dpcore.owl.paper import default_gamma
@@ -134,10 +135,12 @@ def dictionary_from_settings(
     # The covariates in the rule's order (a categorical one where its first indicator is), so
     # that a release from the downloaded dictionary fits the same column order.
     dummies = {f"{c}={lev}": c for c, levels in trial.categories.items() for lev in levels[1:]}
+    dummies |= {c + MISSING_SUFFIX: c for c in trial.fills}
     order = list(dict.fromkeys(dummies.get(c, c) for c in trial.covariates))
     order += [c for c in trial.categories if c not in order]  # a single-level categorical
     for name in order:
         old = kept.get(name)
+        fill = trial.fills.get(name)  # the dictionary's public fill-in value, kept
         if name in trial.categories:
             cols.append(
                 Column(
@@ -148,6 +151,7 @@ def dictionary_from_settings(
                     None,
                     tuple(trial.categories[name]),
                     old.meaning if old else "",
+                    fill,
                 )
             )
             continue
@@ -162,6 +166,7 @@ def dictionary_from_settings(
                 None if kind == "binary" else tuple(map(float, bounds[name])),
                 None,
                 old.meaning if old else "",
+                fill,
             )
         )
     old = kept.get(trial.treatment)

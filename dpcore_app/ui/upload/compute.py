@@ -108,10 +108,12 @@ def load_trial(
     arms=None,
     binary=(),
     outcome_levels=None,
+    fill=(),
 ):
     """read_trial on the session's bytes; ``categorical`` is a tuple of (column, levels),
     ``binary`` the 0/1 covariates whose yes/no, y/n, true/false cells read as 1/0,
-    ``outcome_levels`` a binary outcome's two public labels (the first reads 0).
+    ``outcome_levels`` a binary outcome's two public labels (the first reads 0), ``fill``
+    the dictionary's public fill-in values as (column, value) pairs.
 
     ``public_n``: every row is kept (n is the file's row count; an incomplete row gets weight
     0) and a value outside the public levels reads as the baseline, so n, the covariate names
@@ -132,6 +134,7 @@ def load_trial(
         unknown_levels="baseline",
         binary=list(binary) or None,
         outcome_levels=list(outcome_levels) if outcome_levels else None,
+        fill=dict(fill) or None,
     )
 
 

@@ -15,6 +15,7 @@ import io
 import numpy as np
 import pandas as pd
 
+from dpcore.data.columns import MISSING_SUFFIX
 from dpcore.data.csv_safe import FORMULA_START, neutral  # noqa: F401 - one guard for every CSV
 from dpcore.owl.release import write_rule
 from dpcore.privacy.mechanisms import OUTPUT_PERTURBATION
@@ -106,6 +107,7 @@ def rows_csv(release, trial, recommendations, identifiers=None):
     # A row missing a covariate is read with fill values (weight 0, no score): its covariates
     # are written as missing, never as the fill.
     X = trial.X if scored is None else np.where(np.asarray(scored)[:, None], trial.X, np.nan)
+    X = _filled_as_missing(X, trial)
     columns += [(_unique(c, taken), X[:, j]) for j, c in enumerate(trial.covariates)]
     columns += [("score", score), ("recommendation", rec)]
     df = pd.DataFrame(dict(enumerate(v for _, v in columns)))
@@ -114,6 +116,22 @@ def rows_csv(release, trial, recommendations, identifiers=None):
     # Shortest round-trip floats: the file reproduces the scores.
     df.to_csv(out, index=False, quoting=csv.QUOTE_ALL, lineterminator="\r\n")
     return out.getvalue()
+
+
+def _filled_as_missing(X, trial):
+    """The covariates with the cells a public fill-in value stood in for written as missing
+    (the "<column> is missing" covariate says which)."""
+    names = list(trial.covariates)
+    X = np.array(X, dtype=float)
+    for column in trial.fills:
+        missing = X[:, names.index(column + MISSING_SUFFIX)] == 1
+        own = [
+            j
+            for j, c in enumerate(names)
+            if c == column or (column in trial.categories and c.startswith(column + "="))
+        ]
+        X[np.ix_(missing, own)] = np.nan
+    return X
 
 
 def report_html(release, figure, evaluation=None, preview=None):

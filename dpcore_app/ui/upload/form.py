@@ -265,7 +265,16 @@ def trial_args(source, m, propensity, table, public_n=True):
         m.get("arms"),
         tuple(table.binary),
         outcome_levels(source, m["outcome"]),
+        fills(source, m["covariates"]),
     )
+
+
+def fills(source, covariates):
+    """The dictionary's public fill-in values of these covariates, as (column, value) pairs."""
+    if source.dictionary is None:
+        return ()
+    d = read_dictionary(source.dictionary, strict=False)
+    return tuple((c.name, c.fill) for c in d.columns if c.fill is not None and c.name in covariates)
 
 
 def outcome_levels(source, outcome):
