@@ -86,6 +86,45 @@ def conversion_warning() -> type[Warning]:
     return exceptions.DataConversionWarning if exceptions is not None else UserWarning
 
 
+def fitted_upstream(estimator: Any) -> list[str]:
+    """The steps before ``estimator`` in the scikit-learn ``Pipeline`` fitting it now that
+    learned parameters from the data (a ``StandardScaler``'s mean and scale): each named
+    ``"name (Class)"``; empty outside a pipeline.
+
+    A fitted scikit-learn step holds its learned parameters in public attributes ending in
+    ``_`` (beyond ``n_features_in_`` and ``feature_names_in_``), so a stateless step (a
+    ``FunctionTransformer`` of public constants) is not one. The pipeline is found on the call
+    stack: ``Pipeline.fit`` passes its transformed rows to the last step and nothing else.
+    """
+    frame = inspect.currentframe()
+    try:
+        for _ in range(40):
+            frame = frame.f_back if frame is not None else None
+            if frame is None:
+                return []
+            owner = frame.f_locals.get("self")
+            steps = getattr(owner, "steps", None)
+            if not type(owner).__module__.startswith("sklearn.pipeline"):
+                continue
+            if not isinstance(steps, list):
+                continue
+            at = next((i for i, step in enumerate(steps) if step[1] is estimator), None)
+            if at is not None:
+                return [
+                    f"{name} ({type(step).__name__})" for name, step in steps[:at] if _learned(step)
+                ]
+        return []
+    finally:
+        del frame
+
+
+def _learned(step: Any) -> bool:
+    if step is None or isinstance(step, str):  # "passthrough", "drop"
+        return False
+    own = ("n_features_in_", "feature_names_in_")
+    return any(k.endswith("_") and not k.startswith("_") and k not in own for k in vars(step))
+
+
 class PrivateEstimator:
     """Keyword-only hyper-parameters stored unchanged by ``__init__`` (as in scikit-learn).
 

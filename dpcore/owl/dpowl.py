@@ -338,6 +338,7 @@ class DPOWL(PrivateEstimator):
             rng=self.rng,
         )
         estimator._ledger_mechanism = "DP-OWL rule (output perturbation)"
+        estimator._pipeline_step = self  # the step a scikit-learn Pipeline fits
         self.estimator_ = estimator.fit(X, A, w, ledger=ledger)
         self.weight_bound_ = W
         self.gamma_ = float(gamma)

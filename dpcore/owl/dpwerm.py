@@ -15,8 +15,10 @@ from .._estimator import (
     CLIPPED_SHARE_WARNING,
     ClippingWarning,
     NoiseWarning,
+    PrivacyWarning,
     PrivateEstimator,
     conversion_warning,
+    fitted_upstream,
 )
 from .._validation import (
     check_binary_labels,
@@ -237,6 +239,18 @@ class DPWeightedERM(PrivateEstimator):
         C = resolve_C(self.C, n, W)
         bounds = self.feature_bounds
         from_data = bounds is None
+        upstream = fitted_upstream(getattr(self, "_pipeline_step", self))
+        if upstream and np.isfinite(eps):
+            warnings.warn(
+                f"{', '.join(upstream)} before {type(getattr(self, '_pipeline_step', self)).__name__}"
+                " in the pipeline learned its parameters from the data: the features the "
+                "public bounds apply to are data-derived, which voids the differential-privacy "
+                "guarantee. Transform with public constants only (a FunctionTransformer), or "
+                "drop the step and give feature_bounds in the original units.",
+                PrivacyWarning,
+                stacklevel=3,
+            )
+            from_data = True
         if bounds is None:
             if np.isfinite(eps):
                 bounds = data_bounds_with_warning(X, "feature_bounds")

@@ -194,3 +194,30 @@ def test_import_dpcore_does_not_import_scikit_learn():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
     )
     assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("model", ["dpowl", "werm"])
+def test_a_pipeline_step_fitted_on_the_data_before_the_estimator_voids_the_guarantee(model):
+    """A StandardScaler's mean and scale come from the data, so public bounds in its units
+    are data-derived: the fit warns as a direct fit without bounds does, and the release is
+    marked as one without a guarantee. A step of public constants does not warn."""
+    from sklearn.preprocessing import StandardScaler
+
+    t = PAPER_TRIAL.sample(200, rng=1)
+    p = t["X"].shape[1]
+    bounds = ([-3.0] * p, [3.0] * p)
+    if model == "dpowl":
+        est = DPOWL(epsilon=1.0, larger_is_better=True, outcome_bounds=(-10, 10))
+        est.set_params(feature_bounds=bounds)
+        fit = {"dpowl__B": t["B"], "dpowl__propensity": 0.5}
+    else:
+        est = DPWeightedERM(epsilon=1.0, gamma=1.0, weight_bound=1.0, feature_bounds=bounds)
+        fit = {}
+    X, y = t["X"], t["A"]
+    with pytest.warns(dpcore.PrivacyWarning, match="learned its parameters from the data"):
+        fitted = make_pipeline(StandardScaler(), est).fit(X, y, **fit)
+    assert fitted[-1].bounds_from_data_
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", dpcore.PrivacyWarning)
+        public = make_pipeline(FunctionTransformer(lambda x: x / 2), clone(est)).fit(X, y, **fit)
+    assert not public[-1].bounds_from_data_
