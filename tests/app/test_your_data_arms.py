@@ -25,11 +25,11 @@ def test_a_rule_over_all_four_arms_is_released_and_recorded(open_page):
     mode_radio(at).set_value("all").run()
     assert not at.exception, [e.value for e in at.exception]
     assert "can be released" in words(at.info)
-    at.button(key="release_arms").click().run()
+    at.button(key="release").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert "Private treatment rule over 4 arms (ε = 1)" in words(at.subheader)
     assert [e.epsilon for e in ledger_entries(at)] == [1.0]
-    assert any(b.key == "dl_rule_arms" for b in at.get("download_button"))
+    assert any(b.key == "dl_rule" for b in at.get("download_button"))
     assert "done" in " ".join(m.value for m in at.markdown if "5 · Files" in m.value)
 
 
@@ -83,7 +83,7 @@ def test_a_rule_over_all_arms_of_an_uploaded_three_arm_trial(open_page):
     mode_radio(at).set_value("all").run()
     assert not at.exception, [e.value for e in at.exception]
     assert "can be released" in words(at.info), words(at.info)
-    at.button(key="release_arms").click().run()
+    at.button(key="release").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert "Private treatment rule over 3 arms (ε = 1)" in words(at.subheader)
     assert [e.epsilon for e in ledger_entries(at)] == [1.0]

@@ -10,7 +10,6 @@ this session (session-scoped caches keyed by the digest, as in :mod:`dpcore_app.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 
 import streamlit as st
 
@@ -43,23 +42,9 @@ def load_arms_trial(digest, _data, dictionary_json):
     return read_arms_trial(_data, dictionary=json.loads(dictionary_json), unknown_levels="baseline")
 
 
-@dataclass
-class ArmsReleased:
-    """A K-arm release kept in the session: the rule file's dict, and the key it was made for."""
+def make_arms_release(data, dictionary, plan):
+    """The K-arm release (:func:`dpcore.release.release`, the library's and ``dpcore fit``'s)
+    of ``plan`` from the dictionary, not yet recorded. Fresh noise every call (never cached)."""
+    from dpcore.release import release
 
-    key: str
-    rule: dict
-    title: str
-    epsilon: float
-    evaluation: object
-    receipt: object
-
-
-def make_arms_release(data, dictionary, eps, evaluate):
-    """The K-arm release (:func:`dpcore.release.release`, the library's and ``dpcore fit``'s),
-    not yet recorded, with its evaluation at ``eps`` too when ``evaluate``. Fresh noise every
-    call (no seed, never cached)."""
-    from dpcore.release import ReleasePlan, release
-
-    plan = ReleasePlan(epsilon=eps, epsilon_eval=eps if evaluate else None)
-    return release(data, read_dictionary(dictionary, strict=False), plan)
+    return release(data, dictionary, plan)

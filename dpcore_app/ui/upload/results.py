@@ -9,10 +9,8 @@ expander titled as analyst-only.
 
 from __future__ import annotations
 
-import numpy as np
 import streamlit as st
 
-from dpcore_app.ui.common import ledger
 from dpcore_app.ui.common.safety import log_withheld, plain
 from dpcore_app.ui.upload import analyst_panels, charts, compute, explain, files, preview_charts
 from dpcore_app.ui.upload.explain import DOWNLOAD_WINDOW
@@ -219,56 +217,3 @@ def result_panel(released, source, files=None):
     if files is not None:
         files()
     downloads_panel(released, source)
-
-
-def release_panel(source, key, trial, settings, m, rkey, before, store, ready=True, confirmed=()):
-    """The release button: the release is made by the pipeline (:func:`dpcore.release.release`)
-    from the public dictionary of the page's settings, then recorded on the dataset with ledger
-    key ``key`` (two parallel parts when the rule is evaluated on held-out patients) or
-    refused; the release goes to ``store``. ``ready`` False (bounds the analyst has not
-    confirmed) disables the button; ``confirmed`` names the columns whose bounds the analyst
-    confirmed against the data, which the ledger's record of the release says (never a
-    download). The dictionary is ``before["dictionary"]``, the one the analyst downloads."""
-    eps, evaluation = settings["eps"], before["evaluation"]
-    label = "Release private rule" if settings["private"] else "Release rule (NOT PRIVATE)"
-    if not st.button(
-        f"{label} at ε = {eps:g}"
-        + (f", evaluated at ε_eval = {evaluation[0]:g}" if evaluation else ""),
-        type="primary",
-        key="release",
-        disabled=not ready,
-    ):
-        return
-    where = "Your data" + (
-        "; bounds confirmed by the analyst: values outside them clipped" if confirmed else ""
-    )
-    with st.spinner("Fitting the rule and adding its noise…"):
-        made, rec = compute.make_release(
-            source.data,
-            before["dictionary"],
-            compute.plan_from_settings(settings, m["p_min"]),
-        )
-    # Recorded before anything of it is shown; past the cap it is dropped unseen.
-    recorded = ledger.record(key, made, where)
-    if isinstance(recorded, str):
-        st.error(recorded, icon=":material/block:")
-        return
-    made, receipt = recorded
-    st.session_state[store] = compute.Released(
-        compute.Release(
-            made,
-            label=str(settings.get("label", "")),
-            overrides=tuple(m.get("overrides", ())),
-            time=np.datetime_as_string(np.datetime64("now"), unit="s") + "Z",
-        ),
-        rec,
-        made.diagnostics,
-        settings,
-        trial,
-        rkey,
-        mapping=m,
-        receipt=receipt,
-        evaluation=made.evaluation,
-        preview=before["preview"],
-    )
-    st.rerun()  # the sidebar's ledger shows the new total

@@ -1,0 +1,19 @@
+"""Step 1, Data: a demo file, or the analyst's trial CSV with its public dictionary (either may
+come first). Hands on a Source (the dictionary attached), or None until there is a file."""
+
+from __future__ import annotations
+
+from dpcore_app.ui.common import demos
+from dpcore_app.ui.upload import analyst_panels, form
+from dpcore_app.ui.upload.controls import FILE
+
+
+def data():
+    kind = FILE.widget()
+    if kind != "upload":
+        return demos.demo_source(kind)
+    source = form.uploaded_source()
+    dictionary = analyst_panels.dictionary_uploader()
+    if source is None or dictionary is None:
+        return source
+    return form.with_dictionary(source, dictionary)
