@@ -28,6 +28,8 @@ def test_a_rule_over_all_four_arms_is_released_and_recorded(open_page):
     at.button(key="release").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert "Private treatment rule over 4 arms (ε = 1)" in words(at.subheader)
+    # the verdict is the K-arm release's, not the two-arm deployment sentence
+    assert "Private treatment rule over 4 arms (ε = 1). Release no. 1" in words(at.info)
     assert [e.epsilon for e in ledger_entries(at)] == [1.0]
     assert any(b.key == "dl_rule" for b in at.get("download_button"))
     assert "done" in " ".join(m.value for m in at.markdown if "5 · Files" in m.value)

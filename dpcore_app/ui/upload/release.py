@@ -145,6 +145,11 @@ class Released:
     preview: dict | None = None
 
     @property
+    def over_all_arms(self):
+        """A rule over all K arms of a trial (no per-row recommendations on screen)."""
+        return self.rec is None
+
+    @property
     def columns(self):
         """The file's columns the release used (treatment, outcome, covariates, propensity)."""
         t = self.trial

@@ -8,7 +8,7 @@ from dpcore_app.ui.upload import karm, results
 
 
 def files(last, source, flow):
-    if last.rec is None:  # a rule over all K arms
+    if last.over_all_arms:
         karm.arms_result(last, files=lambda: flow.at(5))
         flow.has(5, "the rule file and the script")
         return

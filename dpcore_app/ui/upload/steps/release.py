@@ -93,7 +93,7 @@ def _release(ready, chosen):
 
 def _verdict(last, verdict):
     release = last.release
-    if release.made.rule.settings.get("arms"):  # a rule over all K arms
+    if last.over_all_arms:
         verdict.info(
             f"{release.title()}. {ledger.release_number(last.receipt)} "
             f"{epsilon_note(release.epsilon)}",
