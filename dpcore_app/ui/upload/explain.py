@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 from dpcore.privacy.composition import within_cap
-from dpcore.privacy.mechanisms import OUTPUT_PERTURBATION
 
 
 def rule_sentence(release):
@@ -31,7 +30,7 @@ def release_statement(release):
         )
     return (
         f"Only the rule's {len(release.coef) + 1} coefficients were released, with pure "
-        f"ε-differential privacy at ε = {release.epsilon:g} (δ = {OUTPUT_PERTURBATION.delta:g}): "
+        f"ε-differential privacy at ε = {release.epsilon:g} (δ = {release.delta:g}): "
         "replacing any one "
         f"patient's row among the {release.n} changes the chance of any released rule by at "
         f"most a factor e^{release.epsilon:g} = {math.exp(min(release.epsilon, 700)):.3g}. "

@@ -18,7 +18,6 @@ import pandas as pd
 from dpcore.data.columns import MISSING_SUFFIX
 from dpcore.data.csv_safe import FORMULA_START, neutral  # noqa: F401 - one guard for every CSV
 from dpcore.owl.release import write_rule
-from dpcore.privacy.mechanisms import OUTPUT_PERTURBATION
 from dpcore_app.ui.upload import explain, report_parts
 
 
@@ -155,7 +154,7 @@ def report_html(release, figure, evaluation=None, preview=None):
         for n, c, lo, hi in zip(release.names, release.coef, release.lower, release.upper)
     )
     settings = {
-        "ε (privacy budget)": f"{release.epsilon:g} (δ = {OUTPUT_PERTURBATION.delta:g})",
+        "ε (privacy budget)": f"{release.epsilon:g} (δ = {release.delta:g})",
         "γ (regularization)": f"{release.gamma:.4g}, from {release.gamma_source}",
         "W (weight bound)": f"{release.W:.4g}",
         "C": str(release.C),

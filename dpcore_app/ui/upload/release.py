@@ -112,6 +112,7 @@ _SETTINGS = (
     "outcome",
     "larger_is_better",
     "epsilon",
+    "delta",
     "gamma",
     "gamma_source",
     "W",
