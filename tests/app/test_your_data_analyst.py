@@ -14,6 +14,7 @@ import pytest
 
 from dpcore import load_rule, read_dictionary
 from dpcore_app.ui.upload import analyst_compute
+from dpcore_app.ui.upload import explain as explain_upload
 from tests.app.conftest import choose_roles
 from tests.app.test_your_data import PAGE, RELEASE, headline, ledger_entries, release, words
 from tests.releases import with_rule
@@ -375,3 +376,24 @@ def test_a_propensity_column_design_s_script_runs_and_adds_to_the_page_s_total(p
     assert again.settings["n"] == last.release.n == 160
     entries = ledger_entries(at)
     assert len(entries) == 2 and entries[1].mechanism == "DP-OWL rule + private evaluation"
+
+
+def test_the_promise_of_an_evaluated_release_is_its_larger_epsilon(page):
+    """The rule at ε = 0.5 and its evaluation at ε_eval = 2: every sentence about what one
+    patient is promised uses 2 (each patient is in one part, and the larger part's ε holds),
+    never the fit's 0.5 alone."""
+    at = page
+    at.query_params["eps"] = "0.5"
+    at.run()
+    at.radio(key="file").set_value("paper_trial").run()
+    at.button(key="fill_dictionary").click().run()
+    at.select_slider(key="eps_eval").set_value(2.0).run()
+    release(at, evaluate=True)
+    last = at.session_state[RELEASE]
+    assert last.release.made.plan.cost == 2.0
+    said = words(at.info) + words(at.warning) + words(at.success)
+    assert "At ε = 2 an attacker" in said and "after seeing the rule and its evaluation" in said
+    assert "At ε = 0.5 an attacker" not in said
+    statement = explain_upload.release_statement(last.release)
+    assert "at ε = 2 (δ = 0)" in statement and "e^2 = 7.39" in statement
+    assert "ε_eval = 2" in statement and "Only the rule's" not in statement

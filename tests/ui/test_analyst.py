@@ -286,9 +286,11 @@ def test_the_preview_eps_axis_has_labelled_1_2_5_ticks_only():
 def test_the_release_headline_is_green_only_when_the_evaluation_shows_the_rule_beats_both_arms():
     from types import SimpleNamespace
 
+    from dpcore.release import ReleasePlan
     from dpcore_app.ui.upload.explain import deploy_verdict
 
-    rel = SimpleNamespace(private=True, epsilon=1.0, void="")
+    plan = ReleasePlan(epsilon=1.0, epsilon_eval=1.0)
+    rel = SimpleNamespace(private=True, epsilon=1.0, void="", made=SimpleNamespace(plan=plan))
     ev = lambda verdict: SimpleNamespace(verdict=verdict, level=0.95)  # noqa: E731
     kind, text = deploy_verdict(rel, 1.0, ev("better"))
     assert kind == "success" and "beats treating everyone with either arm (95% intervals)" in text

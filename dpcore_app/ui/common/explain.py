@@ -34,12 +34,13 @@ def attacker_sentence(eps, what="the rule", prior=0.5):
 EPS_RANGE = (0.2, 5.0)
 
 
-def epsilon_note(eps):
-    """What a named ε promises one patient, with a warning outside :data:`EPS_RANGE`."""
+def epsilon_note(eps, what="the rule"):
+    """What a named ε promises one patient after seeing ``what``, with a warning outside
+    :data:`EPS_RANGE`."""
     if math.isinf(eps):
-        return "Without privacy nothing limits what the rule reveals about one patient."
+        return f"Without privacy nothing limits what {what} reveals about one patient."
     sure = _sure_after(float(attacker_posterior_bound(0.5, eps)))
-    promise = f"At ε = {eps:g} an attacker 50% sure of a fact about one patient {sure} after seeing the rule."
+    promise = f"At ε = {eps:g} an attacker 50% sure of a fact about one patient {sure} after seeing {what}."
     low, high = EPS_RANGE
     if eps > high:
         return promise + (

@@ -21,19 +21,31 @@ def rule_sentence(release):
 
 
 def release_statement(release):
-    """What was released, under which ε, and what the guarantee covers."""
+    """What was released, under which ε, and what the guarantee covers: with a private
+    evaluation, the promise is the larger ε of the two parts (each patient is in one)."""
     if not release.private:
         return (
             f"The rule's coefficients were released with ε = {release.epsilon:g} noise, but "
             f"{release.void}, so there is NO differential-privacy guarantee: treat this "
             "rule as if it were computed without privacy."
         )
+    k = len(release.coef) + 1
+    plan = release.made.plan
+    if plan.epsilon_eval is None:
+        what = f"Only the rule's {k} coefficients were released"
+        among = f"among the {release.n}"
+    else:
+        what = (
+            f"The rule's {k} coefficients (fitted on {release.n} patients at ε = "
+            f"{plan.epsilon:g}) and its private evaluation (on the other patients at ε_eval = "
+            f"{plan.epsilon_eval:g}) were released"
+        )
+        among = "in the trial (each patient is in one part, so the larger ε holds)"
+    eps = plan.cost
     return (
-        f"Only the rule's {len(release.coef) + 1} coefficients were released, with pure "
-        f"ε-differential privacy at ε = {release.epsilon:g} (δ = {release.delta:g}): "
-        "replacing any one "
-        f"patient's row among the {release.n} changes the chance of any released rule by at "
-        f"most a factor e^{release.epsilon:g} = {math.exp(min(release.epsilon, 700)):.3g}. "
+        f"{what}, with pure ε-differential privacy at ε = {eps:g} (δ = {release.delta:g}): "
+        f"replacing any one patient's row {among} changes the chance of anything released "
+        f"by at most a factor e^{eps:g} = {math.exp(min(eps, 700)):.3g}. "
         "The bounds, γ, W and C are public settings chosen without looking at the data. The "
         "guarantee does not cover floating-point effects of the noise sampler, settings tuned "
         "on the same data, or side channels."
@@ -103,11 +115,15 @@ def released_verdict(release, spent):
             f"({release.void}). This dataset has recorded ε = {spent:g} in total, over every "
             "session."
         )
+    eps, plan = release.made.plan.cost, release.made.plan
+    evaluated = plan.epsilon_eval is not None
     return (
-        f"Released a private treatment rule at ε = {release.epsilon:g}: a patient's data "
-        f"moves the chance of this rule by at most a factor "
-        f"{math.exp(min(release.epsilon, 700)):.3g}. This dataset has spent ε = {spent:g} "
-        "in total, over every session."
+        f"Released a private treatment rule at ε = {plan.epsilon:g}"
+        + (f" with its evaluation at ε_eval = {plan.epsilon_eval:g}" if evaluated else "")
+        + ": a patient's data moves the chance of "
+        + ("anything released" if evaluated else "this rule")
+        + f" by at most a factor {math.exp(min(eps, 700)):.3g}. This dataset has spent "
+        f"ε = {spent:g} in total, over every session."
     )
 
 

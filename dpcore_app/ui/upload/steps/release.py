@@ -96,12 +96,15 @@ def _verdict(last, verdict):
     if last.over_all_arms:
         verdict.info(
             f"{release.title()}. {ledger.release_number(last.receipt)} "
-            f"{epsilon_note(release.epsilon)}",
+            f"{epsilon_note(release.made.plan.cost)}",
             icon=":material/verified_user:",
         )
         return
     kind, said = explain.deploy_verdict(release, last.receipt.epsilon_total, last.evaluation)
+    # The promise is the release's: the larger ε of the rule and its evaluation.
+    seen = "the rule and its evaluation" if last.evaluation is not None else "the rule"
     getattr(verdict, kind)(
-        f"{said} {ledger.release_number(last.receipt)} {epsilon_note(release.epsilon)}",
+        f"{said} {ledger.release_number(last.receipt)} "
+        f"{epsilon_note(release.made.plan.cost, seen)}",
         icon=":material/verified_user:" if kind == "success" else ":material/balance:",
     )
