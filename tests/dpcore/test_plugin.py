@@ -1,5 +1,6 @@
 """The private plug-in rule: the optimal rule without noise, the outcome's direction, its
-sensitivity on designed and random neighbours, DP audits with a broken twin."""
+sensitivity on designed and random neighbours, DP audits with a broken twin, neighbouring
+files and its rule file."""
 
 import dataclasses
 import io
@@ -15,12 +16,16 @@ from dpcore import (
     PrivacyLedger,
     PrivacyWarning,
     PrivatePlugInRule,
+    load_rule,
     read_trial,
+    write_rule,
 )
 from dpcore.owl.outcome_model import design_rows, statistics_sensitivity
 from dpcore.owl.plugin import plugin_statistics, score_from_statistics
+from dpcore.owl.release import rule_from_plugin
 from dpcore.owl.simulate import PAPER_TRIAL, optimal_treatment
 from dpcore.privacy.audit import audit_epsilon
+from dpcore.privacy.mechanisms import PLUG_IN_STATISTICS
 
 ALPHA = 1e-3  # false-alarm probability of each audit of a correct mechanism
 PAPER = dict(
@@ -300,3 +305,80 @@ def test_dp_audit_of_the_published_score_passes_and_the_wrong_sensitivity_fails(
         **args,
     )
     assert not broken.passed
+
+
+# --------------------------------------------------------------------------------------------
+# Neighbouring files and the rule file
+
+
+def trial_csv(change=None):
+    """A 300-row trial file; ``change`` replaces row 7's cells."""
+    data = PAPER_TRIAL.sample(300, rng=21)
+    table = pd.DataFrame(data["X"], columns=["x1", "x2", "x3", "x4"])
+    table.insert(0, "arm", np.where(data["A"] > 0, "drug", "placebo"))
+    table["y"] = data["B"].round(3)
+    table = table.astype(object)
+    for column, value in (change or {}).items():
+        table.loc[7, column] = value
+    return table.to_csv(index=False)
+
+
+def plugin_file(csv, ledger=None, **settings):
+    trial = read_trial(io.StringIO(csv), treatment="arm", outcome="y", treated="drug")
+    model = PrivatePlugInRule(epsilon=1.0, rng=np.random.default_rng(5), **PAPER)
+    model.fit_trial(trial, ledger=ledger)
+    return model, trial, rule_from_plugin(model, trial, **settings)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"arm": "placebo", "x1": 5.0, "x2": 0.0, "x3": -3.0, "x4": 1.0, "y": 40.0},
+        {"y": ""},  # the patient's outcome missing: kept, contributing nothing
+    ],
+    ids=["replaced", "outcome-missing"],
+)
+def test_neighbouring_files_publish_the_same_fields_but_the_noisy_coefficients(change):
+    files, records = [], []
+    for csv in (trial_csv(), trial_csv(change)):
+        ledger = PrivacyLedger()
+        _, _, rule = plugin_file(csv, ledger)
+        files.append(rule.to_dict())
+        records.append([(e.mechanism, e.epsilon, e.delta) for e in ledger.entries])
+    assert files[0].keys() == files[1].keys()
+    assert {k for k in files[0] if files[0][k] != files[1][k]} == {"coef", "intercept"}
+    assert records[0] == records[1] == [(PLUG_IN_STATISTICS.name, 1.0, 0.0)]
+    assert files[0]["n"] == 300 and files[0]["mechanism"] == PLUG_IN_STATISTICS.sentence()
+
+
+def test_the_rule_file_round_trips_and_recommends_as_the_estimator_does(tmp_path):
+    model, trial, rule = plugin_file(trial_csv())
+    path = tmp_path / "private_rule.json"
+    write_rule(rule, path)
+    loaded = load_rule(path)
+    patients = pd.DataFrame(
+        PAPER_TRIAL.sample(500, rng=22)["X"] * 1.4 - 0.2, columns=["x1", "x2", "x3", "x4"]
+    )  # some beyond the bounds: both clip them
+    assert list(loaded.recommend(patients)) == list(model.recommend(patients))
+    np.testing.assert_allclose(
+        loaded.decision_function(patients), model.decision_function(patients), atol=1e-12
+    )
+    assert loaded.settings["mechanism"] == PLUG_IN_STATISTICS.sentence()
+    assert loaded.settings["private"] is True and "plug-in" in loaded.settings["learner"]
+    assert loaded.settings["sensitivity_l1"] == 40.0 and loaded.settings["ridge"] == 0.01
+    scope: dict = {"recipe": rule.to_dict()}  # the file's plain-Python recipe agrees too
+    exec(rule.to_dict()["apply_python"].replace("json.load(open(RULE_FILE))", "recipe"), scope)
+    assert list(scope["recommend"](patients.to_dict("records"))) == list(model.recommend(patients))
+
+
+def test_a_rule_file_without_a_guarantee_says_why():
+    csv = trial_csv()
+    trial = read_trial(io.StringIO(csv), treatment="arm", outcome="y", treated="drug")
+    with pytest.warns(PrivacyWarning):
+        model = PrivatePlugInRule(
+            epsilon=1.0, feature_bounds=PAPER_TRIAL.feature_bounds, larger_is_better=True
+        ).fit_trial(trial)
+    data = rule_from_plugin(model, trial).to_dict()
+    assert data["private"] is False
+    assert data["not_private_because"] == ["outcome bounds read from the data"]
+    assert data["title"].startswith("NOT PRIVATE")
