@@ -159,6 +159,11 @@ def test_estimator_conventions(paper):
     )
     assert named.columns_ == (1, 3) and named.sensitivity_ == statistics_sensitivity(3) == 18.0
     assert set(named.recommend(X)) <= {"drug", "placebo"} and named.arms_ == ("drug", "placebo")
+    B = np.clip(train["B"][:200], -12.0, 12.0) + 12.0  # the benefit of the IPW value
+    match = (named.predict(X) == labels).astype(float)
+    assert named.score(X, labels, train["B"][:200], 0.5) == pytest.approx(
+        np.sum(match * B) / np.sum(match)
+    )
 
 
 def test_bounds_read_from_the_data_warn_and_void_the_guarantee(paper):
