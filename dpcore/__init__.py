@@ -3,7 +3,8 @@
 Subpackages, by concept:
 
 - :mod:`dpcore.privacy`: noise mechanisms, accounting (the privacy ledger), the DP audit.
-- :mod:`dpcore.owl`: weighted ERM, DP-OWL, the paper's constants, simulations, sweeps, Algorithm 2.
+- :mod:`dpcore.owl`: weighted ERM, DP-OWL, the private plug-in rule, the paper's constants,
+  simulations, sweeps, Algorithm 2.
 - :mod:`dpcore.cvar`: empirical and private CVaR, private CVaR learning, their studies.
 - :mod:`dpcore.theory`: both papers' bounds and their measurement.
 - :mod:`dpcore.data`: reading a trial CSV and its public data dictionary.
@@ -43,6 +44,7 @@ _EXPORTS = {
     "output_perturbation": "dpcore.privacy.mechanisms",
     "DPOWL": "dpcore.owl.dpowl",
     "KArmOWL": "dpcore.owl.karm",
+    "PrivatePlugInRule": "dpcore.owl.plugin",
     "agreement_test": "dpcore.owl.owl",
     "concordance": "dpcore.owl.owl",
     "ipw_value": "dpcore.owl.owl",
@@ -104,6 +106,7 @@ if TYPE_CHECKING:
         reference_values,
         treatment_accuracy,
     )
+    from .owl.plugin import PrivatePlugInRule
     from .owl.preprocessing import FeatureScaling
     from .owl.preview import TwinDesign, preview
     from .owl.release import Rule, load_rule, write_rule
@@ -140,6 +143,7 @@ __all__ = [
     "NotFittedError",
     "PrivacyLedger",
     "PrivacyWarning",
+    "PrivatePlugInRule",
     "ResultStore",
     "Rule",
     "Trial",

@@ -3,6 +3,8 @@
 - :mod:`dpcore.owl.werm`: the weighted objective and its Newton solver; :mod:`dpcore.owl.dpwerm`:
   :class:`DPWeightedERM`.
 - :mod:`dpcore.owl.dpowl`: :class:`DPOWL`; :mod:`dpcore.owl.owl`: the OWL weights and the rule metrics.
+- :mod:`dpcore.owl.plugin`: :class:`PrivatePlugInRule`, a second private learner (per-arm linear
+  outcome models from Laplace-noised sufficient statistics, :mod:`dpcore.owl.outcome_model`).
 - :mod:`dpcore.owl.losses`, :mod:`dpcore.owl.preprocessing`: margin losses, public scaling.
 - :mod:`dpcore.owl.paper`: the authors' constants and tuned-γ table.
 - :mod:`dpcore.owl.simulate`: the paper's synthetic trial and its variants.
@@ -24,6 +26,7 @@ from .owl import (
     reference_values,
     treatment_accuracy,
 )
+from .plugin import PrivatePlugInRule
 from .preprocessing import FeatureScaling
 from .werm import solve_werm
 
@@ -31,6 +34,7 @@ __all__ = [
     "DPOWL",
     "DPWeightedERM",
     "FeatureScaling",
+    "PrivatePlugInRule",
     "agreement_test",
     "concordance",
     "huber_hinge",

@@ -50,6 +50,32 @@ def _plus_minus_one(classes: np.ndarray) -> bool:
     return classes.tolist() == [-1, 1]
 
 
+def treatment_coding(A: ArrayLike, n: int, treated: Any = None) -> tuple[np.ndarray, np.ndarray]:
+    """The two labels of ``A`` (control first, treated second) and ``A`` coded +1 for treated.
+
+    Which arm is treated is the caller's (or the dictionary's): never a sort order. Only -1/+1
+    labels default to +1 as treated; other labels need ``treated``.
+
+    Raises
+    ------
+    ValueError
+        Labels other than -1/+1 without ``treated``, or a ``treated`` that is not a label of A.
+    """
+    classes, coded = check_binary_labels(A, n, "A")
+    if treated is None and not _plus_minus_one(classes):
+        raise ValueError(
+            f"A has the labels {classes[0]!r} and {classes[1]!r}: say which is the treated "
+            f"arm, the one propensity is about, e.g. fit(..., treated={classes[1]!r}) (or "
+            "use fit_trial, which takes it from the trial); only -1/+1 labels default to +1"
+        )
+    if treated is not None:
+        if treated not in classes.tolist():
+            raise ValueError(f"treated={treated!r} is not a label of A ({classes.tolist()})")
+        if treated == classes[0]:
+            classes, coded = classes[::-1], -coded
+    return classes, coded
+
+
 def outcome_direction(
     larger_is_better: bool | None,
     from_trial: bool | None = None,
@@ -272,19 +298,7 @@ class DPOWL(PrivateEstimator):
         self._set_feature_names(X)
         X = check_matrix(X, allow_1d=False)
         n = X.shape[0]
-        classes, A = check_binary_labels(A, n, "A")
-        if treated is None and not _plus_minus_one(classes):
-            # never a sort order: which arm is treated is the caller's (or the dictionary's)
-            raise ValueError(
-                f"A has the labels {classes[0]!r} and {classes[1]!r}: say which is the treated "
-                f"arm, the one propensity is about, e.g. fit(..., treated={classes[1]!r}) (or "
-                "use fit_trial, which takes it from the trial); only -1/+1 labels default to +1"
-            )
-        if treated is not None:
-            if treated not in classes.tolist():
-                raise ValueError(f"treated={treated!r} is not a label of A ({classes.tolist()})")
-            if treated == classes[0]:
-                classes, A = classes[::-1], -A
+        classes, A = treatment_coding(A, n, treated)
         self.classes_ = classes
         self.arms_ = (classes[1], classes[0])
         B = check_vector(B, "B", n)

@@ -174,6 +174,8 @@ class DPWeightedERM(PrivateEstimator):
 
     #: What a ledger entry calls this release (DPOWL names its own).
     _ledger_mechanism = "DP-wERM (output perturbation)"
+    #: The estimator a scikit-learn Pipeline fits (DPOWL sets itself: the pipeline's step).
+    _pipeline_step: Any
 
     def fit(
         self,

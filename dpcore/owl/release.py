@@ -1,11 +1,13 @@
 """The rule file of a private release: write it, load it, apply it to new patients.
 
-A released DP-OWL rule is a linear score in the original units of the covariates,
+A released DP-OWL rule (:func:`rule_from_dpowl`) or private plug-in rule
+(:func:`rule_from_plugin`) is a linear score in the original units of the covariates,
 ``score = intercept + sum_j coef_j * clip(x_j, lower_j, upper_j)``, and the recommendation is
 the treated arm when ``score > 0`` (ties go to the control arm, as in :class:`dpcore.DPOWL`).
-The file holds the rule, the public settings that define the release (ε, γ, W, bounds, n) and
-the package version; it never holds a value estimate computed from the data without noise
-(docs/architecture.md, privacy rule 7).
+The file holds the rule, the public settings that define the release (ε, bounds, n, and the
+learner's own: γ and W for DP-OWL, the ridge for the plug-in rule), the ``mechanism`` that made
+it and the package version; it never holds a value estimate computed from the data without
+noise (docs/architecture.md, privacy rule 7).
 
 Examples
 --------
@@ -42,11 +44,12 @@ import pandas as pd
 
 from ..data.columns import MISSING_SUFFIX, _clean, _numeric, _plain
 from ..data.csv_io import Source, TrialDataError, _name_list, _q, read_table
-from ..privacy.mechanisms import OUTPUT_PERTURBATION
+from ..privacy.mechanisms import OUTPUT_PERTURBATION, PLUG_IN_STATISTICS
 
 if TYPE_CHECKING:
     from ..data.trial import Trial
     from .dpowl import DPOWL
+    from .plugin import PrivatePlugInRule
 
 __all__ = [
     "FORMAT",
@@ -59,6 +62,7 @@ __all__ = [
     "load_rule",
     "rule_from_dpowl",
     "rule_from_karm",
+    "rule_from_plugin",
     "rule_to_dict",
     "write_rule",
 ]
@@ -432,16 +436,59 @@ def rule_from_dpowl(
         "mechanism": OUTPUT_PERTURBATION.sentence(),
     }
     base = _settings(base, settings, title, void, OUTPUT_PERTURBATION.name)
+    return _linear_rule(model, trial, scaling.lower, scaling.upper, base)
+
+
+def rule_from_plugin(
+    model: PrivatePlugInRule, trial: Trial, *, not_private: Iterable[str] = (), **settings: Any
+) -> Rule:
+    """A :class:`Rule` from a fitted :class:`dpcore.PrivatePlugInRule` and the trial it saw.
+
+    The plug-in rule's score is linear in the covariates, so its file is a rule file like
+    DP-OWL's (:func:`rule_from_dpowl`): ``load_rule`` reads it and ``Rule.recommend`` applies
+    it. Its ``mechanism`` names the plug-in rule
+    (:data:`dpcore.privacy.mechanisms.PLUG_IN_STATISTICS`), and its settings are the plug-in's
+    public ones: ε, δ, the ridge, the statistics' L1 sensitivity, n, the outcome bounds and
+    direction, and the covariates the outcome models use. It is NOT PRIVATE when a bound
+    (features or outcome) was read from the data, when ``settings`` has a ``seed``, when ε is
+    infinite, or for every reason given in ``not_private``.
+    """
+    model._check_fitted()
+    title, void = _title(model, not_private, settings)
+    lower, upper = model.feature_bounds_
+    base = {
+        "title": title,
+        "private": not void,
+        "not_private_because": void,
+        "treatment": trial.treatment,
+        "outcome": trial.outcome,
+        "learner": "private plug-in rule (per-arm linear outcome models)",
+        "epsilon": model.epsilon,
+        "delta": PLUG_IN_STATISTICS.delta,
+        "ridge": model.ridge,
+        "sensitivity_l1": model.sensitivity_,
+        "n": int(trial.n),
+        "outcome_bounds": list(model.outcome_bounds_),
+        "larger_is_better": bool(model.larger_is_better_),
+        "model_covariates": [str(trial.covariates[j]) for j in model.columns_],
+        "mechanism": PLUG_IN_STATISTICS.sentence(),
+    }
+    base = _settings(base, settings, title, void, PLUG_IN_STATISTICS.name)
+    return _linear_rule(model, trial, lower, upper, base)
+
+
+def _linear_rule(model, trial, lower, upper, settings):
+    """The :class:`Rule` of a fitted two-arm model with a linear score in original units."""
     return Rule(
         covariates=tuple(trial.covariates),
         intercept=float(model.intercept_),
         coef=tuple(map(float, model.coef_)),
-        lower=tuple(map(float, scaling.lower)),
-        upper=tuple(map(float, scaling.upper)),
+        lower=tuple(map(float, lower)),
+        upper=tuple(map(float, upper)),
         treated=_plain(trial.arms[0]),
         control=_plain(trial.arms[1]),
         categories={c: [_plain(v) for v in lv] for c, lv in trial.categories.items()},
-        settings=base,
+        settings=settings,
         fill=dict(getattr(trial, "fills", {})),
     )
 
@@ -450,7 +497,8 @@ def _title(model, not_private, settings, what="treatment rule"):
     """The release's title and the reasons (if any) it has no guarantee."""
     void = [str(r) for r in not_private]
     if getattr(model, "bounds_from_data_", False):
-        void.append("feature bounds read from the data")
+        # the plug-in rule says which bounds (features, outcome); DP-OWL reads only features
+        void.append(getattr(model, "_void_bounds", "") or "feature bounds read from the data")
     if settings.get("seed") is not None:
         void.append(f"seeded noise (seed {settings['seed']})")
     if math.isinf(float(model.epsilon)):

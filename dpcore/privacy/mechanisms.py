@@ -288,3 +288,12 @@ OUTPUT_PERTURBATION = Mechanism(
     delta=0.0,
     guarantee="pure ε-DP, replace-one neighbours",
 )
+
+#: The private plug-in rule's release (:class:`dpcore.PrivatePlugInRule`): the two arms'
+#: sufficient statistics of a linear outcome model plus Laplace noise of scale d (d + 3) / ε
+#: on every entry; the rule is post-processing.
+PLUG_IN_STATISTICS = Mechanism(
+    name="Plug-in rule: per-arm linear outcome models from Laplace-noised sufficient statistics",
+    delta=0.0,
+    guarantee="pure ε-DP, replace-one neighbours",
+)

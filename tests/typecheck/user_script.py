@@ -19,6 +19,7 @@ import pandas as pd
 from dpcore import (
     DPOWL,
     PrivacyLedger,
+    PrivatePlugInRule,
     Rule,
     empirical_cvar,
     fit_and_evaluate,
@@ -28,7 +29,7 @@ from dpcore import (
     read_trial,
     write_rule,
 )
-from dpcore.owl.release import rule_from_dpowl
+from dpcore.owl.release import rule_from_dpowl, rule_from_plugin
 from dpcore.owl.simulate import PAPER_TRIAL
 
 
@@ -67,6 +68,15 @@ def used_as_documented(path: str) -> str:
         arms=trial.arms,
     )
     rule: Rule = rule_from_dpowl(fitted, trial, n=len(fit_rows))
+    plugin = PrivatePlugInRule(
+        epsilon=1.0,
+        feature_bounds=trial.feature_bounds(d.bounds),
+        outcome_bounds=d.outcome_bounds,
+        larger_is_better=d.larger_is_better,
+        rng=1,
+    ).fit_trial(trial)
+    plugin_rule: Rule = rule_from_plugin(plugin, trial)
+    score: np.ndarray = plugin.decision_function(trial.X) + plugin_rule.intercept
     text: str = write_rule(rule, path)
     arms: np.ndarray = load_rule(path).recommend(pd.DataFrame({"age": [40]}))
     ledger = PrivacyLedger(budget=3.0)
@@ -76,7 +86,7 @@ def used_as_documented(path: str) -> str:
     tail = private_cvar(losses, 0.05, epsilon=1.0, bound=1.0) - empirical_cvar(losses, 0.05)
     return (
         f"{treat} {value:.2f} {coef} {evaluation.summary()} {text[:1]} {arms} {spent + delta} "
-        f"{tail}"
+        f"{tail} {score[:1]}"
     )
 
 

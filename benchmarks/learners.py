@@ -1,0 +1,247 @@
+"""DP-OWL against the private plug-in rule, on three simulated trials. A finding, not a test.
+
+    PYTHONPATH=$PWD python benchmarks/learners.py [--reps 20] [--seed 0] [--markdown]
+
+Seeded. Both learners are fitted on the same training trials (paired), at ε in
+{0.1, 0.5, 1, 2, 5, 10, 100} and inf (no noise) and n in {200, 1000, 5000}, and scored on a
+fresh 5,000-patient test set per repetition, against the truth the simulation knows:
+
+* agreement: the share of test patients given the better arm (in percent);
+* value: their mean outcome under the rule (true mean outcomes, larger is better), beside
+  the optimal rule's and treat-all's.
+
+Learners, as a release would run them (:class:`dpcore.DPOWL` and
+:class:`dpcore.PrivatePlugInRule` with their defaults, public bounds [0, 1] for the
+covariates and (-12, 12) for the outcome, the known propensity 0.5):
+
+* DP-OWL: Huber-hinge (h = 0.5) OWL weights (B + 12) / 0.5 clipped at W = 48, γ the paper's
+  table scaled by W / 30 (``DPOWL(gamma="paper")``), output perturbation;
+* plug-in: per-arm ridge regressions (ridge 0.01 per row) from Laplace-noised sufficient
+  statistics, L1 sensitivity d (d + 3) = 40.
+
+Both are run vectorized over the repetitions through the functions the estimators call
+(``solve_werm`` and ``output_perturbation``; ``plugin_statistics`` and
+``score_from_statistics``); at ε = inf the first repetition is checked against the
+estimators themselves.
+
+Designs (x ~ U[0, 1]^4, A = ±1 with probability 1/2, B = 0.01 + 0.02 x4 + 3 A f(x) + N(0, 0.5²),
+so the treated minus control mean outcome is 6 f(x) and the better arm is sign f(x)):
+
+* paper: f(x) = 1 + x1 + x2 - 1.8 x3 - 2.2 x4 (the DP-wERM paper's trial, spec §7);
+* constant effect: f(x) = 0.5, no heterogeneity (the best rule treats everyone);
+* middle benefit: f(x) = 12 (0.25 - |x1 - 0.5|), treatment helps only when 0.25 < x1 < 0.75,
+  a boundary no linear rule can draw (the best linear rule, x1 > 0.25 or x1 < 0.75, agrees on
+  75% of patients);
+* threshold effect: f(x) = 2.5 if x1 > 0.7 else -0.5, a large benefit for 30% of patients and
+  a small harm for the rest: the best rule (x1 > 0.7) is linear but the effect is not, so a
+  linear outcome model misplaces the boundary (its least-squares line crosses 0 at
+  x1 = 0.39, so even without noise it treats the 31% of patients with 0.39 < x1 < 0.7 wrongly).
+
+Each cell is the mean over ``reps`` repetitions (independent training trial, noise and test
+set) with its Monte-Carlo standard error; "plug-in - DP-OWL" is the mean paired difference
+of agreement with its standard error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpcore import DPOWL, PrivatePlugInRule
+from dpcore.montecarlo import key
+from dpcore.owl.owl import owl_weights
+from dpcore.owl.paper import default_gamma
+from dpcore.owl.plugin import plugin_statistics, score_from_statistics
+from dpcore.owl.preprocessing import FeatureScaling
+from dpcore.owl.simulate import PAPER_TRIAL
+from dpcore.owl.werm import sensitivity, solve_werm
+from dpcore.privacy.mechanisms import output_perturbation, sample_laplace
+
+EPSILONS = (0.1, 0.5, 1.0, 2.0, 5.0, 10.0, 100.0, np.inf)
+NS = (200, 1000, 5000)
+P = 4
+BOUNDS = (np.zeros(P), np.ones(P))
+OUTCOME_BOUNDS = (-12.0, 12.0)
+PROPENSITY = 0.5
+W = (OUTCOME_BOUNDS[1] - OUTCOME_BOUNDS[0]) / PROPENSITY  # DPOWL's default weight bound
+TEST_SIZE = 5000
+
+
+@dataclass(frozen=True)
+class Design:
+    name: str
+    f: Callable[[np.ndarray], np.ndarray]
+
+    def baseline(self, X):
+        return 0.01 + 0.02 * X[..., 3]
+
+    def sample(self, n, size, rng):
+        X = rng.random((size, n, P))
+        A = np.where(rng.random((size, n)) < PROPENSITY, 1.0, -1.0)
+        B = self.baseline(X) + 3.0 * A * self.f(X) + 0.5 * rng.standard_normal((size, n))
+        return X, A, B
+
+
+DESIGNS = (
+    Design("paper", PAPER_TRIAL.f),
+    Design("constant effect", lambda X: np.full(X.shape[:-1], 0.5)),
+    Design("middle benefit", lambda X: 12.0 * (0.25 - np.abs(X[..., 0] - 0.5))),
+    Design("threshold effect", lambda X: np.where(X[..., 0] > 0.7, 2.5, -0.5)),
+)
+
+
+def dpowl_scores(X, A, B, eps, rng, Xtest):
+    """DP-OWL's decision values on the test sets, (reps, test), as DPOWL releases them."""
+    scaling = FeatureScaling.from_bounds(BOUNDS, P)
+    w, _ = owl_weights(B, A, PROPENSITY, W, OUTCOME_BOUNDS, True)
+    gamma = default_gamma(eps, X.shape[-2], W)
+    theta_hat, _ = solve_werm(scaling.transform(X), A, w, gamma, "huber", 0.5)
+    theta = output_perturbation(theta_hat, eps, sensitivity(W, gamma), rng=rng)
+    return np.einsum("rtd,rd->rt", scaling.transform(Xtest), theta), theta
+
+
+def plugin_scores(X, A, B, eps, rng, Xtest):
+    """The plug-in rule's decision values on the test sets, (reps, test)."""
+    stats = plugin_statistics(X, A, B, BOUNDS, OUTCOME_BOUNDS)
+    noisy = stats + sample_laplace(eps, 40.0, stats.shape, rng=rng)
+    intercept, coef, _ = score_from_statistics(
+        noisy,
+        n=X.shape[-2],
+        epsilon=eps,
+        feature_bounds=BOUNDS,
+        outcome_bounds=OUTCOME_BOUNDS,
+        larger_is_better=True,
+    )
+    return intercept[:, None] + np.einsum("rtp,rp->rt", Xtest, coef), (intercept, coef)
+
+
+def check_against_the_estimators(X, A, B):
+    """At ε = inf, repetition 0 of each vectorized learner is the estimator's own fit."""
+    Xtest = X[:1]
+    _, theta = dpowl_scores(X[:1], A[:1], B[:1], np.inf, None, Xtest)
+    fit = DPOWL(
+        epsilon=np.inf,
+        outcome_bounds=OUTCOME_BOUNDS,
+        feature_bounds=BOUNDS,
+        larger_is_better=True,
+    ).fit(X[0], A[0], B[0], PROPENSITY)
+    np.testing.assert_allclose(theta[0], fit.theta_, atol=1e-6)
+    _, (intercept, coef) = plugin_scores(X[:1], A[:1], B[:1], np.inf, None, Xtest)
+    plug = PrivatePlugInRule(
+        epsilon=np.inf,
+        outcome_bounds=OUTCOME_BOUNDS,
+        feature_bounds=BOUNDS,
+        larger_is_better=True,
+    ).fit(X[0], A[0], B[0])
+    np.testing.assert_allclose(coef[0], plug.coef_, atol=1e-9)
+    np.testing.assert_allclose(intercept[0], plug.intercept_, atol=1e-9)
+
+
+def study(reps, seed):
+    """Rows (design, n, ε, learner, agreement per rep, value per rep) and reference values."""
+    rows, refs = [], {}
+    for k, design in enumerate(DESIGNS):
+        Xtest = np.random.default_rng([seed, k, 0]).random((reps, TEST_SIZE, P))
+        f = design.f(Xtest)
+        best = np.where(f > 0, 1.0, -1.0)
+        base = design.baseline(Xtest)
+        refs[design.name] = {
+            "optimal": float(np.mean(base + 3.0 * np.abs(f))),
+            "treat all": float(np.mean(base + 3.0 * f)),
+        }
+        for n in NS:
+            X, A, B = design.sample(n, reps, np.random.default_rng([seed, k, 1, n]))
+            if n == NS[0]:
+                check_against_the_estimators(X, A, B)
+            for eps in EPSILONS:
+                for j, (name, scores) in enumerate(
+                    (("DP-OWL", dpowl_scores), ("plug-in", plugin_scores))
+                ):
+                    rng = np.random.default_rng([seed, k, 2, n, key(eps), j])
+                    s, _ = scores(X, A, B, eps, rng, Xtest)
+                    d = np.where(s > 0, 1.0, -1.0)
+                    rows.append(
+                        {
+                            "design": design.name,
+                            "n": n,
+                            "epsilon": eps,
+                            "learner": name,
+                            "agreement": 100.0 * np.mean(d == best, axis=1),
+                            "value": np.mean(base + 3.0 * d * f, axis=1),
+                        }
+                    )
+    return rows, refs
+
+
+def _cell(values):
+    se = values.std(ddof=1) / np.sqrt(values.size)
+    return values.mean(), se
+
+
+def tables(rows, refs, reps, markdown):
+    by = {(r["design"], r["n"], r["epsilon"], r["learner"]): r for r in rows}
+    lines = []
+    for design in DESIGNS:
+        ref = refs[design.name]
+        for metric, unit in (("agreement", "%"), ("value", "")):
+            title = (
+                f"{design.name}: {metric}"
+                + (" (share of patients given the better arm, %)" if unit else "")
+                + (
+                    f" (mean outcome; optimal rule {ref['optimal']:.2f}, "
+                    f"treat all {ref['treat all']:.2f})"
+                    if not unit
+                    else ""
+                )
+            )
+            head = ["ε"] + [f"n = {n}: plug-in / DP-OWL" for n in NS]
+            if metric == "agreement":
+                head += [f"n = {n}: plug-in - DP-OWL" for n in NS]
+            body = []
+            for eps in EPSILONS:
+                row = ["inf" if np.isinf(eps) else f"{eps:g}"]
+                diffs = []
+                for n in NS:
+                    pm, ps = _cell(by[(design.name, n, eps, "plug-in")][metric])
+                    om, os_ = _cell(by[(design.name, n, eps, "DP-OWL")][metric])
+                    fmt = ".1f" if unit else ".2f"
+                    row.append(f"{pm:{fmt}} ± {ps:{fmt}} / {om:{fmt}} ± {os_:{fmt}}")
+                    if metric == "agreement":
+                        dm, ds = _cell(
+                            by[(design.name, n, eps, "plug-in")][metric]
+                            - by[(design.name, n, eps, "DP-OWL")][metric]
+                        )
+                        diffs.append(f"{dm:+.1f} ± {ds:.1f}")
+                body.append(row + diffs)
+            lines.append("")
+            lines.append(f"{title}, {reps} repetitions, mean ± Monte-Carlo standard error")
+            lines.append("")
+            if markdown:
+                lines.append("| " + " | ".join(head) + " |")
+                lines.append("|" + "---|" * len(head))
+                lines += ["| " + " | ".join(r) + " |" for r in body]
+            else:
+                widths = [max(len(x) for x in col) for col in zip(head, *body)]
+                for r in [head, *body]:
+                    lines.append("  ".join(x.rjust(w) for x, w in zip(r, widths)))
+    return "\n".join(lines)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=20)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--markdown", action="store_true")
+    args = parser.parse_args()
+    start = time.perf_counter()
+    rows, refs = study(args.reps, args.seed)
+    print(tables(rows, refs, args.reps, args.markdown))
+    print(f"\n{time.perf_counter() - start:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
