@@ -323,7 +323,11 @@ def best_gamma_h(
     start = np.log(
         best_gamma(n, 1.0, epsilon, rho, weight_bound, C, d, theta0_norm, form, conv) / to_gamma
     )
-    res = optimize.minimize_scalar(total, bracket=(start - 3.0, start, start + 3.0))
+    # A bounded search, e^±10 around the fixed-h optimum: a bracket needs f(start) below both
+    # ends, which fails where the bound is flat in lambda (epsilon = 1000 at large n, W = 1).
+    res = optimize.minimize_scalar(
+        total, bounds=(start - 10.0, start + 10.0), method="bounded", options={"xatol": 1e-9}
+    )
     g = float(to_gamma * np.exp(res.x))
     return g, best_h(n, g, epsilon, rho, weight_bound, C, d, form, conv)
 

@@ -111,6 +111,23 @@ def test_smallest_eps_largest_n(open_page):
     assert metric(at, "Bound (re-derived)") == pytest.approx(t["total"], rel=1e-2)
 
 
+def test_the_largest_eps_with_a_unit_weight_bound_draws_every_chart(open_page):
+    """ε = 1000 at n = 1000 with W = 1: Theorem 10's bound is flat in γ there, where a
+    bracketed search failed and every chart gave way to SciPy's error."""
+    at = open_page(PAGE, eps="1000", n="1000", W="1")
+    check_clean(at)
+    assert not at.error, [e.value for e in at.error]
+
+
+@pytest.mark.parametrize("form", ["printed", "re-derived"])
+def test_the_joint_best_gamma_and_h_exist_at_every_extreme(form):
+    for eps in (0.05, 1.0, 1000.0):
+        for n in (50, 1000, 100_000):
+            for W in (1.0, 30.0, 1000.0):
+                g, h = bounds.best_gamma_h(n, eps, 0.01, W, 0.0, 5, 1.0, form)
+                assert math.isfinite(g) and g > 0 and math.isfinite(h) and h > 0, (eps, n, W)
+
+
 def test_preset_button_and_form_switch(open_page):
     at = open_page(PAGE)
     next(b for b in at.button if b.label == "Where the transcribed formula fails").click().run()
