@@ -397,3 +397,16 @@ def test_the_promise_of_an_evaluated_release_is_its_larger_epsilon(page):
     statement = explain_upload.release_statement(last.release)
     assert "at ε = 2 (δ = 0)" in statement and "e^2 = 7.39" in statement
     assert "ε_eval = 2" in statement and "Only the rule's" not in statement
+
+
+def test_a_large_epsilon_is_warned_before_the_release_and_never_green_after(page):
+    at = page
+    at.query_params["eps"] = "100"
+    at.run()
+    at.radio(key="file").set_value("paper_trial").run()
+    at.button(key="fill_dictionary").click().run()
+    assert "Above ε = 5 the promise to one patient is weak" in words(at.warning)
+    release(at, evaluate=True)
+    # whatever the evaluation says, the headline that names the promise is not green
+    assert "attacker" not in words(at.success)
+    assert "can be almost certain" in words(at.warning)

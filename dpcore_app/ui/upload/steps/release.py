@@ -12,7 +12,7 @@ import streamlit as st
 
 from dpcore.privacy.composition import within_cap
 from dpcore_app.ui.common import ledger
-from dpcore_app.ui.common.explain import epsilon_note
+from dpcore_app.ui.common.explain import EPS_RANGE, epsilon_note
 from dpcore_app.ui.upload import compute, explain, karm_compute
 
 RELEASE = "your_data_release"
@@ -27,6 +27,8 @@ def release(ready, chosen, verdict, flow):
         explain.upload_verdict("ready", trial.n, plan.epsilon, spent, cap, plan.cost),
         icon=":material/block:" if refused else ":material/check_circle:",
     )
+    if plan.cost > EPS_RANGE[1]:  # a weak promise to one patient: said before the release
+        st.warning(epsilon_note(plan.cost, _seen(plan)), icon=":material/warning:")
     if st.button(_label(ready, chosen), type="primary", key="release", disabled=not chosen.ready):
         _release(ready, chosen)
     last = st.session_state.get(RELEASE)
@@ -38,6 +40,10 @@ def release(ready, chosen, verdict, flow):
     _verdict(last, verdict)
     flow.has(4, f"{last.release.title()}, recorded as no. {last.receipt.index} in the ledger")
     return last
+
+
+def _seen(plan):
+    return "the rule and its evaluation" if plan.epsilon_eval is not None else "the rule"
 
 
 def _label(ready, chosen):
@@ -101,10 +107,11 @@ def _verdict(last, verdict):
         )
         return
     kind, said = explain.deploy_verdict(release, last.receipt.epsilon_total, last.evaluation)
+    plan = release.made.plan
+    if kind == "success" and plan.cost > EPS_RANGE[1]:
+        kind = "warning"  # never green beside "an attacker can be almost certain"
     # The promise is the release's: the larger ε of the rule and its evaluation.
-    seen = "the rule and its evaluation" if last.evaluation is not None else "the rule"
     getattr(verdict, kind)(
-        f"{said} {ledger.release_number(last.receipt)} "
-        f"{epsilon_note(release.made.plan.cost, seen)}",
+        f"{said} {ledger.release_number(last.receipt)} {epsilon_note(plan.cost, _seen(plan))}",
         icon=":material/verified_user:" if kind == "success" else ":material/balance:",
     )
