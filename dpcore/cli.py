@@ -118,7 +118,7 @@ def _total_text(eps: float) -> str:
 
 
 def cmd_fit(args: argparse.Namespace) -> None:
-    """Fit a private DP-OWL rule (:func:`dpcore.release.release`), write the rule file, then
+    """Fit a private treatment rule (:func:`dpcore.release.release`), write the rule file, then
     record it in the ledger."""
     (read_dictionary,) = _need("dpcore.data.dictionary_read", ("read_dictionary",), "fit")
     from .release import ReleaseError, ReleasePlan, release
@@ -134,10 +134,10 @@ def cmd_fit(args: argparse.Namespace) -> None:
             f"--evaluation {args.evaluation} chooses how --evaluate evaluates the rule: "
             "add --evaluate EPS_EVAL"
         )
-    if args.model_covariates and args.evaluation != "aipw":
+    if args.model_covariates and args.evaluation != "aipw" and args.learner != "plug-in":
         raise CliError(
-            "--model-covariates chooses the covariates of the AIPW outcome model: "
-            "add --evaluation aipw"
+            "--model-covariates chooses the covariates of an outcome model: add "
+            "--evaluation aipw (the evaluation's) or --learner plug-in (the rule's)"
         )
     if args.evaluate and not 0.0 < args.fit_share < 1.0:
         raise CliError(
@@ -157,8 +157,24 @@ def cmd_fit(args: argparse.Namespace) -> None:
         if not d.arms:
             raise CliError("--arms needs the dictionary to list the treatment's arms (its levels)")
     names = tuple(c.strip() for c in (args.model_covariates or "").split(",") if c.strip())
+    if args.learner == "plug-in":
+        given = [
+            flag
+            for flag, hit in (
+                ("--gamma", args.gamma is not None),
+                ("--weight-bound", args.weight_bound is not None),
+                ("--C", args.C != 0.0),
+                ("--evaluation aipw", args.evaluation != "ipw"),
+            )
+            if hit
+        ]
+        if given:
+            raise CliError(
+                f"{', '.join(given)}: DP-OWL's settings; --learner plug-in has none (drop them)"
+            )
     plan = ReleasePlan(
         epsilon=args.epsilon,
+        learner=args.learner,
         epsilon_eval=args.evaluate,
         fit_share=args.fit_share,
         evaluation=args.evaluation,
@@ -633,7 +649,7 @@ def build_parser() -> argparse.ArgumentParser:
         "fit",
         parents=[ledger_opts],
         help="fit a private treatment rule to a rule JSON",
-        description="Fit a private DP-OWL rule on a trial CSV with its public data dictionary "
+        description="Fit a private treatment rule (DP-OWL, or the private plug-in rule) on a trial CSV with its public data dictionary "
         "(bounds, levels, design), write the rule file, then record the release in "
         "the dataset's ledger. Each run is a new release: it spends epsilon again. "
         "The dataset is keyed by its rows over all its columns, so a re-saved file, "
@@ -644,6 +660,16 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--dictionary", required=True, help="its public data dictionary (JSON or CSV)")
     fit.add_argument(
         "--epsilon", type=_epsilon, required=True, help="privacy budget of the release"
+    )
+    fit.add_argument(
+        "--learner",
+        choices=("dp-owl", "plug-in"),
+        default="dp-owl",
+        help="'dp-owl' (default: the paper's output perturbation of a weighted "
+        "Huber-hinge ERM) or 'plug-in' (per-arm linear outcome models from noisy "
+        "sufficient statistics: often more accurate per epsilon when the effect is "
+        "linear in the covariates; no gamma, W or C; --model-covariates chooses its "
+        "models' covariates)",
     )
     fit.add_argument(
         "--gamma",
@@ -683,8 +709,8 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument(
         "--model-covariates",
         metavar="NAMES",
-        help="with --evaluation aipw: the covariates of the outcome model, "
-        "comma-separated (default every covariate; fewer give less noise)",
+        help="with --evaluation aipw or --learner plug-in: the covariates of the outcome "
+        "model, comma-separated (default every covariate; fewer give less noise)",
     )
     fit.add_argument(
         "--fit-share",

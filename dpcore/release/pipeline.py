@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from .._estimator import WEIGHT_CLIPPING_MESSAGE, ClippingWarning
 from ..data.dictionary import Dictionary
@@ -205,6 +206,8 @@ def _release_two(data: Any, d: Dictionary, plan: ReleasePlan) -> Release:
     p_min = plan.min_propensity if plan.min_propensity is not None else d.min_propensity
     if not per_row:
         p_min = min(float(propensity), 1.0 - float(propensity))
+    if plan.learner == "plug-in":
+        return _release_plugin(trial, d, plan, propensity, p_min if per_row else None)
     W = plan.weight_bound
     if W is None:
         if p_min is None:
@@ -270,6 +273,77 @@ def _release_two(data: Any, d: Dictionary, plan: ReleasePlan) -> Release:
     return Release(
         rule_file, evaluation, trial, plan, mechanism, diagnostics=dict(rule.diagnostics_)
     )
+
+
+def _release_plugin(
+    trial: Any, d: Dictionary, plan: ReleasePlan, propensity: Any, p_min: float | None
+) -> Release:
+    """Two arms, the private plug-in rule (:class:`dpcore.PrivatePlugInRule`): per-arm outcome
+    models from noisy sufficient statistics on the fit part, and the rule's private evaluation
+    on the held-out patients as for DP-OWL."""
+    from ..owl.evaluation import evaluate_rule, public_split
+    from ..owl.plugin import PrivatePlugInRule
+    from ..owl.release import rule_from_plugin
+
+    n = trial.n  # public: the file's row count
+    evaluated = plan.epsilon_eval is not None
+    fit_rows, eval_rows = (
+        public_split(n, plan.fit_share, plan.split_seed) if evaluated else (np.arange(n), None)
+    )
+    rng, sampler = noise_source(plan)
+    columns = _model_columns(plan.model_covariates, trial)
+    model = PrivatePlugInRule(
+        epsilon=plan.epsilon,
+        feature_bounds=trial.feature_bounds(d.bounds),
+        outcome_bounds=d.outcome_bounds,
+        larger_is_better=bool(d.larger_is_better),
+        columns=columns,
+        sampler=sampler,
+        rng=rng,
+    ).fit_trial(_rows(trial, fit_rows))
+    evaluation = None
+    if evaluated:
+        if isinstance(propensity, str):
+            raise ReleaseError(
+                "the private evaluation needs a known randomization or a propensity column",
+                "propensity",
+            )
+        held_out = pd.DataFrame(trial.X[eval_rows], columns=list(trial.covariates))
+        recommend = np.where(model.decision_function(held_out) > 0, 1.0, -1.0)
+        p = propensity if np.ndim(propensity) == 0 else np.asarray(propensity)[eval_rows]
+        evaluation = evaluate_rule(
+            recommend,
+            trial.A[eval_rows],
+            trial.B[eval_rows],
+            p,
+            outcome_bounds=d.outcome_bounds,
+            larger_is_better=bool(d.larger_is_better),
+            min_propensity=p_min,
+            epsilon=plan.epsilon_eval,
+            include=None if trial.complete is None else np.asarray(trial.complete)[eval_rows],
+            rng=rng,
+            sampler=sampler,
+            arms=(trial.arms[0], trial.arms[1]),
+        )
+    settings: dict[str, Any] = dict(n=len(fit_rows))
+    if plan.seed is not None:
+        settings["seed"] = plan.seed
+    if plan.arms is not None:
+        settings["compared_arms"] = [str(a) for a in trial.arms]
+        settings["arms_in_trial"] = [str(a) for a in d.extra["all_arms"]]
+    reasons = [] if plan.seed is not None else list(plan.not_private)
+    rule_file = rule_from_plugin(model, trial, not_private=reasons, **settings)
+    mechanism = "Private plug-in rule" + (" + private evaluation" if evaluated else "")
+    return Release(rule_file, evaluation, trial, plan, mechanism)
+
+
+def _rows(trial: Any, rows: np.ndarray) -> Any:
+    """The trial restricted to some rows (the fit's part of a public split)."""
+    cut = {
+        k: (None if getattr(trial, k) is None else np.asarray(getattr(trial, k))[rows])
+        for k in ("X", "A", "B", "propensity", "rows", "complete", "covariates_complete")
+    }
+    return replace(trial, **cut)
 
 
 def _release_arms(data: Any, d: Dictionary, plan: ReleasePlan) -> Release:

@@ -7,10 +7,14 @@ from dataclasses import dataclass
 from .._validation import check_epsilon
 from ..privacy.composition import parallel_cost
 
-__all__ = ["EVALUATIONS", "ReleasePlan"]
+__all__ = ["EVALUATIONS", "LEARNERS", "ReleasePlan"]
 
 #: How a release's private evaluation estimates the rule's value.
 EVALUATIONS = ("ipw", "aipw")
+#: Which private learner fits a two-arm rule: the paper's DP-OWL (output perturbation of a
+#: weighted Huber-hinge ERM) or the private plug-in rule (per-arm linear outcome models from
+#: noisy sufficient statistics, :class:`dpcore.PrivatePlugInRule`).
+LEARNERS = ("dp-owl", "plug-in")
 
 
 @dataclass(frozen=True)
@@ -21,6 +25,9 @@ class ReleasePlan:
     ----------
     epsilon : float
         The rule's budget (with an AIPW evaluation, the rule and its outcome model's).
+    learner : {"dp-owl", "plug-in"}
+        The private learner of a two-arm rule (:data:`LEARNERS`). The plug-in rule has no γ,
+        W, C or h; its ``model_covariates`` are its outcome models' covariates.
     epsilon_eval : float, optional
         A private evaluation on the held-out part of the patients at this budget; None for
         none. The parts are disjoint, so the release costs the larger (:attr:`cost`).
@@ -49,8 +56,8 @@ class ReleasePlan:
     split_seed : int
         The public seed of the split between the fit and the evaluation.
     model_covariates : tuple of str
-        The AIPW outcome model's covariates (a categorical name brings its indicators); empty
-        for every covariate of the rule.
+        The outcome model's covariates, the AIPW evaluation's or the plug-in rule's (a
+        categorical name brings its indicators); empty for every covariate of the rule.
     arms : (treated, control), optional
         Two arms of a trial with more (the other arms' rows at weight 0). Without them, a
         dictionary listing more than two arms gives a rule over all of them.
@@ -65,6 +72,7 @@ class ReleasePlan:
     """
 
     epsilon: float
+    learner: str = "dp-owl"
     epsilon_eval: float | None = None
     fit_share: float = 0.8
     evaluation: str = "ipw"
@@ -95,8 +103,28 @@ class ReleasePlan:
             raise ValueError(f"evaluation must be one of {EVALUATIONS}, got {self.evaluation!r}")
         if self.evaluation != "ipw" and self.epsilon_eval is None:
             raise ValueError(f"evaluation={self.evaluation!r} needs epsilon_eval")
-        if self.model_covariates and self.evaluation != "aipw":
-            raise ValueError("model_covariates are the AIPW outcome model's: evaluation='aipw'")
+        if self.learner not in LEARNERS:
+            raise ValueError(f"learner must be one of {LEARNERS}, got {self.learner!r}")
+        if self.learner == "plug-in":
+            dp_owl_only = {
+                "gamma": self.gamma is not None,
+                "weight_bound": self.weight_bound is not None,
+                "C": self.C != 0.0,
+                "huber_h": self.huber_h != 0.5,
+                "evaluation='aipw'": self.evaluation != "ipw",
+                "propensity='logistic'": self.propensity == "logistic",
+            }
+            given = [k for k, hit in dp_owl_only.items() if hit]
+            if given:
+                raise ValueError(
+                    f"{', '.join(given)}: DP-OWL's settings; the plug-in rule has none (its "
+                    "outcome models need no γ, W or C, and a randomized trial's propensity "
+                    "only for the evaluation)"
+                )
+        elif self.model_covariates and self.evaluation != "aipw":
+            raise ValueError(
+                "model_covariates are an outcome model's: evaluation='aipw', or learner='plug-in'"
+            )
         if self.propensity == "logistic" and (self.C != "worst-case" or self.epsilon_eval):
             raise ValueError(
                 "an estimated propensity needs C='worst-case' (pure ε-DP) and no evaluation"

@@ -97,3 +97,70 @@ def test_a_plan_that_cannot_be_released_says_which_setting():
     with pytest.raises(ReleaseError, match="not a covariate") as err:
         release(DEMO / "paper_trial.csv", d, plan)
     assert err.value.setting == "model_covariates"
+
+
+# --------------------------------------------------------------------------------------------
+# The private plug-in rule through the same pipeline
+
+
+@pytest.mark.parametrize("evaluate", [None, 1.0])
+def test_the_plug_in_rule_is_the_same_release_from_the_library_the_cli_and_the_script(
+    tmp_path, monkeypatch, evaluate
+):
+    """One plan, three surfaces, one seeded noise source: byte-identical rule files."""
+    from dpcore.cli import main
+    from dpcore.owl.release import write_rule
+    from dpcore.owl.script import release_script
+    from tests.releases import seeded_noise
+
+    csv, dictionary = DEMO / "hospital_trial.csv", DEMO / "hospital_trial.json"
+    plan = ReleasePlan(epsilon=5.0, learner="plug-in", epsilon_eval=evaluate)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DPCORE_LEDGER", str(tmp_path / "script.sqlite"))
+    with seeded_noise(5):
+        made = release(csv, read_dictionary(dictionary), plan, ledger=PrivacyLedger())
+        library = write_rule(made.to_dict(), None)
+        flags = ["--evaluate", "1"] if evaluate else []
+        args = ["fit", str(csv), "--dictionary", str(dictionary), "--epsilon", "5"]
+        args += ["--learner", "plug-in", *flags, "--ledger", str(tmp_path / "cli.sqlite")]
+        assert main([*args, "--out", str(tmp_path / "cli.json")]) == 0
+        script = release_script(plan, csv_name=str(csv), dictionary_name=str(dictionary))
+        assert "learner='plug-in'" in script
+        exec(compile(script, "release_again.py", "exec"), {"__name__": "__main__"})
+    assert library == (tmp_path / "cli.json").read_text() == (tmp_path / "rule.json").read_text()
+    rule = json.loads(library)
+    assert rule["learner"].startswith("private plug-in rule") and "gamma" not in rule
+    from dpcore.privacy.mechanisms import PLUG_IN_STATISTICS
+
+    assert rule["mechanism"] == PLUG_IN_STATISTICS.sentence()
+    assert (made.entry.mechanism, dict(made.entry.parts)) == (
+        ("Private plug-in rule + private evaluation", {"fit": 5.0, "evaluation": 1.0})
+        if evaluate
+        else ("Private plug-in rule", {})
+    )
+
+
+@pytest.mark.parametrize("evaluate", [None, 1.0])
+def test_neighbouring_files_publish_the_same_fields_through_the_plug_in_rule(tmp_path, evaluate):
+    lines = (DEMO / "hospital_trial.csv").read_text().splitlines()
+    fields = lines[9].split(",")
+    fields[2], fields[-1] = "79", "19"
+    (tmp_path / "n.csv").write_text("\n".join([*lines[:9], ",".join(fields), *lines[10:]]) + "\n")
+    d = read_dictionary(DEMO / "hospital_trial.json")
+    plan = ReleasePlan(epsilon=1.0, learner="plug-in", epsilon_eval=evaluate)
+    a = release(DEMO / "hospital_trial.csv", d, plan).to_dict()
+    b = release(tmp_path / "n.csv", d, plan).to_dict()
+    assert a.keys() == b.keys()
+    assert {k for k in a if a[k] != b[k]} <= {"coef", "intercept", "evaluation"}
+    if evaluate:
+        assert {k for k in a["evaluation"] if a["evaluation"][k] != b["evaluation"][k]} <= (
+            NOISY_EVALUATION
+        )
+
+
+def test_dp_owls_settings_are_refused_for_the_plug_in_rule_with_the_fix():
+    with pytest.raises(ValueError, match="gamma, weight_bound: DP-OWL's settings"):
+        ReleasePlan(epsilon=1.0, learner="plug-in", gamma=5.0, weight_bound=3.0)
+    with pytest.raises(ValueError, match="learner must be one of"):
+        ReleasePlan(epsilon=1.0, learner="owl")
+    ReleasePlan(epsilon=1.0, learner="plug-in", model_covariates=("age",))  # its models'
