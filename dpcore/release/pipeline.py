@@ -325,7 +325,11 @@ def _release_plugin(
             sampler=sampler,
             arms=(trial.arms[0], trial.arms[1]),
         )
-    settings: dict[str, Any] = dict(n=len(fit_rows))
+    per_row = isinstance(propensity, str) or np.ndim(propensity) != 0
+    settings: dict[str, Any] = dict(
+        n=len(fit_rows),
+        propensity=_design_text(propensity) if per_row else float(propensity),
+    )
     if plan.seed is not None:
         settings["seed"] = plan.seed
     if plan.arms is not None:

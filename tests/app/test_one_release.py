@@ -120,7 +120,7 @@ def write_files(case, tmp_path):
     return data, d
 
 
-def page_release(open_page, data, d):
+def page_release(open_page, data, d, learner="dp-owl"):
     at = open_page(PAGE)
     at.radio(key="file").set_value("upload").run()
     at.file_uploader(key="upload").set_value(("trial.csv", data, "text/csv")).run()
@@ -129,6 +129,7 @@ def page_release(open_page, data, d):
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert "A rule can be released" in words(at.info), words(at.error) + words(at.warning)
+    at.radio(key="learner").set_value(learner).run()
     at.select_slider(key="eps_eval").set_value(1.0).run()
     with seeded_noise(SEED):
         at.button(key="release").click().run()
@@ -136,18 +137,22 @@ def page_release(open_page, data, d):
     return at.session_state[RELEASE]
 
 
-@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize(
+    "case,learner",
+    [(case, "dp-owl") for case in CASES] + [("2:1, treated arm second", "plug-in")],
+)
 def test_the_page_the_cli_the_library_and_the_script_write_the_same_rule_file(
-    case, tmp_path, open_page, monkeypatch
+    case, learner, tmp_path, open_page, monkeypatch
 ):
     """Over 10 s: the page's whole path in AppTest, and three more releases of the trial."""
     data, d = write_files(case, tmp_path)
     csv, dictionary = tmp_path / "trial.csv", tmp_path / "trial_dictionary.json"
     monkeypatch.setenv("DPCORE_LEDGER", str(tmp_path / "page.sqlite"))
-    last = page_release(open_page, data, d)
+    last = page_release(open_page, data, d, learner)
     page = files.rule_json(last.release)
     plan = last.release.made.plan  # ε = 1, evaluated at 1 on 20%, γ from the paper's table
     assert plan.epsilon == 1.0 and plan.epsilon_eval == 1.0 and plan.gamma is None
+    assert plan.learner == learner
     with seeded_noise(SEED):
         made = release(csv, read_dictionary(dictionary), plan, ledger=PrivacyLedger())
         library = write_rule(made.to_dict(), None)
@@ -161,6 +166,8 @@ def test_the_page_the_cli_the_library_and_the_script_write_the_same_rule_file(
                 "1",
                 "--evaluate",
                 "1",
+                "--learner",
+                learner,
                 *(["--weight-bound", repr(plan.weight_bound)] if plan.weight_bound else []),
                 "--ledger",
                 str(tmp_path / "cli.sqlite"),

@@ -410,3 +410,21 @@ def test_a_large_epsilon_is_warned_before_the_release_and_never_green_after(page
     # whatever the evaluation says, the headline that names the promise is not green
     assert "attacker" not in words(at.success)
     assert "can be almost certain" in words(at.warning)
+
+
+def test_the_plug_in_rule_is_released_with_its_files_and_the_analysts_comparison(page):
+    at = page
+    at.radio(key="file").set_value("paper_trial").run()
+    at.button(key="fill_dictionary").click().run()
+    at.radio(key="learner").set_value("plug-in").run()
+    assert not any(t.key == "preview_on" for t in at.toggle)  # the preview simulates DP-OWL
+    release(at, evaluate=True)
+    last = at.session_state[RELEASE]
+    assert last.release.made.plan.learner == "plug-in"
+    assert {b.key for b in at.get("download_button")} >= {"dl_rule", "dl_rows", "dl_report"}
+    report = last.files[("report",)]
+    assert "Ridge (public)" in report and "γ (regularization)" not in report
+    assert "the ridge are public settings" in explain_upload.release_statement(last.release)
+    at.button(key="compare").click().run()
+    assert not at.exception and "non-private rule" in " ".join(m.value for m in at.markdown)
+    assert ledger_entries(at)[-1].mechanism.startswith("Private plug-in rule")

@@ -259,7 +259,12 @@ def before_release(source, trial, settings, p_min, units, binary=()):
     n_fit = compute.fit_size(trial.n, evaluation)
     unit = units.get(trial.outcome, "")
     preview = None
-    if st.toggle(
+    if settings.get("learner") == "plug-in":
+        st.caption(
+            "The preview simulates DP-OWL's release; for the plug-in rule, "
+            "docs/findings.md compares the two learners on simulated trials."
+        )
+    elif st.toggle(
         f"Preview on a simulated twin of {n_fit} patients (no privacy spent)",
         key="preview_on",
         help=explain.PREVIEW_NOTE,

@@ -67,6 +67,22 @@ EPS = Choice(
     fmt_eps,
     help="Smaller ε means more noise and stronger privacy.",
 )
+LEARNER = Choice(
+    "learner",
+    ("dp-owl", "plug-in"),
+    "dp-owl",
+    "Learner",
+    {
+        "dp-owl": "DP-OWL (the paper's: output perturbation)",
+        "plug-in": "private plug-in rule (noisy per-arm outcome models)",
+    }.get,
+    kind="radio",
+    help="DP-OWL releases a weighted-ERM rule with noise on its coefficients. The plug-in "
+    "rule fits a linear outcome model per arm from noisy sums and treats where the treated "
+    "arm's prediction is better: on simulated trials with a linear effect it gives the "
+    "better arm to more patients at the same ε (docs/findings.md), and it loses when "
+    "the effect is not linear in the covariates.",
+)
 GAMMA_FROM = Choice(
     "gamma_from",
     ("paper", "proxy", "d0"),
@@ -87,4 +103,4 @@ PROXY = Choice(
     str,
     kind="selectbox",
 )
-CONTROLS = (FILE, BETTER, DESIGN, P_MIN, EPS, GAMMA_FROM, PROXY)
+CONTROLS = (FILE, BETTER, DESIGN, P_MIN, EPS, LEARNER, GAMMA_FROM, PROXY)

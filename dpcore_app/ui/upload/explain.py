@@ -46,16 +46,27 @@ def release_statement(release):
         f"{what}, with pure ε-differential privacy at ε = {eps:g} (δ = {release.delta:g}): "
         f"replacing any one patient's row {among} changes the chance of anything released "
         f"by at most a factor e^{eps:g} = {math.exp(min(eps, 700)):.3g}. "
-        "The bounds, γ, W and C are public settings chosen without looking at the data. The "
+        f"The bounds{settings_words(release)} are public settings chosen without looking at "
+        "the data. The "
         "guarantee does not cover floating-point effects of the noise sampler, settings tuned "
         "on the same data, or side channels."
     )
+
+
+def settings_words(release):
+    """The learner's public settings, named after the bounds."""
+    return " and the ridge" if release.made.plan.learner == "plug-in" else ", γ, W and C"
 
 
 #: Shown beside the outcome direction control until it is chosen, and in "Still needed".
 DIRECTION_NEEDED = (
     "Choose which outcome is better, larger or smaller: nothing is assumed. A "
     "dictionary that names larger_is_better fills it in."
+)
+PLUG_IN_DESIGN = (
+    "With an estimated propensity this page releases DP-OWL only (it pays for the estimate "
+    "with more noise): to use the private plug-in rule, choose the trial's randomization "
+    "ratio or its propensity column."
 )
 NO_PROPENSITY_COLUMN = (
     "every column already has a role, so none is left to hold the "

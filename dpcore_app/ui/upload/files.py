@@ -133,6 +133,23 @@ def _filled_as_missing(X, trial):
     return X
 
 
+def _mechanism_rows(release):
+    """The learner's own public settings, as the report's table lists them."""
+    s = release.settings
+    if "gamma" not in s:  # the private plug-in rule
+        return {
+            "Learner": s["learner"],
+            "Ridge (public)": f"{s['ridge']:g}",
+            "L1 sensitivity of the per-arm sums": f"{s['sensitivity_l1']:g}",
+        }
+    return {
+        "γ (regularization)": f"{s['gamma']:.4g}, from {s['gamma_source']}",
+        "W (weight bound)": f"{s['W']:.4g}",
+        "C": str(s["C"]),
+        "Noise scale Δ = (C + 2W)/γ": f"{s['sensitivity']:.4g}",
+    }
+
+
 def report_html(release, figure, evaluation=None, preview=None):
     """One self-contained page for stakeholders: the rule, the privacy statement, the chart,
     and, when there are, the private evaluation and the preview at the chosen ε.
@@ -155,10 +172,7 @@ def report_html(release, figure, evaluation=None, preview=None):
     )
     settings = {
         "ε (privacy budget)": f"{release.epsilon:g} (δ = {release.delta:g})",
-        "γ (regularization)": f"{release.gamma:.4g}, from {release.gamma_source}",
-        "W (weight bound)": f"{release.W:.4g}",
-        "C": str(release.C),
-        "Noise scale Δ = (C + 2W)/γ": f"{release.sensitivity:.4g}",
+        **_mechanism_rows(release),
         "Propensity": release.propensity,
         f"Outcome '{release.outcome}' bounds": f"[{release.outcome_bounds[0]:g}, "
         f"{release.outcome_bounds[1]:g}], "

@@ -16,6 +16,7 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 
 from dpcore import DPOWL, ClippingWarning, NoiseWarning, agreement_test, ipw_value
 from dpcore.owl.owl import fit_logistic_propensity
@@ -192,6 +193,16 @@ def plan_from_settings(settings, p_min=None):
     evaluation = settings.get("evaluation")
     propensity = settings["propensity"]
     reasons = () if settings["private"] else (VOID["bounds"],)
+    if settings.get("learner") == "plug-in":  # no γ, W or C
+        return ReleasePlan(
+            epsilon=float(settings["eps"]),
+            learner="plug-in",
+            epsilon_eval=float(evaluation[0]) if evaluation else None,
+            fit_share=float(evaluation[1]) if evaluation else 0.8,
+            propensity=propensity,
+            min_propensity=float(p_min) if propensity == "column" and p_min is not None else None,
+            not_private=reasons,
+        )
     return ReleasePlan(
         epsilon=float(settings["eps"]),
         epsilon_eval=float(evaluation[0]) if evaluation else None,
@@ -233,6 +244,9 @@ def compare_nonprivate(made, rec):
     trial, rule, s = made.trial, made.rule, made.rule.settings
     propensity = made.plan.propensity
     p = trial.propensity if propensity == "column" else propensity
+    if made.plan.learner == "plug-in":
+        exact = _exact_plugin(made)
+        return _compared(trial, rec, exact, p, propensity)
     kw = dict(
         gamma=s["gamma"],
         weight_bound=s["W"],
@@ -246,6 +260,25 @@ def compare_nonprivate(made, rec):
         warnings.simplefilter("ignore", ClippingWarning)  # analyst-only, never in the log
         warnings.simplefilter("ignore", NoiseWarning)
         exact = DPOWL(epsilon=math.inf, **kw).fit(trial.X, trial.A, B, p).predict(trial.X)
+    return _compared(trial, rec, exact, p, propensity)
+
+
+def _exact_plugin(made):
+    """The plug-in rule without noise, on every row (analyst only)."""
+    from dpcore.owl.plugin import PrivatePlugInRule
+
+    rule, trial = made.rule, made.trial
+    model = PrivatePlugInRule(
+        epsilon=math.inf,
+        feature_bounds=(np.asarray(rule.lower), np.asarray(rule.upper)),
+        outcome_bounds=tuple(rule.settings["outcome_bounds"]),
+        larger_is_better=rule.settings["larger_is_better"],
+    ).fit_trial(trial)
+    X = pd.DataFrame(trial.X, columns=list(trial.covariates))
+    return np.where(model.decision_function(X) > 0, 1.0, -1.0)
+
+
+def _compared(trial, rec, exact, p, propensity):
     p_eval = fit_logistic_propensity(trial.X, trial.A) if propensity == "logistic" else p
     ok = np.ones(trial.n, bool) if trial.complete is None else np.asarray(trial.complete)
     p_ok = p_eval[ok] if np.ndim(p_eval) else p_eval

@@ -21,11 +21,12 @@ COMPARE = "your_data_compare"
 
 def analyst_panel(released):
     diagnostics = released.diagnostics
-    st.markdown(
-        f"- Weights clipped at W: **{100 * diagnostics['clipped_share']:.1f}%** of rows\n"
-        f"- Solver: {diagnostics['n_iter']} iterations, gradient norm "
-        f"{diagnostics['grad_norm']:.1e}"
-    )
+    if diagnostics:  # DP-OWL's solver (the plug-in rule has none)
+        st.markdown(
+            f"- Weights clipped at W: **{100 * diagnostics['clipped_share']:.1f}%** of rows\n"
+            f"- Solver: {diagnostics['n_iter']} iterations, gradient norm "
+            f"{diagnostics['grad_norm']:.1e}"
+        )
     if st.button("Compare with the non-private rule (one more fit on your data)", key="compare"):
         st.session_state[COMPARE] = (
             released.release,

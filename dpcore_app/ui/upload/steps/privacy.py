@@ -17,7 +17,7 @@ from dpcore.release import ReleasePlan
 from dpcore_app.ui.common.controls import row
 from dpcore_app.ui.common.safety import plain
 from dpcore_app.ui.upload import analyst_panels, compute, explain, form
-from dpcore_app.ui.upload.controls import EPS, GAMMA_FROM, PROXY
+from dpcore_app.ui.upload.controls import EPS, GAMMA_FROM, LEARNER, PROXY
 from dpcore_app.ui.upload.steps import Chosen
 
 
@@ -30,7 +30,8 @@ def privacy(ready, verdict, flow):
         flow.has(
             3,
             f"ε = {chosen.settings['eps']:g}"
-            + (f", γ = {chosen.settings['gamma']:.4g}" if ready.kind == "two" else "")
+            + (f", γ = {chosen.settings['gamma']:.4g}" if chosen.settings.get("gamma") else "")
+            + (", the private plug-in rule" if chosen.settings.get("learner") == "plug-in" else "")
             + (f", evaluated at ε_eval = {evaluation[0]:g}" if evaluation else ""),
         )
     return chosen
@@ -47,18 +48,28 @@ def _two_arms(ready, verdict):
         propensity=ready.propensity,
         private=not ready.from_data,
     )
-    try:
-        chosen = _gamma(ready, W, settings)
-    except TrialDataError as exc:
-        st.error(plain(exc), icon=":material/error:")
-        return None
-    if chosen is None:
-        verdict.info(explain.upload_verdict("bounds", trial.n), icon=":material/rule:")
-        return None
-    eps, gamma, where, evaluation, paper = chosen
-    noise = compute.noise_warning(trial.n, W, gamma, ready.propensity)
-    if noise:
-        st.warning(noise, icon=":material/blur_on:")
+    learner = LEARNER.widget()
+    if learner == "plug-in":
+        if ready.propensity == "logistic":
+            st.error(explain.PLUG_IN_DESIGN, icon=":material/rule:")
+            return None
+        eps = EPS.widget()
+        evaluation = analyst_panels.evaluation_choice(eps, ready.propensity)
+        gamma = where = None
+        paper = False
+    else:
+        try:
+            chosen = _gamma(ready, W, settings)
+        except TrialDataError as exc:
+            st.error(plain(exc), icon=":material/error:")
+            return None
+        if chosen is None:
+            verdict.info(explain.upload_verdict("bounds", trial.n), icon=":material/rule:")
+            return None
+        eps, gamma, where, evaluation, paper = chosen
+        noise = compute.noise_warning(trial.n, W, gamma, ready.propensity)
+        if noise:
+            st.warning(noise, icon=":material/blur_on:")
     label = st.text_input(
         "Title for the report (optional; printed in the downloads)",
         key="report_title",
@@ -66,6 +77,7 @@ def _two_arms(ready, verdict):
     )
     settings = dict(
         settings,
+        learner=learner,
         eps=eps,
         gamma=gamma,
         gamma_source=where,
