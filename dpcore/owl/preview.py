@@ -37,6 +37,7 @@ true effects) that the private rule keeps, with 95% bands of single releases.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -166,7 +167,9 @@ def preview(
         The γ each release would use.
     weight_bound, C, huber_h
         The release's W, C (a number or "worst-case") and Huber width.
-    strengths : sequence of names of :data:`STRENGTHS`
+    strengths : sequence of names of :data:`STRENGTHS`, or mapping
+        A mapping ``{name: share}`` gives each strength's standard deviation as a share of the
+        outcome's range (an analyst's own effect size in outcome units, divided by the range).
     twins, draws : int
         Twins fitted, and noise draws per twin and ε: twins * draws releases per point.
     seed : int
@@ -200,7 +203,11 @@ def preview(
     C = resolve_C(C, n, W)
     rows = min(n, int(check_real(max_rows, "max_rows", low=1.0)))
     twin_design = design if rows == n else replace(design, n=rows)
-    shares = [STRENGTHS[s] for s in strengths]
+    named = (
+        dict(strengths) if isinstance(strengths, Mapping) else {s: STRENGTHS[s] for s in strengths}
+    )
+    strengths = list(named)
+    shares = [check_real(v, f"strength {k!r}", low=0.0) for k, v in named.items()]
     scaling = FeatureScaling.from_bounds(
         (np.asarray(design.lower), np.asarray(design.upper)), design.p
     )

@@ -428,3 +428,21 @@ def test_the_plug_in_rule_is_released_with_its_files_and_the_analysts_comparison
     at.button(key="compare").click().run()
     assert not at.exception and "non-private rule" in " ".join(m.value for m in at.markdown)
     assert ledger_entries(at)[-1].mechanism.startswith("Private plug-in rule")
+
+
+def test_the_preview_states_effect_sizes_in_the_outcomes_units_and_takes_the_analysts_own(page):
+    """The presets say their SD in the outcome's units (a share of the bounds' range can
+    exceed any real effect), the default is the smallest, and the analyst's own SD is
+    previewed as stated."""
+    at = page
+    at.radio(key="file").set_value("hospital_trial").run()
+    at.button(key="fill_dictionary").click().run()
+    at.toggle(key="preview_on").set_value(True).run()
+    control = at.get("segmented_control")
+    strength = next(c for c in control if c.key == "preview_strength")
+    assert strength.value == "weak"
+    assert "weak: 1 days" in strength.options and "moderate: 3 days" in strength.options
+    strength.set_value("yours").run()
+    at.number_input(key="preview_yours").set_value(0.5).run()
+    said = " ".join(m.value for m in at.markdown).replace("\\", "")  # markdown escapes
+    assert "With your stated effects" in said and "standard deviation of 0.5 days" in said

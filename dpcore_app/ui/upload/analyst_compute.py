@@ -41,6 +41,17 @@ def preview_grid(eps):
     return tuple(sorted(set(PREVIEW_EPS) | {float(eps)}))
 
 
+#: The name of the analyst's own effect size among the preview's strengths.
+YOURS = "yours"
+
+
+def strength_sd(strength, outcome_bounds, yours=None):
+    """A strength's standard deviation of the treatment effect, in the outcome's units."""
+    if strength == YOURS:
+        return float(yours)
+    return STRENGTHS[strength] * (float(outcome_bounds[1]) - float(outcome_bounds[0]))
+
+
 #: The twin's average advantage of the treated arm in the "dominant arm" scenario, as a share
 #: of the outcome's range.
 DOMINANT = 0.10
@@ -61,9 +72,12 @@ def twin_preview(
     C,
     huber_h=0.5,
     dominant=False,
+    yours=None,
 ):
     """The preview's table (see :func:`dpcore.owl.preview.preview`); public inputs only.
-    ``dominant``: the treated arm is better on average by :data:`DOMINANT` of the range."""
+    ``dominant``: the treated arm is better on average by :data:`DOMINANT` of the range.
+    ``yours``: the analyst's own standard deviation of the treatment effect between patients,
+    in the outcome's units, previewed as the strength "yours" beside the three presets."""
     design = TwinDesign(
         n=int(n),
         lower=tuple(lower),
@@ -76,9 +90,13 @@ def twin_preview(
     )
     # Bounded whatever n (a twin has at most dpcore.owl.preview.MAX_ROWS patients), so it runs
     # in the analyst's own session, not behind the gate the teaching pages' sweeps share.
+    strengths = dict(STRENGTHS)
+    if yours is not None:
+        strengths[YOURS] = float(yours) / (float(outcome_bounds[1]) - float(outcome_bounds[0]))
     return preview(
         design,
         eps_grid,
+        strengths=strengths,
         gamma=list(gammas),
         weight_bound=W,
         C=C,
@@ -223,6 +241,8 @@ def script_for(released, csv_name="trial.csv", dictionary_name="trial_dictionary
 __all__ = [
     "PREVIEW_EPS",
     "STRENGTHS",
+    "YOURS",
+    "strength_sd",
     "TARGETS",
     "dictionary_from_settings",
     "noise_lengths",

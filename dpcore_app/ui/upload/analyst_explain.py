@@ -28,6 +28,11 @@ def twin_assumptions(n, dominant=False):
     )
 
 
+def effects_name(strength):
+    """A preview strength in words: "moderate effects", "your stated effects"."""
+    return "your stated effects" if strength == "yours" else f"{strength} effects"
+
+
 def preview_sentence(frame, strength, eps, target, smallest, unit=""):
     """What a release at ε is likely to deliver on the twin, and the ε that reaches the target.
 
@@ -60,7 +65,7 @@ def preview_sentence(frame, strength, eps, target, smallest, unit=""):
     else:
         value = "has no gain over the better fixed arm to keep (the non-private rule has none)"
     return (
-        f"With {strength} effects (the best arm's advantage varies across patients with a "
+        f"With {effects_name(strength)} (the best arm's advantage varies across patients with a "
         f"standard deviation of {row['effect_sd']:.3g}{unit}), a private rule at ε = {eps:g} "
         f"agrees with the non-private rule on {row['agreement_mean']:.0f}% of patients on "
         f"average ({spread}) and {value}; {reach}.{stability_clause(row, eps)} "

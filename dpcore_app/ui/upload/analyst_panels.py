@@ -108,15 +108,36 @@ def preview_panel(
     """What a release at ε is likely to deliver, on a simulated twin; returns the table."""
     st.subheader("Preview before spending", anchor=False)
     left, middle, right = st.columns(3)
+    u = f" {unit}" if unit else ""
+    # How much the treatment effect varies between patients is the analyst's to say, in the
+    # outcome's units (a share of the bounds' range can be far larger than any real effect):
+    # the presets say theirs in units, and "yours" takes a number.
     strength = (
         left.segmented_control(
-            "Heterogeneity of the treatment effect",
-            tuple(STRENGTHS),
-            default="moderate",
+            "How much the treatment effect varies between patients (its SD)",
+            (*STRENGTHS, compute.YOURS),
+            default="weak",
+            format_func=lambda s: (
+                "your own"
+                if s == compute.YOURS
+                else f"{s}: {compute.strength_sd(s, outcome_bounds):.3g}{u}"
+            ),
             key="preview_strength",
         )
-        or "moderate"
+        or "weak"
     )
+    yours = None
+    if strength == compute.YOURS:
+        span = float(outcome_bounds[1]) - float(outcome_bounds[0])
+        yours = left.number_input(
+            f"SD of the treatment effect between patients{f' ({unit})' if unit else ''}",
+            min_value=span / 1000,
+            max_value=span,
+            value=compute.strength_sd("weak", outcome_bounds),
+            format="%.4g",
+            key="preview_yours",
+            help="Public: from the literature or clinical judgement, never from this trial.",
+        )
     dominant = (
         middle.segmented_control(
             "Arms on average",
@@ -150,6 +171,7 @@ def preview_panel(
         float(W),
         C,
         dominant=dominant,
+        yours=yours,
     )
     smallest = smallest_epsilon(frame, target, strength)
     st.markdown(plain(explain.preview_sentence(frame, strength, eps, target, smallest, unit)))
@@ -290,7 +312,7 @@ def before_release(source, trial, settings, p_min, units, binary=()):
             source_kind,
             unit,
         )
-        strength = st.session_state.get("preview_strength") or "moderate"
+        strength = st.session_state.get("preview_strength") or "weak"
         target = st.session_state.get("preview_target") or 90
         preview = {
             "frame": frame,

@@ -6,6 +6,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from dpcore_app.ui.common.charts import GREY, INK, PALETTE, band, layout, marker
+from dpcore_app.ui.upload.analyst_explain import effects_name
 
 COLOURS = {"weak": PALETTE[1], "moderate": PALETTE[0], "strong": PALETTE[2]}
 #: The ε axis's ticks: 1-2-5 steps, labelled, with no minor labels in between.
@@ -35,7 +36,7 @@ def agreement_curve(frame, eps, target=None, title="Preview: agreement with the 
             part["agreement_lo"].to_numpy(),
             part["agreement_hi"].to_numpy(),
             COLOURS.get(strength, GREY),
-            f"{strength} effects",
+            effects_name(strength),
             f"{strength}: %{{y:.0f}}% (95% of releases %{{customdata[0]:.0f}}–%{{customdata[1]:.0f}}%)<extra></extra>",
         )
     fig.add_hline(y=50, line={"color": GREY, "dash": "dot", "width": 1})
@@ -61,7 +62,7 @@ def retained_curve(frame, eps, title="Preview: share of the non-private rule's g
             100 * np.clip(part["retained_lo"].to_numpy(), -1, 2),
             100 * np.clip(part["retained_hi"].to_numpy(), -1, 2),
             COLOURS.get(strength, GREY),
-            f"{strength} effects",
+            effects_name(strength),
             f"{strength}: %{{y:.0f}}% kept (95% of releases %{{customdata[0]:.0f}}–%{{customdata[1]:.0f}}%)<extra></extra>",
         )
     fig.add_hline(y=0, line={"color": GREY, "dash": "dot", "width": 1})
