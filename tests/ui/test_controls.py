@@ -175,3 +175,11 @@ def test_a_fresh_link_is_corrected_with_public_apis_only():
         and "bogus" in text
         and "nearest on its grid is 0.2" in text
     )
+
+
+def test_a_bidirectional_control_in_shown_text_is_named_not_obeyed():
+    """A link value (or a file's label) with U+202E would reverse the notice around it."""
+    shown = plain("eps=\u202e0001 is not one of the options").replace("\\", "")
+    assert "\u202e" not in shown and "⟨U+202E⟩" in shown
+    shown = plain("a\u2066b\u2069c\u200fd").replace("\\", "")
+    assert shown == "a⟨U+2066⟩b⟨U+2069⟩c⟨U+200F⟩d"

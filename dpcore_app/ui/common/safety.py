@@ -68,10 +68,17 @@ _AUTOLINK = re.compile(r"(://|(?i:www)\.|@)")  # what GFM turns into links even 
 _BREAK = "\u200b"  # zero-width space: invisible, but no scheme, www. or e-mail can match
 
 
+#: Unicode's bidirectional controls: one in a value shown back (a link's, a file's) would
+#: reverse the rest of the sentence around it.
+_BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
 def plain(text):
     """Text shown as text: every character markdown (or Streamlit's :directives:) could read
     as markup is backslash-escaped, URLs and e-mail addresses are broken up invisibly so they
-    are not turned into links, and line breaks become spaces."""
+    are not turned into links, line breaks become spaces, and a bidirectional control is
+    shown by its code point (U+202E) instead of reordering the sentence."""
     text = " ".join(str(text).split())
+    text = _BIDI.sub(lambda m: f"⟨U+{ord(m.group(0)):04X}⟩", text)
     text = _AUTOLINK.sub(lambda m: m.group(0)[0] + _BREAK + m.group(0)[1:], text)
     return _MARKUP.sub(r"\\\1", text)
