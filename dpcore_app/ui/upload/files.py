@@ -79,8 +79,9 @@ def rows_csv(release, trial, recommendations, identifiers=None):
     headers are neutralised against formula injection; numbers stay numbers. A row whose
     covariates are incomplete gets no score and no recommendation, and its covariates are
     written as missing (empty), not as the values they were read as. A NOT PRIVATE release
-    says so in a first column of every row; a recorded release states its number on the file
-    and the file's cumulative ε in a ``release`` column.
+    says so in a first column of every row (its reasons are the report's); a recorded release
+    gives its number on the file and the file's cumulative ε after it as two numbers,
+    ``release_no`` and ``file_epsilon_total`` (the sentence is the report's, not every row's).
     """
     x = np.clip(trial.X, release.lower, release.upper)
     score = release.intercept + x @ np.asarray(release.coef)
@@ -91,11 +92,11 @@ def rows_csv(release, trial, recommendations, identifiers=None):
         score = np.where(scored, score, np.nan)
         rec = np.where(scored, rec, "")
     taken = set(OWN_COLUMNS)
-    columns = (
-        [] if release.private else [("NOT PRIVATE", np.full(trial.n, release.title(), object))]
-    )
+    columns = [] if release.private else [("NOT PRIVATE", np.full(trial.n, "NOT PRIVATE", object))]
     if release.ledger_index is not None:
-        columns.append(("release", np.full(trial.n, ledger_text(release), object)))
+        total = release.epsilon_total
+        columns.append(("release_no", np.full(trial.n, release.ledger_index)))
+        columns.append(("file_epsilon_total", np.full(trial.n, total, dtype=float)))
     taken.update(c for c, _ in columns)
     columns.append(("data_row", trial.rows))
     for c, values in (identifiers or {}).items():
