@@ -192,3 +192,22 @@ def test_the_dictionarys_direction_randomization_and_bounds_arrive_with_it(open_
     assert at.button_group(key="better").value == "larger"
     assert widget(at.radio, "treated_").value == "verum"
     assert "A rule can be released" in words(at.info)
+
+
+def test_returning_by_the_sidebar_keeps_the_file_its_dictionary_and_the_settings(open_page):
+    """Another page, then back through the sidebar (an address with no settings): the
+    upload, its dictionary (said as kept) and ε are this session's, not the defaults."""
+    at = open_page(PAGE)
+    upload_csv(at)
+    upload_dictionary(at)
+    at.select_slider(key="eps").set_value(10.0).run()
+    at.switch_page("dpcore_app/app_pages/dp_owl.py").run()
+    for name in list(at.query_params):  # the sidebar's link carries no settings
+        del at.query_params[name]
+    at.switch_page("dpcore_app/app_pages/your_data.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.select_slider(key="eps").value == 10.0 and at.query_params["eps"] == "10"
+    assert "uploaded earlier in this session" in words(at.caption)
+    assert "Using the dictionary d.json" in words(at.caption).replace("\\", "")
+    assert roles(at)["treated"] == "verum"
+    assert "A rule can be released at ε = 10" in words(at.info)

@@ -427,6 +427,15 @@ def check_link(controls, page=None):
     here = page or ",".join(sorted(specs))
     _PAGES[here] = tuple(controls)
     raw, seen = _current(), st.session_state.setdefault("_link_seen", {})
+    if not raw and seen.get(here) and st.session_state.get("_link_page") != here:
+        # Back to this page from another by the sidebar (an address with no settings): the
+        # page's last view in this session, not its defaults; the address then says it.
+        raw = seen[here]
+        if st.session_state.get("_history_guard_ready", False):
+            st.query_params.from_dict(raw)
+        else:
+            _replace_address(raw)
+            st.session_state["_link_pending"] = (here, raw)
     arrival = st.session_state.get("_link_page") != here or seen.get(here) != raw
     st.session_state["_link_page"] = here
     keep = st.session_state.pop("_keep_notices", False)  # a rerun the page asked for itself

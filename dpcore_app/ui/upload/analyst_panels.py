@@ -25,25 +25,50 @@ EVAL_EPS = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
 SHARES = (0.7, 0.8, 0.9)
 
 
+#: The uploaded dictionary, kept in this session while the analyst visits other pages.
+DICTIONARY = "your_data_dictionary"
+
+
+def _forget_dictionary():
+    st.session_state.pop(DICTIONARY, None)
+
+
 def dictionary_uploader(key="dictionary_upload"):
-    """An optional public data dictionary (JSON or CSV); returns a Dictionary or None."""
+    """An optional public data dictionary (JSON or CSV); returns a Dictionary or None.
+
+    It is kept in this session's state (as the trial's CSV is), so returning to the page
+    from another one finds it again, said as such, with a button to forget it."""
     up = st.file_uploader(
         "Public data dictionary (optional: JSON or CSV with column, role, type, "
         "lower, upper, levels, unit)",
         type=["json", "csv"],
         key=key,
+        on_change=_forget_dictionary,
     )
     st.caption(
         "A dictionary fills the roles, types, levels, bounds and design from the protocol. "
         "It holds public metadata only; nothing in it is read from your data."
     )
+    kept = st.session_state.get(DICTIONARY)
+    if up is not None and (kept is None or kept[0] != up.file_id):
+        try:
+            d = read_dictionary(up.getvalue(), strict=False)
+        except DictionaryError as exc:  # nothing of it could be read (not JSON, no header row)
+            st.error(plain(exc), icon=":material/error:")
+            return None
+        kept = (up.file_id, up.name, d)
+        st.session_state[DICTIONARY] = kept
+    if kept is None:
+        return None
     if up is None:
-        return None
-    try:
-        d = read_dictionary(up.getvalue(), strict=False)
-    except DictionaryError as exc:  # nothing of it could be read (not JSON, no header row)
-        st.error(plain(exc), icon=":material/error:")
-        return None
+        st.caption(
+            plain(
+                f"Using the dictionary {kept[1]}, uploaded earlier in this session; upload "
+                "another to replace it."
+            )
+        )
+        st.button("Forget this dictionary", on_click=_forget_dictionary, key="forget_dictionary")
+    d = kept[2]
     if d.problems:
         # the valid entries are used; each invalid one is listed with its fix and left empty
         # in the table below, which then asks for it
