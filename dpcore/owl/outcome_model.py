@@ -83,25 +83,29 @@ def _scaled_outcome(B, outcome_bounds):
     return (np.clip(np.nan_to_num(np.asarray(B, dtype=float), nan=c), lo, hi) - c) / u
 
 
-def sufficient_statistics(Z, A, y, include=None):
+def sufficient_statistics(Z, A, y, include=None, arms=(1.0, -1.0)):
     """The exact statistics (vech G_+, h_+, vech G_-, h_-), vectorised over leading axes.
 
     Parameters
     ----------
     Z : array (..., n, d) of design rows in [-1, 1]
-    A : array (..., n) of +/-1
+    A : array (..., n) of +/-1 (or of the codes in ``arms``)
     y : array (..., n) of scaled outcomes in [-1, 1]
     include : bool array (..., n), optional (False: the row contributes nothing)
+    arms : sequence of codes of A
+        One block per arm, in this order: (+1, -1) for two arms, 0..K-1 for K (a row is in
+        one arm's block, so replacing it moves two blocks: the L1 sensitivity is
+        :func:`statistics_sensitivity` whatever K).
 
     Returns
     -------
-    array (..., 2 k), k = d (d + 1) / 2 + d
+    array (..., len(arms) k), k = d (d + 1) / 2 + d
     """
     Z, A, y = (np.asarray(v, dtype=float) for v in (Z, A, y))
     r = np.ones(A.shape) if include is None else np.asarray(include, dtype=float)
     iu = np.triu_indices(Z.shape[-1])
     out = []
-    for arm in (1.0, -1.0):
+    for arm in arms:
         w = r * (A == arm)
         G = np.einsum("...n,...ni,...nj->...ij", w, Z, Z)[..., iu[0], iu[1]]
         h = np.einsum("...n,...ni->...i", w * y, Z)
@@ -110,7 +114,8 @@ def sufficient_statistics(Z, A, y, include=None):
 
 
 def solve_statistics(stats, d, n, epsilon, ridge=0.01):
-    """Per-arm coefficients (..., 2, d) from (noisy) statistics: post-processing only.
+    """Per-arm coefficients (..., K, d) from (noisy) statistics of K arms' blocks (K = 2 for
+    :func:`sufficient_statistics`'s default): post-processing only.
 
     ``n`` is the public size of the part, ``epsilon`` the statistics' budget (for the public
     conditioning term of lambda, see the Notes).
@@ -121,7 +126,9 @@ def solve_statistics(stats, d, n, epsilon, ridge=0.01):
     scale = 0.0 if np.isinf(epsilon) else statistics_sensitivity(d) / float(epsilon)
     lam = float(ridge) * float(n) + 2.0 * np.sqrt(2.0 * d) * scale
     coefs = []
-    for block in (stats[..., : k + d], stats[..., k + d :]):
+    size = k + d
+    for j in range(stats.shape[-1] // size):
+        block = stats[..., j * size : (j + 1) * size]
         G = np.zeros(block.shape[:-1] + (d, d))
         G[..., iu[0], iu[1]] = block[..., :k]
         G = G + np.swapaxes(G, -1, -2)

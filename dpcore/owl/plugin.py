@@ -144,14 +144,22 @@ def score_from_statistics(
     lo, hi = (float(v) for v in outcome_bounds)
     sign = 1.0 if larger_is_better else -1.0
     diff = sign * (hi - lo) / 2.0 * (arm_coef[..., 0, :] - arm_coef[..., 1, :])
+    intercept, coef = in_units(diff, lower, upper, cols)
+    return intercept, coef, arm_coef
+
+
+def in_units(diff: np.ndarray, lower: np.ndarray, upper: np.ndarray, cols: np.ndarray):
+    """A linear score on the scaled design row (1, z), ``diff`` (..., d), as
+    ``(intercept, coef)`` on the covariates' original units (coef 0 for an unused one):
+    z_j = 2 (clip(x_j) - lower_j) / (upper_j - lower_j) - 1, and -1 for equal bounds."""
     span = upper[cols] - lower[cols]
     # z = slope * clip(x) + offset, as design_rows computes it
     slope = np.where(span > 0, 2.0 / np.where(span > 0, span, 1.0), 0.0)
     offset = np.where(span > 0, -slope * lower[cols] - 1.0, -1.0)
     intercept = diff[..., 0] + diff[..., 1:] @ offset
-    coef = np.zeros(diff.shape[:-1] + (p,))
+    coef = np.zeros(diff.shape[:-1] + (lower.size,))
     coef[..., cols] = diff[..., 1:] * slope
-    return intercept, coef, arm_coef
+    return intercept, coef
 
 
 class PrivatePlugInRule(PrivateEstimator):

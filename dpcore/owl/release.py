@@ -62,6 +62,7 @@ __all__ = [
     "load_rule",
     "rule_from_dpowl",
     "rule_from_karm",
+    "rule_from_plugin_arms",
     "rule_from_plugin",
     "rule_to_dict",
     "write_rule",
@@ -701,6 +702,62 @@ def rule_from_karm(model, trial, *, not_private=(), **settings):
             coef=tuple(map(float, w)),
             lower=tuple(map(float, scaling.lower)),
             upper=tuple(map(float, scaling.upper)),
+            treated=_plain(arm),
+            control=_plain(model.reference_),
+            categories=categories,
+            fill=dict(getattr(trial, "fills", {})),
+        )
+        for arm, w, b in zip(model.compared_, model.coef_, model.intercept_)
+    )
+    return ArmsRule(
+        rules=rules,
+        arms=tuple(_plain(a) for a in model.arms_),
+        reference=_plain(model.reference_),
+        settings=base,
+    )
+
+
+def rule_from_plugin_arms(model, trial, *, not_private=(), **settings):
+    """An :class:`ArmsRule` from a fitted :class:`dpcore.owl.plugin_arms.PrivatePlugInArms`:
+    one score per compared arm against the reference, released together at ε (one release of
+    every arm's statistics, no split of ε)."""
+    model._check_fitted()
+    lower, upper = model.feature_bounds_
+    title, void = _title(
+        model, not_private, settings, f"treatment rule over {len(model.arms_)} arms"
+    )
+    base = {
+        "title": title,
+        "private": not void,
+        "not_private_because": void,
+        "treatment": trial.treatment,
+        "outcome": trial.outcome,
+        "learner": "private plug-in rule over every arm (one linear outcome model per arm)",
+        "epsilon": model.epsilon,
+        "delta": PLUG_IN_STATISTICS.delta,
+        "ridge": model.ridge,
+        "sensitivity_l1": model.sensitivity_,
+        "n": int(trial.n),
+        "arm_probabilities": None
+        if trial.arm_probabilities is None
+        else list(trial.arm_probabilities),
+        "outcome_bounds": list(model.outcome_bounds_),
+        "larger_is_better": bool(model.larger_is_better_),
+        "model_covariates": [str(trial.covariates[j]) for j in model.columns_],
+        "mechanism": PLUG_IN_STATISTICS.sentence(
+            f"the private plug-in rule over {len(model.arms_)} arms: every arm's statistics "
+            "in one release at ε (a patient is in one arm's block)"
+        ),
+    }
+    base = _settings(base, settings, title, void, PLUG_IN_STATISTICS.name)
+    categories = {c: [_plain(v) for v in lv] for c, lv in trial.categories.items()}
+    rules = tuple(
+        Rule(
+            covariates=tuple(trial.covariates),
+            intercept=float(b),
+            coef=tuple(map(float, w)),
+            lower=tuple(map(float, lower)),
+            upper=tuple(map(float, upper)),
             treated=_plain(arm),
             control=_plain(model.reference_),
             categories=categories,

@@ -368,6 +368,8 @@ def _release_arms(data: Any, d: Dictionary, plan: ReleasePlan) -> Release:
     if d.outcome_bounds is None:
         raise ReleaseError(f"the dictionary gives no public bounds for the outcome {d.outcome!r}")
     trial = read_arms_trial(data, dictionary=d, unknown_levels="baseline")
+    if plan.learner == "plug-in":
+        return _release_plugin_arms(trial, d, plan)
     kw = dict(
         gamma=plan.gamma if plan.gamma is not None else "paper",
         weight_bound=plan.weight_bound,
@@ -407,6 +409,63 @@ def _release_arms(data: Any, d: Dictionary, plan: ReleasePlan) -> Release:
     rule_file = rule_from_karm(rule, trial, not_private=reasons, **settings)
     mechanism = f"K-arm DP-OWL rule, {len(trial.arms)} arms" + (
         " + private evaluation" if evaluation is not None else ""
+    )
+    return Release(rule_file, evaluation, trial, plan, mechanism)
+
+
+def _release_plugin_arms(trial: Any, d: Dictionary, plan: ReleasePlan) -> Release:
+    """All K > 2 arms with the private plug-in rule: every arm's outcome model in one release
+    at ε (:class:`dpcore.owl.plugin_arms.PrivatePlugInArms`), and the rule's private evaluation
+    on the held-out patients as for K-arm DP-OWL."""
+    from ..owl.evaluation import public_split
+    from ..owl.evaluation_arms import evaluate_arms_rule
+    from ..owl.karm import arm_indices
+    from ..owl.plugin_arms import PrivatePlugInArms
+    from ..owl.release import rule_from_plugin_arms
+
+    n = trial.n
+    evaluated = plan.epsilon_eval is not None
+    fit_rows, eval_rows = (
+        public_split(n, plan.fit_share, plan.split_seed) if evaluated else (np.arange(n), None)
+    )
+    rng, sampler = noise_source(plan)
+    model = PrivatePlugInArms(
+        epsilon=plan.epsilon,
+        feature_bounds=trial.feature_bounds(d.bounds),
+        outcome_bounds=d.outcome_bounds,
+        larger_is_better=bool(d.larger_is_better),
+        reference=plan.reference if plan.reference is not None else d.extra.get("reference"),
+        columns=_model_columns(plan.model_covariates, trial),
+        sampler=sampler,
+        rng=rng,
+    )
+    try:
+        model.fit_trial(_rows(trial, fit_rows))
+    except ValueError as exc:
+        raise ReleaseError(str(exc)) from None
+    evaluation = None
+    if evaluated:
+        codes = arm_indices(model.recommend(trial.X[eval_rows]), trial.arms)
+        evaluation = evaluate_arms_rule(
+            codes,
+            np.asarray(trial.A, dtype=int)[eval_rows],
+            np.asarray(trial.B)[eval_rows],
+            trial.arm_probabilities,
+            outcome_bounds=d.outcome_bounds,
+            epsilon=plan.epsilon_eval,
+            arms=trial.arms,
+            larger_is_better=bool(d.larger_is_better),
+            include=None if trial.complete is None else np.asarray(trial.complete)[eval_rows],
+            rng=rng,
+            sampler=sampler,
+        )
+    settings: dict[str, Any] = dict(n=len(fit_rows))
+    if plan.seed is not None:
+        settings["seed"] = plan.seed
+    reasons = [] if plan.seed is not None else list(plan.not_private)
+    rule_file = rule_from_plugin_arms(model, trial, not_private=reasons, **settings)
+    mechanism = f"Private plug-in rule, {len(trial.arms)} arms" + (
+        " + private evaluation" if evaluated else ""
     )
     return Release(rule_file, evaluation, trial, plan, mechanism)
 

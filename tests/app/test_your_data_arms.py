@@ -89,3 +89,16 @@ def test_a_rule_over_all_arms_of_an_uploaded_three_arm_trial(open_page):
     assert not at.exception, [e.value for e in at.exception]
     assert "Private treatment rule over 3 arms (ε = 1)" in words(at.subheader)
     assert [e.epsilon for e in ledger_entries(at)] == [1.0]
+
+
+def test_the_plug_in_rule_over_all_four_arms_is_one_release_at_the_full_epsilon(open_page):
+    at = four_arms(open_page)
+    mode_radio(at).set_value("all").run()
+    at.radio(key="learner").set_value("plug-in").run()
+    assert "all 4 released together at ε = 1" in words(at.caption)
+    at.button(key="release").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    rule = at.session_state["your_data_release"].release.to_dict()
+    assert rule["learner"].startswith("private plug-in rule over every arm")
+    assert "epsilon_per_rule" not in rule and len(rule["scores"]) == 3
+    assert [e.epsilon for e in ledger_entries(at)] == [1.0]

@@ -148,17 +148,26 @@ def _gamma(ready, W, settings):
 
 
 def _all_arms(ready):
+    learner = LEARNER.widget()
     eps = EPS.widget()
     evaluation = analyst_panels.evaluation_choice(eps, None)
     k = len(ready.trial.arms)
-    st.caption(
-        f"The rule is {k - 1} comparisons of each arm with the reference arm, each "
-        f"released at ε/{k - 1} = {eps / (k - 1):.3g}; together they spend ε = {eps:g} "
-        "(basic composition: every comparison reads the same patients)."
-    )
-    settings = {"eps": float(eps), "evaluation": evaluation}
+    if learner == "plug-in":
+        st.caption(
+            f"The rule is one outcome model per arm, all {k} released together at ε = "
+            f"{eps:g}: a patient is in one arm's sums, so no share of ε is split between arms."
+        )
+    else:
+        st.caption(
+            f"The rule is {k - 1} comparisons of each arm with the reference arm, each "
+            f"released at ε/{k - 1} = {eps / (k - 1):.3g}; together they spend ε = {eps:g} "
+            "(basic composition: every comparison reads the same patients). The private "
+            "plug-in rule releases every arm at the full ε."
+        )
+    settings = {"eps": float(eps), "evaluation": evaluation, "learner": learner}
     plan = ReleasePlan(
         epsilon=float(eps),
+        learner=learner,
         epsilon_eval=evaluation[0] if evaluation else None,
         fit_share=evaluation[1] if evaluation else 0.8,
     )
