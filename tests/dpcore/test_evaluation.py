@@ -623,10 +623,11 @@ def test_under_a_true_null_with_controls_missing_worse_is_rare():
     """No treatment effect, 20% of the control arm incomplete (missing completely at random
     within the arm), m = 1000 held out, ε_eval = 10, outcomes near 400 within [0, 1500]: the
     verdict "worse" needs a gain's 95% interval below 0, at most (1 - 0.95) / 2 per gain, 5% in
-    all. Over 100 seeded releases it may appear at most binom.ppf(0.999, 100, 0.05) = 13 times
-    (dividing both arms by one count of complete rows said "worse" in 68-100% of releases)."""
+    all. Over 60 seeded releases it may appear at most binom.ppf(0.999, 60, 0.05) = 9 times
+    (dividing both arms by one count of complete rows said "worse" in 68-100% of releases: 83 of
+    100 here)."""
     rng = np.random.default_rng(71)
-    reps, worse = 100, 0
+    reps, worse = 60, 0
     for _ in range(reps):
         d, A, B, include = trial_with_missing_arm(1000, rng, 0.0, 0.2)
         ev = evaluate_rule(
