@@ -113,7 +113,16 @@ def coverage(reps, seed):
         **{a: big["mean"][:, j].mean() for j, a in enumerate(D.arms)},
     }
     rows = []
-    for m, eps, miss in ((200, np.inf, 0.0), (400, 1.0, 0.0), (400, 1.0, 0.1), (2000, 0.5, 0.1)):
+    # (m, ε_eval, incomplete share of each arm's rows: missing completely at random within arm)
+    settings = (
+        (200, np.inf, (0.0, 0.0, 0.0)),
+        (400, 1.0, (0.0, 0.0, 0.0)),
+        (400, 1.0, (0.1, 0.1, 0.1)),
+        (2000, 0.5, (0.1, 0.1, 0.1)),
+        (1000, 1.0, (0.0, 0.3, 0.0)),
+        (1000, 10.0, (0.2, 0.0, 0.0)),
+    )
+    for m, eps, miss in settings:
         hits = np.zeros(2 * len(D.arms) + 1)
         gen = np.random.default_rng([seed, 2])
         for _ in range(reps):
@@ -126,7 +135,7 @@ def coverage(reps, seed):
                 outcome_bounds=D.outcome_bounds,
                 epsilon=eps,
                 arms=D.arms,
-                include=None if miss == 0 else gen.random(m) > miss,
+                include=None if max(miss) == 0 else gen.random(m) >= np.take(miss, s["code"]),
                 rng=gen,
             )
             got = [ev.values[k] for k in truth] + [ev.gains[a] for a in D.arms]
@@ -179,10 +188,11 @@ def main(argv=None):
         f"\nCoverage of the K-arm evaluation's 95% intervals, {max(args.reps * 10, 100)} "
         "releases per row\n"
     )
-    print("| m | ε_eval | incomplete | " + " | ".join(names) + " |")
+    print("| m | ε_eval | incomplete (by arm) | " + " | ".join(names) + " |")
     print("|---" * (len(names) + 3) + "|")
     for m, eps, miss, cov in rows:
-        print(f"| {m} | {_eps(eps)} | {miss:.0%} | " + " | ".join(f"{c:.2f}" for c in cov) + " |")
+        shares = " / ".join(f"{v:.0%}" for v in miss)
+        print(f"| {m} | {_eps(eps)} | {shares} | " + " | ".join(f"{c:.2f}" for c in cov) + " |")
     print(f"\n({time.perf_counter() - start:.0f} s)")
 
 

@@ -19,83 +19,102 @@ its inverse-probability term y / pi lies in [-b, b], b = R/(2 p_min). Each row o
 evaluation part falls in exactly one cell (a, d) of (arm received, arm the rule recommends);
 with r_i = 1 for a complete row and 0 for an incomplete one (``include``: a missing outcome
 or covariate, ``Trial.complete``), the released vectors are the four cell sums and second
-moments over the public size m of the part, and the count of complete rows::
+moments over the public size m of the part, and the two arms' counts of complete rows::
 
     S_ad = (1/m) sum_i r_i 1(A_i = a, d(X_i) = d) y_i / pi_i,
     M_ad = (1/m) sum_i r_i 1(A_i = a, d(X_i) = d) (y_i / pi_i)^2,
-    N    = sum_i r_i.
+    N_a  = sum_i r_i 1(A_i = a) rho_a / pi_i            (a = +1, -1).
 
-**The target.** The values estimate the mean outcome under each policy among patients whose
-rows are complete, V = c + E[T | r = 1] with T = 1(A = d) y / pi (Horvitz-Thompson IPW);
-when rows are missing completely at random (MCAR) that is the population's value. With q the
-complete share, E[S_rule] = q (V - c): the old estimator c + S_rule (incomplete rows counting 0
-in m) shrinks each value towards c by the incomplete share 1 - q, a bias that does not shrink
-with m (issue 23: "95%" intervals covering 33% at m = 1000 and 0% at m = 5000 with 10%
-incomplete rows). The complete-row count is not public, so it is released too and the value is
-a ratio estimator (the same correction for every policy)::
+rho_a is the arm's public rate (:func:`count_rates`): for a known randomization p the arm's
+probability (p or 1 - p, floored at p_min), so rho_a / pi_i = 1 and N_a is the arm's number of
+complete rows; for a per-row propensity rho_a = p_min and a complete row counts p_min / pi_i,
+at most 1. The cells S_+. hold treated patients only and S_-. controls only.
 
-    V_hat = c + S~ / q~,    q~ = N~ / m,
+**The target.** The value of a policy is estimated arm by arm: each arm's cells over that arm's
+complete share q_a = E[r 1(A = a) / pi] (the share of the arm's patients whose rows are
+complete), estimated by q~_a = N~_a / (m rho_a)::
 
-with S~ the signed sum of the policy's two noisy cells: V(rule) uses S_++ + S_--, V(treat
-all) S_++ + S_+-, V(treat none) S_-+ + S_--; the gains over treating everyone use
-S_-- - S_+- and S_++ - S_-+ (sign flipped when smaller outcomes are better, so that a positive
-gain is good for patients). Without ``include`` (every row declared complete, a public fact)
-q = 1 and no count is released. Centring at c makes the values the same whichever direction is
-better and halves the sensitivity against a benefit in [0, R].
+    V(treat all)  = c + (S~_++ + S~_+-) / q~_+,    V(treat none) = c + (S~_-+ + S~_--) / q~_-,
+    V(rule)       = c + S~_++ / q~_+ + S~_-- / q~_-,
+    gain over all = S~_-- / q~_- - S~_+- / q~_+,   gain over none = S~_++ / q~_+ - S~_-+ / q~_-,
+
+gains with their sign flipped when smaller outcomes are better (so that a positive gain is
+good for patients). E[S_+d] = q_+ E[1(d(X) = d) y(+)] when, within each arm, a row's
+completeness is independent of the patient's covariates and outcome (missing completely at
+random within arm: the arms may lose different shares), so each ratio estimates the policy's
+value in the population; with a constant design (1/N_+) sum over complete treated rows of y is
+the treated arm's complete-case mean, and V(treat all) is exactly that mean (c cancels), for
+any bounds. Dividing all four cells by one count of all complete rows (the previous estimator)
+gave c + (q_a / q) (V_a - c), a target that moved with the midpoint of the bounds when the arms
+lost different shares (treat-all 461.6, 593.9 or 329.4 for a true 400 with bounds [0, 1500],
+[0, 3000] or [-1500, 1500], 30% of treated rows incomplete; its verdict said "worse" in 68-100%
+of releases under a true null with 20% of controls incomplete). When completeness depends on
+the outcome or the covariates within an arm, the values are those of the complete rows, not the
+population's. Without ``include`` (every row declared complete, a public fact) q = 1 and no count
+is released: the values are Horvitz-Thompson IPW. Centring at c makes the values the same
+whichever direction is better and halves the sensitivity against a benefit in [0, R].
 
 **Sensitivity.** Neighbours replace one row (the rule d is fixed: it was fitted on the other
-part); the replacement may turn a complete row into an incomplete one or back. The row's term
+part); the replacement may change the row's arm, its cell and its completeness. The row's term
 leaves one cell and enters another (or stays, or becomes 0 when the new row is incomplete),
-each term of absolute value at most b/m, so the L1 sensitivities are::
+each term of absolute value at most b/m; its count weight (at most 1) leaves one arm's count
+and enters the other's (or neither, or one only). So the L1 sensitivities are::
 
     Delta_1 = R / (m p_min)          cells S (a complete row moved to another cell),
     Delta_2 = R^2 / (2 m p_min^2)     moments M (squared terms in [0, b^2]),
-    Delta_3 = 1                       count N (complete <-> incomplete).
+    Delta_3 = 2                       the pair (N_+, N_-) (a complete treated row replaced by a
+                                      complete control row moves it by (-1, +1)).
 
 Delta_1 is attained by replacing a row (A = +1, d = +1, B = hi, pi = p_min) with one
-(A = -1, d = -1, B = lo, pi = p_min); making a row incomplete moves S by at most Delta_1 / 2.
-Laplace(Delta_k / ε_k) noise on each is ε_k-DP, and by sequential composition over the same
-rows the three releases cost ε_1 + ε_2 + ε_3 = ε_eval (:func:`evaluation_budget`): by default
-ε_2 = 0.25 ε_eval (``moment_share``), ε_3 = 0.10 ε_eval (``count_share``, only with
-``include``) and ε_1 = 0.65 ε_eval (0.75 without a count); 0.10 gave narrower intervals
-than 0.05 or 0.20 in the benchmark's settings (the count's noise enters scaled by |theta|).
-Every value, gain and interval is post-processing of (S~, M~, N~) and public numbers; the
-shape of the release depends only on whether ``include`` is given, never on the data.
+(A = -1, d = -1, B = lo, pi = p_min); making a row incomplete moves S by at most Delta_1 / 2
+and one count by at most 1. Laplace(Delta_k / ε_k) noise on each coordinate is ε_k-DP, and by
+sequential composition over the same rows the three releases cost ε_1 + ε_2 + ε_3 = ε_eval
+(:func:`evaluation_budget`): by default ε_2 = 0.25 ε_eval (``moment_share``), ε_3 = 0.20
+ε_eval (``count_share``, only with ``include``: :data:`COUNT_SHARE`) and ε_1 = 0.55 ε_eval
+(0.75 without counts). Every value, gain and interval is post-processing of (S~, M~, N~) and
+public numbers; the shape of the release depends only on whether ``include`` is given, never
+on the data.
 
-**Intervals (Fieller).** For a policy with true value theta = V - c and share q, the pivot
-S~ - theta q~ equals sampling error + s (L_1 + L_2) - theta e, where the sampling error is
-(1/m) sum_i r_i (T_i - theta), mean 0 and variance E[r (T - theta)^2] / m <= E[r T^2] / m (the
-uncentred second moment, estimated by the same two cells' M), L_1, L_2 are the two cells'
-standard Laplace draws at scale s = Delta_1 / ε_1, and e = (N~ - N) / m is Laplace at scale
-1/(m ε_3). The interval is Fieller's set {theta : |S~ - theta q~| <= h(|theta|)}, with h the
-``level`` quantile of |sigma Z + s (L_1 + L_2) + |theta| L_3 / (m ε_3)| (computed exactly by
-quadrature; it grows with |theta| by Anderson's theorem), intersected with the public range
-[-R/2, R/2] of a value ([-R, R] for a gain). For q~ > 0 it is found from [-R/2, R/2] by a few
-monotone steps (h evaluated at the largest |theta| of the previous set, so each set contains
-Fieller's); for q~ <= 0 it is the whole range. It covers whenever the pivot does, so the
-noise in both numerator and denominator is accounted for, with no delta-method linearisation.
-The point value is S~ / max(q~, 1/m), clipped to the range.
+**Intervals.** :func:`dpcore.owl.evaluation_interval.arm_ratio_intervals`. A value over one
+arm (treat all, treat none) is Fieller's interval: for the true theta = V - c, the pivot
+S~ - theta q~_a is the sampling error (1/m) sum_i r_i 1(A_i = a) (T_i - theta), mean 0 and
+variance at most the uncentred second moment E[r 1(A = a) T^2] / m estimated by the two cells'
+M, plus s (L_1 + L_2) (the two cells' Laplace draws at s = Delta_1 / ε_1) plus theta e_a
+(e_a = q~_a - q_a, Laplace at 2 / (m rho_a ε_3)). The interval is Fieller's set
+{theta : |S~ - theta q~_a| <= h(|theta|)}, with h the ``level`` quantile of
+|sigma Z + s (L_1 + L_2) + |theta| L_3 2 / (m rho_a ε_3)| (computed exactly by quadrature; it
+grows with |theta| by Anderson's theorem), intersected with the public range [-R/2, R/2],
+found from the range by a few monotone steps (each set contains Fieller's); for q~_a <= 0 it is
+the whole range. The rule's value and the gains use both arms: theta_hat = sum_a S~_a / q~_a
+has error sum_a (pivot_a) / q~_a, each arm's Fieller pivot over its observed share; the
+interval is theta_hat plus or minus the ``level`` quantile of |sigma Z + s' (L_1 + L_2) +
+b' (L_3 + L_4)|, sigma^2 = sum_a M_a / (m q~_a^2), s' = s / min q~_a, b' = max_a |theta_hat_a|
+2 / (m rho_a ε_3 q~_a) (raising a scale to the larger only widens it), computed by a Gamma
+mixture of normals; the one approximation is to take the observed shares as fixed (exact when
+they are equal). The point value is clipped to the range.
 
 **The sampling part.** sigma^2 = M'/m with M' the noisy second moment, raised by the
 ``level`` quantile of its own noise (so noise rarely makes the interval too short) and capped
 by what the public values alone allow, (R/2)^2 / p_min for a value and
-(R/2)^2 / (p_min (1 - p_min)) for a gain. With heavy weights (small p_min) few held-out rows
-carry a weight near 1/p_min and the normal interval under-covers, also without noise (issue 24:
-83-93% at ε_eval = inf; 79% for the rule's value at P(treated) = 0.9, m = 40). So the sampling
-half-width is Bernstein's, calibrated to the normal: t = rho + sqrt(rho^2 + z^2 sigma^2) with
-rho = z^2 b / (6 m) (Bernstein's inequality m t^2 <= 2L (sigma^2 + b t / 3) with 2L = z^2,
-b = R / (2 p_min) the public bound of one row's term); the interval uses sigma_eff = t / z. It
-equals the normal interval as m grows and adds about 0.64 b/m, the reach of a single heavy
-row, at small m.
+(R/2)^2 / (p_min (1 - p_min)) for a gain (over the smallest share squared for the rule and the
+gains). With heavy weights (small p_min) few held-out rows carry a weight near 1/p_min and the
+normal interval under-covers, also without noise (issue 24: 83-93% at ε_eval = inf; 79% for the
+rule's value at P(treated) = 0.9, m = 40). So the sampling half-width is Bernstein's,
+calibrated to the normal: t = rho + sqrt(rho^2 + z^2 sigma^2) with rho = z^2 b / (6 m)
+(Bernstein's inequality m t^2 <= 2L (sigma^2 + b t / 3) with 2L = z^2, b = R / (2 p_min) the
+public bound of one row's term, over the smallest share for two arms); the interval uses
+sigma_eff = t / z. It equals the normal interval as m grows and adds about 0.64 b/m, the reach
+of a single heavy row, at small m.
 
 **Limitations.** The sampling error is taken as normal after Bernstein's correction, not
 bounded exactly: with an expected number m p_min of held-out patients in the rarer arm below
 about 5, a value with all its weight on that arm can still under-cover (86% for treat-none at
-P(treated) = 0.95, m = 40, outcomes near a bound, ε_eval = inf). Values among complete rows
-equal the population's only under MCAR; when missingness depends on the outcome or the arm the
-intervals cover the complete rows' value, not the population's. The propensities must be at
-least p_min (a floor below the true propensity biases the IPW terms). ``benchmarks/
-evaluation_coverage.py`` measures the coverage at the page's settings (docs/evaluation.md).
+P(treated) = 0.95, m = 40, outcomes near a bound, ε_eval = inf). The values are the
+population's when rows are missing completely at random within each arm; when completeness
+depends on the outcome or the covariates the intervals cover the complete rows' value, not the
+population's. The propensities must be at least p_min (a floor below the true propensity
+biases the IPW terms). ``benchmarks/evaluation_coverage.py`` measures the coverage at the
+page's settings, with arms that lose different shares (docs/evaluation.md).
 
 **Verdict.** The rule beats treating everyone with the better arm when both gains' intervals
 lie above 0: each fails with probability at most (1 - level)/2, so both hold together with
@@ -115,7 +134,7 @@ from numpy.typing import ArrayLike
 from .._validation import check_bounds, check_epsilon, check_real
 from ..privacy.mechanisms import sample_laplace
 from .dpowl import DPOWL
-from .evaluation_interval import bernstein_sigma, fieller_interval, two_laplace_quantile
+from .evaluation_interval import arm_ratio_intervals
 from .owl import arm_propensity
 
 if TYPE_CHECKING:
@@ -126,6 +145,8 @@ __all__ = [
     "Estimate",
     "PrivateEvaluation",
     "cell_sums",
+    "complete_counts",
+    "count_rates",
     "evaluate_rule",
     "evaluation_budget",
     "evaluation_sensitivity",
@@ -137,8 +158,13 @@ __all__ = [
     "verdict_of",
 ]
 
-#: L1 sensitivity of the count of complete rows: replacing one row changes it by at most 1.
-COUNT_SENSITIVITY = 1.0
+#: L1 sensitivity of the pair of per-arm complete counts (N_+, N_-): replacing one row takes at
+#: most 1 from one arm's count and adds at most 1 to the other's (a row that changes arm).
+COUNT_SENSITIVITY = 2.0
+#: Default share of ε_eval on the per-arm counts (only with ``include``): 0.2 gave the narrowest
+#: intervals of 0.1, 0.2, 0.3 and 0.4 at m = 200, ε_eval = 0.5-1 (the count's noise enters
+#: scaled by the arm's centred value) and within 5% of the narrowest elsewhere (docs/evaluation.md).
+COUNT_SHARE = 0.2
 
 CELLS = (
     "treated, recommended treated",
@@ -149,6 +175,9 @@ CELLS = (
 # Each estimate as (sign, cell) pairs over the cells S_++, S_+-, S_-+, S_-- (benefit scale).
 _VALUES = {"rule": ((1, 0), (1, 3)), "treat_all": ((1, 0), (1, 1)), "treat_none": ((1, 2), (1, 3))}
 _GAINS = {"over_treat_all": ((1, 3), (-1, 1)), "over_treat_none": ((1, 0), (-1, 2))}
+#: The arm (0 treated, 1 control) whose patients each cell holds.
+_CELL_ARM = (0, 0, 1, 1)
+ARM_KEYS = ("treated", "control")
 
 
 def public_split(n, fit_share=0.8, seed=0):
@@ -219,8 +248,10 @@ class PrivateEvaluation:
     ``values`` holds the rule, treat_all and treat_none on the outcome's scale; ``gains`` the
     rule's improvement over each fixed arm (positive is better for patients, outcome units);
     ``verdict`` is "better", "worse" or "inconclusive" (see the module's Notes). ``complete``
-    is the noisy count of complete rows (None when every row was declared complete) and
-    ``budget`` the split (ε_cells, ε_moments, ε_count) of ε_eval.
+    is the pair of noisy per-arm counts of complete rows (treated, control; None when every
+    row was declared complete), ``count_rates`` the arms' public rates that turn them into
+    complete shares (:func:`count_rates`) and ``budget`` the split (ε_cells, ε_moments,
+    ε_counts) of ε_eval.
     """
 
     epsilon: float
@@ -234,8 +265,16 @@ class PrivateEvaluation:
     verdict: str
     treated: object = None
     control: object = None
-    complete: float | None = None
+    complete: tuple | None = None
     budget: tuple = ()
+    count_rates: tuple | None = None
+
+    @property
+    def complete_shares(self) -> tuple | None:
+        """The arms' noisy complete shares N~_a / (m rho_a) (post-processing), or None."""
+        if self.complete is None or self.count_rates is None:
+            return None
+        return tuple(float(n) / (self.m * r) for n, r in zip(self.complete, self.count_rates))
 
     def summary(self) -> str:
         """One plain sentence with the verdict and the evidence behind it."""
@@ -258,8 +297,10 @@ class PrivateEvaluation:
             + (
                 ""
                 if self.complete is None
-                else " The values are those of patients with complete rows, corrected by a noisy "
-                "count of them (the population's when values are missing at random)."
+                else " The values are those of patients with complete rows, each arm's "
+                "corrected by a noisy count of its complete rows (the population's when rows "
+                "are missing completely at random within each arm: independently of the "
+                "patients' covariates and outcomes)."
             )
         )
 
@@ -272,7 +313,10 @@ class PrivateEvaluation:
             "sensitivity_l1": self.sensitivity,
             "cells": dict(zip(CELLS, self.cells)),
             "second_moments": dict(zip(CELLS, self.moments)),
-            "complete_rows_noisy": self.complete,
+            "complete_rows_noisy": by_arm(self.complete),
+            "complete_share_noisy": by_arm(self.complete_shares),
+            "complete_count_rates": by_arm(self.count_rates),
+            "complete_count_sensitivity_l1": (None if self.complete is None else COUNT_SENSITIVITY),
             "epsilon_split": dict(zip(("cells", "second_moments", "complete_count"), self.budget)),
             "values": {k: as_dict(v) for k, v in self.values.items()},
             "gains": {k: as_dict(v) for k, v in self.gains.items()},
@@ -281,12 +325,18 @@ class PrivateEvaluation:
         }
 
 
-def evaluation_budget(epsilon, moment_share=0.25, count_share=0.1, count=True):
-    """How ε_eval is split between the cells, the second moments and the complete-row count.
+def by_arm(pair):
+    """{"treated": ..., "control": ...} of a per-arm pair, or None."""
+    return None if pair is None else dict(zip(ARM_KEYS, (float(v) for v in pair)))
+
+
+def evaluation_budget(epsilon, moment_share=0.25, count_share=COUNT_SHARE, count=True):
+    """How ε_eval is split between the cells, the second moments and the per-arm counts.
 
     Sequential composition over the three releases on the same rows: ε_1 + ε_2 + ε_3 = ε_eval
-    with ε_2 = ``moment_share`` ε_eval, ε_3 = ``count_share`` ε_eval when a count is released
-    (``count``; else ε_3 = 0) and ε_1 the rest.
+    with ε_2 = ``moment_share`` ε_eval, ε_3 = ``count_share`` ε_eval when the two arms' counts
+    of complete rows are released (``count``; else ε_3 = 0; one Laplace mechanism on the pair,
+    L1 sensitivity 2) and ε_1 the rest (the four cells, L1 sensitivity R / (m p_min)).
 
     Returns
     -------
@@ -300,11 +350,49 @@ def evaluation_budget(epsilon, moment_share=0.25, count_share=0.1, count=True):
     return epsilon * (1.0 - share2 - share3), epsilon * share2, epsilon * share3
 
 
-def noisy_count(include, epsilon, rng, sampler):
-    """The released count of complete rows: their number plus Laplace(1 / ε) (sensitivity 1,
-    :data:`COUNT_SENSITIVITY`)."""
-    exact = float(np.count_nonzero(np.asarray(include, dtype=bool)))
-    return exact + float(sample_laplace(epsilon, COUNT_SENSITIVITY, 1, rng=rng, sampler=sampler)[0])
+def count_rates(propensity, min_propensity):
+    """(rho_+, rho_-): each arm's public rate, so that arm a's complete share is its count over
+    m rho_a.
+
+    A constant design P(treated) = p gives the arm probabilities (p, 1 - p), floored at p_min
+    as the cells' propensities are, and each complete row counts 1. A per-row propensity has no
+    public arm probability: each complete row of arm a counts p_min / pi_i (at most 1), whose
+    mean over the part is p_min times the arm's complete share, so rho = (p_min, p_min).
+    """
+    p_min = float(min_propensity)
+    if np.ndim(propensity) == 0:
+        p = float(propensity)
+        return max(p, p_min), max(1.0 - p, p_min)
+    return p_min, p_min
+
+
+def complete_counts(A, propensity, min_propensity, include):
+    """The exact per-arm counts (N_+, N_-) of complete rows, shape (..., 2).
+
+    N_a = sum_i r_i 1(A_i = a) rho_a / pi_i with rho of :func:`count_rates` and pi_i the row's
+    propensity of its arm floored at p_min: for a constant design every complete row counts 1
+    (rho_a = pi_i); with a per-row propensity it counts p_min / pi_i in [0, 1].
+    """
+    A = np.asarray(A, dtype=float)
+    rates = count_rates(propensity, min_propensity)
+    pi = np.maximum(arm_propensity(A, propensity), float(min_propensity))
+    keep = np.ones(A.shape, bool) if include is None else np.asarray(include, dtype=bool)
+    return np.stack(
+        [
+            np.sum(np.where(keep & arm, rate / pi, 0.0), axis=-1)
+            for arm, rate in ((A > 0, rates[0]), (A <= 0, rates[1]))
+        ],
+        axis=-1,
+    )
+
+
+def noisy_counts(A, propensity, min_propensity, include, epsilon, rng, sampler):
+    """The released per-arm counts of complete rows: (N_+, N_-) plus Laplace(2 / ε) on each
+    (L1 sensitivity 2, :data:`COUNT_SENSITIVITY`: a replaced row leaves at most 1 in one arm's
+    count and adds at most 1 to the other's; each row's weight in a count is at most 1)."""
+    exact = complete_counts(A, propensity, min_propensity, include)
+    noise = sample_laplace(epsilon, COUNT_SENSITIVITY, 2, rng=rng, sampler=sampler)
+    return tuple(float(v) for v in exact + noise)
 
 
 def estimates_of(est):
@@ -347,7 +435,7 @@ def evaluate_rule(
     include=None,
     level=0.95,
     moment_share=0.25,
-    count_share=0.1,
+    count_share=COUNT_SHARE,
     rng=None,
     sampler="numpy",
     arms=(None, None),
@@ -372,15 +460,17 @@ def evaluate_rule(
         ε_eval.
     include : bool array (m,), optional
         False for incomplete rows (a missing outcome or covariate, ``Trial.complete``). They
-        contribute 0 to the cells and still count in the public m; with ``include`` given, a
-        noisy count of the complete rows is released too and the values estimate the value
-        among complete rows (see the module's Notes). None: every row is complete (public).
+        contribute 0 to the cells and still count in the public m; with ``include`` given, the
+        two arms' noisy counts of complete rows are released too and each arm's cells are
+        divided by its own complete share (see the module's Notes). None: every row is
+        complete (public).
     level : float
         Confidence level of the intervals and of the verdict.
     moment_share : float
         Share of ε_eval spent on the second moments that size the intervals.
     count_share : float
-        Share of ε_eval spent on the count of complete rows (only with ``include``).
+        Share of ε_eval spent on the two arms' counts of complete rows (only with
+        ``include``; default :data:`COUNT_SHARE`).
     rng : None, int or Generator
         For numpy's sampler (simulations and tests).
     sampler : {"numpy", "opendp"}
@@ -394,10 +484,11 @@ def evaluate_rule(
     Notes
     -----
     Draw order (one Generator): the four cells' Laplace(Delta_1 / ε_1), the four moments'
-    Laplace(Delta_2 / ε_2), then (with ``include``) the count's Laplace(1 / ε_3); the split is
-    :func:`evaluation_budget`. Every output field but the noisy numbers (cells, moments, count,
-    and what follows from them) depends on public values only: m, the bounds, p_min, ε_eval,
-    the shares, the level and whether ``include`` was given.
+    Laplace(Delta_2 / ε_2), then (with ``include``) the two counts' Laplace(2 / ε_3) (treated,
+    control); the split is :func:`evaluation_budget`, ε_1 + ε_2 + ε_3 = ε_eval. Every output
+    field but the noisy numbers (cells, moments, counts, and what follows from them) depends on
+    public values only: m, the bounds, p_min, whether the propensity is constant, ε_eval, the
+    shares, the level and whether ``include`` was given.
     """
     epsilon, level, rng, min_propensity = checked_inputs(
         epsilon, level, rng, propensity, min_propensity
@@ -412,7 +503,8 @@ def evaluate_rule(
     args = (recommend, A, B, propensity, (lo, hi), p_min, include)
     noisy = cell_sums(*args) + sample_laplace(eps1, delta1, 4, rng=rng, sampler=sampler)
     moments = cell_sums(*args, power=2) + sample_laplace(eps2, delta2, 4, rng=rng, sampler=sampler)
-    count = noisy_count(include, eps3, rng, sampler) if counted else None
+    count = noisy_counts(A, propensity, p_min, include, eps3, rng, sampler) if counted else None
+    rates = count_rates(propensity, p_min)
     est = release_estimates(
         noisy,
         moments,
@@ -423,6 +515,7 @@ def evaluate_rule(
         epsilons=(eps1, eps2, eps3),
         level=level,
         larger_is_better=larger_is_better,
+        count_rates=rates,
     )
     values, gains = estimates_of(est)
     return PrivateEvaluation(
@@ -439,6 +532,7 @@ def evaluate_rule(
         control=arms[1],
         complete=count,
         budget=(float(eps1), float(eps2), float(eps3)),
+        count_rates=tuple(float(r) for r in rates) if counted else None,
     )
 
 
@@ -463,6 +557,7 @@ def release_estimates(
     epsilons,
     level=0.95,
     larger_is_better=True,
+    count_rates=None,
 ):
     """Values, gains and their intervals from the released (noisy) numbers: post-processing.
 
@@ -472,15 +567,18 @@ def release_estimates(
     ----------
     cells, moments : arrays (..., 4)
         The noisy cell sums S_ad and second moments M_ad.
-    count : array (...) or None
-        The noisy count of complete rows; None when every row is complete (public).
+    count : array (..., 2) or None
+        The noisy per-arm counts of complete rows (N~_+, N~_-); None when every row is
+        complete (public).
     m : int
         The public size of the evaluation part.
     outcome_bounds, min_propensity : public
     epsilons : (ε_1, ε_2, ε_3)
-        The budget of the cells, the moments and the count (:func:`evaluation_budget`).
+        The budget of the cells, the moments and the counts (:func:`evaluation_budget`).
     level : float
     larger_is_better : bool
+    count_rates : (rho_+, rho_-), required with a count
+        The arms' public rates (:func:`count_rates`): the complete shares are N~_a / (m rho_a).
 
     Returns
     -------
@@ -495,33 +593,89 @@ def release_estimates(
     R = hi - lo
     s = 0.0 if np.isinf(eps1) else evaluation_sensitivity((lo, hi), p_min, m) / eps1
     s2 = 0.0 if np.isinf(eps2) else moment_sensitivity((lo, hi), p_min, m) / eps2
-    raise2 = s2 * two_laplace_quantile(level)
-    cap = {"value": (R / 2.0) ** 2 / p_min, "gain": (R / 2.0) ** 2 / (p_min * (1.0 - p_min))}
-    # All five estimates along a last axis, so that one vectorised quantile serves them all.
-    kinds = [("value", pairs) for pairs in _VALUES.values()] + [
-        ("gain", pairs) for pairs in _GAINS.values()
-    ]
-    num = signed_sums(cells)
-    second = np.stack(
-        [
-            np.minimum(np.maximum(sum(moments[..., c] for _, c in pairs), 0.0) + raise2, cap[kind])
-            for kind, pairs in kinds
-        ],
-        -1,
-    )
-    # Bernstein's range term with the public bound b = R / (2 p_min) of one row's term.
-    sigma = bernstein_sigma(second, m, R / (2.0 * p_min), level)
-    return ratio_estimates(
-        num,
-        sigma,
-        count,
+    share, count_scale = complete_shares(count, m, count_rates, eps3, cells.shape[:-1])
+    names = (*_VALUES, *_GAINS)
+    value = np.array([name in _VALUES for name in names])
+    point, lower, upper = arm_ratio_intervals(
+        arm_parts(cells, signed=True),
+        arm_parts(moments, signed=False),
+        share,
         m=m,
         s=s,
-        epsilon_count=eps3,
+        cells=_PART_CELLS,
+        count_scale=count_scale,
+        reach=np.full(_PART_CELLS.shape, R / 2.0),
+        bound=np.where(value, R / 2.0, R),
+        range_bound=np.full(len(names), R / (2.0 * p_min)),
+        moment_noise=[(s2, 2)] * len(names),
+        cap=np.where(value, (R / 2.0) ** 2 / p_min, (R / 2.0) ** 2 / (p_min * (1.0 - p_min))),
         level=level,
-        outcome_bounds=(lo, hi),
-        larger_is_better=larger_is_better,
     )
+    return outcome_scale(point, lower, upper, (lo, hi), larger_is_better)
+
+
+def complete_shares(count, m, rates, epsilon_count, lead=()):
+    """(shares (..., K), count_scale (K,)): the arms' noisy complete shares N~_a / (m rho_a) and
+    the Laplace scale of each share's noise, 2 / (m rho_a ε_3); ones and zeros without a count.
+    ``rates`` are the K arms' public rates (:func:`count_rates` for two arms)."""
+    if count is None:
+        k = 2 if rates is None else len(rates)
+        return np.ones(tuple(lead) + (k,)), np.zeros(k)
+    if rates is None:
+        raise ValueError("a count needs the arms' count_rates (see count_rates())")
+    rates = np.asarray(rates, dtype=float)
+    count = np.asarray(count, dtype=float)
+    if count.shape[-1:] != rates.shape:
+        raise ValueError(
+            f"count must hold the {rates.size} arms' noisy complete counts (..., {rates.size}), "
+            f"got shape {count.shape}"
+        )
+    scale = (
+        np.zeros(rates.size)
+        if np.isinf(epsilon_count)
+        else COUNT_SENSITIVITY / (m * rates * epsilon_count)
+    )
+    return count / (m * rates), scale
+
+
+def arm_parts(cells, signed=True, table=None):
+    """Each estimate's part in each arm (..., 5, 2): the (signed) sum of its cells of that arm.
+
+    ``signed=False`` adds the cells' second moments (a part's sampling second moment)."""
+    cells = np.asarray(cells, dtype=float)
+    table = (*_VALUES.values(), *_GAINS.values()) if table is None else table
+    out = np.zeros(cells.shape[:-1] + (len(table), 2))
+    for j, pairs in enumerate(table):
+        for sign, c in pairs:
+            out[..., j, _CELL_ARM[c]] += (sign if signed else 1.0) * cells[..., c]
+    return out
+
+
+def _part_cells(table):
+    out = np.zeros((len(table), 2), int)
+    for j, pairs in enumerate(table):
+        for _, c in pairs:
+            out[j, _CELL_ARM[c]] += 1
+    return out
+
+
+#: How many released cells each estimate's part in each arm sums (rule: one per arm; a fixed
+#: arm: two of its own; each gain: one per arm).
+_PART_CELLS = _part_cells((*_VALUES.values(), *_GAINS.values()))
+
+
+def outcome_scale(point, lower, upper, outcome_bounds, larger_is_better=True):
+    """The five estimates (..., 5) on the outcome's scale: values offset by the bounds'
+    midpoint, gains with the direction's sign (positive is better for patients)."""
+    lo, hi = (float(v) for v in outcome_bounds)
+    sign = 1.0 if larger_is_better else -1.0
+    offset = np.array([(lo + hi) / 2.0] * len(_VALUES) + [0.0] * len(_GAINS))
+    flip = np.array([1.0] * len(_VALUES) + [sign] * len(_GAINS))
+    a, b = flip * lower, flip * upper
+    value, low, up = offset + flip * point, offset + np.minimum(a, b), offset + np.maximum(a, b)
+    return {
+        name: (value[..., j], low[..., j], up[..., j]) for j, name in enumerate((*_VALUES, *_GAINS))
+    }
 
 
 def signed_sums(cells):
@@ -535,41 +689,6 @@ def signed_sums(cells):
         ],
         -1,
     )
-
-
-def ratio_estimates(
-    num, sigma, count, *, m, s, epsilon_count, level, outcome_bounds, larger_is_better=True
-):
-    """Point values and Fieller intervals of the five estimates: post-processing.
-
-    ``num`` (..., 5) are the noisy numerators (:func:`signed_sums`), ``sigma`` (..., 5) the
-    sampling standard deviations taken, ``count`` the noisy complete count (or None), ``s`` the
-    Laplace scale of each of a numerator's two cells and ``epsilon_count`` the count's budget.
-    Returns the dict of :func:`release_estimates`.
-    """
-    lo, hi = (float(v) for v in outcome_bounds)
-    R, centre, m = hi - lo, (lo + hi) / 2.0, int(m)
-    if count is None:
-        share, count_scale = np.ones(np.shape(num)[:-1]), 0.0
-    else:
-        share = np.asarray(count, dtype=float) / m
-        count_scale = 0.0 if np.isinf(epsilon_count) else COUNT_SENSITIVITY / (m * epsilon_count)
-    sign = 1.0 if larger_is_better else -1.0
-    bound = np.array([R / 2.0] * len(_VALUES) + [R] * len(_GAINS))
-    offset = np.array([centre] * len(_VALUES) + [0.0] * len(_GAINS))
-    flip = np.array([1.0] * len(_VALUES) + [sign] * len(_GAINS))
-    a, b = fieller_interval(num, share[..., None], sigma, s, count_scale, bound, level)
-    point = np.clip(num / np.maximum(share[..., None], 1.0 / m), -bound, bound)
-    a, b = flip * a, flip * b
-    value, lower, upper = (
-        offset + flip * point,
-        offset + np.minimum(a, b),
-        offset + np.maximum(a, b),
-    )
-    return {
-        name: (value[..., j], lower[..., j], upper[..., j])
-        for j, name in enumerate((*_VALUES, *_GAINS))
-    }
 
 
 EVALUATIONS = ("ipw", "aipw")

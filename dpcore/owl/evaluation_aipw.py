@@ -40,6 +40,20 @@ the same signed pair of cells as IPW's: V(rule) = C_(all,+) + C_(none,-), V(all)
 C_(all,-), V(none) = C_(none,+) + C_(none,-), gain over treat-all C_(none,-) - C_(all,-), over
 treat-none C_(all,+) - C_(none,+).
 
+**Incomplete rows: per arm.** With ``include`` the rows may be missing at different rates in
+the two arms, and every score mixes both arms' rows (mu_+(X) enters phi_all for a control
+too), so one share for all cells would not do: the cells and moments are released per arm
+received, C_(s, d, a) = (1/m) sum_i r_i 1(d_i = d, A_i = a) phi_s,i (eight cells, treated
+rows' four then control rows', :data:`AIPW_ARM_CELLS`; twelve moments), with the two arms'
+noisy counts of :func:`dpcore.owl.evaluation.noisy_counts`, and every estimate is the sum over
+the arms of its signed pair of that arm's cells over the arm's complete share q~_a:
+E[r 1(A = a) phi] = q_a E[1(A = a) phi] when, within each arm, completeness is independent of
+the covariates and the outcome (missing completely at random within arm), so the sum over the
+arms is the policy's value less c. A row lies in one (d, a) group, so the sensitivities below
+are unchanged; each estimate now sums four cells' noise instead of two (about 1.4 times the
+noise). Without ``include`` (every row complete, public) the four cells over all rows are
+released, as before.
+
 **Cell sensitivity.** For the received arm |phi| <= u (2 / p_min - 1) = R / p_min - R / 2
 (y - mu in [-R, R]); for the other arm |phi| = |mu| <= R / 2; a row's two terms sum to at most
 R / p_min in absolute value. Replacing a row moves its pair out of one group and a new pair into
@@ -73,8 +87,10 @@ for a value, as IPW's; one cell's, -ln(1 - level) times its scale, for a gain) a
 Popoviciu's public variance bound, (R / p_min - R / 2)^2 for a value and (R / p_min)^2 for a gain;
 Bernstein's range term uses b = R / p_min - R / 2 (value) and R / p_min (gain). The budget
 split ε_1 + ε_2 + ε_3 = ε_eval is :func:`dpcore.owl.evaluation.evaluation_budget`'s (with
-``moment_share`` 0.4 by default, :data:`AIPW_MOMENT_SHARE`), and the
-count of complete rows (Delta_3 = 1) and Fieller's ratio interval are IPW's.
+``moment_share`` 0.4 by default, :data:`AIPW_MOMENT_SHARE`; ε_2 = ε_v + ε_g), and the two arms'
+counts of complete rows (Delta_3 = 2 for the pair, ε_3 = 0.2 ε_eval by default) and the
+intervals (:func:`dpcore.owl.evaluation_interval.arm_ratio_intervals`: Fieller's for one
+share, each arm's pivot over its observed share for two) are IPW's.
 
 **When it helps.** Every AIPW score ranges over R / p_min, twice IPW's R / (2 p_min) (the
 residual y - mu spans [-R, R]): where the noise dominates (ε_eval <= 2, or few held-out
@@ -96,19 +112,24 @@ from ..privacy.mechanisms import sample_laplace
 from .evaluation import (
     _GAINS,
     _VALUES,
+    ARM_KEYS,
+    COUNT_SHARE,
     PrivateEvaluation,
     checked_inputs,
+    complete_shares,
+    count_rates,
     estimates_of,
     evaluation_budget,
-    noisy_count,
-    ratio_estimates,
-    signed_sums,
+    noisy_counts,
+    outcome_scale,
     verdict_of,
 )
-from .evaluation_interval import bernstein_sigma, two_laplace_quantile
+from .evaluation_interval import arm_ratio_intervals
 from .owl import arm_propensity
 
 __all__ = [
+    "AIPW_ARM_CELLS",
+    "AIPW_ARM_MOMENTS",
     "AIPW_CELLS",
     "AIPW_MOMENTS",
     "AIPW_MOMENT_SHARE",
@@ -130,6 +151,10 @@ AIPW_CELLS = (
     "treat-none score, recommended control",
 )
 AIPW_MOMENTS = (*AIPW_CELLS, "contrast, recommended treated", "contrast, recommended control")
+#: With ``include`` the cells and moments are released per arm received: treated patients'
+#: first, then control patients' (each arm's parts over its own complete share).
+AIPW_ARM_CELLS = tuple(f"{c}, {a} patients" for a in ARM_KEYS for c in AIPW_CELLS)
+AIPW_ARM_MOMENTS = tuple(f"{c}, {a} patients" for a in ARM_KEYS for c in AIPW_MOMENTS)
 #: Default share of ε_eval on the AIPW moments: 0.4 against IPW's 0.25, because AIPW is worth
 #: choosing where the sampling error dominates, and there the moments' noise is the larger
 #: part (at ε_eval = 10 it gave 7-13% narrower gain intervals than 0.25, at ε_eval = 1 2% wider).
@@ -189,33 +214,56 @@ def aipw_scores(A, B, propensity, predictions, outcome_bounds, min_propensity):
     )
 
 
-def _grouped(recommend, terms, include, m):
+def _grouped(recommend, terms, include, m, A=None):
     """(1/m) sums of each term over the rows recommended +1, then -1: terms (k, ..., m) ->
-    (..., 2 k) as (term 0, +), (term 0, -), (term 1, +), ..."""
+    (..., 2 k) as (term 0, +), (term 0, -), (term 1, +), ...; with the arms ``A``, the same
+    over the treated rows, then the same over the control rows (..., 4 k)."""
     d = np.asarray(recommend, dtype=float)
     keep = np.ones(d.shape, bool) if include is None else np.asarray(include, dtype=bool)
+    arms = [keep] if A is None else [keep & (np.asarray(A) > 0), keep & (np.asarray(A) <= 0)]
     out = []
-    for t in terms:
-        t = np.where(keep, t, 0.0)  # an incomplete row's NaN never reaches a sum
-        out += [
-            np.sum(np.where(d > 0, t, 0.0), axis=-1) / m,
-            np.sum(np.where(d > 0, 0.0, t), axis=-1) / m,
-        ]
+    for rows in arms:
+        for t in terms:
+            t = np.where(rows, t, 0.0)  # an incomplete row's NaN never reaches a sum
+            out += [
+                np.sum(np.where(d > 0, t, 0.0), axis=-1) / m,
+                np.sum(np.where(d > 0, 0.0, t), axis=-1) / m,
+            ]
     return np.stack(out, axis=-1)
 
 
 def aipw_cells(
-    recommend, A, B, propensity, predictions, outcome_bounds, min_propensity, include=None
+    recommend,
+    A,
+    B,
+    propensity,
+    predictions,
+    outcome_bounds,
+    min_propensity,
+    include=None,
+    by_arm=False,
 ):
-    """The four exact AIPW cells (..., 4), in :data:`AIPW_CELLS`' order (centred outcomes)."""
+    """The exact AIPW cells (..., 4) in :data:`AIPW_CELLS`' order (centred outcomes); with
+    ``by_arm`` (..., 8) in :data:`AIPW_ARM_CELLS`' order (the treated rows' four, then the
+    control rows')."""
     phi = aipw_scores(A, B, propensity, predictions, outcome_bounds, min_propensity)
-    return _grouped(recommend, phi, include, np.shape(A)[-1])
+    return _grouped(recommend, phi, include, np.shape(A)[-1], A if by_arm else None)
 
 
 def aipw_moments(
-    recommend, A, B, propensity, predictions, outcome_bounds, min_propensity, centre, include=None
+    recommend,
+    A,
+    B,
+    propensity,
+    predictions,
+    outcome_bounds,
+    min_propensity,
+    centre,
+    include=None,
+    by_arm=False,
 ):
-    """The six exact second moments (..., 6), in :data:`AIPW_MOMENTS`' order.
+    """The exact second moments (..., 6) in :data:`AIPW_MOMENTS`' order; with ``by_arm``
+    (..., 12) in :data:`AIPW_ARM_MOMENTS`' order.
 
     ``centre`` is the public centre kappa on the outcome's scale (clipped to the bounds): a
     number, or an array of the leading shape (one per simulated release).
@@ -224,7 +272,24 @@ def aipw_moments(
     kappa = np.clip(np.asarray(centre, dtype=float), lo, hi)[..., None] - (lo + hi) / 2.0
     phi_all, phi_none = aipw_scores(A, B, propensity, predictions, outcome_bounds, min_propensity)
     terms = ((phi_all - kappa) ** 2, (phi_none - kappa) ** 2, (phi_all - phi_none) ** 2)
-    return _grouped(recommend, terms, include, np.shape(A)[-1])
+    return _grouped(recommend, terms, include, np.shape(A)[-1], A if by_arm else None)
+
+
+def _aipw_parts(cells, moments, n_arms):
+    """Each estimate's part in each arm: numerators (..., 5, K) and raw second moments
+    (..., 5, K) from the cells (..., 4 K) and the moments (..., 6 K)."""
+    cells, moments = np.asarray(cells, dtype=float), np.asarray(moments, dtype=float)
+    lead = cells.shape[:-1]
+    num, second = np.zeros(lead + (5, n_arms)), np.zeros(lead + (5, n_arms))
+    for k in range(n_arms):
+        c, mo = cells[..., 4 * k : 4 * k + 4], moments[..., 6 * k : 6 * k + 6]
+        for j, pairs in enumerate(_VALUES.values()):
+            num[..., j, k] = sum(sign * c[..., i] for sign, i in pairs)
+            second[..., j, k] = sum(mo[..., i] for _, i in pairs)
+        for j, (name, pairs) in enumerate(_GAINS.items(), start=len(_VALUES)):
+            num[..., j, k] = sum(sign * c[..., i] for sign, i in pairs)
+            second[..., j, k] = mo[..., _GAIN_MOMENT[name]]
+    return num, second
 
 
 def release_aipw_estimates(
@@ -239,18 +304,28 @@ def release_aipw_estimates(
     level=0.95,
     larger_is_better=True,
     gain_share=0.75,
+    count_rates=None,
 ):
     """Values, gains and intervals from the released AIPW cells and moments: post-processing.
 
     The counterpart of :func:`dpcore.owl.evaluation.release_estimates` (same arguments and
     result, vectorised over leading axes), with the AIPW sensitivities, the gains' moments
-    taken from the contrasts and the AIPW range bounds (module Notes).
+    taken from the contrasts and the AIPW range bounds (module Notes). Without a count the
+    cells (..., 4) and moments (..., 6) are over all rows (shares 1); with the per-arm counts
+    (..., 2) they are per arm, (..., 8) and (..., 12), and ``count_rates`` is required.
     """
     lo, hi = _bounds(outcome_bounds)
     cells, moments = np.asarray(cells, dtype=float), np.asarray(moments, dtype=float)
     m, p_min = int(m), float(min_propensity)
     eps1, eps2, eps3 = (float(e) for e in epsilons)
     R = hi - lo
+    n_arms = 1 if count is None else 2
+    if cells.shape[-1] != 4 * n_arms or moments.shape[-1] != 6 * n_arms:
+        raise ValueError(
+            f"with {'no count' if count is None else 'per-arm counts'} the AIPW cells and moments "
+            f"have {4 * n_arms} and {6 * n_arms} entries, got {cells.shape[-1]} and "
+            f"{moments.shape[-1]}"
+        )
     s = 0.0 if np.isinf(eps1) else aipw_sensitivity((lo, hi), p_min, m) / eps1
     sv, sg = (
         0.0 if np.isinf(e) else sens / e
@@ -258,36 +333,41 @@ def release_aipw_estimates(
             aipw_moment_sensitivity((lo, hi), p_min, m), moment_budget(eps2, gain_share)
         )
     )
-    # Each moment is raised by the level quantile of its noise: a value's is two cells' noise
-    # (as IPW's), a gain's one cell's, |L| <= -ln(1 - level).
-    raise2 = np.array(
-        [sv * two_laplace_quantile(level)] * len(_VALUES) + [sg * -np.log1p(-level)] * len(_GAINS)
-    )
+    if count is None:
+        share, count_scale = np.ones(cells.shape[:-1] + (1,)), np.zeros(1)
+    else:
+        share, count_scale = complete_shares(count, m, count_rates, eps3, cells.shape[:-1])
     value_range, gain_range = R / p_min - R / 2.0, R / p_min
-    raw = [sum(moments[..., c] for _, c in pairs) for pairs in _VALUES.values()] + [
-        moments[..., _GAIN_MOMENT[name]] for name in _GAINS
-    ]
     ranges = np.array([value_range] * len(_VALUES) + [gain_range] * len(_GAINS))
-    second = np.minimum(np.maximum(np.stack(raw, -1), 0.0) + raise2, ranges**2)
-    sigma = bernstein_sigma(second, m, ranges, level)
-    return ratio_estimates(
-        signed_sums(cells),
-        sigma,
-        count,
+    num, second = _aipw_parts(cells, moments, n_arms)
+    # Each moment is raised by the level quantile of its noise: a value's two cells' moments
+    # per arm, a gain's one contrast moment per arm.
+    noise = [(sv, 2 * n_arms)] * len(_VALUES) + [(sg, n_arms)] * len(_GAINS)
+    point, lower, upper = arm_ratio_intervals(
+        num,
+        second,
+        share,
         m=m,
         s=s,
-        epsilon_count=eps3,
+        cells=np.full((len(ranges), n_arms), 2),
+        count_scale=count_scale,
+        reach=np.repeat(ranges[:, None], n_arms, axis=1),
+        bound=np.array([R / 2.0] * len(_VALUES) + [R] * len(_GAINS)),
+        range_bound=ranges,
+        moment_noise=noise,
+        cap=ranges**2,
         level=level,
-        outcome_bounds=(lo, hi),
-        larger_is_better=larger_is_better,
     )
+    return outcome_scale(point, lower, upper, (lo, hi), larger_is_better)
 
 
 @dataclass(frozen=True)
 class AIPWEvaluation(PrivateEvaluation):
     """A released AIPW evaluation: :class:`PrivateEvaluation`'s fields (``sensitivity`` the
-    cells' Delta_1, ``moments`` the six of :data:`AIPW_MOMENTS`) and the released outcome
-    model's public description (``model``) and centre."""
+    cells' Delta_1, ``cells`` and ``moments`` the four and six of :data:`AIPW_CELLS` and
+    :data:`AIPW_MOMENTS`, or with the per-arm counts the eight and twelve of
+    :data:`AIPW_ARM_CELLS` and :data:`AIPW_ARM_MOMENTS`) and the released outcome model's
+    public description (``model``) and centre."""
 
     model: dict | None = None
     centre: float = 0.0
@@ -301,10 +381,16 @@ class AIPWEvaluation(PrivateEvaluation):
 
     def to_dict(self):
         out = super().to_dict()
+        by_arm = self.complete is not None
+        cells, moments = np.asarray(self.cells), np.asarray(self.moments)
+        if by_arm:  # the sums over the arms (post-processing), under the usual names
+            cells, moments = cells[:4] + cells[4:], moments[:6] + moments[6:]
         out.update(
             method="aipw (doubly robust, private outcome model)",
-            cells=dict(zip(AIPW_CELLS, self.cells)),
-            second_moments=dict(zip(AIPW_MOMENTS, self.moments)),
+            cells=dict(zip(AIPW_CELLS, map(float, cells))),
+            second_moments=dict(zip(AIPW_MOMENTS, map(float, moments))),
+            cells_by_arm=dict(zip(AIPW_ARM_CELLS, self.cells)) if by_arm else None,
+            second_moments_by_arm=dict(zip(AIPW_ARM_MOMENTS, self.moments)) if by_arm else None,
             moment_centre=self.centre,
             outcome_model=self.model,
             summary=self.summary(),
@@ -328,7 +414,7 @@ def evaluate_rule_aipw(
     include=None,
     level=0.95,
     moment_share=AIPW_MOMENT_SHARE,
-    count_share=0.1,
+    count_share=COUNT_SHARE,
     gain_share=0.75,
     rng=None,
     sampler="numpy",
@@ -364,8 +450,9 @@ def evaluate_rule_aipw(
     Notes
     -----
     Draw order (one Generator): the four cells' Laplace(Delta_1 / ε_1), the four value moments'
-    Laplace(Delta_v / ε_v), the two contrast moments' Laplace(Delta_g / ε_g), then (with
-    ``include``) the count's Laplace(1 / ε_3); ε_1 + ε_v + ε_g + ε_3 = ε_eval.
+    Laplace(Delta_v / ε_v), the two contrast moments' Laplace(Delta_g / ε_g); with ``include``
+    eight cells', eight value moments' and four contrast moments' (per arm received), then the
+    two arms' counts' Laplace(2 / ε_3); ε_1 + ε_v + ε_g + ε_3 = ε_eval.
     """
     epsilon, level, rng, min_propensity = checked_inputs(
         epsilon, level, rng, propensity, min_propensity
@@ -384,14 +471,20 @@ def evaluate_rule_aipw(
     eps1, eps2, eps3 = evaluation_budget(epsilon, moment_share, count_share, counted)
     eps_v, eps_g = moment_budget(eps2, gain_share)
     args = (recommend, A, B, propensity, predictions, (lo, hi), p_min)
-    noisy = aipw_cells(*args, include) + sample_laplace(eps1, delta1, 4, rng=rng, sampler=sampler)
-    moments = aipw_moments(*args, centre, include) + np.concatenate(
-        (
-            sample_laplace(eps_v, delta_v, 4, rng=rng, sampler=sampler),
-            sample_laplace(eps_g, delta_g, 2, rng=rng, sampler=sampler),
-        )
+    k = 2 if counted else 1  # with ``include``, per arm received
+    noisy = aipw_cells(*args, include, by_arm=counted) + sample_laplace(
+        eps1, delta1, 4 * k, rng=rng, sampler=sampler
     )
-    count = noisy_count(include, eps3, rng, sampler) if counted else None
+    value_noise = sample_laplace(eps_v, delta_v, 4 * k, rng=rng, sampler=sampler)
+    gain_noise = sample_laplace(eps_g, delta_g, 2 * k, rng=rng, sampler=sampler)
+    moments = aipw_moments(*args, centre, include, by_arm=counted) + np.concatenate(
+        [
+            np.concatenate((value_noise[4 * a : 4 * a + 4], gain_noise[2 * a : 2 * a + 2]))
+            for a in range(k)
+        ]
+    )
+    count = noisy_counts(A, propensity, p_min, include, eps3, rng, sampler) if counted else None
+    rates = count_rates(propensity, p_min)
     est = release_aipw_estimates(
         noisy,
         moments,
@@ -403,6 +496,7 @@ def evaluate_rule_aipw(
         level=level,
         larger_is_better=larger_is_better,
         gain_share=gain_share,
+        count_rates=rates,
     )
     values, gains = estimates_of(est)
     return AIPWEvaluation(
@@ -419,6 +513,7 @@ def evaluate_rule_aipw(
         control=arms[1],
         complete=count,
         budget=(float(eps1), float(eps2), float(eps3)),
+        count_rates=tuple(float(r) for r in rates) if counted else None,
         model=model,
         centre=centre,
         moment_split=(float(eps_v), float(eps_g)),

@@ -9,33 +9,50 @@ Notes
 **The statistic.** Outcomes are clipped to the public bounds [lo, hi] and centred at their
 midpoint c, y = clip(B) - c in [-R/2, R/2]. With the design's public arm probabilities
 p_1..p_K (p_min their smallest), each row's term is T_i = y_i / p_{A_i}, |T_i| <= b =
-R / (2 p_min). With r_i = 1 for a complete row (``include``) and d the released rule, the
-released vector holds the rule's sum and one sum per arm, over the public size m of the part::
+R / (2 p_min). With r_i = 1 for a complete row (``include``) and d the released rule, each row
+of the part falls in one of 2K cells: its arm k, and whether the rule recommends k. The released
+vectors are the cell sums over the public size m of the part, in :func:`arm_cells`' order
+(arm 1 recommended, arm 1 not recommended, arm 2 recommended, ...)::
 
-    V_rule = (1/m) sum_i r_i 1(A_i = d(X_i)) T_i,    V_k = (1/m) sum_i r_i 1(A_i = k) T_i,
+    C_(k, rec)   = (1/m) sum_i r_i 1(A_i = k, d(X_i) = k) T_i,
+    C_(k, other) = (1/m) sum_i r_i 1(A_i = k, d(X_i) != k) T_i,
 
-their second moments (T_i^2 in place of T_i) and, with ``include``, the count N = sum_i r_i.
-The value of a policy among complete rows is c + E[T 1(A = policy) | r = 1]
-(Horvitz-Thompson: E[1(A = d(X)) y / p_A] = E[y(d(X))] under a constant design), estimated by
-the ratio c + V~ / q~, q~ = N~ / m, as for two arms; the gain over giving everyone arm k is
-V_rule - V_k (sign flipped when smaller outcomes are better).
+their second moments (T_i^2 in place of T_i) and, with ``include``, the arms' counts of complete
+rows N_k = sum_i r_i 1(A_i = k).
 
-**Sensitivity.** Replacing one row (the rule is fixed: fitted on the other part) moves its
-term in V_rule by at most 2b/m and, in the arm sums, out of one V_a and into one V_a' (or
-into none when the new row is incomplete), at most 2b/m in all: the L1 sensitivity of
-(V_rule, V_1..V_K) is Delta_1 = 4b/m = 2R / (m p_min), whatever K. The squared terms lie in
-[0, b^2], so the moments' is Delta_2 = 3 b^2 / m. The count's is 1. Laplace noise at
-Delta_k / ε_k on each part, with ε_1 + ε_2 + ε_3 = ε_eval
-(:func:`dpcore.owl.evaluation.evaluation_budget`): sequential composition on the same rows.
+**The target.** Each arm's cells are divided by that arm's complete share, q~_k = N~_k / (m p_k)
+(the share of arm k's patients whose rows are complete)::
 
-**Intervals.** :func:`dpcore.owl.evaluation_interval.fieller_interval`, which takes the
-numerator's noise to be the sum of two Laplace draws at scale s = Delta_1 / ε_1. A gain's
-numerator V_rule - V_k has exactly that noise; a value's has one draw, and treating it as two
-only widens the interval (adding an independent symmetric unimodal term makes |noise|
-stochastically larger: Anderson's theorem). The sampling part uses the released second
-moments as for two arms, with public caps (R/2)^2 / p_min for a value and
-2 (R/2)^2 / p_min for a gain (E[(1(A = d) + 1(A = k)) T^2] <= (R/2)^2 (1/p_d + 1/p_k)); a
-gain's second moment is taken as M_rule + M_k, an upper bound of E[(1(A = d) - 1(A = k))^2 T^2].
+    V(rule)       = c + sum_k C_(k, rec) / q~_k,
+    V(everyone k) = c + (C_(k, rec) + C_(k, other)) / q~_k,
+    gain over k   = V(rule) - V(everyone k) = sum_(j != k) C_(j, rec) / q~_j - C_(k, other) / q~_k
+
+(sign flipped when smaller outcomes are better). E[C_(k, .)] = q_k E[1(d(X) = k or not) y(k)]
+(Horvitz-Thompson under a constant design) when, within each arm, completeness is independent
+of the covariates and the outcome (missing completely at random within arm; the arms may lose
+different shares), so every ratio estimates the population's value; V(everyone k) is exactly
+arm k's complete-case mean outcome, whatever the bounds. Dividing every sum by one share of all
+complete rows (the previous estimator) moved the target with the bounds' midpoint when the arms
+lost different shares. Without ``include`` q = 1 and no count is released.
+
+**Sensitivity.** Replacing one row (the rule is fixed: fitted on the other part) takes its term
+out of one cell and puts the new row's into one cell (or none when the new row is incomplete):
+the L1 sensitivity of the 2K cells is Delta_1 = 2b/m = R / (m p_min), whatever K (the previous
+release, the rule's sum and the K arm sums, where a row sat in two sums, had twice that); the
+squared terms lie in [0, b^2], so the moments' is Delta_2 = 2 b^2 / m. The row's count leaves
+one arm and enters another: Delta_3 = 2 for the K counts. Laplace noise at Delta_k / ε_k on each
+part, with ε_1 + ε_2 + ε_3 = ε_eval (:func:`dpcore.owl.evaluation.evaluation_budget`, the
+count's share :data:`dpcore.owl.evaluation.COUNT_SHARE`): sequential composition on the same
+rows.
+
+**Intervals.** :func:`dpcore.owl.evaluation_interval.arm_ratio_intervals`: a single arm's value
+is Fieller's interval on its two cells over its share (exact in the count's noise); the rule's
+value and the gains sum one cell over each arm's share, with K Laplace draws (raised to the
+largest scale, which only widens the interval) and one count draw per arm. The sampling part
+uses the released second moments (the cells are disjoint rows, so an estimate's is the sum of
+its cells' over their shares squared), raised by the level quantile of their noise and capped
+by the public (R/2)^2 / p_min for a value and 2 (R/2)^2 / p_min for a gain, with Bernstein's
+range term b = R / (2 p_min).
 
 **Verdict.** "better" when every gain's interval lies above 0 (a false "better" needs one
 gain's lower bound above a true gain <= 0: probability at most (1 - level)/2); "worse" when
@@ -49,33 +66,43 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.special import ndtri
 
 from .._validation import check_bounds, check_epsilon, check_real
 from ..privacy.mechanisms import sample_laplace
-from .evaluation import COUNT_SENSITIVITY, Estimate, evaluation_budget, noisy_count, public_split
-from .evaluation_interval import fieller_interval, two_laplace_quantile
+from .evaluation import (
+    COUNT_SENSITIVITY,
+    COUNT_SHARE,
+    Estimate,
+    complete_shares,
+    evaluation_budget,
+    public_split,
+)
+from .evaluation_interval import arm_ratio_intervals
 
 __all__ = [
     "ArmsEvaluation",
+    "arm_cells",
+    "arm_complete_counts",
     "arm_sums",
     "arms_sensitivity",
     "evaluate_arms_rule",
     "fit_and_evaluate_arms",
+    "release_arms_estimates",
 ]
 
 
 def arms_sensitivity(outcome_bounds, min_probability, m):
-    """(Delta_1, Delta_2): L1 sensitivities 2R / (m p_min) of the sums and 3 b^2 / m of the
-    second moments, b = R / (2 p_min) (see the module's Notes)."""
+    """(Delta_1, Delta_2): L1 sensitivities 2b / m = R / (m p_min) of the 2K cells and 2 b^2 / m
+    of their second moments, b = R / (2 p_min) (see the module's Notes)."""
     lo, hi = (float(v[0]) for v in check_bounds(outcome_bounds, 1, "outcome_bounds"))
     p_min = check_real(min_probability, "min_probability", low=0.0, high=1.0, low_open=True)
     b = (hi - lo) / (2.0 * p_min)
-    return 4.0 * b / int(m), 3.0 * b * b / int(m)
+    return 2.0 * b / int(m), 2.0 * b * b / int(m)
 
 
-def arm_sums(recommend, A, B, arm_probabilities, outcome_bounds, include=None, power=1):
-    """The exact (noiseless) vector (V_rule, V_1, ..., V_K); ``power=2``: second moments.
+def arm_cells(recommend, A, B, arm_probabilities, outcome_bounds, include=None, power=1):
+    """The exact (noiseless) 2K cells (..., 2K): for each arm k, its rows recommended k, then
+    its rows recommended another arm; ``power=2``: second moments.
 
     ``recommend`` and ``A`` are arm indices 0..K-1; ``arm_probabilities`` the design's.
     """
@@ -85,9 +112,36 @@ def arm_sums(recommend, A, B, arm_probabilities, outcome_bounds, include=None, p
     t = ((np.clip(np.asarray(B, dtype=float), lo, hi) - (lo + hi) / 2.0) / p[A]) ** power
     if include is not None:
         t = np.where(np.asarray(include, dtype=bool), t, 0.0)
-    m = A.shape[0]
-    rows = [A == d] + [A == k for k in range(p.size)]
-    return np.array([np.sum(np.where(r, t, 0.0)) / m for r in rows])
+    m = A.shape[-1]
+    out = []
+    for k in range(p.size):
+        arm = A == k
+        out += [arm & (d == k), arm & (d != k)]
+    return np.stack([np.sum(np.where(rows, t, 0.0), axis=-1) / m for rows in out], axis=-1)
+
+
+def arm_sums(recommend, A, B, arm_probabilities, outcome_bounds, include=None, power=1):
+    """The sums (V_rule, V_1, ..., V_K) of the cells: V_rule = sum_k C_(k, rec), V_k = C_(k, rec)
+    + C_(k, other) (post-processing of :func:`arm_cells`); ``power=2``: second moments."""
+    return sums_of_cells(
+        arm_cells(recommend, A, B, arm_probabilities, outcome_bounds, include, power)
+    )
+
+
+def sums_of_cells(cells):
+    """(V_rule, V_1, ..., V_K) (..., K + 1) from the 2K cells (..., 2K)."""
+    cells = np.asarray(cells, dtype=float)
+    rec, other = cells[..., 0::2], cells[..., 1::2]
+    return np.concatenate((rec.sum(-1, keepdims=True), rec + other), axis=-1)
+
+
+def arm_complete_counts(A, n_arms, include):
+    """The arms' exact counts of complete rows (..., K)."""
+    A = np.asarray(A, dtype=int)
+    keep = np.ones(A.shape, bool) if include is None else np.asarray(include, dtype=bool)
+    return np.stack([np.sum(keep & (A == k), axis=-1) for k in range(n_arms)], axis=-1).astype(
+        float
+    )
 
 
 @dataclass(frozen=True)
@@ -96,7 +150,10 @@ class ArmsEvaluation:
 
     ``values``: "rule" and one entry per arm (everyone given that arm), outcome scale;
     ``gains``: the rule's improvement over giving everyone each arm (positive is better for
-    patients); ``verdict``: "better", "worse" or "inconclusive".
+    patients); ``verdict``: "better", "worse" or "inconclusive". ``cells`` and
+    ``cell_moments`` are the released 2K cells and second moments (:func:`arm_cells`);
+    ``sums`` and ``moments`` their sums (V_rule, V_1..V_K), post-processing; ``complete``
+    the arms' noisy counts of complete rows (None when every row was declared complete).
     """
 
     epsilon: float
@@ -109,8 +166,10 @@ class ArmsEvaluation:
     gains: dict
     verdict: str
     arms: tuple
-    complete: float | None = None
+    complete: tuple | None = None
     budget: tuple = ()
+    cells: tuple = ()
+    cell_moments: tuple = ()
 
     def summary(self):
         pct = f"{100 * self.level:g}%"
@@ -128,11 +187,23 @@ class ArmsEvaluation:
             f"{head} ({pct} confidence, ε_eval = {self.epsilon:g}, {self.m} patients held "
             f"out). Its gains, in the outcome's units (positive is better for patients): "
             f"{gains}."
+            + (
+                ""
+                if self.complete is None
+                else " The values are those of patients with complete rows, each arm's "
+                "corrected by a noisy count of its complete rows (the population's when rows "
+                "are missing completely at random within each arm: independently of the "
+                "patients' covariates and outcomes)."
+            )
         )
 
     def to_dict(self):
         as_dict = lambda e: {"value": e.value, "lower": e.lower, "upper": e.upper}  # noqa: E731
         names = ["rule", *(str(a) for a in self.arms)]
+        cell_names = [
+            f"arm '{a}', {kind}" for a in self.arms for kind in ("recommended", "not recommended")
+        ]
+        labels = [str(a) for a in self.arms]
         return {
             "epsilon_eval": self.epsilon,
             "patients": self.m,
@@ -140,13 +211,87 @@ class ArmsEvaluation:
             "sensitivity_l1": self.sensitivity,
             "sums": dict(zip(names, self.sums)),
             "second_moments": dict(zip(names, self.moments)),
-            "complete_rows_noisy": self.complete,
+            "cells": dict(zip(cell_names, self.cells)),
+            "cell_second_moments": dict(zip(cell_names, self.cell_moments)),
+            "complete_rows_noisy": (
+                None if self.complete is None else dict(zip(labels, self.complete))
+            ),
+            "complete_count_sensitivity_l1": None if self.complete is None else COUNT_SENSITIVITY,
             "epsilon_split": dict(zip(("sums", "second_moments", "complete_count"), self.budget)),
             "values": {str(k): as_dict(v) for k, v in self.values.items()},
             "gains": {str(k): as_dict(v) for k, v in self.gains.items()},
             "verdict": self.verdict,
             "summary": self.summary(),
         }
+
+
+def release_arms_estimates(
+    cells,
+    moments,
+    count,
+    *,
+    m,
+    outcome_bounds,
+    arm_probabilities,
+    epsilons,
+    level=0.95,
+    larger_is_better=True,
+):
+    """Values and gains (point, lower, upper) from the released 2K cells, moments and K counts:
+    post-processing, vectorised over leading axes.
+
+    Returns
+    -------
+    (point, lower, upper) : arrays (..., 2K + 1) on the outcome's scale: the rule's value,
+    each arm's value (everyone given it), then the rule's gain over each arm (positive is
+    better for patients).
+    """
+    lo, hi = (float(v[0]) for v in check_bounds(outcome_bounds, 1, "outcome_bounds"))
+    p = np.asarray(arm_probabilities, dtype=float)
+    k, p_min, m = p.size, float(p.min()), int(m)
+    cells, moments = np.asarray(cells, dtype=float), np.asarray(moments, dtype=float)
+    eps1, eps2, eps3 = (float(e) for e in epsilons)
+    delta1, delta2 = arms_sensitivity((lo, hi), p_min, m)
+    R, centre = hi - lo, (lo + hi) / 2.0
+    lead = cells.shape[:-1]
+    share, count_scale = complete_shares(count, m, tuple(p), eps3, lead)
+    # Each estimate's part in each arm: rule (one cell per arm), each arm (its two cells),
+    # each gain (the other arms' recommended cells, minus this arm's not-recommended cell).
+    n_est = 2 * k + 1
+    num, second = np.zeros(lead + (n_est, k)), np.zeros(lead + (n_est, k))
+    used = np.zeros((n_est, k), int)
+    rec, other = cells[..., 0::2], cells[..., 1::2]
+    mrec, mother = moments[..., 0::2], moments[..., 1::2]
+    num[..., 0, :], second[..., 0, :], used[0] = rec, mrec, 1
+    for j in range(k):
+        num[..., 1 + j, j] = rec[..., j] + other[..., j]
+        second[..., 1 + j, j] = mrec[..., j] + mother[..., j]
+        used[1 + j, j] = 2
+        g = 1 + k + j
+        num[..., g, :], second[..., g, :], used[g] = rec, mrec, 1
+        num[..., g, j], second[..., g, j] = -other[..., j], mother[..., j]
+    value = np.arange(n_est) <= k
+    s2 = 0.0 if np.isinf(eps2) else delta2 / eps2
+    point, lower, upper = arm_ratio_intervals(
+        num,
+        second,
+        share,
+        m=m,
+        s=0.0 if np.isinf(eps1) else delta1 / eps1,
+        cells=used,
+        count_scale=count_scale,
+        reach=np.full((n_est, k), R / 2.0),
+        bound=np.where(value, R / 2.0, R),
+        range_bound=np.full(n_est, R / (2.0 * p_min)),
+        moment_noise=[(s2, int(used[j].sum())) for j in range(n_est)],
+        cap=np.where(value, (R / 2.0) ** 2 / p_min, 2.0 * (R / 2.0) ** 2 / p_min),
+        level=level,
+    )
+    sign = 1.0 if larger_is_better else -1.0
+    offset = np.where(value, centre, 0.0)
+    flip = np.where(value, 1.0, sign)
+    a, b = flip * lower, flip * upper
+    return offset + flip * point, offset + np.minimum(a, b), offset + np.maximum(a, b)
 
 
 def evaluate_arms_rule(
@@ -162,7 +307,7 @@ def evaluate_arms_rule(
     include=None,
     level=0.95,
     moment_share=0.25,
-    count_share=0.1,
+    count_share=COUNT_SHARE,
     rng=None,
     sampler="numpy",
 ):
@@ -186,8 +331,9 @@ def evaluate_arms_rule(
 
     Notes
     -----
-    Draw order (one Generator): the K + 1 sums' Laplace, the K + 1 moments', then (with
-    ``include``) the count's. Every field but the noisy numbers depends on public values only.
+    Draw order (one Generator): the 2K cells' Laplace(Delta_1 / ε_1), the 2K moments'
+    Laplace(Delta_2 / ε_2), then (with ``include``) the K counts' Laplace(2 / ε_3);
+    ε_1 + ε_2 + ε_3 = ε_eval. Every field but the noisy numbers depends on public values only.
     """
     epsilon = check_epsilon(epsilon)
     level = check_real(level, "level", low=0.0, high=1.0)
@@ -201,47 +347,27 @@ def evaluate_arms_rule(
     counted = include is not None
     eps1, eps2, eps3 = evaluation_budget(epsilon, moment_share, count_share, counted)
     args = (recommend, A, B, p, (lo, hi), include)
-    sums = arm_sums(*args) + sample_laplace(eps1, delta1, k + 1, rng=rng, sampler=sampler)
-    moments = arm_sums(*args, power=2) + sample_laplace(
-        eps2, delta2, k + 1, rng=rng, sampler=sampler
+    cells = arm_cells(*args) + sample_laplace(eps1, delta1, 2 * k, rng=rng, sampler=sampler)
+    moments = arm_cells(*args, power=2) + sample_laplace(
+        eps2, delta2, 2 * k, rng=rng, sampler=sampler
     )
-    count = noisy_count(include, eps3, rng, sampler) if counted else None
-    R, centre = hi - lo, (lo + hi) / 2.0
-    s = 0.0 if np.isinf(eps1) else delta1 / eps1
-    raise2 = (0.0 if np.isinf(eps2) else delta2 / eps2) * two_laplace_quantile(level)
-    z = float(ndtri(0.5 + level / 2.0))
-    r = z * z * (R / (2.0 * p_min)) / (6.0 * m)  # Bernstein's range term, b = R / (2 p_min)
-    share = 1.0 if count is None else count / m
-    count_scale = 0.0 if count is None or np.isinf(eps3) else COUNT_SENSITIVITY / (m * eps3)
-    sign = 1.0 if larger_is_better else -1.0
-    # (name, numerator, second moment, bound, offset, flip): the rule, each arm, each gain
-    rows = [("rule", sums[0], moments[0], R / 2, centre, 1.0, (R / 2) ** 2 / p_min)]
-    rows += [
-        (j, sums[1 + j], moments[1 + j], R / 2, centre, 1.0, (R / 2) ** 2 / p_min) for j in range(k)
-    ]
-    rows += [
-        (
-            ("gain", j),
-            sums[0] - sums[1 + j],
-            moments[0] + moments[1 + j],
-            R,
-            0.0,
-            sign,
-            2 * (R / 2) ** 2 / p_min,
+    count = None
+    if counted:
+        count = arm_complete_counts(A, k, include) + sample_laplace(
+            eps3, COUNT_SENSITIVITY, k, rng=rng, sampler=sampler
         )
-        for j in range(k)
-    ]
-    num = np.array([row[1] for row in rows])
-    second = np.array([min(max(row[2], 0.0) + raise2, row[6]) for row in rows])
-    bound, offset, flip = (np.array([row[i] for row in rows]) for i in (3, 4, 5))
-    sigma = (r + np.sqrt(r * r + z * z * second / m)) / z
-    a, b = fieller_interval(num, np.full(num.shape, share), sigma, s, count_scale, bound, level)
-    point = np.clip(num / max(share, 1.0 / m), -bound, bound)
-    a, b = flip * a, flip * b
-    est = [
-        Estimate(float(o + f * v), float(o + min(x, y)), float(o + max(x, y)))
-        for o, f, v, x, y in zip(offset, flip, point, a, b)
-    ]
+    point, lower, upper = release_arms_estimates(
+        cells,
+        moments,
+        count,
+        m=m,
+        outcome_bounds=(lo, hi),
+        arm_probabilities=p,
+        epsilons=(eps1, eps2, eps3),
+        level=level,
+        larger_is_better=larger_is_better,
+    )
+    est = [Estimate(float(v), float(a), float(b)) for v, a, b in zip(point, lower, upper)]
     values = {"rule": est[0], **{arms[j]: est[1 + j] for j in range(k)}}
     gains = {arms[j]: est[1 + k + j] for j in range(k)}
     if all(g.lower > 0 for g in gains.values()):
@@ -255,14 +381,16 @@ def evaluate_arms_rule(
         m=m,
         sensitivity=delta1,
         level=level,
-        sums=tuple(map(float, sums)),
-        moments=tuple(map(float, moments)),
+        sums=tuple(map(float, sums_of_cells(cells))),
+        moments=tuple(map(float, sums_of_cells(moments))),
         values=values,
         gains=gains,
         verdict=verdict,
         arms=tuple(arms),
-        complete=count,
+        complete=None if count is None else tuple(map(float, count)),
         budget=(float(eps1), float(eps2), float(eps3)),
+        cells=tuple(map(float, cells)),
+        cell_moments=tuple(map(float, moments)),
     )
 
 

@@ -7,7 +7,9 @@ from scipy import stats
 from dpcore.owl.evaluation import (
     COUNT_SENSITIVITY,
     cell_sums,
+    complete_counts,
     evaluate_rule,
+    evaluation_budget,
     evaluation_sensitivity,
     fit_and_evaluate,
     moment_sensitivity,
@@ -280,38 +282,85 @@ def test_evaluate_rule_adds_exactly_the_audited_noise():
     np.testing.assert_allclose(ev.moments, moments, rtol=1e-12)
 
 
-# ---- incomplete rows: the noisy count of complete rows and the ratio estimator (issue 23) ----
+# ---- incomplete rows: the noisy per-arm counts of complete rows and the ratio estimator ----
 
 
-def count_release(include, eps, noise=1.0):
-    """Sampler of the released count of complete rows; ``noise`` < 1 is the broken twin."""
-    exact = float(np.count_nonzero(include))
+def count_neighbours(m=50, per_row=False):
+    """Row 0 complete in the treated arm in one file, complete in the control arm in the other
+    (a patient who changes arm): the pair of counts moves by (-1, +1), L1 distance 2, the
+    largest a replaced row can move it. With ``per_row`` the row's propensity of its arm is
+    p_min both times (its weight p_min / pi is 1, the largest)."""
+    rng = np.random.default_rng(60)
+    A = np.where(rng.random(m) < 0.5, 1.0, -1.0)
+    include = rng.random(m) > 0.2
+    p = rng.uniform(0.2, 0.8, m) if per_row else 0.5
+    A[0], include[0] = 1.0, True
+    A2 = A.copy()
+    A2[0] = -1.0
+    if per_row:
+        p2 = p.copy()
+        p[0], p2[0] = 0.2, 0.8  # P(treated) = 0.2: its arm's propensity is p_min = 0.2 ...
+        return (A, p, include), (A2, p2, include)  # ... and P(control) = 0.2 in the other file
+    return (A, p, include), (A2, p, include)
 
-    def draw(size, rng):
-        return exact + rng.laplace(0.0, noise * COUNT_SENSITIVITY / eps, size)
 
-    return draw
+def counts_release(data, eps, noise=1.0, p_min=0.2):
+    """Sampler of the log-likelihood-ratio statistic of the released pair (N~_+, N~_-):
+    sum_a |o_a - N'_a| - |o_a - N_a| (times ε_3 / 2, the privacy loss), a fixed function of the output (post-processing) that
+    the audit bounds tightly. ``noise`` < 1 is a broken twin (0.5: sensitivity 1 per count,
+    forgetting that a row can leave one arm's count and enter the other's; 0: no noise)."""
+    (A, p, include), (A2, p2, include2) = data
+    mu = complete_counts(A, p, p_min, include)
+    mu2 = complete_counts(A2, p2, p_min, include2)
+
+    def side(centre):
+        def draw(size, rng):
+            o = centre + noise * rng.laplace(0.0, COUNT_SENSITIVITY / eps, (size, 2))
+            # rounded so that the statistic's atoms at +/- 2 stay atoms in floating point
+            return np.round((np.abs(o - mu2) - np.abs(o - mu)).sum(axis=1), 9)
+
+        return draw
+
+    return side(mu), side(mu2)
 
 
-@pytest.mark.parametrize("eps", [0.1, 1.0])
-def test_dp_audit_of_the_complete_count_passes_and_its_broken_twin_fails(eps):
-    """Neighbours: row 0 complete in one file, incomplete (a missing outcome) in the other."""
-    include = np.ones(50, bool)
-    other = include.copy()
-    other[0] = False
-    ok = audit_epsilon(
-        count_release(include, eps), count_release(other, eps), eps, 1_000_000, alpha=ALPHA, rng=12
-    )
+@pytest.mark.parametrize("eps, per_row", [(0.1, False), (1.0, False), (1.0, True)])
+def test_dp_audit_of_the_per_arm_counts_passes_and_its_broken_twins_fail(eps, per_row):
+    """The pair of per-arm counts at its own budget ε_3: Laplace(2 / ε_3) on each count passes;
+    the twin at sensitivity 1 per count (privacy loss 2 ε_3) and the twin without noise fail."""
+    data = count_neighbours(per_row=per_row)
+    mu = complete_counts(*data[0][:2], 0.2, data[0][2])
+    mu2 = complete_counts(*data[1][:2], 0.2, data[1][2])
+    assert np.abs(mu - mu2).sum() == pytest.approx(COUNT_SENSITIVITY)  # attained
+    s, sp = counts_release(data, eps)
+    ok = audit_epsilon(s, sp, eps, 400_000, alpha=ALPHA, rng=12)
     assert ok.passed and ok.epsilon_lb > 0.6 * eps
-    broken = audit_epsilon(
-        count_release(include, eps, 0.5),
-        count_release(other, eps, 0.5),
-        eps,
-        1_000_000,
-        alpha=ALPHA,
-        rng=13,
+    for noise, seed in ((0.5, 13), (0.0, 14)):
+        s, sp = counts_release(data, eps, noise)
+        broken = audit_epsilon(s, sp, eps, 400_000, alpha=ALPHA, rng=seed)
+        assert not broken.passed and broken.epsilon_lb > 1.3 * eps
+
+
+def test_the_per_arm_counts_move_by_at_most_their_sensitivity():
+    """Random replacements of one row (arm, completeness, per-row propensity anywhere, even
+    below the public floor): the pair of counts never moves by more than 2 in L1; with a
+    constant design each complete row counts 1 in its own arm."""
+    rng = np.random.default_rng(61)
+    m, p_min = 40, 0.2
+    A = np.where(rng.random(m) < 0.5, 1.0, -1.0)
+    include = rng.random(m) > 0.3
+    np.testing.assert_array_equal(
+        complete_counts(A, 0.3, p_min, include),
+        [np.sum(include & (A > 0)), np.sum(include & (A < 0))],
     )
-    assert not broken.passed
+    p = rng.uniform(0.05, 0.95, m)
+    base = complete_counts(A, p, p_min, include)
+    for _ in range(500):
+        A2, p2, inc2 = A.copy(), p.copy(), include.copy()
+        i = rng.integers(m)
+        A2[i], p2[i], inc2[i] = rng.choice([-1.0, 1.0]), rng.uniform(0.01, 0.99), rng.random() < 0.5
+        moved = np.abs(complete_counts(A2, p2, p_min, inc2) - base).sum()
+        assert moved <= COUNT_SENSITIVITY * (1 + 1e-12)
 
 
 def test_a_row_made_incomplete_moves_the_cells_within_their_sensitivity():
@@ -326,25 +375,55 @@ def test_a_row_made_incomplete_moves_the_cells_within_their_sensitivity():
         assert 0 < np.abs(moved).sum() <= sens(BOUNDS, 0.2, len(A)) * (1 + 1e-12)
 
 
-def test_neighbours_one_made_incomplete_publish_the_same_fields_but_the_noisy_ones():
+NOISY_FIELDS = {"cells", "second_moments", "complete_rows_noisy", "complete_share_noisy"}
+NOISY_FIELDS |= {"values", "gains", "verdict", "summary"}
+
+
+@pytest.mark.parametrize("propensity", ["constant", "per row"])
+def test_neighbours_a_patient_moving_arm_and_completeness_publish_the_same_fields(propensity):
+    """Privacy rule 10: one patient, complete and treated in one file, incomplete (a missing
+    outcome) and in the control arm in the other; every published field but the noisy numbers
+    is identical, the per-arm counts included in shape, and the budget sums to ε_eval."""
     t = PAPER_TRIAL.sample(300, rng=14)
     d = optimal_treatment(t["f"])
     include = np.random.default_rng(15).random(300) > 0.1
-    other = include.copy()
-    other[np.flatnonzero(include)[0]] = False
+    i = int(np.flatnonzero(include & (t["A"] > 0))[0])
+    A2, B2, include2 = t["A"].copy(), t["B"].copy(), include.copy()
+    A2[i], B2[i], include2[i] = -1.0, np.nan, False
     kw = dict(outcome_bounds=BOUNDS, epsilon=1.0, rng=16, arms=("drug", "placebo"))
-    e1 = evaluate_rule(d, t["A"], t["B"], 0.5, include=include, **kw)
-    e2 = evaluate_rule(d, t["A"], t["B"], 0.5, include=other, **kw)
-    noisy = {"cells", "moments", "complete", "values", "gains", "verdict"}
-    for f in set(e1.__dataclass_fields__) - noisy:
-        assert getattr(e1, f) == getattr(e2, f), f
-    assert e1.complete is not None and e2.complete is not None
-    assert e1.complete != e2.complete and e1.cells != e2.cells
-    assert set(e1.to_dict()) == set(e2.to_dict())
-    assert e1.budget == pytest.approx((0.65, 0.25, 0.1))
+    if propensity == "constant":
+        p1 = p2 = 0.5
+    else:
+        p1 = np.random.default_rng(17).uniform(0.3, 0.7, 300)
+        p2 = p1.copy()
+        p2[i] = 0.9
+        kw["min_propensity"] = 0.1
+    e1 = evaluate_rule(d, t["A"], t["B"], p1, include=include, **kw).to_dict()
+    e2 = evaluate_rule(d, A2, B2, p2, include=include2, **kw).to_dict()
+    assert e1.keys() == e2.keys()
+    for f in set(e1) - NOISY_FIELDS:
+        assert e1[f] == e2[f], f
+    for f in NOISY_FIELDS - {"verdict", "summary"}:
+        assert json_shape(e1[f]) == json_shape(e2[f]), f
+    assert set(e1["complete_rows_noisy"]) == {"treated", "control"}
+    assert e1["complete_rows_noisy"] != e2["complete_rows_noisy"]
+    assert e1["complete_count_sensitivity_l1"] == COUNT_SENSITIVITY
+    assert sum(e1["epsilon_split"].values()) == pytest.approx(1.0)
+    assert e1["epsilon_split"] == pytest.approx(
+        {"cells": 0.55, "second_moments": 0.25, "complete_count": 0.2}
+    )
 
 
-def test_evaluate_rule_draws_the_count_noise_third():
+def json_shape(value):
+    """The keys (recursively) of a published field: its shape without its numbers."""
+    if isinstance(value, dict):
+        return {k: json_shape(v) for k, v in value.items()}
+    return type(value).__name__
+
+
+def test_evaluate_rule_draws_the_counts_noise_third():
+    """The release path draws the per-arm counts exactly as the audited sampler does, after
+    the cells' and the moments' draws: (N_+, N_-) plus Laplace(2 / ε_3) on each."""
     D, _ = designed_neighbours()
     d, A, B, p = D
     include = np.arange(len(A)) % 7 != 0
@@ -353,8 +432,10 @@ def test_evaluate_rule_draws_the_count_noise_third():
     )
     rng = np.random.default_rng(22)
     rng.laplace(size=8)  # the cells' and the moments' draws
-    expected = include.sum() + rng.laplace(0.0, 1.0 / (0.8 * 0.1))
-    assert ev.complete == pytest.approx(expected, rel=1e-12)
+    eps3 = evaluation_budget(0.8)[2]
+    expected = complete_counts(A, p, 0.2, include) + rng.laplace(0.0, 2.0 / eps3, 2)
+    np.testing.assert_allclose(ev.complete, expected, rtol=1e-12)
+    assert ev.count_rates == (0.2, 0.2)  # a per-row propensity: each row counts p_min / pi
 
 
 def potential_truth(size=400_000, seed=30, bounds=BOUNDS):
@@ -439,9 +520,7 @@ def test_heavy_weights_without_noise_keep_their_coverage():
 
 
 def test_the_budget_split_and_its_bad_arguments():
-    from dpcore.owl.evaluation import evaluation_budget
-
-    assert evaluation_budget(2.0) == pytest.approx((1.3, 0.5, 0.2))
+    assert evaluation_budget(2.0) == pytest.approx((1.1, 0.5, 0.4))
     assert evaluation_budget(2.0, count=False) == pytest.approx((1.5, 0.5, 0.0))
     assert all(np.isinf(evaluation_budget(np.inf)))
     with pytest.raises(ValueError, match="moment_share \\+ count_share"):
@@ -460,9 +539,12 @@ def test_the_budget_split_and_its_bad_arguments():
         rng=4,
     )
     out = ev.to_dict()
-    assert out["complete_rows_noisy"] == ev.complete
+    assert out["complete_rows_noisy"] == dict(zip(("treated", "control"), ev.complete))
+    assert out["complete_share_noisy"] == pytest.approx(
+        {k: n / (200 * 0.5) for k, n in out["complete_rows_noisy"].items()}
+    )
     assert out["epsilon_split"] == pytest.approx(
-        {"cells": 0.65, "second_moments": 0.25, "complete_count": 0.1}
+        {"cells": 0.55, "second_moments": 0.25, "complete_count": 0.2}
     )
     assert "complete rows" in ev.summary()
     plain = evaluate_rule(t["A"], t["A"], t["B"], 0.5, outcome_bounds=BOUNDS, epsilon=1.0, rng=4)
@@ -494,4 +576,81 @@ def test_the_half_width_is_the_stated_quantile_of_normal_plus_laplace_noise(sigm
         + b * rng.laplace(size=n)
     )
     q = abs_quantile(0.95, np.array([sigma]), s, np.array([b]))[0]
+    assert np.mean(np.abs(x) <= q) == pytest.approx(0.95, abs=4 * np.sqrt(0.95 * 0.05 / n))
+
+
+# ---- arm-dependent missingness: each arm's cells over its own complete share ----------------
+
+
+def trial_with_missing_arm(m, rng, treated_missing=0.0, control_missing=0.0, effect=0.0):
+    """A two-arm trial on a CD4-like scale (outcomes near 400 within [0, 1500]), a fixed rule
+    that recommends treatment to 80% of patients, and rows missing completely at random within
+    each arm at the given shares. ``effect`` is added to treated outcomes (0: a true null)."""
+    x = rng.random(m)
+    A = np.where(rng.random(m) < 0.5, 1.0, -1.0)
+    B = np.clip(400.0 + 100.0 * rng.standard_normal(m) + effect * (A > 0), 0.0, 1500.0)
+    d = np.where(x < 0.8, 1.0, -1.0)
+    include = rng.random(m) >= np.where(A > 0, treated_missing, control_missing)
+    return d, A, B, include
+
+
+def test_the_values_do_not_move_with_the_midpoint_of_the_bounds():
+    """30% of the treated arm incomplete, none of the control arm, ε_eval = inf, the same data
+    under bounds [0, 1500], [0, 3000] and [-1500, 1500] (midpoints 750, 1500, 0). Each fixed
+    arm's value is exactly its complete rows' mean outcome, whatever the bounds (dividing both
+    arms by one count of complete rows made treat-all about 461.6, 593.9 and 329.4 where it is
+    400). The rule's value is each arm's complete-case mean of 1(d = a) B, summed, up to the
+    chance imbalance c (1 - f_++ - f_--) of Horvitz-Thompson IPW (f_aa the share of arm a's
+    complete rows recommended a; mean 0, standard error sqrt(0.16 (1/N_+ + 1/N_-)) c): within 4
+    of those standard errors, and so the gains."""
+    d, A, B, include = trial_with_missing_arm(100_000, np.random.default_rng(70), 0.3, 0.0)
+    arm = {1: include & (A > 0), -1: include & (A < 0)}
+    mean = {a: B[rows].mean() for a, rows in arm.items()}
+    rule = sum(np.mean(np.where(d[rows] == a, B[rows], 0.0)) for a, rows in arm.items())
+    se = np.sqrt(0.16 * sum(1.0 / rows.sum() for rows in arm.values()))
+    for bounds in ((0.0, 1500.0), (0.0, 3000.0), (-1500.0, 1500.0)):
+        ev = evaluate_rule(d, A, B, 0.5, outcome_bounds=bounds, epsilon=np.inf, include=include)
+        c = sum(bounds) / 2.0
+        assert ev.values["treat_all"].value == pytest.approx(mean[1], rel=1e-12), bounds
+        assert ev.values["treat_none"].value == pytest.approx(mean[-1], rel=1e-12), bounds
+        tol = 4.0 * abs(c) * se + 1e-9
+        assert abs(ev.values["rule"].value - rule) <= tol, bounds
+        assert abs(ev.gains["over_treat_all"].value - (rule - mean[1])) <= tol, bounds
+        assert abs(ev.gains["over_treat_none"].value - (rule - mean[-1])) <= tol, bounds
+
+
+def test_under_a_true_null_with_controls_missing_worse_is_rare():
+    """No treatment effect, 20% of the control arm incomplete (missing completely at random
+    within the arm), m = 1000 held out, ε_eval = 10, outcomes near 400 within [0, 1500]: the
+    verdict "worse" needs a gain's 95% interval below 0, at most (1 - 0.95) / 2 per gain, 5% in
+    all. Over 60 seeded releases it may appear at most binom.ppf(0.999, 60, 0.05) = 9 times
+    (dividing both arms by one count of complete rows said "worse" in 68-100% of releases: 83 of
+    100 here)."""
+    rng = np.random.default_rng(71)
+    reps, worse = 60, 0
+    for _ in range(reps):
+        d, A, B, include = trial_with_missing_arm(1000, rng, 0.0, 0.2)
+        ev = evaluate_rule(
+            d, A, B, 0.5, outcome_bounds=(0.0, 1500.0), epsilon=10.0, include=include, rng=rng
+        )
+        worse += ev.verdict == "worse"
+    assert worse <= stats.binom.ppf(0.999, reps, 0.05), worse
+
+
+@pytest.mark.parametrize(
+    "sigma, s, n_s, b, n_b",
+    [(0.5, 1.0, 2, 0.7, 2), (0.2, 0.5, 4, 1.0, 2), (1.0, 0.3, 3, 0.0, 0), (0.0, 1.0, 1, 0.4, 2)],
+)
+def test_the_mixture_quantile_is_the_stated_quantile_of_laplace_sums(sigma, s, n_s, b, n_b):
+    """Against 400,000 draws of sigma Z + s (n_s Laplace draws) + b (n_b Laplace draws), the
+    half-width of the estimates over both arms: the share within it is the level within 4
+    binomial standard errors (0.14 points)."""
+    from dpcore.owl.evaluation_interval import mixture_abs_quantile
+
+    rng = np.random.default_rng(51)
+    n = 400_000
+    x = sigma * rng.standard_normal(n) + s * rng.laplace(size=(n_s, n)).sum(0)
+    if n_b:
+        x = x + b * rng.laplace(size=(n_b, n)).sum(0)
+    q = float(mixture_abs_quantile(0.95, sigma, s, n_s, b, n_b))
     assert np.mean(np.abs(x) <= q) == pytest.approx(0.95, abs=4 * np.sqrt(0.95 * 0.05 / n))

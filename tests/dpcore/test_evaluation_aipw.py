@@ -6,7 +6,9 @@ import pytest
 from scipy import stats
 
 from dpcore.owl.evaluation import (
+    COUNT_SHARE,
     cell_sums,
+    complete_counts,
     evaluation_budget,
     evaluation_sensitivity,
     fit_and_evaluate,
@@ -121,6 +123,40 @@ def test_the_sensitivities_are_attained_on_designed_neighbours_and_never_exceede
         moved = moments(new, centre) - moments(rows, centre)
         assert np.abs(moved[:4]).sum() <= dv * (1 + 1e-12)
         assert np.abs(moved[4:]).sum() <= dg * (1 + 1e-12)
+
+
+def test_the_per_arm_cells_and_moments_keep_the_same_sensitivities():
+    """With ``include`` the cells and moments are split by the arm received: a replaced row
+    still leaves one group (recommendation, arm) and enters one, so Delta_1, Delta_v and
+    Delta_g are unchanged; attained by a patient who moves from the treated to the control
+    arm and never exceeded on 500 random replacements (arm, completeness, outcome, propensity,
+    predictions)."""
+    m = 50
+    d1 = aipw_sensitivity(BOUNDS, P_MIN, m)
+    dv, dg = aipw_moment_sensitivity(BOUNDS, P_MIN, m)
+
+    def split(rows, include, centre=LO):
+        d, A, B, p, mu = rows
+        c = aipw_cells(d, A, B, p, mu, BOUNDS, P_MIN, include, by_arm=True)
+        mo = aipw_moments(d, A, B, p, mu, BOUNDS, P_MIN, centre, include, by_arm=True)
+        return c, np.concatenate((mo[:4], mo[6:10])), np.concatenate((mo[4:6], mo[10:]))
+
+    keep = np.ones(m, bool)
+    D, Dp = cells_neighbours()
+    assert np.abs(split(D, keep)[0] - split(Dp, keep)[0]).sum() == pytest.approx(d1, rel=1e-12)
+    rng = np.random.default_rng(2)
+    rows, include = base_rows(), rng.random(m) > 0.2
+    for _ in range(500):
+        centre = rng.uniform(LO - 5, HI + 5)
+        new, inc = [v.copy() for v in rows], include.copy()
+        i = rng.integers(m)
+        new[0][i], new[1][i] = rng.choice([-1.0, 1.0], 2)
+        new[2][i], new[3][i] = rng.uniform(-50, 50), rng.uniform(0.01, 0.99)
+        new[4][i], inc[i] = rng.uniform(-50, 50, 2), rng.random() < 0.5
+        for got, was, sens in zip(
+            split(new, inc, centre), split(rows, include, centre), (d1, dv, dg)
+        ):
+            assert np.abs(got - was).sum() <= sens * (1 + 1e-12)
 
 
 def release(rows, eps, stat, noise=1.0):
@@ -255,20 +291,30 @@ def test_the_release_adds_exactly_the_audited_noise_in_its_stated_order():
         include=include,
         rng=21,
     )
-    e1, e2, e3 = evaluation_budget(eps, AIPW_MOMENT_SHARE, 0.1, True)
+    e1, e2, e3 = evaluation_budget(eps, AIPW_MOMENT_SHARE, COUNT_SHARE, True)
     ev_, eg = moment_budget(e2)
     dv, dg = aipw_moment_sensitivity(BOUNDS, P_MIN, 50)
     rng = np.random.default_rng(21)
-    c = aipw_cells(d, A, B, p, mu, BOUNDS, P_MIN, include) + rng.laplace(
-        0.0, aipw_sensitivity(BOUNDS, P_MIN, 50) / e1, 4
+    # With ``include`` the cells and moments are per arm received (treated rows', then
+    # control rows'): the cells' 8 draws, the value moments' 8, the contrast moments' 4, then
+    # the two arms' counts (per-row propensities: each complete row counts p_min / pi).
+    c = aipw_cells(d, A, B, p, mu, BOUNDS, P_MIN, include, by_arm=True) + rng.laplace(
+        0.0, aipw_sensitivity(BOUNDS, P_MIN, 50) / e1, 8
     )
-    mo = aipw_moments(d, A, B, p, mu, BOUNDS, P_MIN, 2.0, include)
-    mo = mo + np.concatenate((rng.laplace(0.0, dv / ev_, 4), rng.laplace(0.0, dg / eg, 2)))
-    count = include.sum() + rng.laplace(0.0, 1.0 / e3)
+    mo = aipw_moments(d, A, B, p, mu, BOUNDS, P_MIN, 2.0, include, by_arm=True)
+    v, g = rng.laplace(0.0, dv / ev_, 8), rng.laplace(0.0, dg / eg, 4)
+    mo = mo + np.concatenate((v[:4], g[:2], v[4:], g[2:]))
+    count = complete_counts(A, p, P_MIN, include) + rng.laplace(0.0, 2.0 / e3, 2)
     np.testing.assert_allclose(ev.cells, c, rtol=1e-12)
     np.testing.assert_allclose(ev.moments, mo, rtol=1e-12)
-    assert ev.complete == pytest.approx(count, rel=1e-12)
-    assert isinstance(ev, AIPWEvaluation) and ev.to_dict()["method"].startswith("aipw")
+    np.testing.assert_allclose(ev.complete, count, rtol=1e-12)
+    out = ev.to_dict()
+    assert isinstance(ev, AIPWEvaluation) and out["method"].startswith("aipw")
+    np.testing.assert_allclose(list(out["cells"].values()), c[:4] + c[4:], rtol=1e-12)
+    assert list(out["cells_by_arm"].values()) == list(ev.cells)
+    assert sum(out["epsilon_split"][k] for k in ("cells", "second_moments", "complete_count")) == (
+        pytest.approx(eps)
+    )
 
 
 # ---- the doubly robust property and the variance it saves -------------------------------
@@ -482,32 +528,41 @@ def test_every_aipw_draw_can_come_from_opendp(monkeypatch):
     ]
 
 
-def test_intervals_keep_their_coverage_with_10_percent_incomplete_rows():
-    """Seeded, vectorised: 200 parts of m = 1000 from the paper's trial with 10% of rows
-    incomplete (missing completely at random, the noisy count released), bounds (-10, 30)
-    (values about 9 below the midpoint, where a missing count would shrink every value),
-    ε_eval = 10, a fixed model (the true means); truths from 400,000 potential outcomes
-    (standard error about 0.01 against half-widths near 0.5); every interval covers at least
-    95% within its binomial error (one-sided 0.1%)."""
+def test_intervals_keep_their_coverage_when_one_arm_loses_30_percent_of_its_rows():
+    """Seeded, vectorised: 200 parts of m = 1000 from the paper's trial with 30% of the treated
+    arm's rows incomplete and none of the control arm's (missing completely at random within
+    each arm; the per-arm noisy counts released, each arm's cells over its own complete share),
+    bounds (-10, 30) (values about 9 below the midpoint, where one count for both arms would
+    move every value), ε_eval = 10, a fixed model (the true means); truths from 400,000
+    potential outcomes (standard error about 0.01 against half-widths near 0.5); every
+    interval covers at least 95% within its binomial error (one-sided 0.1%)."""
     rng = np.random.default_rng(65)
     reps, m, bounds, eps = 200, 1000, (-10.0, 30.0), 10.0
     t = PAPER_TRIAL.sample(m, reps, rng=rng)
     d = np.where(t["X"][..., 0] > 0.7, -1.0, 1.0) * optimal_treatment(t["f"])
     base = 0.01 + 0.02 * t["X"][..., 3]
     mu = np.stack((base + 3.0 * t["f"], base - 3.0 * t["f"]), -1)
-    include = rng.random((reps, m)) >= 0.1
-    e1, e2, e3 = evaluation_budget(eps, AIPW_MOMENT_SHARE, 0.1, True)
+    include = rng.random((reps, m)) >= np.where(t["A"] > 0, 0.3, 0.0)
+    e1, e2, e3 = evaluation_budget(eps, AIPW_MOMENT_SHARE, COUNT_SHARE, True)
     (dv, dg), (ev_, eg) = aipw_moment_sensitivity(bounds, 0.5, m), moment_budget(e2)
     args = (d, t["A"], t["B"], 0.5, mu, bounds, 0.5)
-    C = aipw_cells(*args, include) + rng.laplace(
-        0.0, aipw_sensitivity(bounds, 0.5, m) / e1, (reps, 4)
+    C = aipw_cells(*args, include, by_arm=True) + rng.laplace(
+        0.0, aipw_sensitivity(bounds, 0.5, m) / e1, (reps, 8)
     )
-    M = aipw_moments(*args, 0.0, include) + np.concatenate(
-        (rng.laplace(0.0, dv / ev_, (reps, 4)), rng.laplace(0.0, dg / eg, (reps, 2))), -1
+    v, g = rng.laplace(0.0, dv / ev_, (reps, 8)), rng.laplace(0.0, dg / eg, (reps, 4))
+    M = aipw_moments(*args, 0.0, include, by_arm=True) + np.concatenate(
+        (v[:, :4], g[:, :2], v[:, 4:], g[:, 2:]), -1
     )
-    count = include.sum(-1) + rng.laplace(0.0, 1.0 / e3, reps)
+    count = complete_counts(t["A"], 0.5, 0.5, include) + rng.laplace(0.0, 2.0 / e3, (reps, 2))
     est = release_aipw_estimates(
-        C, M, count, m=m, outcome_bounds=bounds, min_propensity=0.5, epsilons=(e1, e2, e3)
+        C,
+        M,
+        count,
+        m=m,
+        outcome_bounds=bounds,
+        min_propensity=0.5,
+        epsilons=(e1, e2, e3),
+        count_rates=(0.5, 0.5),
     )
     big = PAPER_TRIAL.sample(400_000, rng=66)
     noise = PAPER_TRIAL.noise_sd * rng.standard_normal(400_000)

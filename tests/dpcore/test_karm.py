@@ -477,7 +477,7 @@ def test_arm_sums_estimate_each_policy_value_without_noise():
 
 
 def arms_release(rows, eps, monkeypatch, sensitivity=None):
-    """The K-arm evaluation's sums on designed neighbours, through evaluate_arms_rule's own
+    """The K-arm evaluation's 2K cells on designed neighbours, through evaluate_arms_rule's own
     code: its Laplace draws are recorded (ε_1 and the scale it uses), then drawn in a batch by
     the same sampler. ``rows`` are row 0 of S and of S'; the audited scalar is the log-likelihood
     ratio statistic sum_j |o_j - mu_j| - |o_j - mu'_j| of the released vector o, a fixed function
@@ -508,7 +508,7 @@ def arms_release(rows, eps, monkeypatch, sensitivity=None):
                         outcome_bounds=(0, 1),
                         epsilon=eps,
                         arms=("x", "y", "z"),
-                    ).sums
+                    ).cells
                 )
             )
     eps1, scale = calls[0]
@@ -517,25 +517,98 @@ def arms_release(rows, eps, monkeypatch, sensitivity=None):
     def side(centre):
         def draw(size, rng):
             o = centre + laplace_noise(eps1, scale, (size, centre.size), rng)
-            return (np.abs(o - mu) - np.abs(o - mu_p)).sum(axis=1)
+            # rounded so that the statistic's atoms at its ends stay atoms in floating point
+            return np.round((np.abs(o - mu) - np.abs(o - mu_p)).sum(axis=1), 9)
 
         return draw
 
     return side(mu), side(mu_p), eps1
 
 
-def test_k_arm_evaluation_passes_the_audit_and_a_binary_sensitivity_twin_fails(monkeypatch):
-    """The sums' part (ε_1 of ε_eval) audited at its own ε_1; the twin uses the two-arm
-    sensitivity 2b/m, half of what K-arm sums need."""
-    worst = [(0, 0, 1.0), (1, 1, 0.0)]  # (A, d, B): T = +b in V_rule and V_0, then -b in both
+def test_k_arm_evaluation_passes_the_audit_and_a_one_cell_sensitivity_twin_fails(monkeypatch):
+    """The cells' part (ε_1 of ε_eval) audited at its own ε_1; the twin uses b/m, the reach of
+    one row's term, forgetting that a replaced row leaves one cell and enters another (half of
+    the cells' sensitivity 2b/m)."""
+    # (A, d, B): T = +b in C_(y, rec), then -b in C_(z, rec) (arms y and z at p_min = 1/4)
+    worst = [(1, 1, 1.0), (2, 2, 0.0)]
     s, sp, eps1 = arms_release(worst, 1.0, monkeypatch)
     ok = audit_epsilon(s, sp, eps1, 400_000, alpha=ALPHA, rng=13)
     assert ok.passed and ok.epsilon_lb > 0.8 * eps1
 
     def half(bounds, p_min, m):
         b = (bounds[1] - bounds[0]) / (2 * p_min)
-        return 2 * b / m, 3 * b * b / m
+        return b / m, b * b / m
 
     s, sp, _ = arms_release(worst, 1.0, monkeypatch, half)
     broken = audit_epsilon(s, sp, eps1, 400_000, alpha=ALPHA, rng=14)
     assert not broken.passed and broken.epsilon_lb > 1.3 * eps1
+
+
+def test_k_arm_cells_and_counts_move_by_at_most_their_sensitivities():
+    """Random replacements of one row (arm, recommendation, outcome, completeness): the 2K cells
+    move by at most Delta_1 = 2b/m, their moments by at most Delta_2 = 2b^2/m and the K counts
+    of complete rows by at most 2 in L1."""
+    from dpcore.owl.evaluation import COUNT_SENSITIVITY
+    from dpcore.owl.evaluation_arms import arm_cells, arm_complete_counts, arms_sensitivity
+
+    p, bounds, m = (0.5, 0.25, 0.25), (0.0, 1.0), 30
+    d1, d2 = arms_sensitivity(bounds, 0.25, m)
+    rng = np.random.default_rng(80)
+    A, rec = rng.integers(0, 3, m), rng.integers(0, 3, m)
+    B, keep = rng.uniform(-1, 2, m), rng.random(m) > 0.3
+    base = [arm_cells(rec, A, B, p, bounds, keep, q) for q in (1, 2)]
+    counts = arm_complete_counts(A, 3, keep)
+    for _ in range(500):
+        A2, rec2, B2, keep2 = A.copy(), rec.copy(), B.copy(), keep.copy()
+        i = rng.integers(m)
+        A2[i], rec2[i], B2[i], keep2[i] = (
+            rng.integers(3),
+            rng.integers(3),
+            rng.uniform(-1, 2),
+            rng.random() < 0.5,
+        )
+        for q, sens in ((1, d1), (2, d2)):
+            moved = arm_cells(rec2, A2, B2, p, bounds, keep2, q) - base[q - 1]
+            assert np.abs(moved).sum() <= sens * (1 + 1e-12)
+        assert np.abs(arm_complete_counts(A2, 3, keep2) - counts).sum() <= COUNT_SENSITIVITY
+
+
+def test_k_arm_values_are_each_arms_complete_case_means_whatever_the_bounds():
+    """One arm loses 40% of its rows, the others none; ε_eval = inf: each arm's value is exactly
+    its complete rows' mean outcome under bounds with different midpoints (one share of all
+    complete rows for every arm moved them), and the K counts, released per arm, have the
+    same shape in neighbouring files (a patient moving arm and completeness)."""
+    from dpcore.owl.evaluation_arms import evaluate_arms_rule
+
+    D = K_ARM_TRIAL
+    data = D.sample(20_000, rng=81)
+    rec = (data["X"][:, 1] > 0.5).astype(int) * 2
+    keep = np.random.default_rng(82).random(20_000) >= np.where(data["code"] == 1, 0.4, 0.0)
+    B = np.clip(data["B"], *D.outcome_bounds)
+    lo, hi = D.outcome_bounds
+    for bounds in ((lo, hi), (lo, hi + 3 * (hi - lo)), (lo - 2 * (hi - lo), hi)):
+        ev = evaluate_arms_rule(
+            rec,
+            data["code"],
+            B,
+            D.arm_probabilities,
+            outcome_bounds=bounds,
+            epsilon=np.inf,
+            arms=D.arms,
+            include=keep,
+        )
+        for j, arm in enumerate(D.arms):
+            rows = keep & (data["code"] == j)
+            assert ev.values[arm].value == pytest.approx(B[rows].mean(), rel=1e-10), (bounds, arm)
+    kw = dict(outcome_bounds=(lo, hi), epsilon=1.0, arms=D.arms, rng=83)
+    A2, keep2 = data["code"].copy(), keep.copy()
+    i = int(np.flatnonzero(keep & (A2 == 0))[0])
+    A2[i], keep2[i] = 2, False
+    a = evaluate_arms_rule(rec, data["code"], B, D.arm_probabilities, include=keep, **kw).to_dict()
+    b = evaluate_arms_rule(rec, A2, B, D.arm_probabilities, include=keep2, **kw).to_dict()
+    noisy = {"sums", "second_moments", "cells", "cell_second_moments", "complete_rows_noisy"}
+    noisy |= {"values", "gains", "verdict", "summary"}
+    assert a.keys() == b.keys()
+    assert {k: a[k] for k in a.keys() - noisy} == {k: b[k] for k in b.keys() - noisy}
+    assert all(a[k].keys() == b[k].keys() for k in noisy - {"verdict", "summary"})
+    assert list(a["complete_rows_noisy"]) == list(D.arms)

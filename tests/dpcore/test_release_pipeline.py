@@ -15,7 +15,8 @@ DEMO = Path(__file__).resolve().parents[2] / "dpcore_app" / "demo_data"
 VOLATILE = {"released_at", "ledger"}  # the time, and the ledger's record (per ledger file)
 #: The evaluation's released numbers and what follows from them.
 NOISY_EVALUATION = {"cells", "second_moments", "complete_rows_noisy", "values", "gains"}
-NOISY_EVALUATION |= {"verdict", "summary"}
+NOISY_EVALUATION |= {"verdict", "summary", "complete_share_noisy"}
+NOISY_EVALUATION |= {"cells_by_arm", "second_moments_by_arm", "cell_second_moments"}  # AIPW, K
 
 
 def test_the_library_and_dpcore_fit_write_the_same_rule_file(tmp_path):

@@ -137,9 +137,11 @@ def test_the_pages_evaluated_release_draws_its_laplace_noise_with_opendp(monkeyp
     data = (DEMO / "hospital_trial.csv").read_bytes()
     release, rec = page_release(data, trial, settings, p_min=0.05, seed=None)
     ev = release.made.evaluation
-    # The file keeps its incomplete rows, so the count of complete rows is released too.
-    assert [c[0] for c in calls] == pytest.approx([0.325, 0.125, 0.05])
-    assert ev.m == 240 and release.n == 960 and ev.complete is not None
+    # The file keeps its incomplete rows, so each arm's count of complete rows is released too
+    # (cells 0.55, moments 0.25 and the two counts 0.20 of ε_eval = 0.5).
+    assert [c[0] for c in calls] == pytest.approx([0.275, 0.125, 0.1])
+    assert [c[1] for c in calls] == [4, 4, 2]
+    assert ev.m == 240 and release.n == 960 and len(ev.complete) == 2
     assert rec.shape == (1200,)
 
 
