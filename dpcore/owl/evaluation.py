@@ -152,7 +152,6 @@ __all__ = [
     "evaluation_sensitivity",
     "fit_and_evaluate",
     "moment_sensitivity",
-    "parallel_cost",
     "public_split",
     "release_estimates",
     "verdict_of",
@@ -196,11 +195,6 @@ def public_split(n, fit_share=0.8, seed=0):
         raise ValueError(f"a split of {n} rows with fit_share={fit_share:g} leaves a part empty")
     perm = np.random.default_rng([int(seed), n]).permutation(n)
     return np.sort(perm[:n_fit]), np.sort(perm[n_fit:])
-
-
-def parallel_cost(epsilon_fit, epsilon_eval):
-    """What the dataset spends on a fit and an evaluation on disjoint parts: the larger ε."""
-    return max(check_epsilon(epsilon_fit), check_epsilon(epsilon_eval, "epsilon_eval"))
 
 
 def evaluation_sensitivity(outcome_bounds, min_propensity, m):
@@ -720,7 +714,7 @@ def fit_and_evaluate(
 
     ``dpowl`` are :class:`dpcore.DPOWL`'s keyword arguments (gamma, weight_bound, C,
     feature_bounds, outcome_bounds, larger_is_better, huber_h); the fit draws its noise from
-    ``rng``. The dataset's cost is :func:`parallel_cost` (ε_fit, ε_eval).
+    ``rng``. The dataset's cost is :func:`dpcore.privacy.composition.parallel_cost` of the two parts.
 
     ``evaluation`` is "ipw" (the default: :func:`evaluate_rule`) or "aipw" (doubly robust:
     :func:`dpcore.owl.evaluation_aipw.evaluate_rule_aipw`). With "aipw" a private outcome

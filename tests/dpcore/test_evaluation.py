@@ -13,7 +13,6 @@ from dpcore.owl.evaluation import (
     evaluation_sensitivity,
     fit_and_evaluate,
     moment_sensitivity,
-    parallel_cost,
     public_split,
     release_estimates,
 )
@@ -32,12 +31,6 @@ def test_public_split_partitions_the_rows_and_depends_on_n_and_seed_only():
     assert not np.array_equal(public_split(1000, 0.8, seed=4)[1], ev)
     with pytest.raises(ValueError, match="leaves a part empty"):
         public_split(3, 0.99)
-
-
-def test_parallel_cost_is_the_larger_epsilon():
-    assert parallel_cost(1.0, 1.0) == 1.0 and parallel_cost(2.0, 0.5) == 2.0
-    with pytest.raises(ValueError):
-        parallel_cost(1.0, -1.0)
 
 
 def designed_neighbours(m=50, p_min=0.2):
