@@ -262,6 +262,40 @@ class PrivateEvaluation:
     complete: tuple | None = None
     budget: tuple = ()
     count_rates: tuple | None = None
+    #: treat-all's value minus treat-none's (treated minus control, outcome units): the
+    #: average effect, post-processing of the same cells (:func:`average_effect`).
+    average_effect: Estimate | None = None
+    larger_is_better: bool = True
+
+    @property
+    def better_on_average(self) -> object:
+        """The arm better on average when the average effect's interval excludes 0, else None."""
+        e = self.average_effect
+        if e is None or e.lower <= 0.0 <= e.upper:
+            return None
+        treated_better = (e.lower > 0.0) == bool(self.larger_is_better)
+        return self.treated if treated_better else self.control
+
+    def first_answer(self) -> str:
+        """Which arm is better on average, with its interval, in one sentence ('' without)."""
+        e = self.average_effect
+        if e is None:
+            return ""
+        pct = f"{100 * self.level:g}%"
+        treated = f"'{self.treated}'" if self.treated is not None else "the treated arm"
+        control = f"'{self.control}'" if self.control is not None else "the control arm"
+        diff = f"{treated} minus {control}: {e.value:+.3g} [{e.lower:.3g}, {e.upper:.3g}]"
+        better = self.better_on_average
+        if better is None:
+            return (
+                f"On average the two arms cannot be told apart ({pct} interval of the "
+                f"difference {diff}, in the outcome's units)."
+            )
+        size = min(abs(e.lower), abs(e.upper))
+        return (
+            f"On average '{better}' is better, by at least {size:.3g} in the outcome's units "
+            f"({pct} interval of the difference {diff})."
+        )
 
     @property
     def complete_shares(self) -> tuple | None:
@@ -282,8 +316,10 @@ class PrivateEvaluation:
             "inconclusive": "This evaluation cannot tell whether the private rule beats "
             "treating everyone with the better arm",
         }[self.verdict]
+        first = self.first_answer()
         return (
-            f"{head} ({pct} confidence, ε_eval = {self.epsilon:g}, {self.m} patients held "
+            (first + " " if first else "")
+            + f"{head} ({pct} confidence, ε_eval = {self.epsilon:g}, {self.m} patients held "
             f"out): its gain over giving everyone {arms} is {all_.value:+.3g} "
             f"[{all_.lower:.3g}, {all_.upper:.3g}], over giving everyone {ctrl} "
             f"{none.value:+.3g} [{none.lower:.3g}, {none.upper:.3g}], in the outcome's "
@@ -314,6 +350,20 @@ class PrivateEvaluation:
             "epsilon_split": dict(zip(("cells", "second_moments", "complete_count"), self.budget)),
             "values": {k: as_dict(v) for k, v in self.values.items()},
             "gains": {k: as_dict(v) for k, v in self.gains.items()},
+            **(
+                {}
+                if self.average_effect is None
+                else {
+                    "average_effect": {
+                        **as_dict(self.average_effect),
+                        "meaning": "treat-all's value minus treat-none's (treated minus control), "
+                        "outcome units; the interval's level holds for the two values together",
+                        "better_on_average": None
+                        if self.better_on_average is None
+                        else str(self.better_on_average),
+                    }
+                }
+            ),
             "verdict": self.verdict,
             "summary": self.summary(),
         }
@@ -499,19 +549,22 @@ def evaluate_rule(
     moments = cell_sums(*args, power=2) + sample_laplace(eps2, delta2, 4, rng=rng, sampler=sampler)
     count = noisy_counts(A, propensity, p_min, include, eps3, rng, sampler) if counted else None
     rates = count_rates(propensity, p_min)
-    est = release_estimates(
-        noisy,
-        moments,
-        count,
-        m=m,
-        outcome_bounds=(lo, hi),
-        min_propensity=p_min,
-        epsilons=(eps1, eps2, eps3),
-        level=level,
-        larger_is_better=larger_is_better,
-        count_rates=rates,
-    )
-    values, gains = estimates_of(est)
+
+    def release(at):
+        return release_estimates(
+            noisy,
+            moments,
+            count,
+            m=m,
+            outcome_bounds=(lo, hi),
+            min_propensity=p_min,
+            epsilons=(eps1, eps2, eps3),
+            level=at,
+            larger_is_better=larger_is_better,
+            count_rates=rates,
+        )
+
+    values, gains = estimates_of(release(level))
     return PrivateEvaluation(
         epsilon=epsilon,
         m=m,
@@ -527,7 +580,23 @@ def evaluate_rule(
         complete=count,
         budget=(float(eps1), float(eps2), float(eps3)),
         count_rates=tuple(float(r) for r in rates) if counted else None,
+        average_effect=average_effect(release, level),
+        larger_is_better=bool(larger_is_better),
     )
+
+
+def average_effect(release, level):
+    """The average effect, treat-all's value minus treat-none's (treated minus control, in the
+    outcome's units), with an interval at ``level``: post-processing of the released cells.
+
+    ``release(level)`` gives the estimates at a level (the evaluation's own release function
+    on its noisy numbers); each of the two values is taken at 1 - (1 - level)/2, so both hold
+    together with probability at least ``level`` (a union bound) and the difference's interval
+    is [lower_all - upper_none, upper_all - lower_none]. Nothing more is released: it spends no ε.
+    """
+    half = release(1.0 - (1.0 - level) / 2.0)
+    (a, a_lo, a_hi), (b, b_lo, b_hi) = half["treat_all"], half["treat_none"]
+    return Estimate(float(a - b), float(a_lo - b_hi), float(a_hi - b_lo))
 
 
 def verdict_of(gains):

@@ -115,6 +115,7 @@ from .evaluation import (
     ARM_KEYS,
     COUNT_SHARE,
     PrivateEvaluation,
+    average_effect,
     checked_inputs,
     complete_shares,
     count_rates,
@@ -485,20 +486,23 @@ def evaluate_rule_aipw(
     )
     count = noisy_counts(A, propensity, p_min, include, eps3, rng, sampler) if counted else None
     rates = count_rates(propensity, p_min)
-    est = release_aipw_estimates(
-        noisy,
-        moments,
-        count,
-        m=m,
-        outcome_bounds=(lo, hi),
-        min_propensity=p_min,
-        epsilons=(eps1, eps2, eps3),
-        level=level,
-        larger_is_better=larger_is_better,
-        gain_share=gain_share,
-        count_rates=rates,
-    )
-    values, gains = estimates_of(est)
+
+    def release(at):
+        return release_aipw_estimates(
+            noisy,
+            moments,
+            count,
+            m=m,
+            outcome_bounds=(lo, hi),
+            min_propensity=p_min,
+            epsilons=(eps1, eps2, eps3),
+            level=at,
+            larger_is_better=larger_is_better,
+            gain_share=gain_share,
+            count_rates=rates,
+        )
+
+    values, gains = estimates_of(release(level))
     return AIPWEvaluation(
         epsilon=epsilon,
         m=m,
@@ -517,4 +521,6 @@ def evaluate_rule_aipw(
         model=model,
         centre=centre,
         moment_split=(float(eps_v), float(eps_g)),
+        average_effect=average_effect(release, level),
+        larger_is_better=bool(larger_is_better),
     )

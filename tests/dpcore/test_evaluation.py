@@ -369,7 +369,7 @@ def test_a_row_made_incomplete_moves_the_cells_within_their_sensitivity():
 
 
 NOISY_FIELDS = {"cells", "second_moments", "complete_rows_noisy", "complete_share_noisy"}
-NOISY_FIELDS |= {"values", "gains", "verdict", "summary"}
+NOISY_FIELDS |= {"values", "gains", "average_effect", "verdict", "summary"}
 
 
 @pytest.mark.parametrize("propensity", ["constant", "per row"])

@@ -445,6 +445,7 @@ KW = dict(
     evaluation="aipw",
 )
 NOISY = {"cells", "moments", "complete", "values", "gains", "verdict", "model", "centre"}
+NOISY |= {"average_effect"}
 
 
 @pytest.mark.parametrize("part", [0, 1])

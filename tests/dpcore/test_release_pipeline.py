@@ -17,6 +17,7 @@ VOLATILE = {"released_at", "ledger"}  # the time, and the ledger's record (per l
 NOISY_EVALUATION = {"cells", "second_moments", "complete_rows_noisy", "values", "gains"}
 NOISY_EVALUATION |= {"verdict", "summary", "complete_share_noisy"}
 NOISY_EVALUATION |= {"cells_by_arm", "second_moments_by_arm", "cell_second_moments"}  # AIPW, K
+NOISY_EVALUATION |= {"average_effect"}  # the same cells, post-processed
 
 
 def test_the_library_and_dpcore_fit_write_the_same_rule_file(tmp_path):
