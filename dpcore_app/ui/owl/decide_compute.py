@@ -15,6 +15,7 @@ import numpy as np
 import streamlit as st
 
 from dpcore.montecarlo import Stream, stream
+from dpcore.montecarlo import wilson_interval as wilson
 from dpcore.owl.experiments import owl_monte_carlo
 from dpcore.owl.simulate import PAPER_TRIAL, optimal_treatment
 from dpcore_app.ui.owl.compute import TEST_SIZE, preprocessing
@@ -125,15 +126,6 @@ class Share:
     hi: float
     median: float
     releases: int
-
-
-def wilson(k, m, z=1.959964):
-    """The 95% Wilson score interval of a proportion k/m (arrays broadcast)."""
-    k, m = np.asarray(k, float), np.asarray(m, float)
-    p = k / m
-    centre = (p + z * z / (2 * m)) / (1 + z * z / m)
-    half = z * np.sqrt(p * (1 - p) / m + z * z / (4 * m * m)) / (1 + z * z / m)
-    return centre - half, centre + half
 
 
 def release_shares(runs, threshold):
