@@ -123,7 +123,7 @@ def verdict(
             f"{out_of_100(mean)} new patients ({ci}), against {out_of_100(best['accuracy_mean'])} "
             f"for the best non-private rule{gamma_note}."
         )
-    target = f" The target: {target_words} ({threshold:.1f}%); {share_words(share)}."
+    target = f" The target: {target_words}; {share_words(share)}."
     a = assurance_words(assurance)
     if is_coin_flip(lo, hi) or share.median < CHANCE_MEDIAN:
         kind, tail = (
@@ -160,22 +160,26 @@ def eps_answer_sentence(
     threshold,
     assurance,
     board=False,
+    *,
+    reach=None,
 ):
     """One paragraph: the smallest ε on the grid for n at which ``assurance`` of single
     releases reach the threshold (beyond Monte-Carlo doubt), with what that ε promises one
     patient; where the mean alone reaches it; and the n it would take at the current ε.
-    ``board``: for a printed handout, whose reader has no controls to try."""
+    ``board``: for a printed handout, whose reader has no controls to try. ``reach``: what a
+    single release must do (:meth:`Target.reach`; default "reach" the threshold)."""
     t, a = f"{threshold:.1f}%", assurance_words(assurance)
+    reach = f"reach {t}" if reach is None else reach
     if assured is None:
         why = (
             f" Even without privacy the rule reaches only {nonprivate_accuracy:.1f}%."
             if nonprivate_accuracy < threshold
             else ""
         )
-        head = f"For n = {n}, at no ε on the grid up to 1000 do {a} single releases reach {t}.{why}"
+        head = f"For n = {n}, at no ε on the grid up to 1000 do {a} single releases {reach}.{why}"
     else:
         head = (
-            f"For n = {n}, the smallest ε on the grid at which {a} single releases reach {t} "
+            f"For n = {n}, the smallest ε on the grid at which {a} single releases {reach} "
             f"is ε = {assured.at:g}: {assured.share:.0%} of them do (95% interval "
             f"{assured.lo:.0%}–{assured.hi:.0%}). {epsilon_note(assured.at)}"
         )

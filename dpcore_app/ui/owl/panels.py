@@ -81,20 +81,22 @@ def decision(s, v, target, reps):
     it; ``target`` is (:class:`Target`, assurance). The target's mark on the ε chart is
     ``mark``."""
     (target, assurance), eps, n = target, s["eps"], s["n"]
-    threshold = target.threshold(v.best.accuracy_mean)
-    thresholds = {
-        m: target.threshold(decide.best_reference(s, v.all_summary, reps, m).accuracy_mean)
+    threshold = target.threshold(v.best.accuracy_mean)  # the mean's: the chart's line
+    # Each simulated release is held to its own bar: for "within p points", p below the best
+    # non-private rule learned from the same simulated trial (paired, not against the average).
+    bars = {
+        m: target.threshold(decide.best_per_trial(s, runs, reps, m))
         if target.kind == "points"
         else threshold
-        for m in sorted(v.runs_by_n)
+        for m, runs in sorted(v.runs_by_n.items())
     }
-    assured = targets.smallest_assured_eps(v.runs_by_n[n], threshold, assurance)
+    assured = targets.smallest_assured_eps(v.runs_by_n[n], bars[n], assurance)
     return dict(
         threshold=threshold,
         answer=targets.smallest_eps(v.all_summary, n, threshold),
         assured=assured,
-        share=targets.share_at(v.runs_by_n[n], eps, threshold),
-        n_hit=targets.smallest_assured_n(v.runs_by_n, eps, thresholds, assurance),
+        share=targets.share_at(v.runs_by_n[n], eps, bars[n]),
+        n_hit=targets.smallest_assured_n(v.runs_by_n, eps, bars, assurance),
         mark=(threshold, targets.hit_at(v.all_summary, n, assured.at if assured else None)),
         assurance=assurance,
         target=target,
@@ -121,7 +123,7 @@ def verdict(s, v, target, reps, first):
         v.here,
         v.best,
         d["threshold"],
-        d["target"].words(),
+        d["target"].words(d["threshold"]),
         d["share"],
         d["assurance"],
         note,
@@ -145,12 +147,13 @@ def verdict(s, v, target, reps, first):
         d["threshold"],
         d["assurance"],
     )
-    text = decide_explain.eps_answer_sentence(*answer)
+    reach = d["target"].reach(d["threshold"])
+    text = decide_explain.eps_answer_sentence(*answer, reach=reach)
     st.markdown("**At what ε can we publish?** " + text)
     return dict(
         d,
         text=text,
-        board=decide_explain.eps_answer_sentence(*answer, board=True),
+        board=decide_explain.eps_answer_sentence(*answer, board=True, reach=reach),
         verdict=sentence,
     )
 
