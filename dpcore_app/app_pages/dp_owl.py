@@ -287,7 +287,9 @@ def study():
 def show(s, sizes, results, target, verdict_slot, reps, first=False):
     v = panels.view(s, results, reps)
     with verdict_slot:  # above the controls: a phone sees it first
-        d = panels.verdict(s, v, target, reps, first)
+        d = panels.verdict(
+            s, v, target, reps, first, lambda needed: decide.offer_reps(needed, REPS, set_values)
+        )
     metric = curves_panel(s, sizes, v, reps, d["mark"])
     panels.cards(
         s,

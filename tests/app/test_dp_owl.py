@@ -437,3 +437,42 @@ def test_the_pages_guide_quotes_the_verdict_the_page_shows(open_fresh):
         r'\("(At ε = 1 and 1000 patients.*?)", at the default settings\)', guide, re.S
     ).group(1)
     assert verdict(open_fresh(PAGE))[1] == " ".join(quoted.split())
+
+
+# ---- too few repetitions to show the assurance (the statistical review, 2) ---------------------
+
+
+def answer_of(at):
+    return next(m.value for m in at.markdown if "At what ε can we publish?" in m.value)
+
+
+@pytest.mark.parametrize("assurance,needed,setting", [("9 of 10", 35, 40), ("19 of 20", 73, 80)])
+def test_twenty_repetitions_say_they_cannot_show_the_assurance_and_offer_enough(
+    open_fresh, assurance, needed, setting
+):
+    """At the control's smallest setting (20) even 20 of 20 releases reaching the target leave
+    the Wilson interval's lower end at 83.9%: the page says so and offers the setting that
+    can, instead of "at no ε on the grid" (which blamed the data)."""
+    at = open_fresh(PAGE, reps="20", assurance=assurance, compare=["200"])
+    answer = answer_of(at)
+    assert (
+        "20 simulated trials cannot show that "
+        f"{'9 of 10' if needed == 35 else '95%'} single releases reach the target" in answer
+    )
+    assert "would be 83.9%, below" in answer and f"at least {needed} repetitions" in answer
+    assert "at no ε on the grid" not in answer and "larger trials" not in answer
+    kind, text = verdict(at)
+    assert kind != "success" and "beyond Monte-Carlo doubt: one release may miss it" not in text
+    button = at.button(key="reps_needed")
+    assert button.label == f"Simulate {setting} repetitions"
+    button.click().run()
+    assert at.number_input(key="dp-owl.reps").value == setting
+    assert "cannot show" not in answer_of(at) and not [
+        b for b in at.button if b.key == "reps_needed"
+    ]
+
+
+def test_the_largest_repetitions_setting_never_says_it_is_too_few(open_fresh):
+    at = open_fresh(PAGE, reps="500", n="100", compare=["200"], assurance="19 of 20")
+    assert "cannot show" not in everything(at)
+    assert not [b for b in at.button if b.key == "reps_needed"]

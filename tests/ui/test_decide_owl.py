@@ -80,3 +80,57 @@ def test_the_target_says_what_it_is_compared_with():
     )
     assert points.reach(85.3).startswith("come within 5 points of the best non-private rule")
     assert patients.reach(80.0) == "reach 80.0%"
+
+
+# ---- too few repetitions to show the assurance -------------------------------------------------
+
+
+@pytest.mark.parametrize("reps", [20, 500])  # the repetitions control's extremes
+def test_the_repetitions_floor_at_the_extremes_of_the_repetitions_control(reps):
+    from dpcore_app.ui.owl.decide import ASSURANCE
+
+    floors = {0.5: 4, 0.8: 16, 0.9: 35, 0.95: 73}
+    assert set(ASSURANCE.options) == set(floors)
+    for assurance, floor in floors.items():
+        expected = floor if reps < floor else None
+        assert targets.reps_needed(reps, assurance) == expected
+        # where it is enough, a perfect record does show it
+        if expected is None:
+            assert float(wilson_interval(reps, reps)[0]) >= assurance
+    # the settings offered on the control (20, 40, ... 500)
+    assert targets.control_setting(35, 20, 20, 500) == 40
+    assert targets.control_setting(73, 20, 20, 500) == 80
+    assert targets.control_setting(20, 20, 20, 500) == 20
+    assert targets.control_setting(900, 20, 20, 500) == 500
+
+
+def hit(at, mean=85.0):
+    return targets.Hit(at, mean, mean - 2, mean + 2)
+
+
+def test_too_few_repetitions_are_said_as_such_not_as_a_failure_of_the_rule():
+    from dpcore_app.ui.owl.decide_explain import cannot_show, eps_answer_sentence, verdict
+
+    text = cannot_show(20, 35, 0.9)
+    assert text.startswith("20 simulated trials cannot show that 9 of 10 single releases reach")
+    assert "would be 83.9%, below 90%" in text and "at least 35 repetitions" in text
+    mean_answer = targets.EpsAnswer(80.0, hit(5.0), None, None)
+    for eps in (1.0, math.inf):
+        answer = eps_answer_sentence(
+            None, mean_answer, 1000, eps, None, [200, 1000], 90.0, 80.0, 0.9, needed=35, reps=20
+        )
+        assert answer.startswith("For n = 1000, " + text)
+        assert "at no ε" not in answer and "none of the simulated sizes" not in answer
+        assert "On average the rule reaches 80.0% from ε = 5" in answer
+    enough = eps_answer_sentence(None, mean_answer, 1000, 1.0, None, [200, 1000], 90.0, 80, 0.9)
+    assert "at no ε on the grid up to 1000 do 9 of 10 single releases reach 80.0%" in enough
+    cell = {"accuracy_mean": 85.0, "accuracy_lo": 83.0, "accuracy_hi": 87.0}
+    share = targets.Share(1.0, 1.0, 0.839, 1.0, 86.0, 20)
+    best = {"accuracy_mean": 90.0}
+    kind, said = verdict(1.0, 1000, cell, best, 80.0, "t", share, 0.9, needed=35)
+    assert kind == "warning" and said.endswith(
+        "The target is met on average; whether 9 of 10 single releases reach it cannot be "
+        "shown with 20 simulated trials (it takes at least 35)."
+    )
+    kind, said = verdict(1.0, 1000, cell, best, 80.0, "t", share, 0.9)
+    assert kind == "warning" and "one release may miss it" in said

@@ -74,3 +74,19 @@ def best_per_trial(s, runs, reps, n=None):
 
 def best_gamma(n):
     return compute.gamma_used("paper", 0, math.inf, n)
+
+
+def offer_reps(needed, control, on_use):
+    """A button that sets the repetitions ``control`` to its first setting at or above
+    ``needed`` (through ``on_use(values, message)``); none when the control is already there
+    (the view was capped below it: its notice says why)."""
+    setting = decide.control_setting(needed, control.low, control.step, control.high)
+    if setting <= value_of(control):
+        return
+    st.button(
+        f"Simulate {setting} repetitions",
+        icon=":material/repeat:",
+        key="reps_needed",
+        on_click=on_use,
+        args=({control.key: setting}, f"Now simulating {setting} repetitions per setting"),
+    )

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
-from dpcore.montecarlo import Stream, stream
+from dpcore.montecarlo import Stream, reps_to_show, stream
 from dpcore.montecarlo import wilson_interval as wilson
 from dpcore.owl.experiments import owl_monte_carlo
 from dpcore.owl.simulate import PAPER_TRIAL, optimal_treatment
@@ -207,6 +207,20 @@ def smallest_assured_n(runs_by_n, eps, thresholds, assurance):
         if s.lo >= assurance:
             return Share(float(n), s.share, s.lo, s.hi, s.median, s.releases)
     return None
+
+
+def reps_needed(reps, assurance):
+    """The fewest repetitions at which the Wilson bound can show that ``assurance`` of single
+    releases meet a target (:func:`dpcore.montecarlo.reps_to_show`), when ``reps`` are fewer;
+    None when ``reps`` can show it (whether they do is then up to the releases)."""
+    floor = reps_to_show(assurance)
+    return floor if int(reps) < floor else None
+
+
+def control_setting(needed, low, step, high):
+    """The smallest value of a stepped control (``low``, ``low + step``, ... ``high``) at or
+    above ``needed``; ``high`` when none is."""
+    return int(min(high, low + max(0, math.ceil((needed - low) / step)) * step))
 
 
 @st.cache_data(max_entries=32, show_spinner=False)

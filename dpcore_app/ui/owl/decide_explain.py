@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+from dpcore.montecarlo import wilson_interval
 from dpcore_app.ui.common.explain import epsilon_note
 from dpcore_app.ui.owl.explain import out_of_100
 
@@ -99,8 +100,32 @@ def stability_card(eps, here):
     )
 
 
+def cannot_show(reps, needed, assurance):
+    """Why ``reps`` simulated trials cannot show that ``assurance`` of single releases reach a
+    target, whatever the releases do, and the ``needed`` repetitions that can
+    (:func:`dpcore.montecarlo.reps_to_show`)."""
+    a, best = assurance_words(assurance), float(wilson_interval(reps, reps)[0])
+    return (
+        f"{reps} simulated trials cannot show that {a} single releases reach the target, "
+        f"however good the rule: even if all {reps} did, the lower end of the share's 95% "
+        f"interval would be {best:.1%}, below {assurance:.0%}. Showing it takes at least "
+        f"{needed} repetitions."
+    )
+
+
 def verdict(
-    eps, n, here, best, threshold, target_words, share, assurance, gamma_note="", first=False
+    eps,
+    n,
+    here,
+    best,
+    threshold,
+    target_words,
+    share,
+    assurance,
+    gamma_note="",
+    first=False,
+    *,
+    needed=None,
 ):
     """(kind, sentence): the page's first sentence and its colour, about one release.
 
@@ -109,6 +134,8 @@ def verdict(
     releases at or above ``threshold``. kind is "success" only when the share's interval lies
     at or above ``assurance``; "warning" when the mean meets the target but one release may
     not, or when the median release is about a coin flip; "info" when the target is not met.
+    ``needed``: the repetitions it takes to show ``assurance`` when the study has fewer
+    (then the amber sentence says so instead of doubting the release).
     """
     mean, lo, hi = here["accuracy_mean"], here["accuracy_lo"], here["accuracy_hi"]
     ci = f"average over simulated trials, 95% Monte-Carlo interval {lo:.1f}–{hi:.1f}%"
@@ -135,6 +162,14 @@ def verdict(
         )
     elif share.lo >= assurance:
         kind, tail = "success", f" Target met for one release: at least {a} releases reach it."
+    elif mean >= threshold and needed is not None:
+        kind, tail = (
+            "warning",
+            (
+                f" The target is met on average; whether {a} single releases reach it cannot be "
+                f"shown with {share.releases} simulated trials (it takes at least {needed})."
+            ),
+        )
     elif mean >= threshold:
         kind, tail = (
             "warning",
@@ -162,15 +197,21 @@ def eps_answer_sentence(
     board=False,
     *,
     reach=None,
+    needed=None,
+    reps=None,
 ):
     """One paragraph: the smallest ε on the grid for n at which ``assurance`` of single
     releases reach the threshold (beyond Monte-Carlo doubt), with what that ε promises one
     patient; where the mean alone reaches it; and the n it would take at the current ε.
     ``board``: for a printed handout, whose reader has no controls to try. ``reach``: what a
-    single release must do (:meth:`Target.reach`; default "reach" the threshold)."""
+    single release must do (:meth:`Target.reach`; default "reach" the threshold). ``needed``:
+    the repetitions it takes to show ``assurance`` when the study's ``reps`` are fewer; then
+    no ε and no n can show it, and the paragraph says so instead of blaming the data."""
     t, a = f"{threshold:.1f}%", assurance_words(assurance)
     reach = f"reach {t}" if reach is None else reach
-    if assured is None:
+    if needed is not None:
+        head = f"For n = {n}, {cannot_show(reps, needed, assurance)}"
+    elif assured is None:
         why = (
             f" Even without privacy the rule reaches only {nonprivate_accuracy:.1f}%."
             if nonprivate_accuracy < threshold
@@ -188,7 +229,7 @@ def eps_answer_sentence(
             f" On average the rule reaches {t} from ε = {mean_answer.first.at:g}, where a "
             "single release may still miss it."
         )
-    if math.isinf(eps):
+    if math.isinf(eps) or needed is not None:  # no size can show it at these repetitions
         return head
     shown = ", ".join(str(s) for s in sizes)
     if n_hit is None:

@@ -100,13 +100,19 @@ def decision(s, v, target, reps):
         mark=(threshold, targets.hit_at(v.all_summary, n, assured.at if assured else None)),
         assurance=assurance,
         target=target,
+        needed=targets.reps_needed(reps, assurance),  # None: these repetitions can show it
     )
 
 
-def verdict(s, v, target, reps, first):
+def verdict(s, v, target, reps, first, offer_reps=None):
     """The verdict about one release in its colour, what the ε promises one patient, how stable
-    one release is, and the answer to "at what ε can we publish?" (see :func:`decision`)."""
+    one release is, and the answer to "at what ε can we publish?" (see :func:`decision`).
+
+    When the repetitions are too few to show the assurance asked for, it says so and, with
+    ``offer_reps`` (a callback taking the repetitions to set), offers a button that sets them.
+    """
     d, eps, n = decision(s, v, target, reps), s["eps"], s["n"]
+    needed = None if first else d["needed"]  # a first estimate's repetitions are not the page's
     g_best = decide.best_gamma(n)
     fixed = compute.cell(v.all_summary[v.all_summary.n == n], math.inf).accuracy_mean
     note = (
@@ -128,6 +134,7 @@ def verdict(s, v, target, reps, first):
         d["assurance"],
         note,
         first,
+        needed=needed,
     )
     getattr(st, kind)(
         sentence + " " + common_explain.epsilon_note(eps), icon=":material/medical_services:"
@@ -147,13 +154,15 @@ def verdict(s, v, target, reps, first):
         d["threshold"],
         d["assurance"],
     )
-    reach = d["target"].reach(d["threshold"])
-    text = decide_explain.eps_answer_sentence(*answer, reach=reach)
+    said = dict(reach=d["target"].reach(d["threshold"]), needed=needed, reps=reps)
+    text = decide_explain.eps_answer_sentence(*answer, **said)
     st.markdown("**At what ε can we publish?** " + text)
+    if needed is not None and offer_reps is not None:
+        offer_reps(needed)
     return dict(
         d,
         text=text,
-        board=decide_explain.eps_answer_sentence(*answer, board=True, reach=reach),
+        board=decide_explain.eps_answer_sentence(*answer, board=True, **said),
         verdict=sentence,
     )
 
