@@ -476,3 +476,48 @@ def test_the_largest_repetitions_setting_never_says_it_is_too_few(open_fresh):
     at = open_fresh(PAGE, reps="500", n="100", compare=["200"], assurance="19 of 20")
     assert "cannot show" not in everything(at)
     assert not [b for b in at.button if b.key == "reps_needed"]
+
+
+# ---- the first estimate (the statistical review, 3) --------------------------------------------
+
+
+@pytest.fixture
+def first_run_only(monkeypatch):
+    """Stop a view's run where the final sweep would start: what a cold view shows first."""
+    import streamlit as st
+
+    from dpcore_app.ui.owl import compute
+
+    sweeps = compute.sweeps
+
+    def quick_only(ns, mode, gamma, h, W, reps, *args, **kwargs):
+        if reps > compute.QUICK_REPS:
+            st.stop()
+        return sweeps(ns, mode, gamma, h, W, reps, *args, **kwargs)
+
+    monkeypatch.setattr(compute, "sweeps", quick_only)
+
+
+@pytest.mark.parametrize("assurance", ["9 of 10", "19 of 20"])
+def test_a_cold_views_first_estimate_names_no_eps_and_labels_what_will_change(
+    open_fresh, first_run_only, assurance
+):
+    """A seed no other test uses: nothing is cached, so the page first shows its estimate from
+    40 repetitions. The verdict is labelled and neutral, the stability line labelled, and the
+    "at what ε" answer and the chart's star wait for the final numbers (a 40-repetition answer
+    differed from the final one in 23 of 36 settings; the old page showed it unlabelled)."""
+    at = open_fresh(PAGE, seed="90210", reps="80", compare=["200"], assurance=assurance)
+    answer = answer_of(at)
+    assert "smallest ε" not in answer and "at no ε" not in answer and "ε = " not in answer
+    assert "Answered with the final numbers (80 simulated trials)" in answer
+    assert not [t for t in chart(at, "vs_eps")["data"] if "publish" in t.get("name", "")]
+    kind, text = verdict(at)
+    assert text.startswith("**First estimate** from 40 simulated trials (final numbers, from 80")
+    assert kind == "info" and "judged on the final numbers" in text
+    assert "Target met" not in text and "one release may miss it" not in text
+    assert "cannot be shown" not in text
+    stability = next(m.value for m in at.markdown if "compare_arrows" in m.value)
+    assert "**First estimate:**" in stability
+    assert any("starred once the final numbers are in" in c.value for c in at.caption)
+    assert not [b for b in at.button if b.key == "reps_needed"]  # 40 is not the page's setting
+    assert not at.get("download_button")  # the handout quotes final numbers only

@@ -135,7 +135,9 @@ def verdict(
     at or above ``assurance``; "warning" when the mean meets the target but one release may
     not, or when the median release is about a coin flip; "info" when the target is not met.
     ``needed``: the repetitions it takes to show ``assurance`` when the study has fewer
-    (then the amber sentence says so instead of doubting the release).
+    (then the amber sentence says so instead of doubting the release). ``first``: a first
+    estimate (True, or the repetitions of the final numbers): labelled, and neutral ("info")
+    without a judgement about one release, which waits for the final numbers.
     """
     mean, lo, hi = here["accuracy_mean"], here["accuracy_lo"], here["accuracy_hi"]
     ci = f"average over simulated trials, 95% Monte-Carlo interval {lo:.1f}–{hi:.1f}%"
@@ -152,7 +154,12 @@ def verdict(
         )
     target = f" The target: {target_words}; {share_words(share)}."
     a = assurance_words(assurance)
-    if is_coin_flip(lo, hi) or share.median < CHANCE_MEDIAN:
+    if first:  # the judgement waits for the final numbers (FIRST, below, says why)
+        kind, tail = (
+            "info",
+            f" Whether {a} single releases reach it is judged on the final numbers.",
+        )
+    elif is_coin_flip(lo, hi) or share.median < CHANCE_MEDIAN:
         kind, tail = (
             "warning",
             (
@@ -180,8 +187,64 @@ def verdict(
         )
     else:
         kind, tail = "info", " Target not met."
-    prefix = "**First estimate** (final numbers in a few seconds): " if first else ""
-    return kind, prefix + head + target + tail
+    return kind, (first_estimate(share.releases, first) if first else "") + head + target + tail
+
+
+# FIRST. A first estimate (fewer repetitions, shown while the final numbers compute) gives the
+# average accuracy, labelled, and withholds every judgement about one release: the verdict's
+# colour and its sentence on single releases, "at what ε" and the star on the chart. Those rest
+# on the lower end of a Wilson interval, much wider at fewer repetitions (40 cannot show 19 of
+# 20 at all): on the page's sweeps (seed 0) the ε a 40-repetition estimate names differs from
+# the 200-repetition answer in 23 of 36 (n, target, assurance) settings, at the default view
+# "at no ε" against ε = 50. A clinician who reads an ε to publish at should not see it change
+# seconds later; the mean moves far less, and the label says it will still move.
+
+
+def first_estimate(reps, final):
+    """The label of a first estimate from ``reps`` simulated trials (``final``: the number the
+    final numbers come from, or True when unknown)."""
+    of = "" if final is True else f", from {final},"
+    return f"**First estimate** from {reps} simulated trials (final numbers{of} in a few seconds): "
+
+
+def eps_answer_withheld(reps, final):
+    """What "At what ε can we publish?" says while only a first estimate is in."""
+    of = "" if final is True else f" ({final} simulated trials)"
+    return (
+        f"Answered with the final numbers{of} in a few seconds. A first estimate from {reps} "
+        "trials names an ε from a wider interval, so it would often name another ε than the "
+        "final answer."
+    )
+
+
+def target_caption(kind, assurance, hit, first=False, needed=None, reps=None):
+    """What the ε chart's green marks draw: the target's line (``kind`` "patients" or
+    "points") and the star at ``hit`` (the :class:`Hit` of the ε named for publishing, or
+    None), for a first estimate (``first``: no star yet) or when ``reps`` simulated trials
+    are fewer than the ``needed`` that can show ``assurance`` (a fraction) at all."""
+    a = assurance_words(assurance)
+    line = (
+        "Green: the target (long-dashed line"
+        + (": the best non-private rule's average less p" if kind == "points" else "")
+        + ")"
+    )
+    if first:
+        return f" {line}; the ε to publish at is starred once the final numbers are in."
+    if needed is not None:
+        return (
+            f" {line}; {reps} simulated trials cannot show {a} single releases reaching it at "
+            f"any ε (that takes {needed}), so no ε is starred."
+        )
+    if hit is None:
+        return (
+            f" {line}; at no ε on the grid do {a} single releases reach it beyond Monte-Carlo "
+            "doubt, so none is starred."
+        )
+    return (
+        f" {line}, and the star at ε = {hit.at:g}: the smallest ε on the grid at which {a} "
+        "single releases reach it beyond Monte-Carlo doubt (the lower end of the 95% interval "
+        f"of their share at or above {assurance:.0%})."
+    )
 
 
 def eps_answer_sentence(

@@ -110,8 +110,10 @@ def verdict(s, v, target, reps, first, offer_reps=None):
 
     When the repetitions are too few to show the assurance asked for, it says so and, with
     ``offer_reps`` (a callback taking the repetitions to set), offers a button that sets them.
+    ``first``: a first estimate (the repetitions of the final numbers, or True).
     """
     d, eps, n = decision(s, v, target, reps), s["eps"], s["n"]
+    # A first estimate withholds every judgement about one release (decide_explain.FIRST says why)
     needed = None if first else d["needed"]  # a first estimate's repetitions are not the page's
     g_best = decide.best_gamma(n)
     fixed = compute.cell(v.all_summary[v.all_summary.n == n], math.inf).accuracy_mean
@@ -140,7 +142,10 @@ def verdict(s, v, target, reps, first, offer_reps=None):
         sentence + " " + common_explain.epsilon_note(eps), icon=":material/medical_services:"
     )
     # Beside the share: how stable one release is (two releases of the same trial).
-    st.markdown(f":material/compare_arrows: {decide_explain.stability_sentence(eps, v.here)}")
+    label = "**First estimate:** " if first else ""
+    st.markdown(
+        f":material/compare_arrows: {label}{decide_explain.stability_sentence(eps, v.here)}"
+    )
     if st.session_state.get("_preset_toast") and not first:
         st.toast(f"{st.session_state.pop('_preset_toast')}: {sentence}", icon=":material/check:")
     answer = (
@@ -155,12 +160,20 @@ def verdict(s, v, target, reps, first, offer_reps=None):
         d["assurance"],
     )
     said = dict(reach=d["target"].reach(d["threshold"]), needed=needed, reps=reps)
-    text = decide_explain.eps_answer_sentence(*answer, **said)
+    text = (
+        decide_explain.eps_answer_withheld(reps, first)
+        if first
+        else decide_explain.eps_answer_sentence(*answer, **said)
+    )
     st.markdown("**At what ε can we publish?** " + text)
+    if first:
+        d["mark"] = (d["mark"][0], None)  # no star before the final answer
     if needed is not None and offer_reps is not None:
         offer_reps(needed)
     return dict(
         d,
+        first=first,
+        needed=needed,
         text=text,
         board=decide_explain.eps_answer_sentence(*answer, board=True, **said),
         verdict=sentence,
