@@ -27,12 +27,11 @@ CHANCE_MEDIAN = 52.5
 
 
 def assurance_words(assurance):
-    """0.9 -> '9 of 10'."""
-    return (
-        f"{round(10 * assurance):g} of 10"
-        if round(10 * assurance) == 10 * assurance
-        else f"{assurance:.0%}"
-    )
+    """0.9 -> '9 of 10', 0.95 -> '19 of 20' (as the target's control says it)."""
+    for of in (10, 20):
+        if math.isclose(of * assurance, round(of * assurance)):
+            return f"{round(of * assurance):g} of {of}"
+    return f"{assurance:.0%}"
 
 
 def share_words(share):
@@ -168,7 +167,14 @@ def verdict(
             ),
         )
     elif share.lo >= assurance:
-        kind, tail = "success", f" Target met for one release: at least {a} releases reach it."
+        kind, tail = (
+            "success",
+            (
+                f" Target met for one release: at least {a} releases reach it beyond Monte-Carlo "
+                f"doubt (the interval's lower end, {share.lo:.0%}, is at or above "
+                f"{assurance:.0%})."
+            ),
+        )
     elif mean >= threshold and needed is not None:
         kind, tail = (
             "warning",
@@ -280,12 +286,17 @@ def eps_answer_sentence(
             if nonprivate_accuracy < threshold
             else ""
         )
-        head = f"For n = {n}, at no ε on the grid up to 1000 do {a} single releases {reach}.{why}"
+        head = (
+            f"For n = {n}, at no ε on the grid up to 1000 do {a} single releases {reach} "
+            f"beyond Monte-Carlo doubt (the lower end of the 95% interval of their share at or "
+            f"above {assurance:.0%}).{why}"
+        )
     else:
         head = (
             f"For n = {n}, the smallest ε on the grid at which {a} single releases {reach} "
-            f"is ε = {assured.at:g}: {assured.share:.0%} of them do (95% interval "
-            f"{assured.lo:.0%}–{assured.hi:.0%}). {epsilon_note(assured.at)}"
+            f"beyond Monte-Carlo doubt is ε = {assured.at:g}: {assured.share:.0%} of them do "
+            f"(95% interval {assured.lo:.0%}–{assured.hi:.0%}, its lower end at or above "
+            f"{assurance:.0%}). {epsilon_note(assured.at)}"
         )
     if mean_answer.first is not None and (assured is None or mean_answer.first.at < assured.at):
         head += (
@@ -296,7 +307,10 @@ def eps_answer_sentence(
         return head
     shown = ", ".join(str(s) for s in sizes)
     if n_hit is None:
-        tail = f" At ε = {eps:g}, none of the simulated sizes ({shown}) gets {a} releases there" + (
+        tail = (
+            f" At ε = {eps:g}, none of the simulated sizes ({shown}) gets {a} releases there "
+            "beyond Monte-Carlo doubt"
+        ) + (
             "; larger trials were not simulated."
             if board
             else ": add larger trials under “Also show n” to see whether any would."
@@ -306,6 +320,7 @@ def eps_answer_sentence(
     else:
         tail = (
             f" At ε = {eps:g} it would take n = {n_hit.at:g} patients ({n_hit.share:.0%} of "
-            f"releases reach it there), the smallest of the simulated sizes ({shown}) that does."
+            f"releases reach it there, 95% interval {n_hit.lo:.0%}–{n_hit.hi:.0%}), the smallest "
+            f"of the simulated sizes ({shown}) that does beyond Monte-Carlo doubt."
         )
     return head + tail
