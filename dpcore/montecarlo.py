@@ -207,6 +207,53 @@ class RuleEvaluator:
         return pd.DataFrame(out)
 
 
+#: The normal quantile of a two-sided 95% interval.
+Z95 = 1.959964
+
+
+def wilson_interval(k: ArrayLike, m: ArrayLike, z: float = Z95) -> tuple[np.ndarray, np.ndarray]:
+    """The 95% Wilson score interval (lower, upper) of a proportion k/m (arrays broadcast)."""
+    k, m = np.asarray(k, float), np.asarray(m, float)
+    p = k / m
+    centre = (p + z * z / (2 * m)) / (1 + z * z / m)
+    half = z * np.sqrt(p * (1 - p) / m + z * z / (4 * m * m)) / (1 + z * z / m)
+    return centre - half, centre + half
+
+
+def reps_to_show(share: float, z: float = Z95) -> int:
+    """The fewest repetitions m at which the Wilson interval of :func:`wilson_interval` can show
+    that at least ``share`` (a fraction q, 0 < q < 1) of single releases meet a target.
+
+    The claim is shown when the interval's lower end L(k, m) is at or above q, k of the m
+    simulated releases meeting the target. L grows with k, so the most m repetitions can show
+    is L(m, m), every release meeting it. There p = 1, the half-width is
+    (z²/2m) / (1 + z²/m), the centre (1 + z²/2m) / (1 + z²/m), and
+
+        L(m, m) = 1 / (1 + z²/m) = m / (m + z²),
+
+    which grows with m. So L(m, m) >= q if and only if m >= q z² / (1 - q), and the answer is
+    the ceiling of q z² / (1 - q) (checked against L itself, so rounding cannot move it by
+    one). Below it, no outcome of the simulation can show the claim, however good the rule;
+    at it, only a perfect record does: more repetitions leave room for releases that miss.
+
+    >>> reps_to_show(0.9), reps_to_show(0.95)  # 9 of 10, 19 of 20
+    (35, 73)
+    >>> reps_to_show(0.5), reps_to_show(0.8)
+    (4, 16)
+    >>> float(wilson_interval(35, 35)[0]) >= 0.9 > float(wilson_interval(34, 34)[0])
+    True
+    """
+    q = float(share)
+    if not 0.0 < q < 1.0:
+        raise ValueError(f"share must be strictly between 0 and 1, got {share!r}")
+    m = max(1, int(np.ceil(q * z * z / (1.0 - q))))
+    while m > 1 and wilson_interval(m - 1, m - 1, z)[0] >= q:
+        m -= 1
+    while wilson_interval(m, m, z)[0] < q:
+        m += 1
+    return m
+
+
 def summarize(runs: pd.DataFrame, by: Sequence[str], metrics: Sequence[str]) -> pd.DataFrame:
     """Mean, standard deviation, Monte-Carlo standard error and 95% CI per cell.
 

@@ -17,7 +17,7 @@ from dpcore_app.ui.common.controls import (
 )
 from dpcore_app.ui.common.grids import EPS_OPTIONS, H_OPTIONS, N_OPTIONS, fmt_eps, fmt_number
 from dpcore_app.ui.common.safety import guarded
-from dpcore_app.ui.owl import charts, compute, decide, explain, panels, tuning
+from dpcore_app.ui.owl import charts, compute, decide, decide_explain, explain, panels, tuning
 from dpcore_app.ui.owl.handout import owl_report
 
 EPS = Choice(
@@ -180,7 +180,8 @@ def settings_panel():
     )
 
 
-def curves_panel(s, sizes, v, reps, target_mark):
+def curves_panel(s, sizes, v, reps, d):
+    """The curves against ε and n; ``d`` is what the verdict decided (its target mark)."""
     with st.container(
         horizontal=True, vertical_alignment="bottom"
     ):  # the view's two switches, one row
@@ -189,7 +190,7 @@ def curves_panel(s, sizes, v, reps, target_mark):
     scale = SCALE.widget() if shown == "value" else "own"
     metric = ("value" if scale == "own" else "value_paper") if shown == "value" else shown
     vs_eps, vs_n = panels.curve_figures(
-        s, sizes, v, reps, metric, scale, tuple(sizes) if all_n else (s["n"],), target_mark
+        s, sizes, v, reps, metric, scale, tuple(sizes) if all_n else (s["n"],), d["mark"]
     )
     a, b = st.columns(2)
     with a:
@@ -197,7 +198,9 @@ def curves_panel(s, sizes, v, reps, target_mark):
         st.caption(
             explain.eps_curve_caption(metric, s["mode"], s["gamma"], all_n)
             + (
-                " Green: the target, and the smallest ε at which enough single releases reach it."
+                decide_explain.target_caption(
+                    d["target"].kind, d["assurance"], d["mark"][1], d["first"], d["needed"], reps
+                )
                 if metric == "accuracy"
                 else ""
             )
@@ -258,9 +261,9 @@ def study():
         st.info(work.notice, icon=":material/speed:")
     bar = st.progress(0.0, text="Simulating…")
     refine = not compute.is_computed(work.sizes, *args) and work.reps > compute.QUICK_REPS
-    if (
-        refine
-    ):  # a first estimate from fewer repetitions, shown (and labelled) while the full sweep runs
+    # A first estimate from fewer repetitions while the full sweep runs: labelled, and without
+    # the judgements about one release that fewer repetitions would change (decide_explain.FIRST).
+    if refine:
         quick = (*args[:4], compute.QUICK_REPS, *args[5:])
         show(
             s,
@@ -269,13 +272,13 @@ def study():
             target,
             verdict_slot,
             compute.QUICK_REPS,
-            first=True,
+            first=work.reps,
         )
-        bar.progress(
-            0.0, f"First estimate from {compute.QUICK_REPS} repetitions; refining to {work.reps}…"
-        )
+    refining = (
+        f"First estimate below, from {compute.QUICK_REPS} repetitions; refining to {work.reps}:"
+    )
     results = compute.sweeps(
-        work.sizes, *args, progress=bar.progress, what="Refining" if refine else "Simulating"
+        work.sizes, *args, progress=bar.progress, what=refining if refine else "Simulating"
     )
     if refine:
         rerun()
@@ -287,8 +290,10 @@ def study():
 def show(s, sizes, results, target, verdict_slot, reps, first=False):
     v = panels.view(s, results, reps)
     with verdict_slot:  # above the controls: a phone sees it first
-        d = panels.verdict(s, v, target, reps, first)
-    metric = curves_panel(s, sizes, v, reps, d["mark"])
+        d = panels.verdict(
+            s, v, target, reps, first, lambda needed: decide.offer_reps(needed, REPS, set_values)
+        )
+    metric = curves_panel(s, sizes, v, reps, d)
     panels.cards(
         s,
         v.here,

@@ -1,6 +1,7 @@
 """The Lessons page: every lesson's link sets a valid whole state on its page, and every
 answer reads the live numbers of the same computation that page runs."""
 
+import math
 import re
 
 import pytest
@@ -49,3 +50,16 @@ def test_the_lessons_handout_is_offline_and_carries_every_link():
     for lesson in LESSONS:
         assert lesson.link("http://localhost:8501").replace("&", "&amp;") in page
     assert "http" not in page.replace("http://localhost:8501", "")  # nothing else fetched
+
+
+def test_the_theory_lesson_names_the_bounds_as_the_theory_page_does():
+    """Lesson 4 said "the printed bound" (the code's key) for what the Theory page calls the
+    formula as transcribed from the paper."""
+    from dpcore_app.ui.bounds.explain import coverage_sentence
+    from dpcore_app.ui.lessons.catalog import answer_theory
+
+    text = answer_theory()
+    assert "printed" not in text
+    assert "the transcribed bound held in" in text and "the re-derived bound held in" in text
+    page = coverage_sentence("printed", {"share": 1.0, "trials": 10}, 0.05, math.inf)[1]
+    assert "the transcribed bound held" in page  # the Theory page's own words

@@ -4,7 +4,15 @@ import pytest
 from scipy import stats
 
 from dpcore import agreement_test, ipw_value
-from dpcore.montecarlo import RuleEvaluator, Stream, key, stream, summarize
+from dpcore.montecarlo import (
+    RuleEvaluator,
+    Stream,
+    key,
+    reps_to_show,
+    stream,
+    summarize,
+    wilson_interval,
+)
 from dpcore.owl.paper import paper_outcome_shift
 from dpcore.owl.simulate import PAPER_TRIAL
 
@@ -61,3 +69,28 @@ def test_streams_are_named_and_keyed_by_value():
     )
     assert not np.allclose(a, stream(3, Stream.NOISE, 200, 0.5, 2.0).random(4))
     assert key(np.inf) == 2**62 and key(7) == 7 and key(0.25) == 250_000
+
+
+def test_wilson_interval_is_the_score_interval():
+    k, m = np.array([0, 3, 20, 40]), 40
+    lo, hi = wilson_interval(k, m)
+    z, p = 1.959964, k / m
+    # The score interval solves |p - q| = z sqrt(q (1 - q) / m) for q: both ends do.
+    for q in (lo, hi):
+        assert np.allclose(np.abs(p - q), z * np.sqrt(q * (1 - q) / m))
+    assert np.all((lo <= p) & (p <= hi))
+
+
+@pytest.mark.parametrize("share", [0.5, 0.8, 0.9, 0.95, 0.99])
+def test_reps_to_show_is_the_fewest_repetitions_whose_best_record_clears_the_share(share):
+    m = reps_to_show(share)
+    best = [float(wilson_interval(r, r)[0]) for r in range(1, m + 1)]  # every release meets it
+    assert best[-1] >= share and all(b < share for b in best[:-1])
+    # one miss out of m is never enough at the floor itself: only a perfect record shows it
+    assert float(wilson_interval(m - 1, m)[0]) < share
+
+
+def test_reps_to_show_refuses_a_share_it_cannot_mean():
+    for bad in (0.0, 1.0, -0.1, 1.5):
+        with pytest.raises(ValueError, match="share"):
+            reps_to_show(bad)

@@ -43,7 +43,7 @@ def owl_handout():
     threshold = target.threshold(best.accuracy_mean)
     share = targets.share_at(runs[1000], 1.0, threshold)
     _, sentence = explain.verdict(
-        1.0, 1000, here, best, threshold, target.words(), share, assurance
+        1.0, 1000, here, best, threshold, target.words(threshold), share, assurance
     )
     assured = targets.smallest_assured_eps(runs[1000], threshold, assurance)
     answer = explain.eps_answer_sentence(

@@ -10,6 +10,7 @@ from urllib.parse import urlencode
 
 from dpcore_app import page
 from dpcore_app.ui.bounds import compute as bounds_compute
+from dpcore_app.ui.bounds.explain import FORM_NAMES
 from dpcore_app.ui.common import ledger
 from dpcore_app.ui.cvar import compute as cvar_compute
 from dpcore_app.ui.owl import compute as owl_compute
@@ -136,12 +137,15 @@ def answer_theory():
         terms = bounds_compute.terms(n, eps, g, h, W, 0.0, 0.05, m.norms)
         q = float(m.excess("re-derived").quantile(0.95))
         cov = bounds_compute.coverages(m.here, eps)
+        # The forms by the names the Theory page gives them ("printed" is the code's key).
         held = ", ".join(
-            f"the {form} bound held in {100 * c['share']:.1f}% of releases "
+            f"the {FORM_NAMES[form]} bound held in {100 * c['share']:.1f}% of releases "
             f"(95% interval {100 * c['lo']:.1f}–{100 * c['hi']:.1f}%)"
             for form, c in cov.items()
         )
-        failed += [f"{form} bound at {label}" for form, c in cov.items() if c["hi"] < 0.95]
+        failed += [
+            f"{FORM_NAMES[form]} bound at {label}" for form, c in cov.items() if c["hi"] < 0.95
+        ]
         ratio = terms["re-derived"]["total"] / q if q > 0 else math.inf
         out.append(
             f"- At {label}: the re-derived bound is {terms['re-derived']['total']:.3g}, "

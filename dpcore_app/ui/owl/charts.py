@@ -178,7 +178,7 @@ def curves_vs_epsilon(
                     name=f"ε to publish at: {hit.at:g}",
                     marker={"color": PALETTE[2], "size": 14, "symbol": "star"},
                     hovertemplate="smallest ε on the grid at which enough single releases "
-                    "reach the target: %{x:g}<extra></extra>",
+                    "reach the target beyond Monte-Carlo doubt: %{x:g}<extra></extra>",
                 )
             )
     if math.isfinite(current_eps):

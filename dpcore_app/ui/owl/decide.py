@@ -20,8 +20,8 @@ TARGET = Choice(
     {"patients": "k of 100", "points": "within p points"}.get,
     kind="segmented",
     help="k of 100: at least k of 100 new patients get the better treatment. Within p "
-    "points: the accuracy is at most p percentage points below the best "
-    "non-private rule's.",
+    "points: the accuracy is at most p percentage points below that of the best "
+    "non-private rule learned from the same patients.",
 )
 K = Choice("k", (55, 60, 65, 70, 75, 80, 85, 90, 95), 80, "k: of 100 new patients, at least")
 P = Choice("p", (1, 2, 3, 5, 10, 15, 20), 5, "p: percentage points behind, at most")
@@ -58,8 +58,35 @@ def best_reference(s, summary, reps, n=None):
     if s["mode"] == "paper":
         rows = summary[summary["n"] == n]
         return compute.cell(rows, math.inf)
-    return pd.Series(decide.best_nonprivate(n, s["h"], s["W"], reps, s["seed"], s["prep"]))
+    return pd.Series(decide.best_nonprivate(n, s["h"], s["W"], reps, s["seed"], s["prep"])[0])
+
+
+def best_per_trial(s, runs, reps, n=None):
+    """The best non-private rule's accuracy on each simulated trial at n (default: the page's
+    n), indexed by repetition: from the sweep's own ``runs`` at ε = ∞ in paper mode, from the
+    authors' tuned γ on the same trials in fixed mode (already computed for
+    :func:`best_reference`)."""
+    n = s["n"] if n is None else n
+    if s["mode"] == "paper":
+        return decide.per_trial(runs)
+    return decide.best_nonprivate(n, s["h"], s["W"], reps, s["seed"], s["prep"])[1]
 
 
 def best_gamma(n):
     return compute.gamma_used("paper", 0, math.inf, n)
+
+
+def offer_reps(needed, control, on_use):
+    """A button that sets the repetitions ``control`` to its first setting at or above
+    ``needed`` (through ``on_use(values, message)``); none when the control is already there
+    (the view was capped below it: its notice says why)."""
+    setting = decide.control_setting(needed, control.low, control.step, control.high)
+    if setting <= value_of(control):
+        return
+    st.button(
+        f"Simulate {setting} repetitions",
+        icon=":material/repeat:",
+        key="reps_needed",
+        on_click=on_use,
+        args=({control.key: setting}, f"Now simulating {setting} repetitions per setting"),
+    )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+from dpcore.montecarlo import wilson_interval
 from dpcore_app.ui.common.explain import epsilon_note
 from dpcore_app.ui.owl.explain import out_of_100
 
@@ -26,12 +27,11 @@ CHANCE_MEDIAN = 52.5
 
 
 def assurance_words(assurance):
-    """0.9 -> '9 of 10'."""
-    return (
-        f"{round(10 * assurance):g} of 10"
-        if round(10 * assurance) == 10 * assurance
-        else f"{assurance:.0%}"
-    )
+    """0.9 -> '9 of 10', 0.95 -> '19 of 20' (as the target's control says it)."""
+    for of in (10, 20):
+        if math.isclose(of * assurance, round(of * assurance)):
+            return f"{round(of * assurance):g} of {of}"
+    return f"{assurance:.0%}"
 
 
 def share_words(share):
@@ -99,8 +99,32 @@ def stability_card(eps, here):
     )
 
 
+def cannot_show(reps, needed, assurance):
+    """Why ``reps`` simulated trials cannot show that ``assurance`` of single releases reach a
+    target, whatever the releases do, and the ``needed`` repetitions that can
+    (:func:`dpcore.montecarlo.reps_to_show`)."""
+    a, best = assurance_words(assurance), float(wilson_interval(reps, reps)[0])
+    return (
+        f"{reps} simulated trials cannot show that {a} single releases reach the target, "
+        f"however good the rule: even if all {reps} did, the lower end of the share's 95% "
+        f"interval would be {best:.1%}, below {assurance:.0%}. Showing it takes at least "
+        f"{needed} repetitions."
+    )
+
+
 def verdict(
-    eps, n, here, best, threshold, target_words, share, assurance, gamma_note="", first=False
+    eps,
+    n,
+    here,
+    best,
+    threshold,
+    target_words,
+    share,
+    assurance,
+    gamma_note="",
+    first=False,
+    *,
+    needed=None,
 ):
     """(kind, sentence): the page's first sentence and its colour, about one release.
 
@@ -109,6 +133,10 @@ def verdict(
     releases at or above ``threshold``. kind is "success" only when the share's interval lies
     at or above ``assurance``; "warning" when the mean meets the target but one release may
     not, or when the median release is about a coin flip; "info" when the target is not met.
+    ``needed``: the repetitions it takes to show ``assurance`` when the study has fewer
+    (then the amber sentence says so instead of doubting the release). ``first``: a first
+    estimate (True, or the repetitions of the final numbers): labelled, and neutral ("info")
+    without a judgement about one release, which waits for the final numbers.
     """
     mean, lo, hi = here["accuracy_mean"], here["accuracy_lo"], here["accuracy_hi"]
     ci = f"average over simulated trials, 95% Monte-Carlo interval {lo:.1f}–{hi:.1f}%"
@@ -123,9 +151,14 @@ def verdict(
             f"{out_of_100(mean)} new patients ({ci}), against {out_of_100(best['accuracy_mean'])} "
             f"for the best non-private rule{gamma_note}."
         )
-    target = f" The target: {target_words} ({threshold:.1f}%); {share_words(share)}."
+    target = f" The target: {target_words}; {share_words(share)}."
     a = assurance_words(assurance)
-    if is_coin_flip(lo, hi) or share.median < CHANCE_MEDIAN:
+    if first:  # the judgement waits for the final numbers (FIRST, below, says why)
+        kind, tail = (
+            "info",
+            f" Whether {a} single releases reach it is judged on the final numbers.",
+        )
+    elif is_coin_flip(lo, hi) or share.median < CHANCE_MEDIAN:
         kind, tail = (
             "warning",
             (
@@ -134,7 +167,22 @@ def verdict(
             ),
         )
     elif share.lo >= assurance:
-        kind, tail = "success", f" Target met for one release: at least {a} releases reach it."
+        kind, tail = (
+            "success",
+            (
+                f" Target met for one release: at least {a} releases reach it beyond Monte-Carlo "
+                f"doubt (the interval's lower end, {share.lo:.0%}, is at or above "
+                f"{assurance:.0%})."
+            ),
+        )
+    elif mean >= threshold and needed is not None:
+        kind, tail = (
+            "warning",
+            (
+                f" The target is met on average; whether {a} single releases reach it cannot be "
+                f"shown with {share.releases} simulated trials (it takes at least {needed})."
+            ),
+        )
     elif mean >= threshold:
         kind, tail = (
             "warning",
@@ -145,8 +193,64 @@ def verdict(
         )
     else:
         kind, tail = "info", " Target not met."
-    prefix = "**First estimate** (final numbers in a few seconds): " if first else ""
-    return kind, prefix + head + target + tail
+    return kind, (first_estimate(share.releases, first) if first else "") + head + target + tail
+
+
+# FIRST. A first estimate (fewer repetitions, shown while the final numbers compute) gives the
+# average accuracy, labelled, and withholds every judgement about one release: the verdict's
+# colour and its sentence on single releases, "at what ε" and the star on the chart. Those rest
+# on the lower end of a Wilson interval, much wider at fewer repetitions (40 cannot show 19 of
+# 20 at all): on the page's sweeps (seed 0) the ε a 40-repetition estimate names differs from
+# the 200-repetition answer in 23 of 36 (n, target, assurance) settings, at the default view
+# "at no ε" against ε = 50. A clinician who reads an ε to publish at should not see it change
+# seconds later; the mean moves far less, and the label says it will still move.
+
+
+def first_estimate(reps, final):
+    """The label of a first estimate from ``reps`` simulated trials (``final``: the number the
+    final numbers come from, or True when unknown)."""
+    of = "" if final is True else f", from {final},"
+    return f"**First estimate** from {reps} simulated trials (final numbers{of} in a few seconds): "
+
+
+def eps_answer_withheld(reps, final):
+    """What "At what ε can we publish?" says while only a first estimate is in."""
+    of = "" if final is True else f" ({final} simulated trials)"
+    return (
+        f"Answered with the final numbers{of} in a few seconds. A first estimate from {reps} "
+        "trials names an ε from a wider interval, so it would often name another ε than the "
+        "final answer."
+    )
+
+
+def target_caption(kind, assurance, hit, first=False, needed=None, reps=None):
+    """What the ε chart's green marks draw: the target's line (``kind`` "patients" or
+    "points") and the star at ``hit`` (the :class:`Hit` of the ε named for publishing, or
+    None), for a first estimate (``first``: no star yet) or when ``reps`` simulated trials
+    are fewer than the ``needed`` that can show ``assurance`` (a fraction) at all."""
+    a = assurance_words(assurance)
+    line = (
+        "Green: the target (long-dashed line"
+        + (": the best non-private rule's average less p" if kind == "points" else "")
+        + ")"
+    )
+    if first:
+        return f" {line}; the ε to publish at is starred once the final numbers are in."
+    if needed is not None:
+        return (
+            f" {line}; {reps} simulated trials cannot show {a} single releases reaching it at "
+            f"any ε (that takes {needed}), so no ε is starred."
+        )
+    if hit is None:
+        return (
+            f" {line}; at no ε on the grid do {a} single releases reach it beyond Monte-Carlo "
+            "doubt, so none is starred."
+        )
+    return (
+        f" {line}, and the star at ε = {hit.at:g}: the smallest ε on the grid at which {a} "
+        "single releases reach it beyond Monte-Carlo doubt (the lower end of the 95% interval "
+        f"of their share at or above {assurance:.0%})."
+    )
 
 
 def eps_answer_sentence(
@@ -160,35 +264,53 @@ def eps_answer_sentence(
     threshold,
     assurance,
     board=False,
+    *,
+    reach=None,
+    needed=None,
+    reps=None,
 ):
     """One paragraph: the smallest ε on the grid for n at which ``assurance`` of single
     releases reach the threshold (beyond Monte-Carlo doubt), with what that ε promises one
     patient; where the mean alone reaches it; and the n it would take at the current ε.
-    ``board``: for a printed handout, whose reader has no controls to try."""
+    ``board``: for a printed handout, whose reader has no controls to try. ``reach``: what a
+    single release must do (:meth:`Target.reach`; default "reach" the threshold). ``needed``:
+    the repetitions it takes to show ``assurance`` when the study's ``reps`` are fewer; then
+    no ε and no n can show it, and the paragraph says so instead of blaming the data."""
     t, a = f"{threshold:.1f}%", assurance_words(assurance)
-    if assured is None:
+    reach = f"reach {t}" if reach is None else reach
+    if needed is not None:
+        head = f"For n = {n}, {cannot_show(reps, needed, assurance)}"
+    elif assured is None:
         why = (
             f" Even without privacy the rule reaches only {nonprivate_accuracy:.1f}%."
             if nonprivate_accuracy < threshold
             else ""
         )
-        head = f"For n = {n}, at no ε on the grid up to 1000 do {a} single releases reach {t}.{why}"
+        head = (
+            f"For n = {n}, at no ε on the grid up to 1000 do {a} single releases {reach} "
+            f"beyond Monte-Carlo doubt (the lower end of the 95% interval of their share at or "
+            f"above {assurance:.0%}).{why}"
+        )
     else:
         head = (
-            f"For n = {n}, the smallest ε on the grid at which {a} single releases reach {t} "
-            f"is ε = {assured.at:g}: {assured.share:.0%} of them do (95% interval "
-            f"{assured.lo:.0%}–{assured.hi:.0%}). {epsilon_note(assured.at)}"
+            f"For n = {n}, the smallest ε on the grid at which {a} single releases {reach} "
+            f"beyond Monte-Carlo doubt is ε = {assured.at:g}: {assured.share:.0%} of them do "
+            f"(95% interval {assured.lo:.0%}–{assured.hi:.0%}, its lower end at or above "
+            f"{assurance:.0%}). {epsilon_note(assured.at)}"
         )
     if mean_answer.first is not None and (assured is None or mean_answer.first.at < assured.at):
         head += (
             f" On average the rule reaches {t} from ε = {mean_answer.first.at:g}, where a "
             "single release may still miss it."
         )
-    if math.isinf(eps):
+    if math.isinf(eps) or needed is not None:  # no size can show it at these repetitions
         return head
     shown = ", ".join(str(s) for s in sizes)
     if n_hit is None:
-        tail = f" At ε = {eps:g}, none of the simulated sizes ({shown}) gets {a} releases there" + (
+        tail = (
+            f" At ε = {eps:g}, none of the simulated sizes ({shown}) gets {a} releases there "
+            "beyond Monte-Carlo doubt"
+        ) + (
             "; larger trials were not simulated."
             if board
             else ": add larger trials under “Also show n” to see whether any would."
@@ -198,6 +320,7 @@ def eps_answer_sentence(
     else:
         tail = (
             f" At ε = {eps:g} it would take n = {n_hit.at:g} patients ({n_hit.share:.0%} of "
-            f"releases reach it there), the smallest of the simulated sizes ({shown}) that does."
+            f"releases reach it there, 95% interval {n_hit.lo:.0%}–{n_hit.hi:.0%}), the smallest "
+            f"of the simulated sizes ({shown}) that does beyond Monte-Carlo doubt."
         )
     return head + tail

@@ -81,30 +81,40 @@ def decision(s, v, target, reps):
     it; ``target`` is (:class:`Target`, assurance). The target's mark on the ε chart is
     ``mark``."""
     (target, assurance), eps, n = target, s["eps"], s["n"]
-    threshold = target.threshold(v.best.accuracy_mean)
-    thresholds = {
-        m: target.threshold(decide.best_reference(s, v.all_summary, reps, m).accuracy_mean)
+    threshold = target.threshold(v.best.accuracy_mean)  # the mean's: the chart's line
+    # Each simulated release is held to its own bar: for "within p points", p below the best
+    # non-private rule learned from the same simulated trial (paired, not against the average).
+    bars = {
+        m: target.threshold(decide.best_per_trial(s, runs, reps, m))
         if target.kind == "points"
         else threshold
-        for m in sorted(v.runs_by_n)
+        for m, runs in sorted(v.runs_by_n.items())
     }
-    assured = targets.smallest_assured_eps(v.runs_by_n[n], threshold, assurance)
+    assured = targets.smallest_assured_eps(v.runs_by_n[n], bars[n], assurance)
     return dict(
         threshold=threshold,
         answer=targets.smallest_eps(v.all_summary, n, threshold),
         assured=assured,
-        share=targets.share_at(v.runs_by_n[n], eps, threshold),
-        n_hit=targets.smallest_assured_n(v.runs_by_n, eps, thresholds, assurance),
+        share=targets.share_at(v.runs_by_n[n], eps, bars[n]),
+        n_hit=targets.smallest_assured_n(v.runs_by_n, eps, bars, assurance),
         mark=(threshold, targets.hit_at(v.all_summary, n, assured.at if assured else None)),
         assurance=assurance,
         target=target,
+        needed=targets.reps_needed(reps, assurance),  # None: these repetitions can show it
     )
 
 
-def verdict(s, v, target, reps, first):
+def verdict(s, v, target, reps, first, offer_reps=None):
     """The verdict about one release in its colour, what the ε promises one patient, how stable
-    one release is, and the answer to "at what ε can we publish?" (see :func:`decision`)."""
+    one release is, and the answer to "at what ε can we publish?" (see :func:`decision`).
+
+    When the repetitions are too few to show the assurance asked for, it says so and, with
+    ``offer_reps`` (a callback taking the repetitions to set), offers a button that sets them.
+    ``first``: a first estimate (the repetitions of the final numbers, or True).
+    """
     d, eps, n = decision(s, v, target, reps), s["eps"], s["n"]
+    # A first estimate withholds every judgement about one release (decide_explain.FIRST says why)
+    needed = None if first else d["needed"]  # a first estimate's repetitions are not the page's
     g_best = decide.best_gamma(n)
     fixed = compute.cell(v.all_summary[v.all_summary.n == n], math.inf).accuracy_mean
     note = (
@@ -121,17 +131,21 @@ def verdict(s, v, target, reps, first):
         v.here,
         v.best,
         d["threshold"],
-        d["target"].words(),
+        d["target"].words(d["threshold"]),
         d["share"],
         d["assurance"],
         note,
         first,
+        needed=needed,
     )
     getattr(st, kind)(
         sentence + " " + common_explain.epsilon_note(eps), icon=":material/medical_services:"
     )
     # Beside the share: how stable one release is (two releases of the same trial).
-    st.markdown(f":material/compare_arrows: {decide_explain.stability_sentence(eps, v.here)}")
+    label = "**First estimate:** " if first else ""
+    st.markdown(
+        f":material/compare_arrows: {label}{decide_explain.stability_sentence(eps, v.here)}"
+    )
     if st.session_state.get("_preset_toast") and not first:
         st.toast(f"{st.session_state.pop('_preset_toast')}: {sentence}", icon=":material/check:")
     answer = (
@@ -145,12 +159,23 @@ def verdict(s, v, target, reps, first):
         d["threshold"],
         d["assurance"],
     )
-    text = decide_explain.eps_answer_sentence(*answer)
+    said = dict(reach=d["target"].reach(d["threshold"]), needed=needed, reps=reps)
+    text = (
+        decide_explain.eps_answer_withheld(reps, first)
+        if first
+        else decide_explain.eps_answer_sentence(*answer, **said)
+    )
     st.markdown("**At what ε can we publish?** " + text)
+    if first:
+        d["mark"] = (d["mark"][0], None)  # no star before the final answer
+    if needed is not None and offer_reps is not None:
+        offer_reps(needed)
     return dict(
         d,
+        first=first,
+        needed=needed,
         text=text,
-        board=decide_explain.eps_answer_sentence(*answer, board=True),
+        board=decide_explain.eps_answer_sentence(*answer, board=True, **said),
         verdict=sentence,
     )
 
