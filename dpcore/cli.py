@@ -237,6 +237,8 @@ def _write_and_record(args: argparse.Namespace, data: bytes, made: Any) -> None:
         os.replace(tmp, out)
     finally:
         Path(tmp).unlink(missing_ok=True)
+    if made.evaluation is not None:  # the first answer, then the rule's verdict
+        print(made.evaluation.summary())
     print(
         f"wrote {args.out}: epsilon={_total_text(made.entry.epsilon)} spent; this dataset's "
         f"total is {_total_text(made.totals[0])}"

@@ -305,7 +305,13 @@ class PrivateEvaluation:
         return tuple(float(n) / (self.m * r) for n, r in zip(self.complete, self.count_rates))
 
     def summary(self) -> str:
-        """One plain sentence with the verdict and the evidence behind it."""
+        """The first answer (which arm is better on average), then the rule's verdict and the
+        evidence behind it, in plain sentences."""
+        first = self.first_answer()
+        return (first + " " if first else "") + self.rule_sentence()
+
+    def rule_sentence(self) -> str:
+        """One plain sentence with the rule's verdict and the evidence behind it."""
         pct = f"{100 * self.level:g}%"
         all_, none = self.gains["over_treat_all"], self.gains["over_treat_none"]
         arms = f"'{self.treated}'" if self.treated is not None else "the treated arm"
@@ -316,10 +322,8 @@ class PrivateEvaluation:
             "inconclusive": "This evaluation cannot tell whether the private rule beats "
             "treating everyone with the better arm",
         }[self.verdict]
-        first = self.first_answer()
         return (
-            (first + " " if first else "")
-            + f"{head} ({pct} confidence, ε_eval = {self.epsilon:g}, {self.m} patients held "
+            f"{head} ({pct} confidence, ε_eval = {self.epsilon:g}, {self.m} patients held "
             f"out): its gain over giving everyone {arms} is {all_.value:+.3g} "
             f"[{all_.lower:.3g}, {all_.upper:.3g}], over giving everyone {ctrl} "
             f"{none.value:+.3g} [{none.lower:.3g}, {none.upper:.3g}], in the outcome's "

@@ -75,7 +75,10 @@ def test_csv_and_dictionary_to_an_evaluated_release_and_four_files(page, tmp_pat
     assert entry.mechanism == "DP-OWL rule + private evaluation (Your data)"
     assert dict(entry.parts) == {"fit": 1.0, "evaluation": 1.0} and entry.epsilon == 1.0
     assert "This dataset has spent ε = 1 in total" in headline(at)
-    assert ev.summary()[:60] in words([*at.success, *at.info, *at.error])
+    assert ev.rule_sentence()[:60] in words([*at.success, *at.info, *at.error])
+    # the first answer leads the evaluation: which arm is better on average
+    shown = " ".join(m.value for m in at.markdown).replace("\\", "")
+    assert "First, the arms on average." in shown and ev.first_answer()[:40] in shown
     assert [m.label for m in at.metric][2:] == [
         "Private rule",
         "Everyone 'drug'",

@@ -107,8 +107,9 @@ def noise_sentence(noise, names, eps):
 
 
 def evaluation_sentence(evaluation):
-    """The verdict and its evidence (the evaluation's own summary), as released numbers."""
-    return evaluation.summary()
+    """The rule's verdict and its evidence, as released numbers (the first answer, which arm
+    is better on average, is shown before it)."""
+    return evaluation.rule_sentence()
 
 
 def cost_sentence(eps_fit, eps_eval, n_fit, n_eval):

@@ -263,6 +263,9 @@ def evaluation_controls(eps):
 def evaluation_panel(evaluation, eps_fit, n_fit, unit=""):
     """The released evaluation: values with 95% intervals, the gains, and one verdict."""
     st.markdown("**Private evaluation on held-out patients** (released at ε_eval)")
+    first = evaluation.first_answer()
+    if first:  # the trialist's first question: which arm is better on average?
+        st.markdown(f"**First, the arms on average.** {plain(first)}")
     unit = f" {unit}" if unit else ""
     cols = st.columns(3)
     names = {

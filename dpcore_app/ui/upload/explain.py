@@ -160,17 +160,23 @@ def deploy_verdict(release, spent, evaluation):
             f"with either arm ({evaluation.level:.0%} intervals): it can be "
             "deployed on this evidence."
         )
+    better = getattr(evaluation, "better_on_average", None)
+    fallback = (
+        f" On average '{better}' is better ({evaluation.level:.0%} interval): giving everyone "
+        f"'{better}' is what this evidence supports."
+        if better is not None
+        else " Nor can it tell which arm is better on average: this evidence supports no "
+        "choice between the arms either."
+    )
     if evaluation.verdict == "worse":
         return "warning", (
             head + " The private evaluation finds it worse than treating "
-            "everyone with one of the arms: do not deploy it; treat everyone "
-            "with the arm the evaluation below favours."
+            "everyone with one of the arms: do not deploy it." + fallback
         )
     return "warning", (
         head + " The private evaluation cannot tell it from treating everyone "
         "with the better arm: do not deploy it on this evidence. More patients "
-        "or a larger ε_eval narrow the intervals; or treat everyone with the arm "
-        "the evaluation below favours."
+        "or a larger ε_eval narrow the intervals." + fallback
     )
 
 

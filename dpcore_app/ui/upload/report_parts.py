@@ -21,13 +21,21 @@ def evaluation_html(evaluation, eps_fit, n_fit, unit=""):
         "over_treat_all": f"Gain over everyone '{evaluation.treated}'",
         "over_treat_none": f"Gain over everyone '{evaluation.control}'",
     }
+    estimates = [*evaluation.values.items(), *evaluation.gains.items()]
+    if evaluation.average_effect is not None:
+        names["average_effect"] = (
+            f"Average effect: '{evaluation.treated}' minus '{evaluation.control}'"
+        )
+        estimates.append(("average_effect", evaluation.average_effect))
     rows = "".join(
         f"<tr><td>{e(names[k])}</td><td>{v.value:.4g}</td><td>[{v.lower:.4g}, {v.upper:.4g}]</td></tr>"
-        for k, v in (*evaluation.values.items(), *evaluation.gains.items())
+        for k, v in estimates
     )
+    first = evaluation.first_answer()
     return (
-        f"<h2>Private evaluation on held-out patients</h2>"
-        f"<p>{e(explain.evaluation_sentence(evaluation))}</p>"
+        "<h2>Private evaluation on held-out patients</h2>"
+        + (f"<p><b>First, the arms on average.</b> {e(first)}</p>" if first else "")
+        + f"<p>{e(explain.evaluation_sentence(evaluation))}</p>"
         f"<table><tr><th>estimate{e(f' ({unit})' if unit else '')}</th><th>value</th>"
         f"<th>{100 * evaluation.level:g}% interval (noise and sampling)</th></tr>{rows}</table>"
         f"<p>{e(explain.cost_sentence(eps_fit, evaluation.epsilon, n_fit, evaluation.m))}</p>"
