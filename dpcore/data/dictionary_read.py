@@ -571,7 +571,13 @@ class _Reader:
                     'name it: "outcome": "<column>"',
                 )
                 return cols
-            top = self.pair(data["outcome_bounds"], "outcome_bounds")
+            try:
+                top = _pair(data["outcome_bounds"], "outcome_bounds")
+            except DictionaryError as exc:  # a key of the dictionary, not a column's bounds
+                top = None
+                self.problems.extend(
+                    replace(q, where="dictionary", field="outcome_bounds") for q in exc.problems
+                )
             c = cols[by_name[name]]
             if top is not None and c.bounds is not None and c.bounds != top:
                 self.add(
