@@ -74,7 +74,9 @@ def main(n=10**6):
         ),
         log,
     )
-    release, rec = timed("release (read again, private fit)", lambda: page_release(trial, data), log)
+    release, rec = timed(
+        "release (read again, private fit)", lambda: page_release(trial, data), log
+    )
     timed("rule JSON", lambda: files.rule_json(release), log)
     timed("per-row CSV", lambda: files.rows_csv(release, trial, rec), log)
     timed(
