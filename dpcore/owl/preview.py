@@ -376,7 +376,7 @@ def _plugin_twin(twin, shares, design, eps, bounds, n, rows, truth, K, ridge, se
             rng=np.random.default_rng([int(seed), 33, n, t, key(e)]),
         )
         b0, coef, _ = score_from_statistics(stats[:, None, :] + noise, epsilon=e, **common)
-        treat = b0[..., None] + np.einsum("skp,np->skn", coef, Xc) > 0  # (S, K, rows)
+        treat = b0[..., None] + coef @ Xc.T > 0  # (S, K, rows)
         out[:, j] = 100.0 * np.mean(treat == truth[:, None, :], axis=-1)
     return exact, out
 
