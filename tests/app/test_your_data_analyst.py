@@ -468,7 +468,7 @@ def test_the_preview_recommends_a_learner_and_its_button_sets_the_learner(page):
         "strong"
     ).run()
     said = " ".join(m.value for m in at.markdown).replace("\\", "")
-    assert "the private plug-in rule gives the better arm to" in said and "more patients" in said
+    assert "more patients in 100 get the better arm with the private plug-in rule" in said
     button = next(b for b in at.button if b.key == "use_learner")
     assert button.label == "Use the private plug-in rule"
     button.click().run()

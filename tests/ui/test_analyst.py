@@ -336,12 +336,12 @@ def test_the_learner_sentence_is_as_strong_as_its_interval():
     picked = explain.learner_sentence(
         dict(rec, learner="plug-in", difference=6.5, ci=(2.6, 10.4)), "moderate", 1.0
     )
-    assert "the private plug-in rule gives the better arm to 6.5 more patients in 100" in picked
+    assert "6.5 more patients in 100 get the better arm with the private plug-in rule" in picked
     assert "95% Monte-Carlo interval 2.6 to 10.4" in picked and "not on your trial" in picked
     owl = explain.learner_sentence(
         dict(rec, learner="dp-owl", difference=-4.0, ci=(-7.5, -0.5)), "weak", 100.0, "dp-owl"
     )
-    assert "DP-OWL (your choice) gives the better arm to 4.0 more patients" in owl
+    assert "4.0 more patients in 100 get the better arm with DP-OWL (your choice)" in owl
     assert "interval 0.5 to 7.5" in owl
     unsure = explain.learner_sentence(
         dict(rec, learner=None, difference=1.2, ci=(-1.0, 3.4)), "weak", 0.1

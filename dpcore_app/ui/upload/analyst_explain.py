@@ -102,8 +102,9 @@ def learner_sentence(rec, strength, eps, chosen=None):
     low, high = sorted((abs(lo), abs(hi)))
     mine = " (your choice)" if chosen == better else ""
     return (
-        f"{head}: {LEARNER_NAMES[better]}{mine} gives the better arm to {gap:.1f} more patients "
-        f"in 100 (95% Monte-Carlo interval {low:.1f} to {high:.1f}), {twin}."
+        f"{head}: {gap:.1f} more patients in 100 get the better arm with "
+        f"{LEARNER_NAMES[better]}{mine} (95% Monte-Carlo interval {low:.1f} to {high:.1f}), "
+        f"{twin}."
     )
 
 
