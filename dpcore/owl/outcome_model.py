@@ -136,7 +136,9 @@ def solve_statistics(stats, d, n, epsilon, ridge=0.01):
         vals, vecs = np.linalg.eigh(G)
         inv = 1.0 / (np.maximum(vals, 0.0) + max(lam, 1e-12))
         h = block[..., k:]
-        coefs.append(np.einsum("...ij,...j,...kj,...k->...i", vecs, inv, vecs, h))
+        # V diag(inv) V' h as two matrix products (a four-operand einsum is ~10x slower)
+        proj = (np.swapaxes(vecs, -1, -2) @ h[..., None])[..., 0]
+        coefs.append((vecs @ (inv * proj)[..., None])[..., 0])
     return np.stack(coefs, axis=-2)
 
 

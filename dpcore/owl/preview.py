@@ -33,6 +33,15 @@ minimiser, shared by every ε with the same γ) and draws the output-perturbatio
 times, then reports the agreement of the private rule with the non-private rule at the same
 γ, and the share of the non-private rule's gain (over the better fixed arm, on the twin's
 true effects) that the private rule keeps, with 95% bands of single releases.
+
+On the same twins (same seeds, strengths and ε) it previews the second learner, the private
+plug-in rule (:mod:`dpcore.owl.plugin`): the two arms' sufficient statistics are computed
+once per twin and Laplace noise is drawn per ε and draw. Both learners are then scored on one
+scale, the share of the twin's patients each gives the better arm (the twin knows its true
+effects), and their difference is given with its Monte-Carlo interval
+(:func:`recommend_learner`). A capped twin (``max_rows`` < n) stands for the trial by its
+statistics scaled by n / max_rows, sums over rows as the objective is, with the noise and the
+ridge of the trial's own n.
 """
 
 from __future__ import annotations
@@ -42,16 +51,27 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
+from scipy import stats as _stats
 
 from .._validation import check_bounds, check_epsilon, check_real
 from ..montecarlo import key
-from ..privacy.mechanisms import expected_noise_radius, l2_gamma_noise
+from ..privacy.mechanisms import expected_noise_radius, l2_gamma_noise, sample_laplace
+from .outcome_model import statistics_sensitivity
 from .owl import owl_weights
 from .paper import resolve_gamma
+from .plugin import plugin_statistics, score_from_statistics
 from .preprocessing import FeatureScaling
 from .werm import resolve_C, sensitivity, solve_werm
 
-__all__ = ["STRENGTHS", "TwinDesign", "noise_per_coefficient", "preview", "smallest_epsilon"]
+__all__ = [
+    "LEARNERS",
+    "STRENGTHS",
+    "TwinDesign",
+    "noise_per_coefficient",
+    "preview",
+    "recommend_learner",
+    "smallest_epsilon",
+]
 
 #: Standard deviation of the twin's treatment effect, as a share of the outcome's range.
 STRENGTHS = {"weak": 0.05, "moderate": 0.15, "strong": 0.30}
@@ -155,8 +175,11 @@ def preview(
     draws=25,
     seed=0,
     max_rows=MAX_ROWS,
+    plugin=True,
+    ridge=0.01,
 ):
-    """Agreement with the non-private rule and value retained against ε, on simulated twins.
+    """Agreement with the non-private rule and value retained against ε, on simulated twins,
+    and both learners' share of patients given the better arm.
 
     Parameters
     ----------
@@ -176,6 +199,11 @@ def preview(
     max_rows : int
         Most patients in a twin; a larger n is simulated at ``max_rows`` with γ scaled by
         max_rows / n for the fit (module docstring).
+    plugin : bool
+        Also preview the private plug-in rule (:class:`dpcore.PrivatePlugInRule`, all
+        covariates, ridge ``ridge``) on the same twins; False leaves its columns NaN.
+    ridge : float
+        The plug-in rule's public ridge per row.
 
     Returns
     -------
@@ -186,6 +214,13 @@ def preview(
     differently: draws paired two by two; NaN with one draw), retained_mean, retained_lo,
     retained_hi (share of the non-private rule's gain kept), nonprivate_gain and oracle_gain
     (outcome units, over the better fixed arm), effect_sd (outcome units) and releases.
+    On the scale both learners share, the percent of the twin's patients given the arm that is
+    better for them (the twin's own optimal rule): best_mean, best_se, best_lo, best_hi
+    (DP-OWL's release) and best_nonprivate (DP-OWL at ε = inf, same γ); plugin_best_mean,
+    plugin_best_se, plugin_best_lo, plugin_best_hi and plugin_best_nonprivate (the plug-in
+    rule's); difference_mean, difference_se, difference_ci_lo and difference_ci_hi (plug-in
+    minus DP-OWL, in points: the mean over releases and its 95% Monte-Carlo interval, twins as
+    clusters, Student's t with twins - 1 degrees of freedom; NaN with one twin).
     """
     eps = np.array([check_epsilon(e) for e in np.atleast_1d(epsilons)], dtype=float)
     if np.isinf(eps).any():
@@ -221,6 +256,12 @@ def preview(
     gain = np.empty((S, E, twins, K))
     gain_np = np.empty((S, E, twins))
     oracle = np.empty((S, twins))
+    best = np.empty((S, E, twins, K))
+    best_np = np.empty((S, E, twins))
+    plug = np.full((S, E, twins, K), np.nan)
+    plug_np = np.full((S, twins), np.nan)
+    lower, upper = np.asarray(design.lower, float), np.asarray(design.upper, float)
+    plug_sens = statistics_sensitivity(1 + design.p)
     for t in range(int(twins)):
         rng = np.random.default_rng([int(seed), 31, n, t])
         twin = twin_design.sample(shares, rng=rng)
@@ -276,7 +317,102 @@ def preview(
         gain[:, :, t] = np.einsum("sekn,sn->sek", d_priv, effect) / rows - best_fixed[:, None, None]
         gain_np[:, :, t] = np.einsum("sen,sn->se", d_ref, effect) / rows - best_fixed[:, None]
         oracle[:, t] = np.maximum(effect, 0.0).mean(axis=1) - best_fixed
-    return _summary(strengths, shares, eps, gammas, agree, gain, gain_np, oracle, design, disagree)
+        truth = effect > 0  # (S, n): the arm that is better for each of the twin's patients
+        best[:, :, t] = 100.0 * np.mean(d_priv == truth[:, None, None, :], axis=-1)
+        best_np[:, :, t] = 100.0 * np.mean(d_ref == truth[:, None, :], axis=-1)
+        if plugin:
+            plug_np[:, t], plug[:, :, t] = _plugin_twin(
+                twin,
+                shares,
+                design,
+                eps,
+                (lower, upper),
+                n,
+                rows,
+                truth,
+                K,
+                ridge,
+                plug_sens,
+                seed,
+                t,
+            )
+    extra = _learner_summary(best, best_np, plug, plug_np)
+    frame = _summary(strengths, shares, eps, gammas, agree, gain, gain_np, oracle, design, disagree)
+    return pd.concat([frame, extra], axis=1)
+
+
+def _plugin_twin(twin, shares, design, eps, bounds, n, rows, truth, K, ridge, sens, seed, t):
+    """The plug-in rule on one twin: its statistics once, Laplace noise per ε and draw.
+
+    Returns the non-private rule's and the releases' percent of patients given the better arm,
+    shapes (S,) and (S, E, K). A capped twin's statistics are scaled by n / rows (sums over
+    the trial's rows), and the noise and the ridge are the trial's, at its public n."""
+    S = len(shares)
+    X = twin["X"]
+    B = np.stack([twin["B"][s] for s in shares])  # (S, rows)
+    stats = plugin_statistics(
+        np.broadcast_to(X, (S,) + X.shape),
+        np.broadcast_to(twin["A"], B.shape),
+        B,
+        bounds,
+        design.outcome_bounds,
+    ) * (n / rows)  # (S, 2k)
+    common = dict(
+        n=n,
+        feature_bounds=bounds,
+        outcome_bounds=design.outcome_bounds,
+        larger_is_better=design.larger_is_better,
+        ridge=ridge,
+    )
+    Xc = np.clip(X, *bounds)
+    b0, coef, _ = score_from_statistics(stats, epsilon=np.inf, **common)
+    exact = 100.0 * np.mean((b0[:, None] + coef @ Xc.T > 0) == truth, axis=-1)
+    out = np.empty((S, eps.size, K))
+    for j, e in enumerate(eps):
+        noise = sample_laplace(
+            e,
+            sens,
+            (S, K, stats.shape[-1]),
+            rng=np.random.default_rng([int(seed), 33, n, t, key(e)]),
+        )
+        b0, coef, _ = score_from_statistics(stats[:, None, :] + noise, epsilon=e, **common)
+        treat = b0[..., None] + coef @ Xc.T > 0  # (S, K, rows)
+        out[:, j] = 100.0 * np.mean(treat == truth[:, None, :], axis=-1)
+    return exact, out
+
+
+def _learner_summary(best, best_np, plug, plug_np):
+    """Both learners' percent of patients given the better arm, and their paired difference
+    with a 95% Monte-Carlo interval (twins as clusters), one row per (strength, ε)."""
+    S, E, T, _ = best.shape
+    diff = plug.mean(axis=-1) - best.mean(axis=-1)  # (S, E, T): per twin, its draws averaged
+    mean = diff.mean(axis=-1)
+    se = diff.std(axis=-1, ddof=1) / np.sqrt(T) if T > 1 else np.full((S, E), np.nan)
+    half = _stats.t.ppf(0.975, T - 1) * se if T > 1 else se
+
+    def se_of(a):
+        return a.mean(axis=-1).std(axis=-1, ddof=1) / np.sqrt(T) if T > 1 else np.nan
+
+    def q(a, level):
+        return np.full((S, E), np.nan) if np.isnan(a).all() else np.quantile(a, level, axis=(2, 3))
+
+    cols = {
+        "best_mean": best.mean(axis=(2, 3)),
+        "best_se": se_of(best),
+        "best_lo": q(best, 0.025),
+        "best_hi": q(best, 0.975),
+        "best_nonprivate": best_np.mean(axis=2),
+        "plugin_best_mean": plug.mean(axis=(2, 3)),
+        "plugin_best_se": se_of(plug),
+        "plugin_best_lo": q(plug, 0.025),
+        "plugin_best_hi": q(plug, 0.975),
+        "plugin_best_nonprivate": np.repeat(plug_np.mean(axis=1)[:, None], E, axis=1),
+        "difference_mean": mean,
+        "difference_se": se,
+        "difference_ci_lo": mean - half,
+        "difference_ci_hi": mean + half,
+    }
+    return pd.DataFrame({k: np.broadcast_to(v, (S, E)).reshape(-1) for k, v in cols.items()})
 
 
 def _summary(strengths, shares, eps, gammas, agree, gain, gain_np, oracle, design, disagree):
@@ -293,7 +429,9 @@ def _summary(strengths, shares, eps, gammas, agree, gain, gain_np, oracle, desig
                     "epsilon": e,
                     "gamma": gammas[j],
                     "agreement_mean": a.mean(),
-                    "agreement_se": a.mean(axis=1).std(ddof=1) / np.sqrt(twins),
+                    "agreement_se": (
+                        a.mean(axis=1).std(ddof=1) / np.sqrt(twins) if twins > 1 else np.nan
+                    ),
                     "agreement_lo": np.quantile(a, 0.025),
                     "agreement_hi": np.quantile(a, 0.975),
                     "disagreement_mean": np.mean(disagree[i, j]),
@@ -309,6 +447,48 @@ def _summary(strengths, shares, eps, gammas, agree, gain, gain_np, oracle, desig
                 }
             )
     return pd.DataFrame(rows)
+
+
+#: The two learners a preview compares, by the names a release plan gives them.
+LEARNERS = ("dp-owl", "plug-in")
+
+
+def recommend_learner(result, strength, epsilon):
+    """Which learner gave more of the twin's patients the better arm at ``epsilon``.
+
+    Parameters
+    ----------
+    result : DataFrame from :func:`preview`
+    strength : str
+        A strength of ``result``.
+    epsilon : float
+        A previewed ε.
+
+    Returns
+    -------
+    dict with ``learner`` ("plug-in", "dp-owl", or None when the 95% Monte-Carlo interval of
+    the difference contains 0 or is unknown), ``difference`` (plug-in minus DP-OWL, points),
+    ``ci`` ((lo, hi) of that difference), ``plugin`` and ``dp_owl`` (each learner's mean
+    percent of patients given the better arm) and ``releases``.
+    """
+    part = result[(result["strength"] == strength) & np.isclose(result["epsilon"], epsilon)]
+    if part.empty:
+        raise ValueError(f"no previewed row for strength {strength!r} at epsilon {epsilon:g}")
+    row = part.iloc[0]
+    lo, hi = float(row["difference_ci_lo"]), float(row["difference_ci_hi"])
+    learner = None
+    if lo > 0:
+        learner = "plug-in"
+    elif hi < 0:
+        learner = "dp-owl"
+    return {
+        "learner": learner,
+        "difference": float(row["difference_mean"]),
+        "ci": (lo, hi),
+        "plugin": float(row["plugin_best_mean"]),
+        "dp_owl": float(row["best_mean"]),
+        "releases": int(row["releases"]),
+    }
 
 
 def smallest_epsilon(result, target, strength):

@@ -420,7 +420,12 @@ def test_the_plug_in_rule_is_released_with_its_files_and_the_analysts_comparison
     at.radio(key="file").set_value("paper_trial").run()
     at.button(key="fill_dictionary").click().run()
     at.radio(key="learner").set_value("plug-in").run()
-    assert not any(t.key == "preview_on" for t in at.toggle)  # the preview simulates DP-OWL
+    at.toggle(key="preview_on").set_value(True).run()  # the preview works for either learner
+    assert not at.exception, [e.value for e in at.exception]
+    said = " ".join(m.value for m in at.markdown).replace("\\", "")
+    assert "Which learner?" in said and "the private plug-in rule gives the better arm" in said
+    assert "not on your trial" in said
+    assert "preview simulates DP-OWL" not in words(at.caption)
     release(at, evaluate=True)
     last = at.session_state[RELEASE]
     assert last.release.made.plan.learner == "plug-in"
@@ -449,3 +454,26 @@ def test_the_preview_states_effect_sizes_in_the_outcomes_units_and_takes_the_ana
     at.number_input(key="preview_yours").set_value(0.5).run()
     said = " ".join(m.value for m in at.markdown).replace("\\", "")  # markdown escapes
     assert "With your stated effects" in said and "standard deviation of 0.5 days" in said
+
+
+def test_the_preview_recommends_a_learner_and_its_button_sets_the_learner(page):
+    """Strong linear effects on the paper's trial at ε = 1: the twin gives the plug-in rule
+    clearly more patients with the better arm; its button sets the Learner control (a public
+    choice), after which the comparison names it as the analyst's own and offers no button."""
+    at = page
+    at.radio(key="file").set_value("paper_trial").run()
+    at.button(key="fill_dictionary").click().run()
+    at.toggle(key="preview_on").set_value(True).run()
+    next(c for c in at.get("segmented_control") if c.key == "preview_strength").set_value(
+        "strong"
+    ).run()
+    said = " ".join(m.value for m in at.markdown).replace("\\", "")
+    assert "more patients in 100 get the better arm with the private plug-in rule" in said
+    button = next(b for b in at.button if b.key == "use_learner")
+    assert button.label == "Use the private plug-in rule"
+    button.click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.radio(key="learner").value == "plug-in"
+    said = " ".join(m.value for m in at.markdown).replace("\\", "")
+    assert "(your choice)" in said
+    assert not any(b.key == "use_learner" for b in at.button)

@@ -7,12 +7,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcore import DPOWL, concordance
+from dpcore import DPOWL, PrivatePlugInRule, concordance
 from dpcore.owl.preview import (
     STRENGTHS,
     TwinDesign,
     noise_per_coefficient,
     preview,
+    recommend_learner,
     smallest_epsilon,
 )
 from dpcore.owl.werm import sensitivity, solve_werm
@@ -172,3 +173,115 @@ def test_two_releases_of_one_twin_disagree_within_what_their_agreement_allows():
     assert np.all(out["disagreement_lo"] <= d) and np.all(d <= out["disagreement_hi"])
     one = preview(DESIGN, [1.0], **{**kw, "draws": 1})
     assert one["disagreement_mean"].isna().all()  # one draw: no pair to compare
+
+
+# A twin like the paper's simulation: four covariates on [0, 1], outcomes in (-12, 12), 1:1.
+PAPER_LIKE = TwinDesign(n=1000, lower=(0.0,) * 4, upper=(1.0,) * 4, outcome_bounds=(-12.0, 12.0))
+
+
+def test_the_plug_in_rule_finds_the_linear_twins_best_rule_without_noise():
+    """At ε = inf (the plug-in_best_nonprivate column) the plug-in rule on a linear twin gives
+    nearly every patient the better arm; each learner's share lies in [0, 100] and its
+    releases' band holds its mean."""
+    out = preview(
+        replace(PAPER_LIKE, n=3000),
+        [1.0],
+        gamma="paper",
+        weight_bound=48.0,
+        strengths=("strong",),
+        twins=2,
+        draws=4,
+        seed=1,
+    ).iloc[0]
+    assert out["plugin_best_nonprivate"] >= 95.0
+    for who in ("best", "plugin_best"):
+        assert 0 <= out[f"{who}_lo"] <= out[f"{who}_mean"] <= out[f"{who}_hi"] <= 100
+
+
+def test_the_plug_in_rule_beats_dp_owl_on_the_paper_like_twin_at_moderate_epsilon():
+    """Seeded: with moderate linear effects at ε = 2 (n = 1000), the plug-in rule gives the
+    better arm to more patients than DP-OWL, and the 95% interval of the difference says so."""
+    out = preview(
+        PAPER_LIKE,
+        [2.0],
+        gamma="paper",
+        weight_bound=48.0,
+        strengths=("moderate",),
+        twins=6,
+        draws=10,
+        seed=3,
+    )
+    row = out.iloc[0]
+    assert row["plugin_best_mean"] > row["best_mean"] + 5
+    rec = recommend_learner(out, "moderate", 2.0)
+    assert rec["learner"] == "plug-in" and rec["ci"][0] > 0
+    assert rec["difference"] == pytest.approx(rec["plugin"] - rec["dp_owl"])
+
+
+def test_at_a_tiny_epsilon_the_preview_cannot_tell_the_learners_apart():
+    """ε = 0.01 on 50 patients: both learners are noise (about half the patients get the
+    better arm), the interval of their difference holds 0, and no learner is recommended.
+    (A 95% interval: about one seed in twenty would pick a learner between two coin flips.)"""
+    out = preview(
+        replace(PAPER_LIKE, n=50),
+        [0.01],
+        gamma="paper",
+        weight_bound=48.0,
+        strengths=("moderate",),
+        twins=6,
+        draws=10,
+        seed=3,
+    )
+    rec = recommend_learner(out, "moderate", 0.01)
+    assert rec["learner"] is None and rec["ci"][0] <= 0 <= rec["ci"][1]
+    assert abs(rec["plugin"] - 50) < 10 and abs(rec["dp_owl"] - 50) < 10
+    one = preview(replace(PAPER_LIKE, n=200), [1.0], gamma="paper", weight_bound=48.0, twins=1)
+    assert recommend_learner(one, "weak", 1.0)["learner"] is None  # one twin: no interval
+    with pytest.raises(ValueError, match="no previewed row"):
+        recommend_learner(out, "moderate", 5.0)
+
+
+def test_the_plug_in_preview_is_what_the_estimator_achieves_on_fresh_twins():
+    """Seeded: the preview's plug-in share of patients given the better arm at ε = 2 lies in
+    the 95% interval of PrivatePlugInRule's own on 200 fresh twins, widened by the preview's
+    Monte-Carlo error: the batched statistics, noise and solve are the estimator's."""
+    eps = 2.0
+    pre = preview(
+        DESIGN,
+        [eps],
+        gamma=40.0,
+        weight_bound=60.0,
+        strengths=("strong",),
+        twins=20,
+        draws=25,
+        seed=6,
+    ).iloc[0]
+    share = STRENGTHS["strong"]
+    gen = np.random.default_rng(8)
+    got = []
+    for _ in range(200):
+        t = DESIGN.sample([share], rng=gen)
+        rule = PrivatePlugInRule(
+            epsilon=eps,
+            feature_bounds=(np.array(DESIGN.lower), np.array(DESIGN.upper)),
+            outcome_bounds=DESIGN.outcome_bounds,
+            larger_is_better=False,
+            rng=gen,
+        ).fit(t["X"], t["A"], t["B"][share])
+        got.append(
+            100.0 * np.mean((rule.decision_function(t["X"]) > 0) == (t["effect"][share] > 0))
+        )
+    got = np.array(got)
+    se = np.hypot(got.std(ddof=1) / np.sqrt(got.size), pre["plugin_best_se"])
+    assert abs(pre["plugin_best_mean"] - got.mean()) <= 1.96 * se
+
+
+def test_a_large_trial_previews_the_plug_in_rule_at_a_bounded_size():
+    """A capped twin, its statistics scaled by n / max_rows, gives the plug-in share of the
+    full-size twin within 2 points: what remains is the capped twin's own sampling error (its
+    2,000 patients' models are a little less sharp than 20,000's, about 1 point here)."""
+    design = TwinDesign(n=20000, lower=(0.0,) * 4, upper=(1.0,) * 4, outcome_bounds=(0.0, 10.0))
+    run = dict(gamma="paper", weight_bound=20.0, strengths=("moderate",), twins=6, draws=10)
+    full = preview(design, [0.2, 1.0], max_rows=20000, **run)
+    capped = preview(design, [0.2, 1.0], max_rows=2000, **run)
+    assert (np.abs(full.plugin_best_mean - capped.plugin_best_mean) <= 2.0).all()

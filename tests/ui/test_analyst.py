@@ -326,3 +326,80 @@ def test_the_downloaded_dictionary_keeps_the_covariates_order():
     assert got.covariates == ["age", "frailty", "site"]
     again = read_trial(DEMO / "hospital_trial.csv", **got.read_trial_kwargs())
     assert again.covariates == trial.covariates
+
+
+def test_the_learner_sentence_is_as_strong_as_its_interval():
+    """A learner is named only when the 95% Monte-Carlo interval of the difference excludes
+    0; otherwise the sentence says the preview cannot tell. Each says it is a linear-effect
+    twin, not the analyst's trial."""
+    rec = dict(plugin=61.2, dp_owl=54.7, releases=200)
+    picked = explain.learner_sentence(
+        dict(rec, learner="plug-in", difference=6.5, ci=(2.6, 10.4)), "moderate", 1.0
+    )
+    assert "6.5 more patients in 100 get the better arm with the private plug-in rule" in picked
+    assert "95% Monte-Carlo interval 2.6 to 10.4" in picked and "not on your trial" in picked
+    owl = explain.learner_sentence(
+        dict(rec, learner="dp-owl", difference=-4.0, ci=(-7.5, -0.5)), "weak", 100.0, "dp-owl"
+    )
+    assert "4.0 more patients in 100 get the better arm with DP-OWL (your choice)" in owl
+    assert "interval 0.5 to 7.5" in owl
+    unsure = explain.learner_sentence(
+        dict(rec, learner=None, difference=1.2, ci=(-1.0, 3.4)), "weak", 0.1
+    )
+    assert "cannot tell which learner is better" in unsure and "+1.2 points" in unsure
+    assert "more patients" not in unsure and "linear in the covariates" in unsure
+    nan = float("nan")
+    one = explain.learner_sentence(
+        dict(rec, learner=None, difference=1.0, ci=(nan, nan)), "weak", 1
+    )
+    assert "cannot tell" in one and "nan" not in one
+
+
+@pytest.mark.parametrize("eps", [0.1, 100.0])
+@pytest.mark.parametrize("n", [20, 300])
+def test_the_learner_comparison_at_the_extremes_of_the_grid_and_of_n(eps, n):
+    """The smallest and largest ε of the preview's grid, the smallest n: the sentence is
+    well formed, and a learner is named exactly when the interval excludes 0."""
+    from dpcore.owl.preview import recommend_learner
+
+    grid = (0.1, 1.0, 100.0)
+    frame = analyst.twin_preview(
+        n,
+        (0.0, 40.0),
+        (1.0, 80.0),
+        (True, False),
+        (0.0, 20.0),
+        False,
+        2 / 3,
+        grid,
+        analyst.preview_gammas(grid, n, 60.0, 42.0, 1.0, "paper"),
+        60.0,
+        0.0,
+    )
+    rec = recommend_learner(frame, "moderate", eps)
+    text = explain.learner_sentence(rec, "moderate", eps)
+    assert f"ε = {eps:g}" in text and "nan" not in text and "not on your trial" in text
+    lo, hi = rec["ci"]
+    assert (rec["learner"] is None) == (lo <= 0 <= hi)
+    assert ("cannot tell" in text) == (rec["learner"] is None)
+    fig = charts.learners_curve(frame, "moderate", eps)
+    assert len(fig.data) == 4 and fig.layout.yaxis.title.text.startswith("given the better arm")
+
+
+def test_the_report_says_which_learner_the_preview_favours():
+    from dpcore_app.ui.upload import report_parts
+
+    frame = small_preview()
+    html_ = report_parts.preview_html(
+        frame,
+        charts.agreement_curve(frame, 1.0),
+        1.0,
+        "strong",
+        90,
+        None,
+        "days",
+        learner="plug-in",
+        learners=charts.learners_curve(frame, "strong", 1.0),
+    )
+    assert "Which learner?" in html_ and "not on your trial" in html_
+    assert "a DP-OWL release at ε = 1" in html_ and html_.count("<script") >= 2

@@ -33,11 +33,12 @@ def effects_name(strength):
     return "your stated effects" if strength == "yours" else f"{strength} effects"
 
 
-def preview_sentence(frame, strength, eps, target, smallest, unit=""):
+def preview_sentence(frame, strength, eps, target, smallest, unit="", who="a private rule"):
     """What a release at ε is likely to deliver on the twin, and the ε that reaches the target.
 
     The value kept is a share only when it lies in [0, 100%]; otherwise the two gains are
     given. A band of single releases spanning almost all of 0–100% is called uninformative.
+    ``who`` names the release ("a DP-OWL release" when the analyst chose the other learner).
     """
     row = frame[(frame["strength"] == strength) & (frame["epsilon"] == eps)].iloc[0]
     unit = f" {unit}" if unit else ""
@@ -66,10 +67,44 @@ def preview_sentence(frame, strength, eps, target, smallest, unit=""):
         value = "has no gain over the better fixed arm to keep (the non-private rule has none)"
     return (
         f"With {effects_name(strength)} (the best arm's advantage varies across patients with a "
-        f"standard deviation of {row['effect_sd']:.3g}{unit}), a private rule at ε = {eps:g} "
+        f"standard deviation of {row['effect_sd']:.3g}{unit}), {who} at ε = {eps:g} "
         f"agrees with the non-private rule on {row['agreement_mean']:.0f}% of patients on "
         f"average ({spread}) and {value}; {reach}.{stability_clause(row, eps)} "
         "Simulated, no privacy spent."
+    )
+
+
+#: The learners in a sentence, and on the button that chooses one.
+LEARNER_NAMES = {"dp-owl": "DP-OWL", "plug-in": "the private plug-in rule"}
+
+
+def learner_sentence(rec, strength, eps, chosen=None):
+    """Which learner gave more of the twin's patients the better arm at ε, by how much, with
+    the Monte-Carlo interval of the difference; "cannot tell" when the interval holds 0.
+    ``rec`` is :func:`dpcore.owl.preview.recommend_learner`'s; ``chosen`` the analyst's learner."""
+    lo, hi = rec["ci"]
+    shares = (
+        f"the private plug-in rule gives the better arm to {rec['plugin']:.0f}% of the twin's "
+        f"patients on average and DP-OWL to {rec['dp_owl']:.0f}%"
+    )
+    twin = "on a simulated twin whose effect is linear in the covariates, not on your trial"
+    head = f"With {effects_name(strength)} at ε = {eps:g}, {shares}"
+    if rec["learner"] is None:
+        if lo != lo:  # a single twin: no interval
+            return f"{head}; one twin gives no Monte-Carlo interval, so the preview cannot tell which learner is better ({twin})."
+        return (
+            f"{head}: the difference, {rec['difference']:+.1f} points (95% Monte-Carlo "
+            f"interval {lo:+.1f} to {hi:+.1f}), is within the simulation's uncertainty, so the "
+            f"preview cannot tell which learner is better here ({twin})."
+        )
+    better = rec["learner"]
+    gap = abs(rec["difference"])
+    low, high = sorted((abs(lo), abs(hi)))
+    mine = " (your choice)" if chosen == better else ""
+    return (
+        f"{head}: {gap:.1f} more patients in 100 get the better arm with "
+        f"{LEARNER_NAMES[better]}{mine} (95% Monte-Carlo interval {low:.1f} to {high:.1f}), "
+        f"{twin}."
     )
 
 

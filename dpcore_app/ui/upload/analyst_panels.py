@@ -7,6 +7,7 @@ The preview and the dictionary hold public values only. The evaluation shows rel
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 
 import streamlit as st
@@ -14,8 +15,10 @@ import streamlit as st
 from dpcore import read_dictionary
 from dpcore._estimator import CLIPPED_SHARE_WARNING
 from dpcore.data.dictionary import DictionaryError
-from dpcore.owl.preview import STRENGTHS, smallest_epsilon
+from dpcore.owl.paper import default_gamma
+from dpcore.owl.preview import STRENGTHS, recommend_learner, smallest_epsilon
 from dpcore.privacy.composition import parallel_cost
+from dpcore_app.ui.common.controls import set_state
 from dpcore_app.ui.common.safety import plain
 from dpcore_app.ui.upload import analyst_compute as compute
 from dpcore_app.ui.upload import analyst_explain as explain
@@ -129,8 +132,10 @@ def preview_panel(
     gamma,
     gamma_source,
     unit="",
+    learner="dp-owl",
 ):
-    """What a release at ε is likely to deliver, on a simulated twin; returns the table."""
+    """What a release at ε is likely to deliver, on a simulated twin, and which learner gives
+    more of the twin's patients the better arm; returns the table."""
     st.subheader("Preview before spending", anchor=False)
     left, middle, right = st.columns(3)
     u = f" {unit}" if unit else ""
@@ -199,20 +204,63 @@ def preview_panel(
         yours=yours,
     )
     smallest = smallest_epsilon(frame, target, strength)
-    st.markdown(plain(explain.preview_sentence(frame, strength, eps, target, smallest, unit)))
-    st.plotly_chart(
-        charts.agreement_curve(frame, eps, target), width="stretch", key="preview_agreement"
+    if learner == "plug-in":
+        learner_panel(frame, strength, eps, learner, propensity)
+    # DP-OWL's release against its own non-private rule: the page's learner, or the comparison's
+    owl = (
+        st.expander("DP-OWL's release against its non-private rule")
+        if learner == "plug-in"
+        else contextlib.nullcontext()
     )
-    st.caption(
-        "Each band holds 95% of single releases on simulated twins; the dotted line is "
-        "chance (50%). Held at the release's γ where γ does not come from the paper's "
-        "table. Simulated, no privacy spent."
-    )
+    who = "a DP-OWL release" if learner == "plug-in" else "a private rule"
+    with owl:
+        st.markdown(
+            plain(explain.preview_sentence(frame, strength, eps, target, smallest, unit, who))
+        )
+        st.plotly_chart(
+            charts.agreement_curve(frame, eps, target), width="stretch", key="preview_agreement"
+        )
+        st.caption(
+            "Each band holds 95% of single releases on simulated twins; the dotted line is "
+            "chance (50%). Held at the release's γ where γ does not come from the paper's "
+            "table. Simulated, no privacy spent."
+        )
+    if learner != "plug-in":
+        learner_panel(frame, strength, eps, learner, propensity)
     with st.expander("Value kept, and the noise in the rule's own units"):
         st.plotly_chart(charts.retained_curve(frame, eps), width="stretch", key="preview_value")
         noise = compute.noise_lengths(lower, upper, eps, W, gamma, C, n)
         st.markdown(plain(explain.noise_sentence(noise, list(names), eps)))
     return frame
+
+
+def learner_panel(frame, strength, eps, learner, propensity):
+    """Both learners on the twin at ε: the sentence, their curves, and a button that sets the
+    Learner control to the one that gives more patients the better arm (a public choice)."""
+    rec = recommend_learner(frame, strength, eps)
+    st.markdown("**Which learner?** (same twins, no privacy spent)")
+    st.markdown(plain(explain.learner_sentence(rec, strength, eps, learner)))
+    st.plotly_chart(
+        charts.learners_curve(frame, strength, eps), width="stretch", key="preview_learners"
+    )
+    st.caption(
+        "The better arm is the twin's own: it knows each simulated patient's effect. Each band "
+        "holds 95% of single releases; the dotted line is chance (50%)."
+    )
+    better = rec["learner"]
+    if better is None or better == learner:
+        return rec
+    if better == "plug-in" and propensity == "logistic":
+        st.caption("The plug-in rule needs a known randomization or a propensity column.")
+        return rec
+    st.button(
+        f"Use {explain.LEARNER_NAMES[better]}",
+        key="use_learner",
+        on_click=set_state,
+        args=({"learner": better},),
+        help="Sets the Learner control above; nothing is released.",
+    )
+    return rec
 
 
 def evaluation_choice(eps, propensity):
@@ -309,20 +357,21 @@ def before_release(source, trial, settings, p_min, units, binary=()):
     n_fit = compute.fit_size(trial.n, evaluation)
     unit = units.get(trial.outcome, "")
     preview = None
-    if settings.get("learner") == "plug-in":
-        st.caption(
-            "The preview simulates DP-OWL's release; for the plug-in rule, "
-            "docs/findings.md compares the two learners on simulated trials."
-        )
-    elif st.toggle(
+    learner = settings.get("learner") or "dp-owl"
+    if st.toggle(
         f"Preview on a simulated twin of {n_fit} patients (no privacy spent)",
         key="preview_on",
         help=explain.PREVIEW_NOTE,
     ):
         C = "worst-case" if propensity == "logistic" else 0.0
-        source_kind = (
-            "paper" if settings["gamma_source"].startswith("the paper's table") else "other"
-        )
+        gamma = settings.get("gamma")
+        if learner == "plug-in" or gamma is None:
+            # the plug-in rule has no γ: DP-OWL is compared at the paper's table's
+            gamma, source_kind = default_gamma(eps, n_fit, settings["W"]), "paper"
+        else:
+            source_kind = (
+                "paper" if settings["gamma_source"].startswith("the paper's table") else "other"
+            )
         frame = preview_panel(
             n_fit,
             trial.covariates,
@@ -336,9 +385,10 @@ def before_release(source, trial, settings, p_min, units, binary=()):
             settings["W"],
             C,
             eps,
-            settings["gamma"],
+            gamma,
             source_kind,
             unit,
+            learner,
         )
         strength = st.session_state.get("preview_strength") or "weak"
         target = st.session_state.get("preview_target") or 90
@@ -349,6 +399,7 @@ def before_release(source, trial, settings, p_min, units, binary=()):
             "target": target,
             "smallest": smallest_epsilon(frame, target, strength),
             "unit": unit,
+            "learner": learner,
         }
     filled = compute.dictionary_from_settings(
         trial,

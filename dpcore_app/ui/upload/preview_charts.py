@@ -6,7 +6,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from dpcore_app.ui.common.charts import GREY, INK, PALETTE, band, layout, marker
-from dpcore_app.ui.upload.analyst_explain import effects_name
+from dpcore_app.ui.upload.analyst_explain import LEARNER_NAMES, effects_name
 
 COLOURS = {"weak": PALETTE[1], "moderate": PALETTE[0], "strong": PALETTE[2]}
 #: The ε axis's ticks: 1-2-5 steps, labelled, with no minor labels in between.
@@ -70,4 +70,36 @@ def retained_curve(frame, eps, title="Preview: share of the non-private rule's g
     marker(fig, eps, f"ε = {eps:g}", log_x=True)
     layout(fig, title, "privacy budget ε (log scale)", "value kept (% of the non-private gain)")
     _eps_axis(fig)
+    return fig
+
+
+#: Each learner's columns in the preview's table, and its colour.
+LEARNER_COLUMNS = {"dp-owl": ("best", PALETTE[0]), "plug-in": ("plugin_best", PALETTE[5])}
+
+
+def learners_curve(
+    frame, strength, eps, title="Preview: patients given the better arm, by learner"
+):
+    """Both learners' percent of the twin's patients given the better arm (the twin's own
+    optimal rule), mean and 95% bands of single releases, against ε, at one strength."""
+    fig = go.Figure()
+    part = frame[frame["strength"] == strength].sort_values("epsilon")
+    x = part["epsilon"].to_numpy()
+    for learner, (col, colour) in LEARNER_COLUMNS.items():
+        name = LEARNER_NAMES[learner]
+        band(
+            fig,
+            x,
+            part[f"{col}_mean"].to_numpy(),
+            part[f"{col}_lo"].to_numpy(),
+            part[f"{col}_hi"].to_numpy(),
+            colour,
+            name[0].upper() + name[1:],
+            f"{name}: %{{y:.0f}}% (95% of releases %{{customdata[0]:.0f}}–%{{customdata[1]:.0f}}%)<extra></extra>",
+        )
+    fig.add_hline(y=50, line={"color": GREY, "dash": "dot", "width": 1})
+    marker(fig, eps, f"ε = {eps:g}", log_x=True)
+    layout(fig, title, "privacy budget ε (log scale)", "given the better arm (% of patients)")
+    _eps_axis(fig)
+    fig.update_yaxes(range=[0, 100])
     return fig

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 
+from dpcore.owl.preview import recommend_learner
 from dpcore_app.ui.upload import analyst_explain as explain
 
 
@@ -42,11 +43,27 @@ def evaluation_html(evaluation, eps_fit, n_fit, unit=""):
     )
 
 
-def preview_html(frame, figure, eps, strength, target, smallest, unit=""):
-    chart = figure.to_html(full_html=False, include_plotlyjs=False, config={"displaylogo": False})
+def preview_html(
+    frame, figure, eps, strength, target, smallest, unit="", learner="dp-owl", learners=None
+):
+    """The preview the analyst saw: DP-OWL's release against its non-private rule, and which
+    learner gave more of the twin's patients the better arm (``learners``: that chart)."""
+    config = {"displaylogo": False}
+    chart = figure.to_html(full_html=False, include_plotlyjs=False, config=config)
+    who = "a DP-OWL release" if learner == "plug-in" else "a private rule"
+    sentence = explain.preview_sentence(frame, strength, eps, target, smallest, unit, who)
+    rec = recommend_learner(frame, strength, eps)
+    second = (
+        learners.to_html(full_html=False, include_plotlyjs=False, config=config)
+        if learners is not None
+        else ""
+    )
     return (
         f"<h2>Preview before spending (simulated, no privacy spent)</h2>"
         f"<p>{html.escape(explain.PREVIEW_NOTE)}</p>"
-        f"<p>{html.escape(explain.preview_sentence(frame, strength, eps, target, smallest, unit))}</p>"
+        f"<p><b>Which learner?</b> "
+        f"{html.escape(explain.learner_sentence(rec, strength, eps, learner))}</p>"
+        f"{second}"
+        f"<p>{html.escape(sentence)}</p>"
         f"{chart}"
     )

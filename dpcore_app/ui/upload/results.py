@@ -166,7 +166,8 @@ def _preview_section(preview):
     if preview is None:
         return None
     figure = preview_charts.agreement_curve(preview["frame"], preview["eps"], preview["target"])
-    return dict(preview, figure=figure)
+    learners = preview_charts.learners_curve(preview["frame"], preview["strength"], preview["eps"])
+    return dict(preview, figure=figure, learners=learners)
 
 
 def result_panel(released, source, files=None):
