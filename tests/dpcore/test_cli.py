@@ -209,7 +209,7 @@ def test_app_files_are_found_as_package_resources():
     tree's root); the config's options become flags, so they hold from any directory."""
     from dpcore import cli
 
-    app, flags = cli._app_files()
+    app, flags = cli.app_files()
     assert app.is_file() and app.name == "app.py" and (app.parent / "app_pages").is_dir()
     assert "--server.maxUploadSize=100" in flags and "--server.fileWatcherType=none" in flags
 
@@ -223,7 +223,7 @@ def test_an_installed_dashboard_is_found_in_its_package(tmp_path, monkeypatch):
     (tmp_path / ".streamlit").mkdir()
     (tmp_path / ".streamlit" / "config.toml").write_text("[server]\nmaxUploadSize = 7\n")
     monkeypatch.setattr(dpcore_app, "APP_DIR", tmp_path)
-    assert cli._app_files() == (tmp_path / "app.py", ["--server.maxUploadSize=7"])
+    assert cli.app_files() == (tmp_path / "app.py", ["--server.maxUploadSize=7"])
 
 
 def test_warm_drops_only_streamlits_bare_mode_notices():

@@ -22,12 +22,19 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory):
+    """The wheel built from the checkout. setuptools builds in the checkout's build/ folder,
+    so two test processes (pytest-xdist workers) take turns under a file lock."""
+    import fcntl
+    import tempfile
+
     out = tmp_path_factory.mktemp("wheel")
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "-q", "-w", str(out)],
-        check=True,
-        cwd=out,
-    )
+    with open(Path(tempfile.gettempdir()) / "dpcore-wheel-build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        subprocess.run(
+            [sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "-q", "-w", str(out)],
+            check=True,
+            cwd=out,
+        )
     return zipfile.ZipFile(next(out.glob("dpcore-*.whl")))
 
 
@@ -59,7 +66,8 @@ def test_wheel_installs_dpcore_and_the_dashboard_under_one_name(wheel):
     for needed in (
         "dpcore/__init__.py",
         "dpcore/py.typed",
-        "dpcore/cli.py",
+        "dpcore/cli/__init__.py",
+        "dpcore/cli/fit.py",
         "dpcore/data/dictionary.schema.json",
         "dpcore_app/__init__.py",
         "dpcore_app/app.py",
