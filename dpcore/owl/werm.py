@@ -347,7 +347,8 @@ def objective_release(
     Parameters
     ----------
     X, y, w : scaled design (rows in the unit ball), labels in {-1, +1}, weights in [0, W]
-        (n, d), (n,), (n,), shared by every release of the batch.
+        (n, d), (n,), (n,), shared by every release of the batch; or (B, n, d), (B, n),
+        (B, n) with ``size=(B,)``, one data set per release (a simulation's trials).
     gamma : float
         The sum-form ridge (lambda = gamma / n).
     loss, h : the margin loss and the Huber width.
