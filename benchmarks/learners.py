@@ -1,4 +1,5 @@
-"""DP-OWL against the private plug-in rule, on three simulated trials. A finding, not a test.
+"""DP-OWL (output and objective perturbation) against the private plug-in rule, on simulated
+trials. A finding, not a test.
 
     PYTHONPATH=$PWD python benchmarks/learners.py [--reps 20] [--seed 0] [--markdown]
 
@@ -16,11 +17,13 @@ covariates and (-12, 12) for the outcome, the known propensity 0.5):
 
 * DP-OWL: Huber-hinge (h = 0.5) OWL weights (B + 12) / 0.5 clipped at W = 48, γ the paper's
   table scaled by W / 30 (``DPOWL(gamma="paper")``), output perturbation;
+* DP-OWL objective: the same weights and γ, released by objective perturbation
+  (``DPOWL(perturbation="objective")``, docs/objective.md);
 * plug-in: per-arm ridge regressions (ridge 0.01 per row) from Laplace-noised sufficient
   statistics, L1 sensitivity d (d + 3) = 40.
 
 Both are run vectorized over the repetitions through the functions the estimators call
-(``solve_werm`` and ``output_perturbation``; ``plugin_statistics`` and
+(``solve_werm`` and ``output_perturbation``; ``objective_release``; ``plugin_statistics`` and
 ``score_from_statistics``); at ε = inf the first repetition is checked against the
 estimators themselves.
 
@@ -58,7 +61,7 @@ from dpcore.owl.paper import default_gamma
 from dpcore.owl.plugin import plugin_statistics, score_from_statistics
 from dpcore.owl.preprocessing import FeatureScaling
 from dpcore.owl.simulate import PAPER_TRIAL
-from dpcore.owl.werm import sensitivity, solve_werm
+from dpcore.owl.werm import objective_release, sensitivity, solve_werm
 from dpcore.privacy.mechanisms import output_perturbation, sample_laplace
 
 EPSILONS = (0.1, 0.5, 1.0, 2.0, 5.0, 10.0, 100.0, np.inf)
@@ -104,6 +107,17 @@ def dpowl_scores(X, A, B, eps, rng, Xtest):
     return np.einsum("rtd,rd->rt", scaling.transform(Xtest), theta), theta
 
 
+def objective_scores(X, A, B, eps, rng, Xtest):
+    """DP-OWL's decision values with objective perturbation, (reps, test)."""
+    scaling = FeatureScaling.from_bounds(BOUNDS, P)
+    w, _ = owl_weights(B, A, PROPENSITY, W, OUTCOME_BOUNDS, True)
+    gamma = default_gamma(eps, X.shape[-2], W)
+    theta, _ = objective_release(
+        scaling.transform(X), A, w, gamma, "huber", 0.5, eps, W, size=(X.shape[0],), rng=rng
+    )
+    return np.einsum("rtd,rd->rt", scaling.transform(Xtest), theta), theta
+
+
 def plugin_scores(X, A, B, eps, rng, Xtest):
     """The plug-in rule's decision values on the test sets, (reps, test)."""
     stats = plugin_statistics(X, A, B, BOUNDS, OUTCOME_BOUNDS)
@@ -129,6 +143,8 @@ def check_against_the_estimators(X, A, B):
         feature_bounds=BOUNDS,
         larger_is_better=True,
     ).fit(X[0], A[0], B[0], PROPENSITY)
+    np.testing.assert_allclose(theta[0], fit.theta_, atol=1e-6)
+    _, theta = objective_scores(X[:1], A[:1], B[:1], np.inf, None, Xtest)
     np.testing.assert_allclose(theta[0], fit.theta_, atol=1e-6)
     _, (intercept, coef) = plugin_scores(X[:1], A[:1], B[:1], np.inf, None, Xtest)
     plug = PrivatePlugInRule(
@@ -159,7 +175,11 @@ def study(reps, seed):
                 check_against_the_estimators(X, A, B)
             for eps in EPSILONS:
                 for j, (name, scores) in enumerate(
-                    (("DP-OWL", dpowl_scores), ("plug-in", plugin_scores))
+                    (
+                        ("DP-OWL", dpowl_scores),
+                        ("plug-in", plugin_scores),
+                        ("DP-OWL objective", objective_scores),
+                    )
                 ):
                     rng = np.random.default_rng([seed, k, 2, n, key(eps), j])
                     s, _ = scores(X, A, B, eps, rng, Xtest)
@@ -228,7 +248,46 @@ def tables(rows, refs, reps, markdown):
                 widths = [max(len(x) for x in col) for col in zip(head, *body)]
                 for r in [head, *body]:
                     lines.append("  ".join(x.rjust(w) for x, w in zip(r, widths)))
+    lines += objective_table(by, reps, markdown)
     return "\n".join(lines)
+
+
+def objective_table(by, reps, markdown):
+    """Agreement of the three learners and objective minus output (paired), per design."""
+    lines = []
+    for design in DESIGNS:
+        head = ["ε"] + [f"n = {n}: output / objective / plug-in" for n in NS]
+        head += [f"n = {n}: objective - output" for n in NS]
+        body = []
+        for eps in EPSILONS:
+            row, diffs = ["inf" if np.isinf(eps) else f"{eps:g}"], []
+            for n in NS:
+                cells = [
+                    _cell(by[(design.name, n, eps, name)]["agreement"])
+                    for name in ("DP-OWL", "DP-OWL objective", "plug-in")
+                ]
+                row.append(" / ".join(f"{m:.1f} ± {s:.1f}" for m, s in cells))
+                dm, ds = _cell(
+                    by[(design.name, n, eps, "DP-OWL objective")]["agreement"]
+                    - by[(design.name, n, eps, "DP-OWL")]["agreement"]
+                )
+                diffs.append(f"{dm:+.1f} ± {ds:.1f}")
+            body.append(row + diffs)
+        lines += [
+            "",
+            f"{design.name}: agreement (%), DP-OWL by output and by objective perturbation and "
+            f"the plug-in rule, {reps} repetitions, mean ± Monte-Carlo standard error",
+            "",
+        ]
+        if markdown:
+            lines.append("| " + " | ".join(head) + " |")
+            lines.append("|" + "---|" * len(head))
+            lines += ["| " + " | ".join(r) + " |" for r in body]
+        else:
+            widths = [max(len(x) for x in col) for col in zip(head, *body)]
+            for r in [head, *body]:
+                lines.append("  ".join(x.rjust(w) for x, w in zip(r, widths)))
+    return lines
 
 
 def main():

@@ -22,7 +22,7 @@ from .._validation import (
     check_real,
     check_vector,
 )
-from .dpwerm import DPWeightedERM
+from .dpwerm import PERTURBATIONS, DPWeightedERM
 from .owl import (
     benefit,
     check_propensity,
@@ -106,8 +106,9 @@ def outcome_direction(
 class DPOWL(PrivateEstimator):
     """Differentially private outcome weighted learning (DP-OWL).
 
-    OWL as DP-wERM: labels y_i = A_i, weights w_i = benefit_i / pi(A_i | X_i), released by
-    output perturbation (pure epsilon-DP, replace-one neighbours).
+    OWL as DP-wERM: labels y_i = A_i, weights w_i = benefit_i / pi(A_i | X_i) clipped to the
+    public W, released by output perturbation (the paper's Algorithm 1) or objective
+    perturbation (pure epsilon-DP, replace-one neighbours either way).
 
     Parameters
     ----------
@@ -120,6 +121,12 @@ class DPOWL(PrivateEstimator):
         raises a :class:`dpcore.NoiseWarning`.
     epsilon, huber_h, C, feature_bounds, fit_intercept, rng
         As in :class:`dpcore.DPWeightedERM` (Huber-hinge loss).
+    perturbation : {"output", "objective"}, default "output"
+        "output": the exact minimiser plus noise of sensitivity (C + 2W)/gamma (Algorithm 1
+        of the paper). "objective": the minimiser of the objective plus a random linear term
+        (Chaudhuri, Monteleoni and Sarwate's Algorithm 2 with the weight bound W; see
+        :class:`dpcore.DPWeightedERM`); it needs a known propensity (C = 0). The same
+        ``gamma`` serves both; ``gamma="paper"`` is the table tuned for output perturbation.
     weight_bound : float, optional
         Public bound W on benefit / propensity; weights above it are clipped with a warning.
         Default (hi - lo) / min(p, 1 - p), which needs outcome_bounds and a constant propensity.
@@ -139,6 +146,7 @@ class DPOWL(PrivateEstimator):
         after :meth:`fit_trial`)
     propensity_ : float or None, the constant P(treated) used in ``fit`` (None if per row)
     coef_, intercept_, theta_, sensitivity_, scaling_ : the release, as in DPWeightedERM
+    epsilon_noise_, extra_ridge_ : objective perturbation's public plan, as in DPWeightedERM
     weight_bound_ : float, the W used
     gamma_ : float, the gamma used (the table's, scaled, for ``gamma="paper"``)
     estimator_ : the fitted DPWeightedERM
@@ -198,6 +206,7 @@ class DPOWL(PrivateEstimator):
     feature_bounds: tuple[ArrayLike, ArrayLike] | None
     outcome_bounds: tuple[float, float] | None
     larger_is_better: bool | None
+    perturbation: str
     fit_intercept: bool
     rng: Any
     # The release, copied from the fitted DPWeightedERM by ``fit`` (declared for type checkers).
@@ -205,6 +214,8 @@ class DPOWL(PrivateEstimator):
     intercept_: float
     theta_: np.ndarray
     sensitivity_: float
+    epsilon_noise_: float
+    extra_ridge_: float
     scaling_: FeatureScaling
     n_features_in_: int
     bounds_from_data_: bool
@@ -220,6 +231,7 @@ class DPOWL(PrivateEstimator):
         feature_bounds: tuple[ArrayLike, ArrayLike] | None = None,
         outcome_bounds: tuple[float, float] | None = None,
         larger_is_better: bool | None = None,
+        perturbation: str = "output",
         fit_intercept: bool = True,
         rng: Any = None,
     ) -> None:
@@ -228,6 +240,7 @@ class DPOWL(PrivateEstimator):
     def _check_params(self) -> None:
         """The OWL-specific hyper-parameters (the rest are checked by DPWeightedERM)."""
         check_epsilon(self.epsilon)
+        _validation.check_choice(self.perturbation, "perturbation", PERTURBATIONS)
         if self.larger_is_better is not None and not isinstance(
             self.larger_is_better, (bool, np.bool_)
         ):
@@ -347,11 +360,12 @@ class DPOWL(PrivateEstimator):
             loss="huber",
             huber_h=self.huber_h,
             C=self.C,
+            perturbation=self.perturbation,
             feature_bounds=self.feature_bounds,
             fit_intercept=self.fit_intercept,
             rng=self.rng,
         )
-        estimator._ledger_mechanism = "DP-OWL rule (output perturbation)"
+        estimator._ledger_name = "DP-OWL rule"
         estimator._pipeline_step = self  # the step a scikit-learn Pipeline fits
         self.estimator_ = estimator.fit(X, A, w, ledger=ledger)
         self.weight_bound_ = W
@@ -361,6 +375,8 @@ class DPOWL(PrivateEstimator):
             "intercept_",
             "theta_",
             "sensitivity_",
+            "epsilon_noise_",
+            "extra_ridge_",
             "scaling_",
             "n_features_in_",
             "bounds_from_data_",

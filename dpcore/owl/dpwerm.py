@@ -36,10 +36,16 @@ from .werm import (
     data_bounds_with_warning,
     expected_noise_norm,
     max_coefficient_norm,
+    objective_plan,
+    objective_release,
     resolve_C,
     sensitivity,
     solve_for_release,
 )
+
+#: The two releases of a weighted-ERM minimiser: Algorithm 1 of the DP-wERM paper ("output")
+#: and Chaudhuri, Monteleoni and Sarwate's objective perturbation ("objective").
+PERTURBATIONS = ("output", "objective")
 
 
 def _seeded(rng: Any) -> bool:
@@ -51,11 +57,35 @@ __all__ = ["DPWeightedERM"]
 
 
 class DPWeightedERM(PrivateEstimator):
-    """Differentially private weighted ERM by output perturbation (Algorithm 1).
+    """Differentially private weighted ERM by output or objective perturbation.
 
-    Minimises sum_i w_i l(y_i theta' x~_i) + (gamma/2) ||theta||^2 on features scaled into the
-    unit ball with public bounds, then adds noise with density proportional to
+    Output perturbation (the default, Algorithm 1 of the DP-wERM paper) minimises
+    sum_i w_i l(y_i theta' x~_i) + (gamma/2) ||theta||^2 on features scaled into the unit ball
+    with public bounds, then adds noise with density proportional to
     exp(-epsilon ||b|| / Delta), Delta = (C + 2W + 2 RELEASE_TOL)/gamma.
+
+    Objective perturbation (``perturbation="objective"``; Chaudhuri, Monteleoni and Sarwate
+    2011, Algorithm 2, with each record's loss weighted by w_i in [0, W]) releases the exact
+    minimiser of the perturbed objective, in the mean form
+
+        J(theta) = (1/n) sum_i w_i l(y_i theta' x~_i) + ((Lambda + Delta)/2) ||theta||^2
+                   + b' theta / n,        Lambda = gamma / n,
+
+    with b of density proportional to exp(-epsilon' ||b|| / (2W)). The weighted record's
+    gradient is bounded by W and its curvature by W c (c = sup l'': 1/(2h) for the Huber
+    hinge, 1/4 for the logistic loss), so CMS's conditions hold with 1 -> W, c -> W c:
+
+        epsilon' = epsilon - log(1 + 2 W c/gamma + (W c/gamma)^2),  Delta = 0,  if >= epsilon/2;
+        epsilon' = epsilon / 2,  n Delta = W c / (e^{epsilon/4} - 1) - gamma,  otherwise
+        (CMS switch only at epsilon' <= 0; see
+        :func:`dpcore.privacy.mechanisms.objective_perturbation_budget`).
+
+    CMS's neighbours are replace-one, as here: the constants already count the two terms of
+    the sum a replacement changes (2W in the gradient, a rank-two change of the Hessian). The
+    guarantee needs known weights (C = 0) and, like output perturbation, the exact minimiser:
+    the solver stops within RELEASE_TOL / (gamma + n Delta) of it, and 1% of epsilon buys
+    output noise that covers that distance (:func:`dpcore.owl.werm.objective_release`), so
+    epsilon' above is computed at 0.99 epsilon. docs/objective.md has the derivation.
 
     Parameters
     ----------
@@ -71,7 +101,10 @@ class DPWeightedERM(PrivateEstimator):
     C : float or "worst-case", default 0.0
         The paper's constant for data-dependent weights: 0 if the weights are known or come
         from a model trained elsewhere, H/n for a propensity model fitted on the same data
-        (see :func:`dpcore.owl.logistic_propensity_H`), "worst-case" for n W.
+        (see :func:`dpcore.owl.logistic_propensity_H`), "worst-case" for n W. Output
+        perturbation only: objective perturbation needs C = 0.
+    perturbation : {"output", "objective"}, default "output"
+        How the minimiser is made private (see above). "output" is the paper's Algorithm 1.
     feature_bounds : (lower, upper), optional
         Public per-feature bounds. If omitted they are read from the data and a
         :class:`PrivacyWarning` says the guarantee is void.
@@ -85,8 +118,11 @@ class DPWeightedERM(PrivateEstimator):
     n_features_in_ : int
     coef_, intercept_ : the released rule's coefficients in original units
     theta_ : the released coefficients in the scaled space (intercept first)
-    sensitivity_ : float, the L2 sensitivity Delta used for the noise (public: it depends only
-        on the hyper-parameters and n)
+    sensitivity_ : float, the L2 sensitivity used for the noise (public: it depends only
+        on the hyper-parameters and n): Delta of the minimiser for output perturbation, 2W
+        (of the objective's gradient, sum form) for objective perturbation
+    epsilon_noise_, extra_ridge_ : float, objective perturbation's epsilon' and n Delta
+        (sum form; public); epsilon and 0 for output perturbation
     scaling_ : FeatureScaling, the public preprocessing
     diagnostics_ : dict, analyst-only: ``n_iter`` and ``grad_norm`` of the solver and, when
         weights were clipped, ``clipped_share``. They are computed from the sensitive data and
@@ -137,6 +173,7 @@ class DPWeightedERM(PrivateEstimator):
     loss: str
     huber_h: float
     C: float | str
+    perturbation: str
     feature_bounds: tuple[ArrayLike, ArrayLike] | None
     fit_intercept: bool
     rng: Any
@@ -150,6 +187,7 @@ class DPWeightedERM(PrivateEstimator):
         loss: str = "huber",
         huber_h: float = 0.5,
         C: float | str = 0.0,
+        perturbation: str = "output",
         feature_bounds: tuple[ArrayLike, ArrayLike] | None = None,
         fit_intercept: bool = True,
         rng: Any = None,
@@ -159,6 +197,14 @@ class DPWeightedERM(PrivateEstimator):
     def _check_params(self) -> dict[str, float]:
         """Every hyper-parameter checked in one place; returns the validated numbers."""
         check_choice(self.loss, "loss", LOSSES)
+        check_choice(self.perturbation, "perturbation", PERTURBATIONS)
+        if self.perturbation == "objective" and (isinstance(self.C, str) or self.C != 0):
+            raise ValueError(
+                f"perturbation='objective' needs weights known in advance (C = 0), got "
+                f"C={self.C!r}: its guarantee bounds one row's influence on its own term, "
+                "and weights estimated on the same data move every term. Use "
+                "perturbation='output' (the paper's Algorithm 1) with C > 0"
+            )
         if not isinstance(self.fit_intercept, (bool, np.bool_)):
             raise TypeError(f"fit_intercept must be True or False, got {self.fit_intercept!r}")
         if isinstance(self.C, str):
@@ -172,8 +218,8 @@ class DPWeightedERM(PrivateEstimator):
             "h": check_real(self.huber_h, "huber_h", low=0.0),
         }
 
-    #: What a ledger entry calls this release (DPOWL names its own).
-    _ledger_mechanism = "DP-wERM (output perturbation)"
+    #: What a ledger entry calls this release, by perturbation (DPOWL names its own).
+    _ledger_name = "DP-wERM"
     #: The estimator a scikit-learn Pipeline fits (DPOWL sets itself: the pipeline's step).
     _pipeline_step: Any
 
@@ -271,15 +317,22 @@ class DPWeightedERM(PrivateEstimator):
                 stacklevel=2,
             )
         gamma = params["gamma"]
-        delta = float(sensitivity(W, gamma, C))
+        objective = self.perturbation == "objective"
         dim = p + int(bool(self.fit_intercept))
+        if objective:
+            # The noise's public plan, without data: b moves the minimiser by at most
+            # ||b|| / (gamma + extra).
+            eps_noise, extra = objective_plan(eps, gamma, W, self.loss, params["h"])
+            delta = 2.0 * W
+            noise = expected_noise_norm(dim, eps_noise, delta) / (gamma + extra)
+        else:
+            delta = float(sensitivity(W, gamma, C))
+            eps_noise, extra = eps, 0.0
+            noise = expected_noise_norm(dim, eps, delta)
         loss_at_zero = float(
             np.asarray(margin_loss(self.loss, params["h"])(np.zeros(1), derivatives=False))[0]
         )
-        noise, room = (
-            expected_noise_norm(dim, eps, delta),
-            max_coefficient_norm(n, W, gamma, loss_at_zero),
-        )
+        room = max_coefficient_norm(n, W, gamma, loss_at_zero)
         if noise > room:
             warnings.warn(
                 f"the noise's expected length {noise:.3g} exceeds {room:.3g}, the largest "
@@ -290,10 +343,16 @@ class DPWeightedERM(PrivateEstimator):
                 NoiseWarning,
                 stacklevel=2,
             )
-        theta_hat, diagnostics = solve_for_release(
-            scaling.transform(X), y, w, gamma, self.loss, params["h"]
-        )
-        theta = output_perturbation(theta_hat, eps, delta, rng=self.rng)
+        if objective:
+            theta, info = objective_release(
+                scaling.transform(X), y, w, gamma, self.loss, params["h"], eps, W, rng=self.rng
+            )
+            diagnostics = {"n_iter": int(info["n_iter"]), "grad_norm": float(info["grad_norm"])}
+        else:
+            theta_hat, diagnostics = solve_for_release(
+                scaling.transform(X), y, w, gamma, self.loss, params["h"]
+            )
+            theta = output_perturbation(theta_hat, eps, delta, rng=self.rng)
         if ledger is not None:
             reasons = [
                 r
@@ -304,7 +363,8 @@ class DPWeightedERM(PrivateEstimator):
                 )
                 if hit
             ]
-            record_release(ledger, self._ledger_mechanism, {"release": eps}, reasons)
+            mechanism = f"{self._ledger_name} ({self.perturbation} perturbation)"
+            record_release(ledger, mechanism, {"release": eps}, reasons)
         self.bounds_from_data_ = bool(from_data)
         self.scaling_ = scaling
         self.diagnostics_ = {
@@ -313,6 +373,8 @@ class DPWeightedERM(PrivateEstimator):
             "outside_bounds_share": outside,
         }
         self.sensitivity_ = delta
+        self.epsilon_noise_ = float(eps_noise)
+        self.extra_ridge_ = float(extra)
         self.theta_ = theta
         intercept, self.coef_ = self.scaling_.to_original(self.theta_)
         self.intercept_ = float(intercept)

@@ -44,7 +44,12 @@ import pandas as pd
 
 from ..data.columns import MISSING_SUFFIX, _clean, _numeric, _plain
 from ..data.csv_io import Source, TrialDataError, _name_list, _q, read_table
-from ..privacy.mechanisms import OUTPUT_PERTURBATION, PLUG_IN_STATISTICS
+from ..privacy.mechanisms import (
+    OBJECTIVE_PERTURBATION,
+    OUTPUT_PERTURBATION,
+    PLUG_IN_STATISTICS,
+    Mechanism,
+)
 
 if TYPE_CHECKING:
     from ..data.trial import Trial
@@ -419,6 +424,7 @@ def rule_from_dpowl(
     model._check_fitted()
     scaling = model.scaling_
     title, void = _title(model, not_private, settings)
+    mechanism = dpowl_mechanism(model)
     base = {
         "title": title,
         "private": not void,
@@ -426,7 +432,7 @@ def rule_from_dpowl(
         "treatment": trial.treatment,
         "outcome": trial.outcome,
         "epsilon": model.epsilon,
-        "delta": OUTPUT_PERTURBATION.delta,
+        "delta": mechanism.delta,
         "gamma": getattr(model, "gamma_", model.gamma),
         "W": model.weight_bound_,
         "C": model.C,
@@ -434,10 +440,16 @@ def rule_from_dpowl(
         "n": int(trial.n),
         "outcome_bounds": None if model.outcome_bounds is None else list(model.outcome_bounds),
         "larger_is_better": bool(model.larger_is_better_),
-        "mechanism": OUTPUT_PERTURBATION.sentence(),
+        "mechanism": mechanism.sentence(),
     }
-    base = _settings(base, settings, title, void, OUTPUT_PERTURBATION.name)
+    base = _settings(base, settings, title, void, mechanism.name)
     return _linear_rule(model, trial, scaling.lower, scaling.upper, base)
+
+
+def dpowl_mechanism(model: DPOWL) -> Mechanism:
+    """The mechanism a DP-OWL release used, by its ``perturbation`` ("output" if unset)."""
+    perturbation = getattr(model, "perturbation", "output")
+    return OBJECTIVE_PERTURBATION if perturbation == "objective" else OUTPUT_PERTURBATION
 
 
 def rule_from_plugin(

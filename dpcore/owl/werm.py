@@ -19,17 +19,25 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._estimator import ConvergenceError, PrivacyWarning
-from .._typing import FloatOrArray
+from .._typing import FloatOrArray, Seed
 from .._validation import (
     check_choice,
     check_real,
 )
-from .losses import margin_loss
+from ..privacy.mechanisms import (
+    l2_gamma_noise,
+    objective_perturbation_budget,
+    objective_perturbation_noise,
+)
+from .losses import curvature_bound, margin_loss
 
 # The solver aims at this gradient norm; a release accepts at most RELEASE_TOL (fixed in
 # advance, never read from the data) and widens the sensitivity by the slack that allows.
 SOLVER_TOL = 1e-9
 RELEASE_TOL = 1e-6
+# Objective perturbation spends this share of epsilon on the output noise that covers the
+# solver's distance from the exact minimiser (objective_release); the rest on b.
+OBJECTIVE_SLACK_SHARE = 0.01
 # Largest n d^2 for which a batch sharing one design keeps all products x_i x_i' (64 MB).
 _SHARED_PAIRS_LIMIT = 2**23
 
@@ -41,8 +49,11 @@ _SHARED_PAIRS_LIMIT = 2**23
 class _Batch:
     """A batch of weighted-ERM problems with the transposed design kept for fast products."""
 
-    def __init__(self, X, y, w, gamma, loss, h):
+    def __init__(self, X, y, w, gamma, loss, h, linear=None):
         self.X = X
+        # Objective perturbation's term b'theta (None: the plain objective). It leaves the
+        # Hessian unchanged, so the Newton steps stay exact on the Huber hinge's pieces.
+        self.linear = linear
         # A design shared by the whole batch (one data set, many weights or gammas): every
         # Hessian is then one row of (w * l'') @ [x_i x_i'], a single large matrix product.
         self.shared = X.ndim == 2
@@ -61,6 +72,8 @@ class _Batch:
         else:
             z = self.y * np.matmul(self.X, theta[..., None])[..., 0]
         ridge = 0.5 * self.gamma * np.sum(theta * theta, axis=-1)
+        if self.linear is not None:
+            ridge = ridge + np.sum(self.linear * theta, axis=-1)
         if not derivatives:
             return np.sum(self.w * self.lossf(z, False), axis=-1) + ridge
         value, d1, d2 = self.lossf(z)
@@ -73,6 +86,8 @@ class _Batch:
             grad = np.matmul(self.XT, (self.w * self.y * d1)[..., None])[..., 0]
             hess = np.matmul(self.XT * (self.w * d2)[:, None, :], self.X)
         grad += self.gamma[:, None] * theta
+        if self.linear is not None:
+            grad += self.linear
         hess += self.gamma[:, None, None] * self.eye
         return f, grad, hess
 
@@ -101,8 +116,9 @@ def solve_werm(
     tol: float = SOLVER_TOL,
     max_iter: int = 500,
     theta0: ArrayLike | None = None,
+    linear: ArrayLike | None = None,
 ) -> tuple[np.ndarray, dict[str, Any]]:
-    """Minimise sum_i w_i l(y_i theta'x_i) + gamma/2 ||theta||^2 for a batch of problems.
+    """Minimise sum_i w_i l(y_i theta'x_i) + gamma/2 ||theta||^2 [+ b'theta] for a batch.
 
     A damped Newton method with an Armijo backtracking line search, vectorized over the batch.
     The Huber hinge is piecewise quadratic, so once the set of rows in each piece settles a
@@ -126,6 +142,9 @@ def solve_werm(
     max_iter : int
     theta0 : ndarray of shape (d,) or (B, d), optional
         Start; zero by default.
+    linear : ndarray of shape (d,) or (B, d), optional
+        The vector b of a linear term b'theta added to the objective (objective perturbation,
+        :func:`objective_release`); none by default.
 
     Returns
     -------
@@ -138,10 +157,18 @@ def solve_werm(
         If some problem's gradient norm is above ``tol`` after ``max_iter`` iterations and
         rounding does not explain it.
     """
-    single = np.ndim(X) == 2 and np.ndim(y) == 1 and np.ndim(w) == 1 and np.ndim(gamma) == 0
+    single = (
+        np.ndim(X) == 2
+        and np.ndim(y) == 1
+        and np.ndim(w) == 1
+        and np.ndim(gamma) == 0
+        and (linear is None or np.ndim(linear) <= 1)
+    )
     X, y, w = (np.asarray(a, dtype=float) for a in (X, y, w))
     B = max(a.shape[0] if a.ndim == k else 1 for a, k in ((X, 3), (y, 2), (w, 2)))
     B = max(B, np.size(gamma))
+    if linear is not None and np.ndim(linear) == 2:
+        B = max(B, np.shape(linear)[0])
     n, d = X.shape[-2:]
     if not (X.ndim == 2 and B > 1 and n * d * d <= _SHARED_PAIRS_LIMIT):
         X = np.broadcast_to(X, (B, n, d))
@@ -149,13 +176,15 @@ def solve_werm(
     w = np.broadcast_to(w, (B, n))
     gamma = np.broadcast_to(np.asarray(gamma, dtype=float), (B,))
     theta = np.zeros((B, d)) if theta0 is None else np.array(np.broadcast_to(theta0, (B, d)))
+    if linear is not None:
+        linear = np.broadcast_to(np.asarray(linear, dtype=float), (B, d))
 
-    problem = _Batch(X, y, w, gamma, loss, h)
+    problem = _Batch(X, y, w, gamma, loss, h, linear)
     f, grad, hess = problem(theta)
     gnorm = np.linalg.norm(grad, axis=1)
     n_iter = np.zeros(B, dtype=int)
     for _ in range(max_iter):
-        floor = _rounding_floor(w, gamma, theta)
+        floor = _rounding_floor(w, gamma, theta, linear)
         active = gnorm > np.maximum(tol, floor)
         if not active.any():
             break
@@ -181,7 +210,7 @@ def solve_werm(
             theta = theta + step
             f, grad, hess = f_new, grad_new, hess_new
         gnorm = np.linalg.norm(grad, axis=1)
-    floor = _rounding_floor(w, gamma, theta)
+    floor = _rounding_floor(w, gamma, theta, linear)
     if (gnorm > np.maximum(tol, floor)).any():
         worst = float(gnorm.max())
         raise ConvergenceError(
@@ -194,9 +223,12 @@ def solve_werm(
     return theta, info
 
 
-def _rounding_floor(w, gamma, theta):
+def _rounding_floor(w, gamma, theta, linear=None):
     """Gradient norm that float64 rounding alone can leave: the gradient sums n terms <= w_i."""
-    return 64 * np.finfo(float).eps * (w.sum(axis=1) + gamma * (1 + np.abs(theta).sum(axis=1)))
+    scale = w.sum(axis=1) + gamma * (1 + np.abs(theta).sum(axis=1))
+    if linear is not None:
+        scale = scale + np.abs(linear).sum(axis=1)
+    return 64 * np.finfo(float).eps * scale
 
 
 def _armijo(f_new, f, t, slope):
@@ -268,3 +300,103 @@ def solve_for_release(
             f"{RELEASE_TOL:g} that the sensitivity allows for; nothing was released"
         )
     return theta_hat, {"n_iter": int(info["n_iter"]), "grad_norm": float(info["grad_norm"])}
+
+
+def objective_plan(
+    epsilon: float, gamma: float, weight_bound: float, loss: str = "huber", h: float = 0.5
+) -> tuple[float, float]:
+    """Objective perturbation's public plan: (epsilon', extra ridge) of :func:`objective_release`.
+
+    CMS's budget (:func:`dpcore.privacy.mechanisms.objective_perturbation_budget`) at
+    (1 - OBJECTIVE_SLACK_SHARE) epsilon, with the per-record gradient bound W and curvature
+    bound W c. Public: it depends on the hyper-parameters only.
+    """
+    W = float(weight_bound)
+    return objective_perturbation_budget(
+        _objective_epsilon(epsilon), gamma, W, W * curvature_bound(loss, h)
+    )
+
+
+def _objective_epsilon(epsilon):
+    return epsilon if np.isinf(epsilon) else (1.0 - OBJECTIVE_SLACK_SHARE) * epsilon
+
+
+def objective_release(
+    X: np.ndarray,
+    y: np.ndarray,
+    w: np.ndarray,
+    gamma: float,
+    loss: str,
+    h: float,
+    epsilon: float,
+    weight_bound: float,
+    size: tuple[int, ...] = (),
+    rng: Seed = None,
+) -> tuple[np.ndarray, dict[str, Any]]:
+    """Weighted ERM released by objective perturbation (docs/objective.md): pure epsilon-DP.
+
+    Minimises sum_i w_i l(y_i theta' x_i) + ((gamma + extra)/2) ||theta||^2 + b'theta with
+    b of density proportional to exp(-epsilon' ||b|| / (2W)), where epsilon' and ``extra``
+    are Chaudhuri, Monteleoni and Sarwate's (Algorithm 2) for a per-record gradient bound W
+    and curvature bound W c (c = sup l'', :func:`dpcore.owl.losses.curvature_bound`), at the
+    budget (1 - OBJECTIVE_SLACK_SHARE) epsilon. The solver stops within
+    RELEASE_TOL / (gamma + extra) of the exact minimiser, a distance that depends on the data;
+    output noise of sensitivity 2 RELEASE_TOL / (gamma + extra) at OBJECTIVE_SLACK_SHARE
+    epsilon covers it, so the release is epsilon-DP, not only the exact minimiser.
+
+    Parameters
+    ----------
+    X, y, w : scaled design (rows in the unit ball), labels in {-1, +1}, weights in [0, W]
+        (n, d), (n,), (n,), shared by every release of the batch; or (B, n, d), (B, n),
+        (B, n) with ``size=(B,)``, one data set per release (a simulation's trials).
+    gamma : float
+        The sum-form ridge (lambda = gamma / n).
+    loss, h : the margin loss and the Huber width.
+    epsilon : float
+        ``np.inf``: no noise and no extra ridge (the plain minimiser).
+    weight_bound : float
+        The public W.
+    size : tuple of int
+        Batch shape of independent releases (a simulation's repetitions); () for one.
+    rng : None, int or Generator
+
+    Returns
+    -------
+    theta : ndarray of shape ``size + (d,)``
+    info : dict, public ``epsilon_noise`` (epsilon' of b), ``extra_ridge`` and
+        ``noise_scale`` (2W / epsilon'), and the analyst-only ``n_iter``, ``grad_norm``
+
+    Raises
+    ------
+    ConvergenceError
+        A gradient norm above RELEASE_TOL: nothing is released.
+    """
+    rng = np.random.default_rng(rng)
+    d = X.shape[-1]
+    size = tuple(size)
+    W = float(weight_bound)
+    infinite = np.isinf(epsilon)
+    K = W * curvature_bound(loss, h)
+    b, eps_noise, extra = objective_perturbation_noise(
+        d, _objective_epsilon(epsilon), gamma, W, K, size, rng
+    )
+    ridge = gamma + extra
+    linear = b if len(size) <= 1 else b.reshape(-1, d)
+    theta, info = solve_werm(X, y, w, ridge, loss, h, linear=linear)
+    grad_norm = np.atleast_1d(info["grad_norm"])
+    if (grad_norm > RELEASE_TOL).any():
+        raise ConvergenceError(
+            f"the solver's gradient norm {grad_norm.max():.3g} exceeds the release tolerance "
+            f"{RELEASE_TOL:g} that the privacy guarantee allows for; nothing was released"
+        )
+    theta = theta.reshape(size + (d,))
+    if not infinite:
+        slack = 2.0 * RELEASE_TOL / ridge
+        theta = theta + l2_gamma_noise(d, OBJECTIVE_SLACK_SHARE * epsilon, slack, size, rng)
+    return theta, {
+        "epsilon_noise": float(eps_noise),
+        "extra_ridge": float(extra),
+        "noise_scale": 0.0 if infinite else 2.0 * W / eps_noise,
+        "n_iter": info["n_iter"],
+        "grad_norm": info["grad_norm"],
+    }

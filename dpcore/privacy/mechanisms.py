@@ -82,6 +82,84 @@ def output_perturbation(
     )
 
 
+def objective_perturbation_budget(
+    epsilon: float, ridge: float, gradient_bound: float, curvature_bound: float
+) -> tuple[float, float]:
+    """The noise's budget and the extra ridge of objective perturbation (CMS Algorithm 2).
+
+    For the sum-form objective sum_i f_i(theta) + (ridge/2) ||theta||^2 + b'theta, where each
+    record's term f_i is convex, twice differentiable almost everywhere, with
+    ||grad f_i|| <= G = ``gradient_bound`` and 0 <= Hess f_i <= K I (K = ``curvature_bound``),
+    the exact minimiser is epsilon-DP for replace-one neighbours when b has density
+    proportional to exp(-epsilon' ||b|| / (2 G)) (:func:`l2_gamma_noise` with sensitivity 2G)
+    and the ridge is raised by ``extra``:
+
+        epsilon' = epsilon - log(1 + 2K/ridge + (K/ridge)^2),  extra = 0,   if that is >= epsilon/2;
+        epsilon' = epsilon / 2,  extra = K / (e^{epsilon/4} - 1) - ridge,  otherwise.
+
+    CMS's Algorithm 2 switches to the extra ridge only when epsilon' <= 0; just above that
+    the noise is unbounded (epsilon' -> 0). Their proof holds for any extra >= 0, with
+    epsilon' = epsilon - 2 log(1 + K/(ridge + extra)), so switching where epsilon' would fall
+    below epsilon/2 is as private and keeps epsilon' >= epsilon/2 (the two rules agree
+    whenever the correction is at most epsilon/2).
+
+    This is Chaudhuri, Monteleoni and Sarwate (2011), Theorem 9 and Algorithm 2, written in
+    the sum form (their Lambda n = ``ridge``, c = K, per-record gradient bound 1 -> G). Replacing
+    a record changes two terms of the sum: the gradient of the objective moves by at most
+    2G (the noise's density ratio, at most e^{epsilon'}), and its Hessian by a rank-two
+    matrix, whose determinant ratio is at most (1 + K/(ridge + extra))^2 (the Jacobian of
+    theta -> b). docs/objective.md has the derivation for weighted ERM (G = W, K = W c).
+
+    Parameters
+    ----------
+    epsilon : float
+        The budget; ``np.inf`` gives (inf, 0): no noise, no extra ridge.
+    ridge, gradient_bound, curvature_bound : float
+        gamma, G and K as above (public: never read from the data), all > 0 (K >= 0).
+
+    Returns
+    -------
+    (epsilon_noise, extra) : tuple of float
+    """
+    epsilon = check_epsilon(epsilon)
+    ridge = check_real(ridge, "ridge", low=0.0)
+    check_real(gradient_bound, "gradient_bound", low=0.0)
+    K = check_real(curvature_bound, "curvature_bound", low=0.0, low_open=False)
+    if np.isinf(epsilon):
+        return float("inf"), 0.0
+    eps_noise = epsilon - 2.0 * np.log1p(K / ridge)
+    if eps_noise >= epsilon / 2.0:
+        return float(eps_noise), 0.0
+    return epsilon / 2.0, float(max(K / np.expm1(epsilon / 4.0) - ridge, 0.0))
+
+
+def objective_perturbation_noise(
+    d: int,
+    epsilon: float,
+    ridge: float,
+    gradient_bound: float,
+    curvature_bound: float,
+    size: Shape = (),
+    rng: Seed = None,
+) -> tuple[np.ndarray, float, float]:
+    """The linear term b of objective perturbation, its budget and the extra ridge to add.
+
+    b has density proportional to exp(-epsilon' ||b|| / (2 G)), with epsilon' and the extra
+    ridge from :func:`objective_perturbation_budget`; zero for ``epsilon = np.inf``.
+
+    Returns
+    -------
+    b : ndarray of shape ``size + (d,)``
+    epsilon_noise : float, epsilon' (b's scale is 2G / epsilon')
+    extra : float
+    """
+    eps_noise, extra = objective_perturbation_budget(
+        epsilon, ridge, gradient_bound, curvature_bound
+    )
+    b = l2_gamma_noise(d, eps_noise, 2.0 * float(gradient_bound), size=size, rng=rng)
+    return b, eps_noise, extra
+
+
 def expected_noise_radius(
     d: int, epsilon: float, sensitivity: float, k: int | None = None
 ) -> float:
@@ -294,6 +372,16 @@ OUTPUT_PERTURBATION = Mechanism(
 #: on every entry; the rule is post-processing.
 PLUG_IN_STATISTICS = Mechanism(
     name="Plug-in rule: per-arm linear outcome models from Laplace-noised sufficient statistics",
+    delta=0.0,
+    guarantee="pure ε-DP, replace-one neighbours",
+)
+
+#: DP-OWL's release by objective perturbation (Chaudhuri, Monteleoni and Sarwate 2011,
+#: Algorithm 2, with the weights' bound W): the minimiser of the weighted Huber-hinge ERM
+#: plus a random linear term b'theta, b of density ∝ exp(−ε'‖b‖/(2W))
+#: (:func:`objective_perturbation_budget`).
+OBJECTIVE_PERTURBATION = Mechanism(
+    name="DP-OWL: Huber-hinge weighted ERM, objective perturbation",
     delta=0.0,
     guarantee="pure ε-DP, replace-one neighbours",
 )
