@@ -68,6 +68,7 @@ def cmd_fit(args: argparse.Namespace) -> None:
     plan = ReleasePlan(
         epsilon=args.epsilon,
         learner=args.learner,
+        perturbation=args.perturbation,
         epsilon_eval=args.evaluate,
         fit_share=args.fit_share,
         evaluation=args.evaluation,

@@ -83,6 +83,14 @@ def build_parser() -> argparse.ArgumentParser:
         "models' covariates)",
     )
     fit.add_argument(
+        "--perturbation",
+        choices=("output", "objective"),
+        default="output",
+        help="how DP-OWL's release is noised: 'output' (default, the paper's Algorithm 1) or "
+        "'objective' (objective perturbation of the weighted ERM: more accurate per epsilon "
+        "on the paper's trial; known randomization only; docs/objective.md)",
+    )
+    fit.add_argument(
         "--gamma",
         type=float,
         help="regularization (default: the paper's tuned "

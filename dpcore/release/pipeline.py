@@ -229,6 +229,7 @@ def _release_two(data: Any, d: Dictionary, plan: ReleasePlan) -> Release:
         feature_bounds=trial.feature_bounds(d.bounds),
         outcome_bounds=d.outcome_bounds,
         larger_is_better=bool(d.larger_is_better),
+        perturbation=plan.perturbation,
     )
     rng, sampler = noise_source(plan)
     evaluation = None
@@ -269,7 +270,10 @@ def _release_two(data: Any, d: Dictionary, plan: ReleasePlan) -> Release:
         reasons = []
     rule_file = rule_from_dpowl(rule, trial, not_private=reasons, **settings)
     kind = "AIPW " if plan.evaluation == "aipw" else ""
-    mechanism = "DP-OWL rule" + (f" + private {kind}evaluation" if evaluation is not None else "")
+    how = " (objective perturbation)" if plan.perturbation == "objective" else ""
+    mechanism = (
+        "DP-OWL rule" + how + (f" + private {kind}evaluation" if evaluation is not None else "")
+    )
     return Release(
         rule_file, evaluation, trial, plan, mechanism, diagnostics=dict(rule.diagnostics_)
     )

@@ -28,6 +28,9 @@ class ReleasePlan:
     learner : {"dp-owl", "plug-in"}
         The private learner of a two-arm rule (:data:`LEARNERS`). The plug-in rule has no γ,
         W, C or h; its ``model_covariates`` are its outcome models' covariates.
+    perturbation : {"output", "objective"}
+        How DP-OWL's release is noised: the paper's output perturbation, or objective
+        perturbation (docs/objective.md; known randomization or propensity column only).
     epsilon_eval : float, optional
         A private evaluation on the held-out part of the patients at this budget; None for
         none. The parts are disjoint, so the release costs the larger (:attr:`cost`).
@@ -73,6 +76,7 @@ class ReleasePlan:
 
     epsilon: float
     learner: str = "dp-owl"
+    perturbation: str = "output"
     epsilon_eval: float | None = None
     fit_share: float = 0.8
     evaluation: str = "ipw"
@@ -103,6 +107,17 @@ class ReleasePlan:
             raise ValueError(f"evaluation must be one of {EVALUATIONS}, got {self.evaluation!r}")
         if self.evaluation != "ipw" and self.epsilon_eval is None:
             raise ValueError(f"evaluation={self.evaluation!r} needs epsilon_eval")
+        if self.perturbation not in ("output", "objective"):
+            raise ValueError(
+                f"perturbation must be 'output' or 'objective', got {self.perturbation!r}"
+            )
+        if self.perturbation == "objective" and (
+            self.learner != "dp-owl" or self.propensity == "logistic" or self.C != 0.0
+        ):
+            raise ValueError(
+                "objective perturbation is DP-OWL's, with known weights: learner='dp-owl', "
+                "a known randomization or a propensity column, C = 0"
+            )
         if self.learner not in LEARNERS:
             raise ValueError(f"learner must be one of {LEARNERS}, got {self.learner!r}")
         if self.learner == "plug-in":

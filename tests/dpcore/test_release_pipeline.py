@@ -105,40 +105,55 @@ def test_a_plan_that_cannot_be_released_says_which_setting():
 # The private plug-in rule through the same pipeline
 
 
-@pytest.mark.parametrize("evaluate", [None, 1.0])
-def test_the_plug_in_rule_is_the_same_release_from_the_library_the_cli_and_the_script(
-    tmp_path, monkeypatch, evaluate
+@pytest.mark.parametrize(
+    "evaluate,choice",
+    [
+        (None, {"learner": "plug-in"}),
+        (1.0, {"learner": "plug-in"}),
+        (1.0, {"perturbation": "objective"}),
+    ],
+)
+def test_each_learner_is_the_same_release_from_the_library_the_cli_and_the_script(
+    tmp_path, monkeypatch, evaluate, choice
 ):
-    """One plan, three surfaces, one seeded noise source: byte-identical rule files."""
+    """One plan, three surfaces, one seeded noise source: byte-identical rule files, for the
+    plug-in rule and for DP-OWL by objective perturbation."""
     from dpcore.cli import main
     from dpcore.owl.release import write_rule
     from dpcore.owl.script import release_script
     from tests.releases import seeded_noise
 
     csv, dictionary = DEMO / "hospital_trial.csv", DEMO / "hospital_trial.json"
-    plan = ReleasePlan(epsilon=5.0, learner="plug-in", epsilon_eval=evaluate)
+    plan = ReleasePlan(epsilon=5.0, epsilon_eval=evaluate, **choice)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("DPCORE_LEDGER", str(tmp_path / "script.sqlite"))
     with seeded_noise(5):
         made = release(csv, read_dictionary(dictionary), plan, ledger=PrivacyLedger())
         library = write_rule(made.to_dict(), None)
-        flags = ["--evaluate", "1"] if evaluate else []
         args = ["fit", str(csv), "--dictionary", str(dictionary), "--epsilon", "5"]
-        args += ["--learner", "plug-in", *flags, "--ledger", str(tmp_path / "cli.sqlite")]
+        args += ["--evaluate", "1"] if evaluate else []
+        for k, v in choice.items():
+            args += [f"--{k}", v]
+        args += ["--ledger", str(tmp_path / "cli.sqlite")]
         assert main([*args, "--out", str(tmp_path / "cli.json")]) == 0
         script = release_script(plan, csv_name=str(csv), dictionary_name=str(dictionary))
-        assert "learner='plug-in'" in script
+        assert all(f"{k}={v!r}" in script for k, v in choice.items())
         exec(compile(script, "release_again.py", "exec"), {"__name__": "__main__"})
     assert library == (tmp_path / "cli.json").read_text() == (tmp_path / "rule.json").read_text()
     rule = json.loads(library)
-    assert rule["learner"].startswith("private plug-in rule") and "gamma" not in rule
-    from dpcore.privacy.mechanisms import PLUG_IN_STATISTICS
+    from dpcore.privacy.mechanisms import OBJECTIVE_PERTURBATION, PLUG_IN_STATISTICS
 
-    assert rule["mechanism"] == PLUG_IN_STATISTICS.sentence()
+    if choice.get("learner") == "plug-in":
+        assert rule["learner"].startswith("private plug-in rule") and "gamma" not in rule
+        assert rule["mechanism"] == PLUG_IN_STATISTICS.sentence()
+        name = "Private plug-in rule"
+    else:
+        assert rule["mechanism"] == OBJECTIVE_PERTURBATION.sentence()
+        name = "DP-OWL rule (objective perturbation)"
     assert (made.entry.mechanism, dict(made.entry.parts)) == (
-        ("Private plug-in rule + private evaluation", {"fit": 5.0, "evaluation": 1.0})
+        (name + " + private evaluation", {"fit": 5.0, "evaluation": 1.0})
         if evaluate
-        else ("Private plug-in rule", {})
+        else (name, {})
     )
 
 
