@@ -62,7 +62,7 @@ one lies below 0; otherwise "inconclusive".
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -170,8 +170,50 @@ class ArmsEvaluation:
     budget: tuple = ()
     cells: tuple = ()
     cell_moments: tuple = ()
+    #: Each arm's value with an interval that holds for all K arms together at the level.
+    joint_values: dict = field(default_factory=dict)
+    larger_is_better: bool = True
+
+    @property
+    def best_on_average(self):
+        """The arm whose joint interval lies beyond every other arm's (in the better
+        direction), else None: the single arm shown best on average."""
+        if not self.joint_values:
+            return None
+        sign = 1.0 if self.larger_is_better else -1.0
+        for arm, (lo, hi) in self.joint_values.items():
+            worst = min(sign * lo, sign * hi)
+            others = [
+                max(sign * a, sign * b) for o, (a, b) in self.joint_values.items() if o != arm
+            ]
+            if all(worst > other for other in others):
+                return arm
+        return None
+
+    def first_answer(self):
+        """Which single arm is best on average, or that none can be told best ('' without)."""
+        if not self.joint_values:
+            return ""
+        pct = f"{100 * self.level:g}%"
+        listed = ", ".join(
+            f"'{a}' [{lo:.3g}, {hi:.3g}]" for a, (lo, hi) in self.joint_values.items()
+        )
+        best = self.best_on_average
+        if best is None:
+            return (
+                f"On average no single arm can be told best (each arm's value, {pct} "
+                f"intervals for all arms together: {listed})."
+            )
+        return (
+            f"On average '{best}' is the best single arm: its interval lies beyond every other "
+            f"arm's ({pct} intervals for all arms together: {listed})."
+        )
 
     def summary(self):
+        first = self.first_answer()
+        return (first + " " if first else "") + self.rule_sentence()
+
+    def rule_sentence(self):
         pct = f"{100 * self.level:g}%"
         head = {
             "better": "The private rule beats giving everyone any one arm",
@@ -220,6 +262,10 @@ class ArmsEvaluation:
             "epsilon_split": dict(zip(("sums", "second_moments", "complete_count"), self.budget)),
             "values": {str(k): as_dict(v) for k, v in self.values.items()},
             "gains": {str(k): as_dict(v) for k, v in self.gains.items()},
+            "values_joint": {
+                str(k): {"lower": lo, "upper": hi} for k, (lo, hi) in self.joint_values.items()
+            },
+            "best_on_average": None if self.best_on_average is None else str(self.best_on_average),
             "verdict": self.verdict,
             "summary": self.summary(),
         }
@@ -356,17 +402,21 @@ def evaluate_arms_rule(
         count = arm_complete_counts(A, k, include) + sample_laplace(
             eps3, COUNT_SENSITIVITY, k, rng=rng, sampler=sampler
         )
-    point, lower, upper = release_arms_estimates(
-        cells,
-        moments,
-        count,
-        m=m,
-        outcome_bounds=(lo, hi),
-        arm_probabilities=p,
-        epsilons=(eps1, eps2, eps3),
-        level=level,
-        larger_is_better=larger_is_better,
-    )
+
+    def release(at):
+        return release_arms_estimates(
+            cells,
+            moments,
+            count,
+            m=m,
+            outcome_bounds=(lo, hi),
+            arm_probabilities=p,
+            epsilons=(eps1, eps2, eps3),
+            level=at,
+            larger_is_better=larger_is_better,
+        )
+
+    point, lower, upper = release(level)
     est = [Estimate(float(v), float(a), float(b)) for v, a, b in zip(point, lower, upper)]
     values = {"rule": est[0], **{arms[j]: est[1 + j] for j in range(k)}}
     gains = {arms[j]: est[1 + k + j] for j in range(k)}
@@ -376,11 +426,17 @@ def evaluate_arms_rule(
         verdict = "worse"
     else:
         verdict = "inconclusive"
+    # The first answer: is one arm best on average? Each arm's value at 1 - (1 - level)/K, so
+    # all K hold together at the level (a union bound): post-processing, no more ε.
+    _, joint_lo, joint_hi = release(1.0 - (1.0 - level) / k)
+    joint = {arms[j]: (float(joint_lo[1 + j]), float(joint_hi[1 + j])) for j in range(k)}
     return ArmsEvaluation(
         epsilon=epsilon,
         m=m,
         sensitivity=delta1,
         level=level,
+        joint_values=joint,
+        larger_is_better=bool(larger_is_better),
         sums=tuple(map(float, sums_of_cells(cells))),
         moments=tuple(map(float, sums_of_cells(moments))),
         values=values,

@@ -607,8 +607,42 @@ def test_k_arm_values_are_each_arms_complete_case_means_whatever_the_bounds():
     a = evaluate_arms_rule(rec, data["code"], B, D.arm_probabilities, include=keep, **kw).to_dict()
     b = evaluate_arms_rule(rec, A2, B, D.arm_probabilities, include=keep2, **kw).to_dict()
     noisy = {"sums", "second_moments", "cells", "cell_second_moments", "complete_rows_noisy"}
-    noisy |= {"values", "gains", "verdict", "summary"}
+    noisy |= {"values", "gains", "verdict", "summary", "values_joint", "best_on_average"}
     assert a.keys() == b.keys()
     assert {k: a[k] for k in a.keys() - noisy} == {k: b[k] for k in b.keys() - noisy}
-    assert all(a[k].keys() == b[k].keys() for k in noisy - {"verdict", "summary"})
+    loose = {"verdict", "summary", "best_on_average"}
+    assert all(a[k].keys() == b[k].keys() for k in noisy - loose)
     assert list(a["complete_rows_noisy"]) == list(D.arms)
+
+
+def test_the_first_answer_over_k_arms_names_the_best_single_arm_only_when_shown():
+    """Each arm's value at 1 - α/K (all K intervals together at the level): one arm clearly
+    best is named; arms alike are not told apart; smaller-is-better picks the lowest."""
+    from dpcore.owl.evaluation_arms import evaluate_arms_rule
+
+    rng = np.random.default_rng(90)
+    m, arms = 3000, ("a", "b", "c")
+    A = rng.integers(0, 3, m)
+    for means, larger, expected in (
+        ((0.0, 0.0, 3.0), True, "c"),
+        ((0.0, 0.0, 0.0), True, None),
+        ((0.0, 0.0, 3.0), False, None),  # c is worst: a and b cannot be told apart
+        ((3.0, 3.0, 0.0), False, "c"),
+    ):
+        B = np.clip(rng.normal(np.asarray(means)[A], 1.0), -10, 10)
+        ev = evaluate_arms_rule(
+            A,
+            A,
+            B,
+            (1 / 3, 1 / 3, 1 / 3),
+            outcome_bounds=(-10, 10),
+            epsilon=50.0,
+            arms=arms,
+            larger_is_better=larger,
+            rng=91,
+        )
+        assert ev.best_on_average == expected, (means, larger)
+        assert ev.to_dict()["best_on_average"] == expected
+        assert ev.summary().startswith(
+            "On average no single arm" if expected is None else f"On average '{expected}'"
+        )
