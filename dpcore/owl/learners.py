@@ -247,11 +247,35 @@ def learner_summary(runs: pd.DataFrame) -> pd.DataFrame:
     return summarize(runs, ("design", "n", "epsilon", "learner"), ("agreement", "value"))
 
 
+def learner_differences(runs: pd.DataFrame) -> pd.DataFrame:
+    """Paired differences of agreement between every two learners, per (design, n, ε).
+
+    The learners share each repetition's training trial and test set, so the difference is
+    taken repetition by repetition; columns ``first``, ``second`` (learner names, first minus
+    second) and difference_mean, _se, _lo, _hi (95% interval), as
+    :func:`dpcore.montecarlo.summarize` writes them.
+    """
+    from ..montecarlo import summarize
+
+    wide = runs.pivot_table(
+        index=["design", "n", "epsilon", "rep"], columns="learner", values="agreement"
+    )
+    names = [name for name, _ in LEARNERS if name in wide.columns]
+    parts = []
+    for i, first in enumerate(names):
+        for second in names[i + 1 :]:
+            diff = (wide[first] - wide[second]).rename("difference").reset_index()
+            part = summarize(diff, ("design", "n", "epsilon"), ("difference",))
+            parts.append(part.assign(first=first, second=second))
+    return pd.concat(parts, ignore_index=True)
+
+
 __all__ = [
     "DESIGNS",
     "LEARNERS",
     "Design",
     "check_against_the_estimators",
     "compare_learners",
+    "learner_differences",
     "learner_summary",
 ]

@@ -45,3 +45,20 @@ def test_rows_and_summary():
 def test_bad_arguments_name_themselves(kwargs, message):
     with pytest.raises(ValueError, match=message):
         compare_learners([200], [1.0], **{"reps": 3, **kwargs})
+
+
+def test_paired_differences_are_taken_repetition_by_repetition():
+    from dpcore.owl.learners import learner_differences
+
+    runs, _ = compare_learners([200], [1.0], reps=4, test_size=300)
+    diffs = learner_differences(runs)
+    assert len(diffs) == 3
+    row = diffs[(diffs["first"] == "plug-in") & (diffs["second"] == "DP-OWL objective")]
+    if row.empty:
+        row = diffs[(diffs["first"] == "DP-OWL objective") & (diffs["second"] == "plug-in")]
+        sign = -1.0
+    else:
+        sign = 1.0
+    a = runs[runs.learner == "plug-in"].agreement.to_numpy()
+    b = runs[runs.learner == "DP-OWL objective"].agreement.to_numpy()
+    assert sign * row.difference_mean.iloc[0] == pytest.approx(np.mean(a - b))
