@@ -261,6 +261,15 @@ def learners_sentence(eps, n, cells, pairs, reps):
             return pairs[(a, b)][1] > 0
         return pairs[(b, a)][2] < 0
 
+    def same(a, b):  # one rule: the two DP-OWL releases without noise
+        m, lo, hi = pairs[(a, b)] if (a, b) in pairs else pairs[(b, a)]
+        return m == lo == hi == 0.0
+
+    def share(percent, of_100=False):  # never 100 for a rule that misses some patients
+        whole = round(percent)
+        text = f"{whole:.0f}" if whole < 100 or percent >= 100 else "more than 99"
+        return f"{text} of 100" if of_100 else text
+
     where = (
         f"At ε = {eps:g} and {n} patients"
         if math.isfinite(eps)
@@ -269,27 +278,42 @@ def learners_sentence(eps, n, cells, pairs, reps):
     first, *rest = order
     text = (
         f"{where}, {LEARNER_NAMES[first]} gives the better treatment to "
-        f"{out_of_100(cells[first][0])} patients on average, "
-        + ", ".join(f"{LEARNER_NAMES[k]} {round(cells[k][0]):.0f}" for k in rest)
+        f"{share(cells[first][0], True)} patients on average, "
+        + ", ".join(f"{LEARNER_NAMES[k]} {share(cells[k][0])}" for k in rest)
     )
-    tied = [(a, b) for a, b in zip(order, order[1:]) if not ahead(a, b)]
-    if not tied:
-        text += f"; each lead is beyond Monte-Carlo doubt ({reps} simulated trials)"
+    clauses = [] if math.isfinite(eps) else ["without noise, these are each learner's ceiling"]
+    clauses += [
+        f"{LEARNER_NAMES[a]} and {LEARNER_NAMES[b]} give the same rule"
+        for a, b in zip(order, order[1:])
+        if same(a, b)
+    ]
+    tied = [(a, b) for a, b in zip(order, order[1:]) if not ahead(a, b) and not same(a, b)]
+    separated = len(order) - 1 - len(tied) - sum(same(a, b) for a, b in zip(order, order[1:]))
+    if not tied and separated:
+        clauses.append(
+            ("each lead" if separated > 1 else "the lead")
+            + f" is beyond Monte-Carlo doubt ({reps} simulated trials)"
+        )
     elif len(tied) == len(order) - 1 and not ahead(order[0], order[-1]):
-        text += f"; with {reps} simulated trials the three cannot be told apart"
-    else:
-        text += f"; with {reps} simulated trials " + "; ".join(
-            f"{LEARNER_NAMES[a]} and {LEARNER_NAMES[b]} cannot be told apart" for a, b in tied
+        clauses.append(f"with {reps} simulated trials the three cannot be told apart")
+    elif tied:
+        clauses.append(
+            f"with {reps} simulated trials "
+            + "; ".join(
+                f"{LEARNER_NAMES[a]} and {LEARNER_NAMES[b]} cannot be told apart" for a, b in tied
+            )
         )
     coins = [k for k in order if cells[k][1] <= 50.0]
     if coins:
-        text += (
-            "; all three are no better than a coin flip"
+        clauses.append(
+            "all three are no better than a coin flip"
             if len(coins) == len(order)
-            else f"; {_joined([LEARNER_NAMES[k] for k in coins])} no better than a coin flip"
+            else f"{_joined([LEARNER_NAMES[k] for k in coins])} "
+            + ("is" if len(coins) == 1 else "are")
+            + " no better than a coin flip"
         )
-    if not math.isfinite(eps):
-        text += " (no noise: each learner's own ceiling)"
+    if clauses:
+        text += "; " + "; ".join(clauses)
     return f"{text}; {LINEAR_CAVEAT}."
 
 
