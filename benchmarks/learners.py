@@ -49,152 +49,26 @@ from __future__ import annotations
 
 import argparse
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
-from dpcore import DPOWL, PrivatePlugInRule
-from dpcore.montecarlo import key
-from dpcore.owl.owl import owl_weights
-from dpcore.owl.paper import default_gamma
-from dpcore.owl.plugin import plugin_statistics, score_from_statistics
-from dpcore.owl.preprocessing import FeatureScaling
-from dpcore.owl.simulate import PAPER_TRIAL
-from dpcore.owl.werm import objective_release, sensitivity, solve_werm
-from dpcore.privacy.mechanisms import output_perturbation, sample_laplace
+from dpcore.owl.learners import DESIGNS, compare_learners
 
 EPSILONS = (0.1, 0.5, 1.0, 2.0, 5.0, 10.0, 100.0, np.inf)
 NS = (200, 1000, 5000)
-P = 4
-BOUNDS = (np.zeros(P), np.ones(P))
-OUTCOME_BOUNDS = (-12.0, 12.0)
-PROPENSITY = 0.5
-W = (OUTCOME_BOUNDS[1] - OUTCOME_BOUNDS[0]) / PROPENSITY  # DPOWL's default weight bound
-TEST_SIZE = 5000
-
-
-@dataclass(frozen=True)
-class Design:
-    name: str
-    f: Callable[[np.ndarray], np.ndarray]
-
-    def baseline(self, X):
-        return 0.01 + 0.02 * X[..., 3]
-
-    def sample(self, n, size, rng):
-        X = rng.random((size, n, P))
-        A = np.where(rng.random((size, n)) < PROPENSITY, 1.0, -1.0)
-        B = self.baseline(X) + 3.0 * A * self.f(X) + 0.5 * rng.standard_normal((size, n))
-        return X, A, B
-
-
-DESIGNS = (
-    Design("paper", PAPER_TRIAL.f),
-    Design("constant effect", lambda X: np.full(X.shape[:-1], 0.5)),
-    Design("middle benefit", lambda X: 12.0 * (0.25 - np.abs(X[..., 0] - 0.5))),
-    Design("threshold effect", lambda X: np.where(X[..., 0] > 0.7, 2.5, -0.5)),
-)
-
-
-def dpowl_scores(X, A, B, eps, rng, Xtest):
-    """DP-OWL's decision values on the test sets, (reps, test), as DPOWL releases them."""
-    scaling = FeatureScaling.from_bounds(BOUNDS, P)
-    w, _ = owl_weights(B, A, PROPENSITY, W, OUTCOME_BOUNDS, True)
-    gamma = default_gamma(eps, X.shape[-2], W)
-    theta_hat, _ = solve_werm(scaling.transform(X), A, w, gamma, "huber", 0.5)
-    theta = output_perturbation(theta_hat, eps, sensitivity(W, gamma), rng=rng)
-    return np.einsum("rtd,rd->rt", scaling.transform(Xtest), theta), theta
-
-
-def objective_scores(X, A, B, eps, rng, Xtest):
-    """DP-OWL's decision values with objective perturbation, (reps, test)."""
-    scaling = FeatureScaling.from_bounds(BOUNDS, P)
-    w, _ = owl_weights(B, A, PROPENSITY, W, OUTCOME_BOUNDS, True)
-    gamma = default_gamma(eps, X.shape[-2], W)
-    theta, _ = objective_release(
-        scaling.transform(X), A, w, gamma, "huber", 0.5, eps, W, size=(X.shape[0],), rng=rng
-    )
-    return np.einsum("rtd,rd->rt", scaling.transform(Xtest), theta), theta
-
-
-def plugin_scores(X, A, B, eps, rng, Xtest):
-    """The plug-in rule's decision values on the test sets, (reps, test)."""
-    stats = plugin_statistics(X, A, B, BOUNDS, OUTCOME_BOUNDS)
-    noisy = stats + sample_laplace(eps, 40.0, stats.shape, rng=rng)
-    intercept, coef, _ = score_from_statistics(
-        noisy,
-        n=X.shape[-2],
-        epsilon=eps,
-        feature_bounds=BOUNDS,
-        outcome_bounds=OUTCOME_BOUNDS,
-        larger_is_better=True,
-    )
-    return intercept[:, None] + np.einsum("rtp,rp->rt", Xtest, coef), (intercept, coef)
-
-
-def check_against_the_estimators(X, A, B):
-    """At ε = inf, repetition 0 of each vectorized learner is the estimator's own fit."""
-    Xtest = X[:1]
-    _, theta = dpowl_scores(X[:1], A[:1], B[:1], np.inf, None, Xtest)
-    fit = DPOWL(
-        epsilon=np.inf,
-        outcome_bounds=OUTCOME_BOUNDS,
-        feature_bounds=BOUNDS,
-        larger_is_better=True,
-    ).fit(X[0], A[0], B[0], PROPENSITY)
-    np.testing.assert_allclose(theta[0], fit.theta_, atol=1e-6)
-    _, theta = objective_scores(X[:1], A[:1], B[:1], np.inf, None, Xtest)
-    np.testing.assert_allclose(theta[0], fit.theta_, atol=1e-6)
-    _, (intercept, coef) = plugin_scores(X[:1], A[:1], B[:1], np.inf, None, Xtest)
-    plug = PrivatePlugInRule(
-        epsilon=np.inf,
-        outcome_bounds=OUTCOME_BOUNDS,
-        feature_bounds=BOUNDS,
-        larger_is_better=True,
-    ).fit(X[0], A[0], B[0])
-    np.testing.assert_allclose(coef[0], plug.coef_, atol=1e-9)
-    np.testing.assert_allclose(intercept[0], plug.intercept_, atol=1e-9)
 
 
 def study(reps, seed):
-    """Rows (design, n, ε, learner, agreement per rep, value per rep) and reference values."""
-    rows, refs = [], {}
-    for k, design in enumerate(DESIGNS):
-        Xtest = np.random.default_rng([seed, k, 0]).random((reps, TEST_SIZE, P))
-        f = design.f(Xtest)
-        best = np.where(f > 0, 1.0, -1.0)
-        base = design.baseline(Xtest)
-        refs[design.name] = {
-            "optimal": float(np.mean(base + 3.0 * np.abs(f))),
-            "treat all": float(np.mean(base + 3.0 * f)),
-        }
-        for n in NS:
-            X, A, B = design.sample(n, reps, np.random.default_rng([seed, k, 1, n]))
-            if n == NS[0]:
-                check_against_the_estimators(X, A, B)
-            for eps in EPSILONS:
-                for j, (name, scores) in enumerate(
-                    (
-                        ("DP-OWL", dpowl_scores),
-                        ("plug-in", plugin_scores),
-                        ("DP-OWL objective", objective_scores),
-                    )
-                ):
-                    rng = np.random.default_rng([seed, k, 2, n, key(eps), j])
-                    s, _ = scores(X, A, B, eps, rng, Xtest)
-                    d = np.where(s > 0, 1.0, -1.0)
-                    rows.append(
-                        {
-                            "design": design.name,
-                            "n": n,
-                            "epsilon": eps,
-                            "learner": name,
-                            "agreement": 100.0 * np.mean(d == best, axis=1),
-                            "value": np.mean(base + 3.0 * d * f, axis=1),
-                        }
-                    )
-    return rows, refs
+    """{(design, n, ε, learner): {"agreement": per-rep array, "value": per-rep array}} and
+    the reference values, from :func:`dpcore.owl.learners.compare_learners`."""
+    runs, refs = compare_learners(
+        NS, EPSILONS, reps, seed, designs=[d.name for d in DESIGNS], check=True
+    )
+    by = {
+        cell: {m: g[m].to_numpy() for m in ("agreement", "value")}
+        for cell, g in runs.groupby(["design", "n", "epsilon", "learner"], sort=False)
+    }
+    return by, refs
 
 
 def _cell(values):
@@ -202,8 +76,7 @@ def _cell(values):
     return values.mean(), se
 
 
-def tables(rows, refs, reps, markdown):
-    by = {(r["design"], r["n"], r["epsilon"], r["learner"]): r for r in rows}
+def tables(by, refs, reps, markdown):
     lines = []
     for design in DESIGNS:
         ref = refs[design.name]
@@ -297,8 +170,8 @@ def main():
     parser.add_argument("--markdown", action="store_true")
     args = parser.parse_args()
     start = time.perf_counter()
-    rows, refs = study(args.reps, args.seed)
-    print(tables(rows, refs, args.reps, args.markdown))
+    by, refs = study(args.reps, args.seed)
+    print(tables(by, refs, args.reps, args.markdown))
     print(f"\n{time.perf_counter() - start:.0f} s")
 
 

@@ -303,6 +303,7 @@ def show(s, sizes, results, target, verdict_slot, reps, first=False):
     )
     rule_panel(s, v.runs, metric)
     if not first:
+        panels.learners(s)
         view_link = handout.link("dp-owl")  # now: a download's callback has no address to read
         panels.downloads(
             results,

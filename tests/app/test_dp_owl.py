@@ -610,3 +610,43 @@ def test_the_smallest_eps_is_said_beyond_monte_carlo_doubt_with_the_numbers_on_s
             assert f"it would take n = {hit} patients" in answer
     else:
         assert kind == "success"  # 40 of 40 non-private fits reach 55%
+
+
+def open_learners(at):
+    """Open the "Other private learners" section, as a click does."""
+    at.session_state["owl_learners"] = True
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_the_learners_section_is_collapsed_and_costs_nothing_until_opened(open_fresh):
+    at = open_fresh(PAGE, **FAST)
+    assert any(e.label.startswith("Other private learners") for e in at.expander)
+    assert not any("learners" in c.proto.id for c in at.get("plotly_chart"))
+    assert "gives the better treatment to" not in everything(at)
+
+
+@pytest.mark.parametrize("params", [{"eps": "5"}, {"eps": "non-private", "n": "200"}])
+def test_the_learners_sentence_reads_the_numbers_of_the_compute_function(open_fresh, params):
+    """The section's sentence and chart are those of a direct call of dpcore's comparison at
+    the page's n, seed and ε grid."""
+    from dpcore.owl.learners import compare_learners, learner_differences, learner_summary
+    from dpcore_app.ui.owl import compute, explain
+
+    at = open_learners(open_fresh(PAGE, **{**FAST, **params}))
+    eps = math.inf if params["eps"] == "non-private" else float(params["eps"])
+    n = int(params.get("n", 1000))
+    runs, _ = compare_learners([n], EPS_OPTIONS, reps=compute.LEARNER_REPS, seed=0)
+    summary = learner_summary(runs)
+    cells, pairs = compute.learners_at(summary, learner_differences(runs), eps)
+    sentence = explain.learners_sentence(eps, n, cells, pairs, compute.LEARNER_REPS)
+    assert sentence in everything(at)
+    where = "At ε = 5 and 1000 patients" if math.isfinite(eps) else "Without privacy (ε = ∞)"
+    assert sentence.startswith(where)
+    drawn = chart(at, "learners")
+    means = {t["name"]: t["y"] for t in drawn["data"] if t.get("mode") == "lines+markers"}
+    assert set(means) == set(explain.LEARNER_NAMES.values())
+    for learner, label in explain.LEARNER_NAMES.items():
+        rows = summary[(summary.learner == learner) & np.isfinite(summary.epsilon)]
+        np.testing.assert_allclose(values(means[label]), rows.sort_values("epsilon").agreement_mean)

@@ -379,3 +379,53 @@ def gamma_curve(curve, best, metric, top=None, paper_value=None):
     fig = layout(fig, "Algorithm 2: validation score against γ", "regularization γ", label)
     fig.update_layout(margin={"t": 70 + 16 * rows})
     return fig
+
+
+def learners_vs_epsilon(summary, current_eps, names):
+    """Share of patients given the better treatment against ε (log axis), one band per learner
+    (``names`` maps the learner to its label, in the legend's order), each learner's
+    non-private level dotted in its colour, and a coin flip's 50%."""
+    fig = go.Figure()
+    for k, (learner, label) in enumerate(names.items()):
+        colour = PALETTE[k % len(PALETTE)]
+        rows = summary[summary["learner"] == learner].sort_values("epsilon")
+        private = rows[np.isfinite(rows["epsilon"])]
+        x = private["epsilon"].to_numpy()
+        band(
+            fig,
+            x,
+            private["agreement_mean"].to_numpy(),
+            private["agreement_lo"].to_numpy(),
+            private["agreement_hi"].to_numpy(),
+            colour,
+            label,
+            f"{label}<br>ε = %{{x:g}}<br>mean %{{y:.1f}}%"
+            "<br>95% CI %{customdata[0]:.1f} – %{customdata[1]:.1f}<extra></extra>",
+        )
+        nonpriv = rows[np.isinf(rows["epsilon"])]
+        if len(nonpriv):
+            level = float(nonpriv["agreement_mean"].iloc[0])
+            fig.add_trace(
+                go.Scatter(
+                    x=x[[0, -1]],
+                    y=[level, level],
+                    mode="lines",
+                    name=f"{label}, no noise",
+                    legendgroup=label,
+                    showlegend=False,
+                    line={"color": colour, "dash": "dot", "width": 1.5},
+                    hovertemplate=f"{label} without noise: %{{y:.1f}}%<extra></extra>",
+                )
+            )
+    _chance_line(fig, "accuracy")
+    if math.isfinite(current_eps):
+        marker(fig, current_eps, f"ε = {current_eps:g}", log_x=True, colour=INK)
+    fig.update_xaxes(
+        type="log", tickvals=[0.1, 1, 10, 100, 1000], ticktext=["0.1", "1", "10", "100", "1000"]
+    )
+    return layout(
+        fig,
+        "Patients given the better treatment, three private learners",
+        "privacy budget ε (log scale)",
+        "patients given the better treatment (%)",
+    )

@@ -6,6 +6,7 @@ hash and copy; dpcore does the science.
 
 from __future__ import annotations
 
+import math
 import warnings
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from dpcore import (
 )
 from dpcore.montecarlo import Stream, stream
 from dpcore.owl.experiments import owl_monte_carlo
+from dpcore.owl.learners import compare_learners, learner_differences, learner_summary
 from dpcore.owl.owl import default_weight_bound
 from dpcore.owl.paper import PAPER_GAMMA, PAPER_N, PAPER_W, paper_outcome_shift, resolve_gamma
 from dpcore.owl.simulate import PAPER_TRIAL, PROXY_VARIANTS, optimal_treatment
@@ -107,6 +109,43 @@ def owl_sweep(n, mode, gamma, h, W, reps, seed, prep="public"):
             executor=executor(),
         )
     return res.runs, res.summary, res.references
+
+
+LEARNER_REPS = 50  # the learners' comparison: about 2 s at n = 1000 on two cores
+
+
+@st.cache_data(max_entries=24, show_spinner=False)
+@stored
+def learner_sweep(n, seed, reps=LEARNER_REPS):
+    """The three private learners on the paper's trial at one n, over the whole ε grid
+    (:func:`dpcore.owl.learners.compare_learners`): (summary, paired differences), one call
+    for every position of the ε slider; from the shared results store when any process has
+    computed it before, and one uncached simulation at a time (limits.SIMULATIONS)."""
+    with SIMULATIONS.slot():
+        runs, _ = compare_learners(
+            [int(n)], EPS_OPTIONS, reps=int(reps), seed=int(seed), test_size=TEST_SIZE
+        )
+    return learner_summary(runs), learner_differences(runs)
+
+
+def learners_at(summary, differences, eps):
+    """{learner: (mean, lo, hi)} of agreement and {(first, second): (mean, lo, hi)} of their
+    paired differences at one ε of the grid."""
+    here = cell_rows(summary, eps)
+    cells = {
+        r.learner: (r.agreement_mean, r.agreement_lo, r.agreement_hi) for r in here.itertuples()
+    }
+    pairs = {
+        (r.first, r.second): (r.difference_mean, r.difference_lo, r.difference_hi)
+        for r in cell_rows(differences, eps).itertuples()
+    }
+    return cells, pairs
+
+
+def cell_rows(table, eps):
+    """The rows of a table at one ε (the grid holds every slider value, ∞ included)."""
+    at = table["epsilon"]
+    return table[np.isinf(at) if math.isinf(eps) else np.isclose(at, eps)]
 
 
 def is_computed(ns, *args):

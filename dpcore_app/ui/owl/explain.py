@@ -229,3 +229,99 @@ FEATURE_NAMES = {
 def feature_names(names):
     """The rule's terms as the charts show them."""
     return tuple(FEATURE_NAMES.get(x, x) for x in names)
+
+
+LEARNER_NAMES = {  # how the sentences and the chart name each learner of dpcore.owl.learners
+    "plug-in": "the plug-in rule",
+    "DP-OWL objective": "objective perturbation",
+    "DP-OWL": "the paper's output perturbation",
+}
+LINEAR_CAVEAT = (
+    "the plug-in rule assumes the effect is linear in the covariates: docs/findings.md shows "
+    "where it loses"
+)
+
+
+def _joined(names):
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def learners_sentence(eps, n, cells, pairs, reps):
+    """What the three learners buy at (ε, n), as strong as the simulation shows and no more.
+
+    ``cells``: {learner: (mean, lo, hi)} of the share of patients given the better treatment
+    (percent); ``pairs``: {(first, second): (mean, lo, hi)} of their paired differences
+    (first minus second). The ranking is stated only where the paired 95% interval excludes
+    0; a learner whose interval holds 50% is called a coin flip.
+    """
+    order = sorted(cells, key=lambda k: -cells[k][0])
+
+    def ahead(a, b):  # a beats b beyond Monte-Carlo doubt
+        if (a, b) in pairs:
+            return pairs[(a, b)][1] > 0
+        return pairs[(b, a)][2] < 0
+
+    def same(a, b):  # one rule: the two DP-OWL releases without noise
+        m, lo, hi = pairs[(a, b)] if (a, b) in pairs else pairs[(b, a)]
+        return m == lo == hi == 0.0
+
+    def share(percent, of_100=False):  # never 100 for a rule that misses some patients
+        whole = round(percent)
+        text = f"{whole:.0f}" if whole < 100 or percent >= 100 else "more than 99"
+        return f"{text} of 100" if of_100 else text
+
+    where = (
+        f"At ε = {eps:g} and {n} patients"
+        if math.isfinite(eps)
+        else f"Without privacy (ε = ∞) and {n} patients"
+    )
+    first, *rest = order
+    text = (
+        f"{where}, {LEARNER_NAMES[first]} gives the better treatment to "
+        f"{share(cells[first][0], True)} patients on average, "
+        + ", ".join(f"{LEARNER_NAMES[k]} {share(cells[k][0])}" for k in rest)
+    )
+    clauses = [] if math.isfinite(eps) else ["without noise, these are each learner's ceiling"]
+    clauses += [
+        f"{LEARNER_NAMES[a]} and {LEARNER_NAMES[b]} give the same rule"
+        for a, b in zip(order, order[1:])
+        if same(a, b)
+    ]
+    tied = [(a, b) for a, b in zip(order, order[1:]) if not ahead(a, b) and not same(a, b)]
+    separated = len(order) - 1 - len(tied) - sum(same(a, b) for a, b in zip(order, order[1:]))
+    if not tied and separated:
+        clauses.append(
+            ("each lead" if separated > 1 else "the lead")
+            + f" is beyond Monte-Carlo doubt ({reps} simulated trials)"
+        )
+    elif len(tied) == len(order) - 1 and not ahead(order[0], order[-1]):
+        clauses.append(f"with {reps} simulated trials the three cannot be told apart")
+    elif tied:
+        clauses.append(
+            f"with {reps} simulated trials "
+            + "; ".join(
+                f"{LEARNER_NAMES[a]} and {LEARNER_NAMES[b]} cannot be told apart" for a, b in tied
+            )
+        )
+    coins = [k for k in order if cells[k][1] <= 50.0]
+    if coins:
+        clauses.append(
+            "all three are no better than a coin flip"
+            if len(coins) == len(order)
+            else f"{_joined([LEARNER_NAMES[k] for k in coins])} "
+            + ("is" if len(coins) == 1 else "are")
+            + " no better than a coin flip"
+        )
+    if clauses:
+        text += "; " + "; ".join(clauses)
+    return f"{text}; {LINEAR_CAVEAT}."
+
+
+def learners_caption(n, reps):
+    """What to notice on the learners' chart."""
+    return (
+        f"The paper's simulated trial, {n} patients, {reps} simulated trials per ε; bands are "
+        "95% Monte-Carlo intervals; each dotted line is that learner without noise. All three "
+        "are fitted on the same trials and scored on the same test patients. The trial's "
+        "effect is linear in the covariates, the plug-in rule's assumption."
+    )

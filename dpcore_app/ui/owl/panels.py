@@ -13,6 +13,7 @@ import streamlit as st
 from dpcore import expected_noise_radius
 from dpcore_app.ui.common import explain as common_explain
 from dpcore_app.ui.common import glossary, handout
+from dpcore_app.ui.common.controls import details
 from dpcore_app.ui.common.figures import figure
 from dpcore_app.ui.common.limits import cap_work
 from dpcore_app.ui.owl import charts, compute, decide, decide_explain, explain
@@ -394,3 +395,24 @@ def for_statisticians(ex, eps, names):
         st.caption(meaning)
     st.dataframe(compute.paper_gamma_table(), width="stretch")
     st.caption("The authors' tuned γ for each trial size n (rows) and ε (columns).")
+
+
+def learners(s):
+    """ "Other private learners": collapsed, and computed only while open (one cached sweep per
+    (n, seed) serves every ε)."""
+    box = details("Other private learners: what each buys per ε", "owl_learners")
+    if not box.open:
+        return
+    with box:
+        with st.spinner("Simulating the three learners…"):
+            summary, differences = compute.learner_sweep(s["n"], s["seed"])
+        reps = compute.LEARNER_REPS
+        cells, pairs = compute.learners_at(summary, differences, s["eps"])
+        st.markdown(explain.learners_sentence(s["eps"], s["n"], cells, pairs, reps))
+        st.plotly_chart(
+            figure(charts.learners_vs_epsilon, summary, s["eps"], explain.LEARNER_NAMES),
+            width="stretch",
+            key="learners",
+            config=charts.CONFIG,
+        )
+        st.caption(explain.learners_caption(s["n"], reps))
