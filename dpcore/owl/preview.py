@@ -67,6 +67,7 @@ __all__ = [
     "LEARNERS",
     "STRENGTHS",
     "TwinDesign",
+    "needed_heterogeneity",
     "noise_per_coefficient",
     "preview",
     "recommend_learner",
@@ -437,6 +438,12 @@ def _summary(strengths, shares, eps, gammas, agree, gain, gain_np, oracle, desig
                     "disagreement_mean": np.mean(disagree[i, j]),
                     "disagreement_lo": np.quantile(disagree[i, j], 0.025),
                     "disagreement_hi": np.quantile(disagree[i, j], 0.975),
+                    "gain_mean": float(np.mean(gain[i, j])),
+                    "gain_se": (
+                        float(gain[i, j].mean(axis=1).std(ddof=1) / np.sqrt(twins))
+                        if twins > 1
+                        else np.nan
+                    ),
                     "retained_mean": np.mean(kept),
                     "retained_lo": np.quantile(kept, 0.025),
                     "retained_hi": np.quantile(kept, 0.975),
@@ -447,6 +454,49 @@ def _summary(strengths, shares, eps, gammas, agree, gain, gain_np, oracle, desig
                 }
             )
     return pd.DataFrame(rows)
+
+
+#: The effect sizes :func:`needed_heterogeneity` tries, as shares of the outcome's range.
+NEEDED_SHARES = (0.01, 0.02, 0.035, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4)
+
+
+def needed_heterogeneity(
+    design, epsilon, *, gamma, weight_bound, C=0.0, huber_h=0.5, twins=8, draws=25, seed=0
+):
+    """How much the treatment effect must vary between patients for a private DP-OWL release
+    at ``epsilon`` to beat giving everyone the better arm, on the twin.
+
+    The twin's effect has mean 0 (neither arm better on average) and standard deviation
+    ``share`` x the outcome's range over :data:`NEEDED_SHARES`; the answer is the smallest one
+    at which the releases' mean gain over the better fixed arm clears twice its Monte-Carlo
+    standard error (twins as clusters). Public inputs only: it spends no ε.
+
+    Returns
+    -------
+    float or None
+        The standard deviation in the outcome's units, or None when no share on the grid is
+        enough (a larger ε or more patients are needed).
+    """
+    shares = {f"{s:g}": s for s in NEEDED_SHARES}
+    result = preview(
+        design,
+        [epsilon],
+        gamma=[gamma],
+        weight_bound=weight_bound,
+        C=C,
+        huber_h=huber_h,
+        strengths=shares,
+        twins=twins,
+        draws=draws,
+        seed=seed,
+        plugin=False,
+    )
+    for name, share in shares.items():
+        row = result[result["strength"] == name].iloc[0]
+        if row["gain_mean"] - 2.0 * row["gain_se"] > 0:
+            lo, hi = design.outcome_bounds
+            return float(share * (hi - lo))
+    return None
 
 
 #: The two learners a preview compares, by the names a release plan gives them.

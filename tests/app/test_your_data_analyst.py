@@ -454,6 +454,10 @@ def test_the_preview_states_effect_sizes_in_the_outcomes_units_and_takes_the_ana
     at.number_input(key="preview_yours").set_value(0.5).run()
     said = " ".join(m.value for m in at.markdown).replace("\\", "")  # markdown escapes
     assert "With your stated effects" in said and "standard deviation of 0.5 days" in said
+    # and how much the effect must vary for a private rule to beat giving everyone one arm
+    assert "beats giving everyone one arm beyond Monte-Carlo doubt" in said or (
+        "is not enough for a DP-OWL release" in said
+    )
 
 
 def test_the_preview_recommends_a_learner_and_its_button_sets_the_learner(page):

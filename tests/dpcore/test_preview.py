@@ -285,3 +285,31 @@ def test_a_large_trial_previews_the_plug_in_rule_at_a_bounded_size():
     full = preview(design, [0.2, 1.0], max_rows=20000, **run)
     capped = preview(design, [0.2, 1.0], max_rows=2000, **run)
     assert (np.abs(full.plugin_best_mean - capped.plugin_best_mean) <= 2.0).all()
+
+
+def test_the_heterogeneity_a_rule_needs_shrinks_with_epsilon_and_is_none_when_out_of_reach():
+    """How much the effect must vary between patients for a DP-OWL release to beat giving
+    everyone one arm on the twin: out of reach at a tiny ε with few patients; small at a
+    large ε with many."""
+    from dpcore.owl.paper import default_gamma
+    from dpcore.owl.preview import NEEDED_SHARES, needed_heterogeneity
+
+    design = TwinDesign(
+        n=100,
+        lower=(0.0,) * 4,
+        upper=(1.0,) * 4,
+        outcome_bounds=(0.0, 20.0),
+        larger_is_better=True,
+        propensity=0.5,
+        binary=(False,) * 4,
+    )
+    assert (
+        needed_heterogeneity(design, 0.05, gamma=default_gamma(0.05, 100, 40.0), weight_bound=40.0)
+        is None
+    )
+    big = replace(design, n=2000)
+    need = needed_heterogeneity(
+        big, 100.0, gamma=default_gamma(100.0, 2000, 40.0), weight_bound=40.0
+    )
+    assert need is not None and need <= 0.05 * 20.0
+    assert need / 20.0 in NEEDED_SHARES

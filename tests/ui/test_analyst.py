@@ -403,3 +403,11 @@ def test_the_report_says_which_learner_the_preview_favours():
     )
     assert "Which learner?" in html_ and "not on your trial" in html_
     assert "a DP-OWL release at ε = 1" in html_ and html_.count("<script") >= 2
+
+
+def test_the_heterogeneity_sentence_at_both_ends():
+    said = explain.needed_sentence(1.5, 5.0, 960, "days", (0.0, 20.0))
+    assert "SD of about 1.5 days" in said and "ε = 5 with 960 patients" in said
+    said = explain.needed_sentence(None, 0.1, 50, "", (0.0, 20.0))
+    assert "even an effect that varies between patients with an SD of 8 is not enough" in said
+    assert "larger ε or more patients" in said

@@ -16,7 +16,13 @@ from dpcore.data.columns import MISSING_SUFFIX
 from dpcore.data.dictionary import Column, Dictionary
 from dpcore.owl.evaluation import public_split
 from dpcore.owl.paper import default_gamma
-from dpcore.owl.preview import STRENGTHS, TwinDesign, noise_per_coefficient, preview
+from dpcore.owl.preview import (
+    STRENGTHS,
+    TwinDesign,
+    needed_heterogeneity,
+    noise_per_coefficient,
+    preview,
+)
 from dpcore.owl.script import release_script
 from dpcore.owl.werm import resolve_C, sensitivity
 from dpcore_app.ui.common.grids import EPS_OPTIONS
@@ -105,6 +111,37 @@ def twin_preview(
         draws=DRAWS,
         seed=0,
     )
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def needed_sd(
+    n,
+    lower,
+    upper,
+    binary,
+    outcome_bounds,
+    larger_is_better,
+    propensity,
+    eps,
+    gamma,
+    W,
+    C,
+    dominant,
+):
+    """How much the effect must vary between patients (SD, outcome units) for a private DP-OWL
+    release at ``eps`` to beat giving everyone one arm on the twin (public inputs only), or
+    None on the grid tried (:func:`dpcore.owl.preview.needed_heterogeneity`)."""
+    design = TwinDesign(
+        n=int(n),
+        lower=tuple(lower),
+        upper=tuple(upper),
+        outcome_bounds=tuple(outcome_bounds),
+        larger_is_better=bool(larger_is_better),
+        propensity=float(propensity),
+        binary=tuple(binary),
+        average_effect=DOMINANT if dominant else 0.0,
+    )
+    return needed_heterogeneity(design, float(eps), gamma=float(gamma), weight_bound=W, C=C)
 
 
 def fit_size(n, evaluation):

@@ -33,6 +33,29 @@ def effects_name(strength):
     return "your stated effects" if strength == "yours" else f"{strength} effects"
 
 
+def needed_sentence(need, eps, n, unit, outcome_bounds):
+    """How much the effect must vary between patients for a DP-OWL release at ε to beat giving
+    everyone one arm on the twin (:func:`dpcore.owl.preview.needed_heterogeneity`)."""
+    from dpcore.owl.preview import NEEDED_SHARES
+
+    u = f" {unit}" if unit else ""
+    if need is None:
+        top = NEEDED_SHARES[-1] * (float(outcome_bounds[1]) - float(outcome_bounds[0]))
+        return (
+            f"On this twin, even an effect that varies between patients with an SD of "
+            f"{top:.3g}{u} is not enough for a DP-OWL release at ε = {eps:g} with {n} patients "
+            "to beat giving everyone one arm beyond Monte-Carlo doubt: it takes a larger ε or "
+            "more patients. Simulated, no privacy spent."
+        )
+    return (
+        f"On this twin, a DP-OWL release at ε = {eps:g} with {n} patients beats giving everyone "
+        f"one arm beyond Monte-Carlo doubt once the treatment effect varies between patients "
+        f"with an SD of about {need:.3g}{u} (the smallest of the sizes tried). Is it that large "
+        "in your trial? If not, a rule is unlikely to do better than the better arm. "
+        "Simulated, no privacy spent."
+    )
+
+
 def preview_sentence(frame, strength, eps, target, smallest, unit="", who="a private rule"):
     """What a release at ε is likely to deliver on the twin, and the ε that reaches the target.
 

@@ -217,6 +217,21 @@ def preview_panel(
         st.markdown(
             plain(explain.preview_sentence(frame, strength, eps, target, smallest, unit, who))
         )
+        need = compute.needed_sd(
+            int(n),
+            tuple(map(float, lower)),
+            tuple(map(float, upper)),
+            tuple(binary),
+            tuple(map(float, outcome_bounds)),
+            bool(larger_is_better),
+            compute.twin_propensity(propensity, p_min),
+            float(eps),
+            float(gammas[list(grid).index(float(eps))]),
+            float(W),
+            C,
+            dominant,
+        )
+        st.markdown(plain(explain.needed_sentence(need, eps, int(n), unit, outcome_bounds)))
         st.plotly_chart(
             charts.agreement_curve(frame, eps, target), width="stretch", key="preview_agreement"
         )
