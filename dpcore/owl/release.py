@@ -706,27 +706,7 @@ def rule_from_karm(model, trial, *, not_private=(), **settings):
         ),
     }
     base = _settings(base, settings, title, void, "K-arm DP-OWL, output perturbation")
-    categories = {c: [_plain(v) for v in lv] for c, lv in trial.categories.items()}
-    rules = tuple(
-        Rule(
-            covariates=tuple(trial.covariates),
-            intercept=float(b),
-            coef=tuple(map(float, w)),
-            lower=tuple(map(float, scaling.lower)),
-            upper=tuple(map(float, scaling.upper)),
-            treated=_plain(arm),
-            control=_plain(model.reference_),
-            categories=categories,
-            fill=dict(getattr(trial, "fills", {})),
-        )
-        for arm, w, b in zip(model.compared_, model.coef_, model.intercept_)
-    )
-    return ArmsRule(
-        rules=rules,
-        arms=tuple(_plain(a) for a in model.arms_),
-        reference=_plain(model.reference_),
-        settings=base,
-    )
+    return _arms_rule(model, trial, scaling.lower, scaling.upper, base)
 
 
 def rule_from_plugin_arms(model, trial, *, not_private=(), **settings):
@@ -762,6 +742,12 @@ def rule_from_plugin_arms(model, trial, *, not_private=(), **settings):
         ),
     }
     base = _settings(base, settings, title, void, PLUG_IN_STATISTICS.name)
+    return _arms_rule(model, trial, lower, upper, base)
+
+
+def _arms_rule(model, trial, lower, upper, settings):
+    """The :class:`ArmsRule` of a fitted K-arm model: one linear score per compared arm
+    against the reference, in the covariates' original units."""
     categories = {c: [_plain(v) for v in lv] for c, lv in trial.categories.items()}
     rules = tuple(
         Rule(
@@ -781,7 +767,7 @@ def rule_from_plugin_arms(model, trial, *, not_private=(), **settings):
         rules=rules,
         arms=tuple(_plain(a) for a in model.arms_),
         reference=_plain(model.reference_),
-        settings=base,
+        settings=settings,
     )
 
 

@@ -63,6 +63,20 @@ def strength_sd(strength, outcome_bounds, yours=None):
 DOMINANT = 0.10
 
 
+def twin_design(n, lower, upper, binary, outcome_bounds, larger_is_better, propensity, dominant):
+    """The simulated twin of the analyst's trial, from public values only."""
+    return TwinDesign(
+        n=int(n),
+        lower=tuple(lower),
+        upper=tuple(upper),
+        outcome_bounds=tuple(outcome_bounds),
+        larger_is_better=bool(larger_is_better),
+        propensity=float(propensity),
+        binary=tuple(binary),
+        average_effect=DOMINANT if dominant else 0.0,
+    )
+
+
 @st.cache_data(max_entries=32, show_spinner="Simulating a twin of your trial (no privacy spent)…")
 def twin_preview(
     n,
@@ -84,15 +98,8 @@ def twin_preview(
     ``dominant``: the treated arm is better on average by :data:`DOMINANT` of the range.
     ``yours``: the analyst's own standard deviation of the treatment effect between patients,
     in the outcome's units, previewed as the strength "yours" beside the three presets."""
-    design = TwinDesign(
-        n=int(n),
-        lower=tuple(lower),
-        upper=tuple(upper),
-        outcome_bounds=tuple(outcome_bounds),
-        larger_is_better=bool(larger_is_better),
-        propensity=float(propensity),
-        binary=tuple(binary),
-        average_effect=DOMINANT if dominant else 0.0,
+    design = twin_design(
+        n, lower, upper, binary, outcome_bounds, larger_is_better, propensity, dominant
     )
     # Bounded whatever n (a twin has at most dpcore.owl.preview.MAX_ROWS patients), so it runs
     # in the analyst's own session, not behind the gate the teaching pages' sweeps share.
@@ -131,15 +138,8 @@ def needed_sd(
     """How much the effect must vary between patients (SD, outcome units) for a private DP-OWL
     release at ``eps`` to beat giving everyone one arm on the twin (public inputs only), or
     None on the grid tried (:func:`dpcore.owl.preview.needed_heterogeneity`)."""
-    design = TwinDesign(
-        n=int(n),
-        lower=tuple(lower),
-        upper=tuple(upper),
-        outcome_bounds=tuple(outcome_bounds),
-        larger_is_better=bool(larger_is_better),
-        propensity=float(propensity),
-        binary=tuple(binary),
-        average_effect=DOMINANT if dominant else 0.0,
+    design = twin_design(
+        n, lower, upper, binary, outcome_bounds, larger_is_better, propensity, dominant
     )
     return needed_heterogeneity(design, float(eps), gamma=float(gamma), weight_bound=W, C=C)
 
