@@ -568,7 +568,6 @@ def evaluate_rule(
             count_rates=rates,
         )
 
-    values, gains = estimates_of(release(level))
     return PrivateEvaluation(
         epsilon=epsilon,
         m=m,
@@ -576,16 +575,25 @@ def evaluate_rule(
         level=level,
         cells=tuple(map(float, noisy)),
         moments=tuple(map(float, moments)),
-        values=values,
-        gains=gains,
-        verdict=verdict_of(gains),
         treated=arms[0],
         control=arms[1],
         complete=count,
         budget=(float(eps1), float(eps2), float(eps3)),
         count_rates=tuple(float(r) for r in rates) if counted else None,
-        average_effect=average_effect(release, level),
         larger_is_better=bool(larger_is_better),
+        **estimated(release, level),
+    )
+
+
+def estimated(release, level):
+    """What an evaluation derives from its release function (``release(level)`` gives the
+    estimates at a level): its values, gains, verdict and average effect."""
+    values, gains = estimates_of(release(level))
+    return dict(
+        values=values,
+        gains=gains,
+        verdict=verdict_of(gains),
+        average_effect=average_effect(release, level),
     )
 
 

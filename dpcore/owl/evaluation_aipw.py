@@ -115,15 +115,13 @@ from .evaluation import (
     ARM_KEYS,
     COUNT_SHARE,
     PrivateEvaluation,
-    average_effect,
     checked_inputs,
     complete_shares,
     count_rates,
-    estimates_of,
+    estimated,
     evaluation_budget,
     noisy_counts,
     outcome_scale,
-    verdict_of,
 )
 from .evaluation_interval import arm_ratio_intervals
 from .owl import arm_propensity
@@ -502,7 +500,6 @@ def evaluate_rule_aipw(
             count_rates=rates,
         )
 
-    values, gains = estimates_of(release(level))
     return AIPWEvaluation(
         epsilon=epsilon,
         m=m,
@@ -510,9 +507,6 @@ def evaluate_rule_aipw(
         level=level,
         cells=tuple(map(float, noisy)),
         moments=tuple(map(float, moments)),
-        values=values,
-        gains=gains,
-        verdict=verdict_of(gains),
         treated=arms[0],
         control=arms[1],
         complete=count,
@@ -521,6 +515,6 @@ def evaluate_rule_aipw(
         model=model,
         centre=centre,
         moment_split=(float(eps_v), float(eps_g)),
-        average_effect=average_effect(release, level),
         larger_is_better=bool(larger_is_better),
+        **estimated(release, level),
     )
