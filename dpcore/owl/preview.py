@@ -213,8 +213,11 @@ def preview(
     agreement_hi (2.5% and 97.5% of single releases), disagreement_mean, disagreement_lo and
     disagreement_hi (percent of the twin's patients two releases of the same twin treat
     differently: draws paired two by two; NaN with one draw), retained_mean, retained_lo,
-    retained_hi (share of the non-private rule's gain kept), nonprivate_gain and oracle_gain
-    (outcome units, over the better fixed arm), effect_sd (outcome units) and releases.
+    retained_hi (share of the non-private rule's gain kept), gain_mean, gain_se, gain_lo and
+    gain_hi (the private releases' gain over the better fixed arm in outcome units: mean, its
+    Monte-Carlo standard error, and 2.5% and 97.5% of single releases), nonprivate_gain and
+    oracle_gain (outcome units, over the better fixed arm), effect_sd (outcome units) and
+    releases.
     On the scale both learners share, the percent of the twin's patients given the arm that is
     better for them (the twin's own optimal rule): best_mean, best_se, best_lo, best_hi
     (DP-OWL's release) and best_nonprivate (DP-OWL at ε = inf, same γ); plugin_best_mean,
@@ -444,6 +447,8 @@ def _summary(strengths, shares, eps, gammas, agree, gain, gain_np, oracle, desig
                         if twins > 1
                         else np.nan
                     ),
+                    "gain_lo": float(np.quantile(gain[i, j], 0.025)),
+                    "gain_hi": float(np.quantile(gain[i, j], 0.975)),
                     "retained_mean": np.mean(kept),
                     "retained_lo": np.quantile(kept, 0.025),
                     "retained_hi": np.quantile(kept, 0.975),

@@ -40,7 +40,13 @@ def test_preview_chart_and_sentence():
     frame = small_preview()
     fig = charts.agreement_curve(frame, 1.0, target=80)
     assert fig.layout.xaxis.type == "log" and len(fig.data) == 6
-    assert charts.retained_curve(frame, 1.0).layout.title.text.startswith("Preview")
+    gain = charts.gain_curve(frame, 1.0, "days")
+    assert gain.layout.title.text.startswith("Preview") and "(days)" in gain.layout.yaxis.title.text
+    # the gain in outcome units, never a ratio past 100%: its band is the releases' own
+    part = frame[frame["strength"] == "weak"].sort_values("epsilon")
+    assert (part["gain_lo"] <= part["gain_mean"]).all() and (
+        part["gain_mean"] <= part["gain_hi"]
+    ).all()
     text = explain.preview_sentence(
         frame, "strong", 1.0, 80, smallest_epsilon(frame, 80, "strong"), "days"
     )

@@ -50,7 +50,8 @@ def needed_sentence(need, eps, n, unit, outcome_bounds):
     return (
         f"On this twin, a DP-OWL release at ε = {eps:g} with {n} patients beats giving everyone "
         f"one arm beyond Monte-Carlo doubt once the treatment effect varies between patients "
-        f"with an SD of about {need:.3g}{u} (the smallest of the sizes tried). Is it that large "
+        f"with an SD of about {need:.3g}{u} (the smallest of the sizes tried that does). Is it "
+        "that large "
         "in your trial? If not, a rule is unlikely to do better than the better arm. "
         "Simulated, no privacy spent."
     )

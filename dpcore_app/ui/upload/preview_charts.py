@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 import plotly.graph_objects as go
 
 from dpcore_app.ui.common.charts import GREY, INK, PALETTE, band, layout, marker
@@ -49,26 +48,39 @@ def agreement_curve(frame, eps, target=None, title="Preview: agreement with the 
     return fig
 
 
-def retained_curve(frame, eps, title="Preview: share of the non-private rule's gain kept"):
-    """Value kept (the private rule's gain over the better fixed arm, as a share of the
-    non-private rule's), with 95% bands of single releases, against ε."""
+def gain_curve(frame, eps, unit="", title="Preview: gain over giving everyone the better arm"):
+    """The private rule's gain over giving everyone the better arm, in the outcome's units
+    (positive is better for patients), with 95% bands of single releases, against ε; each
+    strength's non-private gain as a dotted line. A gain, not a share of the non-private
+    one: a ratio over a small non-private gain runs past 100% and zig-zags."""
+    u = f" {unit}" if unit else ""
     fig = go.Figure()
     for strength, part in frame.groupby("strength", sort=False):
         part = part.sort_values("epsilon")
+        colour = COLOURS.get(strength, GREY)
         band(
             fig,
             part["epsilon"].to_numpy(),
-            100 * part["retained_mean"].to_numpy(),
-            100 * np.clip(part["retained_lo"].to_numpy(), -1, 2),
-            100 * np.clip(part["retained_hi"].to_numpy(), -1, 2),
-            COLOURS.get(strength, GREY),
+            part["gain_mean"].to_numpy(),
+            part["gain_lo"].to_numpy(),
+            part["gain_hi"].to_numpy(),
+            colour,
             effects_name(strength),
-            f"{strength}: %{{y:.0f}}% kept (95% of releases %{{customdata[0]:.0f}}–%{{customdata[1]:.0f}}%)<extra></extra>",
+            f"{strength}: %{{y:.3g}}{u} (95% of releases %{{customdata[0]:.3g}} to "
+            f"%{{customdata[1]:.3g}}{u})<extra></extra>",
         )
-    fig.add_hline(y=0, line={"color": GREY, "dash": "dot", "width": 1})
-    fig.add_hline(y=100, line={"color": GREY, "dash": "dot", "width": 1})
+        fig.add_hline(
+            y=float(part["nonprivate_gain"].iloc[0]),
+            line={"color": colour, "dash": "dot", "width": 1},
+        )
+    fig.add_hline(y=0, line={"color": GREY, "dash": "dash", "width": 1})
     marker(fig, eps, f"ε = {eps:g}", log_x=True)
-    layout(fig, title, "privacy budget ε (log scale)", "value kept (% of the non-private gain)")
+    layout(
+        fig,
+        title,
+        "privacy budget ε (log scale)",
+        f"gain over the better arm{f' ({unit})' if unit else ''}",
+    )
     _eps_axis(fig)
     return fig
 
