@@ -15,6 +15,9 @@ st.markdown(
     "answers from the live numbers. Try to predict the answer before you show it."
 )
 base = handout.app_base()  # now: a download's callback has no address to read
+notice = handout.loopback_notice(base)
+if notice:  # before anything is printed: links to this computer open nothing for a class
+    st.info(notice, icon=":material/wifi_off:")
 st.download_button(
     "Printable handout of the lessons (HTML, works offline)",
     lambda: handout.lessons_page(LESSONS, base),

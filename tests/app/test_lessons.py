@@ -21,6 +21,9 @@ def test_the_page_lists_every_lesson_with_its_link(open_fresh):
     ]
     links = [p for p in at.get("page_link")]
     assert len([p for p in links if p.proto.label == "Open the experiment"]) == len(LESSONS)
+    # served on this computer only (AppTest's localhost): said before anything is printed
+    notice = " ".join(i.value for i in at.info)
+    assert "this computer's own address" in notice and "DPCORE_PUBLIC_URL=" in notice
 
 
 @pytest.mark.parametrize(
@@ -46,10 +49,34 @@ def test_a_lessons_link_sets_a_state_its_page_accepts_and_the_answer_is_live(
 
 
 def test_the_lessons_handout_is_offline_and_carries_every_link():
-    page = handout.lessons_page(LESSONS, "http://localhost:8501")
+    base = "https://stats.example.org/privacy"
+    page = handout.lessons_page(LESSONS, base)
     for lesson in LESSONS:
-        assert lesson.link("http://localhost:8501").replace("&", "&amp;") in page
-    assert "http" not in page.replace("http://localhost:8501", "")  # nothing else fetched
+        assert lesson.link(base).replace("&", "&amp;") in page
+    assert "http" not in page.replace(base, "")  # nothing else fetched
+    assert "Before printing" not in page  # a public address: nothing to warn about
+
+
+@pytest.mark.parametrize(
+    "base,loop",
+    [
+        ("http://localhost:8501", True),
+        ("http://127.0.0.1:8501", True),
+        ("http://[::1]:8501", True),
+        ("http://192.168.1.20:8501", False),
+        ("https://stats.example.org/privacy", False),
+    ],
+)
+def test_links_to_this_computer_only_are_said_before_printing(base, loop):
+    """A lecturer on a laptop would print QR codes that send 30 phones to 127.0.0.1: the
+    worksheet and the Lessons page say so first, and how to print links a class can open."""
+    assert handout.loopback(base) == loop
+    notice = handout.loopback_notice(base)
+    assert (notice is not None) == loop
+    if loop:
+        assert "DPCORE_PUBLIC_URL=" in notice and "--server.address 0.0.0.0" in notice
+        assert "no one signs in" in notice
+        assert "Before printing." in handout.lessons_page(LESSONS, base)
 
 
 def test_the_theory_lesson_names_the_bounds_as_the_theory_page_does():

@@ -78,6 +78,53 @@ def app_base():
     ) + path.rstrip("/")
 
 
+def loopback(base):
+    """Whether ``base`` (:func:`app_base`) names this computer only (localhost, 127.x, ::1):
+    links and QR codes to it open nothing on anyone else's device."""
+    import ipaddress
+
+    host = urlsplit(base).hostname or ""
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def lan_address():
+    """This computer's address on its local network, or None (no packet is sent: a UDP socket
+    is pointed at a private address only to read the interface the system would use)."""
+    import socket
+
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            probe.connect(("10.255.255.255", 1))
+            address = probe.getsockname()[0]
+    except OSError:
+        return None
+    return None if address.startswith("127.") else address
+
+
+def loopback_notice(base):
+    """What a lecturer must know before printing links that point at this computer only, and
+    how to print links a class can open; None when ``base`` is reachable by others."""
+    if not loopback(base):
+        return None
+    port = urlsplit(base).port or st.get_option("server.port")
+    lan = lan_address()
+    where = f"http://{lan}:{port}" if lan else "http://ADDRESS:PORT"
+    return (
+        f"The links and QR codes printed here point at {base}, this computer's own address: "
+        "students' phones and computers cannot open them. To print links a class can open, "
+        f"start the app with {PUBLIC_URL}={where} and on an address others can reach, e.g. "
+        f"`{PUBLIC_URL}={where} dpcore app --server.address 0.0.0.0`"
+        + ("" if lan else " (ADDRESS: this computer's address on the class's network)")
+        + ". Anyone on that network can then open the app: no one signs in "
+        "(docs/deploy.md serves a class with sign-in)."
+    )
+
+
 def absolute(url_path, params):
     """The absolute link to ``url_path`` with ``params`` (URL names and values as the widgets
     write them)."""
@@ -224,8 +271,11 @@ def qr_svg(url):
 
 def lessons_page(lessons, base):
     """The lessons as one printable, self-contained HTML page: each link absolute (``base`` is
-    :func:`app_base`, taken while the page runs), as text and as a QR code."""
+    :func:`app_base`, taken while the page runs), as text and as a QR code; when ``base`` is
+    this computer only, the page says so first (:func:`loopback_notice`)."""
     e = html.escape
+    notice = loopback_notice(base)
+    warn = f"<p class='warn'><b>Before printing.</b> {e(notice)}</p>" if notice else ""
     items = []
     for k, lesson in enumerate(lessons, start=1):
         url = lesson.link(base)
@@ -241,8 +291,10 @@ def lessons_page(lessons, base):
 <style>body{{font-family:system-ui,sans-serif;max-width:48rem;margin:1.5rem auto;padding:0 1rem;color:#222}}
 section{{break-inside:avoid;border-top:1px solid #ccc;padding-top:.5rem}}.s{{font-size:.85rem;color:#555}}
 .box{{border:1px dashed #999;height:4rem}}a{{word-break:break-all}}
-.open{{display:flex;gap:1rem;align-items:center}}.open svg{{flex:none}}</style></head><body>
+.open{{display:flex;gap:1rem;align-items:center}}.open svg{{flex:none}}
+.warn{{background:#fde8e8;padding:.5rem}}</style></head><body>
 <h1>Lessons: what privacy costs in learning</h1>
+{warn}
 <p>Each link (typed, clicked or scanned) opens the dashboard with the whole experiment set.
 Predict, then check.</p>
 {"".join(items)}</body></html>"""
