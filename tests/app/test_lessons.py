@@ -90,3 +90,19 @@ def test_the_theory_lesson_names_the_bounds_as_the_theory_page_does():
     assert "the transcribed bound held in" in text and "the re-derived bound held in" in text
     page = coverage_sentence("printed", {"share": 1.0, "trials": 10}, 0.05, math.inf)[1]
     assert "the transcribed bound held" in page  # the Theory page's own words
+
+
+def test_lesson_2_explains_the_gap_with_the_pages_own_split_by_cause():
+    """The answer used to say that more patients lose less to the noise, where the page's split
+    by cause showed the noise's cost growing with n: it now reads the split it quotes."""
+    from dpcore_app.ui.lessons.catalog import _owl, _split, answer_small_n
+
+    text = answer_small_n()
+    summary = _owl(200, compare=(2000,))
+    for n in (200, 2000):
+        _, _, total, noise, reg = _split(summary, n, 1.0)
+        assert f"{total:+.1f} points, {noise:+.1f} from the noise and {reg:+.1f}" in text
+    (n0, r0), (n1, r1) = (_split(summary, n, 1.0)[3:] for n in (200, 2000))
+    noise_wins = abs(n0) - abs(n1) >= abs(r0) - abs(r1)
+    which = "the noise's cost" if noise_wins else "the regularization's cost"
+    assert f"more patients win back mostly {which}" in text

@@ -77,21 +77,31 @@ def answer_noise():
 
 def answer_small_n():
     summary = _owl(200, compare=(2000,))
-    lines = []
+    lines, parts = [], {}
     for n in (200, 2000):
-        here, best, total, _, _ = _split(summary, n, 1.0)
+        here, best, total, noise, reg = _split(summary, n, 1.0)
+        parts[n] = (noise, reg)
         lines.append(
             f"- n = {n}: private {here.accuracy_mean:.1f}% ({here.accuracy_lo:.1f}–"
             f"{here.accuracy_hi:.1f}) against {best.accuracy_mean:.1f}% without privacy: "
-            f"{total:+.1f} points."
+            f"{total:+.1f} points, {noise:+.1f} from the noise and {reg:+.1f} from the larger γ "
+            "(the page's split by cause)."
         )
     lengths = owl_compute.noise_lengths((200, 2000), 1.0, "paper", 75, "auto")
+    (n0, r0), (n1, r1) = parts[200], parts[2000]
+    mostly = (
+        "the noise's cost"
+        if abs(n0) - abs(n1) >= abs(r0) - abs(r1)
+        else "the regularization's cost (the penalty's weight γ/n falls as n grows"
+        + (", even as the authors' table raises γ)" if lengths[2000] < lengths[200] else ")")
+    )
     return (
-        "At ε = 1:\n" + "\n".join(lines) + "\n\nWith the authors' γ the noise does not stay the "
-        "same: their table changes γ with n, so the noise's typical length dΔ/ε, Δ = (C + 2W)/γ, "
-        f"is {lengths[200]:.1f} at n = 200 and {lengths[2000]:.1f} at n = 2000. What grows "
-        "with n is the signal, the coefficients of the rule, so more patients lose less to the "
-        "noise. With a fixed γ the noise is the same at every n."
+        "At ε = 1:\n" + "\n".join(lines) + "\n\nFrom 200 to 2000 patients the cost from the "
+        f"noise goes from {n0:+.1f} to {n1:+.1f} points and the cost from the larger γ from "
+        f"{r0:+.1f} to {r1:+.1f}: more patients win back mostly {mostly}. The noise's typical "
+        f"length dΔ/ε, Δ = (C + 2W)/γ, is {lengths[200]:.1f} at n = 200 and "
+        f"{lengths[2000]:.1f} at n = 2000 with the authors' γ, while the signal, the rule's "
+        "coefficients, grows with n. With a fixed γ the noise is the same at every n."
     )
 
 
