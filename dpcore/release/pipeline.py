@@ -69,6 +69,41 @@ class Release:
     def title(self) -> str:
         return str(self.rule.settings["title"])
 
+    def nonprivate_recommendations(self) -> np.ndarray:
+        """The same learner with the same public settings at ε = ∞, fitted on every row of the
+        trial: its recommendation (+1 treated, -1 control) per row. Analyst only: computed on
+        the sensitive data without noise, never published or recorded (two arms only)."""
+        from .._estimator import NoiseWarning
+        from ..owl.dpowl import DPOWL
+        from ..owl.plugin import PrivatePlugInRule
+
+        trial, rule, s = self.trial, self.rule, self.rule.settings
+        bounds = (np.asarray(rule.lower), np.asarray(rule.upper))
+        outcome = tuple(s["outcome_bounds"])
+        X = pd.DataFrame(np.asarray(trial.X), columns=list(trial.covariates))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ClippingWarning)  # analyst-only, never in the log
+            warnings.simplefilter("ignore", NoiseWarning)
+            if self.plan.learner == "plug-in":
+                model: Any = PrivatePlugInRule(
+                    epsilon=math.inf,
+                    feature_bounds=bounds,
+                    outcome_bounds=outcome,
+                    larger_is_better=s["larger_is_better"],
+                ).fit_trial(trial)
+            else:
+                p = self.plan.propensity
+                model = DPOWL(
+                    epsilon=math.inf,
+                    gamma=s["gamma"],
+                    weight_bound=s["W"],
+                    C=s["C"],
+                    feature_bounds=bounds,
+                    outcome_bounds=outcome,
+                    larger_is_better=s["larger_is_better"],
+                ).fit_trial(trial, trial.propensity if p == "column" else p)
+        return np.where(model.decision_function(X) > 0, 1.0, -1.0)
+
     def to_dict(self) -> dict[str, Any]:
         """The rule file's content: the rule, its public settings, its evaluation and, once
         recorded, the ledger's record. Every surface writes exactly this."""

@@ -11,14 +11,12 @@ the values its downloads are built from, captured at release time.
 
 from __future__ import annotations
 
-import math
 import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
-import pandas as pd
 
-from dpcore import DPOWL, ClippingWarning, NoiseWarning, agreement_test, ipw_value
+from dpcore import ClippingWarning, NoiseWarning, agreement_test, ipw_value
 from dpcore.owl.owl import fit_logistic_propensity
 from dpcore.release import ReleasePlan, release
 
@@ -241,41 +239,9 @@ def compare_nonprivate(made, rec):
     One more fit on the sensitive data (the release's public settings at ε = ∞, on every
     row), run only when the analyst asks for it; the values are estimated on the complete rows.
     """
-    trial, rule, s = made.trial, made.rule, made.rule.settings
-    propensity = made.plan.propensity
+    trial, propensity = made.trial, made.plan.propensity
     p = trial.propensity if propensity == "column" else propensity
-    if made.plan.learner == "plug-in":
-        exact = _exact_plugin(made)
-        return _compared(trial, rec, exact, p, propensity)
-    kw = dict(
-        gamma=s["gamma"],
-        weight_bound=s["W"],
-        C=s["C"],
-        feature_bounds=(np.asarray(rule.lower), np.asarray(rule.upper)),
-        outcome_bounds=tuple(s["outcome_bounds"]),
-        larger_is_better=s["larger_is_better"],
-    )
-    B = trial.outcomes_for_fit(kw["outcome_bounds"], kw["larger_is_better"])
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ClippingWarning)  # analyst-only, never in the log
-        warnings.simplefilter("ignore", NoiseWarning)
-        exact = DPOWL(epsilon=math.inf, **kw).fit(trial.X, trial.A, B, p).predict(trial.X)
-    return _compared(trial, rec, exact, p, propensity)
-
-
-def _exact_plugin(made):
-    """The plug-in rule without noise, on every row (analyst only)."""
-    from dpcore.owl.plugin import PrivatePlugInRule
-
-    rule, trial = made.rule, made.trial
-    model = PrivatePlugInRule(
-        epsilon=math.inf,
-        feature_bounds=(np.asarray(rule.lower), np.asarray(rule.upper)),
-        outcome_bounds=tuple(rule.settings["outcome_bounds"]),
-        larger_is_better=rule.settings["larger_is_better"],
-    ).fit_trial(trial)
-    X = pd.DataFrame(trial.X, columns=list(trial.covariates))
-    return np.where(model.decision_function(X) > 0, 1.0, -1.0)
+    return _compared(trial, rec, made.nonprivate_recommendations(), p, propensity)
 
 
 def _compared(trial, rec, exact, p, propensity):
