@@ -128,7 +128,7 @@ def verdict_panel(s, terms, m):
 
 def werm_panel(s, G, m, terms):
     """The terms against γ and h, stacked, with the measured excess risk overlaid."""
-    st.subheader("DP-wERM: Theorem 10, term by term", anchor=False)
+    st.subheader("DP-wERM: Theorem 10, term by term", anchor=explain.TERMS_ANCHOR)
     form = FORM.widget()
     t = terms[form]
     best = compute.minimisers(
@@ -315,7 +315,8 @@ def cvar_panel(s, seed):
 @guarded("The theory-bounds study")
 def study():
     verdict_slot = st.container()  # filled once the numbers are in: the first thing under the title
-    st.markdown(explain.BOUNDS_INTRO)
+    with st.expander("What is compared"):  # one line, so the charts start on the first screen
+        st.markdown(explain.BOUNDS_INTRO)
     s, G, seed = settings_panel()
     notice = compute.draws_per_trial(s["n"])[1]
     if notice:

@@ -99,13 +99,17 @@ def settings_panel():
 def verdict_panel(s, here):
     """The verdict sentence and the regime label."""
     regime = compute.regime(s["n"], s["tau"], s["eps"])
-    st.info(
-        explain.cvar_verdict(
+    kind, lead = explain.cvar_judgement(regime, s["eps"], here.total_mean, here.statistical_mean)
+    getattr(st, kind)(
+        lead
+        + " "
+        + explain.cvar_verdict(
             s["n"], s["tau"], s["eps"], here.total_mean, here.statistical_mean, s["bound"]
         ),
         icon=":material/groups:",
     )
-    colour = {"statistical": "green", "privacy-dominated": "orange", "trivial": "red"}[regime]
+    # the verdict's colour: a label never looks safer than the verdict beside it
+    colour = {"success": "green", "warning": "orange", "error": "red", "info": "blue"}[kind]
     st.badge(f"Indicative regime, up to constants: {regime}", color=colour)
 
 
@@ -129,6 +133,7 @@ def numbers_panel(s, here):
 
 def error_panel(s, summary):
     """Error against ε, n, τ or εnτ, with the rate and the two parts; its download."""
+    st.subheader("The error against ε, n, τ or εnτ", anchor=explain.ERRORS_ANCHOR)
     x_axis = XAXIS.widget()
     rows = compute.curve(summary, x_axis, s["n"], s["tau"], s["eps"])
     current = {"epsilon": s["eps"], "n": s["n"], "tau": s["tau"], "eps_n_tau": None}[x_axis]
@@ -137,6 +142,7 @@ def error_panel(s, summary):
         width="stretch",
         key="errors",
     )
+    st.markdown(explain.error_reading(rows, x_axis))
     st.caption(explain.CVAR_CAPTIONS[x_axis])
     st.download_button(
         "Download these numbers (CSV)",
@@ -267,7 +273,8 @@ def rule_panel(s):
 @guarded("The private CVaR study")
 def study():
     verdict_slot = st.container()  # filled once the numbers are in: the first thing under the title
-    st.markdown(explain.CVAR_INTRO)
+    with st.expander("What is simulated"):  # one line, so the chart starts on the first screen
+        st.markdown(explain.CVAR_INTRO)
     s = settings_panel()
     work = compute.workload(s["reps"])
     if work.notice:

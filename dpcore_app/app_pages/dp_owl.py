@@ -182,6 +182,7 @@ def settings_panel():
 
 def curves_panel(s, sizes, v, reps, d):
     """The curves against ε and n; ``d`` is what the verdict decided (its target mark)."""
+    st.subheader("Against ε and against n", anchor=panels.CURVES_ANCHOR)
     with st.container(
         horizontal=True, vertical_alignment="bottom"
     ):  # the view's two switches, one row
@@ -195,6 +196,7 @@ def curves_panel(s, sizes, v, reps, d):
     a, b = st.columns(2)
     with a:
         st.plotly_chart(vs_eps, width="stretch", key="vs_eps", config=charts.CONFIG)
+        st.markdown(explain.eps_reading(v.all_summary, s["n"], metric, s["eps"]))
         st.caption(
             explain.eps_curve_caption(metric, s["mode"], s["gamma"], all_n)
             + (
@@ -207,6 +209,7 @@ def curves_panel(s, sizes, v, reps, d):
         )
     with b:
         st.plotly_chart(vs_n, width="stretch", key="vs_n", config=charts.CONFIG)
+        st.markdown(explain.n_reading(v.all_summary, s["eps"], metric))
         st.caption(
             explain.n_curve_caption(
                 s["eps"],
@@ -227,6 +230,7 @@ def rule_panel(s, runs, metric):
     c, d = st.columns(2)
     with c:
         st.plotly_chart(dist, width="stretch", key="dist", config=charts.CONFIG)
+        st.markdown(explain.spread_reading(here, best, metric, s["eps"]))
         st.caption(explain.spread_caption(here.std() if here is not None else None, best.std()))
     with d:
         st.plotly_chart(coef, width="stretch", key="coef", config=charts.CONFIG)
@@ -247,7 +251,8 @@ def rule_panel(s, runs, metric):
 @guarded("The DP-OWL study")
 def study():
     verdict_slot = st.container()  # filled once the numbers are in: the first thing under the title
-    st.markdown(explain.OWL_INTRO)
+    with st.expander("What is simulated"):  # one line, so the charts start on the first screen
+        st.markdown(explain.OWL_INTRO)
     with st.container(horizontal=True):  # the presets and the target: two popovers, one row
         presets_box = st.container(
             width="content"
@@ -289,11 +294,12 @@ def study():
 
 def show(s, sizes, results, target, verdict_slot, reps, first=False):
     v = panels.view(s, results, reps)
-    with verdict_slot:  # above the controls: a phone sees it first
-        d = panels.verdict(
-            s, v, target, reps, first, lambda needed: decide.offer_reps(needed, REPS, set_values)
-        )
+    with verdict_slot:  # above the controls, one line: a phone sees it first
+        d = panels.verdict(s, v, target, reps, first)
     metric = curves_panel(s, sizes, v, reps, d)
+    panels.verdict_detail(  # in full, below the charts it reads
+        s, v.here, d, lambda needed: decide.offer_reps(needed, REPS, set_values)
+    )
     panels.cards(
         s,
         v.here,

@@ -47,7 +47,8 @@ for number, lesson in enumerate(LESSONS, start=1):
             icon=":material/science:",
             query_params=lesson.params,
         )
-        st.markdown(f"**Look at.** {lesson.look}")
+        there = lesson.look_link(base)
+        st.markdown(f"**Look at.** {lesson.look}" + (f" [Go there]({there})" if there else ""))
         answer(number, lesson)
         if lesson.caveat:
             st.caption(f"Caveat: {lesson.caveat}")

@@ -71,3 +71,17 @@ def choose_roles(at):
         widget.set_value(covariates).run()
     assert not at.exception, [e.value for e in at.exception]
     return at
+
+
+#: The icons of the teaching pages' verdicts, whose colour is their severity (red: "do not").
+VERDICT_ICONS = {":material/medical_services:", ":material/groups:"}
+
+
+def failures(at):
+    """The page's red notices that report a failure, not a verdict's "do not" in its colour."""
+    return [e for e in at.error if e.icon not in VERDICT_ICONS]
+
+
+def warnings(at):
+    """The page's amber notices other than a verdict's caution in its colour."""
+    return [w for w in at.warning if w.icon not in VERDICT_ICONS]

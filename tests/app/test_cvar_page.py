@@ -12,6 +12,7 @@ import pytest
 from dpcore.cvar.experiments import cvar_sweep, sweep_summary
 from dpcore_app.ui.common.grids import EPS_OPTIONS
 from dpcore_app.ui.cvar.compute import N_GRID, TAU_GRID
+from tests.app.conftest import VERDICT_ICONS, failures, warnings
 
 PAGE = "dpcore_app/app_pages/cvar.py"
 FAST = {"reps": "20"}
@@ -40,13 +41,23 @@ def arr(x):
     return np.asarray(x, dtype=float)
 
 
+def verdict(at):
+    """The verdict's text, in whichever colour its severity gives it."""
+    kinds = ("success", "warning", "info", "error")
+    return next(e.value for k in kinds for e in getattr(at, k) if e.icon in VERDICT_ICONS)
+
+
+def alerts(at):
+    return [e for k in ("success", "warning", "info", "error") for e in getattr(at, k)]
+
+
 def badges(at):
     return [m.value for m in at.markdown if "-badge[" in m.value]
 
 
 def clean(at):
     assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
+    assert not failures(at), [e.value for e in failures(at)]
 
 
 @pytest.fixture(scope="module")
@@ -58,12 +69,9 @@ def engine():
 def test_default_view_runs_clean_and_says_what_it_shows(open_page):
     at = open_page(PAGE)
     clean(at)
-    assert not at.warning
+    assert not warnings(at)
     assert "tail risk" in at.title[0].value
-    verdict = at.info[0].value
-    assert verdict.startswith(
-        "With 2000 patients and τ = 5%, only 100 patients form the tail; at ε = 1"
-    )
+    assert "With 2000 patients and τ = 5%, only 100 patients form the tail; at ε = 1" in verdict(at)
     for key in ("errors", "em_probs", "em_excess", "rule_tail"):
         figure(at, key)
 
@@ -71,8 +79,8 @@ def test_default_view_runs_clean_and_says_what_it_shows(open_page):
 def test_verdict_and_chart_match_the_engine(open_page, engine):
     at = open_page(PAGE, **FAST)
     here = engine[(engine.n == 2000) & (engine.tau == 0.05) & (engine.epsilon == 1.0)].iloc[0]
-    assert f"off by about {here.total_mean:.2g}" in at.info[0].value
-    assert f"sampling error alone is {here.statistical_mean:.2g}" in at.info[0].value
+    assert f"off by about {here.total_mean:.2g}" in verdict(at)
+    assert f"sampling error alone is {here.statistical_mean:.2g}" in verdict(at)
     fig = figure(at, "errors")
     rows = engine[(engine.n == 2000) & (engine.tau == 0.05) & np.isfinite(engine.epsilon)]
     np.testing.assert_allclose(arr(trace(fig, "total")["y"]), rows.total_mean)
@@ -84,7 +92,7 @@ def test_epsilon_slider_moves_the_verdict_and_the_regime(open_page, engine):
     at.select_slider(key="cvar.eps").set_value(0.05).run()
     clean(at)
     here = engine[(engine.n == 2000) & (engine.tau == 0.05) & (engine.epsilon == 0.05)].iloc[0]
-    assert "at ε = 0.05" in at.info[0].value and f"{here.total_mean:.2g}" in at.info[0].value
+    assert "at ε = 0.05" in verdict(at) and f"{here.total_mean:.2g}" in verdict(at)
     assert ":orange-badge[Indicative regime, up to constants: privacy-dominated]" in badges(at)
     assert "εnτ = 5 is below √(nτ) = 10" in text(at.caption)
     assert "the privacy part is the larger" in text(at.caption)
@@ -108,8 +116,8 @@ def test_epsilon_slider_moves_the_verdict_and_the_regime(open_page, engine):
 def test_extremes_and_views_run_and_read_true(open_page, params, words):
     at = open_page(PAGE, **{**FAST, **params})
     clean(at)
-    assert not at.warning
-    shown = text(at.info) + " " + text(at.caption)
+    assert not warnings(at)
+    shown = text(alerts(at)) + " " + text(at.caption)
     for w in words:
         assert w in shown, shown
     figure(at, "errors")
@@ -148,9 +156,8 @@ def test_presets_set_the_controls(open_page):
         at.select_slider(key="cvar.eps").value == 0.5
         and at.session_state["cvar.loss"] == "two-point"
     )
-    assert (
-        "With 1000 patients and τ = 5%, only 50 patients form the tail; at ε = 0.5"
-        in at.info[0].value
+    assert "With 1000 patients and τ = 5%, only 50 patients form the tail; at ε = 0.5" in verdict(
+        at
     )
 
 
@@ -218,8 +225,8 @@ def test_a_failing_computation_shows_a_message(open_page, monkeypatch):
 
     monkeypatch.setattr(dpcore_app.ui.cvar.compute, "scalar_summary", broken)
     at = open_page(PAGE, **FAST)
-    assert "sweep exploded" in at.error[0].value
-    assert "your other settings are kept" in at.error[0].value
+    assert "sweep exploded" in failures(at)[0].value
+    assert "your other settings are kept" in failures(at)[0].value
 
 
 def test_instance_adaptive_comparison_reads_true(open_page):

@@ -10,6 +10,7 @@ from dpcore.owl.experiments import owl_monte_carlo
 from dpcore_app.ui.common.grids import EPS_OPTIONS
 from dpcore_app.ui.owl.compute import PUBLIC_OUTCOME, TEST_SIZE
 from dpcore_app.ui.owl.decide_explain import stability_sentence
+from tests.app.conftest import failures
 
 PAGE = "dpcore_app/app_pages/dp_owl.py"
 FAST = {"reps": "40", "compare": ["200"]}
@@ -26,13 +27,21 @@ def everything(at):
     return re.sub(r"\\(.)", r"\1", " ".join(str(p) for p in parts))
 
 
-def verdict(at):
-    """(colour, text) of the page's verdict."""
-    for kind in ("success", "warning", "info"):
+def headline(at):
+    """(colour, text) of the page's verdict in one line, the first thing under the title."""
+    for kind in ("success", "warning", "info", "error"):
         for e in getattr(at, kind):
             if e.icon == ":material/medical_services:":
                 return kind, e.value
     raise AssertionError("no verdict on the page")
+
+
+def verdict(at):
+    """(colour, text): the colour of the page's verdict and its sentence in full (below the
+    charts, under "The verdict in full")."""
+    full = [m.value for m in at.markdown if "picks the better treatment" in m.value]
+    assert len(full) == 1, full
+    return headline(at)[0], full[0]
 
 
 def chart(at, key):
@@ -54,7 +63,7 @@ def chart(at, key):
 )
 def test_states_render_without_error(open_fresh, params):
     at = open_fresh(PAGE, **{**FAST, **params})
-    assert not at.error, [e.value for e in at.error]
+    assert not failures(at), [e.value for e in failures(at)]
     assert not [w for w in at.warning if w.icon == ":material/link_off:"]
     assert verdict(at)[1].startswith(("At ε =", "Without privacy"))
     assert re.search(r"Two (releases at ε = [\d.]+ on|fits of) the same trial", everything(at))
@@ -114,9 +123,7 @@ def test_the_verdict_counts_patients_out_of_100(open_fresh):
 
 def test_a_coin_flip_is_called_a_coin_flip(open_fresh):
     at = open_fresh(PAGE, eps="0.05", n="100", reps="40", compare=["200"])
-    assert (
-        verdict(at) == ("warning", verdict(at)[1]) and "about a coin flip (50%)" in verdict(at)[1]
-    )
+    assert verdict(at) == ("error", verdict(at)[1]) and "about a coin flip (50%)" in verdict(at)[1]
 
 
 def test_the_paper_preprocessing_is_labelled_not_covered(open_fresh):
@@ -239,10 +246,14 @@ def test_eps_01_is_not_green(open_fresh):
     assert kind in ("warning", "info") and "Target not met" in text or "coin flip" in text
 
 
-def test_green_only_when_one_release_meets_the_target():
-    """Green only when the share of single releases' interval clears the assurance; amber when
-    the mean meets the target but one release may not, or the median release is at chance."""
+def test_the_verdicts_colour_is_its_severity_and_its_first_words_say_the_same():
+    """Green only when the share of single releases' interval clears the assurance and the ε
+    means something; amber when the mean meets the target but one release may not, or the ε
+    promises one patient little; red when the target is not met or the median release is at
+    chance; blue for a first estimate, which judges nothing. The one-line verdict's first
+    words say what its colour says."""
     from dpcore_app.ui.owl.decide_compute import Share
+    from dpcore_app.ui.owl.decide_explain import headline
     from dpcore_app.ui.owl.decide_explain import verdict as say
 
     def cell(mean, lo, hi):
@@ -251,29 +262,35 @@ def test_green_only_when_one_release_meets_the_target():
     def share(p, lo, hi, median=85.0):
         return Share(1.0, p, lo, hi, median, 200)
 
+    words = {"success": "Publishable ", "warning": "Caution ", "error": "Do not publish "}
+
+    def both(eps, here, threshold, sh, first=False):
+        kind, text = say(eps, 1000, here, best, threshold, "t", sh, 0.9, first=first)
+        line_kind, line = headline(eps, here, best, threshold, sh, 0.9, first=first)
+        assert line_kind == kind and line.startswith(words.get(kind, "First estimate "))
+        return kind, text, line
+
     best = cell(90, 89, 91)
-    assert (
-        say(1.0, 1000, cell(85, 83, 87), best, 80, "t", share(0.95, 0.91, 0.97), 0.9)[0]
-        == "success"
-    )
-    kind, text = say(1.0, 1000, cell(85, 83, 87), best, 80, "t", share(0.72, 0.65, 0.78), 0.9)
+    met = (cell(85, 83, 87), 80, share(0.95, 0.91, 0.97))
+    assert both(1.0, *met)[0] == "success"
+    kind, _, line = both(50.0, *met)  # the claim holds, the ε promises little: never green
+    assert kind == "warning" and "promises one patient little" in line
+    kind, _, line = both(math.inf, *met)
+    assert kind == "warning" and "nothing protects one patient" in line
+    kind, text, _ = both(1.0, cell(85, 83, 87), 80, share(0.72, 0.65, 0.78))
     assert kind == "warning" and "72% of single releases reach it (95% interval 65%–78%" in text
     assert "met on average, but not by 9 of 10 single releases" in text
-    assert say(1.0, 1000, cell(70, 68, 72), best, 80, "t", share(0.1, 0.06, 0.15), 0.9)[0] == "info"
-    kind, text = say(
-        0.1, 1000, cell(51.0, 50.04, 52.3), best, 50, "t", share(0.5, 0.4, 0.6, 51), 0.9
-    )
-    assert kind == "warning" and text.endswith("about a coin flip (50%).") and "50.0–52.3%" in text
-    kind, text = say(0.1, 1000, cell(53.0, 52.6, 53.4), best, 80, "t", share(0, 0, 0.02, 52.4), 0.9)
-    assert kind == "warning" and "median release picks the better treatment for 52.4%" in text
-    assert (
-        say(0.1, 1000, cell(53.0, 52.6, 53.4), best, 80, "t", share(0, 0, 0.02, 52.6), 0.9)[0]
-        == "info"
-    )
-    first = say(
-        1.0, 1000, cell(85, 83, 87), best, 80, "t", share(0.95, 0.91, 0.97), 0.9, first=True
-    )
-    assert first[1].startswith("**First estimate**")
+    kind, _, line = both(1.0, cell(70, 68, 72), 80, share(0.1, 0.06, 0.15))
+    assert kind == "error" and "the target is not met (on average 70.0%" in line
+    assert "No private ε on the grid gets 9 of 10 releases there" in line
+    kind, text, _ = both(0.1, cell(51.0, 50.04, 52.3), 50, share(0.5, 0.4, 0.6, 51))
+    assert kind == "error" and text.endswith("about a coin flip (50%).") and "50.0–52.3%" in text
+    kind, text, _ = both(0.1, cell(53.0, 52.6, 53.4), 80, share(0, 0, 0.02, 52.4))
+    assert kind == "error" and "median release picks the better treatment for 52.4%" in text
+    assert both(0.1, cell(53.0, 52.6, 53.4), 80, share(0, 0, 0.02, 52.6))[0] == "error"
+    kind, text, line = both(1.0, *met, first=True)
+    assert kind == "info" and text.startswith("**First estimate**")
+    assert line.startswith("First estimate at ε = 1:") and "waits for the final numbers" in line
 
 
 def test_every_named_eps_says_what_it_promises_one_patient():
@@ -355,7 +372,7 @@ def test_within_p_points_is_paired_with_the_same_simulated_trial(open_fresh):
         f"100% of single releases reach it (95% interval {lo:.0%}–100%, over 40 simulated "
         "trials)" in text
     )
-    assert kind == "success"
+    assert kind == "warning"  # met, and without privacy: never green
     assert "within 1 percentage point of the accuracy of the best non-private rule learned " in (
         text
     )
@@ -386,7 +403,7 @@ def test_presets_set_a_whole_state(open_fresh):
     assert seq.button(key="preset_1").proto.type == "primary"
     assert any("Active preset: **Moderate (ε = 1)**" in c.value for c in seq.caption)
     assert any(
-        "Moderate (ε = 1): At ε = 1" in t.value for t in seq.toast
+        t.value.startswith("Moderate (ε = 1): ") and "at ε = 1: " in t.value for t in seq.toast
     )  # the verdict, even off-screen
     clean = open_fresh(PAGE)
     clean.button(key="preset_3").click().run()
@@ -609,7 +626,7 @@ def test_the_smallest_eps_is_said_beyond_monte_carlo_doubt_with_the_numbers_on_s
         else:
             assert f"it would take n = {hit} patients" in answer
     else:
-        assert kind == "success"  # 40 of 40 non-private fits reach 55%
+        assert kind == "warning"  # 40 of 40 non-private fits reach 55%: met, with no privacy
 
 
 def open_learners(at):

@@ -8,13 +8,14 @@ import pytest
 
 from dpcore_app.ui.common import handout
 from dpcore_app.ui.lessons.catalog import LESSONS
+from tests.app.conftest import failures
 
 PAGE = "dpcore_app/app_pages/lessons.py"
 
 
 def test_the_page_lists_every_lesson_with_its_link(open_fresh):
     at = open_fresh(PAGE)
-    assert not at.exception and not at.error
+    assert not at.exception and not failures(at)
     titles = [h.value for h in at.subheader]
     assert len(LESSONS) >= 5 and titles == [
         f"{k}. {lesson.title}" for k, lesson in enumerate(LESSONS, 1)
@@ -37,12 +38,17 @@ def test_a_lessons_link_sets_a_state_its_page_accepts_and_the_answer_is_live(
         w.value for w in target.warning
     ]
     assert not target.exception and not [e for e in target.error if e.icon == ":material/error:"]
+    if lesson.anchor:  # "Look at" scrolls to a heading the page has
+        assert lesson.anchor in [h.proto.anchor for h in target.subheader]
     at = open_fresh(PAGE)
+    there = lesson.look_link(handout.app_base())
+    assert (there is None) == (not lesson.anchor)
+    assert not there or any(f"[Go there]({there})" in m.value for m in at.markdown)
     next(t for t in at.toggle if t.label == f"Show the answer to lesson {number}").set_value(
         True
     ).run()
-    assert not at.exception and not at.error, [
-        e.value for e in at.error
+    assert not at.exception and not failures(at), [
+        e.value for e in failures(at)
     ]  # a caught failure is an error
     text = " ".join(m.value for m in at.markdown)
     assert re.search(r"\d+\.\d", text) or "No private release yet" in text

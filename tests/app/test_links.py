@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from dpcore_app import app
+from tests.app.conftest import failures, warnings
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [f"dpcore_app/app_pages/{name}.py" for name, *_ in app.PAGES]
@@ -77,7 +78,7 @@ def link_of(at):
 
 
 def link_notices(at):
-    return [w for w in at.warning if w.icon == ":material/link_off:"]
+    return [w for w in warnings(at) if w.icon == ":material/link_off:"]
 
 
 def notice_for(notices, key):
@@ -100,10 +101,10 @@ def test_hostile_values_in_every_parameter(open_page, open_fresh, words, page, k
     keys = bound_keys(open_fresh, page)
     value = HOSTILE[kind]
     at = open_page(page, **{**FAST.get(page, {}), **{k: value for k in keys}})
-    assert not at.error, [e.value for e in at.error]
+    assert not failures(at), [e.value for e in failures(at)]
     assert at.title and at.title[0].value
     assert_plain(at)
-    notices = [re.sub(r"\\(.)", r"\1", w.value) for w in at.warning]
+    notices = [re.sub(r"\\(.)", r"\1", w.value) for w in warnings(at)]
     link = link_of(at)
     for key in keys:
         notice = notice_for(notices, key)
@@ -120,7 +121,7 @@ def test_hostile_values_in_every_parameter(open_page, open_fresh, words, page, k
             )
     # The corrected address reproduces the view in a fresh session, without a notice.
     again = open_fresh(page, **link)
-    assert not again.warning, words(again.warning)
+    assert not warnings(again), words(warnings(again))
     for key, state in keys.items():
         assert again.session_state[state] == at.session_state[state], key
 
@@ -133,12 +134,12 @@ def test_repeated_and_misspelled_parameters(open_page, open_fresh, words, page):
     if first:
         params[first] = ["1", "2"]
     at = open_page(page, **params)
-    notices = words(at.warning)
+    notices = words(warnings(at))
     assert "unknown parameter “esp”" in notices
     if first:
         assert f"“{first}=1&2”" in notices
     assert "esp" not in link_of(at)
-    assert not at.error
+    assert not failures(at)
 
 
 OWL = "dpcore_app/app_pages/dp_owl.py"
@@ -150,13 +151,13 @@ def test_a_control_that_loses_its_value_keeps_the_last_one(open_page):
     metric = next(b for b in at.get("button_group") if b.key == "dp-owl.metric")
     metric.set_value(None)
     at.run()
-    assert not at.error, [e.value for e in at.error]
+    assert not failures(at), [e.value for e in failures(at)]
     title = json.loads(next(c for c in at.get("plotly_chart") if "vs_eps" in c.proto.id).proto.spec)
     assert "outcome units" in title["layout"]["yaxis"]["title"]["text"]  # still the value view
     mode = next(b for b in at.get("button_group") if b.key == "dp-owl.gamma_mode")
     mode.set_value(None)
     at.run()
-    assert not at.error and "the authors' tuned value" in " ".join(c.value for c in at.caption)
+    assert not failures(at) and "the authors' tuned value" in " ".join(c.value for c in at.caption)
     assert not [s for s in at.slider if s.key == "dp-owl.gamma"]  # still paper-tuned, not fixed
 
 
@@ -182,10 +183,10 @@ def test_a_control_that_loses_its_value_keeps_the_last_one(open_page):
 def test_notices_name_the_value_the_view_uses(open_fresh, words, params, notice, expected):
     base = {} if "reps" in params else {"reps": "20"}
     at = open_fresh(OWL, **{**base, "compare": ["200"], **params})
-    assert notice in words(at.warning)
+    assert notice in words(warnings(at))
     for key, value in expected.items():
         assert at.session_state[f"dp-owl.{key}"] == value
-    assert not at.error
+    assert not failures(at)
 
 
 def test_numbers_written_another_way_are_normalised_in_the_link(open_fresh):
@@ -200,7 +201,7 @@ def test_links_the_app_writes_reproduce_the_view(open_fresh):
     default; every widget's default is its spec's, so a dropped value reloads as itself. The
     browser test clicks through the same link; here: free γ at its minimum, no comparison."""
     at = open_fresh(OWL, gamma_mode="fixed", gamma="1", compare="", reps="20")
-    assert not link_notices(at) and not at.error
+    assert not link_notices(at) and not failures(at)
     assert at.session_state["dp-owl.gamma"] == 1 and list(at.session_state["dp-owl.compare"]) == []
     assert at.slider(key="dp-owl.gamma").proto.default == [75]  # what a link without gamma means
     assert "γ in use: **1**" in " ".join(c.value for c in at.caption)
@@ -212,7 +213,7 @@ def test_work_per_view_is_capped_with_a_notice(open_fresh, monkeypatch, words):
     monkeypatch.setattr(limits, "MAX_WORK", 50_000)
     at = open_fresh(OWL, reps="200", compare=["200"])
     assert "simulates 40 repetitions instead of 200" in words(at.info)
-    assert not at.error
+    assert not failures(at)
 
 
 def test_a_caught_error_is_logged_with_its_traceback(open_fresh, monkeypatch, caplog):
@@ -223,7 +224,7 @@ def test_a_caught_error_is_logged_with_its_traceback(open_fresh, monkeypatch, ca
 
     monkeypatch.setattr(dpcore_app.ui.owl.compute, "sweeps", broken)
     at = open_fresh(OWL, **FAST[OWL])
-    assert "solver exploded" in at.error[0].value
+    assert "solver exploded" in failures(at)[0].value
     record = next(r for r in caplog.records if "The DP-OWL study failed" in r.getMessage())
     assert record.exc_info and "solver exploded" in str(record.exc_info[1])
 

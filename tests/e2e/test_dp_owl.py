@@ -23,10 +23,23 @@ TITLES_FIT = """() => [...document.querySelectorAll("[data-testid='stPlotlyChart
 
 
 def verdict(app):
-    """The verdict, in whichever colour the verdict gives it."""
+    """The verdict in full (below the charts)."""
+    return (
+        app.page.locator("[data-testid='stMarkdownContainer']")
+        .filter(has_text=re.compile(r"picks the better treatment"))
+        .last
+    )
+
+
+def headline(app):
+    """The verdict in one line, in whichever colour its severity gives it."""
     return (
         app.page.locator("[data-testid^='stAlertContent']")
-        .filter(has_text=re.compile(r"picks the better treatment|Without privacy, a rule"))
+        .filter(
+            has_text=re.compile(
+                r"(Publishable|Caution|Do not publish|First estimate) (at ε|without)"
+            )
+        )
         .first
     )
 
@@ -124,9 +137,9 @@ def test_a_phone_sees_the_verdict_first_and_charts_keep_clear(
     context, app = phone(browser, streamlit_server, screenshot_dir, scheme)
     try:
         app.goto(f"/dp-owl?{FAST}&eps=0.1")
-        expect(verdict(app)).to_be_visible()
+        expect(headline(app)).to_be_visible()
         app.expect_no_exception()
-        top = verdict(app).bounding_box()["y"]
+        top = headline(app).bounding_box()["y"]
         assert top < app.slider(EPS_LABEL).bounding_box()["y"], (
             "the verdict sits below the controls"
         )
@@ -151,7 +164,7 @@ def test_fixed_gamma_and_presets_in_the_browser(app):
     app.page.get_by_role("button", name="Moderate (ε = 1)").click()
     app.wait_rerun(timeout=120_000)
     expect(presets_button(app.page)).to_contain_text("Preset: Moderate (ε = 1)")
-    expect(app.page.locator("[data-testid='stToast']").first).to_contain_text("At ε = 1")
+    expect(app.page.locator("[data-testid='stToast']").first).to_contain_text("at ε = 1: ")
     app.expect_no_exception()
 
 
@@ -165,4 +178,5 @@ def test_a_first_estimate_says_so_until_final(app):
     app.wait_idle(timeout=180_000)
     expect(verdict(app)).not_to_contain_text("First estimate")
     expect(verdict(app)).to_contain_text("95% interval")
+    expect(headline(app)).not_to_contain_text("First estimate")
     app.expect_no_exception()

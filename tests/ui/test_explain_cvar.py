@@ -195,3 +195,35 @@ def test_chart_captions_hedge_every_rate():
     for key in ("epsilon", "n", "tau"):
         assert "constants" in explain.CVAR_CAPTIONS[key]
     assert "proven for ε ≤ 1" in explain.CVAR_CAPTIONS["epsilon"]
+
+
+@pytest.mark.parametrize(
+    "regime,eps,total,statistical,kind,lead",
+    [
+        ("statistical", 1.0, 0.11, 0.10, "success", "Privacy is cheap here."),
+        ("statistical", 1.0, 0.16, 0.10, "warning", "Caution: privacy costs accuracy here."),
+        ("statistical", 50.0, 0.10, 0.10, "warning", "Caution: privacy is cheap, but this ε"),
+        ("statistical", math.inf, 0.10, 0.10, "warning", "Caution: nothing protects one patient."),
+        ("privacy-dominated", 1.0, 0.3, 0.1, "warning", "Caution: privacy costs accuracy here."),
+        ("trivial", 0.1, 0.4, 0.2, "error", "Do not rely on one private estimate here."),
+    ],
+)
+def test_the_verdicts_colour_is_its_severity_and_its_words_say_the_same(
+    regime, eps, total, statistical, kind, lead
+):
+    got_kind, got_lead = explain.cvar_judgement(regime, eps, total, statistical)
+    assert got_kind == kind and got_lead.startswith(lead)
+
+
+@pytest.mark.parametrize("x_axis", ["epsilon", "n", "tau", "eps_n_tau"])
+def test_the_error_charts_reading_quotes_its_ends(x_axis):
+    summary = compute.scalar_summary("uniform", 1.0, 20, 0)
+    rows = compute.curve(summary, x_axis, 2000, 0.05, 1.0)
+    said = explain.error_reading(rows, x_axis)
+    if x_axis == "eps_n_tau":
+        lo = rows.loc[rows.eps_n_tau.idxmin()]
+        assert f"from {lo.privacy_mean:.2g} at εnτ = {lo.eps_n_tau:.3g}" in said
+    else:
+        first, last = rows.iloc[0], rows.iloc[-1]
+        assert said.startswith(f"The total error is {first.total_mean:.2g} at ")
+        assert f"{last.total_mean:.2g} at " in said and f"{last.statistical_mean:.2g}." in said

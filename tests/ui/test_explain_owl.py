@@ -46,3 +46,42 @@ def test_a_large_eps_never_prints_a_false_zero():
     label, value, detail = stability_card(1.0, cell(18.04, 16.51, 19.57))
     assert (label, value) == ("Two releases on the same trial disagree on", "18.0%")
     assert "95% interval 16.5–19.6% over 200 simulated trials" in detail
+
+
+def _summary():
+    """A two-size summary with made-up accuracies: 50 + ε-dependent gains, 90 without noise."""
+    import pandas as pd
+
+    rows = []
+    for n, top in ((200, 80.0), (2000, 92.0)):
+        for e, acc in ((0.1, 50.5), (1.0, 60.0), (1000.0, top - 1), (math.inf, top)):
+            rows.append({"n": n, "epsilon": e, "accuracy_mean": acc + (n == 2000)})
+    return pd.DataFrame(rows)
+
+
+def test_each_charts_reading_quotes_the_numbers_it_draws_at_the_extremes():
+    import numpy as np
+
+    from dpcore_app.ui.owl.explain import eps_reading, n_reading, spread_reading
+
+    s = _summary()
+    assert eps_reading(s, 200, "accuracy", 1.0) == (
+        "With 200 patients, the private rule's accuracy runs from 50.5% at ε = 0.1, 60.0% at "
+        "the chosen ε = 1 to 79.0% at ε = 1000; without privacy 80.0%."
+    )
+    # at an end of the grid, or without privacy, the chosen ε is not named twice
+    for eps in (0.1, 1000.0, math.inf):
+        assert "chosen" not in eps_reading(s, 200, "accuracy", eps)
+    assert n_reading(s, 1.0, "accuracy") == (
+        "At ε = 1, accuracy runs from 60.0% with 200 patients to 61.0% with 2000; without "
+        "privacy from 80.0% to 93.0%."
+    )
+    assert n_reading(s, math.inf, "accuracy").startswith(
+        "Without privacy, accuracy runs from 80.0%"
+    )
+    here, best = np.linspace(40, 80, 101), np.linspace(85, 95, 101)
+    assert spread_reading(here, best, "accuracy", 1.0) == (
+        "One release at ε = 1 lands anywhere from 42.0% to 78.0% in 9 of 10 simulated trials; "
+        "without privacy 85.5% to 94.5%."
+    )
+    assert "Without privacy, 9 in 10" in spread_reading(None, best, "accuracy", math.inf)

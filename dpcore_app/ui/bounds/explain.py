@@ -264,3 +264,7 @@ BOUNDS_INTRO = (
     "(ε, δ)-DP learners. Measurements are on simulated trials (the DP-wERM paper's design) and demo "
     "losses, never on real patients.]"
 )
+
+
+#: The heading of Theorem 10's terms; lessons link to it (``/bounds#terms``).
+TERMS_ANCHOR = "terms"

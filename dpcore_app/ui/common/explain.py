@@ -34,6 +34,27 @@ def attacker_sentence(eps, what="the rule", prior=0.5):
 EPS_RANGE = (0.2, 5.0)
 
 
+#: A verdict's colour says what the reader should do, and its first words say the same:
+#: green ("success") only when the claim holds and the ε means something (at most EPS_RANGE's
+#: upper end), amber ("warning") for caution, red ("error") for "do not", blue ("info") for a
+#: statement that judges nothing yet (a first estimate).
+SEVERITY = {"holds": "success", "caution": "warning", "do not": "error", "neutral": "info"}
+
+
+def weak_promise(eps):
+    """Whether ``eps`` promises one patient little: above :data:`EPS_RANGE`, or no privacy."""
+    return math.isinf(eps) or eps > EPS_RANGE[1]
+
+
+def severity(claim, eps):
+    """The alert kind (:data:`SEVERITY`) of a verdict whose ``claim`` is "holds", "caution",
+    "do not" or "neutral", at ``eps``: a claim that holds where the ε promises little
+    (:func:`weak_promise`) is a caution, never green."""
+    if claim == "holds" and weak_promise(eps):
+        claim = "caution"
+    return SEVERITY[claim]
+
+
 def epsilon_note(eps, what="the rule"):
     """What a named ε promises one patient after seeing ``what``, with a warning outside
     :data:`EPS_RANGE`."""

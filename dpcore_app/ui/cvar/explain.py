@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+from dpcore_app.ui.common.explain import severity
+
 
 def _share(tau):
     return f"{100 * tau:g}%"
@@ -43,6 +45,36 @@ def cvar_verdict(n, tau, eps, total, statistical, bound):
         f"{lead} at ε = {eps:g} the private estimate of their mean loss is off by about "
         f"{total:.2g} {scale}; the sampling error alone is {statistical:.2g}."
     )
+
+
+#: Where the private error stays within this factor of the sampling error alone, privacy is
+#: called cheap: the verdict's green (at an ε that means something).
+CHEAP = 1.5
+
+
+def cvar_judgement(regime, eps, total, statistical):
+    """(kind, first words) of the verdict, by severity (:func:`~dpcore_app.ui.common.explain.severity`):
+    "do not" where the worst-case rate reaches its cap (``regime`` "trivial"), "holds" where the
+    regime is statistical and the measured error is within :data:`CHEAP` times the sampling
+    error, "caution" otherwise; a claim that holds at a weak ε is a caution."""
+    if regime == "trivial":
+        claim = "do not"
+    elif regime == "statistical" and total <= CHEAP * statistical:
+        claim = "holds"
+    else:
+        claim = "caution"
+    kind = severity(claim, eps)
+    if kind == "success":
+        return kind, "Privacy is cheap here."
+    if kind == "error":
+        return kind, "Do not rely on one private estimate here."
+    if claim == "holds":
+        return kind, (
+            "Caution: nothing protects one patient."
+            if math.isinf(eps)
+            else "Caution: privacy is cheap, but this ε promises one patient little."
+        )
+    return kind, "Caution: privacy costs accuracy here."
 
 
 INDICATIVE = "an indicative label: the theorem's constants are unknown, and set to 1 here"
@@ -260,3 +292,31 @@ CVAR_INTRO = (
     "privacy gets expensive fast. :small[Unit of privacy: one patient (one record); neighbouring "
     "data sets differ by replacing one. Pure ε-DP (δ = 0) except DP-GD, which is (ε, 10⁻⁵)-DP.]"
 )
+
+
+_AXES = {"epsilon": "ε", "n": "n", "tau": "τ"}
+
+
+def _x(x_axis, value):
+    return _share(value) if x_axis == "tau" else f"{value:g}"
+
+
+def error_reading(rows, x_axis):
+    """The error chart in one line: its total error (and the sampling part alone) at the two
+    ends of its x-axis; against εnτ, the privacy part at the two ends."""
+    if x_axis == "eps_n_tau":
+        lo, hi = rows.loc[rows.eps_n_tau.idxmin()], rows.loc[rows.eps_n_tau.idxmax()]
+        return (
+            f"The privacy part falls from {lo.privacy_mean:.2g} at εnτ = {lo.eps_n_tau:.3g} to "
+            f"{hi.privacy_mean:.2g} at εnτ = {hi.eps_n_tau:.3g}, over every τ drawn."
+        )
+    first, last, name = rows.iloc[0], rows.iloc[-1], _AXES[x_axis]
+    return (
+        f"The total error is {first.total_mean:.2g} at {name} = {_x(x_axis, first[x_axis])} and "
+        f"{last.total_mean:.2g} at {name} = {_x(x_axis, last[x_axis])}; the sampling part alone "
+        f"{first.statistical_mean:.2g} and {last.statistical_mean:.2g}."
+    )
+
+
+#: The error chart's heading; lessons link to it (``/cvar#errors``).
+ERRORS_ANCHOR = "errors"

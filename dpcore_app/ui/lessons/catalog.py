@@ -10,10 +10,13 @@ from urllib.parse import urlencode
 
 from dpcore_app import page
 from dpcore_app.ui.bounds import compute as bounds_compute
+from dpcore_app.ui.bounds import explain as bounds_explain
 from dpcore_app.ui.bounds.explain import FORM_NAMES
 from dpcore_app.ui.common import ledger
 from dpcore_app.ui.cvar import compute as cvar_compute
+from dpcore_app.ui.cvar import explain as cvar_explain
 from dpcore_app.ui.owl import compute as owl_compute
+from dpcore_app.ui.owl import panels as owl_panels
 
 OWL_REPS = 100  # enough for the answer's intervals, quick enough for a class
 
@@ -33,11 +36,16 @@ class Lesson:
     answer: object
     caveat: str = ""
     terms: tuple = field(default_factory=tuple)
+    anchor: str = ""  # the heading on the page that ``look`` points at, if it has one
 
     def link(self, base):
         """The lesson's absolute link; ``base`` is the app's address (dpcore_app.ui.common.handout.app_base)."""
         query = urlencode(self.params, doseq=True)
         return f"{base.rstrip('/')}/{self.url_path}" + (f"?{query}" if query else "")
+
+    def look_link(self, base):
+        """The lesson's link, scrolled to what to look at (its heading), or None."""
+        return f"{self.link(base)}#{self.anchor}" if self.anchor else None
 
 
 def _owl(n, prep="public", compare=(), W="auto"):
@@ -233,6 +241,7 @@ LESSONS = (
         "The split uses the authors' γ table; a γ tuned for your own setting "
         "(Algorithm 2 on the same page) moves the balance.",
         ("gamma", "points"),
+        anchor=owl_panels.CARDS_ANCHOR,
     ),
     Lesson(
         "small_n",
@@ -245,6 +254,7 @@ LESSONS = (
         answer_small_n,
         "",
         ("n", "accuracy"),
+        anchor=owl_panels.CURVES_ANCHOR,
     ),
     Lesson(
         "eps_n_tau",
@@ -258,6 +268,7 @@ LESSONS = (
         answer_eps_n_tau,
         "Only the privacy part collapses; the statistical part depends on nτ.",
         ("eps_n_tau", "tau", "CVaR"),
+        anchor=cvar_explain.ERRORS_ANCHOR,
     ),
     Lesson(
         "theory",
@@ -273,6 +284,7 @@ LESSONS = (
         "has its own Monte-Carlo interval. The re-derived form is this project's derivation, "
         "not a theorem of the paper. Rates hold up to constants.",
         ("rho", "gamma", "h", "W"),
+        anchor=bounds_explain.TERMS_ANCHOR,
     ),
     Lesson(
         "shift",
@@ -287,6 +299,7 @@ LESSONS = (
         answer_shift,
         "The shift reads the data: its curves reproduce the paper, not a private release.",
         ("public bounds", "authors' shift", "W"),
+        anchor=owl_panels.CARDS_ANCHOR,
     ),
     Lesson(
         "ledger",

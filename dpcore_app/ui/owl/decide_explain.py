@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 from dpcore.montecarlo import wilson_interval
-from dpcore_app.ui.common.explain import epsilon_note
+from dpcore_app.ui.common.explain import epsilon_note, severity, weak_promise
 from dpcore_app.ui.owl.explain import out_of_100
 
 
@@ -112,6 +112,35 @@ def cannot_show(reps, needed, assurance):
     )
 
 
+def judge(here, threshold, share, assurance, first=False, *, needed=None):
+    """What the verdict says about one release, as a word: "first" (a first estimate: no
+    judgement), "coin" (the rule may be a coin flip), "met" (at least ``assurance`` of single
+    releases reach ``threshold`` beyond Monte-Carlo doubt), "unshown" (met on average; the
+    repetitions cannot show the assurance: ``needed``), "average" (met on average, not by
+    enough single releases) or "not met"."""
+    lo, hi = here["accuracy_lo"], here["accuracy_hi"]
+    if first:
+        return "first"
+    if is_coin_flip(lo, hi) or share.median < CHANCE_MEDIAN:
+        return "coin"
+    if share.lo >= assurance:
+        return "met"
+    if here["accuracy_mean"] >= threshold:
+        return "unshown" if needed is not None else "average"
+    return "not met"
+
+
+#: The claim each judgement makes, for its colour (:func:`~dpcore_app.ui.common.explain.severity`).
+CLAIM = {
+    "first": "neutral",
+    "coin": "do not",
+    "met": "holds",
+    "unshown": "caution",
+    "average": "caution",
+    "not met": "do not",
+}
+
+
 def verdict(
     eps,
     n,
@@ -126,17 +155,19 @@ def verdict(
     *,
     needed=None,
 ):
-    """(kind, sentence): the page's first sentence and its colour, about one release.
+    """(kind, sentence): the verdict about one release in full, and its colour.
 
     ``here`` and ``best`` are the current cell and the best non-private rule (accuracy_mean,
     _lo, _hi: the Monte-Carlo interval of the mean); ``share`` the :class:`Share` of single
-    releases at or above ``threshold``. kind is "success" only when the share's interval lies
-    at or above ``assurance``; "warning" when the mean meets the target but one release may
-    not, or when the median release is about a coin flip; "info" when the target is not met.
-    ``needed``: the repetitions it takes to show ``assurance`` when the study has fewer
-    (then the amber sentence says so instead of doubting the release). ``first``: a first
-    estimate (True, or the repetitions of the final numbers): labelled, and neutral ("info")
-    without a judgement about one release, which waits for the final numbers.
+    releases at or above ``threshold``. The colour is :func:`judge`'s claim at ``eps``
+    (:func:`~dpcore_app.ui.common.explain.severity`): green only when the share's interval lies
+    at or above ``assurance`` and the ε means something; amber when the mean meets the target
+    but one release may not, or the ε promises little; red when the target is not met or the
+    median release is about a coin flip. ``needed``: the repetitions it takes to show
+    ``assurance`` when the study has fewer (then the amber sentence says so instead of
+    doubting the release). ``first``: a first estimate (True, or the repetitions of the final
+    numbers): labelled, and neutral ("info") without a judgement about one release, which waits
+    for the final numbers.
     """
     mean, lo, hi = here["accuracy_mean"], here["accuracy_lo"], here["accuracy_hi"]
     ci = f"average over simulated trials, 95% Monte-Carlo interval {lo:.1f}–{hi:.1f}%"
@@ -153,47 +184,71 @@ def verdict(
         )
     target = f" The target: {target_words}; {share_words(share)}."
     a = assurance_words(assurance)
-    if first:  # the judgement waits for the final numbers (FIRST, below, says why)
-        kind, tail = (
-            "info",
-            f" Whether {a} single releases reach it is judged on the final numbers.",
-        )
-    elif is_coin_flip(lo, hi) or share.median < CHANCE_MEDIAN:
-        kind, tail = (
-            "warning",
-            (
-                f" The median release picks the better treatment for "
-                f"{share.median:.1f}% of patients: about a coin flip (50%)."
-            ),
-        )
-    elif share.lo >= assurance:
-        kind, tail = (
-            "success",
-            (
-                f" Target met for one release: at least {a} releases reach it beyond Monte-Carlo "
-                f"doubt (the interval's lower end, {share.lo:.0%}, is at or above "
-                f"{assurance:.0%})."
-            ),
-        )
-    elif mean >= threshold and needed is not None:
-        kind, tail = (
-            "warning",
-            (
-                f" The target is met on average; whether {a} single releases reach it cannot be "
-                f"shown with {share.releases} simulated trials (it takes at least {needed})."
-            ),
-        )
-    elif mean >= threshold:
-        kind, tail = (
-            "warning",
-            (
-                f" The target is met on average, but not by {a} single "
-                "releases beyond Monte-Carlo doubt: one release may miss it."
-            ),
-        )
+    said = judge(here, threshold, share, assurance, first, needed=needed)
+    tail = {
+        "first": f" Whether {a} single releases reach it is judged on the final numbers.",
+        "coin": (
+            f" The median release picks the better treatment for "
+            f"{share.median:.1f}% of patients: about a coin flip (50%)."
+        ),
+        "met": (
+            f" Target met for one release: at least {a} releases reach it beyond Monte-Carlo "
+            f"doubt (the interval's lower end, {share.lo:.0%}, is at or above {assurance:.0%})."
+        ),
+        "unshown": (
+            f" The target is met on average; whether {a} single releases reach it cannot be "
+            f"shown with {share.releases} simulated trials (it takes at least {needed})."
+        ),
+        "average": (
+            f" The target is met on average, but not by {a} single "
+            "releases beyond Monte-Carlo doubt: one release may miss it."
+        ),
+        "not met": " Target not met.",
+    }[said]
+    return severity(CLAIM[said], eps), (
+        (first_estimate(share.releases, first) if first else "") + head + target + tail
+    )
+
+
+def headline(
+    eps, here, best, threshold, share, assurance, first=False, *, needed=None, assured=None
+):
+    """The verdict in one line, its first words saying what its colour says (:func:`verdict`
+    gives the same colour): "Publishable", "Caution", "Do not publish" or "First estimate".
+    ``assured``: the smallest ε on the grid at which ``assurance`` of single releases reach the
+    target (its ``at``), or None; named after the judgement, except on a first estimate."""
+    said = judge(here, threshold, share, assurance, first, needed=needed)
+    kind, a = severity(CLAIM[said], eps), assurance_words(assurance)
+    at = "without privacy" if math.isinf(eps) else f"at ε = {eps:g}"
+    got = f"on average {here['accuracy_mean']:.1f}% of new patients get the better treatment"
+    if said == "first":
+        return kind, f"First estimate {at}: {got}; the verdict waits for the final numbers."
+    line = {
+        "coin": f"one release is about a coin flip ({got})",
+        "met": f"{a} single releases reach the target ({got})",
+        "unshown": f"the target is met on average ({got}); these repetitions cannot show {a}",
+        "average": f"the target is met on average ({got}), but one release may miss it",
+        "not met": f"the target is not met ({got}, the target is {threshold:.1f}%)",
+    }[said]
+    if kind == "success":
+        word = "Publishable"
+    elif kind == "error":
+        word = "Do not publish"
     else:
-        kind, tail = "info", " Target not met."
-    return kind, (first_estimate(share.releases, first) if first else "") + head + target + tail
+        word = "Caution"
+    if said == "met" and weak_promise(eps):
+        line += (
+            " — but nothing protects one patient"
+            if math.isinf(eps)
+            else " — but this ε promises one patient little"
+        )
+    if said != "met":
+        line += (
+            f". Smallest ε where {a} releases reach it: {assured.at:g}"
+            if assured is not None
+            else f". No private ε on the grid gets {a} releases there"
+        )
+    return kind, f"{word} {at}: {line}."
 
 
 # FIRST. A first estimate (fewer repetitions, shown while the final numbers compute) gives the

@@ -105,12 +105,12 @@ def decision(s, v, target, reps):
     )
 
 
-def verdict(s, v, target, reps, first, offer_reps=None):
-    """The verdict about one release in its colour, what the ε promises one patient, how stable
-    one release is, and the answer to "at what ε can we publish?" (see :func:`decision`).
+def verdict(s, v, target, reps, first):
+    """The verdict about one release in one line and its colour (see :func:`decision` and
+    :func:`~dpcore_app.ui.owl.decide_explain.headline`); what it returns :func:`verdict_detail`
+    shows in full below the charts: the verdict's sentence with what the ε promises one patient,
+    how stable one release is, and the answer to "at what ε can we publish?".
 
-    When the repetitions are too few to show the assurance asked for, it says so and, with
-    ``offer_reps`` (a callback taking the repetitions to set), offers a button that sets them.
     ``first``: a first estimate (the repetitions of the final numbers, or True).
     """
     d, eps, n = decision(s, v, target, reps), s["eps"], s["n"]
@@ -139,16 +139,20 @@ def verdict(s, v, target, reps, first, offer_reps=None):
         first,
         needed=needed,
     )
-    getattr(st, kind)(
-        sentence + " " + common_explain.epsilon_note(eps), icon=":material/medical_services:"
+    _, line = decide_explain.headline(
+        eps,
+        v.here,
+        v.best,
+        d["threshold"],
+        d["share"],
+        d["assurance"],
+        first,
+        needed=needed,
+        assured=d["assured"],
     )
-    # Beside the share: how stable one release is (two releases of the same trial).
-    label = "**First estimate:** " if first else ""
-    st.markdown(
-        f":material/compare_arrows: {label}{decide_explain.stability_sentence(eps, v.here)}"
-    )
+    getattr(st, kind)(line, icon=":material/medical_services:")
     if st.session_state.get("_preset_toast") and not first:
-        st.toast(f"{st.session_state.pop('_preset_toast')}: {sentence}", icon=":material/check:")
+        st.toast(f"{st.session_state.pop('_preset_toast')}: {line}", icon=":material/check:")
     answer = (
         d["assured"],
         d["answer"],
@@ -166,11 +170,8 @@ def verdict(s, v, target, reps, first, offer_reps=None):
         if first
         else decide_explain.eps_answer_sentence(*answer, **said)
     )
-    st.markdown("**At what ε can we publish?** " + text)
     if first:
         d["mark"] = (d["mark"][0], None)  # no star before the final answer
-    if needed is not None and offer_reps is not None:
-        offer_reps(needed)
     return dict(
         d,
         first=first,
@@ -178,7 +179,30 @@ def verdict(s, v, target, reps, first, offer_reps=None):
         text=text,
         board=decide_explain.eps_answer_sentence(*answer, board=True, **said),
         verdict=sentence,
+        kind=kind,
+        headline=line,
     )
+
+
+#: Headings lessons link to: the curves (``/dp-owl#curves``), the verdict in full, and the
+#: cards with the gap split by cause.
+CURVES_ANCHOR, VERDICT_ANCHOR, CARDS_ANCHOR = "curves", "verdict", "cards"
+
+
+def verdict_detail(s, here, d, offer_reps=None):
+    """The verdict of :func:`verdict` in full, under its heading: its sentence with what the ε
+    promises one patient, how stable one release is (two releases of the same trial), and the
+    answer to "at what ε can we publish?". When the repetitions are too few to show the
+    assurance asked for, ``offer_reps`` (a callback taking the repetitions to set) offers a
+    button that sets them."""
+    eps = s["eps"]
+    st.subheader("The verdict in full", anchor=VERDICT_ANCHOR)
+    st.markdown(d["verdict"] + " " + common_explain.epsilon_note(eps))
+    label = "**First estimate:** " if d["first"] else ""
+    st.markdown(f":material/compare_arrows: {label}{decide_explain.stability_sentence(eps, here)}")
+    st.markdown("**At what ε can we publish?** " + d["text"])
+    if d["needed"] is not None and offer_reps is not None:
+        offer_reps(d["needed"])
 
 
 def nonprivate_name(s):
@@ -267,6 +291,7 @@ def rule_figures(s, runs, metric, ex):
 def cards(s, here, best, clipped_here, value_key):
     """The metric cards with the gap to the best non-private rule split into its causes."""
     eps, private = s["eps"], math.isfinite(s["eps"])
+    st.subheader(f"At {common_explain.eps_text(eps)} with {s['n']} patients", anchor=CARDS_ANCHOR)
     split = private or s["mode"] == "free"
     vk = value_key
     gammas = (compute.gamma_used(s["mode"], s["gamma"], eps, s["n"]), decide.best_gamma(s["n"]))
