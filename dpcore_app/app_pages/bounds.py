@@ -169,6 +169,7 @@ def werm_panel(s, G, m, terms):
                 width="stretch",
                 key=key,
             )
+            st.markdown(explain.terms_reading(curve, measured, over, form, pick, s["rho"]))
             both = curve.merge(measured, on=over, how="outer").sort_values(over)
             st.download_button(
                 f"Download the numbers (CSV, against {over})",

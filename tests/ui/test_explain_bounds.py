@@ -182,3 +182,25 @@ def test_the_glossary_defines_delta_and_both_kinds_of_interval():
     assert "Two kinds here" in TERMS["interval"][1]
     for key in ("neighbouring", "sensitivity", "GDP", "composition", "OWL", "IPW", "epsilon_eval"):
         assert key in TERMS
+
+
+def test_the_terms_charts_reading_quotes_the_bound_against_the_measurement():
+    import numpy as np
+    import pandas as pd
+
+    from dpcore_app.ui.bounds.explain import terms_reading
+
+    curve = pd.DataFrame({"gamma": [1.0, 10.0, 100.0], "total_re-derived": [8.0, 2.0, 4.0]})
+    measured = pd.DataFrame({"gamma": [1.0, 100.0], "excess_q": [4.0, 0.0]})
+    said = terms_reading(curve, measured, "gamma", "re-derived", 10.0, 0.05)
+    assert said == (
+        "The bound (re-derived) is smallest at γ = 10, where it is 2; at the 1 simulated values "
+        "of γ it is 2 to 2 times the measured excess's 95% quantile."
+    )
+    measured = pd.DataFrame({"gamma": [1.0, 100.0], "excess_q": [16.0, 2.0]})
+    assert terms_reading(curve, measured, "gamma", "re-derived", 10.0, 0.05).endswith(
+        "0.5 to 2 times the measured excess's 95% quantile (below 1: the measurement exceeds "
+        "the bound there)."
+    )
+    nothing = pd.DataFrame({"gamma": [1.0], "excess_q": [np.nan]})
+    assert terms_reading(curve, nothing, "gamma", "re-derived", 10.0, 0.05).endswith("is 2.")

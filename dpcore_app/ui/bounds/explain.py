@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 
 def _times(ratio):
     if ratio >= 1e6:
@@ -268,3 +270,23 @@ BOUNDS_INTRO = (
 
 #: The heading of Theorem 10's terms; lessons link to it (``/bounds#terms``).
 TERMS_ANCHOR = "terms"
+
+
+def terms_reading(curve, measured, over, form, pick, rho):
+    """The terms chart in one line: where the bound of ``form`` is smallest against ``over``
+    ("gamma" or "h"), and how many times the measured excess's (1 − ρ) quantile it is over the
+    simulated values (the bound read off its curve at each)."""
+    x, total = curve[over].to_numpy(float), curve[f"total_{form}"].to_numpy(float)
+    name = {"gamma": "γ", "h": "h"}[over]
+    lowest = float(np.interp(np.log(pick), np.log(x), total))
+    text = f"The bound ({FORM_NAMES[form]}) is smallest at {name} = {pick:.3g}, where it is {lowest:.3g}"
+    q = measured["excess_q"].to_numpy(float)
+    ok = q > 0
+    if not ok.any():
+        return text + "."
+    ratio = np.interp(np.log(measured[over].to_numpy(float)[ok]), np.log(x), total) / q[ok]
+    return (
+        f"{text}; at the {ok.sum()} simulated values of {name} it is {ratio.min():.2g} to "
+        f"{ratio.max():.2g} times the measured excess's {1 - rho:.0%} quantile"
+        + (" (below 1: the measurement exceeds the bound there)." if ratio.min() < 1 else ".")
+    )
