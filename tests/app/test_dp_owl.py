@@ -450,13 +450,17 @@ def test_downloads_carry_their_settings_and_the_handout_is_offline(open_fresh):
 
 @pytest.mark.slow
 def test_the_pages_guide_quotes_the_verdict_the_page_shows(open_fresh):
+    """docs/pages.md quotes the default view's one-line verdict and its sentence in full."""
     from pathlib import Path
 
-    guide = (Path(__file__).resolve().parents[2] / "docs" / "pages.md").read_text()
-    quoted = re.search(
-        r'\("(At ε = 1 and 1000 patients.*?)", at the default settings\)', guide, re.S
-    ).group(1)
-    assert verdict(open_fresh(PAGE))[1] == " ".join(quoted.split())
+    guide = " ".join(
+        (Path(__file__).resolve().parents[2] / "docs" / "pages.md").read_text().split()
+    )
+    line = re.search(r'\("(Do not publish at ε = 1:.*?)", at the default settings\)', guide)
+    full = re.search(r'intervals \("(At ε = 1 and 1000 patients.*?)"\)', guide)
+    at = open_fresh(PAGE)
+    assert headline(at)[1] == line.group(1)
+    assert verdict(at)[1] == full.group(1)
 
 
 # ---- too few repetitions to show the assurance (the statistical review, 2) ---------------------
