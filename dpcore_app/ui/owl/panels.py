@@ -105,15 +105,13 @@ def decision(s, v, target, reps):
     )
 
 
-def verdict(s, v, target, reps, first, offer_reps=None):
-    """The verdict about one release in its colour, what the ε promises one patient, how stable
-    one release is, and the answer to "at what ε can we publish?" (see :func:`decision`).
-
-    When the repetitions are too few to show the assurance asked for, it says so and, with
-    ``offer_reps`` (a callback taking the repetitions to set), offers a button that sets them.
-    ``first``: a first estimate (the repetitions of the final numbers, or True).
-    """
-    d, eps, n = decision(s, v, target, reps), s["eps"], s["n"]
+def words(s, v, d, reps, first=False):
+    """What the verdict says about the view ``v`` with the decision ``d`` (:func:`decision`),
+    shown nowhere: ``kind`` (its colour), ``verdict`` (the sentence about one release),
+    ``text`` (the page's answer to "at what ε can we publish?"), ``board`` (that answer for a
+    printed handout) and ``needed`` (the repetitions that can show the assurance, or None).
+    ``first``: a first estimate (the repetitions of the final numbers, or True)."""
+    eps, n = s["eps"], s["n"]
     # A first estimate withholds every judgement about one release (decide_explain.FIRST says why)
     needed = None if first else d["needed"]  # a first estimate's repetitions are not the page's
     g_best = decide.best_gamma(n)
@@ -139,16 +137,6 @@ def verdict(s, v, target, reps, first, offer_reps=None):
         first,
         needed=needed,
     )
-    getattr(st, kind)(
-        sentence + " " + common_explain.epsilon_note(eps), icon=":material/medical_services:"
-    )
-    # Beside the share: how stable one release is (two releases of the same trial).
-    label = "**First estimate:** " if first else ""
-    st.markdown(
-        f":material/compare_arrows: {label}{decide_explain.stability_sentence(eps, v.here)}"
-    )
-    if st.session_state.get("_preset_toast") and not first:
-        st.toast(f"{st.session_state.pop('_preset_toast')}: {sentence}", icon=":material/check:")
     answer = (
         d["assured"],
         d["answer"],
@@ -166,19 +154,43 @@ def verdict(s, v, target, reps, first, offer_reps=None):
         if first
         else decide_explain.eps_answer_sentence(*answer, **said)
     )
-    st.markdown("**At what ε can we publish?** " + text)
+    return dict(
+        kind=kind,
+        verdict=sentence,
+        text=text,
+        board=decide_explain.eps_answer_sentence(*answer, board=True, **said),
+        needed=needed,
+    )
+
+
+def verdict(s, v, target, reps, first, offer_reps=None):
+    """The verdict about one release in its colour, what the ε promises one patient, how stable
+    one release is, and the answer to "at what ε can we publish?" (see :func:`decision` and
+    :func:`words`).
+
+    When the repetitions are too few to show the assurance asked for, it says so and, with
+    ``offer_reps`` (a callback taking the repetitions to set), offers a button that sets them.
+    ``first``: a first estimate (the repetitions of the final numbers, or True).
+    """
+    d, eps = decision(s, v, target, reps), s["eps"]
+    said = words(s, v, d, reps, first)
+    sentence, needed = said["verdict"], said["needed"]
+    getattr(st, said["kind"])(
+        sentence + " " + common_explain.epsilon_note(eps), icon=":material/medical_services:"
+    )
+    # Beside the share: how stable one release is (two releases of the same trial).
+    label = "**First estimate:** " if first else ""
+    st.markdown(
+        f":material/compare_arrows: {label}{decide_explain.stability_sentence(eps, v.here)}"
+    )
+    if st.session_state.get("_preset_toast") and not first:
+        st.toast(f"{st.session_state.pop('_preset_toast')}: {sentence}", icon=":material/check:")
+    st.markdown("**At what ε can we publish?** " + said["text"])
     if first:
         d["mark"] = (d["mark"][0], None)  # no star before the final answer
     if needed is not None and offer_reps is not None:
         offer_reps(needed)
-    return dict(
-        d,
-        first=first,
-        needed=needed,
-        text=text,
-        board=decide_explain.eps_answer_sentence(*answer, board=True, **said),
-        verdict=sentence,
-    )
+    return dict(d, first=first, **said)
 
 
 def nonprivate_name(s):
