@@ -191,7 +191,7 @@ _MARGIN_MM = (8, 10)  # top and bottom, left and right: (297 - 281) / 2, (210 - 
 #: (:data:`PRINT_TEXT_PX`), not for a projector as on the page.
 CHART_WIDTH_PX, CHART_BASE_PX, LEGEND_ROW_PX = 716, 290, 20
 PRINT_TEXT_PX, PRINT_TITLE_PX = 11, 13
-QR_MM = 28  # the link's QR code: 0.35 mm a module for the longest links (520 characters)
+QR_MM = 28  # the link's QR code: 0.36 mm a module for the longest links (450 characters)
 
 _STYLE = (
     f"@page{{size:A4;margin:{_MARGIN_MM[0]}mm {_MARGIN_MM[1]}mm}}"
