@@ -55,3 +55,32 @@ def test_the_dp_owl_handout_is_one_offline_page():
     assert f"{here.disagreement_mean:.1f}%" in page
     assert 'href="http://localhost:8501/dp-owl?eps=0.1"' in page
     assert "<script" in page and not re.search(r"<script[^>]+src=", page)  # plotly inline: offline
+
+
+def test_the_printed_chart_is_sized_for_paper_and_keeps_its_plot_whatever_its_legend():
+    """The page's chart is sized for a projector (14 px texts, a height for a phone's legend);
+    the handout's is the sheet's width, its texts set for paper, and one legend row taller for
+    each row its legend takes, so the plot keeps its height when a view compares every n."""
+    import plotly.graph_objects as go
+
+    def chart(names):
+        fig = go.Figure([go.Scatter(x=[1, 2], y=[1, 2], name=name) for name in names])
+        return fig.update_layout(height=900, font_size=14, legend_font_size=14)
+
+    one, many = chart(["private, n = 1000"]), chart([f"private, n = {n}" for n in range(12)])
+    small = handout.printed(one)
+    assert small.layout.width == handout.CHART_WIDTH_PX and small.layout.font.size < 14
+    assert small.layout.legend.font.size == handout.PRINT_TEXT_PX
+    rows = (handout.chart_height(many) - handout.CHART_BASE_PX) // handout.LEGEND_ROW_PX
+    assert handout.chart_height(one) == handout.CHART_BASE_PX + handout.LEGEND_ROW_PX
+    assert 3 <= rows <= 4  # 12 names of 17 characters on the sheet's width
+    assert one.layout.height == 900  # the page's figure is left as it was
+
+
+def test_a_handout_carries_its_link_as_text_and_as_a_qr_code():
+    report = handout.Report(
+        "Title", "Verdict.", [("a", "1", "b")], "Answer.", "Privacy.", "http://x.org/p?a=1", {}
+    )
+    page = handout.page(report)
+    repro = page.split('class="repro"')[1]
+    assert repro.startswith("><svg") and 'href="http://x.org/p?a=1"' in repro

@@ -13,7 +13,8 @@ from tests.app.conftest import failures
 PAGE = "dpcore_app/app_pages/lessons.py"
 
 
-def test_the_page_lists_every_lesson_with_its_link(open_fresh):
+def test_the_page_lists_every_lesson_with_its_link(open_fresh, monkeypatch):
+    monkeypatch.setattr(handout, "lan_address", lambda: "192.168.1.20")  # whatever this machine's
     at = open_fresh(PAGE)
     assert not at.exception and not failures(at)
     titles = [h.value for h in at.subheader]
@@ -24,7 +25,8 @@ def test_the_page_lists_every_lesson_with_its_link(open_fresh):
     assert len([p for p in links if p.proto.label == "Open the experiment"]) == len(LESSONS)
     # served on this computer only (AppTest's localhost): said before anything is printed
     notice = " ".join(i.value for i in at.info)
-    assert "this computer's own address" in notice and "DPCORE_PUBLIC_URL=" in notice
+    assert "this computer's own address" in notice
+    assert "DPCORE_PUBLIC_URL=http://192.168.1.20:" in notice  # the address to set, offered
 
 
 @pytest.mark.parametrize(
@@ -83,6 +85,45 @@ def test_links_to_this_computer_only_are_said_before_printing(base, loop):
         assert "DPCORE_PUBLIC_URL=" in notice and "--server.address 0.0.0.0" in notice
         assert "no one signs in" in notice
         assert "Before printing." in handout.lessons_page(LESSONS, base)
+
+
+@pytest.mark.parametrize(
+    "seen,offered",
+    [("192.168.1.20", "192.168.1.20"), ("10.0.0.7", "10.0.0.7"), ("127.0.1.1", None), (None, None)],
+)
+def test_the_notice_offers_this_computers_network_address_when_it_has_one(
+    monkeypatch, seen, offered
+):
+    """The address the system would send from (read from a UDP socket pointed at a private
+    address: no packet leaves), whatever network the test machine has: none (OSError) or only
+    a loopback one, and the notice says what ADDRESS stands for instead."""
+    import socket
+
+    class Probe:
+        def __init__(self, *args):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def connect(self, address):
+            if seen is None:
+                raise OSError("Network is unreachable")
+
+        def getsockname(self):
+            return (seen, 43210)
+
+    monkeypatch.setattr(socket, "socket", Probe)
+    assert handout.lan_address() == offered
+    notice = handout.loopback_notice("http://localhost:8502")
+    where = f"http://{offered or 'ADDRESS'}:8502"
+    assert f"DPCORE_PUBLIC_URL={where} dpcore app --server.address 0.0.0.0" in notice
+    assert ("ADDRESS: this computer's address on the class's network" in notice) == (not offered)
+    sheet = handout.lessons_page(LESSONS, "http://localhost:8502")
+    assert f"<code>DPCORE_PUBLIC_URL={where} dpcore app" in sheet  # the command, as code
 
 
 def test_the_theory_lesson_names_the_bounds_as_the_theory_page_does():

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+from dpcore_app.ui.common.explain import privacy_statement
 from dpcore_app.ui.common.handout import Report
 from dpcore_app.ui.owl import charts
 from dpcore_app.ui.owl.decide_explain import stability_card
@@ -122,4 +123,24 @@ def owl_report(
         fig,
         rows,
         scenario=scenario,
+    )
+
+
+def view_report(s, v, d, sizes, reps, *, view_link):
+    """The handout of the page's state ``s``: its :class:`~dpcore_app.ui.owl.panels.View`
+    ``v`` and what its verdict said, ``d`` (:func:`~dpcore_app.ui.owl.panels.verdict`'s, or
+    :func:`~dpcore_app.ui.owl.panels.decision`'s with :func:`~dpcore_app.ui.owl.panels.words`)."""
+    return owl_report(
+        s,
+        v.here,
+        v.best,
+        d["board"],
+        v.all_summary,
+        sizes,
+        reps,
+        d["verdict"],
+        privacy_statement(s["eps"]),
+        d["mark"],
+        (d["share"], d["assurance"]),
+        view_link=view_link,
     )

@@ -105,15 +105,14 @@ def decision(s, v, target, reps):
     )
 
 
-def verdict(s, v, target, reps, first):
-    """The verdict about one release in one line and its colour (see :func:`decision` and
-    :func:`~dpcore_app.ui.owl.decide_explain.headline`); what it returns :func:`verdict_detail`
-    shows in full below the charts: the verdict's sentence with what the ε promises one patient,
-    how stable one release is, and the answer to "at what ε can we publish?".
-
-    ``first``: a first estimate (the repetitions of the final numbers, or True).
-    """
-    d, eps, n = decision(s, v, target, reps), s["eps"], s["n"]
+def words(s, v, d, reps, first=False):
+    """What the verdict says about the view ``v`` with the decision ``d`` (:func:`decision`),
+    shown nowhere: ``kind`` (its colour), ``headline`` (the verdict in one line), ``verdict``
+    (the sentence about one release), ``text`` (the page's answer to "at what ε can we
+    publish?"), ``board`` (that answer for a printed handout) and ``needed`` (the repetitions
+    that can show the assurance, or None). ``first``: a first estimate (the repetitions of the
+    final numbers, or True)."""
+    eps, n = s["eps"], s["n"]
     # A first estimate withholds every judgement about one release (decide_explain.FIRST says why)
     needed = None if first else d["needed"]  # a first estimate's repetitions are not the page's
     g_best = decide.best_gamma(n)
@@ -150,9 +149,6 @@ def verdict(s, v, target, reps, first):
         needed=needed,
         assured=d["assured"],
     )
-    getattr(st, kind)(line, icon=":material/medical_services:")
-    if st.session_state.get("_preset_toast") and not first:
-        st.toast(f"{st.session_state.pop('_preset_toast')}: {line}", icon=":material/check:")
     answer = (
         d["assured"],
         d["answer"],
@@ -170,18 +166,33 @@ def verdict(s, v, target, reps, first):
         if first
         else decide_explain.eps_answer_sentence(*answer, **said)
     )
-    if first:
-        d["mark"] = (d["mark"][0], None)  # no star before the final answer
     return dict(
-        d,
-        first=first,
-        needed=needed,
-        text=text,
-        board=decide_explain.eps_answer_sentence(*answer, board=True, **said),
-        verdict=sentence,
         kind=kind,
         headline=line,
+        verdict=sentence,
+        text=text,
+        board=decide_explain.eps_answer_sentence(*answer, board=True, **said),
+        needed=needed,
     )
+
+
+def verdict(s, v, target, reps, first):
+    """The verdict about one release in one line and its colour (see :func:`decision` and
+    :func:`words`); what it returns :func:`verdict_detail` shows in full below the charts: the
+    verdict's sentence with what the ε promises one patient, how stable one release is, and the
+    answer to "at what ε can we publish?".
+
+    ``first``: a first estimate (the repetitions of the final numbers, or True).
+    """
+    d = decision(s, v, target, reps)
+    said = words(s, v, d, reps, first)
+    getattr(st, said["kind"])(said["headline"], icon=":material/medical_services:")
+    if st.session_state.get("_preset_toast") and not first:
+        toast = f"{st.session_state.pop('_preset_toast')}: {said['headline']}"
+        st.toast(toast, icon=":material/check:")
+    if first:
+        d["mark"] = (d["mark"][0], None)  # no star before the final answer
+    return dict(d, first=first, **said)
 
 
 #: Headings lessons link to: the curves (``/dp-owl#curves``), the verdict in full, and the
