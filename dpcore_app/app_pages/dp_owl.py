@@ -4,7 +4,7 @@ import math
 
 import streamlit as st
 
-from dpcore_app.ui.common import controls, handout
+from dpcore_app.ui.common import controls, figures, handout
 from dpcore_app.ui.common import explain as common_explain
 from dpcore_app.ui.common.controls import (
     Choice,
@@ -17,7 +17,7 @@ from dpcore_app.ui.common.controls import (
 )
 from dpcore_app.ui.common.grids import EPS_OPTIONS, H_OPTIONS, N_OPTIONS, fmt_eps, fmt_number
 from dpcore_app.ui.common.safety import guarded
-from dpcore_app.ui.owl import charts, compute, decide, decide_explain, explain, panels, tuning
+from dpcore_app.ui.owl import compute, decide, decide_explain, explain, panels, tuning
 from dpcore_app.ui.owl.handout import owl_report
 
 EPS = Choice(
@@ -194,7 +194,7 @@ def curves_panel(s, sizes, v, reps, d):
     )
     a, b = st.columns(2)
     with a:
-        st.plotly_chart(vs_eps, width="stretch", key="vs_eps", config=charts.CONFIG)
+        figures.show(vs_eps, key="vs_eps")
         st.caption(
             explain.eps_curve_caption(metric, s["mode"], s["gamma"], all_n)
             + (
@@ -206,7 +206,7 @@ def curves_panel(s, sizes, v, reps, d):
             )
         )
     with b:
-        st.plotly_chart(vs_n, width="stretch", key="vs_n", config=charts.CONFIG)
+        figures.show(vs_n, key="vs_n")
         st.caption(
             explain.n_curve_caption(
                 s["eps"],
@@ -226,10 +226,10 @@ def rule_panel(s, runs, metric):
     here, best = panels.spread(s, runs, metric)
     c, d = st.columns(2)
     with c:
-        st.plotly_chart(dist, width="stretch", key="dist", config=charts.CONFIG)
+        figures.show(dist, key="dist")
         st.caption(explain.spread_caption(here.std() if here is not None else None, best.std()))
     with d:
-        st.plotly_chart(coef, width="stretch", key="coef", config=charts.CONFIG)
+        figures.show(coef, key="coef")
         st.caption(
             "One simulated trial; the rule treats when intercept + Σ coef·x > 0. The feature names "
             "are illustrative labels of the simulation's x1…x4, each scaled to [0, 1]."
@@ -265,15 +265,16 @@ def study():
     # the judgements about one release that fewer repetitions would change (decide_explain.FIRST).
     if refine:
         quick = (*args[:4], compute.QUICK_REPS, *args[5:])
-        show(
-            s,
-            work.sizes,
-            compute.sweeps(work.sizes, *quick, progress=bar.progress),
-            target,
-            verdict_slot,
-            compute.QUICK_REPS,
-            first=work.reps,
-        )
+        with figures.numbers(False):  # a first estimate's charts: no file of numbers to keep
+            show(
+                s,
+                work.sizes,
+                compute.sweeps(work.sizes, *quick, progress=bar.progress),
+                target,
+                verdict_slot,
+                compute.QUICK_REPS,
+                first=work.reps,
+            )
     refining = (
         f"First estimate below, from {compute.QUICK_REPS} repetitions; refining to {work.reps}:"
     )
