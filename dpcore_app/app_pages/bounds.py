@@ -333,6 +333,8 @@ def study():
     handout.share("bounds")
 
 
-st.title("Theory bounds: what the bounds say, next to what the mechanisms do")
+st.title(
+    "Theory bounds: what the bounds say, next to what the mechanisms do", anchor=False
+)  # presets: first stop
 check_link(CONTROLS, page="bounds")
 study()

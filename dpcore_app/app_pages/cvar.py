@@ -285,6 +285,6 @@ def study():
     handout.share("cvar")
 
 
-st.title("Private CVaR: the privacy price of tail risk")
+st.title("Private CVaR: the privacy price of tail risk", anchor=False)  # presets: first stop
 check_link(CONTROLS, page="cvar")
 study()

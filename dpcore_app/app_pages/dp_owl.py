@@ -328,6 +328,6 @@ def show(s, sizes, results, target, verdict_slot, reps, first=False):
         handout.share("dp-owl")
 
 
-st.title("DP-OWL: what privacy costs a treatment rule")
+st.title("DP-OWL: what privacy costs a treatment rule", anchor=False)  # presets: first stop
 check_link(CONTROLS, page="dp-owl")
 study()

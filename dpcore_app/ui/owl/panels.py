@@ -144,9 +144,7 @@ def verdict(s, v, target, reps, first, offer_reps=None):
     )
     # Beside the share: how stable one release is (two releases of the same trial).
     label = "**First estimate:** " if first else ""
-    st.markdown(
-        f":material/compare_arrows: {label}{decide_explain.stability_sentence(eps, v.here)}"
-    )
+    st.markdown(label + decide_explain.stability_sentence(eps, v.here))
     if st.session_state.get("_preset_toast") and not first:
         st.toast(f"{st.session_state.pop('_preset_toast')}: {sentence}", icon=":material/check:")
     answer = (
