@@ -14,6 +14,7 @@ from dpcore_app.ui.common.controls import (
     presets_menu,
     row,
 )
+from dpcore_app.ui.common.figures import show
 from dpcore_app.ui.common.grids import EPS_OPTIONS, H_OPTIONS, N_OPTIONS, fmt_eps
 from dpcore_app.ui.common.safety import guarded
 
@@ -154,7 +155,7 @@ def werm_panel(s, G, m, terms):
         )
         measured = m.curve(over, form)
         with col:
-            st.plotly_chart(
+            show(
                 compute.figure(
                     "bound_terms",
                     curve,
@@ -166,8 +167,8 @@ def werm_panel(s, G, m, terms):
                     s["rho"],
                     best["paper"] if over == "gamma" else None,
                 ),
-                width="stretch",
                 key=key,
+                numbers="page",
             )
             st.markdown(explain.terms_reading(curve, measured, over, form, pick, s["rho"]))
             both = curve.merge(measured, on=over, how="outer").sort_values(over)
@@ -236,9 +237,7 @@ def sample_size_panel(s, theta0_norm):
     st.subheader("Sample complexity: patients needed for a target excess risk", anchor=False)
     alpha = ALPHA.widget()
     df = compute.sample_sizes(alpha, s["W"], s["C"], s["rho"], theta0_norm)
-    st.plotly_chart(
-        compute.figure("sample_size", df, s["eps"], alpha), width="stretch", key="sample_size"
-    )
+    show(compute.figure("sample_size", df, s["eps"], alpha), key="sample_size", numbers="page")
     tex, sentence = explain.SAMPLE_SIZE_FORMULA
     st.caption(
         sentence
@@ -267,10 +266,10 @@ def cvar_panel(s, seed):
     ns, taus, regime = compute.phase_grid(s["eps"], d)
     a, b = st.columns(2)
     with a:
-        st.plotly_chart(
+        show(
             compute.figure("phase_diagram", ns, taus, regime, s["n"], tau, s["eps"], d),
-            width="stretch",
             key="phase",
+            numbers="page",
         )
         st.caption(explain.phase_caption(s["eps"], d))
         grid = pd.DataFrame(regime, index=pd.Index(taus, name="tau"), columns=ns)
@@ -284,10 +283,10 @@ def cvar_panel(s, seed):
     rates = compute.cvar_rates(tau, s["eps"], d)
     measured = compute.cvar_measured(tau, s["eps"], seed)
     with b:
-        st.plotly_chart(
+        show(
             compute.figure("cvar_rates", rates, measured, tau, s["eps"]),
-            width="stretch",
             key="rates",
+            numbers="page",
         )
         lo, hi = compute.rate_ratio(measured, tau, s["eps"])
         st.caption(
@@ -336,6 +335,8 @@ def study():
     handout.share("bounds")
 
 
-st.title("Theory bounds: what the bounds say, next to what the mechanisms do")
+st.title(
+    "Theory bounds: what the bounds say, next to what the mechanisms do", anchor=False
+)  # presets: first stop
 check_link(CONTROLS, page="bounds")
 study()

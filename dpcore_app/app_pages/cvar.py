@@ -11,7 +11,7 @@ from dpcore_app.ui.common.controls import (
     presets_menu,
     row,
 )
-from dpcore_app.ui.common.figures import figure
+from dpcore_app.ui.common.figures import figure, show
 from dpcore_app.ui.common.safety import guarded
 from dpcore_app.ui.cvar import charts, compute, explain
 from dpcore_app.ui.cvar import handout as cvar_handout
@@ -87,10 +87,10 @@ def error_panel(s, summary):
     x_axis = XAXIS.widget()
     rows = compute.curve(summary, x_axis, s["n"], s["tau"], s["eps"])
     current = {"epsilon": s["eps"], "n": s["n"], "tau": s["tau"], "eps_n_tau": None}[x_axis]
-    st.plotly_chart(
+    show(
         figure(charts.error_curves, rows, x_axis, current, s["bound"], s["eps"]),
-        width="stretch",
         key="errors",
+        numbers="page",
     )
     st.markdown(explain.error_reading(rows, x_axis))
     st.caption(explain.CVAR_CAPTIONS[x_axis])
@@ -132,10 +132,8 @@ def class_panel(s):
     study = compute.finite_class(s["n"], s["tau"], M, s["bound"], s["seed"])
     i = list(study.epsilons).index(s["eps"])
     a, b = st.columns(2)
-    a.plotly_chart(
-        figure(charts.selection_probabilities, study, i), width="stretch", key="em_probs"
-    )
-    b.plotly_chart(figure(charts.class_excess, study, s["eps"]), width="stretch", key="em_excess")
+    show(figure(charts.selection_probabilities, study, i), key="em_probs", numbers="page", where=a)
+    show(figure(charts.class_excess, study, s["eps"]), key="em_excess", numbers="page", where=b)
     st.caption(explain.class_caption(s["tau"]))
     per_theta, per_eps = compute.class_table(study)
     c, d = st.columns(2)
@@ -177,10 +175,10 @@ def convex_panel(s):
     with st.spinner("Running DP-GD" + compute.waiting() + "…"):
         summary = compute.convex(*request)
     transition = compute.convex_transition(summary)
-    st.plotly_chart(
+    show(
         figure(charts.phase_transition, summary, transition["benchmark"]),
-        width="stretch",
         key="convex",
+        numbers="page",
     )
     st.caption(explain.convex_caption(transition, request[0]))
     st.download_button(
@@ -202,7 +200,7 @@ def rule_panel(s):
     )
     eps_rule = EPS_RULE.widget()
     res, spent, _ = compute.rule_tail(s["n"], s["tau"], eps_rule, s["eps"], s["seed"])
-    st.plotly_chart(charts.rule_tail(res, eps_rule, s["eps"]), width="stretch", key="rule_tail")
+    show(charts.rule_tail(res, eps_rule, s["eps"]), key="rule_tail", numbers="page")
     st.caption(
         "Higher is better. Simulated patients, so the exact tail means are shown beside the "
         "release (a teaching view). The bar around the release holds at least 95% of releases at this ε₂."
@@ -244,6 +242,6 @@ def study():
     handout.share("cvar")
 
 
-st.title("Private CVaR: the privacy price of tail risk")
+st.title("Private CVaR: the privacy price of tail risk", anchor=False)  # presets: first stop
 check_link(CONTROLS, page="cvar")
 study()

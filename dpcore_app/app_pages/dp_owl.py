@@ -4,7 +4,7 @@ import math
 
 import streamlit as st
 
-from dpcore_app.ui.common import controls, handout
+from dpcore_app.ui.common import controls, figures, handout
 from dpcore_app.ui.common.controls import (
     check_link,
     details,
@@ -12,7 +12,7 @@ from dpcore_app.ui.common.controls import (
     row,
 )
 from dpcore_app.ui.common.safety import guarded
-from dpcore_app.ui.owl import charts, compute, decide, decide_explain, explain, panels, tuning
+from dpcore_app.ui.owl import compute, decide, decide_explain, explain, panels, tuning
 from dpcore_app.ui.owl.controls import (
     COMPARE,
     CONTROLS,
@@ -89,7 +89,7 @@ def curves_panel(s, sizes, v, reps, d):
     )
     a, b = st.columns(2)
     with a:
-        st.plotly_chart(vs_eps, width="stretch", key="vs_eps", config=charts.CONFIG)
+        figures.show(vs_eps, key="vs_eps")
         st.markdown(explain.eps_reading(v.all_summary, s["n"], metric, s["eps"]))
         st.caption(
             explain.eps_curve_caption(metric, s["mode"], s["gamma"], all_n)
@@ -102,7 +102,7 @@ def curves_panel(s, sizes, v, reps, d):
             )
         )
     with b:
-        st.plotly_chart(vs_n, width="stretch", key="vs_n", config=charts.CONFIG)
+        figures.show(vs_n, key="vs_n")
         st.markdown(explain.n_reading(v.all_summary, s["eps"], metric))
         st.caption(
             explain.n_curve_caption(
@@ -123,11 +123,11 @@ def rule_panel(s, runs, metric):
     here, best = panels.spread(s, runs, metric)
     c, d = st.columns(2)
     with c:
-        st.plotly_chart(dist, width="stretch", key="dist", config=charts.CONFIG)
+        figures.show(dist, key="dist")
         st.markdown(explain.spread_reading(here, best, metric, s["eps"]))
         st.caption(explain.spread_caption(here.std() if here is not None else None, best.std()))
     with d:
-        st.plotly_chart(coef, width="stretch", key="coef", config=charts.CONFIG)
+        figures.show(coef, key="coef")
         st.caption(
             "One simulated trial; the rule treats when intercept + Σ coef·x > 0. The feature names "
             "are illustrative labels of the simulation's x1…x4, each scaled to [0, 1]."
@@ -164,15 +164,16 @@ def study():
     # the judgements about one release that fewer repetitions would change (decide_explain.FIRST).
     if refine:
         quick = (*args[:4], compute.QUICK_REPS, *args[5:])
-        show(
-            s,
-            work.sizes,
-            compute.sweeps(work.sizes, *quick, progress=bar.progress),
-            target,
-            verdict_slot,
-            compute.QUICK_REPS,
-            first=work.reps,
-        )
+        with figures.numbers(False):  # a first estimate's charts: no file of numbers to keep
+            show(
+                s,
+                work.sizes,
+                compute.sweeps(work.sizes, *quick, progress=bar.progress),
+                target,
+                verdict_slot,
+                compute.QUICK_REPS,
+                first=work.reps,
+            )
     refining = (
         f"First estimate below, from {compute.QUICK_REPS} repetitions; refining to {work.reps}:"
     )
@@ -214,6 +215,6 @@ def show(s, sizes, results, target, verdict_slot, reps, first=False):
         handout.share("dp-owl")
 
 
-st.title("DP-OWL: what privacy costs a treatment rule")
+st.title("DP-OWL: what privacy costs a treatment rule", anchor=False)  # presets: first stop
 check_link(CONTROLS, page="dp-owl")
 study()

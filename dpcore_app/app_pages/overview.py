@@ -9,7 +9,7 @@ from dpcore import laplace_interval_halfwidth, laplace_noise
 from dpcore_app import page
 from dpcore_app.ui.common import explain, glossary
 from dpcore_app.ui.common.controls import Choice, check_link
-from dpcore_app.ui.common.figures import figure
+from dpcore_app.ui.common.figures import figure, show
 from dpcore_app.ui.common.grids import EPS_OPTIONS, fmt_eps
 from dpcore_app.ui.common.safety import guarded
 from dpcore_app.ui.overview import charts
@@ -124,11 +124,7 @@ def noisy_release():
         st.markdown(f"95% of releases land within **±{half_width:.1f}** of the truth.")
         st.info(explain.attacker_sentence(eps, what="the count"), icon=":material/visibility_off:")
     with right:
-        st.plotly_chart(
-            figure(charts.noisy_count, TRUE_COUNT, np.round(many), eps),
-            width="stretch",
-            key="noisy_count",
-        )
+        show(figure(charts.noisy_count, TRUE_COUNT, np.round(many), eps), key="noisy_count")
         st.caption(
             "Small ε: wide spread, strong privacy. Large ε: the release is nearly exact, "
             "and nearly nothing is hidden."

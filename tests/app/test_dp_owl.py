@@ -540,7 +540,7 @@ def test_a_cold_views_first_estimate_names_no_eps_and_labels_what_will_change(
     assert kind == "info" and "judged on the final numbers" in text
     assert "Target met" not in text and "one release may miss it" not in text
     assert "cannot be shown" not in text
-    stability = next(m.value for m in at.markdown if "compare_arrows" in m.value)
+    stability = next(m.value for m in at.markdown if "on the same trial" in m.value)
     assert "**First estimate:**" in stability
     assert any("starred once the final numbers are in" in c.value for c in at.caption)
     assert not [b for b in at.button if b.key == "reps_needed"]  # 40 is not the page's setting

@@ -119,3 +119,89 @@ def _as(module, name, fn):
     """``fn`` under the name and module of ``module.name``: the cache keys a chart by both."""
     fn.__module__, fn.__name__ = module.__name__, name
     return fn
+
+
+# ---- a chart's text alternative: its sentence and its numbers (figures.show) ----------------
+
+
+def _banded():
+    import plotly.graph_objects as go
+
+    from dpcore_app.ui.common.charts import band, layout
+
+    fig = go.Figure()
+    x = np.array([0.1, 1.0, 10.0])
+    band(
+        fig,
+        x,
+        np.array([50.0, 60, 70]),
+        np.array([48.0, 58, 69]),
+        np.array([52.0, 62, 71]),
+        "#0072B2",
+        "n = 500",
+        "%{y}",
+    )
+    fig.add_trace(go.Bar(x=["treat<br>everyone", "x1"], y=[1.5, -2.0], name="coefficients"))
+    return layout(fig, "Accuracy against ε", "privacy budget ε (log scale)", "accuracy (%)")
+
+
+def test_a_chart_is_described_by_its_title_axes_and_series():
+    from dpcore_app.ui.common.figures import describe
+
+    assert describe(_banded().to_dict()) == (
+        "Chart: Accuracy against ε. Accuracy (%) against privacy budget ε (log scale). "
+        "Series: n = 500; coefficients."
+    )
+
+
+def test_a_charts_numbers_are_read_off_the_figure_with_its_band():
+    from dpcore_app.ui.common.figures import table
+
+    rows = table(_banded().to_dict())
+    line = rows[rows.series == "n = 500"]
+    assert line["privacy budget ε (log scale)"].tolist() == [0.1, 1.0, 10.0]
+    assert line["accuracy (%)"].tolist() == [50.0, 60.0, 70.0]
+    assert line["low (95%)"].tolist() == [48.0, 58.0, 69.0]
+    assert line["high (95%)"].tolist() == [52.0, 62.0, 71.0]
+    bars = rows[rows.series == "coefficients"]
+    assert bars["privacy budget ε (log scale)"].tolist() == ["treat everyone", "x1"]  # no <br>
+    assert len(rows) == 5  # the band's outline is not a series of its own
+
+
+def test_the_numbers_of_every_kind_of_chart_the_pages_draw():
+    """Histograms give their values, heat maps one row per cell, a one-point band its error
+    bar; a figure read back from the results store (plotly's base64 arrays) reads the same."""
+    import plotly.graph_objects as go
+
+    from dpcore_app.ui.common.figures import table
+
+    assert table(charts.distribution(*_inputs()).to_dict()).groupby("series").size().to_dict() == {
+        "non-private": 50,
+        "private, ε = 1": 50,
+    }
+    heat = go.Figure(go.Heatmap(x=[200, 500], y=[0.05, 0.1], z=[[0, 1], [2, 3]], name="regime"))
+    cells = table(heat.to_dict())
+    assert cells["z"].tolist() == [0, 1, 2, 3] and cells["x"].tolist() == [200, 500, 200, 500]
+    one = _banded_one()
+    assert table(one)[["low (95%)", "high (95%)"]].values.tolist() == [[58.0, 62.0]]
+    stored = pio.from_json(pio.to_json(_banded())).to_dict()  # arrays as {"dtype", "bdata"}
+    assert table(stored).equals(table(_banded().to_dict()))
+
+
+def _banded_one():
+    import plotly.graph_objects as go
+
+    from dpcore_app.ui.common.charts import band
+
+    fig = go.Figure()
+    band(
+        fig,
+        np.array([1.0]),
+        np.array([60.0]),
+        np.array([58.0]),
+        np.array([62.0]),
+        "#000000",
+        "n = 500",
+        "%{y}",
+    )
+    return fig.to_dict()

@@ -23,6 +23,11 @@ FONT = {"size": TEXT_PX}
 #: backgrounds, so every text takes the theme's own text colour and a label's colour stays on
 #: its line.
 INK = "#888888"
+#: Plotly's options for every chart (figures.show): no toolbar. Streamlit draws Plotly's toolbar
+#: as a row of buttons, each a stop for the Tab key (seven a chart: 28 on the DP-OWL page before
+#: its last chart), and it cannot be kept out of the tab order; zooming by dragging stays, a
+#: double click resets it, and each chart's numbers are a download under it instead of a PNG.
+CONFIG = {"displayModeBar": False, "displaylogo": False}
 
 
 def layout(fig, title, xtitle, ytitle, height=380):

@@ -321,11 +321,13 @@ def active(presets_, specs):
 def presets_menu(presets_, specs, announce=False, key=lambda i, label: f"preset_{i}"):
     """The presets as buttons in one popover whose label names the active preset (or says the
     settings are custom): one element above the charts instead of a row of buttons and a
-    caption. ``announce``: a preset's label is announced with the verdict (see :func:`apply`).
+    caption; a choice closes it. ``announce``: a preset's label is announced with the verdict (see :func:`apply`).
     Returns the active preset's label or None."""
     now = active(presets_, specs)
     with st.popover(
-        f"Preset: {now}" if now else "Presets (now: custom settings)", icon=":material/tune:"
+        f"Preset: {now}" if now else "Presets (now: custom settings)",
+        icon=":material/tune:",
+        key=f"presets_{st.session_state.get(_CHOSEN, 0)}",  # a new key after a choice: closed
     ):
         for i, (label, values) in enumerate(presets_.items()):
             st.button(
@@ -343,10 +345,15 @@ def presets_menu(presets_, specs, announce=False, key=lambda i, label: f"preset_
     return now
 
 
+_CHOSEN = "_presets_chosen"  # how many presets this session chose: the popover's key
+
+
 def apply(values, label=None):
-    """on_click of a preset: set the whole state; the page may announce ``label`` once the
-    numbers are in (on a phone the verdict may be off-screen)."""
+    """on_click of a preset: set the whole state and close the menu (it would stay open over
+    the answer the preset changed); the page may announce ``label`` once the numbers are in
+    (on a phone the verdict may be off-screen)."""
     set_state(values)
+    st.session_state[_CHOSEN] = st.session_state.get(_CHOSEN, 0) + 1
     if label:
         st.session_state["_preset_toast"] = label
 

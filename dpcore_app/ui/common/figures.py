@@ -17,20 +17,24 @@ figure. Only charts of the simulated studies are stored on disk (:data:`STORED_C
 
 from __future__ import annotations
 
+import base64
 import functools
 import hashlib
 import importlib
 import pickle
+import re
 import threading
 from contextlib import contextmanager
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import plotly
 import plotly.graph_objects as go
 import streamlit as st
 
 from dpcore.store import default_store
+from dpcore_app.ui.common.charts import CONFIG
 
 
 class SharedFigure(go.Figure):
@@ -143,3 +147,161 @@ def figure(builder, *args, **kwargs):
     if builder.__module__ not in TEACHING_CHARTS:
         raise ValueError(f"only teaching charts are shared, not {builder.__module__}")
     return _build(builder.__module__, builder.__name__, args, kwargs)
+
+
+# --------------------------------------------------------------------------------------------
+# Showing a chart: the one place every page's charts pass through
+
+
+def show(fig, *, key, alt=None, numbers=True, where=None):
+    """Draw ``fig`` the way every chart of the app is drawn, with its text alternative.
+
+    The chart is a figure named by a sentence (``alt``, or :func:`describe`'s: what it shows)
+    instead of an image named by its tick labels, and its numbers can be downloaded: with
+    ``numbers=True`` a small download under it (:func:`table`, built on click); with
+    ``numbers="page"`` the page's own download just below it (the sentence says so);
+    ``numbers=False`` for a chart whose numbers must not leave the page (an uploaded trial's:
+    privacy rules 5 and 7). No toolbar (:data:`~dpcore_app.ui.common.charts.CONFIG`).
+    ``where``: a column or container to draw in (default: the current one).
+    """
+    where = st if where is None else where
+    spec = fig.to_dict()
+    own = numbers is True and _numbers.__dict__.get("on", True)
+    sentence = alt or describe(spec)
+    if own or numbers == "page":
+        sentence += " Its numbers: the CSV download below the chart."
+    where.plotly_chart(fig, width="stretch", key=key, config=CONFIG, alt=sentence)
+    if own:
+        where.download_button(
+            "Numbers (CSV)",
+            lambda: table(spec).to_csv(index=False),
+            f"{key}.csv",
+            "text/csv",
+            key=f"{key}_numbers",
+            on_click="ignore",
+            type="tertiary",
+            icon=":material/download:",
+        )
+
+
+_numbers = threading.local()  # .on: False while a page shows numbers it will replace
+
+
+@contextmanager
+def numbers(on=True):
+    """Inside this block (in this thread), :func:`show` offers no download when ``on`` is False:
+    a first estimate, drawn while the final numbers compute, is not a file to keep."""
+    before = _numbers.__dict__.get("on", True)
+    _numbers.on = on
+    try:
+        yield
+    finally:
+        _numbers.on = before
+
+
+_TAG = re.compile(r"<[^>]+>")
+
+
+def _text(value):
+    """A title or label as plain words (plotly's <br>, <sub>, <b> tags removed)."""
+    if isinstance(value, dict):
+        value = value.get("text")
+    return " ".join(_TAG.sub(" ", str(value or "")).split())
+
+
+def describe(spec):
+    """One sentence of what a chart shows, from its figure dict: its title, what is drawn
+    against what, and the names of its series."""
+    layout = spec.get("layout", {})
+    title = _text(layout.get("title"))
+    x = _text(layout.get("xaxis", {}).get("title"))
+    y = _text(layout.get("yaxis", {}).get("title"))
+    names = list(dict.fromkeys(_text(t.get("name")) for t in spec.get("data", []) if t.get("name")))
+    parts = [f"Chart: {title}." if title else "Chart."]
+    if x and y:
+        parts.append(f"{y[0].upper() + y[1:]} against {x}.")
+    elif x or y:
+        parts.append(f"Along the axis: {x or y}.")
+    if names:
+        parts.append("Series: " + "; ".join(names) + ".")
+    return " ".join(parts)
+
+
+def _values(data):
+    """A plotly array as a 1-d numpy array: a list, a numpy array, or its base64 encoding."""
+    if data is None:
+        return None
+    if isinstance(data, dict) and "bdata" in data:
+        values = np.frombuffer(base64.b64decode(data["bdata"]), dtype=np.dtype(data["dtype"]))
+        shape = data.get("shape")
+        if shape:
+            values = values.reshape([int(n) for n in str(shape).split(",")])
+        return values
+    return np.asarray(data, dtype=object)
+
+
+def table(spec):
+    """The numbers a chart draws, one row per point: series, x, y (z for a heat map), and the
+    95% band's low and high where the chart has one (:func:`charts.band`'s filled outline, or
+    an error bar). Read off the figure itself, so the file and the picture cannot disagree."""
+    layout = spec.get("layout", {})
+    xname = _text(layout.get("xaxis", {}).get("title")) or "x"
+    yname = _text(layout.get("yaxis", {}).get("title")) or "y"
+    traces = spec.get("data", [])
+    bands = {}  # legend group -> (x, low, high) of its filled band
+    for t in traces:
+        if t.get("fill") == "toself" and not t.get("name") and t.get("legendgroup"):
+            x, y = _values(t.get("x")), _values(t.get("y"))
+            if x is not None and y is not None and len(x) == len(y) and len(x) % 2 == 0:
+                half = len(x) // 2
+                bands[t["legendgroup"]] = (x[:half], y[half:][::-1], y[:half])
+    frames = []
+    for t in traces:
+        name = _text(t.get("name")) or _text(t.get("legendgroup"))
+        x, y = _values(t.get("x")), _values(t.get("y"))
+        if t.get("type") == "heatmap":
+            z = _values(t.get("z"))
+            if z is None:
+                continue
+            z = np.asarray(z, dtype=float)
+            xs = x if x is not None else np.arange(z.shape[1])
+            ys = y if y is not None else np.arange(z.shape[0])
+            grid_x, grid_y = np.meshgrid(np.asarray(xs), np.asarray(ys))
+            frames.append(
+                pd.DataFrame(
+                    {"series": name, xname: grid_x.ravel(), yname: grid_y.ravel(), "z": z.ravel()}
+                )
+            )
+            continue
+        if t.get("fill") == "toself" and not t.get("name"):
+            continue  # a band: its numbers go beside its line (below)
+        if x is None and y is None:
+            continue
+        if x is None or y is None:  # a histogram: its values
+            values = x if x is not None else y
+            frames.append(pd.DataFrame({"series": name, "value": [_plain(v) for v in values]}))
+            continue
+        n = min(len(x), len(y))
+        frame = pd.DataFrame(
+            {"series": name, xname: [_plain(v) for v in x[:n]], yname: [_plain(v) for v in y[:n]]}
+        )
+        band = bands.get(t.get("legendgroup"))
+        error = t.get("error_y") or {}
+        if band is not None and len(band[0]) == n:
+            frame["low (95%)"], frame["high (95%)"] = band[1], band[2]
+        elif error.get("array") is not None:
+            up = np.asarray(_values(error.get("array")), dtype=float)
+            down = error.get("arrayminus")
+            down = up if down is None else np.asarray(_values(down), dtype=float)
+            if len(up) == n:
+                mean = np.asarray(frame[yname], dtype=float)
+                frame["low (95%)"], frame["high (95%)"] = mean - down[:n], mean + up[:n]
+        frames.append(frame)
+    if not frames:
+        return pd.DataFrame({"series": []})
+    return pd.concat(frames, ignore_index=True)
+
+
+def _plain(value):
+    """A category label as words (plotly's <br> tags gone), a number as it is."""
+    return _text(value) if isinstance(value, str) else value

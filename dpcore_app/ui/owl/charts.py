@@ -7,11 +7,9 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
+from dpcore_app.ui.common.charts import CONFIG as CONFIG  # every chart's options: no toolbar
 from dpcore_app.ui.common.charts import FONT, GREY, INK, PALETTE, band, marker
 from dpcore_app.ui.common.charts import layout as _layout
-
-# Plotly's toolbar, kept short (the shared layout puts it vertical in the right margin).
-CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["select2d", "lasso2d", "autoScale2d"]}
 
 
 def layout(fig, title, xtitle, ytitle, height=400):

@@ -14,7 +14,7 @@ from dpcore import expected_noise_radius
 from dpcore_app.ui.common import explain as common_explain
 from dpcore_app.ui.common import glossary, handout
 from dpcore_app.ui.common.controls import details
-from dpcore_app.ui.common.figures import figure
+from dpcore_app.ui.common.figures import figure, show
 from dpcore_app.ui.common.limits import cap_work
 from dpcore_app.ui.owl import charts, compute, decide, decide_explain, explain
 from dpcore_app.ui.owl import decide_compute as targets
@@ -210,7 +210,7 @@ def verdict_detail(s, here, d, offer_reps=None):
     st.subheader("The verdict in full", anchor=VERDICT_ANCHOR)
     st.markdown(d["verdict"] + " " + common_explain.epsilon_note(eps))
     label = "**First estimate:** " if d["first"] else ""
-    st.markdown(f":material/compare_arrows: {label}{decide_explain.stability_sentence(eps, here)}")
+    st.markdown(label + decide_explain.stability_sentence(eps, here))
     st.markdown("**At what ε can we publish?** " + d["text"])
     if d["needed"] is not None and offer_reps is not None:
         offer_reps(d["needed"])
@@ -419,12 +419,7 @@ def for_statisticians(ex, eps, names):
     if math.isfinite(eps):
         st.markdown(explain.agreement_text(ex.agreement))
         radius = expected_noise_radius(len(ex.theta_hat), eps, ex.sensitivity, k=2)
-        st.plotly_chart(
-            figure(charts.noise_vector, ex.theta_hat, ex.noise, radius, names=names),
-            width="stretch",
-            key="noise",
-            config=charts.CONFIG,
-        )
+        show(figure(charts.noise_vector, ex.theta_hat, ex.noise, radius, names=names), key="noise")
         st.caption(explain.noise_caption(len(ex.theta_hat), ex.sensitivity, radius))
     for formula, meaning in explain.OWL_FORMULAS:
         st.latex(formula)
@@ -445,10 +440,8 @@ def learners(s):
         reps = compute.LEARNER_REPS
         cells, pairs = compute.learners_at(summary, differences, s["eps"])
         st.markdown(explain.learners_sentence(s["eps"], s["n"], cells, pairs, reps))
-        st.plotly_chart(
+        show(
             figure(charts.learners_vs_epsilon, summary, s["eps"], explain.LEARNER_NAMES),
-            width="stretch",
             key="learners",
-            config=charts.CONFIG,
         )
         st.caption(explain.learners_caption(s["n"], reps))

@@ -8,6 +8,7 @@ import streamlit as st
 
 from dpcore.owl.simulate import PROXY_VARIANTS
 from dpcore_app.ui.common.controls import Choice, IntRange, row
+from dpcore_app.ui.common.figures import show
 from dpcore_app.ui.common.grids import fmt_eps
 from dpcore_app.ui.owl import charts, compute, explain
 
@@ -39,7 +40,7 @@ def panel(n, eps, h, W, prep, on_use):
         return
     with st.spinner("Tuning γ…"):
         res = compute.gamma_tuning(*request)
-    st.plotly_chart(
+    show(
         charts.gamma_curve(
             res.curve,
             res.best_gamma,
@@ -47,7 +48,6 @@ def panel(n, eps, h, W, prep, on_use):
             res.top_gamma,
             compute.gamma_used("paper", 0, eps, n),
         ),
-        width="stretch",
         key="gamma_curve",
     )
     st.caption(explain.tuning_caption(res, reps, n, variant, n0))

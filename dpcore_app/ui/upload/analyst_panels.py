@@ -19,6 +19,7 @@ from dpcore.owl.paper import default_gamma
 from dpcore.owl.preview import STRENGTHS, recommend_learner, smallest_epsilon
 from dpcore.privacy.composition import parallel_cost
 from dpcore_app.ui.common.controls import set_state
+from dpcore_app.ui.common.figures import show
 from dpcore_app.ui.common.safety import plain
 from dpcore_app.ui.upload import analyst_compute as compute
 from dpcore_app.ui.upload import analyst_explain as explain
@@ -232,9 +233,7 @@ def preview_panel(
             dominant,
         )
         st.markdown(plain(explain.needed_sentence(need, eps, int(n), unit, outcome_bounds)))
-        st.plotly_chart(
-            charts.agreement_curve(frame, eps, target), width="stretch", key="preview_agreement"
-        )
+        show(charts.agreement_curve(frame, eps, target), key="preview_agreement")
         st.caption(
             "Each band holds 95% of single releases on simulated twins; the dotted line is "
             "chance (50%). Held at the release's γ where γ does not come from the paper's "
@@ -243,7 +242,7 @@ def preview_panel(
     if learner != "plug-in":
         learner_panel(frame, strength, eps, learner, propensity)
     with st.expander("Gain over the better arm, and the noise in the rule's own units"):
-        st.plotly_chart(charts.gain_curve(frame, eps, unit), width="stretch", key="preview_value")
+        show(charts.gain_curve(frame, eps, unit), key="preview_value")
         st.caption(
             "Dashed: giving everyone the better arm (gain 0). Dotted: the non-private rule's "
             "gain at each strength. Each band holds 95% of single releases on the twins. "
@@ -260,9 +259,7 @@ def learner_panel(frame, strength, eps, learner, propensity):
     rec = recommend_learner(frame, strength, eps)
     st.markdown("**Which learner?** (same twins, no privacy spent)")
     st.markdown(plain(explain.learner_sentence(rec, strength, eps, learner)))
-    st.plotly_chart(
-        charts.learners_curve(frame, strength, eps), width="stretch", key="preview_learners"
-    )
+    show(charts.learners_curve(frame, strength, eps), key="preview_learners")
     st.caption(
         "The better arm is the twin's own: it knows each simulated patient's effect. Each band "
         "holds 95% of single releases; the dotted line is chance (50%)."

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from dpcore_app.ui.common.figures import show
 from dpcore_app.ui.common.safety import log_withheld, plain
 from dpcore_app.ui.upload import analyst_panels, charts, compute, explain, files, preview_charts
 from dpcore_app.ui.upload.explain import DOWNLOAD_WINDOW
@@ -198,10 +199,10 @@ def result_panel(released, source, files=None):
         "covered by ε, so it is for you, not for the report."
     )
     st.info(explain.release_statement(release), icon=":material/shield_lock:")
-    st.plotly_chart(
+    show(  # its numbers are the released rule's, in the rule file (JSON)
         charts.rule_effects(release.names, release.effects(), release.treated, release.control),
-        width="stretch",
         key="rule_effects",
+        numbers=False,
     )
     st.caption(
         "Each bar is how much the rule's score moves when that covariate goes from its "
