@@ -315,9 +315,11 @@ def cvar_panel(s, seed):
 @guarded("The theory-bounds study")
 def study():
     verdict_slot = st.container()  # filled once the numbers are in: the first thing under the title
-    with st.expander("What is compared"):  # one line, so the charts start on the first screen
-        st.markdown(explain.BOUNDS_INTRO)
     s, G, seed = settings_panel()
+    with st.expander(
+        "What is compared"
+    ):  # one line, after the controls: the charts start on the first screen and the presets are the first stop
+        st.markdown(explain.BOUNDS_INTRO)
     notice = compute.draws_per_trial(s["n"])[1]
     if notice:
         st.info(notice, icon=":material/speed:")

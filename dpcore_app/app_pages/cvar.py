@@ -221,9 +221,11 @@ def rule_panel(s):
 @guarded("The private CVaR study")
 def study():
     verdict_slot = st.container()  # filled once the numbers are in: the first thing under the title
-    with st.expander("What is simulated"):  # one line, so the chart starts on the first screen
-        st.markdown(explain.CVAR_INTRO)
     s = settings_panel()
+    with st.expander(
+        "What is simulated"
+    ):  # one line, after the controls: the charts start on the first screen and the presets are the first stop
+        st.markdown(explain.CVAR_INTRO)
     work = compute.workload(s["reps"])
     if work.notice:
         st.info(work.notice, icon=":material/speed:")

@@ -145,8 +145,6 @@ def rule_panel(s, runs, metric):
 @guarded("The DP-OWL study")
 def study():
     verdict_slot = st.container()  # filled once the numbers are in: the first thing under the title
-    with st.expander("What is simulated"):  # one line, so the charts start on the first screen
-        st.markdown(explain.OWL_INTRO)
     with st.container(horizontal=True):  # the presets and the target: two popovers, one row
         presets_box = st.container(
             width="content"
@@ -155,6 +153,10 @@ def study():
     s = settings_panel()
     with presets_box:
         controls.presets_menu(PRESETS, STATE, announce=True)
+    with st.expander(
+        "What is simulated"
+    ):  # one line, after the controls: the charts start on the first screen and the presets are the first stop
+        st.markdown(explain.OWL_INTRO)
     work, args = panels.workload(s)
     if work.notice:
         st.info(work.notice, icon=":material/speed:")

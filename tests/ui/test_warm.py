@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from dpcore_app import warm
 from dpcore_app.ui.owl import compute as owl
-from tests.app.conftest import APP
+from tests.app.conftest import APP, failures
 
 SMALL = ("DP-OWL n = 200, small", owl.owl_sweep, (200, "paper", 75, 0.5, "auto", 40, 77, "public"))
 
@@ -96,7 +96,7 @@ def test_a_warmed_view_opens_without_simulating(small_views, monkeypatch):
     for key, value in {"n": "200", "compare": ["200"], "reps": "40", "seed": "77"}.items():
         at.query_params[key] = value
     at.run()
-    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert not at.exception and not failures(at), [e.value for e in failures(at)]
     assert len(at.get("plotly_chart")) >= 4  # the view is drawn, from the store alone
 
 
