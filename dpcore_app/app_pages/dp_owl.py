@@ -4,7 +4,7 @@ import math
 
 import streamlit as st
 
-from dpcore_app.ui.common import controls, handout
+from dpcore_app.ui.common import controls, frames, handout
 from dpcore_app.ui.common import explain as common_explain
 from dpcore_app.ui.common.controls import (
     Choice,
@@ -207,6 +207,7 @@ def curves_panel(s, sizes, v, reps, d):
         )
     with b:
         st.plotly_chart(vs_n, width="stretch", key="vs_n", config=charts.CONFIG)
+        frames.follow("vs_n", EPS)  # a drag on the chart's own ε slider sets the page's ε
         st.caption(
             explain.n_curve_caption(
                 s["eps"],
