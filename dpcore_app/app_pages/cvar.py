@@ -5,7 +5,7 @@ import math
 import streamlit as st
 
 from dpcore.cvar.experiments import KINDS
-from dpcore_app.ui.common import handout
+from dpcore_app.ui.common import frames, handout
 from dpcore_app.ui.common.controls import (
     Choice,
     IntRange,
@@ -131,12 +131,16 @@ def error_panel(s, summary):
     """Error against ε, n, τ or εnτ, with the rate and the two parts; its download."""
     x_axis = XAXIS.widget()
     rows = compute.curve(summary, x_axis, s["n"], s["tau"], s["eps"])
-    current = {"epsilon": s["eps"], "n": s["n"], "tau": s["tau"], "eps_n_tau": None}[x_axis]
-    st.plotly_chart(
-        figure(charts.error_curves, rows, x_axis, current, s["bound"], s["eps"]),
-        width="stretch",
-        key="errors",
-    )
+    if x_axis == "eps_n_tau":  # the same chart at every ε: no slider of its own
+        chart = figure(charts.error_curves, rows, x_axis, None, s["bound"], s["eps"])
+    else:  # every ε of the grid as a step of the chart's own slider, drawn in the browser
+        curves = compute.curves(summary, x_axis, s["n"], s["tau"])
+        chart = figure(
+            charts.error_curves_steps, curves, x_axis, s["n"], s["tau"], s["bound"], s["eps"]
+        )
+    st.plotly_chart(chart, width="stretch", key="errors")
+    if x_axis != "eps_n_tau":
+        frames.follow("errors", EPS)  # a drag on the chart's slider sets the page's ε
     st.caption(explain.CVAR_CAPTIONS[x_axis])
     st.download_button(
         "Download these numbers (CSV)",
