@@ -25,9 +25,10 @@ def drawn(fig, k):
     count = len(spec["data"])
     assert all(len(values) == count for values in restyle.values())  # every trace, every time
     traces = [
-        {key: values[j] for key, values in restyle.items() if values[j] is not None}
-        for j in range(count)
+        {**trace, **{key: values[j] for key, values in restyle.items()}}
+        for j, trace in enumerate(spec["data"])
     ]
+    traces = [{key: value for key, value in t.items() if value is not None} for t in traces]
     layout = _leaves({k: v for k, v in spec["layout"].items() if k not in FIXED})
     layout.update(relayout)
     return traces, {p: v for p, v in layout.items() if v is not None}

@@ -9,8 +9,9 @@ drag on that slider ends, the page's ε control and its link take the chosen ε,
 Why steps of Plotly's ``update`` method and not Plotly frames: a frame is drawn as a transition,
 during which Plotly never recomputes an axis' range, so a chart whose data move (a histogram of
 releases at ε = 0.05 and at 1000, errors over five decades) would keep the axes of the ε it was
-loaded at. An ``update`` step is an ordinary restyle and relayout: each trace's attributes and the
-layout's changing parts are replaced whole (``None``: Plotly's default), and the axes autorange.
+loaded at. An ``update`` step is an ordinary restyle and relayout: each trace attribute and each part of
+the layout that differs between two ε is replaced whole (``None``: Plotly's default), the rest
+stays as loaded (a chart against n sends its n once, not once per ε), and the axes autorange.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import functools
 
 import streamlit as st
+from plotly.io.json import to_json_plotly
 
 from dpcore_app.ui.common.charts import FONT, INK
 from dpcore_app.ui.common.controls import set_state, value_of
@@ -61,6 +63,11 @@ def _leaves(node, path=""):
     return {path: node}
 
 
+def _json(value):
+    """A value as the browser receives it (numpy arrays included): equal values, equal texts."""
+    return to_json_plotly(value)
+
+
 def _bold(title):
     """Streamlit's theme writes a figure's title in bold when it first draws it; a step that
     changes the title writes it the same way."""
@@ -83,12 +90,16 @@ def eps_steps(specs, current, fmt=fmt_eps, prefix="privacy budget ε: "):
     dicts = [s.to_dict() if hasattr(s, "to_dict") else s for s in specs.values()]
     here = dicts[grid.index(current)]
     traces = _traces([d.get("data", []) for d in dicts])
-    attributes = list(dict.fromkeys(k for ts in traces for t in ts for k in t))
+    attributes = [  # what differs between two ε somewhere; the rest stays as loaded
+        k
+        for k in dict.fromkeys(k for ts in traces for t in ts for k in t)
+        if len({_json([t.get(k) for t in ts]) for ts in traces}) > 1
+    ]
     layouts = [
         _leaves({k: v for k, v in d.get("layout", {}).items() if k not in FIXED}) for d in dicts
     ]
     paths = list(dict.fromkeys(p for lay in layouts for p in lay))
-    varying = [p for p in paths if any(lay.get(p) != layouts[0].get(p) for lay in layouts)]
+    varying = [p for p in paths if len({_json(lay.get(p)) for lay in layouts}) > 1]
     axes = [
         a
         for a in dict.fromkeys(p.split(".")[0] for p in paths)
