@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from dpcore_app.ui.bounds import compute, explain
-from dpcore_app.ui.common import handout
+from dpcore_app.ui.common import frames, handout
 from dpcore_app.ui.common.controls import (
     Choice,
     IntRange,
@@ -283,11 +283,12 @@ def cvar_panel(s, seed):
     rates = compute.cvar_rates(tau, s["eps"], d)
     measured = compute.cvar_measured(tau, s["eps"], seed)
     with b:
-        show(
-            compute.figure("cvar_rates", rates, measured, tau, s["eps"]),
+        show(  # every ε of the grid as a step of the chart's own slider
+            compute.figure("cvar_rates_steps", compute.rate_curves(tau, d, seed), tau, s["eps"]),
             key="rates",
             numbers="page",
         )
+        frames.follow("rates", EPS)  # a drag on the chart's slider sets the page's ε
         lo, hi = compute.rate_ratio(measured, tau, s["eps"])
         st.caption(
             "Lines: the papers' rates with constants set to 1 (so only their shape is "

@@ -4,7 +4,7 @@ import math
 
 import streamlit as st
 
-from dpcore_app.ui.common import handout
+from dpcore_app.ui.common import frames, handout
 from dpcore_app.ui.common.controls import (
     check_link,
     details,
@@ -86,12 +86,16 @@ def error_panel(s, summary):
     st.subheader("The error against ε, n, τ or εnτ", anchor=explain.ERRORS_ANCHOR)
     x_axis = XAXIS.widget()
     rows = compute.curve(summary, x_axis, s["n"], s["tau"], s["eps"])
-    current = {"epsilon": s["eps"], "n": s["n"], "tau": s["tau"], "eps_n_tau": None}[x_axis]
-    show(
-        figure(charts.error_curves, rows, x_axis, current, s["bound"], s["eps"]),
-        key="errors",
-        numbers="page",
-    )
+    if x_axis == "eps_n_tau":  # the same chart at every ε: no slider of its own
+        chart = figure(charts.error_curves, rows, x_axis, None, s["bound"], s["eps"])
+    else:  # every ε of the grid as a step of the chart's own slider, drawn in the browser
+        curves = compute.curves(summary, x_axis, s["n"], s["tau"])
+        chart = figure(
+            charts.error_curves_steps, curves, x_axis, s["n"], s["tau"], s["bound"], s["eps"]
+        )
+    show(chart, key="errors", numbers="page")
+    if x_axis != "eps_n_tau":
+        frames.follow("errors", EPS)  # a drag on the chart's slider sets the page's ε
     st.markdown(explain.error_reading(rows, x_axis))
     st.caption(explain.CVAR_CAPTIONS[x_axis])
     st.download_button(

@@ -4,7 +4,7 @@ import math
 
 import streamlit as st
 
-from dpcore_app.ui.common import controls, figures, handout
+from dpcore_app.ui.common import controls, figures, frames, handout
 from dpcore_app.ui.common.controls import (
     check_link,
     details,
@@ -103,6 +103,7 @@ def curves_panel(s, sizes, v, reps, d):
         )
     with b:
         figures.show(vs_n, key="vs_n")
+        frames.follow("vs_n", EPS)  # a drag on the chart's own ε slider sets the page's ε
         st.markdown(explain.n_reading(v.all_summary, s["eps"], metric))
         st.caption(
             explain.n_curve_caption(

@@ -7,7 +7,7 @@ import streamlit as st
 
 from dpcore import laplace_interval_halfwidth, laplace_noise
 from dpcore_app import page
-from dpcore_app.ui.common import explain, glossary
+from dpcore_app.ui.common import explain, frames, glossary
 from dpcore_app.ui.common.controls import Choice, check_link
 from dpcore_app.ui.common.figures import figure, show
 from dpcore_app.ui.common.grids import EPS_OPTIONS, fmt_eps
@@ -100,6 +100,13 @@ st.divider()
 st.subheader("Try it: one noisy release", anchor=False)
 
 
+def releases(eps):
+    """(one release of the count at ε, 2000 possible releases), the same draws at every visit."""
+    rng = np.random.default_rng(2026)
+    one = TRUE_COUNT + laplace_noise(eps, 1.0, rng=rng)
+    return one, TRUE_COUNT + laplace_noise(eps, 1.0, size=2000, rng=rng)
+
+
 @st.fragment
 @guarded("The noisy release")
 def noisy_release():
@@ -108,9 +115,7 @@ def noisy_release():
         "count by at most 1, so releasing it with Laplace noise of scale 1/ε is ε-DP."
     )
     eps = DEMO_EPS.widget()
-    rng = np.random.default_rng(2026)
-    one = TRUE_COUNT + laplace_noise(eps, 1.0, rng=rng)
-    many = TRUE_COUNT + laplace_noise(eps, 1.0, size=2000, rng=rng)
+    one, _ = releases(eps)
     left, right = st.columns([1, 2], gap="large")
     with left:
         st.metric(
@@ -124,7 +129,16 @@ def noisy_release():
         st.markdown(f"95% of releases land within **±{half_width:.1f}** of the truth.")
         st.info(explain.attacker_sentence(eps, what="the count"), icon=":material/visibility_off:")
     with right:
-        show(figure(charts.noisy_count, TRUE_COUNT, np.round(many), eps), key="noisy_count")
+        show(  # every ε of the grid as a step of the chart's own slider
+            figure(
+                charts.noisy_count_steps,
+                TRUE_COUNT,
+                {e: np.round(releases(e)[1]) for e in DEMO_EPS.options},
+                eps,
+            ),
+            key="noisy_count",
+        )
+        frames.follow("noisy_count", DEMO_EPS)  # a drag on the chart's slider sets ε above
         st.caption(
             "Small ε: wide spread, strong privacy. Large ε: the release is nearly exact, "
             "and nearly nothing is hidden."

@@ -104,6 +104,47 @@ def test_presets_move_epsilon(app):
     app.screenshot("dp-owl-strong-privacy.png", full=False)
 
 
+#: What the chart against n draws now: its legend, and its lines as drawn (SVG paths).
+PLOTTED = """() => {
+    const chart = document.querySelector(".st-key-vs_n");
+    return {legend: [...chart.querySelectorAll(".legendtext")].map((t) => t.textContent),
+            lines: [...chart.querySelectorAll(".scatterlayer path.js-line")]
+                .map((p) => p.getAttribute("d"))};
+}"""
+
+
+def test_dragging_the_n_charts_own_eps_redraws_in_the_browser_then_the_page_follows(app):
+    """The chart against n carries every ε as a step of its own slider: a drag redraws it in the
+    browser with no script run on the server and nothing sent to it; when the drag ends the
+    page's ε control and its link take the chosen ε, in one run."""
+    sent = []
+    app.page.on("websocket", lambda ws: ws.on("framesent", lambda frame: sent.append(frame)))
+    app.goto(f"/dp-owl?{FAST}")
+    chart = app.page.locator(".st-key-vs_n")
+    chart.scroll_into_view_if_needed()
+    before = app.page.evaluate(PLOTTED)
+    assert before["legend"] == ["private, ε = 1", "non-private"]
+    ticks = chart.locator(".slider-tick-rect")  # one per ε of the grid, 0.05 … non-private
+    expect(ticks).to_have_count(15)
+    grip, target = chart.locator(".slider-grip-rect").bounding_box(), ticks.nth(1).bounding_box()
+    runs, frames = app.page.evaluate("() => window.__e2eRuns"), len(sent)
+    app.page.mouse.move(grip["x"] + grip["width"] / 2, grip["y"] + grip["height"] / 2)
+    app.page.mouse.down()
+    app.page.mouse.move(target["x"] + target["width"] / 2, grip["y"] + grip["height"] / 2, steps=8)
+    expect(chart.locator(".legendtext").first).to_have_text("private, ε = 0.1")
+    during = app.page.evaluate(PLOTTED)
+    assert during["lines"] != before["lines"]  # the private curve is drawn anew, at ε = 0.1
+    assert app.page.evaluate("() => window.__e2eRuns") == runs, "a script ran during the drag"
+    assert len(sent) == frames, "the browser sent the server something during the drag"
+    expect(app.slider_value(EPS_LABEL)).to_have_text("1")  # the page waits for the drag's end
+    app.page.mouse.up()
+    app.wait_rerun()
+    expect(app.slider_value(EPS_LABEL)).to_have_text("0.1")
+    assert "eps=0.1" in app.page.url
+    assert app.page.evaluate(PLOTTED) == during  # the page's own chart at 0.1: the same drawing
+    app.expect_no_exception()
+
+
 OVERLAPS = """() => {
     const box = (e) => e && e.getBoundingClientRect();
     const meet = (a, b) => a && b && a.width && b.width && a.left < b.right && b.left < a.right
@@ -113,8 +154,10 @@ OVERLAPS = """() => {
         .map((c) => {
             const title = box(c.querySelector(".gtitle")), bar = box(c.querySelector(".modebar"));
             const legend = box(c.querySelector(".legend")), xt = box(c.querySelector(".xtitle"));
+            const slider = box(c.querySelector(".slider-group"));
             const name = c.querySelector(".gtitle");
-            return {toolbar: meet(title, bar), legend: meet(legend, xt), title: name && name.textContent};
+            return {toolbar: meet(title, bar), legend: meet(legend, xt),
+                    slider: meet(slider, xt) || meet(slider, legend), title: name && name.textContent};
         });
 }"""
 
@@ -146,6 +189,7 @@ def test_a_phone_sees_the_verdict_first_and_charts_keep_clear(
         for chart in app.page.evaluate(OVERLAPS):
             assert not chart["toolbar"], "Plotly's toolbar covers a chart title"
             assert not chart["legend"], "a legend overlaps an axis title"
+            assert not chart["slider"], "a chart's ε slider overlaps its axis title or legend"
         for group in app.page.locator("[data-testid='stButtonGroup']").all():
             for option in group.locator("button").all():
                 b = option.bounding_box()

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 
 from dpcore_app.ui.bounds import charts, compute, explain
+from tests.ui.slider_steps import check_steps
 
 
 def measured(over, xs):
@@ -97,3 +98,24 @@ def test_phase_diagram_and_rates():
     assert not any("proven for ε ≤ 1" in (t.name or "") for t in fig.data)
     beyond = charts.cvar_rates(compute.cvar_rates(0.05, 5.0, 5), m, 0.05, 5.0)
     assert all("proven for ε ≤ 1 only" in t.name for t in beyond.data[:3])
+
+
+def test_the_rate_chart_carries_every_eps_as_a_step_of_its_own():
+    """Each step draws the rates and the measured error at its ε; ε = 1 is active."""
+    grid = (0.1, 1.0, 5.0, math.inf)
+    curves = {}
+    for k, e in enumerate(grid):
+        m = pd.DataFrame(
+            {"n": [100, 1000]}
+            | {
+                f"{part}_{s}": [0.1 / (k + 1), 0.01 / (k + 1)]
+                for part in ("total", "privacy")
+                for s in ("mean", "lo", "hi")
+            }
+        )
+        if math.isinf(e):
+            m[["privacy_mean", "privacy_lo", "privacy_hi"]] = 0.0
+        curves[e] = (compute.cvar_rates(0.05, e, 5), m)
+    static = {e: charts.cvar_rates(r, m, 0.05, e) for e, (r, m) in curves.items()}
+    fig = charts.cvar_rates_steps(curves, 0.05, 1.0)
+    assert check_steps(fig, static, 1.0) == ["0.1", "1", "5", "non-private"]

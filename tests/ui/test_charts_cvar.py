@@ -15,6 +15,7 @@ from dpcore.cvar.experiments import (
 from dpcore.montecarlo import summarize
 from dpcore_app.ui.cvar import charts
 from dpcore_app.ui.cvar.compute import curve
+from tests.ui.slider_steps import check_steps
 
 
 @pytest.fixture(scope="module")
@@ -109,3 +110,14 @@ def test_rule_tail_chart(eps_cvar):
     )
     assert bars.error_x.array[-1] == res.halfwidth
     assert "10%" in fig.layout.title.text
+
+
+@pytest.mark.parametrize("x_axis", ["epsilon", "n", "tau"])
+def test_the_error_chart_carries_every_eps_as_a_step_of_its_own(summary, x_axis):
+    """Against n or τ each step draws the errors at its ε; against ε it moves the mark."""
+    grid, n, tau = (0.1, 1.0, math.inf), 1000, 0.05
+    curves = {e: curve(summary, x_axis, n, tau, e) for e in grid}
+    mark = lambda e: {"epsilon": e, "n": n, "tau": tau}[x_axis]  # noqa: E731
+    static = {e: charts.error_curves(curves[e], x_axis, mark(e), 1.0, e) for e in grid}
+    fig = charts.error_curves_steps(curves, x_axis, n, tau, 1.0, 1.0)
+    assert check_steps(fig, static, 1.0) == ["0.1", "1", "non-private"]

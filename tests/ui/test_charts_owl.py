@@ -9,6 +9,7 @@ from dpcore import expected_noise_radius
 from dpcore.owl.experiments import owl_monte_carlo
 from dpcore_app.ui.common.charts import GREY
 from dpcore_app.ui.owl import charts
+from tests.ui.slider_steps import check_steps
 
 
 @pytest.fixture(scope="module")
@@ -126,3 +127,17 @@ def test_the_n_caption_says_what_the_noise_does_in_each_mode():
     assert "the same at every n" in n_curve_caption(1.0, "free")
     fixed = noise_lengths([200, 1000], 1.0, "free", 75, "auto")
     assert fixed[200] == fixed[1000]
+
+
+def test_the_n_chart_carries_every_eps_of_the_sweep_as_a_step_of_its_own(summary):
+    """The chart against n redraws at every ε of the sweep in the browser: each step is the
+    chart the page draws at that ε, and the page's ε is the active step."""
+    refs = {"treat_all": 49.9, "treat_none": 50.1}
+    grid = (0.5, 5.0, math.inf)  # the fixture's sweep
+    static = {e: charts.curve_vs_n(summary, "accuracy", e, refs, "non-private") for e in grid}
+    fig = charts.curve_vs_n_steps(summary, "accuracy", 5.0, refs, "non-private")
+    assert check_steps(fig, static, 5.0) == ["0.5", "5", "non-private"]
+    # Without privacy the chart draws no private band: at load it is hidden, then shown.
+    check_steps(charts.curve_vs_n_steps(summary, "accuracy", math.inf, refs), static, math.inf)
+    value = {e: charts.curve_vs_n(summary, "value", e) for e in grid}
+    check_steps(charts.curve_vs_n_steps(summary, "value", 0.5), value, 0.5)

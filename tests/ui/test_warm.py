@@ -9,6 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dpcore_app import warm
+from dpcore_app.ui.common.grids import EPS_OPTIONS
 from dpcore_app.ui.owl import compute as owl
 from tests.app.conftest import APP, failures
 
@@ -169,7 +170,9 @@ def test_the_warm_up_stores_exactly_the_figures_the_page_then_reads(small_views,
         classmethod(lambda cls, fig: built.append(fig.layout.title.text) or freeze(cls, fig)),
     )
     figures._build.clear()
-    assert warm.store_figures([state]) == 1 and len(built) == 4
+    # The view's four charts, and the chart against n at every ε of the grid: its own slider's
+    # steps (dpcore_app.ui.common.frames).
+    assert warm.store_figures([state]) == 1 and len(built) == 4 + len(EPS_OPTIONS)
     figures._build.clear()  # a server started after the warm-up: nothing in memory
     at = AppTest.from_file(APP, default_timeout=60)
     at.run()  # the Overview, which builds its own figure

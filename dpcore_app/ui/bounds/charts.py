@@ -19,6 +19,8 @@ from dpcore_app.ui.common.charts import (
     marker,
     rgba,
 )
+from dpcore_app.ui.common.figures import figure
+from dpcore_app.ui.common.frames import eps_steps
 
 TERM_NAMES = {
     "T1": "T1 regularization",
@@ -315,3 +317,14 @@ def cvar_rates(rates, measured, tau, eps):
     decade_ticks(fig, "x")
     decade_ticks(fig, "y")
     return _below(fig)
+
+
+def cvar_rates_steps(curves, tau, eps):
+    """:func:`cvar_rates` at ``eps`` carrying every ε of the grid as a step of its own slider,
+    drawn in the browser (see :mod:`dpcore_app.ui.common.frames`). ``curves`` maps each ε of the
+    grid, in order, to its (rates, measured) (``dpcore_app.ui.bounds.compute.rate_curves``: the
+    formulas, and the one sweep that measured every ε)."""
+    return eps_steps(
+        {e: figure(cvar_rates, rates, measured, tau, e) for e, (rates, measured) in curves.items()},
+        eps,
+    )

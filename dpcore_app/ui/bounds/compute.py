@@ -292,6 +292,12 @@ def cvar_measured(tau, eps, seed):
     )
 
 
+def rate_curves(tau, d, seed):
+    """{ε: (:func:`cvar_rates`, :func:`cvar_measured`)} for every ε of the grid: what the rate
+    chart's own ε slider shows (the formulas, and the one sweep over every ε)."""
+    return {e: (cvar_rates(tau, e, d), cvar_measured(tau, e, seed)) for e in EPS_OPTIONS}
+
+
 def busy():
     return SIMULATIONS.busy()
 

@@ -8,6 +8,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from dpcore_app.ui.common.charts import FONT, GREY, INK, PALETTE, band, decade_ticks, layout, marker
+from dpcore_app.ui.common.figures import figure
+from dpcore_app.ui.common.frames import eps_steps
 
 X_AXES = {
     "epsilon": ("privacy budget ε (log scale)", "ε"),
@@ -111,6 +113,26 @@ def error_curves(rows, x_axis, current, bound, eps=None):
             f"mean absolute error (B = {bound:g})",
             height=460,
         )
+    )
+
+
+def error_curves_steps(curves, x_axis, n, tau, bound, eps):
+    """:func:`error_curves` at ``eps`` carrying every ε of the grid as a step of its own slider,
+    drawn in the browser (see :mod:`dpcore_app.ui.common.frames`).
+
+    ``curves`` maps each ε of the grid, in order, to the rows :func:`error_curves` draws at that
+    ε (``dpcore_app.ui.cvar.compute.curves``, read from the one sweep); each step is that chart
+    with the x-axis' current value marked as at that ε (ε itself against ε, else n or τ). Not for
+    "eps_n_tau": that chart is the same at every ε.
+    """
+    return eps_steps(
+        {
+            e: figure(
+                error_curves, rows, x_axis, {"epsilon": e, "n": n, "tau": tau}[x_axis], bound, e
+            )
+            for e, rows in curves.items()
+        },
+        eps,
     )
 
 

@@ -99,6 +99,12 @@ def curve(summary, x_axis, n, tau, eps):
     return summary[pick].sort_values(["tau", "epsilon", "n"]).reset_index(drop=True)
 
 
+def curves(summary, x_axis, n, tau):
+    """{ε: :func:`curve` at ε} for every ε of the grid: what the error chart's own ε slider
+    shows, read from the one sweep."""
+    return {e: curve(summary, x_axis, n, tau, e) for e in EPS_OPTIONS}
+
+
 @st.cache_data(max_entries=48, show_spinner=False)
 @stored
 def finite_class(n, tau, M, bound, seed):

@@ -5,6 +5,8 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from dpcore_app.ui.common.charts import PALETTE, layout, marker
+from dpcore_app.ui.common.figures import figure
+from dpcore_app.ui.common.frames import eps_steps
 
 
 def noisy_count(true_count, releases, eps):
@@ -30,3 +32,12 @@ def noisy_count(true_count, releases, eps):
     )
     fig.update_layout(hovermode="closest", showlegend=False)
     return fig
+
+
+def noisy_count_steps(true_count, releases, eps):
+    """:func:`noisy_count` at ``eps`` carrying every ε of the grid as a step of its own slider,
+    drawn in the browser (see :mod:`dpcore_app.ui.common.frames`). ``releases`` maps each ε of
+    the grid, in order, to the possible releases the page draws at that ε."""
+    return eps_steps(
+        {e: figure(noisy_count, true_count, draws, e) for e, draws in releases.items()}, eps
+    )

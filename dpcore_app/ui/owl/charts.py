@@ -10,6 +10,8 @@ import plotly.graph_objects as go
 from dpcore_app.ui.common.charts import CONFIG as CONFIG  # every chart's options: no toolbar
 from dpcore_app.ui.common.charts import FONT, GREY, INK, PALETTE, band, marker
 from dpcore_app.ui.common.charts import layout as _layout
+from dpcore_app.ui.common.figures import figure
+from dpcore_app.ui.common.frames import eps_steps
 
 
 def layout(fig, title, xtitle, ytitle, height=400):
@@ -216,6 +218,18 @@ def curve_vs_n(summary, metric, eps, references=None, nonprivate_name="non-priva
         _reference_lines(fig, references, unit)
     title = f"{METRIC_LABELS[metric].split(' (')[0].capitalize()} against n"
     return layout(fig, title, "training size n (patients)", METRIC_LABELS[metric])
+
+
+def curve_vs_n_steps(summary, metric, eps, references=None, nonprivate_name="non-private"):
+    """:func:`curve_vs_n` at ``eps`` carrying every ε of the sweep's grid as a step of its own
+    slider, drawn in the browser (see :mod:`dpcore_app.ui.common.frames`). Each step is the chart
+    :func:`curve_vs_n` draws at that ε from the same summary (from the shared figure cache):
+    no simulation beyond the sweep's."""
+    grid = sorted(set(summary["epsilon"].tolist()))  # finite ε ascending, then non-private
+    return eps_steps(
+        {e: figure(curve_vs_n, summary, metric, e, references, nonprivate_name) for e in grid},
+        eps,
+    )
 
 
 def distribution(private, nonprivate, metric, eps, nonprivate_name="non-private"):

@@ -259,7 +259,14 @@ def curve_figures(s, sizes, v, reps, metric, scale, reference_ns, mark):
             reference_ns=reference_ns,
             target=mark if metric == "accuracy" else None,
         ),
-        figure(charts.curve_vs_n, v.all_summary, metric, s["eps"], references, nonprivate_name(s)),
+        figure(
+            charts.curve_vs_n_steps,
+            v.all_summary,
+            metric,
+            s["eps"],
+            references,
+            nonprivate_name(s),
+        ),
     )
 
 
