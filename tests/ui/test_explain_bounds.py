@@ -204,3 +204,16 @@ def test_the_terms_charts_reading_quotes_the_bound_against_the_measurement():
     )
     nothing = pd.DataFrame({"gamma": [1.0], "excess_q": [np.nan]})
     assert terms_reading(curve, nothing, "gamma", "re-derived", 10.0, 0.05).endswith("is 2.")
+
+
+def test_without_privacy_the_terms_reading_names_the_smallest_value_drawn():
+    import pandas as pd
+
+    from dpcore_app.ui.bounds.explain import terms_reading
+
+    curve = pd.DataFrame({"gamma": [1.0, 10.0, 100.0], "total_re-derived": [1.0, 2.0, 4.0]})
+    measured = pd.DataFrame({"gamma": [1.0], "excess_q": [0.5]})
+    said = terms_reading(curve, measured, "gamma", "re-derived", 0.0, 0.05)
+    assert said.startswith(
+        "The bound (re-derived) is smallest at the smallest γ drawn (1), where it is 1;"
+    )

@@ -278,8 +278,12 @@ def terms_reading(curve, measured, over, form, pick, rho):
     simulated values (the bound read off its curve at each)."""
     x, total = curve[over].to_numpy(float), curve[f"total_{form}"].to_numpy(float)
     name = {"gamma": "γ", "h": "h"}[over]
-    lowest = float(np.interp(np.log(pick), np.log(x), total))
-    text = f"The bound ({FORM_NAMES[form]}) is smallest at {name} = {pick:.3g}, where it is {lowest:.3g}"
+    if pick > x.min():
+        lowest = float(np.interp(np.log(pick), np.log(x), total))
+        where = f"{name} = {pick:.3g}"
+    else:  # no privacy term to balance: smallest at the smallest value drawn
+        lowest, where = float(total[np.argmin(x)]), f"the smallest {name} drawn ({x.min():.3g})"
+    text = f"The bound ({FORM_NAMES[form]}) is smallest at {where}, where it is {lowest:.3g}"
     q = measured["excess_q"].to_numpy(float)
     ok = q > 0
     if not ok.any():
