@@ -3,7 +3,7 @@
 
 The ledger records each release on a dataset and refuses one past the dataset's cap; its rows
 live in memory or, durably, in an SQLite file or a PostgreSQL database
-(:mod:`dpcore.privacy.ledger_store`, :mod:`dpcore.privacy.ledger_pg`).
+(:mod:`dpcore.privacy.ledger`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -27,21 +27,11 @@ from .identity import (
     cells_from_trial,
     dataset_identity,
     is_dataset_key,
-    legacy_identity,
 )
-from .ledger_store import (
-    MemoryStore,
-    SQLiteStore,
-    byte_key,
-    dataset_key,
-    default_ledger_path,
-    env_default_cap,
-    open_store,
-    shown_location,
-)
-
-if TYPE_CHECKING:
-    from .ledger_pg import PostgresStore
+from .identity_legacy import byte_key, legacy_identity
+from .ledger.location import default_ledger_path, env_default_cap, shown_location
+from .ledger.records import DatasetSummary, LedgerEntry, entries_of
+from .ledger.stores import DurableStore, MemoryStore, open_store
 
 __all__ = [
     "BudgetExceededError",
@@ -73,46 +63,6 @@ _RAISE_HINT = (
     "raise it on the command line, as the ledger's keeper: dpcore ledger cap DATA "
     "EPSILON --allow-raise"
 )
-
-
-@dataclass(frozen=True)
-class LedgerEntry:
-    """One private release: which mechanism, its (epsilon, delta) and when (UTC).
-
-    ``index`` numbers the releases on the dataset from 1. ``parts`` is empty for a release
-    computed on the whole dataset; for a release made of disjoint parts of it (each patient in
-    one part) it holds ``(part name, epsilon)`` pairs, and ``epsilon`` is their largest.
-    ``who`` is the user who released it (``""``: the local single user).
-    """
-
-    mechanism: str
-    epsilon: float
-    delta: float
-    timestamp: datetime
-    index: int = 1
-    parts: tuple = ()
-    who: str = ""
-
-
-@dataclass(frozen=True)
-class DatasetSummary:
-    """One dataset of a ledger, as :meth:`PrivacyLedger.list_datasets` lists it.
-
-    ``owner`` is the user who registered it (``""``: the local single user, or a ledger of an
-    earlier version); ``kind`` is ``"content"`` (keyed by its rows) or ``"bytes"`` (a byte key
-    of the first ledgers); ``epsilon``/``delta`` its total over ``releases`` releases.
-    """
-
-    dataset: str
-    name: str
-    owner: str
-    kind: str
-    rows: int | None
-    registered: datetime
-    releases: int
-    epsilon: float
-    delta: float
-    cap: float | None
 
 
 @dataclass(frozen=True)
@@ -171,7 +121,7 @@ class PrivacyLedger:
     1.0
     """
 
-    _store: MemoryStore | SQLiteStore | PostgresStore
+    _store: MemoryStore | DurableStore
     dataset: str | None
     path: Path | str | None
     user: str | None
@@ -192,7 +142,7 @@ class PrivacyLedger:
     @classmethod
     def _new(
         cls,
-        store: SQLiteStore | PostgresStore,
+        store: DurableStore,
         user: str | None,
         keepers: Iterable[str] | None,
     ) -> PrivacyLedger:
@@ -535,7 +485,7 @@ class PrivacyLedger:
                 seen = set(tx.visible([r[0] for r in rows], user))
                 rows = [r for r in rows if r[0] in seen]
             for key, kind, name, owner, n, when in rows:
-                entries = _entries(tx.rows(key))
+                entries = entries_of(tx.rows(key))
                 out.append(
                     DatasetSummary(
                         key,
@@ -669,7 +619,7 @@ class PrivacyLedger:
     @property
     def entries(self) -> tuple[LedgerEntry, ...]:
         """The recorded releases, oldest first, as a tuple of frozen :class:`LedgerEntry`."""
-        return _entries(self._view()[0])
+        return entries_of(self._view()[0])
 
     def total(self, through: int | None = None) -> tuple[float, float]:
         """(epsilon_total, delta_total) of releases 1..``through`` (all by default); (0.0, 0.0)
@@ -809,12 +759,12 @@ class PrivacyLedger:
             for other, rows in plans:
                 tx.insert(rows, other)
         self._pending = None
-        return _entries(plans[0][1])[0]
+        return entries_of(plans[0][1])[0]
 
     @staticmethod
     def _admit(rows, cap, mechanism, parts, delta, other=None, who=""):
         """The rows that record the release, or BudgetExceededError; reads nothing itself."""
-        entries = _entries(rows)
+        entries = entries_of(rows)
         spent = float(sum(e.epsilon for e in entries))
         epsilon = parallel_cost(dict(parts))
         where = (
@@ -842,12 +792,45 @@ class PrivacyLedger:
         return [(index, mechanism, eps, delta, part, when, who) for part, eps in parts]
 
 
+def dataset_key(data: bytes, name: str = "", *, path: str | os.PathLike[str] | None = None) -> str:
+    """The byte key of a file: HMAC-SHA-256 of its bytes (and name) under the ledger's salt.
+
+    Kept for ledgers written before the content identity and for links to them: a trailing
+    newline or a re-saved file gives another byte key. Key datasets by their content with
+    :meth:`dpcore.PrivacyLedger.for_file` (or ``for_cells``/``for_trial``) instead.
+
+    Parameters
+    ----------
+    data : bytes
+        The file's bytes, exactly as uploaded (the same bytes give the same key).
+    name : str, optional
+        A name the analyst gives the dataset; different names give different keys.
+    path : str or Path, optional
+        The ledger (a file, or a ``postgresql://`` URL) whose salt is used (created on first
+        use); default :func:`default_ledger_path`.
+
+    Returns
+    -------
+    str
+        64 hexadecimal characters, registered in the ledger as a byte-keyed dataset.
+    """
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError(f"data must be the file's bytes, got {type(data).__name__}")
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a string, got {name!r}")
+    store = open_store(default_ledger_path() if path is None else path, "")
+    key = byte_key(store.salt(), data, name)
+    with store.transaction() as tx:
+        tx.register(key, "bytes", name, (), None, _now().isoformat())
+    return key
+
+
 def _copied(tx, source, target_rows):
     """The releases recorded on ``source`` as rows to copy into a new dataset's record after
     ``target_rows`` (it shares rows with ``source``: those patients already had them)."""
-    base = max((e.index for e in _entries(target_rows)), default=0)
+    base = max((e.index for e in entries_of(target_rows)), default=0)
     rows = []
-    for e in _entries(tx.rows(source)):
+    for e in entries_of(tx.rows(source)):
         label = f"{e.mechanism} [on dataset {source[:14]}, which shares rows]"
         when = e.timestamp.isoformat()
         if e.parts:
@@ -887,30 +870,6 @@ def _check_keepers(keepers):
 
 def _now():
     return datetime.now(UTC)
-
-
-def _entries(rows):
-    """Rows (index, mechanism, epsilon, delta, part, time, who) grouped into one entry per
-    release."""
-    grouped = {}
-    for row in rows:
-        grouped.setdefault(row[0], []).append(row)
-    out = []
-    for index, group in grouped.items():
-        _, mechanism, _, _, part, when, *who = group[0]
-        parts = tuple((r[4], float(r[2])) for r in group) if part else ()
-        out.append(
-            LedgerEntry(
-                mechanism,
-                max(float(r[2]) for r in group),
-                max(float(r[3]) for r in group),
-                datetime.fromisoformat(when),
-                int(index),
-                parts,
-                who[0] if who else "",
-            )
-        )
-    return tuple(out)
 
 
 def _check_mechanism(mechanism):
