@@ -94,8 +94,8 @@ def normalise_cell(value: Any) -> str:
     -------
     str
         Spaces stripped and Unicode NFC; a value that reads as a finite number, on its own
-        (:func:`dpcore.data.csv_io.parse_numbers`), is written as the file reader writes it
-        (:func:`dpcore.data.csv_io.number_text`), so :func:`dpcore.data.normalised_cells`
+        (:func:`dpcore.data.cells.parse_numbers`), is written as the file reader writes it
+        (:func:`dpcore.data.cells.number_text`), so :func:`dpcore.data.normalised_cells`
         and this agree; a missing value (None, NaN, empty text) is ``""``.
 
     Examples
@@ -103,8 +103,8 @@ def normalise_cell(value: Any) -> str:
     >>> [normalise_cell(v) for v in (" 1", 1, "1.0", "01", None, float("nan"), "Café", 2.5)]
     ['1', '1', '1', '1', '', '', 'Café', '2.5']
     """
-    from ..data.csv_io import normalise_cell as normalise_text
-    from ..data.csv_io import number_text, parse_numbers
+    from ..data.cells import normalise_cell as normalise_text
+    from ..data.cells import number_text, parse_numbers
 
     if value is None:
         return ""
@@ -320,7 +320,7 @@ def _folded_json(values: Sequence[Any]) -> np.ndarray:
 def normalise_cells(values: Sequence[Any]) -> list[str]:
     """:func:`normalise_cell` of each value, read as a column at vector speed.
 
-    The text cells are read as numbers in one :func:`dpcore.data.csv_io.parse_numbers`
+    The text cells are read as numbers in one :func:`dpcore.data.cells.parse_numbers`
     call, which reads each cell on its own, so every result equals ``normalise_cell`` of
     that value alone: no cell can change how another is written (a file of 10⁶ distinct
     values is read in about a second instead of several minutes).
@@ -330,8 +330,8 @@ def normalise_cells(values: Sequence[Any]) -> list[str]:
     >>> normalise_cells([" 1", 1, "1.0", "01", None, float("nan"), "Café", 2.5, True])
     ['1', '1', '1', '1', '', '', 'Café', '2.5', 'True']
     """
-    from ..data.csv_io import normalise_cell as normalise_text
-    from ..data.csv_io import number_text, parse_numbers
+    from ..data.cells import normalise_cell as normalise_text
+    from ..data.cells import number_text, parse_numbers
 
     out: list[str] = []
     texts: dict[int, str] = {}  # position: normalised text still to be read as a number

@@ -117,7 +117,7 @@ def test_bad_input_is_one_line_with_exit_code(tmp_path):
 needs_release = pytest.mark.skipif(
     not (
         has("dpcore.owl.release", "load_rule")
-        and has("dpcore.data.dictionary_read", "read_dictionary")
+        and has("dpcore.data.dictionary.read", "read_dictionary")
         and has("dpcore.privacy.accounting", "dataset_key")
     ),
     reason="dpcore.owl.release, dpcore.data.dictionary or the durable ledger not merged yet",
