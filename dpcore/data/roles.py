@@ -18,7 +18,6 @@ from .labels import label_key, strip_label
 
 __all__ = [
     "check_categorical",
-    "check_choice",
     "check_names",
     "check_roles",
     "default_covariates",
@@ -40,11 +39,6 @@ def check_names(value, name, single=False):
     if dup:
         raise TrialDataError(f"{name} names {name_list(dup)} more than once")
     return value
-
-
-def check_choice(value, name, options):
-    if value not in options:
-        raise ValueError(f"{name} must be one of {', '.join(map(repr, options))}, got {value!r}")
 
 
 def check_categorical(categorical):

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from .._validation import check_choice
 from .columns import (
     MISSING_SUFFIX,
     binary_labels,
@@ -33,7 +34,6 @@ from .errors import TrialDataError, name_list, quote
 from .labels import label_key, label_keys, level_order, typed_label
 from .roles import (
     check_categorical,
-    check_choice,
     check_names,
     check_roles,
     default_covariates,
