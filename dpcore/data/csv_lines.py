@@ -15,7 +15,7 @@ import os
 import re
 
 from .cells import normalise_cell
-from .errors import TrialDataError, duplicates, name_list, quote
+from .errors import TrialDataError, duplicates, file_bytes, name_list
 
 __all__ = [
     "BLANK_LINE",
@@ -57,13 +57,7 @@ def read_source(source, limit=None):
     elif isinstance(source, (str, os.PathLike)):
         if isinstance(source, str) and "\n" in source:
             raise TypeError("source looks like CSV text, not a path: wrap it in io.StringIO")
-        try:
-            with open(source, "rb") as fh:
-                data = fh.read(-1 if limit is None else limit)
-        except OSError as exc:
-            raise TrialDataError(
-                f"cannot open {quote(os.fspath(source))}: {exc.strerror}"
-            ) from None
+        data = file_bytes(source, limit=limit)
     elif hasattr(source, "getvalue"):
         data = source.getvalue()
         data = data[:limit] if limit else data

@@ -7,10 +7,11 @@ message never carries more of the data than the one value it names.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["TrialDataError", "duplicates", "name_list", "quote"]
+__all__ = ["TrialDataError", "duplicates", "file_bytes", "name_list", "quote"]
 
 
 class TrialDataError(ValueError):
@@ -42,3 +43,18 @@ def name_list(names: Iterable[Any], limit: int = 10) -> str:
     names = list(names)
     shown = ", ".join(quote(c) for c in names[:limit])
     return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def file_bytes(
+    path: str | os.PathLike[str],
+    what: str = "",
+    error: type[Exception] = TrialDataError,
+    limit: int | None = None,
+) -> bytes:
+    """The bytes of a file a user named (its first ``limit``), or ``error`` saying that
+    ``what`` (``"the dictionary "``, say) cannot be opened, with its name quoted and why."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(-1 if limit is None else limit)
+    except OSError as exc:
+        raise error(f"cannot open {what}{quote(os.fspath(path))}: {exc.strerror}") from None

@@ -642,6 +642,7 @@ def read_arms_trial(
     Returns
     -------
     Trial
+        Over every arm: ``arms`` the K labels, ``A`` each row's arm index.
 
     Raises
     ------

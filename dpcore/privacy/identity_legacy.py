@@ -53,6 +53,7 @@ def legacy_identity(cells: Mapping[str, Sequence[Any]], salt: bytes) -> DatasetI
     Returns
     -------
     DatasetIdentity
+        Its key starts ``ds2-``; its columns are the normalised names, sorted.
 
     Raises
     ------

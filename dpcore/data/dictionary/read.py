@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..errors import name_list, quote
+from ..errors import file_bytes, name_list, quote
 from ..labels import default_treated, label_key
 from .entries import EntryReader
 from .frictionless import frictionless_form
@@ -105,12 +105,7 @@ def dictionary_text(source: Any) -> str:
         and "\n" not in source
         and source.strip().lower().endswith((".json", ".csv"))
     ):
-        try:
-            raw = Path(source).read_bytes()
-        except OSError as exc:
-            raise DictionaryError(
-                f"cannot open the dictionary {quote(str(source))}: {exc.strerror}"
-            ) from None
+        raw = file_bytes(source, "the dictionary ", DictionaryError)
     elif isinstance(source, str):
         return source.lstrip("\ufeff")
     elif isinstance(source, (bytes, bytearray, memoryview)):

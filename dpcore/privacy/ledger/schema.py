@@ -47,6 +47,33 @@ def backfill(sql: str) -> Callable[[Any, str], None]:
     return step
 
 
+# The statements both backends write alike (the others differ in their types or syntax).
+# One row per (release, part): a second writer of the same release index fails loudly.
+_RELEASES_INDEX = (
+    "CREATE UNIQUE INDEX IF NOT EXISTS releases_by_dataset ON releases (dataset, release, part)"
+)
+_SCHEMA_VERSION_TABLE = "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)"
+_DATASETS = """CREATE TABLE IF NOT EXISTS datasets (
+            dataset TEXT PRIMARY KEY,
+            kind TEXT NOT NULL,
+            name TEXT NOT NULL,
+            columns TEXT NOT NULL,
+            rows INTEGER,
+            time TEXT NOT NULL)"""
+_ROW_HASH_INDEXES = (
+    "CREATE INDEX IF NOT EXISTS row_hashes_by_hash ON row_hashes (hash)",
+    "CREATE INDEX IF NOT EXISTS row_hashes_by_dataset ON row_hashes (dataset)",
+)
+# Datasets that share at least one row, both ways, found when the later one registers.
+_LINKS = """CREATE TABLE IF NOT EXISTS links (
+            dataset TEXT NOT NULL, other TEXT NOT NULL, PRIMARY KEY (dataset, other))"""
+_GRANTS = """CREATE TABLE IF NOT EXISTS grants (
+            dataset TEXT NOT NULL,
+            grantee TEXT NOT NULL,
+            time TEXT NOT NULL,
+            PRIMARY KEY (dataset, grantee))"""
+
+
 SQLITE_MIGRATIONS: Migrations = (
     (
         1,
@@ -60,8 +87,7 @@ SQLITE_MIGRATIONS: Migrations = (
             delta REAL NOT NULL,
             part TEXT NOT NULL,
             time TEXT NOT NULL)""",
-            # One row per (release, part): a second writer of the same release index fails loudly.
-            "CREATE UNIQUE INDEX IF NOT EXISTS releases_by_dataset ON releases (dataset, release, part)",
+            _RELEASES_INDEX,
             """CREATE TABLE IF NOT EXISTS caps (
             dataset TEXT PRIMARY KEY,
             epsilon REAL NOT NULL,
@@ -74,20 +100,11 @@ SQLITE_MIGRATIONS: Migrations = (
     (
         2,
         (
-            "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)",
-            """CREATE TABLE IF NOT EXISTS datasets (
-            dataset TEXT PRIMARY KEY,
-            kind TEXT NOT NULL,
-            name TEXT NOT NULL,
-            columns TEXT NOT NULL,
-            rows INTEGER,
-            time TEXT NOT NULL)""",
+            _SCHEMA_VERSION_TABLE,
+            _DATASETS,
             "CREATE TABLE IF NOT EXISTS row_hashes (dataset TEXT NOT NULL, hash BLOB NOT NULL)",
-            "CREATE INDEX IF NOT EXISTS row_hashes_by_hash ON row_hashes (hash)",
-            "CREATE INDEX IF NOT EXISTS row_hashes_by_dataset ON row_hashes (dataset)",
-            # Datasets that share at least one row, both ways, found when the later one registers.
-            """CREATE TABLE IF NOT EXISTS links (
-            dataset TEXT NOT NULL, other TEXT NOT NULL, PRIMARY KEY (dataset, other))""",
+            *_ROW_HASH_INDEXES,
+            _LINKS,
             # Every dataset a version-1 ledger knows was keyed by its bytes: register it as such.
             backfill(
                 "INSERT OR IGNORE INTO datasets (dataset, kind, name, columns, rows, time) "
@@ -104,11 +121,7 @@ SQLITE_MIGRATIONS: Migrations = (
         (
             "ALTER TABLE datasets ADD COLUMN owner TEXT NOT NULL DEFAULT ''",
             "ALTER TABLE releases ADD COLUMN who TEXT NOT NULL DEFAULT ''",
-            """CREATE TABLE IF NOT EXISTS grants (
-            dataset TEXT NOT NULL,
-            grantee TEXT NOT NULL,
-            time TEXT NOT NULL,
-            PRIMARY KEY (dataset, grantee))""",
+            _GRANTS,
         ),
     ),
 )
@@ -126,8 +139,7 @@ POSTGRES_MIGRATIONS: Migrations = (
             delta DOUBLE PRECISION NOT NULL,
             part TEXT NOT NULL,
             time TEXT NOT NULL)""",
-            # One row per (release, part): a second writer of the same release index fails loudly.
-            "CREATE UNIQUE INDEX IF NOT EXISTS releases_by_dataset ON releases (dataset, release, part)",
+            _RELEASES_INDEX,
             """CREATE TABLE IF NOT EXISTS caps (
             dataset TEXT PRIMARY KEY,
             epsilon DOUBLE PRECISION NOT NULL,
@@ -138,20 +150,12 @@ POSTGRES_MIGRATIONS: Migrations = (
     (
         2,
         (
-            "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)",
+            _SCHEMA_VERSION_TABLE,
             # One row per dataset: the row a release locks (dpcore.privacy.ledger.postgres).
-            """CREATE TABLE IF NOT EXISTS datasets (
-            dataset TEXT PRIMARY KEY,
-            kind TEXT NOT NULL,
-            name TEXT NOT NULL,
-            columns TEXT NOT NULL,
-            rows INTEGER,
-            time TEXT NOT NULL)""",
+            _DATASETS,
             "CREATE TABLE IF NOT EXISTS row_hashes (dataset TEXT NOT NULL, hash BYTEA NOT NULL)",
-            "CREATE INDEX IF NOT EXISTS row_hashes_by_hash ON row_hashes (hash)",
-            "CREATE INDEX IF NOT EXISTS row_hashes_by_dataset ON row_hashes (dataset)",
-            """CREATE TABLE IF NOT EXISTS links (
-            dataset TEXT NOT NULL, other TEXT NOT NULL, PRIMARY KEY (dataset, other))""",
+            *_ROW_HASH_INDEXES,
+            _LINKS,
             backfill(
                 "INSERT INTO datasets (dataset, kind, name, columns, rows, time) "
                 "SELECT DISTINCT dataset, 'bytes', '', '[]', NULL::integer, %s::text FROM "
@@ -165,11 +169,7 @@ POSTGRES_MIGRATIONS: Migrations = (
         (
             "ALTER TABLE datasets ADD COLUMN IF NOT EXISTS owner TEXT NOT NULL DEFAULT ''",
             "ALTER TABLE releases ADD COLUMN IF NOT EXISTS who TEXT NOT NULL DEFAULT ''",
-            """CREATE TABLE IF NOT EXISTS grants (
-            dataset TEXT NOT NULL,
-            grantee TEXT NOT NULL,
-            time TEXT NOT NULL,
-            PRIMARY KEY (dataset, grantee))""",
+            _GRANTS,
         ),
     ),
 )
