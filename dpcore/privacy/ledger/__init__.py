@@ -17,6 +17,8 @@ on each dataset the release is charged to.
 - :mod:`~dpcore.privacy.ledger.schema`: the tables, the schema version and the migrations of
   both backends.
 - :mod:`~dpcore.privacy.ledger.records`: a release and a dataset as the ledger reports them.
+- :mod:`~dpcore.privacy.ledger.keeper`: the keeper's acts on the ledger as a whole (the default
+  cap, grants, the list of datasets) and who its users are.
 
 A dataset is keyed by its rows (:mod:`dpcore.privacy.identity`), with a random salt created
 once per ledger and stored in it. A dataset enters the ledger (its ``datasets`` row, its owner
