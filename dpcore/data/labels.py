@@ -1,6 +1,7 @@
 """Arm and level labels as the trial reader compares them: each label on its own, numbers by
-value, text stripped, Unicode NFC and casefolded; and which of two arms is the treated one
-when the labels say it (0/1, -1/+1, True/False, drug/placebo).
+value, text stripped, Unicode NFC and casefolded; which of two arms is the treated one when
+the labels say it (0/1, -1/+1, True/False, drug/placebo); and the labels one column of a file
+holds (:func:`column_labels`, for a screen that asks which arm is the treated one).
 """
 
 from __future__ import annotations
@@ -12,8 +13,11 @@ import numpy as np
 import pandas as pd
 
 from .cells import normalise_cell, number_text
+from .csv_io import Source, read_cells
+from .errors import TrialDataError, name_list, quote
 
 __all__ = [
+    "column_labels",
     "default_treated",
     "label_key",
     "label_keys",
@@ -115,3 +119,44 @@ def plain_label(v: Any) -> Any:
 def level_order(v: Any) -> tuple[int, Any, str]:
     """The sort key of public levels: numbers first, by value, then text."""
     return (0, v, "") if isinstance(v, (int, float)) else (1, 0, str(v))
+
+
+def column_labels(
+    source: Source, column: str, limit: int = 20, *, encoding: str = "utf-8"
+) -> tuple[Any, ...]:
+    """The distinct non-missing labels of one column, each read as :func:`read_trial` reads it.
+
+    For a screen that asks which arm is the treated one when there is no dictionary. Labels
+    are data: show them only to the person who uploaded the file.
+
+    Parameters
+    ----------
+    source : str, path, bytes or file object
+    column : str
+    limit : int
+        At most this many labels are returned (sorted); a treatment column with more is an
+        error in :func:`read_trial` anyway.
+    encoding : str
+        As in :func:`read_trial`.
+
+    Returns
+    -------
+    tuple of labels (int, float, bool or str)
+
+    Examples
+    --------
+    >>> column_labels(b"arm,y\\nDrug,1\\nplacebo,2\\n drug ,3\\n", "arm")
+    ('drug', 'placebo')
+    """
+    if not isinstance(column, str):
+        raise TypeError(f"column must be a column name (str), got {type(column).__name__}")
+    table = read_cells(source, encoding=encoding, columns=[column])
+    if column not in table.cells:
+        raise TrialDataError(
+            f"no column named {quote(column)}; the columns are {name_list(table.header, 25)}"
+        )
+    # Each label as the reader normalises it (stripped, casefolded, numbers by value), not as
+    # some row happens to spell it: PLACEBO and placebo are one arm, written "placebo".
+    keys = {label_key(v) for v in table.cells[column] if v is not None}
+    labels = (typed_label(k) for k in keys)
+    return tuple(sorted(labels, key=level_order)[: int(limit)])

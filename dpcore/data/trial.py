@@ -31,7 +31,7 @@ from .columns import (
 from .csv_io import Source, read_cells
 from .dictionary.read import read_dictionary
 from .errors import TrialDataError, name_list, quote
-from .labels import label_key, label_keys, level_order, typed_label
+from .labels import label_key, label_keys
 from .roles import (
     check_categorical,
     check_names,
@@ -43,7 +43,6 @@ from .roles import (
 __all__ = [
     "MIN_ROWS_PER_ARM",
     "Trial",
-    "column_labels",
     "read_arms_trial",
     "read_trial",
 ]
@@ -719,46 +718,6 @@ def _all_incomplete(n, *masks):
         f"(most often {quote(worst)}, missing in {_rows(counts[worst])}); "
         "leave that column out or fill it in"
     )
-
-
-def column_labels(
-    source: Source, column: str, limit: int = 20, *, encoding: str = "utf-8"
-) -> tuple[Any, ...]:
-    """The distinct non-missing labels of one column, each read as :func:`read_trial` reads it.
-
-    For a screen that asks which arm is the treated one when there is no dictionary. Labels
-    are data: show them only to the person who uploaded the file.
-
-    Parameters
-    ----------
-    source : str, path, bytes or file object
-    column : str
-    limit : int
-        At most this many labels are returned (sorted); a treatment column with more is an
-        error in :func:`read_trial` anyway.
-    encoding : str
-        As in :func:`read_trial`.
-
-    Returns
-    -------
-    tuple of labels (int, float, bool or str)
-
-    Examples
-    --------
-    >>> column_labels(b"arm,y\\nDrug,1\\nplacebo,2\\n drug ,3\\n", "arm")
-    ('drug', 'placebo')
-    """
-    check_names(column, "column", single=True)
-    table = read_cells(source, encoding=encoding, columns=[column])
-    if column not in table.cells:
-        raise TrialDataError(
-            f"no column named {quote(column)}; the columns are {name_list(table.header, 25)}"
-        )
-    # Each label as the reader normalises it (stripped, casefolded, numbers by value), not as
-    # some row happens to spell it: PLACEBO and placebo are one arm, written "placebo".
-    keys = {label_key(v) for v in table.cells[column] if v is not None}
-    labels = (typed_label(k) for k in keys)
-    return tuple(sorted(labels, key=level_order)[: int(limit)])
 
 
 def _check_arm_sizes(A, arms, n_dropped, codes=(1.0, -1.0)):

@@ -12,11 +12,11 @@ from hypothesis import strategies as st
 from dpcore import DPOWL
 from dpcore.data.csv_io import preview_csv, read_table
 from dpcore.data.errors import TrialDataError
+from dpcore.data.labels import column_labels
 from dpcore.data.roles import guess_columns
 from dpcore.data.trial import (
     MIN_ROWS_PER_ARM,
     Trial,
-    column_labels,
     read_trial,
 )
 

@@ -16,8 +16,8 @@ from dpcore import read_trial
 from dpcore.data.columns import clean_cells, is_numeric
 from dpcore.data.csv_io import preview_csv, read_table
 from dpcore.data.errors import TrialDataError
+from dpcore.data.labels import column_labels
 from dpcore.data.roles import guess_columns, is_identifier
-from dpcore.data.trial import column_labels
 from dpcore.montecarlo import Stream, stream
 from dpcore.owl.owl import default_weight_bound
 from dpcore.owl.paper import PAPER_W, default_gamma, paper_gamma
