@@ -201,7 +201,7 @@ def summary(est, truth):
 def real_trial(name, columns_used):
     """X, A, B, p, bounds, feature bounds, model columns, a fixed rule d(X), larger_is_better."""
     from dpcore import DPOWL
-    from dpcore.data.dictionary_read import read_dictionary
+    from dpcore.data.dictionary.read import read_dictionary
     from dpcore.data.trial import read_trial
 
     d = read_dictionary(ROOT / "dpcore_app" / "demo_data" / f"{name}.json")

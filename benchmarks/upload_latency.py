@@ -32,7 +32,9 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's packages
 
-from dpcore.data.trial import column_labels, preview_csv, read_trial  # noqa: E402
+from dpcore.data.csv_io import preview_csv  # noqa: E402
+from dpcore.data.labels import column_labels  # noqa: E402
+from dpcore.data.trial import read_trial  # noqa: E402
 from dpcore.owl.simulate import PAPER_TRIAL  # noqa: E402
 from dpcore_app.ui.upload import (
     compute,  # noqa: E402

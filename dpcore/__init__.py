@@ -67,10 +67,10 @@ _EXPORTS = {
     "write_rule": "dpcore.owl.release",
     "empirical_cvar": "dpcore.cvar.estimation",
     "private_cvar": "dpcore.cvar.estimation",
-    "Dictionary": "dpcore.data.dictionary",
-    "read_dictionary": "dpcore.data.dictionary_read",
+    "Dictionary": "dpcore.data.dictionary.model",
+    "read_dictionary": "dpcore.data.dictionary.read",
     "Trial": "dpcore.data.trial",
-    "TrialDataError": "dpcore.data.csv_io",
+    "TrialDataError": "dpcore.data.errors",
     "read_trial": "dpcore.data.trial",
     "read_arms_trial": "dpcore.data.trial",
     "ResultStore": "dpcore.store",
@@ -89,9 +89,9 @@ if TYPE_CHECKING:
         PrivacyWarning,
     )
     from .cvar.estimation import empirical_cvar, private_cvar
-    from .data.csv_io import TrialDataError
-    from .data.dictionary import Dictionary
-    from .data.dictionary_read import read_dictionary
+    from .data.dictionary.model import Dictionary
+    from .data.dictionary.read import read_dictionary
+    from .data.errors import TrialDataError
     from .data.trial import Trial, read_arms_trial, read_trial
     from .owl.dpowl import DPOWL
     from .owl.dpwerm import DPWeightedERM

@@ -145,17 +145,6 @@ def check_binary_labels(y: Any, n: int, name: str = "y") -> tuple[np.ndarray, np
     return classes, np.where(coded.reshape(-1) == 1, 1.0, -1.0)
 
 
-def check_labels(y: Any, n: int, name: str = "y") -> np.ndarray:
-    """Labels in {-1, +1}, both classes present."""
-    y = check_vector(y, name, n)
-    if not np.isin(y, (-1.0, 1.0)).all():
-        bad = np.unique(y[~np.isin(y, (-1.0, 1.0))])[:5]
-        raise ValueError(f"{name} must contain only -1 and +1, found {bad.tolist()}")
-    if np.unique(y).size < 2:
-        raise ValueError(f"{name} contains only one class ({int(y[0]):+d}); need both -1 and +1")
-    return y
-
-
 def check_weights(
     w: Any, n: int, bound: float, name: str = "sample_weight"
 ) -> tuple[np.ndarray, float]:

@@ -6,10 +6,11 @@ named by the SHA-256 of (the function's qualified name, its bound parameters, th
 version and a digest of the code that computes it), so a changed engine never serves an old
 number and deleting the directory only costs time.
 
-Format. One ``.npz`` file per entry, read with ``allow_pickle=False``: arrays (and DataFrame
-columns) are stored as numpy arrays, bit for bit, and the structure around them (tuples,
-dicts, DataFrames, frozen dataclasses of this package, plain numbers and strings) as a JSON
-manifest inside the same file. Nothing in a stored file is ever executed, unlike a pickle.
+Format (:mod:`dpcore._store_format`). One ``.npz`` file per entry, read with
+``allow_pickle=False``: arrays (and DataFrame columns) are stored as numpy arrays, bit for bit,
+and the structure around them (tuples, dicts, DataFrames, frozen dataclasses of this package,
+plain numbers and strings) as a JSON manifest inside the same file. Nothing in a stored file is
+ever executed, unlike a pickle.
 
 The store loads only what it wrote. Each file starts with an HMAC-SHA-256 tag of its content
 under a key kept in the store's directory (``.store-key``, created 0600 and used only while it
@@ -40,7 +41,6 @@ import hashlib
 import hmac
 import importlib
 import inspect
-import io
 import json
 import math
 import os
@@ -52,11 +52,12 @@ from pathlib import Path
 
 import numpy as np
 
+from ._store_format import pack, producer, unpack
+
 __all__ = ["ResultStore", "default_store", "stored"]
 
 _MISSING = object()
 _SUFFIX = ".npz"
-_ALLOWED = ("dpcore", "dpcore_app")  # packages whose dataclasses may be rebuilt from a file
 _KEY_FILE = ".store-key"
 _TAG = 32  # bytes of the HMAC-SHA-256 tag that opens every file
 
@@ -116,133 +117,6 @@ def _plain(value):
             **{f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)},
         }
     raise TypeError(f"a stored function's parameter must be plain data, got {type(value).__name__}")
-
-
-class _Encoder:
-    """Splits a result into numpy arrays and a JSON manifest that says how to rebuild it."""
-
-    def __init__(self):
-        self.arrays = {}
-
-    def _array(self, a):
-        name = f"a{len(self.arrays)}"
-        a = np.asarray(a)
-        if a.dtype == object:
-            if not all(isinstance(v, str) for v in a.ravel()):
-                raise TypeError("only text columns may have dtype object")
-            self.arrays[name] = a.astype(str)
-            return {"array": name, "object": True}
-        self.arrays[name] = a
-        return {"array": name}
-
-    def _column(self, column):
-        import pandas as pd
-
-        if isinstance(column.dtype, pd.CategoricalDtype):  # labels: codes and their categories
-            categories = column.cat.categories
-            return {
-                "codes": self._array(column.cat.codes.to_numpy()),
-                "categories": self._array(categories.to_numpy(dtype=object)),
-                "text": categories.dtype != object,
-            }
-        return self._array(column.to_numpy())
-
-    def encode(self, value):
-        import pandas as pd
-
-        if isinstance(value, pd.DataFrame):
-            index = (
-                None
-                if isinstance(value.index, pd.RangeIndex)
-                and value.index.start == 0
-                and value.index.step == 1
-                else self._array(value.index.to_numpy())
-            )
-            return {
-                "frame": [[str(c), self._column(value[c])] for c in value.columns],
-                "index": index,
-                "index_name": value.index.name,
-                "rows": len(value),
-            }
-        if isinstance(value, pd.Series):
-            return {"series": self._array(value.to_numpy()), "name": value.name}
-        if isinstance(value, np.ndarray):
-            return self._array(value)
-        if dataclasses.is_dataclass(value) and not isinstance(value, type):
-            cls = type(value)
-            if cls.__module__.split(".")[0] not in _ALLOWED:
-                raise TypeError(
-                    f"only dataclasses of {' or '.join(_ALLOWED)} can be stored, "
-                    f"got {cls.__module__}.{cls.__qualname__}"
-                )
-            return {
-                "dataclass": f"{cls.__module__}:{cls.__qualname__}",
-                "fields": {
-                    f.name: self.encode(getattr(value, f.name)) for f in dataclasses.fields(value)
-                },
-            }
-        if isinstance(value, tuple):
-            return {"tuple": [self.encode(v) for v in value]}
-        if isinstance(value, list):
-            return {"list": [self.encode(v) for v in value]}
-        if isinstance(value, dict):
-            if not all(isinstance(k, str) for k in value):
-                raise TypeError("only dicts with text keys can be stored")
-            return {"dict": {k: self.encode(v) for k, v in value.items()}}
-        if isinstance(value, (np.generic,)):
-            return self._array(np.asarray(value)) | {"scalar": True}
-        if isinstance(value, float) and not math.isfinite(value):
-            return {"float": repr(value)}
-        if value is None or isinstance(value, (bool, int, float, str)):
-            return {"value": value}
-        raise TypeError(f"cannot store a {type(value).__name__}")
-
-
-def _decode(node, arrays):
-    import pandas as pd
-
-    if "array" in node:
-        a = arrays[node["array"]]
-        if node.get("object"):
-            a = a.astype(object)
-        return a[()] if node.get("scalar") else a
-    if "codes" in node:
-        return pd.Categorical.from_codes(
-            _decode(node["codes"], arrays),
-            pd.Index(_decode(node["categories"], arrays), dtype="str" if node["text"] else object),
-        )
-    if "frame" in node:
-        cols = {name: _decode(col, arrays) for name, col in node["frame"]}
-        index = (
-            None
-            if node["index"] is None
-            else pd.Index(_decode(node["index"], arrays), name=node["index_name"])
-        )
-        frame = pd.DataFrame(cols, index=index)
-        if not cols:
-            frame = pd.DataFrame(index=index if index is not None else pd.RangeIndex(node["rows"]))
-        return frame
-    if "series" in node:
-        return pd.Series(_decode(node["series"], arrays), name=node["name"])
-    if "dataclass" in node:
-        module, qualname = node["dataclass"].split(":")
-        if module.split(".")[0] not in _ALLOWED or module not in sys.modules:
-            raise ValueError(f"refusing to rebuild a class from {module!r}")
-        cls = sys.modules[module]  # already imported by this process: never import by name
-        for part in qualname.split("."):
-            cls = getattr(cls, part)
-        if not dataclasses.is_dataclass(cls):
-            raise ValueError(f"{qualname} is not a dataclass")
-        return cls(**{k: _decode(v, arrays) for k, v in node["fields"].items()})
-    if "tuple" in node:
-        return tuple(_decode(v, arrays) for v in node["tuple"])
-    if "list" in node:
-        return [_decode(v, arrays) for v in node["list"]]
-    if "dict" in node:
-        return {k: _decode(v, arrays) for k, v in node["dict"].items()}
-    if "float" in node:
-        return float(node["float"])
-    return node["value"]
 
 
 class ResultStore:
@@ -332,12 +206,7 @@ class ResultStore:
                 tag, hmac.new(secret, body, hashlib.sha256).digest()
             ):
                 raise ValueError("not written by this store")
-            with np.load(io.BytesIO(body), allow_pickle=False) as data:
-                arrays = {k: data[k] for k in data.files}
-            manifest = json.loads(arrays.pop("__manifest__").tobytes().decode())
-            if manifest.get("producer") != name:
-                raise ValueError("written for another function")
-            value = _decode(manifest["value"], arrays)
+            value = unpack(body, name)
         except Exception:  # a damaged or foreign file: drop it, compute again
             path.unlink(missing_ok=True)
             return default
@@ -349,10 +218,7 @@ class ResultStore:
 
     def put(self, name, params, value):
         """Store ``value`` as the result of ``name(**params)``, atomically; returns the path."""
-        enc = _Encoder()
-        manifest = json.dumps(
-            {"producer": name, "value": enc.encode(value)}, allow_nan=False
-        ).encode()
+        body = pack(name, value)
         secret = self._secret(create=True)
         if secret is None:
             raise PermissionError(
@@ -361,9 +227,6 @@ class ResultStore:
             )
         path = self._path(self.key(name, params))
         path.parent.mkdir(parents=True, exist_ok=True)
-        buf = io.BytesIO()
-        np.savez(buf, __manifest__=np.frombuffer(manifest, dtype=np.uint8), **enc.arrays)
-        body = buf.getvalue()
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=_SUFFIX)
         try:
             with os.fdopen(fd, "wb") as f:
@@ -405,8 +268,7 @@ class ResultStore:
         n = 0
         for path, _, _ in self.entries():
             try:
-                with np.load(io.BytesIO(path.read_bytes()[_TAG:]), allow_pickle=False) as data:
-                    n += json.loads(data["__manifest__"].tobytes())["producer"] == name
+                n += producer(path.read_bytes()[_TAG:]) == name
             except Exception:  # evicted meanwhile, or not an entry (get() drops such files)
                 continue
         return n

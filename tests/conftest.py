@@ -139,7 +139,7 @@ def _without_the_app(get_preparation_data):
 
 
 # --------------------------------------------------------------------------------------------
-# A real PostgreSQL server for the ledger (dpcore.privacy.ledger_pg)
+# A real PostgreSQL server for the ledger (dpcore.privacy.ledger.postgres)
 
 _PG_SETTINGS = (  # a throwaway server: nothing survives the session, so nothing is flushed
     "-c listen_addresses='' -c fsync=off -c synchronous_commit=off -c full_page_writes=off "

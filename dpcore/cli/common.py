@@ -63,7 +63,8 @@ def open_ledger(path: str | None, data: bytes, name: str) -> Any:
 @contextlib.contextmanager
 def ledger_errors(where: Any) -> Iterator[None]:
     """The ledger's storage failures as one line naming ``where`` (its password hidden)."""
-    from ..privacy.ledger_store import LedgerUnavailableError, shown_location
+    from ..privacy.ledger.location import shown_location
+    from ..privacy.ledger.sql import LedgerUnavailableError
 
     try:
         yield
@@ -127,7 +128,7 @@ def check_room(ledger: Any, cost: float, no_guarantee: bool) -> None:
 
 def new_ledger_file(where: Any) -> bool:
     """Whether ``where`` is an SQLite ledger that does not exist yet (reading it would make it)."""
-    from ..privacy.ledger_store import server_url
+    from ..privacy.ledger.location import server_url
 
     return server_url(where) is None and not Path(where).expanduser().exists()
 

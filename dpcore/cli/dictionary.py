@@ -7,6 +7,6 @@ import argparse
 
 def cmd_dictionary_check(args: argparse.Namespace) -> int:
     """Print every problem of a data dictionary (and of its trial file); exit 1 if any."""
-    from ..data.dictionary_check import main as check
+    from ..data.dictionary.check import main as check
 
     return check(args.dictionary, args.data, encoding=args.encoding)

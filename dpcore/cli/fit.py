@@ -13,7 +13,7 @@ from .common import CliError, check_room, dataset_name, need, open_ledger, read_
 def cmd_fit(args: argparse.Namespace) -> None:
     """Fit a private treatment rule (:func:`dpcore.release.release`), write the rule file, then
     record it in the ledger."""
-    (read_dictionary,) = need("dpcore.data.dictionary_read", ("read_dictionary",), "fit")
+    (read_dictionary,) = need("dpcore.data.dictionary.read", ("read_dictionary",), "fit")
     from ..release import ReleaseError, ReleasePlan, release
 
     if args.seed is not None and not args.not_private:

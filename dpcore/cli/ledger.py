@@ -20,7 +20,7 @@ from .common import (
 
 def cmd_ledger_show(args: argparse.Namespace) -> None:
     """Print a dataset's recorded releases and total, naming the ledger read."""
-    from ..privacy.ledger_store import shown_location
+    from ..privacy.ledger.location import shown_location
 
     ignored_key_options(args)
     data = read_bytes(args.data)
@@ -76,7 +76,7 @@ def cmd_ledger_cap(args: argparse.Namespace) -> None:
 def cmd_ledger_list(args: argparse.Namespace) -> None:
     """Print every dataset of the ledger: its name, who registered it, its spend and cap."""
     (PrivacyLedger,) = need("dpcore.privacy.accounting", ("PrivacyLedger",), "the ledger")
-    from ..privacy.ledger_store import shown_location
+    from ..privacy.ledger.location import shown_location
 
     where = ledger_location(args.ledger)
     if new_ledger_file(where):
@@ -98,7 +98,7 @@ def cmd_ledger_list(args: argparse.Namespace) -> None:
 def cmd_ledger_grant(args: argparse.Namespace) -> None:
     """Let a user see a dataset (the keeper's, on a department server)."""
     (PrivacyLedger,) = need("dpcore.privacy.accounting", ("PrivacyLedger",), "the ledger")
-    from ..privacy.ledger_store import shown_location
+    from ..privacy.ledger.location import shown_location
 
     where = ledger_location(args.ledger)
     if new_ledger_file(where):
@@ -122,7 +122,7 @@ def cmd_ledger_default_cap(args: argparse.Namespace) -> None:
     PrivacyLedger, default_path = need(
         "dpcore.privacy.accounting", ("PrivacyLedger", "default_ledger_path"), "the ledger"
     )
-    from ..privacy.ledger_store import shown_location
+    from ..privacy.ledger.location import shown_location
 
     path = args.ledger or default_path()
     if args.cap is None and not args.remove:

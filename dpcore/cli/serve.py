@@ -45,7 +45,7 @@ def cmd_app(args: argparse.Namespace) -> int:
 
     if importlib.util.find_spec("streamlit") is None:
         raise CliError("the dashboard needs the app extra: " + install_hint("app"), EXIT_MISSING)
-    from .._serve import run_app
+    from .._serve.processes import run_app
 
     app, flags = app_files()
     command = [sys.executable, "-m", "streamlit", "run", str(app), *flags, *args.streamlit_args]
@@ -56,7 +56,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     """Several app processes behind nginx, optionally with a Dask cluster (the ``app`` extra)."""
     import importlib.util
 
-    from .._serve import NO_NGINX, ServeError, ServeOptions, check_exposure, find_nginx, serve
+    from .._serve.nginx import NO_NGINX, find_nginx
+    from .._serve.options import ServeOptions, check_exposure
+    from .._serve.processes import ServeError
+    from .._serve.server import serve
 
     auth, htpasswd = _auth_option(args.auth)
     options = ServeOptions(

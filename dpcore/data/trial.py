@@ -18,47 +18,32 @@ from typing import Any
 
 import numpy as np
 
+from .._validation import check_choice
 from .columns import (
     MISSING_SUFFIX,
-    _encode_arms,
-    _encode_covariates,
-    _encode_treatment,
-    _fill_covariates,
-    _keys,
-    _level_key,
-    _numeric,
-    guess_columns,
-    label_key,
-    typed_label,
+    binary_labels,
+    encode_arms,
+    encode_covariates,
+    encode_treatment,
+    fill_covariates,
+    read_numbers,
 )
-from .csv_io import (
-    CellTable,
-    CsvPreview,
-    Source,
-    TrialDataError,
-    _name_list,
-    _q,
-    normalised_cells,
-    preview_csv,
-    read_cells,
-    read_table,
+from .csv_io import Source, read_cells
+from .dictionary.read import read_dictionary
+from .errors import TrialDataError, name_list, quote
+from .labels import label_key, label_keys
+from .roles import (
+    check_categorical,
+    check_names,
+    check_roles,
+    default_covariates,
+    trial_arguments,
 )
-from .dictionary_read import trial_arguments
-from .roles import check_categorical, check_choice, check_names, check_roles, default_covariates
 
 __all__ = [
     "MIN_ROWS_PER_ARM",
-    "CellTable",
-    "CsvPreview",
     "Trial",
-    "TrialDataError",
-    "column_labels",
-    "guess_columns",
-    "normalised_cells",
-    "preview_csv",
     "read_arms_trial",
-    "read_cells",
-    "read_table",
     "read_trial",
 ]
 
@@ -263,7 +248,7 @@ class Trial:
         dummies |= {c + MISSING_SUFFIX for c in self.fills}
         missing = [c for c in self.covariates if c not in bounds and c not in dummies]
         if missing:
-            raise TrialDataError(f"give public bounds (lower, upper) for {_name_list(missing)}")
+            raise TrialDataError(f"give public bounds (lower, upper) for {name_list(missing)}")
         lower, upper = [], []
         for c in self.covariates:
             lo, hi = bounds.get(c, (0.0, 1.0))
@@ -305,7 +290,7 @@ def read_trial(
     one of the dictionary's) is a missing value: with ``incomplete="keep"`` its row stays
     (weight 0, baseline level) and ``Trial.n`` is the file's record count.
 
-    Labels are compared by :func:`dpcore.data.columns.label_key`: numbers by value (``1``,
+    Labels are compared by :func:`dpcore.data.labels.label_key`: numbers by value (``1``,
     ``"1"``, ``"01"`` and ``"1.0"`` are one label), other text stripped, Unicode NFC and
     case-insensitive (``"True"`` matches ``TRUE`` and ``true``).
 
@@ -360,7 +345,7 @@ def read_trial(
         (default: the dictionary's binary columns).
     outcome_levels : two labels, optional
         A binary outcome written as labels (``("0_no", "1_yes")``): the first reads as 0, the
-        second as 1, each cell compared by :func:`dpcore.data.columns.label_key`; a cell that
+        second as 1, each cell compared by :func:`dpcore.data.labels.label_key`; a cell that
         matches neither is missing. Default: the dictionary's levels of a ``binary`` outcome.
         Which value is better is ``larger_is_better``'s to say (False when 1 is the event to
         avoid).
@@ -411,65 +396,37 @@ def read_trial(
     ... )
     >>> rule = rule.fit(trial.X, trial.A, trial.B, propensity=2 / 3)
     """
-    if dictionary is not None:
-        kw = trial_arguments(
-            dictionary,
-            treatment=treatment,
-            outcome=outcome,
-            covariates=covariates,
-            propensity=propensity,
-            treated=treated,
-            categorical=categorical,
-            arms=arms,
-            binary=binary,
-            missing_values=missing_values,
-        )
-        treatment, outcome, covariates, propensity = (
-            kw["treatment"],
-            kw["outcome"],
-            kw["covariates"],
-            kw["propensity"],
-        )
-        treated, categorical, arms, binary = (
-            kw["treated"],
-            kw["categorical"],
-            kw["arms"],
-            kw["binary"],
-        )
-        missing_values = kw["missing_values"]
-        other_arms, design_p = tuple(kw["other_arms"]), kw["design_propensity"]
-        larger_is_better = kw["larger_is_better"]
-        if outcome_levels is None:
-            outcome_levels = kw["outcome_levels"]
-        if fill is None:
-            fill = kw["fill"]
-    else:
-        other_arms, design_p, larger_is_better = (), None, None
-    trial = _read(
-        source,
-        treatment,
-        outcome,
-        covariates,
-        propensity,
-        treated,
-        categorical,
-        incomplete,
-        unknown_levels,
-        arms,
-        binary,
-        encoding,
-        delimiter,
-        missing_values,
-        other_arms=other_arms,
-        design_propensity=design_p,
+    columns = dict(
+        treatment=treatment,
+        outcome=outcome,
+        covariates=covariates,
+        propensity=propensity,
+        treated=treated,
+        categorical=categorical,
+        arms=arms,
+        binary=binary,
+        missing_values=missing_values,
         outcome_levels=outcome_levels,
         fill=fill,
+    )
+    larger_is_better = None
+    if dictionary is not None:  # every argument not given explicitly, from the dictionary
+        columns = trial_arguments(dictionary, **columns)
+        larger_is_better = columns.pop("larger_is_better")
+    trial = _read(
+        source,
+        incomplete=incomplete,
+        unknown_levels=unknown_levels,
+        encoding=encoding,
+        delimiter=delimiter,
+        **columns,
     )
     return trial if larger_is_better is None else replace(trial, larger_is_better=larger_is_better)
 
 
 def _read(
     source,
+    *,
     treatment,
     outcome,
     covariates,
@@ -483,7 +440,6 @@ def _read(
     encoding,
     delimiter,
     missing_values,
-    *,
     other_arms=(),
     design_propensity=None,
     all_arms=None,
@@ -552,14 +508,14 @@ def _read(
     }
     dec = table.decimal
     if outcome_levels is None:
-        B = _numeric(col[outcome], outcome, "outcome", dec)
+        B = read_numbers(col[outcome], outcome, "outcome", dec)
     else:
-        B = _binary_labels(col[outcome], outcome, outcome_levels)
-    p = None if propensity is None else _numeric(col[propensity], propensity, "propensity", dec)
+        B = binary_labels(col[outcome], outcome, outcome_levels)
+    p = None if propensity is None else read_numbers(col[propensity], propensity, "propensity", dec)
     present = np.isfinite(B) & (True if p is None else np.isfinite(p))
     # cells first, each on its own; levels read off the data (no public list) use the rows
     # whose other cells are present, as before
-    X, names, categories, xmiss = _encode_covariates(
+    X, names, categories, xmiss = encode_covariates(
         {c: col[c] for c in covariates},
         covariates,
         categorical,
@@ -569,7 +525,7 @@ def _read(
         rows=present & col[treatment].notna().to_numpy(),
     )
     fill = dict(fill or {})
-    X, names, xmiss = _fill_covariates(X, names, categories, xmiss, list(covariates), fill)
+    X, names, xmiss = fill_covariates(X, names, categories, xmiss, list(covariates), fill)
     xkeep = ~xmiss.any(axis=1)
     tmiss = col[treatment].isna().to_numpy()
     if not (present & xkeep & ~tmiss).any():
@@ -580,29 +536,29 @@ def _read(
             | ({} if p is None else {propensity: np.isnan(p)}),
         )
     if all_arms is None:
-        A, arm_labels = _encode_treatment(
+        A, arm_labels = encode_treatment(
             col[treatment], treatment, treated, arms, rows=present & xkeep
         )
     else:
-        A, arm_labels = _encode_arms(col[treatment], all_arms), tuple(all_arms)
+        A, arm_labels = encode_arms(col[treatment], all_arms), tuple(all_arms)
     n_other = 0
     if other_arms:  # analyst-only: how many of the weight-0 rows are in another arm
         others = {label_key(v) for v in other_arms}
-        n_other = int(_keys(col[treatment]).isin(list(others)).sum())
+        n_other = int(label_keys(col[treatment]).isin(list(others)).sum())
     keep = present & xkeep & np.isfinite(A)
     n_dropped = int((~keep).sum()) if incomplete == "drop" else 0
     if not keep.any():
         _all_incomplete(table.n, {treatment: np.isnan(A)})
     if np.ptp(B[keep]) == 0:
         raise TrialDataError(
-            f"outcome {_q(outcome)} has the same value in every row used; there is nothing to learn"
+            f"outcome {quote(outcome)} has the same value in every row used; there is nothing to learn"
         )
     if p is not None:
         bad = keep & ((p <= 0) | (p >= 1))
         if bad.any():
             i = int(np.argmax(bad))
             raise TrialDataError(
-                f"propensity column {_q(propensity)} must hold P(treated) strictly between 0 and 1, "
+                f"propensity column {quote(propensity)} must hold P(treated) strictly between 0 and 1, "
                 f"found {p[i]:.4g} in data row {i + 1}"
                 + ("; if it is a percentage, divide it by 100" if 1 < p[i] <= 100 else "")
             )
@@ -685,6 +641,7 @@ def read_arms_trial(
     Returns
     -------
     Trial
+        Over every arm: ``arms`` the K labels, ``A`` each row's arm index.
 
     Raises
     ------
@@ -710,13 +667,11 @@ def read_arms_trial(
     >>> trial.arms, trial.arm_probabilities, trial.A[:4].tolist()
     (('a', 'b', 'c'), (0.5, 0.25, 0.25), [0.0, 1.0, 0.0, 2.0])
     """
-    from .dictionary_read import read_dictionary
-
     d = read_dictionary(dictionary)
     kw = d.read_trial_kwargs()
     if not d.arms:
         raise TrialDataError(
-            f"the dictionary lists no arms for {_q(d.treatment)}: give the "
+            f"the dictionary lists no arms for {quote(d.treatment)}: give the "
             "treatment's levels (every arm) to fit a rule over them"
         )
     probs = d.arm_probabilities
@@ -724,22 +679,12 @@ def read_arms_trial(
         probs = tuple(d.arm_probability(v) for v in d.arms)
     trial = _read(
         source,
-        kw["treatment"],
-        kw["outcome"],
-        kw["covariates"],
-        kw["propensity"],
-        None,
-        kw["categorical"],
-        incomplete,
-        unknown_levels,
-        None,
-        kw["binary"],
-        encoding,
-        delimiter,
-        kw["missing_values"],
+        **{**kw, "treated": None, "arms": None},
+        incomplete=incomplete,
+        unknown_levels=unknown_levels,
+        encoding=encoding,
+        delimiter=delimiter,
         all_arms=tuple(d.arms),
-        outcome_levels=kw["outcome_levels"],
-        fill=kw["fill"],
     )
     return replace(
         trial,
@@ -748,28 +693,6 @@ def read_arms_trial(
         propensity_column=None,
         larger_is_better=d.larger_is_better,
     )
-
-
-def _binary_labels(s, name, levels):
-    """A binary outcome written as two public labels: the first reads 0, the second 1, each
-    cell on its own (:func:`dpcore.data.columns.label_key`); any other cell is missing."""
-    if isinstance(levels, (str, bytes)) or len(levels) != 2:
-        raise TypeError(f"outcome_levels must be the outcome's two labels, got {levels!r:.80}")
-    zero, one = (label_key(v) for v in levels)
-    if zero == one:
-        raise TrialDataError(
-            f"the binary outcome {_q(name)}'s two levels {list(levels)!r} are one label"
-        )
-    keys = _keys(s)
-    B = np.where(keys == zero, 0.0, np.where(keys == one, 1.0, np.nan))
-    present = s.notna().to_numpy()
-    if present.any() and np.isnan(B[present]).all():
-        raise TrialDataError(
-            f"the binary outcome {_q(name)} holds neither of its levels {list(levels)!r} in any "
-            f"row (the first holds {_q(s[present].iloc[0])}): give the labels as the file "
-            "writes them, the one read as 0 first"
-        )
-    return B
 
 
 def _check_some_number(table, name, role):
@@ -783,7 +706,7 @@ def _check_some_number(table, name, role):
             else ""
         )
         raise TrialDataError(
-            f"{role} {_q(name)} is not numeric: data row {i + 1} holds {_q(text)}{hint}"
+            f"{role} {quote(name)} is not numeric: data row {i + 1} holds {quote(text)}{hint}"
         )
 
 
@@ -792,49 +715,9 @@ def _all_incomplete(n, *masks):
     worst = max(counts, key=lambda c: counts[c])
     raise TrialDataError(
         f"every one of the {n} rows has a missing value in a used column "
-        f"(most often {_q(worst)}, missing in {_rows(counts[worst])}); "
+        f"(most often {quote(worst)}, missing in {_rows(counts[worst])}); "
         "leave that column out or fill it in"
     )
-
-
-def column_labels(
-    source: Source, column: str, limit: int = 20, *, encoding: str = "utf-8"
-) -> tuple[Any, ...]:
-    """The distinct non-missing labels of one column, each read as :func:`read_trial` reads it.
-
-    For a screen that asks which arm is the treated one when there is no dictionary. Labels
-    are data: show them only to the person who uploaded the file.
-
-    Parameters
-    ----------
-    source : str, path, bytes or file object
-    column : str
-    limit : int
-        At most this many labels are returned (sorted); a treatment column with more is an
-        error in :func:`read_trial` anyway.
-    encoding : str
-        As in :func:`read_trial`.
-
-    Returns
-    -------
-    tuple of labels (int, float, bool or str)
-
-    Examples
-    --------
-    >>> column_labels(b"arm,y\\nDrug,1\\nplacebo,2\\n drug ,3\\n", "arm")
-    ('drug', 'placebo')
-    """
-    check_names(column, "column", single=True)
-    table = read_cells(source, encoding=encoding, columns=[column])
-    if column not in table.cells:
-        raise TrialDataError(
-            f"no column named {_q(column)}; the columns are {_name_list(table.header, 25)}"
-        )
-    # Each label as the reader normalises it (stripped, casefolded, numbers by value), not as
-    # some row happens to spell it: PLACEBO and placebo are one arm, written "placebo".
-    keys = {label_key(v) for v in table.cells[column] if v is not None}
-    labels = (typed_label(k) for k in keys)
-    return tuple(sorted(labels, key=_level_key)[: int(limit)])
 
 
 def _check_arm_sizes(A, arms, n_dropped, codes=(1.0, -1.0)):
@@ -843,7 +726,7 @@ def _check_arm_sizes(A, arms, n_dropped, codes=(1.0, -1.0)):
         if k < MIN_ROWS_PER_ARM:
             after = f" after dropping {_rows(n_dropped)} with missing values" if n_dropped else ""
             raise TrialDataError(
-                f"arm {_q(label)} has {_rows(k)}{after}; each arm needs at least {MIN_ROWS_PER_ARM}"
+                f"arm {quote(label)} has {_rows(k)}{after}; each arm needs at least {MIN_ROWS_PER_ARM}"
             )
 
 

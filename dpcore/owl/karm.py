@@ -84,7 +84,7 @@ def arm_indices(A: ArrayLike, arms: Sequence[Any]) -> np.ndarray:
         When a row's label is none of ``arms`` (a row to leave out belongs at weight 0 with
         an arm index and the worst outcome bound, as :func:`dpcore.read_arms_trial` does).
     """
-    from ..data.columns import label_key
+    from ..data.labels import label_key
 
     keys = {label_key(v): i for i, v in enumerate(arms)}
     values = np.asarray(A, dtype=object).reshape(-1)
@@ -243,7 +243,7 @@ class KArmOWL(PrivateEstimator):
 
     def _probabilities(self, probs: Any, arms: tuple) -> np.ndarray:
         if isinstance(probs, Mapping):
-            from ..data.columns import label_key
+            from ..data.labels import label_key
 
             given = {label_key(k): float(v) for k, v in probs.items()}
             missing = [a for a in arms if label_key(a) not in given]

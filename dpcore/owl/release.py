@@ -42,8 +42,10 @@ from typing import IO, TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ..data.columns import MISSING_SUFFIX, _clean, _numeric, _plain
-from ..data.csv_io import Source, TrialDataError, _name_list, _q, read_table
+from ..data.columns import MISSING_SUFFIX, clean_cells, read_numbers
+from ..data.csv_io import Source, read_table
+from ..data.errors import TrialDataError, name_list, quote
+from ..data.labels import plain_label
 from ..privacy.mechanisms import (
     OBJECTIVE_PERTURBATION,
     OUTPUT_PERTURBATION,
@@ -193,10 +195,10 @@ class Rule:
         missing = [c for c in self.columns if c not in table.columns]
         if missing:
             raise RuleFileError(
-                f"the patients' table has no column {_name_list(missing)}; the "
-                f"rule needs {_name_list(self.columns, 25)}"
+                f"the patients' table has no column {name_list(missing)}; the "
+                f"rule needs {name_list(self.columns, 25)}"
             )
-        return table, {c: _clean(table[c]) for c in self.columns}
+        return table, {c: clean_cells(table[c]) for c in self.columns}
 
     def design(self, patients: Patients) -> np.ndarray:
         """The covariate matrix of ``patients`` (a DataFrame, a CSV path or its bytes).
@@ -209,19 +211,19 @@ class Rule:
             if c not in self.fill and s.isna().any():
                 row = int(np.argmax(s.isna().to_numpy())) + 1
                 raise RuleFileError(
-                    f"row {row} has no value for {_q(c)}; the rule needs every "
+                    f"row {row} has no value for {quote(c)}; the rule needs every "
                     "covariate of every patient"
                 )
         for c, levels in self.categories.items():
-            key = cleaned[c].map(_plain).astype(str)
+            key = cleaned[c].map(plain_label).astype(str)
             outside = ~key.isin([str(v) for v in levels]).to_numpy()
             if c in self.fill:  # a missing cell takes the public fill
                 outside &= cleaned[c].notna().to_numpy()
             if outside.any():
                 i = int(np.argmax(outside))
                 raise RuleFileError(
-                    f"{_q(c)} is {_q(key.iloc[i])} in row {i + 1}, which is not "
-                    f"one of the rule's levels {_name_list(levels, 8)}"
+                    f"{quote(c)} is {quote(key.iloc[i])} in row {i + 1}, which is not "
+                    f"one of the rule's levels {name_list(levels, 8)}"
                 )
         return self._matrix(cleaned, len(table), strict=True)
 
@@ -236,19 +238,19 @@ class Rule:
                 cell = cleaned[base]
                 if base in self.fill:
                     cell = cell.where(cell.notna(), self.fill[base])
-                cols.append((cell.map(_plain).astype(str) == str(level)).to_numpy(float))
+                cols.append((cell.map(plain_label).astype(str) == str(level)).to_numpy(float))
             elif c in self.fill:
-                x = _numeric(cleaned[c], c, "covariate", strict=False)
+                x = read_numbers(cleaned[c], c, "covariate", strict=False)
                 cols.append(np.where(np.isnan(x), float(self.fill[c]), x))
             else:
-                cols.append(_numeric(cleaned[c], c, "covariate", strict=strict))
+                cols.append(read_numbers(cleaned[c], c, "covariate", strict=strict))
         return np.column_stack(cols) if cols else np.empty((n, 0))
 
     def _missing(self, cell: pd.Series, column: str) -> np.ndarray:
         """Which cells of a filled column are missing (a numeric one's: not a number)."""
         if column in self.categories:
             return cell.isna().to_numpy()
-        return np.isnan(_numeric(cell, column, "covariate", strict=False))
+        return np.isnan(read_numbers(cell, column, "covariate", strict=False))
 
     def recommendations(self, patients: Patients) -> pd.DataFrame:
         """The patients' table with a ``recommendation`` column, and why a row has none.
@@ -298,17 +300,17 @@ class Rule:
 
         for c, s in cleaned.items():
             if c not in self.fill:  # a filled column's missing cell takes its public value
-                note(s.isna().to_numpy(), lambda i, c=c: f"no value for {_q(c)}")
+                note(s.isna().to_numpy(), lambda i, c=c: f"no value for {quote(c)}")
         for c, levels in self.categories.items():
-            key = cleaned[c].map(_plain).astype(str)
+            key = cleaned[c].map(plain_label).astype(str)
             outside = ~key.isin([str(v) for v in levels]).to_numpy()
             if c in self.fill:
                 outside &= cleaned[c].notna().to_numpy()
             note(
                 outside,
                 lambda i, c=c, key=key, levels=levels: (
-                    f"{_q(c)} is {_q(key.iloc[i])}, not one "
-                    f"of the rule's levels {_name_list(levels, 8)}"
+                    f"{quote(c)} is {quote(key.iloc[i])}, not one "
+                    f"of the rule's levels {name_list(levels, 8)}"
                 ),
             )
         x = self._matrix(cleaned, len(table), strict=False)  # NaN: a cell that is not a number
@@ -316,7 +318,7 @@ class Rule:
             if c not in self.one_hot and c not in self.indicators and c not in self.fill:
                 note(
                     np.isnan(x[:, j]),
-                    lambda i, c=c: f"{_q(c)} is {_q(cleaned[c].iloc[i])}, not a number",
+                    lambda i, c=c: f"{quote(c)} is {quote(cleaned[c].iloc[i])}, not a number",
                 )
         return table, np.clip(x, self.lower, self.upper), reasons
 
@@ -377,7 +379,9 @@ def rule_to_dict(
     """
     from .. import __version__
 
-    categories = {str(c): [_plain(v) for v in levels] for c, levels in (categories or {}).items()}
+    categories = {
+        str(c): [plain_label(v) for v in levels] for c, levels in (categories or {}).items()
+    }
     out = {
         "format": FORMAT,
         "rule": f"treat with '{treated}' when score > 0, else '{control}'",
@@ -388,11 +392,11 @@ def rule_to_dict(
         "coef": [float(v) for v in coef],
         "lower": [float(v) for v in lower],
         "upper": [float(v) for v in upper],
-        "treated": _plain(treated),
-        "control": _plain(control),
+        "treated": plain_label(treated),
+        "control": plain_label(control),
     }
     if fill:
-        out["fill"] = {str(c): _plain(v) for c, v in fill.items()}
+        out["fill"] = {str(c): plain_label(v) for c, v in fill.items()}
     out.update({k: v for k, v in settings.items() if k not in out})
     out.update(
         {
@@ -498,9 +502,9 @@ def _linear_rule(model, trial, lower, upper, settings):
         coef=tuple(map(float, model.coef_)),
         lower=tuple(map(float, lower)),
         upper=tuple(map(float, upper)),
-        treated=_plain(trial.arms[0]),
-        control=_plain(trial.arms[1]),
-        categories={c: [_plain(v) for v in lv] for c, lv in trial.categories.items()},
+        treated=plain_label(trial.arms[0]),
+        control=plain_label(trial.arms[1]),
+        categories={c: [plain_label(v) for v in lv] for c, lv in trial.categories.items()},
         settings=settings,
         fill=dict(getattr(trial, "fills", {})),
     )
@@ -646,11 +650,11 @@ class ArmsRule:
             ),
             **{k: head[k] for k in ("covariates", "one_hot", "categories", "lower", "upper")},
             **({"fill": head["fill"]} if "fill" in head else {}),
-            "arms": [_plain(a) for a in self.arms],
-            "reference": _plain(self.reference),
+            "arms": [plain_label(a) for a in self.arms],
+            "reference": plain_label(self.reference),
             "scores": [
                 {
-                    "arm": _plain(r.treated),
+                    "arm": plain_label(r.treated),
                     "intercept": float(r.intercept),
                     "coef": [float(v) for v in r.coef],
                 }
@@ -748,7 +752,7 @@ def rule_from_plugin_arms(model, trial, *, not_private=(), **settings):
 def _arms_rule(model, trial, lower, upper, settings):
     """The :class:`ArmsRule` of a fitted K-arm model: one linear score per compared arm
     against the reference, in the covariates' original units."""
-    categories = {c: [_plain(v) for v in lv] for c, lv in trial.categories.items()}
+    categories = {c: [plain_label(v) for v in lv] for c, lv in trial.categories.items()}
     rules = tuple(
         Rule(
             covariates=tuple(trial.covariates),
@@ -756,8 +760,8 @@ def _arms_rule(model, trial, lower, upper, settings):
             coef=tuple(map(float, w)),
             lower=tuple(map(float, lower)),
             upper=tuple(map(float, upper)),
-            treated=_plain(arm),
-            control=_plain(model.reference_),
+            treated=plain_label(arm),
+            control=plain_label(model.reference_),
             categories=categories,
             fill=dict(getattr(trial, "fills", {})),
         )
@@ -765,8 +769,8 @@ def _arms_rule(model, trial, lower, upper, settings):
     )
     return ArmsRule(
         rules=rules,
-        arms=tuple(_plain(a) for a in model.arms_),
-        reference=_plain(model.reference_),
+        arms=tuple(plain_label(a) for a in model.arms_),
+        reference=plain_label(model.reference_),
         settings=settings,
     )
 
@@ -775,7 +779,7 @@ def _load_arms(data):
     """An :class:`ArmsRule` from a K-arm rule file's dict (each score checked as a rule)."""
     for key in ("arms", "reference", "scores", "covariates", "lower", "upper"):
         if key not in data:
-            raise RuleFileError(f"this K-arm rule file has no {_q(key)}")
+            raise RuleFileError(f"this K-arm rule file has no {quote(key)}")
     scores, arms = data["scores"], data["arms"]
     if not isinstance(scores, list) or not scores or not isinstance(arms, list):
         raise RuleFileError("'scores' must be a list of {arm, intercept, coef} and 'arms' a list")
@@ -865,7 +869,7 @@ def load_rule(source: RuleSource) -> Rule | ArmsRule:
         return _load_arms(data)
     missing = [k for k in _REQUIRED if k not in data]
     if missing:
-        raise RuleFileError(f"this is not a rule file: it has no {_name_list(missing)}")
+        raise RuleFileError(f"this is not a rule file: it has no {name_list(missing)}")
     names = data["covariates"]
     if not isinstance(names, list) or not all(isinstance(c, str) for c in names):
         raise RuleFileError("'covariates' must be a list of column names")
@@ -892,7 +896,7 @@ def load_rule(source: RuleSource) -> Rule | ArmsRule:
     absent = sorted(one_hot - set(names))
     if stray or absent:
         raise RuleFileError(
-            f"'covariates' and 'categories' disagree about {_name_list(stray + absent)}"
+            f"'covariates' and 'categories' disagree about {name_list(stray + absent)}"
         )
     settings = {
         k: v
@@ -939,7 +943,7 @@ def _json(source):
             source = Path(source).read_bytes()
         except OSError as exc:
             raise RuleFileError(
-                f"cannot open the rule file {_q(str(source))}: {exc.strerror}"
+                f"cannot open the rule file {quote(str(source))}: {exc.strerror}"
             ) from None
     if hasattr(source, "read"):
         source = source.read()

@@ -3,7 +3,7 @@ ledger and Gaussian differential privacy) and the empirical DP audit.
 
 - :mod:`dpcore.privacy.mechanisms`: output perturbation, Laplace, Gaussian and Gumbel noise.
 - :mod:`dpcore.privacy.accounting`: :class:`PrivacyLedger` (in memory or durable, per dataset);
-  :mod:`dpcore.privacy.ledger_store` keeps its rows.
+  :mod:`dpcore.privacy.ledger` keeps its rows, :mod:`dpcore.privacy.identity` keys its datasets.
 - :mod:`dpcore.privacy.gdp`: Gaussian differential privacy, its (ε, δ) conversions and composition.
 - :mod:`dpcore.privacy.audit`: a Clopper-Pearson lower bound on ε from designed neighbours.
 """

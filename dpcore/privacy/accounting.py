@@ -3,7 +3,7 @@
 
 The ledger records each release on a dataset and refuses one past the dataset's cap; its rows
 live in memory or, durably, in an SQLite file or a PostgreSQL database
-(:mod:`dpcore.privacy.ledger_store`, :mod:`dpcore.privacy.ledger_pg`).
+(:mod:`dpcore.privacy.ledger`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -27,21 +27,13 @@ from .identity import (
     cells_from_trial,
     dataset_identity,
     is_dataset_key,
-    legacy_identity,
 )
-from .ledger_store import (
-    MemoryStore,
-    SQLiteStore,
-    byte_key,
-    dataset_key,
-    default_ledger_path,
-    env_default_cap,
-    open_store,
-    shown_location,
-)
-
-if TYPE_CHECKING:
-    from .ledger_pg import PostgresStore
+from .identity_legacy import byte_key, legacy_identity
+from .ledger import keeper
+from .ledger.keeper import RAISE_HINT, check_keepers, check_user, default_cap_of
+from .ledger.location import default_ledger_path, shown_location
+from .ledger.records import DatasetSummary, LedgerEntry, entries_of
+from .ledger.stores import DurableStore, MemoryStore, open_store
 
 __all__ = [
     "BudgetExceededError",
@@ -69,50 +61,6 @@ class BudgetExceededError(ValueError):
 #: The epsilon recorded for a release without a guarantee (NOT PRIVATE, or seeded noise):
 #: it makes the dataset's total infinite, so no later total understates what was lost.
 NO_GUARANTEE = float("inf")
-_RAISE_HINT = (
-    "raise it on the command line, as the ledger's keeper: dpcore ledger cap DATA "
-    "EPSILON --allow-raise"
-)
-
-
-@dataclass(frozen=True)
-class LedgerEntry:
-    """One private release: which mechanism, its (epsilon, delta) and when (UTC).
-
-    ``index`` numbers the releases on the dataset from 1. ``parts`` is empty for a release
-    computed on the whole dataset; for a release made of disjoint parts of it (each patient in
-    one part) it holds ``(part name, epsilon)`` pairs, and ``epsilon`` is their largest.
-    ``who`` is the user who released it (``""``: the local single user).
-    """
-
-    mechanism: str
-    epsilon: float
-    delta: float
-    timestamp: datetime
-    index: int = 1
-    parts: tuple = ()
-    who: str = ""
-
-
-@dataclass(frozen=True)
-class DatasetSummary:
-    """One dataset of a ledger, as :meth:`PrivacyLedger.list_datasets` lists it.
-
-    ``owner`` is the user who registered it (``""``: the local single user, or a ledger of an
-    earlier version); ``kind`` is ``"content"`` (keyed by its rows) or ``"bytes"`` (a byte key
-    of the first ledgers); ``epsilon``/``delta`` its total over ``releases`` releases.
-    """
-
-    dataset: str
-    name: str
-    owner: str
-    kind: str
-    rows: int | None
-    registered: datetime
-    releases: int
-    epsilon: float
-    delta: float
-    cap: float | None
 
 
 @dataclass(frozen=True)
@@ -171,7 +119,7 @@ class PrivacyLedger:
     1.0
     """
 
-    _store: MemoryStore | SQLiteStore | PostgresStore
+    _store: MemoryStore | DurableStore
     dataset: str | None
     path: Path | str | None
     user: str | None
@@ -192,13 +140,13 @@ class PrivacyLedger:
     @classmethod
     def _new(
         cls,
-        store: SQLiteStore | PostgresStore,
+        store: DurableStore,
         user: str | None,
         keepers: Iterable[str] | None,
     ) -> PrivacyLedger:
         ledger = cls.__new__(cls)
         ledger._store, ledger.dataset, ledger.path = store, store.dataset, store.path
-        ledger.user, ledger.keepers = _check_user(user), _check_keepers(keepers)
+        ledger.user, ledger.keepers = check_user(user), check_keepers(keepers)
         ledger._pending = None
         ledger._links_memo = None
         return ledger
@@ -344,7 +292,7 @@ class PrivacyLedger:
         """
         if not isinstance(name, str):
             raise TypeError(f"name must be a string, got {name!r}")
-        user = _check_user(user)
+        user = check_user(user)
         path = default_ledger_path() if path is None else path
         salt = open_store(path, "").salt()
         identity = dataset_identity(cells, salt, scope=user or "")
@@ -455,102 +403,11 @@ class PrivacyLedger:
             cells_from_trial(trial), path=path, name=name, budget=budget, user=user, keepers=keepers
         )
 
-    @staticmethod
-    def default_cap(path: str | os.PathLike[str] | None = None) -> float | None:
-        """The cap every new dataset of the ledger gets: the lower of the keeper's stored
-        default (:meth:`set_default_cap`) and ``$DPCORE_LEDGER_DEFAULT_CAP``; None if neither."""
-        store = open_store(default_ledger_path() if path is None else path, "")
-        with store.transaction(write=False) as tx:
-            return _default_cap(tx)
-
-    @staticmethod
-    def set_default_cap(
-        path: str | os.PathLike[str] | None, cap: float | None, *, allow_raise: bool = False
-    ) -> None:
-        """Set the cap given to every dataset the ledger sees from now on (the keeper's).
-
-        Parameters
-        ----------
-        path : str or Path or None
-            The ledger (a file or a ``postgresql://`` URL); None for
-            :func:`default_ledger_path`.
-        cap : float or None
-            The default cap on a new dataset's total ε; None removes it.
-        allow_raise : bool
-            Raising or removing a stored default needs it (``dpcore ledger default-cap
-            --allow-raise``), as for a dataset's cap.
-        """
-        cap = None if cap is None else check_real(cap, "cap", low=0.0)
-        store = open_store(default_ledger_path() if path is None else path, "")
-        with store.transaction() as tx:
-            tx.hold_ledger()
-            stored = tx.setting("default_cap")
-            current = None if stored is None else float(stored)
-            if current is not None and (cap is None or cap > current) and not allow_raise:
-                raise ValueError(
-                    f"the default cap epsilon={current:g} can only be lowered "
-                    f"here: {_RAISE_HINT.replace('cap DATA', 'default-cap')}"
-                )
-            tx.set_setting("default_cap", None if cap is None else repr(cap))
-
-    @staticmethod
-    def grant(path: str | os.PathLike[str] | None, dataset: str, user: str) -> None:
-        """Let ``user`` see ``dataset`` (the keeper's act, on a department server).
-
-        From then on the dataset is linked, when they share rows, to the datasets ``user``
-        registers, and ``user`` may open it and release on it.
-
-        Raises
-        ------
-        ValueError
-            ``dataset`` is not a dataset of the ledger.
-        """
-        user = _check_user(user)
-        if user is None:
-            raise TypeError("user must be a user name (the local user sees every dataset)")
-        store = open_store(default_ledger_path() if path is None else path, "")
-        with store.transaction() as tx:
-            if not isinstance(dataset, str) or not tx.registered(dataset):
-                raise ValueError(
-                    f"dataset={str(dataset)[:16]}... is not a dataset of the ledger "
-                    f"{shown_location(store.path)!r}"
-                )
-            tx.grant(dataset, user, _now().isoformat())
-
-    @staticmethod
-    def list_datasets(
-        path: str | os.PathLike[str] | None = None,
-        *,
-        user: str | None = None,
-        keepers: Iterable[str] | None = None,
-    ) -> tuple[DatasetSummary, ...]:
-        """Every dataset of the ledger that ``user`` may see, oldest first, with its name, who
-        registered it, its total and its cap (``dpcore ledger list``)."""
-        user, keepers = _check_user(user), _check_keepers(keepers)
-        store = open_store(default_ledger_path() if path is None else path, "")
-        out = []
-        with store.transaction(write=False) as tx:
-            rows = tx.datasets()
-            if user is not None and user not in keepers:
-                seen = set(tx.visible([r[0] for r in rows], user))
-                rows = [r for r in rows if r[0] in seen]
-            for key, kind, name, owner, n, when in rows:
-                entries = _entries(tx.rows(key))
-                out.append(
-                    DatasetSummary(
-                        key,
-                        name,
-                        owner,
-                        kind,
-                        n,
-                        datetime.fromisoformat(when),
-                        len(entries),
-                        float(sum(e.epsilon for e in entries)),
-                        float(sum(e.delta for e in entries)),
-                        tx.cap(key),
-                    )
-                )
-        return tuple(out)
+    # The keeper's acts on the ledger as a whole (dpcore.privacy.ledger.keeper).
+    default_cap = staticmethod(keeper.default_cap)
+    set_default_cap = staticmethod(keeper.set_default_cap)
+    grant = staticmethod(keeper.grant)
+    list_datasets = staticmethod(keeper.list_datasets)
 
     # ----------------------------------------------------------------------------------------
     # What the user may see, and a dataset's registration
@@ -627,7 +484,7 @@ class PrivacyLedger:
         for other in linked:
             tx.link(identity.key, other)
             tx.insert(_copied(tx, other, tx.rows()), identity.key)
-        default = _default_cap(tx)
+        default = default_cap_of(tx)
         if default is not None:
             tx.set_cap(default, when)
 
@@ -642,7 +499,7 @@ class PrivacyLedger:
             rows: list = []
             for other in linked:
                 rows += _copied(tx, other, rows)
-            return rows, _default_cap(tx), linked
+            return rows, default_cap_of(tx), linked
 
     def linked(self) -> tuple[str, ...]:
         """Keys of the other datasets, among those the user may see, that share rows with
@@ -669,7 +526,7 @@ class PrivacyLedger:
     @property
     def entries(self) -> tuple[LedgerEntry, ...]:
         """The recorded releases, oldest first, as a tuple of frozen :class:`LedgerEntry`."""
-        return _entries(self._view()[0])
+        return entries_of(self._view()[0])
 
     def total(self, through: int | None = None) -> tuple[float, float]:
         """(epsilon_total, delta_total) of releases 1..``through`` (all by default); (0.0, 0.0)
@@ -699,7 +556,7 @@ class PrivacyLedger:
                 wanted = "removed" if cap is None else f"raised to {cap:g}"
                 raise ValueError(
                     f"the budget cap epsilon={current:g} can only be lowered here, "
-                    f"not {wanted}: {_RAISE_HINT} (allow_raise=True)"
+                    f"not {wanted}: {RAISE_HINT} (allow_raise=True)"
                 )
             tx.set_cap(cap, _now().isoformat())
         self._pending = None
@@ -809,12 +666,12 @@ class PrivacyLedger:
             for other, rows in plans:
                 tx.insert(rows, other)
         self._pending = None
-        return _entries(plans[0][1])[0]
+        return entries_of(plans[0][1])[0]
 
     @staticmethod
     def _admit(rows, cap, mechanism, parts, delta, other=None, who=""):
         """The rows that record the release, or BudgetExceededError; reads nothing itself."""
-        entries = _entries(rows)
+        entries = entries_of(rows)
         spent = float(sum(e.epsilon for e in entries))
         epsilon = parallel_cost(dict(parts))
         where = (
@@ -835,19 +692,52 @@ class PrivacyLedger:
             raise BudgetExceededError(
                 f"privacy budget epsilon={cap:g}{where} exceeded: {left}, "
                 f"{epsilon:g} requested by {mechanism!r} (total would be {spent + epsilon:g}); "
-                f"release with a smaller epsilon, or {_RAISE_HINT}"
+                f"release with a smaller epsilon, or {RAISE_HINT}"
             )
         index = max((e.index for e in entries), default=0) + 1
         when = _now().isoformat()
         return [(index, mechanism, eps, delta, part, when, who) for part, eps in parts]
 
 
+def dataset_key(data: bytes, name: str = "", *, path: str | os.PathLike[str] | None = None) -> str:
+    """The byte key of a file: HMAC-SHA-256 of its bytes (and name) under the ledger's salt.
+
+    Kept for ledgers written before the content identity and for links to them: a trailing
+    newline or a re-saved file gives another byte key. Key datasets by their content with
+    :meth:`dpcore.PrivacyLedger.for_file` (or ``for_cells``/``for_trial``) instead.
+
+    Parameters
+    ----------
+    data : bytes
+        The file's bytes, exactly as uploaded (the same bytes give the same key).
+    name : str, optional
+        A name the analyst gives the dataset; different names give different keys.
+    path : str or Path, optional
+        The ledger (a file, or a ``postgresql://`` URL) whose salt is used (created on first
+        use); default :func:`default_ledger_path`.
+
+    Returns
+    -------
+    str
+        64 hexadecimal characters, registered in the ledger as a byte-keyed dataset.
+    """
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError(f"data must be the file's bytes, got {type(data).__name__}")
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a string, got {name!r}")
+    store = open_store(default_ledger_path() if path is None else path, "")
+    key = byte_key(store.salt(), data, name)
+    with store.transaction() as tx:
+        tx.register(key, "bytes", name, (), None, _now().isoformat())
+    return key
+
+
 def _copied(tx, source, target_rows):
     """The releases recorded on ``source`` as rows to copy into a new dataset's record after
     ``target_rows`` (it shares rows with ``source``: those patients already had them)."""
-    base = max((e.index for e in _entries(target_rows)), default=0)
+    base = max((e.index for e in entries_of(target_rows)), default=0)
     rows = []
-    for e in _entries(tx.rows(source)):
+    for e in entries_of(tx.rows(source)):
         label = f"{e.mechanism} [on dataset {source[:14]}, which shares rows]"
         when = e.timestamp.isoformat()
         if e.parts:
@@ -859,58 +749,8 @@ def _copied(tx, source, target_rows):
     return rows
 
 
-def _default_cap(tx):
-    """The cap a new dataset gets: the lower of the stored default and the environment's."""
-    stored = tx.setting("default_cap")
-    caps = [
-        c for c in (None if stored is None else float(stored), env_default_cap()) if c is not None
-    ]
-    return min(caps) if caps else None
-
-
-def _check_user(user):
-    """None (the local single user) or a user name, stripped."""
-    if user is None:
-        return None
-    if not isinstance(user, str) or not user.strip():
-        raise TypeError(f"user must be a user name or None (the local user), got {user!r}")
-    return user.strip()
-
-
-def _check_keepers(keepers):
-    if keepers is None:
-        return frozenset()
-    if isinstance(keepers, str):
-        raise TypeError(f"keepers must be a set of user names, not one string: {keepers!r}")
-    return frozenset(_check_user(k) for k in keepers)
-
-
 def _now():
     return datetime.now(UTC)
-
-
-def _entries(rows):
-    """Rows (index, mechanism, epsilon, delta, part, time, who) grouped into one entry per
-    release."""
-    grouped = {}
-    for row in rows:
-        grouped.setdefault(row[0], []).append(row)
-    out = []
-    for index, group in grouped.items():
-        _, mechanism, _, _, part, when, *who = group[0]
-        parts = tuple((r[4], float(r[2])) for r in group) if part else ()
-        out.append(
-            LedgerEntry(
-                mechanism,
-                max(float(r[2]) for r in group),
-                max(float(r[3]) for r in group),
-                datetime.fromisoformat(when),
-                int(index),
-                parts,
-                who[0] if who else "",
-            )
-        )
-    return tuple(out)
 
 
 def _check_mechanism(mechanism):

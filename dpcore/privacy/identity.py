@@ -30,9 +30,9 @@ Without the ledger's salt neither reveals anything about the data (a row's diges
 looked up in a table of guessed rows); with it, anyone holding the ledger can test whether a
 guessed row is in a dataset, which is why the ledger file is private to its keeper (0600).
 
-Ledgers written before (``ds2-`` keys: the used columns' cells with their names, without
-casefolding or binary folding) keep their datasets: :func:`legacy_identity` computes that
-key so that a file is linked to its earlier record.
+Ledgers written before keep their datasets: :mod:`dpcore.privacy.identity_legacy` computes
+their keys (``ds2-``: the used columns' cells with their names; the first ledgers' HMAC of a
+file's bytes) so that a file is linked to its earlier record.
 """
 
 from __future__ import annotations
@@ -51,11 +51,13 @@ import numpy as np
 __all__ = [
     "DatasetIdentity",
     "KEY_PREFIX",
-    "cells_from_frame",
+    "ROW_BYTES",
+    "check_salt",
+    "column_names",
     "cells_from_trial",
     "dataset_identity",
     "is_dataset_key",
-    "legacy_identity",
+    "keyed_digests",
     "normalise_cell",
     "normalise_cells",
     "row_cell",
@@ -67,7 +69,6 @@ ROW_BYTES = 16
 #: The prefix of today's dataset keys (the identity's version).
 KEY_PREFIX = "ds3-"
 _VERSION = b"dpcore-dataset/3"
-_VERSION_2 = b"dpcore-dataset/2"
 #: The usual binary codings, casefolded, and the number each reads as.
 BINARY_CODES = {
     "yes": "1",
@@ -93,8 +94,8 @@ def normalise_cell(value: Any) -> str:
     -------
     str
         Spaces stripped and Unicode NFC; a value that reads as a finite number, on its own
-        (:func:`dpcore.data.csv_io.parse_numbers`), is written as the file reader writes it
-        (:func:`dpcore.data.csv_io.number_text`), so :func:`dpcore.data.normalised_cells`
+        (:func:`dpcore.data.cells.parse_numbers`), is written as the file reader writes it
+        (:func:`dpcore.data.cells.number_text`), so :func:`dpcore.data.normalised_cells`
         and this agree; a missing value (None, NaN, empty text) is ``""``.
 
     Examples
@@ -102,8 +103,8 @@ def normalise_cell(value: Any) -> str:
     >>> [normalise_cell(v) for v in (" 1", 1, "1.0", "01", None, float("nan"), "Café", 2.5)]
     ['1', '1', '1', '1', '', '', 'Café', '2.5']
     """
-    from ..data.csv_io import normalise_cell as normalise_text
-    from ..data.csv_io import number_text, parse_numbers
+    from ..data.cells import normalise_cell as normalise_text
+    from ..data.cells import number_text, parse_numbers
 
     if value is None:
         return ""
@@ -127,7 +128,7 @@ class DatasetIdentity:
     ----------
     key : str
         ``"ds3-"`` and 64 hexadecimal characters: the dataset's key in the ledger
-        (``"ds2-"`` for :func:`legacy_identity`).
+        (``"ds2-"`` for :func:`dpcore.privacy.identity_legacy.legacy_identity`).
     columns : tuple of str
         The column names as given, stripped, NFC and sorted (not part of the key).
     row_hashes : tuple of bytes
@@ -179,7 +180,7 @@ def dataset_identity(
         (or numbers); each is read with :func:`row_cell`. The names are not part of the
         identity: a row is the multiset of its cells.
     salt : bytes
-        The ledger file's secret salt (:meth:`dpcore.privacy.ledger_store.SQLiteStore.salt`).
+        The ledger file's secret salt (:meth:`dpcore.privacy.ledger.sqlite.SQLiteStore.salt`).
     scope : str, optional
         Whose key this is: ``""`` on one machine, the user name on a department server. The
         dataset key depends on it, the row digests do not (they link datasets within what a
@@ -208,11 +209,10 @@ def dataset_identity(
     ... ).key
     False
     """
-    if not isinstance(salt, (bytes, bytearray)) or not salt:
-        raise TypeError(f"salt must be non-empty bytes, got {type(salt).__name__}")
+    check_salt(salt)
     if not isinstance(scope, str):
         raise TypeError(f"scope must be text (a user name, or empty), got {scope!r}")
-    names = _check_columns(cells)
+    names = column_names(cells)
     columns = [_folded_json(values) for values in cells.values()]
     lengths = {len(v) for v in columns}
     if len(lengths) != 1:
@@ -231,15 +231,35 @@ def dataset_identity(
         texts = ["[" + ",".join(map(words.__getitem__, r)) + "]" for r in order.tolist()]
     else:
         texts = []
-    key = hashlib.sha256(bytes(salt) + _VERSION + b"/row").digest()  # keyed BLAKE2b per row
+    digest, rows = keyed_digests(salt, _VERSION, texts, scope)
+    return DatasetIdentity(KEY_PREFIX + digest, tuple(sorted(names)), rows)
+
+
+def check_salt(salt: Any) -> None:
+    """Refuse a salt that is not non-empty bytes (the ledger's, never a text)."""
+    if not isinstance(salt, (bytes, bytearray)) or not salt:
+        raise TypeError(f"salt must be non-empty bytes, got {type(salt).__name__}")
+
+
+def keyed_digests(
+    salt: bytes, version: bytes, texts: Sequence[str], label: object
+) -> tuple[str, tuple[bytes, ...]]:
+    """(dataset digest, row digests) of rows written as ``texts``, under ``salt``.
+
+    Each row's digest is a keyed BLAKE2b of its text (ROW_BYTES bytes); the dataset's is an
+    HMAC-SHA-256 over ``label`` (JSON: the scope, or the column names), the number of rows and
+    the sorted row digests (the multiset of rows: row order does not matter). ``version``
+    names the identity, so two versions never share a digest.
+    """
+    key = hashlib.sha256(bytes(salt) + version + b"/row").digest()
     blake = hashlib.blake2b
     rows = [blake(t.encode("utf-8"), key=key, digest_size=ROW_BYTES).digest() for t in texts]
-    mac = hmac.new(bytes(salt), _VERSION + b"/dataset", hashlib.sha256)
-    mac.update(json.dumps(scope, ensure_ascii=False).encode("utf-8"))
+    mac = hmac.new(bytes(salt), version + b"/dataset", hashlib.sha256)
+    mac.update(json.dumps(label, ensure_ascii=False).encode("utf-8"))
     mac.update(len(rows).to_bytes(8, "big"))
-    for h in sorted(rows):  # the multiset of rows: row order does not matter
+    for h in sorted(rows):
         mac.update(h)
-    return DatasetIdentity(KEY_PREFIX + mac.hexdigest(), tuple(sorted(names)), tuple(rows))
+    return mac.hexdigest(), tuple(rows)
 
 
 def row_keys(cells: Mapping[str, Sequence[Any]]) -> np.ndarray:
@@ -259,12 +279,12 @@ def row_keys(cells: Mapping[str, Sequence[Any]]) -> np.ndarray:
     """
     import pandas as pd
 
-    _check_columns(cells)
+    column_names(cells)
     frame = pd.DataFrame({str(j): _folded_json(v) for j, v in enumerate(cells.values())})
     return pd.util.hash_pandas_object(frame, index=False).to_numpy()
 
 
-def _check_columns(cells: Mapping[str, Sequence[Any]]) -> list[str]:
+def column_names(cells: Mapping[str, Sequence[Any]]) -> list[str]:
     """The column names, stripped and NFC, once each cell list is known to be a sequence."""
     if not isinstance(cells, Mapping) or not cells:
         raise TypeError(
@@ -297,109 +317,10 @@ def _folded_json(values: Sequence[Any]) -> np.ndarray:
     return np.asarray(quoted + ['""'], dtype=object)[codes]
 
 
-def legacy_identity(cells: Mapping[str, Sequence[Any]], salt: bytes) -> DatasetIdentity:
-    """The ``ds2-`` identity of ledgers written before this version: the used columns' cells.
-
-    Kept so that a file is found again in a ledger that recorded it under a ``ds2-`` key
-    (:meth:`dpcore.PrivacyLedger.for_file` links the two). Unlike :func:`dataset_identity` it
-    includes the column names and does not casefold or fold binary codings.
-
-    Parameters
-    ----------
-    cells : mapping of str to sequence
-        ``{column name: [cell, ...]}`` for the columns the release uses, every column with
-        one cell per row. Cells are text (or numbers); each is normalised with
-        :func:`normalise_cell`, column names are stripped and NFC.
-    salt : bytes
-        The ledger file's secret salt (:meth:`dpcore.privacy.ledger_store.SQLiteStore.salt`).
-
-    Returns
-    -------
-    DatasetIdentity
-
-    Raises
-    ------
-    TypeError
-        ``cells`` not a mapping of names to sequences, or ``salt`` not bytes.
-    ValueError
-        No column, columns of different lengths, or two names equal once normalised.
-
-    Examples
-    --------
-    >>> a = legacy_identity({"arm": ["1", "0"], "y": [" 2.5", "3"]}, b"salt")
-    >>> b = legacy_identity({"y": ["3.0", "2.5"], "arm": ["0", "1.0"]}, b"salt")
-    >>> a.key == b.key, a.key.startswith("ds2-")
-    (True, True)
-    """
-    if not isinstance(salt, (bytes, bytearray)) or not salt:
-        raise TypeError(f"salt must be non-empty bytes, got {type(salt).__name__}")
-    if not isinstance(cells, Mapping) or not cells:
-        raise TypeError(
-            "cells must be a non-empty mapping {column name: [cell, ...]}, "
-            f"got {type(cells).__name__}"
-        )
-    columns: dict[str, np.ndarray] = {}
-    for name, values in cells.items():
-        if not isinstance(name, str):
-            raise TypeError(f"each column name must be text, got {name!r}")
-        if isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
-            raise TypeError(
-                f"the cells of column {name!r} must be a sequence, got {type(values).__name__}"
-            )
-        key = unicodedata.normalize("NFC", name.strip())
-        if key in columns:
-            raise ValueError(f"two used columns are both named {key!r} once normalised")
-        columns[key] = _json_cells(values)
-    lengths = {len(v) for v in columns.values()}
-    if len(lengths) != 1:
-        raise ValueError(f"every used column needs one cell per row; got lengths {sorted(lengths)}")
-    order = sorted(columns)
-    # Each row as the JSON text of its (name, cell) pairs, unambiguous whatever a cell holds,
-    # built column by column (vectorised over rows).
-    template = (
-        "["
-        + ",".join(
-            "[" + json.dumps(c, ensure_ascii=False).replace("{", "{{").replace("}", "}}") + ",{}]"
-            for c in order
-        )
-        + "]"
-    )
-    key = hashlib.sha256(bytes(salt) + _VERSION_2 + b"/row").digest()  # keyed BLAKE2b per row
-    blake = hashlib.blake2b
-    rows = [
-        blake(t.encode("utf-8"), key=key, digest_size=ROW_BYTES).digest()
-        for t in map(template.format, *(columns[c].tolist() for c in order))
-    ]
-    mac = hmac.new(bytes(salt), _VERSION_2 + b"/dataset", hashlib.sha256)
-    mac.update(json.dumps(order, ensure_ascii=False).encode("utf-8"))
-    mac.update(len(rows).to_bytes(8, "big"))
-    for h in sorted(rows):  # the multiset of rows: row order does not matter
-        mac.update(h)
-    return DatasetIdentity("ds2-" + mac.hexdigest(), tuple(order), tuple(rows))
-
-
-def _json_cells(values: Sequence[Any]) -> np.ndarray:
-    """Each cell normalised and JSON-quoted, as an object array; each distinct value once."""
-    import pandas as pd
-
-    series = pd.Series(np.asarray(values, dtype=object) if not hasattr(values, "dtype") else values)
-    if pd.api.types.is_numeric_dtype(series.dtype) and not pd.api.types.is_bool_dtype(series.dtype):
-        x = series.to_numpy(dtype=float)
-        out = np.array([f'"{v!r}"' for v in x.tolist()], dtype=object)
-        out[np.isnan(x)] = '""'
-        return out
-    if series.dtype == bool:
-        series = series.map(str)
-    codes, uniques = pd.factorize(series, use_na_sentinel=True)
-    quoted = [json.dumps(u, ensure_ascii=False) for u in normalise_cells(list(uniques))]
-    # The sentinel -1 picks the last entry: a missing cell, "".
-    return np.asarray(quoted + ['""'], dtype=object)[codes]
-
-
 def normalise_cells(values: Sequence[Any]) -> list[str]:
     """:func:`normalise_cell` of each value, read as a column at vector speed.
 
-    The text cells are read as numbers in one :func:`dpcore.data.csv_io.parse_numbers`
+    The text cells are read as numbers in one :func:`dpcore.data.cells.parse_numbers`
     call, which reads each cell on its own, so every result equals ``normalise_cell`` of
     that value alone: no cell can change how another is written (a file of 10⁶ distinct
     values is read in about a second instead of several minutes).
@@ -409,8 +330,8 @@ def normalise_cells(values: Sequence[Any]) -> list[str]:
     >>> normalise_cells([" 1", 1, "1.0", "01", None, float("nan"), "Café", 2.5, True])
     ['1', '1', '1', '1', '', '', 'Café', '2.5', 'True']
     """
-    from ..data.csv_io import normalise_cell as normalise_text
-    from ..data.csv_io import number_text, parse_numbers
+    from ..data.cells import normalise_cell as normalise_text
+    from ..data.cells import number_text, parse_numbers
 
     out: list[str] = []
     texts: dict[int, str] = {}  # position: normalised text still to be read as a number
@@ -437,29 +358,6 @@ def is_dataset_key(key: Any) -> bool:
     return len(body) == 64 and all(c in "0123456789abcdef" for c in body)
 
 
-def cells_from_frame(frame: Any, columns: Sequence[str] | None = None) -> dict[str, list[str]]:
-    """The normalised cells of a DataFrame's columns (all columns by default: a file's
-    identity is over all of them).
-
-    Parameters
-    ----------
-    frame : pandas.DataFrame
-        A table as read (text cells, or numbers a reader parsed).
-    columns : sequence of str, optional
-        Only these columns (a table that is not a whole file).
-
-    Returns
-    -------
-    dict of str to list of str
-    """
-    names = [str(c) for c in frame.columns]
-    wanted = names if columns is None else [str(c) for c in columns]
-    missing = [c for c in wanted if c not in names]
-    if missing:
-        raise ValueError(f"columns {missing!r} are not in the table (it has {names[:20]!r})")
-    return {c: [normalise_cell(v) for v in frame[c].tolist()] for c in dict.fromkeys(wanted)}
-
-
 def cells_from_trial(trial: Any) -> dict[str, list[str]]:
     """The used columns' cells of a :class:`dpcore.Trial`, rebuilt from its arrays.
 
@@ -467,7 +365,7 @@ def cells_from_trial(trial: Any) -> dict[str, list[str]]:
     their values, a one-hot encoded column its level (the baseline where no indicator is
     set) and the propensity column its values; a missing value is ``""``. For a trial read
     with ``incomplete="keep"`` and levels that match the file's cells, this equals
-    :func:`cells_from_frame` of the file's used columns: when the file has no other column,
+    the normalised cells of the file's used columns: when the file has no other column,
     :meth:`PrivacyLedger.for_trial` and :meth:`PrivacyLedger.for_file` give the same dataset,
     and otherwise they are only linked through rows that agree (none, when the file has a
     column the trial does not hold).

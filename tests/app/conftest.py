@@ -55,7 +55,7 @@ def choose_roles(at):
     (the page pre-selects neither without a data dictionary): the outcome the column names
     suggest, and every other column that is not an identifier, unless the file is too wide to
     take them all (then none). Roles already chosen, by a dictionary or a test, stay."""
-    from dpcore.data.columns import guess_columns
+    from dpcore.data.roles import guess_columns
 
     outcome = next((s for s in at.selectbox if (s.key or "").startswith("outcome_")), None)
     if outcome is None or outcome.value is not None:

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dpcore.data.trial import read_table
+from dpcore.data.csv_io import read_table
 from dpcore_app.ui.common import ledger
 from dpcore_app.ui.upload import files
 from tests.app.conftest import APP, choose_roles

@@ -424,7 +424,7 @@ def test_without_the_row_lock_two_releases_overspend_the_cap(postgres_server, mo
     BEGIN does not do here). A release on the whole dataset and a parallel one (other part
     names, so the unique index does not stop the second) both pass their check on the same
     total; the real ledger makes the second wait, then refuses it."""
-    from dpcore.privacy import ledger_pg
+    from dpcore.privacy.ledger.postgres import PostgresTransaction
 
     def race(url):
         CheckTogetherLedger.barrier = threading.Barrier(2)
@@ -443,7 +443,7 @@ def test_without_the_row_lock_two_releases_overspend_the_cap(postgres_server, mo
         return 2 - len(refused), len(whole.entries)
 
     assert race(postgres_server.new_ledger()) == (1, 1)
-    monkeypatch.setattr(ledger_pg._PostgresTransaction, "hold", lambda self, datasets: None)
+    monkeypatch.setattr(PostgresTransaction, "hold", lambda self, datasets: None)
     # Both in: 2 spent on a cap of 1, both numbered release 1 (the record even reads as one).
     assert race(postgres_server.new_ledger()) == (2, 1)
 

@@ -117,7 +117,7 @@ def test_bad_input_is_one_line_with_exit_code(tmp_path):
 needs_release = pytest.mark.skipif(
     not (
         has("dpcore.owl.release", "load_rule")
-        and has("dpcore.data.dictionary_read", "read_dictionary")
+        and has("dpcore.data.dictionary.read", "read_dictionary")
         and has("dpcore.privacy.accounting", "dataset_key")
     ),
     reason="dpcore.owl.release, dpcore.data.dictionary or the durable ledger not merged yet",
@@ -251,10 +251,11 @@ def test_warm_drops_only_streamlits_bare_mode_notices():
 def test_app_passes_streamlit_options_through(monkeypatch):
     """`dpcore app --server.port 8502` runs `streamlit run app.py ... --server.port 8502`."""
     pytest.importorskip("streamlit")
-    from dpcore import _serve, cli
+    from dpcore import cli
+    from dpcore._serve import processes
 
     seen = {}
-    monkeypatch.setattr(_serve, "run_app", lambda cmd, cwd: seen.update(cmd=cmd, cwd=cwd) or 0)
+    monkeypatch.setattr(processes, "run_app", lambda cmd, cwd: seen.update(cmd=cmd, cwd=cwd) or 0)
     assert cli.main(["app", "--server.port", "8502"]) == 0
     assert seen["cmd"][1:4] == ["-m", "streamlit", "run"]
     assert (

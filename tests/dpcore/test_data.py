@@ -10,14 +10,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dpcore import DPOWL
+from dpcore.data.csv_io import preview_csv, read_table
+from dpcore.data.errors import TrialDataError
+from dpcore.data.labels import column_labels
+from dpcore.data.roles import guess_columns
 from dpcore.data.trial import (
     MIN_ROWS_PER_ARM,
     Trial,
-    TrialDataError,
-    column_labels,
-    guess_columns,
-    preview_csv,
-    read_table,
     read_trial,
 )
 
@@ -622,28 +621,28 @@ def test_swapping_the_treated_arm_is_caught():
 
 BREAKS = {
     "treated default flipped": (
-        "columns._default_treated",
+        "columns.default_treated",
         lambda labels: sorted(labels, key=str)[0],
         lambda: test_treatment_codings(("0", "1"), None, (1, 0)),
     ),
     "no delimiter sniffing": (
-        "csv_io._header_delimiter",
+        "csv_lines.header_delimiter",
         lambda line: ",",
         lambda: test_other_delimiters_are_sniffed(";"),
     ),
     "baseline level not sorted": (
-        "columns._level_key",
+        "columns.level_order",
         lambda v: (0, 0, "") if v == "B" else (1, 0, str(v)),
         test_categorical_one_hot_drop_first_sorted_levels,
     ),
     "other minimum per arm": ("trial.MIN_ROWS_PER_ARM", 20, test_too_few_rows_per_arm),
     "NA words not missing": (
-        "csv_io._NA_TOKENS",
+        "cells.NA_TOKENS",
         frozenset([""]),
         test_missing_words_are_missing_in_a_label_column,
     ),
     "cells not stripped": (
-        "csv_io.normalise_cell",
+        "csv_lines.normalise_cell",
         lambda v: v or None,
         test_quoted_fields_spaces_and_missing_words,
     ),

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from dpcore.data import DictionaryError, read_dictionary, read_trial
-from dpcore.data.dictionary_check import check_dictionary, schema, schema_problems
+from dpcore.data.dictionary.check import check_dictionary, schema, schema_problems
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "dictionaries"
 DEMO = Path(__file__).resolve().parents[2] / "dpcore_app" / "demo_data"

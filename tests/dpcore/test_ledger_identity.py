@@ -21,12 +21,12 @@ from dpcore import read_trial
 from dpcore.privacy.accounting import BudgetExceededError, PrivacyLedger, dataset_key
 from dpcore.privacy.identity import (
     dataset_identity,
-    legacy_identity,
     normalise_cell,
     normalise_cells,
     row_cell,
 )
-from dpcore.privacy.ledger_store import SCHEMA_VERSION
+from dpcore.privacy.identity_legacy import legacy_identity
+from dpcore.privacy.ledger.schema import SCHEMA_VERSION
 
 ROWS = [
     (f"P{i:03d}", i % 2, round(1.5 + 0.37 * i, 2), 30 + i, "ABC"[i % 3], f"note {i} café")
@@ -363,7 +363,7 @@ def test_a_version_1_ledger_keeps_working_and_its_byte_keys_join_the_content_key
     """)
     salt = b"\x01" * 32
     con.execute("INSERT INTO settings VALUES ('salt', ?)", (salt,))
-    from dpcore.privacy.ledger_store import byte_key
+    from dpcore.privacy.identity_legacy import byte_key
 
     old_key = byte_key(salt, ORIGINAL, "")
     con.execute(
@@ -420,7 +420,7 @@ def test_a_file_keyed_by_an_earlier_dpcore_on_its_used_columns_keeps_its_record(
     keying the whole file now is linked to that record, so its releases and its cap still
     count (an upgrade never starts a budget afresh)."""
     from dpcore.data.csv_io import normalised_cells
-    from dpcore.privacy.ledger_store import open_store
+    from dpcore.privacy.ledger.stores import open_store
 
     path = new_ledger()
     salt = open_store(path, "").salt()

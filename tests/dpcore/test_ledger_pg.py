@@ -1,4 +1,4 @@
-"""The privacy ledger on PostgreSQL (dpcore.privacy.ledger_pg), against a real server.
+"""The privacy ledger on PostgreSQL (dpcore.privacy.ledger.postgres), against a real server.
 
 The API's tests hold on both backends and are parametrized over them in test_accounting.py
 (with the concurrent releases against a cap) and test_ledger_identity.py; here is what is
@@ -16,13 +16,10 @@ import pytest
 from dpcore.data.csv_io import normalised_cells
 from dpcore.privacy.accounting import BudgetExceededError, PrivacyLedger, default_ledger_path
 from dpcore.privacy.identity import dataset_identity
-from dpcore.privacy.ledger_store import (
-    SCHEMA_VERSION,
-    LedgerUnavailableError,
-    open_store,
-    server_url,
-    shown_location,
-)
+from dpcore.privacy.ledger.location import server_url, shown_location
+from dpcore.privacy.ledger.schema import SCHEMA_VERSION
+from dpcore.privacy.ledger.sql import LedgerUnavailableError
+from dpcore.privacy.ledger.stores import open_store
 
 ROOT = Path(__file__).resolve().parents[2]
 TRIAL = "id,arm,y,age\n" + "".join(f"P{i},{i % 2},{1.5 + 0.25 * i},{30 + i}\n" for i in range(30))
@@ -231,9 +228,9 @@ def test_two_files_sharing_rows_registered_at_once_are_linked(postgres_server, m
     import threading
     from concurrent.futures import ThreadPoolExecutor
 
-    from dpcore.privacy import ledger_pg
+    from dpcore.privacy.ledger.postgres import PostgresTransaction
 
-    register = ledger_pg._PostgresTransaction.register
+    register = PostgresTransaction.register
     together = []
 
     def register_together(self, *args, **kwargs):  # both in before either looks for the other
@@ -245,7 +242,7 @@ def test_two_files_sharing_rows_registered_at_once_are_linked(postgres_server, m
             pass
         return new
 
-    monkeypatch.setattr(ledger_pg._PostgresTransaction, "register", register_together)
+    monkeypatch.setattr(PostgresTransaction, "register", register_together)
 
     def race(url, wait):
         """``wait``: how long a registered row waits for the other's. With the lock the other
@@ -260,7 +257,7 @@ def test_two_files_sharing_rows_registered_at_once_are_linked(postgres_server, m
         ), first.linked() + second.linked()
 
     assert race(postgres_server.new_ledger(), 0.5)[0]
-    monkeypatch.setattr(ledger_pg._PostgresTransaction, "hold_ledger", lambda self: None)
+    monkeypatch.setattr(PostgresTransaction, "hold_ledger", lambda self: None)
     # unlinked: the twin's bug. Without the lock the outcome is a race of its own (the slower
     # thread may look after the other has committed), so the twin gets three tries to show it.
     assert any(race(postgres_server.new_ledger(), 10) == (False, ()) for _ in range(3))

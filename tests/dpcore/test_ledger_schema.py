@@ -10,10 +10,14 @@ import sqlite3
 
 import pytest
 
-from dpcore.privacy import ledger_pg, ledger_store
 from dpcore.privacy.accounting import BudgetExceededError, PrivacyLedger
-from dpcore.privacy.identity import legacy_identity
-from dpcore.privacy.ledger_store import SCHEMA_VERSION, byte_key, pending
+from dpcore.privacy.identity_legacy import byte_key, legacy_identity
+from dpcore.privacy.ledger.schema import (
+    POSTGRES_MIGRATIONS,
+    SCHEMA_VERSION,
+    SQLITE_MIGRATIONS,
+    pending,
+)
 
 SALT = bytes(range(32))
 WHEN = "2026-11-30T12:00:00+00:00"
@@ -49,13 +53,13 @@ POSTGRES_VERSION_1 = (
 
 
 def test_the_migrations_run_in_order_from_the_ledger_s_version():
-    for migrations in (ledger_store._MIGRATIONS, ledger_pg._MIGRATIONS):
+    for migrations in (SQLITE_MIGRATIONS, POSTGRES_MIGRATIONS):
         assert [v for v, _ in migrations] == list(range(1, SCHEMA_VERSION + 1))
         assert [v for v, _ in pending(0, migrations, "x")] == list(range(1, SCHEMA_VERSION + 1))
         assert [v for v, _ in pending(1, migrations, "x")] == list(range(2, SCHEMA_VERSION + 1))
         assert pending(SCHEMA_VERSION, migrations, "x") == []
     with pytest.raises(RuntimeError, match="newer than this dpcore knows.*upgrade dpcore"):
-        pending(SCHEMA_VERSION + 1, ledger_store._MIGRATIONS, "x")
+        pending(SCHEMA_VERSION + 1, SQLITE_MIGRATIONS, "x")
 
 
 def test_a_version_2_sqlite_ledger_opens_with_its_datasets_releases_caps_and_links(tmp_path):

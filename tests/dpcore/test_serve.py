@@ -14,15 +14,17 @@ from pathlib import Path
 
 import pytest
 
-from dpcore import _serve
+from dpcore._serve import nginx, processes
+from dpcore._serve import options as serve_options
+from dpcore._serve import server as serve_server
 
 ROOT = Path(__file__).resolve().parents[2]
-TEMPLATE = ROOT / "dpcore_app" / "deploy" / _serve.TEMPLATE
+TEMPLATE = ROOT / "dpcore_app" / "deploy" / nginx.TEMPLATE
 NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").is_file() else None)
 
 
 def test_the_config_routes_by_cookie_to_every_replica_and_passes_websockets(tmp_path):
-    conf = _serve.nginx_config(TEMPLATE.read_text(), tmp_path, "127.0.0.1:8080", [9001, 9002])
+    conf = nginx.nginx_config(TEMPLATE.read_text(), tmp_path, "127.0.0.1:8080", [9001, 9002])
     assert "{{" not in conf and "listen 127.0.0.1:8080;" in conf
     assert "hash $dpcore_route consistent;" in conf  # sticky: one session, one replica
     for k, port in ((1, 9001), (2, 9002)):
@@ -39,8 +41,11 @@ def test_the_config_routes_by_cookie_to_every_replica_and_passes_websockets(tmp_
 def test_nginx_accepts_the_config(tmp_path):
     conf = tmp_path / "nginx.conf"
     conf.write_text(
-        _serve.nginx_config(
-            TEMPLATE.read_text(), tmp_path, f"127.0.0.1:{_serve.free_port()}", [_serve.free_port()]
+        nginx.nginx_config(
+            TEMPLATE.read_text(),
+            tmp_path,
+            f"127.0.0.1:{processes.free_port()}",
+            [processes.free_port()],
         )
     )
     if os.geteuid() == 0:
@@ -55,9 +60,9 @@ def test_nginx_accepts_the_config(tmp_path):
 
 
 def test_a_template_must_have_exactly_the_fields_serve_fills_in():
-    with pytest.raises(_serve.ServeError, match="fields"):
-        _serve.render("listen {{ listen }}; {{ typo }}", {"listen": "80"})
-    assert _serve.render("listen {{ listen }};", {"listen": "80"}) == "listen 80;"
+    with pytest.raises(processes.ServeError, match="fields"):
+        nginx.render("listen {{ listen }}; {{ typo }}", {"listen": "80"})
+    assert nginx.render("listen {{ listen }};", {"listen": "80"}) == "listen 80;"
 
 
 def _processes_with(text):
@@ -104,7 +109,7 @@ def test_app_stops_its_streamlit_server_on_sigterm(tmp_path):
 
     3-5 s (5 s at a load average of 9 on 2 cores), most of it Streamlit starting."""
     pytest.importorskip("streamlit")
-    port = _serve.free_port()
+    port = processes.free_port()
     flag = f"--server.port={port}"  # unique on this machine: finds the server by its command line
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     with open(tmp_path / "app.log", "wb") as log:
@@ -147,7 +152,7 @@ def test_serve_without_nginx_says_how_to_install_it(monkeypatch, capsys):
     pytest.importorskip("streamlit")
     from dpcore import cli
 
-    monkeypatch.setattr(_serve, "find_nginx", lambda given=None: None)
+    monkeypatch.setattr(nginx, "find_nginx", lambda given=None: None)
     assert cli.main(["serve", "--replicas", "2"]) == cli.EXIT_MISSING
     assert "apt-get install nginx-light" in capsys.readouterr().err
 
@@ -170,7 +175,7 @@ def test_the_app_listens_on_the_loopback_unless_told_otherwise(monkeypatch):
         assert tomllib.loads(config.read_text())["server"]["address"] == "127.0.0.1"
     pytest.importorskip("streamlit")
     ran = []
-    monkeypatch.setattr(_serve, "run_app", lambda command, cwd: ran.append(command) or 0)
+    monkeypatch.setattr(processes, "run_app", lambda command, cwd: ran.append(command) or 0)
     assert cli.main(["app"]) == 0
     assert "--server.address=127.0.0.1" in ran[-1]
     assert cli.main(["app", "--server.address", "10.1.2.3"]) == 0
@@ -183,12 +188,12 @@ def test_serve_defaults_to_the_loopback_and_refuses_to_expose_an_unauthenticated
 ):
     from dpcore import cli
 
-    assert _serve.ServeOptions().address == "127.0.0.1"
+    assert serve_options.ServeOptions().address == "127.0.0.1"
     assert cli.build_parser().parse_args(["serve"]).address == "127.0.0.1"
     for address in ("127.0.0.1", "::1", "[::1]", "localhost", "127.0.0.2"):
-        assert _serve.is_loopback(address), address
+        assert serve_options.is_loopback(address), address
     for address in ("0.0.0.0", "::", "10.0.0.5", "stats.example.org"):
-        assert not _serve.is_loopback(address), address
+        assert not serve_options.is_loopback(address), address
 
     assert cli.main(["serve", "--address", "0.0.0.0"]) != 0
     err = capsys.readouterr().err
@@ -199,10 +204,10 @@ def test_serve_defaults_to_the_loopback_and_refuses_to_expose_an_unauthenticated
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
     cert.write_text("-")
     key.write_text("-")
-    check = _serve.check_exposure
-    Options = _serve.ServeOptions
+    check = serve_options.check_exposure
+    Options = serve_options.ServeOptions
     # Basic authentication on the network without TLS would send the passwords in clear.
-    with pytest.raises(_serve.ServeError, match="in clear"):
+    with pytest.raises(processes.ServeError, match="in clear"):
         check(Options(address="0.0.0.0", auth="htpasswd", htpasswd=users))
     assert (
         check(
@@ -212,13 +217,13 @@ def test_serve_defaults_to_the_loopback_and_refuses_to_expose_an_unauthenticated
     )
     assert check(Options(auth="htpasswd", htpasswd=users)) is None  # loopback: a proxy in front
     # A header anyone could send names no one off the loopback.
-    with pytest.raises(_serve.ServeError, match="loopback"):
+    with pytest.raises(processes.ServeError, match="loopback"):
         check(Options(address="0.0.0.0", auth="header", insecure_no_auth=True))
-    with pytest.raises(_serve.ServeError, match="needs --auth"):
+    with pytest.raises(processes.ServeError, match="needs --auth"):
         check(Options(keepers=("kim",)))
-    with pytest.raises(_serve.ServeError, match="together"):
+    with pytest.raises(processes.ServeError, match="together"):
         check(Options(auth="htpasswd", htpasswd=users, tls_cert=cert))
-    with pytest.raises(_serve.ServeError, match="does not exist"):
+    with pytest.raises(processes.ServeError, match="does not exist"):
         check(Options(auth="htpasswd", htpasswd=tmp_path / "nobody"))
     # Knowingly insecure: it starts, with a loud warning.
     warning = check(Options(address="0.0.0.0", insecure_no_auth=True))
@@ -232,7 +237,7 @@ def test_serve_defaults_to_the_loopback_and_refuses_to_expose_an_unauthenticated
 
 def test_the_proxy_authenticates_names_the_user_and_keeps_uploads_off_the_disk(tmp_path):
     users = tmp_path / "users"
-    conf = _serve.nginx_config(
+    conf = nginx.nginx_config(
         TEMPLATE.read_text(),
         tmp_path,
         "127.0.0.1:8080",
@@ -250,13 +255,13 @@ def test_the_proxy_authenticates_names_the_user_and_keeps_uploads_off_the_disk(t
     assert size.endswith("m") and int(size[:-1]) >= 100  # the app's maxUploadSize (100 MB)
     assert "proxy_max_temp_file_size 0;" in conf
     # Without authentication no header names anyone, and no secret is sent.
-    plain = _serve.nginx_config(TEMPLATE.read_text(), tmp_path, "127.0.0.1:8080", [9001])
+    plain = nginx.nginx_config(TEMPLATE.read_text(), tmp_path, "127.0.0.1:8080", [9001])
     assert 'proxy_set_header X-Dpcore-User "";' in plain and 'auth_basic "' not in plain
     assert "X-Dpcore-Proxy" not in plain
-    with pytest.raises(_serve.ServeError, match="secret"):
-        _serve.nginx_config(TEMPLATE.read_text(), tmp_path, "x:1", [9001], auth="header")
-    with pytest.raises(_serve.ServeError, match="cannot be given the path"):
-        _serve.nginx_config(
+    with pytest.raises(processes.ServeError, match="secret"):
+        nginx.nginx_config(TEMPLATE.read_text(), tmp_path, "x:1", [9001], auth="header")
+    with pytest.raises(processes.ServeError, match="cannot be given the path"):
+        nginx.nginx_config(
             TEMPLATE.read_text(),
             tmp_path,
             "x:1",
@@ -265,7 +270,7 @@ def test_the_proxy_authenticates_names_the_user_and_keeps_uploads_off_the_disk(t
             htpasswd=Path("/a$b"),
             secret="s",
         )
-    assert _serve._host("::1") == "[::1]" and _serve._host("127.0.0.1") == "127.0.0.1"
+    assert serve_server._host("::1") == "[::1]" and serve_server._host("127.0.0.1") == "127.0.0.1"
 
 
 @pytest.mark.skipif(NGINX is None, reason="nginx is not installed (apt-get install nginx-light)")
@@ -299,11 +304,11 @@ def test_nginx_accepts_the_config_with_basic_auth_and_tls(tmp_path):
     users = tmp_path / "users"
     users.write_text("ann:$apr1$abcdefgh$0123456789abcdefghijkl\n")
     conf = tmp_path / "nginx.conf"
-    text = _serve.nginx_config(
+    text = nginx.nginx_config(
         TEMPLATE.read_text(),
         tmp_path,
-        f"127.0.0.1:{_serve.free_port()}",
-        [_serve.free_port()],
+        f"127.0.0.1:{processes.free_port()}",
+        [processes.free_port()],
         auth="htpasswd",
         htpasswd=users,
         tls=(cert, key),
@@ -326,11 +331,11 @@ def test_the_replicas_learn_the_user_header_only_with_authentication(tmp_path, m
     app = ROOT / "dpcore_app" / "app.py"
     monkeypatch.setenv("DPCORE_AUTH_HEADER", "X-Forged")  # an environment left over: not trusted
     monkeypatch.setenv("DPCORE_KEEPERS", "eve")
-    plain = _serve.Server(app, [], _serve.ServeOptions())
+    plain = serve_server.Server(app, [], serve_options.ServeOptions())
     users = tmp_path / "users"
     users.write_text("")
-    authed = _serve.Server(
-        app, [], _serve.ServeOptions(auth="htpasswd", htpasswd=users, keepers=("ann", "kim"))
+    authed = serve_server.Server(
+        app, [], serve_options.ServeOptions(auth="htpasswd", htpasswd=users, keepers=("ann", "kim"))
     )
     try:
         assert not {"DPCORE_AUTH_HEADER", "DPCORE_KEEPERS", "DPCORE_PROXY_SECRET"} & set(plain.env)
@@ -352,7 +357,9 @@ def test_the_dask_scheduler_listens_on_the_loopback_only(tmp_path):
     pytest.importorskip("distributed")
     from tests.e2e.conftest import listening
 
-    server = _serve.Server(ROOT / "dpcore_app" / "app.py", [], _serve.ServeOptions(timeout=60))
+    server = serve_server.Server(
+        ROOT / "dpcore_app" / "app.py", [], serve_options.ServeOptions(timeout=60)
+    )
     try:
         server._start_dask(1)
         scheduler = server.dask[0].process.pid
@@ -382,17 +389,19 @@ def test_insecure_no_auth_starts_with_a_loud_warning(monkeypatch, capsys):
 
         def start(self):
             started.append(True)
-            raise _serve.ServeError("not started in this test")
+            raise processes.ServeError("not started in this test")
 
         def stop(self):
             pass
 
-    monkeypatch.setattr(_serve, "Server", Server)
-    options = _serve.ServeOptions(address="0.0.0.0", insecure_no_auth=True)
-    assert _serve.serve(ROOT / "app.py", [], options) == 1
+    monkeypatch.setattr(serve_server, "Server", Server)
+    options = serve_options.ServeOptions(address="0.0.0.0", insecure_no_auth=True)
+    assert serve_server.serve(ROOT / "app.py", [], options) == 1
     err = capsys.readouterr().err
     assert started and "!" * 78 in err and "WARNING: dpcore serve listens on 0.0.0.0" in err
-    assert _serve.serve(ROOT / "app.py", [], _serve.ServeOptions(address="0.0.0.0")) == 1
+    assert (
+        serve_server.serve(ROOT / "app.py", [], serve_options.ServeOptions(address="0.0.0.0")) == 1
+    )
     assert len(started) == 1 and "not a loopback address" in capsys.readouterr().err
 
 
@@ -429,17 +438,19 @@ def test_serve_is_ready_only_once_every_replica_has_built_its_first_view(tmp_pat
     real nginx: about 3 s."""
     fake = tmp_path / "fake_replica.py"
     fake.write_text(FAKE_REPLICA)
-    real_start = _serve.start
+    real_start = serve_server.start
 
     def start(command, **kwargs):
         if "dpcore_app.replica" in command:
             command = [sys.executable, str(fake), command[command.index("--server.port") + 1]]
         return real_start(command, **kwargs)
 
-    monkeypatch.setattr(_serve, "start", start)
+    monkeypatch.setattr(serve_server, "start", start)
     said = []
-    options = _serve.ServeOptions(replicas=2, port=_serve.free_port(), nginx=NGINX, timeout=30)
-    server = _serve.Server(ROOT / "dpcore_app" / "app.py", [], options, say=said.append)
+    options = serve_options.ServeOptions(
+        replicas=2, port=processes.free_port(), nginx=NGINX, timeout=30
+    )
+    server = serve_server.Server(ROOT / "dpcore_app" / "app.py", [], options, say=said.append)
     try:
         server.start()
         files = sorted(server.run_dir.glob("replica-*.warm"))

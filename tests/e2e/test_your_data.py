@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 from playwright.sync_api import expect
 
-from dpcore.data.trial import read_table
+from dpcore.data.csv_io import read_table
 from dpcore_app.ui.upload.files import apply_rule
 
 pytestmark = pytest.mark.e2e

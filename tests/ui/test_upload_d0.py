@@ -5,7 +5,7 @@ import pathlib
 
 import pytest
 
-from dpcore.data.trial import TrialDataError
+from dpcore.data.errors import TrialDataError
 from dpcore_app.ui.common.demos import Source, _digest
 from dpcore_app.ui.upload import compute
 

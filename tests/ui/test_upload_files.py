@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcore.data.trial import read_table
+from dpcore.data.csv_io import read_table
 from dpcore_app.ui.upload import compute, files
 from dpcore_app.ui.upload.charts import rule_effects
 from tests.releases import page_release, with_rule

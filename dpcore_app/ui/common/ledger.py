@@ -66,7 +66,7 @@ class NotSignedIn(RuntimeError):
     """The server authenticates its users, but this session's request names none."""
 
 
-#: The header with the proxy's secret (dpcore._serve.PROXY_HEADER).
+#: The header with the proxy's secret (dpcore._serve.nginx.PROXY_HEADER).
 PROXY_HEADER = "X-Dpcore-Proxy"
 
 

@@ -13,8 +13,11 @@ import pandas as pd
 import streamlit as st
 
 from dpcore import read_trial
-from dpcore.data.columns import _clean, _is_numeric, is_identifier
-from dpcore.data.trial import TrialDataError, column_labels, guess_columns, preview_csv, read_table
+from dpcore.data.columns import clean_cells, is_numeric
+from dpcore.data.csv_io import preview_csv, read_table
+from dpcore.data.errors import TrialDataError
+from dpcore.data.labels import column_labels
+from dpcore.data.roles import guess_columns, is_identifier
 from dpcore.montecarlo import Stream, stream
 from dpcore.owl.owl import default_weight_bound
 from dpcore.owl.paper import PAPER_W, default_gamma, paper_gamma
@@ -144,8 +147,8 @@ def data_metadata(digest, _data, numeric, categorical, outcome):
     table = read_table(_data)
     ranges, levels = {}, {}
     for c in (*numeric, outcome):
-        s = _clean(table[c]).dropna() if c in table else pd.Series(dtype=float)
-        if len(s) and _is_numeric(s):
+        s = clean_cells(table[c]).dropna() if c in table else pd.Series(dtype=float)
+        if len(s) and is_numeric(s):
             ranges[c] = (float(s.min()), float(s.max()))
     for c in categorical:
         if c in table:
@@ -258,7 +261,7 @@ def row_hashes(digest, _data, columns):
     missing = [c for c in columns if c not in table]
     if missing:
         raise TrialDataError(f"D0 has no column named {missing[0]!r}; it needs the trial's columns")
-    return row_keys({c: _clean(table[c]) for c in columns})
+    return row_keys({c: clean_cells(table[c]) for c in columns})
 
 
 def check_d0(trial_source, d0_source, columns):

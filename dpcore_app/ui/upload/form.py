@@ -19,7 +19,7 @@ from types import SimpleNamespace
 import streamlit as st
 
 from dpcore.data import read_dictionary
-from dpcore.data.columns import default_treated
+from dpcore.data.labels import default_treated
 from dpcore_app.ui.common.controls import Choice, state_key, write_link
 from dpcore_app.ui.common.safety import plain
 from dpcore_app.ui.upload import compute, explain, meta

@@ -14,7 +14,7 @@ import json
 import streamlit as st
 
 from dpcore.data import read_dictionary
-from dpcore.data.dictionary_check import release_problems
+from dpcore.data.dictionary.check import release_problems
 from dpcore.data.trial import read_arms_trial
 
 

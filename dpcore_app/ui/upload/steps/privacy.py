@@ -12,7 +12,7 @@ from __future__ import annotations
 import streamlit as st
 
 from dpcore.data import read_dictionary
-from dpcore.data.trial import TrialDataError
+from dpcore.data.errors import TrialDataError
 from dpcore.release import ReleasePlan
 from dpcore_app.ui.common.controls import row
 from dpcore_app.ui.common.safety import plain

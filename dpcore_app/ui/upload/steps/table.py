@@ -13,7 +13,7 @@ import json
 
 import streamlit as st
 
-from dpcore.data.trial import TrialDataError
+from dpcore.data.errors import TrialDataError
 from dpcore_app.ui.common import ledger
 from dpcore_app.ui.common.controls import row
 from dpcore_app.ui.common.safety import plain

@@ -18,8 +18,14 @@ from typing import Any
 
 import numpy as np
 
-from .csv_io import TrialDataError, _name_list, _q
-from .dictionary import Dictionary, DictionaryError, Problem
+from ..cells import parse_numbers
+from ..csv_io import read_cells
+from ..errors import TrialDataError, name_list, quote
+from ..labels import label_key
+from ..trial import read_arms_trial, read_trial
+from .model import Dictionary
+from .problems import DictionaryError, Problem
+from .read import dictionary_text, read_dictionary
 
 __all__ = ["check_dictionary", "release_problems", "schema", "schema_problems"]
 
@@ -79,7 +85,7 @@ def release_problems(d: Dictionary) -> list[Problem]:
         if not levels:
             out.append(
                 Problem(
-                    f"column {_q(d.treatment)}",
+                    f"column {quote(d.treatment)}",
                     "levels",
                     "the two arms are not listed, so they would be read off the data",
                     "list them, e.g. levels drug|placebo",
@@ -102,7 +108,7 @@ def release_problems(d: Dictionary) -> list[Problem]:
                     "dictionary",
                     "treated",
                     "the treated arm is not named",
-                    f"name it: treated = {_q(levels[0])} or {_q(levels[1])}",
+                    f"name it: treated = {quote(levels[0])} or {quote(levels[1])}",
                 )
             )
     if d.outcome is None:
@@ -117,7 +123,7 @@ def release_problems(d: Dictionary) -> list[Problem]:
     elif d.outcome_bounds is None:
         out.append(
             Problem(
-                f"column {_q(d.outcome)}",
+                f"column {quote(d.outcome)}",
                 "bounds",
                 "the outcome has no public bounds",
                 "give its range from the protocol, e.g. outcome_bounds [0, 30]",
@@ -156,7 +162,7 @@ def release_problems(d: Dictionary) -> list[Problem]:
         if name != d.outcome:
             out.append(
                 Problem(
-                    f"column {_q(name)}",
+                    f"column {quote(name)}",
                     "bounds",
                     "a numeric covariate has no public bounds",
                     "give its natural range, e.g. lower 18, upper 90 (or role ignore)",
@@ -191,8 +197,6 @@ def check_dictionary(
     if raw is not None:
         problems += schema_problems(raw)
     try:
-        from .dictionary_read import read_dictionary
-
         d = read_dictionary(dictionary if raw is None else raw, strict=False)
     except DictionaryError as exc:
         return None, problems + list(exc.problems), []
@@ -211,9 +215,7 @@ def _json_of(source):
     if isinstance(source, Dictionary):
         return None
     try:
-        from .dictionary_read import _text
-
-        text = _text(source)
+        text = dictionary_text(source)
     except (DictionaryError, TypeError):
         return None
     if not text.lstrip().startswith("{"):
@@ -225,10 +227,6 @@ def _json_of(source):
 
 
 def _data_problems(d, data, encoding, notes):
-    from .columns import label_key
-    from .csv_io import parse_numbers, read_cells
-    from .trial import read_arms_trial, read_trial
-
     out = []
     try:
         table = read_cells(data, encoding=encoding, missing_values=d.missing_values)
@@ -242,17 +240,17 @@ def _data_problems(d, data, encoding, notes):
     for name in absent:
         out.append(
             Problem(
-                f"column {_q(name)}",
+                f"column {quote(name)}",
                 "name",
                 "the trial file has no such column",
-                f"rename it to one of the file's columns ({_name_list(table.header, 8)}) "
+                f"rename it to one of the file's columns ({name_list(table.header, 8)}) "
                 "or give it role ignore",
             )
         )
     extra = [c for c in table.header if not any(col.name == c for col in d.columns)]
     if extra:
         notes.append(
-            f"the file's columns {_name_list(extra, 8)} are not in the dictionary "
+            f"the file's columns {name_list(extra, 8)} are not in the dictionary "
             "(they are not used)"
         )
     for c in d.columns:
@@ -273,30 +271,32 @@ def _data_problems(d, data, encoding, notes):
                 )
                 out.append(
                     Problem(
-                        f"column {_q(c.name)}",
+                        f"column {quote(c.name)}",
                         "levels",
                         f"{outside} of {present} cells match none of the levels "
-                        f"{_name_list(list(c.levels), 8)}",
+                        f"{name_list(list(c.levels), 8)}",
                         "spell the levels as the file writes them (it also has "
-                        f"{_name_list(seen, 6)}), or list the missing ones",
+                        f"{name_list(seen, 6)}), or list the missing ones",
                     )
                 )
             elif outside:
                 what = "the baseline level" if c.role == "covariate" else "missing (weight 0)"
                 notes.append(
-                    f"{_q(c.name)}: {outside} cell(s) match none of the levels; they read as {what}"
+                    f"{quote(c.name)}: {outside} cell(s) match none of the levels; they read as {what}"
                 )
         elif c.role in ("covariate", "outcome", "propensity") and c.type in ("numeric", "binary"):
             num = parse_numbers(cells, table.decimal, words=c.type == "binary")
             bad = int((~np.isfinite(num)).sum()) - missing
             if bad:
-                notes.append(f"{_q(c.name)}: {bad} cell(s) are not numbers; they read as missing")
+                notes.append(
+                    f"{quote(c.name)}: {bad} cell(s) are not numbers; they read as missing"
+                )
             b = c.public_bounds
             if b is not None and np.isfinite(num).any():
                 clipped = int(((num < b[0]) | (num > b[1])).sum())
                 if clipped:
                     notes.append(
-                        f"{_q(c.name)}: {clipped} value(s) lie outside the bounds "
+                        f"{quote(c.name)}: {clipped} value(s) lie outside the bounds "
                         f"[{b[0]:g}, {b[1]:g}] and will be clipped"
                     )
             if c.role == "propensity" and d.propensity is not None and np.isfinite(num).any():
@@ -305,7 +305,7 @@ def _data_problems(d, data, encoding, notes):
                     i = int(np.argmax(differ))
                     out.append(
                         Problem(
-                            f"column {_q(c.name)}",
+                            f"column {quote(c.name)}",
                             "propensity",
                             f"the randomization probability {d.propensity:g} and the "
                             f"column's {num[i]:g} in data row {i + 1} disagree",
@@ -313,7 +313,7 @@ def _data_problems(d, data, encoding, notes):
                         )
                     )
         if missing:
-            notes.append(f"{_q(c.name)}: {missing} missing cell(s)")
+            notes.append(f"{quote(c.name)}: {missing} missing cell(s)")
     if d.treatment and d.outcome and not absent:
         try:
             if d.arms is not None and len(d.arms) > 2:  # every arm read, as a K-arm rule does
@@ -362,15 +362,15 @@ def main(
     cols = len(d.columns) if d is not None else 0
     arms = d.arms if d is not None else None
     which = (
-        f"{len(arms)} arms {_name_list(arms)}"
+        f"{len(arms)} arms {name_list(arms)}"
         if arms and len(arms) > 2
-        else f"treated {_q(d.treated)}"
+        else f"treated {quote(d.treated)}"
         if d is not None
         else ""
     )
     write(
-        f"ok: {dictionary} describes {cols} column(s); treatment {_q(d.treatment)}, {which}, "
-        f"outcome {_q(d.outcome)}"
+        f"ok: {dictionary} describes {cols} column(s); treatment {quote(d.treatment)}, {which}, "
+        f"outcome {quote(d.outcome)}"
         if d is not None
         else "ok"
     )

@@ -1,98 +1,24 @@
-"""A trial's public data dictionary: roles, types, units, bounds, levels and the design.
+"""A trial's public data dictionary as a value: its columns, what it says of the design, and its
+forms as written (JSON, the CSV table).
 
 Everything in a dictionary is public: it is written from the protocol or from each variable's
 natural range before the data are seen, and nothing here ever fills a bound or a level from the
-data (docs/architecture.md, privacy rules 2 and 8). Three forms are read (the format is documented
-in one place, ``docs/dictionary.md``; its JSON Schema is ``dictionary.schema.json`` here):
-
-- JSON, as ``dpcore_app/demo_data/*.json``: top-level design keys (``treatment``, ``treated``, ``outcome``,
-  ``outcome_bounds``, ``larger_is_better``, ``propensity``, ``randomization``,
-  ``min_propensity``, ``missing_values``, ``dataset``, ``description``) and a ``columns``
-  list of ``{name, role, type, unit, meaning, bounds, levels}``.
-- A CSV table, one row per column: ``column, role, type, lower, upper, levels, unit``
-  (optional ``meaning`` and ``treated``). Levels are separated by ``|`` (or ``;``, or ``,``
-  inside a quoted cell). The treated arm is named by a ``treated`` design row or the
-  treatment row's ``treated`` cell. The design goes in rows whose role is ``design``.
-- A Frictionless Table Schema (``fields`` with ``name``, ``type``, ``constraints``).
-
-Reading is :func:`dpcore.data.dictionary_read.read_dictionary`; every problem of a file is
-listed at once (:class:`Problem`, :class:`DictionaryError`).
+data (docs/architecture.md, privacy rules 2 and 8). A :class:`Dictionary` is checked whole when
+it is built (:func:`~dpcore.data.dictionary.problems.consistency_problems`).
 """
 
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .csv_io import TrialDataError, _duplicates, _name_list, _q
+from ..errors import name_list, quote
+from ..labels import label_key, same_label
+from .problems import DictionaryError, Problem, bounds_pair, consistency_problems
+from .vocabulary import CSV_COLUMNS, DESIGN_KEYS, LEVEL_SEP
 
-__all__ = ["Column", "Dictionary", "DictionaryError", "Problem"]
-
-ROLES = ("covariate", "treatment", "outcome", "propensity", "identifier", "ignore")
-TYPES = ("numeric", "binary", "categorical", "label")
-CSV_COLUMNS = ("column", "role", "type", "lower", "upper", "levels", "unit", "meaning")
-LEVEL_SEP = "|"
-# Design keys of the JSON file and of the CSV table's "design" rows, with their readers.
-_DESIGN = (
-    "treated",
-    "propensity",
-    "min_propensity",
-    "randomization",
-    "larger_is_better",
-    "missing_values",
-    "arm_probabilities",
-    "dataset",
-    "description",
-)
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One problem of a data dictionary: where it is, what is wrong and the exact fix.
-
-    Attributes
-    ----------
-    where : str
-        The column (``"column 'age'"``), a line of a CSV table, or ``"dictionary"``.
-    field : str
-        The entry: ``"bounds"``, ``"levels"``, ``"role"``, ``"treated"``...
-    message : str
-        What is wrong, in a sentence.
-    fix : str
-        What to write instead.
-    """
-
-    where: str
-    field: str
-    message: str
-    fix: str = ""
-
-    def __str__(self) -> str:
-        at = f"{self.where}, {self.field}" if self.field else self.where
-        return f"{at}: {self.message}" + (f" (fix: {self.fix})" if self.fix else "")
-
-
-class DictionaryError(TrialDataError):
-    """A data dictionary that cannot be read; ``problems`` lists every problem with its fix.
-
-    The message is one line: every problem, each with where it is and what to change.
-    """
-
-    def __init__(self, problems: object) -> None:
-        if isinstance(problems, str):
-            problems = [Problem("dictionary", "", problems)]
-        self.problems: tuple[Problem, ...] = tuple(problems)  # type: ignore[arg-type]
-        shown = [str(p) for p in self.problems]
-        text = (
-            shown[0]
-            if len(shown) == 1
-            else (
-                f"{len(shown)} problems: " + "; ".join(f"({i}) {t}" for i, t in enumerate(shown, 1))
-            )
-        )
-        super().__init__(text)
+__all__ = ["Column", "Dictionary"]
 
 
 @dataclass(frozen=True)
@@ -167,7 +93,7 @@ class Dictionary:
     arm_probabilities: tuple | None = None
 
     def __post_init__(self):
-        problems = _check(self)
+        problems = consistency_problems(self)
         if problems:
             raise DictionaryError(problems)
 
@@ -223,25 +149,25 @@ class Dictionary:
         """The design's P(A = ``label``): from ``arm_probabilities``, or for two arms from the
         randomization probability; None when the dictionary does not give it."""
         arms = self.arms or ()
-        keys = [_key(v) for v in arms]
-        if _key(label) not in keys:
+        keys = [label_key(v) for v in arms]
+        if label_key(label) not in keys:
             raise DictionaryError(
                 [
                     Problem(
                         "dictionary",
                         "arms",
-                        f"{_q(label)} is not an arm of {_q(self.treatment)}",
-                        "name one of " + _name_list(arms),
+                        f"{quote(label)} is not an arm of {quote(self.treatment)}",
+                        "name one of " + name_list(arms),
                     )
                 ]
             )
-        i = keys.index(_key(label))
+        i = keys.index(label_key(label))
         if self.arm_probabilities is not None:
             return float(self.arm_probabilities[i])
         p = self.known_propensity
         if p is None or len(arms) != 2 or self.treated is None:
             return None
-        return float(p) if _same(self.treated, label) else 1.0 - float(p)
+        return float(p) if same_label(self.treated, label) else 1.0 - float(p)
 
     def for_arms(self, treated, control):
         """The two-arm dictionary comparing arm ``treated`` against arm ``control``.
@@ -266,7 +192,7 @@ class Dictionary:
             raise DictionaryError(
                 [
                     Problem(
-                        f"column {_q(self.treatment)}",
+                        f"column {quote(self.treatment)}",
                         "levels",
                         "the arms are not listed, so two cannot be chosen",
                         "list every arm, e.g. levels a|b|c",
@@ -274,20 +200,20 @@ class Dictionary:
                 ]
             )
         p_t, p_c = self.arm_probability(treated), self.arm_probability(control)
-        pick = [next(v for v in arms if _same(v, lab)) for lab in (treated, control)]
-        if _same(*pick):
+        pick = [next(v for v in arms if same_label(v, lab)) for lab in (treated, control)]
+        if same_label(*pick):
             raise DictionaryError(
                 [
                     Problem(
                         "dictionary",
                         "arms",
-                        f"compare two different arms, got {_q(pick[0])} twice",
-                        "name two arms of " + _name_list(arms),
+                        f"compare two different arms, got {quote(pick[0])} twice",
+                        "name two arms of " + name_list(arms),
                     )
                 ]
             )
         if len(arms) == 2:  # the trial's own two arms, the treated one as asked
-            if self.treated is not None and _same(self.treated, pick[0]):
+            if self.treated is not None and same_label(self.treated, pick[0]):
                 return self
             if self.propensity_column is not None:
                 raise DictionaryError(
@@ -296,13 +222,13 @@ class Dictionary:
                             "dictionary",
                             "treated",
                             "a per-row propensity "
-                            f"column is P({_q(self.treated)}); the treated arm "
+                            f"column is P({quote(self.treated)}); the treated arm "
                             "cannot be swapped",
-                            f"compare {_q(self.treated)} against the other arm",
+                            f"compare {quote(self.treated)} against the other arm",
                         )
                     ]
                 )
-        others = [v for v in arms if not any(_same(v, q) for q in pick)]
+        others = [v for v in arms if not any(same_label(v, q) for q in pick)]
         propensity = None if p_t is None or p_c is None else p_t / (p_t + p_c)
         cols = tuple(
             replace(c, levels=tuple(pick)) if c.role == "treatment" else c for c in self.columns
@@ -421,10 +347,10 @@ class Dictionary:
         """The dictionary as a CSV table; text cells are guarded against spreadsheet formulas
         and a cell with a line end, a bare CR included, is quoted
         (:func:`dpcore.data.csv_safe.write_rows`)."""
-        from .csv_safe import write_rows
+        from ..csv_safe import write_rows
 
         rows = [list(CSV_COLUMNS), *_rows(self)]
-        for key in _DESIGN:
+        for key in DESIGN_KEYS:
             value = getattr(self, key)
             if key in ("missing_values", "arm_probabilities") and value is not None:
                 value = LEVEL_SEP.join(_cell(v) for v in value)
@@ -435,171 +361,10 @@ class Dictionary:
     def with_bounds(self, **bounds):
         """A copy with the given columns' bounds set: ``d.with_bounds(age=(18, 90))``."""
         cols = tuple(
-            replace(c, bounds=_pair(bounds[c.name], c.name)) if c.name in bounds else c
+            replace(c, bounds=bounds_pair(bounds[c.name], c.name)) if c.name in bounds else c
             for c in self.columns
         )
         return replace(self, columns=cols)
-
-
-# --------------------------------------------------------------------------- entries, checks
-
-
-def _check(d):
-    """Every problem of an assembled dictionary (the reader drops the parts they name)."""
-    out = []
-    names = [c.name for c in d.columns]
-    for name in _duplicates(names):
-        out.append(
-            Problem(
-                f"column {_q(name)}",
-                "name",
-                "the column is listed more than once",
-                "list each column once",
-            )
-        )
-    for role in ("treatment", "outcome", "propensity"):
-        named = [c.name for c in d.columns if c.role == role]
-        if len(named) > 1:
-            out.append(
-                Problem(
-                    f"columns {_name_list(named)}",
-                    "role",
-                    f"{len(named)} columns have role {role}; one column can",
-                    f"keep role {role} on one of them, give the others role covariate or ignore",
-                )
-            )
-    for c in d.columns:
-        if c.role == "covariate" and c.type == "categorical" and not c.levels:
-            out.append(
-                Problem(
-                    f"column {_q(c.name)}",
-                    "levels",
-                    "a categorical column needs its public levels (never read off the data)",
-                    f"write them baseline first, e.g. A{LEVEL_SEP}B{LEVEL_SEP}C",
-                )
-            )
-        if c.type == "binary" and c.bounds not in (None, (0.0, 1.0)):
-            out.append(
-                Problem(
-                    f"column {_q(c.name)}",
-                    "bounds",
-                    f"a binary column is 0/1; its bounds cannot be {list(c.bounds)}",
-                    "remove the bounds, or give type numeric",
-                )
-            )
-    t = d.treatment and d.column(d.treatment)
-    if t and t.levels is not None:
-        if len(t.levels) < 2:
-            out.append(
-                Problem(
-                    f"column {_q(t.name)}",
-                    "levels",
-                    f"the treatment must list at least two arms, got {len(t.levels)}",
-                    "list the arms, e.g. drug|placebo",
-                )
-            )
-        elif d.treated is not None and not any(_same(d.treated, v) for v in t.levels):
-            out.append(
-                Problem(
-                    "dictionary",
-                    "treated",
-                    f"the treated arm {_q(d.treated)} is not one of the levels "
-                    f"{_name_list(t.levels)} of {_q(t.name)}",
-                    f"name one of them: treated = {_q(t.levels[0])} or {_q(t.levels[1])}",
-                )
-            )
-    probs = d.arm_probabilities
-    if probs is not None:
-        k = len(t.levels) if t and t.levels else None
-        if k is None or len(probs) != k:
-            out.append(
-                Problem(
-                    "dictionary",
-                    "arm_probabilities",
-                    f"{len(probs)} arm probabilities for "
-                    + (f"{k} arms" if k else "a treatment without listed levels"),
-                    "give one probability per level of the treatment, in its order",
-                )
-            )
-        elif not all(0.0 < p < 1.0 for p in probs) or abs(sum(probs) - 1.0) > 1e-3:
-            out.append(
-                Problem(
-                    "dictionary",
-                    "arm_probabilities",
-                    "arm probabilities must each lie strictly between 0 and 1 and sum "
-                    f"to 1, got {_name_list([f'{p:g}' for p in probs])}",
-                    "write the design's probabilities, e.g. 0.25 each for 1:1:1:1",
-                )
-            )
-    pcol = d._role("propensity")
-    if pcol is not None and d.propensity is not None:
-        b = d.column(pcol).bounds
-        if b is not None and not (b[0] == b[1] and abs(b[0] - d.propensity) < 1e-9):
-            shown = f"{b[0]:g}" if b[0] == b[1] else f"[{b[0]:g}, {b[1]:g}]"
-            out.append(
-                Problem(
-                    "dictionary",
-                    "propensity",
-                    f"the randomization probability {d.propensity:g} and the "
-                    f"propensity column {_q(pcol)} ({shown}) disagree",
-                    "keep the one that is right and remove the other",
-                )
-            )
-    return out
-
-
-def _key(v):
-    from .columns import label_key
-
-    return label_key(v)
-
-
-def _same(a, b):
-    from .columns import label_key
-
-    return label_key(a) == label_key(b)
-
-
-def _pair(value, name, constant=False):
-    """(lower, upper) as floats; equal bounds only for a constant of the design."""
-    try:
-        lo, hi = (float(v) for v in value)
-    except (TypeError, ValueError):
-        raise DictionaryError(
-            [
-                Problem(
-                    f"column {_q(name)}",
-                    "bounds",
-                    f"bounds must be two numbers [lower, upper], got {_q(value)}",
-                    "write two numbers, e.g. [18, 90]",
-                )
-            ]
-        ) from None
-    if not (math.isfinite(lo) and math.isfinite(hi)) or lo > hi or (lo == hi and not constant):
-        fix = (
-            "swap them"
-            if lo > hi
-            else "a constant covariate carries nothing: give it role ignore"
-            if lo == hi
-            else "write finite numbers"
-        )
-        raise DictionaryError(
-            [
-                Problem(
-                    f"column {_q(name)}",
-                    "bounds",
-                    f"bounds must be finite with lower < upper, got [{lo:g}, {hi:g}]",
-                    fix,
-                )
-            ]
-        )
-    return lo, hi
-
-
-def _label(v):
-    if isinstance(v, float) and v.is_integer():
-        return int(v)
-    return v.strip() if isinstance(v, str) else v
 
 
 def _list(pair):
