@@ -8,7 +8,7 @@ Subpackages, by concept:
 - :mod:`dpcore.cvar`: empirical and private CVaR, private CVaR learning, their studies.
 - :mod:`dpcore.theory`: both papers' bounds and their measurement.
 - :mod:`dpcore.data`: reading a trial CSV and its public data dictionary.
-- :mod:`dpcore.montecarlo`: random streams, summaries and evaluators shared by every sweep.
+- :mod:`dpcore.montecarlo`: random streams, executors and summaries shared by every sweep.
 
 The public names below are importable from ``dpcore`` itself; each subpackage is imported
 only when one of its names is first used, so ``import dpcore`` stays cheap.

@@ -8,7 +8,8 @@
 - :mod:`dpcore.owl.losses`, :mod:`dpcore.owl.preprocessing`: margin losses, public scaling.
 - :mod:`dpcore.owl.paper`: the authors' constants and tuned-γ table.
 - :mod:`dpcore.owl.simulate`: the paper's synthetic trial and its variants.
-- :mod:`dpcore.owl.experiments`: Monte-Carlo sweeps; :mod:`dpcore.owl.tuning`: Algorithm 2.
+- :mod:`dpcore.owl.experiments`: Monte-Carlo sweeps and their rules' evaluator on fresh test
+  sets; :mod:`dpcore.owl.tuning`: Algorithm 2.
 - :mod:`dpcore.owl.release`: the rule file; :mod:`dpcore.owl.evaluation`: private evaluation
   by a public split; :mod:`dpcore.owl.preview`: a simulated twin before any ε is spent.
 - :mod:`dpcore.owl.karm`: a rule over K > 2 arms (K - 1 DP-OWL rules against a reference);
