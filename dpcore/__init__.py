@@ -17,13 +17,9 @@ only when one of its names is first used, so ``import dpcore`` stays cheap.
 from __future__ import annotations
 
 import importlib
-from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING
 
-try:
-    __version__ = version("dpcore")
-except PackageNotFoundError:  # running from a source tree that was never installed
-    __version__ = "0+unknown"
+from ._version import __version__
 
 _EXPORTS = {
     "ConvergenceError": "dpcore._estimator",
