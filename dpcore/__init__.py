@@ -58,9 +58,9 @@ _EXPORTS = {
     "public_split": "dpcore.owl.evaluation",
     "TwinDesign": "dpcore.owl.preview",
     "preview": "dpcore.owl.preview",
-    "Rule": "dpcore.owl.release",
-    "load_rule": "dpcore.owl.release",
-    "write_rule": "dpcore.owl.release",
+    "Rule": "dpcore.owl.rule",
+    "load_rule": "dpcore.owl.rule_read",
+    "write_rule": "dpcore.owl.rule_file",
     "empirical_cvar": "dpcore.cvar.estimation",
     "private_cvar": "dpcore.cvar.estimation",
     "Dictionary": "dpcore.data.dictionary",
@@ -105,7 +105,9 @@ if TYPE_CHECKING:
     from .owl.plugin import PrivatePlugInRule
     from .owl.preprocessing import FeatureScaling
     from .owl.preview import TwinDesign, preview
-    from .owl.release import Rule, load_rule, write_rule
+    from .owl.rule import Rule
+    from .owl.rule_file import write_rule
+    from .owl.rule_read import load_rule
     from .owl.tuning import tune_gamma
     from .owl.werm import solve_werm
     from .privacy.accounting import (

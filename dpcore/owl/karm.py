@@ -62,6 +62,7 @@ from numpy.typing import ArrayLike
 from .._estimator import PrivateEstimator
 from .._validation import check_bounds, check_epsilon, check_matrix, check_vector
 from .dpowl import DPOWL, outcome_direction
+from .rule import choose_arm
 
 if TYPE_CHECKING:
     from ..data.trial import Trial
@@ -348,15 +349,3 @@ class KArmOWL(PrivateEstimator):
         return choose_arm(self.decision_function(X), self.compared_, self.reference_)
 
     predict = recommend
-
-
-def choose_arm(scores: np.ndarray, compared: Sequence[Any], reference: Any) -> np.ndarray:
-    """The reference where every score is <= 0, else the compared arm with the largest score
-    (the first on ties): post-processing of released scores, shared by the rule file."""
-    scores = np.atleast_2d(np.asarray(scores, dtype=float))
-    best = np.argmax(scores, axis=1)
-    top = scores[np.arange(scores.shape[0]), best]
-    labels = np.empty(scores.shape[0], dtype=object)
-    labels[:] = [compared[j] for j in best]
-    labels[top <= 0] = reference
-    return labels

@@ -15,7 +15,7 @@ values.
 The release is one score per arm other than the reference, the predicted difference of its
 outcome and the reference's in the better direction, linear in the covariates' units; the
 recommendation is the reference when no score is positive, else the arm of the largest score
-(:func:`dpcore.owl.karm.choose_arm`), so its rule file is a K-arm rule file
+(:func:`dpcore.owl.rule.choose_arm`), so its rule file is a K-arm rule file
 (:func:`dpcore.owl.release.rule_from_plugin_arms`) that :func:`dpcore.load_rule` applies.
 """
 
@@ -31,7 +31,6 @@ from numpy.typing import ArrayLike
 from .._estimator import PrivateEstimator
 from .._validation import check_bounds, check_choice, check_epsilon, check_real
 from ..privacy.mechanisms import SAMPLERS, sample_laplace
-from .karm import choose_arm
 from .outcome_model import (
     _scaled_outcome,
     design_rows,
@@ -40,6 +39,7 @@ from .outcome_model import (
     sufficient_statistics,
 )
 from .plugin import in_units
+from .rule import choose_arm
 
 if TYPE_CHECKING:
     from ..data.trial import Trial

@@ -34,7 +34,7 @@ class Release:
 
     Attributes
     ----------
-    rule : dpcore.owl.release.Rule
+    rule : dpcore.owl.rule.Rule
         The rule and its public settings (``rule.to_dict()`` is the rule file's content).
     evaluation : PrivateEvaluation or None
         The private evaluation on the held-out patients, a release itself.

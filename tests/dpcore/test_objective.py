@@ -13,7 +13,8 @@ import pytest
 from scipy.optimize import minimize
 
 from dpcore import DPOWL, DPWeightedERM, read_dictionary, read_trial
-from dpcore.owl.release import rule_from_dpowl, write_rule
+from dpcore.owl.release import rule_from_dpowl
+from dpcore.owl.rule_file import write_rule
 from dpcore.owl.werm import (
     OBJECTIVE_SLACK_SHARE,
     RELEASE_TOL,
