@@ -23,8 +23,8 @@ from dpcore.owl.preview import (
     noise_per_coefficient,
     preview,
 )
-from dpcore.owl.script import release_script
 from dpcore.owl.werm import resolve_C, sensitivity
+from dpcore.release.script import release_script
 from dpcore_app.ui.common.grids import EPS_OPTIONS
 
 #: The ε grid of the preview curves (the chosen ε is added to it).
