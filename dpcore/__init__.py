@@ -54,8 +54,8 @@ _EXPORTS = {
     "tune_gamma": "dpcore.owl.tuning",
     "evaluate_rule": "dpcore.owl.evaluation",
     "evaluate_arms_rule": "dpcore.owl.evaluation_arms",
-    "fit_and_evaluate": "dpcore.owl.evaluation",
-    "public_split": "dpcore.owl.evaluation",
+    "fit_and_evaluate": "dpcore.owl.evaluation_fit",
+    "public_split": "dpcore.owl.evaluation_fit",
     "TwinDesign": "dpcore.owl.preview",
     "preview": "dpcore.owl.preview",
     "Rule": "dpcore.owl.rule",
@@ -91,8 +91,9 @@ if TYPE_CHECKING:
     from .data.trial import Trial, read_arms_trial, read_trial
     from .owl.dpowl import DPOWL
     from .owl.dpwerm import DPWeightedERM
-    from .owl.evaluation import evaluate_rule, fit_and_evaluate, public_split
+    from .owl.evaluation import evaluate_rule
     from .owl.evaluation_arms import evaluate_arms_rule
+    from .owl.evaluation_fit import fit_and_evaluate, public_split
     from .owl.karm import KArmOWL
     from .owl.losses import huber_hinge, logistic
     from .owl.owl import (

@@ -48,12 +48,13 @@ from .werm import (
 PERTURBATIONS = ("output", "objective")
 
 
-def _seeded(rng: Any) -> bool:
-    """An int (or SeedSequence) seed: anyone who knows it can subtract the noise."""
+def seeded_noise(rng: Any) -> bool:
+    """Whether ``rng`` is an int (or SeedSequence) seed: anyone who knows it can subtract the
+    noise, so a release drawn from it has no guarantee (every learner's ledger says so)."""
     return isinstance(rng, (int, np.integer, np.random.SeedSequence)) and not isinstance(rng, bool)
 
 
-__all__ = ["DPWeightedERM"]
+__all__ = ["PERTURBATIONS", "DPWeightedERM", "seeded_noise"]
 
 
 class DPWeightedERM(PrivateEstimator):
@@ -359,7 +360,7 @@ class DPWeightedERM(PrivateEstimator):
                 for r, hit in (
                     ("feature bounds read from the data", from_data),
                     ("epsilon = inf (no noise)", np.isinf(eps)),
-                    ("seeded noise (rng is an int seed)", _seeded(self.rng)),
+                    ("seeded noise (rng is an int seed)", seeded_noise(self.rng)),
                 )
                 if hit
             ]

@@ -62,6 +62,7 @@ from numpy.typing import ArrayLike
 from .._estimator import PrivateEstimator
 from .._validation import check_bounds, check_epsilon, check_matrix, check_vector
 from .dpowl import DPOWL, outcome_direction
+from .dpwerm import seeded_noise
 from .rule import choose_arm
 
 if TYPE_CHECKING:
@@ -226,14 +227,16 @@ class KArmOWL(PrivateEstimator):
         )
         B = trial.B
         if trial.complete is not None:
-            B = trial.outcomes_for_fit(self._bounds(), direction)
+            B = trial.outcomes_for_fit(self.outcome_range(), direction)
         X = pd.DataFrame(np.asarray(trial.X), columns=list(trial.covariates))
         codes = np.asarray(trial.A, dtype=int)
         probs, arms = trial.arm_probabilities, tuple(trial.arms)
         return self._fit_codes(X, codes, B, probs, arms, ledger, direction)
 
     # ------------------------------------------------------------------------------------
-    def _bounds(self) -> tuple[float, float]:
+    def outcome_range(self) -> tuple[float, float]:
+        """The public outcome bounds (lo, hi), checked: every binary rule's, and the
+        evaluation's (a row outside a comparison gets weight 0 through the worst of them)."""
         if self.outcome_bounds is None:
             raise ValueError(
                 "KArmOWL needs public outcome_bounds: a row outside a comparison "
@@ -267,10 +270,9 @@ class KArmOWL(PrivateEstimator):
         larger_is_better: bool,
     ) -> KArmOWL:
         from ..privacy.composition import record_release
-        from .dpwerm import _seeded
 
         check_epsilon(self.epsilon)
-        lo, hi = self._bounds()
+        lo, hi = self.outcome_range()
         p = self._probabilities(probs, arms)
         ref = 0 if self.reference is None else int(arm_indices([self.reference], arms)[0])
         self._set_feature_names(X)
@@ -282,7 +284,7 @@ class KArmOWL(PrivateEstimator):
         worst = lo if larger_is_better else hi
         others = [k for k in range(len(arms)) if k != ref]
         eps_k = rule_budget(self.epsilon, len(others))
-        seeded = _seeded(self.rng)
+        seeded = seeded_noise(self.rng)
         gen = np.random.default_rng(self.rng)
         rules: list[Any] = []  # fitted DPOWL (their released attributes are set in fit)
         for k in others:

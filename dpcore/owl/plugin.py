@@ -44,7 +44,7 @@ from .._validation import (
 from ..privacy.composition import record_release
 from ..privacy.mechanisms import PLUG_IN_STATISTICS, SAMPLERS, sample_laplace
 from .dpowl import outcome_direction, treatment_coding
-from .dpwerm import _seeded
+from .dpwerm import seeded_noise
 from .outcome_model import (
     OutcomeModel,
     _scaled_outcome,
@@ -458,7 +458,7 @@ class PrivatePlugInRule(PrivateEstimator):
             reasons = [f"{what} read from the data" for what in from_data]
             if not private:
                 reasons.append("epsilon = inf (no noise)")
-            if self.sampler == "numpy" and _seeded(self.rng):
+            if self.sampler == "numpy" and seeded_noise(self.rng):
                 reasons.append("seeded noise (rng is an int seed)")
             record_release(ledger, PLUG_IN_STATISTICS.name, {"release": eps}, reasons)
         intercept, coef, arm_coef = score_from_statistics(

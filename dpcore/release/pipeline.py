@@ -214,7 +214,7 @@ def release(data: Any, dictionary: Dictionary, plan: ReleasePlan, *, ledger: Any
 def _release_two(data: Any, d: Dictionary, plan: ReleasePlan) -> Release:
     """Two arms: a DP-OWL rule, and its private evaluation on the held-out patients."""
     from .. import DPOWL, read_trial
-    from ..owl.evaluation import fit_and_evaluate, public_split
+    from ..owl.evaluation_fit import fit_and_evaluate, public_split
     from ..owl.owl import default_weight_bound
     from ..owl.paper import default_gamma
     from ..owl.release import rule_from_dpowl
@@ -320,7 +320,8 @@ def _release_plugin(
     """Two arms, the private plug-in rule (:class:`dpcore.PrivatePlugInRule`): per-arm outcome
     models from noisy sufficient statistics on the fit part, and the rule's private evaluation
     on the held-out patients as for DP-OWL."""
-    from ..owl.evaluation import evaluate_rule, public_split
+    from ..owl.evaluation import evaluate_rule
+    from ..owl.evaluation_fit import public_split
     from ..owl.plugin import PrivatePlugInRule
     from ..owl.release import rule_from_plugin
 
@@ -393,7 +394,7 @@ def _release_arms(data: Any, d: Dictionary, plan: ReleasePlan) -> Release:
     """All K > 2 arms: K - 1 DP-OWL rules against a reference (:class:`dpcore.owl.karm.KArmOWL`),
     and their private evaluation on the held-out patients."""
     from ..data.trial import read_arms_trial
-    from ..owl.evaluation_arms import fit_and_evaluate_arms
+    from ..owl.evaluation_fit import fit_and_evaluate_arms
     from ..owl.karm import KArmOWL
     from ..owl.release import rule_from_karm
 
@@ -456,8 +457,8 @@ def _release_plugin_arms(trial: Any, d: Dictionary, plan: ReleasePlan) -> Releas
     """All K > 2 arms with the private plug-in rule: every arm's outcome model in one release
     at ε (:class:`dpcore.owl.plugin_arms.PrivatePlugInArms`), and the rule's private evaluation
     on the held-out patients as for K-arm DP-OWL."""
-    from ..owl.evaluation import public_split
     from ..owl.evaluation_arms import evaluate_arms_rule
+    from ..owl.evaluation_fit import public_split
     from ..owl.karm import arm_indices
     from ..owl.plugin_arms import PrivatePlugInArms
     from ..owl.release import rule_from_plugin_arms

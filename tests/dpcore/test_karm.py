@@ -550,8 +550,8 @@ def test_k_arm_cells_and_counts_move_by_at_most_their_sensitivities():
     """Random replacements of one row (arm, recommendation, outcome, completeness): the 2K cells
     move by at most Delta_1 = 2b/m, their moments by at most Delta_2 = 2b^2/m and the K counts
     of complete rows by at most 2 in L1."""
-    from dpcore.owl.evaluation import COUNT_SENSITIVITY
-    from dpcore.owl.evaluation_arms import arm_cells, arm_complete_counts, arms_sensitivity
+    from dpcore.owl.evaluation_arms import arm_cells, arms_sensitivity
+    from dpcore.owl.evaluation_common import COUNT_SENSITIVITY, arm_complete_counts
 
     p, bounds, m = (0.5, 0.25, 0.25), (0.0, 1.0), 30
     d1, d2 = arms_sensitivity(bounds, 0.25, m)

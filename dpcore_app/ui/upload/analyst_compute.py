@@ -14,7 +14,7 @@ import streamlit as st
 
 from dpcore.data.columns import MISSING_SUFFIX
 from dpcore.data.dictionary import Column, Dictionary
-from dpcore.owl.evaluation import public_split
+from dpcore.owl.evaluation_fit import public_split
 from dpcore.owl.paper import default_gamma
 from dpcore.owl.preview import (
     STRENGTHS,
