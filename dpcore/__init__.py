@@ -56,8 +56,8 @@ _EXPORTS = {
     "evaluate_arms_rule": "dpcore.owl.evaluation_arms",
     "fit_and_evaluate": "dpcore.owl.evaluation_fit",
     "public_split": "dpcore.owl.evaluation_fit",
-    "TwinDesign": "dpcore.owl.preview",
-    "preview": "dpcore.owl.preview",
+    "TwinDesign": "dpcore.owl.simulate",
+    "preview": "dpcore.release.preview",
     "Rule": "dpcore.owl.rule",
     "load_rule": "dpcore.owl.rule_read",
     "write_rule": "dpcore.owl.rule_file",
@@ -105,10 +105,10 @@ if TYPE_CHECKING:
     )
     from .owl.plugin import PrivatePlugInRule
     from .owl.preprocessing import FeatureScaling
-    from .owl.preview import TwinDesign, preview
     from .owl.rule import Rule
     from .owl.rule_file import write_rule
     from .owl.rule_read import load_rule
+    from .owl.simulate import TwinDesign
     from .owl.tuning import tune_gamma
     from .owl.werm import solve_werm
     from .privacy.accounting import (
@@ -126,6 +126,7 @@ if TYPE_CHECKING:
         laplace_noise,
         output_perturbation,
     )
+    from .release.preview import preview
     from .store import ResultStore, stored
 
 __all__ = [

@@ -22,7 +22,8 @@ from .owl import arm_propensity, ipw_value, owl_weights
 from .paper import PAPER_W, paper_outcome_shift, resolve_gamma
 from .preprocessing import FeatureScaling
 from .simulate import PAPER_TRIAL, optimal_treatment
-from .werm import sensitivity, solve_werm
+from .werm import solve_werm
+from .werm_release import sensitivity
 
 SAME_GAMMA = ("accuracy", "value", "value_paper", "concordance")
 METRICS = (

@@ -36,7 +36,8 @@ from .paper import default_gamma
 from .plugin import plugin_statistics, score_from_statistics
 from .preprocessing import FeatureScaling
 from .simulate import PAPER_TRIAL
-from .werm import objective_release, sensitivity, solve_werm
+from .werm import solve_werm
+from .werm_release import objective_release, sensitivity
 
 P = 4
 BOUNDS = (np.zeros(P), np.ones(P))

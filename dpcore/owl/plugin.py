@@ -54,7 +54,7 @@ from .outcome_model import (
     sufficient_statistics,
 )
 from .owl import benefit, check_propensity, ipw_value
-from .werm import data_bounds_with_warning
+from .werm_release import data_bounds_with_warning
 
 if TYPE_CHECKING:
     from ..data.trial import Trial

@@ -9,7 +9,8 @@ from scipy import optimize
 
 from dpcore import DPWeightedERM
 from dpcore.cvar.experiments import cvar_sweep
-from dpcore.owl.werm import RELEASE_TOL, sensitivity, solve_werm, werm_objective
+from dpcore.owl.werm import solve_werm, werm_objective
+from dpcore.owl.werm_release import RELEASE_TOL, sensitivity
 from dpcore.privacy.mechanisms import l2_gamma_noise
 from dpcore.theory import bounds
 from dpcore.theory.measurement import (
