@@ -21,7 +21,7 @@ from numpy.typing import ArrayLike
 from .._estimator import WEIGHT_CLIPPING_MESSAGE, ClippingWarning
 from .._validation import check_epsilon, check_real
 from ..privacy.composition import record_release
-from .dpowl import DPOWL, outcome_direction
+from .dpowl import DPOWL
 from .dpwerm import seeded_noise
 from .evaluation import evaluate_rule
 from .evaluation_aipw import evaluate_rule_aipw
@@ -29,6 +29,7 @@ from .evaluation_arms import evaluate_arms_rule
 from .evaluation_result import ArmsEvaluation, PrivateEvaluation
 from .karm import KArmOWL, arm_indices
 from .outcome_model import fit_outcome_model
+from .rule_learner import outcome_direction
 
 if TYPE_CHECKING:
     from ..privacy.accounting import PrivacyLedger

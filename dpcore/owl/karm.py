@@ -61,9 +61,10 @@ from numpy.typing import ArrayLike
 
 from .._estimator import PrivateEstimator
 from .._validation import check_bounds, check_epsilon, check_matrix, check_vector
-from .dpowl import DPOWL, outcome_direction
+from .dpowl import DPOWL
 from .dpwerm import seeded_noise
 from .rule import choose_arm
+from .rule_learner import outcome_direction
 
 if TYPE_CHECKING:
     from ..data.trial import Trial
