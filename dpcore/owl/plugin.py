@@ -46,7 +46,7 @@ from .dpwerm import seeded_noise
 from .outcome_model import (
     OutcomeModel,
     design_rows,
-    _scaled_outcome,
+    scaled_outcome,
     solve_statistics,
     statistics_sensitivity,
     sufficient_statistics,
@@ -69,8 +69,9 @@ def plugin_statistics(
     outcome_bounds: tuple[float, float],
     columns: Sequence[int] | np.ndarray | None = None,
     include: ArrayLike | None = None,
+    arms: Sequence[float] = (1.0, -1.0),
 ) -> np.ndarray:
-    """The exact sufficient statistics of the two arms' outcome models (before any noise).
+    """The exact sufficient statistics of the arms' outcome models (before any noise).
 
     Parameters
     ----------
@@ -83,15 +84,20 @@ def plugin_statistics(
         Positions of the covariates the models use (default all).
     include : bool array (..., n), optional
         False for a row that contributes nothing (an incomplete row kept so n stays public).
+    arms : sequence of codes of A
+        One block per arm, in this order: the treated (+1) and control (-1) arms by default;
+        0..K-1 for K arms (``A`` then holds each row's arm index).
 
     Returns
     -------
-    array (..., 2 k), k = d (d + 1) / 2 + d, d = 1 + the number of used covariates: the
-    treated arm's vech(X'X) and X'y, then the control arm's (:func:`sufficient_statistics`).
-    Replacing one row moves it by at most :func:`statistics_sensitivity` (d) in L1.
+    array (..., len(arms) k), k = d (d + 1) / 2 + d, d = 1 + the number of used covariates:
+    each arm's vech(X'X) and X'y in turn (:func:`dpcore.owl.outcome_model.
+    sufficient_statistics`). Replacing one row moves it by at most
+    :func:`dpcore.owl.outcome_model.statistics_sensitivity` (d) in L1, whatever the number of
+    arms.
     """
     Z = design_rows(X, feature_bounds, columns)
-    return sufficient_statistics(Z, A, _scaled_outcome(B, outcome_bounds), include)
+    return sufficient_statistics(Z, A, scaled_outcome(B, outcome_bounds), include, arms)
 
 
 def score_from_statistics(
