@@ -4,7 +4,7 @@ import math
 
 import streamlit as st
 
-from dpcore.cvar.experiments import KINDS
+from dpcore.cvar.constructions import KINDS
 from dpcore_app.ui.common import handout
 from dpcore_app.ui.common.controls import (
     Choice,

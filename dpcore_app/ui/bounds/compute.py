@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpcore.cvar.experiments import cvar_sweep
+from dpcore.cvar.sweep import cvar_sweep
 from dpcore.montecarlo import summarize
 from dpcore.owl.paper import PAPER_EPSILONS, paper_gamma, resolve_gamma
 from dpcore.owl.werm_release import sensitivity
