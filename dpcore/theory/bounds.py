@@ -26,22 +26,9 @@ from scipy import optimize, stats
 from .._typing import FloatOrArray
 
 # The private-CVaR paper's rates, which the Theory page draws beside Theorem 10; their home is
-# dpcore.cvar.rates (re-exported here for the page and for code that reads them from here).
-from ..cvar.rates import (
-    REGIMES,
-    convex_lower_rate,
-    convex_upper_rate,
-    cvar_regime,
-    cvar_regime_name,
-    effective_sizes,
-    em_gap_bound,
-    finite_class_rate,
-    phase_transition_epsilon,
-    phase_transition_ratio,
-    scalar_cvar_rate,
-    scalar_statistical_constant,
-    two_point_lower_bound,
-)
+# dpcore.cvar.rates, and every one of them is importable from here too.
+from ..cvar import rates as _cvar_rates
+from ..cvar.rates import *  # noqa: F403
 
 __all__ = [
     "CONVENTIONS",
@@ -61,20 +48,7 @@ __all__ = [
     "unweighted_sensitivity",
     "weighted_sensitivity",
     "werm_bound",
-    # the CVaR paper's rates, from dpcore.cvar.rates
-    "REGIMES",
-    "convex_lower_rate",
-    "convex_upper_rate",
-    "cvar_regime",
-    "cvar_regime_name",
-    "effective_sizes",
-    "em_gap_bound",
-    "finite_class_rate",
-    "phase_transition_epsilon",
-    "phase_transition_ratio",
-    "scalar_cvar_rate",
-    "scalar_statistical_constant",
-    "two_point_lower_bound",
+    *_cvar_rates.__all__,
 ]
 
 # --------------------------------------------------------------------------------------------
