@@ -12,10 +12,10 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from .. import _validation
 from .._estimator import CLIPPED_SHARE_WARNING, ClippingWarning, PrivacyWarning
 from .._validation import (
     check_bounds,
+    check_choice,
     check_epsilon,
     check_matrix,
     check_real,
@@ -178,7 +178,7 @@ class DPOWL(TwoArmRule):
     def _check_params(self) -> None:
         """The OWL-specific hyper-parameters (the rest are checked by DPWeightedERM)."""
         check_epsilon(self.epsilon)
-        _validation.check_choice(self.perturbation, "perturbation", PERTURBATIONS)
+        check_choice(self.perturbation, "perturbation", PERTURBATIONS)
         if self.larger_is_better is not None and not isinstance(
             self.larger_is_better, (bool, np.bool_)
         ):
@@ -388,7 +388,7 @@ class DPOWL(TwoArmRule):
                 f"propensity must be a number, an array or 'logistic', got {propensity!r}"
             )
         if isinstance(self.C, str):  # "worst-case" (n W) covers any propensity model
-            _validation.check_choice(self.C, "C", {"worst-case"})
+            check_choice(self.C, "C", {"worst-case"})
         elif self.C == 0:
             raise ValueError(
                 "propensity='logistic' is estimated on the same data, which the privacy "
