@@ -87,21 +87,10 @@ def rule_from_dpowl(
         "n": int(trial.n),
         "outcome_bounds": None if model.outcome_bounds is None else list(model.outcome_bounds),
         "larger_is_better": bool(model.larger_is_better_),
+        "mechanism": mechanism.sentence(),
     }
-    recorded = _recorded(
-        model, trial, not_private, settings, learner, mechanism.sentence(), mechanism.name
-    )
-    scaling = model.scaling_
-    return _rule(
-        trial,
-        scaling.lower,
-        scaling.upper,
-        model.intercept_,
-        model.coef_,
-        trial.arms[0],
-        trial.arms[1],
-        recorded,
-    )
+    recorded = _recorded(model, trial, not_private, settings, learner, mechanism.name)
+    return _linear_rule(model, trial, model.scaling_.lower, model.scaling_.upper, recorded)
 
 
 def dpowl_mechanism(model: DPOWL) -> Mechanism:
@@ -125,20 +114,14 @@ def rule_from_plugin(
     infinite, or for every reason given in ``not_private``.
     """
     model._check_fitted()
-    learner = _plugin_settings(model, trial, "private plug-in rule (per-arm linear outcome models)")
-    recorded = _recorded(
+    learner = _plugin_settings(
         model,
         trial,
-        not_private,
-        settings,
-        learner,
+        "private plug-in rule (per-arm linear outcome models)",
         PLUG_IN_STATISTICS.sentence(),
-        PLUG_IN_STATISTICS.name,
     )
-    lower, upper = model.feature_bounds_
-    return _rule(
-        trial, lower, upper, model.intercept_, model.coef_, trial.arms[0], trial.arms[1], recorded
-    )
+    recorded = _recorded(model, trial, not_private, settings, learner, PLUG_IN_STATISTICS.name)
+    return _linear_rule(model, trial, *model.feature_bounds_, recorded)
 
 
 def rule_from_karm(model, trial, *, not_private=(), **settings):
@@ -161,22 +144,15 @@ def rule_from_karm(model, trial, *, not_private=(), **settings):
         "arm_probabilities": list(model.arm_probabilities_),
         "outcome_bounds": list(model.outcome_bounds),
         "larger_is_better": bool(model.larger_is_better_),
+        "mechanism": OUTPUT_PERTURBATION.sentence(
+            f"K-arm DP-OWL: {len(model.rules_)} Huber-hinge weighted ERM rules, each "
+            f"arm against '{model.reference_}' at ε/{len(model.rules_)}, output "
+            "perturbation, basic composition"
+        ),
     }
-    mechanism = OUTPUT_PERTURBATION.sentence(
-        f"K-arm DP-OWL: {len(model.rules_)} Huber-hinge weighted ERM rules, each "
-        f"arm against '{model.reference_}' at ε/{len(model.rules_)}, output "
-        "perturbation, basic composition"
-    )
-    recorded = _recorded(
-        model,
-        trial,
-        not_private,
-        settings,
-        learner,
-        mechanism,
-        "K-arm DP-OWL, output perturbation",
-        f"treatment rule over {len(model.arms_)} arms",
-    )
+    what = f"treatment rule over {len(model.arms_)} arms"
+    computed_as = "K-arm DP-OWL, output perturbation"
+    recorded = _recorded(model, trial, not_private, settings, learner, computed_as, what)
     scaling = model.scaling_
     return _arms_rule(model, trial, scaling.lower, scaling.upper, recorded)
 
@@ -191,29 +167,23 @@ def rule_from_plugin_arms(model, trial, *, not_private=(), **settings):
         model,
         trial,
         "private plug-in rule over every arm (one linear outcome model per arm)",
+        PLUG_IN_STATISTICS.sentence(
+            f"the private plug-in rule over {len(model.arms_)} arms: every arm's statistics "
+            "in one release at ε (a patient is in one arm's block)"
+        ),
         arm_probabilities=None if probabilities is None else list(probabilities),
     )
-    mechanism = PLUG_IN_STATISTICS.sentence(
-        f"the private plug-in rule over {len(model.arms_)} arms: every arm's statistics "
-        "in one release at ε (a patient is in one arm's block)"
-    )
+    what = f"treatment rule over {len(model.arms_)} arms"
     recorded = _recorded(
-        model,
-        trial,
-        not_private,
-        settings,
-        learner,
-        mechanism,
-        PLUG_IN_STATISTICS.name,
-        f"treatment rule over {len(model.arms_)} arms",
+        model, trial, not_private, settings, learner, PLUG_IN_STATISTICS.name, what
     )
     lower, upper = model.feature_bounds_
     return _arms_rule(model, trial, lower, upper, recorded)
 
 
-def _plugin_settings(model, trial, learner, **arms):
-    """The public settings of a fitted plug-in rule (two arms or K; ``arms`` holds the K-arm
-    design's probabilities), in the order its rule file lists them."""
+def _plugin_settings(model, trial, learner, mechanism, **arms):
+    """The public settings of a fitted plug-in rule and its ``mechanism`` in words (two arms or
+    K; ``arms`` holds the K-arm design's probabilities), in the order its rule file lists them."""
     return {
         "learner": learner,
         "epsilon": model.epsilon,
@@ -225,16 +195,16 @@ def _plugin_settings(model, trial, learner, **arms):
         "outcome_bounds": list(model.outcome_bounds_),
         "larger_is_better": bool(model.larger_is_better_),
         "model_covariates": [str(trial.covariates[j]) for j in model.columns_],
+        "mechanism": mechanism,
     }
 
 
-def _recorded(
-    model, trial, not_private, settings, learner, mechanism, computed_as, what="treatment rule"
-):
+def _recorded(model, trial, not_private, settings, learner, computed_as, what="treatment rule"):
     """The settings a rule file records: the title and whether the release is private, the
-    trial's treatment and outcome, the ``learner``'s public settings and the ``mechanism`` in
-    words, then the caller's ``settings``. A release without a guarantee says so in every one
-    of those fields, whatever ``settings`` holds."""
+    trial's treatment and outcome, the ``learner``'s public settings and its mechanism in words,
+    then the caller's ``settings``. A release without a guarantee says so in every one of those
+    fields, whatever ``settings`` holds (its mechanism: NOT PRIVATE, computed as
+    ``computed_as``)."""
     title, void = _title(model, not_private, settings, what)
     base = {
         "title": title,
@@ -243,7 +213,6 @@ def _recorded(
         "treatment": trial.treatment,
         "outcome": trial.outcome,
         **learner,
-        "mechanism": mechanism,
     }
     merged = {**base, **settings}
     if void:  # no setting passed in can make a release without a guarantee look private
@@ -273,6 +242,13 @@ def _title(model, not_private, settings, what):
             f"{'; '.join(void)} void the guarantee"
         ), void
     return f"Private {what} (ε = {float(model.epsilon):g})", void
+
+
+def _linear_rule(model, trial, lower, upper, settings):
+    """The :class:`Rule` of a fitted two-arm model: its linear score, the trial's treated arm
+    against its control."""
+    treated, control = trial.arms[0], trial.arms[1]
+    return _rule(trial, lower, upper, model.intercept_, model.coef_, treated, control, settings)
 
 
 def _rule(trial, lower, upper, intercept, coef, treated, control, settings):
