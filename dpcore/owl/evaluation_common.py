@@ -10,6 +10,8 @@
   (:data:`VALUES`, :data:`GAINS`), on the outcome's scale (:func:`outcome_scale`), an
   :class:`Estimate` each.
 - The verdict (:func:`verdict_of`): "better" when every gain's interval lies above 0.
+- A two-arm evaluation's public numbers (:class:`EvaluationPlan`, :func:`evaluation_plan`):
+  what its release depends on besides the data and the noise.
 
 The estimators are :mod:`dpcore.owl.evaluation` (IPW, the default),
 :mod:`dpcore.owl.evaluation_aipw` and :mod:`dpcore.owl.evaluation_arms`; their intervals
@@ -28,7 +30,6 @@ from .owl import arm_propensity
 
 __all__ = [
     "ARM_KEYS",
-    "EvaluationPlan",
     "CELLS",
     "CELL_ARM",
     "COUNT_SENSITIVITY",
@@ -36,6 +37,7 @@ __all__ = [
     "GAINS",
     "VALUES",
     "Estimate",
+    "EvaluationPlan",
     "arm_complete_counts",
     "by_arm",
     "checked_inputs",
@@ -59,7 +61,7 @@ COUNT_SENSITIVITY = 2.0
 #: intervals of 0.1, 0.2, 0.3 and 0.4 at m = 200, ε_eval = 0.5-1 (the count's noise enters
 #: scaled by the arm's centred value) and within 5% of the narrowest elsewhere (docs/evaluation.md).
 COUNT_SHARE = 0.2
-# Each estimate as (sign, cell) pairs over the cells S_++, S_+-, S_-+, S_-- (benefit scale).
+#: Each estimate as (sign, cell) pairs over the cells S_++, S_+-, S_-+, S_-- (benefit scale).
 VALUES = {"rule": ((1, 0), (1, 3)), "treat_all": ((1, 0), (1, 1)), "treat_none": ((1, 2), (1, 3))}
 GAINS = {"over_treat_all": ((1, 3), (-1, 1)), "over_treat_none": ((1, 0), (-1, 2))}
 #: The four cells of a two-arm evaluation, by (arm received, arm the rule recommends).
