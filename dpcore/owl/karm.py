@@ -61,6 +61,8 @@ from numpy.typing import ArrayLike
 
 from .._estimator import PrivateEstimator
 from .._validation import check_bounds, check_epsilon, check_matrix, check_vector
+from ..data.columns import label_key
+from ..privacy.composition import record_release
 from .dpowl import DPOWL
 from .dpwerm import seeded_noise
 from .rule import choose_arm
@@ -87,8 +89,6 @@ def arm_indices(A: ArrayLike, arms: Sequence[Any]) -> np.ndarray:
         When a row's label is none of ``arms`` (a row to leave out belongs at weight 0 with
         an arm index and the worst outcome bound, as :func:`dpcore.read_arms_trial` does).
     """
-    from ..data.columns import label_key
-
     keys = {label_key(v): i for i, v in enumerate(arms)}
     values = np.asarray(A, dtype=object).reshape(-1)
     out = np.array([keys.get(label_key(v), -1) for v in values], dtype=int)
@@ -248,8 +248,6 @@ class KArmOWL(PrivateEstimator):
 
     def _probabilities(self, probs: Any, arms: tuple) -> np.ndarray:
         if isinstance(probs, Mapping):
-            from ..data.columns import label_key
-
             given = {label_key(k): float(v) for k, v in probs.items()}
             missing = [a for a in arms if label_key(a) not in given]
             if missing:
@@ -270,8 +268,6 @@ class KArmOWL(PrivateEstimator):
         ledger: Any,
         larger_is_better: bool,
     ) -> KArmOWL:
-        from ..privacy.composition import record_release
-
         check_epsilon(self.epsilon)
         lo, hi = self.outcome_range()
         p = self._probabilities(probs, arms)

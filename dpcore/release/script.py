@@ -14,6 +14,8 @@ import dataclasses
 import math
 from typing import TYPE_CHECKING
 
+from .._version import __version__
+
 if TYPE_CHECKING:
     from .plan import ReleasePlan
 
@@ -56,8 +58,6 @@ def release_script(
     -------
     str
     """
-    from .._version import __version__
-
     if math.isinf(plan.epsilon):
         raise ValueError("a script reproduces private releases; ε = inf is not one")
     void = list(plan.not_private)
