@@ -18,8 +18,8 @@ import time
 
 import numpy as np
 
-from dpcore.cvar.experiments import convex_study
-from dpcore.cvar.learning import dp_gd_privacy_constant
+from dpcore.cvar.learning_study import convex_study
+from dpcore.cvar.rates import dp_gd_privacy_constant
 from dpcore.montecarlo import summarize
 from dpcore.theory.measurement import transition_ratio
 

@@ -36,14 +36,12 @@ import numpy as np
 
 from dpcore.owl.evaluation import (
     cell_sums,
-    complete_counts,
-    count_rates,
-    evaluation_budget,
     evaluation_sensitivity,
     moment_sensitivity,
     release_estimates,
     signed_sums,
 )
+from dpcore.owl.evaluation_common import complete_counts, count_rates, evaluation_budget
 from dpcore.owl.evaluation_interval import bernstein_sigma, fieller_interval, two_laplace_quantile
 from dpcore.owl.simulate import PAPER_TRIAL, TrialDesign, optimal_treatment
 
@@ -168,7 +166,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     import inspect
 
-    from dpcore.owl.evaluation import evaluation_budget as budget
+    from dpcore.owl.evaluation_common import evaluation_budget as budget
 
     share = args.count_share
     if share is None:

@@ -43,10 +43,8 @@ import numpy as np
 
 from dpcore.owl.evaluation import (
     cell_sums,
-    evaluation_budget,
     evaluation_sensitivity,
     moment_sensitivity,
-    public_split,
     release_estimates,
 )
 from dpcore.owl.evaluation_aipw import (
@@ -59,6 +57,8 @@ from dpcore.owl.evaluation_aipw import (
     moment_budget,
     release_aipw_estimates,
 )
+from dpcore.owl.evaluation_common import evaluation_budget
+from dpcore.owl.evaluation_fit import public_split
 from dpcore.owl.outcome_model import (
     design_rows,
     solve_statistics,

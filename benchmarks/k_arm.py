@@ -32,7 +32,7 @@ import numpy as np
 
 from dpcore import read_dictionary
 from dpcore.data.trial import read_arms_trial
-from dpcore.owl.evaluation import public_split
+from dpcore.owl.evaluation_fit import public_split
 from dpcore.owl.karm import KArmOWL, arm_indices
 from dpcore.owl.simulate import FOUR_ARM_TRIAL, K_ARM_TRIAL
 

@@ -26,10 +26,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # this checkout's packages
 
 from dpcore import DPOWL, ClippingWarning, read_dictionary, read_trial  # noqa: E402
-from dpcore.owl.evaluation import public_split  # noqa: E402
+from dpcore.owl.evaluation_fit import public_split  # noqa: E402
 from dpcore.owl.owl import default_weight_bound  # noqa: E402
 from dpcore.owl.paper import default_gamma  # noqa: E402
-from dpcore.owl.preview import TwinDesign, preview  # noqa: E402
+from dpcore.owl.simulate import TwinDesign  # noqa: E402
+from dpcore.release.preview import preview  # noqa: E402
 
 DEMOS = ("actg175_trial", "hospital_trial")
 EPSILONS = (0.5, 1.0, 2.0, 5.0, 10.0)

@@ -26,8 +26,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's packages
 
-from dpcore.owl.evaluation import fit_and_evaluate  # noqa: E402
-from dpcore.owl.preview import MAX_ROWS, TwinDesign, preview, smallest_epsilon  # noqa: E402
+from dpcore.owl.evaluation_fit import fit_and_evaluate  # noqa: E402
+from dpcore.owl.simulate import TwinDesign  # noqa: E402
+from dpcore.release.preview import MAX_ROWS, preview  # noqa: E402
+from dpcore.release.preview_reading import smallest_epsilon  # noqa: E402
 
 EPSILONS = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0)
 

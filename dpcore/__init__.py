@@ -8,7 +8,7 @@ Subpackages, by concept:
 - :mod:`dpcore.cvar`: empirical and private CVaR, private CVaR learning, their studies.
 - :mod:`dpcore.theory`: both papers' bounds and their measurement.
 - :mod:`dpcore.data`: reading a trial CSV and its public data dictionary.
-- :mod:`dpcore.montecarlo`: random streams, summaries and evaluators shared by every sweep.
+- :mod:`dpcore.montecarlo`: random streams, executors and summaries shared by every sweep.
 
 The public names below are importable from ``dpcore`` itself; each subpackage is imported
 only when one of its names is first used, so ``import dpcore`` stays cheap.
@@ -17,13 +17,9 @@ only when one of its names is first used, so ``import dpcore`` stays cheap.
 from __future__ import annotations
 
 import importlib
-from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING
 
-try:
-    __version__ = version("dpcore")
-except PackageNotFoundError:  # running from a source tree that was never installed
-    __version__ = "0+unknown"
+from ._version import __version__
 
 _EXPORTS = {
     "ConvergenceError": "dpcore._estimator",
@@ -58,13 +54,13 @@ _EXPORTS = {
     "tune_gamma": "dpcore.owl.tuning",
     "evaluate_rule": "dpcore.owl.evaluation",
     "evaluate_arms_rule": "dpcore.owl.evaluation_arms",
-    "fit_and_evaluate": "dpcore.owl.evaluation",
-    "public_split": "dpcore.owl.evaluation",
-    "TwinDesign": "dpcore.owl.preview",
-    "preview": "dpcore.owl.preview",
-    "Rule": "dpcore.owl.release",
-    "load_rule": "dpcore.owl.release",
-    "write_rule": "dpcore.owl.release",
+    "fit_and_evaluate": "dpcore.owl.evaluation_fit",
+    "public_split": "dpcore.owl.evaluation_fit",
+    "TwinDesign": "dpcore.owl.simulate",
+    "preview": "dpcore.release.preview",
+    "Rule": "dpcore.owl.rule",
+    "load_rule": "dpcore.owl.rule_read",
+    "write_rule": "dpcore.owl.rule_file",
     "empirical_cvar": "dpcore.cvar.estimation",
     "private_cvar": "dpcore.cvar.estimation",
     "Dictionary": "dpcore.data.dictionary.model",
@@ -95,8 +91,9 @@ if TYPE_CHECKING:
     from .data.trial import Trial, read_arms_trial, read_trial
     from .owl.dpowl import DPOWL
     from .owl.dpwerm import DPWeightedERM
-    from .owl.evaluation import evaluate_rule, fit_and_evaluate, public_split
+    from .owl.evaluation import evaluate_rule
     from .owl.evaluation_arms import evaluate_arms_rule
+    from .owl.evaluation_fit import fit_and_evaluate, public_split
     from .owl.karm import KArmOWL
     from .owl.losses import huber_hinge, logistic
     from .owl.owl import (
@@ -108,8 +105,10 @@ if TYPE_CHECKING:
     )
     from .owl.plugin import PrivatePlugInRule
     from .owl.preprocessing import FeatureScaling
-    from .owl.preview import TwinDesign, preview
-    from .owl.release import Rule, load_rule, write_rule
+    from .owl.rule import Rule
+    from .owl.rule_file import write_rule
+    from .owl.rule_read import load_rule
+    from .owl.simulate import TwinDesign
     from .owl.tuning import tune_gamma
     from .owl.werm import solve_werm
     from .privacy.accounting import (
@@ -127,6 +126,7 @@ if TYPE_CHECKING:
         laplace_noise,
         output_perturbation,
     )
+    from .release.preview import preview
     from .store import ResultStore, stored
 
 __all__ = [

@@ -6,7 +6,7 @@ from a checkout of the repository, or from a wheel built from one.
 
 from __future__ import annotations
 
-from . import __version__
+from ._version import __version__
 
 __all__ = ["install_hint"]
 

@@ -1,7 +1,9 @@
-"""Monte-Carlo machinery shared by every sweep: named random streams, summaries, evaluators.
+"""Monte-Carlo machinery shared by every sweep: named random streams, executors, summaries.
 
 Nothing here knows which study it serves: metrics are passed in by name, and the streams are
 keyed by the values that define a cell, so a cell's numbers never depend on the grid around it.
+It imports no learner, so every learner and study can import it (the rules' evaluator on
+fresh test sets is the DP-OWL sweep's: :class:`dpcore.owl.experiments.RuleEvaluator`).
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from enum import IntEnum
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -19,9 +20,6 @@ from scipy.special import stdtrit
 
 from ._extras import install_hint
 from ._typing import ArrayLike
-from .owl.owl import arm_propensity, ipw_value
-from .owl.paper import paper_outcome_shift
-from .owl.simulate import optimal_treatment
 
 
 class Stream(IntEnum):
@@ -106,105 +104,6 @@ def cluster_executor(address):
     """A long-lived ``concurrent.futures.Executor`` over the scheduler at ``address`` (its
     client stays open for the life of the process, as a web server's should)."""
     return cluster_client(address).get_executor()
-
-
-class RuleEvaluator:
-    """One fresh test set per repetition, and every metric of many rules on them at once.
-
-    For +/-1 recommendations a, every metric is an inner product of a with a per-test-set
-    vector: 1(a = b) = (1 + a b)/2 turns accuracy, concordance, the share treated and both
-    sums of the Hajek value into a single batched matrix product.
-    """
-
-    def __init__(
-        self, Xt: np.ndarray, A: np.ndarray, B: np.ndarray, f: np.ndarray, propensity: ArrayLike
-    ) -> None:
-        self.XT = np.ascontiguousarray(np.swapaxes(Xt, -1, -2))  # (reps, d, T)
-        self.A, self.B = A, B
-        self.A_opt = optimal_treatment(f)
-        self.propensity = propensity
-        self.T = A.shape[-1]
-        inv = 1.0 / arm_propensity(A, propensity)
-        self.inv_sum, self.num_sum = inv.sum(-1), (inv * B).sum(-1)
-        self.shift = paper_outcome_shift(B)
-        self.V = np.stack((self.A_opt, np.ones_like(A), A * inv * B, A * inv), axis=-1)
-
-    def recommend(self, theta: np.ndarray, XT: np.ndarray) -> np.ndarray:
-        """+/-1 recommendations of rules theta (reps, E, d) on test sets XT (reps, d, T)."""
-        scores = np.matmul(theta, XT)
-        positive = scores > 0
-        np.copyto(scores, positive)  # reuse the buffer: 2 * 1(score > 0) - 1
-        scores *= 2.0
-        scores -= 1.0
-        return scores
-
-    def _means(self, theta, theta_ref, chunk=25):
-        """Means over each test set of a * [A_opt, 1, A B/pi, A/pi, a_ref], per (rep, rule).
-
-        Repetitions go in chunks so the (chunk, E, T) arrays stay a few MB: reused by the
-        allocator instead of freshly mapped (and page-faulted) for every cell.
-        """
-        E, reps = theta.shape[:2]
-        S, treated_ref = np.empty((reps, E, 5)), np.empty(reps)
-        for start in range(0, reps, chunk):
-            part = slice(start, start + chunk)
-            XT = self.XT[part]
-            a_ref = self.recommend(theta_ref[part, None, :], XT)[:, 0, :]
-            V = np.concatenate((self.V[part], a_ref[..., None]), axis=-1)
-            a = self.recommend(np.swapaxes(theta[:, part], 0, 1), XT)
-            S[part] = np.matmul(a, V) / self.T
-            treated_ref[part] = np.mean(a_ref > 0, axis=-1)
-        return S, treated_ref[:, None]
-
-    def evaluate(self, theta: np.ndarray, theta_ref: np.ndarray) -> dict[str, np.ndarray]:
-        """Metrics of rules theta (E, reps, d) against the reference rules theta_ref (reps, d).
-
-        Returns arrays of shape (E, reps): accuracy and concordance in percent, the value on
-        the raw scale and on the authors' test-shifted scale, and Cohen's kappa.
-        """
-        S, treated_ref = self._means(theta, theta_ref)
-        accuracy = 50.0 * (1.0 + S[..., 0])
-        treated = 0.5 * (1.0 + S[..., 1])
-        num = 0.5 * (self.num_sum[:, None] + self.T * S[..., 2])
-        den = 0.5 * (self.inv_sum[:, None] + self.T * S[..., 3])
-        with np.errstate(invalid="ignore", divide="ignore"):
-            value = np.where(den > 0, num / den, np.nan)
-        po = 0.5 * (1.0 + S[..., 4])
-        pe = treated * treated_ref + (1 - treated) * (1 - treated_ref)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            kappa = np.where(pe < 1, (po - pe) / (1 - pe), np.nan)
-        out = {
-            "accuracy": accuracy,
-            "value": value,
-            "value_paper": value + self.shift[:, None],
-            "concordance": 100.0 * po,
-            "kappa": kappa,
-        }
-        return {k: v.T for k, v in out.items()}
-
-    def disagreement(self, theta: np.ndarray, other: np.ndarray, chunk=25) -> np.ndarray:
-        """% of each repetition's test patients on whom rules theta and other (both (E, reps, d))
-        recommend different treatments; shape (E, reps)."""
-        E, reps = theta.shape[:2]
-        out = np.empty((reps, E))
-        for start in range(0, reps, chunk):  # chunks, as in _means
-            part = slice(start, start + chunk)
-            a = self.recommend(np.swapaxes(theta[:, part], 0, 1), self.XT[part])
-            a *= self.recommend(np.swapaxes(other[:, part], 0, 1), self.XT[part])
-            out[part] = 50.0 * (1.0 - a.mean(axis=-1))  # 1(a != b) = (1 - a b)/2
-        return out.T
-
-    def references(self) -> pd.DataFrame:
-        """Per-repetition values of the oracle, treat-all and treat-none rules."""
-        out: dict[str, Any] = {"rep": np.arange(self.A.shape[0])}
-        for name, rule in (
-            ("oracle", self.A_opt),
-            ("treat_all", np.ones_like(self.A)),
-            ("treat_none", -np.ones_like(self.A)),
-        ):
-            v = ipw_value(rule, self.A, self.B, self.propensity)
-            out[name], out[name + "_paper"] = v, v + self.shift
-        return pd.DataFrame(out)
 
 
 #: The normal quantile of a two-sided 95% interval.

@@ -8,8 +8,8 @@ temporary file here; leave ``path=`` out to use the dashboard's and the command 
 import tempfile
 from pathlib import Path
 
-from dpcore import DPOWL, PrivacyLedger, read_dictionary, read_trial
-from dpcore.owl.release import rule_from_dpowl, write_rule
+from dpcore import DPOWL, PrivacyLedger, read_dictionary, read_trial, write_rule
+from dpcore.owl.release import rule_from_dpowl
 
 DEMO = Path(__file__).resolve().parents[1] / "dpcore_app" / "demo_data"
 ledger_file = Path(tempfile.mkdtemp()) / "ledger.sqlite"

@@ -72,10 +72,11 @@ with warnings.catch_warnings():
     rule = DPOWL(epsilon=1.0, rng=1, **settings).fit_trial(trial, propensity=meta["propensity"])
 print("released coefficients:", np.round(rule.coef_, 3), "dpcore", dpcore.__version__)
 
-# %% Write and reload the rule file (dpcore.owl.release), then apply it to new patients
+# %% Write and reload the rule file (dpcore.owl.rule_file), then apply it to new patients
 new_rows = pd.read_csv(DEMO / "hospital_trial.csv").dropna().head(5)
 try:
-    from dpcore.owl.release import load_rule, rule_from_dpowl, write_rule
+    from dpcore import load_rule, write_rule
+    from dpcore.owl.release import rule_from_dpowl
 except ImportError:  # the rule-file module is not in this version of dpcore
     encoded = pd.DataFrame(np.asarray(trial.X[:5]), columns=list(trial.covariates))
     print("recommendations:", rule.recommend(encoded).tolist())

@@ -16,7 +16,7 @@ def cmd_apply(args: argparse.Namespace) -> None:
     from ..data.csv_io import read_table
     from ..data.csv_safe import write_csv
 
-    (load_rule,) = need("dpcore.owl.release", ("load_rule",), "apply")
+    (load_rule,) = need("dpcore.owl.rule_read", ("load_rule",), "apply")
     rule = load_rule(Path(args.rule))
     out = rule.recommendations(read_table(read_bytes(args.data)))
     for c in out.columns:  # whole numbers go out as they came in: an id 10056, not 10056.0

@@ -100,7 +100,7 @@ def _write_and_record(args: argparse.Namespace, data: bytes, made: Any) -> None:
     import os
     import tempfile
 
-    (write_rule,) = need("dpcore.owl.release", ("write_rule",), "fit")
+    (write_rule,) = need("dpcore.owl.rule_file", ("write_rule",), "fit")
     out = Path(args.out)
     if out.is_dir():  # os.replace would fail only after the ledger was charged
         raise CliError(

@@ -22,7 +22,7 @@ from .sweep import cmd_sweep
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``dpcore`` (its ``--help`` texts are the documentation)."""
-    from .. import __version__
+    from .._version import __version__
 
     parser = argparse.ArgumentParser(
         prog="dpcore",

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import logsumexp
 
-from .._typing import ArrayLike, FloatOrArray, Seed
+from .._typing import ArrayLike, Seed
 from .._validation import check_choice, check_epsilon, check_matrix, check_real
 from ..privacy.gdp import gdp_mu
 from ..privacy.mechanisms import (
@@ -22,12 +22,18 @@ from ..privacy.mechanisms import (
     gaussian_noise,
     gumbel_noise,
 )
-from .estimation import _cvar_var, check_bound, check_samples, check_tau, cvar_sensitivity
+from .estimation import (
+    check_bound,
+    check_samples,
+    check_tau,
+    cvar_sensitivity,
+    empirical_cvar,
+)
 
 __all__ = [
     "DPGDResult",
     "dp_gd_cvar",
-    "dp_gd_excess_bound",
+    "dp_gd_scales",
     "em_expected_gap",
     "em_probabilities",
     "lifted_constants",
@@ -50,7 +56,7 @@ def _class_cvars(losses, tau, bound):
     losses, tau, bound = check_samples(losses, "losses"), check_tau(tau), check_bound(bound)
     if losses.ndim != 2:
         raise ValueError(f"losses must be 2-D (candidates, records), got shape {losses.shape}")
-    rho = _cvar_var(np.clip(losses, 0.0, bound), tau)[0]
+    rho = np.asarray(empirical_cvar(np.clip(losses, 0.0, bound), tau))
     return rho, cvar_sensitivity(losses.shape[1], tau, bound)
 
 
@@ -124,7 +130,7 @@ def private_select(
 def em_expected_gap(losses: ArrayLike, tau: float, epsilon: float, bound: float) -> float:
     """Exact E[rho(f_hat) - min_f rho(f)] of the exponential mechanism, from its probabilities.
 
-    At most 2 Delta (ln M + 1) / epsilon (:func:`dpcore.bounds.em_gap_bound`).
+    At most 2 Delta (ln M + 1) / epsilon (:func:`dpcore.cvar.rates.em_gap_bound`).
     """
     rho, _ = _class_cvars(losses, tau, bound)
     return float(em_probabilities(losses, tau, epsilon, bound) @ (rho - rho.min()))
@@ -229,7 +235,7 @@ def lifted_objective(
     return lam * u + np.maximum(value - lam * u[..., None], 0.0).mean(axis=-1) / tau
 
 
-def _dp_gd_scales(n, tau, epsilon, delta, G, B, D, steps):
+def dp_gd_scales(n, tau, epsilon, delta, G, B, D, steps):
     """(lam, L, D_theta, Delta_2, mu, sigma): the public constants of a DP-GD run."""
     lam, L, D_theta = lifted_constants(G, B, D, tau)
     sens = lifted_sensitivity(n, tau, G, lam)
@@ -348,7 +354,7 @@ def dp_gd_cvar(
         Y = check_real(y_bound, "y_bound", low=0.0)
         y, B = np.clip(y, -Y, Y), Y + R * G
 
-    lam, L, D_theta, sens, mu, sigma = _dp_gd_scales(n, tau, epsilon, delta, G, B, 2 * R, steps)
+    lam, L, D_theta, sens, mu, sigma = dp_gd_scales(n, tau, epsilon, delta, G, B, 2 * R, steps)
     eta = c_eta * D_theta / np.sqrt(steps * (L * L + (d + 1) * sigma * sigma))
 
     shape = () if reps is None else (int(reps),)
@@ -373,47 +379,3 @@ def dp_gd_cvar(
         lam=float(lam),
         loss_bound=float(B),
     )
-
-
-def dp_gd_excess_bound(
-    n: FloatOrArray,
-    d: int,
-    tau: FloatOrArray,
-    epsilon: FloatOrArray,
-    delta: float,
-    *,
-    G: float = 1.0,
-    B: float = 2.0,
-    D: float = 2.0,
-    steps: int = 100,
-) -> FloatOrArray:
-    """Worst-case E[F(theta_bar)] - F* <= D_theta sqrt(L^2 + (d+1) sigma^2) / sqrt(T) of
-    :func:`dp_gd_cvar` with c_eta = 1 and full averaging (spec §4.2)."""
-    _, L, D_theta, _, _, sigma = _dp_gd_scales(n, tau, epsilon, delta, G, B, D, steps)
-    return float(D_theta * np.sqrt(L * L + (d + 1) * sigma * sigma) / np.sqrt(steps))
-
-
-def dp_gd_privacy_constant(
-    n: int,
-    d: int,
-    tau: float,
-    epsilon: float,
-    delta: float,
-    *,
-    G: float = 1.0,
-    B: float = 2.0,
-    D: float = 2.0,
-) -> dict[str, float]:
-    """The c with which the noise part of :func:`dp_gd_excess_bound`,
-    D_theta sqrt(d+1) sigma / sqrt(T), equals c sqrt(d) / (epsilon n tau).
-
-    c = D_theta (n tau Delta_2) (epsilon / mu) sqrt((d+1)/d): the lifted diameter
-    D_theta = sqrt(D^2 + (B/lam)^2) and the sensitivity n tau Delta_2 = max(2G, sqrt(G^2 +
-    lam^2)) carry (GD + B), and epsilon/mu(epsilon, delta) is the Gaussian-DP calibration
-    (about 3.7 at epsilon = 1, delta = 1e-5). It does not depend on T. Returns a dict with
-    c, mu and the calibration epsilon/mu.
-    """
-    _, _, D_theta, sens, mu, _ = _dp_gd_scales(n, tau, epsilon, delta, G, B, D, 1)
-    calibration = epsilon / mu
-    c = D_theta * n * tau * sens * calibration * np.sqrt((d + 1) / d)
-    return {"c": float(c), "mu": float(mu), "calibration": float(calibration)}

@@ -12,11 +12,10 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from .. import _validation
-from .._estimator import CLIPPED_SHARE_WARNING, ClippingWarning, PrivacyWarning, PrivateEstimator
+from .._estimator import CLIPPED_SHARE_WARNING, ClippingWarning, PrivacyWarning
 from .._validation import (
-    check_binary_labels,
     check_bounds,
+    check_choice,
     check_epsilon,
     check_matrix,
     check_real,
@@ -24,14 +23,13 @@ from .._validation import (
 )
 from .dpwerm import PERTURBATIONS, DPWeightedERM
 from .owl import (
-    benefit,
     check_propensity,
     default_weight_bound,
     fit_logistic_propensity,
-    ipw_value,
     owl_weights,
 )
 from .paper import default_gamma
+from .rule_learner import TwoArmRule, outcome_direction, treatment_coding
 
 if TYPE_CHECKING:
     from ..data.trial import Trial
@@ -43,67 +41,7 @@ __all__ = ["DPOWL", "Propensity"]
 Propensity = float | ArrayLike | str | None
 
 
-def _plus_minus_one(classes: np.ndarray) -> bool:
-    """Whether the two labels are -1 and +1 (numbers, not booleans or text)."""
-    if classes.dtype.kind not in "iuf":
-        return False
-    return classes.tolist() == [-1, 1]
-
-
-def treatment_coding(A: ArrayLike, n: int, treated: Any = None) -> tuple[np.ndarray, np.ndarray]:
-    """The two labels of ``A`` (control first, treated second) and ``A`` coded +1 for treated.
-
-    Which arm is treated is the caller's (or the dictionary's): never a sort order. Only -1/+1
-    labels default to +1 as treated; other labels need ``treated``.
-
-    Raises
-    ------
-    ValueError
-        Labels other than -1/+1 without ``treated``, or a ``treated`` that is not a label of A.
-    """
-    classes, coded = check_binary_labels(A, n, "A")
-    if treated is None and not _plus_minus_one(classes):
-        raise ValueError(
-            f"A has the labels {classes[0]!r} and {classes[1]!r}: say which is the treated "
-            f"arm, the one propensity is about, e.g. fit(..., treated={classes[1]!r}) (or "
-            "use fit_trial, which takes it from the trial); only -1/+1 labels default to +1"
-        )
-    if treated is not None:
-        if treated not in classes.tolist():
-            raise ValueError(f"treated={treated!r} is not a label of A ({classes.tolist()})")
-        if treated == classes[0]:
-            classes, coded = classes[::-1], -coded
-    return classes, coded
-
-
-def outcome_direction(
-    larger_is_better: bool | None,
-    from_trial: bool | None = None,
-    outcome_bounds: tuple[float, float] | None = None,
-) -> bool:
-    """Whether a larger outcome is better: the learner's setting, else the trial's dictionary's
-    (``Trial.larger_is_better``); never assumed, for every learner of a treatment rule.
-
-    Raises
-    ------
-    ValueError
-        Neither says (or False without the outcome bounds that turn outcomes into benefits).
-    """
-    value = larger_is_better if larger_is_better is not None else from_trial
-    if value is None:
-        raise ValueError(
-            "larger_is_better is not set: say whether a larger outcome is better (True) "
-            "or worse (False, e.g. days in hospital), as DPOWL(..., larger_is_better=False); "
-            "fit_trial takes it from a trial read with a data dictionary that names it"
-        )
-    if not value and outcome_bounds is None:
-        raise ValueError(
-            "larger_is_better=False needs outcome_bounds to turn outcomes into benefits"
-        )
-    return bool(value)
-
-
-class DPOWL(PrivateEstimator):
+class DPOWL(TwoArmRule):
     """Differentially private outcome weighted learning (DP-OWL).
 
     OWL as DP-wERM: labels y_i = A_i, weights w_i = benefit_i / pi(A_i | X_i) clipped to the
@@ -240,7 +178,7 @@ class DPOWL(PrivateEstimator):
     def _check_params(self) -> None:
         """The OWL-specific hyper-parameters (the rest are checked by DPWeightedERM)."""
         check_epsilon(self.epsilon)
-        _validation.check_choice(self.perturbation, "perturbation", PERTURBATIONS)
+        check_choice(self.perturbation, "perturbation", PERTURBATIONS)
         if self.larger_is_better is not None and not isinstance(
             self.larger_is_better, (bool, np.bool_)
         ):
@@ -450,7 +388,7 @@ class DPOWL(PrivateEstimator):
                 f"propensity must be a number, an array or 'logistic', got {propensity!r}"
             )
         if isinstance(self.C, str):  # "worst-case" (n W) covers any propensity model
-            _validation.check_choice(self.C, "C", {"worst-case"})
+            check_choice(self.C, "C", {"worst-case"})
         elif self.C == 0:
             raise ValueError(
                 "propensity='logistic' is estimated on the same data, which the privacy "
@@ -472,54 +410,10 @@ class DPOWL(PrivateEstimator):
         self._check_feature_names(X)
         return self.estimator_.decision_function(np.asarray(X, dtype=float))
 
-    def predict(self, X: ArrayLike) -> np.ndarray:
-        """The treatment label of ``A`` to give: ``classes_[1]`` (treated) or ``classes_[0]``.
-
-        Ties go to ``classes_[0]``; for treatments coded -1 / +1 the result is -1 or +1.
-        """
-        positive = self.decision_function(X) > 0  # checks the fit first
-        return self.classes_[positive.astype(int)]
-
-    def recommend(self, X: ArrayLike) -> np.ndarray:
-        """The arm to give each row, by its label in ``arms_`` (a trial's own arm names)."""
-        treated, control = self.arms_
-        return np.where(self.decision_function(X) > 0, treated, control).astype(object)
-
-    def score(
-        self,
-        X: ArrayLike,
-        A: ArrayLike,
-        B: ArrayLike,
-        propensity: Propensity = None,
-        sample_weight: None = None,
-    ) -> float:
-        """Normalised IPW value of the rule's benefit on (X, A, B): larger is better.
-
-        The benefit is the one ``fit`` learns from (outcomes clipped to ``outcome_bounds`` and,
-        when ``larger_is_better=False``, turned into hi - B). ``propensity`` defaults to the
-        constant used in ``fit``. A score read on the sensitive data is outside the guarantee.
-        ``sample_weight`` exists for scikit-learn's Pipeline, which always passes it; the
-        weights of an IPW value are the propensities, so other weights are refused.
-        """
-        if sample_weight is not None:
-            raise ValueError(
-                "DPOWL.score weighs rows by 1 / propensity; sample_weight is not supported"
-            )
-        self._check_fitted()
-        self._check_feature_names(X)  # on X as given: the array below has no column names
-        X = check_matrix(X, allow_1d=False)
-        n = X.shape[0]
-        p = self.propensity_ if propensity is None else propensity
-        if p is None or isinstance(p, str):
-            raise TypeError("score needs the propensity of these rows: the fit used one per row")
-        p = check_propensity(p, n)
-        A = np.asarray(A).reshape(-1)
-        if A.shape[0] != n:
-            raise ValueError(f"A has {A.shape[0]} entries but X has {n} rows")
-        A_pm = np.where(A == self.classes_[1], 1.0, -1.0)
-        gain = benefit(check_vector(B, "B", n), self.outcome_bounds, self.larger_is_better_)
-        A_hat = np.where(self.estimator_.decision_function(X) > 0, 1.0, -1.0)
-        return float(ipw_value(A_hat, A_pm, gain, p))
+    def _benefit_bounds(self) -> tuple[float, float] | None:
+        """The outcome bounds the benefit is clipped to: the estimator's (None: B is already a
+        non-negative benefit)."""
+        return self.outcome_bounds
 
     def get_metadata_routing(self) -> Any:
         """scikit-learn's metadata request: ``fit`` and ``score`` take ``B`` and ``propensity``."""

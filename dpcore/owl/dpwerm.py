@@ -32,7 +32,7 @@ from ..privacy.composition import record_release
 from ..privacy.mechanisms import output_perturbation
 from .losses import LOSSES, margin_loss
 from .preprocessing import FeatureScaling
-from .werm import (
+from .werm_release import (
     data_bounds_with_warning,
     expected_noise_norm,
     max_coefficient_norm,
@@ -48,12 +48,13 @@ from .werm import (
 PERTURBATIONS = ("output", "objective")
 
 
-def _seeded(rng: Any) -> bool:
-    """An int (or SeedSequence) seed: anyone who knows it can subtract the noise."""
+def seeded_noise(rng: Any) -> bool:
+    """Whether ``rng`` is an int (or SeedSequence) seed: anyone who knows it can subtract the
+    noise, so a release drawn from it has no guarantee (every learner's ledger says so)."""
     return isinstance(rng, (int, np.integer, np.random.SeedSequence)) and not isinstance(rng, bool)
 
 
-__all__ = ["DPWeightedERM"]
+__all__ = ["PERTURBATIONS", "DPWeightedERM", "seeded_noise"]
 
 
 class DPWeightedERM(PrivateEstimator):
@@ -84,7 +85,7 @@ class DPWeightedERM(PrivateEstimator):
     the sum a replacement changes (2W in the gradient, a rank-two change of the Hessian). The
     guarantee needs known weights (C = 0) and, like output perturbation, the exact minimiser:
     the solver stops within RELEASE_TOL / (gamma + n Delta) of it, and 1% of epsilon buys
-    output noise that covers that distance (:func:`dpcore.owl.werm.objective_release`), so
+    output noise that covers that distance (:func:`dpcore.owl.werm_release.objective_release`), so
     epsilon' above is computed at 0.99 epsilon. docs/objective.md has the derivation.
 
     Parameters
@@ -264,8 +265,8 @@ class DPWeightedERM(PrivateEstimator):
             units).
         NoiseWarning
             The noise's expected length exceeds the largest coefficient vector the public
-            bounds allow (:func:`dpcore.owl.werm.max_coefficient_norm`): the released rule is
-            then mostly noise. Raise gamma (the paper's table scaled by W), n or epsilon.
+            bounds allow (:func:`dpcore.owl.werm_release.max_coefficient_norm`): the released
+            rule is then mostly noise. Raise gamma (the paper's table scaled by W), n or epsilon.
         """
         params = self._check_params()
         eps, W = params["epsilon"], params["W"]
@@ -359,7 +360,7 @@ class DPWeightedERM(PrivateEstimator):
                 for r, hit in (
                     ("feature bounds read from the data", from_data),
                     ("epsilon = inf (no noise)", np.isinf(eps)),
-                    ("seeded noise (rng is an int seed)", _seeded(self.rng)),
+                    ("seeded noise (rng is an int seed)", seeded_noise(self.rng)),
                 )
                 if hit
             ]

@@ -11,8 +11,9 @@ Notes
 -----
 **Budget and split.** Three releases: the rule (ε_rule) and the outcome model (ε_model) on the
 fit part, the evaluation (ε_eval) on the evaluation part. The fit part's rows are touched by
-both of its releases: sequential composition, ε_rule + ε_model (``fit_and_evaluate`` takes
-ε_model as ``model_share`` of ε_fit, so the fit part still costs ε_fit). An evaluation row is
+both of its releases: sequential composition, ε_rule + ε_model
+(:func:`dpcore.owl.evaluation_fit.fit_and_evaluate` takes ε_model as ``model_share`` of ε_fit,
+so the fit part still costs ε_fit). An evaluation row is
 seen only by the evaluation cells; the rule and the model reach it as fixed, released
 functions (post-processing of the fit part's releases). The parts are disjoint, so by parallel
 composition the dataset's cost is max(ε_rule + ε_model, ε_eval) = max(ε_fit, ε_eval), the
@@ -45,7 +46,7 @@ the two arms, and every score mixes both arms' rows (mu_+(X) enters phi_all for 
 too), so one share for all cells would not do: the cells and moments are released per arm
 received, C_(s, d, a) = (1/m) sum_i r_i 1(d_i = d, A_i = a) phi_s,i (eight cells, treated
 rows' four then control rows', :data:`AIPW_ARM_CELLS`; twelve moments), with the two arms'
-noisy counts of :func:`dpcore.owl.evaluation.noisy_counts`, and every estimate is the sum over
+noisy counts of :func:`dpcore.owl.evaluation_common.noisy_counts`, and every estimate is the sum over
 the arms of its signed pair of that arm's cells over the arm's complete share q~_a:
 E[r 1(A = a) phi] = q_a E[1(A = a) phi] when, within each arm, completeness is independent of
 the covariates and the outcome (missing completely at random within arm), so the sum over the
@@ -86,7 +87,7 @@ The noisy moment is raised by the ``level`` quantile of its noise's absolute val
 for a value, as IPW's; one cell's, -ln(1 - level) times its scale, for a gain) and capped by
 Popoviciu's public variance bound, (R / p_min - R / 2)^2 for a value and (R / p_min)^2 for a gain;
 Bernstein's range term uses b = R / p_min - R / 2 (value) and R / p_min (gain). The budget
-split ε_1 + ε_2 + ε_3 = ε_eval is :func:`dpcore.owl.evaluation.evaluation_budget`'s (with
+split ε_1 + ε_2 + ε_3 = ε_eval is :func:`dpcore.owl.evaluation_common.evaluation_budget`'s (with
 ``moment_share`` 0.4 by default, :data:`AIPW_MOMENT_SHARE`; ε_2 = ε_v + ε_g), and the two arms'
 counts of complete rows (Delta_3 = 2 for the pair, ε_3 = 0.2 ε_eval by default) and the
 intervals (:func:`dpcore.owl.evaluation_interval.arm_ratio_intervals`: Fieller's for one
@@ -103,27 +104,26 @@ default.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import check_bounds, check_real
+from .._validation import check_real
 from ..privacy.mechanisms import sample_laplace
-from .evaluation import (
-    _GAINS,
-    _VALUES,
+from .evaluation_common import (
     ARM_KEYS,
     COUNT_SHARE,
-    PrivateEvaluation,
-    checked_inputs,
+    GAINS,
+    VALUES,
     complete_shares,
-    count_rates,
-    estimated,
-    evaluation_budget,
+    evaluation_plan,
     noisy_counts,
+    outcome_range,
     outcome_scale,
 )
 from .evaluation_interval import arm_ratio_intervals
+from .evaluation_result import PrivateEvaluation
 from .owl import arm_propensity
 
 __all__ = [
@@ -163,14 +163,9 @@ AIPW_MOMENT_SHARE = 0.4
 _GAIN_MOMENT = {"over_treat_all": 5, "over_treat_none": 4}
 
 
-def _bounds(outcome_bounds):
-    lo, hi = (float(v[0]) for v in check_bounds(outcome_bounds, 1, "outcome_bounds"))
-    return lo, hi
-
-
 def aipw_sensitivity(outcome_bounds, min_propensity, m):
     """L1 sensitivity 2 R / (m p_min) of the four AIPW cells (see the module's Notes)."""
-    lo, hi = _bounds(outcome_bounds)
+    lo, hi = outcome_range(outcome_bounds)
     p_min = check_real(min_propensity, "min_propensity", low=0.0, high=0.5, low_open=True)
     return 2.0 * (hi - lo) / (int(m) * p_min)
 
@@ -178,7 +173,7 @@ def aipw_sensitivity(outcome_bounds, min_propensity, m):
 def aipw_moment_sensitivity(outcome_bounds, min_propensity, m):
     """L1 sensitivities (values', gains') of the AIPW second moments: 2 (1 / p_min^2 + 1) R^2 / m
     for the four value moments, 2 R^2 / (m p_min^2) for the two contrast moments."""
-    lo, hi = _bounds(outcome_bounds)
+    lo, hi = outcome_range(outcome_bounds)
     p_min = check_real(min_propensity, "min_propensity", low=0.0, high=0.5, low_open=True)
     R2 = (hi - lo) ** 2
     return 2.0 * (1.0 / p_min**2 + 1.0) * R2 / int(m), 2.0 * R2 / (int(m) * p_min**2)
@@ -199,7 +194,7 @@ def aipw_scores(A, B, propensity, predictions, outcome_bounds, min_propensity):
     ``predictions`` (..., m, 2) are the model's treated and control outcomes (clipped here to
     the bounds); the received arm's propensity is floored at the public ``min_propensity``.
     """
-    lo, hi = _bounds(outcome_bounds)
+    lo, hi = outcome_range(outcome_bounds)
     c = (lo + hi) / 2.0
     A = np.asarray(A, dtype=float)
     y = np.clip(np.asarray(B, dtype=float), lo, hi) - c
@@ -267,7 +262,7 @@ def aipw_moments(
     ``centre`` is the public centre kappa on the outcome's scale (clipped to the bounds): a
     number, or an array of the leading shape (one per simulated release).
     """
-    lo, hi = _bounds(outcome_bounds)
+    lo, hi = outcome_range(outcome_bounds)
     kappa = np.clip(np.asarray(centre, dtype=float), lo, hi)[..., None] - (lo + hi) / 2.0
     phi_all, phi_none = aipw_scores(A, B, propensity, predictions, outcome_bounds, min_propensity)
     terms = ((phi_all - kappa) ** 2, (phi_none - kappa) ** 2, (phi_all - phi_none) ** 2)
@@ -282,10 +277,10 @@ def _aipw_parts(cells, moments, n_arms):
     num, second = np.zeros(lead + (5, n_arms)), np.zeros(lead + (5, n_arms))
     for k in range(n_arms):
         c, mo = cells[..., 4 * k : 4 * k + 4], moments[..., 6 * k : 6 * k + 6]
-        for j, pairs in enumerate(_VALUES.values()):
+        for j, pairs in enumerate(VALUES.values()):
             num[..., j, k] = sum(sign * c[..., i] for sign, i in pairs)
             second[..., j, k] = sum(mo[..., i] for _, i in pairs)
-        for j, (name, pairs) in enumerate(_GAINS.items(), start=len(_VALUES)):
+        for j, (name, pairs) in enumerate(GAINS.items(), start=len(VALUES)):
             num[..., j, k] = sum(sign * c[..., i] for sign, i in pairs)
             second[..., j, k] = mo[..., _GAIN_MOMENT[name]]
     return num, second
@@ -313,7 +308,7 @@ def release_aipw_estimates(
     cells (..., 4) and moments (..., 6) are over all rows (shares 1); with the per-arm counts
     (..., 2) they are per arm, (..., 8) and (..., 12), and ``count_rates`` is required.
     """
-    lo, hi = _bounds(outcome_bounds)
+    lo, hi = outcome_range(outcome_bounds)
     cells, moments = np.asarray(cells, dtype=float), np.asarray(moments, dtype=float)
     m, p_min = int(m), float(min_propensity)
     eps1, eps2, eps3 = (float(e) for e in epsilons)
@@ -337,11 +332,11 @@ def release_aipw_estimates(
     else:
         share, count_scale = complete_shares(count, m, count_rates, eps3, cells.shape[:-1])
     value_range, gain_range = R / p_min - R / 2.0, R / p_min
-    ranges = np.array([value_range] * len(_VALUES) + [gain_range] * len(_GAINS))
+    ranges = np.array([value_range] * len(VALUES) + [gain_range] * len(GAINS))
     num, second = _aipw_parts(cells, moments, n_arms)
     # Each moment is raised by the level quantile of its noise: a value's two cells' moments
     # per arm, a gain's one contrast moment per arm.
-    noise = [(sv, 2 * n_arms)] * len(_VALUES) + [(sg, n_arms)] * len(_GAINS)
+    noise = [(sv, 2 * n_arms)] * len(VALUES) + [(sg, n_arms)] * len(GAINS)
     point, lower, upper = arm_ratio_intervals(
         num,
         second,
@@ -351,7 +346,7 @@ def release_aipw_estimates(
         cells=np.full((len(ranges), n_arms), 2),
         count_scale=count_scale,
         reach=np.repeat(ranges[:, None], n_arms, axis=1),
-        bound=np.array([R / 2.0] * len(_VALUES) + [R] * len(_GAINS)),
+        bound=np.array([R / 2.0] * len(VALUES) + [R] * len(GAINS)),
         range_bound=ranges,
         moment_noise=noise,
         cap=ranges**2,
@@ -453,21 +448,28 @@ def evaluate_rule_aipw(
     eight cells', eight value moments' and four contrast moments' (per arm received), then the
     two arms' counts' Laplace(2 / ε_3); ε_1 + ε_v + ε_g + ε_3 = ε_eval.
     """
-    epsilon, level, rng, min_propensity = checked_inputs(
-        epsilon, level, rng, propensity, min_propensity
+    plan, rng = evaluation_plan(
+        A,
+        propensity,
+        epsilon=epsilon,
+        level=level,
+        rng=rng,
+        outcome_bounds=outcome_bounds,
+        larger_is_better=larger_is_better,
+        min_propensity=min_propensity,
+        include=include,
+        moment_share=moment_share,
+        count_share=count_share,
     )
-    lo, hi = _bounds(outcome_bounds)
-    m = int(np.shape(A)[-1])
+    (lo, hi), p_min, m, counted = plan.outcome_bounds, plan.min_propensity, plan.m, plan.counted
     if np.shape(predictions) != (m, 2):
         raise ValueError(
             f"predictions must have shape ({m}, 2) (treated, control), got {np.shape(predictions)}"
         )
-    p_min = float(min_propensity)
     centre = (lo + hi) / 2.0 if centre is None else float(np.clip(centre, lo, hi))
     delta1 = aipw_sensitivity((lo, hi), p_min, m)
     delta_v, delta_g = aipw_moment_sensitivity((lo, hi), p_min, m)
-    counted = include is not None
-    eps1, eps2, eps3 = evaluation_budget(epsilon, moment_share, count_share, counted)
+    eps1, eps2, eps3 = plan.epsilons
     eps_v, eps_g = moment_budget(eps2, gain_share)
     args = (recommend, A, B, propensity, predictions, (lo, hi), p_min)
     k = 2 if counted else 1  # with ``include``, per arm received
@@ -483,38 +485,15 @@ def evaluate_rule_aipw(
         ]
     )
     count = noisy_counts(A, propensity, p_min, include, eps3, rng, sampler) if counted else None
-    rates = count_rates(propensity, p_min)
-
-    def release(at):
-        return release_aipw_estimates(
-            noisy,
-            moments,
-            count,
-            m=m,
-            outcome_bounds=(lo, hi),
-            min_propensity=p_min,
-            epsilons=(eps1, eps2, eps3),
-            level=at,
-            larger_is_better=larger_is_better,
-            gain_share=gain_share,
-            count_rates=rates,
-        )
-
-    return AIPWEvaluation(
-        epsilon=epsilon,
-        m=m,
+    return AIPWEvaluation.released(
+        plan,
+        functools.partial(release_aipw_estimates, gain_share=gain_share),
+        noisy,
+        moments,
+        count,
         sensitivity=delta1,
-        level=level,
-        cells=tuple(map(float, noisy)),
-        moments=tuple(map(float, moments)),
-        treated=arms[0],
-        control=arms[1],
-        complete=count,
-        budget=(float(eps1), float(eps2), float(eps3)),
-        count_rates=tuple(float(r) for r in rates) if counted else None,
+        arms=arms,
         model=model,
         centre=centre,
         moment_split=(float(eps_v), float(eps_g)),
-        larger_is_better=bool(larger_is_better),
-        **estimated(release, level),
     )

@@ -1,8 +1,10 @@
 """Private evaluation of a rule over K arms by the public sample split of the binary rule.
 
-As in :mod:`dpcore.owl.evaluation` (whose split, budget split and intervals this reuses), the
-rule is fitted on the first part of a public seeded split and evaluated on the second, so the
-dataset spends max(ε_fit, ε_eval) (parallel composition).
+As in :mod:`dpcore.owl.evaluation` (whose budget split, counts and intervals this reuses,
+:mod:`dpcore.owl.evaluation_common`), the rule is fitted on the first part of a public seeded
+split and evaluated on the second (:func:`dpcore.owl.evaluation_fit.fit_and_evaluate_arms`),
+so the dataset spends max(ε_fit, ε_eval) (parallel composition). The released result is
+:class:`dpcore.owl.evaluation_result.ArmsEvaluation`.
 
 Notes
 -----
@@ -41,8 +43,8 @@ the L1 sensitivity of the 2K cells is Delta_1 = 2b/m = R / (m p_min), whatever K
 release, the rule's sum and the K arm sums, where a row sat in two sums, had twice that); the
 squared terms lie in [0, b^2], so the moments' is Delta_2 = 2 b^2 / m. The row's count leaves
 one arm and enters another: Delta_3 = 2 for the K counts. Laplace noise at Delta_k / ε_k on each
-part, with ε_1 + ε_2 + ε_3 = ε_eval (:func:`dpcore.owl.evaluation.evaluation_budget`, the
-count's share :data:`dpcore.owl.evaluation.COUNT_SHARE`): sequential composition on the same
+part, with ε_1 + ε_2 + ε_3 = ε_eval (:func:`dpcore.owl.evaluation_common.evaluation_budget`, the
+count's share :data:`dpcore.owl.evaluation_common.COUNT_SHARE`): sequential composition on the same
 rows.
 
 **Intervals.** :func:`dpcore.owl.evaluation_interval.arm_ratio_intervals`: a single arm's value
@@ -61,40 +63,39 @@ one lies below 0; otherwise "inconclusive".
 
 from __future__ import annotations
 
-import warnings
-from dataclasses import dataclass, field
-from typing import Any
-
 import numpy as np
 
-from .._validation import check_bounds, check_epsilon, check_real
+from .._validation import check_real
 from ..privacy.mechanisms import sample_laplace
-from .evaluation import (
+from .evaluation_common import (
     COUNT_SENSITIVITY,
     COUNT_SHARE,
     Estimate,
+    arm_complete_counts,
+    checked_release,
     complete_shares,
     evaluation_budget,
-    public_split,
+    outcome_range,
+    verdict_of,
 )
+from .evaluation_effect import joint_values
 from .evaluation_interval import arm_ratio_intervals
+from .evaluation_result import ArmsEvaluation
 
 __all__ = [
     "ArmsEvaluation",
     "arm_cells",
-    "arm_complete_counts",
-    "arm_sums",
     "arms_sensitivity",
     "evaluate_arms_rule",
-    "fit_and_evaluate_arms",
     "release_arms_estimates",
+    "sums_of_cells",
 ]
 
 
 def arms_sensitivity(outcome_bounds, min_probability, m):
     """(Delta_1, Delta_2): L1 sensitivities 2b / m = R / (m p_min) of the 2K cells and 2 b^2 / m
     of their second moments, b = R / (2 p_min) (see the module's Notes)."""
-    lo, hi = (float(v[0]) for v in check_bounds(outcome_bounds, 1, "outcome_bounds"))
+    lo, hi = outcome_range(outcome_bounds)
     p_min = check_real(min_probability, "min_probability", low=0.0, high=1.0, low_open=True)
     b = (hi - lo) / (2.0 * p_min)
     return 2.0 * b / int(m), 2.0 * b * b / int(m)
@@ -108,7 +109,7 @@ def arm_cells(recommend, A, B, arm_probabilities, outcome_bounds, include=None, 
     """
     p = np.asarray(arm_probabilities, dtype=float)
     A, d = np.asarray(A, dtype=int), np.asarray(recommend, dtype=int)
-    lo, hi = (float(v[0]) for v in check_bounds(outcome_bounds, 1, "outcome_bounds"))
+    lo, hi = outcome_range(outcome_bounds)
     t = ((np.clip(np.asarray(B, dtype=float), lo, hi) - (lo + hi) / 2.0) / p[A]) ** power
     if include is not None:
         t = np.where(np.asarray(include, dtype=bool), t, 0.0)
@@ -120,155 +121,11 @@ def arm_cells(recommend, A, B, arm_probabilities, outcome_bounds, include=None, 
     return np.stack([np.sum(np.where(rows, t, 0.0), axis=-1) / m for rows in out], axis=-1)
 
 
-def arm_sums(recommend, A, B, arm_probabilities, outcome_bounds, include=None, power=1):
-    """The sums (V_rule, V_1, ..., V_K) of the cells: V_rule = sum_k C_(k, rec), V_k = C_(k, rec)
-    + C_(k, other) (post-processing of :func:`arm_cells`); ``power=2``: second moments."""
-    return sums_of_cells(
-        arm_cells(recommend, A, B, arm_probabilities, outcome_bounds, include, power)
-    )
-
-
 def sums_of_cells(cells):
     """(V_rule, V_1, ..., V_K) (..., K + 1) from the 2K cells (..., 2K)."""
     cells = np.asarray(cells, dtype=float)
     rec, other = cells[..., 0::2], cells[..., 1::2]
     return np.concatenate((rec.sum(-1, keepdims=True), rec + other), axis=-1)
-
-
-def arm_complete_counts(A, n_arms, include):
-    """The arms' exact counts of complete rows (..., K)."""
-    A = np.asarray(A, dtype=int)
-    keep = np.ones(A.shape, bool) if include is None else np.asarray(include, dtype=bool)
-    return np.stack([np.sum(keep & (A == k), axis=-1) for k in range(n_arms)], axis=-1).astype(
-        float
-    )
-
-
-@dataclass(frozen=True)
-class ArmsEvaluation:
-    """The released evaluation of a K-arm rule (all releasable).
-
-    ``values``: "rule" and one entry per arm (everyone given that arm), outcome scale;
-    ``gains``: the rule's improvement over giving everyone each arm (positive is better for
-    patients); ``verdict``: "better", "worse" or "inconclusive". ``cells`` and
-    ``cell_moments`` are the released 2K cells and second moments (:func:`arm_cells`);
-    ``sums`` and ``moments`` their sums (V_rule, V_1..V_K), post-processing; ``complete``
-    the arms' noisy counts of complete rows (None when every row was declared complete).
-    """
-
-    epsilon: float
-    m: int
-    sensitivity: float
-    level: float
-    sums: tuple
-    moments: tuple
-    values: dict
-    gains: dict
-    verdict: str
-    arms: tuple
-    complete: tuple | None = None
-    budget: tuple = ()
-    cells: tuple = ()
-    cell_moments: tuple = ()
-    #: Each arm's value with an interval that holds for all K arms together at the level.
-    joint_values: dict = field(default_factory=dict)
-    larger_is_better: bool = True
-
-    @property
-    def best_on_average(self):
-        """The arm whose joint interval lies beyond every other arm's (in the better
-        direction), else None: the single arm shown best on average."""
-        if not self.joint_values:
-            return None
-        sign = 1.0 if self.larger_is_better else -1.0
-        for arm, (lo, hi) in self.joint_values.items():
-            worst = min(sign * lo, sign * hi)
-            others = [
-                max(sign * a, sign * b) for o, (a, b) in self.joint_values.items() if o != arm
-            ]
-            if all(worst > other for other in others):
-                return arm
-        return None
-
-    def first_answer(self):
-        """Which single arm is best on average, or that none can be told best ('' without)."""
-        if not self.joint_values:
-            return ""
-        pct = f"{100 * self.level:g}%"
-        listed = ", ".join(
-            f"'{a}' [{lo:.3g}, {hi:.3g}]" for a, (lo, hi) in self.joint_values.items()
-        )
-        best = self.best_on_average
-        if best is None:
-            return (
-                f"On average no single arm can be told best (each arm's value, {pct} "
-                f"intervals for all arms together: {listed})."
-            )
-        return (
-            f"On average '{best}' is the best single arm: its interval lies beyond every other "
-            f"arm's ({pct} intervals for all arms together: {listed})."
-        )
-
-    def summary(self):
-        first = self.first_answer()
-        return (first + " " if first else "") + self.rule_sentence()
-
-    def rule_sentence(self):
-        pct = f"{100 * self.level:g}%"
-        head = {
-            "better": "The private rule beats giving everyone any one arm",
-            "worse": "The private rule does worse than giving everyone one of the arms",
-            "inconclusive": "This evaluation cannot tell whether the private rule beats "
-            "giving everyone the best single arm",
-        }[self.verdict]
-        gains = "; ".join(
-            f"over '{a}' {g.value:+.3g} [{g.lower:.3g}, {g.upper:.3g}]"
-            for a, g in self.gains.items()
-        )
-        return (
-            f"{head} ({pct} confidence, ε_eval = {self.epsilon:g}, {self.m} patients held "
-            f"out). Its gains, in the outcome's units (positive is better for patients): "
-            f"{gains}."
-            + (
-                ""
-                if self.complete is None
-                else " The values are those of patients with complete rows, each arm's "
-                "corrected by a noisy count of its complete rows (the population's when rows "
-                "are missing completely at random within each arm: independently of the "
-                "patients' covariates and outcomes)."
-            )
-        )
-
-    def to_dict(self):
-        as_dict = lambda e: {"value": e.value, "lower": e.lower, "upper": e.upper}  # noqa: E731
-        names = ["rule", *(str(a) for a in self.arms)]
-        cell_names = [
-            f"arm '{a}', {kind}" for a in self.arms for kind in ("recommended", "not recommended")
-        ]
-        labels = [str(a) for a in self.arms]
-        return {
-            "epsilon_eval": self.epsilon,
-            "patients": self.m,
-            "level": self.level,
-            "sensitivity_l1": self.sensitivity,
-            "sums": dict(zip(names, self.sums)),
-            "second_moments": dict(zip(names, self.moments)),
-            "cells": dict(zip(cell_names, self.cells)),
-            "cell_second_moments": dict(zip(cell_names, self.cell_moments)),
-            "complete_rows_noisy": (
-                None if self.complete is None else dict(zip(labels, self.complete))
-            ),
-            "complete_count_sensitivity_l1": None if self.complete is None else COUNT_SENSITIVITY,
-            "epsilon_split": dict(zip(("sums", "second_moments", "complete_count"), self.budget)),
-            "values": {str(k): as_dict(v) for k, v in self.values.items()},
-            "gains": {str(k): as_dict(v) for k, v in self.gains.items()},
-            "values_joint": {
-                str(k): {"lower": lo, "upper": hi} for k, (lo, hi) in self.joint_values.items()
-            },
-            "best_on_average": None if self.best_on_average is None else str(self.best_on_average),
-            "verdict": self.verdict,
-            "summary": self.summary(),
-        }
 
 
 def release_arms_estimates(
@@ -292,7 +149,7 @@ def release_arms_estimates(
     each arm's value (everyone given it), then the rule's gain over each arm (positive is
     better for patients).
     """
-    lo, hi = (float(v[0]) for v in check_bounds(outcome_bounds, 1, "outcome_bounds"))
+    lo, hi = outcome_range(outcome_bounds)
     p = np.asarray(arm_probabilities, dtype=float)
     k, p_min, m = p.size, float(p.min()), int(m)
     cells, moments = np.asarray(cells, dtype=float), np.asarray(moments, dtype=float)
@@ -381,12 +238,8 @@ def evaluate_arms_rule(
     Laplace(Delta_2 / ε_2), then (with ``include``) the K counts' Laplace(2 / ε_3);
     ε_1 + ε_2 + ε_3 = ε_eval. Every field but the noisy numbers depends on public values only.
     """
-    epsilon = check_epsilon(epsilon)
-    level = check_real(level, "level", low=0.0, high=1.0)
-    if level == 1.0:
-        raise ValueError("level must be < 1, got 1.0")
-    rng = np.random.default_rng(rng)
-    lo, hi = (float(v[0]) for v in check_bounds(outcome_bounds, 1, "outcome_bounds"))
+    epsilon, level, rng = checked_release(epsilon, level, rng)
+    lo, hi = outcome_range(outcome_bounds)
     p = np.asarray(arm_probabilities, dtype=float)
     m, p_min, k = int(np.shape(A)[-1]), float(p.min()), p.size
     delta1, delta2 = arms_sensitivity((lo, hi), p_min, m)
@@ -420,16 +273,8 @@ def evaluate_arms_rule(
     est = [Estimate(float(v), float(a), float(b)) for v, a, b in zip(point, lower, upper)]
     values = {"rule": est[0], **{arms[j]: est[1 + j] for j in range(k)}}
     gains = {arms[j]: est[1 + k + j] for j in range(k)}
-    if all(g.lower > 0 for g in gains.values()):
-        verdict = "better"
-    elif any(g.upper < 0 for g in gains.values()):
-        verdict = "worse"
-    else:
-        verdict = "inconclusive"
-    # The first answer: is one arm best on average? Each arm's value at 1 - (1 - level)/K, so
-    # all K hold together at the level (a union bound): post-processing, no more ε.
-    _, joint_lo, joint_hi = release(1.0 - (1.0 - level) / k)
-    joint = {arms[j]: (float(joint_lo[1 + j]), float(joint_hi[1 + j])) for j in range(k)}
+    # The first answer: is one arm best on average? (post-processing, no more ε)
+    joint = joint_values(release, level, arms)
     return ArmsEvaluation(
         epsilon=epsilon,
         m=m,
@@ -441,91 +286,10 @@ def evaluate_arms_rule(
         moments=tuple(map(float, sums_of_cells(moments))),
         values=values,
         gains=gains,
-        verdict=verdict,
+        verdict=verdict_of(gains),
         arms=tuple(arms),
         complete=None if count is None else tuple(map(float, count)),
         budget=(float(eps1), float(eps2), float(eps3)),
         cells=tuple(map(float, cells)),
         cell_moments=tuple(map(float, moments)),
     )
-
-
-def fit_and_evaluate_arms(
-    trial: Any,
-    *,
-    epsilon_fit,
-    epsilon_eval,
-    fit_share=0.8,
-    split_seed=0,
-    level=0.95,
-    rng=None,
-    sampler="numpy",
-    ledger=None,
-    **karm,
-):
-    """Fit :class:`dpcore.owl.karm.KArmOWL` on the public split's first part of a trial from
-    :func:`dpcore.read_arms_trial` and evaluate it privately on the second.
-
-    ``karm`` are KArmOWL's keyword arguments (outcome_bounds required). ``ledger`` records
-    ``{"fit": epsilon_fit, "evaluation": epsilon_eval}`` as parallel parts, once both are
-    computed. Only the weight-clipping warning is silenced (clipping to the public W is the
-    method).
-
-    Returns
-    -------
-    (model, evaluation, (fit_rows, eval_rows))
-    """
-    from .._estimator import WEIGHT_CLIPPING_MESSAGE, ClippingWarning
-    from ..privacy.composition import record_release
-    from .dpowl import outcome_direction
-    from .dpwerm import _seeded
-    from .karm import KArmOWL, arm_indices
-
-    if trial.arm_probabilities is None:
-        raise ValueError("the trial has no arm probabilities (read it with read_arms_trial)")
-    fit_rows, eval_rows = public_split(trial.n, fit_share, split_seed)
-    seeded = _seeded(rng)
-    rng = np.random.default_rng(rng)
-    direction = outcome_direction(
-        karm.get("larger_is_better"), trial.larger_is_better, karm.get("outcome_bounds")
-    )
-    model = KArmOWL(epsilon=epsilon_fit, rng=rng, **{**karm, "larger_is_better": direction})
-    B = trial.B if trial.complete is None else trial.outcomes_for_fit(model._bounds(), direction)
-    labels = np.asarray(trial.arms, dtype=object)[np.asarray(trial.A, dtype=int)]
-    X = np.asarray(trial.X)
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=WEIGHT_CLIPPING_MESSAGE, category=ClippingWarning)
-        model.fit(
-            X[fit_rows], labels[fit_rows], B[fit_rows], trial.arm_probabilities, arms=trial.arms
-        )
-    codes = arm_indices(model.recommend(X[eval_rows]), trial.arms)
-    evaluation = evaluate_arms_rule(
-        codes,
-        np.asarray(trial.A, dtype=int)[eval_rows],
-        np.asarray(trial.B)[eval_rows],
-        trial.arm_probabilities,
-        outcome_bounds=model._bounds(),
-        epsilon=epsilon_eval,
-        arms=trial.arms,
-        larger_is_better=direction,
-        include=None if trial.complete is None else np.asarray(trial.complete)[eval_rows],
-        level=level,
-        rng=rng,
-        sampler=sampler,
-    )
-    if ledger is not None:
-        reasons = [
-            r
-            for r, hit in (
-                ("feature bounds read from the data", model.bounds_from_data_),
-                ("seeded noise (rng is an int seed)", seeded),
-            )
-            if hit
-        ]
-        record_release(
-            ledger,
-            "K-arm DP-OWL rule + private evaluation",
-            {"fit": epsilon_fit, "evaluation": epsilon_eval},
-            reasons,
-        )
-    return model, evaluation, (fit_rows, eval_rows)

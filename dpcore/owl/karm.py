@@ -61,7 +61,12 @@ from numpy.typing import ArrayLike
 
 from .._estimator import PrivateEstimator
 from .._validation import check_bounds, check_epsilon, check_matrix, check_vector
-from .dpowl import DPOWL, outcome_direction
+from ..data.labels import label_key
+from ..privacy.composition import record_release
+from .dpowl import DPOWL
+from .dpwerm import seeded_noise
+from .rule import choose_arm
+from .rule_learner import outcome_direction
 
 if TYPE_CHECKING:
     from ..data.trial import Trial
@@ -84,8 +89,6 @@ def arm_indices(A: ArrayLike, arms: Sequence[Any]) -> np.ndarray:
         When a row's label is none of ``arms`` (a row to leave out belongs at weight 0 with
         an arm index and the worst outcome bound, as :func:`dpcore.read_arms_trial` does).
     """
-    from ..data.labels import label_key
-
     keys = {label_key(v): i for i, v in enumerate(arms)}
     values = np.asarray(A, dtype=object).reshape(-1)
     out = np.array([keys.get(label_key(v), -1) for v in values], dtype=int)
@@ -225,14 +228,16 @@ class KArmOWL(PrivateEstimator):
         )
         B = trial.B
         if trial.complete is not None:
-            B = trial.outcomes_for_fit(self._bounds(), direction)
+            B = trial.outcomes_for_fit(self.outcome_range(), direction)
         X = pd.DataFrame(np.asarray(trial.X), columns=list(trial.covariates))
         codes = np.asarray(trial.A, dtype=int)
         probs, arms = trial.arm_probabilities, tuple(trial.arms)
         return self._fit_codes(X, codes, B, probs, arms, ledger, direction)
 
     # ------------------------------------------------------------------------------------
-    def _bounds(self) -> tuple[float, float]:
+    def outcome_range(self) -> tuple[float, float]:
+        """The public outcome bounds (lo, hi), checked: every binary rule's, and the
+        evaluation's (a row outside a comparison gets weight 0 through the worst of them)."""
         if self.outcome_bounds is None:
             raise ValueError(
                 "KArmOWL needs public outcome_bounds: a row outside a comparison "
@@ -243,8 +248,6 @@ class KArmOWL(PrivateEstimator):
 
     def _probabilities(self, probs: Any, arms: tuple) -> np.ndarray:
         if isinstance(probs, Mapping):
-            from ..data.labels import label_key
-
             given = {label_key(k): float(v) for k, v in probs.items()}
             missing = [a for a in arms if label_key(a) not in given]
             if missing:
@@ -265,11 +268,8 @@ class KArmOWL(PrivateEstimator):
         ledger: Any,
         larger_is_better: bool,
     ) -> KArmOWL:
-        from ..privacy.composition import record_release
-        from .dpwerm import _seeded
-
         check_epsilon(self.epsilon)
-        lo, hi = self._bounds()
+        lo, hi = self.outcome_range()
         p = self._probabilities(probs, arms)
         ref = 0 if self.reference is None else int(arm_indices([self.reference], arms)[0])
         self._set_feature_names(X)
@@ -281,7 +281,7 @@ class KArmOWL(PrivateEstimator):
         worst = lo if larger_is_better else hi
         others = [k for k in range(len(arms)) if k != ref]
         eps_k = rule_budget(self.epsilon, len(others))
-        seeded = _seeded(self.rng)
+        seeded = seeded_noise(self.rng)
         gen = np.random.default_rng(self.rng)
         rules: list[Any] = []  # fitted DPOWL (their released attributes are set in fit)
         for k in others:
@@ -348,15 +348,3 @@ class KArmOWL(PrivateEstimator):
         return choose_arm(self.decision_function(X), self.compared_, self.reference_)
 
     predict = recommend
-
-
-def choose_arm(scores: np.ndarray, compared: Sequence[Any], reference: Any) -> np.ndarray:
-    """The reference where every score is <= 0, else the compared arm with the largest score
-    (the first on ties): post-processing of released scores, shared by the rule file."""
-    scores = np.atleast_2d(np.asarray(scores, dtype=float))
-    best = np.argmax(scores, axis=1)
-    top = scores[np.arange(scores.shape[0]), best]
-    labels = np.empty(scores.shape[0], dtype=object)
-    labels[:] = [compared[j] for j in best]
-    labels[top <= 0] = reference
-    return labels

@@ -28,15 +28,17 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..montecarlo import key
+from ..montecarlo import key, summarize
 from ..privacy.mechanisms import output_perturbation, sample_laplace
+from .dpowl import DPOWL
 from .outcome_model import statistics_sensitivity
 from .owl import owl_weights
 from .paper import default_gamma
-from .plugin import plugin_statistics, score_from_statistics
+from .plugin import PrivatePlugInRule, plugin_statistics, score_from_statistics
 from .preprocessing import FeatureScaling
 from .simulate import PAPER_TRIAL
-from .werm import objective_release, sensitivity, solve_werm
+from .werm import solve_werm
+from .werm_release import objective_release, sensitivity
 
 P = 4
 BOUNDS = (np.zeros(P), np.ones(P))
@@ -121,9 +123,6 @@ LEARNERS = (
 
 def check_against_the_estimators(X, A, B) -> None:
     """At ε = inf, repetition 0 of each vectorized learner is the estimator's own fit."""
-    from .dpowl import DPOWL
-    from .plugin import PrivatePlugInRule
-
     Xtest = X[:1]
     _, theta = dpowl_scores(X[:1], A[:1], B[:1], np.inf, None, Xtest)
     fit = DPOWL(
@@ -242,8 +241,6 @@ def compare_learners(
 def learner_summary(runs: pd.DataFrame) -> pd.DataFrame:
     """Mean, Monte-Carlo standard error and 95% interval of agreement and value per cell
     (design, n, ε, learner); see :func:`dpcore.montecarlo.summarize`."""
-    from ..montecarlo import summarize
-
     return summarize(runs, ("design", "n", "epsilon", "learner"), ("agreement", "value"))
 
 
@@ -255,8 +252,6 @@ def learner_differences(runs: pd.DataFrame) -> pd.DataFrame:
     second) and difference_mean, _se, _lo, _hi (95% interval), as
     :func:`dpcore.montecarlo.summarize` writes them.
     """
-    from ..montecarlo import summarize
-
     wide = runs.pivot_table(
         index=["design", "n", "epsilon", "rep"], columns="learner", values="agreement"
     )

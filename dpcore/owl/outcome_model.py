@@ -41,6 +41,7 @@ from ..privacy.mechanisms import sample_laplace
 __all__ = [
     "OutcomeModel",
     "design_rows",
+    "scaled_outcome",
     "fit_outcome_model",
     "solve_statistics",
     "statistics_sensitivity",
@@ -77,7 +78,9 @@ def design_rows(X, feature_bounds, columns=None):
     return np.concatenate((np.ones(z.shape[:-1] + (1,)), z), axis=-1)
 
 
-def _scaled_outcome(B, outcome_bounds):
+def scaled_outcome(B, outcome_bounds):
+    """Outcomes clipped to the public bounds and mapped to [-1, 1] (a missing one to 0, the
+    bounds' midpoint)."""
     lo, hi = (float(v[0]) for v in check_bounds(outcome_bounds, 1, "outcome_bounds"))
     c, u = (lo + hi) / 2.0, (hi - lo) / 2.0
     return (np.clip(np.nan_to_num(np.asarray(B, dtype=float), nan=c), lo, hi) - c) / u
@@ -226,7 +229,7 @@ def fit_outcome_model(
         raise ValueError("the outcome model needs public feature_bounds")
     Z = design_rows(X, feature_bounds, columns)
     d = Z.shape[-1]
-    stats = sufficient_statistics(Z, A, _scaled_outcome(B, outcome_bounds), include)
+    stats = sufficient_statistics(Z, A, scaled_outcome(B, outcome_bounds), include)
     sens = statistics_sensitivity(d)
     noisy = stats + sample_laplace(epsilon, sens, stats.shape, rng=rng, sampler=sampler)
     coef = solve_statistics(noisy, d, len(A), epsilon, ridge)

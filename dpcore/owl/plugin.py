@@ -30,7 +30,6 @@ from .._estimator import (
     CLIPPED_SHARE_WARNING,
     ClippingWarning,
     PrivacyWarning,
-    PrivateEstimator,
     fitted_upstream,
 )
 from .._validation import (
@@ -43,18 +42,18 @@ from .._validation import (
 )
 from ..privacy.composition import record_release
 from ..privacy.mechanisms import PLUG_IN_STATISTICS, SAMPLERS, sample_laplace
-from .dpowl import outcome_direction, treatment_coding
-from .dpwerm import _seeded
+from .dpwerm import seeded_noise
 from .outcome_model import (
     OutcomeModel,
-    _scaled_outcome,
     design_rows,
+    scaled_outcome,
     solve_statistics,
     statistics_sensitivity,
     sufficient_statistics,
 )
-from .owl import benefit, check_propensity, ipw_value
-from .werm import data_bounds_with_warning
+from .owl import check_propensity
+from .rule_learner import TwoArmRule, outcome_direction, treatment_coding
+from .werm_release import data_bounds_with_warning
 
 if TYPE_CHECKING:
     from ..data.trial import Trial
@@ -70,8 +69,9 @@ def plugin_statistics(
     outcome_bounds: tuple[float, float],
     columns: Sequence[int] | np.ndarray | None = None,
     include: ArrayLike | None = None,
+    arms: Sequence[float] = (1.0, -1.0),
 ) -> np.ndarray:
-    """The exact sufficient statistics of the two arms' outcome models (before any noise).
+    """The exact sufficient statistics of the arms' outcome models (before any noise).
 
     Parameters
     ----------
@@ -84,15 +84,20 @@ def plugin_statistics(
         Positions of the covariates the models use (default all).
     include : bool array (..., n), optional
         False for a row that contributes nothing (an incomplete row kept so n stays public).
+    arms : sequence of codes of A
+        One block per arm, in this order: the treated (+1) and control (-1) arms by default;
+        0..K-1 for K arms (``A`` then holds each row's arm index).
 
     Returns
     -------
-    array (..., 2 k), k = d (d + 1) / 2 + d, d = 1 + the number of used covariates: the
-    treated arm's vech(X'X) and X'y, then the control arm's (:func:`sufficient_statistics`).
-    Replacing one row moves it by at most :func:`statistics_sensitivity` (d) in L1.
+    array (..., len(arms) k), k = d (d + 1) / 2 + d, d = 1 + the number of used covariates:
+    each arm's vech(X'X) and X'y in turn (:func:`dpcore.owl.outcome_model.
+    sufficient_statistics`). Replacing one row moves it by at most
+    :func:`dpcore.owl.outcome_model.statistics_sensitivity` (d) in L1, whatever the number of
+    arms.
     """
     Z = design_rows(X, feature_bounds, columns)
-    return sufficient_statistics(Z, A, _scaled_outcome(B, outcome_bounds), include)
+    return sufficient_statistics(Z, A, scaled_outcome(B, outcome_bounds), include, arms)
 
 
 def score_from_statistics(
@@ -162,7 +167,7 @@ def in_units(diff: np.ndarray, lower: np.ndarray, upper: np.ndarray, cols: np.nd
     return intercept, coef
 
 
-class PrivatePlugInRule(PrivateEstimator):
+class PrivatePlugInRule(TwoArmRule):
     """A private plug-in treatment rule: per-arm linear outcome models, released with ε-DP.
 
     For each arm, a ridge regression of the outcome on the (clipped, scaled) covariates is
@@ -458,7 +463,7 @@ class PrivatePlugInRule(PrivateEstimator):
             reasons = [f"{what} read from the data" for what in from_data]
             if not private:
                 reasons.append("epsilon = inf (no noise)")
-            if self.sampler == "numpy" and _seeded(self.rng):
+            if self.sampler == "numpy" and seeded_noise(self.rng):
                 reasons.append("seeded noise (rng is an int seed)")
             record_release(ledger, PLUG_IN_STATISTICS.name, {"release": eps}, reasons)
         intercept, coef, arm_coef = score_from_statistics(
@@ -585,51 +590,9 @@ class PrivatePlugInRule(PrivateEstimator):
         lower, upper = self.feature_bounds_
         return self.intercept_ + np.clip(X, lower, upper) @ self.coef_
 
-    def predict(self, X: ArrayLike) -> np.ndarray:
-        """The treatment label of ``A`` to give: ``classes_[1]`` (treated) or ``classes_[0]``.
-
-        Ties go to ``classes_[0]``, as in :class:`dpcore.DPOWL`.
-        """
-        positive = self.decision_function(X) > 0
-        return self.classes_[positive.astype(int)]
-
-    def recommend(self, X: ArrayLike) -> np.ndarray:
-        """The arm to give each row, by its label in ``arms_`` (a trial's own arm names)."""
-        treated, control = self.arms_
-        return np.where(self.decision_function(X) > 0, treated, control).astype(object)
-
-    def score(
-        self,
-        X: ArrayLike,
-        A: ArrayLike,
-        B: ArrayLike,
-        propensity: float | ArrayLike | None = None,
-        sample_weight: None = None,
-    ) -> float:
-        """Normalised IPW value of the rule on (X, A, B), as :meth:`dpcore.DPOWL.score`.
-
-        The benefit is the outcome clipped to ``outcome_bounds_`` (hi - B when a smaller
-        outcome is better); ``propensity`` defaults to the constant given to ``fit``. A score
-        read on the sensitive data is outside the guarantee.
-        """
-        if sample_weight is not None:
-            raise ValueError(
-                "PrivatePlugInRule.score weighs rows by 1 / propensity; sample_weight is not "
-                "supported"
-            )
-        self._check_fitted()
-        A_hat = np.where(self.decision_function(X) > 0, 1.0, -1.0)
-        n = A_hat.shape[0]
-        p = self.propensity_ if propensity is None else propensity
-        if p is None or isinstance(p, str):
-            raise TypeError("score needs the propensity of these rows (a number or one per row)")
-        p = check_propensity(p, n)
-        A = np.asarray(A).reshape(-1)
-        if A.shape[0] != n:
-            raise ValueError(f"A has {A.shape[0]} entries but X has {n} rows")
-        A_pm = np.where(A == self.classes_[1], 1.0, -1.0)
-        gain = benefit(check_vector(B, "B", n), self.outcome_bounds_, self.larger_is_better_)
-        return float(ipw_value(A_hat, A_pm, gain, p))
+    def _benefit_bounds(self) -> tuple[float, float]:
+        """The outcome bounds the benefit is clipped to: those the fit used."""
+        return self.outcome_bounds_
 
 
 def _outcome_range(bounds: Any) -> tuple[float, float]:

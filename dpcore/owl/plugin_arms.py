@@ -15,7 +15,7 @@ values.
 The release is one score per arm other than the reference, the predicted difference of its
 outcome and the reference's in the better direction, linear in the covariates' units; the
 recommendation is the reference when no score is positive, else the arm of the largest score
-(:func:`dpcore.owl.karm.choose_arm`), so its rule file is a K-arm rule file
+(:func:`dpcore.owl.rule.choose_arm`), so its rule file is a K-arm rule file
 (:func:`dpcore.owl.release.rule_from_plugin_arms`) that :func:`dpcore.load_rule` applies.
 """
 
@@ -31,15 +31,9 @@ from numpy.typing import ArrayLike
 from .._estimator import PrivateEstimator
 from .._validation import check_bounds, check_choice, check_epsilon, check_real
 from ..privacy.mechanisms import SAMPLERS, sample_laplace
-from .karm import choose_arm
-from .outcome_model import (
-    _scaled_outcome,
-    design_rows,
-    solve_statistics,
-    statistics_sensitivity,
-    sufficient_statistics,
-)
-from .plugin import in_units
+from .outcome_model import solve_statistics, statistics_sensitivity
+from .plugin import in_units, plugin_statistics
+from .rule import choose_arm
 
 if TYPE_CHECKING:
     from ..data.trial import Trial
@@ -136,10 +130,10 @@ class PrivatePlugInArms(PrivateEstimator):
         lo, hi = (float(v) for v in self.outcome_bounds)
         cols = np.arange(p) if self.columns is None else np.asarray(self.columns, dtype=int)
         d = 1 + cols.size
-        Z = design_rows(X, (lower, upper), cols)
-        y = _scaled_outcome(np.asarray(trial.B, dtype=float), (lo, hi))
         A = np.asarray(trial.A, dtype=float)
-        exact = sufficient_statistics(Z, A, y, trial.complete, arms=tuple(range(K)))
+        exact = plugin_statistics(
+            X, A, trial.B, (lower, upper), (lo, hi), cols, trial.complete, arms=tuple(range(K))
+        )
         self.sensitivity_ = float(self._sensitivity(d))
         noise = (
             np.zeros(exact.shape)

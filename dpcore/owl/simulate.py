@@ -1,4 +1,5 @@
-"""The DP-wERM paper's synthetic trial (spec §7) and "imperfect proxy" variants.
+"""Synthetic trials: the DP-wERM paper's (spec §7), its "imperfect proxy" variants, a K-arm
+family, and the twin of a trial described by its public values (:class:`TwinDesign`).
 
 x_j ~ U[0, 1] (p = 4), A = +/-1 with probability 1/2, optimal rule sign(f) with
 f(x) = 1 + x1 + x2 - 1.8 x3 - 2.2 x4, outcome B ~ N(0.01 + 0.02 x4 + 3 A f(x), 0.5^2).
@@ -13,7 +14,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .._typing import ArrayLike, Seed, Shape
-from .._validation import check_choice, check_real
+from .._validation import check_bounds, check_choice, check_real
 
 
 @dataclass(frozen=True)
@@ -184,3 +185,102 @@ FOUR_ARM_TRIAL = KArmDesign(
     arm_probabilities=(0.25, 0.25, 0.25, 0.25),
     arms=("standard", "drug 1", "drug 2", "drug 3"),
 )
+
+
+#: Standard deviation of the twin's treatment effect, as a share of the outcome's range.
+STRENGTHS = {"weak": 0.05, "moderate": 0.15, "strong": 0.30}
+NOISE_SHARE = 1.0 / 6.0
+
+
+@dataclass(frozen=True)
+class TwinDesign:
+    """A simulated twin of a trial, from its public description only.
+
+    Its patients have covariates uniform on their public bounds (0/1 columns fair coins) and
+    outcomes from a linear contrast: with u_j the covariate rescaled to [-1, 1] and
+    standardised,
+
+        effect(x) = strength * R * g(x),   g(x) = sum_j c_j u_j / ||c||,   c_j = +1, -1, +1, ...
+
+    on the first half of the covariates (the rest carry no signal), so the treatment effect has
+    mean 0 and standard deviation ``strength * R`` in the outcome's own units (R = hi - lo):
+    weak 5%, moderate 15%, strong 30% of the outcome's range (:data:`STRENGTHS`). The outcome
+    is mid + A effect(x) / 2 + N(0, (R/6)^2) (sign reversed when smaller is better). Mean
+    effect 0 means neither arm is better for everyone: the rule is all that matters.
+    ``average_effect`` (a share of R) adds a dominant arm: the treated arm is better by that
+    much on average, so treating everyone is already good and the rule can only add the rest.
+
+    Parameters
+    ----------
+    n : int
+        The trial's public number of rows.
+    lower, upper : sequences of float
+        Public bounds of each covariate column (one-hot columns [0, 1]).
+    outcome_bounds : (lo, hi)
+    larger_is_better : bool
+    propensity : float
+        The known randomization probability P(treated).
+    binary : sequence of bool, optional
+        Which covariate columns are 0/1 (default none): a 0/1 column is a fair coin in the
+        twin, any other column uniform on its bounds.
+    average_effect : float
+        The treated arm's average advantage, as a share of the outcome's range (default 0:
+        neither arm is better on average; negative: control is).
+    """
+
+    n: int
+    lower: tuple
+    upper: tuple
+    outcome_bounds: tuple
+    larger_is_better: bool = True
+    propensity: float = 0.5
+    binary: tuple = ()
+    average_effect: float = 0.0
+
+    def __post_init__(self):
+        p = len(self.lower)
+        check_bounds((self.lower, self.upper), p, "feature_bounds")
+        check_bounds(self.outcome_bounds, 1, "outcome_bounds")
+        check_real(self.propensity, "propensity", low=0.0, high=1.0)
+        check_real(self.n, "n", low=1.0)
+        check_real(self.average_effect, "average_effect", low=-1.0, high=1.0)
+        if self.binary and len(self.binary) != p:
+            raise ValueError(f"binary must flag each of the {p} covariates, got {len(self.binary)}")
+
+    @property
+    def p(self):
+        return len(self.lower)
+
+    @property
+    def weights(self):
+        """The contrast's weights c over the standardised covariates, norm 1."""
+        c = np.zeros(self.p)
+        k = max(1, (self.p + 1) // 2)
+        c[:k] = np.where(np.arange(k) % 2 == 0, 1.0, -1.0)
+        return c / np.linalg.norm(c)
+
+    def sample(self, strengths, size=(), rng=None):
+        """Twins of n rows sharing covariates, arms and noise across the effect strengths.
+
+        Returns
+        -------
+        dict with X (size + (n, p)), A (size + (n,)), and for each strength s (a share of R)
+        B[s] and effect[s], the outcomes and the true treatment effects, shape size + (n,).
+        """
+        rng = np.random.default_rng(rng)
+        size = (int(size),) if np.isscalar(size) else tuple(size)
+        lo, hi = np.asarray(self.lower, float), np.asarray(self.upper, float)
+        u = rng.random(size + (int(self.n), self.p))
+        binary = np.asarray(self.binary or [False] * self.p, dtype=bool)
+        u = np.where(binary, (u < 0.5).astype(float), u)
+        X = lo + (hi - lo) * u
+        z = np.where(binary, 2.0 * u - 1.0, (2.0 * u - 1.0) * np.sqrt(3.0))  # mean 0, sd 1
+        g = z @ self.weights
+        A = np.where(rng.random(size + (int(self.n),)) < self.propensity, 1.0, -1.0)
+        b_lo, b_hi = (float(v[0]) for v in check_bounds(self.outcome_bounds, 1, "outcome_bounds"))
+        R, mid = b_hi - b_lo, (b_lo + b_hi) / 2.0
+        noise = NOISE_SHARE * R * rng.standard_normal(A.shape)
+        sign = 1.0 if self.larger_is_better else -1.0
+        effects = {s: (s * g + self.average_effect) * R for s in strengths}
+        B = {s: mid + sign * A * e / 2.0 + noise for s, e in effects.items()}
+        return {"X": X, "A": A, "B": B, "effect": effects}

@@ -21,7 +21,8 @@ from .owl import check_propensity, ipw_value, owl_weights
 from .paper import PAPER_GAMMA_GRID, PAPER_W
 from .preprocessing import FeatureScaling
 from .simulate import optimal_treatment
-from .werm import sensitivity, solve_werm
+from .werm import solve_werm
+from .werm_release import sensitivity
 
 if TYPE_CHECKING:
     from ..data.trial import Trial

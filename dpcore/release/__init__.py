@@ -7,7 +7,8 @@ and the library call it, so a setting, a default or a check changed here changes
 that calls it.
 """
 
-from .pipeline import Release, ReleaseError, release
+from .pipeline import ReleaseError, release
 from .plan import ReleasePlan
+from .result import Release
 
 __all__ = ["Release", "ReleaseError", "ReleasePlan", "release"]

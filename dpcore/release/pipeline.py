@@ -1,11 +1,11 @@
-"""The release of a two-arm rule: the trial read with its public dictionary, split, fitted,
-evaluated, recorded. What ``dpcore fit`` and the library run."""
+"""The release of a treatment rule: the trial read with its public dictionary, split, fitted,
+evaluated, recorded. What the page, ``dpcore fit``, the library and the rerun script run; the
+release it returns is :class:`dpcore.release.result.Release`."""
 
 from __future__ import annotations
 
-import math
 import warnings
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -13,10 +13,21 @@ import pandas as pd
 
 from .._estimator import WEIGHT_CLIPPING_MESSAGE, ClippingWarning
 from ..data.dictionary import Dictionary
-from ..privacy.composition import record_release
+from ..data.trial import read_arms_trial, read_trial
+from ..owl.dpowl import DPOWL
+from ..owl.evaluation import evaluate_rule
+from ..owl.evaluation_arms import evaluate_arms_rule
+from ..owl.evaluation_fit import fit_and_evaluate, fit_and_evaluate_arms, public_split
+from ..owl.karm import KArmOWL, arm_indices
+from ..owl.owl import default_weight_bound
+from ..owl.paper import default_gamma
+from ..owl.plugin import PrivatePlugInRule
+from ..owl.plugin_arms import PrivatePlugInArms
+from ..owl.release import rule_from_dpowl, rule_from_karm, rule_from_plugin, rule_from_plugin_arms
 from .plan import ReleasePlan
+from .result import Release
 
-__all__ = ["Release", "ReleaseError", "ledger_record", "noise_source", "release"]
+__all__ = ["Release", "ReleaseError", "noise_source", "release"]
 
 
 class ReleaseError(ValueError):
@@ -26,128 +37,6 @@ class ReleaseError(ValueError):
     def __init__(self, message: str, setting: str | None = None) -> None:
         super().__init__(message)
         self.setting = setting
-
-
-@dataclass(frozen=True, eq=False)
-class Release:
-    """One release, computed and not yet published.
-
-    Attributes
-    ----------
-    rule : dpcore.owl.release.Rule
-        The rule and its public settings (``rule.to_dict()`` is the rule file's content).
-    evaluation : PrivateEvaluation or None
-        The private evaluation on the held-out patients, a release itself.
-    trial : Trial
-        The trial as read (every row; n the file's row count). Sensitive: never publish it.
-    plan : ReleasePlan
-    mechanism : str
-        What the ledger calls it ("DP-OWL rule + private evaluation").
-    entry : LedgerEntry or None
-        The ledger's record, once :meth:`record` (or :func:`release` with ``ledger=``) ran.
-    totals : (float, float) or None
-        The dataset's cumulative (ε, δ) with this release, once recorded.
-    diagnostics : dict
-        The fit's diagnostics (clipped share, solver iterations): computed on the data without
-        noise, for the analyst only, never in a file.
-    """
-
-    rule: Any
-    evaluation: Any
-    trial: Any
-    plan: ReleasePlan
-    mechanism: str
-    entry: Any = None
-    totals: tuple[float, float] | None = None
-    diagnostics: dict[str, Any] = field(default_factory=dict, repr=False)
-
-    @property
-    def private(self) -> bool:
-        return bool(self.rule.settings["private"])
-
-    @property
-    def title(self) -> str:
-        return str(self.rule.settings["title"])
-
-    def nonprivate_recommendations(self) -> np.ndarray:
-        """The same learner with the same public settings at ε = ∞, fitted on every row of the
-        trial: its recommendation (+1 treated, -1 control) per row. Analyst only: computed on
-        the sensitive data without noise, never published or recorded (two arms only)."""
-        from .._estimator import NoiseWarning
-        from ..owl.dpowl import DPOWL
-        from ..owl.plugin import PrivatePlugInRule
-
-        trial, rule, s = self.trial, self.rule, self.rule.settings
-        bounds = (np.asarray(rule.lower), np.asarray(rule.upper))
-        outcome = tuple(s["outcome_bounds"])
-        X = pd.DataFrame(np.asarray(trial.X), columns=list(trial.covariates))
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ClippingWarning)  # analyst-only, never in the log
-            warnings.simplefilter("ignore", NoiseWarning)
-            if self.plan.learner == "plug-in":
-                model: Any = PrivatePlugInRule(
-                    epsilon=math.inf,
-                    feature_bounds=bounds,
-                    outcome_bounds=outcome,
-                    larger_is_better=s["larger_is_better"],
-                ).fit_trial(trial)
-            else:
-                p = self.plan.propensity
-                model = DPOWL(
-                    epsilon=math.inf,
-                    gamma=s["gamma"],
-                    weight_bound=s["W"],
-                    C=s["C"],
-                    feature_bounds=bounds,
-                    outcome_bounds=outcome,
-                    larger_is_better=s["larger_is_better"],
-                ).fit_trial(trial, trial.propensity if p == "column" else p)
-        return np.where(model.decision_function(X) > 0, 1.0, -1.0)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The rule file's content: the rule, its public settings, its evaluation and, once
-        recorded, the ledger's record. Every surface writes exactly this."""
-        out = self.rule.to_dict()
-        if self.evaluation is not None:
-            out["evaluation"] = self.evaluation.to_dict()
-        if self.entry is not None and self.totals is not None:
-            out["ledger"] = ledger_record(self.entry.index, *self.totals)
-        return out
-
-    def record(self, ledger: Any, where: str = "") -> Release:
-        """Record the release in ``ledger`` (its parts; without a guarantee when it has none);
-        returns the release with its entry and the dataset's totals. ``where`` names the
-        surface in the ledger ("dpcore fit"). Raises BudgetExceededError past the dataset's
-        cap."""
-        reasons = self.rule.settings["not_private_because"]
-        name = self.mechanism + (" (NOT PRIVATE)" if reasons else "")
-        name += f" ({where})" if where else ""
-        entry = record_release(ledger, name, self.plan.parts, reasons)
-        return replace(self, entry=entry, totals=tuple(ledger.total(through=entry.index)))
-
-
-def ledger_record(index: int, epsilon_total: float, delta_total: float) -> dict[str, Any]:
-    """The rule file's ``ledger`` field: the release's number on its dataset and the dataset's
-    cumulative spend with it.
-
-    Examples
-    --------
-    >>> (
-    ...     ledger_record(2, 1.5, 0.0)["epsilon_total"],
-    ...     ledger_record(3, math.inf, 0.0)["epsilon_total"],
-    ... )
-    ('1.5', 'no guarantee (inf)')
-    """
-    return {
-        "release_index": int(index),
-        "epsilon_total": "no guarantee (inf)"
-        if math.isinf(epsilon_total)
-        else f"{epsilon_total:g}",
-        "delta_total": float(delta_total),
-        "meaning": "this release's number among the releases on this dataset, and the "
-        "privacy spent on it by all of them (basic composition; 'no guarantee' once a "
-        "release without one was made)",
-    }
 
 
 def noise_source(plan: ReleasePlan) -> tuple[np.random.Generator, str]:
@@ -213,12 +102,6 @@ def release(data: Any, dictionary: Dictionary, plan: ReleasePlan, *, ledger: Any
 
 def _release_two(data: Any, d: Dictionary, plan: ReleasePlan) -> Release:
     """Two arms: a DP-OWL rule, and its private evaluation on the held-out patients."""
-    from .. import DPOWL, read_trial
-    from ..owl.evaluation import fit_and_evaluate, public_split
-    from ..owl.owl import default_weight_bound
-    from ..owl.paper import default_gamma
-    from ..owl.release import rule_from_dpowl
-
     if plan.reference is not None:
         raise ReleaseError("a reference arm is for a rule over more than two arms", "reference")
     if plan.arms is not None:
@@ -252,9 +135,7 @@ def _release_two(data: Any, d: Dictionary, plan: ReleasePlan) -> Release:
                 "weight_bound",
             )
         W = default_weight_bound(d.outcome_bounds, p_min)
-    n = trial.n  # public: the file's row count
-    evaluated = plan.epsilon_eval is not None
-    fit_rows = public_split(n, plan.fit_share, plan.split_seed)[0] if evaluated else np.arange(n)
+    fit_rows, _ = _split(plan, trial.n)  # n is public: the file's row count
     gamma = plan.gamma if plan.gamma is not None else default_gamma(plan.epsilon, len(fit_rows), W)
     kw = dict(
         gamma=gamma,
@@ -290,20 +171,16 @@ def _release_two(data: Any, d: Dictionary, plan: ReleasePlan) -> Release:
         )
     else:
         rule = DPOWL(epsilon=plan.epsilon, rng=rng, **kw).fit_trial(trial, propensity)
-    settings: dict[str, Any] = dict(
+    rule_file = _rule_file(
+        rule_from_dpowl,
+        rule,
+        trial,
+        plan,
+        d,
         n=len(fit_rows),
         gamma_source=_gamma_source(plan),
         propensity=float(propensity) if not per_row else _design_text(propensity),
     )
-    if plan.seed is not None:
-        settings["seed"] = plan.seed
-    if plan.arms is not None:
-        settings["compared_arms"] = [str(a) for a in trial.arms]
-        settings["arms_in_trial"] = [str(a) for a in d.extra["all_arms"]]
-    reasons = list(plan.not_private)
-    if plan.seed is not None:  # the rule file says so itself (seeded noise); not twice
-        reasons = []
-    rule_file = rule_from_dpowl(rule, trial, not_private=reasons, **settings)
     kind = "AIPW " if plan.evaluation == "aipw" else ""
     how = " (objective perturbation)" if plan.perturbation == "objective" else ""
     mechanism = (
@@ -320,15 +197,8 @@ def _release_plugin(
     """Two arms, the private plug-in rule (:class:`dpcore.PrivatePlugInRule`): per-arm outcome
     models from noisy sufficient statistics on the fit part, and the rule's private evaluation
     on the held-out patients as for DP-OWL."""
-    from ..owl.evaluation import evaluate_rule, public_split
-    from ..owl.plugin import PrivatePlugInRule
-    from ..owl.release import rule_from_plugin
-
-    n = trial.n  # public: the file's row count
-    evaluated = plan.epsilon_eval is not None
-    fit_rows, eval_rows = (
-        public_split(n, plan.fit_share, plan.split_seed) if evaluated else (np.arange(n), None)
-    )
+    fit_rows, eval_rows = _split(plan, trial.n)  # n is public: the file's row count
+    evaluated = eval_rows is not None
     rng, sampler = noise_source(plan)
     columns = _model_columns(plan.model_covariates, trial)
     model = PrivatePlugInRule(
@@ -365,17 +235,15 @@ def _release_plugin(
             arms=(trial.arms[0], trial.arms[1]),
         )
     per_row = isinstance(propensity, str) or np.ndim(propensity) != 0
-    settings: dict[str, Any] = dict(
+    rule_file = _rule_file(
+        rule_from_plugin,
+        model,
+        trial,
+        plan,
+        d,
         n=len(fit_rows),
         propensity=_design_text(propensity) if per_row else float(propensity),
     )
-    if plan.seed is not None:
-        settings["seed"] = plan.seed
-    if plan.arms is not None:
-        settings["compared_arms"] = [str(a) for a in trial.arms]
-        settings["arms_in_trial"] = [str(a) for a in d.extra["all_arms"]]
-    reasons = [] if plan.seed is not None else list(plan.not_private)
-    rule_file = rule_from_plugin(model, trial, not_private=reasons, **settings)
     mechanism = "Private plug-in rule" + (" + private evaluation" if evaluated else "")
     return Release(rule_file, evaluation, trial, plan, mechanism)
 
@@ -392,11 +260,6 @@ def _rows(trial: Any, rows: np.ndarray) -> Any:
 def _release_arms(data: Any, d: Dictionary, plan: ReleasePlan) -> Release:
     """All K > 2 arms: K - 1 DP-OWL rules against a reference (:class:`dpcore.owl.karm.KArmOWL`),
     and their private evaluation on the held-out patients."""
-    from ..data.trial import read_arms_trial
-    from ..owl.evaluation_arms import fit_and_evaluate_arms
-    from ..owl.karm import KArmOWL
-    from ..owl.release import rule_from_karm
-
     if d.arm_probabilities is None:
         raise ReleaseError(
             f"the dictionary lists {len(d.arms or ())} arms but not their design "
@@ -438,14 +301,7 @@ def _release_arms(data: Any, d: Dictionary, plan: ReleasePlan) -> Release:
             rule, n = KArmOWL(epsilon=plan.epsilon, rng=rng, **kw).fit_trial(trial), trial.n
     except ValueError as exc:
         raise ReleaseError(str(exc)) from None
-    settings: dict[str, Any] = dict(
-        n=n,
-        gamma_source=_gamma_source(plan),
-    )
-    if plan.seed is not None:
-        settings["seed"] = plan.seed
-    reasons = [] if plan.seed is not None else list(plan.not_private)
-    rule_file = rule_from_karm(rule, trial, not_private=reasons, **settings)
+    rule_file = _rule_file(rule_from_karm, rule, trial, plan, n=n, gamma_source=_gamma_source(plan))
     mechanism = f"K-arm DP-OWL rule, {len(trial.arms)} arms" + (
         " + private evaluation" if evaluation is not None else ""
     )
@@ -456,17 +312,8 @@ def _release_plugin_arms(trial: Any, d: Dictionary, plan: ReleasePlan) -> Releas
     """All K > 2 arms with the private plug-in rule: every arm's outcome model in one release
     at ε (:class:`dpcore.owl.plugin_arms.PrivatePlugInArms`), and the rule's private evaluation
     on the held-out patients as for K-arm DP-OWL."""
-    from ..owl.evaluation import public_split
-    from ..owl.evaluation_arms import evaluate_arms_rule
-    from ..owl.karm import arm_indices
-    from ..owl.plugin_arms import PrivatePlugInArms
-    from ..owl.release import rule_from_plugin_arms
-
-    n = trial.n
-    evaluated = plan.epsilon_eval is not None
-    fit_rows, eval_rows = (
-        public_split(n, plan.fit_share, plan.split_seed) if evaluated else (np.arange(n), None)
-    )
+    fit_rows, eval_rows = _split(plan, trial.n)
+    evaluated = eval_rows is not None
     rng, sampler = noise_source(plan)
     model = PrivatePlugInArms(
         epsilon=plan.epsilon,
@@ -498,15 +345,40 @@ def _release_plugin_arms(trial: Any, d: Dictionary, plan: ReleasePlan) -> Releas
             rng=rng,
             sampler=sampler,
         )
-    settings: dict[str, Any] = dict(n=len(fit_rows))
-    if plan.seed is not None:
-        settings["seed"] = plan.seed
-    reasons = [] if plan.seed is not None else list(plan.not_private)
-    rule_file = rule_from_plugin_arms(model, trial, not_private=reasons, **settings)
+    rule_file = _rule_file(rule_from_plugin_arms, model, trial, plan, n=len(fit_rows))
     mechanism = f"Private plug-in rule, {len(trial.arms)} arms" + (
         " + private evaluation" if evaluated else ""
     )
     return Release(rule_file, evaluation, trial, plan, mechanism)
+
+
+def _split(plan: ReleasePlan, n: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """The rows the rule is fitted on and the held-out rows (None without an evaluation): the
+    plan's public seeded split of the public n rows."""
+    if plan.epsilon_eval is None:
+        return np.arange(n), None
+    return public_split(n, plan.fit_share, plan.split_seed)
+
+
+def _rule_file(
+    make: Any,
+    model: Any,
+    trial: Any,
+    plan: ReleasePlan,
+    d: Dictionary | None = None,
+    **settings: Any,
+) -> Any:
+    """The rule ``make`` (:func:`dpcore.owl.release.rule_from_dpowl` or a sibling) records of a
+    fitted model, with the release's public ``settings``, then the plan's seed (a seeded rule
+    file says NOT PRIVATE itself, so the plan's reasons are not given twice) and the two arms
+    the plan compares of the trial's (``d``: its dictionary)."""
+    if plan.seed is not None:
+        settings["seed"] = plan.seed
+    if plan.arms is not None and d is not None:
+        settings["compared_arms"] = [str(a) for a in trial.arms]
+        settings["arms_in_trial"] = [str(a) for a in d.extra["all_arms"]]
+    reasons = [] if plan.seed is not None else list(plan.not_private)
+    return make(model, trial, not_private=reasons, **settings)
 
 
 def _propensity(given: Any, d: Dictionary, trial: Any) -> Any:

@@ -5,12 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .._validation import check_epsilon
+from ..owl.evaluation_fit import EVALUATIONS
 from ..privacy.composition import parallel_cost
 
 __all__ = ["EVALUATIONS", "LEARNERS", "ReleasePlan"]
 
-#: How a release's private evaluation estimates the rule's value.
-EVALUATIONS = ("ipw", "aipw")
 #: Which private learner fits a two-arm rule: the paper's DP-OWL (output perturbation of a
 #: weighted Huber-hinge ERM) or the private plug-in rule (per-arm linear outcome models from
 #: noisy sufficient statistics, :class:`dpcore.PrivatePlugInRule`).

@@ -1,18 +1,20 @@
-"""Theoretical rates and bounds drawn as overlays next to measured errors.
+"""The DP-wERM paper's utility bound, drawn as an overlay next to measured excess risks.
 
-Two parts: the DP-wERM paper's utility bound (Theorem 10, its population version Theorem 11,
-Corollary 12's sample size, spec dp_owl.md §9), and the private CVaR paper's rates (spec
-cvar.md §4.6). Rates are orders of magnitude (constants set to 1 unless the theorem gives
-them); present them as bounds, and measured curves as measurements.
+Theorem 10 (empirical), its population version Theorem 11, Corollary 12's sample size, and the
+gamma and h that minimise the bound (spec dp_owl.md §9). Present them as bounds, and measured
+curves as measurements (:mod:`dpcore.theory.measurement`). The private-CVaR paper's rates,
+which the Theory page draws beside them, live in :mod:`dpcore.cvar.rates` and are importable
+from here too.
 
 Conventions for DP-wERM: the code's objective is sum_i w_i l + (gamma/2)||theta||^2, i.e.
 (1/n) sum_i w_i l + (lambda/2)||theta||^2 with lambda = gamma/n ("code"); the theorem as
 transcribed states lambda = 2 gamma/n ("stated"). Under that convention the minimiser's
 sensitivity is (C + 2W)/(2 gamma) (W/gamma when C = 0), so the stated (C + 2W)/gamma is still
-valid there, only twice as loose as it needs to be; under the code's convention it is exact. Each form of Theorem 10 is evaluated at its own convention by default
-(:data:`FORM_CONVENTION`): the transcribed ("printed") formula at the theorem's stated
-lambda = 2 gamma/n, the re-derived one (this project's derivation, not a theorem of the paper)
-at the code's lambda = gamma/n, for which it was derived. ``d`` is the dimension of theta (the
+valid there, only twice as loose as it needs to be; under the code's convention it is exact.
+Each form of Theorem 10 is evaluated at its own convention by default (:data:`FORM_CONVENTION`):
+the transcribed ("printed") formula at the theorem's stated lambda = 2 gamma/n, the re-derived
+one (this project's derivation, not a theorem of the paper) at the code's lambda = gamma/n, for
+which it was derived. ``d`` is the dimension of theta (the
 paper's p): the number of features plus one for the intercept.
 """
 
@@ -22,7 +24,32 @@ import numpy as np
 from scipy import optimize, stats
 
 from .._typing import FloatOrArray
-from ..cvar.estimation import cvar_sensitivity, hard_two_point
+
+# The private-CVaR paper's rates, which the Theory page draws beside Theorem 10; their home is
+# dpcore.cvar.rates, and every one of them is importable from here too.
+from ..cvar import rates as _cvar_rates
+from ..cvar.rates import *  # noqa: F403
+
+__all__ = [
+    "CONVENTIONS",
+    "FORMS",
+    "FORM_CONVENTION",
+    "a_p",
+    "best_gamma",
+    "best_gamma_h",
+    "best_h",
+    "convention_of",
+    "huber_term",
+    "lam_from_gamma",
+    "noise_term",
+    "radius_quantile",
+    "regularization_term",
+    "sample_size",
+    "unweighted_sensitivity",
+    "weighted_sensitivity",
+    "werm_bound",
+    *_cvar_rates.__all__,
+]
 
 # --------------------------------------------------------------------------------------------
 # DP-wERM: Theorem 10 (empirical), Theorem 11 (population), Corollary 12 (sample size)
@@ -330,137 +357,3 @@ def best_gamma_h(
     )
     g = float(to_gamma * np.exp(res.x))
     return g, best_h(n, g, epsilon, rho, weight_bound, C, d, form, conv)
-
-
-# --------------------------------------------------------------------------------------------
-# CVaR rates (private CVaR paper, spec cvar.md §4.6, §5)
-
-
-def effective_sizes(
-    n: FloatOrArray, tau: FloatOrArray, epsilon: FloatOrArray
-) -> tuple[FloatOrArray, FloatOrArray]:
-    """The paper's effective tail sample sizes: n tau (statistical) and epsilon n tau (privacy)."""
-    m = np.asarray(n, dtype=float) * tau
-    return m, epsilon * m
-
-
-def scalar_cvar_rate(
-    n: FloatOrArray, tau: FloatOrArray, epsilon: FloatOrArray, bound: float = 1.0
-) -> FloatOrArray:
-    """Minimax error of private scalar CVaR (Theorem 3.4):
-    B min{1, 1/sqrt(n tau) + 1/(epsilon n tau)}, up to constants. Vectorised."""
-    m, em = effective_sizes(n, tau, epsilon)
-    return bound * np.minimum(1.0, 1.0 / np.sqrt(m) + 1.0 / em)
-
-
-def scalar_statistical_constant(tau: FloatOrArray) -> FloatOrArray:
-    """sqrt(n tau) E|rho_hat - rho| on the hard instance B Bernoulli(tau/2), as n grows:
-    sqrt(1/2) sqrt(2/pi) sqrt(1 - tau/2) (normal approximation of the binomial count)."""
-    return np.sqrt(0.5) * np.sqrt(2.0 / np.pi) * np.sqrt(1.0 - np.asarray(tau) / 2.0)
-
-
-def two_point_lower_bound(
-    n: int, tau: float, epsilon: float, bound: float = 1.0, c1: float = 0.1
-) -> float:
-    """Theorem 3.2: every epsilon-DP estimator has max_j E_j|err| >= gap/16 on the two-point
-    pair, gap = c1 B min{1, 1/(epsilon n tau)}."""
-    return hard_two_point(n, tau, epsilon, bound, c1).gap / 16.0
-
-
-def finite_class_rate(
-    M: int, n: FloatOrArray, tau: FloatOrArray, epsilon: FloatOrArray, bound: float = 1.0
-) -> FloatOrArray:
-    """Minimax excess CVaR over M predictors (Theorem 4.5), up to constants:
-    B min{1, sqrt(log 2M / (n tau)) + log 2M / (epsilon n tau)}."""
-    m, em = effective_sizes(n, tau, epsilon)
-    log2m = np.log(2.0 * np.asarray(M, dtype=float))
-    return bound * np.minimum(1.0, np.sqrt(log2m / m) + log2m / em)
-
-
-def em_gap_bound(
-    M: int, n: float, tau: float, epsilon: FloatOrArray, bound: float = 1.0
-) -> FloatOrArray:
-    """McSherry-Talwar: E[rho(f_hat)] - min rho <= 2 Delta (ln M + 1) / epsilon for the
-    exponential mechanism with Delta = B min{1, 1/(n tau)}."""
-    return 2.0 * cvar_sensitivity(n, tau, bound) * (np.log(M) + 1.0) / epsilon
-
-
-def convex_upper_rate(
-    n: FloatOrArray,
-    tau: FloatOrArray,
-    epsilon: FloatOrArray,
-    delta: float,
-    d: FloatOrArray,
-    G: float = 1.0,
-    D: float = 2.0,
-    B: float = 2.0,
-) -> FloatOrArray:
-    """Theorem 5.4, up to polylog factors:
-    (GD + B)/tau (1/sqrt(n) + sqrt((d+1) log(1/delta)) / (epsilon n)).
-
-    Its non-private term is 1/(tau sqrt(n)), not 1/sqrt(n tau): the paper's convex result is
-    not tight there.
-    """
-    n = np.asarray(n, dtype=float)
-    return (
-        (G * D + B)
-        / tau
-        * (1.0 / np.sqrt(n) + np.sqrt((d + 1) * np.log(1.0 / delta)) / (epsilon * n))
-    )
-
-
-def convex_lower_rate(
-    n: FloatOrArray,
-    tau: FloatOrArray,
-    epsilon: FloatOrArray,
-    d: FloatOrArray,
-    G: float = 1.0,
-    D: float = 2.0,
-    B: float = 2.0,
-) -> FloatOrArray:
-    """Corollary 6.5 without its constants: R0 min{1, 1/sqrt(n tau) + sqrt(d)/(epsilon n tau)},
-    R0 = min(B, GD). The paper's correction -B exp(-c' n tau) has an unspecified c' and is
-    dropped; it matters only for n tau of order 1."""
-    m, em = effective_sizes(n, tau, epsilon)
-    return min(B, G * D) * np.minimum(1.0, 1.0 / np.sqrt(m) + np.sqrt(d) / em)
-
-
-def phase_transition_ratio(
-    n: FloatOrArray, tau: FloatOrArray, epsilon: FloatOrArray, d: FloatOrArray
-) -> FloatOrArray:
-    """epsilon n tau / sqrt(d). Corollary 6.6: nontrivial private learning needs this >> 1, up
-    to logarithmic factors; the constant is not given (the page measures where DP-GD's excess
-    actually falls, :func:`dpcore.theory.measurement.transition_ratio`)."""
-    return effective_sizes(n, tau, epsilon)[1] / np.sqrt(d)
-
-
-def phase_transition_epsilon(
-    n: FloatOrArray, tau: FloatOrArray, d: FloatOrArray, ratio: float = 1.0
-) -> FloatOrArray:
-    """The epsilon at which epsilon n tau / sqrt(d) = ``ratio``."""
-    return ratio * np.sqrt(d) / (np.asarray(n, dtype=float) * tau)
-
-
-REGIMES = ("statistical", "privacy-dominated", "trivial")
-
-
-def cvar_regime(
-    n: FloatOrArray, tau: FloatOrArray, epsilon: FloatOrArray, d: FloatOrArray = 1
-) -> np.ndarray:
-    """The indicative regime of the worst-case CVaR rate at (n, tau, epsilon), up to constants.
-
-    One rule for every page: the rate min{1, 1/sqrt(n tau) + sqrt(d)/(epsilon n tau)} with
-    its constants set to 1 (d = 1: the scalar rate of Theorem 3.4; d > 1: the convex lower
-    rate of Corollary 6.5). 2 "trivial" where the sum reaches the cap 1, else 1
-    "privacy-dominated" where sqrt(d)/(epsilon n tau) > 1/sqrt(n tau), else 0 "statistical"
-    (always so without privacy once n tau > 1). The theorems' unknown constants move every
-    boundary, so the labels are indicative. Vectorised; an index into :data:`REGIMES`.
-    """
-    m, em = effective_sizes(n, tau, epsilon)
-    stat, priv = 1.0 / np.sqrt(m), np.sqrt(d) / em
-    return np.where(stat + priv >= 1.0, 2, np.where(priv > stat, 1, 0))
-
-
-def cvar_regime_name(n: float, tau: float, epsilon: float, d: float = 1) -> str:
-    """:func:`cvar_regime` at one setting, as its name."""
-    return REGIMES[int(cvar_regime(n, tau, epsilon, d))]

@@ -32,7 +32,8 @@ from ..owl.owl import owl_weights
 from ..owl.paper import PAPER_W
 from ..owl.preprocessing import FeatureScaling
 from ..owl.simulate import PAPER_TRIAL, TrialDesign
-from ..owl.werm import sensitivity, solve_werm
+from ..owl.werm import solve_werm
+from ..owl.werm_release import sensitivity
 from ..privacy.audit import clopper_pearson_lower, clopper_pearson_upper
 from ..privacy.mechanisms import output_perturbation
 from . import bounds

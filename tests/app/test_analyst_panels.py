@@ -9,7 +9,7 @@ def panels_script():
     import streamlit as st
 
     from dpcore import read_dictionary, read_trial
-    from dpcore.owl.evaluation import fit_and_evaluate
+    from dpcore.owl.evaluation_fit import fit_and_evaluate
     from dpcore_app.ui.upload import analyst_panels as panels
 
     demo = Path("dpcore_app/demo_data")

@@ -9,7 +9,7 @@ import re
 import numpy as np
 import pytest
 
-from dpcore.cvar.experiments import cvar_sweep, sweep_summary
+from dpcore.cvar.sweep import cvar_sweep, sweep_summary
 from dpcore_app.ui.common.grids import EPS_OPTIONS
 from dpcore_app.ui.cvar.compute import N_GRID, TAU_GRID
 from tests.app.conftest import VERDICT_ICONS, failures, warnings

@@ -17,7 +17,7 @@ import pytest
 
 from dpcore import PrivacyLedger, read_dictionary
 from dpcore.cli import main as dpcore_main
-from dpcore.owl.release import write_rule
+from dpcore.owl.rule_file import write_rule
 from dpcore.release import release
 from dpcore_app.ui.upload import analyst_compute, files
 from tests.app.test_your_data import PAGE, RELEASE, words

@@ -116,11 +116,11 @@ def test_bad_input_is_one_line_with_exit_code(tmp_path):
 
 needs_release = pytest.mark.skipif(
     not (
-        has("dpcore.owl.release", "load_rule")
+        has("dpcore.owl.rule_read", "load_rule")
         and has("dpcore.data.dictionary.read", "read_dictionary")
         and has("dpcore.privacy.accounting", "dataset_key")
     ),
-    reason="dpcore.owl.release, dpcore.data.dictionary or the durable ledger not merged yet",
+    reason="dpcore.owl.rule_read, dpcore.data.dictionary or the durable ledger not merged yet",
 )
 
 
@@ -171,7 +171,7 @@ def test_fit_apply_round_trip_recorded_in_the_ledger(tmp_path):
 def test_apply_reports_the_rows_it_cannot_score(tmp_path):
     """The README's `dpcore apply` on the demo's new patients: two rows cannot be scored (an age
     missing, a site outside the rule's levels); they are written with the reason, not refused."""
-    from dpcore.owl.release import rule_to_dict, write_rule
+    from dpcore.owl.rule_file import rule_to_dict, write_rule
 
     covariates = ["age", "biomarker", "severity", "frailty", "site=B", "site=C"]
     rule = write_rule(

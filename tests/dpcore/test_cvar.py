@@ -9,26 +9,28 @@ from scipy.optimize import linprog
 
 import dpcore.cvar.estimation as cvar_mod
 from dpcore import empirical_cvar, private_cvar
-from dpcore.cvar.estimation import (
-    cvar_sensitivity,
+from dpcore.cvar.constructions import (
     demo_losses,
     demo_population_cvar,
-    empirical_var,
     hard_two_point,
+    tail_embedding,
+)
+from dpcore.cvar.estimation import (
+    cvar_sensitivity,
+    empirical_var,
     laplace_privacy_error,
     laplace_release,
     private_quantile,
     ru_objective,
-    tail_embedding,
     weighted_cvar,
 )
-from dpcore.privacy.audit import audit_epsilon
-from dpcore.theory.bounds import (
+from dpcore.cvar.rates import (
     effective_sizes,
     scalar_cvar_rate,
     scalar_statistical_constant,
     two_point_lower_bound,
 )
+from dpcore.privacy.audit import audit_epsilon
 
 ALPHA = 1e-3
 

@@ -6,17 +6,12 @@ import math
 import numpy as np
 import pytest
 
-from dpcore.cvar.experiments import (
-    KINDS,
-    class_study,
-    convex_study,
-    cvar_regime,
-    cvar_sweep,
-    method_comparison,
-    rule_tail_risk,
-    sweep_summary,
-)
-from dpcore.theory.bounds import scalar_statistical_constant
+from dpcore.cvar.constructions import KINDS
+from dpcore.cvar.learning_study import class_study, convex_study
+from dpcore.cvar.rates import cvar_regime_name as cvar_regime
+from dpcore.cvar.rates import scalar_statistical_constant
+from dpcore.cvar.sweep import cvar_sweep, method_comparison, sweep_summary
+from dpcore.cvar.tail_risk import rule_tail_risk
 
 Z = 4.0  # Monte-Carlo tolerance in standard errors
 

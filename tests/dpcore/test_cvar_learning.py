@@ -12,7 +12,6 @@ from dpcore import empirical_cvar
 from dpcore.cvar.estimation import empirical_var
 from dpcore.cvar.learning import (
     dp_gd_cvar,
-    dp_gd_excess_bound,
     em_expected_gap,
     em_probabilities,
     lifted_constants,
@@ -25,9 +24,9 @@ from dpcore.cvar.learning import (
     private_select,
     slope_class_losses,
 )
+from dpcore.cvar.rates import dp_gd_excess_bound, em_gap_bound
 from dpcore.privacy.audit import audit_epsilon
 from dpcore.privacy.mechanisms import gaussian_gdp_scale, gaussian_noise, gumbel_noise
-from dpcore.theory.bounds import em_gap_bound
 
 ALPHA = 1e-3
 THETAS = np.linspace(-1.5, 1.5, 31)

@@ -5,17 +5,14 @@ import pytest
 from scipy import stats
 
 from dpcore.owl.evaluation import (
-    COUNT_SENSITIVITY,
     cell_sums,
-    complete_counts,
     evaluate_rule,
-    evaluation_budget,
     evaluation_sensitivity,
-    fit_and_evaluate,
     moment_sensitivity,
-    public_split,
     release_estimates,
 )
+from dpcore.owl.evaluation_common import COUNT_SENSITIVITY, complete_counts, evaluation_budget
+from dpcore.owl.evaluation_fit import fit_and_evaluate, public_split
 from dpcore.owl.simulate import PAPER_TRIAL, optimal_treatment
 from dpcore.privacy.audit import audit_epsilon
 

@@ -5,14 +5,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpcore.owl.evaluation import (
-    COUNT_SHARE,
-    cell_sums,
-    complete_counts,
-    evaluation_budget,
-    evaluation_sensitivity,
-    fit_and_evaluate,
-)
+from dpcore.owl.evaluation import cell_sums, evaluation_sensitivity
 from dpcore.owl.evaluation_aipw import (
     AIPW_MOMENT_SHARE,
     AIPWEvaluation,
@@ -24,6 +17,8 @@ from dpcore.owl.evaluation_aipw import (
     moment_budget,
     release_aipw_estimates,
 )
+from dpcore.owl.evaluation_common import COUNT_SHARE, complete_counts, evaluation_budget
+from dpcore.owl.evaluation_fit import fit_and_evaluate
 from dpcore.owl.outcome_model import (
     design_rows,
     fit_outcome_model,
@@ -390,7 +385,7 @@ def test_intervals_cover_with_a_private_model_at_least_95_percent():
     with its private model fitted on its fit part (ε_model = 2.5) and the evaluation at
     ε_eval = 10; every interval covers at least 95% within its binomial error (one-sided
     0.1%), and some interval misses somewhere (the bands are not vacuous)."""
-    from dpcore.owl.evaluation import public_split
+    from dpcore.owl.evaluation_fit import public_split
     from dpcore.owl.outcome_model import solve_statistics
 
     rng = np.random.default_rng(63)

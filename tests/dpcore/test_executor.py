@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcore.cvar.experiments import cvar_sweep
+from dpcore.cvar.sweep import cvar_sweep
 from dpcore.montecarlo import local_executor, workers
 from dpcore.owl.experiments import owl_monte_carlo
 from dpcore.theory import measurement as check

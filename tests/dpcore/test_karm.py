@@ -18,7 +18,8 @@ from dpcore import DPOWL, l2_gamma_noise, read_dictionary, read_trial
 from dpcore.data import TrialDataError
 from dpcore.data.trial import read_arms_trial
 from dpcore.owl import karm
-from dpcore.owl.karm import KArmOWL, choose_arm, rule_budget
+from dpcore.owl.karm import KArmOWL, rule_budget
+from dpcore.owl.rule import choose_arm
 from dpcore.owl.simulate import FOUR_ARM_TRIAL, K_ARM_TRIAL
 from dpcore.privacy.audit import audit_epsilon
 
@@ -381,7 +382,8 @@ def test_neighbouring_files_give_rule_files_that_differ_only_in_the_noisy_part(
 
 def test_a_k_arm_rule_file_applies_to_new_patients_as_the_model_does(tmp_path):
     from dpcore import load_rule
-    from dpcore.owl.release import rule_from_karm, write_rule
+    from dpcore.owl.release import rule_from_karm
+    from dpcore.owl.rule_file import write_rule
 
     d = read_dictionary(DEMO / "actg175_four_arms.json")
     trial = read_arms_trial(DEMO / "actg175_four_arms.csv", dictionary=d)
@@ -410,7 +412,7 @@ def test_a_k_arm_rule_file_applies_to_new_patients_as_the_model_does(tmp_path):
     scope: dict = {"recipe": recipe}
     exec(recipe["apply_python"].replace("json.load(open(RULE_FILE))", "recipe"), scope)
     np.testing.assert_array_equal(scope["recommend"](patients.to_dict("records")), got)
-    from dpcore.owl.release import RuleFileError
+    from dpcore.owl.rule_file import RuleFileError
 
     with pytest.raises(RuleFileError, match="reference and the arm"):
         load_rule({**recipe, "arms": ["x", "y"]})
@@ -548,8 +550,8 @@ def test_k_arm_cells_and_counts_move_by_at_most_their_sensitivities():
     """Random replacements of one row (arm, recommendation, outcome, completeness): the 2K cells
     move by at most Delta_1 = 2b/m, their moments by at most Delta_2 = 2b^2/m and the K counts
     of complete rows by at most 2 in L1."""
-    from dpcore.owl.evaluation import COUNT_SENSITIVITY
-    from dpcore.owl.evaluation_arms import arm_cells, arm_complete_counts, arms_sensitivity
+    from dpcore.owl.evaluation_arms import arm_cells, arms_sensitivity
+    from dpcore.owl.evaluation_common import COUNT_SENSITIVITY, arm_complete_counts
 
     p, bounds, m = (0.5, 0.25, 0.25), (0.0, 1.0), 30
     d1, d2 = arms_sensitivity(bounds, 0.25, m)

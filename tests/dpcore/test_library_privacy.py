@@ -8,9 +8,10 @@ import pytest
 
 from dpcore import DPOWL, DPWeightedERM, PrivacyWarning
 from dpcore._estimator import ClippingWarning, NoiseWarning
-from dpcore.owl.evaluation import fit_and_evaluate
+from dpcore.owl.evaluation_fit import fit_and_evaluate
 from dpcore.owl.paper import default_gamma, paper_gamma
-from dpcore.owl.release import rule_from_dpowl, rule_to_dict
+from dpcore.owl.release import rule_from_dpowl
+from dpcore.owl.rule_file import rule_to_dict
 from dpcore.owl.simulate import PAPER_TRIAL
 from dpcore.privacy.accounting import BudgetExceededError, PrivacyLedger
 

@@ -5,7 +5,6 @@ from scipy import stats
 
 from dpcore import agreement_test, ipw_value
 from dpcore.montecarlo import (
-    RuleEvaluator,
     Stream,
     key,
     reps_to_show,
@@ -13,6 +12,7 @@ from dpcore.montecarlo import (
     summarize,
     wilson_interval,
 )
+from dpcore.owl.experiments import RuleEvaluator
 from dpcore.owl.paper import paper_outcome_shift
 from dpcore.owl.simulate import PAPER_TRIAL
 

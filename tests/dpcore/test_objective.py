@@ -13,14 +13,14 @@ import pytest
 from scipy.optimize import minimize
 
 from dpcore import DPOWL, DPWeightedERM, read_dictionary, read_trial
-from dpcore.owl.release import rule_from_dpowl, write_rule
-from dpcore.owl.werm import (
+from dpcore.owl.release import rule_from_dpowl
+from dpcore.owl.rule_file import write_rule
+from dpcore.owl.werm import solve_werm, werm_objective
+from dpcore.owl.werm_release import (
     OBJECTIVE_SLACK_SHARE,
     RELEASE_TOL,
     objective_plan,
     objective_release,
-    solve_werm,
-    werm_objective,
 )
 from dpcore.privacy.audit import audit_epsilon
 from dpcore.privacy.mechanisms import (

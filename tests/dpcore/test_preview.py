@@ -8,16 +8,12 @@ import pandas as pd
 import pytest
 
 from dpcore import DPOWL, PrivatePlugInRule, concordance
-from dpcore.owl.preview import (
-    STRENGTHS,
-    TwinDesign,
-    noise_per_coefficient,
-    preview,
-    recommend_learner,
-    smallest_epsilon,
-)
-from dpcore.owl.werm import sensitivity, solve_werm
+from dpcore.owl.simulate import STRENGTHS, TwinDesign
+from dpcore.owl.werm import solve_werm
+from dpcore.owl.werm_release import noise_per_coefficient, sensitivity
 from dpcore.privacy.mechanisms import l2_gamma_noise
+from dpcore.release.preview import preview
+from dpcore.release.preview_reading import recommend_learner, smallest_epsilon
 
 DESIGN = TwinDesign(
     n=400,
@@ -292,7 +288,7 @@ def test_the_heterogeneity_a_rule_needs_shrinks_with_epsilon_and_is_none_when_ou
     everyone one arm on the twin: out of reach at a tiny ε with few patients; small at a
     large ε with many."""
     from dpcore.owl.paper import default_gamma
-    from dpcore.owl.preview import NEEDED_SHARES, needed_heterogeneity
+    from dpcore.release.preview_reading import NEEDED_SHARES, needed_heterogeneity
 
     design = TwinDesign(
         n=100,

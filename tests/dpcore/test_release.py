@@ -11,7 +11,8 @@ import pytest
 
 import dpcore
 from dpcore import DPOWL, load_rule, read_dictionary, read_trial
-from dpcore.owl.release import RuleFileError, rule_from_dpowl, rule_to_dict, write_rule
+from dpcore.owl.release import rule_from_dpowl
+from dpcore.owl.rule_file import RuleFileError, rule_to_dict, write_rule
 
 DEMO = Path(__file__).resolve().parents[2] / "dpcore_app" / "demo_data"
 

@@ -119,8 +119,8 @@ def test_each_learner_is_the_same_release_from_the_library_the_cli_and_the_scrip
     """One plan, three surfaces, one seeded noise source: byte-identical rule files, for the
     plug-in rule and for DP-OWL by objective perturbation."""
     from dpcore.cli import main
-    from dpcore.owl.release import write_rule
-    from dpcore.owl.script import release_script
+    from dpcore.owl.rule_file import write_rule
+    from dpcore.release.script import release_script
     from tests.releases import seeded_noise
 
     csv, dictionary = DEMO / "hospital_trial.csv", DEMO / "hospital_trial.json"

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from dpcore import PrivacyLedger, load_rule, read_dictionary, read_trial
-from dpcore.owl.script import release_script
 from dpcore.release import ReleasePlan
+from dpcore.release.script import release_script
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "dpcore_app" / "demo_data"

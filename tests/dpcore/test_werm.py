@@ -13,7 +13,8 @@ from dpcore import (
     l2_gamma_noise,
     solve_werm,
 )
-from dpcore.owl.werm import RELEASE_TOL, sensitivity, werm_objective
+from dpcore.owl.werm import werm_objective
+from dpcore.owl.werm_release import RELEASE_TOL, sensitivity
 
 
 def random_problem(rng, n=60, d=4, W=5.0):
@@ -267,7 +268,7 @@ def test_estimator_adds_exactly_the_mechanism_noise():
 
 
 def test_a_solution_past_the_release_tolerance_is_never_released(monkeypatch):
-    import dpcore.owl.werm as werm
+    import dpcore.owl.werm_release as werm
 
     X, y, w = random_problem(np.random.default_rng(2))
     exact, info = solve_werm(X / 2, y, w, 3.0)

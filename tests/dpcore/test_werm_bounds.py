@@ -8,8 +8,9 @@ import pytest
 from scipy import optimize
 
 from dpcore import DPWeightedERM
-from dpcore.cvar.experiments import cvar_sweep
-from dpcore.owl.werm import RELEASE_TOL, sensitivity, solve_werm, werm_objective
+from dpcore.cvar.sweep import cvar_sweep
+from dpcore.owl.werm import solve_werm, werm_objective
+from dpcore.owl.werm_release import RELEASE_TOL, sensitivity
 from dpcore.privacy.mechanisms import l2_gamma_noise
 from dpcore.theory import bounds
 from dpcore.theory.measurement import (
@@ -186,7 +187,7 @@ def test_cvar_regimes():
 def test_one_regime_rule_for_both_pages():
     """n = 400, tau = 0.01, eps = 0.5 was "trivial" on the CVaR page and "statistical" on the
     Theory page: 1/sqrt(n tau) + 1/(eps n tau) = 0.5 + 0.5 reaches the cap, on both."""
-    from dpcore.cvar.experiments import cvar_regime as page_rule
+    from dpcore.cvar.rates import cvar_regime_name as page_rule
     from dpcore_app.ui.bounds import compute as theory_page
     from dpcore_app.ui.cvar import compute as cvar_page
 

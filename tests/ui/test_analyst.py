@@ -7,8 +7,8 @@ import pytest
 
 from dpcore import read_dictionary, read_trial
 from dpcore.owl.evaluation import evaluate_rule
-from dpcore.owl.preview import smallest_epsilon
 from dpcore.owl.simulate import PAPER_TRIAL, optimal_treatment
+from dpcore.release.preview_reading import smallest_epsilon
 from dpcore_app.ui.upload import analyst_compute as analyst
 from dpcore_app.ui.upload import analyst_explain as explain
 from dpcore_app.ui.upload import preview_charts as charts
@@ -244,7 +244,7 @@ def test_the_preview_says_how_often_two_releases_would_disagree():
 
 def test_the_dominant_arm_twin_has_the_average_advantage_it_names():
 
-    from dpcore.owl.preview import TwinDesign
+    from dpcore.owl.simulate import TwinDesign
 
     design = TwinDesign(
         n=20000, lower=(0.0,) * 4, upper=(1.0,) * 4, outcome_bounds=(0.0, 10.0), average_effect=0.1
@@ -366,7 +366,7 @@ def test_the_learner_sentence_is_as_strong_as_its_interval():
 def test_the_learner_comparison_at_the_extremes_of_the_grid_and_of_n(eps, n):
     """The smallest and largest ε of the preview's grid, the smallest n: the sentence is
     well formed, and a learner is named exactly when the interval excludes 0."""
-    from dpcore.owl.preview import recommend_learner
+    from dpcore.release.preview_reading import recommend_learner
 
     grid = (0.1, 1.0, 100.0)
     frame = analyst.twin_preview(

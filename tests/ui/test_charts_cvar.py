@@ -5,13 +5,9 @@ import math
 import numpy as np
 import pytest
 
-from dpcore.cvar.experiments import (
-    class_study,
-    convex_study,
-    cvar_sweep,
-    rule_tail_risk,
-    sweep_summary,
-)
+from dpcore.cvar.learning_study import class_study, convex_study
+from dpcore.cvar.sweep import cvar_sweep, sweep_summary
+from dpcore.cvar.tail_risk import rule_tail_risk
 from dpcore.montecarlo import summarize
 from dpcore_app.ui.cvar import charts
 from dpcore_app.ui.cvar.compute import curve

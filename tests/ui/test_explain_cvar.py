@@ -10,8 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcore.cvar.experiments import class_study, rule_tail_risk
-from dpcore.cvar.learning import dp_gd_privacy_constant
+from dpcore.cvar.learning_study import class_study
+from dpcore.cvar.rates import dp_gd_privacy_constant
+from dpcore.cvar.tail_risk import rule_tail_risk
 from dpcore.theory import bounds
 from dpcore_app.ui.common.grids import EPS_OPTIONS
 from dpcore_app.ui.cvar import compute, explain
@@ -161,7 +162,7 @@ def test_convex_caption_says_where_this_run_puts_the_transition(half, max_eps):
 
 
 def test_dp_gd_constant_is_the_worst_case_noise_part():
-    from dpcore.cvar.learning import dp_gd_excess_bound
+    from dpcore.cvar.rates import dp_gd_excess_bound
 
     n, d, tau, eps = 2000, 10, 0.1, 0.5
     k = dp_gd_privacy_constant(n, d, tau, eps, 1e-5)

@@ -15,10 +15,10 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpcore.cvar.experiments import cvar_sweep
+from dpcore.cvar.sweep import cvar_sweep
 from dpcore.montecarlo import summarize
 from dpcore.owl.paper import PAPER_EPSILONS, paper_gamma, resolve_gamma
-from dpcore.owl.werm import sensitivity
+from dpcore.owl.werm_release import sensitivity
 from dpcore.store import stored
 from dpcore.theory import bounds
 from dpcore.theory import measurement as check

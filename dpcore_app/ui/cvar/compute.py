@@ -12,8 +12,10 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpcore.cvar import experiments as studies
-from dpcore.cvar.learning import dp_gd_privacy_constant
+from dpcore.cvar.learning_study import class_study, convex_study
+from dpcore.cvar.rates import cvar_regime_name, dp_gd_privacy_constant
+from dpcore.cvar.sweep import cvar_sweep, method_comparison, sweep_summary
+from dpcore.cvar.tail_risk import rule_tail_risk
 from dpcore.montecarlo import summarize
 from dpcore.store import stored
 from dpcore.theory.measurement import CONVEX_TRANSITION, transition_ratio
@@ -34,7 +36,7 @@ KIND_LABELS = {
     "heavy-tailed": "heavy-tailed (Pareto)",
 }
 
-regime = studies.cvar_regime
+regime = cvar_regime_name
 
 
 def workload(reps):
@@ -52,7 +54,7 @@ def waiting():
 def scalar_summary(kind, bound, reps, seed):
     """Mean errors with 95% Monte-Carlo bands on the full (n, τ, ε) grid, one row per cell."""
     with SIMULATIONS.slot():
-        runs = studies.cvar_sweep(
+        runs = cvar_sweep(
             kind,
             N_GRID,
             TAU_GRID,
@@ -62,7 +64,7 @@ def scalar_summary(kind, bound, reps, seed):
             int(seed),
             executor=executor(),
         )
-    return studies.sweep_summary(runs, float(bound))
+    return sweep_summary(runs, float(bound))
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -70,7 +72,7 @@ def scalar_summary(kind, bound, reps, seed):
 def methods(kind, n, tau, eps, bound, reps, seed):
     """The Laplace plug-in against the instance-adaptive variant at one finite ε."""
     with SIMULATIONS.slot():
-        return studies.method_comparison(
+        return method_comparison(
             kind, int(n), float(tau), float(eps), float(bound), int(reps), int(seed)
         )
 
@@ -110,7 +112,7 @@ def curves(summary, x_axis, n, tau):
 def finite_class(n, tau, M, bound, seed):
     """The exponential-mechanism study over the page's ε grid (exact, no sampling)."""
     with SIMULATIONS.slot():  # M = 301 slopes on the public sample take about a second
-        return studies.class_study(int(n), float(tau), int(M), EPS_OPTIONS, float(bound), int(seed))
+        return class_study(int(n), float(tau), int(M), EPS_OPTIONS, float(bound), int(seed))
 
 
 def class_table(study):
@@ -146,7 +148,7 @@ def class_table(study):
 def convex(ds, seed):
     """DP-GD's excess CVaR against εnτ/√d for each d (n = 2000, τ = 0.1, T = 100)."""
     with SIMULATIONS.slot():
-        runs = studies.convex_study(
+        runs = convex_study(
             CONVEX_N, CONVEX_TAU, sorted(ds), RATIO_GRID, reps=CONVEX_REPS, seed=int(seed)
         )
     return summarize(runs, ("d", "ratio"), ("excess", "epsilon"))
@@ -175,7 +177,7 @@ def convex_transition(summary, delta=1e-5):
 def rule_tail(n, tau, eps_rule, eps_cvar, seed):
     """The DP-OWL bridge: tail outcomes of the private and non-private rules, and the ledger
     total (a frozen dataclass; the ledger is summarised as plain values)."""
-    res = studies.rule_tail_risk(int(n), float(tau), float(eps_rule), float(eps_cvar), int(seed))
+    res = rule_tail_risk(int(n), float(tau), float(eps_rule), float(eps_cvar), int(seed))
     total = res.ledger.total()[0]
     spent = math.inf if math.isinf(eps_cvar) or math.isinf(eps_rule) else total
     entries = tuple((e.mechanism, e.epsilon) for e in res.ledger.entries)

@@ -3,7 +3,7 @@ sets, and the presets. A link to the page names every one of :data:`CONTROLS` wi
 
 from __future__ import annotations
 
-from dpcore.cvar.experiments import KINDS
+from dpcore.cvar.constructions import KINDS
 from dpcore_app.ui.common.controls import Choice, IntRange, MultiChoice, presets
 from dpcore_app.ui.common.grids import EPS_OPTIONS, fmt_eps
 from dpcore_app.ui.cvar import compute

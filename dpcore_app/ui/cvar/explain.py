@@ -83,7 +83,7 @@ INDICATIVE = "an indicative label: the theorem's constants are unknown, and set 
 def cvar_regime_sentence(regime, n, tau, eps, privacy, statistical):
     """Which term of the worst-case rate B·min{1, 1/√(nτ) + 1/(εnτ)} governs, up to
     constants, with its numbers, then the measured split on the current loss law (which can
-    differ). ``regime`` comes from the one regime rule (dpcore.theory.bounds.cvar_regime)."""
+    differ). ``regime`` comes from the one regime rule (dpcore.cvar.rates.cvar_regime)."""
     m = n * tau
     stat = 1.0 / math.sqrt(m)
     worst = "Up to constants, in the worst case over all loss laws in [0, B]"

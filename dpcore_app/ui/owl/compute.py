@@ -71,7 +71,7 @@ def gamma_used(mode, gamma, eps, n):
 def noise_lengths(sizes, eps, mode, gamma, W, prep="public"):
     """{n: the typical length dΔ/ε of a release's noise at (ε, n)} with the γ this mode uses
     at each n (the paper's table changes γ with n) and Δ = 2W/γ (C = 0)."""
-    from dpcore.owl.werm import sensitivity
+    from dpcore.owl.werm_release import sensitivity
     from dpcore.privacy.mechanisms import expected_noise_radius
 
     _, W = preprocessing(prep, W)

@@ -14,17 +14,13 @@ import streamlit as st
 
 from dpcore.data.columns import MISSING_SUFFIX
 from dpcore.data.dictionary import Column, Dictionary
-from dpcore.owl.evaluation import public_split
+from dpcore.owl.evaluation_fit import public_split
 from dpcore.owl.paper import default_gamma
-from dpcore.owl.preview import (
-    STRENGTHS,
-    TwinDesign,
-    needed_heterogeneity,
-    noise_per_coefficient,
-    preview,
-)
-from dpcore.owl.script import release_script
-from dpcore.owl.werm import resolve_C, sensitivity
+from dpcore.owl.simulate import STRENGTHS, TwinDesign
+from dpcore.owl.werm_release import noise_per_coefficient, resolve_C, sensitivity
+from dpcore.release.preview import preview
+from dpcore.release.preview_reading import needed_heterogeneity
+from dpcore.release.script import release_script
 from dpcore_app.ui.common.grids import EPS_OPTIONS
 
 #: The ε grid of the preview curves (the chosen ε is added to it).
@@ -94,14 +90,14 @@ def twin_preview(
     dominant=False,
     yours=None,
 ):
-    """The preview's table (see :func:`dpcore.owl.preview.preview`); public inputs only.
+    """The preview's table (see :func:`dpcore.release.preview.preview`); public inputs only.
     ``dominant``: the treated arm is better on average by :data:`DOMINANT` of the range.
     ``yours``: the analyst's own standard deviation of the treatment effect between patients,
     in the outcome's units, previewed as the strength "yours" beside the three presets."""
     design = twin_design(
         n, lower, upper, binary, outcome_bounds, larger_is_better, propensity, dominant
     )
-    # Bounded whatever n (a twin has at most dpcore.owl.preview.MAX_ROWS patients), so it runs
+    # Bounded whatever n (a twin has at most dpcore.release.preview.MAX_ROWS patients), so it runs
     # in the analyst's own session, not behind the gate the teaching pages' sweeps share.
     strengths = dict(STRENGTHS)
     if yours is not None:
@@ -137,7 +133,7 @@ def needed_sd(
 ):
     """How much the effect must vary between patients (SD, outcome units) for a private DP-OWL
     release at ``eps`` to beat giving everyone one arm on the twin (public inputs only), or
-    None on the grid tried (:func:`dpcore.owl.preview.needed_heterogeneity`)."""
+    None on the grid tried (:func:`dpcore.release.preview_reading.needed_heterogeneity`)."""
     design = twin_design(
         n, lower, upper, binary, outcome_bounds, larger_is_better, propensity, dominant
     )

@@ -35,8 +35,8 @@ def effects_name(strength):
 
 def needed_sentence(need, eps, n, unit, outcome_bounds):
     """How much the effect must vary between patients for a DP-OWL release at ε to beat giving
-    everyone one arm on the twin (:func:`dpcore.owl.preview.needed_heterogeneity`)."""
-    from dpcore.owl.preview import NEEDED_SHARES
+    everyone one arm on the twin (:func:`dpcore.release.preview_reading.needed_heterogeneity`)."""
+    from dpcore.release.preview_reading import NEEDED_SHARES
 
     u = f" {unit}" if unit else ""
     if need is None:
@@ -105,7 +105,8 @@ LEARNER_NAMES = {"dp-owl": "DP-OWL", "plug-in": "the private plug-in rule"}
 def learner_sentence(rec, strength, eps, chosen=None):
     """Which learner gave more of the twin's patients the better arm at ε, by how much, with
     the Monte-Carlo interval of the difference; "cannot tell" when the interval holds 0.
-    ``rec`` is :func:`dpcore.owl.preview.recommend_learner`'s; ``chosen`` the analyst's learner."""
+    ``rec`` is :func:`dpcore.release.preview_reading.recommend_learner`'s; ``chosen`` the
+    analyst's learner."""
     lo, hi = rec["ci"]
     shares = (
         f"the private plug-in rule gives the better arm to {rec['plugin']:.0f}% of the twin's "

@@ -16,8 +16,9 @@ from dpcore import read_dictionary
 from dpcore._estimator import CLIPPED_SHARE_WARNING
 from dpcore.data.dictionary import DictionaryError
 from dpcore.owl.paper import default_gamma
-from dpcore.owl.preview import STRENGTHS, recommend_learner, smallest_epsilon
+from dpcore.owl.simulate import STRENGTHS
 from dpcore.privacy.composition import parallel_cost
+from dpcore.release.preview_reading import recommend_learner, smallest_epsilon
 from dpcore_app.ui.common.controls import set_state
 from dpcore_app.ui.common.figures import show
 from dpcore_app.ui.common.safety import plain

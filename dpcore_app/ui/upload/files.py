@@ -17,7 +17,7 @@ import pandas as pd
 
 from dpcore.data.columns import MISSING_SUFFIX
 from dpcore.data.csv_safe import FORMULA_START, neutral  # noqa: F401 - one guard for every CSV
-from dpcore.owl.release import write_rule
+from dpcore.owl.rule_file import write_rule
 from dpcore_app.ui.upload import explain, report_parts
 
 

@@ -14,7 +14,7 @@ from dataclasses import replace
 
 import streamlit as st
 
-from dpcore.owl.release import write_rule
+from dpcore.owl.rule_file import write_rule
 from dpcore_app.ui.common.safety import plain
 from dpcore_app.ui.upload import karm_compute as compute
 from dpcore_app.ui.upload.analyst_panels import script_download

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import html
 
-from dpcore.owl.preview import recommend_learner
+from dpcore.release.preview_reading import recommend_learner
 from dpcore_app.ui.upload import analyst_explain as explain
 
 

@@ -14,8 +14,10 @@ import dataclasses
 import math
 from typing import TYPE_CHECKING
 
+from .._version import __version__
+
 if TYPE_CHECKING:
-    from ..release.plan import ReleasePlan
+    from .plan import ReleasePlan
 
 __all__ = ["release_script"]
 
@@ -56,8 +58,6 @@ def release_script(
     -------
     str
     """
-    from .. import __version__
-
     if math.isinf(plan.epsilon):
         raise ValueError("a script reproduces private releases; ε = inf is not one")
     void = list(plan.not_private)
@@ -96,7 +96,6 @@ def release_script(
         f"# and {csv_name!r} and {dictionary_name!r} here.",
         "",
         "import dpcore",
-        "from dpcore.owl.release import write_rule",
         "from dpcore.release import ReleasePlan, release",
         "",
         f"CSV, DICTIONARY = {csv_name!r}, {dictionary_name!r}",
@@ -115,7 +114,7 @@ def release_script(
         "# n is public: every row counts; a row missing a value gets weight 0 (never dropped).",
         "# The release is recorded in the ledger before it is returned (refused past the cap).",
         "made = release(CSV, dictionary, plan, ledger=ledger)",
-        f"write_rule(made.to_dict(), {rule_name!r})",
+        f"dpcore.write_rule(made.to_dict(), {rule_name!r})",
         "if made.evaluation is not None:",
         "    print(made.evaluation.summary())",
         f"print('wrote {rule_name}:', made.rule.settings['n'], 'patients,',"

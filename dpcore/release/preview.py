@@ -5,18 +5,9 @@ which are 0/1), the outcome's public bounds and direction, the randomization, an
 W, C and γ. Nothing of the private data is read beyond n and the number of covariates, so the
 preview spends no privacy and its results may be cached and shared across sessions.
 
-The twin's patients have covariates uniform on their public bounds (0/1 columns fair coins)
-and outcomes from a linear contrast: with u_j the covariate rescaled to [-1, 1] and standardised,
-
-    effect(x) = strength * R * g(x),   g(x) = sum_j c_j u_j / ||c||,   c_j = +1, -1, +1, ...
-
-on the first half of the covariates (the rest carry no signal), so the treatment effect has
-mean 0 and standard deviation ``strength * R`` in the outcome's own units (R = hi - lo): weak
-5%, moderate 15%, strong 30% of the outcome's range. The outcome is
-mid + A effect(x) / 2 + N(0, (R/6)^2) (sign reversed when smaller is better). Mean effect 0
-means neither arm is better for everyone: the rule is all that matters. ``average_effect`` (a
-share of R) adds a dominant arm: the treated arm is better by that much on average, so
-treating everyone is already good and the rule can only add the rest.
+The twin (:class:`dpcore.owl.simulate.TwinDesign`) has covariates uniform on their public
+bounds and a treatment effect whose standard deviation is a public share of the outcome's range
+(weak 5%, moderate 15%, strong 30%).
 
 A twin has the trial's n patients up to ``max_rows`` (default 5,000). A larger trial is
 simulated at ``max_rows`` patients with γ scaled by max_rows / n for the fit: the objective
@@ -39,124 +30,33 @@ plug-in rule (:mod:`dpcore.owl.plugin`): the two arms' sufficient statistics are
 once per twin and Laplace noise is drawn per ε and draw. Both learners are then scored on one
 scale, the share of the twin's patients each gives the better arm (the twin knows its true
 effects), and their difference is given with its Monte-Carlo interval
-(:func:`recommend_learner`). A capped twin (``max_rows`` < n) stands for the trial by its
-statistics scaled by n / max_rows, sums over rows as the objective is, with the noise and the
-ridge of the trial's own n.
+(:func:`dpcore.release.preview_reading.recommend_learner`). A capped twin (``max_rows`` < n)
+stands for the trial by its statistics scaled by n / max_rows, sums over rows as the objective
+is, with the noise and the ridge of the trial's own n.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 from scipy import stats as _stats
 
-from .._validation import check_bounds, check_epsilon, check_real
+from .._validation import check_epsilon, check_real
 from ..montecarlo import key
-from ..privacy.mechanisms import expected_noise_radius, l2_gamma_noise, sample_laplace
-from .outcome_model import statistics_sensitivity
-from .owl import owl_weights
-from .paper import resolve_gamma
-from .plugin import plugin_statistics, score_from_statistics
-from .preprocessing import FeatureScaling
-from .werm import resolve_C, sensitivity, solve_werm
+from ..owl.outcome_model import statistics_sensitivity
+from ..owl.owl import owl_weights
+from ..owl.paper import resolve_gamma
+from ..owl.plugin import plugin_statistics, score_from_statistics
+from ..owl.preprocessing import FeatureScaling
+from ..owl.simulate import STRENGTHS, TwinDesign
+from ..owl.werm import solve_werm
+from ..owl.werm_release import resolve_C, sensitivity
+from ..privacy.mechanisms import l2_gamma_noise, sample_laplace
 
-__all__ = [
-    "LEARNERS",
-    "STRENGTHS",
-    "TwinDesign",
-    "needed_heterogeneity",
-    "noise_per_coefficient",
-    "preview",
-    "recommend_learner",
-    "smallest_epsilon",
-]
-
-#: Standard deviation of the twin's treatment effect, as a share of the outcome's range.
-STRENGTHS = {"weak": 0.05, "moderate": 0.15, "strong": 0.30}
-NOISE_SHARE = 1.0 / 6.0
-
-
-@dataclass(frozen=True)
-class TwinDesign:
-    """A simulated twin of a trial, from its public description only.
-
-    Parameters
-    ----------
-    n : int
-        The trial's public number of rows.
-    lower, upper : sequences of float
-        Public bounds of each covariate column (one-hot columns [0, 1]).
-    outcome_bounds : (lo, hi)
-    larger_is_better : bool
-    propensity : float
-        The known randomization probability P(treated).
-    binary : sequence of bool, optional
-        Which covariate columns are 0/1 (default none): a 0/1 column is a fair coin in the
-        twin, any other column uniform on its bounds.
-    average_effect : float
-        The treated arm's average advantage, as a share of the outcome's range (default 0:
-        neither arm is better on average; negative: control is).
-    """
-
-    n: int
-    lower: tuple
-    upper: tuple
-    outcome_bounds: tuple
-    larger_is_better: bool = True
-    propensity: float = 0.5
-    binary: tuple = ()
-    average_effect: float = 0.0
-
-    def __post_init__(self):
-        p = len(self.lower)
-        check_bounds((self.lower, self.upper), p, "feature_bounds")
-        check_bounds(self.outcome_bounds, 1, "outcome_bounds")
-        check_real(self.propensity, "propensity", low=0.0, high=1.0)
-        check_real(self.n, "n", low=1.0)
-        check_real(self.average_effect, "average_effect", low=-1.0, high=1.0)
-        if self.binary and len(self.binary) != p:
-            raise ValueError(f"binary must flag each of the {p} covariates, got {len(self.binary)}")
-
-    @property
-    def p(self):
-        return len(self.lower)
-
-    @property
-    def weights(self):
-        """The contrast's weights c over the standardised covariates, norm 1."""
-        c = np.zeros(self.p)
-        k = max(1, (self.p + 1) // 2)
-        c[:k] = np.where(np.arange(k) % 2 == 0, 1.0, -1.0)
-        return c / np.linalg.norm(c)
-
-    def sample(self, strengths, size=(), rng=None):
-        """Twins of n rows sharing covariates, arms and noise across the effect strengths.
-
-        Returns
-        -------
-        dict with X (size + (n, p)), A (size + (n,)), and for each strength s (a share of R)
-        B[s] and effect[s], the outcomes and the true treatment effects, shape size + (n,).
-        """
-        rng = np.random.default_rng(rng)
-        size = (int(size),) if np.isscalar(size) else tuple(size)
-        lo, hi = np.asarray(self.lower, float), np.asarray(self.upper, float)
-        u = rng.random(size + (int(self.n), self.p))
-        binary = np.asarray(self.binary or [False] * self.p, dtype=bool)
-        u = np.where(binary, (u < 0.5).astype(float), u)
-        X = lo + (hi - lo) * u
-        z = np.where(binary, 2.0 * u - 1.0, (2.0 * u - 1.0) * np.sqrt(3.0))  # mean 0, sd 1
-        g = z @ self.weights
-        A = np.where(rng.random(size + (int(self.n),)) < self.propensity, 1.0, -1.0)
-        b_lo, b_hi = (float(v[0]) for v in check_bounds(self.outcome_bounds, 1, "outcome_bounds"))
-        R, mid = b_hi - b_lo, (b_lo + b_hi) / 2.0
-        noise = NOISE_SHARE * R * rng.standard_normal(A.shape)
-        sign = 1.0 if self.larger_is_better else -1.0
-        effects = {s: (s * g + self.average_effect) * R for s in strengths}
-        B = {s: mid + sign * A * e / 2.0 + noise for s, e in effects.items()}
-        return {"X": X, "A": A, "B": B, "effect": effects}
+__all__ = ["MAX_ROWS", "TwinDesign", "preview"]
 
 
 #: Most patients in one simulated twin: the preview's cost does not grow past it.
@@ -459,132 +359,3 @@ def _summary(strengths, shares, eps, gammas, agree, gain, gain_np, oracle, desig
                 }
             )
     return pd.DataFrame(rows)
-
-
-#: The effect sizes :func:`needed_heterogeneity` tries, as shares of the outcome's range.
-NEEDED_SHARES = (0.01, 0.02, 0.035, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4)
-
-
-def needed_heterogeneity(
-    design, epsilon, *, gamma, weight_bound, C=0.0, huber_h=0.5, twins=8, draws=25, seed=0
-):
-    """How much the treatment effect must vary between patients for a private DP-OWL release
-    at ``epsilon`` to beat giving everyone the better arm, on the twin.
-
-    The twin's effect has mean 0 (neither arm better on average) and standard deviation
-    ``share`` x the outcome's range over :data:`NEEDED_SHARES`; the answer is the smallest one
-    at which the releases' mean gain over the better fixed arm clears twice its Monte-Carlo
-    standard error (twins as clusters). Public inputs only: it spends no ε.
-
-    Returns
-    -------
-    float or None
-        The standard deviation in the outcome's units, or None when no share on the grid is
-        enough (a larger ε or more patients are needed).
-    """
-    shares = {f"{s:g}": s for s in NEEDED_SHARES}
-    result = preview(
-        design,
-        [epsilon],
-        gamma=[gamma],
-        weight_bound=weight_bound,
-        C=C,
-        huber_h=huber_h,
-        strengths=shares,
-        twins=twins,
-        draws=draws,
-        seed=seed,
-        plugin=False,
-    )
-    for name, share in shares.items():
-        row = result[result["strength"] == name].iloc[0]
-        if row["gain_mean"] - 2.0 * row["gain_se"] > 0:
-            lo, hi = design.outcome_bounds
-            return float(share * (hi - lo))
-    return None
-
-
-#: The two learners a preview compares, by the names a release plan gives them.
-LEARNERS = ("dp-owl", "plug-in")
-
-
-def recommend_learner(result, strength, epsilon):
-    """Which learner gave more of the twin's patients the better arm at ``epsilon``.
-
-    Parameters
-    ----------
-    result : DataFrame from :func:`preview`
-    strength : str
-        A strength of ``result``.
-    epsilon : float
-        A previewed ε.
-
-    Returns
-    -------
-    dict with ``learner`` ("plug-in", "dp-owl", or None when the 95% Monte-Carlo interval of
-    the difference contains 0 or is unknown), ``difference`` (plug-in minus DP-OWL, points),
-    ``ci`` ((lo, hi) of that difference), ``plugin`` and ``dp_owl`` (each learner's mean
-    percent of patients given the better arm) and ``releases``.
-    """
-    part = result[(result["strength"] == strength) & np.isclose(result["epsilon"], epsilon)]
-    if part.empty:
-        raise ValueError(f"no previewed row for strength {strength!r} at epsilon {epsilon:g}")
-    row = part.iloc[0]
-    lo, hi = float(row["difference_ci_lo"]), float(row["difference_ci_hi"])
-    learner = None
-    if lo > 0:
-        learner = "plug-in"
-    elif hi < 0:
-        learner = "dp-owl"
-    return {
-        "learner": learner,
-        "difference": float(row["difference_mean"]),
-        "ci": (lo, hi),
-        "plugin": float(row["plugin_best_mean"]),
-        "dp_owl": float(row["best_mean"]),
-        "releases": int(row["releases"]),
-    }
-
-
-def smallest_epsilon(result, target, strength):
-    """The smallest ε at which the mean agreement reaches ``target`` percent (log-linear
-    interpolation between grid points), or None when no previewed ε reaches it."""
-    part = result[result["strength"] == strength].sort_values("epsilon")
-    e, a = part["epsilon"].to_numpy(), part["agreement_mean"].to_numpy()
-    hit = np.flatnonzero(a >= target)
-    if hit.size == 0:
-        return None
-    k = int(hit[0])
-    if k == 0:
-        return float(e[0])
-    x0, x1, y0, y1 = np.log(e[k - 1]), np.log(e[k]), a[k - 1], a[k]
-    return float(np.exp(x0 + (target - y0) / (y1 - y0) * (x1 - x0)))
-
-
-def noise_per_coefficient(lower, upper, epsilon, sensitivity_, fit_intercept=True):
-    """Typical size of the output-perturbation noise, per coefficient, in the rule's units.
-
-    The noise has length d Delta / ε on average in the scaled space (every patient's features
-    of length at most 1); on one coordinate its typical length is the mean projection of
-    :func:`dpcore.privacy.mechanisms.expected_noise_radius` with k = 1. Undoing the scaling
-    gives it per unit of each covariate, and times (upper - lower) the shift it can cause in
-    the score across the covariate's public range.
-
-    Returns
-    -------
-    dict with ``radius`` (d Delta / ε, scaled space), ``intercept``, ``per_unit`` (array, per
-    unit of each covariate) and ``across_bounds`` (array, score shift across the bounds).
-    """
-    scaling = FeatureScaling.from_bounds(
-        (np.asarray(lower, float), np.asarray(upper, float)), len(lower), fit_intercept
-    )
-    one = expected_noise_radius(scaling.d, epsilon, sensitivity_, k=1)
-    per = one / scaling.scale
-    span = np.asarray(upper, float) - np.asarray(lower, float)
-    coef = per[1:] if fit_intercept else per
-    return {
-        "radius": expected_noise_radius(scaling.d, epsilon, sensitivity_),
-        "intercept": float(per[0]) if fit_intercept else 0.0,
-        "per_unit": coef,
-        "across_bounds": coef * span,
-    }
