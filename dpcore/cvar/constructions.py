@@ -1,5 +1,5 @@
 """Constructions of the private-CVaR paper: its hard instances and the loss laws of the demos
-(spec cvar.md §2.2, §5.2, §5.3).
+(docs/spec/cvar.md §2.2, §5.2, §5.3).
 
 The two-point pair of Theorem 3.2 (:func:`hard_two_point`), Theorem 6.1's embedding of a mean
 into a CVaR (:func:`tail_embedding`), and the demo loss laws the CVaR page draws

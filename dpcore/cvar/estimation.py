@@ -1,4 +1,4 @@
-"""Empirical and differentially private CVaR of bounded losses (spec cvar.md §0-§2, §5.3).
+"""Empirical and differentially private CVaR of bounded losses (docs/spec/cvar.md §0-§2, §5.3).
 
 CVaR at level tau is the mean of the worst tau-fraction of the losses. Everything here is
 vectorised over leading axes: ``x`` of shape (reps, n) gives one value per row.
@@ -75,7 +75,7 @@ def _scalar(a):
 
 
 # --------------------------------------------------------------------------------------------
-# Exact empirical CVaR and VaR (spec §1)
+# Exact empirical CVaR and VaR (docs/spec/cvar.md §1)
 
 
 def _cvar_var(x, tau):
@@ -183,7 +183,7 @@ def cvar_sensitivity(n: float, tau: float, bound: float) -> float:
 
 
 # --------------------------------------------------------------------------------------------
-# Private scalar CVaR (spec §2)
+# Private scalar CVaR (docs/spec/cvar.md §2)
 
 
 def private_cvar(
@@ -212,7 +212,7 @@ def private_cvar(
     method : {"laplace", "instance-adaptive"}
         "laplace" (default): the plug-in of Theorem 3.3. "instance-adaptive": spend
         ``quantile_share * epsilon`` on two private quantiles and clip the data to them
-        (spec §2.2); better on concentrated data, much worse on the worst case.
+        (docs/spec/cvar.md §2.2); better on concentrated data, much worse on the worst case.
     quantile_share : float in (0, 1)
         Share of epsilon spent on the quantiles by "instance-adaptive".
 
@@ -308,7 +308,7 @@ def private_quantile(
 def laplace_privacy_error(
     rho_hat: FloatOrArray, n: float, tau: float, epsilon: float, bound: float
 ) -> FloatOrArray:
-    """Exact E|clip(rho_hat + Lap(b), 0, B) - rho_hat| with b = Delta/epsilon (spec §2.1).
+    """Exact E|clip(rho_hat + Lap(b), 0, B) - rho_hat| with b = Delta/epsilon (docs/spec/cvar.md §2.1).
 
     Equals b - (b/2)(exp(-r/b) + exp(-(B - r)/b)) for r = rho_hat in [0, B]: at most b, the
     unclipped Laplace error, and smaller when the clip to [0, B] is near.

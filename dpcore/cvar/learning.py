@@ -1,5 +1,5 @@
 """Private CVaR learning: the exponential mechanism over a finite class and noisy projected
-subgradient descent on the Rockafellar-Uryasev lift (spec cvar.md §3, §4.1-4.2).
+subgradient descent on the Rockafellar-Uryasev lift (docs/spec/cvar.md §3, §4.1-4.2).
 
 Replace-one neighbours throughout. Losses of the finite class are clipped per record to
 [0, B]; the convex learner never clips (min(l, B) is not convex) and bounds the loss through
@@ -184,7 +184,7 @@ def lifted_constants(G: float, B: float, D: float, tau: float) -> tuple[float, f
 
 def lifted_sensitivity(n: int, tau: float, G: float, lam: float) -> float:
     """Replace-one L2 sensitivity max(2G, sqrt(G^2 + lam^2)) / (n tau) of the averaged lifted
-    subgradient (spec §4.1): both records active gives 2G / tau, one active sqrt(G^2 +
+    subgradient (docs/spec/cvar.md §4.1): both records active gives 2G / tau, one active sqrt(G^2 +
     lam^2) / tau, and the lam in the u-coordinate cancels."""
     return max(2.0 * G, np.sqrt(G * G + lam * lam)) / (n * tau)
 
@@ -278,7 +278,7 @@ def dp_gd_cvar(
     """(epsilon, delta)-DP minimisation of empirical CVaR over a ball of linear predictors.
 
     Full-batch noisy projected subgradient descent on the lifted objective (algorithm C1 of
-    spec §4.2), accounted exactly in Gaussian DP.
+    docs/spec/cvar.md §4.2), accounted exactly in Gaussian DP.
 
     Parameters
     ----------

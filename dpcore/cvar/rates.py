@@ -5,7 +5,7 @@ of learning over a finite class (Theorem 4.5, and the exponential mechanism's ga
 learning (Theorem 5.4's upper and Corollary 6.5's lower rate) with its phase transition at
 epsilon n tau / sqrt(d) (Corollary 6.6), the regime a setting is in (:func:`cvar_regime`, one
 rule for every page), and the worst-case excess of this package's DP-GD
-(:func:`dpcore.cvar.learning.dp_gd_cvar`) with its privacy constant (spec cvar.md §4.2, §4.6,
+(:func:`dpcore.cvar.learning.dp_gd_cvar`) with its privacy constant (docs/spec/cvar.md §4.2, §4.6,
 §5). Rates are orders of magnitude
 (constants set to 1 unless the theorem gives them); present them as bounds, and measured
 curves as measurements. The Theory page draws them beside the DP-wERM paper's bound
@@ -183,7 +183,7 @@ def dp_gd_excess_bound(
     steps: int = 100,
 ) -> FloatOrArray:
     """Worst-case E[F(theta_bar)] - F* <= D_theta sqrt(L^2 + (d+1) sigma^2) / sqrt(T) of
-    :func:`dp_gd_cvar` with c_eta = 1 and full averaging (spec §4.2)."""
+    :func:`dp_gd_cvar` with c_eta = 1 and full averaging (docs/spec/cvar.md §4.2)."""
     _, L, D_theta, _, _, sigma = dp_gd_scales(n, tau, epsilon, delta, G, B, D, steps)
     return float(D_theta * np.sqrt(L * L + (d + 1) * sigma * sigma) / np.sqrt(steps))
 

@@ -55,7 +55,7 @@ def cvar_sweep(kind, n_grid, tau_grid, eps_grid, bound=1.0, reps=200, seed=0, ex
     ----------
     kind : {"uniform", "beta", "two-point", "heavy-tailed"}
         Loss law (:func:`dpcore.cvar.constructions.demo_losses`); "two-point" is the hard instance
-        B Bernoulli(tau/2) of spec §5.2, whose law depends on tau.
+        B Bernoulli(tau/2) of docs/spec/cvar.md §5.2, whose law depends on tau.
     n_grid, tau_grid, eps_grid : sequences
         Sample sizes, tail levels in (0, 1] and budgets (``np.inf``: non-private).
     bound : float
@@ -72,7 +72,7 @@ def cvar_sweep(kind, n_grid, tau_grid, eps_grid, bound=1.0, reps=200, seed=0, ex
     -------
     DataFrame with one row per (n, tau, epsilon, rep): truth (population CVaR), rho_hat
     (empirical CVaR), released, and the errors statistical = |rho_hat - truth|, privacy =
-    |released - rho_hat|, privacy_exact = E|released - rho_hat| given rho_hat (spec §2.1,
+    |released - rho_hat|, privacy_exact = E|released - rho_hat| given rho_hat (docs/spec/cvar.md §2.1,
     :func:`dpcore.cvar.laplace_privacy_error`) and total = |released - truth|.
     """
     _kind_key(kind)  # validates the law's name
@@ -155,7 +155,7 @@ def method_comparison(
     seed: int = 0,
 ) -> pd.DataFrame:
     """Mean |released - truth| of the Laplace plug-in and of the instance-adaptive variant
-    (spec §2.2) on the same data sets as :func:`cvar_sweep`'s cell (n, tau).
+    (docs/spec/cvar.md §2.2) on the same data sets as :func:`cvar_sweep`'s cell (n, tau).
 
     Returns a DataFrame with columns method, total_mean, total_se.
     """

@@ -1,4 +1,4 @@
-"""Read a randomized trial from a CSV file into arrays for DP-OWL (spec §5).
+"""Read a randomized trial from a CSV file into arrays for DP-OWL (docs/spec/dp_owl.md §5).
 
 The reader turns a user's CSV (any common delimiter and encoding) into a :class:`Trial`:
 covariates ``X``, treatment ``A`` in {-1, +1} (+1 = treated), outcomes ``B`` and, when the file

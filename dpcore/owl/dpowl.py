@@ -1,4 +1,4 @@
-"""The DP-OWL estimator: outcome weighted learning released by DP-wERM (spec dp_owl.md §2).
+"""The DP-OWL estimator: outcome weighted learning released by DP-wERM (docs/spec/dp_owl.md §2).
 
 The weights, propensities and rule metrics it uses live in :mod:`dpcore.owl.owl`.
 """

@@ -12,7 +12,7 @@ vectorized over the repetitions through the functions the estimators call. The b
 Designs (x ~ U[0, 1]^4, A = ±1 with probability 1/2, B = 0.01 + 0.02 x4 + 3 A f(x) + N(0, 0.5²),
 so the treated minus control mean outcome is 6 f(x) and the better arm is sign f(x)):
 
-* paper: f(x) = 1 + x1 + x2 - 1.8 x3 - 2.2 x4 (the DP-wERM paper's trial, spec §7);
+* paper: f(x) = 1 + x1 + x2 - 1.8 x3 - 2.2 x4 (the DP-wERM paper's trial, docs/spec/dp_owl.md §7);
 * constant effect: f(x) = 0.5, no heterogeneity (the best rule treats everyone);
 * middle benefit: f(x) = 12 (0.25 - |x1 - 0.5|), treatment helps only when 0.25 < x1 < 0.75,
   a boundary no linear rule can draw;

@@ -22,7 +22,7 @@ LOSSES = ("huber", "logistic")
 def huber_hinge(
     z: ArrayLike, h: float = 0.5, derivatives: bool = True
 ) -> np.ndarray | tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Huber-smoothed hinge loss of the paper (spec §2) and its derivatives.
+    """Huber-smoothed hinge loss of the paper (docs/spec/dp_owl.md §2) and its derivatives.
 
     l(z) = 0 for z > 1 + h; (1 + h - z)^2 / (4h) for |1 - z| <= h; 1 - z for z < 1 - h.
 

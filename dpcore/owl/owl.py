@@ -1,4 +1,4 @@
-"""Outcome weighted learning (OWL) as DP-wERM, and the metrics of the authors' code (spec §5-6).
+"""Outcome weighted learning (OWL) as DP-wERM, and the metrics of the authors' code (docs/spec/dp_owl.md §5-6).
 
 OWL turns a randomized trial (X, treatment A in {-1, +1}, outcome B) into weighted
 classification: label y_i = A_i, weight w_i = benefit_i / pi(A_i | X_i). The learned rule
@@ -69,7 +69,7 @@ def logistic_propensity_H(
 def benefit(
     B: ArrayLike, outcome_bounds: tuple[float, float] | None = None, larger_is_better: bool = True
 ) -> np.ndarray:
-    """Non-negative benefit from outcomes, using public bounds when given (spec §5).
+    """Non-negative benefit from outcomes, using public bounds when given (docs/spec/dp_owl.md §5).
 
     With bounds [lo, hi], outcomes are clipped and shifted: B - lo, or hi - B when smaller
     outcomes are better. Without bounds, B must already be non-negative (and larger better).

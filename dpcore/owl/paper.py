@@ -1,4 +1,4 @@
-"""The DP-wERM paper's own constants and choices (spec dp_owl.md §7-8).
+"""The DP-wERM paper's own constants and choices (docs/spec/dp_owl.md §7-8).
 
 The authors' simulation grid, their tuned-gamma table, their weight bound and Huber width, the
 gamma grid of their Algorithm 2, and their data-dependent outcome shift. Everything that asks
@@ -18,7 +18,7 @@ PAPER_W = 30.0
 PAPER_H = 0.5
 PAPER_GAMMA_GRID = tuple(range(1, 602, 20))  # Algorithm 2's candidates: 1, 21, ..., 601
 
-# gamma tuned by the authors with Algorithm 2, rows epsilon, columns PAPER_N (spec §7).
+# gamma tuned by the authors with Algorithm 2, rows epsilon, columns PAPER_N (docs/spec/dp_owl.md §7).
 _GAMMA_ROWS = {
     0.1: (50, 75, 75, 110, 110, 175, 225),
     0.5: (90, 150, 145, 125, 125, 225, 250),
@@ -104,7 +104,7 @@ def paper_outcome_shift(B: ArrayLike) -> np.ndarray:
     """The authors' data-dependent shift: |min B| + 0.001 if min B < 0, else 0, per dataset.
 
     This makes every benefit positive but depends on the data, so the privacy guarantee does
-    not cover it (spec §5). It is reproduced only as the labelled "paper's preprocessing".
+    not cover it (docs/spec/dp_owl.md §5). It is reproduced only as the labelled "paper's preprocessing".
     """
     m = np.min(B, axis=-1)
     return np.where(m < 0, -m + 0.001, 0.0)

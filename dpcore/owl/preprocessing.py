@@ -1,4 +1,4 @@
-"""Preprocessing with public bounds (spec dp_owl.md §3): features into the unit ball.
+"""Preprocessing with public bounds (docs/spec/dp_owl.md §3): features into the unit ball.
 
 Never from the data on a release path: the bounds are public, fixed before the data are seen.
 """

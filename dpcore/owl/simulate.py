@@ -1,4 +1,4 @@
-"""Synthetic trials: the DP-wERM paper's (spec §7), its "imperfect proxy" variants, a K-arm
+"""Synthetic trials: the DP-wERM paper's (docs/spec/dp_owl.md §7), its "imperfect proxy" variants, a K-arm
 family, and the twin of a trial described by its public values (:class:`TwinDesign`).
 
 x_j ~ U[0, 1] (p = 4), A = +/-1 with probability 1/2, optimal rule sign(f) with

@@ -1,6 +1,6 @@
 """Weighted empirical risk minimisation: the objective and its batched Newton solver.
 
-The objective, in the reference code's scaling (spec §1), is
+The objective, in the reference code's scaling (docs/spec/dp_owl.md §1), is
 
     F(theta) = sum_i w_i l(y_i theta' x~_i) + (gamma / 2) ||theta||^2,
 

@@ -1,4 +1,4 @@
-"""Empirical differential-privacy audit of a scalar statistic of a mechanism (spec cvar.md §6).
+"""Empirical differential-privacy audit of a scalar statistic of a mechanism (docs/spec/cvar.md §6).
 
 A black-box lower bound on the privacy loss: sample the mechanism's output on two designed
 neighbouring datasets, pick threshold events on one half of the samples, and bound the
@@ -59,7 +59,7 @@ def audit_epsilon(
     -----
     The Bonferroni correction counts every event tested: 4 per kept threshold, so each
     Clopper-Pearson bound is at level a = alpha / (2 * 4 * keep). That is the union bound over
-    all events (spec §6 leaves "#events" open; counting 4 would not control alpha).
+    all events (docs/spec/cvar.md §6 leaves "#events" open; counting 4 would not control alpha).
     rng : None, int or Generator
 
     Returns

@@ -2,7 +2,7 @@
 
 GDP (Dong, Roth and Su 2022) accounts exactly for composed Gaussian mechanisms: T releases
 that are each (Delta/sigma)-GDP compose to mu = sqrt(T) Delta / sigma, and mu-GDP is
-equivalent to a whole curve of (epsilon, delta)-DP guarantees (spec cvar.md §4.2). scipy is
+equivalent to a whole curve of (epsilon, delta)-DP guarantees (docs/spec/cvar.md §4.2). scipy is
 imported by the functions that need it, so importing this module (and the ledger, which
 re-exports it) stays cheap.
 """

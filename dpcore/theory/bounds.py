@@ -1,7 +1,7 @@
 """The DP-wERM paper's utility bound, drawn as an overlay next to measured excess risks.
 
 Theorem 10 (empirical), its population version Theorem 11, Corollary 12's sample size, and the
-gamma and h that minimise the bound (spec dp_owl.md §9). Present them as bounds, and measured
+gamma and h that minimise the bound (docs/spec/dp_owl.md §9). Present them as bounds, and measured
 curves as measurements (:mod:`dpcore.theory.measurement`). The private-CVaR paper's rates,
 which the Theory page draws beside them, live in :mod:`dpcore.cvar.rates` and are importable
 from here too.

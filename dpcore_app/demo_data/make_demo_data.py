@@ -29,7 +29,7 @@ MISSING_SHARE = 0.02
 
 
 def paper_trial(n=1000, seed=SEED_PAPER):
-    """The paper's design (spec §7): x ~ U[0,1]^4, 1:1 randomization, larger outcome better."""
+    """The paper's design (docs/spec/dp_owl.md §7): x ~ U[0,1]^4, 1:1 randomization, larger outcome better."""
     s = PAPER_TRIAL.sample(n, rng=seed)
     df = pd.DataFrame(np.round(s["X"], 4), columns=["x1", "x2", "x3", "x4"])
     df["treatment"] = (s["A"] > 0).astype(int)
