@@ -34,9 +34,21 @@ def app_files() -> tuple[Path, list[str]]:
     if config.is_file():
         import tomllib
 
-        for section, options in tomllib.loads(config.read_text(encoding="utf-8")).items():
-            flags += [f"--{section}.{k}={v}" for k, v in options.items()]
+        flags = config_flags(tomllib.loads(config.read_text(encoding="utf-8")))
     return app, flags
+
+
+def config_flags(options: dict, prefix: str = "") -> list[str]:
+    """Streamlit's command-line flags for a parsed config.toml: one ``--section.option=value``
+    per option, nested tables (``[theme.light]``) included."""
+    flags: list[str] = []
+    for key, value in options.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            flags += config_flags(value, f"{name}.")
+        else:
+            flags.append(f"--{name}={value}")
+    return flags
 
 
 def cmd_app(args: argparse.Namespace) -> int:

@@ -460,3 +460,13 @@ def test_serve_is_ready_only_once_every_replica_has_built_its_first_view(tmp_pat
         ]
     finally:
         server.stop()
+
+
+def test_the_configs_nested_tables_become_streamlits_flags():
+    """[theme.light] in config.toml is a table inside a table: each of its options is one
+    flag (Streamlit refuses ``--theme.light={...}``)."""
+    from dpcore.cli.serve import config_flags
+
+    assert config_flags(
+        {"server": {"headless": True}, "theme": {"light": {"textColor": "#161413"}}}
+    ) == ["--server.headless=True", "--theme.light.textColor=#161413"]

@@ -33,6 +33,7 @@ import plotly
 import plotly.graph_objects as go
 import streamlit as st
 
+from dpcore.data.csv_safe import write_csv
 from dpcore.store import default_store
 from dpcore_app.ui.common.charts import CONFIG
 
@@ -174,7 +175,7 @@ def show(fig, *, key, alt=None, numbers=True, where=None):
     if own:
         where.download_button(
             "Numbers (CSV)",
-            lambda: table(spec).to_csv(index=False),
+            lambda: write_csv(table(spec), index=False),  # through the formula guard
             f"{key}.csv",
             "text/csv",
             key=f"{key}_numbers",
