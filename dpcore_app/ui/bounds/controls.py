@@ -4,29 +4,14 @@ preset sets, and the presets. A link to the page names every one of :data:`CONTR
 from __future__ import annotations
 
 from dpcore_app.ui.bounds import explain
+from dpcore_app.ui.common import specs
 from dpcore_app.ui.common.controls import Choice, IntRange, presets
-from dpcore_app.ui.common.grids import EPS_OPTIONS, H_OPTIONS, N_OPTIONS, fmt_eps
 
-EPS = Choice(
-    "eps",
-    EPS_OPTIONS,
-    1.0,
-    "Privacy budget ε",
-    fmt_eps,
-    help="Smaller ε: more noise, stronger privacy.",
-)
-N = Choice("n", N_OPTIONS, 500, "Patients in the trial (n)")
-MODE = Choice(
-    "gamma_mode",
-    ("paper", "free"),
-    "paper",
-    "γ",
-    {"paper": "paper-tuned", "free": "fixed"}.get,
-    kind="segmented",
-    help="Paper-tuned: the authors' Algorithm 2 choice for the nearest (ε, n) cell.",
-)
-GAMMA = IntRange("gamma", 1, 1000, 75, "Regularization γ", kind="slider")
-H = Choice("h", H_OPTIONS, 0.5, "Huber width h")
+EPS = specs.epsilon("Smaller ε: more noise, stronger privacy.")
+N = specs.trial_size(500)
+MODE = specs.gamma_mode("Paper-tuned: the authors' Algorithm 2 choice for the nearest (ε, n) cell.")
+GAMMA = specs.gamma()
+H = specs.huber_width()
 W = IntRange(
     "W", 1, 100, 30, "Weight bound W", help="Public bound on the weights; the authors use 30."
 )
@@ -39,7 +24,7 @@ C = Choice(
 )
 RHO = Choice("rho", (0.01, 0.05, 0.1, 0.2), 0.05, "Failure probability ρ")
 G = Choice("G", (0.0, 0.1, 0.5, 1.0, 2.0, 5.0), 0.0, "Generalization term G (Theorem 11)")
-SEED = IntRange("seed", 0, 10**6, 0, "Seed")
+SEED = specs.seed()
 FORM = Choice(
     "form",
     ("re-derived", "printed"),

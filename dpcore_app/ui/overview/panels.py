@@ -3,17 +3,13 @@ links to every page."""
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import streamlit as st
 
 from dpcore import laplace_interval_halfwidth, laplace_noise
 from dpcore_app import page
-from dpcore_app.ui.common import explain, frames
-from dpcore_app.ui.common.controls import Choice
+from dpcore_app.ui.common import explain, frames, specs
 from dpcore_app.ui.common.figures import figure, show
-from dpcore_app.ui.common.grids import EPS_OPTIONS, fmt_eps
 from dpcore_app.ui.common.safety import guarded
 from dpcore_app.ui.overview import charts
 
@@ -56,13 +52,7 @@ PAGES = (
     ),
     (page("glossary"), "Glossary", ":material/menu_book:", "Every symbol and term the pages use."),
 )
-DEMO_EPS = Choice(
-    "demo_eps",
-    tuple(e for e in EPS_OPTIONS if math.isfinite(e)),
-    1.0,
-    "Privacy budget ε for this release",
-    fmt_eps,
-)
+DEMO_EPS = specs.epsilon(key="demo_eps", label="Privacy budget ε for this release", finite=True)
 TRUE_COUNT = 412
 
 
