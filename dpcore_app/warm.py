@@ -39,6 +39,7 @@ import os
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor, as_completed
+from typing import cast
 
 from dpcore.montecarlo import WORKERS_ENV, workers
 from dpcore.store import default_store
@@ -287,8 +288,8 @@ OWL_STATE = dict(
     seed=OWL_DEFAULTS["seed"],
 )
 OWL_TARGET = (
-    Target(owl_decide.TARGET.default, owl_decide.K.default),
-    float(owl_decide.ASSURANCE.default),
+    Target(cast(str, owl_decide.TARGET.default), cast(float, owl_decide.K.default)),
+    float(cast(float, owl_decide.ASSURANCE.default)),
 )
 
 

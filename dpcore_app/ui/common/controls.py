@@ -16,8 +16,10 @@ import difflib
 import json
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Any
 from urllib.parse import urlencode
 
 import streamlit as st
@@ -86,7 +88,7 @@ class Choice(Control):
     options: tuple
     default: object
     label: str
-    fmt: callable = fmt_number
+    fmt: Callable[[Any], Any] = fmt_number
     kind: str = "select_slider"
     help: str | None = None
 

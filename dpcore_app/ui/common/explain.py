@@ -7,7 +7,7 @@ import math
 from dpcore import attacker_posterior_bound
 
 
-def eps_text(eps):
+def eps_text(eps: float) -> str:
     return "no privacy (non-private)" if math.isinf(eps) else f"ε = {eps:g}"
 
 
@@ -17,7 +17,7 @@ def _sure_after(post):
     return f"is at most {100 * post:.1f}% sure" if post < 0.9995 else "can be almost certain"
 
 
-def attacker_sentence(eps, what="the rule", prior=0.5):
+def attacker_sentence(eps: float, what: str = "the rule", prior: float = 0.5) -> str:
     """What one ε-DP release (``what``) can do to an attacker's belief about one person."""
     if math.isinf(eps):
         return f"Without privacy there is no limit on what {what} can reveal about any one patient."
@@ -41,12 +41,12 @@ EPS_RANGE = (0.2, 5.0)
 SEVERITY = {"holds": "success", "caution": "warning", "do not": "error", "neutral": "info"}
 
 
-def weak_promise(eps):
+def weak_promise(eps: float) -> bool:
     """Whether ``eps`` promises one patient little: above :data:`EPS_RANGE`, or no privacy."""
     return math.isinf(eps) or eps > EPS_RANGE[1]
 
 
-def severity(claim, eps):
+def severity(claim: str, eps: float) -> str:
     """The alert kind (:data:`SEVERITY`) of a verdict whose ``claim`` is "holds", "caution",
     "do not" or "neutral", at ``eps``: a claim that holds where the ε promises little
     (:func:`weak_promise`) is a caution, never green."""
@@ -55,7 +55,7 @@ def severity(claim, eps):
     return SEVERITY[claim]
 
 
-def epsilon_note(eps, what="the rule"):
+def epsilon_note(eps: float, what: str = "the rule") -> str:
     """What a named ε promises one patient after seeing ``what``, with a warning outside
     :data:`EPS_RANGE`."""
     if math.isinf(eps):
@@ -76,7 +76,7 @@ def epsilon_note(eps, what="the rule"):
     return promise
 
 
-def privacy_statement(eps, what="the rule"):
+def privacy_statement(eps: float, what: str = "the rule") -> str:
     """What ε means for one patient and how it compares with budgets used in practice, in one
     sentence, as strong as the bound: at ε = 10 it says that little is promised."""
     if math.isinf(eps):

@@ -3,6 +3,8 @@ share of it (each entry links to the full Glossary page)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import streamlit as st
 
 from dpcore_app import page
@@ -218,17 +220,19 @@ TERMS = {
 }
 
 
-def entry(key):
+def entry(key: str) -> str:
     name, meaning = TERMS[key]
     return f"- **{name}**: {meaning}"
 
 
-def markdown(keys=None):
+def markdown(keys: Iterable[str] | None = None) -> str:
     """The glossary (or the listed terms) as a markdown list."""
     return "\n".join(entry(k) for k in (keys or TERMS))
 
 
-def panel(keys, label="What the words mean", key="glossary_panel"):
+def panel(
+    keys: Iterable[str], label: str = "What the words mean", key: str = "glossary_panel"
+) -> None:
     """An expander with these terms and a link to the whole glossary, written only when open."""
     box = details(label, key)
     if not box.open:

@@ -25,11 +25,11 @@ N_OPTIONS = (100, 200, 300, 500, 800, 1000, 1500, 2000, 2500, 3000, 4000, 5000)
 H_OPTIONS = (0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 2.0)
 
 
-def fmt_eps(eps):
+def fmt_eps(eps: float) -> str:
     """ε as a short label: 0.05, 1, 1000, or "non-private"."""
     return "non-private" if math.isinf(eps) else f"{eps:g}"
 
 
-def fmt_number(x):
+def fmt_number(x: object) -> str:
     """A grid value as the URL and the widgets write it: 0.5, 1000."""
     return f"{x:g}" if isinstance(x, float) else str(x)

@@ -10,15 +10,18 @@ import functools
 import logging
 import re
 import traceback
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any, TypeVar, cast
 
 import streamlit as st
 
 _LOG = logging.getLogger(__name__)
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 @contextmanager
-def friendly_errors(what="This view", sensitive=False):
+def friendly_errors(what: str = "This view", sensitive: bool = False) -> Iterator[None]:
     """Show a caught error as a message; log it with its traceback for the maintainers.
 
     ``sensitive``: the view works on uploaded data, whose values an error message may quote,
@@ -41,7 +44,7 @@ def friendly_errors(what="This view", sensitive=False):
         )
 
 
-def log_withheld(what, exc):
+def log_withheld(what: str, exc: BaseException) -> None:
     """Log an error on uploaded data: its type and traceback frames, never its message."""
     frames = "".join(traceback.format_tb(exc.__traceback__))
     _LOG.error(
@@ -49,16 +52,16 @@ def log_withheld(what, exc):
     )
 
 
-def guarded(what, sensitive=False):
+def guarded(what: str, sensitive: bool = False) -> Callable[[F], F]:
     """Decorator form of :func:`friendly_errors`, for fragments."""
 
-    def wrap(fn):
+    def wrap(fn: F) -> F:
         @functools.wraps(fn)
         def inner(*args, **kwargs):
             with friendly_errors(what, sensitive):
                 return fn(*args, **kwargs)
 
-        return inner
+        return cast(F, inner)
 
     return wrap
 
@@ -73,7 +76,7 @@ _BREAK = "\u200b"  # zero-width space: invisible, but no scheme, www. or e-mail 
 _BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
-def plain(text):
+def plain(text: object) -> str:
     """Text shown as text: every character markdown (or Streamlit's :directives:) could read
     as markup is backslash-escaped, URLs and e-mail addresses are broken up invisibly so they
     are not turned into links, line breaks become spaces, and a bidirectional control is

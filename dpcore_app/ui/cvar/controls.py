@@ -4,6 +4,7 @@ sets, and the presets. A link to the page names every one of :data:`CONTROLS` wi
 from __future__ import annotations
 
 from dpcore.cvar.constructions import KINDS
+from dpcore_app.ui.common import specs
 from dpcore_app.ui.common.controls import Choice, IntRange, MultiChoice, presets
 from dpcore_app.ui.common.grids import EPS_OPTIONS, fmt_eps
 from dpcore_app.ui.cvar import compute
@@ -15,14 +16,7 @@ KIND_NAMES = {
     "heavy-tailed": "heavy-tailed",
 }
 AXES = {"epsilon": "ε", "n": "n", "tau": "τ", "eps_n_tau": "εnτ"}
-EPS = Choice(
-    "eps",
-    EPS_OPTIONS,
-    1.0,
-    "Privacy budget ε",
-    fmt_eps,
-    help="Smaller ε means more noise and stronger privacy.",
-)
+EPS = specs.epsilon("Smaller ε means more noise and stronger privacy.")
 N = Choice("n", compute.N_GRID, 2000, "Patients (records) n")
 TAU = Choice(
     "tau",
@@ -47,9 +41,7 @@ BOUND = Choice(
 REPS = IntRange(
     "reps", 20, 1000, 200, "Repetitions", step=20, help="Simulated data sets per setting."
 )
-SEED = IntRange(
-    "seed", 0, 10**6, 0, "Seed", help="Same seed, same simulated data: a link reproduces the view."
-)
+SEED = specs.seed("Same seed, same simulated data: a link reproduces the view.")
 XAXIS = Choice("x", tuple(AXES), "epsilon", "Error against", AXES.get, kind="segmented")
 CLASS_M = Choice("M", compute.M_GRID, 31, "Candidates M", help="Slopes θ on a grid in [-1.5, 1.5].")
 DIMS = MultiChoice("d", compute.D_GRID, (2, 10, 50), "Dimensions d")

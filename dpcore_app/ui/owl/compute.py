@@ -40,7 +40,7 @@ QUICK_REPS = 40  # a first estimate while the full sweep runs
 # Public outcome bounds of the simulated trial, fixed before any data: |3 f(x)| <= 9 and the
 # noise sd is 0.5, so [-12, 12] holds every outcome but with probability ~1e-9.
 PUBLIC_OUTCOME = (-12.0, 12.0)
-_computed = set()  # sweeps already in the cache (an evicted one is only recomputed)
+_computed: set[tuple] = set()  # sweeps already in the cache (an evicted one is only recomputed)
 _COMPUTED_MAX = (
     4096  # forgetting is harmless (a first estimate shown again), growing forever is not
 )

@@ -190,7 +190,7 @@ def preview_panel(
     st.caption(explain.PREVIEW_NOTE + " " + explain.twin_assumptions(int(n), dominant))
     grid = compute.preview_grid(eps)
     gammas = compute.preview_gammas(grid, n, W, gamma, eps, gamma_source)
-    frame = compute.twin_preview(
+    twin = (  # the simulated twin's public design, as both cached computations take it
         int(n),
         tuple(map(float, lower)),
         tuple(map(float, upper)),
@@ -198,6 +198,9 @@ def preview_panel(
         tuple(map(float, outcome_bounds)),
         bool(larger_is_better),
         compute.twin_propensity(propensity, p_min),
+    )
+    frame = compute.twin_preview(
+        *twin,
         grid,
         gammas,
         float(W),
@@ -220,13 +223,7 @@ def preview_panel(
             plain(explain.preview_sentence(frame, strength, eps, target, smallest, unit, who))
         )
         need = compute.needed_sd(
-            int(n),
-            tuple(map(float, lower)),
-            tuple(map(float, upper)),
-            tuple(binary),
-            tuple(map(float, outcome_bounds)),
-            bool(larger_is_better),
-            compute.twin_propensity(propensity, p_min),
+            *twin,
             float(eps),
             float(gammas[list(grid).index(float(eps))]),
             float(W),

@@ -6,12 +6,10 @@ have fixed options, so a link carries them. The outcome's direction has no defau
 
 from __future__ import annotations
 
-import math
-
 from dpcore.owl.simulate import PROXY_VARIANTS
+from dpcore_app.ui.common import specs
 from dpcore_app.ui.common.controls import Choice
 from dpcore_app.ui.common.demos import DEMOS
-from dpcore_app.ui.common.grids import EPS_OPTIONS, fmt_eps
 from dpcore_app.ui.upload.form import Unchosen, direction_label
 
 RATIOS = {
@@ -59,14 +57,7 @@ P_MIN = Choice(
     "Smallest propensity (public)",
     help="A public lower bound on P(arm | x); it sets W. Smaller rows' weights are clipped.",
 )
-EPS = Choice(
-    "eps",
-    tuple(e for e in EPS_OPTIONS if math.isfinite(e)),
-    1.0,
-    "Privacy budget ε",
-    fmt_eps,
-    help="Smaller ε means more noise and stronger privacy.",
-)
+EPS = specs.epsilon("Smaller ε means more noise and stronger privacy.", finite=True)
 LEARNER = Choice(
     "learner",
     ("dp-owl", "plug-in"),
