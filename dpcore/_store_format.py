@@ -177,7 +177,7 @@ def _decode(node, arrays):
         cls = sys.modules[module]  # already imported by this process: never import by name
         for part in qualname.split("."):
             cls = getattr(cls, part)
-        if not dataclasses.is_dataclass(cls):
+        if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)):
             raise ValueError(f"{qualname} is not a dataclass")
         return cls(**{k: _decode(v, arrays) for k, v in node["fields"].items()})
     if "tuple" in node:

@@ -49,6 +49,7 @@ import stat
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -338,8 +339,9 @@ def stored(fn):
             return False
         return True
 
-    wrapper.store_name = name
-    wrapper.compute = fn  # the computation alone: it neither reads nor writes the store
+    stored_fn: Any = wrapper  # the attributes below are this decorator's, set on the function
+    stored_fn.store_name = name
+    stored_fn.compute = fn  # the computation alone: it neither reads nor writes the store
     # functools.update_wrapper (st.cache_data) keeps these attributes
-    wrapper.is_stored, wrapper.save = is_stored, save
-    return wrapper
+    stored_fn.is_stored, stored_fn.save = is_stored, save
+    return stored_fn

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import io
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -30,9 +31,9 @@ class Columns:
         self.reset()
 
     def reset(self):
-        self.text = {c: [] for c in self.names if c not in self.numeric}
-        self.nums = {c: [] for c in self.names if c in self.numeric}
-        self.present = {c: [] for c in self.nums}
+        self.text: dict[str, list[Any]] = {c: [] for c in self.names if c not in self.numeric}
+        self.nums: dict[str, list[Any]] = {c: [] for c in self.names if c in self.numeric}
+        self.present: dict[str, list[Any]] = {c: [] for c in self.nums}
         self.example = {}
         self.rows = 0
 

@@ -76,7 +76,7 @@ def check_roles(columns, treatment, outcome, propensity, covariates, categorical
             f"no column named {name_list(unknown)} in the file; its columns are "
             f"{name_list(columns, limit=25)}.{hint}"
         )
-    roles = {}
+    roles: dict[Any, str] = {}
     for role, c in named[: 2 + (propensity is not None)]:
         if c in roles:
             raise TrialDataError(f"column {quote(c)} is chosen both as {roles[c]} and as {role}")

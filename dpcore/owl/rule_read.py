@@ -15,7 +15,7 @@ import math
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from ..data.columns import MISSING_SUFFIX
 from ..data.errors import name_list, quote
@@ -126,7 +126,7 @@ def _load_arms(data):
                 }
             )
         )
-    listed = [data["reference"], *(r.treated for r in rules)]
+    listed = [data["reference"], *(cast(Rule, r).treated for r in rules)]  # no "scores": a Rule
     if sorted(map(str, listed)) != sorted(map(str, arms)):
         raise RuleFileError("'arms' must be the reference and the arm of each score, once each")
     settings = _settings(

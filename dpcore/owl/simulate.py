@@ -268,7 +268,7 @@ class TwinDesign:
         B[s] and effect[s], the outcomes and the true treatment effects, shape size + (n,).
         """
         rng = np.random.default_rng(rng)
-        size = (int(size),) if np.isscalar(size) else tuple(size)
+        size = (int(size),) if np.ndim(size) == 0 else tuple(size)
         lo, hi = np.asarray(self.lower, float), np.asarray(self.upper, float)
         u = rng.random(size + (int(self.n), self.p))
         binary = np.asarray(self.binary or [False] * self.p, dtype=bool)

@@ -305,7 +305,7 @@ def opendp_laplace_noise(epsilon, sensitivity, size=()):
     """
     epsilon = check_epsilon(epsilon)
     sensitivity = check_real(sensitivity, "sensitivity", low=0.0, low_open=False)
-    shape = (int(size),) if np.isscalar(size) else tuple(size)
+    shape = (int(size),) if np.ndim(size) == 0 else tuple(size)
     count = int(np.prod(shape, dtype=int))
     if np.isinf(epsilon) or sensitivity == 0.0 or count == 0:
         return np.zeros(shape)

@@ -187,7 +187,7 @@ class EntryReader:
             self.add(where, "missing", f"the fill-in value {value!r} is not a number", "give one")
             return None
         low, high = (0.0, 1.0) if type_ == "binary" and bounds is None else bounds or (None, None)
-        if low is not None and not low <= number <= high:
+        if low is not None and high is not None and not low <= number <= high:
             self.add(
                 where,
                 "missing",

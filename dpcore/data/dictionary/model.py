@@ -321,7 +321,7 @@ class Dictionary:
 
     # ------------------------------------------------------------------------- writing
     def to_dict(self):
-        out = {"dataset": self.dataset, "description": self.description}
+        out: dict[str, Any] = {"dataset": self.dataset, "description": self.description}
         out.update({k: v for k, v in self.extra.items() if k not in out})
         out.update(
             {

@@ -63,6 +63,10 @@ class MemoryStore:
     def linked(self) -> list[str]:
         return []
 
+    def registered(self, dataset: str | None = None) -> bool:
+        """A memory store holds one dataset, there from the start."""
+        return True
+
     def hold(self, datasets: Iterable[str | None]) -> None:
         """Nothing to lock: the whole store is already held (see :meth:`transaction`)."""
 
