@@ -2,6 +2,7 @@
 phone (390 px, touch), in the light and the dark theme, into ``screenshots/``.
 
     python docs/screenshots.py [--only dp-owl cvar] [--widths 1440 390] [--schemes light dark]
+    python docs/screenshots.py --readme     # README.md's picture, docs/images/dp-owl.png
 
 Starts ``streamlit run app.py`` on a free port (on the results store ``DPCORE_STORE`` names:
 warm it first, or the first visit of each view simulates) and Debian's Chromium. Streamlit
@@ -92,11 +93,42 @@ def shoot(browser, base, name, path, width, scheme, out):
         context.close()
 
 
+#: README.md's picture: the DP-OWL page's first 1500 CSS px at 1440 px, light, scaled to 1080 px
+#: wide; the PNG says what made it (tests/test_docs.py checks the README's picture says so).
+README_IMAGE = ROOT / "docs" / "images" / "dp-owl.png"
+README_TAG = "docs/screenshots.py --readme"
+
+
+def readme_image(browser, base):
+    """Write :data:`README_IMAGE` from the running app's DP-OWL page at its default view."""
+    from PIL import Image, PngImagePlugin
+
+    context = browser.new_context(viewport={"width": 1440, "height": 1500}, device_scale_factor=1)
+    try:
+        page = context.new_page()
+        page.goto(f"{base}/dp-owl")
+        settle(page)
+        page.wait_for_function(DRAWN, timeout=60_000)
+        page.wait_for_timeout(2000)
+        page.screenshot(path=str(README_IMAGE))
+    finally:
+        context.close()
+    with Image.open(README_IMAGE) as image:
+        small = image.convert("RGB").resize((1080, 1125), Image.Resampling.LANCZOS)
+    info = PngImagePlugin.PngInfo()
+    info.add_text("Software", README_TAG)
+    small.quantize(256, method=Image.Quantize.MEDIANCUT).save(
+        README_IMAGE, optimize=True, pnginfo=info
+    )
+    return README_IMAGE
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="*", default=None)
     parser.add_argument("--widths", nargs="*", type=int, default=[1440, 390])
     parser.add_argument("--schemes", nargs="*", default=["light", "dark"])
+    parser.add_argument("--readme", action="store_true", help="write README.md's picture only")
     args = parser.parse_args()
     out = ROOT / "screenshots"
     out.mkdir(exist_ok=True)
@@ -105,6 +137,9 @@ def main():
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            if args.readme:
+                print(readme_image(browser, f"http://127.0.0.1:{port}"))
+                return
             for name, path in VIEWS.items():
                 if args.only and not any(o in name for o in args.only):
                     continue

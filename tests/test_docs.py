@@ -360,3 +360,14 @@ def test_the_demo_files_and_the_ledger_are_where_the_docs_say(tmp_path):
     )
     message = failure(case, run_case(case, tmp_path))
     assert message is None, message
+
+
+def test_the_readmes_picture_is_the_one_the_screenshot_script_makes():
+    """README.md shows docs/images/dp-owl.png, written by ``docs/screenshots.py --readme`` from
+    the running page (the PNG names the command that made it); rerun it when the page changes."""
+    from PIL import Image
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "(docs/images/dp-owl.png)" in readme and "docs/screenshots.py --readme" in readme
+    with Image.open(ROOT / "docs" / "images" / "dp-owl.png") as image:
+        assert image.info.get("Software") == "docs/screenshots.py --readme"
