@@ -1,6 +1,6 @@
 """AppTest of the private CVaR page: it runs, its words match its numbers, links are safe.
 
-(Named test_cvar_page.py: tests/dpcore/test_cvar.py already takes the module name test_cvar.)
+(Named test_cvar_page.py: tests/dpcore/cvar/test_cvar.py already takes the module name test_cvar.)
 """
 
 import json

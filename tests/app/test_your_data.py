@@ -823,7 +823,7 @@ def test_neighbouring_files_on_the_page_publish_the_same_fields(
     """The page's own plumbing (table, levels, n, γ, release, downloads) on two files that
     differ in one row: every published field but the noisy coefficients is the same. Each
     file is released in its own ledger: in one ledger the second file shares 59 rows with the
-    first and is rightly charged its release too (tests/dpcore/test_ledger_identity.py)."""
+    first and is rightly charged its release too (tests/dpcore/privacy/test_ledger_identity.py)."""
 
     published = []
     for k, data in enumerate((site_csv(), site_csv(change))):

@@ -336,7 +336,7 @@ def test_fit_trial_needs_the_design_and_recommends_arm_labels():
 
     from dpcore import read_trial
 
-    demo = Path(__file__).resolve().parents[2] / "dpcore_app" / "demo_data"
+    demo = Path(__file__).resolve().parents[3] / "dpcore_app" / "demo_data"
     d = json.loads((demo / "hospital_trial.json").read_text())
     trial = read_trial(
         demo / "hospital_trial.csv",
@@ -384,7 +384,7 @@ def test_fit_trial_gives_incomplete_rows_weight_zero():
 
     from dpcore import read_trial
 
-    demo = Path(__file__).resolve().parents[2] / "dpcore_app" / "demo_data"
+    demo = Path(__file__).resolve().parents[3] / "dpcore_app" / "demo_data"
     trial = read_trial(
         demo / "hospital_trial.csv",
         treatment="arm",

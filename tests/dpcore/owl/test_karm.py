@@ -23,7 +23,7 @@ from dpcore.owl.rule import choose_arm
 from dpcore.owl.simulate import FOUR_ARM_TRIAL, K_ARM_TRIAL
 from dpcore.privacy.audit import audit_epsilon
 
-DEMO = Path(__file__).resolve().parents[2] / "dpcore_app" / "demo_data"
+DEMO = Path(__file__).resolve().parents[3] / "dpcore_app" / "demo_data"
 ALPHA = 1e-3
 
 

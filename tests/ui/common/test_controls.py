@@ -150,7 +150,7 @@ def test_a_fresh_link_is_corrected_with_public_apis_only():
 
     from streamlit.testing.v1 import AppTest
 
-    at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=60)
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[3] / "app.py"), default_timeout=60)
     at.run()
     at.switch_page("dpcore_app/app_pages/dp_owl.py")
     for key, value in {

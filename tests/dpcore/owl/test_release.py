@@ -14,7 +14,7 @@ from dpcore import DPOWL, load_rule, read_dictionary, read_trial
 from dpcore.owl.release import rule_from_dpowl
 from dpcore.owl.rule_file import RuleFileError, rule_to_dict, write_rule
 
-DEMO = Path(__file__).resolve().parents[2] / "dpcore_app" / "demo_data"
+DEMO = Path(__file__).resolve().parents[3] / "dpcore_app" / "demo_data"
 
 
 def fitted(name, epsilon=1.0, rng=0):

@@ -14,7 +14,7 @@ from dpcore_app.ui.upload import analyst_explain as explain
 from dpcore_app.ui.upload import preview_charts as charts
 from tests.releases import page_release
 
-DEMO = Path(__file__).resolve().parents[2] / "dpcore_app" / "demo_data"
+DEMO = Path(__file__).resolve().parents[3] / "dpcore_app" / "demo_data"
 
 
 def small_preview(eps=1.0):

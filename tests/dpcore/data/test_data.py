@@ -20,7 +20,7 @@ from dpcore.data.trial import (
     read_trial,
 )
 
-DEMO = pathlib.Path(__file__).resolve().parents[2] / "dpcore_app" / "demo_data"
+DEMO = pathlib.Path(__file__).resolve().parents[3] / "dpcore_app" / "demo_data"
 
 
 def rows(n=24, arms=("1", "0"), sep=",", header="age,arm,y", seed=0):

@@ -55,7 +55,7 @@ def test_the_dictionary_csv_is_guarded(tmp_path):
 
     from dpcore.data.dictionary.read import read_dictionary
 
-    demo = Path(__file__).resolve().parents[2] / "dpcore_app" / "demo_data" / "paper_trial.json"
+    demo = Path(__file__).resolve().parents[3] / "dpcore_app" / "demo_data" / "paper_trial.json"
     d = json.loads(demo.read_text())
     d["description"] = "=HYPERLINK(1)"
     for c in d.get("columns", []):
@@ -76,7 +76,7 @@ def test_the_dictionary_csv_quotes_a_bare_carriage_return(tmp_path):
 
     from dpcore.data.dictionary.read import read_dictionary
 
-    demo = Path(__file__).resolve().parents[2] / "dpcore_app" / "demo_data" / "paper_trial.json"
+    demo = Path(__file__).resolve().parents[3] / "dpcore_app" / "demo_data" / "paper_trial.json"
     d = json.loads(demo.read_text())
     d["columns"][0]["meaning"] = "first line\r=second line"
     (tmp_path / "d.json").write_text(json.dumps(d))
@@ -94,7 +94,7 @@ def test_every_csv_writer_of_the_project_goes_through_the_guard():
     import re
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     allowed = {  # file: why its writer is guarded
         "dpcore/data/csv_safe.py": "the guard itself",
         "dpcore/data/dictionary/model.py": "Dictionary.to_csv: every cell through neutral()",

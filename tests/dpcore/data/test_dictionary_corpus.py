@@ -10,8 +10,8 @@ import pytest
 from dpcore.data import DictionaryError, read_dictionary, read_trial
 from dpcore.data.dictionary.check import check_dictionary, schema, schema_problems
 
-CORPUS = Path(__file__).resolve().parents[1] / "data" / "dictionaries"
-DEMO = Path(__file__).resolve().parents[2] / "dpcore_app" / "demo_data"
+CORPUS = Path(__file__).resolve().parents[2] / "data" / "dictionaries"
+DEMO = Path(__file__).resolve().parents[3] / "dpcore_app" / "demo_data"
 
 # file -> the dictionary it reads as (a subset of its fields), or the problems it must name
 # as (where, field, a phrase of the fix)
@@ -232,7 +232,7 @@ def test_the_schema_ships_in_the_package_and_agrees_with_the_demo_files():
 def test_the_documented_examples_read_and_agree():
     import re
 
-    doc = (Path(__file__).resolve().parents[2] / "docs" / "dictionary.md").read_text()
+    doc = (Path(__file__).resolve().parents[3] / "docs" / "dictionary.md").read_text()
     blocks = re.findall(r"```(json|csv)\n(.*?)```", doc, flags=re.S)
     read = [
         read_dictionary(text)

@@ -21,7 +21,7 @@ from dpcore.privacy.ledger.schema import SCHEMA_VERSION
 from dpcore.privacy.ledger.sql import LedgerUnavailableError
 from dpcore.privacy.ledger.stores import open_store
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 TRIAL = "id,arm,y,age\n" + "".join(f"P{i},{i % 2},{1.5 + 0.25 * i},{30 + i}\n" for i in range(30))
 # Neighbours: patient P7's outcome replaced (one row differs).
 NEIGHBOUR = TRIAL.replace("\nP7,1,3.25,37\n", "\nP7,1,9.5,37\n")

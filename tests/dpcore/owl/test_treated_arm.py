@@ -14,8 +14,8 @@ from dpcore import DPOWL
 from dpcore.data import read_dictionary, read_trial
 from dpcore.owl.owl import default_weight_bound, owl_weights
 
-DEMO = Path(__file__).resolve().parents[2] / "dpcore_app" / "demo_data"
-CORPUS = Path(__file__).resolve().parents[1] / "data" / "dictionaries"
+DEMO = Path(__file__).resolve().parents[3] / "dpcore_app" / "demo_data"
+CORPUS = Path(__file__).resolve().parents[2] / "data" / "dictionaries"
 
 
 def two_to_one(n=300, seed=4):

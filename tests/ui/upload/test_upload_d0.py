@@ -10,7 +10,7 @@ from dpcore_app.ui.common.demos import Source, _digest
 from dpcore_app.ui.upload import compute
 
 HOSPITAL = (
-    pathlib.Path(__file__).resolve().parents[2] / "dpcore_app" / "demo_data" / "hospital_trial.csv"
+    pathlib.Path(__file__).resolve().parents[3] / "dpcore_app" / "demo_data" / "hospital_trial.csv"
 )
 COLUMNS = ["arm", "days_in_hospital", "site", "age", "biomarker", "severity", "frailty"]
 

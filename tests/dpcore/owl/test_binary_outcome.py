@@ -11,7 +11,7 @@ import pytest
 
 from dpcore import DPOWL, read_trial
 from dpcore.data import read_dictionary
-from tests.dpcore.test_cli import run
+from tests.dpcore.cli.test_cli import run
 
 DICTIONARY = {
     "treatment": "arm",

@@ -14,7 +14,7 @@ from dpcore import PrivacyLedger, load_rule, read_dictionary, read_trial
 from dpcore.release import ReleasePlan
 from dpcore.release.script import release_script
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 DEMO = ROOT / "dpcore_app" / "demo_data"
 
 

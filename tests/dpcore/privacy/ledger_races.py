@@ -1,4 +1,4 @@
-"""Concurrent releases against a cap, for tests/dpcore/test_accounting.py.
+"""Concurrent releases against a cap, for tests/dpcore/privacy/test_accounting.py.
 
 A module of its own, importing only the ledger: the process races start their workers with
 ``spawn``, and each worker imports this module (not the test module's pytest, hypothesis and

@@ -8,7 +8,7 @@ import pytest
 from dpcore import Dictionary, read_dictionary, read_trial
 from dpcore.data.dictionary import DictionaryError
 
-DEMO = Path(__file__).resolve().parents[2] / "dpcore_app" / "demo_data"
+DEMO = Path(__file__).resolve().parents[3] / "dpcore_app" / "demo_data"
 HEADER = "column,role,type,lower,upper,levels,unit\n"
 
 

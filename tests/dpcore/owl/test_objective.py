@@ -31,7 +31,7 @@ from dpcore.privacy.mechanisms import (
 )
 
 ALPHA = 1e-3  # false-alarm probability of each audit of a correct mechanism
-DEMO = Path(__file__).resolve().parents[2] / "dpcore_app" / "demo_data"
+DEMO = Path(__file__).resolve().parents[3] / "dpcore_app" / "demo_data"
 
 
 def problem(n=300, d=3, seed=0):
