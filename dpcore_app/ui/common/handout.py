@@ -27,8 +27,6 @@ if TYPE_CHECKING:
     import pandas as pd
     import plotly.graph_objects as go
 
-    from dpcore_app.ui.lessons.catalog import Lesson
-
 DICTIONARY = {
     "n": "patients in the simulated trial",
     "epsilon": "privacy budget ε (inf: the non-private fit)",
@@ -379,7 +377,7 @@ section{break-inside:avoid;border-top:1px solid #ccc;padding-top:.35rem;margin-t
 )
 
 
-def lessons_page(lessons: Iterable[Lesson], base: str) -> str:
+def lessons_page(lessons: Iterable[Any], base: str) -> str:
     """The lessons as one printable, self-contained HTML worksheet on two A4 pages: each link
     absolute (``base`` is :func:`app_base`, taken while the page runs), as text and as a QR
     code, and a box for the student's prediction; when ``base`` is this computer only, the
