@@ -5,6 +5,7 @@ colour-blind-safe palette, and the text sizes and line colours that read in both
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
@@ -30,7 +31,7 @@ INK = "#888888"
 CONFIG = {"displayModeBar": False, "displaylogo": False}
 
 
-def layout(fig, title, xtitle, ytitle, height=380):
+def layout(fig: go.Figure, title: str, xtitle: str, ytitle: str, height: int = 380) -> go.Figure:
     """The shared layout: title, axis titles, sizes of every text; call it after the traces
     (an axis holding a single value gets its range from them)."""
     fig.update_layout(
@@ -100,12 +101,12 @@ def _phone_height(fig):
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
-def decade_ticks(fig, axis):
+def decade_ticks(fig: go.Figure, axis: str) -> go.Figure:
     """Ticks at the powers of ten the ``axis`` ("x" or "y") spans, written out (0.01 … 1000) or
     as 10⁻⁴ in full-size characters: plotly's own exponents are drawn at 70% of the tick size,
     and its minor 2 and 5 labels at 75%, both below 14 px."""
     values = []
-    stacks = {}
+    stacks: dict[Any, np.ndarray] = {}
     for trace in fig.data:
         data = getattr(trace, axis, None)
         if data is None or trace.type not in ("scatter", "bar", "heatmap"):
@@ -155,13 +156,22 @@ def _single_values(fig):
             update(autorangeoptions={"include": [v / 2, 2 * v] if v > 0 else [v - 1, v + 1]})
 
 
-def rgba(hex_colour, alpha):
+def rgba(hex_colour: str, alpha: float) -> str:
     h = hex_colour.lstrip("#")
     r, g, b = (int(h[i : i + 2], 16) for i in (0, 2, 4))
     return f"rgba({r},{g},{b},{alpha})"
 
 
-def band(fig, x, mean, lo, hi, colour, name, hover):
+def band(
+    fig: go.Figure,
+    x: np.ndarray,
+    mean: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    colour: str,
+    name: str,
+    hover: str,
+) -> None:
     """A mean line with its 95% Monte-Carlo band."""
     fig.add_trace(
         go.Scatter(
@@ -205,7 +215,15 @@ def band(fig, x, mean, lo, hi, colour, name, hover):
     )
 
 
-def marker(fig, x, text, colour=INK, dash="solid", log_x=False, row=0):
+def marker(
+    fig: go.Figure,
+    x: float,
+    text: str,
+    colour: str = INK,
+    dash: str = "solid",
+    log_x: bool = False,
+    row: int = 0,
+) -> None:
     """A vertical line at x with its label above the plot area, clear of the data.
 
     On a log axis plotly places annotations at log10(x), so the label is added by hand.

@@ -16,16 +16,19 @@ import difflib
 import json
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn
 from urllib.parse import urlencode
 
 import streamlit as st
 
 from dpcore_app.ui.common.grids import fmt_number
 from dpcore_app.ui.common.safety import plain
+
+if TYPE_CHECKING:
+    from streamlit.elements.lib.mutable_expander_container import ExpanderContainer
 
 _NUMBER = re.compile(
     r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?"
@@ -40,21 +43,22 @@ class Control:
     label: str
     default: object
     help: str | None
+    fmt: Callable[[Any], Any]
 
-    def to_url(self, value):
+    def to_url(self, value: Any) -> Any:
         """The URL value(s) the widget writes for ``value``."""
         return self.fmt(value)
 
-    def from_url(self, raw):
+    def from_url(self, raw: list[str]) -> tuple[Any, str | None]:
         """(value, problem) from the link's values for this key; problem is None when valid."""
         raise NotImplementedError
 
     @property
-    def state_key(self):
+    def state_key(self) -> str:
         """The widget's session-state key on the current page (see :func:`state_key`)."""
         return state_key(self.key)
 
-    def widget(self, **kwargs):
+    def widget(self, **kwargs: Any) -> Any:
         """Create the widget and return its value, never None."""
         value = self._create(
             key=self.state_key, on_change=write_link, **kwargs
@@ -92,7 +96,7 @@ class Choice(Control):
     kind: str = "select_slider"
     help: str | None = None
 
-    def from_url(self, raw):
+    def from_url(self, raw: list[str]) -> tuple[Any, str | None]:
         value, problem = self._single(raw)
         if problem:
             return self.default, problem
@@ -137,10 +141,10 @@ class MultiChoice(Choice):
 
     kind: str = "multiselect"
 
-    def to_url(self, value):
+    def to_url(self, value: Any) -> list[str]:
         return [self.fmt(v) for v in value] or [""]
 
-    def from_url(self, raw):
+    def from_url(self, raw: list[str]) -> tuple[Any, str | None]:
         labels = {self.fmt(o): o for o in self.options}
         if raw in ([], [""]):
             return (), None
@@ -181,10 +185,10 @@ class IntRange(Control):
     kind: str = "number"
     help: str | None = None
 
-    def fmt(self, value):
+    def fmt(self, value: Any) -> str:
         return str(int(value))
 
-    def from_url(self, raw):
+    def from_url(self, raw: list[str]) -> tuple[Any, str | None]:
         value, problem = self._single(raw)
         if problem:
             return self.default, problem
@@ -220,7 +224,7 @@ _GREEK = {
 }
 
 
-def ascii_form(text):
+def ascii_form(text: object) -> str:
     """A label as plain ASCII for a link: εnτ → eps_n_tau, √d → sqrt_d (case-insensitive)."""
     spelled = "".join(f"_{_GREEK[c]}_" if c in _GREEK else c for c in str(text))
     return re.sub(r"[^0-9a-z]+", "_", spelled.lower()).strip("_")
@@ -251,7 +255,7 @@ def _nearest(options, raw):
     return min(numbers, key=lambda o: abs(o - x))
 
 
-def row(*controls, widths=None):
+def row(*controls: Control, widths: Sequence[float] | None = None) -> list[Any]:
     """Controls side by side, one column each; returns their values in order."""
     values = []
     for column, control in zip(st.columns(widths or len(controls)), controls):
@@ -268,14 +272,14 @@ _SCOPE = "_link_scope"  # the page whose controls this session's widgets belong 
 _PAGES: dict = {}  # page -> its controls (the same specs in every session)
 
 
-def state_key(name, page=None):
+def state_key(name: str, page: str | None = None) -> str:
     """The session-state key of the control written ``name`` in a link: the page's own
     (``dp-owl.eps``), so a value set on one page never reaches another page's widget."""
     page = st.session_state.get(_SCOPE) if page is None else page
     return f"{page}.{name}" if page else name
 
 
-def value_of(spec):
+def value_of(spec: Control) -> Any:
     """The control's current value on this page (its default before the widget exists)."""
     value = st.session_state.get(spec.state_key)
     if value is None:
@@ -283,13 +287,13 @@ def value_of(spec):
     return tuple(value) if isinstance(spec, MultiChoice) else value
 
 
-def whole_state(specs, values):
+def whole_state(specs: Iterable[Control], values: Mapping[str, Any]) -> dict[str, Any]:
     """Every control in ``specs`` at its default, then ``values``: a state that owes nothing to
     what came before (what a preset and a link both set)."""
     return {**{c.key: c.default for c in specs}, **values}
 
 
-def set_state(values):
+def set_state(values: Mapping[str, Any]) -> None:
     """From a callback (a preset, a tuned γ): set controls of the current page by their link
     names, and write the address to match."""
     _assign(values)
@@ -305,13 +309,15 @@ def _assign(values):
         good.pop(state_key(name), None)
 
 
-def presets(specs, overrides):
+def presets(
+    specs: Iterable[Control], overrides: Mapping[str, Mapping[str, Any]]
+) -> dict[str, dict[str, Any]]:
     """Whole states: every control in ``specs`` at its default, then the preset's values, so a
     preset never lands on top of whatever came before (a link is read the same way)."""
     return {label: whole_state(specs, values) for label, values in overrides.items()}
 
 
-def active(presets_, specs):
+def active(presets_: Mapping[str, Mapping[str, Any]], specs: Iterable[Control]) -> str | None:
     """The label of the preset the controls are at now, or None."""
     now = {c.key: value_of(c) for c in specs}
     for label, values in presets_.items():
@@ -320,7 +326,12 @@ def active(presets_, specs):
     return None
 
 
-def presets_menu(presets_, specs, announce=False, key=lambda i, label: f"preset_{i}"):
+def presets_menu(
+    presets_: Mapping[str, Mapping[str, Any]],
+    specs: Iterable[Control],
+    announce: bool = False,
+    key: Callable[[int, str], str] = lambda i, label: f"preset_{i}",
+) -> str | None:
     """The presets as buttons in one popover whose label names the active preset (or says the
     settings are custom): one element above the charts instead of a row of buttons and a
     caption; a choice closes it. ``announce``: a preset's label is announced with the verdict (see :func:`apply`).
@@ -350,7 +361,7 @@ def presets_menu(presets_, specs, announce=False, key=lambda i, label: f"preset_
 _CHOSEN = "_presets_chosen"  # how many presets this session chose: the popover's key
 
 
-def apply(values, label=None):
+def apply(values: Mapping[str, Any], label: str | None = None) -> None:
     """on_click of a preset: set the whole state and close the menu (it would stay open over
     the answer the preset changed); the page may announce ``label`` once the numbers are in
     (on a phone the verdict may be off-screen)."""
@@ -360,7 +371,7 @@ def apply(values, label=None):
         st.session_state["_preset_toast"] = label
 
 
-def link_params(specs=None, complete=False):
+def link_params(specs: Iterable[Control] | None = None, complete: bool = False) -> dict[str, Any]:
     """The current page's state as URL parameters: the values that differ from their defaults
     (the address bar), or every control (``complete``: a link on paper that must not depend on
     what the defaults are one day)."""
@@ -373,7 +384,7 @@ def link_params(specs=None, complete=False):
     return params
 
 
-def write_link():
+def write_link() -> None:
     """Make the address bar read the current page's state (after a widget moved, a preset).
 
     A public st.query_params edit; :func:`history_guard` makes the browser replace the history
@@ -405,7 +416,7 @@ _GUARD = """<script>(() => {
 })();</script>"""
 
 
-def history_guard():
+def history_guard() -> bool:
     """Once per run, from app.py: the browser keeps one history entry per page visit.
 
     Streamlit's browser side adds a history entry whenever the server changes the query string
@@ -420,7 +431,7 @@ def history_guard():
     return earlier
 
 
-def check_link(controls, page=None):
+def check_link(controls: Sequence[Control], page: str | None = None) -> list[str]:
     """Read the link before the page's widgets exist; returns the notices shown.
 
     ``page`` scopes the controls' session-state keys (``dp-owl.eps``); the URL keeps the short
@@ -520,7 +531,7 @@ def _as_lists(params):
     return {k: _listed(v) for k, v in params.items()}
 
 
-def rerun():
+def rerun() -> NoReturn:
     """st.rerun() for a page that reruns itself: the link's notices stay on screen."""
     st.session_state["_keep_notices"] = True
     st.rerun()
@@ -550,7 +561,7 @@ def _quote(text):
     return "“" + (text if len(text) <= _SHOWN else text[:_SHOWN] + "…") + "”"
 
 
-def details(label, key, **expander):
+def details(label: str, key: str, **expander: Any) -> ExpanderContainer:
     """An expander whose content the page writes only while it is open (``if box.open:``):
     collapsed, it costs a rerun nothing, and the browser loads nothing its elements need.
     Opening or closing it reruns the page (or fragment)."""

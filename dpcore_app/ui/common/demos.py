@@ -33,7 +33,7 @@ class Source:
     shipped: bool = False
 
     @property
-    def demo(self):
+    def demo(self) -> bool:
         """A file shipped with the app, by its identity (never an upload)."""
         return self.shipped
 
@@ -49,6 +49,6 @@ def _demo_bytes(name):
     return data, _digest(data), json.loads((DEMO_DIR / f"{name}.json").read_text())
 
 
-def demo_source(name):
+def demo_source(name: str) -> Source:
     data, digest, dictionary = _demo_bytes(name)
     return Source(f"{name}.csv", data, digest, dictionary, shipped=True)

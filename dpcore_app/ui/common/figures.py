@@ -24,8 +24,10 @@ import importlib
 import pickle
 import re
 import threading
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -34,25 +36,28 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from dpcore.data.csv_safe import write_csv
-from dpcore.store import default_store
+from dpcore.store import ResultStore, default_store
 from dpcore_app.ui.common.charts import CONFIG
+
+if TYPE_CHECKING:
+    from streamlit.delta_generator import DeltaGenerator
 
 
 class SharedFigure(go.Figure):
     """A built figure, shared read-only: ``to_dict`` returns the dict computed once."""
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         return self._shared_dict
 
     @classmethod
-    def freeze(cls, fig):
+    def freeze(cls, fig: go.Figure) -> SharedFigure:
         spec = fig.to_dict()
         fig.__class__ = cls  # the same object, its dict kept (plotly allows "_" attributes)
         fig._shared_dict = spec
         return fig
 
     @classmethod
-    def from_spec(cls, spec):
+    def from_spec(cls, spec: dict[str, Any]) -> SharedFigure:
         """A figure read back as its dict: the plotly objects are not built again (that is
         the cost saved), so only ``to_dict`` (what ``st.plotly_chart`` reads) describes it."""
         fig = cls()
@@ -106,7 +111,7 @@ _storing = threading.local()  # .on: this thread writes the figures it builds to
 
 
 @contextmanager
-def storing():
+def storing() -> Iterator[None]:
     """Figures built inside this block (in this thread) are also written to the results store,
     for every later server process (``dpcore warm``)."""
     _storing.on = True
@@ -137,12 +142,12 @@ def _spec_key(module, name, args, kwargs):
     return hashlib.sha256(_source_digest().encode() + inputs).hexdigest()
 
 
-def stored_count(store):
+def stored_count(store: ResultStore) -> int:
     """How many figures ``store`` (a :class:`dpcore.store.ResultStore`) holds."""
     return store.count(_SPEC)
 
 
-def figure(builder, *args, **kwargs):
+def figure(builder: Callable[..., go.Figure], *args: Any, **kwargs: Any) -> SharedFigure:
     """``builder(*args, **kwargs)`` from the shared cache (or the results store); ``builder`` is
     a chart function of one of :data:`TEACHING_CHARTS`."""
     if builder.__module__ not in TEACHING_CHARTS:
@@ -154,7 +159,14 @@ def figure(builder, *args, **kwargs):
 # Showing a chart: the one place every page's charts pass through
 
 
-def show(fig, *, key, alt=None, numbers=True, where=None):
+def show(
+    fig: go.Figure,
+    *,
+    key: str,
+    alt: str | None = None,
+    numbers: bool | Literal["page"] = True,
+    where: DeltaGenerator | None = None,
+) -> None:
     """Draw ``fig`` the way every chart of the app is drawn, with its text alternative.
 
     The chart is a figure named by a sentence (``alt``, or :func:`describe`'s: what it shows)
@@ -175,7 +187,8 @@ def show(fig, *, key, alt=None, numbers=True, where=None):
     if own:
         where.download_button(
             "Numbers (CSV)",
-            lambda: write_csv(table(spec), index=False),  # through the formula guard
+            # through the formula guard; with no path, write_csv returns the text (a str)
+            lambda: write_csv(table(spec), index=False),  # type: ignore[arg-type,return-value]
             f"{key}.csv",
             "text/csv",
             key=f"{key}_numbers",
@@ -189,7 +202,7 @@ _numbers = threading.local()  # .on: False while a page shows numbers it will re
 
 
 @contextmanager
-def numbers(on=True):
+def numbers(on: bool = True) -> Iterator[None]:
     """Inside this block (in this thread), :func:`show` offers no download when ``on`` is False:
     a first estimate, drawn while the final numbers compute, is not a file to keep."""
     before = _numbers.__dict__.get("on", True)
@@ -210,7 +223,7 @@ def _text(value):
     return " ".join(_TAG.sub(" ", str(value or "")).split())
 
 
-def describe(spec):
+def describe(spec: Mapping[str, Any]) -> str:
     """One sentence of what a chart shows, from its figure dict: its title, what is drawn
     against what, and the names of its series."""
     layout = spec.get("layout", {})
@@ -241,7 +254,7 @@ def _values(data):
     return np.asarray(data, dtype=object)
 
 
-def table(spec):
+def table(spec: Mapping[str, Any]) -> pd.DataFrame:
     """The numbers a chart draws, one row per point: series, x, y (z for a heat map), and the
     95% band's low and high where the chart has one (:func:`charts.band`'s filled outline, or
     an error bar). Read off the figure itself, so the file and the picture cannot disagree."""

@@ -17,6 +17,8 @@ stays as loaded (a chart against n sends its n once, not once per ε), and the a
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 from plotly.io.json import to_json_plotly
@@ -25,6 +27,11 @@ from dpcore_app.ui.common.charts import FONT, INK
 from dpcore_app.ui.common.controls import set_state, value_of
 from dpcore_app.ui.common.figures import SharedFigure
 from dpcore_app.ui.common.grids import fmt_eps
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
+
+    from dpcore_app.ui.common.controls import Choice
 
 #: The slider sits under the plot area, ``AXIS_PX`` below it so that the x-axis' tick labels and
 #: title stay above it; the figure grows by ``SLIDER_PX``, the slider's own height, so that the
@@ -74,7 +81,12 @@ def _bold(title):
     return None if title is None else f"<b>{title}</b>"
 
 
-def eps_steps(specs, current, fmt=fmt_eps, prefix="privacy budget ε: "):
+def eps_steps(
+    specs: Mapping[Any, go.Figure | dict[str, Any]],
+    current: Any,
+    fmt: Callable[[Any], str] = fmt_eps,
+    prefix: str = "privacy budget ε: ",
+) -> SharedFigure:
     """One figure from a chart drawn at every ε of a grid: the chart at ``current`` with a slider
     under the plot, one step per ε, each step redrawing the chart as it is at that ε.
 
@@ -206,7 +218,7 @@ def _component():
     )
 
 
-def follow(chart_key, control):
+def follow(chart_key: str, control: Choice) -> None:
     """When a drag on the ε slider of the chart keyed ``chart_key`` ends, set ``control`` (the
     page's ε :class:`~dpcore_app.ui.common.controls.Choice`) to the chosen step and write the
     link: one rerun, the page and its address at that ε. Call it right after the chart."""

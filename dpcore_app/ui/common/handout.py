@@ -12,7 +12,9 @@ import datetime
 import html
 import os
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode, urlsplit
 
 import streamlit as st
@@ -20,6 +22,10 @@ import streamlit as st
 import dpcore
 from dpcore.data.csv_safe import write_csv
 from dpcore_app.ui.common.controls import details, link_params
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import plotly.graph_objects as go
 
 DICTIONARY = {
     "n": "patients in the simulated trial",
@@ -62,7 +68,7 @@ class Report:
 PUBLIC_URL = "DPCORE_PUBLIC_URL"  # e.g. https://stats.example.org/privacy behind a proxy
 
 
-def app_base():
+def app_base() -> str:
     """The app's public address, with no trailing slash: ``$DPCORE_PUBLIC_URL`` when set (a
     deployment behind a proxy whose outside address the server cannot see), else the address
     the browser used for this session (scheme, host and port, plus server.baseUrlPath), else
@@ -80,7 +86,7 @@ def app_base():
     ) + path.rstrip("/")
 
 
-def loopback(base):
+def loopback(base: str) -> bool:
     """Whether ``base`` (:func:`app_base`) names this computer only (localhost, 127.x, ::1):
     links and QR codes to it open nothing on anyone else's device."""
     import ipaddress
@@ -94,7 +100,7 @@ def loopback(base):
         return False
 
 
-def lan_address():
+def lan_address() -> str | None:
     """This computer's address on its local network, or None (no packet is sent: a UDP socket
     is pointed at a private address only to read the interface the system would use)."""
     import socket
@@ -108,7 +114,7 @@ def lan_address():
     return None if address.startswith("127.") else address
 
 
-def loopback_notice(base):
+def loopback_notice(base: str) -> str | None:
     """What a lecturer must know before printing links that point at this computer only, and
     how to print links a class can open; None when ``base`` is reachable by others."""
     if not loopback(base):
@@ -127,7 +133,7 @@ def loopback_notice(base):
     )
 
 
-def absolute(url_path, params, base=None):
+def absolute(url_path: str, params: Mapping[str, Any], base: str | None = None) -> str:
     """The absolute link to ``url_path`` with ``params`` (URL names and values as the widgets
     write them); ``base``: the app's address, default :func:`app_base`."""
     query = urlencode(params, doseq=True)
@@ -135,14 +141,14 @@ def absolute(url_path, params, base=None):
     return f"{base}/{url_path.strip('/')}" + (f"?{query}" if query else "")
 
 
-def link(url_path):
+def link(url_path: str) -> str:
     """The current view's link, complete: every control of the page named with its value, so
     it reproduces the view whatever the defaults become. Build it while the page runs (a
     download's callback has no address to read)."""
     return absolute(url_path, link_params(complete=True))
 
 
-def share(url_path):
+def share(url_path: str) -> None:
     """The view's link, with a copy button, written only while its expander is open: the code
     block's highlighter is 1.5 MB of script that a browser would otherwise load and run before
     the page's first chart (0.4-0.7 s of it at 1440 px)."""
@@ -159,17 +165,19 @@ def share(url_path):
             )
 
 
-def share_key(url_path):
+def share_key(url_path: str) -> str:
     """The session-state key of a page's "Link to this view" expander (open: True)."""
     return f"share_{url_path}"
 
 
-def csv(df, **to_csv):
+def csv(df: pd.DataFrame, **to_csv: Any) -> str | None:
     """A teaching table as CSV, through the project's formula guard (every CSV it writes)."""
     return write_csv(df, **to_csv)
 
 
-def with_settings(df, settings, dictionary=DICTIONARY):
+def with_settings(
+    df: pd.DataFrame, settings: Mapping[str, Any], dictionary: Mapping[str, str] = DICTIONARY
+) -> str:
     """A CSV whose first lines (# comments) give the settings and a data dictionary."""
     head = ["# settings"] + [f"# {k} = {v}" for k, v in settings.items()]
     used = [
@@ -178,7 +186,8 @@ def with_settings(df, settings, dictionary=DICTIONARY):
         if k.startswith("_") and any(k.split("/")[0] in c for c in df.columns) or k in df.columns
     ]
     head += ["# data dictionary"] + [f"# {k}: {v}" for k, v in used]
-    return "\n".join(head) + "\n" + write_csv(df)
+    # with no path, write_csv returns the text (a str)
+    return "\n".join(head) + "\n" + write_csv(df)  # type: ignore[operator]
 
 
 #: The printed sheet: A4 less the margins of ``@page``, in mm (96 CSS px to the inch: 190 mm is
@@ -224,7 +233,7 @@ line-height:1.25;color:#333}
 )
 
 
-def page(report, today=None):
+def page(report: Report, today: datetime.date | None = None) -> str:
     """The handout as one self-contained HTML page for a reader who never saw the app: the
     verdict, its numbers, the answer to "at what ε?", what ε promises one patient, the
     scenario, the chart and its numbers, and the link to the exact view (text and QR code) with
@@ -276,7 +285,7 @@ the code or open this link in the dashboard; it sets every setting and seed:
 </div></body></html>"""
 
 
-def printed(fig):
+def printed(fig: go.Figure) -> go.Figure:
     """A copy of ``fig`` for paper: on white whatever the app's theme, the sheet's width and
     :func:`chart_height`, and every text at :data:`PRINT_TEXT_PX` (the page's are sized for a
     projector)."""
@@ -296,7 +305,7 @@ def printed(fig):
     return fig.update_annotations(font_size=PRINT_TEXT_PX)
 
 
-def chart_height(fig):
+def chart_height(fig: go.Figure) -> int:
     """The printed chart's height in CSS px: :data:`CHART_BASE_PX` and a row for each of its
     legend's rows at the sheet's width (entries packed in trace order, about 0.6 em a character
     beside a 40 px symbol), so that the plot keeps its height when a view compares many n."""
@@ -338,7 +347,7 @@ def _editable(fig):
     return go.Figure(fig.to_dict())
 
 
-def qr_svg(url, error="m"):
+def qr_svg(url: str, error: str = "m") -> str:
     """The link as an inline SVG QR code (segno: pure Python, no dependencies) for a printed
     page a phone can scan, drawn at the size its style sets (a viewBox, no size of its own):
     medium error correction survives a smudge; low keeps the modules of a long link large."""
@@ -368,7 +377,7 @@ section{break-inside:avoid;border-top:1px solid #ccc;padding-top:.35rem;margin-t
 )
 
 
-def lessons_page(lessons, base):
+def lessons_page(lessons: Iterable[Any], base: str) -> str:
     """The lessons as one printable, self-contained HTML worksheet on two A4 pages: each link
     absolute (``base`` is :func:`app_base`, taken while the page runs), as text and as a QR
     code, and a box for the student's prediction; when ``base`` is this computer only, the

@@ -26,7 +26,9 @@ from __future__ import annotations
 
 import hmac
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pandas as pd
 import streamlit as st
@@ -34,6 +36,11 @@ import streamlit as st
 from dpcore.privacy import accounting
 from dpcore.privacy.accounting import BudgetExceededError, PrivacyLedger
 from dpcore_app.ui.common.safety import plain
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from dpcore.privacy.accounting import DatasetSummary
 
 IN_USE = "ledger_dataset"  # the key of the dataset in use (a salted digest), never the data
 _MEMO = "ledger_key_memo"  # (file digest, name, ledger path, key): the file is hashed once
@@ -57,7 +64,7 @@ class Receipt:
     dataset: str
 
 
-def ledger_path():
+def ledger_path() -> Path | str:
     """The ledger file every session uses (read at each call, so a test can point it elsewhere)."""
     return accounting.default_ledger_path()
 
@@ -70,7 +77,7 @@ class NotSignedIn(RuntimeError):
 PROXY_HEADER = "X-Dpcore-Proxy"
 
 
-def ledger_user():
+def ledger_user() -> str | None:
     """The user the ledger answers for: None, the local single user (who sees every dataset).
 
     On a department server this is the signed-in user: ``$DPCORE_AUTH_HEADER`` names the
@@ -98,7 +105,7 @@ def ledger_user():
     return user
 
 
-def ledger_keepers():
+def ledger_keepers() -> frozenset[str]:
     """The users who see every dataset (``$DPCORE_KEEPERS``, comma-separated: ``dpcore serve
     --keeper``); none without authentication, where the local user sees everything."""
     if not os.environ.get("DPCORE_AUTH_HEADER", "").strip():
@@ -108,7 +115,7 @@ def ledger_keepers():
     )
 
 
-def dataset_ledger(key):
+def dataset_ledger(key: str) -> PrivacyLedger:
     """The durable ledger of the dataset with this key, for :func:`ledger_user`: the file
     keyed in this session (in the ledger or not yet), else a dataset already in the ledger."""
     keyed = st.session_state.get(_KEYED)
@@ -134,7 +141,7 @@ def _shipped_demo_keys(path, user, keepers):
     )
 
 
-def is_demo(key):
+def is_demo(key: str) -> bool:
     """Whether the dataset with this key is, or shares rows with, a demo file shipped with the
     app (public practice data)."""
     demos = _DEMO_KEYS | _shipped_demo_keys(
@@ -174,7 +181,7 @@ def dataset_key(source, name=""):
     return key
 
 
-def standing(key):
+def standing(key: str) -> tuple[float, float | None]:
     """(ε spent so far, cap or None) of the dataset with this key, over every session."""
     ledger = dataset_ledger(key)
     return ledger.total()[0], ledger.budget
@@ -201,12 +208,12 @@ def record(dataset_key, made, where=""):
     return made, Receipt(entry.index, entry.epsilon, entry.delta, *made.totals, dataset_key)
 
 
-def eps_text(eps):
+def eps_text(eps: float) -> str:
     """ε as the sidebar, the receipts and the files say it: ∞ is "no guarantee"."""
     return "∞ (no guarantee)" if eps == float("inf") else f"{eps:g}"
 
 
-def refusal(ledger, epsilon):
+def refusal(ledger: PrivacyLedger, epsilon: float) -> str:
     """Why a release of ``epsilon`` is refused under the dataset's cap, in plain words."""
     spent = ledger.total()[0]
     if epsilon == float("inf"):
@@ -224,7 +231,7 @@ def refusal(ledger, epsilon):
     )
 
 
-def receipt_sentence(receipt):
+def receipt_sentence(receipt: Receipt) -> str:
     """What every release shows: its index and the dataset's cumulative spend."""
     delta = f", δ = {receipt.delta_total:g}" if receipt.delta_total else ""
     return (
@@ -233,12 +240,12 @@ def receipt_sentence(receipt):
     )
 
 
-def release_number(receipt):
+def release_number(receipt: Receipt) -> str:
     """The short form, beside a sentence that already gives the total: which release this is."""
     return f"Release no. {receipt.index} on this dataset."
 
 
-def entries_table(ledger):
+def entries_table(ledger: PrivacyLedger) -> pd.DataFrame:
     """The releases as a table (index, ε, time in UTC, mechanism, δ, parts, and who released
     each on a server), oldest first: what the sidebar's width shows first is what was spent
     and when."""
@@ -335,7 +342,7 @@ def _cap_panel(ledger, eps, demo=False):
         st.caption(f"Already ε = {eps:g} spent, past the cap: every further release is refused.")
 
 
-def visible_datasets(user, keepers):
+def visible_datasets(user: str | None, keepers: Iterable[str] | None) -> tuple[DatasetSummary, ...]:
     """The datasets of the ledger ``user`` may see (every one for a keeper), oldest first."""
     return PrivacyLedger.list_datasets(ledger_path(), user=user, keepers=keepers)
 
