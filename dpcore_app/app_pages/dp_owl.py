@@ -4,6 +4,7 @@ import streamlit as st
 
 from dpcore_app.ui.common import controls, figures, handout
 from dpcore_app.ui.common.controls import check_link, rerun
+from dpcore_app.ui.common.presets import presets_menu
 from dpcore_app.ui.common.safety import guarded
 from dpcore_app.ui.owl import compute, decide, explain, panels, tuning
 from dpcore_app.ui.owl.controls import CONTROLS, PRESETS, REPS, SCALE, STATE
@@ -22,7 +23,7 @@ def study():
         target = decide.target_widgets()
     s = settings_panel()
     with presets_box:
-        controls.presets_menu(PRESETS, STATE, announce=True)
+        presets_menu(PRESETS, STATE, announce=True)
     with st.expander(
         "What is simulated"
     ):  # one line, after the controls: the charts start on the first screen and the presets are the first stop

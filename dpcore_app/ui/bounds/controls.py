@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from dpcore_app.ui.bounds import explain
 from dpcore_app.ui.common import specs
-from dpcore_app.ui.common.controls import Choice, IntRange, presets
+from dpcore_app.ui.common.controls import Choice, IntRange
+from dpcore_app.ui.common.presets import presets
 
 EPS = specs.epsilon("Smaller ε: more noise, stronger privacy.")
 N = specs.trial_size(500)

@@ -26,8 +26,9 @@ from dpcore_app.ui.bounds.controls import (
     W,
 )
 from dpcore_app.ui.common import frames, handout
-from dpcore_app.ui.common.controls import details, presets_menu, row
+from dpcore_app.ui.common.controls import details, row
 from dpcore_app.ui.common.figures import show
+from dpcore_app.ui.common.presets import presets_menu
 
 
 def settings_panel():

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from dpcore.cvar.constructions import KINDS
 from dpcore_app.ui.common import specs
-from dpcore_app.ui.common.controls import Choice, IntRange, MultiChoice, presets
+from dpcore_app.ui.common.controls import Choice, IntRange, MultiChoice
 from dpcore_app.ui.common.grids import EPS_OPTIONS, fmt_eps
+from dpcore_app.ui.common.presets import presets
 from dpcore_app.ui.cvar import compute
 
 KIND_NAMES = {

@@ -9,8 +9,9 @@ import math
 import streamlit as st
 
 from dpcore_app.ui.common import frames, handout
-from dpcore_app.ui.common.controls import details, presets_menu, row
+from dpcore_app.ui.common.controls import details, row
 from dpcore_app.ui.common.figures import figure, show
+from dpcore_app.ui.common.presets import presets_menu
 from dpcore_app.ui.cvar import charts, compute, explain
 from dpcore_app.ui.cvar.controls import (
     BOUND,

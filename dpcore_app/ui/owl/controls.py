@@ -3,9 +3,10 @@ sets, and the presets. A link to the page names every one of :data:`CONTROLS` wi
 
 from __future__ import annotations
 
-from dpcore_app.ui.common import controls, specs
+from dpcore_app.ui.common import specs
 from dpcore_app.ui.common.controls import Choice, IntRange, MultiChoice
 from dpcore_app.ui.common.grids import N_OPTIONS, fmt_number
+from dpcore_app.ui.common.presets import presets
 from dpcore_app.ui.owl import decide, tuning
 
 EPS = specs.epsilon(
@@ -75,7 +76,7 @@ STATE = (
     SEED,
 )  # what a preset sets, all of it
 CONTROLS = (*STATE, METRIC, SCALE, *tuning.CONTROLS, *decide.CONTROLS)
-PRESETS = controls.presets(
+PRESETS = presets(
     STATE,
     {
         "Strong privacy (ε = 0.1)": {"eps": 0.1},
