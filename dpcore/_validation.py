@@ -91,6 +91,18 @@ def check_matrix(X: Any, name: str = "X", *, allow_1d: bool = True) -> np.ndarra
     return X
 
 
+def check_new_rows(X: Any, n_features: int, estimator: str) -> np.ndarray:
+    """Rows to predict for: :func:`check_matrix` (2-D only) with the fit's ``n_features``
+    columns, else scikit-learn's error naming the ``estimator`` class."""
+    X = check_matrix(X, allow_1d=False)
+    if X.shape[1] != n_features:
+        raise ValueError(
+            f"X has {X.shape[1]} features, but {estimator} is "
+            f"expecting {n_features} features as input"
+        )
+    return X
+
+
 def check_vector(v: Any, name: str, n: int, *, finite: bool = True) -> np.ndarray:
     """A 1-D float array of length ``n``."""
     try:

@@ -9,7 +9,6 @@ import warnings
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 from numpy.typing import ArrayLike
 
 from .._estimator import CLIPPED_SHARE_WARNING, ClippingWarning, PrivacyWarning
@@ -367,14 +366,7 @@ class DPOWL(TwoArmRule):
                     "0 only with public outcome_bounds"
                 )
             B = trial.outcomes_for_fit(self.outcome_bounds, self._direction(trial.larger_is_better))
-        X = pd.DataFrame(np.asarray(trial.X), columns=list(trial.covariates))
-        self._trial_direction = trial.larger_is_better
-        try:  # Trial.A is +1 for trial.arms[0]
-            self.fit(X, trial.A, B, p, treated=1.0, ledger=ledger)
-        finally:
-            del self._trial_direction
-        self.arms_ = tuple(trial.arms)
-        return self
+        return self._fit_on_trial(trial, B, p, ledger=ledger)
 
     def _direction(self, from_trial: bool | None = None) -> bool:
         """The outcome direction: the estimator's, else the trial's dictionary's."""

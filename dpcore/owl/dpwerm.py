@@ -25,6 +25,7 @@ from .._validation import (
     check_choice,
     check_epsilon,
     check_matrix,
+    check_new_rows,
     check_real,
     check_weights,
 )
@@ -389,12 +390,7 @@ class DPWeightedERM(PrivateEstimator):
         """
         self._check_fitted()
         self._check_feature_names(X)
-        X = check_matrix(X, allow_1d=False)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(
-                f"X has {X.shape[1]} features, but {type(self).__name__} is "
-                f"expecting {self.n_features_in_} features as input"
-            )
+        X = check_new_rows(X, self.n_features_in_, type(self).__name__)
         return self.scaling_.transform(X) @ self.theta_
 
     def predict(self, X: ArrayLike) -> np.ndarray:

@@ -84,6 +84,10 @@ class Estimate:
     lower: float
     upper: float
 
+    def to_dict(self) -> dict[str, float]:
+        """The estimate as a released file writes it: value, lower and upper."""
+        return {"value": self.value, "lower": self.lower, "upper": self.upper}
+
 
 def evaluation_budget(epsilon, moment_share=0.25, count_share=COUNT_SHARE, count=True):
     """How ε_eval is split between the cells, the second moments and the per-arm counts.

@@ -163,7 +163,6 @@ class PrivateEvaluation:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        as_dict = lambda e: {"value": e.value, "lower": e.lower, "upper": e.upper}  # noqa: E731
         return {
             "epsilon_eval": self.epsilon,
             "patients": self.m,
@@ -176,14 +175,14 @@ class PrivateEvaluation:
             "complete_count_rates": by_arm(self.count_rates),
             "complete_count_sensitivity_l1": (None if self.complete is None else COUNT_SENSITIVITY),
             "epsilon_split": dict(zip(("cells", "second_moments", "complete_count"), self.budget)),
-            "values": {k: as_dict(v) for k, v in self.values.items()},
-            "gains": {k: as_dict(v) for k, v in self.gains.items()},
+            "values": {k: v.to_dict() for k, v in self.values.items()},
+            "gains": {k: v.to_dict() for k, v in self.gains.items()},
             **(
                 {}
                 if self.average_effect is None
                 else {
                     "average_effect": {
-                        **as_dict(self.average_effect),
+                        **self.average_effect.to_dict(),
                         "meaning": "treat-all's value minus treat-none's (treated minus control), "
                         "outcome units; the interval's level holds for the two values together",
                         "better_on_average": None
@@ -260,7 +259,6 @@ class ArmsEvaluation:
         )
 
     def to_dict(self):
-        as_dict = lambda e: {"value": e.value, "lower": e.lower, "upper": e.upper}  # noqa: E731
         names = ["rule", *(str(a) for a in self.arms)]
         cell_names = [
             f"arm '{a}', {kind}" for a in self.arms for kind in ("recommended", "not recommended")
@@ -280,8 +278,8 @@ class ArmsEvaluation:
             ),
             "complete_count_sensitivity_l1": None if self.complete is None else COUNT_SENSITIVITY,
             "epsilon_split": dict(zip(("sums", "second_moments", "complete_count"), self.budget)),
-            "values": {str(k): as_dict(v) for k, v in self.values.items()},
-            "gains": {str(k): as_dict(v) for k, v in self.gains.items()},
+            "values": {str(k): v.to_dict() for k, v in self.values.items()},
+            "gains": {str(k): v.to_dict() for k, v in self.gains.items()},
             "values_joint": {
                 str(k): {"lower": lo, "upper": hi} for k, (lo, hi) in self.joint_values.items()
             },

@@ -23,7 +23,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 from numpy.typing import ArrayLike
 
 from .._estimator import (
@@ -37,6 +36,7 @@ from .._validation import (
     check_choice,
     check_epsilon,
     check_matrix,
+    check_new_rows,
     check_real,
     check_vector,
 )
@@ -531,22 +531,7 @@ class PrivatePlugInRule(TwoArmRule):
                 f"this trial has {len(trial.arms)} arms read by read_arms_trial: the plug-in "
                 "rule compares two arms; read two of them with read_trial(..., arms=(a, b))"
             )
-        X = pd.DataFrame(np.asarray(trial.X), columns=list(trial.covariates))
-        self._trial_direction = trial.larger_is_better
-        try:  # Trial.A is +1 for trial.arms[0]
-            self.fit(
-                X,
-                trial.A,
-                trial.B,
-                propensity,
-                treated=1.0,
-                include=trial.complete,
-                ledger=ledger,
-            )
-        finally:
-            del self._trial_direction
-        self.arms_ = tuple(trial.arms)
-        return self
+        return self._fit_on_trial(trial, trial.B, propensity, include=trial.complete, ledger=ledger)
 
     def _direction(self) -> bool:
         """The outcome direction: the estimator's, else the trial's dictionary's."""
@@ -581,12 +566,7 @@ class PrivatePlugInRule(TwoArmRule):
         """
         self._check_fitted()
         self._check_feature_names(X)
-        X = check_matrix(X, allow_1d=False)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(
-                f"X has {X.shape[1]} features, but {type(self).__name__} is "
-                f"expecting {self.n_features_in_} features as input"
-            )
+        X = check_new_rows(X, self.n_features_in_, type(self).__name__)
         lower, upper = self.feature_bounds_
         return self.intercept_ + np.clip(X, lower, upper) @ self.coef_
 

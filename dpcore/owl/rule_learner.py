@@ -10,14 +10,19 @@ decision function is positive, ties going to control.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
+import pandas as pd
 from numpy.typing import ArrayLike
 
 from .._estimator import PrivateEstimator
 from .._validation import check_binary_labels, check_vector
 from .owl import benefit, check_propensity, ipw_value
+
+if TYPE_CHECKING:
+    from ..data.trial import Trial
 
 __all__ = ["TwoArmRule", "outcome_direction", "treatment_coding"]
 
@@ -95,6 +100,21 @@ class TwoArmRule(PrivateEstimator):
     arms_: tuple
     propensity_: float | None
     larger_is_better_: bool
+    #: ``fit(X, A, B, propensity, *, treated, ...)``, the subclass's.
+    fit: Callable[..., Any]
+
+    def _fit_on_trial(self, trial: Trial, B: ArrayLike, propensity: Any, **fit: Any) -> Self:
+        """``fit`` on a two-arm trial's rows and column names, with the outcomes ``B`` and the
+        ``propensity`` given (and the ``fit`` keywords): the trial's dictionary's direction
+        counts where the estimator has none, and ``arms_`` become the trial's."""
+        X = pd.DataFrame(np.asarray(trial.X), columns=list(trial.covariates))
+        self._trial_direction = trial.larger_is_better
+        try:  # Trial.A is +1 for trial.arms[0]
+            self.fit(X, trial.A, B, propensity, treated=1.0, **fit)
+        finally:
+            del self._trial_direction
+        self.arms_ = tuple(trial.arms)
+        return self
 
     def decision_function(self, X: ArrayLike) -> np.ndarray:
         """The rule's score for each row: > 0 favours treating."""

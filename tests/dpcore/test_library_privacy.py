@@ -11,7 +11,7 @@ from dpcore._estimator import ClippingWarning, NoiseWarning
 from dpcore.owl.evaluation_fit import fit_and_evaluate
 from dpcore.owl.paper import default_gamma, paper_gamma
 from dpcore.owl.release import rule_from_dpowl
-from dpcore.owl.rule_file import rule_to_dict
+from dpcore.owl.rule_file import FORMAT_KEYS, rule_to_dict
 from dpcore.owl.simulate import PAPER_TRIAL
 from dpcore.privacy.accounting import BudgetExceededError, PrivacyLedger
 
@@ -184,17 +184,7 @@ def test_neighbouring_files_publish_the_same_fields_but_the_noise_through_the_le
                 **{
                     k: v
                     for k, v in rule_from_dpowl(model, _Trial(400, 2)).to_dict().items()
-                    if k
-                    not in (
-                        "format",
-                        "rule",
-                        "one_hot",
-                        "package",
-                        "package_version",
-                        "apply",
-                        "apply_python",
-                        "apply_dpcore",
-                    )
+                    if k not in FORMAT_KEYS
                 }
             )
         )
