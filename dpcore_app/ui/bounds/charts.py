@@ -13,11 +13,11 @@ from dpcore_app.ui.common.charts import (
     GREY,
     INK,
     PALETTE,
-    band,
     decade_ticks,
     layout,
     marker,
     rgba,
+    summary_band,
 )
 from dpcore_app.ui.common.figures import figure
 from dpcore_app.ui.common.frames import eps_steps
@@ -74,12 +74,11 @@ def bound_terms(curve, measured, over, form, current, best, rho, paper_gamma=Non
         )
     )
     m = measured
-    band(
+    summary_band(
         fig,
         m[over].to_numpy(),
-        m.excess_mean.to_numpy(),
-        m.excess_lo.to_numpy(),
-        m.excess_hi.to_numpy(),
+        m,
+        "excess",
         PALETTE[5],
         "measured excess risk (mean, 95% band)",
         f"{unit}<br>mean %{{y:.3g}}<br>95% CI %{{customdata[0]:.3g}} – %{{customdata[1]:.3g}}<extra></extra>",
@@ -285,23 +284,21 @@ def cvar_rates(rates, measured, tau, eps):
         )
     m = measured
     hover = "n = %{x}<br>mean %{y:.3g}<br>95% CI %{customdata[0]:.3g} – %{customdata[1]:.3g}<extra></extra>"
-    band(
+    summary_band(
         fig,
         m.n.to_numpy(),
-        m.total_mean.to_numpy(),
-        m.total_lo.to_numpy(),
-        m.total_hi.to_numpy(),
+        m,
+        "total",
         PALETTE[5],
         "measured error, Laplace plug-in",
         hover,
     )
     if (m.privacy_mean > 0).any():
-        band(
+        summary_band(
             fig,
             m.n.to_numpy(),
-            m.privacy_mean.to_numpy(),
-            m.privacy_lo.to_numpy(),
-            m.privacy_hi.to_numpy(),
+            m,
+            "privacy",
             PALETTE[4],
             "its privacy part",
             hover,

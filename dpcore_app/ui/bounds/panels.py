@@ -28,13 +28,12 @@ from dpcore_app.ui.bounds.controls import (
 from dpcore_app.ui.common import frames, handout
 from dpcore_app.ui.common.controls import details, row
 from dpcore_app.ui.common.figures import show
-from dpcore_app.ui.common.presets import presets_menu
+from dpcore_app.ui.common.presets import presets_above
 
 
 def settings_panel():
     """Presets and the controls; returns the setting."""
-    box = st.container()  # the presets, filled after the controls: their label names the active one
-    with st.container(border=True):
+    with presets_above(PRESETS, STATE, key=lambda i, name: f"preset_{name}"):
         eps, n = row(EPS, N)
         left, right = st.columns([1, 3])
         with left:
@@ -46,8 +45,6 @@ def settings_panel():
         with st.expander("More settings: h, W, C, ρ, G, seed"):
             h, w, c, rho = row(H, W, C, RHO)
             g, seed = row(G, SEED)
-    with box:
-        presets_menu(PRESETS, STATE, key=lambda i, name: f"preset_{name}")
     s = dict(n=n, eps=eps, gamma=compute.gamma_used(mode, gamma, eps, n), h=h, W=w, C=c, rho=rho)
     st.caption(
         f"γ in use: **{s['gamma']:g}** (λ = γ/n = {s['gamma'] / n:.3g} for the re-derived form, "

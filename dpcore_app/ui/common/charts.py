@@ -5,10 +5,13 @@ colour-blind-safe palette, and the text sizes and line colours that read in both
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import plotly.graph_objects as go
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
 GREY = "#7f7f7f"
@@ -212,6 +215,30 @@ def band(
             customdata=np.c_[lo, hi],
             hovertemplate=hover,
         )
+    )
+
+
+def summary_band(
+    fig: go.Figure,
+    x: np.ndarray,
+    summary: pd.DataFrame,
+    column: str,
+    colour: str,
+    name: str,
+    hover: str,
+) -> None:
+    """:func:`band` of one measure of a Monte-Carlo summary: its mean and 95% interval are the
+    columns ``<column>_mean``, ``<column>_lo`` and ``<column>_hi`` of ``summary``, row for row
+    with ``x``."""
+    band(
+        fig,
+        x,
+        summary[f"{column}_mean"].to_numpy(),
+        summary[f"{column}_lo"].to_numpy(),
+        summary[f"{column}_hi"].to_numpy(),
+        colour,
+        name,
+        hover,
     )
 
 

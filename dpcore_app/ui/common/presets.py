@@ -3,7 +3,8 @@ active one; a choice sets every control (and the link with them) and closes the 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 import streamlit as st
@@ -58,6 +59,20 @@ def presets_menu(
             + "A preset sets every control of the study, the simulation settings to their defaults."
         )
     return now
+
+
+@contextmanager
+def presets_above(
+    presets_: Mapping[str, Mapping[str, Any]], specs: Iterable[Control], **menu: Any
+) -> Iterator[None]:
+    """A bordered box for the controls drawn inside the ``with`` block, and the presets' menu
+    (:func:`presets_menu`, with ``menu``'s keywords) above it. The menu is filled after the
+    controls, so that its label names the preset the controls are at now."""
+    box = st.container()
+    with st.container(border=True):
+        yield
+    with box:
+        presets_menu(presets_, specs, **menu)
 
 
 _CHOSEN = "_presets_chosen"  # how many presets this session chose: the popover's key

@@ -7,7 +7,17 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from dpcore_app.ui.common.charts import FONT, GREY, INK, PALETTE, band, decade_ticks, layout, marker
+from dpcore_app.ui.common.charts import (
+    FONT,
+    GREY,
+    INK,
+    PALETTE,
+    band,
+    decade_ticks,
+    layout,
+    marker,
+    summary_band,
+)
 from dpcore_app.ui.common.figures import figure
 from dpcore_app.ui.common.frames import eps_steps
 
@@ -249,12 +259,11 @@ def phase_transition(summary, measured=None):
     fig = go.Figure()
     for k, (d, part) in enumerate(summary.groupby("d", sort=True)):
         name = f"d = {d}"
-        band(
+        summary_band(
             fig,
             part["ratio"].to_numpy(),
-            part["excess_mean"].to_numpy(),
-            part["excess_lo"].to_numpy(),
-            part["excess_hi"].to_numpy(),
+            part,
+            "excess",
             PALETTE[k % len(PALETTE)],
             name,
             _hover(name, "εnτ/√d"),

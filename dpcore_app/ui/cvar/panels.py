@@ -11,7 +11,7 @@ import streamlit as st
 from dpcore_app.ui.common import frames, handout
 from dpcore_app.ui.common.controls import details, row
 from dpcore_app.ui.common.figures import figure, show
-from dpcore_app.ui.common.presets import presets_menu
+from dpcore_app.ui.common.presets import presets_above
 from dpcore_app.ui.cvar import charts, compute, explain
 from dpcore_app.ui.cvar.controls import (
     BOUND,
@@ -32,14 +32,11 @@ from dpcore_app.ui.cvar.controls import (
 
 def settings_panel():
     """Presets and the controls of the scalar study; returns their values."""
-    box = st.container()  # the presets, filled after the controls: their label names the active one
-    with st.container(border=True):
+    with presets_above(PRESETS, STATE):
         eps, n, tau = row(EPS, N, TAU)
         kind, bound = row(KIND, BOUND)
         with st.expander("Simulation settings: repetitions, seed"):
             reps, seed = row(REPS, SEED)
-    with box:
-        presets_menu(PRESETS, STATE)
     return dict(eps=eps, n=n, tau=tau, kind=kind, bound=bound, reps=reps, seed=seed)
 
 

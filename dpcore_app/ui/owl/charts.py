@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from dpcore_app.ui.common.charts import CONFIG as CONFIG  # every chart's options: no toolbar
-from dpcore_app.ui.common.charts import FONT, GREY, INK, PALETTE, band, marker
+from dpcore_app.ui.common.charts import FONT, GREY, INK, PALETTE, marker, summary_band
 from dpcore_app.ui.common.charts import layout as _layout
 from dpcore_app.ui.common.figures import figure
 from dpcore_app.ui.common.frames import eps_steps
@@ -122,12 +122,11 @@ def curves_vs_epsilon(
             f"n = {n}<br>ε = %{{x:g}}<br>mean %{{y:.2f}}{unit}"
             f"<br>95% CI %{{customdata[0]:.2f}} – %{{customdata[1]:.2f}}<extra></extra>"
         )
-        band(
+        summary_band(
             fig,
             x,
-            private[f"{metric}_mean"].to_numpy(),
-            private[f"{metric}_lo"].to_numpy(),
-            private[f"{metric}_hi"].to_numpy(),
+            private,
+            metric,
             colour,
             f"private, n = {n}",
             hover,
@@ -203,12 +202,11 @@ def curve_vs_n(summary, metric, eps, references=None, nonprivate_name="non-priva
             f"{name}<br>n = %{{x}}<br>mean %{{y:.2f}}{unit}"
             f"<br>95% CI %{{customdata[0]:.2f}} – %{{customdata[1]:.2f}}<extra></extra>"
         )
-        band(
+        summary_band(
             fig,
             rows["n"].to_numpy(),
-            rows[f"{metric}_mean"].to_numpy(),
-            rows[f"{metric}_lo"].to_numpy(),
-            rows[f"{metric}_hi"].to_numpy(),
+            rows,
+            metric,
             colour,
             name,
             hover,
@@ -367,12 +365,11 @@ def gamma_curve(curve, best, metric, top=None, paper_value=None):
     """Algorithm 2's γ curve: mean validation metric with its 95% band, the pick marked."""
     fig = go.Figure()
     unit = "%" if metric == "accuracy" else ""
-    band(
+    summary_band(
         fig,
         curve["gamma"].to_numpy(),
-        curve[f"{metric}_mean"].to_numpy(),
-        curve[f"{metric}_lo"].to_numpy(),
-        curve[f"{metric}_hi"].to_numpy(),
+        curve,
+        metric,
         PALETTE[2],
         "proxy validation " + metric,
         f"γ = %{{x:g}}<br>mean %{{y:.3f}}{unit}<br>95% CI %{{customdata[0]:.3f}} – "
@@ -403,12 +400,11 @@ def learners_vs_epsilon(summary, current_eps, names):
         rows = summary[summary["learner"] == learner].sort_values("epsilon")
         private = rows[np.isfinite(rows["epsilon"])]
         x = private["epsilon"].to_numpy()
-        band(
+        summary_band(
             fig,
             x,
-            private["agreement_mean"].to_numpy(),
-            private["agreement_lo"].to_numpy(),
-            private["agreement_hi"].to_numpy(),
+            private,
+            "agreement",
             colour,
             label,
             f"{label}<br>ε = %{{x:g}}<br>mean %{{y:.1f}}%"

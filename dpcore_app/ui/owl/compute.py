@@ -58,6 +58,29 @@ def preprocessing(prep, W):
     return PUBLIC_OUTCOME, float(auto if W == "auto" else W)
 
 
+def study(n, eps_grid, gamma, h, W, reps, seed, prep="public", executor=None):
+    """The page's Monte-Carlo study of DP-OWL on the paper's trial at one n, over ``eps_grid``.
+
+    Every study of the page draws the same simulated trials for the same (n, reps, seed):
+    the test size is :data:`TEST_SIZE` and the outcome and W come from :func:`preprocessing`.
+    ``gamma`` is the engine's argument (see :func:`gamma_setting`); ``executor`` runs the
+    repetitions (None: the engine's local pool).
+    """
+    outcome, W = preprocessing(prep, W)
+    return owl_monte_carlo(
+        [int(n)],
+        eps_grid,
+        gamma=gamma,
+        h=float(h),
+        weight_bound=W,
+        reps=int(reps),
+        test_size=TEST_SIZE,
+        seed=int(seed),
+        outcome=outcome,
+        executor=executor,
+    )
+
+
 def gamma_setting(mode, gamma):
     """The engine's gamma argument: "paper" or the free value."""
     return "paper" if mode == "paper" else float(gamma)
@@ -94,19 +117,9 @@ def owl_sweep(n, mode, gamma, h, W, reps, seed, prep="public"):
     Uncached calls from all sessions run one at a time (see limits.SIMULATIONS), except the
     small first estimates, so that every waiting user sees a first view at once.
     """
-    outcome, W = preprocessing(prep, W)
     with SIMULATIONS.slot() if int(reps) > QUICK_REPS else nullcontext():
-        res = owl_monte_carlo(
-            [int(n)],
-            EPS_OPTIONS,
-            gamma=gamma_setting(mode, gamma),
-            h=float(h),
-            weight_bound=W,
-            reps=int(reps),
-            test_size=TEST_SIZE,
-            seed=int(seed),
-            outcome=outcome,
-            executor=executor(),
+        res = study(
+            n, EPS_OPTIONS, gamma_setting(mode, gamma), h, W, reps, seed, prep, executor=executor()
         )
     return res.runs, res.summary, res.references
 

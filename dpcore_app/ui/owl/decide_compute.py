@@ -16,9 +16,8 @@ import streamlit as st
 
 from dpcore.montecarlo import Stream, reps_to_show, stream
 from dpcore.montecarlo import wilson_interval as wilson
-from dpcore.owl.experiments import owl_monte_carlo
 from dpcore.owl.simulate import PAPER_TRIAL, optimal_treatment
-from dpcore_app.ui.owl.compute import TEST_SIZE, preprocessing
+from dpcore_app.ui.owl.compute import study
 
 
 @dataclass(frozen=True)
@@ -232,18 +231,7 @@ def best_nonprivate(n, h, W, reps, seed, prep="public"):
     A fixed-γ study compares with this rule, so the cost of regularization stays visible.
     The engine's streams are keyed by (seed, n), so these are the very trials of the sweep.
     """
-    outcome, W = preprocessing(prep, W)
-    res = owl_monte_carlo(
-        [int(n)],
-        [math.inf],
-        gamma="paper",
-        h=float(h),
-        weight_bound=W,
-        reps=int(reps),
-        test_size=TEST_SIZE,
-        seed=int(seed),
-        outcome=outcome,
-    )
+    res = study(n, [math.inf], "paper", h, W, reps, seed, prep)
     row = res.summary.iloc[0]
     summary = {
         k: float(row[k]) for k in row.index if k.endswith(("_mean", "_lo", "_hi")) or k == "gamma"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from dpcore_app.ui.common.charts import GREY, INK, PALETTE, band, layout, marker
+from dpcore_app.ui.common.charts import GREY, INK, PALETTE, layout, marker, summary_band
 from dpcore_app.ui.upload.analyst_explain import LEARNER_NAMES, effects_name
 
 COLOURS = {"weak": PALETTE[1], "moderate": PALETTE[0], "strong": PALETTE[2]}
@@ -28,12 +28,11 @@ def agreement_curve(frame, eps, target=None, title="Preview: agreement with the 
     for strength, part in frame.groupby("strength", sort=False):
         part = part.sort_values("epsilon")
         x = part["epsilon"].to_numpy()
-        band(
+        summary_band(
             fig,
             x,
-            part["agreement_mean"].to_numpy(),
-            part["agreement_lo"].to_numpy(),
-            part["agreement_hi"].to_numpy(),
+            part,
+            "agreement",
             COLOURS.get(strength, GREY),
             effects_name(strength),
             f"{strength}: %{{y:.0f}}% (95% of releases %{{customdata[0]:.0f}}–%{{customdata[1]:.0f}}%)<extra></extra>",
@@ -58,12 +57,11 @@ def gain_curve(frame, eps, unit="", title="Preview: gain over giving everyone th
     for strength, part in frame.groupby("strength", sort=False):
         part = part.sort_values("epsilon")
         colour = COLOURS.get(strength, GREY)
-        band(
+        summary_band(
             fig,
             part["epsilon"].to_numpy(),
-            part["gain_mean"].to_numpy(),
-            part["gain_lo"].to_numpy(),
-            part["gain_hi"].to_numpy(),
+            part,
+            "gain",
             colour,
             effects_name(strength),
             f"{strength}: %{{y:.3g}}{u} (95% of releases %{{customdata[0]:.3g}} to "
@@ -99,12 +97,11 @@ def learners_curve(
     x = part["epsilon"].to_numpy()
     for learner, (col, colour) in LEARNER_COLUMNS.items():
         name = LEARNER_NAMES[learner]
-        band(
+        summary_band(
             fig,
             x,
-            part[f"{col}_mean"].to_numpy(),
-            part[f"{col}_lo"].to_numpy(),
-            part[f"{col}_hi"].to_numpy(),
+            part,
+            col,
             colour,
             name[0].upper() + name[1:],
             f"{name}: %{{y:.0f}}% (95% of releases %{{customdata[0]:.0f}}–%{{customdata[1]:.0f}}%)<extra></extra>",

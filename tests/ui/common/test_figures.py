@@ -205,3 +205,18 @@ def _banded_one():
         "%{y}",
     )
     return fig.to_dict()
+
+
+def test_a_summary_band_is_the_band_of_its_mean_lo_and_hi_columns():
+    import plotly.graph_objects as go
+
+    from dpcore_app.ui.common.charts import band, summary_band
+
+    summary = pd.DataFrame(
+        {"acc_mean": [50.0, 60, 70], "acc_lo": [48.0, 58, 69], "acc_hi": [52.0, 62, 71]}
+    )
+    x = np.array([0.1, 1.0, 10.0])
+    direct, by_column = go.Figure(), go.Figure()
+    band(direct, x, *(summary[c].to_numpy() for c in summary), "#0072B2", "n = 500", "%{y}")
+    summary_band(by_column, x, summary, "acc", "#0072B2", "n = 500", "%{y}")
+    assert by_column.to_dict() == direct.to_dict()
