@@ -132,7 +132,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import check_real
-from ..privacy.mechanisms import sample_laplace
+from ..privacy.mechanisms import laplace_scale, sample_laplace
 from .evaluation_common import (
     CELL_ARM,
     COUNT_SHARE,
@@ -331,8 +331,8 @@ def release_estimates(
     m, p_min = int(m), float(min_propensity)
     eps1, eps2, eps3 = (float(e) for e in epsilons)
     R = hi - lo
-    s = 0.0 if np.isinf(eps1) else evaluation_sensitivity((lo, hi), p_min, m) / eps1
-    s2 = 0.0 if np.isinf(eps2) else moment_sensitivity((lo, hi), p_min, m) / eps2
+    s = laplace_scale(evaluation_sensitivity((lo, hi), p_min, m), eps1)
+    s2 = laplace_scale(moment_sensitivity((lo, hi), p_min, m), eps2)
     share, count_scale = complete_shares(count, m, count_rates, eps3, cells.shape[:-1])
     names = (*VALUES, *GAINS)
     value = np.array([name in VALUES for name in names])

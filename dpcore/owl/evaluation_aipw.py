@@ -110,7 +110,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validation import check_real
-from ..privacy.mechanisms import sample_laplace
+from ..privacy.mechanisms import laplace_scale, sample_laplace
 from .evaluation_common import (
     ARM_KEYS,
     COUNT_SHARE,
@@ -320,9 +320,9 @@ def release_aipw_estimates(
             f"have {4 * n_arms} and {6 * n_arms} entries, got {cells.shape[-1]} and "
             f"{moments.shape[-1]}"
         )
-    s = 0.0 if np.isinf(eps1) else aipw_sensitivity((lo, hi), p_min, m) / eps1
+    s = laplace_scale(aipw_sensitivity((lo, hi), p_min, m), eps1)
     sv, sg = (
-        0.0 if np.isinf(e) else sens / e
+        laplace_scale(sens, e)
         for sens, e in zip(
             aipw_moment_sensitivity((lo, hi), p_min, m), moment_budget(eps2, gain_share)
         )

@@ -66,7 +66,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import check_real
-from ..privacy.mechanisms import sample_laplace
+from ..privacy.mechanisms import laplace_scale, sample_laplace
 from .evaluation_common import (
     COUNT_SENSITIVITY,
     COUNT_SHARE,
@@ -174,13 +174,13 @@ def release_arms_estimates(
         num[..., g, :], second[..., g, :], used[g] = rec, mrec, 1
         num[..., g, j], second[..., g, j] = -other[..., j], mother[..., j]
     value = np.arange(n_est) <= k
-    s2 = 0.0 if np.isinf(eps2) else delta2 / eps2
+    s2 = laplace_scale(delta2, eps2)
     point, lower, upper = arm_ratio_intervals(
         num,
         second,
         share,
         m=m,
-        s=0.0 if np.isinf(eps1) else delta1 / eps1,
+        s=laplace_scale(delta1, eps1),
         cells=used,
         count_scale=count_scale,
         reach=np.full((n_est, k), R / 2.0),

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validation import check_bounds, check_epsilon, check_real
-from ..privacy.mechanisms import sample_laplace
+from ..privacy.mechanisms import laplace_scale, sample_laplace
 
 __all__ = [
     "OutcomeModel",
@@ -126,7 +126,7 @@ def solve_statistics(stats, d, n, epsilon, ridge=0.01):
     stats = np.asarray(stats, dtype=float)
     k = d * (d + 1) // 2
     iu = np.triu_indices(d)
-    scale = 0.0 if np.isinf(epsilon) else statistics_sensitivity(d) / float(epsilon)
+    scale = laplace_scale(statistics_sensitivity(d), epsilon)
     lam = float(ridge) * float(n) + 2.0 * np.sqrt(2.0 * d) * scale
     coefs = []
     size = k + d

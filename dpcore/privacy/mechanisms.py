@@ -194,6 +194,15 @@ def _real_array(value, name):
     return arr.astype(float)
 
 
+def laplace_scale(sensitivity: float, epsilon: float) -> float:
+    """The Laplace mechanism's scale b = sensitivity / epsilon; 0 without privacy (epsilon = inf).
+
+    The one place that rule is written: every Laplace release and interval of the package
+    computes its scale here.
+    """
+    return 0.0 if np.isinf(epsilon) else float(sensitivity) / float(epsilon)
+
+
 def laplace_noise(
     epsilon: float, sensitivity: float, size: Shape = (), rng: Seed = None
 ) -> np.ndarray:
@@ -203,7 +212,7 @@ def laplace_noise(
     sensitivity = check_real(sensitivity, "sensitivity", low=0.0, low_open=False)
     if np.isinf(epsilon):
         return np.zeros(size)
-    return rng.laplace(0.0, sensitivity / epsilon, size)
+    return rng.laplace(0.0, laplace_scale(sensitivity, epsilon), size)
 
 
 def laplace_interval_halfwidth(epsilon: float, sensitivity: float, level: float = 0.95) -> float:
@@ -212,7 +221,7 @@ def laplace_interval_halfwidth(epsilon: float, sensitivity: float, level: float 
     level = check_real(level, "level", low=0.0)
     if level >= 1:
         raise ValueError(f"level must be < 1, got {level}")
-    return 0.0 if np.isinf(epsilon) else float(sensitivity) / epsilon * np.log(1.0 / (1.0 - level))
+    return laplace_scale(sensitivity, epsilon) * float(np.log(1.0 / (1.0 - level)))
 
 
 def attacker_posterior_bound(prior: FloatOrArray, epsilon: FloatOrArray) -> FloatOrArray:
