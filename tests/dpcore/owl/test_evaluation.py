@@ -177,21 +177,24 @@ def test_verdict_better_worse_and_inconclusive():
     assert set(ev.to_dict()) >= {"values", "gains", "verdict", "cells", "epsilon_eval"}
 
 
+#: The settings of the release path's tests (``fit_and_evaluate``): ε = 1 to fit and to evaluate.
+RELEASE = dict(
+    epsilon_fit=1.0,
+    epsilon_eval=1.0,
+    gamma=50.0,
+    outcome_bounds=BOUNDS,
+    feature_bounds=PAPER_TRIAL.feature_bounds,
+    weight_bound=40.0,
+    larger_is_better=True,
+)
+
+
 def test_neighbouring_files_publish_the_same_fields_but_the_noisy_ones():
     t = PAPER_TRIAL.sample(500, rng=8)
     X, A, B = t["X"], t["A"], t["B"].copy()
-    kw = dict(
-        epsilon_fit=1.0,
-        epsilon_eval=1.0,
-        gamma=50.0,
-        outcome_bounds=BOUNDS,
-        feature_bounds=PAPER_TRIAL.feature_bounds,
-        weight_bound=40.0,
-        larger_is_better=True,
-    )
-    m1, e1, split1 = fit_and_evaluate(X, A, B, 0.5, rng=9, **kw)
+    m1, e1, split1 = fit_and_evaluate(X, A, B, 0.5, rng=9, **RELEASE)
     B[17] = 9.9  # one patient's outcome replaced
-    m2, e2, split2 = fit_and_evaluate(X, A, B, 0.5, rng=9, **kw)
+    m2, e2, split2 = fit_and_evaluate(X, A, B, 0.5, rng=9, **RELEASE)
     assert all(np.array_equal(a, b) for a, b in zip(split1, split2))
     for f in ("epsilon", "m", "sensitivity", "level"):
         assert getattr(e1, f) == getattr(e2, f)
@@ -209,19 +212,7 @@ def test_the_release_path_can_draw_with_opendp(monkeypatch):
     )
     t = PAPER_TRIAL.sample(300, rng=3)
     _, ev, _ = fit_and_evaluate(
-        t["X"],
-        t["A"],
-        t["B"],
-        0.5,
-        epsilon_fit=1.0,
-        epsilon_eval=0.5,
-        gamma=50.0,
-        outcome_bounds=BOUNDS,
-        weight_bound=40.0,
-        feature_bounds=PAPER_TRIAL.feature_bounds,
-        larger_is_better=True,
-        sampler="opendp",
-        rng=0,
+        t["X"], t["A"], t["B"], 0.5, sampler="opendp", rng=0, **{**RELEASE, "epsilon_eval": 0.5}
     )
     assert calls == [(0.375, ev.sensitivity, 4), (0.125, moment_sensitivity(BOUNDS, 0.5, ev.m), 4)]
 
