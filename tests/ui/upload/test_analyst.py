@@ -79,9 +79,11 @@ def test_the_filled_table_downloads_as_the_dictionary_it_came_from():
     assert read_dictionary(got.to_csv()) == got
 
 
-def test_evaluation_and_cost_sentences():
+def paper_evaluation(arms):
+    """The private evaluation (ε = 1) of the optimal rule on 500 patients of the paper's trial,
+    its arms named ``arms`` (treated, control)."""
     t = PAPER_TRIAL.sample(500, rng=1)
-    ev = evaluate_rule(
+    return evaluate_rule(
         optimal_treatment(t["f"]),
         t["A"],
         t["B"],
@@ -89,8 +91,12 @@ def test_evaluation_and_cost_sentences():
         outcome_bounds=(-10, 10),
         epsilon=1.0,
         rng=2,
-        arms=("drug", "placebo"),
+        arms=arms,
     )
+
+
+def test_evaluation_and_cost_sentences():
+    ev = paper_evaluation(("drug", "placebo"))
     assert "'drug'" in explain.evaluation_sentence(ev)
     assert "max(ε, ε_eval) = 2" in explain.cost_sentence(2.0, 1.0, 400, 100)
 
@@ -98,17 +104,7 @@ def test_evaluation_and_cost_sentences():
 def test_report_sections_escape_and_carry_released_numbers_only():
     from dpcore_app.ui.upload import report_parts
 
-    t = PAPER_TRIAL.sample(500, rng=1)
-    ev = evaluate_rule(
-        optimal_treatment(t["f"]),
-        t["A"],
-        t["B"],
-        0.5,
-        outcome_bounds=(-10, 10),
-        epsilon=1.0,
-        rng=2,
-        arms=("<b>drug</b>", "placebo"),
-    )
+    ev = paper_evaluation(("<b>drug</b>", "placebo"))
     part = report_parts.evaluation_html(ev, 1.0, 400, "points")
     assert "<b>drug</b>" not in part and "&lt;b&gt;drug&lt;/b&gt;" in part
     assert f"{ev.values['rule'].value:.4g}" in part
