@@ -565,11 +565,16 @@ SITE_TABLE = {
 }
 
 
-def site_release(at, data):
+def upload_with_site(at, data):
+    """Upload ``data`` (a site_csv) and take age and site as the covariates."""
     upload(at, data)
     at.multiselect(key=f"covs_{hashlib.sha256(data).hexdigest()[:12]}").set_value(
         ["age", "site"]
     ).run()
+
+
+def site_release(at, data):
+    upload_with_site(at, data)
     fill_table(at, data, SITE_TABLE)
     return release(at)
 
@@ -577,10 +582,7 @@ def site_release(at, data):
 def test_levels_come_from_the_table_not_the_data(page):
     at = page
     data = site_csv({2: "RARE_one_patient"})
-    upload(at, data)
-    at.multiselect(key=f"covs_{hashlib.sha256(data).hexdigest()[:12]}").set_value(
-        ["age", "site"]
-    ).run()
+    upload_with_site(at, data)
     assert "Type the public levels" in words(at.info)  # guessed categorical, no levels yet
     assert all(b.key != "release" for b in at.button)
     fill_table(at, data, SITE_TABLE)
@@ -592,10 +594,7 @@ def test_levels_come_from_the_table_not_the_data(page):
 def test_levels_read_from_the_data_title_the_release_not_private(page):
     at = page
     data = site_csv({2: "RARE_one_patient"})
-    upload(at, data)
-    at.multiselect(key=f"covs_{hashlib.sha256(data).hexdigest()[:12]}").set_value(
-        ["age", "site"]
-    ).run()
+    upload_with_site(at, data)
     at.button(key="fill_data").click().run()
     assert "voids the privacy" in words(at.warning)
     at.button_group(key="better").set_value("larger").run()
