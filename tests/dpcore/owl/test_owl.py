@@ -140,37 +140,28 @@ def test_dpowl_is_dpwerm_with_owl_weights():
     assert f"{w.max():.4g}"[:4] not in message
 
 
-def test_dpowl_learns_the_paper_rule_without_noise():
-    data = PAPER_TRIAL.sample(2000, rng=3)
-    test = PAPER_TRIAL.sample(5000, rng=4)
-    owl = DPOWL(
+def fit_without_noise(data, larger_is_better):
+    """DP-OWL at ε = inf (γ = 1, the paper's bounds) fitted on ``data`` at propensity 0.5."""
+    return DPOWL(
         epsilon=np.inf,
         gamma=1.0,
         feature_bounds=PAPER_TRIAL.feature_bounds,
         outcome_bounds=(-12, 12),
-        larger_is_better=True,
+        larger_is_better=larger_is_better,
     ).fit(data["X"], data["A"], data["B"], 0.5)
+
+
+def test_dpowl_learns_the_paper_rule_without_noise():
+    data = PAPER_TRIAL.sample(2000, rng=3)
+    test = PAPER_TRIAL.sample(5000, rng=4)
+    owl = fit_without_noise(data, larger_is_better=True)
     assert treatment_accuracy(owl.predict(test["X"]), np.sign(test["f"])) > 0.9
 
 
 def test_smaller_is_better_flips_the_rule():
     data = PAPER_TRIAL.sample(2000, rng=3)
-    kw = dict(
-        epsilon=np.inf,
-        gamma=1.0,
-        feature_bounds=PAPER_TRIAL.feature_bounds,
-        outcome_bounds=(-12, 12),
-    )
-    larger = (
-        DPOWL(**kw, larger_is_better=True)
-        .fit(data["X"], data["A"], data["B"], 0.5)
-        .predict(data["X"])
-    )
-    smaller = (
-        DPOWL(larger_is_better=False, **kw)
-        .fit(data["X"], data["A"], data["B"], 0.5)
-        .predict(data["X"])
-    )
+    larger = fit_without_noise(data, larger_is_better=True).predict(data["X"])
+    smaller = fit_without_noise(data, larger_is_better=False).predict(data["X"])
     assert np.mean(larger == -smaller) > 0.9
 
 
