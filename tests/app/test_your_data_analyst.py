@@ -16,7 +16,15 @@ from dpcore import load_rule, read_dictionary
 from dpcore_app.ui.upload import analyst_compute
 from dpcore_app.ui.upload import explain as explain_upload
 from tests.app.conftest import choose_roles
-from tests.app.test_your_data import PAGE, RELEASE, headline, ledger_entries, release, words
+from tests.app.test_your_data import (
+    EACH_NEIGHBOUR,
+    PAGE,
+    RELEASE,
+    headline,
+    ledger_entries,
+    release,
+    words,
+)
 from tests.releases import with_rule
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -227,11 +235,7 @@ def test_the_treated_arm_and_levels_come_from_an_uploaded_dictionary(page):
     assert "site=B" in rel.names and "site=C" in rel.names and len(rel.names) == 3
 
 
-@pytest.mark.parametrize(
-    "change",
-    [{2: "RARE_one_patient"}, {1: "NA"}, {4: ""}],
-    ids=["a rare site", "a missing age", "a missing outcome"],
-)
+@EACH_NEIGHBOUR
 def test_neighbouring_files_publish_the_same_fields_with_the_evaluation(
     open_fresh, change, tmp_path, monkeypatch
 ):
