@@ -17,12 +17,11 @@ from tests.releases import page_release
 DEMO = Path(__file__).resolve().parents[3] / "dpcore_app" / "demo_data"
 
 
-def small_preview(eps=1.0):
-    grid = (0.5, 1.0, 5.0)
-    gammas = analyst.preview_gammas(grid, 300, 60.0, 42.0, eps, "paper")
-    assert gammas[1] == 42.0 and gammas[0] != 42.0
+def twin_preview(n, grid, gammas):
+    """The page's preview on a twin of ``n`` patients (a binary covariate and one on [40, 80],
+    outcomes in [0, 20], smaller is better, 2:1) over the ε ``grid`` at ``gammas``, W = 60."""
     return analyst.twin_preview(
-        300,
+        n,
         (0.0, 40.0),
         (1.0, 80.0),
         (True, False),
@@ -34,6 +33,13 @@ def small_preview(eps=1.0):
         60.0,
         0.0,
     )
+
+
+def small_preview(eps=1.0):
+    grid = (0.5, 1.0, 5.0)
+    gammas = analyst.preview_gammas(grid, 300, 60.0, 42.0, eps, "paper")
+    assert gammas[1] == 42.0 and gammas[0] != 42.0
+    return twin_preview(300, grid, gammas)
 
 
 def test_preview_chart_and_sentence():
@@ -365,19 +371,7 @@ def test_the_learner_comparison_at_the_extremes_of_the_grid_and_of_n(eps, n):
     from dpcore.release.preview_reading import recommend_learner
 
     grid = (0.1, 1.0, 100.0)
-    frame = analyst.twin_preview(
-        n,
-        (0.0, 40.0),
-        (1.0, 80.0),
-        (True, False),
-        (0.0, 20.0),
-        False,
-        2 / 3,
-        grid,
-        analyst.preview_gammas(grid, n, 60.0, 42.0, 1.0, "paper"),
-        60.0,
-        0.0,
-    )
+    frame = twin_preview(n, grid, analyst.preview_gammas(grid, n, 60.0, 42.0, 1.0, "paper"))
     rec = recommend_learner(frame, "moderate", eps)
     text = explain.learner_sentence(rec, "moderate", eps)
     assert f"ε = {eps:g}" in text and "nan" not in text and "not on your trial" in text
