@@ -201,7 +201,10 @@ def test_neighbouring_files_publish_the_same_fields_but_the_noisy_ones():
     assert m1.coef_.shape == m2.coef_.shape and m1.sensitivity_ == m2.sensitivity_
 
 
-def test_the_release_path_can_draw_with_opendp(monkeypatch):
+def opendp_draws(monkeypatch, settings):
+    """The draws (ε, sensitivity, size) a release on 300 patients of the paper's trial asks of
+    OpenDP's sampler (replaced by one that records them and adds zeros), with ``settings`` and
+    ε_eval = 0.5; and the release's evaluation."""
     import dpcore.privacy.mechanisms as mech
 
     calls = []
@@ -212,8 +215,13 @@ def test_the_release_path_can_draw_with_opendp(monkeypatch):
     )
     t = PAPER_TRIAL.sample(300, rng=3)
     _, ev, _ = fit_and_evaluate(
-        t["X"], t["A"], t["B"], 0.5, sampler="opendp", rng=0, **{**RELEASE, "epsilon_eval": 0.5}
+        t["X"], t["A"], t["B"], 0.5, sampler="opendp", rng=0, **{**settings, "epsilon_eval": 0.5}
     )
+    return calls, ev
+
+
+def test_the_release_path_can_draw_with_opendp(monkeypatch):
+    calls, ev = opendp_draws(monkeypatch, RELEASE)
     assert calls == [(0.375, ev.sensitivity, 4), (0.125, moment_sensitivity(BOUNDS, 0.5, ev.m), 4)]
 
 

@@ -27,7 +27,7 @@ from dpcore.owl.outcome_model import (
 )
 from dpcore.owl.simulate import PAPER_TRIAL, optimal_treatment
 from dpcore.privacy.audit import audit_epsilon
-from tests.dpcore.owl.test_evaluation import RELEASE
+from tests.dpcore.owl.test_evaluation import RELEASE, opendp_draws
 from tests.dpcore.owl.test_plugin import neighbours  # the outcome model's worst-case pair
 
 ALPHA = 1e-3
@@ -491,18 +491,7 @@ def test_bad_arguments():
 def test_every_aipw_draw_can_come_from_opendp(monkeypatch):
     """On uploaded data every release (the model's statistics, the cells, both moment vectors)
     draws from OpenDP's sampler, each at its own budget and sensitivity."""
-    import dpcore.privacy.mechanisms as mech
-
-    calls = []
-    monkeypatch.setattr(
-        mech,
-        "opendp_laplace_noise",
-        lambda e, s, size: calls.append((e, s, size)) or np.zeros(size),
-    )
-    t = PAPER_TRIAL.sample(300, rng=3)
-    _, ev, _ = fit_and_evaluate(
-        t["X"], t["A"], t["B"], 0.5, sampler="opendp", rng=0, **{**KW, "epsilon_eval": 0.5}
-    )
+    calls, ev = opendp_draws(monkeypatch, KW)
     dv, dg = aipw_moment_sensitivity(BOUNDS, 0.5, ev.m)
     assert calls[-4:] == [
         (0.25, 40.0, (40,)),
