@@ -51,7 +51,7 @@ def healthy(url: str) -> bool:
     """Whether ``url`` (a Streamlit ``/_stcore/health``) answers 200 ``ok`` now."""
     try:
         with urllib.request.urlopen(url, timeout=2) as response:
-            return response.status == 200 and response.read().decode().strip() == "ok"
+            return bool(response.status == 200 and response.read().decode().strip() == "ok")
     except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
         return False
 
