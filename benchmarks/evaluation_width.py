@@ -137,15 +137,14 @@ def widths(X, A, B, d, p, bounds, feature_bounds, columns, eps, rng, larger=True
     e1, e2, e3 = evaluation_budget(eps, count=False)
     args = (d[:, ev], A[:, ev], B[:, ev], p, bounds, p_min)
     d1, d2 = evaluation_sensitivity(bounds, p_min, m), moment_sensitivity(bounds, p_min, m)
+    # what both estimators are told besides their budgets (which differ)
+    settings = dict(m=m, outcome_bounds=bounds, min_propensity=p_min, larger_is_better=larger)
     ipw = release_estimates(
         cell_sums(*args) + lap(e1, d1, (reps, 4)),
         cell_sums(*args, power=2) + lap(e2, d2, (reps, 4)),
         None,
-        m=m,
-        outcome_bounds=bounds,
-        min_propensity=p_min,
         epsilons=(e1, e2, e3),
-        larger_is_better=larger,
+        **settings,
     )
     e1, e2, e3 = evaluation_budget(eps, AIPW_MOMENT_SHARE, count=False)
     coef = fit_models(X, A, B, fit_rows, feature_bounds, bounds, columns, MODEL_SHARE * eps, rng)
@@ -167,11 +166,8 @@ def widths(X, A, B, d, p, bounds, feature_bounds, columns, eps, rng, larger=True
         cells + lap(e1, aipw_sensitivity(bounds, p_min, m), (reps, 4)),
         moments + moment_noise(e2, bounds, p_min, m, reps, lap),
         None,
-        m=m,
-        outcome_bounds=bounds,
-        min_propensity=p_min,
         epsilons=(e1, e2, e3),
-        larger_is_better=larger,
+        **settings,
     )
     return m, ipw, aipw, (coef, columns)
 

@@ -39,14 +39,16 @@ PAGES = {
 }
 
 
-async def first_chart(browser, url, selector, width):
+async def first_chart(browser, url, selector, width, timeout_ms=120_000):
+    """Seconds from opening ``url`` in a fresh context ``width`` pixels wide (a phone's below
+    800) until the first element ``selector`` shows."""
     context = await browser.new_context(
         viewport={"width": width, "height": 1600}, has_touch=width < 800, is_mobile=width < 800
     )
     page = await context.new_page()
     start = time.perf_counter()
     await page.goto(url)
-    await page.locator(selector).first.wait_for(timeout=120_000)
+    await page.locator(selector).first.wait_for(timeout=timeout_ms)
     seconds = time.perf_counter() - start
     await context.close()
     return seconds

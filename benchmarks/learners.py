@@ -113,16 +113,22 @@ def tables(by, refs, reps, markdown):
             lines.append("")
             lines.append(f"{title}, {reps} repetitions, mean ± Monte-Carlo standard error")
             lines.append("")
-            if markdown:
-                lines.append("| " + " | ".join(head) + " |")
-                lines.append("|" + "---|" * len(head))
-                lines += ["| " + " | ".join(r) + " |" for r in body]
-            else:
-                widths = [max(len(x) for x in col) for col in zip(head, *body)]
-                for r in [head, *body]:
-                    lines.append("  ".join(x.rjust(w) for x, w in zip(r, widths)))
+            lines += table_lines(head, body, markdown)
     lines += objective_table(by, reps, markdown)
     return "\n".join(lines)
+
+
+def table_lines(head, body, markdown):
+    """The lines of a table with the column titles ``head`` and the rows ``body`` (strings):
+    Markdown, or plain text with right-aligned columns."""
+    if markdown:
+        return [
+            "| " + " | ".join(head) + " |",
+            "|" + "---|" * len(head),
+            *("| " + " | ".join(r) + " |" for r in body),
+        ]
+    widths = [max(len(x) for x in col) for col in zip(head, *body)]
+    return ["  ".join(x.rjust(w) for x, w in zip(r, widths)) for r in [head, *body]]
 
 
 def objective_table(by, reps, markdown):
@@ -152,14 +158,7 @@ def objective_table(by, reps, markdown):
             f"the plug-in rule, {reps} repetitions, mean ± Monte-Carlo standard error",
             "",
         ]
-        if markdown:
-            lines.append("| " + " | ".join(head) + " |")
-            lines.append("|" + "---|" * len(head))
-            lines += ["| " + " | ".join(r) + " |" for r in body]
-        else:
-            widths = [max(len(x) for x in col) for col in zip(head, *body)]
-            for r in [head, *body]:
-                lines.append("  ".join(x.rjust(w) for x, w in zip(r, widths)))
+        lines += table_lines(head, body, markdown)
     return lines
 
 

@@ -19,19 +19,27 @@ import atexit
 import os
 import random
 import re
-import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 from playwright.async_api import async_playwright
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # this checkout's packages, and the browser tests' servers
+from tests.e2e.servers import (  # noqa: E402
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    free_port,
+    serve_command,
+    streamlit_command,
+    wait_until_healthy,
+    wait_until_serving,
+)
+
 READY = "[data-testid='stApp'][data-test-script-state='notRunning']"
 SETTLED = """() => {
     const app = document.querySelector("[data-testid='stApp']");
@@ -41,57 +49,22 @@ SETTLED = """() => {
 }"""
 ERRORS = "[data-testid='stException'], [data-testid='stAlertContentError']"
 FIRST_VIEW = "[data-testid='stPlotlyChart'] .main-svg"  # the first chart drawn
-#: The browser: $DPCORE_CHROMIUM, else chromium on PATH, else Debian's /usr/bin/chromium.
-CHROMIUM = (
-    os.environ.get("DPCORE_CHROMIUM")
-    or shutil.which("chromium")
-    or shutil.which("chromium-browser")
-    or "/usr/bin/chromium"
-)
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def start_server(port, script="app.py"):
+    """``streamlit run script`` on ``port``, once it answers its health check."""
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            script,
-            "--server.port",
-            str(port),
-            "--server.address",
-            "127.0.0.1",
-            "--server.headless",
-            "true",
-        ],
+        streamlit_command(port, script),
         cwd=ROOT,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=1)
-            return proc
-        except OSError:
-            time.sleep(0.3)
-    proc.kill()
-    raise RuntimeError("the server did not start")
+    try:
+        wait_until_healthy(proc, f"http://127.0.0.1:{port}", 60)
+    except RuntimeError:
+        proc.kill()
+        raise
+    return proc
 
 
 def start_serve(replicas):
@@ -101,28 +74,13 @@ def start_serve(replicas):
     log = tempfile.NamedTemporaryFile(prefix="dpcore-serve-", suffix=".log", delete=False)
     atexit.register(os.unlink, log.name)  # dpcore serve's own lines; its children log elsewhere
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "dpcore",
-            "serve",
-            "--replicas",
-            str(replicas),
-            "--port",
-            str(port),
-            "--address",
-            "127.0.0.1",
-        ],
+        serve_command(port, replicas),
         cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         stdout=log,
         stderr=subprocess.STDOUT,
     )
-    deadline = time.time() + 180
-    while "Stop with Ctrl-C" not in Path(log.name).read_text():
-        if proc.poll() is not None or time.time() > deadline:
-            raise RuntimeError(f"dpcore serve did not start:\n{Path(log.name).read_text()}")
-        time.sleep(0.3)
+    wait_until_serving(proc, Path(log.name), 180)
     text = Path(log.name).read_text()
     found = re.findall(r"replica (\d+): 127.0.0.1:(\d+) \(pid (\d+)\)", text)
     pids = {f"replica {k}": int(pid) for k, _, pid in found}

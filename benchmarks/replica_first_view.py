@@ -34,6 +34,7 @@ from pathlib import Path
 from playwright.async_api import async_playwright
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from first_chart import first_chart  # noqa: E402
 from load import CHROMIUM, CHROMIUM_ARGS, free_port  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -58,17 +59,6 @@ def start_serve(replicas, warm_up, log):
     return proc, ready, ports
 
 
-async def first_chart(browser, url):
-    context = await browser.new_context(viewport={"width": 1440, "height": 1600})
-    page = await context.new_page()
-    start = time.perf_counter()
-    await page.goto(url)
-    await page.locator(CHART).first.wait_for(timeout=180_000)
-    seconds = time.perf_counter() - start
-    await context.close()
-    return seconds
-
-
 async def measure(replicas, warm_up):
     with tempfile.NamedTemporaryFile("wb", suffix=".log") as log:
         proc, ready, ports = start_serve(replicas, warm_up, log)
@@ -76,8 +66,10 @@ async def measure(replicas, warm_up):
             async with async_playwright() as p:
                 browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
                 urls = [f"http://127.0.0.1:{q}/dp-owl" for q in ports]
-                views = [await first_chart(browser, url) for url in urls]
-                again = [await first_chart(browser, url) for url in urls]  # a second student
+                views = [await first_chart(browser, url, CHART, 1440, 180_000) for url in urls]
+                again = [
+                    await first_chart(browser, url, CHART, 1440, 180_000) for url in urls
+                ]  # a second student
                 await browser.close()
         finally:
             proc.terminate()

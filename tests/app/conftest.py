@@ -85,3 +85,22 @@ def failures(at):
 def warnings(at):
     """The page's amber notices other than a verdict's caution in its colour."""
     return [w for w in at.warning if w.icon not in VERDICT_ICONS]
+
+
+def page_sweep(ns, epsilons, reps):
+    """``owl_monte_carlo`` over ``ns`` × ``epsilons`` with ``reps`` repetitions and the DP-OWL
+    page's other settings (the paper's γ, weight bound 48, its test size and public outcome,
+    seed 0): the sweep the page's charts show, computed here without the page."""
+    from dpcore.owl.experiments import owl_monte_carlo
+    from dpcore_app.ui.owl.compute import PUBLIC_OUTCOME, TEST_SIZE
+
+    return owl_monte_carlo(
+        ns,
+        epsilons,
+        gamma="paper",
+        reps=reps,
+        test_size=TEST_SIZE,
+        seed=0,
+        outcome=PUBLIC_OUTCOME,
+        weight_bound=48.0,
+    )

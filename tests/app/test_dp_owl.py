@@ -6,11 +6,9 @@ import re
 import numpy as np
 import pytest
 
-from dpcore.owl.experiments import owl_monte_carlo
 from dpcore_app.ui.common.grids import EPS_OPTIONS
-from dpcore_app.ui.owl.compute import PUBLIC_OUTCOME, TEST_SIZE
 from dpcore_app.ui.owl.decide_explain import stability_sentence
-from tests.app.conftest import failures
+from tests.app.conftest import failures, page_sweep
 
 PAGE = "dpcore_app/app_pages/dp_owl.py"
 FAST = {"reps": "40", "compare": ["200"]}
@@ -83,16 +81,7 @@ def test_the_nonprivate_state_reads_as_such(open_fresh):
 
 def test_the_cards_split_the_gap_exactly_as_the_engine_does(open_fresh):
     at = open_fresh(PAGE, eps="0.5", n="500", **{"reps": "40", "compare": ["200"]})
-    engine = owl_monte_carlo(
-        [500],
-        EPS_OPTIONS,
-        gamma="paper",
-        reps=40,
-        test_size=TEST_SIZE,
-        seed=0,
-        outcome=PUBLIC_OUTCOME,
-        weight_bound=48.0,
-    ).summary.set_index("epsilon")
+    engine = page_sweep([500], EPS_OPTIONS, 40).summary.set_index("epsilon")
     here, best = engine.loc[0.5], engine.loc[math.inf]
     total = here.accuracy_mean - best.accuracy_mean
     noise = here.accuracy_mean - here.accuracy_same_gamma_mean
@@ -206,16 +195,7 @@ def test_fixed_gamma_1000_compares_with_the_best_nonprivate_rule(open_fresh):
     """At γ = 1000 the old page said "58 of 100 against 58 without privacy, +0.0 pts, all from
     noise" over a legend "non-private (best γ)" drawn at 57%."""
     at = open_fresh(PAGE, gamma_mode="fixed", gamma="1000", **FAST)
-    best = owl_monte_carlo(
-        [1000],
-        [math.inf],
-        gamma="paper",
-        reps=40,
-        test_size=TEST_SIZE,
-        seed=0,
-        outcome=PUBLIC_OUTCOME,
-        weight_bound=48.0,
-    ).summary.iloc[0]
+    best = page_sweep([1000], [math.inf], 40).summary.iloc[0]
     kind, text = verdict(at)
     private, nonprivate = map(int, re.findall(r"(\d+) of 100", text)[:2])
     assert nonprivate == round(best.accuracy_mean) and nonprivate - private > 20
@@ -307,16 +287,7 @@ def test_every_named_eps_says_what_it_promises_one_patient():
 
 def test_at_what_eps_matches_the_engine(open_fresh):
     at = open_fresh(PAGE, k="75", **FAST)
-    result = owl_monte_carlo(
-        [1000],
-        EPS_OPTIONS,
-        gamma="paper",
-        reps=40,
-        test_size=TEST_SIZE,
-        seed=0,
-        outcome=PUBLIC_OUTCOME,
-        weight_bound=48.0,
-    )
+    result = page_sweep([1000], EPS_OPTIONS, 40)
     engine, runs = result.summary, result.runs
     # The share of single releases at or above 85%, and its Wilson interval's lower end.
     private = runs[np.isfinite(runs.epsilon)].groupby("epsilon").accuracy
@@ -553,16 +524,7 @@ def test_a_cold_views_first_estimate_names_no_eps_and_labels_what_will_change(
 def engine_shares(n, k, reps=40):
     """Per ε: the share of the engine's simulated releases at n reaching k%, and its 95%
     Wilson interval (computed here, independently of the page)."""
-    runs = owl_monte_carlo(
-        [n],
-        EPS_OPTIONS,
-        gamma="paper",
-        reps=reps,
-        test_size=TEST_SIZE,
-        seed=0,
-        outcome=PUBLIC_OUTCOME,
-        weight_bound=48.0,
-    ).runs
+    runs = page_sweep([n], EPS_OPTIONS, reps).runs
     g = runs.assign(ok=runs.accuracy >= k).groupby("epsilon").ok
     m, p, z = g.size(), g.mean(), 1.959964
     half = z * np.sqrt(p * (1 - p) / m + z * z / (4 * m * m)) / (1 + z * z / m)

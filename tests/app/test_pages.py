@@ -7,9 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from dpcore.owl.experiments import owl_monte_carlo
 from dpcore_app.ui.common.grids import EPS_OPTIONS
-from dpcore_app.ui.owl.compute import PUBLIC_OUTCOME, TEST_SIZE
+from tests.app.conftest import page_sweep
 
 FAST = {"reps": "20", "compare": ["200"]}  # keep the Monte Carlo small
 
@@ -67,16 +66,7 @@ def test_epsilon_slider_changes_the_plotted_data(open_page):
 
 def test_curves_match_the_engine(open_page):
     at = open_page("dpcore_app/app_pages/dp_owl.py", **FAST)
-    engine = owl_monte_carlo(
-        [1000],
-        EPS_OPTIONS,
-        gamma="paper",
-        reps=20,
-        test_size=TEST_SIZE,
-        seed=0,
-        outcome=PUBLIC_OUTCOME,
-        weight_bound=48.0,
-    ).summary
+    engine = page_sweep([1000], EPS_OPTIONS, 20).summary
     finite = engine[np.isfinite(engine.epsilon)].sort_values("epsilon")
     fig = figure(at, "vs_eps")
     line = next(t for t in fig["data"] if t.get("name") == "private, n = 1000")

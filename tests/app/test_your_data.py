@@ -565,11 +565,16 @@ SITE_TABLE = {
 }
 
 
-def site_release(at, data):
+def upload_with_site(at, data):
+    """Upload ``data`` (a site_csv) and take age and site as the covariates."""
     upload(at, data)
     at.multiselect(key=f"covs_{hashlib.sha256(data).hexdigest()[:12]}").set_value(
         ["age", "site"]
     ).run()
+
+
+def site_release(at, data):
+    upload_with_site(at, data)
     fill_table(at, data, SITE_TABLE)
     return release(at)
 
@@ -577,10 +582,7 @@ def site_release(at, data):
 def test_levels_come_from_the_table_not_the_data(page):
     at = page
     data = site_csv({2: "RARE_one_patient"})
-    upload(at, data)
-    at.multiselect(key=f"covs_{hashlib.sha256(data).hexdigest()[:12]}").set_value(
-        ["age", "site"]
-    ).run()
+    upload_with_site(at, data)
     assert "Type the public levels" in words(at.info)  # guessed categorical, no levels yet
     assert all(b.key != "release" for b in at.button)
     fill_table(at, data, SITE_TABLE)
@@ -592,10 +594,7 @@ def test_levels_come_from_the_table_not_the_data(page):
 def test_levels_read_from_the_data_title_the_release_not_private(page):
     at = page
     data = site_csv({2: "RARE_one_patient"})
-    upload(at, data)
-    at.multiselect(key=f"covs_{hashlib.sha256(data).hexdigest()[:12]}").set_value(
-        ["age", "site"]
-    ).run()
+    upload_with_site(at, data)
     at.button(key="fill_data").click().run()
     assert "voids the privacy" in words(at.warning)
     at.button_group(key="better").set_value("larger").run()
@@ -812,11 +811,15 @@ def test_downloads_carry_the_release_index_and_the_files_total(page):
     assert max(len(v) for v in rows[0].values()) < 40  # no sentence repeated in every row
 
 
-@pytest.mark.parametrize(
+#: One row of ``site_csv`` changed three ways: the neighbouring files the privacy tests compare.
+EACH_NEIGHBOUR = pytest.mark.parametrize(
     "change",
     [{2: "RARE_one_patient"}, {1: "NA"}, {4: ""}],
     ids=["a rare site", "a missing age", "a missing outcome"],
 )
+
+
+@EACH_NEIGHBOUR
 def test_neighbouring_files_on_the_page_publish_the_same_fields(
     open_fresh, change, tmp_path, monkeypatch
 ):

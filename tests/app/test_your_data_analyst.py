@@ -16,7 +16,15 @@ from dpcore import load_rule, read_dictionary
 from dpcore_app.ui.upload import analyst_compute
 from dpcore_app.ui.upload import explain as explain_upload
 from tests.app.conftest import choose_roles
-from tests.app.test_your_data import PAGE, RELEASE, headline, ledger_entries, release, words
+from tests.app.test_your_data import (
+    EACH_NEIGHBOUR,
+    PAGE,
+    RELEASE,
+    headline,
+    ledger_entries,
+    release,
+    words,
+)
 from tests.releases import with_rule
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,7 +36,7 @@ def page(open_page):
     return open_page(PAGE)
 
 
-def run_script(folder, script):
+def run_script(folder, script, timeout=120):
     """Run the page's script download in a subprocess (the ledger file is the test's own,
     through DPCORE_LEDGER); returns the rule it wrote."""
     (folder / "release_again.py").write_text(script)
@@ -37,11 +45,27 @@ def run_script(folder, script):
         cwd=folder,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=timeout,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     assert done.returncode == 0, done.stderr
     return load_rule(folder / "rule.json")
+
+
+def write_script_files(folder, data, last, propensity, **kw):
+    """Write what the script of the release ``last`` reads into ``folder``: ``data`` as
+    trial.csv, and as trial_dictionary.json the dictionary the page hands back for the
+    release's settings (``propensity`` and ``kw`` as ``dictionary_from_settings`` takes them)."""
+    (folder / "trial.csv").write_bytes(data)
+    filled = analyst_compute.dictionary_from_settings(
+        last.trial,
+        last.settings["bounds"],
+        last.settings["outcome_bounds"],
+        last.settings["larger_is_better"],
+        propensity,
+        **kw,
+    )
+    (folder / "trial_dictionary.json").write_text(filled.to_json())
 
 
 def upload_with_dictionary(at, data, dictionary, name="dictionary.csv"):
@@ -108,16 +132,7 @@ def test_csv_and_dictionary_to_an_evaluated_release_and_four_files(page, tmp_pat
     assert "Private evaluation on held-out patients" in report and "no privacy spent" in report
 
     # The script, with the dictionary the page hands back, redoes the release elsewhere.
-    (tmp_path / "trial.csv").write_bytes(data)
-    filled = analyst_compute.dictionary_from_settings(
-        last.trial,
-        last.settings["bounds"],
-        last.settings["outcome_bounds"],
-        last.settings["larger_is_better"],
-        last.settings["propensity"],
-        base=dictionary,
-    )
-    (tmp_path / "trial_dictionary.json").write_text(filled.to_json())
+    write_script_files(tmp_path, data, last, last.settings["propensity"], base=dictionary)
     script = analyst_compute.script_for(last)  # what the page's "Python script" offers
     assert script.startswith("# RUNNING THIS SCRIPT IS A NEW PRIVATE RELEASE")
     again = run_script(tmp_path, script)
@@ -220,11 +235,7 @@ def test_the_treated_arm_and_levels_come_from_an_uploaded_dictionary(page):
     assert "site=B" in rel.names and "site=C" in rel.names and len(rel.names) == 3
 
 
-@pytest.mark.parametrize(
-    "change",
-    [{2: "RARE_one_patient"}, {1: "NA"}, {4: ""}],
-    ids=["a rare site", "a missing age", "a missing outcome"],
-)
+@EACH_NEIGHBOUR
 def test_neighbouring_files_publish_the_same_fields_with_the_evaluation(
     open_fresh, change, tmp_path, monkeypatch
 ):
@@ -365,16 +376,7 @@ def test_a_propensity_column_design_s_script_runs_and_adds_to_the_page_s_total(p
     at = release(fill_bounds(at, [(0, 100), (-5, 5)], data), evaluate=True)
     last = at.session_state[RELEASE]
     assert last.settings["propensity"] == "column" and last.trial.propensity_column == "p"
-    (tmp_path / "trial.csv").write_bytes(data)
-    filled = analyst_compute.dictionary_from_settings(
-        last.trial,
-        last.settings["bounds"],
-        last.settings["outcome_bounds"],
-        last.settings["larger_is_better"],
-        "column",
-        min_propensity=last.mapping["p_min"],
-    )
-    (tmp_path / "trial_dictionary.json").write_text(filled.to_json())
+    write_script_files(tmp_path, data, last, "column", min_propensity=last.mapping["p_min"])
     again = run_script(tmp_path, analyst_compute.script_for(last))
     assert again.settings["n"] == last.release.n == 160
     entries = ledger_entries(at)

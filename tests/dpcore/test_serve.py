@@ -37,6 +37,19 @@ def test_the_config_routes_by_cookie_to_every_replica_and_passes_websockets(tmp_
     assert ("user nobody " in conf) == (os.geteuid() == 0)  # as root, a group Debian has
 
 
+def assert_nginx_accepts(conf, tmp_path):
+    """``nginx -t`` accepts the configuration ``conf`` with ``tmp_path`` as its prefix."""
+    if os.geteuid() == 0:
+        tmp_path.chmod(0o711)
+    out = subprocess.run(
+        [NGINX, "-t", "-p", str(tmp_path), "-c", str(conf), "-e", str(tmp_path / "error.log")],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert out.returncode == 0, out.stderr
+
+
 @pytest.mark.skipif(NGINX is None, reason="nginx is not installed (apt-get install nginx-light)")
 def test_nginx_accepts_the_config(tmp_path):
     conf = tmp_path / "nginx.conf"
@@ -48,15 +61,7 @@ def test_nginx_accepts_the_config(tmp_path):
             [processes.free_port()],
         )
     )
-    if os.geteuid() == 0:
-        tmp_path.chmod(0o711)
-    out = subprocess.run(
-        [NGINX, "-t", "-p", str(tmp_path), "-c", str(conf), "-e", str(tmp_path / "error.log")],
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
-    assert out.returncode == 0, out.stderr
+    assert_nginx_accepts(conf, tmp_path)
 
 
 def test_a_template_must_have_exactly_the_fields_serve_fills_in():
@@ -316,15 +321,7 @@ def test_nginx_accepts_the_config_with_basic_auth_and_tls(tmp_path):
     )
     assert " ssl;" in text and f'ssl_certificate "{cert}";' in text
     conf.write_text(text)
-    if os.geteuid() == 0:
-        tmp_path.chmod(0o711)
-    out = subprocess.run(
-        [NGINX, "-t", "-p", str(tmp_path), "-c", str(conf), "-e", str(tmp_path / "error.log")],
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
-    assert out.returncode == 0, out.stderr
+    assert_nginx_accepts(conf, tmp_path)
 
 
 def test_the_replicas_learn_the_user_header_only_with_authentication(tmp_path, monkeypatch):

@@ -17,16 +17,11 @@ from __future__ import annotations
 import ipaddress
 import os
 import re
-import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
+
+from tests.e2e.servers import CHROMIUM, CHROMIUM_ARGS, running_streamlit
 
 try:
     from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
@@ -36,22 +31,6 @@ except ImportError:  # pragma: no cover - depends on the environment
     PlaywrightTimeoutError = TimeoutError
 
 E2E_DIR = Path(__file__).resolve().parent
-REPO_ROOT = E2E_DIR.parents[1]
-#: The browser: $DPCORE_CHROMIUM, else chromium on PATH, else Debian's /usr/bin/chromium.
-CHROMIUM = Path(
-    os.environ.get("DPCORE_CHROMIUM")
-    or shutil.which("chromium")
-    or shutil.which("chromium-browser")
-    or "/usr/bin/chromium"
-)
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 VIEWPORT = {"width": 1400, "height": 1000}
 SERVER_START_TIMEOUT_S = 60
 # The first visit to /dp-owl runs the Monte-Carlo sweeps (several seconds on 2 cores).
@@ -82,12 +61,6 @@ def pytest_collection_modifyitems(config, items):
         item.add_marker(pytest.mark.e2e)
         if reason:
             item.add_marker(pytest.mark.skip(reason=reason))
-
-
-def _free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def listening(pids):
@@ -124,14 +97,6 @@ def listening(pids):
     return found
 
 
-def _healthy(url):
-    try:
-        with urllib.request.urlopen(url, timeout=2) as response:
-            return response.status == 200 and response.read().decode().strip() == "ok"
-    except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
-        return False
-
-
 @pytest.fixture(scope="session")
 def screenshot_dir():
     """Where the tests' screenshots go: ``$SCREENSHOT_DIR``, to look at them; without it the
@@ -150,52 +115,13 @@ def streamlit_server(tmp_path_factory):
     reason = _skip_reason()
     if reason:
         pytest.skip(reason)
-    port = _free_port()
     log_path = tmp_path_factory.mktemp("streamlit") / "server.log"
     env = dict(os.environ, STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "streamlit",
-                "run",
-                "app.py",
-                "--server.port",
-                str(port),
-                "--server.headless",
-                "true",
-                "--server.address",
-                "127.0.0.1",
-            ],
-            cwd=REPO_ROOT,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-    base_url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + SERVER_START_TIMEOUT_S
-        while not _healthy(f"{base_url}/_stcore/health"):
-            if proc.poll() is not None:
-                pytest.fail(
-                    f"streamlit exited with code {proc.returncode}:\n"
-                    + log_path.read_text(errors="replace")[-3000:]
-                )
-            if time.monotonic() > deadline:
-                pytest.fail(
-                    f"streamlit did not answer /_stcore/health within "
-                    f"{SERVER_START_TIMEOUT_S} s:\n" + log_path.read_text(errors="replace")[-3000:]
-                )
-            time.sleep(0.25)
-        yield base_url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
+        with running_streamlit(log_path, env, SERVER_START_TIMEOUT_S) as base_url:
+            yield base_url
+    except RuntimeError as exc:  # it did not start: its log says why
+        pytest.fail(str(exc))
 
 
 @pytest.fixture(scope="session")

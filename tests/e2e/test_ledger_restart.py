@@ -8,59 +8,25 @@ Over 10 s: it starts two servers of its own (one restart), which is what it test
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
-import time
-from contextlib import contextmanager
 
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import REPO_ROOT, SERVER_START_TIMEOUT_S, AppDriver, _free_port, _healthy
+from tests.e2e.conftest import SERVER_START_TIMEOUT_S, AppDriver
+from tests.e2e.servers import REPO_ROOT, running_streamlit
 
 pytestmark = pytest.mark.e2e
 
 
-@contextmanager
 def server(ledger_file, log_path):
-    """A `streamlit run app.py` of its own on `ledger_file`; yields its base URL."""
-    port = _free_port()
+    """A `streamlit run app.py` of its own on `ledger_file`; a context that yields its base URL."""
     env = dict(
         os.environ,
         STREAMLIT_BROWSER_GATHER_USAGE_STATS="false",
         DPCORE_LEDGER=str(ledger_file),
         PYTHONPATH=str(REPO_ROOT),
     )
-    with open(log_path, "ab") as log:
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "streamlit",
-                "run",
-                "app.py",
-                "--server.port",
-                str(port),
-                "--server.headless",
-                "true",
-                "--server.address",
-                "127.0.0.1",
-            ],
-            cwd=REPO_ROOT,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + SERVER_START_TIMEOUT_S
-        while not _healthy(f"{url}/_stcore/health"):
-            assert proc.poll() is None and time.monotonic() < deadline, log_path.read_text()[-3000:]
-            time.sleep(0.25)
-        yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=20)
+    return running_streamlit(log_path, env, SERVER_START_TIMEOUT_S)
 
 
 def open_demo(app, reload=False):

@@ -49,20 +49,19 @@ def _answer(app, number, pattern):
     return found.groups()
 
 
+def _eps_and_n(app):
+    """The values the ε and n sliders of a DP-OWL-like page show."""
+    return _slider(app, "Privacy budget ε"), _slider(app, "Patients in the trial (n)")
+
+
 def check_noise(app, said):
-    assert (_slider(app, "Privacy budget ε"), _slider(app, "Patients in the trial (n)")) == (
-        "0.5",
-        "1000",
-    )
+    assert _eps_and_n(app) == ("0.5", "1000")
     assert _chosen(app, "γ") == "paper-tuned"
     assert _metric(app, "Accuracy") == f"{said[0]}%"
 
 
 def check_small_n(app, said):
-    assert (_slider(app, "Privacy budget ε"), _slider(app, "Patients in the trial (n)")) == (
-        "1",
-        "200",
-    )
+    assert _eps_and_n(app) == ("1", "200")
     assert _chosen(app, "γ") == "paper-tuned"
     assert _metric(app, "Accuracy") == f"{said[0]}%"
 
@@ -83,20 +82,14 @@ def check_eps_n_tau(app, said):
 
 
 def check_theory(app, said):
-    assert (_slider(app, "Privacy budget ε"), _slider(app, "Patients in the trial (n)")) == (
-        "1",
-        "200",
-    )
+    assert _eps_and_n(app) == ("1", "200")
     assert _chosen(app, "γ") == "fixed" and _slider(app, "Regularization γ") == "1"
     assert _metric(app, "Bound (re-derived)") == said[0]
 
 
 def check_shift(app, said):
     # Lesson 4 left n = 200 and a fixed γ = 1 on the Theory page: none of it may reach DP-OWL.
-    assert (_slider(app, "Privacy budget ε"), _slider(app, "Patients in the trial (n)")) == (
-        "1",
-        "1000",
-    )
+    assert _eps_and_n(app) == ("1", "1000")
     assert _chosen(app, "γ") == "paper-tuned"
     assert app.page.get_by_role("radio", name="authors' shift").is_checked()
     assert _metric(app, "Accuracy") == f"{said[0]}%"

@@ -15,15 +15,14 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import APP_READY, REPO_ROOT, _free_port, _healthy
+from tests.e2e.conftest import APP_READY
+from tests.e2e.servers import REPO_ROOT, free_port, healthy, serve_command, wait_until_serving
 
 NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").is_file() else None)
 pytestmark = [
@@ -61,48 +60,33 @@ def _alive(pid):
         return False
 
 
-def test_two_replicas_behind_nginx_serve_a_page_and_stop_cleanly(browser, tmp_path):
-    port = _free_port()
-    base = f"http://127.0.0.1:{port}"
+def _serve(command, folder, log, **env):
+    """Start ``command`` (a ``dpcore serve``) in ``folder`` with this checkout's packages and
+    ``env``, writing to ``log``."""
     env = {
         **os.environ,
         "PYTHONPATH": str(REPO_ROOT),
         "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false",
+        **env,
     }
-    log = tmp_path / "serve.log"
     with open(log, "wb") as out:
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "dpcore",
-                "serve",
-                "--replicas",
-                "2",
-                "--port",
-                str(port),
-                "--address",
-                "127.0.0.1",
-                "--nginx",
-                NGINX,
-            ],
-            cwd=tmp_path,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
+        return subprocess.Popen(command, cwd=folder, env=env, stdout=out, stderr=subprocess.STDOUT)
+
+
+def test_two_replicas_behind_nginx_serve_a_page_and_stop_cleanly(browser, tmp_path):
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    log = tmp_path / "serve.log"
+    proc = _serve(serve_command(port, 2, "--nginx", NGINX), tmp_path, log)
     started = []
     try:
-        deadline = time.monotonic() + 90
-        while "Stop with Ctrl-C" not in log.read_text(errors="replace"):
-            assert proc.poll() is None and time.monotonic() < deadline, log.read_text()[-3000:]
-            time.sleep(0.2)
+        wait_until_serving(proc, log, 90)
         # ready only once each replica has built the class's first view (dpcore_app.replica)
         assert "did not build its first view" not in log.read_text(errors="replace")
         started = _descendants(proc.pid)
         assert len(started) >= 4, started  # two replicas, nginx's master and its worker
         for path in ("/_stcore/health", "/_replica/1/health", "/_replica/2/health"):
-            assert _healthy(base + path), path
+            assert healthy(base + path), path
         with urllib.request.urlopen(base + "/", timeout=10) as shell:
             assert "dpcore_replica=" in shell.headers["Set-Cookie"]
             assert '<div id="root">' in shell.read().decode()
@@ -128,7 +112,7 @@ def test_two_replicas_behind_nginx_serve_a_page_and_stop_cleanly(browser, tmp_pa
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=20) == 0, log.read_text()[-3000:]
         assert [p for p in started if _alive(p)] == [], "a process outlived dpcore serve"
-        assert not _healthy(base + "/_stcore/health")
+        assert not healthy(base + "/_stcore/health")
     finally:
         if proc.poll() is None:  # a failed check: stop it as a user would, then for good
             proc.terminate()
@@ -263,48 +247,19 @@ def test_a_department_server_signs_users_in_and_each_sees_only_their_datasets(br
         timeout=30,
     )
     ledger_file = tmp_path / "ledger.sqlite"
-    port = _free_port()
+    port = free_port()
     base = f"https://127.0.0.1:{port}"
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(REPO_ROOT),
-        "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false",
-        "DPCORE_LEDGER": str(ledger_file),
-    }
     log = tmp_path / "serve.log"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "dpcore",
-                "serve",
-                "--replicas",
-                "1",
-                "--port",
-                str(port),
-                "--auth",
-                "htpasswd",
-                str(users),
-                "--keeper",
-                "kim",
-                "--tls-cert",
-                str(cert),
-                "--tls-key",
-                str(key),
-                "--nginx",
-                NGINX,
-            ],
-            cwd=tmp_path,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
+    command = serve_command(
+        port,
+        1,
+        *("--auth", "htpasswd", str(users), "--keeper", "kim"),
+        *("--tls-cert", str(cert), "--tls-key", str(key), "--nginx", NGINX),
+        address=None,  # its default address, which is what it checks
+    )
+    proc = _serve(command, tmp_path, log, DPCORE_LEDGER=str(ledger_file))
     try:
-        deadline = time.monotonic() + 90
-        while "Stop with Ctrl-C" not in log.read_text(errors="replace"):
-            assert proc.poll() is None and time.monotonic() < deadline, log.read_text()[-3000:]
-            time.sleep(0.2)
+        wait_until_serving(proc, log, 90)
         # The default address is the loopback: nginx and the replica listen there only.
         found = listening(_descendants(proc.pid))
         assert ("127.0.0.1", port) in found

@@ -17,6 +17,7 @@ from playwright.sync_api import expect
 
 from dpcore.data.csv_io import read_table
 from dpcore_app.ui.upload.files import apply_rule
+from tests.app.test_your_data_analyst import run_script
 
 pytestmark = pytest.mark.e2e
 
@@ -135,9 +136,6 @@ def test_csv_and_dictionary_preview_evaluated_release_and_files_that_work(app, t
     """The analyst's path: a CSV and its dictionary, the preview, a release with its private
     evaluation, the four files; the script runs and load_rule reproduces the per-row file.
     Over 10 s: the whole analyst path in the browser, and the script's release in a subprocess."""
-    import os
-    import subprocess
-    import sys
 
     from dpcore import load_rule, read_dictionary
 
@@ -186,15 +184,5 @@ def test_csv_and_dictionary_preview_evaluated_release_and_files_that_work(app, t
     scored = rows["recommendation"].notna().to_numpy()
     got = load_rule(tmp_path / "rule_released.json").recommend(table[scored])
     assert got.tolist() == rows["recommendation"][scored].tolist()
-    (tmp_path / "release_again.py").write_text(script)
-    done = subprocess.run(
-        [sys.executable, "release_again.py"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "PYTHONPATH": str(root)},
-    )
-    assert done.returncode == 0, done.stderr
-    assert load_rule(tmp_path / "rule.json").settings["n"] == 960
+    assert run_script(tmp_path, script, timeout=300).settings["n"] == 960
     app.screenshot("your-data-evaluated.png")

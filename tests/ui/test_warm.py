@@ -150,6 +150,21 @@ def test_the_warm_up_starts_with_the_default_link_and_the_single_moves():
     assert points[1:3] == [(1.0, 800), (0.5, 1000)] or points[1:3] == [(0.5, 1000), (1.0, 800)]
 
 
+def record_figure_builds(monkeypatch):
+    """The titles of the figures built from now on (``SharedFigure.freeze`` still runs), in a
+    list that grows as they are built."""
+    from dpcore_app.ui.common import figures
+
+    built = []
+    freeze = figures.SharedFigure.freeze.__func__
+    monkeypatch.setattr(
+        figures.SharedFigure,
+        "freeze",
+        classmethod(lambda cls, fig: built.append(fig.layout.title.text) or freeze(cls, fig)),
+    )
+    return built
+
+
 def test_the_warm_up_stores_exactly_the_figures_the_page_then_reads(small_views, monkeypatch):
     """Once ``dpcore warm`` has stored a view's figures, a server opening that view builds none:
     the page and the warm-up give the figures the same keys (types included). A view whose
@@ -162,13 +177,7 @@ def test_the_warm_up_stores_exactly_the_figures_the_page_then_reads(small_views,
     assert not warm.store_figures([state])
     monkeypatch.undo()
     owl.example_rule(200, 1.0, "paper", 75, 0.5, "auto", 77, "public")  # now stored
-    built = []
-    freeze = figures.SharedFigure.freeze.__func__
-    monkeypatch.setattr(
-        figures.SharedFigure,
-        "freeze",
-        classmethod(lambda cls, fig: built.append(fig.layout.title.text) or freeze(cls, fig)),
-    )
+    built = record_figure_builds(monkeypatch)
     figures._build.clear()
     # The view's four charts, and the chart against n at every ε of the grid: its own slider's
     # steps (dpcore_app.ui.common.frames).
@@ -199,13 +208,7 @@ def test_a_replica_warm_up_leaves_the_first_view_in_the_process_caches(monkeypat
     def refuse(*args, **kwargs):
         raise AssertionError("the warmed view was simulated again")
 
-    built = []
-    freeze = figures.SharedFigure.freeze.__func__
-    monkeypatch.setattr(
-        figures.SharedFigure,
-        "freeze",
-        classmethod(lambda cls, fig: built.append(fig.layout.title.text) or freeze(cls, fig)),
-    )
+    built = record_figure_builds(monkeypatch)
     monkeypatch.setattr(owl, "owl_monte_carlo", refuse)
     monkeypatch.setenv("DPCORE_STORE", "off")
     warm.warm_replica(state)

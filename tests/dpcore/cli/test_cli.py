@@ -13,6 +13,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from tests.dpcore.cli.commands import fit_command
+
 ROOT = Path(__file__).resolve().parents[3]
 DEMO = ROOT / "dpcore_app" / "demo_data"
 
@@ -129,18 +131,7 @@ def test_fit_apply_round_trip_recorded_in_the_ledger(tmp_path):
     """The README's path as a user runs it: fit, apply, show, cap, a refused fit. About 6 s
     (10 s on a loaded machine): five commands in five interpreters, each importing pandas."""
     ledger, rule = tmp_path / "ledger.sqlite", tmp_path / "rule.json"
-    fit = dpcore(
-        "fit",
-        DEMO / "paper_trial.csv",
-        "--dictionary",
-        DEMO / "paper_trial.json",
-        "--epsilon",
-        "1",
-        "--ledger",
-        ledger,
-        "--out",
-        rule,
-    )
+    fit = dpcore(*fit_command(DEMO / "paper_trial.csv", DEMO / "paper_trial.json", ledger, rule))
     assert fit.returncode == 0, fit.stderr
     applied = dpcore("apply", rule, DEMO / "paper_trial.csv", "--out", tmp_path / "rec.csv")
     assert applied.returncode == 0, applied.stderr
@@ -153,16 +144,9 @@ def test_fit_apply_round_trip_recorded_in_the_ledger(tmp_path):
     assert "total epsilon=1 " in shown.stdout
     assert dpcore("ledger", "cap", DEMO / "paper_trial.csv", "1.5", *keyed).returncode == 0
     again = dpcore(
-        "fit",
-        DEMO / "paper_trial.csv",
-        "--dictionary",
-        DEMO / "paper_trial.json",
-        "--epsilon",
-        "1",
-        "--ledger",
-        ledger,
-        "--out",
-        tmp_path / "rule2.json",
+        *fit_command(
+            DEMO / "paper_trial.csv", DEMO / "paper_trial.json", ledger, tmp_path / "rule2.json"
+        )
     )
     assert again.returncode == 1 and "exceeded" in again.stderr
     assert not (tmp_path / "rule2.json").exists()  # refused: nothing released
@@ -316,16 +300,12 @@ def test_fit_on_neighbouring_files_differs_only_in_the_noisy_part(tmp_path, chan
     out = {}
     for name, data in (("original", DEMO / "paper_trial.csv"), ("neighbour", neighbour)):
         fit = run(
-            "fit",
-            data,
-            "--dictionary",
-            DEMO / "paper_trial.json",
-            "--epsilon",
-            "1",
-            "--ledger",
-            tmp_path / f"{name}.sqlite",
-            "--out",
-            tmp_path / f"{name}.json",
+            *fit_command(
+                data,
+                DEMO / "paper_trial.json",
+                tmp_path / f"{name}.sqlite",
+                tmp_path / f"{name}.json",
+            )
         )
         assert fit.returncode == 0, fit.stderr
         out[name] = json.loads((tmp_path / f"{name}.json").read_text())
@@ -479,16 +459,12 @@ def test_a_dictionary_without_larger_is_better_is_refused_naming_the_field(tmp_p
     d.pop("larger_is_better", None)
     (tmp_path / "d.json").write_text(json.dumps(d))
     fit = run(
-        "fit",
-        DEMO / "paper_trial.csv",
-        "--dictionary",
-        tmp_path / "d.json",
-        "--epsilon",
-        "1",
-        "--ledger",
-        tmp_path / "l.sqlite",
-        "--out",
-        tmp_path / "r.json",
+        *fit_command(
+            DEMO / "paper_trial.csv",
+            tmp_path / "d.json",
+            tmp_path / "l.sqlite",
+            tmp_path / "r.json",
+        )
     )
     assert fit.returncode == 1 and "larger_is_better" in fit.stderr
     assert len(fit.stderr.strip().splitlines()) == 1

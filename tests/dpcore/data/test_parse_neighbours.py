@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from dpcore.data import TrialDataError, read_trial
+from tests.dpcore.cli.commands import fit_command
 
 N = 60
 
@@ -232,20 +233,7 @@ def dpcore_fit(tmp_path, capsys, name, text, *, encoding="utf-8"):
     data.write_bytes(text.encode(encoding))
     dictionary.write_text(json.dumps(DICT))
     out = tmp_path / f"{name}.rule.json"
-    code = main(
-        [
-            "fit",
-            str(data),
-            "--dictionary",
-            str(dictionary),
-            "--epsilon",
-            "1",
-            "--ledger",
-            str(tmp_path / f"{name}.ledger.sqlite"),
-            "--out",
-            str(out),
-        ]
-    )
+    code = main(fit_command(data, dictionary, tmp_path / f"{name}.ledger.sqlite", out))
     err = capsys.readouterr().err
     return code, err, (json.loads(out.read_text()) if out.exists() else None)
 

@@ -11,6 +11,7 @@ import pytest
 
 from dpcore import DPOWL, read_trial
 from dpcore.data import read_dictionary
+from tests.dpcore.cli.commands import fit_command
 from tests.dpcore.cli.test_cli import run
 
 DICTIONARY = {
@@ -77,16 +78,12 @@ def test_dpcore_fit_on_neighbouring_files_publishes_the_same_fields(tmp_path, ch
     for name, text in (("original", lines), ("neighbour", neighbour)):
         (tmp_path / f"{name}.csv").write_text("\n".join(text) + "\n")
         fit = run(
-            "fit",
-            tmp_path / f"{name}.csv",
-            "--dictionary",
-            tmp_path / "d.json",
-            "--epsilon",
-            "1",
-            "--ledger",
-            tmp_path / f"{name}.sqlite",
-            "--out",
-            tmp_path / f"{name}.json",
+            *fit_command(
+                tmp_path / f"{name}.csv",
+                tmp_path / "d.json",
+                tmp_path / f"{name}.sqlite",
+                tmp_path / f"{name}.json",
+            )
         )
         assert fit.returncode == 0, fit.stderr
         out[name] = json.loads((tmp_path / f"{name}.json").read_text())

@@ -177,28 +177,34 @@ def test_verdict_better_worse_and_inconclusive():
     assert set(ev.to_dict()) >= {"values", "gains", "verdict", "cells", "epsilon_eval"}
 
 
+#: The settings of the release path's tests (``fit_and_evaluate``): ε = 1 to fit and to evaluate.
+RELEASE = dict(
+    epsilon_fit=1.0,
+    epsilon_eval=1.0,
+    gamma=50.0,
+    outcome_bounds=BOUNDS,
+    feature_bounds=PAPER_TRIAL.feature_bounds,
+    weight_bound=40.0,
+    larger_is_better=True,
+)
+
+
 def test_neighbouring_files_publish_the_same_fields_but_the_noisy_ones():
     t = PAPER_TRIAL.sample(500, rng=8)
     X, A, B = t["X"], t["A"], t["B"].copy()
-    kw = dict(
-        epsilon_fit=1.0,
-        epsilon_eval=1.0,
-        gamma=50.0,
-        outcome_bounds=BOUNDS,
-        feature_bounds=PAPER_TRIAL.feature_bounds,
-        weight_bound=40.0,
-        larger_is_better=True,
-    )
-    m1, e1, split1 = fit_and_evaluate(X, A, B, 0.5, rng=9, **kw)
+    m1, e1, split1 = fit_and_evaluate(X, A, B, 0.5, rng=9, **RELEASE)
     B[17] = 9.9  # one patient's outcome replaced
-    m2, e2, split2 = fit_and_evaluate(X, A, B, 0.5, rng=9, **kw)
+    m2, e2, split2 = fit_and_evaluate(X, A, B, 0.5, rng=9, **RELEASE)
     assert all(np.array_equal(a, b) for a, b in zip(split1, split2))
     for f in ("epsilon", "m", "sensitivity", "level"):
         assert getattr(e1, f) == getattr(e2, f)
     assert m1.coef_.shape == m2.coef_.shape and m1.sensitivity_ == m2.sensitivity_
 
 
-def test_the_release_path_can_draw_with_opendp(monkeypatch):
+def opendp_draws(monkeypatch, settings):
+    """The draws (ε, sensitivity, size) a release on 300 patients of the paper's trial asks of
+    OpenDP's sampler (replaced by one that records them and adds zeros), with ``settings`` and
+    ε_eval = 0.5; and the release's evaluation."""
     import dpcore.privacy.mechanisms as mech
 
     calls = []
@@ -209,20 +215,13 @@ def test_the_release_path_can_draw_with_opendp(monkeypatch):
     )
     t = PAPER_TRIAL.sample(300, rng=3)
     _, ev, _ = fit_and_evaluate(
-        t["X"],
-        t["A"],
-        t["B"],
-        0.5,
-        epsilon_fit=1.0,
-        epsilon_eval=0.5,
-        gamma=50.0,
-        outcome_bounds=BOUNDS,
-        weight_bound=40.0,
-        feature_bounds=PAPER_TRIAL.feature_bounds,
-        larger_is_better=True,
-        sampler="opendp",
-        rng=0,
+        t["X"], t["A"], t["B"], 0.5, sampler="opendp", rng=0, **{**settings, "epsilon_eval": 0.5}
     )
+    return calls, ev
+
+
+def test_the_release_path_can_draw_with_opendp(monkeypatch):
+    calls, ev = opendp_draws(monkeypatch, RELEASE)
     assert calls == [(0.375, ev.sensitivity, 4), (0.125, moment_sensitivity(BOUNDS, 0.5, ev.m), 4)]
 
 

@@ -27,6 +27,8 @@ from dpcore.owl.outcome_model import (
 )
 from dpcore.owl.simulate import PAPER_TRIAL, optimal_treatment
 from dpcore.privacy.audit import audit_epsilon
+from tests.dpcore.owl.test_evaluation import RELEASE, opendp_draws
+from tests.dpcore.owl.test_plugin import neighbours  # the outcome model's worst-case pair
 
 ALPHA = 1e-3
 BOUNDS = (-10.0, 10.0)
@@ -195,19 +197,6 @@ def test_dp_audit_of_the_aipw_release_passes_and_its_broken_twin_fails(stat, nei
     assert not broken.passed
 
 
-def model_neighbours(n=40):
-    """Row 0 at the corner x = upper bounds, treated, B = hi; then control with the same x and
-    B = hi: its block moves from one arm to the other, the statistics by d (d + 3) in L1."""
-    rng = np.random.default_rng(3)
-    X = rng.random((n, 1))
-    A = np.where(rng.random(n) < 0.5, 1.0, -1.0)
-    B = rng.uniform(LO, HI, n)
-    X[0], A[0], B[0] = 1.0, 1.0, HI
-    Ap = A.copy()
-    Ap[0] = -1.0
-    return (X, A, B), (X, Ap, B)
-
-
 def model_statistics(data):
     X, A, B = data
     return sufficient_statistics(
@@ -221,7 +210,7 @@ def model_release(data, eps, noise=1.0):
     largest value is the privacy loss. A fixed function of the output, so any twin's audit
     is valid with it."""
     exact = model_statistics(data)
-    D, Dp = model_neighbours()
+    D, Dp = neighbours()
     a, b = model_statistics(D), model_statistics(Dp)
     sens = statistics_sensitivity(2)
 
@@ -233,7 +222,7 @@ def model_release(data, eps, noise=1.0):
 
 
 def test_outcome_model_statistics_sensitivity_attained_and_never_exceeded():
-    (D, Dp) = model_neighbours()
+    (D, Dp) = neighbours()
     Z = design_rows(D[0], (np.zeros(1), np.ones(1)))
     s = lambda X, A, B: sufficient_statistics(
         design_rows(X, (np.zeros(1), np.ones(1))),
@@ -259,7 +248,7 @@ def test_dp_audit_of_the_outcome_model_passes_and_its_broken_twin_fails():
     """The broken twin forgets that a replaced row can switch arms (half the sensitivity).
     500,000 samples: the twin's lower bound is then about 1.45 against the claimed 1."""
     eps = 1.0
-    D, Dp = model_neighbours()
+    D, Dp = neighbours()
     ok = audit_epsilon(
         model_release(D, eps), model_release(Dp, eps), eps, 500_000, alpha=ALPHA, rng=12
     )
@@ -367,6 +356,25 @@ def test_aipw_is_unbiased_when_the_outcome_model_is_wrong():
     assert abs(plug_in - truth[0]) > 40 * se[0]
 
 
+def assert_covers_the_truths(est, big, base, bounds, reps):
+    """The rule's (x0 > 0.7 flips the optimal treatment) and both comparators' intervals in
+    ``est`` cover their truths on the large sample ``big`` (outcome ``base + 3 d f`` clipped to
+    ``bounds``) in at least 95% of ``reps`` within its binomial error (one-sided 0.1%), and not
+    every time (the intervals are not vacuous)."""
+    d_big = np.where(big["X"][:, 0] > 0.7, -1.0, 1.0) * optimal_treatment(big["f"])
+    v = {
+        k: np.mean(np.clip(base + 3.0 * r * big["f"], *bounds))
+        for k, r in (("rule", d_big), ("treat_all", 1.0), ("treat_none", -1.0))
+    }
+    v["over_treat_all"], v["over_treat_none"] = (
+        v["rule"] - v["treat_all"],
+        v["rule"] - v["treat_none"],
+    )
+    hits = {k: int(np.sum((est[k][1] <= v[k]) & (v[k] <= est[k][2]))) for k in v}
+    assert all(h >= stats.binom.ppf(0.001, reps, 0.95) for h in hits.values()), hits
+    assert min(hits.values()) < reps
+
+
 def test_aipw_has_lower_variance_than_ipw_when_the_model_is_right():
     """Seeded, 2000 parts of m = 200 with the right model: AIPW's standard deviation is below
     0.75 of IPW's for the treat-all value (IPW's doubles the outcome's spread: about 1/sqrt(2))
@@ -413,32 +421,12 @@ def test_intervals_cover_with_a_private_model_at_least_95_percent():
     big = PAPER_TRIAL.sample(1_000_000, rng=64)
     noise = PAPER_TRIAL.noise_sd * rng.standard_normal(1_000_000)
     base = 0.01 + 0.02 * big["X"][:, 3] + 5.0 * (big["X"][:, 0] + big["X"][:, 1] - 1.0) + noise
-    d_big = np.where(big["X"][:, 0] > 0.7, -1.0, 1.0) * optimal_treatment(big["f"])
-    v = {
-        k: np.mean(np.clip(base + 3.0 * r * big["f"], *bounds))
-        for k, r in (("rule", d_big), ("treat_all", 1.0), ("treat_none", -1.0))
-    }
-    v["over_treat_all"], v["over_treat_none"] = (
-        v["rule"] - v["treat_all"],
-        v["rule"] - v["treat_none"],
-    )
-    hits = {k: int(np.sum((est[k][1] <= v[k]) & (v[k] <= est[k][2]))) for k in v}
-    assert all(h >= stats.binom.ppf(0.001, reps, 0.95) for h in hits.values()), hits
-    assert min(hits.values()) < reps
+    assert_covers_the_truths(est, big, base, bounds, reps)
 
 
 # ---- the release path: neighbouring files, the ledger, bad arguments ---------------------
 
-KW = dict(
-    epsilon_fit=1.0,
-    epsilon_eval=1.0,
-    gamma=50.0,
-    outcome_bounds=BOUNDS,
-    feature_bounds=PAPER_TRIAL.feature_bounds,
-    weight_bound=40.0,
-    larger_is_better=True,
-    evaluation="aipw",
-)
+KW = dict(RELEASE, evaluation="aipw")
 NOISY = {"cells", "moments", "complete", "values", "gains", "verdict", "model", "centre"}
 NOISY |= {"average_effect"}
 
@@ -503,18 +491,7 @@ def test_bad_arguments():
 def test_every_aipw_draw_can_come_from_opendp(monkeypatch):
     """On uploaded data every release (the model's statistics, the cells, both moment vectors)
     draws from OpenDP's sampler, each at its own budget and sensitivity."""
-    import dpcore.privacy.mechanisms as mech
-
-    calls = []
-    monkeypatch.setattr(
-        mech,
-        "opendp_laplace_noise",
-        lambda e, s, size: calls.append((e, s, size)) or np.zeros(size),
-    )
-    t = PAPER_TRIAL.sample(300, rng=3)
-    _, ev, _ = fit_and_evaluate(
-        t["X"], t["A"], t["B"], 0.5, sampler="opendp", rng=0, **{**KW, "epsilon_eval": 0.5}
-    )
+    calls, ev = opendp_draws(monkeypatch, KW)
     dv, dg = aipw_moment_sensitivity(BOUNDS, 0.5, ev.m)
     assert calls[-4:] == [
         (0.25, 40.0, (40,)),
@@ -563,15 +540,4 @@ def test_intervals_keep_their_coverage_when_one_arm_loses_30_percent_of_its_rows
     big = PAPER_TRIAL.sample(400_000, rng=66)
     noise = PAPER_TRIAL.noise_sd * rng.standard_normal(400_000)
     b0 = 0.01 + 0.02 * big["X"][:, 3] + noise
-    d_big = np.where(big["X"][:, 0] > 0.7, -1.0, 1.0) * optimal_treatment(big["f"])
-    v = {
-        k: np.mean(np.clip(b0 + 3.0 * r * big["f"], *bounds))
-        for k, r in (("rule", d_big), ("treat_all", 1.0), ("treat_none", -1.0))
-    }
-    v["over_treat_all"], v["over_treat_none"] = (
-        v["rule"] - v["treat_all"],
-        v["rule"] - v["treat_none"],
-    )
-    hits = {k: int(np.sum((est[k][1] <= v[k]) & (v[k] <= est[k][2]))) for k in v}
-    assert all(h >= stats.binom.ppf(0.001, reps, 0.95) for h in hits.values()), hits
-    assert min(hits.values()) < reps
+    assert_covers_the_truths(est, big, b0, bounds, reps)

@@ -22,6 +22,7 @@ from dpcore.owl.karm import KArmOWL, rule_budget
 from dpcore.owl.rule import choose_arm
 from dpcore.owl.simulate import FOUR_ARM_TRIAL, K_ARM_TRIAL
 from dpcore.privacy.audit import audit_epsilon
+from tests.dpcore.cli.commands import fit_command
 
 DEMO = Path(__file__).resolve().parents[3] / "dpcore_app" / "demo_data"
 ALPHA = 1e-3
@@ -426,17 +427,8 @@ def test_the_cli_says_what_a_k_arm_dictionary_is_missing(tmp_path):
     data, spec = three_arm_files()
     (tmp_path / "s.csv").write_bytes(data)
     (tmp_path / "d.json").write_text(json.dumps({**spec, "arm_probabilities": None}))
-    base = (
-        "fit",
-        tmp_path / "s.csv",
-        "--dictionary",
-        tmp_path / "d.json",
-        "--epsilon",
-        "1",
-        "--ledger",
-        tmp_path / "l.sqlite",
-        "--out",
-        tmp_path / "r.json",
+    base = fit_command(
+        tmp_path / "s.csv", tmp_path / "d.json", tmp_path / "l.sqlite", tmp_path / "r.json"
     )
     code, err = cli(*base)
     assert code == 1 and "arm_probabilities" in err and "--arms" in err

@@ -1,4 +1,5 @@
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -140,37 +141,28 @@ def test_dpowl_is_dpwerm_with_owl_weights():
     assert f"{w.max():.4g}"[:4] not in message
 
 
-def test_dpowl_learns_the_paper_rule_without_noise():
-    data = PAPER_TRIAL.sample(2000, rng=3)
-    test = PAPER_TRIAL.sample(5000, rng=4)
-    owl = DPOWL(
+def fit_without_noise(data, larger_is_better):
+    """DP-OWL at ε = inf (γ = 1, the paper's bounds) fitted on ``data`` at propensity 0.5."""
+    return DPOWL(
         epsilon=np.inf,
         gamma=1.0,
         feature_bounds=PAPER_TRIAL.feature_bounds,
         outcome_bounds=(-12, 12),
-        larger_is_better=True,
+        larger_is_better=larger_is_better,
     ).fit(data["X"], data["A"], data["B"], 0.5)
+
+
+def test_dpowl_learns_the_paper_rule_without_noise():
+    data = PAPER_TRIAL.sample(2000, rng=3)
+    test = PAPER_TRIAL.sample(5000, rng=4)
+    owl = fit_without_noise(data, larger_is_better=True)
     assert treatment_accuracy(owl.predict(test["X"]), np.sign(test["f"])) > 0.9
 
 
 def test_smaller_is_better_flips_the_rule():
     data = PAPER_TRIAL.sample(2000, rng=3)
-    kw = dict(
-        epsilon=np.inf,
-        gamma=1.0,
-        feature_bounds=PAPER_TRIAL.feature_bounds,
-        outcome_bounds=(-12, 12),
-    )
-    larger = (
-        DPOWL(**kw, larger_is_better=True)
-        .fit(data["X"], data["A"], data["B"], 0.5)
-        .predict(data["X"])
-    )
-    smaller = (
-        DPOWL(larger_is_better=False, **kw)
-        .fit(data["X"], data["A"], data["B"], 0.5)
-        .predict(data["X"])
-    )
+    larger = fit_without_noise(data, larger_is_better=True).predict(data["X"])
+    smaller = fit_without_noise(data, larger_is_better=False).predict(data["X"])
     assert np.mean(larger == -smaller) > 0.9
 
 
@@ -329,22 +321,30 @@ def test_released_attributes_are_apart_from_the_analyst_only_diagnostics():
     assert not hasattr(rule, "n_iter_") and not hasattr(rule, "clipped_share_")
 
 
-def test_fit_trial_needs_the_design_and_recommends_arm_labels():
-    """The 2:1 demo trial: no silent 1:1 (W would be 40 instead of 60), arms by their names."""
-    import json
-    from pathlib import Path
+DEMO = Path(__file__).resolve().parents[3] / "dpcore_app" / "demo_data"
 
+
+def hospital_trial(**kw):
+    """The hospital demo trial (2:1, drug against placebo) read with its four covariates;
+    ``kw`` go to ``read_trial``."""
     from dpcore import read_trial
 
-    demo = Path(__file__).resolve().parents[3] / "dpcore_app" / "demo_data"
-    d = json.loads((demo / "hospital_trial.json").read_text())
-    trial = read_trial(
-        demo / "hospital_trial.csv",
+    return read_trial(
+        DEMO / "hospital_trial.csv",
         treatment="arm",
         outcome="days_in_hospital",
         covariates=["age", "biomarker", "severity", "frailty"],
         treated="drug",
+        **kw,
     )
+
+
+def test_fit_trial_needs_the_design_and_recommends_arm_labels():
+    """The 2:1 demo trial: no silent 1:1 (W would be 40 instead of 60), arms by their names."""
+    import json
+
+    d = json.loads((DEMO / "hospital_trial.json").read_text())
+    trial = hospital_trial()
     bounds = trial.feature_bounds({c["name"]: c["bounds"] for c in d["columns"] if "bounds" in c})
     rule = DPOWL(
         epsilon=1.0,
@@ -380,19 +380,7 @@ def test_treated_label_decides_the_sign():
 
 def test_fit_trial_gives_incomplete_rows_weight_zero():
     """A trial read with incomplete="keep" (public n): fit_trial uses outcomes_for_fit."""
-    from pathlib import Path
-
-    from dpcore import read_trial
-
-    demo = Path(__file__).resolve().parents[3] / "dpcore_app" / "demo_data"
-    trial = read_trial(
-        demo / "hospital_trial.csv",
-        treatment="arm",
-        outcome="days_in_hospital",
-        covariates=["age", "biomarker", "severity", "frailty"],
-        treated="drug",
-        incomplete="keep",
-    )
+    trial = hospital_trial(incomplete="keep")
     assert trial.n_incomplete > 0
     kw = dict(
         epsilon=np.inf,

@@ -238,6 +238,18 @@ def test_the_estimator_adds_exactly_laplace_noise_of_its_sensitivity_over_epsilo
     assert WrongSensitivity(epsilon=1.0, **ONE).fit(*D).sensitivity_ == 2.0
 
 
+def laplace_ratio(statistics, a, b, scale, true):
+    """Sampler of ``statistics`` plus Laplace noise of ``scale``, mapped to the log-likelihood
+    ratio of the neighbours' statistics ``a`` and ``b`` under Laplace noise of the true scale
+    ``true`` (that of the correct mechanism)."""
+
+    def draw(size, rng):
+        noisy = statistics + rng.laplace(0.0, scale, (size, a.size))
+        return (np.abs(noisy - b) - np.abs(noisy - a)).sum(-1) / true
+
+    return draw
+
+
 def statistics_release(cls, data, eps):
     """Sampler of the noisy statistics' log-likelihood ratio between the designed neighbours
     (at the true scale): the most telling scalar of a Laplace vector, whose largest value is
@@ -245,13 +257,9 @@ def statistics_release(cls, data, eps):
     The statistics and the noise's scale are the estimator's (see the test above)."""
     fit = cls(epsilon=np.inf, **ONE).fit(*data)
     a, b = (PrivatePlugInRule(epsilon=np.inf, **ONE).fit(*x).statistics_ for x in neighbours())
-    scale, true = fit.sensitivity_ / eps, statistics_sensitivity(2) / eps
-
-    def draw(size, rng):
-        noisy = fit.statistics_ + rng.laplace(0.0, scale, (size, a.size))
-        return (np.abs(noisy - b) - np.abs(noisy - a)).sum(-1) / true
-
-    return draw
+    return laplace_ratio(
+        fit.statistics_, a, b, fit.sensitivity_ / eps, statistics_sensitivity(2) / eps
+    )
 
 
 def test_dp_audit_of_the_statistics_passes_and_the_wrong_sensitivity_fails():

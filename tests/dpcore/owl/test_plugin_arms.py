@@ -13,6 +13,7 @@ from dpcore.owl.outcome_model import statistics_sensitivity
 from dpcore.owl.plugin_arms import PrivatePlugInArms
 from dpcore.privacy.audit import audit_epsilon
 from dpcore.release import ReleasePlan, release
+from tests.dpcore.owl.test_plugin import laplace_ratio
 
 DICTIONARY = {
     "treatment": "arm",
@@ -100,13 +101,9 @@ def statistics_release(cls, data, eps):
     the true scale: the most telling scalar of a Laplace vector."""
     fit = fitted(data, cls=cls)[0]
     a, b = (fitted(x)[0].statistics_ for x in neighbours())
-    scale, true = fit.sensitivity_ / eps, statistics_sensitivity(3) / eps
-
-    def draw(size, rng):
-        noisy = fit.statistics_ + rng.laplace(0.0, scale, (size, a.size))
-        return (np.abs(noisy - b) - np.abs(noisy - a)).sum(-1) / true
-
-    return draw
+    return laplace_ratio(
+        fit.statistics_, a, b, fit.sensitivity_ / eps, statistics_sensitivity(3) / eps
+    )
 
 
 def test_dp_audit_of_every_arms_statistics_passes_and_the_wrong_sensitivity_fails():

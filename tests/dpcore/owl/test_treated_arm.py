@@ -13,6 +13,7 @@ import pytest
 from dpcore import DPOWL
 from dpcore.data import read_dictionary, read_trial
 from dpcore.owl.owl import default_weight_bound, owl_weights
+from tests.dpcore.cli.commands import fit_command
 
 DEMO = Path(__file__).resolve().parents[3] / "dpcore_app" / "demo_data"
 CORPUS = Path(__file__).resolve().parents[2] / "data" / "dictionaries"
@@ -99,20 +100,7 @@ def run_fit(tmp_path, capsys, data, dictionary):
     from dpcore.cli import main
 
     out = tmp_path / "rule.json"
-    code = main(
-        [
-            "fit",
-            str(data),
-            "--dictionary",
-            str(dictionary),
-            "--epsilon",
-            "1",
-            "--ledger",
-            str(tmp_path / "ledger.sqlite"),
-            "--out",
-            str(out),
-        ]
-    )
+    code = main(fit_command(data, dictionary, tmp_path / "ledger.sqlite", out))
     assert code == 0, capsys.readouterr().err
     return json.loads(out.read_text())
 

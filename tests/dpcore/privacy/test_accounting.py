@@ -38,6 +38,7 @@ from dpcore.privacy.accounting import (
     gdp_epsilon,
     gdp_mu,
 )
+from tests.dpcore.privacy.test_ledger_schema import RELEASES_COLUMNS
 
 
 @pytest.mark.parametrize(
@@ -259,17 +260,7 @@ def test_an_sqlite_ledger_is_one_file_in_wal_mode(tmp_path):
     with sqlite3.connect(path) as con:
         assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         columns = [c[1] for c in con.execute("PRAGMA table_info(releases)")]
-    assert columns == [
-        "id",
-        "dataset",
-        "release",
-        "mechanism",
-        "epsilon",
-        "delta",
-        "part",
-        "time",
-        "who",
-    ]
+    assert columns == RELEASES_COLUMNS
     assert "path" not in repr(again) and again.dataset[:12] in repr(again)
 
 

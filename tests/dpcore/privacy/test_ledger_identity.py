@@ -27,6 +27,7 @@ from dpcore.privacy.identity import (
 )
 from dpcore.privacy.identity_legacy import legacy_identity
 from dpcore.privacy.ledger.schema import SCHEMA_VERSION
+from tests.dpcore.privacy.test_ledger_schema import SQLITE_VERSION_1
 
 ROWS = [
     (f"P{i:03d}", i % 2, round(1.5 + 0.37 * i, 2), 30 + i, "ABC"[i % 3], f"note {i} café")
@@ -353,14 +354,7 @@ def test_a_release_without_a_guarantee_makes_the_total_infinite_for_good(new_led
 def test_a_version_1_ledger_keeps_working_and_its_byte_keys_join_the_content_key(tmp_path):
     path = tmp_path / "old.sqlite"
     con = sqlite3.connect(path)
-    con.executescript("""
-        CREATE TABLE releases (id INTEGER PRIMARY KEY AUTOINCREMENT, dataset TEXT NOT NULL,
-            release INTEGER NOT NULL, mechanism TEXT NOT NULL, epsilon REAL NOT NULL,
-            delta REAL NOT NULL, part TEXT NOT NULL, time TEXT NOT NULL);
-        CREATE UNIQUE INDEX releases_by_dataset ON releases (dataset, release, part);
-        CREATE TABLE caps (dataset TEXT PRIMARY KEY, epsilon REAL NOT NULL, time TEXT NOT NULL);
-        CREATE TABLE settings (name TEXT PRIMARY KEY, value BLOB NOT NULL);
-    """)
+    con.executescript(SQLITE_VERSION_1)
     salt = b"\x01" * 32
     con.execute("INSERT INTO settings VALUES ('salt', ?)", (salt,))
     from dpcore.privacy.identity_legacy import byte_key

@@ -175,20 +175,17 @@ def test_two_releases_of_one_twin_disagree_within_what_their_agreement_allows():
 PAPER_LIKE = TwinDesign(n=1000, lower=(0.0,) * 4, upper=(1.0,) * 4, outcome_bounds=(-12.0, 12.0))
 
 
+def preview_paper_like(epsilon, n=PAPER_LIKE.n, **kw):
+    """The preview of the paper-like twin with ``n`` patients at one ``epsilon``, with the
+    paper's γ and weight bound 48; ``kw`` go to ``preview`` (strengths, twins, draws, seed)."""
+    return preview(replace(PAPER_LIKE, n=n), [epsilon], gamma="paper", weight_bound=48.0, **kw)
+
+
 def test_the_plug_in_rule_finds_the_linear_twins_best_rule_without_noise():
     """At ε = inf (the plug-in_best_nonprivate column) the plug-in rule on a linear twin gives
     nearly every patient the better arm; each learner's share lies in [0, 100] and its
     releases' band holds its mean."""
-    out = preview(
-        replace(PAPER_LIKE, n=3000),
-        [1.0],
-        gamma="paper",
-        weight_bound=48.0,
-        strengths=("strong",),
-        twins=2,
-        draws=4,
-        seed=1,
-    ).iloc[0]
+    out = preview_paper_like(1.0, n=3000, strengths=("strong",), twins=2, draws=4, seed=1).iloc[0]
     assert out["plugin_best_nonprivate"] >= 95.0
     for who in ("best", "plugin_best"):
         assert 0 <= out[f"{who}_lo"] <= out[f"{who}_mean"] <= out[f"{who}_hi"] <= 100
@@ -197,16 +194,7 @@ def test_the_plug_in_rule_finds_the_linear_twins_best_rule_without_noise():
 def test_the_plug_in_rule_beats_dp_owl_on_the_paper_like_twin_at_moderate_epsilon():
     """Seeded: with moderate linear effects at ε = 2 (n = 1000), the plug-in rule gives the
     better arm to more patients than DP-OWL, and the 95% interval of the difference says so."""
-    out = preview(
-        PAPER_LIKE,
-        [2.0],
-        gamma="paper",
-        weight_bound=48.0,
-        strengths=("moderate",),
-        twins=6,
-        draws=10,
-        seed=3,
-    )
+    out = preview_paper_like(2.0, strengths=("moderate",), twins=6, draws=10, seed=3)
     row = out.iloc[0]
     assert row["plugin_best_mean"] > row["best_mean"] + 5
     rec = recommend_learner(out, "moderate", 2.0)
@@ -218,20 +206,11 @@ def test_at_a_tiny_epsilon_the_preview_cannot_tell_the_learners_apart():
     """ε = 0.01 on 50 patients: both learners are noise (about half the patients get the
     better arm), the interval of their difference holds 0, and no learner is recommended.
     (A 95% interval: about one seed in twenty would pick a learner between two coin flips.)"""
-    out = preview(
-        replace(PAPER_LIKE, n=50),
-        [0.01],
-        gamma="paper",
-        weight_bound=48.0,
-        strengths=("moderate",),
-        twins=6,
-        draws=10,
-        seed=3,
-    )
+    out = preview_paper_like(0.01, n=50, strengths=("moderate",), twins=6, draws=10, seed=3)
     rec = recommend_learner(out, "moderate", 0.01)
     assert rec["learner"] is None and rec["ci"][0] <= 0 <= rec["ci"][1]
     assert abs(rec["plugin"] - 50) < 10 and abs(rec["dp_owl"] - 50) < 10
-    one = preview(replace(PAPER_LIKE, n=200), [1.0], gamma="paper", weight_bound=48.0, twins=1)
+    one = preview_paper_like(1.0, n=200, twins=1)
     assert recommend_learner(one, "weak", 1.0)["learner"] is None  # one twin: no interval
     with pytest.raises(ValueError, match="no previewed row"):
         recommend_learner(out, "moderate", 5.0)

@@ -18,21 +18,30 @@ ROOT = Path(__file__).resolve().parents[3]
 DEMO = ROOT / "dpcore_app" / "demo_data"
 
 
-def run(script, tmp_path):
-    shutil.copy(DEMO / "hospital_trial.csv", tmp_path / "trial.csv")
-    shutil.copy(DEMO / "hospital_trial.json", tmp_path / "trial_dictionary.json")
+def run_here(script, tmp_path, ledger_file=None, timeout=60):
+    """Run ``script`` as ``release.py`` in ``tmp_path`` with this checkout's packages (and the
+    ledger ``ledger_file``, if given); it must succeed; its output."""
     (tmp_path / "release.py").write_text(script, encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    if ledger_file is not None:
+        env["DPCORE_LEDGER"] = str(ledger_file)
     done = subprocess.run(
         [sys.executable, "release.py"],
         cwd=tmp_path,
         env=env,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=timeout,
     )
     assert done.returncode == 0, done.stderr
-    return done.stdout, load_rule(tmp_path / "rule.json")
+    return done.stdout
+
+
+def run(script, tmp_path):
+    shutil.copy(DEMO / "hospital_trial.csv", tmp_path / "trial.csv")
+    shutil.copy(DEMO / "hospital_trial.json", tmp_path / "trial_dictionary.json")
+    out = run_here(script, tmp_path, timeout=120)
+    return out, load_rule(tmp_path / "rule.json")
 
 
 @pytest.mark.slow
@@ -105,21 +114,6 @@ def design_files(tmp_path, design, n=240):
         d["min_propensity"] = 0.05
     (tmp_path / "trial_dictionary.json").write_text(json.dumps(d), encoding="utf-8")
     return ["arm", "y", *(["p"] if design == "column" else []), "x"]
-
-
-def run_here(script, tmp_path, ledger_file):
-    (tmp_path / "release.py").write_text(script, encoding="utf-8")
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "DPCORE_LEDGER": str(ledger_file)}
-    done = subprocess.run(
-        [sys.executable, "release.py"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout
 
 
 DESIGNS = [("ratio", None), ("ratio", 0.5), ("column", None), ("column", 0.5), ("logistic", None)]

@@ -7,10 +7,9 @@ import numpy as np
 import pytest
 
 from dpcore.montecarlo import wilson_interval
-from dpcore.owl.experiments import owl_monte_carlo
 from dpcore_app.ui.owl import decide
 from dpcore_app.ui.owl import decide_compute as targets
-from dpcore_app.ui.owl.compute import PUBLIC_OUTCOME, TEST_SIZE
+from tests.app.conftest import page_sweep
 
 REPS = 40
 
@@ -18,16 +17,7 @@ REPS = 40
 @pytest.fixture(scope="module")
 def runs():
     """The page's own sweep at n = 200 (paper-tuned γ, public bounds, W auto, seed 0)."""
-    return owl_monte_carlo(
-        [200],
-        [1.0, 10.0, math.inf],
-        gamma="paper",
-        reps=REPS,
-        test_size=TEST_SIZE,
-        seed=0,
-        outcome=PUBLIC_OUTCOME,
-        weight_bound=48.0,
-    ).runs
+    return page_sweep([200], [1.0, 10.0, math.inf], REPS).runs
 
 
 @pytest.mark.parametrize("p", [1, 2, 5])

@@ -17,12 +17,11 @@ from tests.releases import page_release
 DEMO = Path(__file__).resolve().parents[3] / "dpcore_app" / "demo_data"
 
 
-def small_preview(eps=1.0):
-    grid = (0.5, 1.0, 5.0)
-    gammas = analyst.preview_gammas(grid, 300, 60.0, 42.0, eps, "paper")
-    assert gammas[1] == 42.0 and gammas[0] != 42.0
+def twin_preview(n, grid, gammas):
+    """The page's preview on a twin of ``n`` patients (a binary covariate and one on [40, 80],
+    outcomes in [0, 20], smaller is better, 2:1) over the ε ``grid`` at ``gammas``, W = 60."""
     return analyst.twin_preview(
-        300,
+        n,
         (0.0, 40.0),
         (1.0, 80.0),
         (True, False),
@@ -34,6 +33,13 @@ def small_preview(eps=1.0):
         60.0,
         0.0,
     )
+
+
+def small_preview(eps=1.0):
+    grid = (0.5, 1.0, 5.0)
+    gammas = analyst.preview_gammas(grid, 300, 60.0, 42.0, eps, "paper")
+    assert gammas[1] == 42.0 and gammas[0] != 42.0
+    return twin_preview(300, grid, gammas)
 
 
 def test_preview_chart_and_sentence():
@@ -79,9 +85,11 @@ def test_the_filled_table_downloads_as_the_dictionary_it_came_from():
     assert read_dictionary(got.to_csv()) == got
 
 
-def test_evaluation_and_cost_sentences():
+def paper_evaluation(arms):
+    """The private evaluation (ε = 1) of the optimal rule on 500 patients of the paper's trial,
+    its arms named ``arms`` (treated, control)."""
     t = PAPER_TRIAL.sample(500, rng=1)
-    ev = evaluate_rule(
+    return evaluate_rule(
         optimal_treatment(t["f"]),
         t["A"],
         t["B"],
@@ -89,8 +97,12 @@ def test_evaluation_and_cost_sentences():
         outcome_bounds=(-10, 10),
         epsilon=1.0,
         rng=2,
-        arms=("drug", "placebo"),
+        arms=arms,
     )
+
+
+def test_evaluation_and_cost_sentences():
+    ev = paper_evaluation(("drug", "placebo"))
     assert "'drug'" in explain.evaluation_sentence(ev)
     assert "max(ε, ε_eval) = 2" in explain.cost_sentence(2.0, 1.0, 400, 100)
 
@@ -98,17 +110,7 @@ def test_evaluation_and_cost_sentences():
 def test_report_sections_escape_and_carry_released_numbers_only():
     from dpcore_app.ui.upload import report_parts
 
-    t = PAPER_TRIAL.sample(500, rng=1)
-    ev = evaluate_rule(
-        optimal_treatment(t["f"]),
-        t["A"],
-        t["B"],
-        0.5,
-        outcome_bounds=(-10, 10),
-        epsilon=1.0,
-        rng=2,
-        arms=("<b>drug</b>", "placebo"),
-    )
+    ev = paper_evaluation(("<b>drug</b>", "placebo"))
     part = report_parts.evaluation_html(ev, 1.0, 400, "points")
     assert "<b>drug</b>" not in part and "&lt;b&gt;drug&lt;/b&gt;" in part
     assert f"{ev.values['rule'].value:.4g}" in part
@@ -369,19 +371,7 @@ def test_the_learner_comparison_at_the_extremes_of_the_grid_and_of_n(eps, n):
     from dpcore.release.preview_reading import recommend_learner
 
     grid = (0.1, 1.0, 100.0)
-    frame = analyst.twin_preview(
-        n,
-        (0.0, 40.0),
-        (1.0, 80.0),
-        (True, False),
-        (0.0, 20.0),
-        False,
-        2 / 3,
-        grid,
-        analyst.preview_gammas(grid, n, 60.0, 42.0, 1.0, "paper"),
-        60.0,
-        0.0,
-    )
+    frame = twin_preview(n, grid, analyst.preview_gammas(grid, n, 60.0, 42.0, 1.0, "paper"))
     rec = recommend_learner(frame, "moderate", eps)
     text = explain.learner_sentence(rec, "moderate", eps)
     assert f"ε = {eps:g}" in text and "nan" not in text and "not on your trial" in text
