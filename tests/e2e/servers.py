@@ -136,12 +136,19 @@ def running_streamlit(log_path: Path, env: dict[str, str], timeout_s: float) -> 
         wait_until_healthy(proc, base_url, timeout_s, log_path)
         yield base_url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
+        stop(proc)
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    """Stop a server as a user would (SIGTERM), then for good if it has not gone in 20 s."""
+    if proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=10)
 
 
 def wait_until_serving(proc: subprocess.Popen[bytes], log_path: Path, timeout_s: float) -> None:

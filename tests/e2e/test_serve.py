@@ -22,7 +22,14 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.conftest import APP_READY
-from tests.e2e.servers import REPO_ROOT, free_port, healthy, serve_command, wait_until_serving
+from tests.e2e.servers import (
+    REPO_ROOT,
+    free_port,
+    healthy,
+    serve_command,
+    stop,
+    wait_until_serving,
+)
 
 NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").is_file() else None)
 pytestmark = [
@@ -114,13 +121,7 @@ def test_two_replicas_behind_nginx_serve_a_page_and_stop_cleanly(browser, tmp_pa
         assert [p for p in started if _alive(p)] == [], "a process outlived dpcore serve"
         assert not healthy(base + "/_stcore/health")
     finally:
-        if proc.poll() is None:  # a failed check: stop it as a user would, then for good
-            proc.terminate()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        stop(proc)  # after a failed check: as a user would, then for good
         for pid in started:
             if _alive(pid):
                 os.kill(pid, signal.SIGKILL)
@@ -302,10 +303,4 @@ def test_a_department_server_signs_users_in_and_each_sees_only_their_datasets(br
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=20) == 0, log.read_text()[-3000:]
     finally:
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        stop(proc)
