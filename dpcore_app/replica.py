@@ -26,6 +26,8 @@ FIRST_IMPORTS = (
     "dpcore_app.app",
     "dpcore_app.ui.common.controls",
     "dpcore_app.ui.common.explain",
+    "dpcore_app.ui.common.address",
+    "dpcore_app.ui.common.downloads",
     "dpcore_app.ui.common.handout",
     "dpcore_app.ui.common.ledger",
     "dpcore_app.ui.common.safety",

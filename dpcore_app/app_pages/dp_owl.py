@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from dpcore_app.ui.common import controls, figures, handout
+from dpcore_app.ui.common import address, controls, figures
 from dpcore_app.ui.common.controls import check_link, rerun
 from dpcore_app.ui.common.presets import presets_menu
 from dpcore_app.ui.common.safety import guarded
@@ -78,14 +78,14 @@ def show(s, sizes, results, target, verdict_slot, reps, first=False):
     rule_panel(s, v.runs, metric)
     if not first:
         panels.learners(s)
-        view_link = handout.link("dp-owl")  # now: a download's callback has no address to read
+        view_link = address.link("dp-owl")  # now: a download's callback has no address to read
         panels.downloads(
             results,
             v.all_summary,
             s,
             lambda: view_report(s, v, d, sizes, reps, view_link=view_link),  # on download
         )
-        handout.share("dp-owl")
+        address.share("dp-owl")
 
 
 st.title("DP-OWL: what privacy costs a treatment rule", anchor=False)  # presets: first stop

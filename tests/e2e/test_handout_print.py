@@ -3,7 +3,7 @@ view, the lessons worksheet on two. Chromium prints each to PDF, loaded from a f
 opens it, and the PDF's pages are counted.
 
 Each handout is the one the page offers for a view: built by the page's own functions from the
-view's controls, with the link the page writes (every control named, as ``handout.link`` does)
+view's controls, with the link the page writes (every control named, as ``address.link`` does)
 at its real length. The views are the default and the longest texts found over a search of the
 controls (the longest verdict, the longest answer to "at what ε?", every trial size compared and
 a public address behind a proxy, the smallest ε and n, no privacy). Before the print layout six
@@ -24,7 +24,7 @@ import re
 
 import pytest
 
-from dpcore_app.ui.common import handout
+from dpcore_app.ui.common import address, handout
 from dpcore_app.ui.common.grids import N_OPTIONS
 
 pytestmark = pytest.mark.e2e
@@ -95,9 +95,9 @@ def state(controls, given):
 
 
 def view_link(controls, url_path, values, base):
-    """The link the page writes for the view: ``handout.link`` (every control) at ``base``."""
+    """The link the page writes for the view: ``address.link`` (every control) at ``base``."""
     params = {c.key: c.to_url(values[c.key]) for c in controls}
-    return handout.absolute(url_path, params, base=base)
+    return address.absolute(url_path, params, base=base)
 
 
 def owl_handout(given):

@@ -39,7 +39,7 @@ class Lesson:
     anchor: str = ""  # the heading on the page that ``look`` points at, if it has one
 
     def link(self, base):
-        """The lesson's absolute link; ``base`` is the app's address (dpcore_app.ui.common.handout.app_base)."""
+        """The lesson's absolute link; ``base`` is the app's address (dpcore_app.ui.common.address.app_base)."""
         query = urlencode(self.params, doseq=True)
         return f"{base.rstrip('/')}/{self.url_path}" + (f"?{query}" if query else "")
 

@@ -14,6 +14,7 @@ from dpcore import expected_noise_radius
 from dpcore_app.ui.common import explain as common_explain
 from dpcore_app.ui.common import glossary, handout
 from dpcore_app.ui.common.controls import details
+from dpcore_app.ui.common.downloads import with_settings
 from dpcore_app.ui.common.figures import figure, show
 from dpcore_app.ui.common.limits import cap_work
 from dpcore_app.ui.owl import charts, compute, decide, decide_explain, explain
@@ -382,7 +383,7 @@ def downloads(results, summary, s, report):
     a, b, c, d = st.columns(4)
     a.download_button(
         "Runs (CSV)",
-        lambda: handout.with_settings(compute.stack_runs(runs), report().settings),
+        lambda: with_settings(compute.stack_runs(runs), report().settings),
         "dp_owl_runs.csv",
         "text/csv",
         on_click="ignore",
@@ -390,7 +391,7 @@ def downloads(results, summary, s, report):
     )
     b.download_button(
         "Summary (CSV)",
-        lambda: handout.with_settings(summary, report().settings),
+        lambda: with_settings(summary, report().settings),
         "dp_owl_summary.csv",
         "text/csv",
         on_click="ignore",
@@ -398,9 +399,7 @@ def downloads(results, summary, s, report):
     )
     c.download_button(
         "This view (CSV)",
-        lambda: handout.with_settings(
-            compute.view_numbers(summary, s["n"], s["eps"]), report().settings
-        ),
+        lambda: with_settings(compute.view_numbers(summary, s["n"], s["eps"]), report().settings),
         "dp_owl_view.csv",
         "text/csv",
         on_click="ignore",
