@@ -36,8 +36,8 @@ class Report:
     privacy: str
     link: str
     settings: dict
-    figure: object = None
-    table: object = None
+    figure: go.Figure | None = None
+    table: pd.DataFrame | None = None
     notes: list = field(default_factory=list)
     scenario: str = ""
 
