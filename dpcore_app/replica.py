@@ -38,6 +38,7 @@ FIRST_IMPORTS = (
     "dpcore_app.ui.owl.handout",
     "dpcore_app.ui.owl.panels",
     "dpcore_app.ui.owl.tuning",
+    "dpcore_app.ui.owl.view_model",
 )
 RUNTIME_SECONDS = 60.0  # how long the warm-up waits for Streamlit's runtime to exist
 

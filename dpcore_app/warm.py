@@ -51,6 +51,7 @@ from dpcore_app.ui.cvar import compute as cvar
 from dpcore_app.ui.owl import compute as owl
 from dpcore_app.ui.owl import decide as owl_decide
 from dpcore_app.ui.owl import panels as owl_panels
+from dpcore_app.ui.owl import view_model as owl_view
 from dpcore_app.ui.owl.decide_compute import Target
 
 _LOG = logging.getLogger(__name__)
@@ -313,12 +314,12 @@ def build_owl_figures(s, target=OWL_TARGET):
     n's references), with the page's own functions, so they get the keys the page asks for.
     Returns False, having built nothing, when the state's sweeps or example rule are not
     stored: this never simulates."""
-    work, args = owl_panels.workload(s)
+    work, args = owl_view.workload(s)
     example_args = (s["n"], s["eps"], s["mode"], s["gamma"], s["h"], s["W"], s["seed"], s["prep"])
     if not (owl.is_computed(work.sizes, *args) and owl.example_rule.is_stored(*example_args)):
         return False
-    v = owl_panels.view(s, owl.sweeps(work.sizes, *args), work.reps)
-    mark = owl_panels.decision(s, v, target, work.reps)["mark"]
+    v = owl_view.view(s, owl.sweeps(work.sizes, *args), work.reps)
+    mark = owl_view.decision(s, v, target, work.reps)["mark"]
     owl_panels.curve_figures(s, work.sizes, v, work.reps, "accuracy", "own", (s["n"],), mark)
     owl_panels.rule_figures(s, v.runs, "accuracy", owl_panels.example(s))
     return True
@@ -332,9 +333,9 @@ def warm_replica(state=OWL_STATE, target=OWL_TARGET):
     student from memory (:mod:`dpcore_app.replica`). Returns the seconds taken."""
     start = time.perf_counter()
     s = state
-    work, args = owl_panels.workload(s)
-    v = owl_panels.view(s, owl.sweeps(work.sizes, *args), work.reps)
-    mark = owl_panels.decision(s, v, target, work.reps)["mark"]
+    work, args = owl_view.workload(s)
+    v = owl_view.view(s, owl.sweeps(work.sizes, *args), work.reps)
+    mark = owl_view.decision(s, v, target, work.reps)["mark"]
     owl_panels.curve_figures(s, work.sizes, v, work.reps, "accuracy", "own", (s["n"],), mark)
     owl_panels.rule_figures(s, v.runs, "accuracy", owl_panels.example(s))
     return time.perf_counter() - start

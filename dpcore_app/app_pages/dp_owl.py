@@ -6,7 +6,7 @@ from dpcore_app.ui.common import address, controls, figures
 from dpcore_app.ui.common.controls import check_link, rerun
 from dpcore_app.ui.common.presets import presets_menu
 from dpcore_app.ui.common.safety import guarded
-from dpcore_app.ui.owl import compute, decide, explain, panels, tuning
+from dpcore_app.ui.owl import compute, decide, explain, panels, tuning, view_model
 from dpcore_app.ui.owl.controls import CONTROLS, PRESETS, REPS, SCALE, STATE
 from dpcore_app.ui.owl.handout import view_report
 from dpcore_app.ui.owl.sections import curves_panel, rule_panel, set_values, settings_panel
@@ -28,7 +28,7 @@ def study():
         "What is simulated"
     ):  # one line, after the controls: the charts start on the first screen and the presets are the first stop
         st.markdown(explain.OWL_INTRO)
-    work, args = panels.workload(s)
+    work, args = view_model.workload(s)
     if work.notice:
         st.info(work.notice, icon=":material/speed:")
     bar = st.progress(0.0, text="Simulating…")
@@ -61,7 +61,7 @@ def study():
 
 
 def show(s, sizes, results, target, verdict_slot, reps, first=False):
-    v = panels.view(s, results, reps)
+    v = view_model.view(s, results, reps)
     with verdict_slot:  # above the controls, one line: a phone sees it first
         d = panels.verdict(s, v, target, reps, first)
     metric = curves_panel(s, sizes, v, reps, d)

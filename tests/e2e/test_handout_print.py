@@ -102,7 +102,7 @@ def view_link(controls, url_path, values, base):
 
 def owl_handout(given):
     """The DP-OWL page's handout for the view: its sweeps, verdict and sentences for a board."""
-    from dpcore_app.ui.owl import compute, panels
+    from dpcore_app.ui.owl import compute, view_model
     from dpcore_app.ui.owl import decide_compute as targets
     from dpcore_app.ui.owl.controls import CONTROLS
     from dpcore_app.ui.owl.handout import view_report
@@ -112,13 +112,13 @@ def owl_handout(given):
     v = state(CONTROLS, {"reps": compute.QUICK_REPS, **given})
     s = {k: v[k] for k in ("eps", "n", "compare", "gamma", "prep", "h", "W", "reps", "seed")}
     s["mode"] = v["gamma_mode"]
-    work, args = panels.workload(s)
-    view = panels.view(s, compute.sweeps(work.sizes, *args), work.reps)
+    work, args = view_model.workload(s)
+    view = view_model.view(s, compute.sweeps(work.sizes, *args), work.reps)
     level = v["k"] if v["target"] == "patients" else v["p"]
-    d = panels.decision(
+    d = view_model.decision(
         s, view, (targets.Target(v["target"], level), float(v["assurance"])), work.reps
     )
-    d |= panels.words(s, view, d, work.reps)
+    d |= view_model.words(s, view, d, work.reps)
     link = view_link(CONTROLS, "dp-owl", v, base)
     return view_report(s, view, d, work.sizes, work.reps, view_link=link)
 

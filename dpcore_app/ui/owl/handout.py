@@ -127,9 +127,10 @@ def owl_report(
 
 
 def view_report(s, v, d, sizes, reps, *, view_link):
-    """The handout of the page's state ``s``: its :class:`~dpcore_app.ui.owl.panels.View`
+    """The handout of the page's state ``s``: its :class:`~dpcore_app.ui.owl.view_model.View`
     ``v`` and what its verdict said, ``d`` (:func:`~dpcore_app.ui.owl.panels.verdict`'s, or
-    :func:`~dpcore_app.ui.owl.panels.decision`'s with :func:`~dpcore_app.ui.owl.panels.words`)."""
+    :func:`~dpcore_app.ui.owl.view_model.decision`'s with
+    :func:`~dpcore_app.ui.owl.view_model.words`)."""
     return owl_report(
         s,
         v.here,

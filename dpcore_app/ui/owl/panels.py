@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
 
 import numpy as np
 import streamlit as st
@@ -16,8 +15,7 @@ from dpcore_app.ui.common import glossary, handout
 from dpcore_app.ui.common.controls import details
 from dpcore_app.ui.common.downloads import with_settings
 from dpcore_app.ui.common.figures import figure, show
-from dpcore_app.ui.common.limits import cap_work
-from dpcore_app.ui.owl import charts, compute, decide, decide_explain, explain
+from dpcore_app.ui.owl import charts, compute, decide, decide_explain, explain, view_model
 from dpcore_app.ui.owl import decide_compute as targets
 
 TERMS = (
@@ -42,151 +40,17 @@ TERMS = (
 )
 
 
-@dataclass(frozen=True)
-class View:
-    """One state's numbers: the current n's per-repetition ``runs``, ``summary`` and
-    ``refs``, the summary of every simulated n, the current cell (``here``), the best
-    non-private rule (``best``) and each n's runs."""
-
-    runs: object
-    summary: object
-    refs: object
-    all_summary: object
-    here: object
-    best: object
-    runs_by_n: dict
-
-
-def workload(s):
-    """(:class:`Workload`, the sweeps' arguments after n) of a state ``s`` of the page."""
-    work = cap_work(s["reps"], set(s["compare"]) | {s["n"]}, keep=s["n"])
-    return work, (s["mode"], s["gamma"], s["h"], s["W"], work.reps, s["seed"], s["prep"])
-
-
-def view(s, results, reps):
-    """The :class:`View` of ``results`` (n -> (runs, summary, refs)) at the state ``s``."""
-    runs, summary, refs = results[s["n"]]
-    all_summary = compute.stack_summaries(results)
-    return View(
-        runs,
-        summary,
-        refs,
-        all_summary,
-        compute.cell(summary, s["eps"]),
-        decide.best_reference(s, all_summary, reps),
-        {m: r for m, (r, _, _) in results.items()},
-    )
-
-
-def decision(s, v, target, reps):
-    """What the verdict decides at the state ``s`` for the :class:`View` ``v``, without showing
-    it; ``target`` is (:class:`Target`, assurance). The target's mark on the ε chart is
-    ``mark``."""
-    (target, assurance), eps, n = target, s["eps"], s["n"]
-    threshold = target.threshold(v.best.accuracy_mean)  # the mean's: the chart's line
-    # Each simulated release is held to its own bar: for "within p points", p below the best
-    # non-private rule learned from the same simulated trial (paired, not against the average).
-    bars = {
-        m: target.threshold(decide.best_per_trial(s, runs, reps, m))
-        if target.kind == "points"
-        else threshold
-        for m, runs in sorted(v.runs_by_n.items())
-    }
-    assured = targets.smallest_assured_eps(v.runs_by_n[n], bars[n], assurance)
-    return dict(
-        threshold=threshold,
-        answer=targets.smallest_eps(v.all_summary, n, threshold),
-        assured=assured,
-        share=targets.share_at(v.runs_by_n[n], eps, bars[n]),
-        n_hit=targets.smallest_assured_n(v.runs_by_n, eps, bars, assurance),
-        mark=(threshold, targets.hit_at(v.all_summary, n, assured.at if assured else None)),
-        assurance=assurance,
-        target=target,
-        needed=targets.reps_needed(reps, assurance),  # None: these repetitions can show it
-    )
-
-
-def words(s, v, d, reps, first=False):
-    """What the verdict says about the view ``v`` with the decision ``d`` (:func:`decision`),
-    shown nowhere: ``kind`` (its colour), ``headline`` (the verdict in one line), ``verdict``
-    (the sentence about one release), ``text`` (the page's answer to "at what ε can we
-    publish?"), ``board`` (that answer for a printed handout) and ``needed`` (the repetitions
-    that can show the assurance, or None). ``first``: a first estimate (the repetitions of the
-    final numbers, or True)."""
-    eps, n = s["eps"], s["n"]
-    # A first estimate withholds every judgement about one release (decide_explain.FIRST says why)
-    needed = None if first else d["needed"]  # a first estimate's repetitions are not the page's
-    g_best = decide.best_gamma(n)
-    fixed = compute.cell(v.all_summary[v.all_summary.n == n], math.inf).accuracy_mean
-    note = (
-        ""
-        if s["mode"] == "paper"
-        else (
-            f" (γ = {g_best:g}; at the fixed γ = {s['gamma']:g} even the "
-            f"non-private rule reaches only {fixed:.1f}%)"
-        )
-    )
-    kind, sentence = decide_explain.verdict(
-        eps,
-        n,
-        v.here,
-        v.best,
-        d["threshold"],
-        d["target"].words(d["threshold"]),
-        d["share"],
-        d["assurance"],
-        note,
-        first,
-        needed=needed,
-    )
-    _, line = decide_explain.headline(
-        eps,
-        v.here,
-        v.best,
-        d["threshold"],
-        d["share"],
-        d["assurance"],
-        first,
-        needed=needed,
-        assured=d["assured"],
-    )
-    answer = (
-        d["assured"],
-        d["answer"],
-        n,
-        eps,
-        d["n_hit"],
-        sorted(v.runs_by_n),
-        v.best.accuracy_mean,
-        d["threshold"],
-        d["assurance"],
-    )
-    said = dict(reach=d["target"].reach(d["threshold"]), needed=needed, reps=reps)
-    text = (
-        decide_explain.eps_answer_withheld(reps, first)
-        if first
-        else decide_explain.eps_answer_sentence(*answer, **said)
-    )
-    return dict(
-        kind=kind,
-        headline=line,
-        verdict=sentence,
-        text=text,
-        board=decide_explain.eps_answer_sentence(*answer, board=True, **said),
-        needed=needed,
-    )
-
-
 def verdict(s, v, target, reps, first):
-    """The verdict about one release in one line and its colour (see :func:`decision` and
-    :func:`words`); what it returns :func:`verdict_detail` shows in full below the charts: the
+    """The verdict about one release in one line and its colour (see
+    :func:`~dpcore_app.ui.owl.view_model.decision` and
+    :func:`~dpcore_app.ui.owl.view_model.words`); what it returns :func:`verdict_detail` shows in full below the charts: the
     verdict's sentence with what the ε promises one patient, how stable one release is, and the
     answer to "at what ε can we publish?".
 
     ``first``: a first estimate (the repetitions of the final numbers, or True).
     """
-    d = decision(s, v, target, reps)
-    said = words(s, v, d, reps, first)
+    d = view_model.decision(s, v, target, reps)
+    said = view_model.words(s, v, d, reps, first)
     getattr(st, said["kind"])(said["headline"], icon=":material/medical_services:")
     if st.session_state.get("_preset_toast") and not first:
         toast = f"{st.session_state.pop('_preset_toast')}: {said['headline']}"
