@@ -8,6 +8,8 @@ concerns uploaded data; nothing of them is in the cache key or the result).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import streamlit as st
@@ -22,6 +24,9 @@ from dpcore.release.preview import preview
 from dpcore.release.preview_reading import needed_heterogeneity
 from dpcore.release.script import release_script
 from dpcore_app.ui.common.grids import EPS_OPTIONS
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: The ε grid of the preview curves (the chosen ε is added to it).
 PREVIEW_EPS = tuple(e for e in EPS_OPTIONS if math.isfinite(e) and 0.1 <= e <= 100)
@@ -59,13 +64,24 @@ def strength_sd(strength, outcome_bounds, yours=None):
 DOMINANT = 0.10
 
 
-def twin_design(n, lower, upper, binary, outcome_bounds, larger_is_better, propensity, dominant):
-    """The simulated twin of the analyst's trial, from public values only."""
+def twin_design(
+    n: int,
+    lower: Iterable[float],
+    upper: Iterable[float],
+    binary: Iterable[bool],
+    outcome_bounds: Iterable[float],
+    larger_is_better: bool,
+    propensity: float,
+    dominant: bool,
+) -> TwinDesign:
+    """The simulated twin of the analyst's trial, from public values only: what both cached
+    computations of the preview (:func:`twin_preview`, :func:`needed_sd`) take. ``dominant``:
+    the treated arm is better on average by :data:`DOMINANT` of the outcome's range."""
     return TwinDesign(
         n=int(n),
-        lower=tuple(lower),
-        upper=tuple(upper),
-        outcome_bounds=tuple(outcome_bounds),
+        lower=tuple(map(float, lower)),
+        upper=tuple(map(float, upper)),
+        outcome_bounds=tuple(map(float, outcome_bounds)),
         larger_is_better=bool(larger_is_better),
         propensity=float(propensity),
         binary=tuple(binary),
@@ -75,33 +91,24 @@ def twin_design(n, lower, upper, binary, outcome_bounds, larger_is_better, prope
 
 @st.cache_data(max_entries=32, show_spinner="Simulating a twin of your trial (no privacy spent)…")
 def twin_preview(
-    n,
-    lower,
-    upper,
-    binary,
-    outcome_bounds,
-    larger_is_better,
-    propensity,
-    eps_grid,
-    gammas,
-    W,
-    C,
-    huber_h=0.5,
-    dominant=False,
-    yours=None,
-):
-    """The preview's table (see :func:`dpcore.release.preview.preview`); public inputs only.
-    ``dominant``: the treated arm is better on average by :data:`DOMINANT` of the range.
-    ``yours``: the analyst's own standard deviation of the treatment effect between patients,
-    in the outcome's units, previewed as the strength "yours" beside the three presets."""
-    design = twin_design(
-        n, lower, upper, binary, outcome_bounds, larger_is_better, propensity, dominant
-    )
+    design: TwinDesign,
+    eps_grid: Sequence[float],
+    gammas: Sequence[float],
+    W: float,
+    C: float | str,
+    huber_h: float = 0.5,
+    yours: float | None = None,
+) -> pd.DataFrame:
+    """The preview's table (see :func:`dpcore.release.preview.preview`) on the twin ``design``
+    (:func:`twin_design`); public inputs only. ``yours``: the analyst's own standard deviation
+    of the treatment effect between patients, in the outcome's units, previewed as the strength
+    "yours" beside the three presets."""
     # Bounded whatever n (a twin has at most dpcore.release.preview.MAX_ROWS patients), so it runs
     # in the analyst's own session, not behind the gate the teaching pages' sweeps share.
     strengths = dict(STRENGTHS)
     if yours is not None:
-        strengths[YOURS] = float(yours) / (float(outcome_bounds[1]) - float(outcome_bounds[0]))
+        lo, hi = design.outcome_bounds
+        strengths[YOURS] = float(yours) / (float(hi) - float(lo))
     return preview(
         design,
         eps_grid,
@@ -118,25 +125,12 @@ def twin_preview(
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def needed_sd(
-    n,
-    lower,
-    upper,
-    binary,
-    outcome_bounds,
-    larger_is_better,
-    propensity,
-    eps,
-    gamma,
-    W,
-    C,
-    dominant,
-):
+    design: TwinDesign, eps: float, gamma: float, W: float, C: float | str
+) -> float | None:
     """How much the effect must vary between patients (SD, outcome units) for a private DP-OWL
-    release at ``eps`` to beat giving everyone one arm on the twin (public inputs only), or
-    None on the grid tried (:func:`dpcore.release.preview_reading.needed_heterogeneity`)."""
-    design = twin_design(
-        n, lower, upper, binary, outcome_bounds, larger_is_better, propensity, dominant
-    )
+    release at ``eps`` to beat giving everyone one arm on the twin ``design`` (public inputs
+    only), or None on the grid tried
+    (:func:`dpcore.release.preview_reading.needed_heterogeneity`)."""
     return needed_heterogeneity(design, float(eps), gamma=float(gamma), weight_bound=W, C=C)
 
 

@@ -190,24 +190,17 @@ def preview_panel(
     st.caption(explain.PREVIEW_NOTE + " " + explain.twin_assumptions(int(n), dominant))
     grid = compute.preview_grid(eps)
     gammas = compute.preview_gammas(grid, n, W, gamma, eps, gamma_source)
-    twin = (  # the simulated twin's public design, as both cached computations take it
-        int(n),
-        tuple(map(float, lower)),
-        tuple(map(float, upper)),
-        tuple(binary),
-        tuple(map(float, outcome_bounds)),
-        bool(larger_is_better),
+    twin = compute.twin_design(
+        n,
+        lower,
+        upper,
+        binary,
+        outcome_bounds,
+        larger_is_better,
         compute.twin_propensity(propensity, p_min),
+        dominant,
     )
-    frame = compute.twin_preview(
-        *twin,
-        grid,
-        gammas,
-        float(W),
-        C,
-        dominant=dominant,
-        yours=yours,
-    )
+    frame = compute.twin_preview(twin, grid, gammas, float(W), C, yours=yours)
     smallest = smallest_epsilon(frame, target, strength)
     if learner == "plug-in":
         learner_panel(frame, strength, eps, learner, propensity)
@@ -223,12 +216,7 @@ def preview_panel(
             plain(explain.preview_sentence(frame, strength, eps, target, smallest, unit, who))
         )
         need = compute.needed_sd(
-            *twin,
-            float(eps),
-            float(gammas[list(grid).index(float(eps))]),
-            float(W),
-            C,
-            dominant,
+            twin, float(eps), float(gammas[list(grid).index(float(eps))]), float(W), C
         )
         st.markdown(plain(explain.needed_sentence(need, eps, int(n), unit, outcome_bounds)))
         show(charts.agreement_curve(frame, eps, target), key="preview_agreement")

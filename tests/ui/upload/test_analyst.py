@@ -17,23 +17,18 @@ from tests.releases import page_release
 DEMO = Path(__file__).resolve().parents[3] / "dpcore_app" / "demo_data"
 
 
+def twin(n):
+    """A two-covariate twin (one 0/1 column), smaller outcomes better, 2:1 randomization."""
+    return analyst.twin_design(
+        n, (0.0, 40.0), (1.0, 80.0), (True, False), (0.0, 20.0), False, 2 / 3, dominant=False
+    )
+
+
 def small_preview(eps=1.0):
     grid = (0.5, 1.0, 5.0)
     gammas = analyst.preview_gammas(grid, 300, 60.0, 42.0, eps, "paper")
     assert gammas[1] == 42.0 and gammas[0] != 42.0
-    return analyst.twin_preview(
-        300,
-        (0.0, 40.0),
-        (1.0, 80.0),
-        (True, False),
-        (0.0, 20.0),
-        False,
-        2 / 3,
-        grid,
-        gammas,
-        60.0,
-        0.0,
-    )
+    return analyst.twin_preview(twin(300), grid, gammas, 60.0, 0.0)
 
 
 def test_preview_chart_and_sentence():
@@ -370,17 +365,7 @@ def test_the_learner_comparison_at_the_extremes_of_the_grid_and_of_n(eps, n):
 
     grid = (0.1, 1.0, 100.0)
     frame = analyst.twin_preview(
-        n,
-        (0.0, 40.0),
-        (1.0, 80.0),
-        (True, False),
-        (0.0, 20.0),
-        False,
-        2 / 3,
-        grid,
-        analyst.preview_gammas(grid, n, 60.0, 42.0, 1.0, "paper"),
-        60.0,
-        0.0,
+        twin(n), grid, analyst.preview_gammas(grid, n, 60.0, 42.0, 1.0, "paper"), 60.0, 0.0
     )
     rec = recommend_learner(frame, "moderate", eps)
     text = explain.learner_sentence(rec, "moderate", eps)
