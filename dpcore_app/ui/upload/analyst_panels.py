@@ -9,7 +9,10 @@ The preview holds public values only. The evaluation shows released numbers
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Collection, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import streamlit as st
 
 from dpcore import read_dictionary
@@ -25,28 +28,36 @@ from dpcore_app.ui.upload import analyst_explain as explain
 from dpcore_app.ui.upload import preview_charts as charts
 from dpcore_app.ui.upload.dictionary_panels import binary_flags, dictionary_downloads
 
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from dpcore.data.trial import Trial
+    from dpcore.owl.evaluation_result import PrivateEvaluation
+    from dpcore_app.ui.common.demos import Source
+    from dpcore_app.ui.upload.release import Released
+
 EVAL_EPS = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
 SHARES = (0.7, 0.8, 0.9)
 
 
 def preview_panel(
-    n,
-    names,
-    lower,
-    upper,
-    binary,
-    outcome_bounds,
-    larger_is_better,
-    propensity,
-    p_min,
-    W,
-    C,
-    eps,
-    gamma,
-    gamma_source,
-    unit="",
-    learner="dp-owl",
-):
+    n: int,
+    names: Sequence[str],
+    lower: Sequence[float] | np.ndarray,
+    upper: Sequence[float] | np.ndarray,
+    binary: Sequence[bool],
+    outcome_bounds: Sequence[float],
+    larger_is_better: bool,
+    propensity: float | str | None,
+    p_min: float | None,
+    W: float,
+    C: float | str,
+    eps: float,
+    gamma: float,
+    gamma_source: str,
+    unit: str = "",
+    learner: str = "dp-owl",
+) -> pd.DataFrame:
     """What a release at ε is likely to deliver, on a simulated twin, and which learner gives
     more of the twin's patients the better arm; returns the table."""
     st.subheader("Preview before spending", anchor=False)
@@ -150,7 +161,13 @@ def preview_panel(
     return frame
 
 
-def learner_panel(frame, strength, eps, learner, propensity):
+def learner_panel(
+    frame: pd.DataFrame,
+    strength: str,
+    eps: float,
+    learner: str,
+    propensity: float | str | None,
+) -> dict[str, Any]:
     """Both learners on the twin at ε: the sentence, their curves, and a button that sets the
     Learner control to the one that gives more patients the better arm (a public choice)."""
     rec = recommend_learner(frame, strength, eps)
@@ -177,7 +194,7 @@ def learner_panel(frame, strength, eps, learner, propensity):
     return rec
 
 
-def evaluation_choice(eps, propensity):
+def evaluation_choice(eps: float, propensity: float | str | None) -> tuple[float, float] | None:
     """The private evaluation chosen with ε (before γ, which follows the fit's size):
     (ε_eval, share fitted), or None for none."""
     if propensity == "logistic":
@@ -187,10 +204,12 @@ def evaluation_choice(eps, propensity):
         )
         return None
     on, eps_eval, share = evaluation_controls(eps)
-    return (eps_eval, share) if on else None
+    if not on or eps_eval is None or share is None:  # off: no ε_eval, no share
+        return None
+    return eps_eval, share
 
 
-def evaluation_controls(eps):
+def evaluation_controls(eps: float) -> tuple[bool, float | None, float | None]:
     """The private evaluation's settings: (on, ε_eval, share fitted); on by default."""
     on = st.toggle(
         "Evaluate the rule privately on held-out patients",
@@ -222,7 +241,9 @@ def evaluation_controls(eps):
     return True, float(eps_eval), float(share)
 
 
-def evaluation_panel(evaluation, eps_fit, n_fit, unit=""):
+def evaluation_panel(
+    evaluation: PrivateEvaluation, eps_fit: float, n_fit: int, unit: str = ""
+) -> None:
     """The released evaluation: values with 95% intervals, the gains, and one verdict."""
     st.markdown("**Private evaluation on held-out patients** (released at ε_eval)")
     first = evaluation.first_answer()
@@ -252,7 +273,14 @@ def evaluation_panel(evaluation, eps_fit, n_fit, unit=""):
     )
 
 
-def before_release(source, trial, settings, p_min, units, binary=()):
+def before_release(
+    source: Source,
+    trial: Trial,
+    settings: Mapping[str, Any],
+    p_min: float | None,
+    units: Mapping[str, str],
+    binary: Collection[str] = (),
+) -> dict[str, Any]:
     """Everything shown between the public settings and the release button: the preview (on
     request, at the size of the part that fits the rule) and "download this dictionary".
     Public values only; ``settings["evaluation"]`` is the private evaluation chosen with ε,
@@ -330,7 +358,7 @@ def before_release(source, trial, settings, p_min, units, binary=()):
     return {"evaluation": evaluation, "preview": preview, "dictionary": filled}
 
 
-def script_download(released):
+def script_download(released: Released) -> None:
     """The "Python script" download: redoes the release from the CSV and its dictionary, for
     every design, and records it in the durable ledger under this page's dataset."""
     text = compute.script_for(released)

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 
@@ -27,6 +29,8 @@ COLUMNS = ("column", "type", "lower", "upper", "levels", "unit", "from", "proble
 FIELDS = ("lower", "upper", "levels")
 ORIGINS = ("typed", "dictionary", "data")
 TYPES = ("numeric", "binary", "categorical", "outcome")
+#: One row of the table as the page keeps it: ``{type, lower, upper, levels, unit, origin}``.
+Row = dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -61,11 +65,11 @@ class Meta:
     binary: tuple = ()
 
     @property
-    def complete(self):
+    def complete(self) -> bool:
         return not self.problems
 
 
-def empty_row(kind="numeric"):
+def empty_row(kind: str = "numeric") -> Row:
     return {
         "type": kind,
         "lower": math.nan,
@@ -82,7 +86,13 @@ def _origin_words(origin):
     return " + ".join("data (not private)" if o == "data" else o for o in got)
 
 
-def table(covariates, outcome, rows, guessed_categorical=(), dictionary_problems=None):
+def table(
+    covariates: Sequence[str],
+    outcome: str,
+    rows: Mapping[str, Row],
+    guessed_categorical: Collection[str] = (),
+    dictionary_problems: Mapping[str, Sequence[str]] | None = None,
+) -> pd.DataFrame:
     """The editor's table for these covariates and outcome; ``rows`` holds what was entered.
 
     Parameters
@@ -132,7 +142,7 @@ def table(covariates, outcome, rows, guessed_categorical=(), dictionary_problems
     )
 
 
-def with_edits(frame, state):
+def with_edits(frame: pd.DataFrame, state: object) -> pd.DataFrame:
     """``frame`` with a data editor's pending edits (its session-state value) applied, so
     that a table built in the run an edit triggers already shows that edit's problems."""
     edited = (state or {}).get("edited_rows", {}) if isinstance(state, dict) else {}
@@ -148,10 +158,10 @@ def with_edits(frame, state):
     return frame
 
 
-def dictionary_problems_by_column(problems):
+def dictionary_problems_by_column(problems: Iterable[tuple[Any, Any]]) -> dict[str, list[str]]:
     """``{column: [sentence, ...]}`` from a dictionary's problems (``(where, text)`` pairs)
     whose place is a column (``"column 'age'"``)."""
-    out = {}
+    out: dict[str, list[str]] = {}
     for where, text in problems:
         m = re.fullmatch(r"column '(.*)'", str(where))
         if m:
@@ -159,7 +169,7 @@ def dictionary_problems_by_column(problems):
     return out
 
 
-def rows_of(frame, before=None):
+def rows_of(frame: pd.DataFrame, before: Mapping[str, Row] | None = None) -> dict[str, Row]:
     """The table back as ``{column: {type, lower, upper, levels, unit, origin}}``.
 
     ``before`` holds the rows as they were (with their origins): an entry equal to its earlier
@@ -187,7 +197,7 @@ def rows_of(frame, before=None):
     return rows
 
 
-def parse_levels(text):
+def parse_levels(text: object) -> tuple[str, ...]:
     """Levels typed as ``A, B, C`` or ``A | B | C`` (baseline first): a tuple of stripped strings.
 
     With a ``|`` anywhere the text is split on ``|`` only, so a level that holds a comma
@@ -198,21 +208,27 @@ def parse_levels(text):
     return tuple(v.strip() for v in text.split(sep) if v.strip())
 
 
-def join_levels(levels):
+def join_levels(levels: Iterable[object]) -> str:
     """Levels as one cell that :func:`parse_levels` reads back whole (``|`` if one has a comma)."""
-    levels = [str(v) for v in levels]
-    return (" | " if any("," in v or "|" in v for v in levels) else ", ").join(levels)
+    labels = [str(v) for v in levels]
+    return (" | " if any("," in v or "|" in v for v in labels) else ", ").join(labels)
 
 
-def read(frame, outcome, rows=None):
+def read(frame: pd.DataFrame | None, outcome: str, rows: Mapping[str, Row] | None = None) -> Meta:
     """The table as a :class:`Meta` (categorical levels, bounds, what is still missing).
 
     ``rows`` are the rows with their origins (:func:`rows_of` with the earlier rows); without
-    them every entry counts as typed.
+    them every entry of ``frame`` counts as typed.
     """
-    categorical, bounds, problems, outcome_bounds, levels_ready = {}, {}, [], None, True
+    categorical: dict[str, tuple[str, ...]] = {}
+    bounds: dict[str, tuple[float, float]] = {}
+    problems: list[str] = []
+    outcome_bounds, levels_ready = None, True
     binary = []
-    rows = rows_of(frame) if rows is None else rows
+    if rows is None:
+        if frame is None:
+            raise TypeError("read() needs the table or its rows")
+        rows = rows_of(frame)
     for name, row in rows.items():
         if name == outcome:
             outcome_bounds = _bounds(name, row, problems)
@@ -291,7 +307,7 @@ def _blank(v):
 # Filling the table
 
 
-def from_dictionary(dictionary, names):
+def from_dictionary(dictionary: Mapping[str, Any], names: Iterable[str]) -> dict[str, Row]:
     """Rows from a data dictionary's public entries (bounds, levels, unit) for ``names``."""
     entries = {c["name"]: c for c in dictionary.get("columns", ())}
     rows = {}
@@ -314,7 +330,11 @@ def from_dictionary(dictionary, names):
     return rows
 
 
-def from_data(rows, ranges, levels):
+def from_data(
+    rows: Mapping[str, Row],
+    ranges: Mapping[str, tuple[float, float]],
+    levels: Mapping[str, Iterable[object]],
+) -> dict[str, Row]:
     """``rows`` with bounds from the data's ranges and levels from the data's values.
 
     Reading either off the data voids the guarantee: the page titles the release NOT PRIVATE.
