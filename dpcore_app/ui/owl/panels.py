@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import streamlit as st
@@ -17,6 +18,17 @@ from dpcore_app.ui.common.downloads import with_settings
 from dpcore_app.ui.common.figures import figure, show
 from dpcore_app.ui.owl import charts, compute, decide, decide_explain, explain, view_model
 from dpcore_app.ui.owl import decide_compute as targets
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping, Sequence
+
+    import pandas as pd
+
+    from dpcore_app.ui.common.figures import SharedFigure
+    from dpcore_app.ui.common.handout import Report
+    from dpcore_app.ui.owl.compute import ExampleRule
+    from dpcore_app.ui.owl.decide_compute import Target
+    from dpcore_app.ui.owl.view_model import State, View
 
 TERMS = (
     "accuracy",
@@ -40,7 +52,9 @@ TERMS = (
 )
 
 
-def verdict(s, v, target, reps, first):
+def verdict(
+    s: State, v: View, target: tuple[Target, float], reps: int, first: bool | int
+) -> dict[str, Any]:
     """The verdict about one release in one line and its colour (see
     :func:`~dpcore_app.ui.owl.view_model.decision` and
     :func:`~dpcore_app.ui.owl.view_model.words`); what it returns :func:`verdict_detail` shows in full below the charts: the
@@ -65,7 +79,12 @@ def verdict(s, v, target, reps, first):
 CURVES_ANCHOR, VERDICT_ANCHOR, CARDS_ANCHOR = "curves", "verdict", "cards"
 
 
-def verdict_detail(s, here, d, offer_reps=None):
+def verdict_detail(
+    s: State,
+    here: pd.Series,
+    d: Mapping[str, Any],
+    offer_reps: Callable[[int], object] | None = None,
+) -> None:
     """The verdict of :func:`verdict` in full, under its heading: its sentence with what the ε
     promises one patient, how stable one release is (two releases of the same trial), and the
     answer to "at what ε can we publish?". When the repetitions are too few to show the
@@ -81,11 +100,14 @@ def verdict_detail(s, here, d, offer_reps=None):
         offer_reps(d["needed"])
 
 
-def nonprivate_name(s):
+def nonprivate_name(s: State) -> str:
+    """What the charts call the non-private rule of the state's γ mode."""
     return "non-private" if s["mode"] == "paper" else f"non-private, fixed γ = {s['gamma']:g}"
 
 
-def curve_references(s, v, reps, metric, scale, reference_ns):
+def curve_references(
+    s: State, v: View, reps: int, metric: str, scale: str, reference_ns: Iterable[int]
+) -> tuple[dict[str, float] | None, dict[int, float] | None]:
     """(reference levels, {n: the best non-private rule's level}) of the curves of ``metric``."""
     suffix = "" if scale == "own" else "_paper"
     shown = "value" if metric.startswith("value") else metric
@@ -107,7 +129,16 @@ def curve_references(s, v, reps, metric, scale, reference_ns):
     return references, best
 
 
-def curve_figures(s, sizes, v, reps, metric, scale, reference_ns, mark):
+def curve_figures(
+    s: State,
+    sizes: Sequence[int],
+    v: View,
+    reps: int,
+    metric: str,
+    scale: str,
+    reference_ns: Sequence[int],
+    mark: tuple[float, Any] | None,
+) -> tuple[SharedFigure, SharedFigure]:
     """The view's curves against ε and against n, from the shared figure cache."""
     references, best = curve_references(s, v, reps, metric, scale, reference_ns)
     return (
@@ -135,7 +166,7 @@ def curve_figures(s, sizes, v, reps, metric, scale, reference_ns, mark):
     )
 
 
-def spread(s, runs, metric):
+def spread(s: State, runs: pd.DataFrame, metric: str) -> tuple[pd.Series | None, pd.Series]:
     """(the metric over the repetitions at the state's ε, or None without privacy; the same of
     the non-private rule)."""
     private = math.isfinite(s["eps"])
@@ -145,14 +176,16 @@ def spread(s, runs, metric):
     )
 
 
-def example(s):
+def example(s: State) -> ExampleRule:
     """The example rule of the state ``s`` (one simulated trial)."""
     return compute.example_rule(
         s["n"], s["eps"], s["mode"], s["gamma"], s["h"], s["W"], s["seed"], s["prep"]
     )
 
 
-def rule_figures(s, runs, metric, ex):
+def rule_figures(
+    s: State, runs: pd.DataFrame, metric: str, ex: ExampleRule
+) -> tuple[SharedFigure, SharedFigure]:
     """The spread over repetitions and the example rule's coefficients, from the shared cache."""
     eps, private = s["eps"], math.isfinite(s["eps"])
     here, best = spread(s, runs, metric)
@@ -171,7 +204,9 @@ def rule_figures(s, runs, metric, ex):
     )
 
 
-def cards(s, here, best, clipped_here, value_key):
+def cards(
+    s: State, here: pd.Series, best: pd.Series, clipped_here: pd.Series, value_key: str
+) -> None:
     """The metric cards with the gap to the best non-private rule split into its causes."""
     eps, private = s["eps"], math.isfinite(s["eps"])
     st.subheader(f"At {common_explain.eps_text(eps)} with {s['n']} patients", anchor=CARDS_ANCHOR)
@@ -241,7 +276,12 @@ def cards(s, here, best, clipped_here, value_key):
     glossary.panel(TERMS)
 
 
-def downloads(results, summary, s, report):
+def downloads(
+    results: Mapping[int, tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]],
+    summary: pd.DataFrame,
+    s: State,
+    report: Callable[[], Report],
+) -> None:
     """The four downloads; ``report()`` builds the view's handout, called only on a download."""
     runs, report = {n: r for n, (r, _, _) in results.items()}, functools.cache(report)
     a, b, c, d = st.columns(4)
@@ -284,7 +324,7 @@ def downloads(results, summary, s, report):
     )
 
 
-def for_statisticians(ex, eps, names):
+def for_statisticians(ex: ExampleRule, eps: float, names: Sequence[str]) -> None:
     """The agreement test and noise geometry of the example rule, the formulas and the paper's γ table."""
     if math.isfinite(eps):
         st.markdown(explain.agreement_text(ex.agreement))
@@ -298,7 +338,7 @@ def for_statisticians(ex, eps, names):
     st.caption("The authors' tuned γ for each trial size n (rows) and ε (columns).")
 
 
-def learners(s):
+def learners(s: State) -> None:
     """ "Other private learners": collapsed, and computed only while open (one cached sweep per
     (n, seed) serves every ε)."""
     box = details("Other private learners: what each buys per ε", "owl_learners")

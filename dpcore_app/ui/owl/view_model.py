@@ -21,6 +21,9 @@ if TYPE_CHECKING:
     from dpcore_app.ui.common.limits import Workload
     from dpcore_app.ui.owl.decide_compute import Target
 
+#: A state of the page: its controls' values by name (``eps``, ``n``, ``mode``, ``gamma``, ...).
+State = Mapping[str, Any]
+
 
 @dataclass(frozen=True)
 class View:
@@ -37,14 +40,14 @@ class View:
     runs_by_n: dict[int, pd.DataFrame]
 
 
-def workload(s: Mapping[str, Any]) -> tuple[Workload, tuple[Any, ...]]:
+def workload(s: State) -> tuple[Workload, tuple[Any, ...]]:
     """(:class:`Workload`, the sweeps' arguments after n) of a state ``s`` of the page."""
     work = cap_work(s["reps"], set(s["compare"]) | {s["n"]}, keep=s["n"])
     return work, (s["mode"], s["gamma"], s["h"], s["W"], work.reps, s["seed"], s["prep"])
 
 
 def view(
-    s: Mapping[str, Any],
+    s: State,
     results: Mapping[int, tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]],
     reps: int,
 ) -> View:
@@ -62,9 +65,7 @@ def view(
     )
 
 
-def decision(
-    s: Mapping[str, Any], v: View, target: tuple[Target, float], reps: int
-) -> dict[str, Any]:
+def decision(s: State, v: View, target: tuple[Target, float], reps: int) -> dict[str, Any]:
     """What the verdict decides at the state ``s`` for the :class:`View` ``v``, without showing
     it; ``target`` is (:class:`Target`, assurance). The target's mark on the ε chart is
     ``mark``."""
@@ -93,7 +94,7 @@ def decision(
 
 
 def words(
-    s: Mapping[str, Any], v: View, d: Mapping[str, Any], reps: int, first: bool | int = False
+    s: State, v: View, d: Mapping[str, Any], reps: int, first: bool | int = False
 ) -> dict[str, Any]:
     """What the verdict says about the view ``v`` with the decision ``d`` (:func:`decision`),
     shown nowhere: ``kind`` (its colour), ``headline`` (the verdict in one line), ``verdict``
