@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import streamlit as st
@@ -164,7 +164,7 @@ def noise_lengths(
     gamma: float,
     C: float | str,
     n: int,
-) -> np.ndarray:
+) -> dict[str, Any]:
     """Typical noise per coefficient at ε, in the rule's own units (public settings only)."""
     delta = sensitivity(W, gamma, resolve_C(C, n, W))
     return noise_per_coefficient(np.asarray(lower), np.asarray(upper), eps, delta)
