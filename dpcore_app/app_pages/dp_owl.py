@@ -1,5 +1,10 @@
 """DP-OWL: move ε, n, γ and h and watch what privacy costs a learned treatment rule."""
 
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
 import streamlit as st
 
 from dpcore_app.ui.common import address, controls, figures
@@ -11,10 +16,18 @@ from dpcore_app.ui.owl.controls import CONTROLS, PRESETS, REPS, SCALE, STATE
 from dpcore_app.ui.owl.handout import view_report
 from dpcore_app.ui.owl.sections import curves_panel, rule_panel, set_values, settings_panel
 
+if TYPE_CHECKING:
+    import pandas as pd
+    from streamlit.delta_generator import DeltaGenerator
+
+    from dpcore_app.ui.owl.decide_compute import Target
+    from dpcore_app.ui.owl.view_model import State
+
 
 @st.fragment
 @guarded("The DP-OWL study")
 def study():
+    """The study: its settings, then the verdict, the curves, the rule and the downloads."""
     verdict_slot = st.container()  # filled once the numbers are in: the first thing under the title
     with st.container(horizontal=True):  # the presets and the target: two popovers, one row
         presets_box = st.container(
@@ -60,7 +73,18 @@ def study():
     tuning.panel(s["n"], s["eps"], s["h"], s["W"], s["prep"], on_use=set_values)
 
 
-def show(s, sizes, results, target, verdict_slot, reps, first=False):
+def show(
+    s: State,
+    sizes: Sequence[int],
+    results: Mapping[int, tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]],
+    target: tuple[Target, float],
+    verdict_slot: DeltaGenerator,
+    reps: int,
+    first: bool | int = False,
+) -> None:
+    """The view of ``results`` at the state ``s``: the verdict (in ``verdict_slot``), the
+    curves, the cards and the rule; with the final numbers also the learners and downloads
+    (``first``: a first estimate, from the repetitions of the final numbers or True)."""
     v = view_model.view(s, results, reps)
     with verdict_slot:  # above the controls, one line: a phone sees it first
         d = panels.verdict(s, v, target, reps, first)

@@ -5,7 +5,7 @@ import streamlit as st
 from dpcore_app.ui.common import address, glossary, handout
 from dpcore_app.ui.common.controls import check_link
 from dpcore_app.ui.common.safety import guarded
-from dpcore_app.ui.lessons.catalog import LESSONS
+from dpcore_app.ui.lessons.catalog import LESSONS, Lesson
 
 st.title("Lessons: six experiments with privacy")
 check_link([], page="lessons")
@@ -31,7 +31,8 @@ st.download_button(
 
 @st.fragment
 @guarded("This lesson")
-def answer(number, lesson):
+def answer(number: int, lesson: Lesson) -> None:
+    """The lesson's answer from live numbers, behind a toggle (computed only when shown)."""
     if st.toggle(f"Show the answer to lesson {number}"):  # no key: a key would be a URL parameter
         with st.spinner("Reading the live numbers…"):
             st.markdown(lesson.answer())

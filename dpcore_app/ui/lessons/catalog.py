@@ -5,6 +5,7 @@ cached ui/compute calls the page makes, so opening the page after the answer cos
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
@@ -33,7 +34,7 @@ class Lesson:
     url_path: str
     params: dict
     look: str
-    answer: object
+    answer: Callable[[], str]
     caveat: str = ""
     terms: tuple = field(default_factory=tuple)
     anchor: str = ""  # the heading on the page that ``look`` points at, if it has one
