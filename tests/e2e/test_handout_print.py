@@ -208,7 +208,7 @@ def test_the_lessons_worksheet_prints_on_two_a4_pages(sheet, base, monkeypatch):
     longest form) and without it (a public address)."""
     from dpcore_app.ui.lessons.catalog import LESSONS
 
-    monkeypatch.setattr(handout, "lan_address", lambda: None)
+    monkeypatch.setattr(address, "lan_address", lambda: None)
     text = handout.lessons_page(LESSONS, base)
     assert ("Before printing." in text) == (base == LOCAL)
     assert text.count("<section>") == text.count("<svg") == len(LESSONS)
