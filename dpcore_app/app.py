@@ -8,7 +8,7 @@ limit_blas_threads()  # before numpy loads: sessions run at once, one BLAS threa
 import streamlit as st  # noqa: E402
 
 from dpcore_app import APP_DIR, page  # noqa: E402
-from dpcore_app.ui.common import access, ledger  # noqa: E402
+from dpcore_app.ui.common import access, ledger, ledger_sidebar  # noqa: E402
 from dpcore_app.ui.common.controls import history_guard  # noqa: E402
 from dpcore_app.ui.common.safety import friendly_errors  # noqa: E402
 
@@ -49,7 +49,7 @@ def main() -> None:
         )
         st.caption(f"You are on: **{current.title}**")
         st.divider()
-        ledger.sidebar()
+        ledger_sidebar.sidebar()
     history_guard()  # one history entry per page visit
     access.install()  # chart text in the theme's colour, popovers reachable by keyboard
 

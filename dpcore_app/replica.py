@@ -26,8 +26,11 @@ FIRST_IMPORTS = (
     "dpcore_app.app",
     "dpcore_app.ui.common.controls",
     "dpcore_app.ui.common.explain",
+    "dpcore_app.ui.common.address",
+    "dpcore_app.ui.common.downloads",
     "dpcore_app.ui.common.handout",
     "dpcore_app.ui.common.ledger",
+    "dpcore_app.ui.common.ledger_sidebar",
     "dpcore_app.ui.common.safety",
     "dpcore_app.ui.owl.charts",
     "dpcore_app.ui.owl.decide",
@@ -35,6 +38,7 @@ FIRST_IMPORTS = (
     "dpcore_app.ui.owl.handout",
     "dpcore_app.ui.owl.panels",
     "dpcore_app.ui.owl.tuning",
+    "dpcore_app.ui.owl.view_model",
 )
 RUNTIME_SECONDS = 60.0  # how long the warm-up waits for Streamlit's runtime to exist
 

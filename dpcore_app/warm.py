@@ -38,8 +38,9 @@ import multiprocessing
 import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor, as_completed
-from typing import cast
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor, as_completed
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from dpcore.montecarlo import WORKERS_ENV, workers
 from dpcore.store import default_store
@@ -51,7 +52,16 @@ from dpcore_app.ui.cvar import compute as cvar
 from dpcore_app.ui.owl import compute as owl
 from dpcore_app.ui.owl import decide as owl_decide
 from dpcore_app.ui.owl import panels as owl_panels
+from dpcore_app.ui.owl import view_model as owl_view
 from dpcore_app.ui.owl.decide_compute import Target
+
+if TYPE_CHECKING:
+    from dpcore_app.ui.owl.view_model import State
+
+#: A view to warm: (label, the page's stored function, its arguments).
+View = tuple[str, Any, tuple[Any, ...]]
+#: A progress callback: (views done, views in all, the view's label).
+Progress = Callable[[int, int, str], None]
 
 _LOG = logging.getLogger(__name__)
 OWL_COMPARE, OWL_REPS = (200, 500, 2500), 200
@@ -61,7 +71,8 @@ THEORY = dict(h=0.5, W=30, C=0.0, rho=0.05)
 PAGES = ("dp_owl", "cvar", "theory")
 
 
-def owl_views():
+def owl_views() -> Iterator[View]:
+    """The DP-OWL page's views: every n x γ mode x preprocessing, and the example rules."""
     for n in N_OPTIONS:
         work = cap_work(OWL_REPS, set(OWL_COMPARE) | {n}, keep=n)
         for mode in ("paper", "free"):
@@ -98,7 +109,8 @@ def owl_views():
                     )
 
 
-def cvar_views():
+def cvar_views() -> Iterator[View]:
+    """The CVaR page's views: each kind of sweep and of rule."""
     reps = cvar.workload(CVAR_REPS).reps
     for kind in cvar.KIND_LABELS:
         yield f"CVaR sweep, {kind}", cvar.scalar_summary, (kind, CVAR_BOUND, reps, SEED)
@@ -121,7 +133,8 @@ def cvar_views():
                         )
 
 
-def theory_views():
+def theory_views() -> Iterator[View]:
+    """The Theory page's views: the bound terms at every (n, ε)."""
     for n in N_OPTIONS:
         for eps in EPS_OPTIONS:
             gamma = bounds.gamma_used("paper", 75, eps, n)
@@ -137,7 +150,7 @@ def theory_views():
 VIEWS = {"dp_owl": owl_views, "cvar": cvar_views, "theory": theory_views}
 
 
-def views(pages=PAGES):
+def views(pages: Iterable[str] = PAGES) -> list[View]:
     """(label, stored function, arguments) of every view of ``pages``, without repeats."""
     seen, out = set(), []
     for page in pages:
@@ -165,7 +178,7 @@ def _worker_init(threads):
     os.environ[WORKERS_ENV] = str(threads)  # the processes share the cores
 
 
-def process_pool(processes=None):
+def process_pool(processes: int | None = None) -> ProcessPoolExecutor:
     """A pool of ``processes`` worker processes (default: one per core) for :func:`warm`;
     each sweep in them uses its share of the cores."""
     processes = max(1, int(processes or workers()))
@@ -178,7 +191,14 @@ def process_pool(processes=None):
     )
 
 
-def warm(progress=None, executor=None, scheduler=None, pages=PAGES, limit=None, processes=None):
+def warm(
+    progress: Progress | None = None,
+    executor: Executor | None = None,
+    scheduler: str | None = None,
+    pages: Sequence[str] = PAGES,
+    limit: int | None = None,
+    processes: int | None = None,
+) -> dict[str, Any]:
     """Compute and store every view of ``pages`` not yet in the store.
 
     Parameters
@@ -293,7 +313,7 @@ OWL_TARGET = (
 )
 
 
-def owl_figure_states(state=OWL_STATE):
+def owl_figure_states(state: State = OWL_STATE) -> list[dict[str, Any]]:
     """The states whose figures a class needs first, in that order: the default link, every ε
     at its n, every n at its ε, then every other (n, ε), nearest the default first."""
     eps0, n0 = state["eps"], state["n"]
@@ -313,18 +333,18 @@ def build_owl_figures(s, target=OWL_TARGET):
     n's references), with the page's own functions, so they get the keys the page asks for.
     Returns False, having built nothing, when the state's sweeps or example rule are not
     stored: this never simulates."""
-    work, args = owl_panels.workload(s)
+    work, args = owl_view.workload(s)
     example_args = (s["n"], s["eps"], s["mode"], s["gamma"], s["h"], s["W"], s["seed"], s["prep"])
     if not (owl.is_computed(work.sizes, *args) and owl.example_rule.is_stored(*example_args)):
         return False
-    v = owl_panels.view(s, owl.sweeps(work.sizes, *args), work.reps)
-    mark = owl_panels.decision(s, v, target, work.reps)["mark"]
+    v = owl_view.view(s, owl.sweeps(work.sizes, *args), work.reps)
+    mark = owl_view.decision(s, v, target, work.reps)["mark"]
     owl_panels.curve_figures(s, work.sizes, v, work.reps, "accuracy", "own", (s["n"],), mark)
     owl_panels.rule_figures(s, v.runs, "accuracy", owl_panels.example(s))
     return True
 
 
-def warm_replica(state=OWL_STATE, target=OWL_TARGET):
+def warm_replica(state: State = OWL_STATE, target: tuple[Target, float] = OWL_TARGET) -> float:
     """Build, in this process, the view a class opens first (the DP-OWL page's default link),
     with the page's own cached functions: its sweeps and example rule (read from the results
     store, or simulated and stored when ``dpcore warm`` has not run) and its figures (read
@@ -332,15 +352,17 @@ def warm_replica(state=OWL_STATE, target=OWL_TARGET):
     student from memory (:mod:`dpcore_app.replica`). Returns the seconds taken."""
     start = time.perf_counter()
     s = state
-    work, args = owl_panels.workload(s)
-    v = owl_panels.view(s, owl.sweeps(work.sizes, *args), work.reps)
-    mark = owl_panels.decision(s, v, target, work.reps)["mark"]
+    work, args = owl_view.workload(s)
+    v = owl_view.view(s, owl.sweeps(work.sizes, *args), work.reps)
+    mark = owl_view.decision(s, v, target, work.reps)["mark"]
     owl_panels.curve_figures(s, work.sizes, v, work.reps, "accuracy", "own", (s["n"],), mark)
     owl_panels.rule_figures(s, v.runs, "accuracy", owl_panels.example(s))
     return time.perf_counter() - start
 
 
-def store_figures(states=None, log=None):
+def store_figures(
+    states: Iterable[State] | None = None, log: Callable[[int, float], object] | None = None
+) -> int:
     """Build the figures of ``states`` (default: :func:`owl_figure_states`) and write them to
     the results store, for every server that later reads them; returns how many states were
     stored (a state whose views are not stored is skipped: this never simulates).
@@ -359,7 +381,7 @@ def store_figures(states=None, log=None):
     return done
 
 
-def text_bar(stream=sys.stderr, width=30):
+def text_bar(stream: TextIO = sys.stderr, width: int = 30) -> Progress:
     """A progress callback that draws ``[#####     ] 12/48 label`` on one line."""
     start = time.perf_counter()
 
@@ -395,7 +417,8 @@ def quiet_bare_mode() -> None:
         logging.getLogger(name).addFilter(lambda record: record.levelno >= logging.ERROR)
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> None:
+    """``dpcore warm``: compute and store every view a class opens (see the module's text)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="+", choices=PAGES, default=list(PAGES))
     parser.add_argument(

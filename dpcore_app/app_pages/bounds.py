@@ -11,7 +11,7 @@ from dpcore_app.ui.bounds.panels import (
     verdict_panel,
     werm_panel,
 )
-from dpcore_app.ui.common import handout
+from dpcore_app.ui.common import address
 from dpcore_app.ui.common.controls import check_link
 from dpcore_app.ui.common.safety import guarded
 
@@ -39,7 +39,7 @@ def study():
     werm_panel(s, G, m, terms)
     sample_size_panel(s, m.theta0_norm)
     cvar_panel(s, seed)
-    handout.share("bounds")
+    address.share("bounds")
 
 
 st.title(

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from dpcore_app.ui.common import handout
+from dpcore_app.ui.common import address
 from dpcore_app.ui.common.controls import check_link
 from dpcore_app.ui.common.safety import guarded
 from dpcore_app.ui.cvar import compute, explain
@@ -44,7 +44,7 @@ def study():
     convex_panel(s)
     rule_panel(s)
     cvar_handout.download(CONTROLS)
-    handout.share("cvar")
+    address.share("cvar")
 
 
 st.title("Private CVaR: the privacy price of tail risk", anchor=False)  # presets: first stop

@@ -1,20 +1,33 @@
 """DP-OWL: move ε, n, γ and h and watch what privacy costs a learned treatment rule."""
 
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
 import streamlit as st
 
-from dpcore_app.ui.common import controls, figures, handout
+from dpcore_app.ui.common import address, controls, figures
 from dpcore_app.ui.common.controls import check_link, rerun
 from dpcore_app.ui.common.presets import presets_menu
 from dpcore_app.ui.common.safety import guarded
-from dpcore_app.ui.owl import compute, decide, explain, panels, tuning
+from dpcore_app.ui.owl import compute, decide, explain, panels, tuning, view_model
 from dpcore_app.ui.owl.controls import CONTROLS, PRESETS, REPS, SCALE, STATE
 from dpcore_app.ui.owl.handout import view_report
 from dpcore_app.ui.owl.sections import curves_panel, rule_panel, set_values, settings_panel
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from streamlit.delta_generator import DeltaGenerator
+
+    from dpcore_app.ui.owl.decide_compute import Target
+    from dpcore_app.ui.owl.view_model import State
 
 
 @st.fragment
 @guarded("The DP-OWL study")
 def study():
+    """The study: its settings, then the verdict, the curves, the rule and the downloads."""
     verdict_slot = st.container()  # filled once the numbers are in: the first thing under the title
     with st.container(horizontal=True):  # the presets and the target: two popovers, one row
         presets_box = st.container(
@@ -28,7 +41,7 @@ def study():
         "What is simulated"
     ):  # one line, after the controls: the charts start on the first screen and the presets are the first stop
         st.markdown(explain.OWL_INTRO)
-    work, args = panels.workload(s)
+    work, args = view_model.workload(s)
     if work.notice:
         st.info(work.notice, icon=":material/speed:")
     bar = st.progress(0.0, text="Simulating…")
@@ -60,8 +73,19 @@ def study():
     tuning.panel(s["n"], s["eps"], s["h"], s["W"], s["prep"], on_use=set_values)
 
 
-def show(s, sizes, results, target, verdict_slot, reps, first=False):
-    v = panels.view(s, results, reps)
+def show(
+    s: State,
+    sizes: Sequence[int],
+    results: Mapping[int, tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]],
+    target: tuple[Target, float],
+    verdict_slot: DeltaGenerator,
+    reps: int,
+    first: bool | int = False,
+) -> None:
+    """The view of ``results`` at the state ``s``: the verdict (in ``verdict_slot``), the
+    curves, the cards and the rule; with the final numbers also the learners and downloads
+    (``first``: a first estimate, from the repetitions of the final numbers or True)."""
+    v = view_model.view(s, results, reps)
     with verdict_slot:  # above the controls, one line: a phone sees it first
         d = panels.verdict(s, v, target, reps, first)
     metric = curves_panel(s, sizes, v, reps, d)
@@ -78,14 +102,14 @@ def show(s, sizes, results, target, verdict_slot, reps, first=False):
     rule_panel(s, v.runs, metric)
     if not first:
         panels.learners(s)
-        view_link = handout.link("dp-owl")  # now: a download's callback has no address to read
+        view_link = address.link("dp-owl")  # now: a download's callback has no address to read
         panels.downloads(
             results,
             v.all_summary,
             s,
             lambda: view_report(s, v, d, sizes, reps, view_link=view_link),  # on download
         )
-        handout.share("dp-owl")
+        address.share("dp-owl")
 
 
 st.title("DP-OWL: what privacy costs a treatment rule", anchor=False)  # presets: first stop

@@ -2,10 +2,10 @@
 
 import streamlit as st
 
-from dpcore_app.ui.common import glossary, handout
+from dpcore_app.ui.common import address, glossary, handout
 from dpcore_app.ui.common.controls import check_link
 from dpcore_app.ui.common.safety import guarded
-from dpcore_app.ui.lessons.catalog import LESSONS
+from dpcore_app.ui.lessons.catalog import LESSONS, Lesson
 
 st.title("Lessons: six experiments with privacy")
 check_link([], page="lessons")
@@ -14,8 +14,8 @@ st.markdown(
     "(the link is the whole experiment: share it with a class), says what to look at, and "
     "answers from the live numbers. Try to predict the answer before you show it."
 )
-base = handout.app_base()  # now: a download's callback has no address to read
-notice = handout.loopback_notice(base)
+base = address.app_base()  # now: a download's callback has no address to read
+notice = address.loopback_notice(base)
 if notice:  # before anything is printed: links to this computer open nothing for a class
     st.info(notice, icon=":material/wifi_off:")
 st.download_button(
@@ -31,7 +31,8 @@ st.download_button(
 
 @st.fragment
 @guarded("This lesson")
-def answer(number, lesson):
+def answer(number: int, lesson: Lesson) -> None:
+    """The lesson's answer from live numbers, behind a toggle (computed only when shown)."""
     if st.toggle(f"Show the answer to lesson {number}"):  # no key: a key would be a URL parameter
         with st.spinner("Reading the live numbers…"):
             st.markdown(lesson.answer())

@@ -11,12 +11,13 @@ def panels_script():
     from dpcore import read_dictionary, read_trial
     from dpcore.owl.evaluation_fit import fit_and_evaluate
     from dpcore_app.ui.upload import analyst_panels as panels
+    from dpcore_app.ui.upload import dictionary_panels
 
     demo = Path("dpcore_app/demo_data")
     d = read_dictionary(demo / "hospital_trial.json")
     trial = read_trial(demo / "hospital_trial.csv", **d.read_trial_kwargs())
     lower, upper = trial.feature_bounds(d.bounds)
-    binary = panels.binary_flags(trial.covariates, trial.categories, d)
+    binary = dictionary_panels.binary_flags(trial.covariates, trial.categories, d)
     panels.preview_panel(
         trial.n,
         trial.covariates,
@@ -53,8 +54,8 @@ def panels_script():
             rng=0,
         )
         panels.evaluation_panel(ev, 1.0, len(fit_rows), unit="days")
-    panels.dictionary_downloads(d, "hospital")
-    st.write(panels.dictionary_uploader() is None)
+    dictionary_panels.dictionary_downloads(d, "hospital")
+    st.write(dictionary_panels.dictionary_uploader() is None)
 
 
 def test_preview_evaluation_and_dictionary_panels_render():

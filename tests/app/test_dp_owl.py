@@ -404,12 +404,12 @@ def test_words_scale_references_and_names(open_fresh):
 
 
 def test_downloads_carry_their_settings_and_the_handout_is_offline(open_fresh):
-    from dpcore_app.ui.common import handout
+    from dpcore_app.ui.common import downloads
 
     at = open_fresh(PAGE, **FAST)
     keys = [b.proto.id for b in at.get("download_button")]
     assert any("handout" in k for k in keys)
-    csv = handout.with_settings(
+    csv = downloads.with_settings(
         __import__("pandas").DataFrame({"accuracy_mean": [1.0]}),
         {"seed": 0, "W": 48, "link": "dp-owl?eps=1"},
     )

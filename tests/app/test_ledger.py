@@ -7,7 +7,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from dpcore.privacy.accounting import PrivacyLedger, dataset_key, default_ledger_path
-from dpcore_app.ui.common import ledger
+from dpcore_app.ui.common import ledger, ledger_sidebar
 from tests.app.conftest import APP
 from tests.app.test_your_data import (
     PAGE,
@@ -179,7 +179,7 @@ def test_choosing_a_file_stores_nothing_in_the_ledger_until_a_release(
 def test_the_releases_table_says_who_released_each_on_a_server(tmp_path):
     server = PrivacyLedger.for_cells({"id": ["x"]}, path=tmp_path / "l.sqlite", user="ann")
     server.record("DP-OWL rule", 0.5)
-    assert list(ledger.entries_table(server)["by"]) == ["ann"]
+    assert list(ledger_sidebar.entries_table(server)["by"]) == ["ann"]
     local = PrivacyLedger.for_cells({"id": ["y"]}, path=tmp_path / "l.sqlite")
     local.record("DP-OWL rule", 0.5)
-    assert "by" not in ledger.entries_table(local).columns  # one machine: no one to name
+    assert "by" not in ledger_sidebar.entries_table(local).columns  # one machine: no one to name

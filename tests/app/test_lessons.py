@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from dpcore_app.ui.common import handout
+from dpcore_app.ui.common import address, handout
 from dpcore_app.ui.lessons.catalog import LESSONS
 from tests.app.conftest import failures
 
@@ -14,7 +14,7 @@ PAGE = "dpcore_app/app_pages/lessons.py"
 
 
 def test_the_page_lists_every_lesson_with_its_link(open_fresh, monkeypatch):
-    monkeypatch.setattr(handout, "lan_address", lambda: "192.168.1.20")  # whatever this machine's
+    monkeypatch.setattr(address, "lan_address", lambda: "192.168.1.20")  # whatever this machine's
     at = open_fresh(PAGE)
     assert not at.exception and not failures(at)
     titles = [h.value for h in at.subheader]
@@ -43,7 +43,7 @@ def test_a_lessons_link_sets_a_state_its_page_accepts_and_the_answer_is_live(
     if lesson.anchor:  # "Look at" scrolls to a heading the page has
         assert lesson.anchor in [h.proto.anchor for h in target.subheader]
     at = open_fresh(PAGE)
-    there = lesson.look_link(handout.app_base())
+    there = lesson.look_link(address.app_base())
     assert (there is None) == (not lesson.anchor)
     assert not there or any(f"[Go there]({there})" in m.value for m in at.markdown)
     next(t for t in at.toggle if t.label == f"Show the answer to lesson {number}").set_value(
@@ -78,8 +78,8 @@ def test_the_lessons_handout_is_offline_and_carries_every_link():
 def test_links_to_this_computer_only_are_said_before_printing(base, loop):
     """A lecturer on a laptop would print QR codes that send 30 phones to 127.0.0.1: the
     worksheet and the Lessons page say so first, and how to print links a class can open."""
-    assert handout.loopback(base) == loop
-    notice = handout.loopback_notice(base)
+    assert address.loopback(base) == loop
+    notice = address.loopback_notice(base)
     assert (notice is not None) == loop
     if loop:
         assert "DPCORE_PUBLIC_URL=" in notice and "--server.address 0.0.0.0" in notice
@@ -117,8 +117,8 @@ def test_the_notice_offers_this_computers_network_address_when_it_has_one(
             return (seen, 43210)
 
     monkeypatch.setattr(socket, "socket", Probe)
-    assert handout.lan_address() == offered
-    notice = handout.loopback_notice("http://localhost:8502")
+    assert address.lan_address() == offered
+    notice = address.loopback_notice("http://localhost:8502")
     where = f"http://{offered or 'ADDRESS'}:8502"
     assert f"DPCORE_PUBLIC_URL={where} dpcore app --server.address 0.0.0.0" in notice
     assert ("ADDRESS: this computer's address on the class's network" in notice) == (not offered)

@@ -13,7 +13,7 @@ import pytest
 import streamlit
 from streamlit.delta_generator import DeltaGenerator
 
-from dpcore_app.ui.common import handout
+from dpcore_app.ui.common import address
 from dpcore_app.ui.lessons.catalog import LESSONS
 
 BASE = "http://localhost:8501"  # AppTest has no browser address: the server's own
@@ -45,7 +45,7 @@ def links_in(text):
 
 def open_share(at, url_path):
     """Open the page's "Link to this view" expander, as a click does."""
-    at.session_state[handout.share_key(url_path)] = True
+    at.session_state[address.share_key(url_path)] = True
     at.run()
     assert not at.exception
     return at
@@ -100,7 +100,7 @@ def test_the_worksheet_links_are_absolute_text_and_qr(open_fresh, downloads, mon
     assert links_in(sheet) == expected
     assert all(f">{html.escape(u)}</a>" in sheet for u in expected)  # the link as text, for paper
     assert sheet.count("<svg") == len(LESSONS)  # one QR code each
-    monkeypatch.setenv(handout.PUBLIC_URL, "https://stats.example.org/privacy/")
+    monkeypatch.setenv(address.PUBLIC_URL, "https://stats.example.org/privacy/")
     behind = open_fresh("dpcore_app/app_pages/lessons.py")
     assert not behind.exception
     sheet = downloads()["Printable handout of the lessons (HTML, works offline)"]

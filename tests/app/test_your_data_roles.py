@@ -10,7 +10,7 @@ import json
 import numpy as np
 import pytest
 
-from dpcore_app.ui.common import ledger
+from dpcore_app.ui.common import ledger, ledger_sidebar
 from dpcore_app.ui.upload import files
 from tests.app.test_your_data import PAGE, RELEASE, release, words
 
@@ -140,7 +140,7 @@ def test_an_uploaded_file_with_a_dictionary_is_not_a_demo_and_can_be_capped(open
     at = open_page(PAGE)
     upload_csv(at)
     upload_dictionary(at)
-    assert any(n.key == ledger.CAP for n in at.sidebar.number_input)
+    assert any(n.key == ledger_sidebar.CAP for n in at.sidebar.number_input)
     assert "Practice data shipped with the app" not in words(at.sidebar.caption)
 
 

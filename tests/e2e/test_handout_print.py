@@ -3,7 +3,7 @@ view, the lessons worksheet on two. Chromium prints each to PDF, loaded from a f
 opens it, and the PDF's pages are counted.
 
 Each handout is the one the page offers for a view: built by the page's own functions from the
-view's controls, with the link the page writes (every control named, as ``handout.link`` does)
+view's controls, with the link the page writes (every control named, as ``address.link`` does)
 at its real length. The views are the default and the longest texts found over a search of the
 controls (the longest verdict, the longest answer to "at what ε?", every trial size compared and
 a public address behind a proxy, the smallest ε and n, no privacy). Before the print layout six
@@ -24,7 +24,7 @@ import re
 
 import pytest
 
-from dpcore_app.ui.common import handout
+from dpcore_app.ui.common import address, handout
 from dpcore_app.ui.common.grids import N_OPTIONS
 
 pytestmark = pytest.mark.e2e
@@ -95,14 +95,14 @@ def state(controls, given):
 
 
 def view_link(controls, url_path, values, base):
-    """The link the page writes for the view: ``handout.link`` (every control) at ``base``."""
+    """The link the page writes for the view: ``address.link`` (every control) at ``base``."""
     params = {c.key: c.to_url(values[c.key]) for c in controls}
-    return handout.absolute(url_path, params, base=base)
+    return address.absolute(url_path, params, base=base)
 
 
 def owl_handout(given):
     """The DP-OWL page's handout for the view: its sweeps, verdict and sentences for a board."""
-    from dpcore_app.ui.owl import compute, panels
+    from dpcore_app.ui.owl import compute, view_model
     from dpcore_app.ui.owl import decide_compute as targets
     from dpcore_app.ui.owl.controls import CONTROLS
     from dpcore_app.ui.owl.handout import view_report
@@ -112,13 +112,13 @@ def owl_handout(given):
     v = state(CONTROLS, {"reps": compute.QUICK_REPS, **given})
     s = {k: v[k] for k in ("eps", "n", "compare", "gamma", "prep", "h", "W", "reps", "seed")}
     s["mode"] = v["gamma_mode"]
-    work, args = panels.workload(s)
-    view = panels.view(s, compute.sweeps(work.sizes, *args), work.reps)
+    work, args = view_model.workload(s)
+    view = view_model.view(s, compute.sweeps(work.sizes, *args), work.reps)
     level = v["k"] if v["target"] == "patients" else v["p"]
-    d = panels.decision(
+    d = view_model.decision(
         s, view, (targets.Target(v["target"], level), float(v["assurance"])), work.reps
     )
-    d |= panels.words(s, view, d, work.reps)
+    d |= view_model.words(s, view, d, work.reps)
     link = view_link(CONTROLS, "dp-owl", v, base)
     return view_report(s, view, d, work.sizes, work.reps, view_link=link)
 
@@ -208,7 +208,7 @@ def test_the_lessons_worksheet_prints_on_two_a4_pages(sheet, base, monkeypatch):
     longest form) and without it (a public address)."""
     from dpcore_app.ui.lessons.catalog import LESSONS
 
-    monkeypatch.setattr(handout, "lan_address", lambda: None)
+    monkeypatch.setattr(address, "lan_address", lambda: None)
     text = handout.lessons_page(LESSONS, base)
     assert ("Before printing." in text) == (base == LOCAL)
     assert text.count("<section>") == text.count("<svg") == len(LESSONS)

@@ -25,7 +25,7 @@ from dpcore_app.ui.bounds.controls import (
     N,
     W,
 )
-from dpcore_app.ui.common import frames, handout
+from dpcore_app.ui.common import downloads, frames
 from dpcore_app.ui.common.controls import details, row
 from dpcore_app.ui.common.figures import show
 from dpcore_app.ui.common.presets import presets_above
@@ -124,7 +124,7 @@ def werm_panel(s, G, m, terms):
             both = curve.merge(measured, on=over, how="outer").sort_values(over)
             st.download_button(
                 f"Download the numbers (CSV, against {over})",
-                lambda b=both: handout.csv(b),
+                lambda b=both: downloads.csv(b),
                 f"bounds_vs_{over}.csv",
                 "text/csv",
                 key=f"dl_{key}",
@@ -201,7 +201,7 @@ def sample_size_panel(s, theta0_norm):
             st.latex(tex)
     st.download_button(
         "Download the numbers (CSV)",
-        lambda: handout.csv(df),
+        lambda: downloads.csv(df),
         "sample_size.csv",
         "text/csv",
         key="dl_sample_size",
@@ -225,7 +225,7 @@ def cvar_panel(s, seed):
         grid = pd.DataFrame(regime, index=pd.Index(taus, name="tau"), columns=ns)
         st.download_button(
             "Download the regime grid (CSV)",
-            handout.csv(grid, index=True),
+            downloads.csv(grid, index=True),
             "cvar_regimes.csv",
             "text/csv",
             key="dl_phase",
@@ -249,7 +249,7 @@ def cvar_panel(s, seed):
         both = pd.concat([rates.assign(source="rate"), measured.assign(source="measured")])
         st.download_button(
             "Download the numbers (CSV)",
-            lambda: handout.csv(both),
+            lambda: downloads.csv(both),
             "cvar_rates.csv",
             "text/csv",
             key="dl_rates",

@@ -68,7 +68,7 @@ SCRIPT = """<script>(() => {
 })();</script>"""
 
 
-def install():
+def install() -> None:
     """Once per run, from app.py (in the sidebar, where it takes no room in a page)."""
     with st.sidebar:
         st.html(STYLE + SCRIPT, unsafe_allow_javascript=True, width="content")

@@ -1,5 +1,6 @@
 """Offline handouts: a one-page HTML of a page's current view for a board or a stakeholder, and
-CSV downloads that carry their settings and a short data dictionary.
+the lessons worksheet for a class (the links they print come from
+:mod:`dpcore_app.ui.common.address`; CSV downloads from :mod:`dpcore_app.ui.common.downloads`).
 
 Everything is inline (plotly's JavaScript included), so a handout opens without a network; it
 prints on one A4 page in every view (a layout of fixed widths and bounded heights, the chart
@@ -10,41 +11,17 @@ from __future__ import annotations
 
 import datetime
 import html
-import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlencode, urlsplit
-
-import streamlit as st
 
 import dpcore
-from dpcore.data.csv_safe import write_csv
-from dpcore_app.ui.common.controls import details, link_params
+from dpcore_app.ui.common.address import loopback_notice, qr_svg
 
 if TYPE_CHECKING:
     import pandas as pd
     import plotly.graph_objects as go
-
-DICTIONARY = {
-    "n": "patients in the simulated trial",
-    "epsilon": "privacy budget ε (inf: the non-private fit)",
-    "gamma": "regularization γ in use",
-    "rep": "repetition: one simulated trial",
-    "accuracy": "% of new patients given their truly better treatment",
-    "value": "average outcome under the rule (outcome units)",
-    "value_paper": "the same on the authors' test-shifted scale",
-    "concordance": "% agreement with the non-private rule at the same γ",
-    "kappa": "Cohen's κ of that agreement",
-    "disagreement": "% of new patients a second release of the same trial (fresh noise) treats "
-    "otherwise",
-    "noise_norm": "length of the added noise (scaled space)",
-    "clipped_share": "share of weights clipped at W",
-    "_same_gamma": "suffix: the noiseless rule at the same γ",
-    "_mean/_sd/_se/_lo/_hi": "suffixes: mean, standard deviation, standard error, 95% interval over reps",
-    "reps": "repetitions behind a summary row",
-}
 
 
 @dataclass
@@ -59,135 +36,10 @@ class Report:
     privacy: str
     link: str
     settings: dict
-    figure: object = None
-    table: object = None
+    figure: go.Figure | None = None
+    table: pd.DataFrame | None = None
     notes: list = field(default_factory=list)
     scenario: str = ""
-
-
-PUBLIC_URL = "DPCORE_PUBLIC_URL"  # e.g. https://stats.example.org/privacy behind a proxy
-
-
-def app_base() -> str:
-    """The app's public address, with no trailing slash: ``$DPCORE_PUBLIC_URL`` when set (a
-    deployment behind a proxy whose outside address the server cannot see), else the address
-    the browser used for this session (scheme, host and port, plus server.baseUrlPath), else
-    this server on localhost. Never empty: every link the app writes is absolute."""
-    public = os.environ.get(PUBLIC_URL, "").strip()
-    if public:
-        return public.rstrip("/")
-    path = "/" + str(st.get_option("server.baseUrlPath") or "").strip("/")
-    seen = urlsplit(str(st.context.url or ""))
-    if seen.scheme in ("http", "https") and seen.netloc:
-        return f"{seen.scheme}://{seen.netloc}{path}".rstrip("/")
-    host = st.context.headers.get("Host") if st.context.headers else None
-    return (
-        f"http://{host}" if host else f"http://localhost:{st.get_option('server.port')}"
-    ) + path.rstrip("/")
-
-
-def loopback(base: str) -> bool:
-    """Whether ``base`` (:func:`app_base`) names this computer only (localhost, 127.x, ::1):
-    links and QR codes to it open nothing on anyone else's device."""
-    import ipaddress
-
-    host = urlsplit(base).hostname or ""
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def lan_address() -> str | None:
-    """This computer's address on its local network, or None (no packet is sent: a UDP socket
-    is pointed at a private address only to read the interface the system would use)."""
-    import socket
-
-    try:
-        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-            probe.connect(("10.255.255.255", 1))
-            address = probe.getsockname()[0]
-    except OSError:
-        return None
-    return None if address.startswith("127.") else address
-
-
-def loopback_notice(base: str) -> str | None:
-    """What a lecturer must know before printing links that point at this computer only, and
-    how to print links a class can open; None when ``base`` is reachable by others."""
-    if not loopback(base):
-        return None
-    port = urlsplit(base).port or st.get_option("server.port")
-    lan = lan_address()
-    where = f"http://{lan or 'ADDRESS'}:{port}"
-    return (
-        f"The links and QR codes printed here point at {base}, this computer's own address: "
-        "students' phones and computers cannot open them. To print links a class can open, "
-        f"start the app with {PUBLIC_URL}={where} and on an address others can reach, e.g. "
-        f"`{PUBLIC_URL}={where} dpcore app --server.address 0.0.0.0`"
-        + ("" if lan else " (ADDRESS: this computer's address on the class's network)")
-        + ". Anyone on that network can then open the app: no one signs in "
-        "(docs/deploy.md serves a class with sign-in)."
-    )
-
-
-def absolute(url_path: str, params: Mapping[str, Any], base: str | None = None) -> str:
-    """The absolute link to ``url_path`` with ``params`` (URL names and values as the widgets
-    write them); ``base``: the app's address, default :func:`app_base`."""
-    query = urlencode(params, doseq=True)
-    base = app_base() if base is None else base.rstrip("/")
-    return f"{base}/{url_path.strip('/')}" + (f"?{query}" if query else "")
-
-
-def link(url_path: str) -> str:
-    """The current view's link, complete: every control of the page named with its value, so
-    it reproduces the view whatever the defaults become. Build it while the page runs (a
-    download's callback has no address to read)."""
-    return absolute(url_path, link_params(complete=True))
-
-
-def share(url_path: str) -> None:
-    """The view's link, with a copy button, written only while its expander is open: the code
-    block's highlighter is 1.5 MB of script that a browser would otherwise load and run before
-    the page's first chart (0.4-0.7 s of it at 1440 px)."""
-    box = details(
-        "Link to this view (copy, print, mail)", share_key(url_path), icon=":material/link:"
-    )
-    if box.open:
-        with box:
-            st.code(link(url_path), language=None, wrap_lines=True)
-            st.caption(
-                "The link sets every control of the page; opening it reproduces this view "
-                f"(the same seeds, the same numbers). Behind a proxy, set {PUBLIC_URL} to "
-                "the address people use."
-            )
-
-
-def share_key(url_path: str) -> str:
-    """The session-state key of a page's "Link to this view" expander (open: True)."""
-    return f"share_{url_path}"
-
-
-def csv(df: pd.DataFrame, **to_csv: Any) -> str | None:
-    """A teaching table as CSV, through the project's formula guard (every CSV it writes)."""
-    return write_csv(df, **to_csv)
-
-
-def with_settings(
-    df: pd.DataFrame, settings: Mapping[str, Any], dictionary: Mapping[str, str] = DICTIONARY
-) -> str:
-    """A CSV whose first lines (# comments) give the settings and a data dictionary."""
-    head = ["# settings"] + [f"# {k} = {v}" for k, v in settings.items()]
-    used = [
-        (k, v)
-        for k, v in dictionary.items()
-        if k.startswith("_") and any(k.split("/")[0] in c for c in df.columns) or k in df.columns
-    ]
-    head += ["# data dictionary"] + [f"# {k}: {v}" for k, v in used]
-    # with no path, write_csv returns the text (a str)
-    return "\n".join(head) + "\n" + write_csv(df)  # type: ignore[operator]
 
 
 #: The printed sheet: A4 less the margins of ``@page``, in mm (96 CSS px to the inch: 190 mm is
@@ -327,7 +179,7 @@ def chart_height(fig: go.Figure) -> int:
     return CHART_BASE_PX + LEGEND_ROW_PX * rows
 
 
-def _wide_table(table):
+def _wide_table(table: pd.DataFrame) -> str:
     """``table`` (its first column the chart's x, e.g. ε) turned a page wide: one column per
     row, a few lines tall, its corner naming the x."""
     e = html.escape
@@ -340,20 +192,11 @@ def _wide_table(table):
     return f"<table><thead><tr><th>{e(str(x))}</th>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def _editable(fig):
+def _editable(fig: go.Figure) -> go.Figure:
     """A copy of a (possibly shared, read-only) figure that may be changed."""
     import plotly.graph_objects as go
 
     return go.Figure(fig.to_dict())
-
-
-def qr_svg(url: str, error: str = "m") -> str:
-    """The link as an inline SVG QR code (segno: pure Python, no dependencies) for a printed
-    page a phone can scan, drawn at the size its style sets (a viewBox, no size of its own):
-    medium error correction survives a smudge; low keeps the modules of a long link large."""
-    import segno
-
-    return segno.make(url, error=error).svg_inline(omitsize=True, border=2)
 
 
 #: The worksheet's QR codes and answer boxes: three lessons to an A4 page, so six print on two.
@@ -379,9 +222,10 @@ section{break-inside:avoid;border-top:1px solid #ccc;padding-top:.35rem;margin-t
 
 def lessons_page(lessons: Iterable[Any], base: str) -> str:
     """The lessons as one printable, self-contained HTML worksheet on two A4 pages: each link
-    absolute (``base`` is :func:`app_base`, taken while the page runs), as text and as a QR
-    code, and a box for the student's prediction; when ``base`` is this computer only, the
-    worksheet says so first (:func:`loopback_notice`)."""
+    absolute (``base`` is :func:`~dpcore_app.ui.common.address.app_base`, taken while the page
+    runs), as text and as a QR code, and a box for the student's prediction; when ``base`` is
+    this computer only, the worksheet says so first
+    (:func:`~dpcore_app.ui.common.address.loopback_notice`)."""
     e = html.escape
     notice = loopback_notice(base)
     warn = (  # the command between backticks as code, as on the page
@@ -409,6 +253,6 @@ Predict, then check.</p>
 {"".join(items)}</div></body></html>"""
 
 
-def _code(text):
+def _code(text: str) -> str:
     """Markdown's `code` spans of ``text`` (already escaped) as HTML <code>."""
     return re.sub(r"`([^`]+)`", r"<code>\1</code>", text)

@@ -13,8 +13,11 @@ import math
 import os
 import threading
 import time
+from collections.abc import Iterable, Iterator
+from concurrent.futures import Executor
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 from dpcore.montecarlo import cluster_executor
 
@@ -27,11 +30,11 @@ class Workload:
     """What a view will simulate, and a notice when that is less than it asked for."""
 
     reps: int
-    sizes: tuple
+    sizes: tuple[int, ...]
     notice: str | None = None
 
 
-def cap_work(reps, sizes, keep, max_work=None):
+def cap_work(reps: int, sizes: Iterable[int], keep: int, max_work: int | None = None) -> Workload:
     """Fit ``reps`` x sum(``sizes``) under ``max_work`` (default MAX_WORK): fewer repetitions
     first (not below MIN_REPS), then drop the largest sizes other than ``keep``."""
     max_work = MAX_WORK if max_work is None else max_work
@@ -61,16 +64,16 @@ class _Gate:
     """A counting gate that can also say whether a caller would have to wait, and be widened
     (the warm-up, a process of its own, lets its threads through together)."""
 
-    def __init__(self, slots):
+    def __init__(self, slots: int) -> None:
         self._cond = threading.Condition()
         self.capacity, self._running = slots, 0
 
-    def busy(self):
+    def busy(self) -> bool:
         with self._cond:
             return self._running >= self.capacity
 
     @contextmanager
-    def slot(self):
+    def slot(self) -> Iterator[None]:
         with self._cond:
             self._cond.wait_for(lambda: self._running < self.capacity)
             self._running += 1
@@ -82,7 +85,7 @@ class _Gate:
                 self._cond.notify()
 
     @contextmanager
-    def widened(self, slots):
+    def widened(self, slots: int) -> Iterator[None]:
         """Let ``slots`` callers through at once inside the block."""
         with self._cond:
             old, self.capacity = self.capacity, max(self.capacity, int(slots))
@@ -96,12 +99,12 @@ class _Gate:
 
 SIMULATIONS = _Gate(1)
 
-_cluster = {"address": None, "executor": None, "failed_at": -math.inf}
+_cluster: dict[str, Any] = {"address": None, "executor": None, "failed_at": -math.inf}
 _cluster_lock = threading.Lock()
 RETRY_SECONDS = 60  # after a failed connection, the local pool serves until then
 
 
-def executor():
+def executor() -> Executor | None:
     """Where uncached sweeps run: the dask cluster named by ``DPCORE_SCHEDULER`` (one client
     per server process), or None for the local pool sized to the machine, also when the
     cluster cannot be reached (logged; tried again after RETRY_SECONDS)."""

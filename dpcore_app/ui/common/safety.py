@@ -57,7 +57,7 @@ def guarded(what: str, sensitive: bool = False) -> Callable[[F], F]:
 
     def wrap(fn: F) -> F:
         @functools.wraps(fn)
-        def inner(*args, **kwargs):
+        def inner(*args: Any, **kwargs: Any) -> Any:
             with friendly_errors(what, sensitive):
                 return fn(*args, **kwargs)
 

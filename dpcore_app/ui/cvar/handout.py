@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpcore_app.ui.common import handout
+from dpcore_app.ui.common import address, handout
 from dpcore_app.ui.common.controls import value_of
 from dpcore_app.ui.common.explain import privacy_statement
 from dpcore_app.ui.common.safety import guarded
@@ -23,7 +23,7 @@ def download(controls):
     v = {c.key: value_of(c) for c in controls}
     work = compute.workload(v["reps"])
     summary = compute.scalar_summary(v["loss"], v["B"], work.reps, v["seed"])
-    view_link = handout.link("cvar")  # now: the download's callback has no address to read
+    view_link = address.link("cvar")  # now: the download's callback has no address to read
     st.download_button(
         "Handout of this view (HTML, offline)",
         lambda: handout.page(_report(v, work.reps, summary, view_link)),

@@ -8,7 +8,7 @@ import math
 
 import streamlit as st
 
-from dpcore_app.ui.common import frames, handout
+from dpcore_app.ui.common import downloads, frames
 from dpcore_app.ui.common.controls import details, row
 from dpcore_app.ui.common.figures import figure, show
 from dpcore_app.ui.common.presets import presets_above
@@ -94,7 +94,7 @@ def error_panel(s, summary):
     st.caption(explain.CVAR_CAPTIONS[x_axis])
     st.download_button(
         "Download these numbers (CSV)",
-        lambda: handout.csv(rows),
+        lambda: downloads.csv(rows),
         f"cvar_error_vs_{x_axis}.csv",
         "text/csv",
         key="dl_errors",
@@ -137,14 +137,14 @@ def class_panel(s):
     c, d = st.columns(2)
     c.download_button(
         "Probabilities per slope (CSV)",
-        lambda: handout.csv(per_theta),
+        lambda: downloads.csv(per_theta),
         "cvar_em_probabilities.csv",
         "text/csv",
         key="dl_em_probs",
     )
     d.download_button(
         "Excess against ε (CSV)",
-        lambda: handout.csv(per_eps),
+        lambda: downloads.csv(per_eps),
         "cvar_em_excess.csv",
         "text/csv",
         key="dl_em_excess",
@@ -181,7 +181,7 @@ def convex_panel(s):
     st.caption(explain.convex_caption(transition, request[0]))
     st.download_button(
         "Download these numbers (CSV)",
-        handout.csv(summary),
+        downloads.csv(summary),
         "cvar_convex.csv",
         "text/csv",
         key="dl_convex",
@@ -208,7 +208,7 @@ def rule_panel(s):
     )
     st.download_button(
         "Download these numbers (CSV)",
-        handout.csv(compute.rule_table(res, eps_rule, s["eps"], spent)),
+        downloads.csv(compute.rule_table(res, eps_rule, s["eps"], spent)),
         "cvar_rule_tail.csv",
         "text/csv",
         key="dl_rule",

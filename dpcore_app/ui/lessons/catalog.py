@@ -5,6 +5,7 @@ cached ui/compute calls the page makes, so opening the page after the answer cos
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
@@ -33,17 +34,17 @@ class Lesson:
     url_path: str
     params: dict
     look: str
-    answer: object
+    answer: Callable[[], str]
     caveat: str = ""
     terms: tuple = field(default_factory=tuple)
     anchor: str = ""  # the heading on the page that ``look`` points at, if it has one
 
-    def link(self, base):
-        """The lesson's absolute link; ``base`` is the app's address (dpcore_app.ui.common.handout.app_base)."""
+    def link(self, base: str) -> str:
+        """The lesson's absolute link; ``base`` is the app's address (dpcore_app.ui.common.address.app_base)."""
         query = urlencode(self.params, doseq=True)
         return f"{base.rstrip('/')}/{self.url_path}" + (f"?{query}" if query else "")
 
-    def look_link(self, base):
+    def look_link(self, base: str) -> str | None:
         """The lesson's link, scrolled to what to look at (its heading), or None."""
         return f"{self.link(base)}#{self.anchor}" if self.anchor else None
 
@@ -63,7 +64,7 @@ def _split(summary, n, eps):
     return here, best, total, noise, total - noise
 
 
-def answer_noise():
+def answer_noise() -> str:
     summary = _owl(1000)
     lines, bigger = [], []
     for eps in (0.5, 5.0):
@@ -83,7 +84,7 @@ def answer_noise():
     )
 
 
-def answer_small_n():
+def answer_small_n() -> str:
     summary = _owl(200, compare=(2000,))
     lines, parts = [], {}
     for n in (200, 2000):
@@ -113,7 +114,7 @@ def answer_small_n():
     )
 
 
-def answer_eps_n_tau():
+def answer_eps_n_tau() -> str:
     work = cvar_compute.workload(200)
     summary = cvar_compute.scalar_summary("uniform", 1.0, work.reps, 0)
     lines, rows = [], []
@@ -144,7 +145,7 @@ def answer_eps_n_tau():
     )
 
 
-def answer_theory():
+def answer_theory() -> str:
     out, failed = [], []
     for label, (n, eps, gamma, h, W) in (
         ("the paper's setting (n = 500, ε = 1)", (500, 1.0, None, 0.5, 30)),
@@ -177,7 +178,7 @@ def answer_theory():
     return "\n".join(out) + "\n\n" + fails
 
 
-def answer_shift():
+def answer_shift() -> str:
     lines, acc = [], {}
     for prep, W, name in (
         ("public", "auto", "public bounds, W = 48 (no weight clipped)"),
@@ -203,7 +204,7 @@ def answer_shift():
     )
 
 
-def answer_ledger():
+def answer_ledger() -> str:
     import streamlit as st
 
     key = st.session_state.get(ledger.IN_USE)

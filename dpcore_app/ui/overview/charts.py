@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
 import plotly.graph_objects as go
+from numpy.typing import ArrayLike
 
 from dpcore_app.ui.common.charts import PALETTE, layout, marker
 from dpcore_app.ui.common.figures import figure
 from dpcore_app.ui.common.frames import eps_steps
 
+if TYPE_CHECKING:
+    from dpcore_app.ui.common.figures import SharedFigure
 
-def noisy_count(true_count, releases, eps):
+
+def noisy_count(true_count: float, releases: ArrayLike, eps: float) -> go.Figure:
     """Overview: many possible releases of one count at ε, with the true count marked."""
     fig = go.Figure()
     fig.add_trace(
@@ -34,7 +41,9 @@ def noisy_count(true_count, releases, eps):
     return fig
 
 
-def noisy_count_steps(true_count, releases, eps):
+def noisy_count_steps(
+    true_count: float, releases: Mapping[float, ArrayLike], eps: float
+) -> SharedFigure:
     """:func:`noisy_count` at ``eps`` carrying every ε of the grid as a step of its own slider,
     drawn in the browser (see :mod:`dpcore_app.ui.common.frames`). ``releases`` maps each ε of
     the grid, in order, to the possible releases the page draws at that ε."""

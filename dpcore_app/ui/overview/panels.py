@@ -56,7 +56,7 @@ DEMO_EPS = specs.epsilon(key="demo_eps", label="Privacy budget ε for this relea
 TRUE_COUNT = 412
 
 
-def audiences():
+def audiences() -> None:
     """What the dashboard answers for a clinician and for a student, side by side."""
     clinician, student = st.columns(2, gap="large")
     with clinician:
@@ -85,7 +85,7 @@ def audiences():
         )
 
 
-def releases(eps):
+def releases(eps: float) -> tuple[np.ndarray, np.ndarray]:
     """(one release of the count at ε, 2000 possible releases), the same draws at every visit."""
     rng = np.random.default_rng(2026)
     one = TRUE_COUNT + laplace_noise(eps, 1.0, rng=rng)
@@ -94,7 +94,8 @@ def releases(eps):
 
 @st.fragment
 @guarded("The noisy release")
-def noisy_release():
+def noisy_release() -> None:
+    """One noisy release of a count at the ε the user moves, among the 2000 it could have been."""
     st.markdown(
         f"A trial has **{TRUE_COUNT}** responders. Replacing one patient by another changes that "
         "count by at most 1, so releasing it with Laplace noise of scale 1/ε is ε-DP."
@@ -130,7 +131,7 @@ def noisy_release():
         )
 
 
-def pages_list():
+def pages_list() -> None:
     """A link to every page, each with one line on what it answers."""
     for path, label, icon, what in PAGES:
         st.page_link(path, label=label, icon=icon)

@@ -5,10 +5,17 @@ privacy statement with its scale from practice."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from dpcore.montecarlo import wilson_interval
 from dpcore_app.ui.common.explain import epsilon_note, severity, weak_promise
 from dpcore_app.ui.owl.explain import out_of_100
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from dpcore_app.ui.owl.decide_compute import EpsAnswer, Hit, Share
 
 
 def _printed(x):
@@ -16,7 +23,7 @@ def _printed(x):
     return float(f"{x:.1f}")
 
 
-def is_coin_flip(lo, hi):
+def is_coin_flip(lo: float, hi: float) -> bool:
     """Whether the 95% interval, as printed, contains 50%: the rule may be a coin flip."""
     return _printed(lo) <= 50.0 <= _printed(hi)
 
@@ -26,7 +33,7 @@ def is_coin_flip(lo, hi):
 CHANCE_MEDIAN = 52.5
 
 
-def assurance_words(assurance):
+def assurance_words(assurance: float) -> str:
     """0.9 -> '9 of 10', 0.95 -> '19 of 20' (as the target's control says it)."""
     for of in (10, 20):
         if math.isclose(of * assurance, round(of * assurance)):
@@ -34,7 +41,7 @@ def assurance_words(assurance):
     return f"{assurance:.0%}"
 
 
-def share_words(share):
+def share_words(share: Share) -> str:
     """How often one release reaches the target, with its interval."""
     return (
         f"{share.share:.0%} of single releases reach it (95% interval {share.lo:.0%}–"
@@ -58,7 +65,7 @@ def _disagreement(here):
     )
 
 
-def stability_sentence(eps, here):
+def stability_sentence(eps: float, here: pd.Series) -> str:
     """How stable one release is: how often two releases at ``eps`` on the same trial (the same
     patients, fresh noise each) disagree on a new patient's recommendation.
 
@@ -85,7 +92,7 @@ def stability_sentence(eps, here):
     return text + "."
 
 
-def stability_card(eps, here):
+def stability_card(eps: float, here: pd.Series) -> tuple[str, str, str]:
     """(label, value, detail) of :func:`stability_sentence` for a handout's card."""
     label = "Two releases on the same trial disagree on"
     if math.isinf(eps):
@@ -99,7 +106,7 @@ def stability_card(eps, here):
     )
 
 
-def cannot_show(reps, needed, assurance):
+def cannot_show(reps: int, needed: int, assurance: float) -> str:
     """Why ``reps`` simulated trials cannot show that ``assurance`` of single releases reach a
     target, whatever the releases do, and the ``needed`` repetitions that can
     (:func:`dpcore.montecarlo.reps_to_show`)."""
@@ -112,7 +119,15 @@ def cannot_show(reps, needed, assurance):
     )
 
 
-def judge(here, threshold, share, assurance, first=False, *, needed=None):
+def judge(
+    here: pd.Series,
+    threshold: float,
+    share: Share,
+    assurance: float,
+    first: bool | int = False,
+    *,
+    needed: int | None = None,
+) -> str:
     """What the verdict says about one release, as a word: "first" (a first estimate: no
     judgement), "coin" (the rule may be a coin flip), "met" (at least ``assurance`` of single
     releases reach ``threshold`` beyond Monte-Carlo doubt), "unshown" (met on average; the
@@ -142,19 +157,19 @@ CLAIM = {
 
 
 def verdict(
-    eps,
-    n,
-    here,
-    best,
-    threshold,
-    target_words,
-    share,
-    assurance,
-    gamma_note="",
-    first=False,
+    eps: float,
+    n: int,
+    here: pd.Series,
+    best: pd.Series,
+    threshold: float,
+    target_words: str,
+    share: Share,
+    assurance: float,
+    gamma_note: str = "",
+    first: bool | int = False,
     *,
-    needed=None,
-):
+    needed: int | None = None,
+) -> tuple[str, str]:
     """(kind, sentence): the verdict about one release in full, and its colour.
 
     ``here`` and ``best`` are the current cell and the best non-private rule (accuracy_mean,
@@ -211,8 +226,17 @@ def verdict(
 
 
 def headline(
-    eps, here, best, threshold, share, assurance, first=False, *, needed=None, assured=None
-):
+    eps: float,
+    here: pd.Series,
+    best: pd.Series,
+    threshold: float,
+    share: Share,
+    assurance: float,
+    first: bool | int = False,
+    *,
+    needed: int | None = None,
+    assured: Share | None = None,
+) -> tuple[str, str]:
     """The verdict in one line, its first words saying what its colour says (:func:`verdict`
     gives the same colour): "Publishable", "Caution", "Do not publish" or "First estimate".
     ``assured``: the smallest ε on the grid at which ``assurance`` of single releases reach the
@@ -261,14 +285,14 @@ def headline(
 # seconds later; the mean moves far less, and the label says it will still move.
 
 
-def first_estimate(reps, final):
+def first_estimate(reps: int, final: int | bool) -> str:
     """The label of a first estimate from ``reps`` simulated trials (``final``: the number the
     final numbers come from, or True when unknown)."""
     of = "" if final is True else f", from {final},"
     return f"**First estimate** from {reps} simulated trials (final numbers{of} in a few seconds): "
 
 
-def eps_answer_withheld(reps, final):
+def eps_answer_withheld(reps: int, final: int | bool) -> str:
     """What "At what ε can we publish?" says while only a first estimate is in."""
     of = "" if final is True else f" ({final} simulated trials)"
     return (
@@ -278,7 +302,14 @@ def eps_answer_withheld(reps, final):
     )
 
 
-def target_caption(kind, assurance, hit, first=False, needed=None, reps=None):
+def target_caption(
+    kind: str,
+    assurance: float,
+    hit: Hit | None,
+    first: bool | int = False,
+    needed: int | None = None,
+    reps: int | None = None,
+) -> str:
     """What the ε chart's green marks draw: the target's line (``kind`` "patients" or
     "points") and the star at ``hit`` (the :class:`Hit` of the ε named for publishing, or
     None), for a first estimate (``first``: no star yet) or when ``reps`` simulated trials
@@ -309,21 +340,21 @@ def target_caption(kind, assurance, hit, first=False, needed=None, reps=None):
 
 
 def eps_answer_sentence(
-    assured,
-    mean_answer,
-    n,
-    eps,
-    n_hit,
-    sizes,
-    nonprivate_accuracy,
-    threshold,
-    assurance,
-    board=False,
+    assured: Share | None,
+    mean_answer: EpsAnswer,
+    n: int,
+    eps: float,
+    n_hit: Share | None,
+    sizes: Sequence[int],
+    nonprivate_accuracy: float,
+    threshold: float,
+    assurance: float,
+    board: bool = False,
     *,
-    reach=None,
-    needed=None,
-    reps=None,
-):
+    reach: str | None = None,
+    needed: int | None = None,
+    reps: int | None = None,
+) -> str:
     """One paragraph: the smallest ε on the grid for n at which ``assurance`` of single
     releases reach the threshold (beyond Monte-Carlo doubt), with what that ε promises one
     patient; where the mean alone reaches it; and the n it would take at the current ε.
@@ -334,6 +365,7 @@ def eps_answer_sentence(
     t, a = f"{threshold:.1f}%", assurance_words(assurance)
     reach = f"reach {t}" if reach is None else reach
     if needed is not None:
+        assert reps is not None  # ``needed`` is said against the study's ``reps``
         head = f"For n = {n}, {cannot_show(reps, needed, assurance)}"
     elif assured is None:
         why = (

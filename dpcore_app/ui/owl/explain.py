@@ -3,15 +3,31 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+if TYPE_CHECKING:
+    import pandas as pd
+    from numpy.typing import ArrayLike
 
-def out_of_100(percent):
+    from dpcore.owl.tuning import TuningResult
+
+
+def out_of_100(percent: float) -> str:
+    """A percentage as patients out of 100 ("37 of 100")."""
     return f"{round(percent):.0f} of 100"
 
 
-def gap_text(total, noise, regularization, unit="pts", digits=1, gammas=None):
+def gap_text(
+    total: float,
+    noise: float,
+    regularization: float,
+    unit: str = "pts",
+    digits: int = 1,
+    gammas: tuple[float, float] | None = None,
+) -> str:
     """The gap to the best non-private rule, split into its two causes.
 
     ``gammas`` = (γ in use, best non-private γ) names the regularization part.
@@ -28,7 +44,7 @@ def gap_text(total, noise, regularization, unit="pts", digits=1, gammas=None):
     return f"{head}: {f.format(noise)} from noise, {f.format(regularization)} from regularization ({why})"
 
 
-def intervals(here, value_key, private):
+def intervals(here: pd.Series, value_key: str, private: bool) -> str:
     """The cards' 95% Monte-Carlo intervals, in one line."""
     parts = [
         f"accuracy {here.accuracy_lo:.1f}–{here.accuracy_hi:.1f}%",
@@ -39,7 +55,7 @@ def intervals(here, value_key, private):
     return f"95% intervals over {int(here.reps)} simulated trials: " + ", ".join(parts) + "."
 
 
-def coverage(prep, W, bounds, clipped_share):
+def coverage(prep: str, W: float, bounds: tuple[float, float], clipped_share: float) -> str:
     """What the privacy guarantee covers in this preprocessing mode (a caption)."""
     unit = (
         "Unit of privacy: one patient (one row); neighbouring trials differ by replacing "
@@ -66,7 +82,9 @@ def coverage(prep, W, bounds, clipped_share):
     )
 
 
-def eps_curve_caption(metric, mode="paper", gamma=None, all_n=False):
+def eps_curve_caption(
+    metric: str, mode: str = "paper", gamma: float | None = None, all_n: bool = False
+) -> str:
     """What the ε chart draws, in the mode it is drawn in."""
     if metric == "concordance":
         return (
@@ -96,7 +114,9 @@ def eps_curve_caption(metric, mode="paper", gamma=None, all_n=False):
     return f"Each band is one trial size. {lines}, drawn for {which}.{refs}"
 
 
-def n_curve_caption(eps, mode="paper", lengths=None):
+def n_curve_caption(
+    eps: float, mode: str = "paper", lengths: Mapping[int, float] | None = None
+) -> str:
     """What the n chart shows; ``lengths`` maps n to the noise's typical length dΔ/ε there."""
     if math.isinf(eps):
         return "Without noise, more patients give a rule closer to the best one."
@@ -106,7 +126,8 @@ def n_curve_caption(eps, mode="paper", lengths=None):
             "the same at every n, while the coefficients grow with n: the same noise flips "
             "fewer recommendations."
         )
-    sizes = sorted(lengths or {})
+    lengths = lengths or {}
+    sizes = sorted(lengths)
     change = (
         ""
         if len(sizes) < 2
@@ -119,7 +140,7 @@ def n_curve_caption(eps, mode="paper", lengths=None):
     )
 
 
-def spread_caption(sd_private, sd_nonprivate):
+def spread_caption(sd_private: float | None, sd_nonprivate: float) -> str:
     """What the histogram shows, judged from the two spreads actually drawn."""
     text = "Each bar counts simulated trials whose rule scored in that range"
     if sd_private is None:
@@ -135,7 +156,8 @@ def spread_caption(sd_private, sd_nonprivate):
     )
 
 
-def agreement_text(agree):
+def agreement_text(agree: Mapping[str, float]) -> str:
+    """The example rule's agreement with the non-private one on new patients, with its test."""
     p = f"p = {agree['p_value']:.1e}" if agree["p_value"] >= 1e-300 else "p below 10⁻³⁰⁰"
     return (
         f"On 5000 new patients this example's private rule agrees with the non-private one "
@@ -144,7 +166,8 @@ def agreement_text(agree):
     )
 
 
-def noise_caption(d, sensitivity, radius):
+def noise_caption(d: int, sensitivity: float, radius: float) -> str:
+    """What the noise-vector picture shows: the noise's law and the circle's radius."""
     return (
         f"The exact minimiser θ̂ moves by noise of length Gamma(d = {d}, rate ε/Δ), Δ = "
         f"{sensitivity:.3g}, in a uniform direction; the picture shows its part on two of the "
@@ -152,7 +175,7 @@ def noise_caption(d, sensitivity, radius):
     )
 
 
-def tuning_caption(res, reps, n, variant, n0):
+def tuning_caption(res: TuningResult, reps: int, n: int, variant: str, n0: int) -> str:
     """What Algorithm 2's curve says, with its uncertainty."""
     flat = (
         f" The curve is flat here: {100 * res.near_best:.0f}% of the γ grid is within one "
@@ -198,7 +221,14 @@ OWL_FORMULAS = (
 )
 
 
-def clinical_summary(eps, n, concordance, value_private, value_best, scale):
+def clinical_summary(
+    eps: float,
+    n: int,
+    concordance: float,
+    value_private: float,
+    value_best: float,
+    scale: str,
+) -> str:
     """The private rule against the best non-private rule, out of 100 patients, in outcome units."""
     if math.isinf(eps):
         return (
@@ -228,7 +258,7 @@ FEATURE_NAMES = {
 }
 
 
-def feature_names(names):
+def feature_names(names: Iterable[str]) -> tuple[str, ...]:
     """The rule's terms as the charts show them."""
     return tuple(FEATURE_NAMES.get(x, x) for x in names)
 
@@ -248,7 +278,13 @@ def _joined(names):
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
-def learners_sentence(eps, n, cells, pairs, reps):
+def learners_sentence(
+    eps: float,
+    n: int,
+    cells: Mapping[str, tuple[float, float, float]],
+    pairs: Mapping[tuple[str, str], tuple[float, float, float]],
+    reps: int,
+) -> str:
     """What the three learners buy at (ε, n), as strong as the simulation shows and no more.
 
     ``cells``: {learner: (mean, lo, hi)} of the share of patients given the better treatment
@@ -319,7 +355,7 @@ def learners_sentence(eps, n, cells, pairs, reps):
     return f"{text}; {LINEAR_CAVEAT}."
 
 
-def learners_caption(n, reps):
+def learners_caption(n: int, reps: int) -> str:
     """What to notice on the learners' chart."""
     return (
         f"The paper's simulated trial, {n} patients, {reps} simulated trials per ε; bands are "
@@ -350,7 +386,7 @@ def _at(rows, eps, metric):
     return float(hit[f"{metric}_mean"].iloc[0])
 
 
-def eps_reading(summary, n, metric, eps):
+def eps_reading(summary: pd.DataFrame, n: int, metric: str, eps: float) -> str:
     """The ε chart in one line: at the page's n, the metric at the grid's smallest and largest
     private ε, at the chosen ε, and without privacy."""
     rows = summary[summary["n"] == n]
@@ -367,7 +403,7 @@ def eps_reading(summary, n, metric, eps):
     )
 
 
-def n_reading(summary, eps, metric):
+def n_reading(summary: pd.DataFrame, eps: float, metric: str) -> str:
     """The n chart in one line: the metric at the smallest and largest simulated n, at the
     chosen ε and without privacy."""
     sizes = sorted(summary["n"].unique())
@@ -386,7 +422,7 @@ def n_reading(summary, eps, metric):
     )
 
 
-def spread_reading(here, best, metric, eps):
+def spread_reading(here: ArrayLike | None, best: ArrayLike, metric: str, eps: float) -> str:
     """The histogram in one line: where the middle 90% of single releases land at ``eps``
     (``here``: the metric over simulated trials, None without privacy), beside the
     non-private rule's (``best``)."""

@@ -4,28 +4,36 @@ board (the scenario in words, the verdict, the cards, the key chart and its numb
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from dpcore_app.ui.common.explain import privacy_statement
 from dpcore_app.ui.common.handout import Report
 from dpcore_app.ui.owl import charts
 from dpcore_app.ui.owl.decide_explain import stability_card
 
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from dpcore_app.ui.owl.decide_compute import Share
+    from dpcore_app.ui.owl.view_model import State, View
+
 
 def owl_report(
-    s,
-    here,
-    best,
-    answer_text,
-    summary,
-    sizes,
-    reps,
-    verdict_text,
-    privacy_text,
-    mark=None,
-    share=None,
+    s: State,
+    here: pd.Series,
+    best: pd.Series,
+    answer_text: str,
+    summary: pd.DataFrame,
+    sizes: Sequence[int],
+    reps: int,
+    verdict_text: str,
+    privacy_text: str,
+    mark: tuple[float, Any] | None = None,
+    share: tuple[Share, float] | None = None,
     *,
-    view_link,
-):
+    view_link: str,
+) -> Report:
     """The DP-OWL page's current view as a :class:`Report`; ``share`` is (the Share of single
     releases reaching the target, the assurance asked for), ``view_link`` is :func:`link`
     taken when the view was built."""
@@ -126,10 +134,13 @@ def owl_report(
     )
 
 
-def view_report(s, v, d, sizes, reps, *, view_link):
-    """The handout of the page's state ``s``: its :class:`~dpcore_app.ui.owl.panels.View`
+def view_report(
+    s: State, v: View, d: Mapping[str, Any], sizes: Sequence[int], reps: int, *, view_link: str
+) -> Report:
+    """The handout of the page's state ``s``: its :class:`~dpcore_app.ui.owl.view_model.View`
     ``v`` and what its verdict said, ``d`` (:func:`~dpcore_app.ui.owl.panels.verdict`'s, or
-    :func:`~dpcore_app.ui.owl.panels.decision`'s with :func:`~dpcore_app.ui.owl.panels.words`)."""
+    :func:`~dpcore_app.ui.owl.view_model.decision`'s with
+    :func:`~dpcore_app.ui.owl.view_model.words`)."""
     return owl_report(
         s,
         v.here,

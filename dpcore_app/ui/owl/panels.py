@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import streamlit as st
@@ -14,10 +14,21 @@ from dpcore import expected_noise_radius
 from dpcore_app.ui.common import explain as common_explain
 from dpcore_app.ui.common import glossary, handout
 from dpcore_app.ui.common.controls import details
+from dpcore_app.ui.common.downloads import with_settings
 from dpcore_app.ui.common.figures import figure, show
-from dpcore_app.ui.common.limits import cap_work
-from dpcore_app.ui.owl import charts, compute, decide, decide_explain, explain
+from dpcore_app.ui.owl import charts, compute, decide, decide_explain, explain, view_model
 from dpcore_app.ui.owl import decide_compute as targets
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping, Sequence
+
+    import pandas as pd
+
+    from dpcore_app.ui.common.figures import SharedFigure
+    from dpcore_app.ui.common.handout import Report
+    from dpcore_app.ui.owl.compute import ExampleRule
+    from dpcore_app.ui.owl.decide_compute import Target
+    from dpcore_app.ui.owl.view_model import State, View
 
 TERMS = (
     "accuracy",
@@ -41,151 +52,19 @@ TERMS = (
 )
 
 
-@dataclass(frozen=True)
-class View:
-    """One state's numbers: the current n's per-repetition ``runs``, ``summary`` and
-    ``refs``, the summary of every simulated n, the current cell (``here``), the best
-    non-private rule (``best``) and each n's runs."""
-
-    runs: object
-    summary: object
-    refs: object
-    all_summary: object
-    here: object
-    best: object
-    runs_by_n: dict
-
-
-def workload(s):
-    """(:class:`Workload`, the sweeps' arguments after n) of a state ``s`` of the page."""
-    work = cap_work(s["reps"], set(s["compare"]) | {s["n"]}, keep=s["n"])
-    return work, (s["mode"], s["gamma"], s["h"], s["W"], work.reps, s["seed"], s["prep"])
-
-
-def view(s, results, reps):
-    """The :class:`View` of ``results`` (n -> (runs, summary, refs)) at the state ``s``."""
-    runs, summary, refs = results[s["n"]]
-    all_summary = compute.stack_summaries(results)
-    return View(
-        runs,
-        summary,
-        refs,
-        all_summary,
-        compute.cell(summary, s["eps"]),
-        decide.best_reference(s, all_summary, reps),
-        {m: r for m, (r, _, _) in results.items()},
-    )
-
-
-def decision(s, v, target, reps):
-    """What the verdict decides at the state ``s`` for the :class:`View` ``v``, without showing
-    it; ``target`` is (:class:`Target`, assurance). The target's mark on the ε chart is
-    ``mark``."""
-    (target, assurance), eps, n = target, s["eps"], s["n"]
-    threshold = target.threshold(v.best.accuracy_mean)  # the mean's: the chart's line
-    # Each simulated release is held to its own bar: for "within p points", p below the best
-    # non-private rule learned from the same simulated trial (paired, not against the average).
-    bars = {
-        m: target.threshold(decide.best_per_trial(s, runs, reps, m))
-        if target.kind == "points"
-        else threshold
-        for m, runs in sorted(v.runs_by_n.items())
-    }
-    assured = targets.smallest_assured_eps(v.runs_by_n[n], bars[n], assurance)
-    return dict(
-        threshold=threshold,
-        answer=targets.smallest_eps(v.all_summary, n, threshold),
-        assured=assured,
-        share=targets.share_at(v.runs_by_n[n], eps, bars[n]),
-        n_hit=targets.smallest_assured_n(v.runs_by_n, eps, bars, assurance),
-        mark=(threshold, targets.hit_at(v.all_summary, n, assured.at if assured else None)),
-        assurance=assurance,
-        target=target,
-        needed=targets.reps_needed(reps, assurance),  # None: these repetitions can show it
-    )
-
-
-def words(s, v, d, reps, first=False):
-    """What the verdict says about the view ``v`` with the decision ``d`` (:func:`decision`),
-    shown nowhere: ``kind`` (its colour), ``headline`` (the verdict in one line), ``verdict``
-    (the sentence about one release), ``text`` (the page's answer to "at what ε can we
-    publish?"), ``board`` (that answer for a printed handout) and ``needed`` (the repetitions
-    that can show the assurance, or None). ``first``: a first estimate (the repetitions of the
-    final numbers, or True)."""
-    eps, n = s["eps"], s["n"]
-    # A first estimate withholds every judgement about one release (decide_explain.FIRST says why)
-    needed = None if first else d["needed"]  # a first estimate's repetitions are not the page's
-    g_best = decide.best_gamma(n)
-    fixed = compute.cell(v.all_summary[v.all_summary.n == n], math.inf).accuracy_mean
-    note = (
-        ""
-        if s["mode"] == "paper"
-        else (
-            f" (γ = {g_best:g}; at the fixed γ = {s['gamma']:g} even the "
-            f"non-private rule reaches only {fixed:.1f}%)"
-        )
-    )
-    kind, sentence = decide_explain.verdict(
-        eps,
-        n,
-        v.here,
-        v.best,
-        d["threshold"],
-        d["target"].words(d["threshold"]),
-        d["share"],
-        d["assurance"],
-        note,
-        first,
-        needed=needed,
-    )
-    _, line = decide_explain.headline(
-        eps,
-        v.here,
-        v.best,
-        d["threshold"],
-        d["share"],
-        d["assurance"],
-        first,
-        needed=needed,
-        assured=d["assured"],
-    )
-    answer = (
-        d["assured"],
-        d["answer"],
-        n,
-        eps,
-        d["n_hit"],
-        sorted(v.runs_by_n),
-        v.best.accuracy_mean,
-        d["threshold"],
-        d["assurance"],
-    )
-    said = dict(reach=d["target"].reach(d["threshold"]), needed=needed, reps=reps)
-    text = (
-        decide_explain.eps_answer_withheld(reps, first)
-        if first
-        else decide_explain.eps_answer_sentence(*answer, **said)
-    )
-    return dict(
-        kind=kind,
-        headline=line,
-        verdict=sentence,
-        text=text,
-        board=decide_explain.eps_answer_sentence(*answer, board=True, **said),
-        needed=needed,
-    )
-
-
-def verdict(s, v, target, reps, first):
-    """The verdict about one release in one line and its colour (see :func:`decision` and
-    :func:`words`); what it returns :func:`verdict_detail` shows in full below the charts: the
+def verdict(
+    s: State, v: View, target: tuple[Target, float], reps: int, first: bool | int
+) -> dict[str, Any]:
+    """The verdict about one release in one line and its colour (see
+    :func:`~dpcore_app.ui.owl.view_model.decision` and
+    :func:`~dpcore_app.ui.owl.view_model.words`); what it returns :func:`verdict_detail` shows in full below the charts: the
     verdict's sentence with what the ε promises one patient, how stable one release is, and the
     answer to "at what ε can we publish?".
 
     ``first``: a first estimate (the repetitions of the final numbers, or True).
     """
-    d = decision(s, v, target, reps)
-    said = words(s, v, d, reps, first)
+    d = view_model.decision(s, v, target, reps)
+    said = view_model.words(s, v, d, reps, first)
     getattr(st, said["kind"])(said["headline"], icon=":material/medical_services:")
     if st.session_state.get("_preset_toast") and not first:
         toast = f"{st.session_state.pop('_preset_toast')}: {said['headline']}"
@@ -200,7 +79,12 @@ def verdict(s, v, target, reps, first):
 CURVES_ANCHOR, VERDICT_ANCHOR, CARDS_ANCHOR = "curves", "verdict", "cards"
 
 
-def verdict_detail(s, here, d, offer_reps=None):
+def verdict_detail(
+    s: State,
+    here: pd.Series,
+    d: Mapping[str, Any],
+    offer_reps: Callable[[int], object] | None = None,
+) -> None:
     """The verdict of :func:`verdict` in full, under its heading: its sentence with what the ε
     promises one patient, how stable one release is (two releases of the same trial), and the
     answer to "at what ε can we publish?". When the repetitions are too few to show the
@@ -216,11 +100,14 @@ def verdict_detail(s, here, d, offer_reps=None):
         offer_reps(d["needed"])
 
 
-def nonprivate_name(s):
+def nonprivate_name(s: State) -> str:
+    """What the charts call the non-private rule of the state's γ mode."""
     return "non-private" if s["mode"] == "paper" else f"non-private, fixed γ = {s['gamma']:g}"
 
 
-def curve_references(s, v, reps, metric, scale, reference_ns):
+def curve_references(
+    s: State, v: View, reps: int, metric: str, scale: str, reference_ns: Iterable[int]
+) -> tuple[dict[str, float] | None, dict[int, float] | None]:
     """(reference levels, {n: the best non-private rule's level}) of the curves of ``metric``."""
     suffix = "" if scale == "own" else "_paper"
     shown = "value" if metric.startswith("value") else metric
@@ -242,7 +129,16 @@ def curve_references(s, v, reps, metric, scale, reference_ns):
     return references, best
 
 
-def curve_figures(s, sizes, v, reps, metric, scale, reference_ns, mark):
+def curve_figures(
+    s: State,
+    sizes: Sequence[int],
+    v: View,
+    reps: int,
+    metric: str,
+    scale: str,
+    reference_ns: Sequence[int],
+    mark: tuple[float, Any] | None,
+) -> tuple[SharedFigure, SharedFigure]:
     """The view's curves against ε and against n, from the shared figure cache."""
     references, best = curve_references(s, v, reps, metric, scale, reference_ns)
     return (
@@ -270,7 +166,7 @@ def curve_figures(s, sizes, v, reps, metric, scale, reference_ns, mark):
     )
 
 
-def spread(s, runs, metric):
+def spread(s: State, runs: pd.DataFrame, metric: str) -> tuple[pd.Series | None, pd.Series]:
     """(the metric over the repetitions at the state's ε, or None without privacy; the same of
     the non-private rule)."""
     private = math.isfinite(s["eps"])
@@ -280,14 +176,16 @@ def spread(s, runs, metric):
     )
 
 
-def example(s):
+def example(s: State) -> ExampleRule:
     """The example rule of the state ``s`` (one simulated trial)."""
     return compute.example_rule(
         s["n"], s["eps"], s["mode"], s["gamma"], s["h"], s["W"], s["seed"], s["prep"]
     )
 
 
-def rule_figures(s, runs, metric, ex):
+def rule_figures(
+    s: State, runs: pd.DataFrame, metric: str, ex: ExampleRule
+) -> tuple[SharedFigure, SharedFigure]:
     """The spread over repetitions and the example rule's coefficients, from the shared cache."""
     eps, private = s["eps"], math.isfinite(s["eps"])
     here, best = spread(s, runs, metric)
@@ -306,7 +204,9 @@ def rule_figures(s, runs, metric, ex):
     )
 
 
-def cards(s, here, best, clipped_here, value_key):
+def cards(
+    s: State, here: pd.Series, best: pd.Series, clipped_here: pd.Series, value_key: str
+) -> None:
     """The metric cards with the gap to the best non-private rule split into its causes."""
     eps, private = s["eps"], math.isfinite(s["eps"])
     st.subheader(f"At {common_explain.eps_text(eps)} with {s['n']} patients", anchor=CARDS_ANCHOR)
@@ -376,13 +276,18 @@ def cards(s, here, best, clipped_here, value_key):
     glossary.panel(TERMS)
 
 
-def downloads(results, summary, s, report):
+def downloads(
+    results: Mapping[int, tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]],
+    summary: pd.DataFrame,
+    s: State,
+    report: Callable[[], Report],
+) -> None:
     """The four downloads; ``report()`` builds the view's handout, called only on a download."""
     runs, report = {n: r for n, (r, _, _) in results.items()}, functools.cache(report)
     a, b, c, d = st.columns(4)
     a.download_button(
         "Runs (CSV)",
-        lambda: handout.with_settings(compute.stack_runs(runs), report().settings),
+        lambda: with_settings(compute.stack_runs(runs), report().settings),
         "dp_owl_runs.csv",
         "text/csv",
         on_click="ignore",
@@ -390,7 +295,7 @@ def downloads(results, summary, s, report):
     )
     b.download_button(
         "Summary (CSV)",
-        lambda: handout.with_settings(summary, report().settings),
+        lambda: with_settings(summary, report().settings),
         "dp_owl_summary.csv",
         "text/csv",
         on_click="ignore",
@@ -398,9 +303,7 @@ def downloads(results, summary, s, report):
     )
     c.download_button(
         "This view (CSV)",
-        lambda: handout.with_settings(
-            compute.view_numbers(summary, s["n"], s["eps"]), report().settings
-        ),
+        lambda: with_settings(compute.view_numbers(summary, s["n"], s["eps"]), report().settings),
         "dp_owl_view.csv",
         "text/csv",
         on_click="ignore",
@@ -421,7 +324,7 @@ def downloads(results, summary, s, report):
     )
 
 
-def for_statisticians(ex, eps, names):
+def for_statisticians(ex: ExampleRule, eps: float, names: Sequence[str]) -> None:
     """The agreement test and noise geometry of the example rule, the formulas and the paper's γ table."""
     if math.isfinite(eps):
         st.markdown(explain.agreement_text(ex.agreement))
@@ -435,7 +338,7 @@ def for_statisticians(ex, eps, names):
     st.caption("The authors' tuned γ for each trial size n (rows) and ε (columns).")
 
 
-def learners(s):
+def learners(s: State) -> None:
     """ "Other private learners": collapsed, and computed only while open (one cached sweep per
     (n, seed) serves every ε)."""
     box = details("Other private learners: what each buys per ε", "owl_learners")

@@ -5,6 +5,8 @@ and the spread of the rule over repetitions with one example rule. The panels th
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
@@ -26,14 +28,20 @@ from dpcore_app.ui.owl.controls import (
     N,
 )
 
+if TYPE_CHECKING:
+    import pandas as pd
 
-def set_values(values, message=None):
+    from dpcore_app.ui.owl.view_model import State, View
+
+
+def set_values(values: Mapping[str, Any], message: str | None = None) -> None:
+    """Set these controls (a preset, a button's choice), with a toast saying ``message``."""
     controls.set_state(values)
     if message:
         st.toast(message, icon=":material/check:")
 
 
-def settings_panel():
+def settings_panel() -> dict[str, Any]:
     """The controls of the study; returns their values."""
     with st.container(border=True):
         left, right = st.columns([3, 2], gap="large")
@@ -68,7 +76,7 @@ def settings_panel():
     )
 
 
-def curves_panel(s, sizes, v, reps, d):
+def curves_panel(s: State, sizes: Sequence[int], v: View, reps: int, d: Mapping[str, Any]) -> str:
     """The curves against ε and n; ``d`` is what the verdict decided (its target mark)."""
     st.subheader("Against ε and against n", anchor=panels.CURVES_ANCHOR)
     with st.container(
@@ -111,7 +119,7 @@ def curves_panel(s, sizes, v, reps, d):
     return metric
 
 
-def rule_panel(s, runs, metric):
+def rule_panel(s: State, runs: pd.DataFrame, metric: str) -> None:
     """The spread over repetitions, one example rule, and the statistician's details."""
     ex = panels.example(s)
     dist, coef = panels.rule_figures(s, runs, metric, ex)

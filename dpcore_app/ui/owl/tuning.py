@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import streamlit as st
 
@@ -20,7 +22,14 @@ TUNE_REPS = IntRange("tune_reps", 10, 200, 40, "Repeats r per γ", step=10)
 CONTROLS = (VARIANT, N0, TUNE_REPS)
 
 
-def panel(n, eps, h, W, prep, on_use):
+def panel(
+    n: int,
+    eps: float,
+    h: float,
+    W: float,
+    prep: str,
+    on_use: Callable[[Mapping[str, Any], str], None],
+) -> None:
     """Algorithm 2, run on request for the current (n, ε): tuning is too slow for every slider move."""
     st.subheader("Choose γ without spending privacy: Algorithm 2")
     st.markdown(

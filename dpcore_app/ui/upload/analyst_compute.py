@@ -8,6 +8,8 @@ concerns uploaded data; nothing of them is in the cache key or the result).
 from __future__ import annotations
 
 import math
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import streamlit as st
@@ -23,13 +25,21 @@ from dpcore.release.preview_reading import needed_heterogeneity
 from dpcore.release.script import release_script
 from dpcore_app.ui.common.grids import EPS_OPTIONS
 
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from dpcore.data.trial import Trial
+    from dpcore_app.ui.upload.release import Released
+
 #: The ε grid of the preview curves (the chosen ε is added to it).
 PREVIEW_EPS = tuple(e for e in EPS_OPTIONS if math.isfinite(e) and 0.1 <= e <= 100)
 TARGETS = (70, 80, 90, 95)
 TWINS, DRAWS = 8, 25
 
 
-def preview_gammas(eps_grid, n, W, gamma, eps, gamma_source):
+def preview_gammas(
+    eps_grid: Sequence[float], n: int, W: float, gamma: float, eps: float, gamma_source: str
+) -> tuple[float, ...]:
     """γ at each previewed ε: the paper's table scaled by W/30 when the release takes γ from it,
     otherwise the release's own γ held at every ε; at the chosen ε always the release's γ."""
     if gamma_source == "paper":
@@ -39,7 +49,8 @@ def preview_gammas(eps_grid, n, W, gamma, eps, gamma_source):
     return tuple(float(gamma) if math.isclose(e, eps) else g for e, g in zip(eps_grid, out))
 
 
-def preview_grid(eps):
+def preview_grid(eps: float) -> tuple[float, ...]:
+    """The preview curves' ε grid (:data:`PREVIEW_EPS`) with the chosen ε, in order."""
     return tuple(sorted(set(PREVIEW_EPS) | {float(eps)}))
 
 
@@ -47,10 +58,12 @@ def preview_grid(eps):
 YOURS = "yours"
 
 
-def strength_sd(strength, outcome_bounds, yours=None):
+def strength_sd(
+    strength: str, outcome_bounds: Sequence[float], yours: float | None = None
+) -> float:
     """A strength's standard deviation of the treatment effect, in the outcome's units."""
     if strength == YOURS:
-        return float(yours)
+        return float(yours)  # type: ignore[arg-type]  # "yours" comes with its SD
     return STRENGTHS[strength] * (float(outcome_bounds[1]) - float(outcome_bounds[0]))
 
 
@@ -59,13 +72,24 @@ def strength_sd(strength, outcome_bounds, yours=None):
 DOMINANT = 0.10
 
 
-def twin_design(n, lower, upper, binary, outcome_bounds, larger_is_better, propensity, dominant):
-    """The simulated twin of the analyst's trial, from public values only."""
+def twin_design(
+    n: int,
+    lower: Iterable[float],
+    upper: Iterable[float],
+    binary: Iterable[bool],
+    outcome_bounds: Iterable[float],
+    larger_is_better: bool,
+    propensity: float,
+    dominant: bool,
+) -> TwinDesign:
+    """The simulated twin of the analyst's trial, from public values only: what both cached
+    computations of the preview (:func:`twin_preview`, :func:`needed_sd`) take. ``dominant``:
+    the treated arm is better on average by :data:`DOMINANT` of the outcome's range."""
     return TwinDesign(
         n=int(n),
-        lower=tuple(lower),
-        upper=tuple(upper),
-        outcome_bounds=tuple(outcome_bounds),
+        lower=tuple(map(float, lower)),
+        upper=tuple(map(float, upper)),
+        outcome_bounds=tuple(map(float, outcome_bounds)),
         larger_is_better=bool(larger_is_better),
         propensity=float(propensity),
         binary=tuple(binary),
@@ -75,33 +99,24 @@ def twin_design(n, lower, upper, binary, outcome_bounds, larger_is_better, prope
 
 @st.cache_data(max_entries=32, show_spinner="Simulating a twin of your trial (no privacy spent)…")
 def twin_preview(
-    n,
-    lower,
-    upper,
-    binary,
-    outcome_bounds,
-    larger_is_better,
-    propensity,
-    eps_grid,
-    gammas,
-    W,
-    C,
-    huber_h=0.5,
-    dominant=False,
-    yours=None,
-):
-    """The preview's table (see :func:`dpcore.release.preview.preview`); public inputs only.
-    ``dominant``: the treated arm is better on average by :data:`DOMINANT` of the range.
-    ``yours``: the analyst's own standard deviation of the treatment effect between patients,
-    in the outcome's units, previewed as the strength "yours" beside the three presets."""
-    design = twin_design(
-        n, lower, upper, binary, outcome_bounds, larger_is_better, propensity, dominant
-    )
+    design: TwinDesign,
+    eps_grid: Sequence[float],
+    gammas: Sequence[float],
+    W: float,
+    C: float | str,
+    huber_h: float = 0.5,
+    yours: float | None = None,
+) -> pd.DataFrame:
+    """The preview's table (see :func:`dpcore.release.preview.preview`) on the twin ``design``
+    (:func:`twin_design`); public inputs only. ``yours``: the analyst's own standard deviation
+    of the treatment effect between patients, in the outcome's units, previewed as the strength
+    "yours" beside the three presets."""
     # Bounded whatever n (a twin has at most dpcore.release.preview.MAX_ROWS patients), so it runs
     # in the analyst's own session, not behind the gate the teaching pages' sweeps share.
     strengths = dict(STRENGTHS)
     if yours is not None:
-        strengths[YOURS] = float(yours) / (float(outcome_bounds[1]) - float(outcome_bounds[0]))
+        lo, hi = design.outcome_bounds
+        strengths[YOURS] = float(yours) / (float(hi) - float(lo))
     return preview(
         design,
         eps_grid,
@@ -118,29 +133,16 @@ def twin_preview(
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def needed_sd(
-    n,
-    lower,
-    upper,
-    binary,
-    outcome_bounds,
-    larger_is_better,
-    propensity,
-    eps,
-    gamma,
-    W,
-    C,
-    dominant,
-):
+    design: TwinDesign, eps: float, gamma: float, W: float, C: float | str
+) -> float | None:
     """How much the effect must vary between patients (SD, outcome units) for a private DP-OWL
-    release at ``eps`` to beat giving everyone one arm on the twin (public inputs only), or
-    None on the grid tried (:func:`dpcore.release.preview_reading.needed_heterogeneity`)."""
-    design = twin_design(
-        n, lower, upper, binary, outcome_bounds, larger_is_better, propensity, dominant
-    )
+    release at ``eps`` to beat giving everyone one arm on the twin ``design`` (public inputs
+    only), or None on the grid tried
+    (:func:`dpcore.release.preview_reading.needed_heterogeneity`)."""
     return needed_heterogeneity(design, float(eps), gamma=float(gamma), weight_bound=W, C=C)
 
 
-def fit_size(n, evaluation):
+def fit_size(n: int, evaluation: tuple[float, float] | None) -> int:
     """Patients the rule is fitted on: the public split's fit part when the release is
     evaluated (``evaluation`` = (ε_eval, share)), else all n."""
     if evaluation is None:
@@ -148,29 +150,37 @@ def fit_size(n, evaluation):
     return len(public_split(int(n), evaluation[1])[0])
 
 
-def twin_propensity(propensity, p_min):
+def twin_propensity(propensity: float | str | None, p_min: float | None) -> float:
     """The twin's randomization: the known ratio, else 1/2 (a per-row or estimated propensity
     is replaced by balanced arms; the weights still use the public smallest propensity)."""
     return float(propensity) if isinstance(propensity, float) else 0.5
 
 
-def noise_lengths(lower, upper, eps, W, gamma, C, n):
+def noise_lengths(
+    lower: Sequence[float] | np.ndarray,
+    upper: Sequence[float] | np.ndarray,
+    eps: float,
+    W: float,
+    gamma: float,
+    C: float | str,
+    n: int,
+) -> dict[str, Any]:
     """Typical noise per coefficient at ε, in the rule's own units (public settings only)."""
     delta = sensitivity(W, gamma, resolve_C(C, n, W))
     return noise_per_coefficient(np.asarray(lower), np.asarray(upper), eps, delta)
 
 
 def dictionary_from_settings(
-    trial,
-    bounds,
-    outcome_bounds,
-    larger_is_better,
-    propensity,
-    units=None,
-    base=None,
-    min_propensity=None,
-    binary=(),
-):
+    trial: Trial,
+    bounds: Mapping[str, Sequence[float]],
+    outcome_bounds: Sequence[float],
+    larger_is_better: bool,
+    propensity: float | str | None,
+    units: Mapping[str, str] | None = None,
+    base: Dictionary | None = None,
+    min_propensity: float | None = None,
+    binary: Collection[str] = (),
+) -> Dictionary:
     """The page's filled-in public metadata as a Dictionary: what the page releases from
     (:func:`dpcore.release.release`) and what "download this dictionary" gives.
 
@@ -244,7 +254,7 @@ def dictionary_from_settings(
             "binary" if labelled else "numeric",
             units.get(trial.outcome, old.unit if old else ""),
             None if labelled else tuple(map(float, outcome_bounds)),
-            tuple(old.levels) if labelled else None,
+            tuple(old.levels) if labelled and old is not None else None,
             old.meaning if old else "",
         )
     )
@@ -261,13 +271,18 @@ def dictionary_from_settings(
     )
 
 
-def script_for(released, csv_name="trial.csv", dictionary_name="trial_dictionary.json"):
+def script_for(
+    released: Released, csv_name: str = "trial.csv", dictionary_name: str = "trial_dictionary.json"
+) -> str:
     """The "Python script" download of a release (a ``Released``): the release's own plan,
     which the script hands to :func:`dpcore.release.release` with the CSV and the dictionary
     download, so it makes the release the page made (with fresh noise) and records it under
     the same dataset (the file's rows)."""
+    made = released.release.made  # the pipeline's dpcore.release.Release (typed object there)
     return release_script(
-        released.release.made.plan, csv_name=csv_name, dictionary_name=dictionary_name
+        made.plan,  # type: ignore[attr-defined]
+        csv_name=csv_name,
+        dictionary_name=dictionary_name,
     )
 
 

@@ -5,7 +5,15 @@ Plain text: callers escape it for markdown or HTML.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
 from dpcore.privacy.composition import parallel_cost
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from dpcore.owl.evaluation_result import PrivateEvaluation
 
 PREVIEW_NOTE = (
     "Simulated, no privacy spent: a twin of your trial built from public values only "
@@ -13,7 +21,7 @@ PREVIEW_NOTE = (
 )
 
 
-def twin_assumptions(n, dominant=False):
+def twin_assumptions(n: int, dominant: bool = False) -> str:
     """What the twin assumes, in one sentence: the preview is exactly as good as these."""
     arms = (
         "one arm better on average (a dominant arm)"
@@ -28,12 +36,14 @@ def twin_assumptions(n, dominant=False):
     )
 
 
-def effects_name(strength):
+def effects_name(strength: str) -> str:
     """A preview strength in words: "moderate effects", "your stated effects"."""
     return "your stated effects" if strength == "yours" else f"{strength} effects"
 
 
-def needed_sentence(need, eps, n, unit, outcome_bounds):
+def needed_sentence(
+    need: float | None, eps: float, n: int, unit: str, outcome_bounds: Sequence[float]
+) -> str:
     """How much the effect must vary between patients for a DP-OWL release at ε to beat giving
     everyone one arm on the twin (:func:`dpcore.release.preview_reading.needed_heterogeneity`)."""
     from dpcore.release.preview_reading import NEEDED_SHARES
@@ -57,7 +67,15 @@ def needed_sentence(need, eps, n, unit, outcome_bounds):
     )
 
 
-def preview_sentence(frame, strength, eps, target, smallest, unit="", who="a private rule"):
+def preview_sentence(
+    frame: pd.DataFrame,
+    strength: str,
+    eps: float,
+    target: float,
+    smallest: float | None,
+    unit: str = "",
+    who: str = "a private rule",
+) -> str:
     """What a release at ε is likely to deliver on the twin, and the ε that reaches the target.
 
     The value kept is a share only when it lies in [0, 100%]; otherwise the two gains are
@@ -102,7 +120,9 @@ def preview_sentence(frame, strength, eps, target, smallest, unit="", who="a pri
 LEARNER_NAMES = {"dp-owl": "DP-OWL", "plug-in": "the private plug-in rule"}
 
 
-def learner_sentence(rec, strength, eps, chosen=None):
+def learner_sentence(
+    rec: Mapping[str, Any], strength: str, eps: float, chosen: str | None = None
+) -> str:
     """Which learner gave more of the twin's patients the better arm at ε, by how much, with
     the Monte-Carlo interval of the difference; "cannot tell" when the interval holds 0.
     ``rec`` is :func:`dpcore.release.preview_reading.recommend_learner`'s; ``chosen`` the
@@ -133,11 +153,11 @@ def learner_sentence(rec, strength, eps, chosen=None):
     )
 
 
-def stability_clause(row, eps):
+def stability_clause(row: pd.Series, eps: float) -> str:
     """How often two releases of the same trial at ε would disagree on a patient (the twin's
     paired draws), so that a second release that differs is expected, not a surprise."""
     d, lo, hi = row.get("disagreement_mean"), row.get("disagreement_lo"), row.get("disagreement_hi")
-    if d is None or d != d:
+    if d is None or d != d or lo is None or hi is None:  # a preview without paired draws
         return ""
     coin = ": about as often as two coin flips would" if lo <= 50.0 <= hi else ""
     shown = f"{d:.0f}%" if d >= 1 else f"{d:.2g}%"
@@ -148,7 +168,7 @@ def stability_clause(row, eps):
     )
 
 
-def noise_sentence(noise, names, eps):
+def noise_sentence(noise: Mapping[str, Any], names: Sequence[str], eps: float) -> str:
     """The typical noise per coefficient in the rule's own units, against the public bounds."""
     j = int(abs(noise["across_bounds"]).argmax()) if len(names) else 0
     worst = (
@@ -166,13 +186,13 @@ def noise_sentence(noise, names, eps):
     )
 
 
-def evaluation_sentence(evaluation):
+def evaluation_sentence(evaluation: PrivateEvaluation) -> str:
     """The rule's verdict and its evidence, as released numbers (the first answer, which arm
     is better on average, is shown before it)."""
     return evaluation.rule_sentence()
 
 
-def cost_sentence(eps_fit, eps_eval, n_fit, n_eval):
+def cost_sentence(eps_fit: float, eps_eval: float, n_fit: int, n_eval: int) -> str:
     """Parallel composition of the two parts, in one sentence."""
     return (
         f"The rule was fitted on {n_fit} patients at ε = {eps_fit:g} and evaluated on the "
@@ -181,7 +201,7 @@ def cost_sentence(eps_fit, eps_eval, n_fit, n_eval):
     )
 
 
-def outside_bounds(shares, limit):
+def outside_bounds(shares: Mapping[str, float], limit: float) -> str:
     """Analyst only: which columns' values lie outside their public bounds, in words."""
     listed = ", ".join(f"{c} ({s:.0%})" for c, s in sorted(shares.items(), key=lambda x: -x[1]))
     return (

@@ -1,20 +1,21 @@
-"""The "Your data" page's analyst tools: the public dictionary, the preview before spending, the
-private evaluation and the files that work elsewhere.
+"""The "Your data" page's analyst tools: the preview before spending, the private evaluation and
+the script that redoes the release (the public dictionary's panels:
+:mod:`dpcore_app.ui.upload.dictionary_panels`).
 
-The preview and the dictionary hold public values only. The evaluation shows released numbers
+The preview holds public values only. The evaluation shows released numbers
 (they spent ε_eval); nothing here shows a number computed from the data without noise.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
+from collections.abc import Collection, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import streamlit as st
 
 from dpcore import read_dictionary
-from dpcore._estimator import CLIPPED_SHARE_WARNING
-from dpcore.data.dictionary import DictionaryError
 from dpcore.owl.paper import default_gamma
 from dpcore.owl.simulate import STRENGTHS
 from dpcore.privacy.composition import parallel_cost
@@ -25,117 +26,38 @@ from dpcore_app.ui.common.safety import plain
 from dpcore_app.ui.upload import analyst_compute as compute
 from dpcore_app.ui.upload import analyst_explain as explain
 from dpcore_app.ui.upload import preview_charts as charts
+from dpcore_app.ui.upload.dictionary_panels import binary_flags, dictionary_downloads
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from dpcore.data.trial import Trial
+    from dpcore.owl.evaluation_result import PrivateEvaluation
+    from dpcore_app.ui.common.demos import Source
+    from dpcore_app.ui.upload.release import Released
 
 EVAL_EPS = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
 SHARES = (0.7, 0.8, 0.9)
 
 
-#: The uploaded dictionary, kept in this session while the analyst visits other pages.
-DICTIONARY = "your_data_dictionary"
-
-
-def _forget_dictionary():
-    st.session_state.pop(DICTIONARY, None)
-
-
-def dictionary_uploader(key="dictionary_upload"):
-    """An optional public data dictionary (JSON or CSV); returns a Dictionary or None.
-
-    It is kept in this session's state (as the trial's CSV is), so returning to the page
-    from another one finds it again, said as such, with a button to forget it."""
-    up = st.file_uploader(
-        "Public data dictionary (optional: JSON or CSV with column, role, type, "
-        "lower, upper, levels, unit)",
-        type=["json", "csv"],
-        key=key,
-        on_change=_forget_dictionary,
-    )
-    st.caption(
-        "A dictionary fills the roles, types, levels, bounds and design from the protocol. "
-        "It holds public metadata only; nothing in it is read from your data."
-    )
-    kept = st.session_state.get(DICTIONARY)
-    if up is not None and (kept is None or kept[0] != up.file_id):
-        try:
-            d = read_dictionary(up.getvalue(), strict=False)
-        except DictionaryError as exc:  # nothing of it could be read (not JSON, no header row)
-            st.error(plain(exc), icon=":material/error:")
-            return None
-        kept = (up.file_id, up.name, d)
-        st.session_state[DICTIONARY] = kept
-    if kept is None:
-        return None
-    if up is None:
-        st.caption(
-            plain(
-                f"Using the dictionary {kept[1]}, uploaded earlier in this session; upload "
-                "another to replace it."
-            )
-        )
-        st.button("Forget this dictionary", on_click=_forget_dictionary, key="forget_dictionary")
-    d = kept[2]
-    if d.problems:
-        # the valid entries are used; each invalid one is listed with its fix and left empty
-        # in the table below, which then asks for it
-        lines = "\n".join(f"- {plain(str(p))}" for p in d.problems)
-        st.warning(
-            f"{len(d.problems)} entries of the dictionary were left out; the rest is "
-            f"used. Fix these and upload it again:\n{lines}",
-            icon=":material/warning:",
-        )
-    return d
-
-
-def dictionary_downloads(dictionary, stem="trial"):
-    """'Download this dictionary' as JSON and as CSV, so the next release starts filled."""
-    a, b = st.columns(2)
-    a.download_button(
-        "Download this dictionary (JSON)",
-        dictionary.to_json(),
-        f"{stem}_dictionary.json",
-        "application/json",
-        key="dl_dict_json",
-        on_click="ignore",
-        width="stretch",
-    )
-    b.download_button(
-        "Download this dictionary (CSV)",
-        dictionary.to_csv(),
-        f"{stem}_dictionary.csv",
-        "text/csv",
-        key="dl_dict_csv",
-        on_click="ignore",
-        width="stretch",
-    )
-
-
-def binary_flags(names, categories, dictionary=None):
-    """Which covariate columns are 0/1: one-hot columns, and the dictionary's binary columns."""
-    dummies = {f"{c}={lev}" for c, levels in categories.items() for lev in levels[1:]}
-    binary = set()
-    if dictionary is not None:
-        binary = {c.name for c in dictionary.columns if c.type == "binary"}
-    return tuple(n in dummies or n in binary for n in names)
-
-
 def preview_panel(
-    n,
-    names,
-    lower,
-    upper,
-    binary,
-    outcome_bounds,
-    larger_is_better,
-    propensity,
-    p_min,
-    W,
-    C,
-    eps,
-    gamma,
-    gamma_source,
-    unit="",
-    learner="dp-owl",
-):
+    n: int,
+    names: Sequence[str],
+    lower: Sequence[float] | np.ndarray,
+    upper: Sequence[float] | np.ndarray,
+    binary: Sequence[bool],
+    outcome_bounds: Sequence[float],
+    larger_is_better: bool,
+    propensity: float | str | None,
+    p_min: float | None,
+    W: float,
+    C: float | str,
+    eps: float,
+    gamma: float,
+    gamma_source: str,
+    unit: str = "",
+    learner: str = "dp-owl",
+) -> pd.DataFrame:
     """What a release at ε is likely to deliver, on a simulated twin, and which learner gives
     more of the twin's patients the better arm; returns the table."""
     st.subheader("Preview before spending", anchor=False)
@@ -190,24 +112,17 @@ def preview_panel(
     st.caption(explain.PREVIEW_NOTE + " " + explain.twin_assumptions(int(n), dominant))
     grid = compute.preview_grid(eps)
     gammas = compute.preview_gammas(grid, n, W, gamma, eps, gamma_source)
-    twin = (  # the simulated twin's public design, as both cached computations take it
-        int(n),
-        tuple(map(float, lower)),
-        tuple(map(float, upper)),
-        tuple(binary),
-        tuple(map(float, outcome_bounds)),
-        bool(larger_is_better),
+    twin = compute.twin_design(
+        n,
+        lower,
+        upper,
+        binary,
+        outcome_bounds,
+        larger_is_better,
         compute.twin_propensity(propensity, p_min),
+        dominant,
     )
-    frame = compute.twin_preview(
-        *twin,
-        grid,
-        gammas,
-        float(W),
-        C,
-        dominant=dominant,
-        yours=yours,
-    )
+    frame = compute.twin_preview(twin, grid, gammas, float(W), C, yours=yours)
     smallest = smallest_epsilon(frame, target, strength)
     if learner == "plug-in":
         learner_panel(frame, strength, eps, learner, propensity)
@@ -223,12 +138,7 @@ def preview_panel(
             plain(explain.preview_sentence(frame, strength, eps, target, smallest, unit, who))
         )
         need = compute.needed_sd(
-            *twin,
-            float(eps),
-            float(gammas[list(grid).index(float(eps))]),
-            float(W),
-            C,
-            dominant,
+            twin, float(eps), float(gammas[list(grid).index(float(eps))]), float(W), C
         )
         st.markdown(plain(explain.needed_sentence(need, eps, int(n), unit, outcome_bounds)))
         show(charts.agreement_curve(frame, eps, target), key="preview_agreement")
@@ -251,7 +161,13 @@ def preview_panel(
     return frame
 
 
-def learner_panel(frame, strength, eps, learner, propensity):
+def learner_panel(
+    frame: pd.DataFrame,
+    strength: str,
+    eps: float,
+    learner: str,
+    propensity: float | str | None,
+) -> dict[str, Any]:
     """Both learners on the twin at ε: the sentence, their curves, and a button that sets the
     Learner control to the one that gives more patients the better arm (a public choice)."""
     rec = recommend_learner(frame, strength, eps)
@@ -278,7 +194,7 @@ def learner_panel(frame, strength, eps, learner, propensity):
     return rec
 
 
-def evaluation_choice(eps, propensity):
+def evaluation_choice(eps: float, propensity: float | str | None) -> tuple[float, float] | None:
     """The private evaluation chosen with ε (before γ, which follows the fit's size):
     (ε_eval, share fitted), or None for none."""
     if propensity == "logistic":
@@ -288,10 +204,12 @@ def evaluation_choice(eps, propensity):
         )
         return None
     on, eps_eval, share = evaluation_controls(eps)
-    return (eps_eval, share) if on else None
+    if not on or eps_eval is None or share is None:  # off: no ε_eval, no share
+        return None
+    return eps_eval, share
 
 
-def evaluation_controls(eps):
+def evaluation_controls(eps: float) -> tuple[bool, float | None, float | None]:
     """The private evaluation's settings: (on, ε_eval, share fitted); on by default."""
     on = st.toggle(
         "Evaluate the rule privately on held-out patients",
@@ -323,7 +241,9 @@ def evaluation_controls(eps):
     return True, float(eps_eval), float(share)
 
 
-def evaluation_panel(evaluation, eps_fit, n_fit, unit=""):
+def evaluation_panel(
+    evaluation: PrivateEvaluation, eps_fit: float, n_fit: int, unit: str = ""
+) -> None:
     """The released evaluation: values with 95% intervals, the gains, and one verdict."""
     st.markdown("**Private evaluation on held-out patients** (released at ε_eval)")
     first = evaluation.first_answer()
@@ -353,7 +273,14 @@ def evaluation_panel(evaluation, eps_fit, n_fit, unit=""):
     )
 
 
-def before_release(source, trial, settings, p_min, units, binary=()):
+def before_release(
+    source: Source,
+    trial: Trial,
+    settings: Mapping[str, Any],
+    p_min: float | None,
+    units: Mapping[str, str],
+    binary: Collection[str] = (),
+) -> dict[str, Any]:
     """Everything shown between the public settings and the release button: the preview (on
     request, at the size of the part that fits the rule) and "download this dictionary".
     Public values only; ``settings["evaluation"]`` is the private evaluation chosen with ε,
@@ -431,7 +358,7 @@ def before_release(source, trial, settings, p_min, units, binary=()):
     return {"evaluation": evaluation, "preview": preview, "dictionary": filled}
 
 
-def script_download(released):
+def script_download(released: Released) -> None:
     """The "Python script" download: redoes the release from the CSV and its dictionary, for
     every design, and records it in the durable ledger under this page's dataset."""
     text = compute.script_for(released)
@@ -450,31 +377,3 @@ def script_download(released):
         "recorded in the durable privacy ledger (DPCORE_LEDGER, or set LEDGER in the "
         "script) under the same dataset as this page's releases."
     )
-
-
-def units_check(trial, settings):
-    """Analyst only, before the release button: the columns with more than
-    ``CLIPPED_SHARE_WARNING`` of their values outside the public bounds (bounds in other units
-    than the data, or too narrow), and the analyst's confirmation that they are right.
-
-    Returns
-    -------
-    (ready, columns): whether the release may go ahead, and the columns confirmed (empty
-    when nothing needed confirming). A fact about the sensitive data: shown here, never in a
-    download.
-    """
-    shares = trial.outside_bounds(settings["bounds"], settings["outcome_bounds"])
-    wide = {c: s for c, s in shares.items() if s > CLIPPED_SHARE_WARNING}
-    if not wide:
-        return True, ()
-    st.warning(
-        plain(explain.outside_bounds(wide, CLIPPED_SHARE_WARNING)), icon=":material/straighten:"
-    )
-    # confirmed for these bounds: new bounds (or other columns outside them) ask again
-    seen = (sorted(settings["bounds"].items()), settings["outcome_bounds"], sorted(wide))
-    digest = hashlib.sha256(repr(seen).encode()).hexdigest()[:12]
-    confirmed = st.checkbox(
-        "The bounds are right: release with these values clipped to them",
-        key=f"units_confirmed_{digest}",
-    )
-    return confirmed, tuple(wide) if confirmed else ()

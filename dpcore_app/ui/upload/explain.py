@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from dpcore.privacy.composition import within_cap
 
+if TYPE_CHECKING:
+    from dpcore.owl.evaluation_result import PrivateEvaluation
+    from dpcore_app.ui.upload.release import Release
 
-def rule_sentence(release):
+
+def rule_sentence(release: Release) -> str:
     """The released rule as a sentence in the covariates' original units."""
     terms = " ".join(
         f"{'−' if c < 0 else '+'} {abs(c):.4g}·{name}"
@@ -138,7 +143,9 @@ def released_verdict(release, spent):
     )
 
 
-def deploy_verdict(release, spent, evaluation):
+def deploy_verdict(
+    release: Release, spent: float, evaluation: PrivateEvaluation | None
+) -> tuple[str, str]:
     """(kind, sentence): the headline once a rule is out, green only when the private
     evaluation shows the rule beats treating everyone with the better arm.
 
@@ -180,14 +187,14 @@ def deploy_verdict(release, spent, evaluation):
     )
 
 
-def patients(k, n=None):
+def patients(k: int, n: int | None = None) -> str:
     """'1 patient', '3 patients', or '1 of 5 patients'."""
     total = k if n is None else n
     word = "patient" if total == 1 else "patients"
     return f"{k} {word}" if n is None else f"{k} of {n} {word}"
 
 
-def stale_release(release):
+def stale_release(release: Release) -> str:
     """What the page says when the last release was computed from other settings."""
     return (
         f"Your last release (ε = {release.epsilon:g}, {release.time}) was computed from "
@@ -209,7 +216,7 @@ DOWNLOAD_WINDOW = (
 )
 
 
-def upload_caption(ttl_seconds):
+def upload_caption(ttl_seconds: float) -> str:
     """Where an uploaded file lives, and for how long (true for the server's settings).
 
     Streamlit keeps a closed tab's session ``server.disconnectedSessionTTL`` seconds for a

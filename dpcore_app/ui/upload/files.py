@@ -11,6 +11,8 @@ from __future__ import annotations
 import csv
 import html
 import io
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -20,8 +22,15 @@ from dpcore.data.csv_safe import FORMULA_START, neutral  # noqa: F401 - one guar
 from dpcore.owl.rule_file import write_rule
 from dpcore_app.ui.upload import explain, report_parts
 
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
 
-def ledger_text(release):
+    from dpcore.data.trial import Trial
+    from dpcore.owl.evaluation_result import PrivateEvaluation
+    from dpcore_app.ui.upload.release import Release
+
+
+def ledger_text(release: Release) -> str:
     """The same record in words (report), or '' before it is recorded."""
     if release.ledger_index is None:
         return ""
@@ -37,13 +46,13 @@ def ledger_text(release):
     )
 
 
-def rule_json(release):
+def rule_json(release: Release) -> str:
     """The rule file: the pipeline's release (``dpcore fit``, the library and the rerun script
     write the same), with the roles that differ from the public dictionary."""
     return write_rule(release.to_dict(), None)
 
 
-def apply_rule(rule, table):
+def apply_rule(rule: Mapping[str, Any], table: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """The rule file's recipe, as code: recommendations for a DataFrame with the file's columns."""
     cols = []
     for c in rule["covariates"]:
@@ -70,7 +79,12 @@ def _unique(name, taken):
     return name
 
 
-def rows_csv(release, trial, recommendations, identifiers=None):
+def rows_csv(
+    release: Release,
+    trial: Trial,
+    recommendations: np.ndarray,
+    identifiers: Mapping[str, Sequence[Any]] | None = None,
+) -> str:
     """Per-row recommendations: data row, ticked identifiers, covariates, score, recommendation.
 
     ``trial`` and ``recommendations`` are the ones captured with the release; ``identifiers``
@@ -92,7 +106,9 @@ def rows_csv(release, trial, recommendations, identifiers=None):
         score = np.where(scored, score, np.nan)
         rec = np.where(scored, rec, "")
     taken = set(OWN_COLUMNS)
-    columns = [] if release.private else [("NOT PRIVATE", np.full(trial.n, "NOT PRIVATE", object))]
+    columns: list[tuple[str, Any]] = (
+        [] if release.private else [("NOT PRIVATE", np.full(trial.n, "NOT PRIVATE", object))]
+    )
     if release.ledger_index is not None:
         total = release.epsilon_total
         columns.append(("release_no", np.full(trial.n, release.ledger_index)))
@@ -151,7 +167,12 @@ def _mechanism_rows(release):
     }
 
 
-def report_html(release, figure, evaluation=None, preview=None):
+def report_html(
+    release: Release,
+    figure: go.Figure,
+    evaluation: PrivateEvaluation | None = None,
+    preview: Mapping[str, Any] | None = None,
+) -> str:
     """One self-contained page for stakeholders: the rule, the privacy statement, the chart,
     and, when there are, the private evaluation and the preview at the chosen ε.
 

@@ -9,6 +9,9 @@ one step at a time (:meth:`Flow.at`); :meth:`Flow.close` must run when the page'
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 import streamlit as st
 
 from dpcore_app.ui.common.safety import plain
@@ -34,34 +37,35 @@ STEPS = (
 class Flow:
     """The five steps' boxes; write into one with :meth:`at`, mark one done with :meth:`has`."""
 
-    def __init__(self, steps=STEPS):
-        self._steps = []
+    def __init__(self, steps: Iterable[tuple[str, str]] = STEPS) -> None:
+        self._steps: list[tuple[Any, Any, str]] = []
         for number, (title, needs) in enumerate(steps, 1):
             box = st.container(border=True)
             head = box.empty()
             head.markdown(f"**{number} · {title}** · needs {needs}")
             self._steps.append((box, head, title))
-        self._open = None
+        self._open: Any = None
 
-    def at(self, number):
+    def at(self, number: int) -> None:
         """Write into step ``number`` (1-based) from now on."""
         self.close()
         box = self._steps[number - 1][0]
         box.__enter__()
         self._open = box
 
-    def has(self, number, text):
+    def has(self, number: int, text: str) -> None:
         """Step ``number`` is done: its heading says what it has (plain text, escaped)."""
         _, head, title = self._steps[number - 1]
         head.markdown(f"**{number} · {title}** · :green[done]: {plain(text)}")
 
-    def close(self):
+    def close(self) -> None:
+        """Leave the step being written into (at the end of the page's run)."""
         if self._open is not None:
             self._open.__exit__(None, None, None)
             self._open = None
 
 
-def spend_text(spent, cap):
+def spend_text(spent: float, cap: float | None) -> str:
     """The spend on this file, as the first step shows it from the moment the file is keyed."""
     total = "∞ (no guarantee)" if spent == float("inf") else f"{spent:g}"
     return f"spent on this file so far: ε = {total} over every session" + (

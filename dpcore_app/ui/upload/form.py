@@ -23,6 +23,7 @@ from dpcore.data.labels import default_treated
 from dpcore_app.ui.common.controls import Choice, state_key, write_link
 from dpcore_app.ui.common.safety import plain
 from dpcore_app.ui.upload import compute, explain, meta
+from dpcore_app.ui.upload.roles import dictionary_arms, dictionary_roles
 
 UPLOADED = "your_data_uploaded"
 #: The design widget's randomization ratios, by P(treated).
@@ -158,7 +159,7 @@ def mapping(source, preview):
     and the covariates are the analyst's to choose: nothing is pre-selected.
     """
     cols = list(preview.columns)
-    roles = meta.dictionary_roles(source.dictionary, cols)
+    roles = dictionary_roles(source.dictionary, cols)
     guess = compute.guesses(cols, preview.rows)
     a, b = st.columns(2)
     with a:
@@ -177,7 +178,7 @@ def mapping(source, preview):
         return None
     # the dictionary's two arms and its treated one, when it describes this column; the
     # data's labels only without one
-    from_dictionary = meta.dictionary_arms(source.dictionary, treatment)
+    from_dictionary = dictionary_arms(source.dictionary, treatment)
     if from_dictionary is not None:
         labels, guessed = list(from_dictionary[0]), from_dictionary[1]
     else:

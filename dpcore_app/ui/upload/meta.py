@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 
@@ -27,6 +29,8 @@ COLUMNS = ("column", "type", "lower", "upper", "levels", "unit", "from", "proble
 FIELDS = ("lower", "upper", "levels")
 ORIGINS = ("typed", "dictionary", "data")
 TYPES = ("numeric", "binary", "categorical", "outcome")
+#: One row of the table as the page keeps it: ``{type, lower, upper, levels, unit, origin}``.
+Row = dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -61,11 +65,11 @@ class Meta:
     binary: tuple = ()
 
     @property
-    def complete(self):
+    def complete(self) -> bool:
         return not self.problems
 
 
-def empty_row(kind="numeric"):
+def empty_row(kind: str = "numeric") -> Row:
     return {
         "type": kind,
         "lower": math.nan,
@@ -82,7 +86,13 @@ def _origin_words(origin):
     return " + ".join("data (not private)" if o == "data" else o for o in got)
 
 
-def table(covariates, outcome, rows, guessed_categorical=(), dictionary_problems=None):
+def table(
+    covariates: Sequence[str],
+    outcome: str,
+    rows: Mapping[str, Row],
+    guessed_categorical: Collection[str] = (),
+    dictionary_problems: Mapping[str, Sequence[str]] | None = None,
+) -> pd.DataFrame:
     """The editor's table for these covariates and outcome; ``rows`` holds what was entered.
 
     Parameters
@@ -132,7 +142,7 @@ def table(covariates, outcome, rows, guessed_categorical=(), dictionary_problems
     )
 
 
-def with_edits(frame, state):
+def with_edits(frame: pd.DataFrame, state: object) -> pd.DataFrame:
     """``frame`` with a data editor's pending edits (its session-state value) applied, so
     that a table built in the run an edit triggers already shows that edit's problems."""
     edited = (state or {}).get("edited_rows", {}) if isinstance(state, dict) else {}
@@ -148,10 +158,10 @@ def with_edits(frame, state):
     return frame
 
 
-def dictionary_problems_by_column(problems):
+def dictionary_problems_by_column(problems: Iterable[tuple[Any, Any]]) -> dict[str, list[str]]:
     """``{column: [sentence, ...]}`` from a dictionary's problems (``(where, text)`` pairs)
     whose place is a column (``"column 'age'"``)."""
-    out = {}
+    out: dict[str, list[str]] = {}
     for where, text in problems:
         m = re.fullmatch(r"column '(.*)'", str(where))
         if m:
@@ -159,7 +169,7 @@ def dictionary_problems_by_column(problems):
     return out
 
 
-def rows_of(frame, before=None):
+def rows_of(frame: pd.DataFrame, before: Mapping[str, Row] | None = None) -> dict[str, Row]:
     """The table back as ``{column: {type, lower, upper, levels, unit, origin}}``.
 
     ``before`` holds the rows as they were (with their origins): an entry equal to its earlier
@@ -187,7 +197,7 @@ def rows_of(frame, before=None):
     return rows
 
 
-def parse_levels(text):
+def parse_levels(text: object) -> tuple[str, ...]:
     """Levels typed as ``A, B, C`` or ``A | B | C`` (baseline first): a tuple of stripped strings.
 
     With a ``|`` anywhere the text is split on ``|`` only, so a level that holds a comma
@@ -198,95 +208,27 @@ def parse_levels(text):
     return tuple(v.strip() for v in text.split(sep) if v.strip())
 
 
-def join_levels(levels):
+def join_levels(levels: Iterable[object]) -> str:
     """Levels as one cell that :func:`parse_levels` reads back whole (``|`` if one has a comma)."""
-    levels = [str(v) for v in levels]
-    return (" | " if any("," in v or "|" in v for v in levels) else ", ").join(levels)
+    labels = [str(v) for v in levels]
+    return (" | " if any("," in v or "|" in v for v in labels) else ", ").join(labels)
 
 
-@dataclass(frozen=True)
-class Roles:
-    """The roles a public dictionary gives the file's columns (the mapping's starting point).
-
-    ``excluded`` are the columns it gives a role other than covariate (``ignore``,
-    ``identifier``, the outcome, the propensity): never offered as covariates.
-    """
-
-    treatment: str | None
-    outcome: str | None
-    treated: object
-    covariates: tuple
-    categorical: tuple
-    excluded: frozenset
-
-    def overrides(self, treatment, outcome, treated, covariates):
-        """Where the analyst's mapping differs from the dictionary, one sentence each."""
-        out = []
-        if treatment != self.treatment:
-            out.append(f"treatment column {treatment!r} (the dictionary names {self.treatment!r})")
-        if outcome != self.outcome:
-            out.append(f"outcome column {outcome!r} (the dictionary names {self.outcome!r})")
-        if treatment == self.treatment and self.treated is not None and treated != self.treated:
-            out.append(f"treated arm {treated!r} (the dictionary names {self.treated!r})")
-        added = [c for c in covariates if c not in self.covariates]
-        dropped = [c for c in self.covariates if c not in covariates]
-        if added:
-            out.append("covariates the dictionary does not name: " + ", ".join(map(repr, added)))
-        if dropped:
-            out.append("dictionary covariates left out: " + ", ".join(map(repr, dropped)))
-        return tuple(out)
-
-
-def dictionary_roles(dictionary, columns):
-    """:class:`Roles` from a public dictionary (a dict) for a file with these columns, or None
-    without a dictionary. Only the file's columns are named."""
-    if not dictionary:
-        return None
-    from dpcore.data import read_dictionary
-
-    d = read_dictionary(dictionary, strict=False)
-    cols = set(columns)
-    entries = [c for c in d.columns if c.name in cols]
-    excluded = {c.name for c in entries if c.role not in (None, "covariate")}
-    excluded |= {c for c in (d.outcome, d.propensity_column) if c in cols}
-    return Roles(
-        treatment=d.treatment if d.treatment in cols else None,
-        outcome=d.outcome if d.outcome in cols else None,
-        treated=d.treated,
-        covariates=tuple(c for c in d.covariates if c in cols and c not in excluded),
-        categorical=tuple(c.name for c in entries if c.type == "categorical"),
-        excluded=frozenset(excluded),
-    )
-
-
-def dictionary_arms(dictionary, treatment):
-    """``(arms, treated)`` from a public dictionary (a dict) for this treatment column, or None.
-
-    The arms are the dictionary's own two labels, treated first when it names the treated
-    one (``treated`` is None otherwise); never the data's values.
-    """
-    if not dictionary or treatment is None:
-        return None
-    from dpcore.data import read_dictionary
-
-    d = read_dictionary(dictionary, strict=False)
-    if d.treatment != treatment:
-        return None
-    levels = d.column(treatment).levels
-    if not levels or len(levels) != 2:
-        return None
-    return tuple(levels), d.treated
-
-
-def read(frame, outcome, rows=None):
+def read(frame: pd.DataFrame | None, outcome: str, rows: Mapping[str, Row] | None = None) -> Meta:
     """The table as a :class:`Meta` (categorical levels, bounds, what is still missing).
 
     ``rows`` are the rows with their origins (:func:`rows_of` with the earlier rows); without
-    them every entry counts as typed.
+    them every entry of ``frame`` counts as typed.
     """
-    categorical, bounds, problems, outcome_bounds, levels_ready = {}, {}, [], None, True
+    categorical: dict[str, tuple[str, ...]] = {}
+    bounds: dict[str, tuple[float, float]] = {}
+    problems: list[str] = []
+    outcome_bounds, levels_ready = None, True
     binary = []
-    rows = rows_of(frame) if rows is None else rows
+    if rows is None:
+        if frame is None:
+            raise TypeError("read() needs the table or its rows")
+        rows = rows_of(frame)
     for name, row in rows.items():
         if name == outcome:
             outcome_bounds = _bounds(name, row, problems)
@@ -365,7 +307,7 @@ def _blank(v):
 # Filling the table
 
 
-def from_dictionary(dictionary, names):
+def from_dictionary(dictionary: Mapping[str, Any], names: Iterable[str]) -> dict[str, Row]:
     """Rows from a data dictionary's public entries (bounds, levels, unit) for ``names``."""
     entries = {c["name"]: c for c in dictionary.get("columns", ())}
     rows = {}
@@ -388,7 +330,11 @@ def from_dictionary(dictionary, names):
     return rows
 
 
-def from_data(rows, ranges, levels):
+def from_data(
+    rows: Mapping[str, Row],
+    ranges: Mapping[str, tuple[float, float]],
+    levels: Mapping[str, Iterable[object]],
+) -> dict[str, Row]:
     """``rows`` with bounds from the data's ranges and levels from the data's values.
 
     Reading either off the data voids the guarantee: the page titles the release NOT PRIVATE.

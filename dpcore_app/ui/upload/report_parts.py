@@ -8,12 +8,21 @@ inlines it once).
 from __future__ import annotations
 
 import html
+from typing import TYPE_CHECKING
 
 from dpcore.release.preview_reading import recommend_learner
 from dpcore_app.ui.upload import analyst_explain as explain
 
+if TYPE_CHECKING:
+    import pandas as pd
+    import plotly.graph_objects as go
 
-def evaluation_html(evaluation, eps_fit, n_fit, unit=""):
+    from dpcore.owl.evaluation_result import PrivateEvaluation
+
+
+def evaluation_html(
+    evaluation: PrivateEvaluation, eps_fit: float, n_fit: int, unit: str = ""
+) -> str:
     e = html.escape
     names = {
         "rule": "Private rule",
@@ -44,8 +53,16 @@ def evaluation_html(evaluation, eps_fit, n_fit, unit=""):
 
 
 def preview_html(
-    frame, figure, eps, strength, target, smallest, unit="", learner="dp-owl", learners=None
-):
+    frame: pd.DataFrame,
+    figure: go.Figure,
+    eps: float,
+    strength: str,
+    target: float,
+    smallest: float | None,
+    unit: str = "",
+    learner: str = "dp-owl",
+    learners: go.Figure | None = None,
+) -> str:
     """The preview the analyst saw: DP-OWL's release against its non-private rule, and which
     learner gave more of the twin's patients the better arm (``learners``: that chart)."""
     config = {"displaylogo": False}

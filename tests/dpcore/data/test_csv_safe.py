@@ -99,7 +99,7 @@ def test_every_csv_writer_of_the_project_goes_through_the_guard():
         "dpcore/data/csv_safe.py": "the guard itself",
         "dpcore/data/dictionary/model.py": "Dictionary.to_csv: every cell through neutral()",
         "dpcore_app/ui/upload/files.py": "rows_csv: every text cell and header through neutral()",
-        "dpcore_app/ui/upload/analyst_panels.py": "calls Dictionary.to_csv, guarded above",
+        "dpcore_app/ui/upload/dictionary_panels.py": "calls Dictionary.to_csv, guarded above",
     }
     found = []
     for folder in ("dpcore", "dpcore_app"):

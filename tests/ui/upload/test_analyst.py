@@ -17,22 +17,17 @@ from tests.releases import page_release
 DEMO = Path(__file__).resolve().parents[3] / "dpcore_app" / "demo_data"
 
 
-def twin_preview(n, grid, gammas):
-    """The page's preview on a twin of ``n`` patients (a binary covariate and one on [40, 80],
-    outcomes in [0, 20], smaller is better, 2:1) over the ε ``grid`` at ``gammas``, W = 60."""
-    return analyst.twin_preview(
-        n,
-        (0.0, 40.0),
-        (1.0, 80.0),
-        (True, False),
-        (0.0, 20.0),
-        False,
-        2 / 3,
-        grid,
-        gammas,
-        60.0,
-        0.0,
+def twin(n):
+    """A two-covariate twin (one 0/1 column), smaller outcomes better, 2:1 randomization."""
+    return analyst.twin_design(
+        n, (0.0, 40.0), (1.0, 80.0), (True, False), (0.0, 20.0), False, 2 / 3, dominant=False
     )
+
+
+def twin_preview(n, grid, gammas):
+    """The page's preview on the twin of ``n`` patients over the ε ``grid`` at ``gammas``,
+    W = 60."""
+    return analyst.twin_preview(twin(n), grid, gammas, 60.0, 0.0)
 
 
 def small_preview(eps=1.0):

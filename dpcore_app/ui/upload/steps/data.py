@@ -4,7 +4,7 @@ come first). Hands on a Source (the dictionary attached), or None until there is
 from __future__ import annotations
 
 from dpcore_app.ui.common import demos
-from dpcore_app.ui.upload import analyst_panels, form
+from dpcore_app.ui.upload import dictionary_panels, form
 from dpcore_app.ui.upload.controls import FILE
 
 
@@ -13,7 +13,7 @@ def data():
     if kind != "upload":
         return demos.demo_source(kind)
     source = form.uploaded_source()
-    dictionary = analyst_panels.dictionary_uploader()
+    dictionary = dictionary_panels.dictionary_uploader()
     if source is None or dictionary is None:
         return source
     return form.with_dictionary(source, dictionary)

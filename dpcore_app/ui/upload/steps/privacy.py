@@ -16,7 +16,7 @@ from dpcore.data.errors import TrialDataError
 from dpcore.release import ReleasePlan
 from dpcore_app.ui.common.controls import row
 from dpcore_app.ui.common.safety import plain
-from dpcore_app.ui.upload import analyst_panels, compute, explain, form
+from dpcore_app.ui.upload import analyst_panels, compute, dictionary_panels, explain, form
 from dpcore_app.ui.upload.controls import EPS, GAMMA_FROM, LEARNER, PROXY
 from dpcore_app.ui.upload.steps import Chosen
 
@@ -94,7 +94,7 @@ def _two_arms(ready, verdict):
         dict(ready.mapping, levels=tuple(meta.categorical.items())),
         {k: v for k, v in settings.items() if k != "label"},
     )
-    units_ok, confirmed = analyst_panels.units_check(trial, settings)
+    units_ok, confirmed = dictionary_panels.units_check(trial, settings)
     return Chosen(
         settings,
         compute.plan_from_settings(settings, ready.p_min),
