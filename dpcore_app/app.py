@@ -9,7 +9,7 @@ import streamlit as st  # noqa: E402
 
 from dpcore_app import APP_DIR, page  # noqa: E402
 from dpcore_app.ui.common import access, ledger, ledger_sidebar  # noqa: E402
-from dpcore_app.ui.common.controls import history_guard  # noqa: E402
+from dpcore_app.ui.common.link import history_guard  # noqa: E402
 from dpcore_app.ui.common.safety import friendly_errors  # noqa: E402
 
 ICON = str(APP_DIR / "assets" / "icon.png")  # local: nothing fetched online

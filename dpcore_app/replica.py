@@ -31,6 +31,7 @@ FIRST_IMPORTS = (
     "dpcore_app.ui.common.handout",
     "dpcore_app.ui.common.ledger",
     "dpcore_app.ui.common.ledger_sidebar",
+    "dpcore_app.ui.common.link",
     "dpcore_app.ui.common.safety",
     "dpcore_app.ui.owl.charts",
     "dpcore_app.ui.owl.decide",

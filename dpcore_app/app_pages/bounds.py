@@ -12,7 +12,7 @@ from dpcore_app.ui.bounds.panels import (
     werm_panel,
 )
 from dpcore_app.ui.common import address
-from dpcore_app.ui.common.controls import check_link
+from dpcore_app.ui.common.link import check_link
 from dpcore_app.ui.common.safety import guarded
 
 

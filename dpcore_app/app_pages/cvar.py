@@ -3,7 +3,7 @@
 import streamlit as st
 
 from dpcore_app.ui.common import address
-from dpcore_app.ui.common.controls import check_link
+from dpcore_app.ui.common.link import check_link
 from dpcore_app.ui.common.safety import guarded
 from dpcore_app.ui.cvar import compute, explain
 from dpcore_app.ui.cvar import handout as cvar_handout

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 import streamlit as st
 
-from dpcore_app.ui.common import address, controls, figures
-from dpcore_app.ui.common.controls import check_link, rerun
+from dpcore_app.ui.common import address, figures
+from dpcore_app.ui.common.link import check_link, rerun, value_of
 from dpcore_app.ui.common.presets import presets_menu
 from dpcore_app.ui.common.safety import guarded
 from dpcore_app.ui.owl import compute, decide, explain, panels, tuning, view_model
@@ -97,7 +97,7 @@ def show(
         v.here,
         v.best,
         v.runs.loc[v.runs.epsilon == s["eps"], "clipped_share"],
-        "value" if controls.value_of(SCALE) == "own" else "value_paper",
+        "value" if value_of(SCALE) == "own" else "value_paper",
     )
     rule_panel(s, v.runs, metric)
     if not first:

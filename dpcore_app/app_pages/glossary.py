@@ -3,7 +3,7 @@
 import streamlit as st
 
 from dpcore_app.ui.common import glossary
-from dpcore_app.ui.common.controls import check_link
+from dpcore_app.ui.common.link import check_link
 
 st.title("Glossary")
 check_link([], page="glossary")

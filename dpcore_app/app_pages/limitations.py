@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from dpcore_app.ui.common.controls import check_link
+from dpcore_app.ui.common.link import check_link
 
 st.title("What the guarantee covers, and what it does not")
 check_link([], page="limitations")

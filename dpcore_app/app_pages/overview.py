@@ -3,7 +3,7 @@
 import streamlit as st
 
 from dpcore_app.ui.common import glossary
-from dpcore_app.ui.common.controls import check_link
+from dpcore_app.ui.common.link import check_link
 from dpcore_app.ui.overview.panels import DEMO_EPS, audiences, noisy_release, pages_list
 
 st.title("What does differential privacy cost in learning?")

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from dpcore_app.ui.common.controls import check_link
+from dpcore_app.ui.common.link import check_link
 from dpcore_app.ui.common.safety import guarded
 from dpcore_app.ui.upload import explain
 from dpcore_app.ui.upload.controls import CONTROLS

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from dpcore_app.ui.common import controls
+from dpcore_app.ui.common import link
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 OWL, BOUNDS, CVAR = (
@@ -65,4 +65,4 @@ def test_a_tabs_first_run_corrects_the_address_from_the_browser_then_the_server(
     at.run()
     assert at.query_params["demo_eps"] == "0.2" and at.session_state["overview.demo_eps"] == 0.2
     guard = [h for h in at.sidebar.get("html") if "pushState" in h.proto.body]
-    assert guard and controls.history_guard.__doc__
+    assert guard and link.history_guard.__doc__

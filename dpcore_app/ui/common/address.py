@@ -13,7 +13,8 @@ from urllib.parse import urlencode, urlsplit
 
 import streamlit as st
 
-from dpcore_app.ui.common.controls import details, link_params
+from dpcore_app.ui.common.controls import details
+from dpcore_app.ui.common.link import link_params
 
 PUBLIC_URL = "DPCORE_PUBLIC_URL"  # e.g. https://stats.example.org/privacy behind a proxy
 

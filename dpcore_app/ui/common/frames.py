@@ -24,9 +24,9 @@ import streamlit as st
 from plotly.io.json import to_json_plotly
 
 from dpcore_app.ui.common.charts import FONT, INK
-from dpcore_app.ui.common.controls import set_state, value_of
 from dpcore_app.ui.common.figures import SharedFigure
 from dpcore_app.ui.common.grids import fmt_eps
+from dpcore_app.ui.common.link import set_state, value_of
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go

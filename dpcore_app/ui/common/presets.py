@@ -9,7 +9,8 @@ from typing import Any
 
 import streamlit as st
 
-from dpcore_app.ui.common.controls import Control, same_value, set_state, value_of, whole_state
+from dpcore_app.ui.common.controls import Control
+from dpcore_app.ui.common.link import same_value, set_state, value_of, whole_state
 
 
 def presets(

@@ -10,8 +10,8 @@ import pandas as pd
 import streamlit as st
 
 from dpcore_app.ui.common import address, handout
-from dpcore_app.ui.common.controls import value_of
 from dpcore_app.ui.common.explain import privacy_statement
+from dpcore_app.ui.common.link import value_of
 from dpcore_app.ui.common.safety import guarded
 from dpcore_app.ui.cvar import charts, compute
 

@@ -8,7 +8,8 @@ import math
 import pandas as pd
 import streamlit as st
 
-from dpcore_app.ui.common.controls import Choice, value_of
+from dpcore_app.ui.common.controls import Choice
+from dpcore_app.ui.common.link import value_of
 from dpcore_app.ui.owl import compute
 from dpcore_app.ui.owl import decide_compute as decide
 

@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
-from dpcore_app.ui.common import controls, figures, frames
+from dpcore_app.ui.common import figures, frames
 from dpcore_app.ui.common.controls import details, row
+from dpcore_app.ui.common.link import set_state
 from dpcore_app.ui.owl import compute, decide_explain, explain, panels
 from dpcore_app.ui.owl.controls import (
     COMPARE,
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
 
 def set_values(values: Mapping[str, Any], message: str | None = None) -> None:
     """Set these controls (a preset, a button's choice), with a toast saying ``message``."""
-    controls.set_state(values)
+    set_state(values)
     if message:
         st.toast(message, icon=":material/check:")
 

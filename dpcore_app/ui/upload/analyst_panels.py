@@ -20,8 +20,8 @@ from dpcore.owl.paper import default_gamma
 from dpcore.owl.simulate import STRENGTHS
 from dpcore.privacy.composition import parallel_cost
 from dpcore.release.preview_reading import recommend_learner, smallest_epsilon
-from dpcore_app.ui.common.controls import set_state
 from dpcore_app.ui.common.figures import show
+from dpcore_app.ui.common.link import set_state
 from dpcore_app.ui.common.safety import plain
 from dpcore_app.ui.upload import analyst_compute as compute
 from dpcore_app.ui.upload import analyst_explain as explain

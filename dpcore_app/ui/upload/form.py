@@ -20,7 +20,8 @@ import streamlit as st
 
 from dpcore.data import read_dictionary
 from dpcore.data.labels import default_treated
-from dpcore_app.ui.common.controls import Choice, state_key, write_link
+from dpcore_app.ui.common.controls import Choice
+from dpcore_app.ui.common.link import state_key, write_link
 from dpcore_app.ui.common.safety import plain
 from dpcore_app.ui.upload import compute, explain, meta
 from dpcore_app.ui.upload.roles import dictionary_arms, dictionary_roles
