@@ -53,6 +53,8 @@ _COMPUTED_MAX = (
 Sweep = tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]
 #: A mean with its 95% interval: (mean, lo, hi).
 MeanCI = tuple[float, float, float]
+#: The arguments of :func:`owl_sweep` after n: (mode, gamma, h, W, reps, seed, prep).
+SweepArgs = tuple[str, float, float, float | str, int, int, str]
 
 
 def preprocessing(prep: str, W: float | str) -> tuple[str | tuple[float, float], float]:
