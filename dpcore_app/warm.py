@@ -328,14 +328,16 @@ def owl_figure_states(state: State = OWL_STATE) -> list[dict[str, Any]]:
     return [dict(state, eps=e, n=n) for e, n in sorted(grid, key=distance)]
 
 
-def build_owl_figures(s, target=OWL_TARGET):
+def build_owl_figures(s: State, target: tuple[Target, float] = OWL_TARGET) -> bool:
     """Build the figures the DP-OWL page shows first at the state ``s`` (accuracy, the current
     n's references), with the page's own functions, so they get the keys the page asks for.
     Returns False, having built nothing, when the state's sweeps or example rule are not
     stored: this never simulates."""
     work, args = owl_view.workload(s)
     example_args = (s["n"], s["eps"], s["mode"], s["gamma"], s["h"], s["W"], s["seed"], s["prep"])
-    if not (owl.is_computed(work.sizes, *args) and owl.example_rule.is_stored(*example_args)):
+    # st.cache_data keeps @stored's is_stored (functools.update_wrapper copies the wrapper's
+    # attributes), but its CachedFunc type does not declare it
+    if not (owl.is_computed(work.sizes, *args) and owl.example_rule.is_stored(*example_args)):  # type: ignore[attr-defined]
         return False
     v = owl_view.view(s, owl.sweeps(work.sizes, *args), work.reps)
     mark = owl_view.decision(s, v, target, work.reps)["mark"]

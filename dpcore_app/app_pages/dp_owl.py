@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 @st.fragment
 @guarded("The DP-OWL study")
-def study():
+def study() -> None:
     """The study: its settings, then the verdict, the curves, the rule and the downloads."""
     verdict_slot = st.container()  # filled once the numbers are in: the first thing under the title
     with st.container(horizontal=True):  # the presets and the target: two popovers, one row

@@ -8,13 +8,18 @@ app runs offline.
 
 import struct
 import zlib
+from collections.abc import Iterable
 from pathlib import Path
+
+#: A pixel's red, green, blue and opacity, 0 to 255 each.
+RGBA = tuple[int, int, int, int]
 
 SIZE = 64
 BLUE, WHITE, CLEAR = (0, 114, 178, 255), (255, 255, 255, 255), (0, 0, 0, 0)
 
 
-def pixel(x, y):
+def pixel(x: int, y: int) -> RGBA:
+    """The icon's colour at column ``x`` and row ``y`` (0 to SIZE - 1, rows growing downwards)."""
     u, v = (x + 0.5) / SIZE, (y + 0.5) / SIZE  # 0..1, v grows downwards
     half = 0.40 if v < 0.55 else 0.40 * max(0.0, (1.0 - v) / 0.45) ** 0.8  # shield outline
     if not (0.06 < v < 0.97 and abs(u - 0.5) < half):
@@ -27,7 +32,9 @@ def pixel(x, y):
     return BLUE
 
 
-def png(width, height, rows):
+def png(width: int, height: int, rows: Iterable[Iterable[RGBA]]) -> bytes:
+    """A PNG file of ``rows`` (top first) of ``width`` RGBA pixels each, 8 bits a channel."""
+
     def chunk(kind, data):
         return (
             struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))

@@ -25,7 +25,9 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -106,7 +108,8 @@ OUTCOME = (
 )
 
 
-def wheel_bytes(path=None):
+def wheel_bytes(path: str | Path | None = None) -> bytes:
+    """The lifelines wheel's bytes: from ``path``, or downloaded with pip when None."""
     if path is None:
         with tempfile.TemporaryDirectory() as tmp:
             subprocess.run(
@@ -127,7 +130,9 @@ def wheel_bytes(path=None):
     return Path(path).read_bytes()
 
 
-def extract(wheel, arms=ARMS):
+def extract(wheel: bytes, arms: Mapping[int, str] = ARMS) -> pd.DataFrame:
+    """The patients of ``arms`` (the source's arm codes and their names) in the wheel's
+    ACTG 175 file, after checking its SHA-256: identifier, covariates, arm and outcome."""
     raw = zipfile.ZipFile(io.BytesIO(wheel)).read(MEMBER)
     digest = hashlib.sha256(raw).hexdigest()
     if digest != SHA256:
@@ -142,8 +147,9 @@ def extract(wheel, arms=ARMS):
     return out.reset_index(drop=True)
 
 
-def dictionary(n):
-    columns = [
+def dictionary(n: int) -> dict[str, Any]:
+    """The two-arm trial's data dictionary, for its ``n`` patients."""
+    columns: list[dict[str, Any]] = [
         {
             "name": "patient",
             "role": "identifier",
@@ -152,10 +158,16 @@ def dictionary(n):
         }
     ]
     for name, kind, unit, spec, meaning in COVARIATES:
-        entry = {"name": name, "role": "covariate", "type": kind, "meaning": meaning}
+        entry: dict[str, Any] = {
+            "name": name,
+            "role": "covariate",
+            "type": kind,
+            "meaning": meaning,
+        }
         if unit:
             entry["unit"] = unit
         if kind == "numeric":
+            assert isinstance(spec, tuple)  # a numeric covariate's spec is its bounds
             entry["bounds"] = [float(spec[0]), float(spec[1])]
         if kind == "categorical":
             entry["levels"] = spec
@@ -203,7 +215,7 @@ def dictionary(n):
     }
 
 
-def four_arm_dictionary(n):
+def four_arm_dictionary(n: int) -> dict[str, Any]:
     """The four-arm trial's dictionary: the same columns, every arm, 1:1:1:1."""
     d = dictionary(n)
     for c in d["columns"]:
@@ -231,7 +243,10 @@ def four_arm_dictionary(n):
     return d
 
 
-def main(argv):
+def main(argv: Sequence[str]) -> None:
+    """Write both trials and their dictionaries next to this script; ``argv[1]``, if given, is
+    the wheel's path."""
+
     wheel = wheel_bytes(argv[1] if len(argv) > 1 else None)
     for stem, arms, describe in (
         ("actg175_trial", ARMS, dictionary),

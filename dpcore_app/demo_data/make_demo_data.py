@@ -9,6 +9,7 @@ import json
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -28,7 +29,7 @@ SITE_SHIFT = {
 MISSING_SHARE = 0.02
 
 
-def paper_trial(n=1000, seed=SEED_PAPER):
+def paper_trial(n: int = 1000, seed: int = SEED_PAPER) -> tuple[pd.DataFrame, dict[str, Any]]:
     """The paper's design (docs/spec/dp_owl.md §7): x ~ U[0,1]^4, 1:1 randomization, larger outcome better."""
     s = PAPER_TRIAL.sample(n, rng=seed)
     df = pd.DataFrame(np.round(s["X"], 4), columns=["x1", "x2", "x3", "x4"])
@@ -83,7 +84,7 @@ def paper_trial(n=1000, seed=SEED_PAPER):
     return df, dictionary
 
 
-def hospital_trial(n=1200, seed=SEED_HOSPITAL):
+def hospital_trial(n: int = 1200, seed: int = SEED_HOSPITAL) -> tuple[pd.DataFrame, dict[str, Any]]:
     """A 2:1 trial (drug vs placebo) on the paper's contrast, outcome days in hospital.
 
     days = 10 - B / 2 + site shift, with B the paper's outcome, so fewer days is better and the
@@ -198,7 +199,9 @@ def hospital_trial(n=1200, seed=SEED_HOSPITAL):
     return df, dictionary
 
 
-def write(out_dir=ROOT):
+def write(out_dir: str | Path = ROOT) -> Path:
+    """Write both demo trials (CSV) and their dictionaries (JSON) into ``out_dir``; returns it."""
+
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     for df, dictionary in (paper_trial(), hospital_trial()):

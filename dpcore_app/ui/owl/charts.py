@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 import plotly.graph_objects as go
@@ -13,8 +14,17 @@ from dpcore_app.ui.common.charts import layout as _layout
 from dpcore_app.ui.common.figures import figure
 from dpcore_app.ui.common.frames import eps_steps
 
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
 
-def layout(fig, title, xtitle, ytitle, height=400):
+    import pandas as pd
+    from numpy.typing import ArrayLike
+
+    from dpcore_app.ui.common.figures import SharedFigure
+    from dpcore_app.ui.owl.decide_compute import Hit
+
+
+def layout(fig: go.Figure, title: str, xtitle: str, ytitle: str, height: int = 400) -> go.Figure:
     """The shared layout at this page's height."""
     return _layout(fig, title, xtitle, ytitle, height)
 
@@ -84,18 +94,18 @@ def _level(fig, x, y, name, dash, show, hover):
 
 
 def curves_vs_epsilon(
-    summary,
-    metric,
-    ns,
-    current_eps,
-    references=None,
+    summary: pd.DataFrame,
+    metric: str,
+    ns: Sequence[int],
+    current_eps: float,
+    references: Mapping[str, float] | None = None,
     *,
-    mode="paper",
-    gamma=None,
-    best=None,
-    reference_ns=None,
-    target=None,
-):
+    mode: str = "paper",
+    gamma: float | None = None,
+    best: Mapping[int, float] | None = None,
+    reference_ns: Sequence[int] | None = None,
+    target: tuple[float, Hit | None] | None = None,
+) -> go.Figure:
     """Mean metric against ε (log axis), one band per n, with the non-private references.
 
     Grey dotted: the best non-private rule (``best`` maps n to its level; by default the
@@ -189,7 +199,13 @@ def curves_vs_epsilon(
     return layout(fig, title, "privacy budget ε (log scale)", METRIC_LABELS[metric])
 
 
-def curve_vs_n(summary, metric, eps, references=None, nonprivate_name="non-private"):
+def curve_vs_n(
+    summary: pd.DataFrame,
+    metric: str,
+    eps: float,
+    references: Mapping[str, float] | None = None,
+    nonprivate_name: str = "non-private",
+) -> go.Figure:
     """Mean metric against n at one ε, with the non-private curve (named ``nonprivate_name``)."""
     fig = go.Figure()
     unit = "%" if metric in ("accuracy", "concordance") else ""
@@ -218,7 +234,13 @@ def curve_vs_n(summary, metric, eps, references=None, nonprivate_name="non-priva
     return layout(fig, title, "training size n (patients)", METRIC_LABELS[metric])
 
 
-def curve_vs_n_steps(summary, metric, eps, references=None, nonprivate_name="non-private"):
+def curve_vs_n_steps(
+    summary: pd.DataFrame,
+    metric: str,
+    eps: float,
+    references: Mapping[str, float] | None = None,
+    nonprivate_name: str = "non-private",
+) -> SharedFigure:
     """:func:`curve_vs_n` at ``eps`` carrying every ε of the sweep's grid as a step of its own
     slider, drawn in the browser (see :mod:`dpcore_app.ui.common.frames`). Each step is the chart
     :func:`curve_vs_n` draws at that ε from the same summary (from the shared figure cache):
@@ -230,7 +252,13 @@ def curve_vs_n_steps(summary, metric, eps, references=None, nonprivate_name="non
     )
 
 
-def distribution(private, nonprivate, metric, eps, nonprivate_name="non-private"):
+def distribution(
+    private: ArrayLike | None,
+    nonprivate: ArrayLike | None,
+    metric: str,
+    eps: float,
+    nonprivate_name: str = "non-private",
+) -> go.Figure:
     """Histogram over repetitions of the metric: private at ε (if any) against non-private."""
     fig = go.Figure()
     label = METRIC_LABELS[metric]
@@ -257,7 +285,14 @@ def distribution(private, nonprivate, metric, eps, nonprivate_name="non-private"
     return fig
 
 
-def coefficients(names, nonprivate, private=None, eps=None, same_gamma=None, gammas=None):
+def coefficients(
+    names: Sequence[str],
+    nonprivate: np.ndarray,
+    private: np.ndarray | None = None,
+    eps: float | None = None,
+    same_gamma: np.ndarray | None = None,
+    gammas: tuple[float, float] | None = None,
+) -> go.Figure:
     """Grouped bars: the released rule against the non-private rule.
 
     With ``same_gamma`` (the exact minimiser at the private rule's γ, when the non-private
@@ -293,8 +328,12 @@ def coefficients(names, nonprivate, private=None, eps=None, same_gamma=None, gam
 
 
 def noise_vector(
-    theta_hat, noise, radius, dims=(3, 4), names=("intercept", "x1", "x2", "x3", "x4")
-):
+    theta_hat: np.ndarray,
+    noise: np.ndarray,
+    radius: float,
+    dims: tuple[int, int] = (3, 4),
+    names: Sequence[str] = ("intercept", "x1", "x2", "x3", "x4"),
+) -> go.Figure:
     """The exact minimiser and the released point on two coordinates, the noise as an arrow.
 
     ``radius`` is the mean length of the noise's projection on these two coordinates, so the
@@ -361,7 +400,13 @@ def noise_vector(
     return fig
 
 
-def gamma_curve(curve, best, metric, top=None, paper_value=None):
+def gamma_curve(
+    curve: pd.DataFrame,
+    best: float,
+    metric: str,
+    top: float | None = None,
+    paper_value: float | None = None,
+) -> go.Figure:
     """Algorithm 2's γ curve: mean validation metric with its 95% band, the pick marked."""
     fig = go.Figure()
     unit = "%" if metric == "accuracy" else ""
@@ -390,7 +435,9 @@ def gamma_curve(curve, best, metric, top=None, paper_value=None):
     return fig
 
 
-def learners_vs_epsilon(summary, current_eps, names):
+def learners_vs_epsilon(
+    summary: pd.DataFrame, current_eps: float, names: Mapping[str, str]
+) -> go.Figure:
     """Share of patients given the better treatment against ε (log axis), one band per learner
     (``names`` maps the learner to its label, in the legend's order), each learner's
     non-private level dotted in its colour, and a coin flip's 50%."""

@@ -10,6 +10,7 @@ import math
 import warnings
 from contextlib import nullcontext
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -24,15 +25,19 @@ from dpcore import (
     treatment_accuracy,
 )
 from dpcore.montecarlo import Stream, stream
-from dpcore.owl.experiments import owl_monte_carlo
+from dpcore.owl.experiments import MonteCarloResult, owl_monte_carlo
 from dpcore.owl.learners import compare_learners, learner_differences, learner_summary
 from dpcore.owl.owl import default_weight_bound
 from dpcore.owl.paper import PAPER_GAMMA, PAPER_N, PAPER_W, paper_outcome_shift, resolve_gamma
 from dpcore.owl.simulate import PAPER_TRIAL, PROXY_VARIANTS, optimal_treatment
-from dpcore.owl.tuning import tune_gamma
+from dpcore.owl.tuning import TuningResult, tune_gamma
 from dpcore.store import stored
 from dpcore_app.ui.common.grids import EPS_OPTIONS, fmt_eps
 from dpcore_app.ui.common.limits import SIMULATIONS, executor
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping, Sequence
+    from concurrent.futures import Executor
 
 TEST_SIZE = 5000
 FEATURES = ("x1", "x2", "x3", "x4")
@@ -44,9 +49,15 @@ _computed: set[tuple] = set()  # sweeps already in the cache (an evicted one is 
 _COMPUTED_MAX = (
     4096  # forgetting is harmless (a first estimate shown again), growing forever is not
 )
+#: One n's sweep, as :func:`owl_sweep` returns it: (runs, summary, references).
+Sweep = tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]
+#: A mean with its 95% interval: (mean, lo, hi).
+MeanCI = tuple[float, float, float]
+#: The arguments of :func:`owl_sweep` after n: (mode, gamma, h, W, reps, seed, prep).
+SweepArgs = tuple[str, float, float, float | str, int, int, str]
 
 
-def preprocessing(prep, W):
+def preprocessing(prep: str, W: float | str) -> tuple[str | tuple[float, float], float]:
     """(outcome argument of the engine, W) for "public" bounds or the "paper"'s shift.
 
     ``W="auto"``: (hi - lo)/min(pi) with public bounds, so no weight is ever clipped; the
@@ -58,7 +69,17 @@ def preprocessing(prep, W):
     return PUBLIC_OUTCOME, float(auto if W == "auto" else W)
 
 
-def study(n, eps_grid, gamma, h, W, reps, seed, prep="public", executor=None):
+def study(
+    n: int,
+    eps_grid: Sequence[float],
+    gamma: float | str,
+    h: float,
+    W: float | str,
+    reps: int,
+    seed: int,
+    prep: str = "public",
+    executor: Executor | None = None,
+) -> MonteCarloResult:
     """The page's Monte-Carlo study of DP-OWL on the paper's trial at one n, over ``eps_grid``.
 
     Every study of the page draws the same simulated trials for the same (n, reps, seed):
@@ -81,17 +102,19 @@ def study(n, eps_grid, gamma, h, W, reps, seed, prep="public", executor=None):
     )
 
 
-def gamma_setting(mode, gamma):
+def gamma_setting(mode: str, gamma: float) -> float | str:
     """The engine's gamma argument: "paper" or the free value."""
     return "paper" if mode == "paper" else float(gamma)
 
 
-def gamma_used(mode, gamma, eps, n):
+def gamma_used(mode: str, gamma: float, eps: float, n: int) -> float:
     """The γ a release at (ε, n) uses in this mode."""
     return resolve_gamma(gamma_setting(mode, gamma), eps, n)
 
 
-def noise_lengths(sizes, eps, mode, gamma, W, prep="public"):
+def noise_lengths(
+    sizes: Iterable[int], eps: float, mode: str, gamma: float, W: float | str, prep: str = "public"
+) -> dict[int, float]:
     """{n: the typical length dΔ/ε of a release's noise at (ε, n)} with the γ this mode uses
     at each n (the paper's table changes γ with n) and Δ = 2W/γ (C = 0)."""
     from dpcore.owl.werm_release import sensitivity
@@ -101,7 +124,7 @@ def noise_lengths(sizes, eps, mode, gamma, W, prep="public"):
     d = PAPER_TRIAL.p + 1  # the covariates and the intercept
     return {
         int(n): float(
-            expected_noise_radius(d, eps, sensitivity(W, gamma_used(mode, gamma, eps, n)))
+            expected_noise_radius(d, eps, float(sensitivity(W, gamma_used(mode, gamma, eps, n))))
         )
         for n in sizes
     }
@@ -109,7 +132,16 @@ def noise_lengths(sizes, eps, mode, gamma, W, prep="public"):
 
 @st.cache_data(max_entries=48, show_spinner=False)
 @stored
-def owl_sweep(n, mode, gamma, h, W, reps, seed, prep="public"):
+def owl_sweep(
+    n: int,
+    mode: str,
+    gamma: float,
+    h: float,
+    W: float | str,
+    reps: int,
+    seed: int,
+    prep: str = "public",
+) -> Sweep:
     """Monte-Carlo study of DP-OWL on the paper's trial at one n, over the whole ε grid.
 
     Returns (runs, summary, references); one call serves every position of the ε slider.
@@ -129,7 +161,7 @@ LEARNER_REPS = 50  # the learners' comparison: about 2 s at n = 1000 on two core
 
 @st.cache_data(max_entries=24, show_spinner=False)
 @stored
-def learner_sweep(n, seed, reps=LEARNER_REPS):
+def learner_sweep(n: int, seed: int, reps: int = LEARNER_REPS) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The three private learners on the paper's trial at one n, over the whole ε grid
     (:func:`dpcore.owl.learners.compare_learners`): (summary, paired differences), one call
     for every position of the ε slider; from the shared results store when any process has
@@ -141,33 +173,57 @@ def learner_sweep(n, seed, reps=LEARNER_REPS):
     return learner_summary(runs), learner_differences(runs)
 
 
-def learners_at(summary, differences, eps):
+def learners_at(
+    summary: pd.DataFrame, differences: pd.DataFrame, eps: float
+) -> tuple[dict[str, MeanCI], dict[tuple[str, str], MeanCI]]:
     """{learner: (mean, lo, hi)} of agreement and {(first, second): (mean, lo, hi)} of their
     paired differences at one ε of the grid."""
-    here = cell_rows(summary, eps)
+    here, diffs = cell_rows(summary, eps), cell_rows(differences, eps)
     cells = {
-        r.learner: (r.agreement_mean, r.agreement_lo, r.agreement_hi) for r in here.itertuples()
+        learner: (mean, lo, hi)
+        for learner, mean, lo, hi in zip(
+            here["learner"], here["agreement_mean"], here["agreement_lo"], here["agreement_hi"]
+        )
     }
     pairs = {
-        (r.first, r.second): (r.difference_mean, r.difference_lo, r.difference_hi)
-        for r in cell_rows(differences, eps).itertuples()
+        (first, second): (mean, lo, hi)
+        for first, second, mean, lo, hi in zip(
+            diffs["first"],
+            diffs["second"],
+            diffs["difference_mean"],
+            diffs["difference_lo"],
+            diffs["difference_hi"],
+        )
     }
     return cells, pairs
 
 
-def cell_rows(table, eps):
+def cell_rows(table: pd.DataFrame, eps: float) -> pd.DataFrame:
     """The rows of a table at one ε (the grid holds every slider value, ∞ included)."""
     at = table["epsilon"]
     return table[np.isinf(at) if math.isinf(eps) else np.isclose(at, eps)]
 
 
-def is_computed(ns, *args):
+def is_computed(ns: Iterable[int], *args: object) -> bool:
     """Whether owl_sweep(n, *args) has run for every n, here or in the shared store (so the
     view needs no simulation)."""
-    return all((n, *args) in _computed or owl_sweep.is_stored(n, *args) for n in ns)
+    # st.cache_data keeps @stored's is_stored (functools.update_wrapper copies the wrapper's
+    # attributes), but its CachedFunc type does not declare it
+    return all((n, *args) in _computed or owl_sweep.is_stored(n, *args) for n in ns)  # type: ignore[attr-defined]
 
 
-def sweeps(ns, mode, gamma, h, W, reps, seed, prep="public", progress=None, what="Simulating"):
+def sweeps(
+    ns: Sequence[int],
+    mode: str,
+    gamma: float,
+    h: float,
+    W: float | str,
+    reps: int,
+    seed: int,
+    prep: str = "public",
+    progress: Callable[[float, str], object] | None = None,
+    what: str = "Simulating",
+) -> dict[int, Sweep]:
     """owl_sweep for several n; ``progress(fraction, text)`` before and after each."""
     out = {}
     for k, n in enumerate(ns):
@@ -193,7 +249,7 @@ class ExampleRule:
 
     gamma: float
     gamma_ref: float
-    names: tuple
+    names: tuple[str, ...]
     nonprivate: np.ndarray
     nonprivate_same_gamma: np.ndarray
     private: np.ndarray
@@ -201,7 +257,7 @@ class ExampleRule:
     noise: np.ndarray
     sensitivity: float
     weight_bound: float
-    agreement: dict
+    agreement: dict[str, float]
     accuracy_private: float
     accuracy_nonprivate: float
     value_private: float
@@ -212,7 +268,16 @@ class ExampleRule:
     max_entries=512, show_spinner=False
 )  # every (n, ε) of both γ modes and preprocessings
 @stored
-def example_rule(n, eps, mode, gamma, h, W, seed, prep="public"):
+def example_rule(
+    n: int,
+    eps: float,
+    mode: str,
+    gamma: float,
+    h: float,
+    W: float | str,
+    seed: int,
+    prep: str = "public",
+) -> ExampleRule:
     """One training set of the paper's trial, its non-private and private rules (from the
     shared results store when any process has drawn it before)."""
     g, g_ref = gamma_used(mode, gamma, eps, n), gamma_used(mode, gamma, np.inf, n)
@@ -268,7 +333,17 @@ def example_rule(n, eps, mode, gamma, h, W, seed, prep="public"):
 
 @st.cache_data(max_entries=32, show_spinner=False)
 @stored
-def gamma_tuning(n, eps, variant, n0, reps, h, W, prep="public", seed=0):
+def gamma_tuning(
+    n: int,
+    eps: float,
+    variant: str,
+    n0: int,
+    reps: int,
+    h: float,
+    W: float | str,
+    prep: str = "public",
+    seed: int = 0,
+) -> TuningResult:
     """Algorithm 2 on a public proxy drawn from one of the "imperfect proxy" designs.
 
     The proxy is public, so its outcomes may be shifted by its own minimum (the authors' way);
@@ -291,7 +366,7 @@ def gamma_tuning(n, eps, variant, n0, reps, h, W, prep="public", seed=0):
         )
 
 
-def view_numbers(summary, n, eps):
+def view_numbers(summary: pd.DataFrame, n: int, eps: float) -> pd.DataFrame:
     """The current view's numbers (one row per shown setting) for a download."""
     keep = [c for c in summary.columns if not c.endswith(("_sd",))]
     here = summary[
@@ -302,7 +377,7 @@ def view_numbers(summary, n, eps):
     return pd.concat([here, best]).drop_duplicates()[keep]
 
 
-def cell(summary, eps):
+def cell(summary: pd.DataFrame, eps: float) -> pd.Series:
     """The summary row at one ε (the grid holds every slider value)."""
     row = summary[
         np.isclose(summary["epsilon"], eps) | ((summary["epsilon"] == eps) & np.isinf(eps))
@@ -310,7 +385,7 @@ def cell(summary, eps):
     return row.iloc[0]
 
 
-def paper_gamma_table():
+def paper_gamma_table() -> pd.DataFrame:
     """The authors' tuned γ as a table: rows n, columns ε."""
     epsilons = sorted({e for e, _ in PAPER_GAMMA})
     return pd.DataFrame(
@@ -319,11 +394,11 @@ def paper_gamma_table():
     )
 
 
-def stack_runs(runs):
+def stack_runs(runs: Mapping[int, pd.DataFrame]) -> pd.DataFrame:
     """One table of per-repetition rows over several n."""
     return pd.concat(list(runs.values()), ignore_index=True)
 
 
-def stack_summaries(results):
+def stack_summaries(results: Mapping[int, Sweep]) -> pd.DataFrame:
     """One summary table over several n."""
     return pd.concat([s for _, s, _ in results.values()], ignore_index=True)

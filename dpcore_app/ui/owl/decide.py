@@ -4,6 +4,7 @@ non-private rule every mode is compared with."""
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import streamlit as st
@@ -12,6 +13,14 @@ from dpcore_app.ui.common.controls import Choice
 from dpcore_app.ui.common.link import value_of
 from dpcore_app.ui.owl import compute
 from dpcore_app.ui.owl import decide_compute as decide
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+    import numpy as np
+
+    from dpcore_app.ui.common.controls import IntRange
+    from dpcore_app.ui.owl.view_model import State
 
 TARGET = Choice(
     "target",
@@ -38,7 +47,7 @@ ASSURANCE = Choice(
 CONTROLS = (TARGET, K, P, ASSURANCE)
 
 
-def target_widgets():
+def target_widgets() -> tuple[decide.Target, float]:
     """The target's widgets in a popover whose label states the target; returns
     (:class:`decide.Target`, assurance as a fraction)."""
     kind = value_of(TARGET)
@@ -52,7 +61,7 @@ def target_widgets():
     return decide.Target(kind, level), float(assurance)
 
 
-def best_reference(s, summary, reps, n=None):
+def best_reference(s: State, summary: pd.DataFrame, reps: int, n: int | None = None) -> pd.Series:
     """The best non-private rule at n (default: the page's n): the sweep's own ε = ∞ row in
     paper mode, the authors' tuned γ on the same trials in fixed mode."""
     n = s["n"] if n is None else n
@@ -62,7 +71,7 @@ def best_reference(s, summary, reps, n=None):
     return pd.Series(decide.best_nonprivate(n, s["h"], s["W"], reps, s["seed"], s["prep"])[0])
 
 
-def best_per_trial(s, runs, reps, n=None):
+def best_per_trial(s: State, runs: pd.DataFrame, reps: int, n: int | None = None) -> np.ndarray:
     """The best non-private rule's accuracy on each simulated trial at n (default: the page's
     n), indexed by repetition: from the sweep's own ``runs`` at ε = ∞ in paper mode, from the
     authors' tuned γ on the same trials in fixed mode (already computed for
@@ -73,11 +82,14 @@ def best_per_trial(s, runs, reps, n=None):
     return decide.best_nonprivate(n, s["h"], s["W"], reps, s["seed"], s["prep"])[1]
 
 
-def best_gamma(n):
+def best_gamma(n: int) -> float:
+    """The γ of the best non-private rule at n: the authors' tuned γ at ε = ∞."""
     return compute.gamma_used("paper", 0, math.inf, n)
 
 
-def offer_reps(needed, control, on_use):
+def offer_reps(
+    needed: int, control: IntRange, on_use: Callable[[Mapping[str, Any], str], None]
+) -> None:
     """A button that sets the repetitions ``control`` to its first setting at or above
     ``needed`` (through ``on_use(values, message)``); none when the control is already there
     (the view was capped below it: its notice says why)."""

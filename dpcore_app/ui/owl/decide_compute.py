@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, overload
 
 import numpy as np
 import streamlit as st
@@ -18,6 +19,15 @@ from dpcore.montecarlo import Stream, reps_to_show, stream
 from dpcore.montecarlo import wilson_interval as wilson
 from dpcore.owl.simulate import PAPER_TRIAL, optimal_treatment
 from dpcore_app.ui.owl.compute import study
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    import pandas as pd
+
+#: An accuracy (%) a release must reach: one for every release, or an array indexed by
+#: repetition, one per simulated trial (a paired target).
+Threshold = float | np.ndarray
 
 
 @dataclass(frozen=True)
@@ -36,15 +46,20 @@ class Target:
     kind: str
     level: float
 
-    def threshold(self, best_accuracy):
+    @overload
+    def threshold(self, best_accuracy: float) -> float: ...
+    @overload
+    def threshold(self, best_accuracy: np.ndarray) -> Threshold: ...
+    def threshold(self, best_accuracy: float | np.ndarray) -> Threshold:
         """The accuracy (%) that meets the target, given the best non-private rule's: a number
-        for a number (its mean), an array for an array (one per simulated trial)."""
+        for a number (its mean), an array for an array (one per simulated trial) except for a
+        "patients" target, whose level is the same for every trial."""
         if self.kind == "patients":
             return float(self.level)
         best = np.asarray(best_accuracy, float)
         return best - float(self.level) if best.ndim else float(best) - float(self.level)
 
-    def words(self, threshold=None):
+    def words(self, threshold: float | None = None) -> str:
         """The target in words; with ``threshold`` (the mean's), what it comes to in %."""
         if self.kind == "patients":
             text = f"at least {self.level:g} of 100 new patients get the better treatment"
@@ -55,7 +70,7 @@ class Target:
         )
         return text if threshold is None else f"{text} ({threshold:.1f}% on average)"
 
-    def reach(self, threshold):
+    def reach(self, threshold: float) -> str:
         """What a single release must do, as a verb phrase ("reach 80.0%")."""
         if self.kind == "patients":
             return f"reach {threshold:.1f}%"
@@ -64,7 +79,7 @@ class Target:
             "the same patients"
         )
 
-    def _points(self, short=False):
+    def _points(self, short: bool = False) -> str:
         """The level in words: 5 percentage points, 1 percentage point (short: 5 points)."""
         unit = "point" if self.level == 1 else "points"
         return f"{self.level:g} {unit}" if short else f"{self.level:g} percentage {unit}"
@@ -92,11 +107,11 @@ class EpsAnswer:
     possible: Hit | None
 
 
-def _hit(row, at):
+def _hit(row: pd.Series, at: float) -> Hit:
     return Hit(float(at), float(row.accuracy_mean), float(row.accuracy_lo), float(row.accuracy_hi))
 
 
-def smallest_eps(summary, n, threshold):
+def smallest_eps(summary: pd.DataFrame, n: int, threshold: float) -> EpsAnswer:
     """The private ε grid at one n, scanned from the smallest ε (non-private excluded)."""
     rows = summary[(summary["n"] == n) & np.isfinite(summary["epsilon"])].sort_values("epsilon")
 
@@ -111,7 +126,7 @@ def smallest_eps(summary, n, threshold):
     )
 
 
-def hit_at(summary, n, eps):
+def hit_at(summary: pd.DataFrame, n: int, eps: float | None) -> Hit | None:
     """The :class:`Hit` of the mean accuracy at (n, ε), or None when ``eps`` is None."""
     if eps is None:
         return None
@@ -120,7 +135,9 @@ def hit_at(summary, n, eps):
     return _hit(row.iloc[0], eps)
 
 
-def smallest_n(summary, eps, thresholds):
+def smallest_n(
+    summary: pd.DataFrame, eps: float, thresholds: Mapping[int, float]
+) -> tuple[Hit | None, list[int]]:
     """Among the simulated sizes, the smallest n whose mean accuracy at ε meets its threshold.
 
     ``thresholds`` maps each n to its threshold (a "points" target depends on n).
@@ -154,7 +171,7 @@ class Share:
     releases: int
 
 
-def release_shares(runs, threshold):
+def release_shares(runs: pd.DataFrame, threshold: Threshold) -> list[Share]:
     """One :class:`Share` per ε of ``runs`` (one n's per-repetition rows), smallest ε first.
 
     ``threshold``: one accuracy (%) for every release, or an array indexed by repetition, one
@@ -173,7 +190,7 @@ def release_shares(runs, threshold):
     return out
 
 
-def per_trial(runs, eps=math.inf, metric="accuracy"):
+def per_trial(runs: pd.DataFrame, eps: float = math.inf, metric: str = "accuracy") -> np.ndarray:
     """``metric`` at one ε of ``runs``, as an array indexed by repetition (simulated trial)."""
     rows = runs[(runs["epsilon"] == eps) | (np.isinf(runs["epsilon"]) & math.isinf(eps))]
     out = np.full(int(runs["rep"].max()) + 1, np.nan)
@@ -181,14 +198,16 @@ def per_trial(runs, eps=math.inf, metric="accuracy"):
     return out
 
 
-def share_at(runs, eps, threshold):
+def share_at(runs: pd.DataFrame, eps: float, threshold: Threshold) -> Share:
     """The :class:`Share` at one ε."""
     return next(
         s for s in release_shares(runs, threshold) if s.at == eps or math.isclose(s.at, eps)
     )
 
 
-def smallest_assured_eps(runs, threshold, assurance):
+def smallest_assured_eps(
+    runs: pd.DataFrame, threshold: Threshold, assurance: float
+) -> Share | None:
     """The smallest private ε whose share's interval lies at or above ``assurance`` (a
     fraction): there, at least that share of single releases reaches the threshold, beyond
     Monte-Carlo doubt. None when no ε on the grid does."""
@@ -198,7 +217,12 @@ def smallest_assured_eps(runs, threshold, assurance):
     )
 
 
-def smallest_assured_n(runs_by_n, eps, thresholds, assurance):
+def smallest_assured_n(
+    runs_by_n: Mapping[int, pd.DataFrame],
+    eps: float,
+    thresholds: Mapping[int, Threshold],
+    assurance: float,
+) -> Share | None:
     """Among the simulated sizes, the smallest n whose share at ε clears ``assurance``;
     ``thresholds`` maps each n to its threshold (a number, or one per simulated trial)."""
     for n in sorted(runs_by_n):
@@ -208,7 +232,7 @@ def smallest_assured_n(runs_by_n, eps, thresholds, assurance):
     return None
 
 
-def reps_needed(reps, assurance):
+def reps_needed(reps: int, assurance: float) -> int | None:
     """The fewest repetitions at which the Wilson bound can show that ``assurance`` of single
     releases meet a target (:func:`dpcore.montecarlo.reps_to_show`), when ``reps`` are fewer;
     None when ``reps`` can show it (whether they do is then up to the releases)."""
@@ -216,14 +240,16 @@ def reps_needed(reps, assurance):
     return floor if int(reps) < floor else None
 
 
-def control_setting(needed, low, step, high):
+def control_setting(needed: float, low: int, step: int, high: int) -> int:
     """The smallest value of a stepped control (``low``, ``low + step``, ... ``high``) at or
     above ``needed``; ``high`` when none is."""
     return int(min(high, low + max(0, math.ceil((needed - low) / step)) * step))
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def best_nonprivate(n, h, W, reps, seed, prep="public"):
+def best_nonprivate(
+    n: int, h: float, W: float | str, reps: int, seed: int, prep: str = "public"
+) -> tuple[dict[str, float], np.ndarray]:
     """The best non-private rule (the authors' tuned γ at ε = ∞) on the same simulated trials
     as any sweep with this (n, h, W, reps, seed, prep): (its summary row as a dict, its
     accuracy on each trial as an array indexed by repetition).
@@ -240,7 +266,7 @@ def best_nonprivate(n, h, W, reps, seed, prep="public"):
 
 
 @st.cache_data(show_spinner=False)
-def fixed_rule_accuracy(size=400_000):
+def fixed_rule_accuracy(size: int = 400_000) -> dict[str, float]:
     """Accuracy (%) of treating everyone and of treating no one in the simulated trial.
 
     A fixed seeded sample of ``size`` patients: the Monte-Carlo error is below 0.2 points.

@@ -55,8 +55,9 @@ def intervals(here: pd.Series, value_key: str, private: bool) -> str:
     return f"95% intervals over {int(here.reps)} simulated trials: " + ", ".join(parts) + "."
 
 
-def coverage(prep: str, W: float, bounds: tuple[float, float], clipped_share: float) -> str:
-    """What the privacy guarantee covers in this preprocessing mode (a caption)."""
+def coverage(prep: str, W: float, bounds: str | tuple[float, float], clipped_share: float) -> str:
+    """What the privacy guarantee covers in this preprocessing mode (a caption); ``bounds`` is
+    the engine's outcome argument (:func:`dpcore_app.ui.owl.compute.preprocessing`)."""
     unit = (
         "Unit of privacy: one patient (one row); neighbouring trials differ by replacing "
         "one patient."
@@ -68,6 +69,7 @@ def coverage(prep: str, W: float, bounds: tuple[float, float], clipped_share: fl
             f"and weights are capped at W = {W:g}; that shift reads the data, so these curves "
             "reproduce the paper rather than a private release."
         )
+    assert not isinstance(bounds, str)  # "paper" comes only with the paper's preprocessing
     lo, hi = bounds
     clipped = (
         "no weight is clipped"

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from dpcore_app.ui.common.limits import Workload
+    from dpcore_app.ui.owl.compute import SweepArgs
     from dpcore_app.ui.owl.decide_compute import Target
 
 #: A state of the page: its controls' values by name (``eps``, ``n``, ``mode``, ``gamma``, ...).
@@ -40,7 +41,7 @@ class View:
     runs_by_n: dict[int, pd.DataFrame]
 
 
-def workload(s: State) -> tuple[Workload, tuple[Any, ...]]:
+def workload(s: State) -> tuple[Workload, SweepArgs]:
     """(:class:`Workload`, the sweeps' arguments after n) of a state ``s`` of the page."""
     work = cap_work(s["reps"], set(s["compare"]) | {s["n"]}, keep=s["n"])
     return work, (s["mode"], s["gamma"], s["h"], s["W"], work.reps, s["seed"], s["prep"])
