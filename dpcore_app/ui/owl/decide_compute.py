@@ -135,28 +135,6 @@ def hit_at(summary: pd.DataFrame, n: int, eps: float | None) -> Hit | None:
     return _hit(row.iloc[0], eps)
 
 
-def smallest_n(
-    summary: pd.DataFrame, eps: float, thresholds: Mapping[int, float]
-) -> tuple[Hit | None, list[int]]:
-    """Among the simulated sizes, the smallest n whose mean accuracy at ε meets its threshold.
-
-    ``thresholds`` maps each n to its threshold (a "points" target depends on n).
-    Returns (Hit or None, the sizes looked at, in order).
-    """
-    sizes = sorted(int(n) for n in thresholds)
-    for n in sizes:
-        rows = summary[
-            (summary["n"] == n)
-            & (
-                np.isclose(summary["epsilon"], eps)
-                | (np.isinf(summary["epsilon"]) & math.isinf(eps))
-            )
-        ]
-        if len(rows) and rows.iloc[0].accuracy_mean >= thresholds[n]:
-            return _hit(rows.iloc[0], n), sizes
-    return None, sizes
-
-
 @dataclass(frozen=True)
 class Share:
     """How often one release reaches a threshold at a grid point (ε or n): the share of the
