@@ -18,7 +18,8 @@ from dpcore_app.ui.common.safety import guarded
 
 @st.fragment
 @guarded("The theory-bounds study")
-def study():
+def study() -> None:
+    """The page's study: the settings, the measured releases, then the verdict and every panel."""
     verdict_slot = st.container()  # filled once the numbers are in: the first thing under the title
     s, G, seed = settings_panel()
     with st.expander(

@@ -22,7 +22,8 @@ from dpcore_app.ui.cvar.panels import (
 
 @st.fragment
 @guarded("The private CVaR study")
-def study():
+def study() -> None:
+    """The page's study: the settings, the scalar sweep, then the verdict, every panel and the handout."""
     verdict_slot = st.container()  # filled once the numbers are in: the first thing under the title
     s = settings_panel()
     with st.expander(

@@ -4,6 +4,7 @@ risk, Corollary 12's sample size, the CVaR phase diagram and rate curves."""
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 import plotly.graph_objects as go
@@ -22,6 +23,13 @@ from dpcore_app.ui.common.charts import (
 from dpcore_app.ui.common.figures import figure
 from dpcore_app.ui.common.frames import eps_steps
 
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    import pandas as pd
+
+    from dpcore_app.ui.common.figures import SharedFigure
+
 TERM_NAMES = {
     "T1": "T1 regularization",
     "T2": "T2 privacy noise",
@@ -39,7 +47,16 @@ REGIME_COLOURS = {
 }
 
 
-def bound_terms(curve, measured, over, form, current, best, rho, paper_gamma=None):
+def bound_terms(
+    curve: pd.DataFrame,
+    measured: pd.DataFrame,
+    over: str,
+    form: str,
+    current: float,
+    best: float | None,
+    rho: float,
+    paper_gamma: float | None = None,
+) -> go.Figure:
     """The terms of one form stacked against γ or h, the other form's total, and the measured
     excess risk (mean with 95% band, and its (1 - ρ) quantile) of the actual mechanism."""
     x = curve[over].to_numpy()
@@ -128,13 +145,13 @@ def bound_terms(curve, measured, over, form, current, best, rho, paper_gamma=Non
     return _below(fig, top=110)
 
 
-def _below(fig, top=70):
+def _below(fig: go.Figure, top: int = 70) -> go.Figure:
     """Room for the marker labels above the plot (the figure grows by it)."""
     fig.update_layout(margin={"t": top}, height=fig.layout.height + top - 70)
     return fig
 
 
-def sample_size(df, eps, alpha):
+def sample_size(df: pd.DataFrame, eps: float, alpha: float) -> go.Figure:
     """Corollary 12's n against ε: each term, their maximum, and the ruling term shaded."""
     fig = go.Figure()
     x = df.epsilon.to_numpy()
@@ -191,7 +208,15 @@ def sample_size(df, eps, alpha):
     return _below(fig, top=90)
 
 
-def phase_diagram(ns, taus, regime, n, tau, eps, d):
+def phase_diagram(
+    ns: np.ndarray,
+    taus: np.ndarray,
+    regime: np.ndarray,
+    n: int,
+    tau: float,
+    eps: float,
+    d: int,
+) -> go.Figure:
     """The CVaR regime over (n, τ) at ε and d, the threshold ε n τ = √d and the current point."""
     colours = [REGIME_COLOURS[r] for r in ("statistical", "privacy-dominated", "trivial")]
     scale = [
@@ -261,7 +286,7 @@ def phase_diagram(ns, taus, regime, n, tau, eps, d):
     return _below(fig)
 
 
-def cvar_rates(rates, measured, tau, eps):
+def cvar_rates(rates: pd.DataFrame, measured: pd.DataFrame, tau: float, eps: float) -> go.Figure:
     """Rates against n (B = 1, constants 1) with the Laplace plug-in's measured error."""
     fig = go.Figure()
     lines = (
@@ -316,7 +341,9 @@ def cvar_rates(rates, measured, tau, eps):
     return _below(fig)
 
 
-def cvar_rates_steps(curves, tau, eps):
+def cvar_rates_steps(
+    curves: Mapping[float, tuple[pd.DataFrame, pd.DataFrame]], tau: float, eps: float
+) -> SharedFigure:
     """:func:`cvar_rates` at ``eps`` carrying every ε of the grid as a step of its own slider,
     drawn in the browser (see :mod:`dpcore_app.ui.common.frames`). ``curves`` maps each ε of the
     grid, in order, to its (rates, measured) (``dpcore_app.ui.bounds.compute.rate_curves``: the

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -35,13 +36,17 @@ H_GRID = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0)
 CVAR_N = (100, 300, 1000, 3000, 10_000, 30_000)
 CVAR_REPS = 100
 
+#: ‖θ0‖ of the comparator: one number, or one per convention ({convention: ‖θ0‖}, each form
+#: reading its own, :data:`dpcore.theory.bounds.FORM_CONVENTION`).
+Theta0Norm = float | dict[str, float]
 
-def gamma_used(mode, gamma, eps, n):
+
+def gamma_used(mode: str, gamma: float, eps: float, n: int) -> float:
     """The γ of the current setting: the paper's table or the free value."""
     return resolve_gamma("paper" if mode == "paper" else float(gamma), eps, n)
 
 
-def draws_per_trial(n):
+def draws_per_trial(n: int) -> tuple[int, str | None]:
     """Noise draws per trial, and a notice when the work cap lowered them."""
     work = cap_work(DRAWS, (int(n),), keep=int(n))
     return max(1, work.reps // TRIALS), work.notice
@@ -54,25 +59,25 @@ class Measured:
     per convention (the excess against that convention's comparator θ0)."""
 
     here: pd.DataFrame
-    vs_gamma: dict
-    vs_h: dict
-    norms: dict  # convention -> mean ‖θ0‖ over the trials
+    vs_gamma: dict[str, pd.DataFrame]
+    vs_h: dict[str, pd.DataFrame]
+    norms: dict[str, float]  # convention -> mean ‖θ0‖ over the trials
 
     @property
-    def theta0_norm(self):
+    def theta0_norm(self) -> float:
         """‖θ0‖ of the code's convention (λ = γ/n), the one the re-derived form uses."""
         return self.norms["code"]
 
-    def curve(self, over, form):
+    def curve(self, over: str, form: str) -> pd.DataFrame:
         """The measured curve against ``over`` that the ``form`` is held against."""
         return (self.vs_gamma if over == "gamma" else self.vs_h)[bounds.FORM_CONVENTION[form]]
 
-    def excess(self, form):
+    def excess(self, form: str) -> pd.Series:
         """Per-draw excess at the current setting against the form's comparator."""
         return self.here[f"excess_{bounds.FORM_CONVENTION[form]}"]
 
 
-def _norm(theta0_norm, form):
+def _norm(theta0_norm: Theta0Norm, form: str) -> float:
     """‖θ0‖ for a form: a number, or a {convention: number} dict read at the form's own."""
     return (
         theta0_norm[bounds.FORM_CONVENTION[form]] if isinstance(theta0_norm, dict) else theta0_norm
@@ -96,7 +101,9 @@ def _curves(runs, comps, by, rho):
 
 @st.cache_data(max_entries=32, show_spinner=False)
 @stored
-def measure(n, eps, gamma, h, W, C, rho, seed):
+def measure(
+    n: int, eps: float, gamma: float, h: float, W: float, C: float, rho: float, seed: int
+) -> Measured:
     """Excess empirical hinge risk of the engine's releases at (n, ε, γ, h, W, C).
 
     The comparator θ0 of each convention is the regularized-hinge minimiser at the current
@@ -109,7 +116,7 @@ def measure(n, eps, gamma, h, W, C, rho, seed):
         trials = check.paper_trials(n, TRIALS, float(W), seed=int(seed))
         comps = check.comparators(trials, gamma)
         theta0 = comps["code"].theta0
-        args = dict(weight_bound=float(W), C=float(C), draws=draws, seed=int(seed))
+        args: dict[str, Any] = dict(weight_bound=float(W), C=float(C), draws=draws, seed=int(seed))
         gammas = sorted(set(GAMMA_GRID) | {float(gamma)})
         runs_g = check.werm_excess_risk(trials, theta0, eps, gammas, h, **args)
         runs_h = check.werm_excess_over_h(
@@ -130,7 +137,7 @@ def measure(n, eps, gamma, h, W, C, rho, seed):
     )
 
 
-def measured_card(eps, rho, excess):
+def measured_card(eps: float, rho: float, excess: pd.Series) -> tuple[str, float]:
     """(label, value) of the measured card: the (1 - ρ) quantile over releases, or without
     noise (one release per trial) the largest excess over the trials."""
     if math.isinf(eps):
@@ -138,7 +145,7 @@ def measured_card(eps, rho, excess):
     return f"Measured, {1 - rho:.0%} quantile", float(excess.quantile(1 - rho))
 
 
-def coverages(here, eps):
+def coverages(here: pd.DataFrame, eps: float) -> dict[str, dict[str, float]]:
     """Coverage of each bound form at the current setting (share within, 95% CI with the
     draws clustered by trial; without noise one value per trial)."""
     return {
@@ -147,7 +154,17 @@ def coverages(here, eps):
     }
 
 
-def terms(n, eps, gamma, h, W, C, rho, theta0_norm, G=0.0):
+def terms(
+    n: int,
+    eps: float,
+    gamma: float,
+    h: float,
+    W: float,
+    C: float,
+    rho: float,
+    theta0_norm: Theta0Norm,
+    G: float = 0.0,
+) -> dict[str, dict[str, float]]:
     """Both forms' terms at the current setting, each at its own convention and with its own
     comparator's ‖θ0‖: {form: {T1, T2, T3, G, total}} as floats."""
     return {
@@ -162,7 +179,19 @@ def terms(n, eps, gamma, h, W, C, rho, theta0_norm, G=0.0):
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def terms_curve(n, eps, gamma, h, W, C, rho, theta0_norm, G, over, reach=0.0):
+def terms_curve(
+    n: int,
+    eps: float,
+    gamma: float,
+    h: float,
+    W: float,
+    C: float,
+    rho: float,
+    theta0_norm: Theta0Norm,
+    G: float,
+    over: str,
+    reach: float = 0.0,
+) -> pd.DataFrame:
     """Every term of both forms on a fine grid of γ (``over="gamma"``) or h (``over="h"``),
     wide enough to reach ``reach`` (a minimiser to be marked on it)."""
     top = 1000.0 if over == "gamma" else 3.0
@@ -178,10 +207,19 @@ def terms_curve(n, eps, gamma, h, W, C, rho, theta0_norm, G, over, reach=0.0):
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def minimisers(n, eps, gamma, h, W, C, rho, theta0_norm):
+def minimisers(
+    n: int,
+    eps: float,
+    gamma: float,
+    h: float,
+    W: float,
+    C: float,
+    rho: float,
+    theta0_norm: Theta0Norm,
+) -> dict[str, Any]:
     """The bound-minimising γ (at this h), h (at this γ) and joint (γ, h), per form, with the
-    paper's table γ for comparison."""
-    out = {}
+    paper's table γ for comparison: {form: {"gamma": γ, "h": h, "joint": (γ, h)}, "paper": γ}."""
+    out: dict[str, Any] = {}
     for form in bounds.FORMS:
         out[form] = {
             "gamma": bounds.best_gamma(n, h, eps, rho, W, C, D, _norm(theta0_norm, form), form),
@@ -193,7 +231,9 @@ def minimisers(n, eps, gamma, h, W, C, rho, theta0_norm):
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def gamma_table(n, h, W, C, rho, theta0_norm):
+def gamma_table(
+    n: int, h: float, W: float, C: float, rho: float, theta0_norm: Theta0Norm
+) -> pd.DataFrame:
     """The paper's tuned γ against the bound-minimising γ (at this h) for each finite ε of the
     paper's table, at this n."""
     rows = [
@@ -213,7 +253,7 @@ def gamma_table(n, h, W, C, rho, theta0_norm):
     return pd.DataFrame(rows).set_index("ε")
 
 
-def sensitivities(W, gamma, C):
+def sensitivities(W: float, gamma: float, C: float) -> dict[str, float]:
     """Theorem 7's (C + 2W)/γ, the unweighted 2/γ, and what the engine's release uses."""
     return {
         "weighted": float(bounds.weighted_sensitivity(W, gamma, C)),
@@ -222,14 +262,14 @@ def sensitivities(W, gamma, C):
     }
 
 
-def rate_ratio(measured, tau, eps):
+def rate_ratio(measured: pd.DataFrame, tau: float, eps: float) -> tuple[float, float]:
     """Measured mean error over the scalar rate at each measured n: (smallest, largest)."""
     ratio = measured.total_mean / bounds.scalar_cvar_rate(measured.n.to_numpy(), tau, eps)
     return float(ratio.min()), float(ratio.max())
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def sample_sizes(alpha, W, C, rho, theta0_norm):
+def sample_sizes(alpha: float, W: float, C: float, rho: float, theta0_norm: float) -> pd.DataFrame:
     """Corollary 12's n against ε (h = α/W), each term and which one rules."""
     eps = np.geomspace(0.05, 1000, 120)
     out = bounds.sample_size(alpha, eps, W, C, D, rho, theta0_norm)
@@ -240,7 +280,7 @@ def sample_sizes(alpha, W, C, rho, theta0_norm):
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def phase_grid(eps, d):
+def phase_grid(eps: float, d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The CVaR regime over a log grid of (n, τ) at ε and d."""
     ns, taus = np.geomspace(10, 1e6, 81), np.geomspace(1e-3, 1.0, 61)
     N, T = np.meshgrid(ns, taus)
@@ -248,7 +288,7 @@ def phase_grid(eps, d):
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def cvar_rates(tau, eps, d):
+def cvar_rates(tau: float, eps: float, d: int) -> pd.DataFrame:
     """Rate curves against n at (τ, ε, d), B = 1, constants 1."""
     ns = np.geomspace(10, 1e6, 120)
     return pd.DataFrame(
@@ -265,7 +305,7 @@ def cvar_rates(tau, eps, d):
 
 @st.cache_data(max_entries=16, show_spinner=False)
 @stored
-def cvar_runs(tau, seed):
+def cvar_runs(tau: float, seed: int) -> pd.DataFrame:
     """The Laplace plug-in on the hard two-point instance at every ε of the grid: one sweep
     serves every ε slider position."""
     with SIMULATIONS.slot():
@@ -281,7 +321,7 @@ def cvar_runs(tau, seed):
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def cvar_measured(tau, eps, seed):
+def cvar_measured(tau: float, eps: float, seed: int) -> pd.DataFrame:
     """Mean error of the Laplace plug-in at ε, with its statistical and (exact) privacy parts."""
     runs = cvar_runs(tau, seed)
     here = runs[(runs.epsilon == eps) | (np.isclose(runs.epsilon, eps) & np.isfinite(eps))]
@@ -292,16 +332,17 @@ def cvar_measured(tau, eps, seed):
     )
 
 
-def rate_curves(tau, d, seed):
+def rate_curves(tau: float, d: int, seed: int) -> dict[float, tuple[pd.DataFrame, pd.DataFrame]]:
     """{ε: (:func:`cvar_rates`, :func:`cvar_measured`)} for every ε of the grid: what the rate
     chart's own ε slider shows (the formulas, and the one sweep over every ε)."""
     return {e: (cvar_rates(tau, e, d), cvar_measured(tau, e, seed)) for e in EPS_OPTIONS}
 
 
-def busy():
+def busy() -> bool:
+    """Whether other sessions' simulations hold every slot (the spinner then says so)."""
     return SIMULATIONS.busy()
 
 
-def figure(builder, *args):
+def figure(builder: str, *args: Any) -> figures.SharedFigure:
     """``charts.<builder>(*args)``, built once per distinct input and shared (figures.py)."""
     return figures.figure(getattr(charts, builder), *args)

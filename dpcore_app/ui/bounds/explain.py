@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def _times(ratio):
@@ -20,7 +25,14 @@ CLAIMS = {
 }
 
 
-def bound_verdict(eps, terms, q_measured, rho, worst=None, trials=None):
+def bound_verdict(
+    eps: float,
+    terms: Mapping[str, float],
+    q_measured: float,
+    rho: float,
+    worst: float | None = None,
+    trials: int | None = None,
+) -> str:
     """Which term of the re-derived bound rules at this setting, and what the measurement says.
 
     ``terms`` holds T1, T2, T3, G and total of the re-derived form; ``q_measured`` is the
@@ -35,7 +47,7 @@ def bound_verdict(eps, terms, q_measured, rho, worst=None, trials=None):
         "T3": "the Huber-to-hinge term",
         "G": "the generalization term",
     }
-    top = max(share, key=share.get) if share else "T1"
+    top = max(share, key=share.__getitem__) if share else "T1"
     if math.isinf(eps):
         head = (
             f"Without privacy there is no noise term: the re-derived bound is {total:.3g}, of "
@@ -72,12 +84,15 @@ def bound_verdict(eps, terms, q_measured, rho, worst=None, trials=None):
     return head + " " + tail
 
 
-def coverage_sentence(form, cov, rho, eps=1.0):
+def coverage_sentence(
+    form: str, cov: Mapping[str, float], rho: float, eps: float = 1.0
+) -> tuple[str, str]:
     """("holds" | "unclear" | "violated", sentence): how often the measured excess stayed within
     one form of the bound, against its claimed 1 - rho, judged by the 95% interval that treats
     the trials as clusters (without noise: by the count of trials, with no probability)."""
     name, trials = FORM_NAMES[form], cov.get("trials")
     if math.isinf(eps):
+        trials = cov["trials"]  # without noise the count is of trials: always given
         k = round(cov["share"] * trials)
         text = (
             f"Without noise there is no probability: the {name} bound held on {k} of "
@@ -103,7 +118,7 @@ def coverage_sentence(form, cov, rho, eps=1.0):
     return "holds", text
 
 
-def terms_caption(form):
+def terms_caption(form: str) -> str:
     """What the stacked-terms charts show; the comparator is the hardest only at the current γ."""
     lam = "2γ/n" if form == "printed" else "γ/n"
     return (
@@ -116,7 +131,7 @@ def terms_caption(form):
     )
 
 
-def rate_ratio_sentence(lo, hi, eps=1.0):
+def rate_ratio_sentence(lo: float, hi: float, eps: float = 1.0) -> str:
     """The measured CVaR error over the scalar rate (constants set to 1) on one law."""
     text = (
         f"Measured error / scalar rate (constants set to 1) stays between {lo:.2g} and "
@@ -133,7 +148,7 @@ def rate_ratio_sentence(lo, hi, eps=1.0):
     return text + (f" (the theorem is proven for ε ≤ 1; here ε = {eps:g})." if beyond else ".")
 
 
-def phase_caption(eps, d):
+def phase_caption(eps: float, d: int) -> str:
     """What the regime map shows: one rule, up to constants, indicative."""
     parts = [
         "Up to constants, and so only indicative: grey where the worst-case rate "
@@ -245,7 +260,7 @@ def _num(x):
     return f"{x:,.0f}" if x >= 100 else f"{x:.2g}"
 
 
-def sample_size_caption(epsilon, regime):
+def sample_size_caption(epsilon: np.ndarray, regime: np.ndarray) -> str:
     """Which of Corollary 12's terms rules over which range of ε, read off the curve."""
     parts, start = [], 0
     for i in range(1, len(regime) + 1):
@@ -272,7 +287,9 @@ BOUNDS_INTRO = (
 TERMS_ANCHOR = "terms"
 
 
-def terms_reading(curve, measured, over, form, pick, rho):
+def terms_reading(
+    curve: pd.DataFrame, measured: pd.DataFrame, over: str, form: str, pick: float, rho: float
+) -> str:
     """The terms chart in one line: where the bound of ``form`` is smallest against ``over``
     ("gamma" or "h"), and how many times the measured excess's (1 − ρ) quantile it is over the
     simulated values (the bound read off its curve at each)."""

@@ -3,6 +3,10 @@ complexity and private CVaR's rates, each with its downloads and formulas."""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Mapping
+from typing import Any
+
 import pandas as pd
 import streamlit as st
 
@@ -30,9 +34,14 @@ from dpcore_app.ui.common.controls import details, row
 from dpcore_app.ui.common.figures import show
 from dpcore_app.ui.common.presets import presets_above
 
+#: The page's setting by name: ``n``, ``eps``, ``gamma`` (the γ in use), ``h``, ``W``, ``C``, ``rho``.
+Setting = Mapping[str, Any]
+#: Each form's terms at the setting: {form: {T1, T2, T3, G, total}} (:func:`compute.terms`).
+Terms = Mapping[str, Mapping[str, float]]
 
-def settings_panel():
-    """Presets and the controls; returns the setting."""
+
+def settings_panel() -> tuple[Setting, float, int]:
+    """Presets and the controls; returns the setting, the generalization term G and the seed."""
     with presets_above(PRESETS, STATE, key=lambda i, name: f"preset_{name}"):
         eps, n = row(EPS, N)
         left, right = st.columns([1, 3])
@@ -58,7 +67,8 @@ def settings_panel():
     return s, g, seed
 
 
-def verdict_panel(s, terms, m):
+def verdict_panel(s: Setting, terms: Terms, m: compute.Measured) -> None:
+    """The verdict on the re-derived bound, then how often each form held, coloured by that."""
     excess = m.excess("re-derived")
     st.info(
         explain.bound_verdict(
@@ -77,7 +87,7 @@ def verdict_panel(s, terms, m):
         show[status](sentence)
 
 
-def werm_panel(s, G, m, terms):
+def werm_panel(s: Setting, G: float, m: compute.Measured, terms: Terms) -> None:
     """The terms against γ and h, stacked, with the measured excess risk overlaid."""
     st.subheader("DP-wERM: Theorem 10, term by term", anchor=explain.TERMS_ANCHOR)
     form = FORM.widget()
@@ -124,7 +134,7 @@ def werm_panel(s, G, m, terms):
             both = curve.merge(measured, on=over, how="outer").sort_values(over)
             st.download_button(
                 f"Download the numbers (CSV, against {over})",
-                lambda b=both: downloads.csv(b),
+                functools.partial(downloads.csv, both),
                 f"bounds_vs_{over}.csv",
                 "text/csv",
                 key=f"dl_{key}",
@@ -183,7 +193,8 @@ def werm_panel(s, G, m, terms):
             st.caption(sentence)
 
 
-def sample_size_panel(s, theta0_norm):
+def sample_size_panel(s: Setting, theta0_norm: float) -> None:
+    """Corollary 12's patients needed against ε for a chosen α, its formula and download."""
     st.subheader("Sample complexity: patients needed for a target excess risk", anchor=False)
     alpha = ALPHA.widget()
     df = compute.sample_sizes(alpha, s["W"], s["C"], s["rho"], theta0_norm)
@@ -208,7 +219,8 @@ def sample_size_panel(s, theta0_norm):
     )
 
 
-def cvar_panel(s, seed):
+def cvar_panel(s: Setting, seed: int) -> None:
+    """Private CVaR's regime map and its rates against the Laplace plug-in's measured error."""
     st.subheader(
         "Private CVaR: where privacy is cheap, and the rates against measurement", anchor=False
     )

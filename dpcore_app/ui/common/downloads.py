@@ -6,7 +6,7 @@ its columns (:data:`DICTIONARY`), so a file read months later says what it holds
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from dpcore.data.csv_safe import write_csv
 
@@ -33,9 +33,9 @@ DICTIONARY = {
 }
 
 
-def csv(df: pd.DataFrame, **to_csv: Any) -> str | None:
-    """A teaching table as CSV, through the project's formula guard (every CSV it writes)."""
-    return write_csv(df, **to_csv)
+def csv(df: pd.DataFrame, **to_csv: Any) -> str:
+    """A teaching table as CSV text, through the project's formula guard (every CSV it writes)."""
+    return cast(str, write_csv(df, None, **to_csv))  # no path: write_csv returns the text
 
 
 def with_settings(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 import plotly.graph_objects as go
@@ -21,6 +22,15 @@ from dpcore_app.ui.common.charts import (
 from dpcore_app.ui.common.figures import figure
 from dpcore_app.ui.common.frames import eps_steps
 
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    import pandas as pd
+
+    from dpcore.cvar.learning_study import ClassStudy
+    from dpcore.cvar.tail_risk import RuleTailRisk
+    from dpcore_app.ui.common.figures import SharedFigure
+
 X_AXES = {
     "epsilon": ("privacy budget ε (log scale)", "ε"),
     "n": ("records n (log scale)", "n"),
@@ -34,7 +44,7 @@ PARTS = (  # column, legend name, colour
 )
 
 
-def _finish(fig, log_x=True, log_y=True):
+def _finish(fig: go.Figure, log_x: bool = True, log_y: bool = True) -> go.Figure:
     """Decade ticks written as powers of ten on log axes."""
     if log_x:
         decade_ticks(fig, "x")
@@ -73,7 +83,9 @@ def _unproven(fig, x_max):
         )
 
 
-def error_curves(rows, x_axis, current, bound, eps=None):
+def error_curves(
+    rows: pd.DataFrame, x_axis: str, current: float | None, bound: float, eps: float | None = None
+) -> go.Figure:
     """Mean error of the private CVaR with 95% bands, its two parts and the rate.
 
     ``rows`` come from ``dpcore_app.ui.cvar.compute.curve``; ``current`` is the value of the x-axis
@@ -126,7 +138,9 @@ def error_curves(rows, x_axis, current, bound, eps=None):
     )
 
 
-def error_curves_steps(curves, x_axis, n, tau, bound, eps):
+def error_curves_steps(
+    curves: Mapping[float, pd.DataFrame], x_axis: str, n: int, tau: float, bound: float, eps: float
+) -> SharedFigure:
     """:func:`error_curves` at ``eps`` carrying every ε of the grid as a step of its own slider,
     drawn in the browser (see :mod:`dpcore_app.ui.common.frames`).
 
@@ -146,7 +160,7 @@ def error_curves_steps(curves, x_axis, n, tau, bound, eps):
     )
 
 
-def collapse(rows, bound):
+def collapse(rows: pd.DataFrame, bound: float) -> go.Figure:
     """Privacy part against εnτ, one curve per τ: they fall on one line, B/(εnτ)."""
     fig = go.Figure()
     for k, (tau, part) in enumerate(rows.groupby("tau", sort=True)):
@@ -184,7 +198,7 @@ def collapse(rows, bound):
     return _finish(fig)
 
 
-def selection_probabilities(study, eps_index):
+def selection_probabilities(study: ClassStudy, eps_index: int) -> go.Figure:
     """The exponential mechanism's exact probability of releasing each slope θ at one ε."""
     eps = study.epsilons[eps_index]
     fig = go.Figure(
@@ -217,7 +231,7 @@ def selection_probabilities(study, eps_index):
     return fig
 
 
-def class_excess(study, current_eps):
+def class_excess(study: ClassStudy, current_eps: float) -> go.Figure:
     """Exact expected excess CVaR of the released slope against ε, with the bounds; excesses
     below 1e-4 B (the empirical one vanishes exponentially fast in ε) are left out."""
     finite = np.isfinite(study.epsilons)
@@ -253,7 +267,7 @@ def class_excess(study, current_eps):
     return _finish(fig)
 
 
-def phase_transition(summary, measured=None):
+def phase_transition(summary: pd.DataFrame, measured: float | None = None) -> go.Figure:
     """DP-GD's excess CVaR against εnτ/√d, one band per d, with the measured transition
     ``measured`` (where the excess halves, from the benchmark) and Corollary 6.6's scale 1."""
     fig = go.Figure()
@@ -289,7 +303,7 @@ def phase_transition(summary, measured=None):
     return _finish(fig, log_y=False)
 
 
-def rule_tail(result, eps_rule, eps_cvar):
+def rule_tail(result: RuleTailRisk, eps_rule: float, eps_cvar: float) -> go.Figure:
     """Mean outcome of the worst-off τ share under each rule, and the private release."""
     tau = result.tau
     names = [

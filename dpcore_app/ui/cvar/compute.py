@@ -7,6 +7,7 @@ only reads the cache; changing the loss law, B, repetitions or seed runs one new
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -21,6 +22,13 @@ from dpcore.store import stored
 from dpcore.theory.measurement import CONVEX_TRANSITION, transition_ratio
 from dpcore_app.ui.common.grids import EPS_OPTIONS
 from dpcore_app.ui.common.limits import SIMULATIONS, cap_work, executor
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from dpcore.cvar.learning_study import ClassStudy
+    from dpcore.cvar.tail_risk import RuleTailRisk
+    from dpcore_app.ui.common.limits import Workload
 
 N_GRID = (100, 200, 500, 1000, 2000, 5000)
 TAU_GRID = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
@@ -39,19 +47,19 @@ KIND_LABELS = {
 regime = cvar_regime_name
 
 
-def workload(reps):
+def workload(reps: int) -> Workload:
     """The repetitions the scalar sweep may use (all sizes are kept), and a notice if fewer."""
     return cap_work(reps, N_GRID, keep=N_GRID[-1])
 
 
-def waiting():
+def waiting() -> str:
     """A note for progress texts when another session's sweep holds the simulation slot."""
     return " (waiting for other users' simulations)" if SIMULATIONS.busy() else ""
 
 
 @st.cache_data(max_entries=24, show_spinner=False)
 @stored
-def scalar_summary(kind, bound, reps, seed):
+def scalar_summary(kind: str, bound: float, reps: int, seed: int) -> pd.DataFrame:
     """Mean errors with 95% Monte-Carlo bands on the full (n, τ, ε) grid, one row per cell."""
     with SIMULATIONS.slot():
         runs = cvar_sweep(
@@ -69,7 +77,9 @@ def scalar_summary(kind, bound, reps, seed):
 
 @st.cache_data(max_entries=64, show_spinner=False)
 @stored
-def methods(kind, n, tau, eps, bound, reps, seed):
+def methods(
+    kind: str, n: int, tau: float, eps: float, bound: float, reps: int, seed: int
+) -> pd.DataFrame:
     """The Laplace plug-in against the instance-adaptive variant at one finite ε."""
     with SIMULATIONS.slot():
         return method_comparison(
@@ -77,7 +87,7 @@ def methods(kind, n, tau, eps, bound, reps, seed):
         )
 
 
-def cell(summary, n, tau, eps):
+def cell(summary: pd.DataFrame, n: int, tau: float, eps: float) -> pd.Series:
     """The summary row of one (n, τ, ε) cell."""
     rows = summary[
         (summary.n == n)
@@ -87,7 +97,7 @@ def cell(summary, n, tau, eps):
     return rows.iloc[0]
 
 
-def curve(summary, x_axis, n, tau, eps):
+def curve(summary: pd.DataFrame, x_axis: str, n: int, tau: float, eps: float) -> pd.DataFrame:
     """The rows behind the error chart for its x-axis: "epsilon" (finite ε at n, τ), "n"
     (at τ, ε), "tau" (at n, ε) or "eps_n_tau" (finite ε at n, every τ)."""
     at_eps = (summary.epsilon == eps) | np.isclose(summary.epsilon, eps)
@@ -101,7 +111,7 @@ def curve(summary, x_axis, n, tau, eps):
     return summary[pick].sort_values(["tau", "epsilon", "n"]).reset_index(drop=True)
 
 
-def curves(summary, x_axis, n, tau):
+def curves(summary: pd.DataFrame, x_axis: str, n: int, tau: float) -> dict[float, pd.DataFrame]:
     """{ε: :func:`curve` at ε} for every ε of the grid: what the error chart's own ε slider
     shows, read from the one sweep."""
     return {e: curve(summary, x_axis, n, tau, e) for e in EPS_OPTIONS}
@@ -109,13 +119,13 @@ def curves(summary, x_axis, n, tau):
 
 @st.cache_data(max_entries=48, show_spinner=False)
 @stored
-def finite_class(n, tau, M, bound, seed):
+def finite_class(n: int, tau: float, M: int, bound: float, seed: int) -> ClassStudy:
     """The exponential-mechanism study over the page's ε grid (exact, no sampling)."""
     with SIMULATIONS.slot():  # M = 301 slopes on the public sample take about a second
         return class_study(int(n), float(tau), int(M), EPS_OPTIONS, float(bound), int(seed))
 
 
-def class_table(study):
+def class_table(study: ClassStudy) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Selection probabilities (one column per ε) and the excess curves, as one tidy table."""
     probs = pd.DataFrame(study.probs.T, columns=[f"P(select) at eps={e:g}" for e in study.epsilons])
     per_theta = pd.concat(
@@ -145,7 +155,7 @@ def class_table(study):
 
 @st.cache_data(max_entries=16, show_spinner=False)
 @stored
-def convex(ds, seed):
+def convex(ds: Sequence[int], seed: int) -> pd.DataFrame:
     """DP-GD's excess CVaR against εnτ/√d for each d (n = 2000, τ = 0.1, T = 100)."""
     with SIMULATIONS.slot():
         runs = convex_study(
@@ -154,15 +164,18 @@ def convex(ds, seed):
     return summarize(runs, ("d", "ratio"), ("excess", "epsilon"))
 
 
-def convex_transition(summary, delta=1e-5):
+def convex_transition(summary: pd.DataFrame, delta: float = 1e-5) -> dict[str, Any]:
     """Where this run's excess falls to half its peak, per d, and DP-GD's worst-case noise
-    constant c (noise part c √d/(εnτ)) with its Gaussian-DP calibration ε/μ at that point."""
+    constant c (noise part c √d/(εnτ)) with its Gaussian-DP calibration ε/μ at that point:
+    {"half": the ratio per d (NaN where it never halves), "c" and "calibration": one per d that
+    halves, "benchmark": the benchmark's median half point, "max_epsilon": the largest mean ε}."""
     half = transition_ratio(summary)
+    found = half.dropna()  # indexed by d
     consts = [
         dp_gd_privacy_constant(
             CONVEX_N, d, CONVEX_TAU, r * math.sqrt(d) / (CONVEX_N * CONVEX_TAU), delta
         )
-        for d, r in half.dropna().items()
+        for d, r in zip(found.index.astype(int), found)
     ]
     return {
         "half": half,
@@ -174,7 +187,9 @@ def convex_transition(summary, delta=1e-5):
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def rule_tail(n, tau, eps_rule, eps_cvar, seed):
+def rule_tail(
+    n: int, tau: float, eps_rule: float, eps_cvar: float, seed: int
+) -> tuple[RuleTailRisk, float, tuple[tuple[str, float], ...]]:
     """The DP-OWL bridge: tail outcomes of the private and non-private rules, and the ledger
     total (a frozen dataclass; the ledger is summarised as plain values)."""
     res = rule_tail_risk(int(n), float(tau), float(eps_rule), float(eps_cvar), int(seed))
@@ -184,7 +199,7 @@ def rule_tail(n, tau, eps_rule, eps_cvar, seed):
     return res, spent, entries
 
 
-def rule_table(res, eps_rule, eps_cvar, spent):
+def rule_table(res: RuleTailRisk, eps_rule: float, eps_cvar: float, spent: float) -> pd.DataFrame:
     """The numbers of the treatment-rule chart, for download (simulated patients only)."""
     return pd.DataFrame(
         {

@@ -3,8 +3,16 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, Any
 
 from dpcore_app.ui.common.explain import severity
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    import pandas as pd
+
+    from dpcore.cvar.tail_risk import RuleTailRisk
 
 
 def _share(tau):
@@ -32,7 +40,9 @@ def _tail(n, tau):
     return f"the tail holds nτ = {m:.3g} patients' worth (the boundary record counts in part)"
 
 
-def cvar_verdict(n, tau, eps, total, statistical, bound):
+def cvar_verdict(
+    n: int, tau: float, eps: float, total: float, statistical: float, bound: float
+) -> str:
     """How far the private tail mean is off at this setting, against the sampling error."""
     scale = f"on a loss scale from 0 to {bound:g}"
     lead = f"With {n} patients and τ = {_share(tau)}, {_tail(n, tau)};"
@@ -52,7 +62,7 @@ def cvar_verdict(n, tau, eps, total, statistical, bound):
 CHEAP = 1.5
 
 
-def cvar_judgement(regime, eps, total, statistical):
+def cvar_judgement(regime: str, eps: float, total: float, statistical: float) -> tuple[str, str]:
     """(kind, first words) of the verdict, by severity (:func:`~dpcore_app.ui.common.explain.severity`):
     "do not" where the worst-case rate reaches its cap (``regime`` "trivial"), "holds" where the
     regime is statistical and the measured error is within :data:`CHEAP` times the sampling
@@ -80,7 +90,9 @@ def cvar_judgement(regime, eps, total, statistical):
 INDICATIVE = "an indicative label: the theorem's constants are unknown, and set to 1 here"
 
 
-def cvar_regime_sentence(regime, n, tau, eps, privacy, statistical):
+def cvar_regime_sentence(
+    regime: str, n: int, tau: float, eps: float, privacy: float, statistical: float
+) -> str:
     """Which term of the worst-case rate B·min{1, 1/√(nτ) + 1/(εnτ)} governs, up to
     constants, with its numbers, then the measured split on the current loss law (which can
     differ). ``regime`` comes from the one regime rule (dpcore.cvar.rates.cvar_regime)."""
@@ -131,7 +143,7 @@ def cvar_regime_sentence(regime, n, tau, eps, privacy, statistical):
     )
 
 
-def rule_tail_sentence(res, eps_rule, eps_cvar, spent):
+def rule_tail_sentence(res: RuleTailRisk, eps_rule: float, eps_cvar: float, spent: float) -> str:
     """The DP-OWL bridge in words: the worst-off patients under each rule and the budget."""
     who = (
         "all new patients (τ = 100%: the plain mean)"
@@ -199,7 +211,16 @@ MECHANISM_SCOPE = (
 )
 
 
-def adaptive_sentence(laplace, adaptive, se_laplace, se_adaptive, n, tau, eps, c1=0.1):
+def adaptive_sentence(
+    laplace: float,
+    adaptive: float,
+    se_laplace: float,
+    se_adaptive: float,
+    n: int,
+    tau: float,
+    eps: float,
+    c1: float = 0.1,
+) -> str:
     """The instance-adaptive variant against the Laplace plug-in on the same data: what was
     measured here, and the worst case no ε-DP estimator escapes (Theorem 3.2's instance)."""
     half = 2.0 * math.hypot(se_laplace, se_adaptive)
@@ -224,7 +245,7 @@ def adaptive_sentence(laplace, adaptive, se_laplace, se_adaptive, n, tau, eps, c
     )
 
 
-def class_caption(tau):
+def class_caption(tau: float) -> str:
     """The exponential-mechanism caption; at τ = 1 CVaR is the mean and the two slopes agree."""
     contrast = (
         "At τ = 1 CVaR is the mean loss, so the slope with the lowest mean loss and the "
@@ -241,7 +262,7 @@ def class_caption(tau):
     )
 
 
-def convex_caption(transition, ds):
+def convex_caption(transition: Mapping[str, Any], ds: Sequence[int]) -> str:
     """What DP-GD's run shows, with the transition where this run measured it; Corollary 6.6
     gives the scale εnτ ≫ √d only, and this run's own tuning sets where the drop falls."""
     half = transition["half"].dropna()
@@ -301,11 +322,11 @@ def _x(x_axis, value):
     return _share(value) if x_axis == "tau" else f"{value:g}"
 
 
-def error_reading(rows, x_axis):
+def error_reading(rows: pd.DataFrame, x_axis: str) -> str:
     """The error chart in one line: its total error (and the sampling part alone) at the two
     ends of its x-axis; against εnτ, the privacy part at the two ends."""
     if x_axis == "eps_n_tau":
-        lo, hi = rows.loc[rows.eps_n_tau.idxmin()], rows.loc[rows.eps_n_tau.idxmax()]
+        lo, hi = rows.iloc[rows.eps_n_tau.argmin()], rows.iloc[rows.eps_n_tau.argmax()]
         return (
             f"The privacy part falls from {lo.privacy_mean:.2g} at εnτ = {lo.eps_n_tau:.3g} to "
             f"{hi.privacy_mean:.2g} at εnτ = {hi.eps_n_tau:.3g}, over every τ drawn."

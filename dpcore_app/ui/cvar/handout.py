@@ -4,6 +4,7 @@ it reads the controls' current values, the page's cached sweep, and offers the d
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -15,9 +16,14 @@ from dpcore_app.ui.common.link import value_of
 from dpcore_app.ui.common.safety import guarded
 from dpcore_app.ui.cvar import charts, compute
 
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from dpcore_app.ui.common.controls import Control
+
 
 @guarded("The handout")
-def download(controls):
+def download(controls: Iterable[Control]) -> None:
     """A download button for the current (ε, n, τ, loss, B) view; nothing computed until clicked
     beyond reading the cached sweep."""
     v = {c.key: value_of(c) for c in controls}

@@ -5,6 +5,8 @@ rule's tail risk, each with its downloads."""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal
 
 import streamlit as st
 
@@ -29,8 +31,14 @@ from dpcore_app.ui.cvar.controls import (
     N,
 )
 
+if TYPE_CHECKING:
+    import pandas as pd
 
-def settings_panel():
+#: The scalar study's setting by name: ``eps``, ``n``, ``tau``, ``kind``, ``bound``, ``reps``, ``seed``.
+Setting = Mapping[str, Any]
+
+
+def settings_panel() -> Setting:
     """Presets and the controls of the scalar study; returns their values."""
     with presets_above(PRESETS, STATE):
         eps, n, tau = row(EPS, N, TAU)
@@ -40,7 +48,7 @@ def settings_panel():
     return dict(eps=eps, n=n, tau=tau, kind=kind, bound=bound, reps=reps, seed=seed)
 
 
-def verdict_panel(s, here):
+def verdict_panel(s: Setting, here: pd.Series) -> None:
     """The verdict sentence and the regime label."""
     regime = compute.regime(s["n"], s["tau"], s["eps"])
     kind, lead = explain.cvar_judgement(regime, s["eps"], here.total_mean, here.statistical_mean)
@@ -53,11 +61,16 @@ def verdict_panel(s, here):
         icon=":material/groups:",
     )
     # the verdict's colour: a label never looks safer than the verdict beside it
-    colour = {"success": "green", "warning": "orange", "error": "red", "info": "blue"}[kind]
-    st.badge(f"Indicative regime, up to constants: {regime}", color=colour)
+    colours: dict[str, Literal["green", "orange", "red", "blue"]] = {
+        "success": "green",
+        "warning": "orange",
+        "error": "red",
+        "info": "blue",
+    }
+    st.badge(f"Indicative regime, up to constants: {regime}", color=colours[kind])
 
 
-def numbers_panel(s, here):
+def numbers_panel(s: Setting, here: pd.Series) -> None:
     """The numbers behind the verdict: the regime's reason and the tail's sizes and parts."""
     regime = compute.regime(s["n"], s["tau"], s["eps"])
     st.caption(
@@ -75,7 +88,7 @@ def numbers_panel(s, here):
     cols[3].metric("Sampling part", f"{here.statistical_mean:.2g}")
 
 
-def error_panel(s, summary):
+def error_panel(s: Setting, summary: pd.DataFrame) -> None:
     """Error against ε, n, τ or εnτ, with the rate and the two parts; its download."""
     st.subheader("The error against ε, n, τ or εnτ", anchor=explain.ERRORS_ANCHOR)
     x_axis = XAXIS.widget()
@@ -101,7 +114,9 @@ def error_panel(s, summary):
     )
 
 
-def formulas_panel(s):
+def formulas_panel(s: Setting) -> None:
+    """The statistician's detail: the mechanism, its error and rate, and at a finite ε the
+    instance-adaptive variant against the plug-in."""
     detail = details(
         "Statistician detail: the mechanism, the rate, an instance-adaptive variant", "detail"
     )
@@ -116,14 +131,16 @@ def formulas_panel(s):
             table = compute.methods(
                 s["kind"], s["n"], s["tau"], s["eps"], s["bound"], s["reps"], s["seed"]
             )
+            laplace, adaptive = table.total_mean  # its rows: the plug-in, then the variant
+            se_laplace, se_adaptive = table.total_se
             st.markdown(
                 explain.adaptive_sentence(
-                    *table.total_mean, *table.total_se, s["n"], s["tau"], s["eps"]
+                    laplace, adaptive, se_laplace, se_adaptive, s["n"], s["tau"], s["eps"]
                 )
             )
 
 
-def class_panel(s):
+def class_panel(s: Setting) -> None:
     """The exponential mechanism over M slopes: probabilities and excess against ε."""
     st.subheader("Choosing among M predictors: the exponential mechanism")
     M = CLASS_M.widget()
@@ -151,7 +168,7 @@ def class_panel(s):
     )
 
 
-def convex_panel(s):
+def convex_panel(s: Setting) -> None:
     """DP-GD's phase transition, run on request, with the transition where it is measured."""
     st.subheader("Convex learning: where privacy stops costing, measured against εnτ/√d")
     ds = DIMS.widget()
@@ -188,7 +205,7 @@ def convex_panel(s):
     )
 
 
-def rule_panel(s):
+def rule_panel(s: Setting) -> None:
     """The bridge to the DP-OWL page: tail risk of a private treatment rule."""
     st.subheader("Tail risk of a treatment rule")
     st.markdown(
