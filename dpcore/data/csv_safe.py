@@ -21,7 +21,7 @@ import os
 import unicodedata
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 __all__ = ["FORMULA_START", "neutral", "neutral_frame", "write_csv", "write_rows"]
 
@@ -136,6 +136,12 @@ def write_rows(rows: Iterable[Sequence[Any]], *, keep_numbers: bool = False) -> 
     return out.getvalue()
 
 
+@overload
+def write_csv(frame: Any, path_or_buf: None = None, **to_csv: Any) -> str: ...
+@overload
+def write_csv(
+    frame: Any, path_or_buf: str | os.PathLike[str] | Any, **to_csv: Any
+) -> str | None: ...
 def write_csv(
     frame: Any, path_or_buf: str | os.PathLike[str] | Any = None, **to_csv: Any
 ) -> str | None:

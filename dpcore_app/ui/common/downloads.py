@@ -6,7 +6,7 @@ its columns (:data:`DICTIONARY`), so a file read months later says what it holds
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from dpcore.data.csv_safe import write_csv
 
@@ -35,7 +35,7 @@ DICTIONARY = {
 
 def csv(df: pd.DataFrame, **to_csv: Any) -> str:
     """A teaching table as CSV text, through the project's formula guard (every CSV it writes)."""
-    return cast(str, write_csv(df, None, **to_csv))  # no path: write_csv returns the text
+    return write_csv(df, None, **to_csv)
 
 
 def with_settings(
@@ -49,5 +49,4 @@ def with_settings(
         if k.startswith("_") and any(k.split("/")[0] in c for c in df.columns) or k in df.columns
     ]
     head += ["# data dictionary"] + [f"# {k}: {v}" for k, v in used]
-    # with no path, write_csv returns the text (a str)
-    return "\n".join(head) + "\n" + write_csv(df)  # type: ignore[operator]
+    return "\n".join(head) + "\n" + write_csv(df)
