@@ -278,11 +278,8 @@ def script_for(
     which the script hands to :func:`dpcore.release.release` with the CSV and the dictionary
     download, so it makes the release the page made (with fresh noise) and records it under
     the same dataset (the file's rows)."""
-    made = released.release.made  # the pipeline's dpcore.release.Release (typed object there)
     return release_script(
-        made.plan,  # type: ignore[attr-defined]
-        csv_name=csv_name,
-        dictionary_name=dictionary_name,
+        released.release.made.plan, csv_name=csv_name, dictionary_name=dictionary_name
     )
 
 
