@@ -63,7 +63,9 @@ def strength_sd(
 ) -> float:
     """A strength's standard deviation of the treatment effect, in the outcome's units."""
     if strength == YOURS:
-        return float(yours)  # type: ignore[arg-type]  # "yours" comes with its SD
+        if yours is None:
+            raise TypeError('the strength "yours" comes with its SD')
+        return float(yours)
     return STRENGTHS[strength] * (float(outcome_bounds[1]) - float(outcome_bounds[0]))
 
 
