@@ -1,5 +1,9 @@
 """Your data: upload a trial CSV, leave with a private treatment rule and an honest account."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import streamlit as st
 
 from dpcore_app.ui.common.link import check_link
@@ -13,19 +17,25 @@ from dpcore_app.ui.upload.steps.privacy import privacy
 from dpcore_app.ui.upload.steps.release import release
 from dpcore_app.ui.upload.steps.table import table
 
+if TYPE_CHECKING:
+    from streamlit.delta_generator import DeltaGenerator
+
 
 @st.fragment
 @guarded("The Your data page", sensitive=True)
-def study(verdict):
+def study(verdict: DeltaGenerator) -> None:
     """The five steps, each handing on what the next needs (ui/upload/steps/)."""
     flow = Flow()
     try:
         flow.at(1)
         source = data()
         if source is None:
-            return verdict.info(explain.upload_verdict("none"), icon=":material/upload_file:")
+            verdict.info(explain.upload_verdict("none"), icon=":material/upload_file:")
+            return
         ready = table(source, verdict, flow)
-        chosen = ready and privacy(ready, verdict, flow)
+        if ready is None:
+            return
+        chosen = privacy(ready, verdict, flow)
         last = chosen and release(ready, chosen, verdict, flow)
         if last:
             files(last, ready.source, flow)

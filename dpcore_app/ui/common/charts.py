@@ -34,9 +34,12 @@ INK = "#888888"
 CONFIG = {"displayModeBar": False, "displaylogo": False}
 
 
-def layout(fig: go.Figure, title: str, xtitle: str, ytitle: str, height: int = 380) -> go.Figure:
+def layout(
+    fig: go.Figure, title: str, xtitle: str, ytitle: str | None, height: int = 380
+) -> go.Figure:
     """The shared layout: title, axis titles, sizes of every text; call it after the traces
-    (an axis holding a single value gets its range from them)."""
+    (an axis holding a single value gets its range from them). ``ytitle`` None: no y-axis
+    title (a bar chart whose bars are labelled)."""
     fig.update_layout(
         title={
             "text": title,

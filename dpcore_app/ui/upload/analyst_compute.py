@@ -63,7 +63,9 @@ def strength_sd(
 ) -> float:
     """A strength's standard deviation of the treatment effect, in the outcome's units."""
     if strength == YOURS:
-        return float(yours)  # type: ignore[arg-type]  # "yours" comes with its SD
+        if yours is None:
+            raise TypeError('the strength "yours" comes with its SD')
+        return float(yours)
     return STRENGTHS[strength] * (float(outcome_bounds[1]) - float(outcome_bounds[0]))
 
 
@@ -278,11 +280,8 @@ def script_for(
     which the script hands to :func:`dpcore.release.release` with the CSV and the dictionary
     download, so it makes the release the page made (with fresh noise) and records it under
     the same dataset (the file's rows)."""
-    made = released.release.made  # the pipeline's dpcore.release.Release (typed object there)
     return release_script(
-        made.plan,  # type: ignore[attr-defined]
-        csv_name=csv_name,
-        dictionary_name=dictionary_name,
+        released.release.made.plan, csv_name=csv_name, dictionary_name=dictionary_name
     )
 
 

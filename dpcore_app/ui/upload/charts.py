@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
+from numpy.typing import ArrayLike
 
 from dpcore_app.ui.common.charts import GREY, PALETTE, layout
 
@@ -13,7 +15,13 @@ from dpcore_app.ui.common.charts import GREY, PALETTE, layout
 TOP = 30
 
 
-def rule_effects(names, effects, treated, control, title="What the released rule weighs"):
+def rule_effects(
+    names: Sequence[str],
+    effects: ArrayLike,
+    treated: object,
+    control: object,
+    title: str = "What the released rule weighs",
+) -> go.Figure:
     """Each covariate's pull on the score across its public bounds: coef × (upper − lower).
 
     Bars to the right favour the treated arm, to the left the control arm; the axis is in

@@ -8,6 +8,9 @@ exist. Errors raised here carry the reader's plain-text message and no traceback
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -38,6 +41,12 @@ from dpcore_app.ui.upload.release import (  # noqa: F401 - the page's compute AP
     settings_key,
 )
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from dpcore.data.csv_io import CsvPreview
+    from dpcore.data.trial import Trial
+
 PROXY_N0, PROXY_REPS = 1000, 20
 #: The workable size: read, fitted and released in about 10 s on one core at 10^6 rows
 #: (benchmarks/upload_latency.py); larger files are refused with a message.
@@ -50,11 +59,12 @@ class UploadTooLarge(ValueError):
     """A file over the server's upload limit."""
 
 
-def max_upload_mb():
+def max_upload_mb() -> int:
+    """The server's upload limit in MB (``server.maxUploadSize``)."""
     return int(st.get_option("server.maxUploadSize"))
 
 
-def upload_source(name, data):
+def upload_source(name: str, data: bytes) -> Source:
     """An uploaded file as a Source; refuses a file over the upload limit with a message.
 
     A file identical to a demo file is that demo (public practice data) and gets its dictionary: the comparison is by digest
@@ -82,7 +92,8 @@ def upload_source(name, data):
 
 
 @st.cache_data(scope="session", max_entries=8, show_spinner=False)
-def preview(digest, _data):
+def preview(digest: str, _data: bytes) -> CsvPreview:
+    """The file's columns and first rows as text; refuses a file over :data:`MAX_COLUMNS`."""
     out = preview_csv(_data, n_rows=5)
     if len(out.columns) > MAX_COLUMNS:
         raise UploadTooLarge(
@@ -93,26 +104,27 @@ def preview(digest, _data):
 
 
 @st.cache_data(scope="session", max_entries=16, show_spinner=False)
-def arm_labels(digest, _data, column):
+def arm_labels(digest: str, _data: bytes, column: str) -> tuple[Any, ...]:
+    """The distinct labels of the treatment column (analyst only: read off the data)."""
     return column_labels(_data, column)
 
 
 @st.cache_data(scope="session", max_entries=8, show_spinner="Reading the trial…")
 def load_trial(
-    digest,
-    _data,
-    treatment,
-    outcome,
-    covariates,
-    categorical,
-    propensity,
-    treated,
-    public_n=True,
-    arms=None,
-    binary=(),
-    outcome_levels=None,
-    fill=(),
-):
+    digest: str,
+    _data: bytes,
+    treatment: str,
+    outcome: str,
+    covariates: Sequence[str],
+    categorical: Iterable[tuple[str, Sequence[str]]],
+    propensity: str | None,
+    treated: object,
+    public_n: bool = True,
+    arms: Sequence[object] | None = None,
+    binary: Sequence[str] = (),
+    outcome_levels: Sequence[str] | None = None,
+    fill: Iterable[tuple[str, object]] = (),
+) -> Trial:
     """read_trial on the session's bytes; ``categorical`` is a tuple of (column, levels),
     ``binary`` the 0/1 covariates whose yes/no, y/n, true/false cells read as 1/0,
     ``outcome_levels`` a binary outcome's two public labels (the first reads 0), ``fill``
@@ -142,10 +154,13 @@ def load_trial(
 
 
 @st.cache_data(scope="session", max_entries=4, show_spinner="Reading the data's ranges…")
-def data_metadata(digest, _data, numeric, categorical, outcome):
+def data_metadata(
+    digest: str, _data: bytes, numeric: Sequence[str], categorical: Sequence[str], outcome: str
+) -> tuple[dict[str, tuple[float, float]], dict[str, tuple[Any, ...]]]:
     """The data's own ranges and levels (voids the guarantee: the NOT PRIVATE shortcut)."""
     table = read_table(_data)
-    ranges, levels = {}, {}
+    ranges: dict[str, tuple[float, float]] = {}
+    levels: dict[str, tuple[Any, ...]] = {}
     for c in (*numeric, outcome):
         s = clean_cells(table[c]).dropna() if c in table else pd.Series(dtype=float)
         if len(s) and is_numeric(s):
@@ -156,7 +171,7 @@ def data_metadata(digest, _data, numeric, categorical, outcome):
     return ranges, levels
 
 
-def data_ranges(trial):
+def data_ranges(trial: Trial) -> dict[str, tuple[float, float]]:
     """Each numeric covariate's observed (min, max): reading them voids the guarantee."""
     dummies = {f"{c}={lev}" for c, levels in trial.categories.items() for lev in levels[1:]}
     return {
@@ -166,7 +181,8 @@ def data_ranges(trial):
     }
 
 
-def outcome_range(trial):
+def outcome_range(trial: Trial) -> tuple[float, float]:
+    """The outcome's observed (min, max): reading them voids the guarantee."""
     return float(trial.B.min()), float(trial.B.max())
 
 
@@ -174,13 +190,15 @@ def outcome_range(trial):
 # γ, W and C from public settings
 
 
-def weight_bound(outcome_bounds, propensity, p_min):
+def weight_bound(
+    outcome_bounds: tuple[float, float], propensity: float | str, p_min: float
+) -> float:
     """W = (hi - lo) / min π: π from the randomization ratio, else the public smallest propensity."""
     p = propensity if isinstance(propensity, float) else p_min
     return default_weight_bound(outcome_bounds, p)
 
 
-def gamma_scale(W):
+def gamma_scale(W: float) -> float:
     """Factor from a γ tuned at the paper's W = 30 to a release with weight bound W.
 
     Scaling every weight, W and γ by one factor leaves the minimiser and the sensitivity
@@ -190,7 +208,9 @@ def gamma_scale(W):
 
 
 @st.cache_data(scope="session", max_entries=16, show_spinner=False)
-def tuned_gamma(source, variant, n, eps, W):
+def tuned_gamma(
+    source: str, variant: str, n: int, eps: float, W: float
+) -> tuple[float, float, str]:
     """(γ for this release, γ on the proxy's scale, a sentence saying where it came from)."""
     if source == "paper":  # dpcore.owl.paper.default_gamma: the rule every surface applies
         g0 = paper_gamma(eps, n)
@@ -218,7 +238,18 @@ def tuned_gamma(source, variant, n, eps, W):
 
 
 @st.cache_data(scope="session", max_entries=4, show_spinner="Running Algorithm 2 on D0…")
-def d0_gamma(digest, _proxy, n, eps, W, propensity, lower, upper, outcome_bounds, larger_is_better):
+def d0_gamma(
+    digest: str,
+    _proxy: Trial,
+    n: int,
+    eps: float,
+    W: float,
+    propensity: float | str,
+    lower: ArrayLike,
+    upper: ArrayLike,
+    outcome_bounds: tuple[float, float],
+    larger_is_better: bool,
+) -> tuple[float, str]:
     """(γ, where) from Algorithm 2 on the user's public file D0, in the trial's own units.
 
     D0 is public, so it is tuned with the release's own W, bounds and direction and needs no
@@ -254,7 +285,7 @@ def d0_gamma(digest, _proxy, n, eps, W, propensity, lower, upper, outcome_bounds
 
 
 @st.cache_data(scope="session", max_entries=4, show_spinner="Comparing D0 with the trial…")
-def row_hashes(digest, _data, columns):
+def row_hashes(digest: str, _data: bytes, columns: Sequence[str]) -> np.ndarray:
     """One 64-bit hash per row of the used columns, each cell read as the ledger reads it
     (re-cased labels, yes/no for 1/0 and 1.0 for 1 are the same patient)."""
     table = read_table(_data)
@@ -264,7 +295,7 @@ def row_hashes(digest, _data, columns):
     return row_keys({c: clean_cells(table[c]) for c in columns})
 
 
-def check_d0(trial_source, d0_source, columns):
+def check_d0(trial_source: Source, d0_source: Source, columns: Sequence[str]) -> None:
     """Refuse a D0 that is the trial, or that shares a row with it (privacy rule 8).
 
     Refusing, rather than releasing with a NOT PRIVATE title, keeps the release's title
@@ -288,7 +319,7 @@ def check_d0(trial_source, d0_source, columns):
         )
 
 
-def identifiers(data, id_columns, rows):
+def identifiers(data: bytes, id_columns: Sequence[str], rows: ArrayLike) -> dict[str, np.ndarray]:
     """The ticked identifier columns' values on the given 1-based data rows (per-row file)."""
     if not id_columns:
         return {}
@@ -296,7 +327,7 @@ def identifiers(data, id_columns, rows):
     return {c: table[c].to_numpy()[np.asarray(rows) - 1] for c in id_columns}
 
 
-def guesses(columns, rows):
+def guesses(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> dict[str, Any]:
     """guess_columns, plus categorical guesses: covariates whose previewed cells are all text."""
     guess = guess_columns(columns)
     text = []
@@ -316,7 +347,9 @@ def _is_number(text):
         return False
 
 
-def id_options(columns, used):
+def id_options(
+    columns: Iterable[str], used: Collection[str]
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Columns that may go into the per-row file as identifiers, and the pre-ticked ones.
 
     Only the columns the analyst ticks are written; ID-like names (id, patient_id, …) start
@@ -326,12 +359,12 @@ def id_options(columns, used):
     return options, tuple(c for c in options if is_identifier(c))
 
 
-def preview_frame(preview):
+def preview_frame(preview: CsvPreview) -> pd.DataFrame:
     """The first rows as a table of text (shown to the analyst, never as markup)."""
     return pd.DataFrame(list(preview.rows), columns=list(preview.columns), dtype=str)
 
 
-def read_summary(trial):
+def read_summary(trial: Trial) -> str:
     """How the file was read and what was kept, in one sentence (analyst only)."""
     names = {",": "comma", ";": "semicolon", "\t": "tab", "|": "pipe"}
     k = (
@@ -355,5 +388,6 @@ def read_summary(trial):
     )
 
 
-def rows_word(n, word="row"):
+def rows_word(n: int, word: str = "row") -> str:
+    """``word`` in the singular for one, in the plural otherwise."""
     return word if n == 1 else word + "s"

@@ -25,7 +25,7 @@ def rule_sentence(release: Release) -> str:
     )
 
 
-def release_statement(release):
+def release_statement(release: Release) -> str:
     """What was released, under which ε, and what the guarantee covers: with a private
     evaluation, the promise is the larger ε of the two parts (each patient is in one)."""
     if not release.private:
@@ -58,7 +58,7 @@ def release_statement(release):
     )
 
 
-def settings_words(release):
+def settings_words(release: Release) -> str:
     """The learner's public settings, named after the bounds."""
     return " and the ridge" if release.made.plan.learner == "plug-in" else ", γ, W and C"
 
@@ -85,11 +85,19 @@ ESTIMATED_PROPENSITY = (
 )
 
 
-def upload_verdict(stage, n=None, eps=None, spent=0.0, cap=None, cost=None):
+def upload_verdict(
+    stage: str,
+    n: int | None = None,
+    eps: float | None = None,
+    spent: float = 0.0,
+    cap: float | None = None,
+    cost: float | None = None,
+) -> str:
     """The page's opening verdict for where the user is.
 
-    At the "ready" stage, ``spent`` and ``cap`` are the file's durable total and cap, and
-    ``cost`` what the release would add (max(ε, ε_eval) with the private evaluation).
+    From the "direction" stage on, ``n`` is the trial's row count; at the "ready" stage, ``eps``
+    is the rule's ε, ``spent`` and ``cap`` are the file's durable total and cap, and ``cost``
+    what the release would add (max(ε, ε_eval) with the private evaluation).
     """
     if stage == "none":
         return "No trial yet: pick a demo file or upload a CSV to begin."
@@ -99,10 +107,12 @@ def upload_verdict(stage, n=None, eps=None, spent=0.0, cap=None, cost=None):
         return "Choose the treatment and the outcome column below (a data dictionary names them)."
     if stage == "levels":
         return "Type the public levels of each categorical covariate in the table below."
+    assert n is not None  # the trial is read from the "direction" stage on
     if stage == "direction":
         return f"{patients(n)} read. Choose which outcome is better before a rule can be released."
     if stage == "bounds":
         return f"{patients(n)} read. Enter the public bounds below before a rule can be released."
+    assert eps is not None  # the "ready" stage: the release's ε is chosen
     cost = eps if cost is None else cost
     before = (
         f"ε = {spent:g} is already spent on this file, over every session"
@@ -123,7 +133,7 @@ def upload_verdict(stage, n=None, eps=None, spent=0.0, cap=None, cost=None):
     )
 
 
-def released_verdict(release, spent):
+def released_verdict(release: Release, spent: float) -> str:
     """The page's verdict once a rule is out: what was released and what the dataset spent."""
     if not release.private:
         return (

@@ -11,7 +11,7 @@ from __future__ import annotations
 import csv
 import html
 import io
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -24,6 +24,7 @@ from dpcore_app.ui.upload import explain, report_parts
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
+    from numpy.typing import ArrayLike
 
     from dpcore.data.trial import Trial
     from dpcore.owl.evaluation_result import PrivateEvaluation
@@ -83,7 +84,7 @@ def rows_csv(
     release: Release,
     trial: Trial,
     recommendations: np.ndarray,
-    identifiers: Mapping[str, Sequence[Any]] | None = None,
+    identifiers: Mapping[str, ArrayLike] | None = None,
 ) -> str:
     """Per-row recommendations: data row, ticked identifiers, covariates, score, recommendation.
 

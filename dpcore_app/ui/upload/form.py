@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
 from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import streamlit as st
 
@@ -25,6 +27,14 @@ from dpcore_app.ui.common.link import state_key, write_link
 from dpcore_app.ui.common.safety import plain
 from dpcore_app.ui.upload import compute, explain, meta
 from dpcore_app.ui.upload.roles import dictionary_arms, dictionary_roles
+
+if TYPE_CHECKING:
+    from dpcore.data.csv_io import CsvPreview
+    from dpcore.data.dictionary import Dictionary
+    from dpcore_app.ui.common.demos import Source
+    from dpcore_app.ui.upload.meta import Meta
+
+T = TypeVar("T")
 
 UPLOADED = "your_data_uploaded"
 #: The design widget's randomization ratios, by P(treated).
@@ -39,7 +49,8 @@ class Unchosen(Choice):
 
     kind: str = "segmented"
 
-    def widget(self, **kwargs):
+    def widget(self, **kwargs: Any) -> Any:
+        """Create the widget and return the chosen option, or None until one is chosen."""
         return st.segmented_control(
             self.label,
             self.options,
@@ -56,7 +67,7 @@ def _forget_upload():
     st.session_state.pop(UPLOADED, None)
 
 
-def uploaded_source():
+def uploaded_source() -> Source | None:
     """The uploaded file as a Source, or None; kept while the analyst looks at a demo.
 
     The Source (bytes and digest, computed once per file) is kept in this session's state, so
@@ -87,7 +98,7 @@ def uploaded_source():
     return kept[1]
 
 
-def with_dictionary(source, dictionary):
+def with_dictionary(source: Source, dictionary: Dictionary) -> Source:
     """The uploaded file with an uploaded public data dictionary (a Dictionary) attached: the
     mapping's defaults and the "fill in" button then come from it, as for a demo file."""
     return replace(
@@ -104,12 +115,12 @@ def with_dictionary(source, dictionary):
     )
 
 
-def units(source):
+def units(source: Source) -> dict[str, str]:
     """The units typed in (or filled into) the metadata table, by column."""
     return {name: row.get("unit", "") for name, row in _rows(source).items()}
 
 
-def keep(widget_key, options, many=False):
+def keep(widget_key: str, options: Collection[object], many: bool = False) -> bool:
     """Restore a widget's value kept from a run where it was drawn; True when restored.
 
     Streamlit drops a widget's state in a run that does not draw it (the analyst looking at
@@ -125,17 +136,18 @@ def keep(widget_key, options, many=False):
     return True
 
 
-def kept(widget_key, value):
+def kept(widget_key: str, value: T) -> T:
     """Keep a widget's value for :func:`keep` (returns the value)."""
     st.session_state[f"_kept_{widget_key}"] = value
     return value
 
 
-def key(source, name):
+def key(source: Source, name: str) -> str:
+    """A widget's or an entry's session-state key for this file (its digest's first 12 digits)."""
     return f"{name}_{source.digest[:12]}"
 
 
-def role_key(source, name):
+def role_key(source: Source, name: str) -> str:
     """A mapping widget's key: the file's, and its dictionary's when it has one, so a dictionary
     that arrives after the file (or another dictionary) starts the roles afresh from it."""
     if source.dictionary is None:
@@ -150,7 +162,7 @@ def _select(label, options, k, default):
     return kept(k, st.selectbox(label, options, key=k, index=None if keep(k, options) else index))
 
 
-def mapping(source, preview):
+def mapping(source: Source, preview: CsvPreview) -> dict[str, Any] | None:
     """Treatment, treated label, outcome and covariates: the dictionary's roles, or the analyst's.
 
     With a public dictionary every role starts as it says, and a column it gives another role
@@ -245,14 +257,21 @@ def mapping(source, preview):
     )
 
 
-def propensity_column(source, columns, used):
+def propensity_column(source: Source, columns: Iterable[str], used: Collection[str]) -> str | None:
+    """The per-row propensity column, among the columns without a role (None when none is left)."""
     options = [c for c in columns if c not in used]
     if not options:
         return None
     return st.selectbox("Propensity column, P(treated) per row", options, key=key(source, "prop"))
 
 
-def trial_args(source, m, propensity, table, public_n=True):
+def trial_args(
+    source: Source,
+    m: Mapping[str, Any],
+    propensity: str | None,
+    table: Meta,
+    public_n: bool = True,
+) -> tuple[Any, ...]:
     """load_trial's arguments: the mapping and the table's public levels."""
     return (
         source.digest,
@@ -271,7 +290,7 @@ def trial_args(source, m, propensity, table, public_n=True):
     )
 
 
-def fills(source, covariates):
+def fills(source: Source, covariates: Collection[str]) -> tuple[tuple[str, Any], ...]:
     """The dictionary's public fill-in values of these covariates, as (column, value) pairs."""
     if source.dictionary is None:
         return ()
@@ -279,7 +298,7 @@ def fills(source, covariates):
     return tuple((c.name, c.fill) for c in d.columns if c.fill is not None and c.name in covariates)
 
 
-def outcome_levels(source, outcome):
+def outcome_levels(source: Source, outcome: str) -> tuple[str, ...] | None:
     """The outcome's two public labels when the dictionary declares it binary with its levels
     ("0_no", "1_yes": the first reads 0), else None."""
     if source.dictionary is None:
@@ -291,7 +310,7 @@ def outcome_levels(source, outcome):
     return tuple(column.levels)
 
 
-def d0_source(source, m, table):
+def d0_source(source: Source, m: Mapping[str, Any], table: Meta) -> SimpleNamespace | None:
     """The public proxy D0 for Algorithm 2: a file with the trial's columns; None until read.
 
     Read with the trial's public levels (so its columns match) and refused when it is the
@@ -332,17 +351,18 @@ def _refresh(source, rows):
     )
 
 
-def direction_label(value):
+def direction_label(value: str | None) -> str:
     """The outcome direction control's labels; None (not chosen) is shown as such in a notice."""
-    return {"larger": "larger", "smaller": "smaller"}.get(value, "none: choose one")
+    return value if value in ("larger", "smaller") else "none: choose one"
 
 
-def fill_from_dictionary(source, names):
+def fill_from_dictionary(source: Source, names: Iterable[str]) -> None:
     """Button callback: the dictionary's public bounds, levels, outcome direction, design.
 
     A dictionary without ``larger_is_better`` (or with it misspelled, which its check lists)
     leaves the direction control as it is: unchosen until the analyst picks one."""
     d = source.dictionary
+    assert d is not None  # the button is drawn for a file with a dictionary only
     if d.get("larger_is_better") is not None:
         st.session_state[state_key("better")] = "larger" if d["larger_is_better"] else "smaller"
     ratio = d.get("randomization")
@@ -355,7 +375,7 @@ def fill_from_dictionary(source, names):
     _refresh(source, {**_rows(source), **meta.from_dictionary(d, names)})
 
 
-def fill_once_from_dictionary(source, m):
+def fill_once_from_dictionary(source: Source, m: Mapping[str, Any]) -> None:
     """When a dictionary arrives (each dictionary once per file), everything it says is filled
     in at once, as the "fill in" button does: the outcome's direction, the randomization and
     the table's bounds, levels and units, so no release can use a design (a 1:1 ratio, say)
@@ -369,7 +389,9 @@ def fill_once_from_dictionary(source, m):
     fill_from_dictionary(source, [*m["covariates"], m["outcome"]])
 
 
-def fill_from_data(source, numeric, categorical, outcome):
+def fill_from_data(
+    source: Source, numeric: Iterable[str], categorical: Iterable[str], outcome: str
+) -> None:
     """Button callback: the data's own ranges and levels (voids the guarantee; the page says so)."""
     ranges, levels = compute.data_metadata(
         source.digest, source.data, tuple(numeric), tuple(categorical), outcome
@@ -377,11 +399,12 @@ def fill_from_data(source, numeric, categorical, outcome):
     _refresh(source, meta.from_data(_rows(source), ranges, levels))
 
 
-def clear_table(source):
+def clear_table(source: Source) -> None:
+    """Button callback: empty the metadata table (a fresh editor over no entries)."""
     _refresh(source, {})
 
 
-def metadata(source, m):
+def metadata(source: Source, m: Mapping[str, Any]) -> tuple[Meta, bool]:
     """The public metadata table: returns (upload_meta.Meta, read_from_data).
 
     Whether the release is private is decided by the entries in the table, each with its

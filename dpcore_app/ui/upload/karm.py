@@ -10,7 +10,9 @@ of the URL like the page's other file-dependent widgets.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import streamlit as st
 
@@ -19,10 +21,14 @@ from dpcore_app.ui.common.safety import plain
 from dpcore_app.ui.upload import karm_compute as compute
 from dpcore_app.ui.upload.analyst_panels import script_download
 
+if TYPE_CHECKING:
+    from dpcore_app.ui.common.demos import Source
+    from dpcore_app.ui.upload.release import Released
+
 MODES = ("two", "all")
 
 
-def arms_choice(source):
+def arms_choice(source: Source) -> tuple[Source | None, str | None]:
     """(source, mode): the source with a two-arm dictionary when two arms are compared;
     mode "all" for a rule over every arm, None otherwise (a two-arm trial)."""
     arms = compute.arms_of(source.dictionary)
@@ -57,12 +63,14 @@ def arms_choice(source):
         f"n stays the file's {k}-arm row count: the rows of the other arms are kept at "
         "weight 0, so replacing any one patient is covered by the same ε."
     )
+    if source.dictionary is None:  # arms_of found the arms in it: never None here
+        raise TypeError("a trial's arms come from its data dictionary")
     return replace(
         source, dictionary=compute.two_arm_dictionary(source.dictionary, treated, control)
     ), None
 
 
-def arms_result(last, files):
+def arms_result(last: Released, files: Callable[[], None]) -> None:
     """A rule over all K arms on screen: its scores and its private evaluation, then (after
     ``files()`` moves the page to the "Files" step) the rule file and the rerun script."""
     rule = last.release.to_dict()

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import plotly.graph_objects as go
 
 from dpcore_app.ui.common.charts import GREY, INK, PALETTE, layout, marker, summary_band
 from dpcore_app.ui.upload.analyst_explain import LEARNER_NAMES, effects_name
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 COLOURS = {"weak": PALETTE[1], "moderate": PALETTE[0], "strong": PALETTE[2]}
 #: The ε axis's ticks: 1-2-5 steps, labelled, with no minor labels in between.
 EPS_TICKS = (0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100)
 
 
-def _eps_axis(fig):
+def _eps_axis(fig: go.Figure) -> None:
     fig.update_xaxes(
         type="log",
         tickvals=list(EPS_TICKS),
@@ -21,11 +26,17 @@ def _eps_axis(fig):
     )
 
 
-def agreement_curve(frame, eps, target=None, title="Preview: agreement with the non-private rule"):
+def agreement_curve(
+    frame: pd.DataFrame,
+    eps: float,
+    target: float | None = None,
+    title: str = "Preview: agreement with the non-private rule",
+) -> go.Figure:
     """Mean agreement (percent) of single releases with the non-private rule, and 95% bands
     of single releases, against ε, one curve per effect strength; the chosen ε marked."""
     fig = go.Figure()
-    for strength, part in frame.groupby("strength", sort=False):
+    for group, part in frame.groupby("strength", sort=False):
+        strength = str(group)  # a strength's name: "weak", "moderate", "strong" or "yours"
         part = part.sort_values("epsilon")
         x = part["epsilon"].to_numpy()
         summary_band(
@@ -47,14 +58,20 @@ def agreement_curve(frame, eps, target=None, title="Preview: agreement with the 
     return fig
 
 
-def gain_curve(frame, eps, unit="", title="Preview: gain over giving everyone the better arm"):
+def gain_curve(
+    frame: pd.DataFrame,
+    eps: float,
+    unit: str = "",
+    title: str = "Preview: gain over giving everyone the better arm",
+) -> go.Figure:
     """The private rule's gain over giving everyone the better arm, in the outcome's units
     (positive is better for patients), with 95% bands of single releases, against ε; each
     strength's non-private gain as a dotted line. A gain, not a share of the non-private
     one: a ratio over a small non-private gain runs past 100% and zig-zags."""
     u = f" {unit}" if unit else ""
     fig = go.Figure()
-    for strength, part in frame.groupby("strength", sort=False):
+    for group, part in frame.groupby("strength", sort=False):
+        strength = str(group)
         part = part.sort_values("epsilon")
         colour = COLOURS.get(strength, GREY)
         summary_band(
@@ -88,8 +105,11 @@ LEARNER_COLUMNS = {"dp-owl": ("best", PALETTE[0]), "plug-in": ("plugin_best", PA
 
 
 def learners_curve(
-    frame, strength, eps, title="Preview: patients given the better arm, by learner"
-):
+    frame: pd.DataFrame,
+    strength: str,
+    eps: float,
+    title: str = "Preview: patients given the better arm, by learner",
+) -> go.Figure:
     """Both learners' percent of the twin's patients given the better arm (the twin's own
     optimal rule), mean and 95% bands of single releases, against ε, at one strength."""
     fig = go.Figure()

@@ -12,13 +12,22 @@ the values its downloads are built from, captured at release time.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from dpcore import ClippingWarning, NoiseWarning, agreement_test, ipw_value
 from dpcore.owl.owl import fit_logistic_propensity
 from dpcore.release import ReleasePlan, release
+
+if TYPE_CHECKING:
+    from dpcore.data.dictionary import Dictionary
+    from dpcore.data.trial import Trial
+    from dpcore.owl.evaluation_result import ArmsEvaluation, PrivateEvaluation
+    from dpcore.release import Release as PipelineRelease
+    from dpcore_app.ui.common.ledger import Receipt
 
 #: Why a release is NOT PRIVATE, by what the analyst took from the data.
 VOID = {"bounds": "bounds or levels read from the data"}
@@ -30,7 +39,7 @@ class Release:
     analyst typed for the report, the roles that differ from the public dictionary, and when
     it was made. Everything else is read from the rule file's public settings."""
 
-    made: object
+    made: PipelineRelease
     label: str = ""
     #: Where the analyst's roles differ from the public dictionary, one sentence each (public
     #: choices, published with the release).
@@ -38,10 +47,10 @@ class Release:
     time: str = ""
 
     @property
-    def settings(self):
+    def settings(self) -> dict[str, Any]:
         return self.made.rule.settings
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         # The rule's own fields and its public settings, by the names the page uses.
         if name in _RULE:
             return getattr(self.made.rule, _RULE[name])
@@ -50,16 +59,16 @@ class Release:
         raise AttributeError(name)
 
     @property
-    def outcome_bounds(self):
+    def outcome_bounds(self) -> tuple[float, ...]:
         return tuple(self.settings["outcome_bounds"])
 
     @property
-    def void(self):
+    def void(self) -> str:
         """Why the release has no guarantee, in words ('' when it has one)."""
         return "; ".join(self.settings["not_private_because"])
 
     @property
-    def propensity(self):
+    def propensity(self) -> str:
         """The design in words."""
         p = self.settings["propensity"]
         if p == "per row":
@@ -69,28 +78,28 @@ class Release:
         return f"known randomization probability P(treated) = {p:.4g}"
 
     @property
-    def ledger_index(self):
+    def ledger_index(self) -> int | None:
         return None if self.made.entry is None else int(self.made.entry.index)
 
     @property
-    def epsilon_total(self):
+    def epsilon_total(self) -> float | None:
         return None if self.made.totals is None else float(self.made.totals[0])
 
     @property
-    def delta_total(self):
+    def delta_total(self) -> float | None:
         return None if self.made.totals is None else float(self.made.totals[1])
 
-    def title(self):
+    def title(self) -> str:
         return self.settings["title"]
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         """The rule file: the pipeline's, with the roles that differ from the dictionary."""
         out = self.made.to_dict()
         if self.overrides:
             out["roles_differ_from_dictionary"] = list(self.overrides)
         return out
 
-    def effects(self):
+    def effects(self) -> np.ndarray:
         """coef × (upper − lower): how far each covariate moves the score across its bounds."""
         return np.asarray(self.coef) * (np.asarray(self.upper) - np.asarray(self.lower))
 
@@ -129,28 +138,30 @@ class Released:
     ``key`` is the tuple of public settings and the file's digest the release was computed
     from; the page shows the release only while its current settings give the same key.
     ``files`` caches the downloads built from these captured values (plain dict, this
-    session only); ``receipt`` is the ledger's record of the release, when it gives one.
+    session only); ``receipt`` is the ledger's record of the release (a release is kept only
+    once recorded). ``rec`` is None for a rule over all K arms, ``evaluation`` None when the
+    rule was not evaluated.
     """
 
     release: Release
-    rec: np.ndarray
+    rec: np.ndarray | None
     diagnostics: dict
     settings: dict
-    trial: object
+    trial: Trial
     key: tuple
+    receipt: Receipt
     mapping: dict = field(default_factory=dict)
-    receipt: object = None
     files: dict = field(default_factory=dict)
-    evaluation: object = None
+    evaluation: PrivateEvaluation | ArmsEvaluation | None = None
     preview: dict | None = None
 
     @property
-    def over_all_arms(self):
+    def over_all_arms(self) -> bool:
         """A rule over all K arms of a trial (no per-row recommendations on screen)."""
         return self.rec is None
 
     @property
-    def columns(self):
+    def columns(self) -> tuple[str, ...]:
         """The file's columns the release used (treatment, outcome, covariates, propensity)."""
         t = self.trial
         return tuple(
@@ -174,7 +185,9 @@ class AnalystView:
     agreement: dict
 
 
-def settings_key(digest, mapping, settings):
+def settings_key(
+    digest: str, mapping: Mapping[str, Any], settings: Mapping[str, Any]
+) -> tuple[Any, ...]:
     """Everything a release depends on, as a small hashable tuple (no data)."""
     plain = {
         k: (tuple(sorted(v.items())) if isinstance(v, dict) else v) for k, v in settings.items()
@@ -185,7 +198,7 @@ def settings_key(digest, mapping, settings):
     return (digest, m, tuple(sorted(plain.items())))
 
 
-def plan_from_settings(settings, p_min=None):
+def plan_from_settings(settings: Mapping[str, Any], p_min: float | None = None) -> ReleasePlan:
     """The release plan of the page's settings (ε, the evaluation, γ and where it came from,
     W, the design); ``p_min`` is the public smallest propensity of a per-row design."""
     evaluation = settings.get("evaluation")
@@ -217,7 +230,9 @@ def plan_from_settings(settings, p_min=None):
     )
 
 
-def make_release(data, dictionary, plan):
+def make_release(
+    data: bytes, dictionary: Dictionary, plan: ReleasePlan
+) -> tuple[PipelineRelease, np.ndarray]:
     """The pipeline's release of the page's trial (not yet recorded: record it before showing
     anything), and the released rule's recommendation (+1 treated, -1 control) for every row
     of the file. Fresh noise every call: never cached."""
@@ -233,7 +248,7 @@ def make_release(data, dictionary, plan):
     return made, np.where(score > 0, 1.0, -1.0)
 
 
-def compare_nonprivate(made, rec):
+def compare_nonprivate(made: PipelineRelease, rec: np.ndarray) -> AnalystView:
     """Value (IPW) of the private and the non-private rule and their agreement: analyst only.
 
     One more fit on the sensitive data (the release's public settings at ε = ∞, on every
@@ -255,7 +270,7 @@ def _compared(trial, rec, exact, p, propensity):
     )
 
 
-def noise_warning(n, W, gamma, propensity):
+def noise_warning(n: int, W: float, gamma: float, propensity: float | str) -> str | None:
     """A sentence before the release when an estimated propensity makes the rule mostly noise.
 
     With C = n W (the worst case, needed for pure ε-DP with an estimated propensity) the noise

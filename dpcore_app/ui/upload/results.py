@@ -9,18 +9,41 @@ expander titled as analyst-only.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 import streamlit as st
 
+from dpcore.owl.evaluation_result import ArmsEvaluation
 from dpcore_app.ui.common.figures import show
 from dpcore_app.ui.common.safety import log_withheld, plain
 from dpcore_app.ui.upload import analyst_panels, charts, compute, explain, files, preview_charts
 from dpcore_app.ui.upload.explain import DOWNLOAD_WINDOW
 from dpcore_app.ui.upload.form import keep, kept
 
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
+
+    from dpcore.owl.evaluation_result import PrivateEvaluation
+    from dpcore_app.ui.common.demos import Source
+    from dpcore_app.ui.upload.release import Release, Released
+
 COMPARE = "your_data_compare"
 
 
-def analyst_panel(released):
+def _two_arms(released: Released) -> tuple[np.ndarray, PrivateEvaluation | None]:
+    """What this module shows of a rule between two arms: its recommendation for every row of
+    the file, and its private evaluation (or None). A rule over all K arms has no per-row
+    recommendations (:func:`dpcore_app.ui.upload.karm.arms_result` shows it)."""
+    rec, evaluation = released.rec, released.evaluation
+    assert rec is not None and not isinstance(evaluation, ArmsEvaluation)
+    return rec, evaluation
+
+
+def analyst_panel(released: Released) -> None:
+    """The analyst-only view: the solver's diagnostics, and on request the comparison with the
+    non-private rule (one more fit on the sensitive data, shown on screen only)."""
     diagnostics = released.diagnostics
     if diagnostics:  # DP-OWL's solver (the plug-in rule has none)
         st.markdown(
@@ -31,7 +54,7 @@ def analyst_panel(released):
     if st.button("Compare with the non-private rule (one more fit on your data)", key="compare"):
         st.session_state[COMPARE] = (
             released.release,
-            compute.compare_nonprivate(released.release.made, released.rec),
+            compute.compare_nonprivate(released.release.made, _two_arms(released)[0]),
         )
     shown, view = st.session_state.get(COMPARE, (None, None))
     if shown is released.release:
@@ -48,7 +71,7 @@ class Failed(str):
     """A download that could not be built: the error's type (its message may quote data)."""
 
 
-def built(released, name, build):
+def built(released: Released, name: tuple[Any, ...], build: Callable[[], str]) -> str:
     """A download's content, built once per release (and identifier choice), or Failed."""
     if name not in released.files:
         try:
@@ -59,11 +82,11 @@ def built(released, name, build):
     return released.files[name]
 
 
-def _figure(release):
+def _figure(release: Release) -> go.Figure:
     return charts.rule_effects(release.names, release.effects(), release.treated, release.control)
 
 
-def identifier_choice(released, source):
+def identifier_choice(released: Released, source: Source) -> tuple[str, ...]:
     """Which columns the per-row file carries as identifiers: only those the analyst ticks."""
     columns = compute.preview(source.digest, source.data).columns
     options, ticked = compute.id_options(columns, released.columns)
@@ -87,10 +110,14 @@ def identifier_choice(released, source):
 EAGER_ROWS = 50_000
 
 
-def downloads_panel(released, source):
+def downloads_panel(released: Released, source: Source) -> None:
+    """The rule file, the per-row file (built on request above :data:`EAGER_ROWS` rows) and the
+    report, each built once from the values captured with the release; then the rerun script."""
     release, trial = released.release, released.trial
+    rec, ev = _two_arms(released)
+    data_rows = trial.rows
+    assert data_rows is not None  # a trial read from a file knows each row's line in it
     ids = identifier_choice(released, source)
-    ev = released.evaluation
     rule = built(released, ("rule",), lambda: files.rule_json(release))
     report = built(
         released,
@@ -111,7 +138,7 @@ def downloads_panel(released, source):
             released,
             name,
             lambda: files.rows_csv(
-                release, trial, released.rec, compute.identifiers(source.data, ids, trial.rows)
+                release, trial, rec, compute.identifiers(source.data, ids, data_rows)
             ),
         )
     else:
@@ -151,7 +178,7 @@ def downloads_panel(released, source):
         # Built in the script run above; the button only hands the captured bytes over.
         column.download_button(
             label,
-            lambda content=content: content,
+            _handed(content),
             name,
             mime,
             key=wkey,
@@ -162,7 +189,12 @@ def downloads_panel(released, source):
     analyst_panels.script_download(released)
 
 
-def _preview_section(preview):
+def _handed(content: str) -> Callable[[], str]:
+    """A download's content as the button takes it: handed over on the click, as built."""
+    return lambda: content
+
+
+def _preview_section(preview: Mapping[str, Any] | None) -> dict[str, Any] | None:
     """The preview the analyst saw before the release, for the report (simulated, public)."""
     if preview is None:
         return None
@@ -171,10 +203,13 @@ def _preview_section(preview):
     return dict(preview, figure=figure, learners=learners)
 
 
-def result_panel(released, source, files=None):
+def result_panel(
+    released: Released, source: Source, files: Callable[[], None] | None = None
+) -> None:
     """The release on screen, then its downloads; ``files`` (optional) is called first, to
     move the page to where the downloads go (the page's "Files" step)."""
-    release, rec, trial = released.release, released.rec, released.trial
+    release, trial = released.release, released.trial
+    rec, evaluation = _two_arms(released)
     st.subheader(release.title(), anchor=False)
     st.markdown(plain(explain.rule_sentence(release)))
     scored = rec if trial.covariates_complete is None else rec[trial.covariates_complete]
@@ -200,7 +235,7 @@ def result_panel(released, source, files=None):
     )
     st.info(explain.release_statement(release), icon=":material/shield_lock:")
     show(  # its numbers are the released rule's, in the rule file (JSON)
-        charts.rule_effects(release.names, release.effects(), release.treated, release.control),
+        _figure(release),
         key="rule_effects",
         numbers=False,
     )
@@ -208,9 +243,9 @@ def result_panel(released, source, files=None):
         "Each bar is how much the rule's score moves when that covariate goes from its "
         "lower to its upper public bound; the longest bars drive the recommendation."
     )
-    if released.evaluation is not None:
+    if evaluation is not None:
         analyst_panels.evaluation_panel(
-            released.evaluation,
+            evaluation,
             release.epsilon,
             release.n,
             (released.preview or {}).get("unit", ""),

@@ -20,7 +20,14 @@ two arms (the two-arm path, on the dictionary of those two) or to release a rule
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from dpcore.data.dictionary import Dictionary
+    from dpcore.data.trial import Trial
+    from dpcore.release import ReleasePlan
+    from dpcore_app.ui.common.demos import Source
+    from dpcore_app.ui.upload.meta import Meta
 
 
 @dataclass(frozen=True)
@@ -34,15 +41,15 @@ class Ready:
     design (a float, "column" or "logistic").
     """
 
-    source: Any
+    source: Source
     kind: str
     key: str
-    trial: Any
+    trial: Trial
     mapping: dict = field(default_factory=dict)
-    table: Any = None
+    table: Meta | None = None
     from_data: tuple = ()
     larger: bool | None = None
-    propensity: Any = None
+    propensity: float | str | None = None
     p_min: float | None = None
 
 
@@ -59,8 +66,8 @@ class Chosen:
     """
 
     settings: dict
-    plan: Any
-    dictionary: Any
+    plan: ReleasePlan
+    dictionary: Dictionary
     rkey: tuple
     preview: dict | None = None
     ready: bool = True

@@ -3,12 +3,18 @@ come first). Hands on a Source (the dictionary attached), or None until there is
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from dpcore_app.ui.common import demos
 from dpcore_app.ui.upload import dictionary_panels, form
 from dpcore_app.ui.upload.controls import FILE
 
+if TYPE_CHECKING:
+    from dpcore_app.ui.common.demos import Source
 
-def data():
+
+def data() -> Source | None:
+    """The trial to work on: the demo chosen, or the uploaded file with its dictionary."""
     kind = FILE.widget()
     if kind != "upload":
         return demos.demo_source(kind)

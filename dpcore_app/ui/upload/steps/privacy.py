@@ -9,6 +9,8 @@ dictionary's (γ from the paper's table for each comparison).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import streamlit as st
 
 from dpcore.data import read_dictionary
@@ -20,8 +22,16 @@ from dpcore_app.ui.upload import analyst_panels, compute, dictionary_panels, exp
 from dpcore_app.ui.upload.controls import EPS, GAMMA_FROM, LEARNER, PROXY
 from dpcore_app.ui.upload.steps import Chosen
 
+if TYPE_CHECKING:
+    from streamlit.delta_generator import DeltaGenerator
 
-def privacy(ready, verdict, flow):
+    from dpcore_app.ui.upload.flow import Flow
+    from dpcore_app.ui.upload.steps import Ready
+
+
+def privacy(ready: Ready, verdict: DeltaGenerator, flow: Flow) -> Chosen | None:
+    """Step 3: the release's public settings, with the preview; ``verdict`` is the page's
+    opening notice, filled in while a setting is missing."""
     flow.at(3)
     st.subheader("Privacy", anchor=False)
     chosen = _all_arms(ready) if ready.kind == "all" else _two_arms(ready, verdict)

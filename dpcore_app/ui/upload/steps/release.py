@@ -7,6 +7,8 @@ current settings (a ``Released``), or None.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import streamlit as st
 
@@ -15,10 +17,20 @@ from dpcore_app.ui.common import ledger
 from dpcore_app.ui.common.explain import EPS_RANGE, epsilon_note
 from dpcore_app.ui.upload import compute, explain, karm_compute
 
+if TYPE_CHECKING:
+    from streamlit.delta_generator import DeltaGenerator
+
+    from dpcore_app.ui.upload.flow import Flow
+    from dpcore_app.ui.upload.steps import Chosen, Ready
+
 RELEASE = "your_data_release"
 
 
-def release(ready, chosen, verdict, flow):
+def release(
+    ready: Ready, chosen: Chosen, verdict: DeltaGenerator, flow: Flow
+) -> compute.Released | None:
+    """Step 4: the verdict on what the release would spend (in ``verdict``) and its button;
+    the last release made with the current settings, or None."""
     flow.at(4)
     plan, trial = chosen.plan, ready.trial
     spent, cap = ledger.standing(ready.key)

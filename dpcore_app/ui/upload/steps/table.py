@@ -10,6 +10,7 @@ dictionary.
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import streamlit as st
 
@@ -23,8 +24,16 @@ from dpcore_app.ui.upload.explain import DIRECTION_NEEDED
 from dpcore_app.ui.upload.flow import spend_text
 from dpcore_app.ui.upload.steps import Ready
 
+if TYPE_CHECKING:
+    from streamlit.delta_generator import DeltaGenerator
 
-def table(source, verdict, flow):
+    from dpcore_app.ui.common.demos import Source
+    from dpcore_app.ui.upload.flow import Flow
+
+
+def table(source: Source, verdict: DeltaGenerator, flow: Flow) -> Ready | None:
+    """Step 2: the roles, the design and the public metadata, then the trial read with them;
+    ``verdict`` says what is still needed (or why the file could not be read)."""
     try:
         preview = compute.preview(source.digest, source.data)
         st.dataframe(compute.preview_frame(preview), hide_index=True, width="stretch")
