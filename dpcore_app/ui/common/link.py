@@ -235,7 +235,7 @@ def rerun() -> NoReturn:
     st.rerun()
 
 
-def same_value(value, default):
+def same_value(value: Any, default: Any) -> bool:
     """Whether a control's value equals ``default`` (a multiple choice compared as a tuple)."""
     return tuple(value) == tuple(default) if isinstance(default, tuple) else value == default
 
