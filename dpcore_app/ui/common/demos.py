@@ -38,7 +38,8 @@ class Source:
         return self.shipped
 
 
-def _digest(data):
+def file_digest(data: bytes) -> str:
+    """A file's identity in the session's caches: the SHA-256 of its bytes, in hex."""
     return hashlib.sha256(data).hexdigest()
 
 
@@ -46,7 +47,7 @@ def _digest(data):
 def _demo_bytes(name):
     """A demo file and its data dictionary (public, so a global cache is fine)."""
     data = (DEMO_DIR / f"{name}.csv").read_bytes()
-    return data, _digest(data), json.loads((DEMO_DIR / f"{name}.json").read_text())
+    return data, file_digest(data), json.loads((DEMO_DIR / f"{name}.json").read_text())
 
 
 def demo_source(name: str) -> Source:

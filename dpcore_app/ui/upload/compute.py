@@ -27,7 +27,7 @@ from dpcore.owl.paper import PAPER_W, default_gamma, paper_gamma
 from dpcore.owl.simulate import PROXY_VARIANTS
 from dpcore.owl.tuning import tune_gamma
 from dpcore.privacy.identity import row_keys
-from dpcore_app.ui.common.demos import DEMOS, Source, _demo_bytes, _digest
+from dpcore_app.ui.common.demos import DEMOS, Source, demo_source, file_digest
 from dpcore_app.ui.common.limits import SIMULATIONS
 from dpcore_app.ui.upload.analyst_compute import dictionary_from_settings, fit_size  # noqa: F401
 from dpcore_app.ui.upload.release import (  # noqa: F401 - the page's compute API
@@ -82,8 +82,8 @@ def upload_source(name: str, data: bytes) -> Source:
             f"this file has about {lines:,} rows; this page works with at most {MAX_ROWS:,} "
             "(about 10 s to read and fit). Upload a random subset of rows"
         )
-    digest = _digest(data)
-    known = {_demo_bytes(d)[1]: _demo_bytes(d)[2] for d in DEMOS}
+    digest = file_digest(data)
+    known = {demo.digest: demo.dictionary for demo in map(demo_source, DEMOS)}
     return Source(str(name), data, digest, known.get(digest), shipped=digest in known)
 
 
@@ -169,21 +169,6 @@ def data_metadata(
         if c in table:
             levels[c] = column_labels(_data, c, limit=MAX_LEVELS)
     return ranges, levels
-
-
-def data_ranges(trial: Trial) -> dict[str, tuple[float, float]]:
-    """Each numeric covariate's observed (min, max): reading them voids the guarantee."""
-    dummies = {f"{c}={lev}" for c, levels in trial.categories.items() for lev in levels[1:]}
-    return {
-        c: (float(trial.X[:, j].min()), float(trial.X[:, j].max()))
-        for j, c in enumerate(trial.covariates)
-        if c not in dummies
-    }
-
-
-def outcome_range(trial: Trial) -> tuple[float, float]:
-    """The outcome's observed (min, max): reading them voids the guarantee."""
-    return float(trial.B.min()), float(trial.B.max())
 
 
 # --------------------------------------------------------------------------------------------

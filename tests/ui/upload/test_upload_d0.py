@@ -6,7 +6,7 @@ import pathlib
 import pytest
 
 from dpcore.data.errors import TrialDataError
-from dpcore_app.ui.common.demos import Source, _digest
+from dpcore_app.ui.common.demos import Source, file_digest
 from dpcore_app.ui.upload import compute
 
 HOSPITAL = (
@@ -16,7 +16,7 @@ COLUMNS = ["arm", "days_in_hospital", "site", "age", "biomarker", "severity", "f
 
 
 def source(name, data):
-    return Source(name, data, _digest(data))
+    return Source(name, data, file_digest(data))
 
 
 def edited(change):
