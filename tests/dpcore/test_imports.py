@@ -1,5 +1,5 @@
-"""dpcore's import graph has no cycle: every module can be read (and imported) after the ones it
-imports, so a concept's home never needs a module that needs it back.
+"""dpcore's and the dashboard's import graphs have no cycle: every module can be read (and
+imported) after the ones it imports, so a concept's home never needs a module that needs it back.
 
 A lazy import inside a function counts as much as one at the top (it is the same tie, only
 deferred); an import under ``if TYPE_CHECKING:`` does not (it never runs). Reading the source
@@ -7,27 +7,30 @@ with :mod:`ast` takes a fraction of a second and imports nothing.
 """
 
 import ast
-import sys
 from pathlib import Path
 
+import pytest
+
 import dpcore
+import dpcore_app
 
 ROOT = Path(dpcore.__file__).resolve().parent
+APP_ROOT = Path(dpcore_app.__file__).resolve().parent
 
 
-def _modules() -> dict[str, Path]:
+def _modules(root: Path, package: str) -> dict[str, Path]:
     out = {}
-    for path in ROOT.rglob("*.py"):
-        parts = ["dpcore", *path.relative_to(ROOT).with_suffix("").parts]
+    for path in root.rglob("*.py"):
+        parts = [package, *path.relative_to(root).with_suffix("").parts]
         if parts[-1] == "__init__":
             parts.pop()
         out[".".join(parts)] = path
     return out
 
 
-def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
-    """The dpcore modules ``name`` imports, at the top or inside a function."""
-    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+def _imports(name: str, path: Path, modules: dict[str, Path], package: str) -> set[str]:
+    """The modules of ``package`` that ``name`` imports, at the top or inside a function."""
+    here = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
 
     def known(target: str) -> str | None:
         while target and target not in modules:
@@ -48,11 +51,12 @@ def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
             elif isinstance(child, ast.ImportFrom):
                 base = child.module or ""
                 if child.level:
-                    up = package[: len(package) - child.level + 1]
+                    up = here[: len(here) - child.level + 1]
                     base = ".".join([*up, *([child.module] if child.module else [])])
                 targets = [base, *(f"{base}.{a.name}" for a in child.names)]
             for target in targets:
-                module = known(target) if target.startswith("dpcore") else None
+                ours = target == package or target.startswith(package + ".")
+                module = known(target) if ours else None
                 if module is not None and module != name:
                     found.add(module)
             visit(child)
@@ -61,11 +65,11 @@ def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
     return found
 
 
-def import_cycles() -> list[list[str]]:
-    """The groups of dpcore modules that import each other (Tarjan's strongly connected
-    components with more than one module), each sorted."""
-    modules = _modules()
-    graph = {m: _imports(m, p, modules) for m, p in modules.items()}
+def import_cycles(root: Path = ROOT, package: str = "dpcore") -> list[list[str]]:
+    """The groups of modules of ``package`` (its folder ``root``) that import each other
+    (Tarjan's strongly connected components with more than one module), each sorted."""
+    modules = _modules(root, package)
+    graph = {m: _imports(m, p, modules, package) for m, p in modules.items()}
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -96,11 +100,12 @@ def import_cycles() -> list[list[str]]:
     return sorted(cycles)
 
 
-def test_dpcore_has_no_import_cycle():
-    assert import_cycles() == []
+@pytest.mark.parametrize("root, package", [(ROOT, "dpcore"), (APP_ROOT, "dpcore_app")])
+def test_the_package_has_no_import_cycle(root, package):
+    assert import_cycles(root, package) == []
 
 
-def test_a_cycle_is_found_when_there_is_one(tmp_path, monkeypatch):
+def test_a_cycle_is_found_when_there_is_one(tmp_path):
     """The check's broken twin: two modules that import each other, one lazily."""
     package = tmp_path / "dpcore"
     package.mkdir()
@@ -110,5 +115,5 @@ def test_a_cycle_is_found_when_there_is_one(tmp_path, monkeypatch):
     (package / "c.py").write_text(
         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .a import f\n"
     )
-    monkeypatch.setattr(sys.modules[__name__], "ROOT", package)
-    assert import_cycles() == [["dpcore.a", "dpcore.b"]]
+    (package / "d.py").write_text("import dpcore_app.e\n")  # another package's module
+    assert import_cycles(package, "dpcore") == [["dpcore.a", "dpcore.b"]]
