@@ -62,14 +62,26 @@ def cvar_verdict(
 CHEAP = 1.5
 
 
-def cvar_judgement(regime: str, eps: float, total: float, statistical: float) -> tuple[str, str]:
+def cvar_judgement(
+    regime: str,
+    eps: float,
+    total: float,
+    statistical: float,
+    total_hi: float | None = None,
+    statistical_lo: float | None = None,
+) -> tuple[str, str]:
     """(kind, first words) of the verdict, by severity (:func:`~dpcore_app.ui.common.explain.severity`):
     "do not" where the worst-case rate reaches its cap (``regime`` "trivial"), "holds" where the
     regime is statistical and the measured error is within :data:`CHEAP` times the sampling
-    error, "caution" otherwise; a claim that holds at a weak ε is a caution."""
+    error beyond Monte-Carlo doubt (the total's 95% upper end, ``total_hi``, within CHEAP times
+    the sampling error's lower end, ``statistical_lo``; the means when no interval is given),
+    "caution" otherwise; a claim that holds at a weak ε is a caution."""
+    total_hi = total if total_hi is None else total_hi
+    statistical_lo = statistical if statistical_lo is None else statistical_lo
+    cheap_on_average = regime == "statistical" and total <= CHEAP * statistical
     if regime == "trivial":
         claim = "do not"
-    elif regime == "statistical" and total <= CHEAP * statistical:
+    elif cheap_on_average and total_hi <= CHEAP * statistical_lo:
         claim = "holds"
     else:
         claim = "caution"
@@ -84,6 +96,14 @@ def cvar_judgement(regime: str, eps: float, total: float, statistical: float) ->
             if math.isinf(eps)
             else "Caution: privacy is cheap, but this ε promises one patient little."
         )
+    if cheap_on_average:
+        lead = (
+            f"Caution: privacy may be cheap here, but the simulation cannot tell: the error's "
+            f"95% interval reaches {CHEAP:g} times the sampling error (more repetitions narrow it)."
+        )
+        if severity("holds", eps) != "success":  # and cheap or not, a weak ε
+            lead += " This ε promises one patient little."
+        return kind, lead
     return kind, "Caution: privacy costs accuracy here."
 
 

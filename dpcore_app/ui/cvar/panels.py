@@ -51,7 +51,14 @@ def settings_panel() -> Setting:
 def verdict_panel(s: Setting, here: pd.Series) -> None:
     """The verdict sentence and the regime label."""
     regime = compute.regime(s["n"], s["tau"], s["eps"])
-    kind, lead = explain.cvar_judgement(regime, s["eps"], here.total_mean, here.statistical_mean)
+    kind, lead = explain.cvar_judgement(
+        regime,
+        s["eps"],
+        here.total_mean,
+        here.statistical_mean,
+        total_hi=here.total_hi,
+        statistical_lo=here.statistical_lo,
+    )
     getattr(st, kind)(
         lead
         + " "

@@ -216,6 +216,28 @@ def test_the_verdicts_colour_is_its_severity_and_its_words_say_the_same(
     assert got_kind == kind and got_lead.startswith(lead)
 
 
+def test_privacy_is_called_cheap_only_beyond_monte_carlo_doubt():
+    """Means within 1.5× of the sampling error, but the total's interval reaches past it: the
+    verdict says the simulation cannot tell, in amber, instead of calling privacy cheap."""
+    sure = explain.cvar_judgement(
+        "statistical", 1.0, 0.11, 0.10, total_hi=0.12, statistical_lo=0.09
+    )
+    assert sure == ("success", "Privacy is cheap here.")
+    kind, lead = explain.cvar_judgement(
+        "statistical", 1.0, 0.14, 0.10, total_hi=0.16, statistical_lo=0.095
+    )
+    assert kind == "warning" and "cannot tell" in lead and "1.5 times" in lead
+    assert "promises one patient little" not in lead
+    weak = explain.cvar_judgement(
+        "statistical", 50.0, 0.14, 0.10, total_hi=0.16, statistical_lo=0.095
+    )
+    assert weak[0] == "warning" and weak[1].endswith("This ε promises one patient little.")
+    kind, lead = explain.cvar_judgement(
+        "statistical", 1.0, 0.16, 0.10, total_hi=0.17, statistical_lo=0.095
+    )
+    assert (kind, lead) == ("warning", "Caution: privacy costs accuracy here.")
+
+
 @pytest.mark.parametrize("x_axis", ["epsilon", "n", "tau", "eps_n_tau"])
 def test_the_error_charts_reading_quotes_its_ends(x_axis):
     summary = compute.scalar_summary("uniform", 1.0, 20, 0)
