@@ -14,7 +14,7 @@ that follows the drag's end, from releasing the handle to the page drawn again a
     python benchmarks/client_redraw.py [--passes 1] [--width 1440]
 
 Prints per page the median and the 95th percentile in milliseconds (goal: under 100 ms).
-Needs Debian's Chromium (/usr/bin/chromium) and the playwright package.
+Needs Chromium ($DPCORE_CHROMIUM, else chromium on PATH) and the playwright package.
 """
 
 from __future__ import annotations

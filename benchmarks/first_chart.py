@@ -8,7 +8,7 @@ times from navigation to the first drawn chart (to the title on pages that have 
     python benchmarks/first_chart.py [--rounds 5] [--width 1440]
 
 Prints per page the median and the ratio to the bare page's median (goal: at most 1.3).
-Needs Debian's Chromium (/usr/bin/chromium) and the playwright package.
+Needs Chromium ($DPCORE_CHROMIUM, else chromium on PATH) and the playwright package.
 """
 
 from __future__ import annotations

@@ -7,8 +7,8 @@ settle, and the server's peak memory (resident set, sampled every 0.2 s).
 
     python benchmarks/load.py [--sessions 8] [--seconds 60] [--page /dp-owl]
 
-Needs Debian's Chromium (/usr/bin/chromium) and the playwright package. Traffic stays on
-127.0.0.1; the loop ends by itself after --seconds.
+Needs Chromium ($DPCORE_CHROMIUM, else chromium on PATH) and the playwright package. Traffic
+stays on 127.0.0.1; the loop ends by itself after --seconds.
 """
 
 from __future__ import annotations

@@ -10,8 +10,8 @@ student's (the same link again, fresh context: the browser's own cost, the floor
 
     DPCORE_STORE=/path/to/warm/store python benchmarks/replica_first_view.py [--replicas 2]
 
-Needs nginx, Debian's Chromium (/usr/bin/chromium) and the playwright package. A measurement,
-never pass/fail.
+Needs nginx, Chromium ($DPCORE_CHROMIUM, else chromium on PATH) and the playwright package.
+A measurement, never pass/fail.
 
     DPCORE_STORE=... python benchmarks/replica_first_view.py --script-runs 3
 

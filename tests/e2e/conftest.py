@@ -2,14 +2,14 @@
 
 Fixtures:
     streamlit_server  session: base URL of a Streamlit server started from the repo root
-    browser           session: headless Debian Chromium (/usr/bin/chromium)
+    browser           session: headless Chromium ($DPCORE_CHROMIUM, else chromium on PATH)
     browser_context   session: the context the tests' pages open in (viewport 1400x1000)
     page              per test: a new page (tab) in that context
     app               per test: an `AppDriver` on that page (goto, wait_idle, screenshot, ...)
     screenshot_dir    session: $SCREENSHOT_DIR, or None: then the tests take no screenshots
 
 Every test collected under tests/e2e is marked `e2e`; run the rest with `-m "not e2e"`.
-If /usr/bin/chromium or the playwright package is missing, the e2e tests are skipped.
+If no Chromium is found or the playwright package is missing, the e2e tests are skipped.
 """
 
 from __future__ import annotations
