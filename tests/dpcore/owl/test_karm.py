@@ -538,6 +538,39 @@ def test_k_arm_evaluation_passes_the_audit_and_a_one_cell_sensitivity_twin_fails
     assert not broken.passed and broken.epsilon_lb > 1.3 * eps1
 
 
+def test_the_joint_values_and_the_best_arm_spend_no_noise_of_their_own(monkeypatch):
+    """The "is one arm best on average?" answer is post-processing of the released cells: the
+    evaluation draws the 2K cells', the 2K moments' and the K counts' noise once each, and the
+    joint intervals come from those same draws (a twin that re-draws per confidence level would
+    spend ε_eval twice and is caught here)."""
+    from dpcore.owl import evaluation_arms as ea
+
+    draws = []
+
+    def counted(epsilon, sensitivity, size=(), rng=None, sampler="numpy"):
+        draws.append(int(np.prod(size)))
+        return np.zeros(size)  # the noise itself does not matter here, only how often
+
+    monkeypatch.setattr(ea, "sample_laplace", counted)
+    D = K_ARM_TRIAL
+    data = D.sample(600, rng=6)
+    k = len(D.arms)
+    ev = ea.evaluate_arms_rule(
+        np.zeros(600, dtype=int),
+        data["code"],
+        data["B"],
+        D.arm_probabilities,
+        outcome_bounds=D.outcome_bounds,
+        epsilon=1.0,
+        arms=D.arms,
+        include=np.ones(600, dtype=bool),
+    )
+    assert draws == [2 * k, 2 * k, k]
+    assert set(ev.joint_values) == set(D.arms)
+    for arm, (lo, hi) in ev.joint_values.items():  # wider than each arm's own interval
+        assert lo <= ev.values[arm].lower and ev.values[arm].upper <= hi
+
+
 def test_k_arm_cells_and_counts_move_by_at_most_their_sensitivities():
     """Random replacements of one row (arm, recommendation, outcome, completeness): the 2K cells
     move by at most Delta_1 = 2b/m, their moments by at most Delta_2 = 2b^2/m and the K counts
