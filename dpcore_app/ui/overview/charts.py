@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
@@ -16,17 +17,37 @@ if TYPE_CHECKING:
     from dpcore_app.ui.common.figures import SharedFigure
 
 
+def release_bins(releases: ArrayLike, bins: int = 40) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(centres, counts, widths) of the releases' histogram: one bin per whole count where the
+    releases span fewer than ``bins`` counts, else ``bins`` equal bins over their range.
+
+    The chart sends these few bars, not the 2,000 draws: the Overview's figure, with every ε of
+    its slider, is about a twentieth of the size it would be with the draws themselves.
+    """
+    values = np.asarray(releases, dtype=float)
+    lo, hi = float(values.min()), float(values.max())
+    if hi - lo < bins:
+        edges = np.arange(np.floor(lo) - 0.5, np.ceil(hi) + 1.0)
+    else:
+        edges = np.histogram_bin_edges(values, bins=bins)
+    counts, edges = np.histogram(values, bins=edges)
+    return (edges[:-1] + edges[1:]) / 2, counts, np.diff(edges)
+
+
 def noisy_count(true_count: float, releases: ArrayLike, eps: float) -> go.Figure:
     """Overview: many possible releases of one count at ε, with the true count marked."""
+    centres, counts, widths = release_bins(releases)
     fig = go.Figure()
     fig.add_trace(
-        go.Histogram(
-            x=releases,
-            nbinsx=40,
+        go.Bar(
+            x=centres,
+            y=counts,
+            width=widths,
             marker_color=PALETTE[0],
             opacity=0.75,
             name="possible releases",
-            hovertemplate="released %{x}<br>%{y} of 2000 draws<extra></extra>",
+            hovertemplate=f"released about %{{x:.0f}}<br>%{{y}} of {int(counts.sum())} draws"
+            "<extra></extra>",
         )
     )
     marker(fig, true_count, f"true count {true_count}", colour=PALETTE[5])
@@ -34,7 +55,7 @@ def noisy_count(true_count: float, releases: ArrayLike, eps: float) -> go.Figure
         fig,
         f"What an ε = {eps:g} release of the count could show",
         "released count (patients)",
-        "how often (of 2000 draws)",
+        f"how often (of {int(counts.sum())} draws)",
         height=320,
     )
     fig.update_layout(hovermode="closest", showlegend=False)
