@@ -8,6 +8,7 @@ from dpcore_app.ui.bounds.panels import (
     cvar_panel,
     sample_size_panel,
     settings_panel,
+    verdict_detail,
     verdict_panel,
     werm_panel,
 )
@@ -35,9 +36,10 @@ def study() -> None:
     terms = compute.terms(
         s["n"], s["eps"], s["gamma"], s["h"], s["W"], s["C"], s["rho"], m.norms
     )  # Theorem 10; the charts add Theorem 11's 2G
-    with verdict_slot:
+    with verdict_slot:  # one line; in full under the Theorem 10 charts
         verdict_panel(s, terms, m)
     werm_panel(s, G, m, terms)
+    verdict_detail(s, terms, m)
     sample_size_panel(s, m.theta0_norm)
     cvar_panel(s, seed)
     address.share("bounds")

@@ -33,7 +33,10 @@ def figure(at, key):
 def check_clean(at):
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error or all(
-        "fails by measurement" in e.value or "It fails on the data" in e.value for e in at.error
+        "fails by measurement" in e.value
+        or "It fails on the data" in e.value
+        or "The re-derived bound fails here" in e.value
+        for e in at.error
     )
     assert not at.warning, words(at.warning)
 
@@ -65,6 +68,21 @@ def test_default_view_numbers_agree(open_page):
     fig = figure(at, "vs_gamma")
     names = [tr.get("name") for tr in fig["data"]]
     assert "T2 privacy noise" in names and "transcribed, λ = 2γ/n bound (total)" in names
+
+
+def test_the_verdict_is_one_line_on_top_and_in_full_below_the_charts(open_page):
+    at = open_page(PAGE)
+    check_clean(at)
+    line = at.success[0].value  # the first alert: the one-line verdict
+    m = compute.measure(500, 1.0, 115.0, 0.5, 30, 0.0, 0.05, 0)
+    cov = coverage(m.here["within_re-derived"], m.here.trial)
+    assert line.startswith("The re-derived bound holds here")
+    assert f"({100 * cov['share']:.1f}% of simulated releases within it" in line
+    assert line.endswith("[The verdict in full](#verdict)")
+    heads = [h.value for h in at.subheader]
+    assert (
+        heads.index("The verdict in full") == heads.index("DP-wERM: Theorem 10, term by term") + 1
+    )
 
 
 def test_printed_bound_failure_is_said_plainly(open_page):

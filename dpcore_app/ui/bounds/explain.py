@@ -84,6 +84,49 @@ def bound_verdict(
     return head + " " + tail
 
 
+def headline(
+    eps: float,
+    terms: Mapping[str, float],
+    q_measured: float,
+    rho: float,
+    status: str,
+    cov: Mapping[str, float],
+) -> str:
+    """The page's verdict in one line: whether the re-derived bound held in the simulation
+    (``status`` and ``cov`` from :func:`coverage_sentence`'s judgement of the re-derived
+    form), how loose it is against the measured excess, and how much of it is privacy noise.
+    :func:`bound_verdict` and :func:`coverage_sentence` say it in full below the charts."""
+    total = terms["total"]
+    if math.isinf(eps):
+        trials = int(cov["trials"])
+        k = round(cov["share"] * trials)
+        held = (
+            f"held on all {trials} simulated trials"
+            if k == trials
+            else f"failed on {trials - k} of {trials} simulated trials"
+        )
+        return (
+            f"Without noise the re-derived bound ({total:.3g}) {held}; the largest measured "
+            f"excess was {q_measured:.3g}."
+        )
+    share, target = 100 * cov["share"], 100 * (1 - rho)
+    within = f"{share:.1f}% of simulated releases within it, against a claimed {target:.0f}%"
+    noise = f"{100 * terms['T2'] / total:.0f}%" if total > 0 else "none"
+    if status == "violated":
+        return f"The re-derived bound fails here: {within} (95% CI up to {100 * cov['hi']:.1f}%)."
+    if status == "unclear":
+        return (
+            f"The re-derived bound may not hold here: {within}, below the claim but within "
+            "Monte-Carlo error."
+        )
+    loose = (
+        f", {_times(total / q_measured)} times the measured excess (its {1 - rho:.0%} quantile)"
+        if q_measured > 0
+        else f"; the private rule was no worse than the comparison in {1 - rho:.0%} of releases"
+    )
+    return f"The re-derived bound holds here ({within}){loose}; privacy noise is {noise} of it."
+
+
 def coverage_sentence(
     form: str, cov: Mapping[str, float], rho: float, eps: float = 1.0
 ) -> tuple[str, str]:

@@ -4,6 +4,7 @@ complexity and private CVaR's rates, each with its downloads and formulas."""
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -67,8 +68,28 @@ def settings_panel() -> tuple[Setting, float, int]:
     return s, g, seed
 
 
+#: The heading of the verdict in full, below the charts (``/bounds#verdict``).
+VERDICT_ANCHOR = "verdict"
+STATUS_SHOWN = {"holds": st.success, "unclear": st.info, "violated": st.error}
+
+
 def verdict_panel(s: Setting, terms: Terms, m: compute.Measured) -> None:
-    """The verdict on the re-derived bound, then how often each form held, coloured by that."""
+    """The verdict in one line, coloured by whether the re-derived bound held."""
+    excess = m.excess("re-derived")
+    cov = compute.coverages(m.here, s["eps"])["re-derived"]
+    status, _ = explain.coverage_sentence("re-derived", cov, s["rho"], s["eps"])
+    q = float(excess.max() if math.isinf(s["eps"]) else excess.quantile(1 - s["rho"]))
+    STATUS_SHOWN[status](
+        explain.headline(s["eps"], terms["re-derived"], q, s["rho"], status, cov)
+        + f" [The verdict in full](#{VERDICT_ANCHOR})",
+        icon=":material/balance:",
+    )
+
+
+def verdict_detail(s: Setting, terms: Terms, m: compute.Measured) -> None:
+    """The verdict in full, under its heading: the re-derived bound's terms against the
+    measurement, then how often each form held, coloured by that."""
+    st.subheader("The verdict in full", anchor=VERDICT_ANCHOR)
     excess = m.excess("re-derived")
     st.info(
         explain.bound_verdict(
@@ -81,10 +102,9 @@ def verdict_panel(s: Setting, terms: Terms, m: compute.Measured) -> None:
         ),
         icon=":material/balance:",
     )
-    show = {"holds": st.success, "unclear": st.info, "violated": st.error}
     for form, cov in compute.coverages(m.here, s["eps"]).items():
         status, sentence = explain.coverage_sentence(form, cov, s["rho"], s["eps"])
-        show[status](sentence)
+        STATUS_SHOWN[status](sentence)
 
 
 def werm_panel(s: Setting, G: float, m: compute.Measured, terms: Terms) -> None:

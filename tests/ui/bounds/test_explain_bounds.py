@@ -102,6 +102,36 @@ def test_coverage_sentence_without_noise_counts_trials(held):
     assert status == ("holds" if held == 20 else "violated")
 
 
+@pytest.mark.parametrize("eps", EPS_EXTREMES)
+@pytest.mark.parametrize(
+    "per_trial", [np.full(20, 0.999), np.full(20, 0.94), np.r_[np.ones(16), np.zeros(4)]]
+)
+def test_the_one_line_verdict_says_what_the_full_verdict_says(eps, per_trial):
+    """The headline's status, share, ratio and noise share are the full sentences' numbers, at
+    every extreme of ε (without noise it counts trials and states no probability)."""
+    t = compute.terms(500, eps, 75.0, 0.5, 30, 0.0, 0.05, NORMS)["re-derived"]
+    within, trial = clustered(per_trial)
+    cov = coverage(within, trial, identical=math.isinf(eps))
+    status, full = explain.coverage_sentence("re-derived", cov, 0.05, eps)
+    q = 0.37 * t["total"]
+    line = explain.headline(eps, t, q, 0.05, status, cov)
+    assert "\n" not in line and line.count(". ") == 0  # one sentence
+    if math.isinf(eps):
+        held = round(cov["share"] * cov["trials"])
+        assert ("held on all 20" in line) == (held == 20) == (status == "holds")
+        assert "%" not in line and "probability" not in line and "releases" not in line
+        assert after(line, "largest measured excess was") == pytest.approx(q, rel=1e-2)
+        return
+    assert after(line, "bound") == pytest.approx(after(full, "held in"), abs=0.05)
+    said = {"holds": "holds here", "unclear": "may not hold here", "violated": "fails here"}
+    assert said[status] in line and "claimed 95%" in line
+    if status == "holds":
+        assert after(line, "95%),") == pytest.approx(t["total"] / q, rel=0.05)
+        assert after(line, "privacy noise is") == round(100 * t["T2"] / t["total"])
+    negative = explain.headline(eps, t, -0.1, 0.05, "holds", cov)
+    assert "times" not in negative or status != "holds"
+
+
 @pytest.mark.parametrize(
     "lo, hi, eps", [(0.4, 0.7, 1.0), (0.05, 0.7, 0.05), (0.3, 1.9, 1000.0), (0.3, 2.5, math.inf)]
 )
