@@ -423,6 +423,14 @@ def _n_reading(summary, eps, metric):
     sizes = sorted(summary["n"].unique())
     small, large = summary[summary["n"] == sizes[0]], summary[summary["n"] == sizes[-1]]
     name = _METRIC_NAMES[metric]
+    if len(sizes) == 1:  # one simulated n (no sizes to compare, or the work cap kept one)
+        nonprivate = _level(metric, _at(small, math.inf, metric))
+        if math.isinf(eps):
+            return f"Without privacy, {name} is {nonprivate} with {sizes[0]} patients."
+        return (
+            f"At ε = {eps:g}, {name} is {_level(metric, _at(small, eps, metric))} with "
+            f"{sizes[0]} patients; without privacy {nonprivate}."
+        )
     nonprivate = (
         f"{_level(metric, _at(small, math.inf, metric))} to "
         f"{_level(metric, _at(large, math.inf, metric))}"
