@@ -5,6 +5,7 @@ import streamlit as st
 from dpcore_app.ui.bounds import compute, explain
 from dpcore_app.ui.bounds.controls import CONTROLS
 from dpcore_app.ui.bounds.panels import (
+    coverage,
     cvar_panel,
     sample_size_panel,
     settings_panel,
@@ -36,10 +37,11 @@ def study() -> None:
     terms = compute.terms(
         s["n"], s["eps"], s["gamma"], s["h"], s["W"], s["C"], s["rho"], m.norms
     )  # Theorem 10; the charts add Theorem 11's 2G
+    cover = coverage(s, m)  # how often each form held: once, for the verdict and its full form
     with verdict_slot:  # one line; in full under the Theorem 10 charts
-        verdict_panel(s, terms, m)
+        verdict_panel(s, terms, m, cover)
     werm_panel(s, G, m, terms)
-    verdict_detail(s, terms, m)
+    verdict_detail(s, terms, m, cover)
     sample_size_panel(s, m.theta0_norm)
     cvar_panel(s, seed)
     address.share("bounds")

@@ -99,7 +99,7 @@ def show(
         v.runs.loc[v.runs.epsilon == s["eps"], "clipped_share"],
         "value" if value_of(SCALE) == "own" else "value_paper",
     )
-    rule_panel(s, v.runs, metric)
+    rule_panel(s, v.runs, metric, first)
     if not first:
         panels.learners(s)
         view_link = address.link("dp-owl")  # now: a download's callback has no address to read

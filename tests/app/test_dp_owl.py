@@ -513,6 +513,14 @@ def test_a_cold_views_first_estimate_names_no_eps_and_labels_what_will_change(
     assert "cannot be shown" not in text
     stability = next(m.value for m in at.markdown if "on the same trial" in m.value)
     assert "**First estimate:**" in stability
+    readings = [  # each chart's one-line reading, drawn from the same 40 repetitions
+        m.value
+        for m in at.markdown
+        if "the private rule's accuracy runs from" in m.value
+        or "accuracy runs from" in m.value
+        or "lands anywhere from" in m.value
+    ]
+    assert len(readings) == 3 and all(r.startswith("**First estimate:** ") for r in readings)
     assert any("starred once the final numbers are in" in c.value for c in at.caption)
     assert not [b for b in at.button if b.key == "reps_needed"]  # 40 is not the page's setting
     assert not at.get("download_button")  # the handout quotes final numbers only

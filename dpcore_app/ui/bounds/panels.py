@@ -73,11 +73,24 @@ VERDICT_ANCHOR = "verdict"
 STATUS_SHOWN = {"holds": st.success, "unclear": st.info, "violated": st.error}
 
 
-def verdict_panel(s: Setting, terms: Terms, m: compute.Measured) -> None:
-    """The verdict in one line, coloured by whether the re-derived bound held."""
+#: Each form's coverage at the setting and its judgement: {form: (coverage, status, sentence)}.
+Coverage = Mapping[str, tuple[Mapping[str, float], str, str]]
+
+
+def coverage(s: Setting, m: compute.Measured) -> Coverage:
+    """How often each form of the bound held (:func:`compute.coverages`) and what that says
+    (:func:`explain.coverage_sentence`), once per run for the verdict and its full form."""
+    return {
+        form: (cov, *explain.coverage_sentence(form, cov, s["rho"], s["eps"]))
+        for form, cov in compute.coverages(m.here, s["eps"]).items()
+    }
+
+
+def verdict_panel(s: Setting, terms: Terms, m: compute.Measured, cover: Coverage) -> None:
+    """The verdict in one line, coloured by whether the re-derived bound held (``cover``:
+    :func:`coverage`)."""
     excess = m.excess("re-derived")
-    cov = compute.coverages(m.here, s["eps"])["re-derived"]
-    status, _ = explain.coverage_sentence("re-derived", cov, s["rho"], s["eps"])
+    cov, status, _ = cover["re-derived"]
     q = float(excess.max() if math.isinf(s["eps"]) else excess.quantile(1 - s["rho"]))
     STATUS_SHOWN[status](
         explain.headline(s["eps"], terms["re-derived"], q, s["rho"], status, cov)
@@ -86,9 +99,10 @@ def verdict_panel(s: Setting, terms: Terms, m: compute.Measured) -> None:
     )
 
 
-def verdict_detail(s: Setting, terms: Terms, m: compute.Measured) -> None:
+def verdict_detail(s: Setting, terms: Terms, m: compute.Measured, cover: Coverage) -> None:
     """The verdict in full, under its heading: the re-derived bound's terms against the
-    measurement, then how often each form held, coloured by that."""
+    measurement, then how often each form held, coloured by that (``cover``:
+    :func:`coverage`)."""
     st.subheader("The verdict in full", anchor=VERDICT_ANCHOR)
     excess = m.excess("re-derived")
     st.info(
@@ -102,8 +116,7 @@ def verdict_detail(s: Setting, terms: Terms, m: compute.Measured) -> None:
         ),
         icon=":material/balance:",
     )
-    for form, cov in compute.coverages(m.here, s["eps"]).items():
-        status, sentence = explain.coverage_sentence(form, cov, s["rho"], s["eps"])
+    for _, status, sentence in cover.values():
         STATUS_SHOWN[status](sentence)
 
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import streamlit as st
 
 from dpcore_app.ui.common.grids import fmt_number
-from dpcore_app.ui.common.link import state_key, write_link
+from dpcore_app.ui.common.link import LAST_GOOD, state_key, write_link
 
 if TYPE_CHECKING:
     from streamlit.elements.lib.mutable_expander_container import ExpanderContainer
@@ -56,7 +56,7 @@ class Control:
         value = self._create(
             key=self.state_key, on_change=write_link, **kwargs
         )  # the address follows
-        last = st.session_state.setdefault("_last_good", {})
+        last = st.session_state.setdefault(LAST_GOOD, {})
         if value is None:  # a transient empty value from the browser: keep the last good one
             return last.get(self.state_key, self.default)
         last[self.state_key] = value

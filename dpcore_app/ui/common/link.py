@@ -29,6 +29,9 @@ _SHOWN = 40  # characters of a link's value echoed in a notice
 
 
 _SCOPE = "_link_scope"  # the page whose controls this session's widgets belong to
+#: Session key of each widget's last value that was not None, by its state key: what a control
+#: holds while the browser hands its widget a transient empty value.
+LAST_GOOD = "_last_good"
 _PAGES: dict = {}  # page -> its controls (the same specs in every session)
 
 
@@ -43,7 +46,7 @@ def value_of(spec: Control) -> Any:
     """The control's current value on this page (its default before the widget exists)."""
     value = st.session_state.get(spec.state_key)
     if value is None:
-        return st.session_state.get("_last_good", {}).get(spec.state_key, spec.default)
+        return st.session_state.get(LAST_GOOD, {}).get(spec.state_key, spec.default)
     return spec.held(value)
 
 
@@ -63,7 +66,7 @@ def set_state(values: Mapping[str, Any]) -> None:
 def _assign(values):
     """Controls' values by link name into this page's keys (before the widgets exist, or from a
     callback); a transient value kept for a widget that came back empty is forgotten."""
-    good = st.session_state.setdefault("_last_good", {})
+    good = st.session_state.setdefault(LAST_GOOD, {})
     for name, value in values.items():
         st.session_state[state_key(name)] = list(value) if isinstance(value, tuple) else value
         good.pop(state_key(name), None)

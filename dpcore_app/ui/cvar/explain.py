@@ -75,13 +75,15 @@ def cvar_judgement(
     regime is statistical and the measured error is within :data:`CHEAP` times the sampling
     error beyond Monte-Carlo doubt (the total's 95% upper end, ``total_hi``, within CHEAP times
     the sampling error's lower end, ``statistical_lo``; the means when no interval is given),
-    "caution" otherwise; a claim that holds at a weak ε is a caution."""
+    "caution" otherwise; a claim that holds at a weak ε is a caution. Without privacy
+    (ε = inf) the error is the sampling error, draw for draw: no Monte-Carlo doubt, the claim
+    holds (a caution: nothing protects one patient), and there is no private estimate."""
     total_hi = total if total_hi is None else total_hi
     statistical_lo = statistical if statistical_lo is None else statistical_lo
     cheap_on_average = regime == "statistical" and total <= CHEAP * statistical
     if regime == "trivial":
         claim = "do not"
-    elif cheap_on_average and total_hi <= CHEAP * statistical_lo:
+    elif math.isinf(eps) or (cheap_on_average and total_hi <= CHEAP * statistical_lo):
         claim = "holds"
     else:
         claim = "caution"
@@ -89,7 +91,12 @@ def cvar_judgement(
     if kind == "success":
         return kind, "Privacy is cheap here."
     if kind == "error":
-        return kind, "Do not rely on one private estimate here."
+        return kind, (
+            # without privacy the rate reaches its cap only where 1/√(nτ) ≥ 1: nτ ≤ 1
+            "Do not rely on one estimate here: the tail holds at most one patient."
+            if math.isinf(eps)
+            else "Do not rely on one private estimate here."
+        )
     if claim == "holds":
         return kind, (
             "Caution: nothing protects one patient."

@@ -7,13 +7,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from urllib.parse import urlencode
 
 from dpcore_app import page
 from dpcore_app.ui.bounds import compute as bounds_compute
 from dpcore_app.ui.bounds import explain as bounds_explain
 from dpcore_app.ui.bounds.explain import FORM_NAMES
-from dpcore_app.ui.common import ledger
+from dpcore_app.ui.common import address, ledger
 from dpcore_app.ui.cvar import compute as cvar_compute
 from dpcore_app.ui.cvar import explain as cvar_explain
 from dpcore_app.ui.owl import compute as owl_compute
@@ -41,8 +40,7 @@ class Lesson:
 
     def link(self, base: str) -> str:
         """The lesson's absolute link; ``base`` is the app's address (dpcore_app.ui.common.address.app_base)."""
-        query = urlencode(self.params, doseq=True)
-        return f"{base.rstrip('/')}/{self.url_path}" + (f"?{query}" if query else "")
+        return address.absolute(self.url_path, self.params, base)
 
     def look_link(self, base: str) -> str | None:
         """The lesson's link, scrolled to what to look at (its heading), or None."""

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 import plotly.graph_objects as go
 
-from dpcore_app.ui.common.charts import CONFIG as CONFIG  # every chart's options: no toolbar
 from dpcore_app.ui.common.charts import FONT, GREY, INK, PALETTE, marker, summary_band
 from dpcore_app.ui.common.charts import layout as _layout
 from dpcore_app.ui.common.figures import figure

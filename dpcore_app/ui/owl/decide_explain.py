@@ -240,7 +240,9 @@ def headline(
     """The verdict in one line, its first words saying what its colour says (:func:`verdict`
     gives the same colour): "Publishable", "Caution", "Do not publish" or "First estimate".
     ``assured``: the smallest ε on the grid at which ``assurance`` of single releases reach the
-    target (its ``at``), or None; named after the judgement, except on a first estimate."""
+    target (its ``at``), or None; named after the judgement, except on a first estimate.
+    ``needed``: the repetitions it takes to show ``assurance`` when the study has fewer; then
+    no ε can show it, and the line says so instead of naming an ε or its absence."""
     said = judge(here, threshold, share, assurance, first, needed=needed)
     kind, a = severity(CLAIM[said], eps), assurance_words(assurance)
     at = "without privacy" if math.isinf(eps) else f"at ε = {eps:g}"
@@ -266,7 +268,13 @@ def headline(
             if math.isinf(eps)
             else " — but this ε promises one patient little"
         )
-    if said != "met":
+    if said != "met" and needed is not None:  # no ε can show the assurance at these reps
+        line += (
+            f" at any ε (that takes at least {needed})"
+            if said == "unshown"
+            else f". These repetitions cannot show {a} at any ε (that takes at least {needed})"
+        )
+    elif said != "met":
         line += (
             f". Smallest ε where {a} releases reach it: {assured.at:g}"
             if assured is not None

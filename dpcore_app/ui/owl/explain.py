@@ -388,29 +388,49 @@ def _at(rows, eps, metric):
     return float(hit[f"{metric}_mean"].iloc[0])
 
 
-def eps_reading(summary: pd.DataFrame, n: int, metric: str, eps: float) -> str:
+def first_label(first: bool | int) -> str:
+    """The label of a sentence drawn from a first estimate (``first``: the repetitions of the
+    final numbers, or True), as the verdict's stability line has it; "" on the final numbers."""
+    return "**First estimate:** " if first else ""
+
+
+def eps_reading(
+    summary: pd.DataFrame, n: int, metric: str, eps: float, first: bool | int = False
+) -> str:
     """The ε chart in one line: at the page's n, the metric at the grid's smallest and largest
-    private ε, at the chosen ε, and without privacy."""
+    private ε, at the chosen ε, and without privacy (labelled on a ``first`` estimate)."""
     rows = summary[summary["n"] == n]
     private = np.sort(rows["epsilon"][np.isfinite(rows["epsilon"])].to_numpy())
-    first, last = float(private[0]), float(private[-1])
-    shown = [f"{_level(metric, _at(rows, first, metric))} at ε = {first:g}"]
-    if math.isfinite(eps) and eps not in (first, last):
+    low, last = float(private[0]), float(private[-1])
+    shown = [f"{_level(metric, _at(rows, low, metric))} at ε = {low:g}"]
+    if math.isfinite(eps) and eps not in (low, last):
         shown.append(f"{_level(metric, _at(rows, eps, metric))} at the chosen ε = {eps:g}")
     shown.append(f"{_level(metric, _at(rows, last, metric))} at ε = {last:g}")
-    return (
+    return first_label(first) + (
         f"With {n} patients, the private rule's {_METRIC_NAMES[metric]} runs from "
         f"{', '.join(shown[:-1])} to {shown[-1]}; without privacy "
         f"{_level(metric, _at(rows, math.inf, metric))}."
     )
 
 
-def n_reading(summary: pd.DataFrame, eps: float, metric: str) -> str:
+def n_reading(summary: pd.DataFrame, eps: float, metric: str, first: bool | int = False) -> str:
     """The n chart in one line: the metric at the smallest and largest simulated n, at the
-    chosen ε and without privacy."""
+    chosen ε and without privacy (labelled on a ``first`` estimate)."""
+    return first_label(first) + _n_reading(summary, eps, metric)
+
+
+def _n_reading(summary, eps, metric):
     sizes = sorted(summary["n"].unique())
     small, large = summary[summary["n"] == sizes[0]], summary[summary["n"] == sizes[-1]]
     name = _METRIC_NAMES[metric]
+    if len(sizes) == 1:  # one simulated n (no sizes to compare, or the work cap kept one)
+        nonprivate = _level(metric, _at(small, math.inf, metric))
+        if math.isinf(eps):
+            return f"Without privacy, {name} is {nonprivate} with {sizes[0]} patients."
+        return (
+            f"At ε = {eps:g}, {name} is {_level(metric, _at(small, eps, metric))} with "
+            f"{sizes[0]} patients; without privacy {nonprivate}."
+        )
     nonprivate = (
         f"{_level(metric, _at(small, math.inf, metric))} to "
         f"{_level(metric, _at(large, math.inf, metric))}"
@@ -424,10 +444,16 @@ def n_reading(summary: pd.DataFrame, eps: float, metric: str) -> str:
     )
 
 
-def spread_reading(here: ArrayLike | None, best: ArrayLike, metric: str, eps: float) -> str:
+def spread_reading(
+    here: ArrayLike | None, best: ArrayLike, metric: str, eps: float, first: bool | int = False
+) -> str:
     """The histogram in one line: where the middle 90% of single releases land at ``eps``
     (``here``: the metric over simulated trials, None without privacy), beside the
-    non-private rule's (``best``)."""
+    non-private rule's (``best``); labelled on a ``first`` estimate."""
+    return first_label(first) + _spread_reading(here, best, metric, eps)
+
+
+def _spread_reading(here, best, metric, eps):
 
     def middle(x):
         lo, hi = np.quantile(np.asarray(x, float), [0.05, 0.95])

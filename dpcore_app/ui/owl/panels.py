@@ -93,8 +93,7 @@ def verdict_detail(
     eps = s["eps"]
     st.subheader("The verdict in full", anchor=VERDICT_ANCHOR)
     st.markdown(d["verdict"] + " " + common_explain.epsilon_note(eps))
-    label = "**First estimate:** " if d["first"] else ""
-    st.markdown(label + decide_explain.stability_sentence(eps, here))
+    st.markdown(explain.first_label(d["first"]) + decide_explain.stability_sentence(eps, here))
     st.markdown("**At what ε can we publish?** " + d["text"])
     if d["needed"] is not None and offer_reps is not None:
         offer_reps(d["needed"])

@@ -93,7 +93,7 @@ def curves_panel(s: State, sizes: Sequence[int], v: View, reps: int, d: Mapping[
     a, b = st.columns(2)
     with a:
         figures.show(vs_eps, key="vs_eps")
-        st.markdown(explain.eps_reading(v.all_summary, s["n"], metric, s["eps"]))
+        st.markdown(explain.eps_reading(v.all_summary, s["n"], metric, s["eps"], d["first"]))
         st.caption(
             explain.eps_curve_caption(metric, s["mode"], s["gamma"], all_n)
             + (
@@ -107,7 +107,7 @@ def curves_panel(s: State, sizes: Sequence[int], v: View, reps: int, d: Mapping[
     with b:
         figures.show(vs_n, key="vs_n")
         frames.follow("vs_n", EPS)  # a drag on the chart's own ε slider sets the page's ε
-        st.markdown(explain.n_reading(v.all_summary, s["eps"], metric))
+        st.markdown(explain.n_reading(v.all_summary, s["eps"], metric, d["first"]))
         st.caption(
             explain.n_curve_caption(
                 s["eps"],
@@ -120,15 +120,16 @@ def curves_panel(s: State, sizes: Sequence[int], v: View, reps: int, d: Mapping[
     return metric
 
 
-def rule_panel(s: State, runs: pd.DataFrame, metric: str) -> None:
-    """The spread over repetitions, one example rule, and the statistician's details."""
+def rule_panel(s: State, runs: pd.DataFrame, metric: str, first: bool | int = False) -> None:
+    """The spread over repetitions, one example rule, and the statistician's details
+    (``first``: a first estimate, its reading labelled)."""
     ex = panels.example(s)
     dist, coef = panels.rule_figures(s, runs, metric, ex)
     here, best = panels.spread(s, runs, metric)
     c, d = st.columns(2)
     with c:
         figures.show(dist, key="dist")
-        st.markdown(explain.spread_reading(here, best, metric, s["eps"]))
+        st.markdown(explain.spread_reading(here, best, metric, s["eps"], first))
         st.caption(explain.spread_caption(here.std() if here is not None else None, best.std()))
     with d:
         figures.show(coef, key="coef")

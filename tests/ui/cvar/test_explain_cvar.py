@@ -238,6 +238,20 @@ def test_privacy_is_called_cheap_only_beyond_monte_carlo_doubt():
     assert (kind, lead) == ("warning", "Caution: privacy costs accuracy here.")
 
 
+def test_without_privacy_the_verdict_neither_doubts_privacy_nor_names_a_private_estimate():
+    """At ε = inf the error is the sampling error draw for draw, so a wide Monte-Carlo
+    interval says nothing about privacy's cost: the claim holds, and nothing protects one
+    patient. Where the tail is one patient (n = 100, τ = 1%) there is no private estimate
+    to distrust, only one estimate."""
+    for hi, lo in ((0.10, 0.10), (0.16, 0.095), (0.30, 0.05)):
+        got = explain.cvar_judgement("statistical", math.inf, 0.10, 0.10, hi, lo)
+        assert got == ("warning", "Caution: nothing protects one patient.")
+    assert compute.regime(100, 0.01, math.inf) == "trivial"
+    kind, lead = explain.cvar_judgement("trivial", math.inf, 0.5, 0.5, 0.6, 0.4)
+    assert kind == "error" and "private" not in lead
+    assert lead == "Do not rely on one estimate here: the tail holds at most one patient."
+
+
 @pytest.mark.parametrize("x_axis", ["epsilon", "n", "tau", "eps_n_tau"])
 def test_the_error_charts_reading_quotes_its_ends(x_axis):
     summary = compute.scalar_summary("uniform", 1.0, 20, 0)

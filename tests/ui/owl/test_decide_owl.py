@@ -124,3 +124,29 @@ def test_too_few_repetitions_are_said_as_such_not_as_a_failure_of_the_rule():
     )
     kind, said = verdict(1.0, 1000, cell, best, 80.0, "t", share, 0.9)
     assert kind == "warning" and "one release may miss it" in said
+
+
+@pytest.mark.parametrize("eps", [0.1, 1.0, math.inf])
+def test_the_one_line_verdict_at_too_few_repetitions_names_no_eps_and_claims_none_fails(eps):
+    """Below the repetitions that can show 9 of 10 (20 < 35), no ε on the grid can be named:
+    the one-line verdict says the repetitions cannot show it at any ε, for each judgement,
+    and never that no private ε gets there (a claim these trials cannot make)."""
+    from dpcore_app.ui.owl.decide_explain import headline, judge
+
+    best = {"accuracy_mean": 90.0, "accuracy_lo": 89.0, "accuracy_hi": 91.0}
+    cases = {  # judgement: (cell, threshold, share) at 20 simulated trials
+        "coin": ((51.0, 50.04, 52.3), 50.0, targets.Share(eps, 0.5, 0.3, 0.7, 51.0, 20)),
+        "unshown": ((85.0, 83.0, 87.0), 80.0, targets.Share(eps, 1.0, 0.839, 1.0, 86.0, 20)),
+        "not met": ((70.0, 68.0, 72.0), 80.0, targets.Share(eps, 0.1, 0.03, 0.3, 70.0, 20)),
+    }
+    for said, ((mean, lo, hi), threshold, share) in cases.items():
+        here = {"accuracy_mean": mean, "accuracy_lo": lo, "accuracy_hi": hi}
+        assert judge(here, threshold, share, 0.9, needed=35) == said
+        _, line = headline(eps, here, best, threshold, share, 0.9, needed=35, assured=None)
+        assert "No private ε" not in line and "Smallest ε" not in line
+        assert line.endswith("cannot show 9 of 10 at any ε (that takes at least 35).")
+        # with enough repetitions, "average" (the same numbers as "unshown") names the grid
+        _, enough = headline(eps, here, best, threshold, share, 0.9, assured=None)
+        assert "No private ε on the grid gets 9 of 10 releases there" in enough
+    here = {"accuracy_mean": 85.0, "accuracy_lo": 83.0, "accuracy_hi": 87.0}
+    assert judge(here, 80.0, cases["unshown"][2], 0.9) == "average"

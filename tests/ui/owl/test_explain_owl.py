@@ -85,3 +85,42 @@ def test_each_charts_reading_quotes_the_numbers_it_draws_at_the_extremes():
         "without privacy 85.5% to 94.5%."
     )
     assert "Without privacy, 9 in 10" in spread_reading(None, best, "accuracy", math.inf)
+
+
+def test_the_n_charts_reading_with_one_simulated_size_states_its_single_value():
+    """One simulated n (no sizes to compare in a link, or the work cap kept one): the reading
+    states the value there, never a range "from 60.0% with 200 patients to 60.0% with 200"."""
+    from dpcore_app.ui.owl.explain import n_reading
+
+    one = _summary().query("n == 200")
+    assert n_reading(one, 1.0, "accuracy") == (
+        "At ε = 1, accuracy is 60.0% with 200 patients; without privacy 80.0%."
+    )
+    assert n_reading(one, math.inf, "accuracy") == (
+        "Without privacy, accuracy is 80.0% with 200 patients."
+    )
+    assert n_reading(one, 1.0, "accuracy", True).startswith("**First estimate:** At ε = 1,")
+    for eps in (1.0, math.inf):
+        assert "runs from" not in n_reading(one, eps, "accuracy")
+
+
+def test_each_charts_reading_of_a_first_estimate_is_labelled_as_such():
+    """Drawn from the 40-repetition first estimate, each reading says so, as the stability
+    sentence does; on the final numbers, no label."""
+    import numpy as np
+
+    from dpcore_app.ui.owl.explain import eps_reading, n_reading, spread_reading
+
+    s, label = _summary(), "**First estimate:** "
+    here, best = np.linspace(40, 80, 101), np.linspace(85, 95, 101)
+    for first in (200, True):
+        assert eps_reading(s, 200, "accuracy", 1.0, first) == label + eps_reading(
+            s, 200, "accuracy", 1.0
+        )
+        for eps in (1.0, math.inf):
+            assert n_reading(s, eps, "accuracy", first) == label + n_reading(s, eps, "accuracy")
+        assert spread_reading(here, best, "accuracy", 1.0, first) == label + spread_reading(
+            here, best, "accuracy", 1.0
+        )
+        assert spread_reading(None, best, "accuracy", math.inf, first).startswith(label)
+    assert not eps_reading(s, 200, "accuracy", 1.0).startswith("**")
