@@ -35,11 +35,13 @@ from playwright.async_api import async_playwright
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from first_chart import first_chart  # noqa: E402
-from load import CHROMIUM, CHROMIUM_ARGS, free_port  # noqa: E402
+from load import CHROMIUM, CHROMIUM_ARGS, free_port  # noqa: E402  (puts ROOT on sys.path)
+
+from tests.e2e.servers import wait_until_serving  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CHART = "[data-testid='stPlotlyChart'] .main-svg"
-READY = "Stop with Ctrl-C"
+READY_TIMEOUT_S = 600  # longer than the --timeout 300 that bounds each replica's start
 
 
 def start_serve(replicas, warm_up, log):
@@ -50,10 +52,7 @@ def start_serve(replicas, warm_up, log):
     start = time.perf_counter()
     proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     path = Path(log.name)
-    while READY not in path.read_text(errors="replace"):
-        if proc.poll() is not None:
-            raise SystemExit(f"dpcore serve exited:\n{path.read_text()[-3000:]}")
-        time.sleep(0.1)
+    wait_until_serving(proc, path, READY_TIMEOUT_S)
     ready = time.perf_counter() - start
     ports = [int(p) for p in re.findall(r"replica \d+: 127\.0\.0\.1:(\d+)", path.read_text())]
     return proc, ready, ports

@@ -5,8 +5,9 @@ phone (390 px, touch), in the light and the dark theme, into ``screenshots/``.
     python docs/screenshots.py --readme     # README.md's picture, docs/images/dp-owl.png
 
 Starts ``streamlit run app.py`` on a free port (on the results store ``DPCORE_STORE`` names:
-warm it first, or the first visit of each view simulates) and Debian's Chromium. Streamlit
-scrolls inside its own container, so each shot is one tall viewport, not a full-page capture.
+warm it first, or the first visit of each view simulates) and Chromium ($DPCORE_CHROMIUM, else
+chromium on PATH). Streamlit scrolls inside its own container, so each shot is one tall
+viewport, not a full-page capture.
 Prints for each shot the smallest chart text and the shortest plot area, in CSS px.
 """
 

@@ -1,16 +1,18 @@
 """The servers and the browser that the browser tests and the browser benchmarks start.
 
-Chromium's path and flags, a free port, the commands of `streamlit run` and `dpcore serve`,
-and waiting until the server they start answers. Plain Python (neither pytest nor playwright):
-tests/e2e/conftest.py and the tests import it, and so does benchmarks/load.py (which puts the
-repository root on ``sys.path`` for that), so a benchmark measures the server the tests check.
+Chromium's path and flags, a free port, the commands of `streamlit run` and `dpcore serve`, and
+waiting until the server they start answers. Servers start and stop as ``dpcore app`` and
+``dpcore serve`` start and stop theirs (``dpcore._serve.processes``): each in a process group
+of its own, stopped with the whole group, Streamlit's simulation processes included. Plain
+Python (neither pytest nor playwright): tests/e2e/conftest.py and the tests import it, and so
+does benchmarks/load.py (which puts the repository root on ``sys.path`` for that), so a
+benchmark measures the server the tests check.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -19,6 +21,9 @@ import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from dpcore._serve import processes
+from dpcore._serve.processes import free_port as free_port  # for the tests and benchmarks
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 #: The browser: $DPCORE_CHROMIUM, else chromium on PATH, else Debian's /usr/bin/chromium.
@@ -38,13 +43,8 @@ CHROMIUM_ARGS = [
 ]
 #: What `dpcore serve` prints once every replica (and nginx) is up.
 SERVING = "Stop with Ctrl-C"
-
-
-def free_port() -> int:
-    """A TCP port free on 127.0.0.1 now (the OS's pick)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+#: A server's time to stop after SIGTERM before its process group gets SIGKILL.
+STOP_SECONDS = 20.0
 
 
 def healthy(url: str) -> bool:
@@ -124,7 +124,7 @@ def running_streamlit(log_path: Path, env: dict[str, str], timeout_s: float) -> 
     ``log_path``; yields its base URL once it answers (at most ``timeout_s``); stops it after."""
     port = free_port()
     with open(log_path, "ab") as log:
-        proc = subprocess.Popen(
+        proc = processes.start(
             streamlit_command(port),
             cwd=REPO_ROOT,
             env=env,
@@ -136,19 +136,7 @@ def running_streamlit(log_path: Path, env: dict[str, str], timeout_s: float) -> 
         wait_until_healthy(proc, base_url, timeout_s, log_path)
         yield base_url
     finally:
-        stop(proc)
-
-
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    """Stop a server as a user would (SIGTERM), then for good if it has not gone in 20 s."""
-    if proc.poll() is not None:
-        return
-    proc.terminate()
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout=10)
+        processes.stop([proc], STOP_SECONDS)
 
 
 def wait_until_serving(proc: subprocess.Popen[bytes], log_path: Path, timeout_s: float) -> None:

@@ -18,6 +18,15 @@ EPS_LABEL = "Privacy budget ε"
 TAU_LABEL = "Tail level τ"
 
 
+def other_warnings(app):
+    """The amber notices other than the verdict (a caution in its colour, with the
+    :material/groups: icon) and the notices about the link: tests/app's ``warnings(at)``."""
+    verdict_icon = app.page.locator("[data-testid='stAlertDynamicIcon']").filter(
+        has_text=re.compile(r"^groups$")
+    )
+    return app.warnings().filter(has_not=verdict_icon).filter(has_not_text=re.compile("the link's"))
+
+
 def verdict(app):
     """The verdict, in whichever colour its severity gives it."""
     return app.page.locator("[data-testid^='stAlertContent']").filter(has_text="form the tail")
@@ -46,6 +55,7 @@ def test_deep_link_to_the_collapse_view(app):
     expect(app.slider_value(EPS_LABEL)).to_have_text("0.1")
     expect(app.slider_value(TAU_LABEL)).to_have_text("0.01")
     expect(app.link_notices()).to_have_count(0)
+    expect(other_warnings(app)).to_have_count(0)
     expect(app.page.locator(".gtitle").filter(has_text="one curve for every τ")).to_have_count(1)
     expect(verdict(app)).to_have_text(re.compile(r"only 20 patients form the tail; at ε = 0\.1"))
     app.expect_no_exception()

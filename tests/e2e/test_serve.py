@@ -21,13 +21,14 @@ from pathlib import Path
 
 import pytest
 
+from dpcore._serve import processes
 from tests.e2e.conftest import APP_READY
 from tests.e2e.servers import (
     REPO_ROOT,
+    STOP_SECONDS,
     free_port,
     healthy,
     serve_command,
-    stop,
     wait_until_serving,
 )
 
@@ -69,7 +70,8 @@ def _alive(pid):
 
 def _serve(command, folder, log, **env):
     """Start ``command`` (a ``dpcore serve``) in ``folder`` with this checkout's packages and
-    ``env``, writing to ``log``."""
+    ``env``, writing to ``log``; in a process group of its own, as ``dpcore serve`` starts its
+    servers."""
     env = {
         **os.environ,
         "PYTHONPATH": str(REPO_ROOT),
@@ -77,7 +79,7 @@ def _serve(command, folder, log, **env):
         **env,
     }
     with open(log, "wb") as out:
-        return subprocess.Popen(command, cwd=folder, env=env, stdout=out, stderr=subprocess.STDOUT)
+        return processes.start(command, cwd=folder, env=env, stdout=out, stderr=subprocess.STDOUT)
 
 
 def test_two_replicas_behind_nginx_serve_a_page_and_stop_cleanly(browser, tmp_path):
@@ -121,7 +123,7 @@ def test_two_replicas_behind_nginx_serve_a_page_and_stop_cleanly(browser, tmp_pa
         assert [p for p in started if _alive(p)] == [], "a process outlived dpcore serve"
         assert not healthy(base + "/_stcore/health")
     finally:
-        stop(proc)  # after a failed check: as a user would, then for good
+        processes.stop([proc], STOP_SECONDS)  # after a failed check: as a user would, then for good
         for pid in started:
             if _alive(pid):
                 os.kill(pid, signal.SIGKILL)
@@ -303,4 +305,4 @@ def test_a_department_server_signs_users_in_and_each_sees_only_their_datasets(br
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=20) == 0, log.read_text()[-3000:]
     finally:
-        stop(proc)
+        processes.stop([proc], STOP_SECONDS)

@@ -4,7 +4,6 @@ The user's whole path (fit, apply, the ledger), ``--version`` and argparse's exi
 a subprocess, as a user runs them; every other test calls ``cli.main`` in this process (the
 same parser and commands, without an interpreter start that imports pandas and scipy)."""
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -45,15 +44,6 @@ def run(*args):
         except SystemExit as exc:  # argparse
             code = exc.code
     return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
-
-
-def has(module, name):
-    try:
-        return importlib.util.find_spec(module) is not None and hasattr(
-            __import__(module, fromlist=[name]), name
-        )
-    except ImportError:
-        return False
 
 
 @pytest.mark.parametrize(
@@ -116,17 +106,6 @@ def test_bad_input_is_one_line_with_exit_code(tmp_path):
     assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
 
 
-needs_release = pytest.mark.skipif(
-    not (
-        has("dpcore.owl.rule_read", "load_rule")
-        and has("dpcore.data.dictionary.read", "read_dictionary")
-        and has("dpcore.privacy.accounting", "dataset_key")
-    ),
-    reason="dpcore.owl.rule_read, dpcore.data.dictionary or the durable ledger not merged yet",
-)
-
-
-@needs_release
 def test_fit_apply_round_trip_recorded_in_the_ledger(tmp_path):
     """The README's path as a user runs it: fit, apply, show, cap, a refused fit. About 6 s
     (10 s on a loaded machine): five commands in five interpreters, each importing pandas."""
@@ -261,10 +240,6 @@ def test_warm_runs_the_dashboards_warm_up_with_its_options(monkeypatch):
     assert (Path(seen["cwd"]) / "app.py").is_file()
 
 
-@pytest.mark.skipif(
-    not has("dpcore.privacy.accounting", "dataset_key"),
-    reason="the durable ledger is not in this version",
-)
 def test_ledger_cap_and_show(tmp_path):
     """`dpcore ledger show` and `cap`: a cap is set once, raised only with --allow-raise, and
     a name is a label of the same dataset."""
@@ -284,7 +259,6 @@ def test_ledger_cap_and_show(tmp_path):
     assert "--allow-raise" in raised.stderr
 
 
-@needs_release
 @pytest.mark.parametrize("change", ["values", "missing"])
 def test_fit_on_neighbouring_files_differs_only_in_the_noisy_part(tmp_path, change):
     """Privacy rule 10: two files that differ in one row give rule files whose every field but
@@ -330,7 +304,6 @@ def _shown(ledger):
     ).stdout
 
 
-@needs_release
 def test_seed_is_refused_unless_the_rule_is_titled_not_private(tmp_path):
     import json
 
@@ -354,7 +327,6 @@ def test_seed_is_refused_unless_the_rule_is_titled_not_private(tmp_path):
     assert "total epsilon=no guarantee (inf)" in _shown(ledger)
 
 
-@needs_release
 def test_fit_evaluate_writes_the_private_evaluation_and_charges_the_larger_part(tmp_path):
     import json
 
@@ -367,7 +339,6 @@ def test_fit_evaluate_writes_the_private_evaluation_and_charges_the_larger_part(
     assert "total epsilon=1 " in _shown(ledger)
 
 
-@needs_release
 def test_a_fit_whose_out_cannot_be_written_is_not_charged(tmp_path):
     ledger = tmp_path / "l.sqlite"
     fit = run(*FIT, "--ledger", ledger, "--out", tmp_path / "missing" / "r.json")
@@ -375,7 +346,6 @@ def test_a_fit_whose_out_cannot_be_written_is_not_charged(tmp_path):
     assert "over 0 release(s)" in _shown(ledger)
 
 
-@needs_release
 def test_a_fit_whose_out_is_a_directory_is_refused_before_anything_is_charged(tmp_path):
     ledger = tmp_path / "l.sqlite"
     (tmp_path / "rules").mkdir()
@@ -400,7 +370,6 @@ def _dictionary_without(tmp_path, covariate):
     return out
 
 
-@needs_release
 def test_a_cap_set_on_the_file_binds_releases_whatever_dictionary_they_use(tmp_path):
     """`dpcore ledger cap FILE` (no dictionary) caps the file: a release with the full
     dictionary and one that leaves a covariate out share that one budget (issue 37)."""
@@ -419,7 +388,6 @@ def test_a_cap_set_on_the_file_binds_releases_whatever_dictionary_they_use(tmp_p
     assert "total epsilon=1.5 delta=0 over 2 release(s); cap 1.5" in shown
 
 
-@needs_release
 def test_ledger_list_names_every_dataset_with_who_spend_and_cap(tmp_path):
     ledger = tmp_path / "l.sqlite"
     new = run("ledger", "list", "--ledger", ledger)
@@ -451,7 +419,6 @@ def test_ledger_list_names_every_dataset_with_who_spend_and_cap(tmp_path):
     assert unknown.returncode == 1 and "names no dataset" in unknown.stderr
 
 
-@needs_release
 def test_a_dictionary_without_larger_is_better_is_refused_naming_the_field(tmp_path):
     import json
 
@@ -470,7 +437,6 @@ def test_a_dictionary_without_larger_is_better_is_refused_naming_the_field(tmp_p
     assert len(fit.stderr.strip().splitlines()) == 1
 
 
-@needs_release
 def test_a_re_saved_file_spends_the_same_budget(tmp_path):
     ledger = tmp_path / "l.sqlite"
     resaved = tmp_path / "resaved.csv"
@@ -500,7 +466,6 @@ def test_default_cap_for_every_new_dataset(tmp_path):
     assert raised.returncode == 1 and "--allow-raise" in raised.stderr
 
 
-@needs_release
 def test_apply_neutralises_formula_cells_and_keeps_numbers(tmp_path):
     import csv
 
@@ -527,7 +492,6 @@ def test_apply_neutralises_formula_cells_and_keeps_numbers(tmp_path):
     assert {r[arm] for r in table[1:]} <= {"0", "1"}  # whole numbers as written, not 1.0
 
 
-@needs_release
 def test_fit_evaluate_aipw_writes_the_doubly_robust_evaluation_at_the_same_cost(tmp_path):
     import json
 
@@ -554,7 +518,6 @@ def test_fit_evaluate_aipw_writes_the_doubly_robust_evaluation_at_the_same_cost(
     assert "total epsilon=1 " in _shown(ledger)
 
 
-@needs_release
 @pytest.mark.parametrize("method", ["ipw", "aipw"])
 def test_fit_evaluate_on_neighbouring_files_differs_only_in_the_noisy_part(tmp_path, method):
     """Privacy rule 10 for ``dpcore fit --evaluate``: the rule file's every field but the noisy
@@ -629,7 +592,6 @@ def test_user_errors_are_one_line_naming_the_flag_that_fixes_them(tmp_path, args
 # The keeper's commands on a PostgreSQL ledger, in this process (a server of the test process)
 
 
-@needs_release
 def test_ledger_show_cap_and_default_cap_on_postgresql(postgres_server, monkeypatch, tmp_path):
     """The trial's first 80 rows: keying a file costs about 1 ms a row, whatever the ledger."""
     url, data = postgres_server.new_ledger(), tmp_path / "trial.csv"

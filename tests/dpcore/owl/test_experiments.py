@@ -2,7 +2,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcore.owl.experiments import CELL, METRICS, owl_monte_carlo
+from dpcore.owl.experiments import owl_monte_carlo
 from dpcore.owl.paper import paper_outcome_shift
 from dpcore.owl.simulate import PAPER_TRIAL
 
@@ -17,7 +17,26 @@ def paper_run():
 def test_tidy_layout(paper_run):
     runs = paper_run.runs
     assert len(runs) == 2 * 4 * 200
-    assert set(runs.columns) >= {*CELL, *METRICS, "rep", "noise_norm", "clipped_share"}
+    assert set(runs.columns) >= {
+        "n",
+        "epsilon",
+        "gamma",
+        "gamma_rule",
+        "h",
+        "rep",
+        "accuracy",
+        "value",
+        "value_paper",
+        "concordance",
+        "kappa",
+        "disagreement",
+        "accuracy_same_gamma",
+        "value_same_gamma",
+        "value_paper_same_gamma",
+        "concordance_same_gamma",
+        "noise_norm",
+        "clipped_share",
+    }
     assert (runs.loc[runs.epsilon == np.inf, "noise_norm"] == 0).all()
     assert (runs.loc[runs.epsilon == np.inf, "disagreement"] == 0).all()  # the same rule every time
     assert (runs.loc[runs.epsilon == np.inf, "concordance"] == 100).all()
