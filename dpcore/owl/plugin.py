@@ -40,9 +40,8 @@ from .._validation import (
     check_real,
     check_vector,
 )
-from ..privacy.composition import record_release
+from ..privacy.composition import record_release, void_reasons
 from ..privacy.mechanisms import PLUG_IN_STATISTICS, SAMPLERS, sample_laplace
-from .dpwerm import seeded_noise
 from .outcome_model import (
     OutcomeModel,
     design_rows,
@@ -460,11 +459,7 @@ class PrivatePlugInRule(TwoArmRule):
         rng = None if self.sampler == "opendp" else self.rng
         noisy = stats + sample_laplace(eps, sens, stats.shape, rng=rng, sampler=self.sampler)
         if ledger is not None:
-            reasons = [f"{what} read from the data" for what in from_data]
-            if not private:
-                reasons.append("epsilon = inf (no noise)")
-            if self.sampler == "numpy" and seeded_noise(self.rng):
-                reasons.append("seeded noise (rng is an int seed)")
+            reasons = void_reasons(from_data, eps, self.rng if self.sampler == "numpy" else None)
             record_release(ledger, PLUG_IN_STATISTICS.name, {"release": eps}, reasons)
         intercept, coef, arm_coef = score_from_statistics(
             noisy,
