@@ -203,6 +203,19 @@ def check_bounds(bounds: Any, p: int, name: str) -> tuple[np.ndarray, np.ndarray
     return lower, upper
 
 
+def check_outcome_range(bounds: Any) -> tuple[float, float]:
+    """Public outcome bounds (lo, hi) with lo < hi: an outcome that cannot vary says nothing
+    about which arm is better (and its scaled statistics would divide by hi - lo = 0)."""
+    lower, upper = check_bounds(bounds, 1, "outcome_bounds")
+    lo, hi = float(lower[0]), float(upper[0])
+    if not lo < hi:
+        raise ValueError(
+            f"outcome_bounds must have lo < hi, got ({lo:g}, {hi:g}): an outcome that cannot "
+            "vary says nothing about which arm is better"
+        )
+    return lo, hi
+
+
 def check_choice(value: Any, name: str, choices: Any) -> Any:
     """``value`` if it is one of ``choices``, else a ValueError listing them."""
     if value not in choices:

@@ -68,19 +68,33 @@ def _default_root():
     return Path(base) / "dpcore" / "results"
 
 
-FRONT_ENDS = ("cli.py", "__main__.py")
+#: The command line and the server, which compute nothing themselves: the first part of a
+#: path relative to the package root (a module or a subpackage) that the digest leaves out.
+FRONT_ENDS = ("cli", "_serve", "__main__.py")
+
+
+def _digested(root):
+    """The source files under ``root`` whose text enters the package digest, sorted: every
+    ``.py`` file but the front ends' (:data:`FRONT_ENDS`)."""
+    return sorted(
+        p for p in Path(root).rglob("*.py") if p.relative_to(root).parts[0] not in FRONT_ENDS
+    )
+
+
+def _source_digest(root):
+    """A digest of the science core's source under ``root`` (paths and texts)."""
+    h = hashlib.sha256()
+    for path in _digested(root):
+        h.update(str(path.relative_to(root)).encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()[:16]
 
 
 @functools.lru_cache(maxsize=1)
 def _package_digest():
     """A digest of the science core's source: an edited engine gets fresh keys (the command
-    line, which computes nothing itself, is left out)."""
-    h = hashlib.sha256()
-    root = Path(__file__).resolve().parent
-    for path in sorted(p for p in root.rglob("*.py") if p.name not in FRONT_ENDS):
-        h.update(str(path.relative_to(root)).encode())
-        h.update(path.read_bytes())
-    return h.hexdigest()[:16]
+    line and the server, which compute nothing themselves, are left out)."""
+    return _source_digest(Path(__file__).resolve().parent)
 
 
 @functools.lru_cache(maxsize=256)

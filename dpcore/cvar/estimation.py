@@ -13,7 +13,7 @@ import numpy as np
 
 from .._typing import ArrayLike, FloatOrArray, Seed
 from .._validation import check_choice, check_epsilon, check_real
-from ..privacy.mechanisms import gumbel_noise, laplace_noise
+from ..privacy.mechanisms import gumbel_noise, laplace_noise, laplace_scale
 
 __all__ = [
     "check_bound",
@@ -315,7 +315,7 @@ def laplace_privacy_error(
     """
     r = np.asarray(rho_hat, dtype=float)
     epsilon = check_epsilon(epsilon)
-    b = cvar_sensitivity(n, check_tau(tau), check_bound(bound)) / epsilon
+    b = laplace_scale(cvar_sensitivity(n, check_tau(tau), check_bound(bound)), epsilon)
     if b == 0.0:
         return _scalar(np.zeros_like(r))
     return _scalar(b - 0.5 * b * (np.exp(-r / b) + np.exp(-(bound - r) / b)))

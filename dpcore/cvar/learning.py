@@ -302,7 +302,7 @@ def dp_gd_cvar(
         Independent runs on the same data, vectorised (leading axis of the output).
     output : {"suffix", "average", "last"}
         Average of the last ceil(T/2) iterates, of all T iterates (the iterate the worst-case
-        bound :func:`dp_gd_excess_bound` is for), or the last iterate.
+        bound :func:`dpcore.cvar.rates.dp_gd_excess_bound` is for), or the last iterate.
     rng : None, int or Generator
 
     Returns

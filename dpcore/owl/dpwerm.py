@@ -29,7 +29,7 @@ from .._validation import (
     check_real,
     check_weights,
 )
-from ..privacy.composition import record_release
+from ..privacy.composition import record_release, void_reasons
 from ..privacy.mechanisms import output_perturbation
 from .losses import LOSSES, margin_loss
 from .preprocessing import FeatureScaling
@@ -49,13 +49,7 @@ from .werm_release import (
 PERTURBATIONS = ("output", "objective")
 
 
-def seeded_noise(rng: Any) -> bool:
-    """Whether ``rng`` is an int (or SeedSequence) seed: anyone who knows it can subtract the
-    noise, so a release drawn from it has no guarantee (every learner's ledger says so)."""
-    return isinstance(rng, (int, np.integer, np.random.SeedSequence)) and not isinstance(rng, bool)
-
-
-__all__ = ["PERTURBATIONS", "DPWeightedERM", "seeded_noise"]
+__all__ = ["PERTURBATIONS", "DPWeightedERM"]
 
 
 class DPWeightedERM(PrivateEstimator):
@@ -356,15 +350,7 @@ class DPWeightedERM(PrivateEstimator):
             )
             theta = output_perturbation(theta_hat, eps, delta, rng=self.rng)
         if ledger is not None:
-            reasons = [
-                r
-                for r, hit in (
-                    ("feature bounds read from the data", from_data),
-                    ("epsilon = inf (no noise)", np.isinf(eps)),
-                    ("seeded noise (rng is an int seed)", seeded_noise(self.rng)),
-                )
-                if hit
-            ]
+            reasons = void_reasons(bool(from_data), eps, self.rng)
             mechanism = f"{self._ledger_name} ({self.perturbation} perturbation)"
             record_release(ledger, mechanism, {"release": eps}, reasons)
         self.bounds_from_data_ = bool(from_data)

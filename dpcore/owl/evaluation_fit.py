@@ -20,9 +20,8 @@ from numpy.typing import ArrayLike
 
 from .._estimator import WEIGHT_CLIPPING_MESSAGE, ClippingWarning
 from .._validation import check_epsilon, check_real
-from ..privacy.composition import record_release
+from ..privacy.composition import record_release, void_reasons
 from .dpowl import DPOWL
-from .dpwerm import seeded_noise
 from .evaluation import evaluate_rule
 from .evaluation_aipw import evaluate_rule_aipw
 from .evaluation_arms import evaluate_arms_rule
@@ -99,7 +98,8 @@ def fit_and_evaluate(
     parts, ``{"fit": epsilon_fit, "evaluation": epsilon_eval}`` (it costs the larger), once
     both are computed and before anything is returned; past the cap it raises
     :class:`dpcore.BudgetExceededError` and returns nothing. A release without a guarantee
-    (feature bounds from the data, an int seed as ``rng``) is recorded as such (total ∞).
+    (feature bounds from the data, an infinite ε, an int seed as ``rng``) is recorded as such
+    (total ∞).
 
     Only the weight-clipping warning (:class:`dpcore.ClippingWarning`, "some OWL weights ...
     exceed the weight bound") is silenced, because clipping to the public W is part of the
@@ -129,7 +129,7 @@ def fit_and_evaluate(
     X, A, B = (np.asarray(v, dtype=float) for v in (X, A, B))
     fit_rows, eval_rows = public_split(len(A), fit_share, split_seed)
     part = lambda v, rows: v if np.ndim(v) == 0 else np.asarray(v)[rows]  # noqa: E731
-    seeded = seeded_noise(rng)
+    seed = rng  # what the noise is drawn from, before it becomes a Generator
     rng = np.random.default_rng(rng)
     eps_rule = epsilon_fit * (1.0 - model_share) if aipw else epsilon_fit
     with warnings.catch_warnings():
@@ -184,7 +184,7 @@ def fit_and_evaluate(
             "DP-OWL rule + private " + ("AIPW " if aipw else "") + "evaluation",
             {fit_part: epsilon_fit, "evaluation": epsilon_eval},
             model,
-            seeded,
+            seed,
         )
     return model, evaluation, (fit_rows, eval_rows)
 
@@ -217,7 +217,7 @@ def fit_and_evaluate_arms(
     if trial.arm_probabilities is None:
         raise ValueError("the trial has no arm probabilities (read it with read_arms_trial)")
     fit_rows, eval_rows = public_split(trial.n, fit_share, split_seed)
-    seeded = seeded_noise(rng)
+    seed = rng  # what the noise is drawn from, before it becomes a Generator
     rng = np.random.default_rng(rng)
     direction = outcome_direction(
         karm.get("larger_is_better"), trial.larger_is_better, karm.get("outcome_bounds")
@@ -256,21 +256,15 @@ def fit_and_evaluate_arms(
             "K-arm DP-OWL rule + private evaluation",
             {"fit": epsilon_fit, "evaluation": epsilon_eval},
             model,
-            seeded,
+            seed,
         )
     return model, evaluation, (fit_rows, eval_rows)
 
 
-def _record(ledger, mechanism, parts, model, seeded):
+def _record(ledger, mechanism, parts, model, seed):
     """Record a split release in ``ledger`` as its parallel parts, once both are computed:
-    without a guarantee when the fit read its feature bounds from the data or its noise was
-    seeded by an int (anyone with the seed can subtract it)."""
-    reasons = [
-        r
-        for r, hit in (
-            ("feature bounds read from the data", model.bounds_from_data_),
-            ("seeded noise (rng is an int seed)", seeded),
-        )
-        if hit
-    ]
+    without a guarantee for a reason of :func:`dpcore.privacy.composition.void_reasons` (the
+    fit read its feature bounds from the data, a part's ε is infinite, or ``seed``, what the
+    noise was drawn from, is an int seed)."""
+    reasons = void_reasons(model.bounds_from_data_, parts.values(), seed)
     record_release(ledger, mechanism, parts, reasons)

@@ -62,9 +62,8 @@ from numpy.typing import ArrayLike
 from .._estimator import PrivateEstimator
 from .._validation import check_bounds, check_epsilon, check_matrix, check_vector
 from ..data.labels import label_key
-from ..privacy.composition import record_release
+from ..privacy.composition import record_release, void_reasons
 from .dpowl import DPOWL
-from .dpwerm import seeded_noise
 from .rule import choose_arm
 from .rule_learner import outcome_direction
 
@@ -281,7 +280,6 @@ class KArmOWL(PrivateEstimator):
         worst = lo if larger_is_better else hi
         others = [k for k in range(len(arms)) if k != ref]
         eps_k = rule_budget(self.epsilon, len(others))
-        seeded = seeded_noise(self.rng)
         gen = np.random.default_rng(self.rng)
         rules: list[Any] = []  # fitted DPOWL (their released attributes are set in fit)
         for k in others:
@@ -303,15 +301,7 @@ class KArmOWL(PrivateEstimator):
             )
             rules.append(model.fit(Xm, y, Bk, float(p[k] / (p[k] + p[ref]))))
         if ledger is not None:
-            reasons = [
-                r
-                for r, hit in (
-                    ("feature bounds read from the data", any(m.bounds_from_data_ for m in rules)),
-                    ("seeded noise (rng is an int seed)", seeded),
-                    ("epsilon = inf (no noise)", np.isinf(self.epsilon)),
-                )
-                if hit
-            ]
+            reasons = void_reasons(any(m.bounds_from_data_ for m in rules), self.epsilon, self.rng)
             record_release(
                 ledger,
                 f"K-arm DP-OWL rule ({len(arms)} arms, {len(others)} rules)",

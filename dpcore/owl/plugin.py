@@ -37,12 +37,12 @@ from .._validation import (
     check_epsilon,
     check_matrix,
     check_new_rows,
+    check_outcome_range,
     check_real,
     check_vector,
 )
-from ..privacy.composition import record_release
+from ..privacy.composition import record_release, void_reasons
 from ..privacy.mechanisms import PLUG_IN_STATISTICS, SAMPLERS, sample_laplace
-from .dpwerm import seeded_noise
 from .outcome_model import (
     OutcomeModel,
     design_rows,
@@ -311,7 +311,7 @@ class PrivatePlugInRule(TwoArmRule):
                 f"field larger_is_better), got {self.larger_is_better!r}"
             )
         if self.outcome_bounds is not None:
-            _outcome_range(self.outcome_bounds)
+            check_outcome_range(self.outcome_bounds)
         check_real(self.ridge, "ridge", low=0.0, low_open=False)
         check_choice(self.sampler, "sampler", set(SAMPLERS))
         if self.columns is not None:
@@ -429,10 +429,10 @@ class PrivatePlugInRule(TwoArmRule):
                 found = data_bounds_with_warning(values[:, None], "outcome_bounds")
             else:
                 found = (values.min(keepdims=True), values.max(keepdims=True))
-            outcome_bounds = _outcome_range((float(found[0][0]), float(found[1][0])))
+            outcome_bounds = check_outcome_range((float(found[0][0]), float(found[1][0])))
             from_data.append("outcome bounds")
         else:
-            outcome_bounds = _outcome_range(self.outcome_bounds)
+            outcome_bounds = check_outcome_range(self.outcome_bounds)
         lo, hi = outcome_bounds
         from_data = list(dict.fromkeys(from_data))
 
@@ -460,11 +460,7 @@ class PrivatePlugInRule(TwoArmRule):
         rng = None if self.sampler == "opendp" else self.rng
         noisy = stats + sample_laplace(eps, sens, stats.shape, rng=rng, sampler=self.sampler)
         if ledger is not None:
-            reasons = [f"{what} read from the data" for what in from_data]
-            if not private:
-                reasons.append("epsilon = inf (no noise)")
-            if self.sampler == "numpy" and seeded_noise(self.rng):
-                reasons.append("seeded noise (rng is an int seed)")
+            reasons = void_reasons(from_data, eps, self.rng if self.sampler == "numpy" else None)
             record_release(ledger, PLUG_IN_STATISTICS.name, {"release": eps}, reasons)
         intercept, coef, arm_coef = score_from_statistics(
             noisy,
@@ -573,17 +569,6 @@ class PrivatePlugInRule(TwoArmRule):
     def _benefit_bounds(self) -> tuple[float, float]:
         """The outcome bounds the benefit is clipped to: those the fit used."""
         return self.outcome_bounds_
-
-
-def _outcome_range(bounds: Any) -> tuple[float, float]:
-    lower, upper = check_bounds(bounds, 1, "outcome_bounds")
-    lo, hi = float(lower[0]), float(upper[0])
-    if not lo < hi:
-        raise ValueError(
-            f"outcome_bounds must have lo < hi, got ({lo:g}, {hi:g}): an outcome that cannot "
-            "vary says nothing about which arm is better"
-        )
-    return lo, hi
 
 
 def _include(include: ArrayLike, n: int) -> np.ndarray:

@@ -29,7 +29,14 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from .._estimator import PrivateEstimator
-from .._validation import check_bounds, check_choice, check_epsilon, check_real
+from .._validation import (
+    check_bounds,
+    check_choice,
+    check_epsilon,
+    check_new_rows,
+    check_outcome_range,
+    check_real,
+)
 from ..privacy.mechanisms import SAMPLERS, sample_laplace
 from .outcome_model import solve_statistics, statistics_sensitivity
 from .plugin import in_units, plugin_statistics
@@ -126,8 +133,9 @@ class PrivatePlugInArms(PrivateEstimator):
             raise ValueError(f"reference={reference!r} is not one of the arms {list(arms)}")
         X = np.asarray(trial.X, dtype=float)
         p = X.shape[1]
+        self._set_feature_names(pd.DataFrame(columns=list(trial.covariates)))
         lower, upper = check_bounds(self.feature_bounds, p, "feature_bounds")
-        lo, hi = (float(v) for v in self.outcome_bounds)
+        lo, hi = check_outcome_range(self.outcome_bounds)
         cols = np.arange(p) if self.columns is None else np.asarray(self.columns, dtype=int)
         d = 1 + cols.size
         A = np.asarray(trial.A, dtype=float)
@@ -170,7 +178,8 @@ class PrivatePlugInArms(PrivateEstimator):
     def decision_function(self, X: ArrayLike) -> np.ndarray:
         """Each compared arm's score (n, K - 1): its predicted advantage over the reference."""
         self._check_fitted()
-        X = np.asarray(X.to_numpy() if isinstance(X, pd.DataFrame) else X, dtype=float)
+        self._check_feature_names(X)
+        X = check_new_rows(X, self.n_features_in_, type(self).__name__)
         lower, upper = self.feature_bounds_
         return self.intercept_ + np.clip(X, lower, upper) @ self.coef_.T
 

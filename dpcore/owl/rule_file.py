@@ -180,7 +180,15 @@ def _with_settings(out, settings, recipe, python):
 def write_rule(rule: RuleLike | Mapping[str, Any], path: str | os.PathLike[str] | None) -> str:
     """Write a :class:`dpcore.owl.rule.Rule` or :class:`dpcore.owl.rule.ArmsRule` (or the dict
     of :func:`rule_to_dict`) as JSON; returns the text."""
-    data = dict(rule) if isinstance(rule, Mapping) else rule.to_dict()
+    if isinstance(rule, Mapping):
+        data = dict(rule)
+    elif callable(getattr(rule, "to_dict", None)):
+        data = rule.to_dict()
+    else:
+        raise TypeError(
+            "write_rule takes a Rule or ArmsRule (dpcore.owl.rule) or the dict of "
+            f"rule_to_dict, got {type(rule).__name__}"
+        )
     text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     if path is not None:
         Path(path).write_text(text, encoding="utf-8")

@@ -7,6 +7,9 @@ rerun script) applies to a release:
   other) costs the dataset its largest part's ε (parallel composition, McSherry 2009);
 - a cap takes a release when the total stays within it, up to a relative slack for rounding
   (0.1 + 0.2 is 0.3); a release without a guarantee (ε = ∞) never fits under a cap;
+- a release has no guarantee when a bound was read from the data, an ε is infinite (no noise)
+  or its noise was drawn from an int seed (anyone with the seed can subtract it)
+  (:func:`void_reasons`);
 - a release is recorded as a release without a guarantee when there is a reason for one, as
   parallel parts when it has several, else as one release of its ε.
 """
@@ -14,10 +17,19 @@ rerun script) applies to a release:
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["CAP_SLACK", "parallel_cost", "record_release", "within_cap"]
+import numpy as np
+
+__all__ = [
+    "CAP_SLACK",
+    "parallel_cost",
+    "record_release",
+    "seeded_noise",
+    "void_reasons",
+    "within_cap",
+]
 
 #: The relative slack of every cap check: 0.1 + 0.2 under a cap of 0.3 is not refused.
 CAP_SLACK = 1e-12
@@ -51,6 +63,60 @@ def within_cap(spent: float, epsilon: float, cap: float | None) -> bool:
     if math.isinf(epsilon) or math.isinf(spent):
         return False
     return spent + epsilon <= cap * (1.0 + CAP_SLACK)
+
+
+def seeded_noise(rng: Any) -> bool:
+    """Whether ``rng`` is an int (or SeedSequence) seed: anyone who knows it can subtract the
+    noise, so a release drawn from it has no guarantee (every learner's ledger says so).
+
+    Examples
+    --------
+    >>> seeded_noise(0), seeded_noise(None), seeded_noise(np.random.default_rng(0))
+    (True, False, False)
+    """
+    return isinstance(rng, (int, np.integer, np.random.SeedSequence)) and not isinstance(rng, bool)
+
+
+def void_reasons(
+    bounds_from_data: bool | Iterable[str] = False,
+    epsilon: float | Iterable[float] = (),
+    rng: Any = None,
+) -> list[str]:
+    """The reasons a release has no privacy guarantee, as the ledger records them (empty: it
+    has one). The one home of the rule every learner's ledger entry applies.
+
+    Parameters
+    ----------
+    bounds_from_data : bool or iterable of str
+        The bounds read from the data (``"feature bounds"``, ``"outcome bounds"``); True
+        stands for the feature bounds.
+    epsilon : float or iterable of float
+        The release's ε, or each of its parts' ε: one that is infinite adds no noise.
+    rng : int, SeedSequence, Generator or None
+        What the release's noise was drawn from (None when not from numpy's generator): an
+        int seed lets anyone who knows it subtract the noise (:func:`seeded_noise`).
+
+    Examples
+    --------
+    >>> void_reasons()
+    []
+    >>> for reason in void_reasons(True, math.inf, 3):
+    ...     print(reason)
+    feature bounds read from the data
+    epsilon = inf (no noise)
+    seeded noise (rng is an int seed)
+    >>> void_reasons(["outcome bounds"], [1.0, 0.5])
+    ['outcome bounds read from the data']
+    """
+    if isinstance(bounds_from_data, (bool, np.bool_)):
+        bounds_from_data = ["feature bounds"] if bounds_from_data else []
+    epsilons = [epsilon] if isinstance(epsilon, (int, float, np.number)) else list(epsilon)
+    reasons = [f"{what} read from the data" for what in dict.fromkeys(bounds_from_data)]
+    if any(math.isinf(float(eps)) for eps in epsilons):
+        reasons.append("epsilon = inf (no noise)")
+    if seeded_noise(rng):
+        reasons.append("seeded noise (rng is an int seed)")
+    return reasons
 
 
 def record_release(

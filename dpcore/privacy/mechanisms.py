@@ -323,7 +323,7 @@ def opendp_laplace_noise(epsilon, sensitivity, size=()):
     except ImportError as exc:  # pragma: no cover - opendp is a dependency of the app path
         raise ImportError("OpenDP's sampler needs the opendp package: pip install opendp") from exc
     dp.enable_features("contrib")
-    scale = sensitivity / epsilon
+    scale = laplace_scale(sensitivity, epsilon)
     meas = dp.m.make_laplace(
         dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l1_distance(T=float), scale=scale
     )

@@ -331,7 +331,8 @@ def _release_plugin_arms(trial: Any, d: Dictionary, plan: ReleasePlan) -> Releas
         raise ReleaseError(str(exc)) from None
     evaluation = None
     if evaluated:
-        codes = arm_indices(model.recommend(trial.X[eval_rows]), trial.arms)
+        rows = pd.DataFrame(trial.X[eval_rows], columns=list(trial.covariates))
+        codes = arm_indices(model.recommend(rows), trial.arms)
         evaluation = evaluate_arms_rule(
             codes,
             np.asarray(trial.A, dtype=int)[eval_rows],

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .._validation import check_epsilon
+from ..owl.dpwerm import PERTURBATIONS
 from ..owl.evaluation_fit import EVALUATIONS
 from ..privacy.composition import parallel_cost
 
@@ -106,9 +107,9 @@ class ReleasePlan:
             raise ValueError(f"evaluation must be one of {EVALUATIONS}, got {self.evaluation!r}")
         if self.evaluation != "ipw" and self.epsilon_eval is None:
             raise ValueError(f"evaluation={self.evaluation!r} needs epsilon_eval")
-        if self.perturbation not in ("output", "objective"):
+        if self.perturbation not in PERTURBATIONS:
             raise ValueError(
-                f"perturbation must be 'output' or 'objective', got {self.perturbation!r}"
+                f"perturbation must be one of {PERTURBATIONS}, got {self.perturbation!r}"
             )
         if self.perturbation == "objective" and (
             self.learner != "dp-owl" or self.propensity == "logistic" or self.C != 0.0

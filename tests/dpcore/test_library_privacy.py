@@ -169,6 +169,44 @@ def test_fit_and_evaluate_records_two_parallel_parts(data):
     assert entry.epsilon == 1.0 and dict(entry.parts) == {"fit": 1.0, "evaluation": 0.5}
 
 
+@pytest.mark.parametrize("part", ["epsilon_fit", "epsilon_eval"])
+def test_fit_and_evaluate_at_epsilon_inf_records_no_guarantee_as_the_learners_do(data, part):
+    # epsilon = inf adds no noise: the ledger says so (total inf), as DPOWL's fit does, rather
+    # than refusing the infinite part after the release is computed
+    eps = {"epsilon_fit": 1.0, "epsilon_eval": 0.5, part: np.inf}
+    ledger, alone = PrivacyLedger(), PrivacyLedger()
+    fit_and_evaluate(
+        data["X"],
+        data["A"],
+        data["B"],
+        0.5,
+        **eps,
+        feature_bounds=BOUNDS,
+        rng=np.random.default_rng(0),
+        ledger=ledger,
+        **KW,
+    )
+    (entry,) = ledger.entries
+    assert ledger.total()[0] == np.inf
+    assert "no guarantee: epsilon = inf (no noise)" in entry.mechanism
+    if part == "epsilon_fit":
+        args = (data["X"], data["A"], data["B"], 0.5)
+        DPOWL(epsilon=np.inf, feature_bounds=BOUNDS, **KW).fit(*args, ledger=alone)
+        assert alone.entries[0].mechanism.endswith("[no guarantee: epsilon = inf (no noise)]")
+    with pytest.raises(BudgetExceededError):
+        fit_and_evaluate(
+            data["X"],
+            data["A"],
+            data["B"],
+            0.5,
+            **eps,
+            feature_bounds=BOUNDS,
+            rng=np.random.default_rng(0),
+            ledger=PrivacyLedger(5.0),
+            **KW,
+        )
+
+
 def test_neighbouring_files_publish_the_same_fields_but_the_noise_through_the_ledger(data):
     X, A, B = data["X"].copy(), data["A"].copy(), data["B"].copy()
     files, records = [], []

@@ -237,3 +237,20 @@ def test_a_store_whose_key_is_not_private_reads_and_writes_nothing(tmp_path):
     fresh = ResultStore(tmp_path / "store")
     assert fresh.get("x", {}, "missing") == "missing"
     assert fresh.fetch("y", {}, lambda: 2.0) == 2.0 and not fresh.has("y", {})
+
+
+def test_the_front_ends_are_left_out_of_the_package_digest(tmp_path):
+    # the command line and the server are packages: editing one keeps every stored result
+    package = Path(dpcore.__file__).resolve().parent
+    parts = {p.relative_to(package).parts[0] for p in store_module._digested(package)}
+    assert {"store.py", "owl", "privacy", "cvar"} <= parts
+    assert not parts & {"cli", "_serve", "__main__.py"}
+    for name in ("engine.py", "owl/rule.py", "cli/fit.py", "_serve/server.py", "__main__.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(f"# {name}\n")
+    before = store_module._source_digest(tmp_path)
+    for name in ("cli/fit.py", "cli/new.py", "_serve/server.py", "__main__.py"):
+        (tmp_path / name).write_text("# edited\n")
+    assert store_module._source_digest(tmp_path) == before
+    (tmp_path / "owl/rule.py").write_text("# edited\n")
+    assert store_module._source_digest(tmp_path) != before

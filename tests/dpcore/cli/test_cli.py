@@ -627,3 +627,19 @@ def test_a_ledger_server_out_of_reach_or_without_its_driver_is_one_line(tmp_path
     assert len(missing.stderr.strip().splitlines()) == 1
     other = run("ledger", "show", DEMO / "paper_trial.csv", "--ledger", "mysql://db/ledger")
     assert other.returncode == 1 and "not one the ledger can serve" in other.stderr
+
+
+def test_the_fit_parsers_choices_are_the_librarys():
+    # the parser writes them out so that `dpcore --help` imports no scipy: the copies must agree
+    import argparse
+
+    from dpcore.cli.parser import build_parser
+    from dpcore.owl.dpwerm import PERTURBATIONS
+    from dpcore.owl.evaluation_fit import EVALUATIONS
+    from dpcore.release.plan import LEARNERS
+
+    (sub,) = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    choices = {a.dest: a.choices for a in sub.choices["fit"]._actions if a.choices}
+    assert tuple(choices["learner"]) == LEARNERS
+    assert tuple(choices["perturbation"]) == PERTURBATIONS
+    assert tuple(choices["evaluation"]) == EVALUATIONS

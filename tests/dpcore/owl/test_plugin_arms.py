@@ -154,3 +154,24 @@ def test_one_release_over_three_arms_gives_the_best_arm_where_k_minus_one_rules_
             share[learner].append(np.mean(load_rule(made.to_dict()).recommend(test) == best))
     assert np.mean(share["plug-in"]) > 0.85
     assert np.mean(share["plug-in"]) > np.mean(share["dp-owl"]) + 0.2
+
+
+def test_an_outcome_that_cannot_vary_is_refused_as_for_two_arms():
+    trial = read_arms_trial(three_arms(300)[0], dictionary=DICTIONARY)
+    model = PrivatePlugInArms(epsilon=1.0, feature_bounds=([-1, -1], [1, 1]), outcome_bounds=(2, 2))
+    with pytest.raises(ValueError, match="outcome_bounds must have lo < hi"):
+        model.fit_trial(trial)
+
+
+def test_new_rows_need_the_fitted_columns_in_order_and_width():
+    data, test, _ = three_arms(300)
+    model, _ = fitted(data)
+    with pytest.raises(ValueError, match="feature names should match"):
+        model.recommend(test[["x2", "x1"]])
+    with pytest.warns(UserWarning, match="does not have valid feature names"):
+        bare = model.recommend(test.to_numpy())
+        with pytest.raises(
+            ValueError, match="X has 3 features, but PrivatePlugInArms is expecting 2"
+        ):
+            model.decision_function(np.zeros((4, 3)))
+    assert np.array_equal(model.recommend(test), bare)

@@ -210,3 +210,10 @@ def test_malformed_rule_files_get_a_message(data, match):
 def test_a_missing_rule_file():
     with pytest.raises(RuleFileError, match="cannot open"):
         load_rule("no_such_rule.json")
+
+
+@pytest.mark.parametrize("rule", [None, 3, ["a", "b"], "rule.json"])
+def test_write_rule_refuses_what_is_not_a_rule_with_a_type_error(rule, tmp_path):
+    with pytest.raises(TypeError, match="write_rule takes a Rule or ArmsRule"):
+        write_rule(rule, tmp_path / "rule.json")
+    assert not (tmp_path / "rule.json").exists()

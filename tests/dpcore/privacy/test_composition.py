@@ -1,0 +1,29 @@
+"""The one rule for a release without a guarantee (:func:`void_reasons`) every learner's ledger
+entry applies: bounds read from the data, an infinite ε, noise drawn from an int seed."""
+
+import math
+
+import numpy as np
+
+from dpcore.privacy.composition import seeded_noise, void_reasons
+
+
+def test_a_private_release_has_no_reason():
+    assert void_reasons(False, 1.0, np.random.default_rng(0)) == []
+    assert void_reasons((), {"fit": 1.0, "evaluation": 0.5}.values(), None) == []
+
+
+def test_each_reason_in_the_ledger_words():
+    assert void_reasons(True) == ["feature bounds read from the data"]
+    assert void_reasons(["feature bounds", "outcome bounds", "feature bounds"]) == [
+        "feature bounds read from the data",
+        "outcome bounds read from the data",
+    ]
+    assert void_reasons(epsilon=math.inf) == ["epsilon = inf (no noise)"]
+    assert void_reasons(epsilon=[1.0, np.inf]) == ["epsilon = inf (no noise)"]
+    assert void_reasons(rng=7) == ["seeded noise (rng is an int seed)"]
+
+
+def test_a_seed_is_an_int_or_a_seed_sequence_never_a_bool_or_a_generator():
+    assert seeded_noise(0) and seeded_noise(np.int64(3)) and seeded_noise(np.random.SeedSequence(1))
+    assert not any(seeded_noise(r) for r in (None, True, np.random.default_rng(0)))
