@@ -122,8 +122,9 @@ def test_dragging_the_n_charts_own_eps_redraws_in_the_browser_then_the_page_foll
     app.goto(f"/dp-owl?{FAST}")
     chart = app.page.locator(".st-key-vs_n")
     chart.scroll_into_view_if_needed()
+    # Plotly draws after the page's run ends: wait for the drawing, not only for the run.
+    expect(chart.locator(".legendtext")).to_have_text(["private, ε = 1", "non-private"])
     before = app.page.evaluate(PLOTTED)
-    assert before["legend"] == ["private, ε = 1", "non-private"]
     ticks = chart.locator(".slider-tick-rect")  # one per ε of the grid, 0.05 … non-private
     expect(ticks).to_have_count(15)
     grip, target = chart.locator(".slider-grip-rect").bounding_box(), ticks.nth(1).bounding_box()
