@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import check_bounds, check_epsilon, check_real
+from .._validation import check_epsilon, check_outcome_range, check_real
 from ..privacy.mechanisms import sample_laplace
 from .owl import arm_propensity
 
@@ -121,9 +121,9 @@ def checked_release(epsilon, level, rng):
 
 
 def outcome_range(outcome_bounds):
-    """The public outcome bounds (lo, hi), checked."""
-    lo, hi = (float(v[0]) for v in check_bounds(outcome_bounds, 1, "outcome_bounds"))
-    return lo, hi
+    """The public outcome bounds (lo, hi), checked: lo < hi
+    (:func:`dpcore._validation.check_outcome_range`)."""
+    return check_outcome_range(outcome_bounds)
 
 
 @dataclass(frozen=True)

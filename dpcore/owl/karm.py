@@ -60,7 +60,12 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from .._estimator import PrivateEstimator
-from .._validation import check_bounds, check_epsilon, check_matrix, check_vector
+from .._validation import (
+    check_epsilon,
+    check_matrix,
+    check_outcome_range,
+    check_vector,
+)
 from ..data.labels import label_key
 from ..privacy.composition import record_release, void_reasons
 from .dpowl import DPOWL
@@ -242,8 +247,7 @@ class KArmOWL(PrivateEstimator):
                 "KArmOWL needs public outcome_bounds: a row outside a comparison "
                 "gets weight 0 through the worst bound"
             )
-        lo, hi = (float(v[0]) for v in check_bounds(self.outcome_bounds, 1, "outcome_bounds"))
-        return lo, hi
+        return check_outcome_range(self.outcome_bounds)
 
     def _probabilities(self, probs: Any, arms: tuple) -> np.ndarray:
         if isinstance(probs, Mapping):

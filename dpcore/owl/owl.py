@@ -13,7 +13,7 @@ from scipy.special import expit
 
 from .._typing import FloatOrArray
 from .._validation import (
-    check_bounds,
+    check_outcome_range,
     check_real,
     check_vector,
 )
@@ -86,7 +86,7 @@ def benefit(
                 "give public outcome_bounds so outcomes can be shifted"
             )
         return B
-    lo, hi = (float(v[0]) for v in check_bounds(outcome_bounds, 1, "outcome_bounds"))
+    lo, hi = check_outcome_range(outcome_bounds)
     B = np.clip(B, lo, hi)
     return B - lo if larger_is_better else hi - B
 
@@ -133,7 +133,7 @@ def owl_weights(
 
 def default_weight_bound(outcome_bounds: tuple[float, float], propensity: float) -> float:
     """W = (hi - lo) / min pi for a constant propensity and public outcome bounds."""
-    lo, hi = (float(v[0]) for v in check_bounds(outcome_bounds, 1, "outcome_bounds"))
+    lo, hi = check_outcome_range(outcome_bounds)
     p = float(propensity)
     return (hi - lo) / min(p, 1.0 - p)
 

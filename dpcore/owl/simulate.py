@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .._typing import ArrayLike, Seed, Shape
-from .._validation import check_bounds, check_choice, check_real
+from .._validation import check_bounds, check_choice, check_outcome_range, check_real
 
 
 @dataclass(frozen=True)
@@ -240,7 +240,7 @@ class TwinDesign:
     def __post_init__(self):
         p = len(self.lower)
         check_bounds((self.lower, self.upper), p, "feature_bounds")
-        check_bounds(self.outcome_bounds, 1, "outcome_bounds")
+        check_outcome_range(self.outcome_bounds)
         check_real(self.propensity, "propensity", low=0.0, high=1.0)
         check_real(self.n, "n", low=1.0)
         check_real(self.average_effect, "average_effect", low=-1.0, high=1.0)
@@ -277,7 +277,7 @@ class TwinDesign:
         z = np.where(binary, 2.0 * u - 1.0, (2.0 * u - 1.0) * np.sqrt(3.0))  # mean 0, sd 1
         g = z @ self.weights
         A = np.where(rng.random(size + (int(self.n),)) < self.propensity, 1.0, -1.0)
-        b_lo, b_hi = (float(v[0]) for v in check_bounds(self.outcome_bounds, 1, "outcome_bounds"))
+        b_lo, b_hi = check_outcome_range(self.outcome_bounds)
         R, mid = b_hi - b_lo, (b_lo + b_hi) / 2.0
         noise = NOISE_SHARE * R * rng.standard_normal(A.shape)
         sign = 1.0 if self.larger_is_better else -1.0

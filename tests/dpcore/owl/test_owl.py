@@ -401,3 +401,36 @@ def test_fit_trial_gives_incomplete_rows_weight_zero():
             feature_bounds=kw["feature_bounds"],
             larger_is_better=True,
         ).fit_trial(trial, propensity=2 / 3)
+
+
+def _flat_bounds_doors():
+    """Each public door that takes outcome bounds, called with lo = hi = 5."""
+    from dpcore import KArmOWL, evaluate_arms_rule, evaluate_rule
+    from dpcore.owl.evaluation_aipw import evaluate_rule_aipw
+    from dpcore.owl.simulate import TwinDesign
+
+    rng = np.random.default_rng(0)
+    X, A, B = rng.uniform(-1, 1, (40, 2)), rng.integers(0, 2, 40), rng.uniform(0, 1, 40)
+    flat, guess = (5.0, 5.0), np.full((40, 2), 5.0)
+    learner = dict(epsilon=1.0, outcome_bounds=flat, larger_is_better=True, feature_bounds=(-1, 1))
+    evaluation = dict(outcome_bounds=flat, epsilon=1.0, rng=0)
+    return {
+        "benefit": lambda: benefit(B, flat),
+        "default_weight_bound": lambda: default_weight_bound(flat, 0.5),
+        "DPOWL": lambda: DPOWL(**learner).fit(X, A, B, propensity=0.5, treated=1),
+        "KArmOWL": lambda: KArmOWL(**learner).outcome_range(),
+        "evaluate_rule": lambda: evaluate_rule(A, A, B, 0.5, arms=(0, 1), **evaluation),
+        "evaluate_rule_aipw": lambda: evaluate_rule_aipw(A, A, B, 0.5, guess, **evaluation),
+        "evaluate_arms_rule": lambda: evaluate_arms_rule(
+            A, A, B, [0.5, 0.5], arms=(0, 1), **evaluation
+        ),
+        "TwinDesign": lambda: TwinDesign(n=40, lower=(0,), upper=(1,), outcome_bounds=flat),
+    }
+
+
+@pytest.mark.parametrize("door", list(_flat_bounds_doors()))
+def test_every_door_refuses_outcome_bounds_that_cannot_vary(door):
+    """lo = hi would clip every outcome to one value: a weight bound of 0, evaluations whose
+    intervals are one point whatever the data. Each public door says why, in the same words."""
+    with pytest.raises(ValueError, match=r"outcome_bounds must have lo < hi, got \(5, 5\)"):
+        _flat_bounds_doors()[door]()
