@@ -135,6 +135,7 @@ class DPOWL(TwoArmRule):
     """
 
     _released = ("coef_", "intercept_", "theta_", "sensitivity_")
+    _k_arm_learner = "dpcore.owl.karm.KArmOWL"
     epsilon: float
     gamma: float | str
     weight_bound: float | None
@@ -344,12 +345,7 @@ class DPOWL(TwoArmRule):
         -------
         self, with ``arms_ == trial.arms`` so that :meth:`recommend` returns arm labels.
         """
-        if len(trial.arms) != 2 or trial.arm_probabilities is not None:
-            raise ValueError(
-                f"this trial has {len(trial.arms)} arms read by read_arms_trial: fit "
-                "a rule over all of them with dpcore.owl.karm.KArmOWL, or read two "
-                "of them with read_trial(..., arms=(a, b))"
-            )
+        self._check_two_arms(trial)
         p = trial.propensity if propensity is None else propensity
         if p is None:  # the dictionary's randomization probability (two of K: p_a/(p_a+p_b))
             p = trial.design_propensity

@@ -266,6 +266,7 @@ class PrivatePlugInRule(TwoArmRule):
     """
 
     _released = ("coef_", "intercept_", "statistics_", "sensitivity_")
+    _k_arm_learner = "dpcore.owl.plugin_arms.PrivatePlugInArms"
     epsilon: float
     feature_bounds: tuple[ArrayLike, ArrayLike] | None
     outcome_bounds: tuple[float, float] | None
@@ -522,11 +523,7 @@ class PrivatePlugInRule(TwoArmRule):
         -------
         self, with ``arms_ == trial.arms`` so that :meth:`recommend` returns arm labels.
         """
-        if len(trial.arms) != 2 or trial.arm_probabilities is not None:
-            raise ValueError(
-                f"this trial has {len(trial.arms)} arms read by read_arms_trial: the plug-in "
-                "rule compares two arms; read two of them with read_trial(..., arms=(a, b))"
-            )
+        self._check_two_arms(trial)
         return self._fit_on_trial(trial, trial.B, propensity, include=trial.complete, ledger=ledger)
 
     def _direction(self) -> bool:

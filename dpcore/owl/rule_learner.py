@@ -102,6 +102,17 @@ class TwoArmRule(PrivateEstimator):
     larger_is_better_: bool
     #: ``fit(X, A, B, propensity, *, treated, ...)``, the subclass's.
     fit: Callable[..., Any]
+    #: The learner that fits a rule over all the arms of a K-arm trial, named for the advice.
+    _k_arm_learner: str
+
+    def _check_two_arms(self, trial: Trial) -> None:
+        """Refuse a trial read by ``read_arms_trial``: this rule compares two arms."""
+        if len(trial.arms) != 2 or trial.arm_probabilities is not None:
+            raise ValueError(
+                f"this trial has {len(trial.arms)} arms read by read_arms_trial: "
+                f"{type(self).__name__} compares two arms. Fit a rule over all of them with "
+                f"{self._k_arm_learner}, or read two of them with read_trial(..., arms=(a, b))"
+            )
 
     def _fit_on_trial(self, trial: Trial, B: ArrayLike, propensity: Any, **fit: Any) -> Self:
         """``fit`` on a two-arm trial's rows and column names, with the outcomes ``B`` and the

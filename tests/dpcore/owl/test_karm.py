@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcore import DPOWL, l2_gamma_noise, read_dictionary, read_trial
+from dpcore import DPOWL, PrivatePlugInRule, l2_gamma_noise, read_dictionary, read_trial
 from dpcore.data import TrialDataError
 from dpcore.data.trial import read_arms_trial
 from dpcore.owl import karm
@@ -137,8 +137,10 @@ def test_a_k_arm_trial_reads_every_arm_by_its_public_label():
     trial = read_arms_trial(DEMO / "actg175_four_arms.csv", dictionary=d)
     assert trial.n == 2139 and trial.arms == d.arms and trial.treated is None
     assert np.bincount(trial.A.astype(int)).tolist() == [532, 522, 524, 561]
-    with pytest.raises(ValueError, match="KArmOWL"):
+    with pytest.raises(ValueError, match="DPOWL compares two arms.* with dpcore.owl.karm.KArmOWL"):
         DPOWL(outcome_bounds=(0, 1500), larger_is_better=True).fit_trial(trial)
+    with pytest.raises(ValueError, match="PlugInRule compares two arms.* with .*PrivatePlugInArms"):
+        PrivatePlugInRule(outcome_bounds=(0, 1500), larger_is_better=True).fit_trial(trial)
     one = {
         "treatment": "arm",
         "outcome": "y",
