@@ -33,11 +33,24 @@ from .rule_learner import outcome_direction
 if TYPE_CHECKING:
     from ..privacy.accounting import PrivacyLedger
 
-__all__ = ["EVALUATIONS", "fit_and_evaluate", "fit_and_evaluate_arms", "public_split"]
+__all__ = [
+    "EVALUATIONS",
+    "fit_and_evaluate",
+    "fit_and_evaluate_arms",
+    "ledger_parts",
+    "public_split",
+]
 
 #: How a private evaluation estimates the rule's value: inverse-probability weighting (the
 #: default) or doubly robust, with a private outcome model.
 EVALUATIONS = ("ipw", "aipw")
+
+
+def ledger_parts(epsilon_fit: float, epsilon_eval: float, evaluation: str = "ipw") -> dict:
+    """A fit-and-evaluate release's two disjoint parts and their ε, named as the ledger
+    records them (an AIPW fit also releases the outcome model)."""
+    fit = "fit (rule + outcome model)" if evaluation == "aipw" else "fit"
+    return {fit: epsilon_fit, "evaluation": epsilon_eval}
 
 
 def public_split(n, fit_share=0.8, seed=0):
@@ -95,7 +108,8 @@ def fit_and_evaluate(
     same max(ε_fit, ε_eval) as IPW's.
 
     ``ledger`` (a :class:`dpcore.PrivacyLedger`, optional) records the release as two parallel
-    parts, ``{"fit": epsilon_fit, "evaluation": epsilon_eval}`` (it costs the larger), once
+    parts (:func:`ledger_parts`: ``"fit"``, or ``"fit (rule + outcome model)"`` with AIPW, and
+    ``"evaluation"``) that cost the larger of their ε, once
     both are computed and before anything is returned; past the cap it raises
     :class:`dpcore.BudgetExceededError` and returns nothing. A release without a guarantee
     (feature bounds from the data, an infinite ε, an int seed as ``rng``) is recorded as such
@@ -119,6 +133,7 @@ def fit_and_evaluate(
         raise ValueError(f"evaluation must be one of {EVALUATIONS}, got {evaluation!r}")
     aipw = evaluation == "aipw"
     epsilon_fit = check_epsilon(epsilon_fit, "epsilon_fit")
+    parts = ledger_parts(epsilon_fit, epsilon_eval, evaluation)
     if aipw:
         model_share = check_real(model_share, "model_share", low=0.0, high=1.0)
         if model_share == 1.0 or dpowl.get("feature_bounds") is None:
@@ -178,11 +193,10 @@ def fit_and_evaluate(
             recommend, A[eval_rows], B[eval_rows], part(propensity, eval_rows), **kw
         )
     if ledger is not None:
-        fit_part = "fit (rule + outcome model)" if aipw else "fit"
         _record(
             ledger,
             "DP-OWL rule + private " + ("AIPW " if aipw else "") + "evaluation",
-            {fit_part: epsilon_fit, "evaluation": epsilon_eval},
+            parts,
             model,
             seed,
         )
@@ -254,7 +268,7 @@ def fit_and_evaluate_arms(
         _record(
             ledger,
             "K-arm DP-OWL rule + private evaluation",
-            {"fit": epsilon_fit, "evaluation": epsilon_eval},
+            ledger_parts(epsilon_fit, epsilon_eval),
             model,
             seed,
         )

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from .._validation import check_epsilon
 from ..owl.dpwerm import PERTURBATIONS
-from ..owl.evaluation_fit import EVALUATIONS
+from ..owl.evaluation_fit import EVALUATIONS, ledger_parts
 from ..privacy.composition import parallel_cost
 
 __all__ = ["EVALUATIONS", "LEARNERS", "ReleasePlan"]
@@ -166,16 +166,11 @@ class ReleasePlan:
             )
 
     @property
-    def fit_part(self) -> str:
-        """The name of the fit's part in the ledger."""
-        return "fit (rule + outcome model)" if self.evaluation == "aipw" else "fit"
-
-    @property
     def parts(self) -> dict[str, float]:
         """The release's disjoint parts and their ε, as the ledger records them."""
         if self.epsilon_eval is None:
             return {"release": self.epsilon}
-        return {self.fit_part: self.epsilon, "evaluation": self.epsilon_eval}
+        return ledger_parts(self.epsilon, self.epsilon_eval, self.evaluation)
 
     @property
     def cost(self) -> float:
