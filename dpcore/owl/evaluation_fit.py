@@ -109,8 +109,8 @@ def fit_and_evaluate(
 
     ``ledger`` (a :class:`dpcore.PrivacyLedger`, optional) records the release as two parallel
     parts (:func:`ledger_parts`: ``"fit"``, or ``"fit (rule + outcome model)"`` with AIPW, and
-    ``"evaluation"``) that cost the larger of their ε, once
-    both are computed and before anything is returned; past the cap it raises
+    ``"evaluation"``) that cost the larger of their ε, once both are computed and before
+    anything is returned; past the cap it raises
     :class:`dpcore.BudgetExceededError` and returns nothing. A release without a guarantee
     (feature bounds from the data, an infinite ε, an int seed as ``rng``) is recorded as such
     (total ∞).
