@@ -28,6 +28,29 @@ def open_fresh():
     return lambda page, **params: _open(AppTest.from_file(APP, default_timeout=60), page, **params)
 
 
+@pytest.fixture
+def own_session_ids(monkeypatch):
+    """Give every AppTest its own session id, as the server gives every browser tab.
+
+    AppTest runs all its instances as "test session id", so without this every AppTest would
+    share one session-scoped cache; the id is keyed by the AppTest's session state.
+    """
+    from streamlit.runtime.scriptrunner.script_runner import ScriptRunner
+
+    real = ScriptRunner.__init__
+
+    def init(self, *args, session_id, session_state, **kwargs):
+        real(
+            self,
+            *args,
+            session_id=f"test-{id(session_state)}",
+            session_state=session_state,
+            **kwargs,
+        )
+
+    monkeypatch.setattr(ScriptRunner, "__init__", init)
+
+
 def _open(at, page, **params):
     """Open a deep link to ``page`` (app.py runs first, as with a shared link). AppTest knows
     st.navigation's pages only after a first run; that run also sends the history guard, so a

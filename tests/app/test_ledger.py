@@ -9,20 +9,17 @@ from streamlit.testing.v1 import AppTest
 from dpcore.privacy.accounting import PrivacyLedger, dataset_key, default_ledger_path
 from dpcore_app.ui.common import ledger, ledger_sidebar
 from tests.app.conftest import APP
-from tests.app.test_your_data import (
+from tests.app.your_data_page import (
     PAGE,
     demo_release,
     headline,
     ledger_entries,
-    own_session_ids,
     release,
     set_cap,
     upload_release,
     words,
 )
 from tests.releases import recorded_release
-
-__all__ = ["own_session_ids"]  # a fixture, imported so these sessions get their own ids too
 
 
 def session():

@@ -20,7 +20,7 @@ from dpcore.cli import main as dpcore_main
 from dpcore.owl.rule_file import write_rule
 from dpcore.release import release
 from dpcore_app.ui.upload import analyst_compute, files
-from tests.app.test_your_data import PAGE, RELEASE, words
+from tests.app.your_data_page import PAGE, RELEASE, words
 from tests.releases import seeded_noise
 
 SEED = 11
@@ -102,7 +102,7 @@ def pancreatitis():
 
 def two_to_one():
     """2:1 on the treated arm, whose label sorts second."""
-    from tests.app.test_your_data_roles import DICTIONARY, wide_trial
+    from tests.app.wide_trial import DICTIONARY, wide_trial
 
     text = wide_trial(90).decode().splitlines()
     return text[0].split(","), [r.split(",") for r in text[1:]], DICTIONARY

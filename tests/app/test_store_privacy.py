@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.app.test_your_data import PAGE, fill_bounds, public_d0, release, trial_csv, upload
+from tests.app.your_data_files import public_d0, trial_csv
+from tests.app.your_data_page import PAGE, fill_bounds, release, upload
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -18,66 +18,33 @@ from streamlit.testing.v1 import AppTest
 from dpcore.data.csv_io import read_table
 from dpcore_app.ui.common import ledger
 from dpcore_app.ui.upload import files
-from tests.app.conftest import APP, choose_roles
+from tests.app.conftest import APP
+from tests.app.your_data_files import (
+    EACH_NEIGHBOUR,
+    SITE_TABLE,
+    public_d0,
+    site_csv,
+    trial_csv,
+)
+from tests.app.your_data_page import (
+    PAGE,
+    RELEASE,
+    UPLOADED,
+    demo_release,
+    fill_bounds,
+    fill_table,
+    headline,
+    ledger_entries,
+    release,
+    set_cap,
+    upload,
+    upload_release,
+    words,
+)
 from tests.releases import with_rule
 
-PAGE = "dpcore_app/app_pages/your_data.py"
 DEMO = "dpcore_app/demo_data/paper_trial.csv"
 DATA = (Path(__file__).resolve().parents[2] / DEMO).read_bytes()
-RELEASE = "your_data_release"
-
-
-def words(elements):
-    """What the user reads (markdown escapes removed)."""
-    return " ".join(re.sub(r"\\(.)", r"\1", str(e.value)) for e in elements)
-
-
-def headline(at):
-    """The page's verdict once a rule is out, whatever its colour (green only when the private
-    evaluation shows the rule beats treating everyone)."""
-    return words([*at.success, *at.warning, *at.info])
-
-
-def upload(at, data, name="trial.csv"):
-    at.file_uploader(key="upload").set_value((name, data, "text/csv")).run()
-    assert not at.exception, [e.value for e in at.exception]
-    return choose_roles(at)
-
-
-def trial_csv(n=40, arms=("1", "0"), sep=",", header=("age", "arm", "y"), extra=""):
-    rng = np.random.default_rng(1)
-    body = "".join(
-        f"{40 + i % 30}{sep}{arms[i % 2]}{sep}{rng.normal():.4f}{extra}\n" for i in range(n)
-    )
-    return (sep.join(header) + "\n" + body).encode()
-
-
-def fill_table(at, data, rows):
-    """Type public metadata into the page's table: {column: {lower, upper, type, levels}}.
-
-    AppTest cannot edit a data_editor; the page keeps the table's entries in the session
-    state by column name, which is what typing into the table changes. The outcome's
-    direction is public metadata too: it is chosen ("larger") where nothing chose it yet.
-    """
-    if (
-        any(b.key == "better" for b in at.button_group)
-        and at.button_group(key="better").value is None
-    ):
-        at.button_group(key="better").set_value("larger")
-    digest = hashlib.sha256(data).hexdigest()[:12]
-    typed = {
-        c: {"type": "numeric", "lower": None, "upper": None, "levels": "", "unit": "", **r}
-        for c, r in rows.items()
-    }
-    at.session_state[f"meta_rows_{digest}"] = typed
-    at.session_state[f"meta_version_{digest}"] = (
-        at.session_state[f"meta_version_{digest}"] + 1
-        if f"meta_version_{digest}" in at.session_state
-        else 1
-    )
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
 
 
 def edit_row(at, data, column, **values):
@@ -88,31 +55,9 @@ def edit_row(at, data, column, **values):
     return fill_table(at, data, rows)
 
 
-def fill_bounds(at, values, data, names=("age", "y")):
-    """Public bounds for the columns ``names``, in that order: [(lo, hi), ...]."""
-    return fill_table(
-        at, data, {n: {"lower": lo, "upper": hi} for n, (lo, hi) in zip(names, values)}
-    )
-
-
-def release(at, evaluate=False):
-    """Click the release button; without the private evaluation (on by default on the page)
-    unless asked: these tests follow the rule's own path, test_your_data_analyst the other."""
-    if any(t.key == "evaluate" for t in at.toggle) and at.toggle(key="evaluate").value != evaluate:
-        at.toggle(key="evaluate").set_value(evaluate).run()
-    at.button(key="release").click().run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
 def release_files(at):
     """The release's three files (the dictionary and the script downloads left out)."""
     return [b for b in at.get("download_button") if b.key in ("dl_rule", "dl_rows", "dl_report")]
-
-
-def ledger_entries(at):
-    """The durable ledger's releases on the dataset the session has in use."""
-    return ledger.dataset_ledger(at.session_state[ledger.IN_USE]).entries
 
 
 @pytest.fixture
@@ -206,18 +151,6 @@ def test_markup_in_the_file_is_shown_as_text(shared_page):
 # The demo flow: dictionary, release, ledger, downloads
 
 
-def demo_release(at, **params):
-    """Open the paper's demo, fill in the dictionary's bounds, release once."""
-    for key, value in params.items():
-        at.query_params[key] = value
-    if params:  # the link opens first; the clicks follow on the page it set
-        at.run()
-    at.radio(key="file").set_value("paper_trial").run()
-    at.button(key="fill_dictionary").click().run()
-    assert "A rule can be released" in words(at.info)
-    return release(at)
-
-
 def test_release_is_recorded_and_the_json_reproduces_the_screen(page):
     at = demo_release(page)
     last = at.session_state[RELEASE]
@@ -251,28 +184,6 @@ def test_release_is_recorded_and_the_json_reproduces_the_screen(page):
     for number in (analyst.value_private, analyst.value_nonprivate):
         assert repr(number) not in text
     assert "clipped_share" in diagnostics and "clipped_share" not in text
-
-
-def set_cap(at, eps):
-    """Type a cap in the sidebar, confirm it when asked (the first cap), and set it."""
-    at.sidebar.number_input(key="ledger_cap").set_value(eps)
-    if any(c.key == "ledger_cap_sure" for c in at.sidebar.checkbox):
-        at.sidebar.checkbox(key="ledger_cap_sure").check()
-    at.run()
-    at.sidebar.button(key="ledger_set_cap").click().run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
-UPLOADED = trial_csv(n=60)
-
-
-def upload_release(at, eps=None):
-    """Upload a file of its own (not a shipped demo), type its bounds, release once."""
-    if eps is not None:
-        at.query_params["eps"] = eps
-    at = fill_bounds(upload(at, UPLOADED), [(0, 100), (-5, 5)], UPLOADED)
-    return release(at)
 
 
 def test_second_release_adds_up_and_a_cap_refuses(page):
@@ -395,29 +306,6 @@ def test_a_file_over_the_upload_limit_is_refused(page):
 # Uploaded data stay in their session
 
 
-@pytest.fixture
-def own_session_ids(monkeypatch):
-    """Give every AppTest its own session id, as the server gives every browser tab.
-
-    AppTest runs all its instances as "test session id", so without this every AppTest would
-    share one session-scoped cache; the id is keyed by the AppTest's session state.
-    """
-    from streamlit.runtime.scriptrunner.script_runner import ScriptRunner
-
-    real = ScriptRunner.__init__
-
-    def init(self, *args, session_id, session_state, **kwargs):
-        real(
-            self,
-            *args,
-            session_id=f"test-{id(session_state)}",
-            session_state=session_state,
-            **kwargs,
-        )
-
-    monkeypatch.setattr(ScriptRunner, "__init__", init)
-
-
 def test_a_second_session_sees_neither_the_data_nor_the_ledger(
     open_page, monkeypatch, caplog, own_session_ids
 ):
@@ -483,18 +371,6 @@ def test_gamma_and_W_follow_the_public_settings(page):
     assert rel.sensitivity == pytest.approx(2 * 60 / gamma, rel=1e-6)
 
 
-def public_d0(n=400, seed=7):
-    """A file with the paper demo's columns and none of its rows (a stand-in public D0)."""
-    from dpcore.owl.simulate import PAPER_TRIAL
-
-    s = PAPER_TRIAL.sample(n, rng=seed)
-    lines = ["x1,x2,x3,x4,treatment,outcome"] + [
-        ",".join(f"{v:.4f}" for v in x) + f",{int(a > 0)},{b:.4f}"
-        for x, a, b in zip(s["X"], s["A"], s["B"])
-    ]
-    return ("\n".join(lines) + "\n").encode()
-
-
 @pytest.mark.parametrize(
     "d0,design,expect",
     [
@@ -534,35 +410,6 @@ def test_gamma_tuned_on_a_public_file_d0(page, d0, design, expect):
 
 # --------------------------------------------------------------------------------------------
 # Issue 14: public levels and n, stale releases, chosen identifiers, small cache keys, width
-
-
-def site_csv(change=None, n=60, extra_columns=""):
-    """patient_id, age, site (text), arm, y, response (a second outcome); row 7 may change."""
-    rng = np.random.default_rng(3)
-    rows = [
-        [
-            f"P{i}",
-            str(30 + i % 50),
-            "ABC"[i % 3],
-            "drug" if i % 2 else "placebo",
-            f"{rng.uniform(0, 10):.3f}",
-            f"{rng.uniform():.2f}",
-        ]
-        for i in range(n)
-    ]
-    for j, v in (change or {}).items():
-        rows[7][j] = v
-    head = "patient_id,age,site,arm,y,response" + extra_columns + "\n"
-    return (
-        head + "".join(",".join(r) + "," * extra_columns.count(",") + "\n" for r in rows)
-    ).encode()
-
-
-SITE_TABLE = {
-    "age": {"lower": 18.0, "upper": 90.0},
-    "site": {"type": "categorical", "levels": "A, B, C"},
-    "y": {"lower": 0.0, "upper": 10.0},
-}
 
 
 def upload_with_site(at, data):
@@ -809,14 +656,6 @@ def test_downloads_carry_the_release_index_and_the_files_total(page):
         (str(second.ledger_index), f"{second.epsilon_total:g}")
     }
     assert max(len(v) for v in rows[0].values()) < 40  # no sentence repeated in every row
-
-
-#: One row of ``site_csv`` changed three ways: the neighbouring files the privacy tests compare.
-EACH_NEIGHBOUR = pytest.mark.parametrize(
-    "change",
-    [{2: "RARE_one_patient"}, {1: "NA"}, {4: ""}],
-    ids=["a rare site", "a missing age", "a missing outcome"],
-)
 
 
 @EACH_NEIGHBOUR

@@ -3,9 +3,6 @@ a release with its private evaluation, and the files that work elsewhere."""
 
 import io
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -16,15 +13,9 @@ from dpcore import load_rule, read_dictionary
 from dpcore_app.ui.upload import analyst_compute
 from dpcore_app.ui.upload import explain as explain_upload
 from tests.app.conftest import choose_roles
-from tests.app.test_your_data import (
-    EACH_NEIGHBOUR,
-    PAGE,
-    RELEASE,
-    headline,
-    ledger_entries,
-    release,
-    words,
-)
+from tests.app.release_script import run_script
+from tests.app.your_data_files import EACH_NEIGHBOUR
+from tests.app.your_data_page import PAGE, RELEASE, headline, ledger_entries, release, words
 from tests.releases import with_rule
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,22 +25,6 @@ HOSPITAL = ROOT / "dpcore_app" / "demo_data" / "hospital_trial.csv"
 @pytest.fixture
 def page(open_page):
     return open_page(PAGE)
-
-
-def run_script(folder, script, timeout=120):
-    """Run the page's script download in a subprocess (the ledger file is the test's own,
-    through DPCORE_LEDGER); returns the rule it wrote."""
-    (folder / "release_again.py").write_text(script)
-    done = subprocess.run(
-        [sys.executable, "release_again.py"],
-        cwd=folder,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-    assert done.returncode == 0, done.stderr
-    return load_rule(folder / "rule.json")
 
 
 def write_script_files(folder, data, last, propensity, **kw):
@@ -244,7 +219,8 @@ def test_neighbouring_files_publish_the_same_fields_with_the_evaluation(
     file is released in its own ledger: in one ledger the second shares rows with the first
     and is rightly charged the first's release too."""
 
-    from tests.app.test_your_data import SITE_TABLE, fill_table, site_csv, upload
+    from tests.app.your_data_files import SITE_TABLE, site_csv
+    from tests.app.your_data_page import fill_table, upload
 
     published = []
     for k, data in enumerate((site_csv(), site_csv(change))):
@@ -302,7 +278,7 @@ def test_neighbouring_files_read_per_cell_on_the_page(open_fresh, change, tmp_pa
     file and is rightly charged its release too)."""
     import hashlib
 
-    from tests.app.test_your_data import fill_table, upload
+    from tests.app.your_data_page import fill_table, upload
 
     table = {
         "age": {"lower": 18.0, "upper": 90.0},
@@ -334,7 +310,7 @@ def test_neighbouring_files_read_per_cell_on_the_page(open_fresh, change, tmp_pa
 
 @pytest.mark.parametrize("row", [0, 7, 59])
 def test_a_stray_quote_is_refused_on_the_page_whichever_row(open_fresh, row):
-    from tests.app.test_your_data import upload
+    from tests.app.your_data_page import upload
 
     lines = codes_csv().decode().splitlines()
     cells = lines[row + 1].split(",")
@@ -346,7 +322,7 @@ def test_a_stray_quote_is_refused_on_the_page_whichever_row(open_fresh, row):
 
 def test_a_latin1_byte_in_an_unused_column_is_refused_on_the_page(open_fresh):
     """It used to decode the whole file as Windows-1252 and publish garbled arm labels."""
-    from tests.app.test_your_data import upload
+    from tests.app.your_data_page import upload
 
     data = codes_csv().replace(b"True", "médicament".encode()).replace(b"False", b"placebo")
     lines = data.split(b"\n")
@@ -359,7 +335,7 @@ def test_a_propensity_column_design_s_script_runs_and_adds_to_the_page_s_total(p
     """A per-row propensity column, released with the private evaluation; the page's script
     download redoes it (a subprocess) and its entry lands in the page's dataset. About 6 s
     alone (a page release, then a subprocess that imports dpcore); longer on a loaded machine."""
-    from tests.app.test_your_data import fill_bounds, upload
+    from tests.app.your_data_page import fill_bounds, upload
 
     rng = np.random.default_rng(5)
     lines = ["age,arm,y,p"]

@@ -2,7 +2,7 @@
 over all four. (A K-arm or one-arm file without a dictionary ends in a clear message:
 tests/app/test_your_data.py's cases "three arms" and "one arm".)"""
 
-from tests.app.test_your_data import PAGE, ledger_entries, words
+from tests.app.your_data_page import PAGE, ledger_entries, words
 
 DIGEST_KEY = "arms_mode_"
 

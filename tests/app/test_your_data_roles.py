@@ -7,42 +7,12 @@ other units than the data are shown before the release."""
 import hashlib
 import json
 
-import numpy as np
 import pytest
 
 from dpcore_app.ui.common import ledger, ledger_sidebar
 from dpcore_app.ui.upload import files
-from tests.app.test_your_data import PAGE, RELEASE, release, words
-
-DICTIONARY = {
-    "dataset": "wide_trial.csv",
-    "treatment": "arm",
-    "treated": "verum",
-    "randomization": "2:1",
-    "outcome": "weight_g",
-    "larger_is_better": True,
-    "columns": [
-        {"name": "record", "role": "identifier", "type": "label"},
-        {"name": "age", "role": "covariate", "type": "numeric", "bounds": [18, 90]},
-        {"name": "parity", "role": "covariate", "type": "numeric", "bounds": [0, 10]},
-        {"name": "arm", "role": "treatment", "levels": ["comparator", "verum"]},
-        {"name": "weight_g", "role": "outcome", "bounds": [0, 6000], "unit": "g"},
-        {"name": "postop_pain", "role": "ignore", "type": "numeric"},
-        {"name": "postop_nausea", "role": "ignore", "type": "numeric"},
-    ],
-}
-
-
-def wide_trial(n=60):
-    """A 2:1 trial whose treated arm sorts second, with post-randomization columns."""
-    rng = np.random.default_rng(5)
-    rows = [
-        f"{i},{30 + i % 40},{i % 4},{'verum' if i % 3 else 'comparator'},"
-        f"{3000 + rng.normal(0, 400):.0f},{rng.integers(0, 10)},{rng.integers(0, 2)}\n"
-        for i in range(n)
-    ]
-    return ("record,age,parity,arm,weight_g,postop_pain,postop_nausea\n" + "".join(rows)).encode()
-
+from tests.app.wide_trial import DICTIONARY, wide_trial
+from tests.app.your_data_page import PAGE, RELEASE, release, words
 
 DATA = wide_trial()
 DIGEST = hashlib.sha256(DATA).hexdigest()[:12]

@@ -1,7 +1,9 @@
-"""The ``dpcore`` command lines that the tests run as a user would type them."""
+"""The ``dpcore`` command lines that the tests run as a user would type them, and ``run``, which
+runs one in this process."""
 
 from __future__ import annotations
 
+import subprocess
 from os import PathLike
 
 
@@ -26,3 +28,19 @@ def fit_command(
         "--out",
         str(out),
     ]
+
+
+def run(*args: object) -> subprocess.CompletedProcess[str]:
+    """``dpcore ARGS`` in this process (``cli.main``): no interpreter to start."""
+    import contextlib
+    import io
+
+    from dpcore import cli
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = cli.main([str(a) for a in args])
+        except SystemExit as exc:  # argparse
+            code = exc.code
+    return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())

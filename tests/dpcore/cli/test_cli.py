@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tests.dpcore.cli.commands import fit_command
+from tests.dpcore.cli.commands import fit_command, run
 
 ROOT = Path(__file__).resolve().parents[3]
 DEMO = ROOT / "dpcore_app" / "demo_data"
@@ -28,22 +28,6 @@ def dpcore(*args, cwd=None):
         cwd=cwd,
         timeout=120,
     )
-
-
-def run(*args):
-    """``dpcore ARGS`` in this process (``cli.main``): no interpreter to start."""
-    import contextlib
-    import io
-
-    from dpcore import cli
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = cli.main([str(a) for a in args])
-        except SystemExit as exc:  # argparse
-            code = exc.code
-    return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
 
 
 @pytest.mark.parametrize(

@@ -11,8 +11,7 @@ import pytest
 
 from dpcore import DPOWL, read_trial
 from dpcore.data import read_dictionary
-from tests.dpcore.cli.commands import fit_command
-from tests.dpcore.cli.test_cli import run
+from tests.dpcore.cli.commands import fit_command, run
 
 DICTIONARY = {
     "treatment": "arm",

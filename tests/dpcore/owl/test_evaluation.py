@@ -15,9 +15,9 @@ from dpcore.owl.evaluation_common import COUNT_SENSITIVITY, complete_counts, eva
 from dpcore.owl.evaluation_fit import fit_and_evaluate, public_split
 from dpcore.owl.simulate import PAPER_TRIAL, optimal_treatment
 from dpcore.privacy.audit import audit_epsilon
+from tests.dpcore.owl.evaluation_release import BOUNDS, RELEASE, opendp_draws
 
 ALPHA = 1e-3
-BOUNDS = (-10.0, 10.0)
 
 
 def test_public_split_partitions_the_rows_and_depends_on_n_and_seed_only():
@@ -177,18 +177,6 @@ def test_verdict_better_worse_and_inconclusive():
     assert set(ev.to_dict()) >= {"values", "gains", "verdict", "cells", "epsilon_eval"}
 
 
-#: The settings of the release path's tests (``fit_and_evaluate``): ε = 1 to fit and to evaluate.
-RELEASE = dict(
-    epsilon_fit=1.0,
-    epsilon_eval=1.0,
-    gamma=50.0,
-    outcome_bounds=BOUNDS,
-    feature_bounds=PAPER_TRIAL.feature_bounds,
-    weight_bound=40.0,
-    larger_is_better=True,
-)
-
-
 def test_neighbouring_files_publish_the_same_fields_but_the_noisy_ones():
     t = PAPER_TRIAL.sample(500, rng=8)
     X, A, B = t["X"], t["A"], t["B"].copy()
@@ -199,25 +187,6 @@ def test_neighbouring_files_publish_the_same_fields_but_the_noisy_ones():
     for f in ("epsilon", "m", "sensitivity", "level"):
         assert getattr(e1, f) == getattr(e2, f)
     assert m1.coef_.shape == m2.coef_.shape and m1.sensitivity_ == m2.sensitivity_
-
-
-def opendp_draws(monkeypatch, settings):
-    """The draws (ε, sensitivity, size) a release on 300 patients of the paper's trial asks of
-    OpenDP's sampler (replaced by one that records them and adds zeros), with ``settings`` and
-    ε_eval = 0.5; and the release's evaluation."""
-    import dpcore.privacy.mechanisms as mech
-
-    calls = []
-    monkeypatch.setattr(
-        mech,
-        "opendp_laplace_noise",
-        lambda e, s, size: calls.append((e, s, size)) or np.zeros(size),
-    )
-    t = PAPER_TRIAL.sample(300, rng=3)
-    _, ev, _ = fit_and_evaluate(
-        t["X"], t["A"], t["B"], 0.5, sampler="opendp", rng=0, **{**settings, "epsilon_eval": 0.5}
-    )
-    return calls, ev
 
 
 def test_the_release_path_can_draw_with_opendp(monkeypatch):

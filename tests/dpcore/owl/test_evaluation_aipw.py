@@ -27,8 +27,8 @@ from dpcore.owl.outcome_model import (
 )
 from dpcore.owl.simulate import PAPER_TRIAL, optimal_treatment
 from dpcore.privacy.audit import audit_epsilon
-from tests.dpcore.owl.test_evaluation import RELEASE, opendp_draws
-from tests.dpcore.owl.test_plugin import neighbours  # the outcome model's worst-case pair
+from tests.dpcore.owl.evaluation_release import RELEASE, opendp_draws
+from tests.dpcore.owl.plugin_audit import neighbours  # the outcome model's worst-case pair
 
 ALPHA = 1e-3
 BOUNDS = (-10.0, 10.0)

@@ -26,6 +26,7 @@ from dpcore.owl.release import rule_from_plugin
 from dpcore.owl.simulate import PAPER_TRIAL, optimal_treatment
 from dpcore.privacy.audit import audit_epsilon
 from dpcore.privacy.mechanisms import PLUG_IN_STATISTICS
+from tests.dpcore.owl.plugin_audit import HI, LO, laplace_ratio, neighbours
 
 ALPHA = 1e-3  # false-alarm probability of each audit of a correct mechanism
 PAPER = dict(
@@ -186,21 +187,7 @@ def test_bounds_read_from_the_data_warn_and_void_the_guarantee(paper):
 # --------------------------------------------------------------------------------------------
 # Sensitivity and the empirical DP audit
 
-LO, HI = -10.0, 10.0
 ONE = dict(feature_bounds=(np.zeros(1), np.ones(1)), outcome_bounds=(LO, HI), larger_is_better=True)
-
-
-def neighbours(n=40):
-    """Row 0 at the corner x = upper bound, treated, B = hi; then control with the same x and
-    B = hi: its block moves from one arm to the other, the statistics by d (d + 3) in L1."""
-    rng = np.random.default_rng(3)
-    X = rng.random((n, 1))
-    A = np.where(rng.random(n) < 0.5, 1.0, -1.0)
-    B = rng.uniform(LO, HI, n)
-    X[0], A[0], B[0] = 1.0, 1.0, HI
-    Ap = A.copy()
-    Ap[0] = -1.0
-    return (X, A, B), (X, Ap, B)
 
 
 class WrongSensitivity(PrivatePlugInRule):
@@ -236,18 +223,6 @@ def test_the_estimator_adds_exactly_laplace_noise_of_its_sensitivity_over_epsilo
         noise = np.random.default_rng(9).laplace(0.0, fit.sensitivity_ / 0.7, exact.size)
         np.testing.assert_allclose(fit.statistics_, exact + noise, rtol=0, atol=1e-12)
     assert WrongSensitivity(epsilon=1.0, **ONE).fit(*D).sensitivity_ == 2.0
-
-
-def laplace_ratio(statistics, a, b, scale, true):
-    """Sampler of ``statistics`` plus Laplace noise of ``scale``, mapped to the log-likelihood
-    ratio of the neighbours' statistics ``a`` and ``b`` under Laplace noise of the true scale
-    ``true`` (that of the correct mechanism)."""
-
-    def draw(size, rng):
-        noisy = statistics + rng.laplace(0.0, scale, (size, a.size))
-        return (np.abs(noisy - b) - np.abs(noisy - a)).sum(-1) / true
-
-    return draw
 
 
 def statistics_release(cls, data, eps):

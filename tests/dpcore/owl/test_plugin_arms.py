@@ -13,7 +13,7 @@ from dpcore.owl.outcome_model import statistics_sensitivity
 from dpcore.owl.plugin_arms import PrivatePlugInArms
 from dpcore.privacy.audit import audit_epsilon
 from dpcore.release import ReleasePlan, release
-from tests.dpcore.owl.test_plugin import laplace_ratio
+from tests.dpcore.owl.plugin_audit import laplace_ratio
 
 DICTIONARY = {
     "treatment": "arm",

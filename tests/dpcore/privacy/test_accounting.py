@@ -38,7 +38,7 @@ from dpcore.privacy.accounting import (
     gdp_epsilon,
     gdp_mu,
 )
-from tests.dpcore.privacy.test_ledger_schema import RELEASES_COLUMNS
+from tests.dpcore.privacy.ledger_schema import RELEASES_COLUMNS
 
 
 @pytest.mark.parametrize(

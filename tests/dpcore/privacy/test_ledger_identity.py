@@ -27,7 +27,7 @@ from dpcore.privacy.identity import (
 )
 from dpcore.privacy.identity_legacy import legacy_identity
 from dpcore.privacy.ledger.schema import SCHEMA_VERSION
-from tests.dpcore.privacy.test_ledger_schema import SQLITE_VERSION_1
+from tests.dpcore.privacy.ledger_schema import SQLITE_VERSION_1
 
 ROWS = [
     (f"P{i:03d}", i % 2, round(1.5 + 0.37 * i, 2), 30 + i, "ABC"[i % 3], f"note {i} café")

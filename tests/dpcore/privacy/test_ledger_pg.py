@@ -20,7 +20,7 @@ from dpcore.privacy.ledger.location import server_url, shown_location
 from dpcore.privacy.ledger.schema import SCHEMA_VERSION
 from dpcore.privacy.ledger.sql import LedgerUnavailableError
 from dpcore.privacy.ledger.stores import open_store
-from tests.dpcore.privacy.test_ledger_schema import RELEASES_COLUMNS
+from tests.dpcore.privacy.ledger_schema import RELEASES_COLUMNS
 
 ROOT = Path(__file__).resolve().parents[3]
 TRIAL = "id,arm,y,age\n" + "".join(f"P{i},{i % 2},{1.5 + 0.25 * i},{30 + i}\n" for i in range(30))

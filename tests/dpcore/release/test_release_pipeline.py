@@ -9,7 +9,7 @@ import pytest
 from dpcore import PrivacyLedger, read_dictionary
 from dpcore.privacy.accounting import BudgetExceededError
 from dpcore.release import ReleaseError, ReleasePlan, release
-from tests.dpcore.cli.test_cli import run
+from tests.dpcore.cli.commands import run
 
 DEMO = Path(__file__).resolve().parents[3] / "dpcore_app" / "demo_data"
 VOLATILE = {"released_at", "ledger"}  # the time, and the ledger's record (per ledger file)

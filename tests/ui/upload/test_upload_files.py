@@ -518,7 +518,7 @@ def test_the_per_row_file_writes_a_filled_cell_as_missing_and_its_indicator():
     """A public fill-in value stands in for a missing age in the fit; the per-row file shows the
     age as missing (empty), its indicator 1, and the row scored."""
     from dpcore import read_dictionary, read_trial
-    from tests.dpcore.data.test_fill import DICTIONARY, trial_csv
+    from tests.dpcore.data.fill_trial import DICTIONARY, trial_csv
 
     data = trial_csv()
     d = read_dictionary(DICTIONARY)
