@@ -48,14 +48,18 @@ import secrets
 import stat
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, ParamSpec, Protocol, TypeVar, cast
 
 import numpy as np
 
 from ._store_format import pack, producer, unpack
 
-__all__ = ["ResultStore", "default_store", "stored"]
+__all__ = ["ResultStore", "StoredFunction", "default_store", "stored"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 _MISSING = object()
 _SUFFIX = ".npz"
@@ -312,7 +316,27 @@ def default_store():
     return ResultStore(root or _default_root(), int(max_mb * 2**20))
 
 
-def stored(fn):
+class StoredFunction(Protocol, Generic[P, R]):
+    """A function decorated with :func:`stored`: called as before, its result read from the
+    store or computed and stored, with the store's view of each call beside it."""
+
+    #: The function's qualified name, the first part of every key of its results.
+    store_name: str
+    #: The computation alone: it neither reads nor writes the store.
+    compute: Callable[P, R]
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R: ...
+
+    def is_stored(self, *args: P.args, **kwargs: P.kwargs) -> bool:
+        """Whether this call's result is in the store (so it costs only a read)."""
+        ...
+
+    def save(self, value: R, *args: P.args, **kwargs: P.kwargs) -> bool:
+        """Store ``value`` as this call's result; returns whether it was stored."""
+        ...
+
+
+def stored(fn: Callable[P, R]) -> StoredFunction[P, R]:
     """Decorate a function of public parameters: its result is read from the shared store
     before anything is computed, and stored after.
 
@@ -358,4 +382,4 @@ def stored(fn):
     stored_fn.compute = fn  # the computation alone: it neither reads nor writes the store
     # functools.update_wrapper (st.cache_data) keeps these attributes
     stored_fn.is_stored, stored_fn.save = is_stored, save
-    return stored_fn
+    return cast("StoredFunction[P, R]", stored_fn)

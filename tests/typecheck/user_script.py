@@ -27,10 +27,17 @@ from dpcore import (
     private_cvar,
     read_dictionary,
     read_trial,
+    stored,
     write_rule,
 )
 from dpcore.owl.release import rule_from_dpowl, rule_from_plugin
 from dpcore.owl.simulate import PAPER_TRIAL
+
+
+@stored
+def tail_error(n: int, tau: float = 0.05) -> float:
+    """A function of public parameters whose result the shared store keeps."""
+    return tau / n
 
 
 def used_as_documented(path: str) -> str:
@@ -84,8 +91,10 @@ def used_as_documented(path: str) -> str:
     spent, delta = ledger.total()
     losses = np.random.default_rng(2).uniform(0.0, 1.0, 1000)
     tail = private_cvar(losses, 0.05, epsilon=1.0, bound=1.0) - empirical_cvar(losses, 0.05)
+    error: float = tail_error(100, tau=0.1)
+    known: bool = tail_error.is_stored(100, tau=0.1)
     return (
-        f"{treat} {value:.2f} {coef} {evaluation.summary()} {text[:1]} {arms} {spent + delta} "
+        f"{error} {known} {treat} {value:.2f} {coef} {evaluation.summary()} {text[:1]} {arms} {spent + delta} "
         f"{tail} {score[:1]}"
     )
 
@@ -106,4 +115,6 @@ def mistakes(X: np.ndarray, A: np.ndarray, B: np.ndarray) -> None:
     load_rule(3)  # type: ignore[arg-type]
     _, evaluation, _ = fit_and_evaluate(X, A, B, 0.5, epsilon_fit=1.0, epsilon_eval=1.0)
     evaluation.summary() + 1  # type: ignore[operator]
+    # 7. a stored function called with what its signature does not take
+    tail_error(100, level=0.95)  # type: ignore[call-arg]
     print(choice, DPOwl)
