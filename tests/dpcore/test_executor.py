@@ -92,19 +92,7 @@ def test_the_cli_sweep_on_a_scheduler_writes_the_same_table(tmp_path):
     distributed = pytest.importorskip("distributed")
     from dpcore.cli import main
 
-    args = [
-        "sweep",
-        "--n",
-        "80",
-        "120",
-        "--epsilon",
-        "1",
-        "inf",
-        "--reps",
-        "3",
-        "--test-size",
-        "150",
-    ]
+    args = "sweep --n 80 120 --epsilon 1 inf --reps 3 --test-size 150".split()
     assert main([*args, "--out", str(tmp_path / "local.csv")]) == 0
     with distributed.LocalCluster(
         n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None

@@ -175,17 +175,13 @@ def test_fit_and_evaluate_at_epsilon_inf_records_no_guarantee_as_the_learners_do
     # than refusing the infinite part after the release is computed
     eps = {"epsilon_fit": 1.0, "epsilon_eval": 0.5, part: np.inf}
     ledger, alone = PrivacyLedger(), PrivacyLedger()
-    fit_and_evaluate(
-        data["X"],
-        data["A"],
-        data["B"],
-        0.5,
-        **eps,
-        feature_bounds=BOUNDS,
-        rng=np.random.default_rng(0),
-        ledger=ledger,
-        **KW,
-    )
+
+    def release(ledger):
+        args = (data["X"], data["A"], data["B"], 0.5)
+        rng = np.random.default_rng(0)
+        return fit_and_evaluate(*args, **eps, feature_bounds=BOUNDS, rng=rng, ledger=ledger, **KW)
+
+    release(ledger)
     (entry,) = ledger.entries
     assert ledger.total()[0] == np.inf
     assert "no guarantee: epsilon = inf (no noise)" in entry.mechanism
@@ -194,17 +190,7 @@ def test_fit_and_evaluate_at_epsilon_inf_records_no_guarantee_as_the_learners_do
         DPOWL(epsilon=np.inf, feature_bounds=BOUNDS, **KW).fit(*args, ledger=alone)
         assert alone.entries[0].mechanism.endswith("[no guarantee: epsilon = inf (no noise)]")
     with pytest.raises(BudgetExceededError):
-        fit_and_evaluate(
-            data["X"],
-            data["A"],
-            data["B"],
-            0.5,
-            **eps,
-            feature_bounds=BOUNDS,
-            rng=np.random.default_rng(0),
-            ledger=PrivacyLedger(5.0),
-            **KW,
-        )
+        release(PrivacyLedger(5.0))
 
 
 def test_neighbouring_files_publish_the_same_fields_but_the_noise_through_the_ledger(data):

@@ -66,16 +66,7 @@ def test_bad_arguments_give_one_line_and_exit_code_2():
 
 def test_sweep_writes_a_csv(tmp_path):
     out = run(
-        "sweep",
-        "--n",
-        "100",
-        "--epsilon",
-        "1",
-        "inf",
-        "--reps",
-        "3",
-        "--test-size",
-        "200",
+        *"sweep --n 100 --epsilon 1 inf --reps 3 --test-size 200".split(),
         "--out",
         tmp_path / "s.csv",
     )
