@@ -216,6 +216,7 @@ class PrivatePlugInRule(TwoArmRule):
     columns_ : tuple of int, the positions of the covariates the models use
     propensity_ : float or None, the constant given to ``fit`` (not used by the fit)
     bounds_from_data_ : bool, True when a bound was read from the data (no guarantee)
+    bounds_read_ : tuple of str, which ("feature bounds", "outcome bounds"), if any
     n_features_in_ : int
     diagnostics_ : dict, analyst-only (shares of outcomes and rows outside the bounds);
         computed from the sensitive data, never to be published with the release
@@ -286,6 +287,7 @@ class PrivatePlugInRule(TwoArmRule):
     columns_: tuple[int, ...]
     n_features_in_: int
     bounds_from_data_: bool
+    bounds_read_: tuple[str, ...]
 
     def __init__(
         self,
@@ -485,7 +487,7 @@ class PrivatePlugInRule(TwoArmRule):
         self.outcome_bounds_ = outcome_bounds
         self.columns_ = tuple(int(c) for c in cols)
         self.bounds_from_data_ = bool(from_data)
-        self._void_bounds = " and ".join(from_data) + " read from the data" if from_data else ""
+        self.bounds_read_ = tuple(from_data)
         self.n_features_in_ = p
         self.diagnostics_ = {"outcomes_outside_share": outside_y, "outside_bounds_share": outside_x}
         self.sensitivity_ = sens

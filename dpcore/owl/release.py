@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..data.labels import plain_label
+from ..privacy.composition import void_reasons
 from ..privacy.mechanisms import (
     OBJECTIVE_PERTURBATION,
     OUTPUT_PERTURBATION,
@@ -228,14 +229,10 @@ def _recorded(model, trial, not_private, settings, learner, computed_as, what="t
 
 def _title(model, not_private, settings, what):
     """The release's title and the reasons (if any) it has no guarantee."""
+    # the plug-in rule says which bounds it read (features, outcome); DP-OWL reads only features
+    read = getattr(model, "bounds_read_", None) or getattr(model, "bounds_from_data_", False)
     void = [str(r) for r in not_private]
-    if getattr(model, "bounds_from_data_", False):
-        # the plug-in rule says which bounds (features, outcome); DP-OWL reads only features
-        void.append(getattr(model, "_void_bounds", "") or "feature bounds read from the data")
-    if settings.get("seed") is not None:
-        void.append(f"seeded noise (seed {settings['seed']})")
-    if math.isinf(float(model.epsilon)):
-        void.append("no noise (epsilon = inf)")
+    void += void_reasons(read, model.epsilon, settings.get("seed"))
     if void:
         return (
             f"NOT PRIVATE {what} (ε = {float(model.epsilon):g}): "

@@ -94,7 +94,8 @@ def void_reasons(
         The release's ε, or each of its parts' ε: one that is infinite adds no noise.
     rng : int, SeedSequence, Generator or None
         What the release's noise was drawn from (None when not from numpy's generator): an
-        int seed lets anyone who knows it subtract the noise (:func:`seeded_noise`).
+        int seed lets anyone who knows it subtract the noise (:func:`seeded_noise`), and the
+        reason names it.
 
     Examples
     --------
@@ -104,7 +105,7 @@ def void_reasons(
     ...     print(reason)
     feature bounds read from the data
     epsilon = inf (no noise)
-    seeded noise (rng is an int seed)
+    seeded noise (seed 3)
     >>> void_reasons(["outcome bounds"], [1.0, 0.5])
     ['outcome bounds read from the data']
     """
@@ -115,7 +116,8 @@ def void_reasons(
     if any(math.isinf(float(eps)) for eps in epsilons):
         reasons.append("epsilon = inf (no noise)")
     if seeded_noise(rng):
-        reasons.append("seeded noise (rng is an int seed)")
+        seed = f"seed {int(rng)}" if isinstance(rng, (int, np.integer)) else "a SeedSequence"
+        reasons.append(f"seeded noise ({seed})")
     return reasons
 
 

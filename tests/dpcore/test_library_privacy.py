@@ -14,6 +14,7 @@ from dpcore.owl.release import rule_from_dpowl
 from dpcore.owl.rule_file import FORMAT_KEYS, rule_to_dict
 from dpcore.owl.simulate import PAPER_TRIAL
 from dpcore.privacy.accounting import BudgetExceededError, PrivacyLedger
+from dpcore.privacy.composition import void_reasons
 
 BOUNDS = PAPER_TRIAL.feature_bounds
 KW = dict(outcome_bounds=(-12, 12), larger_is_better=True)
@@ -83,6 +84,30 @@ def test_a_rule_fitted_with_data_bounds_says_not_private_in_its_file(data):
     assert file["private"] is True and file["title"] == "Private treatment rule (ε = 1)"
     seeded = rule_from_dpowl(public, _Trial(400, 2), seed=0).to_dict()
     assert seeded["private"] is False and seeded["seed"] == 0 and "seeded" in seeded["title"]
+
+
+@pytest.mark.parametrize(
+    ("eps", "bounds", "seed", "shown"),
+    [(1.0, None, 3, "1"), (np.inf, BOUNDS, None, "inf")],
+    ids=["data-bounds-and-seed", "no-noise"],
+)
+def test_a_rule_file_and_the_ledger_give_the_same_reasons_in_the_same_words(
+    data, eps, bounds, seed, shown
+):
+    """The reasons a release has no guarantee have one wording (composition.void_reasons):
+    the rule file's title, its not_private_because and the ledger's entry say the same."""
+    ledger = PrivacyLedger()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyWarning)  # feature bounds taken from the data
+        model = DPOWL(epsilon=eps, feature_bounds=bounds, rng=seed, **KW).fit(
+            data["X"], data["A"], data["B"], 0.5, ledger=ledger
+        )
+    file = rule_from_dpowl(model, _Trial(400, 2), seed=seed).to_dict()
+    reasons = void_reasons(bounds is None, eps, seed)
+    assert file["not_private_because"] == reasons and len(reasons) == (2 if seed else 1)
+    said = "; ".join(reasons)
+    assert file["title"] == f"NOT PRIVATE treatment rule (ε = {shown}): {said} void the guarantee"
+    assert ledger.entries[0].mechanism.endswith(f"[no guarantee: {said}]")
 
 
 def test_the_default_gamma_is_the_paper_s_table_scaled_by_w(data):

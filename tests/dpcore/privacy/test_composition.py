@@ -21,7 +21,8 @@ def test_each_reason_in_the_ledger_words():
     ]
     assert void_reasons(epsilon=math.inf) == ["epsilon = inf (no noise)"]
     assert void_reasons(epsilon=[1.0, np.inf]) == ["epsilon = inf (no noise)"]
-    assert void_reasons(rng=7) == ["seeded noise (rng is an int seed)"]
+    assert void_reasons(rng=7) == ["seeded noise (seed 7)"]
+    assert void_reasons(rng=np.random.SeedSequence(7)) == ["seeded noise (a SeedSequence)"]
 
 
 def test_a_seed_is_an_int_or_a_seed_sequence_never_a_bool_or_a_generator():
