@@ -9,9 +9,15 @@ restores it, so nothing leaks into the next test of the process.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from contextlib import contextmanager
+from pathlib import Path
 
 import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @contextmanager
@@ -72,3 +78,31 @@ def recorded_release(epsilon=1.0, epsilon_eval=None, reasons=(), mechanism="DP-O
     )
     plan = ReleasePlan(epsilon=epsilon, epsilon_eval=epsilon_eval)
     return Release(rule, None, None, plan, mechanism)
+
+
+def run_here(script, folder, ledger_file=None, timeout=60, name="release.py"):
+    """Run ``script`` as ``name`` in ``folder`` with this checkout's packages (and the ledger
+    ``ledger_file``, if given, else the test's own through ``DPCORE_LEDGER``), as an analyst
+    runs a downloaded script; it must succeed; its output."""
+    (folder / name).write_text(script, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    if ledger_file is not None:
+        env["DPCORE_LEDGER"] = str(ledger_file)
+    done = subprocess.run(
+        [sys.executable, name],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def run_script(folder, script, timeout=120):
+    """Run the Your data page's script download in ``folder``; returns the rule it wrote."""
+    from dpcore import load_rule
+
+    run_here(script, folder, timeout=timeout, name="release_again.py")
+    return load_rule(folder / "rule.json")

@@ -13,10 +13,9 @@ from dpcore import load_rule, read_dictionary
 from dpcore_app.ui.upload import analyst_compute
 from dpcore_app.ui.upload import explain as explain_upload
 from tests.app.conftest import choose_roles
-from tests.app.release_script import run_script
 from tests.app.your_data_files import EACH_NEIGHBOUR
 from tests.app.your_data_page import PAGE, RELEASE, headline, ledger_entries, release, words
-from tests.releases import with_rule
+from tests.releases import run_script, with_rule
 
 ROOT = Path(__file__).resolve().parents[2]
 HOSPITAL = ROOT / "dpcore_app" / "demo_data" / "hospital_trial.csv"

@@ -17,7 +17,7 @@ from playwright.sync_api import expect
 
 from dpcore.data.csv_io import read_table
 from dpcore_app.ui.upload.files import apply_rule
-from tests.app.release_script import run_script
+from tests.releases import run_script
 
 pytestmark = pytest.mark.e2e
 

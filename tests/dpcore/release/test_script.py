@@ -1,10 +1,7 @@
 """The "Python script" download: it runs on a demo file and redoes the release's settings."""
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -13,28 +10,10 @@ import pytest
 from dpcore import PrivacyLedger, load_rule, read_dictionary, read_trial
 from dpcore.release import ReleasePlan
 from dpcore.release.script import release_script
+from tests.releases import run_here
 
 ROOT = Path(__file__).resolve().parents[3]
 DEMO = ROOT / "dpcore_app" / "demo_data"
-
-
-def run_here(script, tmp_path, ledger_file=None, timeout=60):
-    """Run ``script`` as ``release.py`` in ``tmp_path`` with this checkout's packages (and the
-    ledger ``ledger_file``, if given); it must succeed; its output."""
-    (tmp_path / "release.py").write_text(script, encoding="utf-8")
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    if ledger_file is not None:
-        env["DPCORE_LEDGER"] = str(ledger_file)
-    done = subprocess.run(
-        [sys.executable, "release.py"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout
 
 
 def run(script, tmp_path):
