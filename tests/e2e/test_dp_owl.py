@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
 from playwright.sync_api import expect
@@ -113,6 +114,15 @@ PLOTTED = """() => {
 }"""
 
 
+def drawing(page, until, timeout_s=20.0):
+    """What the chart against n draws, read again (every 0.1 s, up to ``timeout_s``) until it is
+    ``until``: Plotly draws after the page's run has ended."""
+    deadline = time.monotonic() + timeout_s
+    while (drawn := page.evaluate(PLOTTED)) != until and time.monotonic() < deadline:
+        page.wait_for_timeout(100)
+    return drawn
+
+
 def test_dragging_the_n_charts_own_eps_redraws_in_the_browser_then_the_page_follows(app):
     """The chart against n carries every ε as a step of its own slider: a drag redraws it in the
     browser with no script run on the server and nothing sent to it; when the drag ends the
@@ -142,7 +152,7 @@ def test_dragging_the_n_charts_own_eps_redraws_in_the_browser_then_the_page_foll
     app.wait_rerun()
     expect(app.slider_value(EPS_LABEL)).to_have_text("0.1")
     assert "eps=0.1" in app.page.url
-    assert app.page.evaluate(PLOTTED) == during  # the page's own chart at 0.1: the same drawing
+    assert drawing(app.page, until=during) == during  # the page's own chart at 0.1: the same
     app.expect_no_exception()
 
 
