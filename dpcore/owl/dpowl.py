@@ -87,6 +87,7 @@ class DPOWL(TwoArmRule):
     weight_bound_ : float, the W used
     gamma_ : float, the gamma used (the table's, scaled, for ``gamma="paper"``)
     estimator_ : the fitted DPWeightedERM
+    not_private_because_ : tuple of str, as in DPWeightedERM
     diagnostics_ : dict, analyst-only (solver iterations, gradient norm, ``clipped_share``);
         computed from the sensitive data, never to be published with the release
 
@@ -157,6 +158,7 @@ class DPOWL(TwoArmRule):
     scaling_: FeatureScaling
     n_features_in_: int
     bounds_from_data_: bool
+    not_private_because_: tuple[str, ...]
 
     def __init__(
         self,
@@ -318,6 +320,7 @@ class DPOWL(TwoArmRule):
             "scaling_",
             "n_features_in_",
             "bounds_from_data_",
+            "not_private_because_",
         ):
             setattr(self, attr, getattr(self.estimator_, attr))
         self.diagnostics_ = {**self.estimator_.diagnostics_, "clipped_share": float(clipped)}

@@ -120,6 +120,8 @@ class DPWeightedERM(PrivateEstimator):
     epsilon_noise_, extra_ridge_ : float, objective perturbation's epsilon' and n Delta
         (sum form; public); epsilon and 0 for output perturbation
     scaling_ : FeatureScaling, the public preprocessing
+    not_private_because_ : tuple of str, why the release has no guarantee (empty: it has one),
+        in the ledger's and the rule file's words (:func:`dpcore.privacy.composition.void_reasons`)
     diagnostics_ : dict, analyst-only: ``n_iter`` and ``grad_norm`` of the solver and, when
         weights were clipped, ``clipped_share``. They are computed from the sensitive data and
         are not covered by the guarantee; never publish them with the release.
@@ -349,11 +351,12 @@ class DPWeightedERM(PrivateEstimator):
                 scaling.transform(X), y, w, gamma, self.loss, params["h"]
             )
             theta = output_perturbation(theta_hat, eps, delta, rng=self.rng)
+        reasons = tuple(void_reasons(bool(from_data), eps, self.rng))
         if ledger is not None:
-            reasons = void_reasons(bool(from_data), eps, self.rng)
             mechanism = f"{self._ledger_name} ({self.perturbation} perturbation)"
             record_release(ledger, mechanism, {"release": eps}, reasons)
         self.bounds_from_data_ = bool(from_data)
+        self.not_private_because_ = reasons
         self.scaling_ = scaling
         self.diagnostics_ = {
             **diagnostics,

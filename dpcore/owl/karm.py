@@ -132,6 +132,8 @@ class KArmOWL(PrivateEstimator):
     rules_ : list of fitted DPOWL, rule j compares ``compared_[j]`` (+1) against the reference
     epsilons_, sensitivities_, weight_bounds_, gammas_ : per rule
     coef_ : ndarray (K - 1, p), intercept_ : ndarray (K - 1,), the released scores
+    not_private_because_ : tuple of str, why the release has no guarantee (empty: it has one),
+        in the ledger's and the rule file's words (:func:`dpcore.privacy.composition.void_reasons`)
     diagnostics_ : list of each rule's analyst-only diagnostics (never to be published)
 
     Examples
@@ -304,8 +306,10 @@ class KArmOWL(PrivateEstimator):
                 rng=gen,
             )
             rules.append(model.fit(Xm, y, Bk, float(p[k] / (p[k] + p[ref]))))
+        reasons = tuple(
+            void_reasons(any(m.bounds_from_data_ for m in rules), self.epsilon, self.rng)
+        )
         if ledger is not None:
-            reasons = void_reasons(any(m.bounds_from_data_ for m in rules), self.epsilon, self.rng)
             record_release(
                 ledger,
                 f"K-arm DP-OWL rule ({len(arms)} arms, {len(others)} rules)",
@@ -324,6 +328,7 @@ class KArmOWL(PrivateEstimator):
         self.gammas_ = tuple(float(m.gamma_) for m in rules)
         self.scaling_ = rules[0].scaling_
         self.bounds_from_data_ = any(m.bounds_from_data_ for m in rules)
+        self.not_private_because_ = reasons
         self.n_features_in_ = rules[0].n_features_in_
         self.diagnostics_ = [m.diagnostics_ for m in rules]
         self.coef_ = np.vstack([m.coef_ for m in rules])

@@ -216,7 +216,8 @@ class PrivatePlugInRule(TwoArmRule):
     columns_ : tuple of int, the positions of the covariates the models use
     propensity_ : float or None, the constant given to ``fit`` (not used by the fit)
     bounds_from_data_ : bool, True when a bound was read from the data (no guarantee)
-    bounds_read_ : tuple of str, which ("feature bounds", "outcome bounds"), if any
+    not_private_because_ : tuple of str, why the release has no guarantee (empty: it has one),
+        in the ledger's and the rule file's words (:func:`dpcore.privacy.composition.void_reasons`)
     n_features_in_ : int
     diagnostics_ : dict, analyst-only (shares of outcomes and rows outside the bounds);
         computed from the sensitive data, never to be published with the release
@@ -287,7 +288,7 @@ class PrivatePlugInRule(TwoArmRule):
     columns_: tuple[int, ...]
     n_features_in_: int
     bounds_from_data_: bool
-    bounds_read_: tuple[str, ...]
+    not_private_because_: tuple[str, ...]
 
     def __init__(
         self,
@@ -462,8 +463,8 @@ class PrivatePlugInRule(TwoArmRule):
         sens = float(self._sensitivity(d))
         rng = None if self.sampler == "opendp" else self.rng
         noisy = stats + sample_laplace(eps, sens, stats.shape, rng=rng, sampler=self.sampler)
+        reasons = tuple(void_reasons(from_data, eps, rng))
         if ledger is not None:
-            reasons = void_reasons(from_data, eps, self.rng if self.sampler == "numpy" else None)
             record_release(ledger, PLUG_IN_STATISTICS.name, {"release": eps}, reasons)
         intercept, coef, arm_coef = score_from_statistics(
             noisy,
@@ -487,7 +488,7 @@ class PrivatePlugInRule(TwoArmRule):
         self.outcome_bounds_ = outcome_bounds
         self.columns_ = tuple(int(c) for c in cols)
         self.bounds_from_data_ = bool(from_data)
-        self.bounds_read_ = tuple(from_data)
+        self.not_private_because_ = reasons
         self.n_features_in_ = p
         self.diagnostics_ = {"outcomes_outside_share": outside_y, "outside_bounds_share": outside_x}
         self.sensitivity_ = sens

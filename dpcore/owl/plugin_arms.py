@@ -37,6 +37,7 @@ from .._validation import (
     check_outcome_range,
     check_real,
 )
+from ..privacy.composition import void_reasons
 from ..privacy.mechanisms import SAMPLERS, sample_laplace
 from .outcome_model import solve_statistics, statistics_sensitivity
 from .plugin import in_units, plugin_statistics
@@ -77,6 +78,8 @@ class PrivatePlugInArms(PrivateEstimator):
     intercept_ : ndarray (K - 1,), coef_ : ndarray (K - 1, p)
         Each compared arm's score in the covariates' units.
     statistics_ : ndarray (K k,), the noisy statistics; sensitivity_ : float, their L1
+    not_private_because_ : tuple of str, why the release has no guarantee (empty: it has one),
+        in the ledger's and the rule file's words (:func:`dpcore.privacy.composition.void_reasons`)
     """
 
     _released = ("coef_", "intercept_")
@@ -93,6 +96,7 @@ class PrivatePlugInArms(PrivateEstimator):
     intercept_: np.ndarray
     statistics_: np.ndarray
     sensitivity_: float
+    not_private_because_: tuple[str, ...]
 
     def __init__(
         self,
@@ -168,6 +172,9 @@ class PrivatePlugInArms(PrivateEstimator):
         self.columns_ = cols
         self.n_features_in_ = p
         self.bounds_from_data_ = False
+        self.not_private_because_ = tuple(
+            void_reasons(False, eps, self.rng if self.sampler == "numpy" else None)
+        )
         return self
 
     @staticmethod

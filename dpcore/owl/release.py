@@ -229,10 +229,10 @@ def _recorded(model, trial, not_private, settings, learner, computed_as, what="t
 
 def _title(model, not_private, settings, what):
     """The release's title and the reasons (if any) it has no guarantee."""
-    # the plug-in rule says which bounds it read (features, outcome); DP-OWL reads only features
-    read = getattr(model, "bounds_read_", None) or getattr(model, "bounds_from_data_", False)
-    void = [str(r) for r in not_private]
-    void += void_reasons(read, model.epsilon, settings.get("seed"))
+    # the learner's own reasons (its bounds, ε and noise source), then the seed the release's
+    # noise was drawn from where the caller made the learner's generator from one
+    seeded = void_reasons(rng=settings.get("seed"))
+    void = list(dict.fromkeys([*map(str, not_private), *model.not_private_because_, *seeded]))
     if void:
         return (
             f"NOT PRIVATE {what} (ε = {float(model.epsilon):g}): "

@@ -65,16 +65,27 @@ def within_cap(spent: float, epsilon: float, cap: float | None) -> bool:
     return spent + epsilon <= cap * (1.0 + CAP_SLACK)
 
 
+#: What a release's noise may be drawn from without a fixed seed: a generator already made.
+GENERATORS = (np.random.Generator, np.random.BitGenerator, np.random.RandomState)
+
+
 def seeded_noise(rng: Any) -> bool:
-    """Whether ``rng`` is an int (or SeedSequence) seed: anyone who knows it can subtract the
-    noise, so a release drawn from it has no guarantee (every learner's ledger says so).
+    """Whether ``rng`` is a seed: anything numpy makes a generator from (an int, True, a
+    sequence of ints, a SeedSequence), not None or a generator already made. Anyone who knows
+    the seed can subtract the noise, so a release drawn from it has no guarantee (every
+    learner's ledger and rule file say so).
 
     Examples
     --------
-    >>> seeded_noise(0), seeded_noise(None), seeded_noise(np.random.default_rng(0))
-    (True, False, False)
+    >>> (
+    ...     seeded_noise(0),
+    ...     seeded_noise([1, 2]),
+    ...     seeded_noise(None),
+    ...     seeded_noise(np.random.default_rng(0)),
+    ... )
+    (True, True, False, False)
     """
-    return isinstance(rng, (int, np.integer, np.random.SeedSequence)) and not isinstance(rng, bool)
+    return rng is not None and not isinstance(rng, GENERATORS)
 
 
 def void_reasons(
@@ -92,9 +103,9 @@ def void_reasons(
         stands for the feature bounds.
     epsilon : float or iterable of float
         The release's ε, or each of its parts' ε: one that is infinite adds no noise.
-    rng : int, SeedSequence, Generator or None
-        What the release's noise was drawn from (None when not from numpy's generator): an
-        int seed lets anyone who knows it subtract the noise (:func:`seeded_noise`), and the
+    rng : seed, Generator or None
+        What the release's noise was drawn from (None when not from numpy's generator): a
+        seed lets anyone who knows it subtract the noise (:func:`seeded_noise`), and the
         reason names it.
 
     Examples
@@ -116,7 +127,12 @@ def void_reasons(
     if any(math.isinf(float(eps)) for eps in epsilons):
         reasons.append("epsilon = inf (no noise)")
     if seeded_noise(rng):
-        seed = f"seed {int(rng)}" if isinstance(rng, (int, np.integer)) else "a SeedSequence"
+        if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
+            seed = f"seed {int(rng)}"
+        elif isinstance(rng, np.random.SeedSequence):
+            seed = "a SeedSequence"
+        else:
+            seed = f"seed {rng!r}"
         reasons.append(f"seeded noise ({seed})")
     return reasons
 

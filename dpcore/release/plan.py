@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from .._validation import check_epsilon
 from ..owl.dpwerm import PERTURBATIONS
 from ..owl.evaluation_fit import EVALUATIONS, ledger_parts
@@ -157,6 +159,13 @@ class ReleasePlan:
             raise ValueError(
                 f"propensity must be in (0, 1) (P(treated) of a known randomization), got "
                 f"{self.propensity!r}"
+            )
+        if self.seed is not None and (
+            isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer))
+        ):
+            raise TypeError(
+                f"seed must be an int (it is written in the rule file and the rerun script), "
+                f"got {self.seed!r}"
             )
         if self.seed is not None and not self.not_private:
             raise ValueError(

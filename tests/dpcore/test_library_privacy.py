@@ -87,27 +87,36 @@ def test_a_rule_fitted_with_data_bounds_says_not_private_in_its_file(data):
 
 
 @pytest.mark.parametrize(
-    ("eps", "bounds", "seed", "shown"),
-    [(1.0, None, 3, "1"), (np.inf, BOUNDS, None, "inf")],
-    ids=["data-bounds-and-seed", "no-noise"],
+    ("eps", "bounds", "rng", "seed", "shown"),
+    [
+        (1.0, None, 3, 3, "1"),
+        (np.inf, BOUNDS, None, None, "inf"),
+        (1.0, BOUNDS, 3, None, "1"),  # the learner's own int seed, no seed= for the file
+        (1.0, BOUNDS, None, True, "1"),  # a seed numpy takes that is not an int
+    ],
+    ids=["data-bounds-and-seed", "no-noise", "learner-seed", "bool-seed"],
 )
 def test_a_rule_file_and_the_ledger_give_the_same_reasons_in_the_same_words(
-    data, eps, bounds, seed, shown
+    data, eps, bounds, rng, seed, shown
 ):
     """The reasons a release has no guarantee have one wording (composition.void_reasons):
-    the rule file's title, its not_private_because and the ledger's entry say the same."""
+    the rule file's title and not_private_because say the learner's reasons, as its ledger
+    entry does, and the seed the file's release was drawn from."""
     ledger = PrivacyLedger()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyWarning)  # feature bounds taken from the data
-        model = DPOWL(epsilon=eps, feature_bounds=bounds, rng=seed, **KW).fit(
+        model = DPOWL(epsilon=eps, feature_bounds=bounds, rng=rng, **KW).fit(
             data["X"], data["A"], data["B"], 0.5, ledger=ledger
         )
     file = rule_from_dpowl(model, _Trial(400, 2), seed=seed).to_dict()
-    reasons = void_reasons(bounds is None, eps, seed)
-    assert file["not_private_because"] == reasons and len(reasons) == (2 if seed else 1)
+    learner = void_reasons(bounds is None, eps, rng)
+    reasons = list(dict.fromkeys(learner + void_reasons(rng=seed)))
+    assert file["not_private_because"] == reasons and reasons
+    assert file["private"] is False
     said = "; ".join(reasons)
     assert file["title"] == f"NOT PRIVATE treatment rule (ε = {shown}): {said} void the guarantee"
-    assert ledger.entries[0].mechanism.endswith(f"[no guarantee: {said}]")
+    entry = ledger.entries[0].mechanism
+    assert entry.endswith(f"[no guarantee: {'; '.join(learner)}]") if learner else "[" not in entry
 
 
 def test_the_default_gamma_is_the_paper_s_table_scaled_by_w(data):

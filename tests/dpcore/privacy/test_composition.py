@@ -25,6 +25,11 @@ def test_each_reason_in_the_ledger_words():
     assert void_reasons(rng=np.random.SeedSequence(7)) == ["seeded noise (a SeedSequence)"]
 
 
-def test_a_seed_is_an_int_or_a_seed_sequence_never_a_bool_or_a_generator():
-    assert seeded_noise(0) and seeded_noise(np.int64(3)) and seeded_noise(np.random.SeedSequence(1))
-    assert not any(seeded_noise(r) for r in (None, True, np.random.default_rng(0)))
+def test_a_seed_is_anything_numpy_makes_a_generator_from_never_none_or_a_generator():
+    # numpy draws the same noise from True or [1, 2] every time, as from an int
+    seeds = (0, np.int64(3), True, [1, 2], np.array([4, 5]), np.random.SeedSequence(1))
+    assert all(seeded_noise(r) for r in seeds)
+    made = (np.random.default_rng(0), np.random.PCG64(0), np.random.RandomState(0))
+    assert not any(seeded_noise(r) for r in (None, *made))
+    assert void_reasons(rng=True) == ["seeded noise (seed True)"]
+    assert void_reasons(rng=[1, 2]) == ["seeded noise (seed [1, 2])"]

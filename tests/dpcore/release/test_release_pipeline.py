@@ -92,6 +92,9 @@ def test_the_ledger_records_the_plans_parts_and_a_cap_releases_nothing():
 def test_a_plan_that_cannot_be_released_says_which_setting():
     with pytest.raises(ValueError, match="seed makes the noise reproducible"):
         ReleasePlan(epsilon=1.0, seed=3)
+    for seed in (True, "3", [1, 2]):  # numpy seeds, but not a seed the file and script can write
+        with pytest.raises(TypeError, match="seed must be an int"):
+            ReleasePlan(epsilon=1.0, seed=seed, not_private=("a test",))
     with pytest.raises(ValueError, match="needs epsilon_eval"):
         ReleasePlan(epsilon=1.0, evaluation="aipw")
     d = read_dictionary(DEMO / "paper_trial.json")
