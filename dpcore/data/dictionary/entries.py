@@ -171,8 +171,8 @@ class EntryReader:
             self.add(where, "missing", "a fill-in value is for a covariate", "remove it")
             return None
         if type_ == "categorical":
-            keys = [str(v).strip().casefold() for v in levels or ()]
-            if str(value).strip().casefold() not in keys:
+            keys = [label_key(v) for v in levels or ()]
+            if label_key(value) not in keys:
                 self.add(
                     where,
                     "missing",
