@@ -11,7 +11,7 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["TrialDataError", "duplicates", "file_bytes", "name_list", "quote"]
+__all__ = ["TrialDataError", "column_name", "duplicates", "file_bytes", "name_list", "quote"]
 
 
 class TrialDataError(ValueError):
@@ -20,6 +20,19 @@ class TrialDataError(ValueError):
     The message is plain text meant for the person who uploaded the file; it quotes at most a
     short excerpt of the data (a column name, a label or one value).
     """
+
+
+def column_name(value: Any, name: str) -> str:
+    """``value`` when it names one column (a str), else a TypeError that says ``name`` must.
+
+    Examples
+    --------
+    >>> column_name("arm", "treatment")
+    'arm'
+    """
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a column name (str), got {type(value).__name__}")
+    return value
 
 
 def duplicates(values: Iterable[Any]) -> list[Any]:

@@ -14,7 +14,7 @@ import pandas as pd
 
 from .cells import normalise_cell, number_text
 from .csv_io import Source, read_cells
-from .errors import TrialDataError, name_list, quote
+from .errors import TrialDataError, column_name, name_list, quote
 
 __all__ = [
     "column_labels",
@@ -148,8 +148,7 @@ def column_labels(
     >>> column_labels(b"arm,y\\nDrug,1\\nplacebo,2\\n drug ,3\\n", "arm")
     ('drug', 'placebo')
     """
-    if not isinstance(column, str):
-        raise TypeError(f"column must be a column name (str), got {type(column).__name__}")
+    column_name(column, "column")
     table = read_cells(source, encoding=encoding, columns=[column])
     if column not in table.cells:
         raise TrialDataError(

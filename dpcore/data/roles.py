@@ -13,7 +13,7 @@ import numpy as np
 
 from .cells import parse_numbers
 from .dictionary.read import read_dictionary
-from .errors import TrialDataError, duplicates, name_list, quote
+from .errors import TrialDataError, column_name, duplicates, name_list, quote
 from .labels import label_key, strip_label
 
 __all__ = [
@@ -29,9 +29,7 @@ __all__ = [
 
 def check_names(value, name, single=False):
     if single:
-        if not isinstance(value, str):
-            raise TypeError(f"{name} must be a column name (str), got {type(value).__name__}")
-        return value
+        return column_name(value, name)
     if isinstance(value, str) or not all(isinstance(v, str) for v in value):
         raise TypeError(f"{name} must be a list of column names, got {value!r:.80}")
     value = list(value)

@@ -8,6 +8,8 @@ the CSV table (:mod:`~dpcore.data.dictionary.table`) and a Table Schema
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..errors import name_list, quote
 from ..labels import label_key
 from .model import Column
@@ -27,6 +29,19 @@ from .vocabulary import (
 )
 
 __all__ = ["EntryReader"]
+
+
+def _decimal_number(value: Any) -> float:
+    """A bound or probability as a number: text with one comma and no dot has a decimal comma
+    (``"0,5"`` is 0.5); any other value is read as it is (``float(value)``).
+
+    Raises
+    ------
+    ValueError or TypeError
+        When ``value`` does not read as a number.
+    """
+    text = str(value).strip()
+    return float(text.replace(",", ".") if text.count(",") == 1 and "." not in text else value)
 
 
 class EntryReader:
@@ -171,8 +186,8 @@ class EntryReader:
             self.add(where, "missing", "a fill-in value is for a covariate", "remove it")
             return None
         if type_ == "categorical":
-            keys = [str(v).strip().casefold() for v in levels or ()]
-            if str(value).strip().casefold() not in keys:
+            keys = [label_key(v) for v in levels or ()]
+            if label_key(value) not in keys:
                 self.add(
                     where,
                     "missing",
@@ -239,9 +254,7 @@ class EntryReader:
 
     def number(self, text, name, which, line):
         try:
-            return float(
-                text.replace(",", ".") if text.count(",") == 1 and "." not in text else text
-            )
+            return _decimal_number(text)
         except ValueError:
             self.add(
                 f"line {line} (column {quote(name)})",
@@ -255,8 +268,7 @@ class EntryReader:
         if value is None or value == "":
             return None
         try:
-            text = str(value).strip()
-            p = float(text.replace(",", ".") if text.count(",") == 1 and "." not in text else value)
+            p = _decimal_number(value)
         except (TypeError, ValueError):
             self.add(
                 "dictionary",

@@ -636,8 +636,8 @@ BREAKS = {
         test_categorical_one_hot_drop_first_sorted_levels,
     ),
     "other minimum per arm": ("trial.MIN_ROWS_PER_ARM", 20, test_too_few_rows_per_arm),
-    "NA words not missing": (
-        "cells.NA_TOKENS",
+    "NA words not missing": (  # every module that imported the words by name
+        ("cells.NA_TOKENS", "columns.NA_TOKENS", "csv_columns.NA_TOKENS"),
         frozenset([""]),
         test_missing_words_are_missing_in_a_label_column,
     ),
@@ -652,11 +652,21 @@ BREAKS = {
 @pytest.mark.parametrize("broken", list(BREAKS))
 def test_a_broken_reader_fails_the_checks(monkeypatch, broken):
     import importlib
+    import sys
 
     target, replacement, check = BREAKS[broken]
-    module, name = target.split(".")
+    targets = (target,) if isinstance(target, str) else target
     check()  # passes on the real reader
-    monkeypatch.setattr(importlib.import_module(f"dpcore.data.{module}"), name, replacement)
+    for t in targets:
+        module, name = t.split(".")
+        monkeypatch.setattr(importlib.import_module(f"dpcore.data.{module}"), name, replacement)
+    if len(targets) > 1:  # a value imported by name: the break reaches every module holding it
+        kept = [
+            m
+            for m, held in list(sys.modules.items())
+            if m.startswith("dpcore.") and getattr(held, name, replacement) is not replacement
+        ]
+        assert not kept, f"{name} is also held by {kept}"
     with pytest.raises((AssertionError, TrialDataError)):
         check()
 

@@ -90,6 +90,26 @@ def test_a_fill_the_dictionary_cannot_use_is_a_problem_with_its_fix(entry, says)
         read_dictionary(d)
 
 
+@pytest.mark.parametrize(
+    "levels,fill,level",
+    [([0, 1, 2], 1.0, 1), ([0, 1, 2], "01", 1), (["Bar", "Café", "Zoo"], "Cafe\u0301", "Café")],
+)
+def test_a_fill_is_one_of_the_levels_as_the_reader_compares_labels(levels, fill, level):
+    """The dictionary accepts a fill that the trial reader reads as one of the levels (1.0 and
+    01 as 1, a decomposed é as é), and the reader fills the missing cell with that level."""
+    d = json.loads(json.dumps(DICTIONARY))
+    d["columns"][1] = {"name": "site", "type": "categorical", "levels": levels, "fill": fill}
+    text = trial_csv().decode()
+    for old, new in zip("ABC", levels):
+        text = text.replace(f",{old},", f",{new},")
+    trial = read_trial(text.encode(), dictionary=d)
+    x = dict(zip(trial.covariates, trial.X[5]))  # row 6: no site, read as the fill
+    assert x["site is missing"] == 1
+    assert {lev: x[f"site={lev}"] for lev in levels[1:]} == {
+        lev: float(lev == level) for lev in levels[1:]
+    }
+
+
 def test_the_fill_survives_a_round_trip_through_the_dictionary_file():
     d = read_dictionary(DICTIONARY)
     again = read_dictionary(json.loads(json.dumps(d.to_dict())))
