@@ -56,9 +56,6 @@ def layout(
         hoverlabel={"font": FONT},  # theme: Streamlit's, light or dark
         margin={"l": 60, "r": 40, "t": 70, "b": 20},
         hovermode="x unified",
-        modebar={
-            "orientation": "v"
-        },  # in the right margin: a horizontal one covers the title on a phone
         # At the figure's foot, under the x-axis title however many rows it takes on a phone: a
         # legend placed relative to the plot would also push the plot up by a share of its height.
         legend={

@@ -111,7 +111,6 @@ def test_the_eps_chart_names_what_it_draws_in_fixed_mode_and_marks_the_target(su
     assert list(next(t for t in grey if t.name == "best non-private rule").y) == [88.0, 88.0]
     assert any(t.name == "ε to publish at: 5" and list(t.x) == [5.0] for t in fig.data)
     assert any(a.text == "target: 80.0%" for a in fig.layout.annotations)
-    assert fig.layout.modebar.orientation == "v"
 
 
 def test_the_n_caption_says_what_the_noise_does_in_each_mode():
