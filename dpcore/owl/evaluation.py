@@ -131,7 +131,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_real
+from .._validation import check_outcome_range, check_real
 from ..privacy.mechanisms import laplace_scale, sample_laplace
 from .evaluation_common import (
     CELL_ARM,
@@ -141,7 +141,6 @@ from .evaluation_common import (
     complete_shares,
     evaluation_plan,
     noisy_counts,
-    outcome_range,
     outcome_scale,
 )
 from .evaluation_interval import arm_ratio_intervals
@@ -161,14 +160,14 @@ __all__ = [
 
 def evaluation_sensitivity(outcome_bounds, min_propensity, m):
     """L1 sensitivity R / (m p_min) of the four cell sums (see the module's Notes)."""
-    lo, hi = outcome_range(outcome_bounds)
+    lo, hi = check_outcome_range(outcome_bounds)
     p_min = check_real(min_propensity, "min_propensity", low=0.0, high=0.5, low_open=True)
     return (hi - lo) / (int(m) * p_min)
 
 
 def moment_sensitivity(outcome_bounds, min_propensity, m):
     """L1 sensitivity R^2 / (2 m p_min^2) of the four cells' second moments."""
-    lo, hi = outcome_range(outcome_bounds)
+    lo, hi = check_outcome_range(outcome_bounds)
     return (hi - lo) ** 2 / (2.0 * int(m) * float(min_propensity) ** 2)
 
 
@@ -177,7 +176,7 @@ def cell_sums(recommend, A, B, propensity, outcome_bounds, min_propensity, inclu
     ``power=2`` gives the second moments M_ad."""
     A = np.asarray(A, dtype=float)
     d = np.asarray(recommend, dtype=float)
-    lo, hi = outcome_range(outcome_bounds)
+    lo, hi = check_outcome_range(outcome_bounds)
     y = np.clip(np.asarray(B, dtype=float), lo, hi) - (lo + hi) / 2.0
     pi = np.maximum(arm_propensity(A, propensity), float(min_propensity))
     t = (y / pi) ** power
@@ -326,7 +325,7 @@ def release_estimates(
     "treat_all", "treat_none" (outcome scale) and "over_treat_all", "over_treat_none" (gains,
     positive is better for patients).
     """
-    lo, hi = outcome_range(outcome_bounds)
+    lo, hi = check_outcome_range(outcome_bounds)
     cells, moments = np.asarray(cells, dtype=float), np.asarray(moments, dtype=float)
     m, p_min = int(m), float(min_propensity)
     eps1, eps2, eps3 = (float(e) for e in epsilons)

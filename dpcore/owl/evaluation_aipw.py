@@ -109,7 +109,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import check_real
+from .._validation import check_outcome_range, check_real
 from ..privacy.mechanisms import laplace_scale, sample_laplace
 from .evaluation_common import (
     ARM_KEYS,
@@ -119,7 +119,6 @@ from .evaluation_common import (
     complete_shares,
     evaluation_plan,
     noisy_counts,
-    outcome_range,
     outcome_scale,
 )
 from .evaluation_interval import arm_ratio_intervals
@@ -165,7 +164,7 @@ _GAIN_MOMENT = {"over_treat_all": 5, "over_treat_none": 4}
 
 def aipw_sensitivity(outcome_bounds, min_propensity, m):
     """L1 sensitivity 2 R / (m p_min) of the four AIPW cells (see the module's Notes)."""
-    lo, hi = outcome_range(outcome_bounds)
+    lo, hi = check_outcome_range(outcome_bounds)
     p_min = check_real(min_propensity, "min_propensity", low=0.0, high=0.5, low_open=True)
     return 2.0 * (hi - lo) / (int(m) * p_min)
 
@@ -173,7 +172,7 @@ def aipw_sensitivity(outcome_bounds, min_propensity, m):
 def aipw_moment_sensitivity(outcome_bounds, min_propensity, m):
     """L1 sensitivities (values', gains') of the AIPW second moments: 2 (1 / p_min^2 + 1) R^2 / m
     for the four value moments, 2 R^2 / (m p_min^2) for the two contrast moments."""
-    lo, hi = outcome_range(outcome_bounds)
+    lo, hi = check_outcome_range(outcome_bounds)
     p_min = check_real(min_propensity, "min_propensity", low=0.0, high=0.5, low_open=True)
     R2 = (hi - lo) ** 2
     return 2.0 * (1.0 / p_min**2 + 1.0) * R2 / int(m), 2.0 * R2 / (int(m) * p_min**2)
@@ -194,7 +193,7 @@ def aipw_scores(A, B, propensity, predictions, outcome_bounds, min_propensity):
     ``predictions`` (..., m, 2) are the model's treated and control outcomes (clipped here to
     the bounds); the received arm's propensity is floored at the public ``min_propensity``.
     """
-    lo, hi = outcome_range(outcome_bounds)
+    lo, hi = check_outcome_range(outcome_bounds)
     c = (lo + hi) / 2.0
     A = np.asarray(A, dtype=float)
     y = np.clip(np.asarray(B, dtype=float), lo, hi) - c
@@ -262,7 +261,7 @@ def aipw_moments(
     ``centre`` is the public centre kappa on the outcome's scale (clipped to the bounds): a
     number, or an array of the leading shape (one per simulated release).
     """
-    lo, hi = outcome_range(outcome_bounds)
+    lo, hi = check_outcome_range(outcome_bounds)
     kappa = np.clip(np.asarray(centre, dtype=float), lo, hi)[..., None] - (lo + hi) / 2.0
     phi_all, phi_none = aipw_scores(A, B, propensity, predictions, outcome_bounds, min_propensity)
     terms = ((phi_all - kappa) ** 2, (phi_none - kappa) ** 2, (phi_all - phi_none) ** 2)
@@ -308,7 +307,7 @@ def release_aipw_estimates(
     cells (..., 4) and moments (..., 6) are over all rows (shares 1); with the per-arm counts
     (..., 2) they are per arm, (..., 8) and (..., 12), and ``count_rates`` is required.
     """
-    lo, hi = outcome_range(outcome_bounds)
+    lo, hi = check_outcome_range(outcome_bounds)
     cells, moments = np.asarray(cells, dtype=float), np.asarray(moments, dtype=float)
     m, p_min = int(m), float(min_propensity)
     eps1, eps2, eps3 = (float(e) for e in epsilons)

@@ -65,7 +65,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_real
+from .._validation import check_outcome_range, check_real
 from ..privacy.mechanisms import laplace_scale, sample_laplace
 from .evaluation_common import (
     COUNT_SENSITIVITY,
@@ -75,7 +75,6 @@ from .evaluation_common import (
     checked_release,
     complete_shares,
     evaluation_budget,
-    outcome_range,
     verdict_of,
 )
 from .evaluation_effect import joint_values
@@ -95,7 +94,7 @@ __all__ = [
 def arms_sensitivity(outcome_bounds, min_probability, m):
     """(Delta_1, Delta_2): L1 sensitivities 2b / m = R / (m p_min) of the 2K cells and 2 b^2 / m
     of their second moments, b = R / (2 p_min) (see the module's Notes)."""
-    lo, hi = outcome_range(outcome_bounds)
+    lo, hi = check_outcome_range(outcome_bounds)
     p_min = check_real(min_probability, "min_probability", low=0.0, high=1.0, low_open=True)
     b = (hi - lo) / (2.0 * p_min)
     return 2.0 * b / int(m), 2.0 * b * b / int(m)
@@ -109,7 +108,7 @@ def arm_cells(recommend, A, B, arm_probabilities, outcome_bounds, include=None, 
     """
     p = np.asarray(arm_probabilities, dtype=float)
     A, d = np.asarray(A, dtype=int), np.asarray(recommend, dtype=int)
-    lo, hi = outcome_range(outcome_bounds)
+    lo, hi = check_outcome_range(outcome_bounds)
     t = ((np.clip(np.asarray(B, dtype=float), lo, hi) - (lo + hi) / 2.0) / p[A]) ** power
     if include is not None:
         t = np.where(np.asarray(include, dtype=bool), t, 0.0)
@@ -149,7 +148,7 @@ def release_arms_estimates(
     each arm's value (everyone given it), then the rule's gain over each arm (positive is
     better for patients).
     """
-    lo, hi = outcome_range(outcome_bounds)
+    lo, hi = check_outcome_range(outcome_bounds)
     p = np.asarray(arm_probabilities, dtype=float)
     k, p_min, m = p.size, float(p.min()), int(m)
     cells, moments = np.asarray(cells, dtype=float), np.asarray(moments, dtype=float)
@@ -239,7 +238,7 @@ def evaluate_arms_rule(
     ε_1 + ε_2 + ε_3 = ε_eval. Every field but the noisy numbers depends on public values only.
     """
     epsilon, level, rng = checked_release(epsilon, level, rng)
-    lo, hi = outcome_range(outcome_bounds)
+    lo, hi = check_outcome_range(outcome_bounds)
     p = np.asarray(arm_probabilities, dtype=float)
     m, p_min, k = int(np.shape(A)[-1]), float(p.min()), p.size
     delta1, delta2 = arms_sensitivity((lo, hi), p_min, m)

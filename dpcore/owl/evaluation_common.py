@@ -49,7 +49,6 @@ __all__ = [
     "evaluation_budget",
     "evaluation_plan",
     "noisy_counts",
-    "outcome_range",
     "outcome_scale",
     "verdict_of",
 ]
@@ -120,12 +119,6 @@ def checked_release(epsilon, level, rng):
     return epsilon, level, np.random.default_rng(rng)
 
 
-def outcome_range(outcome_bounds):
-    """The public outcome bounds (lo, hi), checked: lo < hi
-    (:func:`dpcore._validation.check_outcome_range`)."""
-    return check_outcome_range(outcome_bounds)
-
-
 @dataclass(frozen=True)
 class EvaluationPlan:
     """The public numbers a two-arm evaluation's release depends on, besides the data and the
@@ -189,7 +182,7 @@ def evaluation_plan(
         epsilon=epsilon,
         level=level,
         m=int(np.shape(A)[-1]),
-        outcome_bounds=outcome_range(outcome_bounds),
+        outcome_bounds=check_outcome_range(outcome_bounds),
         min_propensity=p_min,
         epsilons=evaluation_budget(epsilon, moment_share, count_share, counted),
         larger_is_better=bool(larger_is_better),

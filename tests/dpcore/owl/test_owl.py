@@ -411,6 +411,7 @@ def _flat_bounds_doors():
 
     rng = np.random.default_rng(0)
     X, A, B = rng.uniform(-1, 1, (40, 2)), rng.integers(0, 2, 40), rng.uniform(0, 1, 40)
+    A3 = np.arange(40) % 3
     flat, guess = (5.0, 5.0), np.full((40, 2), 5.0)
     learner = dict(epsilon=1.0, outcome_bounds=flat, larger_is_better=True, feature_bounds=(-1, 1))
     evaluation = dict(outcome_bounds=flat, epsilon=1.0, rng=0)
@@ -418,7 +419,7 @@ def _flat_bounds_doors():
         "benefit": lambda: benefit(B, flat),
         "default_weight_bound": lambda: default_weight_bound(flat, 0.5),
         "DPOWL": lambda: DPOWL(**learner).fit(X, A, B, propensity=0.5, treated=1),
-        "KArmOWL": lambda: KArmOWL(**learner).outcome_range(),
+        "KArmOWL": lambda: KArmOWL(**learner).fit(X, A3, B, [1 / 3] * 3, arms=(0, 1, 2)),
         "evaluate_rule": lambda: evaluate_rule(A, A, B, 0.5, arms=(0, 1), **evaluation),
         "evaluate_rule_aipw": lambda: evaluate_rule_aipw(A, A, B, 0.5, guess, **evaluation),
         "evaluate_arms_rule": lambda: evaluate_arms_rule(
