@@ -93,12 +93,15 @@ def _build(module, name, args, kwargs):
 
 
 #: The chart modules of simulated or demo data, whose figures may be shared between sessions
-#: (not dpcore_app.ui.upload.charts: those draw an uploaded trial).
+#: (not dpcore_app.ui.upload.charts: those draw an uploaded trial), and the compute modules of
+#: simulated studies whose figure builders read their own data from plain inputs (so that the
+#: data is read only when the figure is not built yet).
 TEACHING_CHARTS = frozenset(
     {
         "dpcore_app.ui.owl.charts",
         "dpcore_app.ui.cvar.charts",
         "dpcore_app.ui.bounds.charts",
+        "dpcore_app.ui.bounds.compute",
         "dpcore_app.ui.overview.charts",
         "dpcore_app.ui.upload.preview_charts",
     }
@@ -149,7 +152,8 @@ def stored_count(store: ResultStore) -> int:
 
 def figure(builder: Callable[..., go.Figure], *args: Any, **kwargs: Any) -> SharedFigure:
     """``builder(*args, **kwargs)`` from the shared cache (or the results store); ``builder`` is
-    a chart function of one of :data:`TEACHING_CHARTS`."""
+    a figure builder of one of :data:`TEACHING_CHARTS` (a chart, or a compute module's builder
+    that reads its own data)."""
     if builder.__module__ not in TEACHING_CHARTS:
         raise ValueError(f"only teaching charts are shared, not {builder.__module__}")
     return _build(builder.__module__, builder.__name__, args, kwargs)
