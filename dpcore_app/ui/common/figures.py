@@ -100,6 +100,7 @@ TEACHING_CHARTS = frozenset(
     {
         "dpcore_app.ui.owl.charts",
         "dpcore_app.ui.cvar.charts",
+        "dpcore_app.ui.cvar.compute",
         "dpcore_app.ui.bounds.charts",
         "dpcore_app.ui.bounds.compute",
         "dpcore_app.ui.overview.charts",
