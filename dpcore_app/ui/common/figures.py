@@ -183,9 +183,9 @@ def show(
     ``where``: a column or container to draw in (default: the current one).
     """
     where = st if where is None else where
-    spec = fig.to_dict()
     own = numbers is True and _numbers.__dict__.get("on", True)
-    sentence = alt or describe(spec)
+    # a plain figure's dict is a deep copy that st.plotly_chart makes again: only when needed
+    sentence = alt or describe(fig.to_dict())
     if own or numbers == "page":
         sentence += " Its numbers: the CSV download below the chart."
     where.plotly_chart(fig, width="stretch", key=key, config=CONFIG, alt=sentence)
@@ -193,7 +193,7 @@ def show(
         where.download_button(
             "Numbers (CSV)",
             # through the formula guard: with no path, the CSV text
-            lambda: write_csv(table(spec), index=False),
+            lambda: write_csv(table(fig.to_dict()), index=False),
             f"{key}.csv",
             "text/csv",
             key=f"{key}_numbers",
