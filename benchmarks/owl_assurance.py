@@ -22,9 +22,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's packages
 
-from dpcore.owl.experiments import owl_monte_carlo  # noqa: E402
 from dpcore_app.ui.common.grids import EPS_OPTIONS  # noqa: E402
-from dpcore_app.ui.owl.compute import PUBLIC_OUTCOME, TEST_SIZE, preprocessing  # noqa: E402
+from dpcore_app.ui.owl import compute as owl  # noqa: E402
 from dpcore_app.ui.owl.decide_compute import share_at, smallest_assured_eps  # noqa: E402
 
 SIZES = (200, 500, 1000, 2500)
@@ -32,17 +31,8 @@ ASSURANCE = 0.9
 
 
 def study(n, eps_grid, reps, seed):
-    _, W = preprocessing("public", "auto")
-    return owl_monte_carlo(
-        [n],
-        eps_grid,
-        gamma="paper",
-        weight_bound=W,
-        reps=reps,
-        test_size=TEST_SIZE,
-        seed=seed,
-        outcome=PUBLIC_OUTCOME,
-    ).runs
+    """The page's study at n (paper-tuned γ, h = 0.5, public bounds, W auto): its runs."""
+    return owl.study(n, eps_grid, "paper", 0.5, "auto", reps, seed, "public").runs
 
 
 def main():

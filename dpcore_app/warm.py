@@ -56,6 +56,8 @@ from dpcore_app.ui.owl import view_model as owl_view
 from dpcore_app.ui.owl.decide_compute import Target
 
 if TYPE_CHECKING:
+    from dpcore_app.ui.common.limits import Workload
+    from dpcore_app.ui.owl.compute import SweepArgs
     from dpcore_app.ui.owl.view_model import State
 
 #: A view to warm: (label, the page's stored function, its arguments).
@@ -328,9 +330,18 @@ def owl_figure_states(state: State = OWL_STATE) -> list[dict[str, Any]]:
     return [dict(state, eps=e, n=n) for e, n in sorted(grid, key=distance)]
 
 
+def _owl_figures(s: State, work: Workload, args: SweepArgs, target: tuple[Target, float]) -> None:
+    """The figures the DP-OWL page shows first at the state ``s`` (accuracy, the current n's
+    references), built with the page's own functions so they get the keys the page asks for;
+    ``work`` and ``args`` are :func:`~dpcore_app.ui.owl.view_model.workload`'s of ``s``."""
+    v = owl_view.view(s, owl.sweeps(work.sizes, *args), work.reps)
+    mark = owl_view.decision(s, v, target, work.reps)["mark"]
+    owl_panels.curve_figures(s, work.sizes, v, work.reps, "accuracy", "own", (s["n"],), mark)
+    owl_panels.rule_figures(s, v.runs, "accuracy", owl_panels.example(s))
+
+
 def build_owl_figures(s: State, target: tuple[Target, float] = OWL_TARGET) -> bool:
-    """Build the figures the DP-OWL page shows first at the state ``s`` (accuracy, the current
-    n's references), with the page's own functions, so they get the keys the page asks for.
+    """Build the figures the DP-OWL page shows first at the state ``s`` (:func:`_owl_figures`).
     Returns False, having built nothing, when the state's sweeps or example rule are not
     stored: this never simulates."""
     work, args = owl_view.workload(s)
@@ -339,10 +350,7 @@ def build_owl_figures(s: State, target: tuple[Target, float] = OWL_TARGET) -> bo
     # attributes), but its CachedFunc type does not declare it
     if not (owl.is_computed(work.sizes, *args) and owl.example_rule.is_stored(*example_args)):  # type: ignore[attr-defined]
         return False
-    v = owl_view.view(s, owl.sweeps(work.sizes, *args), work.reps)
-    mark = owl_view.decision(s, v, target, work.reps)["mark"]
-    owl_panels.curve_figures(s, work.sizes, v, work.reps, "accuracy", "own", (s["n"],), mark)
-    owl_panels.rule_figures(s, v.runs, "accuracy", owl_panels.example(s))
+    _owl_figures(s, work, args, target)
     return True
 
 
@@ -354,11 +362,7 @@ def warm_replica(state: State = OWL_STATE, target: tuple[Target, float] = OWL_TA
     student from memory (:mod:`dpcore_app.replica`). Returns the seconds taken."""
     start = time.perf_counter()
     s = state
-    work, args = owl_view.workload(s)
-    v = owl_view.view(s, owl.sweeps(work.sizes, *args), work.reps)
-    mark = owl_view.decision(s, v, target, work.reps)["mark"]
-    owl_panels.curve_figures(s, work.sizes, v, work.reps, "accuracy", "own", (s["n"],), mark)
-    owl_panels.rule_figures(s, v.runs, "accuracy", owl_panels.example(s))
+    _owl_figures(s, *owl_view.workload(s), target)
     return time.perf_counter() - start
 
 

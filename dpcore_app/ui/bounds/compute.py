@@ -287,7 +287,9 @@ def phase_grid(eps: float, d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return ns, taus, bounds.cvar_regime(N, T, eps, d)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+# One entry per ε of the grid at each (τ, d): the rate chart's slider reads all 15 at once, so
+# this keeps the last 16 (τ, d) views whole (a 120-row frame each, a few kB).
+@st.cache_data(max_entries=16 * len(EPS_OPTIONS), show_spinner=False)
 def cvar_rates(tau: float, eps: float, d: int) -> pd.DataFrame:
     """Rate curves against n at (τ, ε, d), B = 1, constants 1."""
     ns = np.geomspace(10, 1e6, 120)
@@ -320,7 +322,8 @@ def cvar_runs(tau: float, seed: int) -> pd.DataFrame:
         )
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+# One entry per ε of the grid for each of the 16 (τ, seed) sweeps that cvar_runs keeps.
+@st.cache_data(max_entries=16 * len(EPS_OPTIONS), show_spinner=False)
 def cvar_measured(tau: float, eps: float, seed: int) -> pd.DataFrame:
     """Mean error of the Laplace plug-in at ε, with its statistical and (exact) privacy parts."""
     runs = cvar_runs(tau, seed)
@@ -336,6 +339,18 @@ def rate_curves(tau: float, d: int, seed: int) -> dict[float, tuple[pd.DataFrame
     """{ε: (:func:`cvar_rates`, :func:`cvar_measured`)} for every ε of the grid: what the rate
     chart's own ε slider shows (the formulas, and the one sweep over every ε)."""
     return {e: (cvar_rates(tau, e, d), cvar_measured(tau, e, seed)) for e in EPS_OPTIONS}
+
+
+def rate_steps(tau: float, d: int, seed: int, eps: float) -> figures.SharedFigure:
+    """:func:`charts.cvar_rates_steps` of :func:`rate_curves` at (τ, d, seed), the page's ε
+    the slider's current step. Built through :func:`rate_steps_figure`, which keys the shared
+    figure by these plain values: the 15 ε' curves are read only when it is not built yet."""
+    return charts.cvar_rates_steps(rate_curves(tau, d, seed), tau, eps)
+
+
+def rate_steps_figure(tau: float, d: int, seed: int, eps: float) -> figures.SharedFigure:
+    """:func:`rate_steps`, built once per (τ, d, seed, ε) and shared (figures.py)."""
+    return figures.figure(rate_steps, tau, d, seed, eps)
 
 
 def busy() -> bool:

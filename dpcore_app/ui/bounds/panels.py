@@ -279,7 +279,7 @@ def cvar_panel(s: Setting, seed: int) -> None:
     measured = compute.cvar_measured(tau, s["eps"], seed)
     with b:
         show(  # every ε of the grid as a step of the chart's own slider
-            compute.figure("cvar_rates_steps", compute.rate_curves(tau, d, seed), tau, s["eps"]),
+            compute.rate_steps_figure(tau, d, seed, s["eps"]),
             key="rates",
             numbers="page",
         )

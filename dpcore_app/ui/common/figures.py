@@ -93,12 +93,16 @@ def _build(module, name, args, kwargs):
 
 
 #: The chart modules of simulated or demo data, whose figures may be shared between sessions
-#: (not dpcore_app.ui.upload.charts: those draw an uploaded trial).
+#: (not dpcore_app.ui.upload.charts: those draw an uploaded trial), and the compute modules of
+#: simulated studies whose figure builders read their own data from plain inputs (so that the
+#: data is read only when the figure is not built yet).
 TEACHING_CHARTS = frozenset(
     {
         "dpcore_app.ui.owl.charts",
         "dpcore_app.ui.cvar.charts",
+        "dpcore_app.ui.cvar.compute",
         "dpcore_app.ui.bounds.charts",
+        "dpcore_app.ui.bounds.compute",
         "dpcore_app.ui.overview.charts",
         "dpcore_app.ui.upload.preview_charts",
     }
@@ -149,7 +153,8 @@ def stored_count(store: ResultStore) -> int:
 
 def figure(builder: Callable[..., go.Figure], *args: Any, **kwargs: Any) -> SharedFigure:
     """``builder(*args, **kwargs)`` from the shared cache (or the results store); ``builder`` is
-    a chart function of one of :data:`TEACHING_CHARTS`."""
+    a figure builder of one of :data:`TEACHING_CHARTS` (a chart, or a compute module's builder
+    that reads its own data)."""
     if builder.__module__ not in TEACHING_CHARTS:
         raise ValueError(f"only teaching charts are shared, not {builder.__module__}")
     return _build(builder.__module__, builder.__name__, args, kwargs)
@@ -178,9 +183,9 @@ def show(
     ``where``: a column or container to draw in (default: the current one).
     """
     where = st if where is None else where
-    spec = fig.to_dict()
     own = numbers is True and _numbers.__dict__.get("on", True)
-    sentence = alt or describe(spec)
+    # a plain figure's dict is a deep copy that st.plotly_chart makes again: only when needed
+    sentence = alt or describe(fig.to_dict())
     if own or numbers == "page":
         sentence += " Its numbers: the CSV download below the chart."
     where.plotly_chart(fig, width="stretch", key=key, config=CONFIG, alt=sentence)
@@ -188,7 +193,7 @@ def show(
         where.download_button(
             "Numbers (CSV)",
             # through the formula guard: with no path, the CSV text
-            lambda: write_csv(table(spec), index=False),
+            lambda: write_csv(table(fig.to_dict()), index=False),
             f"{key}.csv",
             "text/csv",
             key=f"{key}_numbers",

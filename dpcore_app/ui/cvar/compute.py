@@ -22,12 +22,14 @@ from dpcore.store import stored
 from dpcore.theory.measurement import CONVEX_TRANSITION, transition_ratio
 from dpcore_app.ui.common.grids import EPS_OPTIONS
 from dpcore_app.ui.common.limits import SIMULATIONS, cap_work, executor
+from dpcore_app.ui.cvar import charts
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from dpcore.cvar.learning_study import ClassStudy
     from dpcore.cvar.tail_risk import RuleTailRisk
+    from dpcore_app.ui.common.figures import SharedFigure
     from dpcore_app.ui.common.limits import Workload
 
 N_GRID = (100, 200, 500, 1000, 2000, 5000)
@@ -115,6 +117,15 @@ def curves(summary: pd.DataFrame, x_axis: str, n: int, tau: float) -> dict[float
     """{ε: :func:`curve` at ε} for every ε of the grid: what the error chart's own ε slider
     shows, read from the one sweep."""
     return {e: curve(summary, x_axis, n, tau, e) for e in EPS_OPTIONS}
+
+
+def error_steps(
+    summary: pd.DataFrame, x_axis: str, n: int, tau: float, bound: float, eps: float
+) -> SharedFigure:
+    """:func:`charts.error_curves_steps` of :func:`curves` (not for "eps_n_tau"). Passed to
+    :func:`~dpcore_app.ui.common.figures.figure`, the shared figure is keyed by the one summary
+    and these plain values: the summary is filtered at each ε only when it is not built yet."""
+    return charts.error_curves_steps(curves(summary, x_axis, n, tau), x_axis, n, tau, bound, eps)
 
 
 @st.cache_data(max_entries=48, show_spinner=False)

@@ -103,10 +103,7 @@ def error_panel(s: Setting, summary: pd.DataFrame) -> None:
     if x_axis == "eps_n_tau":  # the same chart at every ε: no slider of its own
         chart = figure(charts.error_curves, rows, x_axis, None, s["bound"], s["eps"])
     else:  # every ε of the grid as a step of the chart's own slider, drawn in the browser
-        curves = compute.curves(summary, x_axis, s["n"], s["tau"])
-        chart = figure(
-            charts.error_curves_steps, curves, x_axis, s["n"], s["tau"], s["bound"], s["eps"]
-        )
+        chart = figure(compute.error_steps, summary, x_axis, s["n"], s["tau"], s["bound"], s["eps"])
     show(chart, key="errors", numbers="page")
     if x_axis != "eps_n_tau":
         frames.follow("errors", EPS)  # a drag on the chart's slider sets the page's ε
