@@ -48,6 +48,11 @@ def test_charts_of_uploaded_data_are_never_shared():
     )
     with pytest.raises(ValueError, match="only teaching charts"):
         figure(builder)
+    # the only shared builder of Your data's room draws the simulated twin, never the upload
+    from dpcore_app.ui.common.figures import TEACHING_CHARTS
+
+    upload_room = {m for m in TEACHING_CHARTS if m.startswith("dpcore_app.ui.upload")}
+    assert upload_room == {"dpcore_app.ui.upload.preview_charts"}
 
 
 @pytest.fixture
