@@ -364,7 +364,8 @@ def test_the_demo_files_and_the_ledger_are_where_the_docs_say(tmp_path):
 
 def test_the_readmes_picture_is_the_one_the_screenshot_script_makes():
     """README.md shows docs/images/dp-owl.png, written by ``docs/screenshots.py --readme`` from
-    the running page (the PNG names the command that made it); rerun it when the page changes."""
+    the running page (the PNG names the command that made it). This checks where the picture
+    came from, not that it shows the current page: rerun the script when the page changes."""
     from PIL import Image
 
     readme = (ROOT / "README.md").read_text(encoding="utf-8")

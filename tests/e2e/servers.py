@@ -1,12 +1,14 @@
 """The servers and the browser that the browser tests and the browser benchmarks start.
 
 Chromium's path and flags, a free port, the commands of `streamlit run` and `dpcore serve`, and
-waiting until the server they start answers. Servers start and stop as ``dpcore app`` and
-``dpcore serve`` start and stop theirs (``dpcore._serve.processes``): each in a process group
-of its own, stopped with the whole group, Streamlit's simulation processes included. Plain
-Python (neither pytest nor playwright): tests/e2e/conftest.py and the tests import it, and so
-does benchmarks/load.py (which puts the repository root on ``sys.path`` for that), so a
-benchmark measures the server the tests check.
+waiting until the server they start answers. The tests' servers (:func:`running_streamlit`)
+start and stop as ``dpcore app`` and ``dpcore serve`` start and stop theirs
+(``dpcore._serve.processes``): each in a process group of its own, stopped with the whole
+group, Streamlit's simulation processes included. Plain Python (neither pytest nor
+playwright): tests/e2e/conftest.py and the tests import it, and so does benchmarks/load.py
+(which puts the repository root on ``sys.path`` for that), so a benchmark starts the server
+the tests check with the same command and waits for it the same way; the benchmarks stop their
+servers themselves (the server process, not its group).
 """
 
 from __future__ import annotations
