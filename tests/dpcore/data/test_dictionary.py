@@ -57,6 +57,26 @@ def test_csv_table_reads_design_rows_binary_columns_and_levels():
     assert read_dictionary(d.to_csv()) == d and read_dictionary(d.to_json()) == d
 
 
+def test_a_decimal_comma_reads_in_bounds_and_probabilities_of_both_formats():
+    """A European spreadsheet writes 18,5 and 0,5: one comma and no dot is a decimal comma, in
+    a CSV table's bounds and in a JSON dictionary's design probabilities alike."""
+    text = (
+        HEADER + 'bmi,covariate,numeric,"18,5",40,kg/m2\n'
+        "arm,treatment,label,,,a|b,\n"
+        'y,outcome,numeric,"0,5","2,5",\n'
+        'propensity,design,,,,"0,6",\n'
+    )
+    d = read_dictionary(text)
+    assert d.bounds["bmi"] == (18.5, 40.0)
+    assert d.outcome_bounds == (0.5, 2.5) and d.propensity == 0.6
+    spec = json.loads(d.to_json())
+    spec["propensity"] = "0,75"
+    assert read_dictionary(json.dumps(spec)).propensity == 0.75
+    spec["propensity"] = "0,5,1"  # two commas: not a number
+    with pytest.raises(DictionaryError, match="propensity must be a number between 0 and 1"):
+        read_dictionary(json.dumps(spec))
+
+
 def test_table_has_the_editor_columns():
     d = read_dictionary(DEMO / "hospital_trial.json")
     t = d.table()
